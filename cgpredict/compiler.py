@@ -1,0 +1,142 @@
+"""Finding a C compiler whose LLVM IR llvmlite understands, and compiling C to IR (SPEC §2.1).
+
+Discovery order: ``$CGP_CC`` (a command line, e.g. ``clang-18``), then ``clang`` on PATH when the
+IR it emits parses with the installed llvmlite, then the clang inside the ``ziglang`` PyPI package
+(``python -m ziglang cc``), which needs no root to install.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import CompileError, ToolchainError
+
+#: Flags that keep one IR loop iteration equal to one source iteration (SPEC §2.1).
+IR_FLAGS = (
+    "-O1", "-g", "-fno-unroll-loops", "-fno-vectorize", "-fno-slp-vectorize",
+    "-fno-discard-value-names", "-Wno-unknown-pragmas", "-std=gnu11",
+)
+
+_PROBE_C = "int f(int *a, int n) { int s = 0; for (int i = 0; i < n; i++) s += a[i]; return s; }\n"
+
+
+@dataclass(frozen=True)
+class Compiler:
+    """A C compiler command and where it came from."""
+
+    command: tuple[str, ...]
+    origin: str  # "CGP_CC", "PATH" or "ziglang"
+    version: str
+
+    def describe(self) -> str:
+        return f"{shlex.join(self.command)} ({self.origin}; {self.version})"
+
+
+def _version(command: tuple[str, ...]) -> str:
+    try:
+        out = subprocess.run([*command, "--version"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    first = (out.stdout or out.stderr).strip().splitlines()
+    return first[0] if first else "unknown"
+
+
+def _emits_parsable_ir(command: tuple[str, ...]) -> bool:
+    """True when ``command`` compiles a probe to IR that llvmlite parses."""
+    import llvmlite.binding as llvm
+
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp, "probe.c")
+        src.write_text(_PROBE_C)
+        try:
+            res = subprocess.run(
+                [*command, "-S", "-emit-llvm", "-O1", "-o", "-", str(src)],
+                capture_output=True, text=True, timeout=60,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return False
+        if res.returncode != 0:
+            return False
+        try:
+            llvm.parse_assembly(res.stdout).verify()
+        except RuntimeError:
+            return False
+    return True
+
+
+@functools.lru_cache(maxsize=1)
+def find_compiler() -> Compiler:
+    """The compiler to use, following the discovery order in the module docstring."""
+    env = os.environ.get("CGP_CC")
+    if env:
+        cmd = tuple(shlex.split(env))
+        if not _emits_parsable_ir(cmd):
+            raise ToolchainError(f"$CGP_CC={env!r} does not emit LLVM IR that llvmlite can parse")
+        return Compiler(cmd, "CGP_CC", _version(cmd))
+    for name in ("clang",):
+        path = shutil.which(name)
+        if path and _emits_parsable_ir((path,)):
+            return Compiler((path,), "PATH", _version((path,)))
+    cmd = (sys.executable, "-m", "ziglang", "cc")
+    if _emits_parsable_ir(cmd):
+        return Compiler(cmd, "ziglang", _version(cmd))
+    raise ToolchainError(
+        "no usable C compiler: install clang matching llvmlite's LLVM, or `pip install ziglang`"
+    )
+
+
+def _clean_diagnostics(stderr: str, rename: dict[str, str]) -> str:
+    """The compiler's diagnostics with temporary paths replaced and driver noise removed."""
+    lines = [x for x in stderr.splitlines() if "argument unused during compilation" not in x]
+    text = "\n".join(lines).strip()
+    for old, new in rename.items():
+        text = text.replace(old, new)
+    return text
+
+
+def _run_compiler(args: list[str], what: str, rename: dict[str, str] | None = None) -> None:
+    try:
+        res = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    except subprocess.TimeoutExpired as exc:
+        raise CompileError(f"{what}: the compiler did not finish in 300 s") from exc
+    if res.returncode != 0:
+        raise CompileError(f"{what} failed:\n{_clean_diagnostics(res.stderr, rename or {})}")
+
+
+def compile_to_ir(
+    source: Path, out_ll: Path, macros: dict[str, str], include: Path | None = None,
+    display_name: str | None = None, include_dirs: tuple[Path, ...] = (),
+) -> None:
+    """Compile ``source`` to textual LLVM IR at ``out_ll`` with the flags of SPEC §2.1."""
+    cc = find_compiler()
+    args = [*cc.command, "-S", "-emit-llvm", *IR_FLAGS]
+    args += [f"-D{k}={v}" for k, v in macros.items()]
+    args += [f"-I{d}" for d in include_dirs]
+    if include is not None:
+        args += ["-include", str(include)]
+    args += ["-o", str(out_ll), str(source)]
+    rename = {str(source): display_name} if display_name else {}
+    _run_compiler(args, f"compiling {display_name or source}", rename)
+
+
+def link_executable(ir_file: Path, runtime_c: Path, out_exe: Path) -> None:
+    """Build the instrumented program from its IR and the runtime's C source."""
+    cc = find_compiler()
+    args = [*cc.command, "-O1", "-Wno-override-module", "-o", str(out_exe), str(ir_file),
+            str(runtime_c), "-lm"]
+    _run_compiler(args, "linking the instrumented program")
+
+
+def compile_object(source: Path, out_obj: Path) -> None:
+    """Compile a C file (the runtime) to an object file."""
+    cc = find_compiler()
+    _run_compiler([*cc.command, "-O2", "-c", "-o", str(out_obj), str(source)],
+                  f"compiling {source.name}")

@@ -1,0 +1,408 @@
+"""GPU device descriptions: TOML data files loaded into a frozen `GPUDevice` (SPEC §2.7, §6).
+
+A device file is data, not code. `schema_version = 1` files group their keys into the tables
+[sm], [memory], [timing], an optional [energy] and an optional [provenance]; units are part of
+every key name (`clock_mhz`, `l2_bytes`, `dram_latency_cycles`). The schema is documented in
+`SCHEMA.md` beside this module and defined once, in `_SCHEMA` below.
+
+Search order for a device *name*: every directory of `$CGPREDICT_DEVICE_PATH` (os.pathsep
+separated) first, then this package's own folder (bundled files, read through
+importlib.resources). `load_device` also accepts a path to a ``.toml`` file.
+
+(This module is the package ``cgpredict.devices``: a sibling ``cgpredict/devices.py`` would be
+shadowed by the package folder that holds the bundled TOML files.)
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from dataclasses import dataclass, fields
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "DeviceError",
+    "EnergyTable",
+    "GPUDevice",
+    "Provenance",
+    "device_path",
+    "list_devices",
+    "load_device",
+    "load_device_file",
+]
+
+SCHEMA_VERSION = 1
+ENV_VAR = "CGPREDICT_DEVICE_PATH"
+
+
+class DeviceError(ValueError):
+    """A device file or name that cannot be used; the message is one line naming file and key."""
+
+
+@dataclass(frozen=True)
+class EnergyTable:
+    """Energy per instruction class and per memory transaction, in nanojoules (SPEC §6)."""
+
+    fp32_op_nj: float | None = None
+    int32_op_nj: float | None = None
+    sfu_op_nj: float | None = None
+    fp64_op_nj: float | None = None
+    dram_transaction_nj: float | None = None
+    l2_transaction_nj: float | None = None
+    smem_transaction_nj: float | None = None
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where the figures of a device file come from; `notes` maps a field name to a remark."""
+
+    source: str
+    date: str = ""
+    gpu_name: str = ""
+    notes: tuple[tuple[str, str], ...] = ()
+
+    def note(self, key: str) -> str:
+        """The note attached to field `key` ('' when there is none)."""
+        return dict(self.notes).get(key, "")
+
+
+@dataclass(frozen=True)
+class GPUDevice:
+    """One GPU, as read from its device file. Field units are in the names; see SCHEMA.md."""
+
+    name: str
+    source_path: str
+    # [sm]
+    sm_count: int
+    clock_mhz: float
+    warp_size: int
+    max_threads_per_sm: int
+    max_warps_per_sm: int
+    max_blocks_per_sm: int
+    max_threads_per_block: int
+    registers_per_sm: int
+    register_alloc_unit: int
+    shared_mem_per_sm_bytes: int
+    shared_mem_per_block_max_bytes: int
+    sfu_per_sm: int
+    simd_width: int
+    schedulers_per_sm: int
+    # [memory]
+    l2_bytes: int
+    l2_line_bytes: int
+    l2_ways: int
+    l2_sector_bytes: int
+    l1_caches_global_loads: bool
+    l1_bytes: int
+    l1_line_bytes: int
+    smem_banks: int
+    smem_bank_bytes: int
+    dram_bandwidth_gbps: float
+    # [timing]
+    l1_latency_cycles: float
+    l2_latency_cycles: float
+    dram_latency_cycles: float
+    shared_latency_cycles: float
+    dd_l2_cycles: float
+    dd_dram_cycles: float
+    inst_cycles_per_warp_inst: float
+    smem_load_cycles: float
+    inst_latency_cycles: float
+    fp_latency_cycles: float
+    # optional keys
+    description: str = ""
+    compute_capability: str = ""
+    max_registers_per_thread: int = 255
+    registers_per_block_max: int | None = None
+    shared_mem_alloc_unit_bytes: int = 256
+    shared_mem_reserved_per_block_bytes: int = 0
+    dram_bytes: int | None = None
+    energy: EnergyTable | None = None
+    provenance: Provenance | None = None
+
+    # ---- derived properties ------------------------------------------------------------
+    @property
+    def threads_per_sm(self) -> int:
+        """Pseudo-threads processed per batch (SPEC §2.2): the resident-thread limit of an SM."""
+        return self.max_threads_per_sm
+
+    @property
+    def freq_hz(self) -> float:
+        return self.clock_mhz * 1e6
+
+    @property
+    def l2_sets(self) -> int:
+        """K of the cache analysis: l2_bytes / (l2_line_bytes * l2_ways)."""
+        return self.l2_bytes // (self.l2_line_bytes * self.l2_ways)
+
+    @property
+    def l1_sets_per_way(self) -> int:
+        return self.l1_bytes // self.l1_line_bytes
+
+    @property
+    def dram_bandwidth_bytes_per_s(self) -> float:
+        return self.dram_bandwidth_gbps * 1e9
+
+    @property
+    def dram_bytes_per_cycle(self) -> float:
+        """Whole-GPU DRAM bandwidth in bytes per core clock cycle."""
+        return self.dram_bandwidth_bytes_per_s / self.freq_hz
+
+    @property
+    def registers_per_block(self) -> int:
+        return self.registers_per_block_max or self.registers_per_sm
+
+    @property
+    def dram_miss_latency_cycles(self) -> float:
+        """Latency of a load served by DRAM: L2 lookup plus DRAM (SPEC eq. (2) adds the two)."""
+        return self.l2_latency_cycles + self.dram_latency_cycles
+
+    def cycles_to_ms(self, cycles: float) -> float:
+        return cycles / self.freq_hz * 1e3
+
+
+# ---- schema: (table, key) -> (kind, required) -------------------------------------------
+# kind: "int" (positive), "int0" (>= 0), "float" (positive), "bool", "str"
+_SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
+    "": {
+        "schema_version": ("int", True),
+        "description": ("str", False),
+    },
+    "sm": {
+        "sm_count": ("int", True),
+        "clock_mhz": ("float", True),
+        "warp_size": ("int", True),
+        "max_threads_per_sm": ("int", True),
+        "max_warps_per_sm": ("int", True),
+        "max_blocks_per_sm": ("int", True),
+        "max_threads_per_block": ("int", True),
+        "registers_per_sm": ("int", True),
+        "register_alloc_unit": ("int", True),
+        "max_registers_per_thread": ("int", False),
+        "registers_per_block_max": ("int", False),
+        "shared_mem_per_sm_bytes": ("int", True),
+        "shared_mem_per_block_max_bytes": ("int", True),
+        "shared_mem_alloc_unit_bytes": ("int", False),
+        "shared_mem_reserved_per_block_bytes": ("int0", False),
+        "sfu_per_sm": ("int", True),
+        "simd_width": ("int", True),
+        "schedulers_per_sm": ("int", True),
+        "compute_capability": ("str", False),
+    },
+    "memory": {
+        "l2_bytes": ("int", True),
+        "l2_line_bytes": ("int", True),
+        "l2_ways": ("int", True),
+        "l2_sector_bytes": ("int", True),
+        "l1_caches_global_loads": ("bool", True),
+        "l1_bytes": ("int", True),
+        "l1_line_bytes": ("int", True),
+        "smem_banks": ("int", True),
+        "smem_bank_bytes": ("int", True),
+        "dram_bandwidth_gbps": ("float", True),
+        "dram_bytes": ("int", False),
+    },
+    "timing": {
+        "l1_latency_cycles": ("float", True),
+        "l2_latency_cycles": ("float", True),
+        "dram_latency_cycles": ("float", True),
+        "shared_latency_cycles": ("float", True),
+        "dd_l2_cycles": ("float", True),
+        "dd_dram_cycles": ("float", True),
+        "inst_cycles_per_warp_inst": ("float", True),
+        "smem_load_cycles": ("float", True),
+        "inst_latency_cycles": ("float", True),
+        "fp_latency_cycles": ("float", True),
+    },
+    "energy": {f.name: ("float", False) for f in fields(EnergyTable)},
+    "provenance": {
+        "source": ("str", True),
+        "date": ("str", False),
+        "gpu_name": ("str", False),
+        "notes": ("table", False),
+    },
+}
+_SECTIONED = ("sm", "memory", "timing")
+_TABLE_OF = {key: table for table, keys in _SCHEMA.items() for key in keys if table in _SECTIONED}
+_DEVICE_FIELDS = {f.name for f in fields(GPUDevice)}
+
+
+def _where(table: str, key: str) -> str:
+    return f"[{table}] {key}" if table else key
+
+
+def _check_value(path: str, table: str, key: str, kind: str, value: Any) -> Any:
+    """Return `value` converted to the schema kind, or raise DeviceError naming path and key."""
+    where = f"{path}: {_where(table, key)}"
+    if kind == "bool":
+        if not isinstance(value, bool):
+            raise DeviceError(f"{where}: expected true or false, got {value!r}")
+        return value
+    if kind == "str":
+        if not isinstance(value, str):
+            raise DeviceError(f"{where}: expected a string, got {value!r}")
+        return value
+    if kind in ("int", "int0"):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise DeviceError(f"{where}: expected an integer, got {value!r}")
+        if value < 0 or (kind == "int" and value == 0):
+            need = "positive" if kind == "int" else "non-negative"
+            raise DeviceError(f"{where}: expected a {need} integer, got {value!r}")
+        return value
+    if kind == "float":
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise DeviceError(f"{where}: expected a number, got {value!r}")
+        if not value > 0 or value != value or value == float("inf"):
+            raise DeviceError(f"{where}: expected a positive finite number, got {value!r}")
+        return float(value)
+    raise AssertionError(kind)  # pragma: no cover
+
+
+def _unknown(path: str, table: str, key: str) -> DeviceError:
+    hint = ""
+    home = _TABLE_OF.get(key)
+    if home is not None and home != table:
+        hint = f" (it belongs in [{home}])"
+    elif key in _SCHEMA and table == "":
+        hint = f" (a table name: write [{key}])"
+    return DeviceError(f"{path}: unknown key {_where(table, key)!r}{hint}")
+
+
+def _read_table(path: str, table: str, data: Any) -> dict[str, Any]:
+    if not isinstance(data, dict):
+        raise DeviceError(f"{path}: [{table}] must be a table, got {data!r}")
+    spec = _SCHEMA[table]
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if key not in spec:
+            raise _unknown(path, table, key)
+        kind, _ = spec[key]
+        if kind != "table":
+            out[key] = _check_value(path, table, key, kind, value)
+    for key, (_, required) in spec.items():
+        if required and key not in data:
+            raise DeviceError(f"{path}: missing required key {_where(table, key)!r}")
+    return out
+
+
+def _read_provenance(path: str, data: Any) -> Provenance:
+    values = _read_table(path, "provenance", data)
+    notes_raw = data.get("notes", {})
+    if not isinstance(notes_raw, dict):
+        raise DeviceError(f"{path}: [provenance] notes must be a table, got {notes_raw!r}")
+    notes = []
+    for key, text in notes_raw.items():
+        if key not in _DEVICE_FIELDS and key not in _TABLE_OF:
+            raise DeviceError(f"{path}: [provenance.notes] {key}: no device field of that name")
+        notes.append((key, _check_value(path, "provenance.notes", key, "str", text)))
+    return Provenance(notes=tuple(sorted(notes)), **values)
+
+
+def _cross_check(path: str, d: GPUDevice) -> None:
+    def fail(key: str, why: str) -> None:
+        raise DeviceError(f"{path}: {_where(_TABLE_OF.get(key, ''), key)}: {why}")
+
+    if d.max_warps_per_sm * d.warp_size != d.max_threads_per_sm:
+        fail("max_warps_per_sm", "max_warps_per_sm * warp_size must equal max_threads_per_sm")
+    if d.max_threads_per_block > d.max_threads_per_sm:
+        fail("max_threads_per_block", "exceeds max_threads_per_sm")
+    if d.shared_mem_per_block_max_bytes > d.shared_mem_per_sm_bytes:
+        fail("shared_mem_per_block_max_bytes", "exceeds shared_mem_per_sm_bytes")
+    if d.l2_bytes % (d.l2_line_bytes * d.l2_ways):
+        fail("l2_bytes", "must be a multiple of l2_line_bytes * l2_ways")
+    if d.l2_line_bytes % d.l2_sector_bytes:
+        fail("l2_sector_bytes", "must divide l2_line_bytes")
+    if d.registers_per_sm % d.schedulers_per_sm:
+        fail("schedulers_per_sm", "must divide registers_per_sm")
+
+
+def _parse(path: str, name: str, doc: dict[str, Any]) -> GPUDevice:
+    kwargs: dict[str, Any] = {"name": name, "source_path": path}
+    for key, value in doc.items():
+        if key in _SCHEMA and key != "" and isinstance(value, dict):
+            continue
+        if key not in _SCHEMA[""]:
+            raise _unknown(path, "", key)
+    top = _read_table(path, "", {k: v for k, v in doc.items() if k in _SCHEMA[""]})
+    if top["schema_version"] != SCHEMA_VERSION:
+        raise DeviceError(
+            f"{path}: schema_version: expected {SCHEMA_VERSION}, got {top['schema_version']!r}"
+        )
+    if "description" in top:
+        kwargs["description"] = top["description"]
+    for table in _SECTIONED:
+        if table not in doc:
+            raise DeviceError(f"{path}: missing required table [{table}]")
+        kwargs.update(_read_table(path, table, doc[table]))
+    if "energy" in doc:
+        kwargs["energy"] = EnergyTable(**_read_table(path, "energy", doc["energy"]))
+    if "provenance" in doc:
+        kwargs["provenance"] = _read_provenance(path, doc["provenance"])
+    device = GPUDevice(**kwargs)
+    _cross_check(path, device)
+    return device
+
+
+@functools.lru_cache(maxsize=64)
+def _load_cached(path: str, _mtime_ns: int, _size: int) -> GPUDevice:
+    try:
+        with open(path, "rb") as fh:
+            doc = tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise DeviceError(f"{path}: not valid TOML: {exc}".replace("\n", " ")) from None
+    return _parse(path, Path(path).stem, doc)
+
+
+def load_device_file(path: str | os.PathLike[str]) -> GPUDevice:
+    """Load one device file (any location); the device name is the file's stem."""
+    p = Path(path)
+    try:
+        st = p.stat()
+    except OSError as exc:
+        raise DeviceError(f"{p}: cannot read device file: {exc.strerror}") from None
+    return _load_cached(str(p), st.st_mtime_ns, st.st_size)
+
+
+def _search_dirs() -> list[Path]:
+    dirs = [Path(d) for d in os.environ.get(ENV_VAR, "").split(os.pathsep) if d]
+    bundled = resources.files(__name__)
+    dirs.append(Path(str(bundled)))
+    return dirs
+
+
+def device_path(name: str) -> Path:
+    """The file that `load_device(name)` reads: the first `<name>.toml` in the search order."""
+    for directory in _search_dirs():
+        candidate = directory / f"{name}.toml"
+        if candidate.is_file():
+            return candidate
+    raise DeviceError(
+        f"{name}: no device file {name}.toml in ${ENV_VAR} or the bundled devices "
+        f"(known: {', '.join(list_devices()) or 'none'})"
+    )
+
+
+def load_device(name_or_path: str | os.PathLike[str]) -> GPUDevice:
+    """Load a device by name (`tk1`, searched as documented above) or by path to a .toml file."""
+    text = os.fspath(name_or_path)
+    if text.endswith(".toml") or os.sep in text or (os.altsep and os.altsep in text):
+        return load_device_file(text)
+    return load_device_file(device_path(text))
+
+
+def list_devices() -> tuple[str, ...]:
+    """Names of every device file in the search path (user directories and bundled), sorted."""
+    names: set[str] = set()
+    for directory in _search_dirs():
+        if directory.is_dir():
+            names.update(p.stem for p in directory.glob("*.toml") if p.is_file())
+    return tuple(sorted(names))

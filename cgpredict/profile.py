@@ -1,0 +1,83 @@
+"""The analysed kernel: what the memory and computation stages hand to the analytical models.
+
+Every count is *per thread* (the average over the kernel's pseudo-threads) unless its name says
+otherwise; transaction counts are *per warp instruction*. Models read only this value and a
+device, so they can be tested and re-run without the C front end.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class PatternCounts:
+    """One access pattern (coalesced, uncoalesced or constant) of a kernel (SPEC §2.3).
+
+    insts: no_P_insts, memory instructions of this pattern per thread.
+    l2_trans_per_warp: no_P_pw, L2 transactions per warp instruction of this pattern.
+    dram_trans_per_warp: no_dram_trans_P, DRAM transactions (L2 misses) per warp instruction.
+    """
+
+    insts: float = 0.0
+    l2_trans_per_warp: float = 0.0
+    dram_trans_per_warp: float = 0.0
+
+
+@dataclass(frozen=True)
+class SharedMemoryCounts:
+    """Shared-memory use of a tiled kernel (SPEC §2.6), per thread.
+
+    load_insts: no_smem_load_inst, global->shared staging loads per thread.
+    insts_by_conflict: (X, n) pairs, n shared accesses per thread with an X-way bank conflict.
+    bytes_per_block: shared memory a block allocates.
+    """
+
+    load_insts: float = 0.0
+    insts_by_conflict: tuple[tuple[float, float], ...] = ()
+    bytes_per_block: int = 0
+
+    @property
+    def accesses(self) -> float:
+        return sum(n for _, n in self.insts_by_conflict)
+
+
+@dataclass(frozen=True)
+class KernelProfile:
+    """Per-thread instruction mix and memory behaviour of one GPU kernel launch.
+
+    comp_insts counts every non-memory PTX-equivalent instruction (SFU ones included);
+    sfu_insts and fp_insts are the subsets used by GPUPerf. ilp/mlp are GPUPerf's
+    instruction- and memory-level parallelism of one thread (1.0 when unknown).
+    """
+
+    name: str
+    threads_per_block: int
+    blocks: int
+    coal: PatternCounts = field(default_factory=PatternCounts)
+    uncoal: PatternCounts = field(default_factory=PatternCounts)
+    const: PatternCounts = field(default_factory=PatternCounts)
+    comp_insts: float = 0.0
+    sfu_insts: float = 0.0
+    fp_insts: float = 0.0
+    sync_insts: float = 0.0
+    registers_per_thread: int = 32
+    shared: SharedMemoryCounts = field(default_factory=SharedMemoryCounts)
+    bytes_per_access: int = 4
+    ilp: float = 1.0
+    mlp: float = 1.0
+    launches: int = 1
+
+    @property
+    def mem_insts(self) -> float:
+        """no_mem_insts: global-memory instructions per thread."""
+        return self.coal.insts + self.uncoal.insts + self.const.insts
+
+    @property
+    def total_insts(self) -> float:
+        """no_total_insts: every instruction a thread issues (memory + computation)."""
+        return self.mem_insts + self.comp_insts
+
+    @property
+    def threads(self) -> int:
+        return self.threads_per_block * self.blocks

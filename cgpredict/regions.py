@@ -1,0 +1,246 @@
+"""Kernel regions marked in C source with ``#pragma cgp`` lines (SPEC §2.1).
+
+``#pragma cgp kernel [name]`` before a ``for`` statement marks that loop nest as one GPU kernel.
+``#pragma cgp shared ARRAY tile TYxTX`` (between the kernel pragma and its loop) names an array
+that a block stages in shared memory (SPEC §2.6). ``#pragma cgp trace NAME=V ...`` declares the
+file's reference trace size.
+
+The source is rewritten, line numbers unchanged, so that each region is bracketed by calls
+``__cgp_region_begin(R)`` / ``__cgp_region_end(R)`` that survive into the IR as markers.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .errors import RegionError
+
+_PRAGMA = re.compile(r"^[ \t]*#[ \t]*pragma[ \t]+cgp\b(.*)$")
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+_TILE = re.compile(r"^(\d+)x(\d+)$")
+
+PRELUDE = (
+    "void __cgp_region_begin(int region);\n"
+    "void __cgp_region_end(int region);\n"
+)
+
+
+@dataclass(frozen=True)
+class SharedHint:
+    """An array staged in shared memory by each block, in tiles of rows x cols elements."""
+
+    array: str
+    tile_rows: int
+    tile_cols: int
+
+
+@dataclass(frozen=True)
+class RegionSpec:
+    """One marked kernel: its index, name, source lines and shared-memory hints."""
+
+    index: int
+    name: str
+    line: int  # line of the `for` that starts the region (1-based)
+    end_line: int
+    shared: tuple[SharedHint, ...] = ()
+    function: str | None = None  # set for regions given by --function
+
+
+@dataclass(frozen=True)
+class MarkedSource:
+    """The rewritten source, its regions and the declared trace size."""
+
+    text: str
+    regions: tuple[RegionSpec, ...]
+    trace_sizes: dict[str, int]
+
+
+def _skip_space(src: str, pos: int) -> int:
+    """Skip white space, comments and preprocessor lines."""
+    n = len(src)
+    while pos < n:
+        if src[pos].isspace():
+            pos += 1
+        elif src.startswith("//", pos):
+            nl = src.find("\n", pos)
+            pos = n if nl < 0 else nl + 1
+        elif src.startswith("/*", pos):
+            end = src.find("*/", pos + 2)
+            pos = n if end < 0 else end + 2
+        elif src[pos] == "#" and (pos == 0 or src.rfind("\n", 0, pos) >= src.rfind("#", 0, pos)):
+            line_start = src.rfind("\n", 0, pos) + 1
+            if src[line_start:pos].strip():
+                return pos
+            nl = src.find("\n", pos)
+            pos = n if nl < 0 else nl + 1
+        else:
+            return pos
+    return pos
+
+
+def _skip_literal(src: str, pos: int) -> int:
+    """Position after the string or char literal starting at ``pos``."""
+    quote = src[pos]
+    pos += 1
+    while pos < len(src) and src[pos] != quote:
+        pos += 2 if src[pos] == "\\" else 1
+    return pos + 1
+
+
+def _match(src: str, pos: int, open_ch: str, close_ch: str) -> int:
+    """Position after the bracket matching the one at ``pos``."""
+    depth = 0
+    while pos < len(src):
+        pos = _skip_space(src, pos)
+        if pos >= len(src):
+            break
+        ch = src[pos]
+        if ch in "\"'":
+            pos = _skip_literal(src, pos)
+            continue
+        if ch == open_ch:
+            depth += 1
+        elif ch == close_ch:
+            depth -= 1
+            if depth == 0:
+                return pos + 1
+        pos += 1
+    raise RegionError(f"unbalanced '{open_ch}' in the marked region")
+
+
+def _word_at(src: str, pos: int) -> str:
+    m = _IDENT.match(src, pos)
+    return m.group(0) if m else ""
+
+
+def statement_end(src: str, pos: int) -> int:
+    """Position just after the C statement that starts at or after ``pos``."""
+    pos = _skip_space(src, pos)
+    if pos >= len(src):
+        raise RegionError("the marked region ends before its statement")
+    if src[pos] == "{":
+        return _match(src, pos, "{", "}")
+    word = _word_at(src, pos)
+    if word in ("for", "while", "switch"):
+        paren = _skip_space(src, pos + len(word))
+        if paren >= len(src) or src[paren] != "(":
+            raise RegionError(f"expected '(' after '{word}'")
+        return statement_end(src, _match(src, paren, "(", ")"))
+    if word == "if":
+        paren = _skip_space(src, pos + 2)
+        end = statement_end(src, _match(src, paren, "(", ")"))
+        nxt = _skip_space(src, end)
+        if _word_at(src, nxt) == "else":
+            return statement_end(src, nxt + 4)
+        return end
+    if word == "do":
+        body_end = statement_end(src, pos + 2)
+        return statement_end(src, body_end)  # `while (...);` ends with ';'
+    depth = 0
+    while pos < len(src):
+        pos = _skip_space(src, pos)
+        ch = src[pos] if pos < len(src) else ""
+        if ch in "\"'":
+            pos = _skip_literal(src, pos)
+            continue
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == ";" and depth == 0:
+            return pos + 1
+        pos += 1
+    raise RegionError("unterminated statement in the marked region")
+
+
+def _parse_sizes(args: str, lineno: int) -> dict[str, int]:
+    sizes = {}
+    for item in args.split():
+        name, eq, value = item.partition("=")
+        if not eq or not _IDENT.fullmatch(name) or not value.isdigit():
+            raise RegionError(f"line {lineno}: bad '#pragma cgp trace' item {item!r} (want NAME=INT)")
+        sizes[name] = int(value)
+    return sizes
+
+
+def _parse_shared(args: str, lineno: int) -> SharedHint:
+    parts = args.split()
+    if len(parts) != 3 or parts[1] != "tile" or not _TILE.match(parts[2]):
+        raise RegionError(f"line {lineno}: want '#pragma cgp shared ARRAY tile ROWSxCOLS'")
+    rows, cols = (int(x) for x in _TILE.match(parts[2]).groups())
+    return SharedHint(parts[0], rows, cols)
+
+
+def mark_regions(source: str) -> MarkedSource:
+    """Find the ``#pragma cgp`` lines of ``source`` and bracket each region with markers."""
+    lines = source.split("\n")
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line) + 1)
+    regions: list[RegionSpec] = []
+    trace_sizes: dict[str, int] = {}
+    pending: tuple[int, str] | None = None
+    shared: list[SharedHint] = []
+    edits: dict[int, str] = {}  # line index -> replacement text
+    ends: list[tuple[int, int]] = []  # (char offset just after the region, region index)
+    for idx, line in enumerate(lines):
+        m = _PRAGMA.match(line)
+        if not m:
+            if pending is not None and line.strip():
+                region, end = _close_region(source, offsets, idx, pending, shared, len(regions))
+                regions.append(region)
+                ends.append((end, region.index))
+                edits[pending[0]] = f"__cgp_region_begin({len(regions) - 1});"
+                pending, shared = None, []
+            continue
+        words = m.group(1).split(None, 1)
+        verb, args = (words[0], words[1] if len(words) > 1 else "") if words else ("", "")
+        lineno = idx + 1
+        if verb == "kernel":
+            if pending is not None:
+                raise RegionError(f"line {lineno}: kernel pragma follows another with no loop between")
+            name = args.strip() or f"kernel{len(regions)}"
+            if not _IDENT.fullmatch(name):
+                raise RegionError(f"line {lineno}: kernel name {name!r} is not an identifier")
+            pending = (idx, name)
+            edits[idx] = ""
+        elif verb == "shared":
+            if pending is None:
+                raise RegionError(f"line {lineno}: '#pragma cgp shared' must follow '#pragma cgp kernel'")
+            shared.append(_parse_shared(args, lineno))
+            edits[idx] = ""
+        elif verb == "trace":
+            trace_sizes.update(_parse_sizes(args, lineno))
+            edits[idx] = ""
+        else:
+            raise RegionError(f"line {lineno}: unknown '#pragma cgp {verb}' (kernel, shared, trace)")
+    if pending is not None:
+        raise RegionError(f"line {pending[0] + 1}: '#pragma cgp kernel' is not followed by a loop")
+    names = [r.name for r in regions]
+    dup = {n for n in names if names.count(n) > 1}
+    if dup:
+        raise RegionError(f"kernel names used twice: {', '.join(sorted(dup))}")
+    text = _apply(lines, offsets, edits, ends)
+    return MarkedSource(text, tuple(regions), trace_sizes)
+
+
+def _close_region(source, offsets, idx, pending, shared, index) -> tuple[RegionSpec, int]:
+    start = offsets[idx]
+    if _word_at(source, _skip_space(source, start)) != "for":
+        raise RegionError(f"line {pending[0] + 1}: '#pragma cgp kernel' must be followed by a for loop")
+    end = statement_end(source, start)
+    end_line = source.count("\n", 0, end - 1) + 1
+    return RegionSpec(index, pending[1], idx + 1, end_line, tuple(shared)), end
+
+
+def _apply(lines, offsets, edits: dict[int, str], ends: list[tuple[int, int]]) -> str:
+    """Replace pragma lines and insert end markers, keeping every line where it was."""
+    out = list(lines)
+    for idx, text in edits.items():
+        out[idx] = text
+    for end, region in sorted(ends, reverse=True):
+        line = next(i for i in range(len(lines)) if offsets[i + 1] > end)
+        col = end - offsets[line]
+        out[line] = out[line][:col] + f" __cgp_region_end({region});" + out[line][col:]
+    return "\n".join(out)

@@ -1,0 +1,194 @@
+"""Trace extraction (SPEC §2.1): C source -> IR -> instrumented program -> run -> trace file.
+
+The instrumented program is built by the same clang that produced the IR (linked with the C
+runtime) and run as a subprocess, so a crash or an endless loop in the user's program cannot
+take cgpredict down with it, and a timeout can stop it. Only the output path is written; all
+intermediate files live in a temporary directory.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+import llvmlite.binding as llvm
+
+from .compiler import IR_FLAGS, compile_to_ir, find_compiler, link_executable
+from .errors import RegionError, TraceFormatError, TraceRunError
+from .instrument.irtext import parse_module
+from .instrument.memtrace import InstrumentError, MemInstr, instrument
+from .regions import PRELUDE, mark_regions
+from .tracefile import (MAGIC, STATUS_EVENT_LIMIT, STATUS_NESTED, RegionInfo, Trace,
+                        TraceHeader, read_meta, read_trace, sha256_text, write_trace)
+
+DEFAULT_MAX_EVENTS = 200_000_000
+DEFAULT_TIMEOUT_S = 120.0
+_ACCESS_TEXT = re.compile(r"[A-Za-z_]\w*(?:\s*(?:\[[^\]]*\]|->\s*\w+|\.\s*\w+))*")
+_LVALUE_BEFORE = re.compile(r"([A-Za-z_]\w*(?:\s*(?:\[[^\]]*\]|->\s*\w+|\.\s*\w+))*)\s*$")
+_ASSIGN_OPS = ("=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=", "++", "--")
+
+
+@dataclass(frozen=True)
+class TraceOptions:
+    """How to trace: macro values, regions given by function name, and limits."""
+
+    macros: dict[str, str] = field(default_factory=dict)
+    functions: tuple[str, ...] = ()
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    max_events: int = DEFAULT_MAX_EVENTS
+    max_launches: int = 0  # record memory events of the first N launches per region; 0 = all
+
+
+def access_text(source_line: str, column: int) -> str:
+    """The array access starting at ``column`` (1-based) of a source line, e.g. ``B[k][j]``."""
+    if column <= 0:
+        return ""
+    rest = source_line[column - 1:]
+    if rest.startswith(_ASSIGN_OPS):  # clang locates compound assignments at the operator
+        m = _LVALUE_BEFORE.search(source_line[:column - 1])
+    else:
+        m = _ACCESS_TEXT.match(source_line, column - 1)
+    return re.sub(r"\s+", "", m.group(1 if m and m.re is _LVALUE_BEFORE else 0)) if m else ""
+
+
+def _runtime_source() -> Path:
+    return Path(str(resources.files("cgpredict.runtime").joinpath("cgp_runtime.c")))
+
+
+def _defined_functions(ir_text: str) -> list[str]:
+    return sorted(parse_module(ir_text).functions)
+
+
+def _check_output_path(output: Path, force: bool) -> None:
+    if output.exists() and not force:
+        with open(output, "rb") as f:
+            if f.read(8) != MAGIC:
+                raise TraceRunError(
+                    f"{output} exists and is not a cgpredict trace; choose another -o or --force")
+
+
+def trace_program(source: Path, output: Path, options: TraceOptions = TraceOptions(),
+                  force: bool = False) -> Trace:
+    """Trace the marked regions of ``source`` and write the trace to ``output``."""
+    source = Path(source)
+    try:
+        text = source.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RegionError(f"cannot read {source}: {exc}") from None
+    _check_output_path(output, force)
+    marked = mark_regions(text)
+    with tempfile.TemporaryDirectory(prefix="cgp-") as tmpdir:
+        tmp = Path(tmpdir)
+        src = tmp / source.name
+        src.write_text(marked.text)
+        prelude = tmp / "cgp_prelude.h"
+        prelude.write_text(PRELUDE)
+        ir_file = tmp / (source.stem + ".ll")
+        macros = dict(options.macros)
+        compile_to_ir(src, ir_file, {**macros}, prelude, display_name=str(source),
+                      include_dirs=(source.resolve().parent,))
+        ir_text = ir_file.read_text()
+        functions = _defined_functions(ir_text)
+        if not marked.regions and not options.functions:
+            raise RegionError(
+                f"{source}: no kernel marked: put '#pragma cgp kernel' before a loop nest or "
+                f"name a function with --function ({', '.join(functions)})")
+        base = len(marked.regions)
+        fn_regions = {name: base + k for k, name in enumerate(options.functions)}
+        for name in fn_regions:
+            if name not in functions:
+                raise RegionError(f"--function {name}: no such function "
+                                  f"(defined: {', '.join(functions)})")
+        try:
+            inst = instrument(ir_text, fn_regions)
+        except InstrumentError as exc:
+            raise RegionError(f"{source}: {exc}") from None
+        inst_file = tmp / (source.stem + ".cgp.ll")
+        inst_file.write_text(inst.ir)
+        _verify_ir(inst.ir)
+        exe = tmp / "traced"
+        link_executable(inst_file, _runtime_source(), exe)
+        events, meta = tmp / "events.bin", tmp / "meta.bin"
+        stdout = _run(exe, events, meta, options, tmp)
+        status, n_events, launches, bb, iters, entries = read_meta(
+            meta, len(inst.blocks), len(inst.loops))
+        if status == STATUS_EVENT_LIMIT:
+            raise TraceRunError(
+                f"the trace exceeds --max-events={options.max_events} memory events; trace a "
+                f"smaller problem size (e.g. -D {_size_hint(marked.trace_sizes, macros)})")
+        if status == STATUS_NESTED:
+            raise TraceRunError("a marked region started inside another marked region")
+        regions = [RegionInfo(r.index, r.name, _region_function(inst, r.index), r.line,
+                              r.end_line, tuple((s.array, s.tile_rows, s.tile_cols)
+                                                for s in r.shared)) for r in marked.regions]
+        regions += [RegionInfo(i, name, name, 0, 0) for name, i in fn_regions.items()]
+        lines = text.split("\n")
+        mem = tuple(_with_text(m, lines, source.name) for m in inst.mem)
+        header = TraceHeader(
+            source_name=source.name, source_sha256=sha256_text(text), source_text=text,
+            compiler=find_compiler().describe(), flags=IR_FLAGS, macros=macros,
+            regions=tuple(regions), mem=mem, loops=inst.loops, blocks=inst.blocks,
+            calls=inst.calls, helpers=inst.helpers, max_launches=options.max_launches,
+            stdout_tail=stdout[-2000:], ir_text=ir_text,
+        )
+        output.parent.mkdir(parents=True, exist_ok=True)
+        write_trace(output, header, events, launches, bb, iters, entries)
+    return read_trace(output)
+
+
+def _region_function(inst, index: int) -> str:
+    for b in inst.blocks:
+        if b.region == index:
+            return b.function
+    return ""
+
+
+def _with_text(m: MemInstr, lines: list[str], name: str) -> MemInstr:
+    from dataclasses import replace
+
+    own = Path(m.file).name == name
+    line = lines[m.line - 1] if own and 0 < m.line <= len(lines) else ""
+    text = access_text(line, m.column)
+    return replace(m, file=name if own else m.file, base=text or m.base)
+
+
+def _size_hint(trace_sizes: dict[str, int], macros: dict[str, str]) -> str:
+    if trace_sizes:
+        return " -D ".join(f"{k}={max(8, v // 2)}" for k, v in trace_sizes.items())
+    return "N=64"
+
+
+def _verify_ir(ir: str) -> None:
+    try:
+        mod = llvm.parse_assembly(ir)
+        mod.verify()
+    except RuntimeError as exc:  # a bug in the pass, not the user's fault: say so clearly
+        raise InstrumentError(f"internal error: instrumented IR does not verify: {exc}") from None
+
+
+def _run(exe: Path, events: Path, meta: Path, options: TraceOptions, cwd: Path) -> str:
+    env = dict(os.environ, CGP_EVENTS=str(events), CGP_META=str(meta),
+               CGP_MAX_EVENTS=str(options.max_events), CGP_MAX_LAUNCHES=str(options.max_launches))
+    try:
+        res = subprocess.run([str(exe)], env=env, cwd=cwd, capture_output=True, text=True,
+                             timeout=options.timeout_s, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        raise TraceRunError(
+            f"the traced program ran longer than --timeout={options.timeout_s:g} s; trace a "
+            f"smaller size or raise the limit") from None
+    if res.returncode < 0:
+        sig = signal.Signals(-res.returncode).name
+        raise TraceRunError(f"the traced program crashed with {sig}"
+                            + (f": {res.stderr.strip().splitlines()[-1]}" if res.stderr.strip() else ""))
+    if res.returncode != 0:
+        last = res.stderr.strip().splitlines()[-1:] or [""]
+        raise TraceRunError(f"the traced program exited with status {res.returncode} {last[0]}".strip())
+    if not meta.exists() or meta.stat().st_size == 0:
+        raise TraceFormatError("the traced program wrote no trace")
+    return res.stdout

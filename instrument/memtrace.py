@@ -1,0 +1,483 @@
+"""The instrumentation pass: marked regions of clang's IR -> IR that calls the trace runtime.
+
+For every region (between ``__cgp_region_begin(R)`` and ``__cgp_region_end(R)``, or a whole
+function given by name) it inserts
+
+* before each load/store: ``__cgp_mem((id << 48) | address)``: one 8-byte event;
+* at each loop header: ``__cgp_loop(loop_id)``: iteration markers and trip counts;
+* at each block start: an inline increment of ``__cgp_bbc[block_id]`` (executed-op counts).
+
+Functions defined in the module and called from a region are instrumented too (their events
+count only while a region is active); calls to external functions are recorded as operations.
+It returns the new IR and the static tables (instructions, loops, blocks) the trace stores.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+import networkx as nx
+
+from .irtext import Block, Function, Instr, Module, parse_module, split_operands
+
+MAX_MEM_IDS = 0xF000  # event tags above this are markers (see runtime/cgp_runtime.h)
+MARKED_DEPTH = 2  # loops this deep in a region emit iteration markers (1-D and 2-D grids)
+_VALUE = re.compile(r"%(\"[^\"]+\"|[\w.$-]+)")
+_FLAGS = frozenset(
+    "nsw nuw exact disjoint samesign fast nnan ninf nsz arcp contract afn reassoc inbounds "
+    "volatile atomic tail musttail notail".split()
+)
+_IGNORED_CALLS = ("llvm.dbg.", "llvm.lifetime.", "llvm.assume", "__cgp_")
+
+
+class InstrumentError(ValueError):
+    """The IR could not be instrumented (e.g. too many memory instructions)."""
+
+
+@dataclass(frozen=True)
+class MemInstr:
+    id: int
+    region: int  # -1: in a helper function called from regions
+    function: str
+    block: int
+    kind: str  # "load" | "store"
+    bytes: int
+    type: str
+    file: str
+    line: int
+    column: int
+    base: str  # the IR value the address derives from (a global or argument name)
+
+
+@dataclass(frozen=True)
+class LoopInfo:
+    id: int
+    region: int
+    function: str
+    header: str
+    parent: int  # -1: outermost in its region
+    depth: int  # 1 = outermost loop of the region
+    line: int
+    rotated: bool  # header is not the exit test: it runs once per iteration
+
+
+@dataclass(frozen=True)
+class BlockInfo:
+    id: int
+    region: int
+    function: str
+    label: str
+    ops: tuple[tuple[str, str, str, int], ...]  # (opcode, type, detail, static count)
+
+
+@dataclass(frozen=True)
+class CallSite:
+    region: int
+    function: str
+    callee: str
+    traced: bool  # a function of this module, instrumented; else an external operation
+    line: int
+
+
+@dataclass(frozen=True)
+class InstrumentedModule:
+    ir: str
+    mem: tuple[MemInstr, ...]
+    loops: tuple[LoopInfo, ...]
+    blocks: tuple[BlockInfo, ...]
+    calls: tuple[CallSite, ...]
+    helpers: tuple[str, ...]
+
+
+@dataclass
+class _Region:
+    index: int
+    function: Function
+    begin: tuple[int, int] | None  # (block index, instr index) of the begin call; None: entry
+    blocks: dict[int, tuple[int, int]] = field(default_factory=dict)  # block -> [lo, hi) instrs
+
+
+def type_bytes(ty: str) -> int:
+    """ABI size in bytes of a first-class IR type as it appears in loads and stores."""
+    ty = ty.strip()
+    scalars = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "i128": 16, "half": 2,
+               "bfloat": 2, "float": 4, "double": 8, "ptr": 8, "x86_fp80": 16, "fp128": 16}
+    if ty in scalars:
+        return scalars[ty]
+    m = re.fullmatch(r"<(\d+) x (.+)>", ty) or re.fullmatch(r"\[(\d+) x (.+)\]", ty)
+    if m:
+        return int(m.group(1)) * type_bytes(m.group(2))
+    if ty.startswith("{") and ty.endswith("}"):
+        return sum(type_bytes(t) for t in split_operands(ty[1:-1]))
+    if ty.startswith("ptr"):
+        return 8
+    raise InstrumentError(f"cannot size the IR type {ty!r}")
+
+
+def _strip_flags(words: list[str]) -> list[str]:
+    while words and words[0] in _FLAGS:
+        words = words[1:]
+    return words
+
+
+def _access(ins: Instr) -> tuple[str, str]:
+    """(value type, pointer operand text) of a load or store."""
+    args = _strip_flags(ins.text.split(None, 1)[1].split())
+    ops = split_operands(" ".join(args))
+    if ins.opcode == "load":
+        ptr = next(o for o in ops[1:] if o.startswith("ptr"))
+        return ops[0], ptr
+    value, ptr = ops[0], ops[1]
+    return value.rsplit(" ", 1)[0] if " " in value else value, ptr
+
+
+def _op_key(ins: Instr, uses: dict[str, list[Instr]]) -> tuple[str, str, str]:
+    """(opcode, type, detail) of an instruction for the computation analysis (SPEC §2.4)."""
+    op = ins.opcode
+    words = _strip_flags(ins.text.split()[1:]) if op not in ("call",) else []
+    detail = ""
+    if op in ("load", "store"):
+        return (op, _access(ins)[0], "")
+    if op == "call":
+        callee = ins.callee or "?"
+        m = re.search(r"call\s+(?:\w+\s+)*?([\w<>\s x]+?)\s+@", ins.text)
+        return ("call", m.group(1).strip() if m else "", callee)
+    if op in ("icmp", "fcmp"):
+        words = words[1:]
+    if op == "getelementptr":
+        ops = split_operands(" ".join(words))
+        variable = sum(1 for o in ops[2:] if _VALUE.search(o))
+        return (op, "ptr", str(variable))
+    if op == "br":
+        return (op, "", "cond" if ins.text.count("label") > 1 else "")
+    ty = words[0] if words else ""
+    if op in ("fmul",) and ins.result:
+        users = uses.get(ins.result.lstrip("%"), [])
+        if len(users) == 1 and users[0].opcode in ("fadd", "fsub"):
+            detail = "fma"
+    if op in ("sext", "zext", "trunc", "fpext", "fptrunc", "sitofp", "uitofp", "fptosi",
+              "fptoui", "bitcast", "ptrtoint", "inttoptr"):
+        m = re.search(r"to (\S+)", ins.text)
+        detail = m.group(1) if m else ""
+    return (op, ty, detail)
+
+
+def _use_map(fn: Function) -> dict[str, list[Instr]]:
+    uses: dict[str, list[Instr]] = {}
+    for b in fn.blocks:
+        for ins in b.instrs:
+            body = ins.text.split("!dbg")[0]
+            for name in set(_VALUE.findall(body)):
+                uses.setdefault(name, []).append(ins)
+    return uses
+
+
+def _cfg(fn: Function) -> nx.DiGraph:
+    g = nx.DiGraph()
+    for k, b in enumerate(fn.blocks):
+        g.add_node(k)
+    index = {b.label: k for k, b in enumerate(fn.blocks)}
+    for k, b in enumerate(fn.blocks):
+        for s in b.successors:
+            if s in index:
+                g.add_edge(k, index[s])
+    return g
+
+
+def natural_loops(fn: Function) -> list[tuple[int, frozenset[int]]]:
+    """(header, body blocks) of each natural loop of ``fn``, outermost first."""
+    g = _cfg(fn)
+    if not fn.blocks:
+        return []
+    dom = nx.immediate_dominators(g, 0)
+
+    def dominates(a: int, b: int) -> bool:
+        while True:
+            if a == b:
+                return True
+            if b not in dom or dom[b] == b:
+                return False
+            b = dom[b]
+
+    bodies: dict[int, set[int]] = {}
+    for u, h in g.edges:
+        if u in dom and dominates(h, u):
+            body = bodies.setdefault(h, {h})
+            stack = [u]
+            while stack:
+                n = stack.pop()
+                if n not in body:
+                    body.add(n)
+                    stack.extend(g.predecessors(n))
+    loops = [(h, frozenset(b)) for h, b in bodies.items()]
+    return sorted(loops, key=lambda hb: -len(hb[1]))
+
+
+def _find_regions(mod: Module, function_regions: dict[str, int]) -> list[_Region]:
+    regions: dict[int, _Region] = {}
+    for fn in mod.functions.values():
+        if fn.name in function_regions:
+            r = _Region(function_regions[fn.name], fn, None)
+            r.blocks = {k: (0, len(b.instrs)) for k, b in enumerate(fn.blocks)}
+            regions[r.index] = r
+            continue
+        for bi, b in enumerate(fn.blocks):
+            for ii, ins in enumerate(b.instrs):
+                if ins.callee == "__cgp_region_begin":
+                    idx = _marker_index(ins)
+                    regions[idx] = _Region(idx, fn, (bi, ii))
+    for r in regions.values():
+        if r.begin is not None:
+            _collect_region_blocks(r)
+    return [regions[k] for k in sorted(regions)]
+
+
+def _marker_index(ins: Instr) -> int:
+    """The region number passed to a __cgp_region_begin/end call."""
+    return int(re.search(r"\(i32 (?:noundef )?(-?\d+)\)", ins.text).group(1))
+
+
+def _collect_region_blocks(r: _Region) -> None:
+    """Blocks reachable from the begin marker without passing the matching end marker."""
+    fn = r.function
+    index = {b.label: k for k, b in enumerate(fn.blocks)}
+    start_block, start_instr = r.begin
+    stack = [(start_block, start_instr + 1)]
+    while stack:
+        bi, lo = stack.pop()
+        if bi in r.blocks and r.blocks[bi][0] <= lo:
+            continue
+        b = fn.blocks[bi]
+        hi = len(b.instrs)
+        ended = False
+        for ii in range(lo, len(b.instrs)):
+            ins = b.instrs[ii]
+            if ins.callee == "__cgp_region_end" and _marker_index(ins) == r.index:
+                hi, ended = ii, True
+                break
+        r.blocks[bi] = (lo, hi)
+        if not ended:
+            stack.extend((index[s], 0) for s in b.successors if s in index)
+
+
+def _callees(fn: Function, spans: dict[int, tuple[int, int]]) -> list[tuple[Instr, str]]:
+    out = []
+    for bi, (lo, hi) in spans.items():
+        for ins in fn.blocks[bi].instrs[lo:hi]:
+            c = ins.callee
+            if c and not c.startswith(_IGNORED_CALLS):
+                out.append((ins, c))
+    return out
+
+
+class _Emitter:
+    """Collects the static tables and the lines to insert before given module lines."""
+
+    def __init__(self, mod: Module):
+        self.mod = mod
+        self.before: dict[int, list[str]] = {}
+        self.after: dict[int, list[str]] = {}
+        self.mem: list[MemInstr] = []
+        self.loops: list[LoopInfo] = []
+        self.blocks: list[BlockInfo] = []
+        self.calls: list[CallSite] = []
+        self.tmp = 0
+
+    def name(self, stem: str) -> str:
+        self.tmp += 1
+        return f"%__cgp_{stem}{self.tmp}"
+
+    def add_block(self, region, fn, bi, lo, hi, uses, helper: bool, at_line: int, after: bool):
+        b = fn.blocks[bi]
+        ops = Counter(_op_key(ins, uses) for ins in b.instrs[lo:hi]
+                      if not (ins.callee or "").startswith(_IGNORED_CALLS))
+        bid = len(self.blocks)
+        self.blocks.append(BlockInfo(bid, region, fn.name, b.label,
+                                     tuple((o, t, d, n) for (o, t, d), n in sorted(ops.items()))))
+        if helper:
+            code = [f"  call void @__cgp_bb_h(i32 {bid})"]
+        else:
+            c, d = self.name("c"), self.name("d")
+            gep = f"getelementptr inbounds ([@NB@ x i64], ptr @__cgp_bbc, i64 0, i64 {bid})"
+            code = [f"  {c} = load i64, ptr {gep}", f"  {d} = add i64 {c}, 1",
+                    f"  store i64 {d}, ptr {gep}"]
+        (self.after if after else self.before).setdefault(at_line, []).extend(code)
+        return bid
+
+    def add_mem(self, region, fn, bid, ins: Instr):
+        if len(self.mem) >= MAX_MEM_IDS:
+            raise InstrumentError(f"more than {MAX_MEM_IDS} memory instructions to instrument")
+        ty, ptr = _access(ins)
+        mid = len(self.mem)
+        file, line, col = self.mod.location(ins.dbg)
+        base = _base_name(fn, ptr)
+        self.mem.append(MemInstr(mid, region, fn.name, bid, ins.opcode, type_bytes(ty), ty,
+                                 file, line, col, base))
+        a, r = self.name("a"), self.name("r")
+        self.before.setdefault(ins.line, []).extend([
+            f"  {a} = ptrtoint {ptr} to i64",
+            f"  {r} = or i64 {a}, {mid << 48}",
+            f"  call void @__cgp_mem(i64 {r})",
+        ])
+
+
+def _base_name(fn: Function, ptr: str) -> str:
+    """Follow getelementptr chains back to the global or argument an address derives from."""
+    defs = {ins.result.lstrip("%"): ins for b in fn.blocks for ins in b.instrs if ins.result}
+    text = ptr
+    for _ in range(16):
+        m = re.search(r"@(\"[^\"]+\"|[\w.$-]+)", text)
+        if m and not _VALUE.search(text.split("@")[0][4:]):
+            return m.group(1).strip('"')
+        m = _VALUE.search(text)
+        if not m:
+            return ""
+        name = m.group(1).strip('"')
+        ins = defs.get(name)
+        if ins is None or ins.opcode not in ("getelementptr", "bitcast", "load", "phi", "select"):
+            return name.split(".")[0] if ins is None else name
+        if ins.opcode in ("load", "phi", "select"):
+            return name
+        ops = split_operands(" ".join(_strip_flags(ins.text.split()[1:])))
+        text = ops[1] if len(ops) > 1 else ""
+    return ""
+
+
+def instrument(ir_text: str, function_regions: dict[str, int] | None = None) -> InstrumentedModule:
+    """Instrument every marked region of ``ir_text`` (see the module docstring)."""
+    mod = parse_module(ir_text)
+    function_regions = function_regions or {}
+    for name in function_regions:
+        if name not in mod.functions:
+            raise InstrumentError(f"no function named {name!r} is defined")
+    regions = _find_regions(mod, function_regions)
+    em = _Emitter(mod)
+    helpers: list[str] = []
+    for r in regions:
+        _instrument_region(mod, r, em, helpers)
+    done: set[str] = set()
+    queue = list(helpers)
+    while queue:
+        name = queue.pop()
+        if name in done:
+            continue
+        done.add(name)
+        fn = mod.functions[name]
+        spans = {k: (0, len(b.instrs)) for k, b in enumerate(fn.blocks)}
+        uses = _use_map(fn)
+        for bi, b in enumerate(fn.blocks):
+            line = b.instrs[b.first_non_phi].line
+            bid = em.add_block(-1, fn, bi, 0, len(b.instrs), uses, True, line, False)
+            for ins in b.instrs:
+                if ins.opcode in ("load", "store"):
+                    em.add_mem(-1, fn, bid, ins)
+        for ins, callee in _callees(fn, spans):
+            traced = callee in mod.functions
+            em.calls.append(CallSite(-1, fn.name, callee, traced, mod.location(ins.dbg)[1]))
+            if traced:
+                queue.append(callee)
+    for name, idx in function_regions.items():
+        fn = mod.functions[name]
+        entry = fn.blocks[0].instrs[0].line
+        em.before.setdefault(entry, []).insert(0, f"  call void @__cgp_region_begin(i32 {idx})")
+        for b in fn.blocks:
+            term = b.instrs[-1]
+            if term.opcode == "ret":
+                em.before.setdefault(term.line, []).append(
+                    f"  call void @__cgp_region_end(i32 {idx})")
+    text = _render(mod, em, bool(function_regions))
+    return InstrumentedModule(text, tuple(em.mem), tuple(em.loops), tuple(em.blocks),
+                              tuple(em.calls), tuple(sorted(done)))
+
+
+def _instrument_region(mod: Module, r: _Region, em: _Emitter, helpers: list[str]) -> None:
+    fn = r.function
+    uses = _use_map(fn)
+    block_ids: dict[int, int] = {}
+    for bi in sorted(r.blocks):
+        lo, hi = r.blocks[bi]
+        b = fn.blocks[bi]
+        if r.begin is not None and bi == r.begin[0] and lo > 0:
+            at, after = b.instrs[lo - 1].line, True  # right after the begin marker
+        else:
+            k = max(lo, b.first_non_phi)
+            if k >= len(b.instrs):
+                continue
+            at, after = b.instrs[k].line, False
+        block_ids[bi] = em.add_block(r.index, fn, bi, lo, hi, uses, False, at, after)
+        for ins in b.instrs[lo:hi]:
+            if ins.opcode in ("load", "store"):
+                em.add_mem(r.index, fn, block_ids[bi], ins)
+    for ins, callee in _callees(fn, r.blocks):
+        traced = callee in mod.functions
+        em.calls.append(CallSite(r.index, fn.name, callee, traced, mod.location(ins.dbg)[1]))
+        if traced:
+            helpers.append(callee)
+    _instrument_loops(mod, r, em)
+
+
+def _instrument_loops(mod: Module, r: _Region, em: _Emitter) -> None:
+    fn = r.function
+    begin_block = r.begin[0] if r.begin is not None else -1
+    inside = set(r.blocks)
+    loops = [(h, body) for h, body in natural_loops(fn)
+             if body <= inside and h != begin_block]
+    ids: dict[int, int] = {}
+    for h, body in loops:  # outermost first
+        parents = [p for p, pb in loops if p != h and h in pb]
+        parent = min(parents, key=lambda p: len(dict(loops)[p])) if parents else None
+        pid = ids[parent] if parent is not None else -1
+        depth = 1 if pid < 0 else em.loops[pid].depth + 1
+        hb = fn.blocks[h]
+        exits = any(s not in {fn.blocks[k].label for k in body} for s in hb.successors)
+        line = _loop_line(mod, fn, h, body)
+        lid = len(em.loops)
+        ids[h] = lid
+        em.loops.append(LoopInfo(lid, r.index, fn.name, hb.label, pid, depth, line,
+                                 rotated=not exits or h in _cfg_succ(fn, h)))
+        at = hb.instrs[hb.first_non_phi].line
+        em.before.setdefault(at, []).append(f"  call void @__cgp_loop(i32 {lid})")
+
+
+def _cfg_succ(fn: Function, k: int) -> set[int]:
+    index = {b.label: i for i, b in enumerate(fn.blocks)}
+    return {index[s] for s in fn.blocks[k].successors if s in index}
+
+
+def _loop_line(mod: Module, fn: Function, h: int, body: frozenset[int]) -> int:
+    """Source line of a loop: the smallest line among its header's located instructions."""
+    lines = [mod.location(i.dbg)[1] for k in body for i in fn.blocks[k].instrs if i.dbg]
+    lines = [x for x in lines if x > 0]
+    return min(lines) if lines else 0
+
+
+def _render(mod: Module, em: _Emitter, add_region_decls: bool) -> str:
+    nb = max(len(em.blocks), 1)
+    out: list[str] = []
+    for i, line in enumerate(mod.lines):
+        for extra in em.before.get(i, ()):
+            out.append(extra.replace("@NB@", str(nb)))
+        out.append(line)
+        for extra in em.after.get(i, ()):
+            out.append(extra.replace("@NB@", str(nb)))
+    nl = max(len(em.loops), 1)
+    parents = ", ".join(f"i32 {lp.parent}" for lp in em.loops) or "i32 -1"
+    depths = ", ".join(f"i32 {lp.depth}" for lp in em.loops) or "i32 0"
+    out += [
+        f"@__cgp_bbc = global [{nb} x i64] zeroinitializer",
+        f"@__cgp_nbb = constant i32 {len(em.blocks)}",
+        f"@__cgp_loop_parent = constant [{nl} x i32] [{parents}]",
+        f"@__cgp_loop_depth = constant [{nl} x i32] [{depths}]",
+        f"@__cgp_nloops = constant i32 {len(em.loops)}",
+        "declare void @__cgp_mem(i64)",
+        "declare void @__cgp_loop(i32)",
+        "declare void @__cgp_bb_h(i32)",
+    ]
+    declared = "\n".join(x for x in mod.lines if x.startswith("declare"))
+    if add_region_decls:
+        for name in ("__cgp_region_begin", "__cgp_region_end"):
+            if f"@{name}(" not in declared:
+                out.append(f"declare void @{name}(i32)")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,169 @@
+/* cgpredict trace runtime: records what the instrumented program does inside marked regions.
+ *
+ * Environment: CGP_EVENTS (event file), CGP_META (meta file), CGP_MAX_EVENTS (0: no limit),
+ * CGP_MAX_LAUNCHES (record the memory events of the first N launches of each region; 0: all).
+ * The instrumented IR defines __cgp_bbc, __cgp_nbb, __cgp_loop_parent, __cgp_loop_depth and
+ * __cgp_nloops (see instrument/memtrace.py).
+ */
+#include "cgp_runtime.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+extern uint64_t __cgp_bbc[];
+extern const uint32_t __cgp_nbb;
+extern const int32_t __cgp_loop_parent[];
+extern const int32_t __cgp_loop_depth[];
+extern const uint32_t __cgp_nloops;
+
+#define BUF_EVENTS (1u << 17) /* 1 MiB */
+#define MAX_REGIONS 4096
+
+static uint64_t buf[BUF_EVENTS];
+static uint32_t pos;
+static FILE *events_f, *meta_f;
+static cgp_meta_header meta;
+static uint64_t max_events, max_launches, written;
+static int active = -1, recording;
+static uint64_t tick, launch_tick;
+static uint32_t launches[MAX_REGIONS];
+static uint64_t *loop_iters, *loop_entries, *loop_stamp, *loop_serial, *loop_idx;
+static uint64_t *base_bb, *base_iters, *base_entries, *delta;
+static cgp_launch cur;
+
+static void die(const char *msg) {
+    fprintf(stderr, "cgpredict runtime: %s\n", msg);
+    _exit(97);
+}
+
+static void write_header(void) {
+    if (!meta_f) return;
+    fflush(meta_f);
+    long here = ftell(meta_f);
+    fseek(meta_f, 0, SEEK_SET);
+    fwrite(&meta, sizeof meta, 1, meta_f);
+    fseek(meta_f, here, SEEK_SET);
+    fflush(meta_f);
+}
+
+static void flush_events(void) {
+    if (pos && fwrite(buf, sizeof(uint64_t), pos, events_f) != pos) die("cannot write events");
+    written += pos;
+    pos = 0;
+    if (max_events && written > max_events) {
+        fflush(events_f);
+        meta.n_events = written;
+        meta.status = CGP_EVENT_LIMIT;
+        write_header();
+        _exit(0);
+    }
+}
+
+static inline void emit(uint64_t rec) {
+    if (pos == BUF_EVENTS) flush_events();
+    buf[pos++] = rec;
+}
+
+static void finish(void) {
+    if (!events_f) return;
+    flush_events();
+    fflush(events_f);
+    meta.n_events = written;
+    if (meta.status == CGP_RUNNING) meta.status = CGP_FINISHED;
+    write_header();
+    fclose(events_f);
+    fclose(meta_f);
+    events_f = meta_f = NULL;
+}
+
+static uint64_t *zeros(size_t n) {
+    uint64_t *p = calloc(n ? n : 1, sizeof(uint64_t));
+    if (!p) die("out of memory");
+    return p;
+}
+
+__attribute__((constructor)) static void cgp_init(void) {
+    const char *ev = getenv("CGP_EVENTS"), *me = getenv("CGP_META");
+    if (!ev || !me) die("CGP_EVENTS and CGP_META must name the output files");
+    events_f = fopen(ev, "wb");
+    meta_f = fopen(me, "w+b");
+    if (!events_f || !meta_f) die("cannot open the trace output files");
+    const char *s = getenv("CGP_MAX_EVENTS");
+    max_events = s ? strtoull(s, NULL, 10) : 0;
+    s = getenv("CGP_MAX_LAUNCHES");
+    max_launches = s ? strtoull(s, NULL, 10) : 0;
+    uint32_t nl = __cgp_nloops;
+    loop_iters = zeros(nl); loop_entries = zeros(nl); loop_stamp = zeros(nl);
+    loop_serial = zeros(nl); loop_idx = zeros(nl);
+    base_bb = zeros(__cgp_nbb); base_iters = zeros(nl); base_entries = zeros(nl);
+    delta = zeros(__cgp_nbb + 2 * (size_t)nl);
+    for (uint32_t l = 0; l < nl; l++) loop_stamp[l] = UINT64_MAX;
+    meta.magic = CGP_META_MAGIC;
+    meta.nbb = __cgp_nbb;
+    meta.nloops = nl;
+    fwrite(&meta, sizeof meta, 1, meta_f);
+    atexit(finish);
+}
+
+void __cgp_region_begin(int region) {
+    if (active >= 0) {
+        meta.status = CGP_NESTED;
+        finish();
+        die("a marked region started inside another one");
+    }
+    if (region < 0 || region >= MAX_REGIONS) die("region number out of range");
+    active = region;
+    cur.region = region;
+    cur.launch = launches[region]++;
+    recording = max_launches == 0 || cur.launch < max_launches;
+    cur.recorded = (uint32_t)recording;
+    cur.first_event = written + pos;
+    memcpy(base_bb, __cgp_bbc, __cgp_nbb * sizeof(uint64_t));
+    memcpy(base_iters, loop_iters, __cgp_nloops * sizeof(uint64_t));
+    memcpy(base_entries, loop_entries, __cgp_nloops * sizeof(uint64_t));
+    launch_tick = ++tick;
+    if (recording) emit((uint64_t)CGP_TAG_BEGIN << 48 | (uint64_t)region << 32 | cur.launch);
+}
+
+void __cgp_region_end(int region) {
+    if (active != region) return;
+    if (recording) emit((uint64_t)CGP_TAG_END << 48 | (uint64_t)region << 32 | cur.launch);
+    cur.n_events = recording ? written + pos - cur.first_event : 0;
+    uint32_t nb = __cgp_nbb, nl = __cgp_nloops;
+    for (uint32_t b = 0; b < nb; b++) delta[b] = __cgp_bbc[b] - base_bb[b];
+    for (uint32_t l = 0; l < nl; l++) {
+        delta[nb + l] = loop_iters[l] - base_iters[l];
+        delta[nb + nl + l] = loop_entries[l] - base_entries[l];
+    }
+    fwrite(&cur, sizeof cur, 1, meta_f);
+    fwrite(delta, sizeof(uint64_t), nb + 2 * (size_t)nl, meta_f);
+    meta.n_launches++;
+    active = -1;
+    recording = 0;
+}
+
+void __cgp_mem(uint64_t record) {
+    if (recording) emit(record);
+}
+
+void __cgp_loop(uint32_t loop) {
+    int32_t parent = __cgp_loop_parent[loop];
+    uint64_t parent_serial = parent < 0 ? launch_tick : loop_serial[parent];
+    if (loop_stamp[loop] != parent_serial) {
+        loop_stamp[loop] = parent_serial;
+        loop_idx[loop] = 0;
+        loop_entries[loop]++;
+    } else {
+        loop_idx[loop]++;
+    }
+    loop_serial[loop] = ++tick;
+    loop_iters[loop]++;
+    if (recording && __cgp_loop_depth[loop] <= CGP_MARKED_DEPTH)
+        emit((uint64_t)CGP_TAG_LOOP << 48 | (uint64_t)loop << 32 | (loop_idx[loop] & 0xFFFFFFFFu));
+}
+
+void __cgp_bb_h(uint32_t block) {
+    if (active >= 0) __cgp_bbc[block]++;
+}

@@ -1,0 +1,341 @@
+#!/usr/bin/env python3
+"""Measure the CUDA reference ports (validation/cuda/*.cu) on the local NVIDIA GPU.
+
+Standalone (python3 standard library only). For every port it
+  1. builds a small "check" binary (every size macro = --check-size) and a "work" binary at the
+     reference work size of SPEC section 8, with ``nvcc -O3 -arch=native`` (falls back to
+     ``-arch=sm_90`` when ``native`` is not accepted), into validation/cuda/bin/;
+  2. runs the check binary with ``--check`` (device result vs host reference) and records
+     pass/fail;
+  3. runs the work binary in the reference configurations -- 2-D kernels with blocks 32x32 and
+     32x8, 1-D kernels with 256x1 -- and
+  4. writes validation/measured/<gpu-name-slug>.json: GPU name, clocks, driver, date, nvcc
+     version, host, and every kernel/config result (the JSON each port prints, see
+     validation/README.md for the timing method).
+
+Usage:
+  python validation/measure.py [--only gemm,syrk] [--out FILE] [--check-size 64]
+         [--sizes NAME=V ...] [--reps 7] [--timeout 180] [--sample gramschmidt=64 ...]
+         [--configs 32x32,32x8] [--no-check] [--jobs N] [--dry-run]
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import datetime
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CUDA_DIR = HERE / "cuda"
+BIN_DIR = CUDA_DIR / "bin"
+MEASURED_DIR = HERE / "measured"
+
+# Reference work size in one dimension (SPEC section 8). Every integer size macro of a port
+# (#ifndef X / #define X <int>) is set to this value unless EXTRA_WORK names it.
+WORK_SIZE = {
+    "2dconv": 4096,
+    "2mm": 4096,
+    "2mm_tiled": 4096,
+    "3dconv": 256,  # 4096^3 floats do not fit any GPU; 256 per dimension as in PolyBench/GPU
+    "3mm": 2048,
+    "3mm_tiled": 2048,
+    "atax": 4096,
+    "bicg": 4096,
+    "corr": 1024,
+    "covar": 1024,
+    "fdtd2d": 4096,
+    "gemm": 1024,
+    "gemm_tiled": 1024,
+    "gesummv": 4096,
+    "gramschmidt": 8192,
+    "mvt": 4096,
+    "syr2k": 1024,
+    "syr2k_tiled": 1024,
+    "syrk": 1024,
+    "syrk_tiled": 1024,
+    "syrk_transposed": 1024,
+    "mm": 1024,
+    "gemver": 2048,
+    "deriche": 1024,
+    "dct1d": 1024,
+}
+# Size macros that are not a spatial dimension (time steps): value at work size / at check size.
+EXTRA_WORK = {"TMAX": 500}
+EXTRA_CHECK = {"TMAX": 8}
+# Host loops timed on a sample of their iterations (per-launch times extrapolated to the full
+# count; the JSON keeps both "count" and "timed"). GRAMSCHMIDT at 8192 is 3 * 8192 launches
+# whose single-thread norm kernel alone takes ~1 ms each: all of them would take minutes.
+DEFAULT_SAMPLE = {"gramschmidt": 64}
+CONFIGS_2D = ("32x32", "32x8")
+CONFIGS_1D = ("256x1",)
+
+_SIZE_MACRO = re.compile(r"^\s*#\s*ifndef\s+(\w+)\s*\n\s*#\s*define\s+\1\s+(\d+)\s*$", re.M)
+_GRID_DIMS = re.compile(r"GRID_DIMS\s*=\s*([12])")
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "gpu"
+
+
+def port_info(path: Path) -> tuple[dict[str, int], int]:
+    """The default size macros and the grid dimensionality (GRID_DIMS) declared by a port."""
+    text = path.read_text()
+    sizes = {m.group(1): int(m.group(2)) for m in _SIZE_MACRO.finditer(text)}
+    m = _GRID_DIMS.search(text)
+    if not m:
+        raise SystemExit(f"{path}: no 'GRID_DIMS = 1|2' declaration")
+    return sizes, int(m.group(1))
+
+
+def gpu_info() -> dict[str, str]:
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        raise SystemExit("measure.py: nvidia-smi not found: this script needs an NVIDIA GPU and driver")
+    query = "name,clocks.max.sm,clocks.max.mem,driver_version"
+    try:
+        out = subprocess.run([smi, f"--query-gpu={query}", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=60, check=True).stdout
+    except (subprocess.SubprocessError, OSError) as exc:
+        raise SystemExit(f"measure.py: nvidia-smi failed ({exc}): no usable NVIDIA GPU") from exc
+    lines = [ln for ln in out.splitlines() if ln.strip()]
+    if not lines:
+        raise SystemExit("measure.py: nvidia-smi lists no GPU")
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0].strip()
+    idx = int(visible) if visible.isdigit() and int(visible) < len(lines) else 0
+    name, sm, mem, driver = [f.strip() for f in lines[idx].split(",")[:4]]
+    return {"name": name, "clock_sm_max": sm, "clock_mem_max": mem, "driver": driver,
+            "count": str(len(lines))}
+
+
+def nvcc_path() -> str:
+    nvcc = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc"
+                                    if Path("/usr/local/cuda/bin/nvcc").exists() else None)
+    if not nvcc:
+        raise SystemExit("measure.py: nvcc not found (install the CUDA toolkit or put nvcc on PATH)")
+    return nvcc
+
+
+def pick_arch(nvcc: str) -> str:
+    """``-arch=native`` when this nvcc accepts it (CUDA >= 11.6 and a visible GPU), else sm_90."""
+    probe = BIN_DIR / "_arch_probe.cu"
+    BIN_DIR.mkdir(parents=True, exist_ok=True)
+    probe.write_text("__global__ void k() {}\nint main() { return 0; }\n")
+    try:
+        r = subprocess.run([nvcc, "-arch=native", "-c", str(probe), "-o",
+                            str(BIN_DIR / "_arch_probe.o")], capture_output=True, text=True,
+                           timeout=120)
+        return "native" if r.returncode == 0 else "sm_90"
+    finally:
+        for p in (probe, BIN_DIR / "_arch_probe.o"):
+            p.unlink(missing_ok=True)
+
+
+def build(nvcc: str, arch: str, src: Path, exe: Path, defines: dict[str, int]) -> dict:
+    cmd = [nvcc, "-O3", f"-arch={arch}", "-std=c++17", "-o", str(exe), str(src)]
+    cmd[1:1] = [f"-D{k}={v}" for k, v in sorted(defines.items())]
+    t0 = time.time()
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    return {"cmd": " ".join(cmd), "ok": r.returncode == 0, "seconds": round(time.time() - t0, 2),
+            "stderr": r.stderr[-4000:]}
+
+
+def run_port(exe: Path, args: list[str], timeout: float) -> dict:
+    cmd = [str(exe), *args]
+    t0 = time.time()
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {timeout:.0f} s", "args": args,
+                "wall_s": round(time.time() - t0, 2)}
+    wall = round(time.time() - t0, 2)
+    try:
+        result = json.loads(r.stdout)
+    except json.JSONDecodeError:
+        return {"error": f"exit {r.returncode}, no JSON on stdout", "args": args, "wall_s": wall,
+                "stderr": r.stderr[-4000:], "stdout": r.stdout[-2000:]}
+    result["args"] = args
+    result["wall_s"] = wall
+    if r.returncode not in (0, 1):
+        result["error"] = f"exit {r.returncode}"
+    return result
+
+
+def parse_assignments(items: list[str], what: str) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for item in items:
+        for part in item.split(","):
+            if not part:
+                continue
+            key, sep, val = part.partition("=")
+            if not sep or not val.strip().isdigit():
+                raise SystemExit(f"measure.py: {what} wants NAME=INT, got {part!r}")
+            out[key.strip()] = int(val)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--only", help="comma-separated port names (default: all)")
+    ap.add_argument("--out", type=Path, help="output JSON (default validation/measured/<gpu>.json)")
+    ap.add_argument("--check-size", type=int, default=64, help="size of the --check runs")
+    ap.add_argument("--sizes", action="append", default=[], metavar="NAME=V",
+                    help="override a size macro of the work builds (e.g. NI=2048, TMAX=100); "
+                         "prefix with a port name to limit it: gemm:NI=2048")
+    ap.add_argument("--sample", action="append", default=[], metavar="PORT=S",
+                    help="time S evenly spaced host-loop iterations of PORT (0 = all)")
+    ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--timeout", type=float, default=180.0, help="seconds per port run")
+    ap.add_argument("--configs", help="override the block shapes of 2-D ports (e.g. 32x32,16x16)")
+    ap.add_argument("--no-check", action="store_true", help="skip the --check runs")
+    ap.add_argument("--jobs", type=int, default=min(8, os.cpu_count() or 1),
+                    help="parallel nvcc builds")
+    ap.add_argument("--dry-run", action="store_true", help="print the plan and exit")
+    args = ap.parse_args(argv)
+
+    ports = sorted(p.stem for p in CUDA_DIR.glob("*.cu"))
+    if args.only:
+        wanted = [w.strip() for w in args.only.split(",") if w.strip()]
+        missing = [w for w in wanted if w not in ports]
+        if missing:
+            raise SystemExit(f"measure.py: no port named {', '.join(missing)} in {CUDA_DIR}")
+        ports = wanted
+
+    global_sizes: dict[str, int] = {}
+    port_sizes: dict[str, dict[str, int]] = {}
+    for item in args.sizes:
+        for part in item.split(","):
+            if ":" in part:
+                port, _, rest = part.partition(":")
+                port_sizes.setdefault(port, {}).update(parse_assignments([rest], "--sizes"))
+            else:
+                global_sizes.update(parse_assignments([part], "--sizes"))
+    samples = dict(DEFAULT_SAMPLE)
+    samples.update(parse_assignments(args.sample, "--sample"))
+
+    plan = []
+    for name in ports:
+        src = CUDA_DIR / f"{name}.cu"
+        defaults, dims = port_info(src)
+        work = {}
+        check = {}
+        for macro in defaults:
+            work[macro] = EXTRA_WORK.get(macro, WORK_SIZE.get(name, defaults[macro]))
+            check[macro] = EXTRA_CHECK.get(macro, args.check_size)
+        for macro, val in {**global_sizes, **port_sizes.get(name, {})}.items():
+            if macro in work:
+                work[macro] = val
+        configs = CONFIGS_1D if dims == 1 else (
+            tuple(args.configs.split(",")) if args.configs else CONFIGS_2D)
+        plan.append({"name": name, "src": src, "dims": dims, "work": work, "check": check,
+                     "configs": configs, "sample": samples.get(name, 0)})
+
+    if args.dry_run:
+        for p in plan:
+            print(f"{p['name']:16s} {p['dims']}-D work {p['work']} check {p['check']} "
+                  f"blocks {','.join(p['configs'])} sample {p['sample'] or 'all'}")
+        return 0
+
+    nvcc = nvcc_path()
+    gpu = gpu_info()
+    nvcc_version = subprocess.run([nvcc, "--version"], capture_output=True,
+                                  text=True).stdout.strip().splitlines()
+    arch = pick_arch(nvcc)
+    print(f"GPU: {gpu['name']} (SM {gpu['clock_sm_max']}, mem {gpu['clock_mem_max']}, "
+          f"driver {gpu['driver']}); nvcc -arch={arch}", file=sys.stderr)
+
+    t_start = time.time()
+    BIN_DIR.mkdir(parents=True, exist_ok=True)
+    jobs = []
+    for p in plan:
+        jobs.append((p, "work", BIN_DIR / p["name"], p["work"]))
+        if not args.no_check:
+            jobs.append((p, "check", BIN_DIR / f"{p['name']}_check", p["check"]))
+    builds: dict[tuple[str, str], dict] = {}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        futs = {pool.submit(build, nvcc, arch, p["src"], exe, d): (p["name"], kind)
+                for p, kind, exe, d in jobs}
+        for fut in concurrent.futures.as_completed(futs):
+            key = futs[fut]
+            builds[key] = fut.result()
+            if not builds[key]["ok"]:
+                print(f"build FAILED: {key[0]} ({key[1]})\n{builds[key]['stderr']}",
+                      file=sys.stderr)
+    t_built = time.time()
+    print(f"built {sum(b['ok'] for b in builds.values())}/{len(builds)} binaries in "
+          f"{t_built - t_start:.0f} s", file=sys.stderr)
+
+    results = []
+    checks = {}
+    for p in plan:
+        name = p["name"]
+        if not args.no_check:
+            b = builds[(name, "check")]
+            if not b["ok"]:
+                checks[name] = {"status": "build-failed", "stderr": b["stderr"]}
+            else:
+                r = run_port(BIN_DIR / f"{name}_check", ["--check", "--reps", "1"], args.timeout)
+                checks[name] = {"status": r.get("check", "error") if "error" not in r else "error",
+                                "max_rel_err": r.get("max_rel_err"), "sizes": p["check"],
+                                **({"error": r["error"]} if "error" in r else {})}
+            print(f"check {name:16s} {checks[name]['status']} "
+                  f"(max_rel_err {checks[name].get('max_rel_err')})", file=sys.stderr)
+        b = builds[(name, "work")]
+        for cfg in p["configs"]:
+            entry = {"kernel": name, "config": cfg, "grid_dims": p["dims"], "work_sizes": p["work"]}
+            if not b["ok"]:
+                entry["error"] = "build failed"
+                results.append(entry)
+                continue
+            rargs = ["--block", cfg, "--reps", str(args.reps)]
+            if p["sample"]:
+                rargs += ["--sample", str(p["sample"])]
+            r = run_port(BIN_DIR / name, rargs, args.timeout)
+            entry["result"] = r
+            if "error" in r:
+                entry["error"] = r["error"]
+            results.append(entry)
+            msg = r.get("error") or f"total {r.get('total_ms', float('nan')):.4g} ms"
+            print(f"run   {name:16s} {cfg:6s} {msg}  [{r.get('wall_s')} s wall, "
+                  f"{time.time() - t_start:.0f} s elapsed]", file=sys.stderr)
+
+    report = {
+        "schema_version": 1,
+        "gpu": gpu,
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "host": platform.node(),
+        "platform": platform.platform(),
+        "nvcc": nvcc_version[-2:] if nvcc_version else [],
+        "nvcc_flags": f"-O3 -arch={arch} -std=c++17",
+        "reps": args.reps,
+        "check_size": args.check_size,
+        "timing": "cudaEvent pair around each launch; warm-up run first; per kernel name the "
+                  "median of single launches (median_ms) and of its per-run time (run_ms); "
+                  "total_ms = median over repetitions of the run's total. See "
+                  "validation/README.md.",
+        "builds": {f"{k[0]}:{k[1]}": {kk: v for kk, v in b.items() if kk != "stderr" or not b["ok"]}
+                   for k, b in sorted(builds.items())},
+        "checks": checks,
+        "results": results,
+        "elapsed_s": round(time.time() - t_start, 1),
+    }
+    out = args.out or MEASURED_DIR / f"{slug(gpu['name'])}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
+    n_fail = sum(1 for c in checks.values() if c["status"] != "pass")
+    n_err = sum(1 for r in results if "error" in r)
+    print(f"wrote {out} ({len(results)} runs, {n_err} errors, {n_fail} failed checks, "
+          f"{report['elapsed_s']:.0f} s)", file=sys.stderr)
+    return 1 if (n_fail or n_err) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

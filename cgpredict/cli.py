@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -32,6 +33,14 @@ class _Group(click.Group):
         except CGPredictError as exc:
             click.echo(f"cgpredict: error: {exc}", err=True)
             sys.exit(exc.exit_code)
+        except (click.exceptions.Exit, click.ClickException, click.Abort):
+            raise
+        except Exception as exc:  # a bug: say so in one line unless debugging
+            if os.environ.get("CGP_DEBUG"):
+                raise
+            click.echo(f"cgpredict: internal error: {type(exc).__name__}: {exc} "
+                       f"(set CGP_DEBUG=1 for the traceback)", err=True)
+            sys.exit(70)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -75,6 +84,71 @@ def trace_info(trace_file):
     from .tracefile import read_trace
 
     click.echo(render_summary(read_trace(trace_file)))
+
+
+def _sizes(items: tuple[str, ...], flag: str) -> dict[str, int]:
+    out = {}
+    for d in items:
+        name, eq, value = d.partition("=")
+        if not name.isidentifier() or not eq or not value.isdigit():
+            raise click.BadParameter(f"{d!r}: want NAME=INTEGER", param_hint=flag)
+        out[name] = int(value)
+    return out
+
+
+@main.command()
+@click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--block", metavar="XxY", help="CUDA block shape [default: 32x32 for 2-D grids, "
+              "256x1 for 1-D].")
+@click.option("--grid", type=click.IntRange(1, 2), help="Map 1 or 2 outer loops to threads "
+              "[default: 2 when the two outer loops are perfectly nested and independent].")
+@click.option("--device", default="tk1", show_default=True,
+              help="GPU: a bundled name (see `cgpredict devices`) or a .toml device file.")
+@click.option("--model", type=click.Choice(["cgpredict", "hongkim", "gpuperf"]),
+              default="cgpredict", show_default=True, help="Analytical model.")
+@click.option("--batch-mode", type=click.Choice(["whole", "paper"]), default="whole",
+              show_default=True, help="CGPredict eq. (16): repeat the whole time per batch of "
+              "blocks, or only its second term as printed in the paper.")
+@click.option("-D", "defines", multiple=True, metavar="NAME=V",
+              help="Work size to predict, e.g. -D NI=1024 [default: the file's macros].")
+@click.option("--trace-size", "trace_defs", multiple=True, metavar="NAME=V",
+              help="Smaller size actually traced [default: the file's '#pragma cgp trace'].")
+@click.option("--function", "functions", multiple=True, metavar="NAME",
+              help="Treat the whole function NAME as a kernel (repeatable).")
+@click.option("--registers", type=int, default=32, show_default=True,
+              help="Registers per thread assumed for occupancy.")
+@click.option("--timeout", "timeout_s", type=float, default=120.0, show_default=True,
+              help="Stop the traced program after this many seconds.")
+@click.option("--json", "as_json", is_flag=True, help="Print the full report as JSON.")
+def run(source, block, grid, device, model, batch_mode, defines, trace_defs, functions,
+        registers, timeout_s, as_json):
+    """Predict the GPU time of the marked kernels of SOURCE."""
+    from .pipeline import RunOptions, predict_source
+    from .report import to_json, to_text
+    from .warps import Block, MappingError
+
+    try:
+        blk = Block.parse(block) if block else None
+    except MappingError as exc:
+        raise click.BadParameter(str(exc), param_hint="--block") from None
+    opts = RunOptions(block=blk, grid=grid, device=device, model=model,
+                      work_sizes=_sizes(defines, "-D"), trace_sizes=_sizes(trace_defs, "--trace-size"),
+                      functions=tuple(functions), timeout_s=timeout_s,
+                      registers_per_thread=registers, batch_mode=batch_mode)
+    progress = None if as_json or not sys.stderr.isatty() else (
+        lambda what: click.echo(f"... {what}", err=True))
+    report = predict_source(source, opts, progress)
+    click.echo(to_json(report) if as_json else to_text(report))
+
+
+@main.command()
+def devices():
+    """List the GPU device files cgpredict knows (bundled and $CGPREDICT_DEVICE_PATH)."""
+    from .devices import list_devices, load_device
+
+    for name in list_devices():
+        d = load_device(name)
+        click.echo(f"{name:<20} {d.description or d.name}")
 
 
 @main.command()

@@ -23,6 +23,8 @@ from .errors import CompileError, ToolchainError
 IR_FLAGS = (
     "-O1", "-g", "-fno-unroll-loops", "-fno-vectorize", "-fno-slp-vectorize",
     "-fno-discard-value-names", "-Wno-unknown-pragmas", "-std=gnu11",
+    # no load PRE: it would carry a loaded value from one pseudo-thread to the next
+    "-mllvm", "-enable-load-pre=false",
 )
 
 _PROBE_C = "int f(int *a, int n) { int s = 0; for (int i = 0; i < n; i++) s += a[i]; return s; }\n"

@@ -119,6 +119,8 @@ def _from_json(d: dict) -> TraceHeader:
         for x in items:
             if cls is BlockInfo:
                 x = {**x, "ops": tuple(tuple(o) for o in x["ops"])}
+            if cls is LoopInfo:
+                x = {**x, "blocks": tuple(x.get("blocks", ()))}
             if cls is RegionInfo:
                 x = {**x, "shared": tuple(tuple(s) for s in x["shared"])}
             out.append(cls(**x))

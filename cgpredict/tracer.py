@@ -43,6 +43,7 @@ class TraceOptions:
     timeout_s: float = DEFAULT_TIMEOUT_S
     max_events: int = DEFAULT_MAX_EVENTS
     max_launches: int = 0  # record memory events of the first N launches per region; 0 = all
+    count_only: bool = False  # record no memory events: block and loop counts only (probes)
 
 
 def access_text(source_line: str, column: int) -> str:
@@ -174,7 +175,8 @@ def _verify_ir(ir: str) -> None:
 
 def _run(exe: Path, events: Path, meta: Path, options: TraceOptions, cwd: Path) -> str:
     env = dict(os.environ, CGP_EVENTS=str(events), CGP_META=str(meta),
-               CGP_MAX_EVENTS=str(options.max_events), CGP_MAX_LAUNCHES=str(options.max_launches))
+               CGP_MAX_EVENTS=str(options.max_events), CGP_MAX_LAUNCHES=str(options.max_launches),
+               CGP_COUNT_ONLY="1" if options.count_only else "0")
     try:
         res = subprocess.run([str(exe)], env=env, cwd=cwd, capture_output=True, text=True,
                              timeout=options.timeout_s, stdin=subprocess.DEVNULL)

@@ -61,6 +61,7 @@ class LoopInfo:
     depth: int  # 1 = outermost loop of the region
     line: int
     rotated: bool  # header is not the exit test: it runs once per iteration
+    blocks: tuple[int, ...] = ()  # ids (BlockInfo.id) of the blocks in its body
 
 
 @dataclass(frozen=True)
@@ -415,10 +416,10 @@ def _instrument_region(mod: Module, r: _Region, em: _Emitter, helpers: list[str]
         em.calls.append(CallSite(r.index, fn.name, callee, traced, mod.location(ins.dbg)[1]))
         if traced:
             helpers.append(callee)
-    _instrument_loops(mod, r, em)
+    _instrument_loops(mod, r, em, block_ids)
 
 
-def _instrument_loops(mod: Module, r: _Region, em: _Emitter) -> None:
+def _instrument_loops(mod: Module, r: _Region, em: _Emitter, block_ids: dict[int, int]) -> None:
     fn = r.function
     begin_block = r.begin[0] if r.begin is not None else -1
     inside = set(r.blocks)
@@ -436,7 +437,9 @@ def _instrument_loops(mod: Module, r: _Region, em: _Emitter) -> None:
         lid = len(em.loops)
         ids[h] = lid
         em.loops.append(LoopInfo(lid, r.index, fn.name, hb.label, pid, depth, line,
-                                 rotated=not exits or h in _cfg_succ(fn, h)))
+                                 rotated=not exits or h in _cfg_succ(fn, h),
+                                 blocks=tuple(sorted(block_ids[k] for k in body
+                                                     if k in block_ids))))
         at = hb.instrs[hb.first_non_phi].line
         em.before.setdefault(at, []).append(f"  call void @__cgp_loop(i32 {lid})")
 
@@ -453,10 +456,24 @@ def _loop_line(mod: Module, fn: Function, h: int, body: frozenset[int]) -> int:
     return min(lines) if lines else 0
 
 
+_GLOBAL_ALIGN = re.compile(r"^(@[\w.$\"-]+ = .*(?:global|constant) .*), align \d+(.*)$")
+GLOBAL_ALIGNMENT = 256  # what cudaMalloc guarantees: arrays start where a GPU's would
+
+
+def _align_global(line: str) -> str:
+    """Give a global array the alignment of a cudaMalloc'ed buffer."""
+    m = _GLOBAL_ALIGN.match(line)
+    if not m or not re.search(r"(?:global|constant) \[", line):
+        return line
+    return f"{m.group(1)}, align {GLOBAL_ALIGNMENT}{m.group(2)}"
+
+
 def _render(mod: Module, em: _Emitter, add_region_decls: bool) -> str:
     nb = max(len(em.blocks), 1)
     out: list[str] = []
     for i, line in enumerate(mod.lines):
+        if line.startswith("@"):
+            line = _align_global(line)
         for extra in em.before.get(i, ()):
             out.append(extra.replace("@NB@", str(nb)))
         out.append(line)

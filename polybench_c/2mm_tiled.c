@@ -9,7 +9,8 @@
  * Tiled variant of 2mm.c, same operation order (checksums agree exactly): in each kernel the
  * reduction loop k is strip-mined by 32 (kk) and a 32x32 thread block stages one 32x32 tile
  * of each input matrix in shared memory per kk step (pragmas `cgp shared`).
- * Kernels `mm2_k1_tiled` (shared A, B) and `mm2_k2_tiled` (shared C, D): Grid: 2-D (i, j).
+ * Kernel `mm2_k1_tiled`:  Grid: 2-D (i, j) over C; shared A, B; kk / k sequential per thread.
+ * Kernel `mm2_k2_tiled`:  Grid: 2-D (i, j) over E; shared C, D; kk / k sequential per thread.
  * Work size: NI = NJ = NK = NL = 4096.   Trace size: 128.
  * All sizes must be multiples of 32.
  */

@@ -6,8 +6,8 @@
  *
  * PolyBench/GPU kernel split: the host loops over the planes i = 1 .. NI-2 and launches one
  * 2-D kernel (convolution3D_kernel) per plane, one thread per (j, k).
- * Kernel `conv3d` (launched NI-2 times, inside the host loop over i):
- *   Grid: 2-D (j, k) -- j is the thread y index, k the thread x index; no per-thread loop.
+ * Kernel `conv3d`:  Grid: 2-D (j, k) -- j is the thread y index, k the thread x index;
+ *   no per-thread loop; launched NI-2 times, inside the host loop over i.
  *   The CUDA port launches NJ x NK threads and guards the interior; here the thread loops run
  *   over the interior points only.
  * Work size: NI = NJ = NK = 256.   Trace size: 64.

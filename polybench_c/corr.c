@@ -6,14 +6,13 @@
  *
  * PolyBench/GPU kernel split: four kernels.
  * Kernel `corr_mean`:    column means.   Grid: 1-D (j); i is a sequential per-thread loop.
- * Kernel `corr_std`:     column standard deviations (sqrtf; values <= EPS replaced by 1).
- *                        Grid: 1-D (j); i is a sequential per-thread loop.
- * Kernel `corr_reduce`:  centre and reduce the data in place.
- *                        Grid: 2-D (i, j) (as the CUDA port's reduce_kernel); no per-thread
- *                        loop.
- * Kernel `corr_corr`:    upper triangle of the correlation matrix, mirrored into the lower
- *                        triangle.  Grid: 1-D (j1) over j1 = 0 .. M-2; j2 (triangular, from
- *                        j1 + 1) and i are sequential per-thread loops.  symmat[M-1][M-1] = 1
+ * Kernel `corr_std`:     Grid: 1-D (j); column standard deviations (sqrtf; values <= EPS
+ *                        replaced by 1); i is a sequential per-thread loop.
+ * Kernel `corr_reduce`:  Grid: 2-D (i, j) (as the CUDA port's reduce_kernel); centre and
+ *                        reduce the data in place; no per-thread loop.
+ * Kernel `corr_corr`:    Grid: 1-D (ja) over ja = 0 .. M-2; upper triangle of the correlation
+ *                        matrix, mirrored into the lower triangle; jb (triangular, from
+ *                        ja + 1) and i are sequential per-thread loops.  symmat[M-1][M-1] = 1
  *                        is set on the host afterwards, as in PolyBench/GPU.
  * Deviation: PolyBench/GPU uses FLOAT_N = 3214212.01 and EPS = 0.005; here FLOAT_N = N and
  * EPS = 0.1 (PolyBench/C), so the result is a real correlation matrix.
@@ -73,13 +72,13 @@ int main(void)
   }
 
 #pragma cgp kernel corr_corr
-  for (int j1 = 0; j1 < M - 1; j1++) {
-    symmat[j1][j1] = 1.0f;
-    for (int j2 = j1 + 1; j2 < M; j2++) {
-      symmat[j1][j2] = 0.0f;
+  for (int ja = 0; ja < M - 1; ja++) {
+    symmat[ja][ja] = 1.0f;
+    for (int jb = ja + 1; jb < M; jb++) {
+      symmat[ja][jb] = 0.0f;
       for (int i = 0; i < N; i++)
-        symmat[j1][j2] += data[i][j1] * data[i][j2];
-      symmat[j2][j1] = symmat[j1][j2];
+        symmat[ja][jb] += data[i][ja] * data[i][jb];
+      symmat[jb][ja] = symmat[ja][jb];
     }
   }
   symmat[M - 1][M - 1] = 1.0f;

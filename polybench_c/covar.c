@@ -8,9 +8,10 @@
  * Kernel `covar_mean`:    column means.  Grid: 1-D (j); i is a sequential per-thread loop.
  * Kernel `covar_reduce`:  centre the data in place.  Grid: 2-D (i, j) (as the CUDA port's
  *                         reduce_kernel); no per-thread loop.
- * Kernel `covar_covar`:   upper triangle (incl. diagonal) of the covariance matrix, mirrored
- *                         into the lower triangle.  Grid: 1-D (j1); j2 (triangular, from j1)
- *                         and i are sequential per-thread loops.
+ * Kernel `covar_covar`:   Grid: 1-D (ja); upper triangle (incl. diagonal) of the covariance
+ *                         matrix, mirrored into the lower triangle; jb (triangular, from ja)
+ *                         and i are sequential per-thread loops.  NOTE: the jb loop directly
+ *                         follows the ja header, so the nest looks like a 2-D grid; it is not.
  * As in PolyBench/GPU the sums are not divided by N - 1.  Deviation: FLOAT_N = N here
  * (PolyBench/GPU: 3214212.01).
  * Work size: M = N = 1024.   Trace size: 128.
@@ -54,12 +55,12 @@ int main(void)
   }
 
 #pragma cgp kernel covar_covar
-  for (int j1 = 0; j1 < M; j1++) {
-    for (int j2 = j1; j2 < M; j2++) {
-      symmat[j1][j2] = 0.0f;
+  for (int ja = 0; ja < M; ja++) {
+    for (int jb = ja; jb < M; jb++) {
+      symmat[ja][jb] = 0.0f;
       for (int i = 0; i < N; i++)
-        symmat[j1][j2] += data[i][j1] * data[i][j2];
-      symmat[j2][j1] = symmat[j1][j2];
+        symmat[ja][jb] += data[i][ja] * data[i][jb];
+      symmat[jb][ja] = symmat[ja][jb];
     }
   }
 

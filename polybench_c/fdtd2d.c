@@ -6,8 +6,8 @@
  * PolyBench/GPU kernel split: the host loops over t = 0 .. TMAX-1 and launches three 2-D
  * kernels per time step (fdtd_step1..3_kernel), one thread per grid point.  The time loop is
  * outside the regions; each region is executed TMAX times.
- * Kernel `fdtd_k1`:  update ey; row i == 0 takes the source term fict[t].
- *                    Grid: 2-D (i, j) over 0 <= i < NX, 0 <= j < NY.
+ * Kernel `fdtd_k1`:  Grid: 2-D (i, j) over 0 <= i < NX, 0 <= j < NY.  Update ey; row i == 0
+ *                    takes the source term fict[t].
  * Kernel `fdtd_k2`:  update ex.  Grid: 2-D (i, j) over 0 <= i < NX, 1 <= j < NY
  *                    (the CUDA port guards j > 0).
  * Kernel `fdtd_k3`:  update hz.  Grid: 2-D (i, j) over 0 <= i < NX-1, 0 <= j < NY-1.

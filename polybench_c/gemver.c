@@ -12,6 +12,8 @@
  *                      per-thread loop (A[j][i] contiguous across a warp: coalesced).
  * Kernel `gemver_k3`:  w = w + alpha * A * x.  Grid: 1-D (i); j is a sequential per-thread
  *                      loop (A[i][j] strides by a row across a warp: uncoalesced).
+ * NOTE: in gemver_k2 and gemver_k3 the j loop directly follows the i header, so the nest looks
+ * like a 2-D grid; both are 1-D (j is a reduction loop into x[i] / w[i]).
  * Work size: N = 2048 (GPU-vs-FPGA comparison).   Trace size: 128.
  */
 #include <stdio.h>

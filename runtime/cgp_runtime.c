@@ -1,7 +1,8 @@
 /* cgpredict trace runtime: records what the instrumented program does inside marked regions.
  *
  * Environment: CGP_EVENTS (event file), CGP_META (meta file), CGP_MAX_EVENTS (0: no limit),
- * CGP_MAX_LAUNCHES (record the memory events of the first N launches of each region; 0: all).
+ * CGP_MAX_LAUNCHES (record the memory events of the first N launches of each region; 0: all),
+ * CGP_COUNT_ONLY=1 (record no memory events at all: block and loop counts only).
  * The instrumented IR defines __cgp_bbc, __cgp_nbb, __cgp_loop_parent, __cgp_loop_depth and
  * __cgp_nloops (see instrument/memtrace.py).
  */
@@ -26,6 +27,7 @@ static uint32_t pos;
 static FILE *events_f, *meta_f;
 static cgp_meta_header meta;
 static uint64_t max_events, max_launches, written;
+static int count_only;
 static int active = -1, recording;
 static uint64_t tick, launch_tick;
 static uint32_t launches[MAX_REGIONS];
@@ -94,6 +96,8 @@ __attribute__((constructor)) static void cgp_init(void) {
     max_events = s ? strtoull(s, NULL, 10) : 0;
     s = getenv("CGP_MAX_LAUNCHES");
     max_launches = s ? strtoull(s, NULL, 10) : 0;
+    s = getenv("CGP_COUNT_ONLY");
+    count_only = s && s[0] == '1';
     uint32_t nl = __cgp_nloops;
     loop_iters = zeros(nl); loop_entries = zeros(nl); loop_stamp = zeros(nl);
     loop_serial = zeros(nl); loop_idx = zeros(nl);
@@ -117,7 +121,7 @@ void __cgp_region_begin(int region) {
     active = region;
     cur.region = region;
     cur.launch = launches[region]++;
-    recording = max_launches == 0 || cur.launch < max_launches;
+    recording = !count_only && (max_launches == 0 || cur.launch < max_launches);
     cur.recorded = (uint32_t)recording;
     cur.first_event = written + pos;
     memcpy(base_bb, __cgp_bbc, __cgp_nbb * sizeof(uint64_t));

@@ -229,7 +229,10 @@ def main(argv: list[str] | None = None) -> int:
         check = {}
         for macro in defaults:
             work[macro] = EXTRA_WORK.get(macro, WORK_SIZE.get(name, defaults[macro]))
-            check[macro] = EXTRA_CHECK.get(macro, args.check_size)
+            size = args.check_size
+            if name.endswith("_tiled"):  # tiled ports need multiples of the 32-wide tile
+                size = max(32, (size + 31) // 32 * 32)
+            check[macro] = EXTRA_CHECK.get(macro, size)
         for macro, val in {**global_sizes, **port_sizes.get(name, {})}.items():
             if macro in work:
                 work[macro] = val

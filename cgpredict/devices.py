@@ -3,14 +3,11 @@
 A device file is data, not code. `schema_version = 1` files group their keys into the tables
 [sm], [memory], [timing], an optional [energy] and an optional [provenance]; units are part of
 every key name (`clock_mhz`, `l2_bytes`, `dram_latency_cycles`). The schema is documented in
-`SCHEMA.md` beside this module and defined once, in `_SCHEMA` below.
+`devices/SCHEMA.md` and defined once, in `_SCHEMA` below.
 
 Search order for a device *name*: every directory of `$CGPREDICT_DEVICE_PATH` (os.pathsep
-separated) first, then this package's own folder (bundled files, read through
+separated) first, then the bundled folder `cgpredict/devices/` (read through
 importlib.resources). `load_device` also accepts a path to a ``.toml`` file.
-
-(This module is the package ``cgpredict.devices``: a sibling ``cgpredict/devices.py`` would be
-shadowed by the package folder that holds the bundled TOML files.)
 """
 
 from __future__ import annotations
@@ -23,12 +20,15 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from cgpredict.errors import CGPredictError
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 __all__ = [
+    "ENV_VAR",
     "SCHEMA_VERSION",
     "DeviceError",
     "EnergyTable",
@@ -44,8 +44,10 @@ SCHEMA_VERSION = 1
 ENV_VAR = "CGPREDICT_DEVICE_PATH"
 
 
-class DeviceError(ValueError):
+class DeviceError(CGPredictError, ValueError):
     """A device file or name that cannot be used; the message is one line naming file and key."""
+
+    exit_code = 2
 
 
 @dataclass(frozen=True)
@@ -145,8 +147,8 @@ class GPUDevice:
         return self.l2_bytes // (self.l2_line_bytes * self.l2_ways)
 
     @property
-    def l1_sets_per_way(self) -> int:
-        return self.l1_bytes // self.l1_line_bytes
+    def l2_lines(self) -> int:
+        return self.l2_bytes // self.l2_line_bytes
 
     @property
     def dram_bandwidth_bytes_per_s(self) -> float:
@@ -170,8 +172,8 @@ class GPUDevice:
         return cycles / self.freq_hz * 1e3
 
 
-# ---- schema: (table, key) -> (kind, required) -------------------------------------------
-# kind: "int" (positive), "int0" (>= 0), "float" (positive), "bool", "str"
+# ---- schema: table -> key -> (kind, required) -------------------------------------------
+# kind: "int" (positive), "int0" (>= 0), "float" (positive, finite), "bool", "str", "table"
 _SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
     "": {
         "schema_version": ("int", True),
@@ -233,7 +235,7 @@ _SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
 }
 _SECTIONED = ("sm", "memory", "timing")
 _TABLE_OF = {key: table for table, keys in _SCHEMA.items() for key in keys if table in _SECTIONED}
-_DEVICE_FIELDS = {f.name for f in fields(GPUDevice)}
+_NOTE_KEYS = {f.name for f in fields(GPUDevice)} | set(_SCHEMA["energy"])
 
 
 def _where(table: str, key: str) -> str:
@@ -261,7 +263,7 @@ def _check_value(path: str, table: str, key: str, kind: str, value: Any) -> Any:
     if kind == "float":
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise DeviceError(f"{where}: expected a number, got {value!r}")
-        if not value > 0 or value != value or value == float("inf"):
+        if not 0 < value < float("inf"):
             raise DeviceError(f"{where}: expected a positive finite number, got {value!r}")
         return float(value)
     raise AssertionError(kind)  # pragma: no cover
@@ -301,7 +303,7 @@ def _read_provenance(path: str, data: Any) -> Provenance:
         raise DeviceError(f"{path}: [provenance] notes must be a table, got {notes_raw!r}")
     notes = []
     for key, text in notes_raw.items():
-        if key not in _DEVICE_FIELDS and key not in _TABLE_OF:
+        if key not in _NOTE_KEYS:
             raise DeviceError(f"{path}: [provenance.notes] {key}: no device field of that name")
         notes.append((key, _check_value(path, "provenance.notes", key, "str", text)))
     return Provenance(notes=tuple(sorted(notes)), **values)
@@ -372,10 +374,14 @@ def load_device_file(path: str | os.PathLike[str]) -> GPUDevice:
     return _load_cached(str(p), st.st_mtime_ns, st.st_size)
 
 
+def bundled_dir() -> Path:
+    """The folder of device files shipped with cgpredict."""
+    return Path(str(resources.files("cgpredict") / "devices"))
+
+
 def _search_dirs() -> list[Path]:
     dirs = [Path(d) for d in os.environ.get(ENV_VAR, "").split(os.pathsep) if d]
-    bundled = resources.files(__name__)
-    dirs.append(Path(str(bundled)))
+    dirs.append(bundled_dir())
     return dirs
 
 

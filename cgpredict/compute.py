@@ -1,0 +1,96 @@
+"""Computation analysis (SPEC §2.4): executed LLVM operations -> PTX-equivalent instructions.
+
+The table below says how many PTX instructions one LLVM operation becomes. Choices:
+
+* an ``fmul`` whose only user is an ``fadd``/``fsub`` fuses into one ``fma`` (counted 0 here,
+  the add counts 1); ``llvm.fmuladd``/``llvm.fma`` are one ``fma``;
+* a loop iteration costs what its IR costs: the induction add, the compare and the
+  conditional branch (add + setp + bra in PTX); unconditional branches fall through (0);
+* ``getelementptr``: one integer multiply-add (``mad.wide``) per variable index; constant
+  offsets fold into the ld/st address (0);
+* integer casts, ``bitcast``, ``ptrtoint``, ``phi``, ``alloca`` are free (0), as on the GPU the
+  registers are reused; float<->int and float<->double conversions are one ``cvt`` each;
+* division, remainder, square root, exp/log/trigonometric functions go to the special
+  function unit (SFU) and are counted separately as well as in the total;
+* loads and stores are memory instructions, counted by the memory analysis, not here.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+ALU_OPS = frozenset(
+    "add sub mul shl lshr ashr and or xor icmp fcmp select fadd fsub fmul fneg switch "
+    "extractelement insertelement".split()
+)
+CVT_OPS = frozenset("sitofp uitofp fptosi fptoui fpext fptrunc".split())
+FREE_OPS = frozenset(
+    "phi sext zext trunc bitcast ptrtoint inttoptr alloca ret unreachable freeze".split()
+)
+SFU_OPS = frozenset("fdiv frem sdiv udiv srem urem".split())
+SFU_CALLS = ("sqrt", "exp", "log", "sin", "cos", "tan", "pow", "atan", "erf", "cbrt", "rsqrt")
+ONE_CALLS = ("fabs", "fmin", "fmax", "minnum", "maxnum", "smax", "smin", "umax", "umin", "abs",
+             "floor", "ceil", "round", "trunc", "copysign", "fmuladd", "fma")
+FP_TYPES = ("float", "double", "half")
+
+
+@dataclass(frozen=True)
+class ComputeCounts:
+    """PTX-equivalent instructions (not memory) executed, in total over what was counted."""
+
+    total: float  # every non-memory instruction, SFU included
+    sfu: float
+    fp: float
+    unknown_calls: tuple[str, ...] = ()
+
+    def scaled(self, factor: float) -> "ComputeCounts":
+        return ComputeCounts(self.total * factor, self.sfu * factor, self.fp * factor,
+                             self.unknown_calls)
+
+
+def _call_cost(callee: str) -> tuple[int, bool]:
+    """(PTX instructions, is SFU) of a call to ``callee``."""
+    name = callee.removeprefix("llvm.").split(".")[0].rstrip("f").lower()
+    if any(name.startswith(s) for s in SFU_CALLS):
+        return 1, True
+    if any(name == s or name.startswith(s) for s in ONE_CALLS):
+        return 1, False
+    return -1, False
+
+
+def ptx_cost(opcode: str, ty: str, detail: str) -> tuple[int, bool, bool]:
+    """(PTX instructions, is SFU, is floating point) of one executed LLVM operation."""
+    fp = any(ty.startswith(t) for t in FP_TYPES)
+    if opcode in ("load", "store") or opcode in FREE_OPS:
+        return 0, False, False
+    if opcode == "fmul" and detail == "fma":
+        return 0, False, False
+    if opcode == "br":
+        return (1 if detail == "cond" else 0), False, False
+    if opcode == "getelementptr":
+        return int(detail or 0), False, False
+    if opcode in CVT_OPS:
+        return 1, False, fp
+    if opcode in SFU_OPS:
+        return 1, True, fp
+    if opcode in ALU_OPS:
+        return 1, False, fp
+    if opcode == "call":
+        n, sfu = _call_cost(detail)
+        return (max(n, 1), sfu, fp)
+    return 1, False, fp
+
+
+def compute_counts(ops: Counter) -> ComputeCounts:
+    """PTX-equivalent totals of executed operations keyed by (opcode, type, detail)."""
+    total = sfu = fp = 0.0
+    unknown = set()
+    for (opcode, ty, detail), n in ops.items():
+        cost, is_sfu, is_fp = ptx_cost(opcode, ty, detail)
+        if opcode == "call" and _call_cost(detail)[0] < 0:
+            unknown.add(detail)
+        total += cost * n
+        sfu += cost * n if is_sfu else 0
+        fp += cost * n if is_fp else 0
+    return ComputeCounts(total, sfu, fp, tuple(sorted(unknown)))

@@ -1,0 +1,118 @@
+"""Memory analysis (SPEC §2.3): classify warp memory instructions, count L2 transactions, and
+find DRAM transactions with the temporal-conflict-set cache analysis.
+
+Pattern of a warp instruction: the largest address distance between adjacent active lanes;
+0 -> constant, at most the access size -> coalesced, else uncoalesced. L2 transactions of a
+warp instruction: the distinct L2 lines its lanes touch (this gives the SPEC's Kepler figures
+2 / 32 / 1 for aligned 4-byte accesses over 64-byte lines, and derives them for any line size).
+The cache sees the transactions in the order the GPU would issue them: the warps of one batch
+of resident threads advance instruction by instruction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .cache import CacheConfig, hit_mask
+from .warps import WarpTrace
+
+COAL, UNCOAL, CONST = 0, 1, 2
+PATTERN_NAMES = ("coalesced", "uncoalesced", "constant")
+
+
+@dataclass(frozen=True)
+class InstrMemStats:
+    """Per static memory instruction: warp instructions, L2 and DRAM transactions per pattern."""
+
+    sid: int
+    warp_insts: tuple[int, int, int]  # (coal, uncoal, const) warp instructions
+    l2_trans: tuple[int, int, int]
+    dram_trans: tuple[int, int, int]
+
+    @property
+    def pattern(self) -> str:
+        """The dominant pattern of this instruction."""
+        return PATTERN_NAMES[int(np.argmax(self.warp_insts))]
+
+    @property
+    def total_warp_insts(self) -> int:
+        return sum(self.warp_insts)
+
+    @property
+    def l2_hit_rate(self) -> float:
+        l2 = sum(self.l2_trans)
+        return 1.0 - sum(self.dram_trans) / l2 if l2 else 0.0
+
+
+@dataclass(frozen=True)
+class MemoryAnalysis:
+    """Memory behaviour of one launch."""
+
+    instrs: tuple[InstrMemStats, ...]
+    l2_accesses: int
+    l2_hits: int
+
+    @property
+    def l2_hit_rate(self) -> float:
+        return self.l2_hits / self.l2_accesses if self.l2_accesses else 0.0
+
+    def by_sid(self) -> dict[int, InstrMemStats]:
+        return {s.sid: s for s in self.instrs}
+
+
+def classify(wt: WarpTrace, access_bytes: np.ndarray) -> np.ndarray:
+    """Pattern (COAL/UNCOAL/CONST) of every warp instruction (SPEC §2.3)."""
+    ev = wt.events
+    n = len(ev)
+    if not n:
+        return np.zeros(0, np.int8)
+    addr = ev["addr"].astype(np.int64)
+    diff = np.abs(np.diff(addr, prepend=addr[0]))
+    diff[wt.inst_start] = 0  # no stride across warp instructions
+    stride = np.maximum.reduceat(diff, wt.inst_start)
+    size = access_bytes[ev["sid"][wt.inst_start]]
+    return np.where(stride == 0, CONST, np.where(stride <= size, COAL, UNCOAL)).astype(np.int8)
+
+
+def transactions(wt: WarpTrace, line_bytes: int) -> tuple[np.ndarray, np.ndarray]:
+    """(line address, warp-instruction index) of every L2 transaction: the distinct lines of
+    each warp instruction."""
+    ev = wt.events
+    inst = np.repeat(np.arange(wt.n_insts), np.diff(np.r_[wt.inst_start, len(ev)]))
+    line = ev["addr"] // np.uint64(line_bytes)
+    order = np.lexsort((line, inst))
+    line, inst = line[order], inst[order]
+    first = np.r_[True, (line[1:] != line[:-1]) | (inst[1:] != inst[:-1])] if len(ev) else []
+    return line[first], inst[first]
+
+
+def issue_order(wt: WarpTrace, inst: np.ndarray, warps_per_batch: int) -> np.ndarray:
+    """Permutation of transactions into GPU issue order: batch, then k, then warp."""
+    ev = wt.events[wt.inst_start]
+    warp = ev["warp"][inst].astype(np.int64)
+    k = ev["k"][inst].astype(np.int64)
+    return np.lexsort((warp, k, warp // max(warps_per_batch, 1)))
+
+
+def analyze_memory(wt: WarpTrace, access_bytes: np.ndarray, cache: CacheConfig,
+                   warps_per_batch: int) -> MemoryAnalysis:
+    """Patterns, L2 and DRAM transactions per static instruction for one launch."""
+    pattern = classify(wt, access_bytes)
+    lines, inst = transactions(wt, cache.line_bytes)
+    order = issue_order(wt, inst, warps_per_batch)
+    hits = np.empty(len(lines), bool)
+    hits[order] = hit_mask(lines[order], cache)
+    n = wt.n_insts
+    l2_per_inst = np.bincount(inst, minlength=n)
+    miss_per_inst = np.bincount(inst, weights=~hits, minlength=n).astype(np.int64)
+    sid = wt.events["sid"][wt.inst_start].astype(np.int64)
+    stats = []
+    for s in np.unique(sid):
+        m = sid == s
+        counts = tuple(int(np.sum(m & (pattern == p))) for p in (COAL, UNCOAL, CONST))
+        l2 = tuple(int(l2_per_inst[m & (pattern == p)].sum()) for p in (COAL, UNCOAL, CONST))
+        dram = tuple(int(miss_per_inst[m & (pattern == p)].sum()) for p in (COAL, UNCOAL, CONST))
+        stats.append(InstrMemStats(int(s), counts, l2, dram))
+    return MemoryAnalysis(tuple(stats), int(len(lines)), int(hits.sum()))

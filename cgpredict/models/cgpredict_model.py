@@ -1,0 +1,183 @@
+"""The CGPredict form of the MWP-CWP model (SPEC §2.3 eqs. 1-8, §2.5 eqs. 12-18, §2.6 19-23).
+
+Batch reading (eq. 16). SPEC eq. (16) as printed multiplies only its second term by `batch`:
+
+    paper:  exec = mem_cycles * N / MWP + comp_cycles / no_mem_insts * MWP * batch
+    whole:  exec = (mem_cycles * N / MWP + comp_cycles / no_mem_insts * MWP) * batch
+
+The default is ``batch_mode="whole"``, as the original MWP-CWP model multiplies by #Rep (§3
+eq. 21-24). From first principles: only B blocks (N warps) are resident on an SM at a time.
+Each of those warps issues its no_mem_insts memory instructions, MWP of them in flight at once,
+so one batch of N warps needs mem_cycles * N / MWP cycles of memory time. The next batch's warps
+start from scratch and issue their own memory instructions: nothing of the first batch's memory
+time is shared with the second. With batch = no_blocks / B, the memory term must therefore be
+paid once per batch like the computation term. Under the printed reading the memory time of a
+memory-bound kernel would not grow with the number of blocks at all (doubling the work size
+would leave a memory-bound kernel's predicted time almost unchanged), which no GPU does. The
+printed reading stays selectable (``batch_mode="paper"``) to reproduce the paper's numbers.
+Eq. (17) follows the same choice: "whole" is (mem_l + comp_cycles * N) * batch, as §3 eq. (24);
+"paper" is mem_l + comp_cycles * N * batch as printed.
+
+Multi-SM devices: blocks spread over the active SMs (min(sm_count, blocks)), so batch is the
+number of waves, blocks / (B * active_SMs), at least 1 (see `launch_geometry`); on the 1-SM TK1
+this is eq. (15) exactly.
+
+DRAM bandwidth bound (§3 eqs. 5-7): on by default (``bandwidth_bound=True``): MWP = min(MWP_(13),
+N, MWP_peak_BW). Every device file gives dram_bandwidth_gbps, and the bound is a physical limit
+(no more warps' requests can be in flight than the DRAM serves); it only binds when the
+departure delays understate the bandwidth (e.g. uncalibrated literature estimates). On the TK1
+with SPEC §2.7 figures it rarely binds. ``bandwidth_bound=False`` gives the paper's MWP.
+Load_bytes_per_warp is the DRAM traffic of an average warp memory instruction (DRAM
+transactions * l2_sector_bytes); with no DRAM traffic the bound is infinite.
+
+Shared memory (§2.6): applied when the profile has shared-memory use. no_smem_load_inst staging
+loads cost eq. (19) and are memory instructions for the no_mem_insts of eq. (16); mem_l and
+departure_delay (7)-(8) average over the global pattern instructions only. The sync cost (23)
+is added whenever the profile has sync instructions.
+
+Limits (no division by zero): with no memory instructions mem_l = departure_delay = 0, MWP = N,
+and eq. (17) applies (there is no memory period to overlap: the N warps' computation
+serialises). With no instructions at all comp_cycles = 0 and CWP = N. A zero departure delay
+gives MWP = N. In (23), MWP - 1 is taken as 0 when MWP < 1 (a cost cannot be negative).
+
+`profile.launches` launches of the kernel each cost the per-launch cycles.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+from cgpredict.devices import GPUDevice
+from cgpredict.models.base import Bound, LaunchGeometry, launch_geometry
+from cgpredict.models.memlat import MemoryLatency, memory_latency
+from cgpredict.profile import KernelProfile
+
+__all__ = ["BatchMode", "CGPredictResult", "predict_cgpredict"]
+
+BatchMode = Literal["whole", "paper"]
+
+
+@dataclass(frozen=True)
+class CGPredictResult:
+    """Every intermediate of the CGPredict model; cycles and time include all launches."""
+
+    latency: MemoryLatency
+    geometry: LaunchGeometry
+    batch_mode: BatchMode
+    bandwidth_bound: bool
+    # §2.6
+    smem_load_cycles: float
+    smem_cycles: float
+    sync_cost: float
+    # §2.4-2.5
+    comp_cycles: float
+    mem_cycles: float
+    mem_l: float
+    departure_delay: float
+    no_mem_insts: float
+    mwp_full: float
+    bw_per_warp_gbps: float
+    mwp_peak_bw: float
+    mwp: float
+    cwp_full: float
+    cwp: float
+    n_warps: int
+    b_blocks: int
+    batch: float
+    case: str
+    exec_cycles: float
+    cycles_per_launch: float
+    launches: int
+    cycles: float
+    time_ms: float
+    bound: Bound
+
+
+def predict_cgpredict(
+    profile: KernelProfile,
+    device: GPUDevice,
+    *,
+    batch_mode: BatchMode = "whole",
+    bandwidth_bound: bool = True,
+    geometry: LaunchGeometry | None = None,
+) -> CGPredictResult:
+    """Predict the GPU time of one kernel with SPEC §2.5 (and §2.6 for shared memory)."""
+    if batch_mode not in ("whole", "paper"):
+        raise ValueError(f"batch_mode must be 'whole' or 'paper', got {batch_mode!r}")
+    geo = geometry or launch_geometry(profile, device)
+    n, b, batch = geo.n_warps, geo.b_blocks, geo.waves
+    lat = memory_latency(profile, device)
+
+    comp_cycles = device.inst_cycles_per_warp_inst * profile.total_insts  # (12)
+    mem_cycles = lat.mem_cycles  # (6)
+    sh = profile.shared
+    smem_load_cycles = sh.load_insts * device.smem_load_cycles  # (19)
+    smem_cycles = device.shared_latency_cycles * sum(x * k for x, k in sh.insts_by_conflict)  # (20)
+    mem_cycles += smem_load_cycles  # (21)
+    comp_cycles += smem_cycles  # (22)
+    no_mem_insts = lat.no_mem_insts + sh.load_insts
+
+    mem_l, dep = lat.mem_l, lat.departure_delay
+    mwp_full = mem_l / dep if dep > 0 else math.inf  # (13)
+    bw_per_warp = device.freq_hz * lat.load_bytes_per_warp / mem_l if mem_l > 0 else 0.0  # §3 (7)
+    mwp_peak = (
+        device.dram_bandwidth_bytes_per_s / (bw_per_warp * geo.active_sms)  # §3 (6)
+        if bw_per_warp > 0
+        else math.inf
+    )
+    mwp = min(mwp_full, n)  # (13) bounded by N
+    if bandwidth_bound:
+        mwp = min(mwp, mwp_peak)  # §3 (5)
+    cwp_full = (mem_cycles + comp_cycles) / comp_cycles if comp_cycles > 0 else math.inf  # (14)
+    cwp = min(cwp_full, n)  # (14) bounded by N
+
+    whole = batch_mode == "whole"
+    if no_mem_insts > 0 and cwp >= mwp:
+        case = "eq16"
+        mem_term = mem_cycles * n / mwp
+        comp_term = comp_cycles / no_mem_insts * mwp
+        if whole:
+            exec_cycles = (mem_term + comp_term) * batch  # (16), whole expression per batch
+        else:
+            exec_cycles = mem_term + comp_term * batch  # (16) as printed
+    else:
+        case = "eq17"
+        if whole:
+            exec_cycles = (mem_l + comp_cycles * n) * batch  # (17), whole expression per batch
+        else:
+            exec_cycles = mem_l + comp_cycles * n * batch  # (17) as printed
+    sync_cost = dep * max(mwp - 1, 0.0) * profile.sync_insts * b * batch  # (23)
+    per_launch = exec_cycles + sync_cost
+    cycles = per_launch * profile.launches
+    return CGPredictResult(
+        latency=lat,
+        geometry=geo,
+        batch_mode=batch_mode,
+        bandwidth_bound=bandwidth_bound,
+        smem_load_cycles=smem_load_cycles,
+        smem_cycles=smem_cycles,
+        sync_cost=sync_cost,
+        comp_cycles=comp_cycles,
+        mem_cycles=mem_cycles,
+        mem_l=mem_l,
+        departure_delay=dep,
+        no_mem_insts=no_mem_insts,
+        mwp_full=mwp_full,
+        bw_per_warp_gbps=bw_per_warp / 1e9,
+        mwp_peak_bw=mwp_peak,
+        mwp=mwp,
+        cwp_full=cwp_full,
+        cwp=cwp,
+        n_warps=n,
+        b_blocks=b,
+        batch=batch,
+        case=case,
+        exec_cycles=exec_cycles,
+        cycles_per_launch=per_launch,
+        launches=profile.launches,
+        cycles=cycles,
+        time_ms=device.cycles_to_ms(cycles),  # (18)
+        bound="memory" if case == "eq16" else "compute",
+    )

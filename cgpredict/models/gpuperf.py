@@ -1,0 +1,179 @@
+"""GPUPerf extensions of MWP-CWP and its benefit metrics (Sim et al., PPoPP 2012; SPEC §4).
+
+Inputs: the profile's per-thread counts (#insts = total_insts, #mem_insts, #SFU_insts,
+#FP_insts, #sync_insts, ILP, MLP), the device, the launch geometry, and MWP, CWP, N and
+MWP_peak_bw from the CGPredict model (which computes them from the cache-aware latencies
+of SPEC §2.3 and the bandwidth bound, like GPUPerf's own AMAT).
+
+Choices the SPEC leaves open, documented here:
+* avg_inst_lat = inst_latency_cycles, FP_lat = fp_latency_cycles, SFU_width = sfu_per_sm,
+  SIMD_width = simd_width, DRAM_lat = dram_latency_cycles, hit_lat = l2_latency_cycles,
+  Δ = dd_dram_cycles, Γ = 64;
+* avg_trans_warp = L2 transactions per warp memory instruction; miss_ratio = DRAM
+  transactions / L2 transactions (both from the profile's PatternCounts);
+* O_CFdiv = 0 (the profile carries no divergence count); O_bank = the bank-conflict replays
+  (X - 1 per access with an X-way conflict) * warps per SM * shared_latency_cycles / ITILP;
+* size_of_data (T_mem_min) = the DRAM transactions per SM (transactions per thread-warp *
+  warps per SM); with no DRAM traffic or no bandwidth bound, T_mem_min = 0.
+* bound: "memory" when T'_mem > T_comp (the benefit chart's diagonal), else "compute".
+Limits: a profile with no instructions gives zero times; no memory instructions give T_mem = 0.
+B_fp can be negative when FP_lat exceeds avg_inst_lat (it is defined by difference).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from cgpredict.devices import GPUDevice
+from cgpredict.models.base import Bound, launch_geometry
+from cgpredict.models.cgpredict_model import predict_cgpredict
+from cgpredict.profile import KernelProfile
+
+__all__ = ["GAMMA_SYNC", "GPUPerfResult", "predict_gpuperf"]
+
+GAMMA_SYNC = 64.0  # Γ of O_sync
+
+
+@dataclass(frozen=True)
+class GPUPerfResult:
+    """Every term of SPEC §4, in cycles; cycles and time include all launches."""
+
+    n_warps: int
+    b_blocks: int
+    total_warps: int
+    active_sms: int
+    mwp: float
+    cwp: float
+    mwp_peak_bw: float
+    itilp: float
+    itilp_max: float
+    itmlp: float
+    mwp_cp: float
+    w_parallel: float
+    o_sync: float
+    o_sfu: float
+    f_sfu: float
+    o_cfdiv: float
+    o_bank: float
+    w_serial: float
+    t_comp: float
+    avg_dram_lat: float
+    amat: float
+    miss_ratio: float
+    t_mem: float
+    f_overlap: float
+    t_overlap: float
+    t_mem_prime: float
+    t_exec: float
+    t_fp: float
+    t_mem_min: float
+    b_itilp: float
+    b_serial: float
+    b_fp: float
+    b_memlp: float
+    case: str
+    cycles: float
+    time_ms: float
+    bound: Bound
+
+
+def predict_gpuperf(
+    profile: KernelProfile, device: GPUDevice, *, bandwidth_bound: bool = True
+) -> GPUPerfResult:
+    """Predict with GPUPerf (SPEC §4) and compute its benefit metrics."""
+    if profile.ilp <= 0 or profile.mlp <= 0:
+        raise ValueError(f"{profile.name}: ilp and mlp must be positive")
+    geo = launch_geometry(profile, device)
+    cg = predict_cgpredict(profile, device, geometry=geo, bandwidth_bound=bandwidth_bound)
+    n, mwp, cwp = geo.n_warps, cg.mwp, cg.cwp
+    mwp_peak = cg.mwp_peak_bw if bandwidth_bound else math.inf
+    lat = cg.latency
+    insts, mem_insts = profile.total_insts, profile.mem_insts
+    warps_per_sm = geo.total_warps / geo.active_sms
+    avg_lat = device.inst_latency_cycles
+
+    itilp_max = avg_lat / (device.warp_size / device.simd_width)  # ITILP_max
+    itilp = min(profile.ilp * n, itilp_max)  # ITILP
+    w_parallel = insts * warps_per_sm * avg_lat / itilp  # W_parallel
+
+    avg_dram_lat = (
+        device.dram_latency_cycles + max(lat.trans_per_warp - 1, 0.0) * device.dd_dram_cycles
+    )  # avg_DRAM_lat
+    mem_share = mem_insts / insts if insts > 0 else 0.0
+    o_sync = profile.sync_insts * warps_per_sm * GAMMA_SYNC * avg_dram_lat * mem_share  # O_sync
+    sfu_share = profile.sfu_insts / insts if insts > 0 else 0.0
+    f_sfu = min(max(sfu_share - device.sfu_per_sm / device.simd_width, 0.0), 1.0)  # F_SFU
+    o_sfu = (
+        profile.sfu_insts * warps_per_sm * (device.warp_size / device.sfu_per_sm) * f_sfu
+    )  # O_SFU
+    o_cfdiv = 0.0
+    replays = sum((x - 1) * k for x, k in profile.shared.insts_by_conflict if x > 1)
+    o_bank = replays * warps_per_sm * device.shared_latency_cycles / itilp
+    w_serial = o_sync + o_sfu + o_cfdiv + o_bank  # W_serial
+    t_comp = w_parallel + w_serial  # T_comp
+
+    amat = avg_dram_lat * lat.miss_ratio + device.l2_latency_cycles  # AMAT
+    mwp_cp = min(max(1.0, cwp - 1), mwp)  # MWP_cp
+    itmlp = min(profile.mlp * mwp_cp, mwp_peak)  # ITMLP
+    t_mem = mem_insts * warps_per_sm / itmlp * amat if mem_insts > 0 else 0.0  # T_mem
+    zeta = 1.0 if cwp <= mwp else 0.0  # ζ
+    f_overlap = (n - zeta) / n  # F_overlap
+    t_overlap = min(t_comp * f_overlap, t_mem)  # T_overlap
+    t_exec = t_comp + t_mem - t_overlap  # T_exec
+    t_mem_prime = t_mem - t_overlap  # T'_mem
+
+    t_fp = (
+        profile.fp_insts * geo.total_warps * device.fp_latency_cycles / (geo.active_sms * itilp)
+    )  # T_fp
+    dram_trans_per_sm = lat.load_bytes_per_warp / device.l2_sector_bytes * mem_insts * warps_per_sm
+    t_mem_min = (
+        dram_trans_per_sm * avg_dram_lat / mwp_peak if math.isfinite(mwp_peak) else 0.0
+    )  # T_mem_min
+    b_itilp = w_parallel - insts * geo.total_warps * avg_lat / (
+        geo.active_sms * itilp_max
+    )  # B_itilp
+    b_serial = w_serial  # B_serial
+    b_fp = t_comp - t_fp - b_itilp - b_serial  # B_fp
+    b_memlp = max(t_mem_prime - t_mem_min, 0.0)  # B_memlp
+
+    cycles = t_exec * profile.launches
+    return GPUPerfResult(
+        n_warps=n,
+        b_blocks=geo.b_blocks,
+        total_warps=geo.total_warps,
+        active_sms=geo.active_sms,
+        mwp=mwp,
+        cwp=cwp,
+        mwp_peak_bw=mwp_peak,
+        itilp=itilp,
+        itilp_max=itilp_max,
+        itmlp=itmlp,
+        mwp_cp=mwp_cp,
+        w_parallel=w_parallel,
+        o_sync=o_sync,
+        o_sfu=o_sfu,
+        f_sfu=f_sfu,
+        o_cfdiv=o_cfdiv,
+        o_bank=o_bank,
+        w_serial=w_serial,
+        t_comp=t_comp,
+        avg_dram_lat=avg_dram_lat,
+        amat=amat,
+        miss_ratio=lat.miss_ratio,
+        t_mem=t_mem,
+        f_overlap=f_overlap,
+        t_overlap=t_overlap,
+        t_mem_prime=t_mem_prime,
+        t_exec=t_exec,
+        t_fp=t_fp,
+        t_mem_min=t_mem_min,
+        b_itilp=b_itilp,
+        b_serial=b_serial,
+        b_fp=b_fp,
+        b_memlp=b_memlp,
+        case="cwp<=mwp" if zeta else "cwp>mwp",
+        cycles=cycles,
+        time_ms=device.cycles_to_ms(cycles),
+        bound="memory" if t_mem_prime > t_comp else "compute",
+    )

@@ -1,0 +1,335 @@
+"""The whole prediction: trace -> warps -> memory + computation analysis -> model -> report.
+
+``predict_source`` is what ``cgpredict run`` calls; ``analyze_trace`` does the same from a saved
+trace (``cgpredict run --from-trace``), so the model can be re-run without a compiler.
+"""
+
+from __future__ import annotations
+
+import math
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .cache import CacheConfig
+from .compute import ComputeCounts, compute_counts
+from .devices import GPUDevice, load_device
+from .errors import CGPredictError
+from .memory import COAL, CONST, PATTERN_NAMES, UNCOAL, MemoryAnalysis, analyze_memory
+from .models import predict as model_predict
+from .profile import KernelProfile, PatternCounts
+from .regions import mark_regions
+from .scaling import SizeModel, TripModel, default_sizes, probe_sizes
+from .tracefile import Trace
+from .tracer import TraceOptions, trace_program
+from .warps import (Block, MappingError, WarpTrace, form_warps, form_warps_auto,
+                    mapped_loops)
+
+SCHEMA_VERSION = 1
+DEFAULT_BLOCKS = {1: Block(256, 1), 2: Block(32, 32)}
+
+
+class PredictionError(CGPredictError):
+    exit_code = 2
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What to predict: block shape and grid, device, model, sizes and tracing limits."""
+
+    block: Block | None = None
+    grid: int | None = None
+    device: str = "tk1"
+    model: str = "cgpredict"
+    work_sizes: dict[str, int] = field(default_factory=dict)
+    trace_sizes: dict[str, int] = field(default_factory=dict)
+    functions: tuple[str, ...] = ()
+    timeout_s: float = 120.0
+    max_events: int = 200_000_000
+    registers_per_thread: int = 32
+    batch_mode: str = "whole"
+
+
+@dataclass(frozen=True)
+class MemInstrReport:
+    """One static memory instruction of a kernel, as the GPU would see it."""
+
+    id: int
+    text: str
+    location: str
+    kind: str
+    pattern: str
+    shares: tuple[float, float, float]  # of its warp instructions: coal, uncoal, const
+    l2_trans_per_warp: float
+    l2_hit_rate: float
+    per_thread: float  # executions per thread at the work size
+
+
+@dataclass(frozen=True)
+class KernelReport:
+    name: str
+    location: str
+    grid_dims: int
+    block: str
+    grid_threads: tuple[int, int]  # (x, y) at the work size
+    blocks: int
+    launches: int
+    profile: KernelProfile
+    result: object  # models.ModelResult
+    mem: tuple[MemInstrReport, ...]
+    l2_hit_rate: float
+    warnings: tuple[str, ...]
+
+    @property
+    def time_ms(self) -> float:
+        return self.result.time_ms
+
+
+@dataclass(frozen=True)
+class Report:
+    source: str
+    device: str
+    model: str
+    work_sizes: dict[str, int]
+    trace_sizes: dict[str, int]
+    kernels: tuple[KernelReport, ...]
+    warnings: tuple[str, ...]
+    seconds: dict[str, float]
+
+    @property
+    def total_ms(self) -> float:
+        return sum(k.time_ms for k in self.kernels)
+
+
+def resolve_sizes(source_text: str, work: dict[str, int], trace: dict[str, int]):
+    """(work sizes, trace sizes): the file's defaults and declared trace size, overridden."""
+    declared = mark_regions(source_text).trace_sizes
+    names = set(declared) | set(work) | set(trace)
+    defaults = default_sizes(source_text, names)
+    work_sizes = {**defaults, **work}
+    trace_sizes = {**{n: v for n, v in work_sizes.items()}, **declared, **trace}
+    if not declared and not trace:  # no declared trace size: cap each size at 128
+        trace_sizes = {n: min(v, 128) for n, v in work_sizes.items()}
+    return work_sizes, trace_sizes
+
+
+def predict_source(source: Path, opts: RunOptions, progress=None) -> Report:
+    """Trace ``source`` at the trace size and predict it at the work size."""
+    t0 = time.perf_counter()
+    text = Path(source).read_text()
+    work, tsizes = resolve_sizes(text, opts.work_sizes, opts.trace_sizes)
+    device = load_device(opts.device)
+    with tempfile.TemporaryDirectory(prefix="cgp-run-") as tmp:
+        def run(sizes, name, count_only=False):
+            o = TraceOptions({k: str(v) for k, v in sizes.items()}, opts.functions, opts.timeout_s,
+                             opts.max_events, count_only=count_only)
+            return trace_program(Path(source), Path(tmp) / name, o)
+
+        _step(progress, "tracing")
+        trace = run(tsizes, "trace.cgptrace")
+        t1 = time.perf_counter()
+        if work != tsizes and tsizes:
+            _step(progress, "probing loop bounds")
+            probes = [(probe_sizes(tsizes, k), None) for k in range(2)]
+            probes = [(s, run({**tsizes, **s}, f"probe{k}.cgptrace", True))
+                      for k, (s, _) in enumerate(probes)]
+            runs = [(tsizes, trace)] + [({**tsizes, **s}, t) for s, t in probes]
+            sizes_model = SizeModel.from_runs(runs)
+        else:
+            sizes_model = SizeModel.constant(trace)
+        t2 = time.perf_counter()
+        _step(progress, "analysing")
+        report = analyze_trace(trace, device, opts, sizes_model, tsizes, work)
+    t3 = time.perf_counter()
+    secs = {"trace": t1 - t0, "probes": t2 - t1, "analysis": t3 - t2, "total": t3 - t0}
+    return Report(report.source, report.device, report.model, work, tsizes, report.kernels,
+                  report.warnings, secs)
+
+
+def _step(progress, what: str) -> None:
+    if progress is not None:
+        progress(what)
+
+
+def analyze_trace(trace: Trace, device: GPUDevice, opts: RunOptions,
+                  sizes: SizeModel | None = None, trace_sizes: dict[str, int] | None = None,
+                  work_sizes: dict[str, int] | None = None) -> Report:
+    """Predict every region of a trace (work size = trace size unless a SizeModel says)."""
+    sizes = sizes or SizeModel.constant(trace)
+    tsz = trace_sizes or {}
+    wsz = work_sizes or tsz
+    warnings = []
+    if sizes.inexact():
+        warnings.append(f"loops {sizes.inexact()} have trip counts that are not affine in one "
+                        f"size macro; their work-size counts are approximate")
+    kernels = []
+    for r in trace.header.regions:
+        kernels.append(analyze_region(trace, r.index, device, opts, sizes, tsz, wsz))
+    return Report(trace.header.source_name, device.name, opts.model, wsz, tsz, tuple(kernels),
+                  tuple(warnings), {})
+
+
+def _trip(model: TripModel, sizes: dict[str, int]) -> float:
+    try:
+        return max(model(sizes), 0.0)
+    except KeyError:
+        return model.alpha
+
+
+def analyze_region(trace: Trace, region: int, device: GPUDevice, opts: RunOptions,
+                   sizes: SizeModel, tsz: dict[str, int], wsz: dict[str, int]) -> KernelReport:
+    h = trace.header
+    info = h.region(region)
+    rows = np.flatnonzero((trace.launches["region"] == region) & (trace.launches["recorded"] == 1))
+    if not len(rows):
+        raise PredictionError(f"kernel {info.name}: no launch was recorded (did it run?)")
+    launch = int(rows[0])
+    warnings: list[str] = []
+    try:
+        is_store = np.array([m.kind == "store" for m in h.mem] or [False])
+        block2 = opts.block or DEFAULT_BLOCKS[2]
+        block1 = opts.block if opts.block and opts.block.y == 1 else DEFAULT_BLOCKS[1]
+        for b in {block1, block2}:
+            _check_block(b, device, warnings)
+        if opts.grid:
+            block = block2 if opts.grid == 2 else block1
+            wt = form_warps(trace, region, launch, opts.grid, block, is_store)
+        else:
+            wt = form_warps_auto(trace, region, launch, block2, block1, is_store)
+        grid, block = wt.grid_dims, wt.block
+        if grid == 1 and opts.block and opts.block != block:
+            warnings.append(f"{info.name} is a 1-D kernel: block {opts.block} replaced by {block}")
+    except MappingError as exc:
+        raise PredictionError(f"kernel {info.name}: {exc}") from None
+    access_bytes = np.array([m.bytes for m in h.mem] or [4])
+    cache = CacheConfig(device.l2_line_bytes, device.l2_sets, device.l2_ways)
+    warps_per_batch = max(device.max_threads_per_sm * device.sm_count // 32, 1)
+    mem = analyze_memory(wt, access_bytes, cache, warps_per_batch)
+    warnings += _mapping_warnings(trace, wt, info.name)
+
+    # per-thread executions of every block, scaled from trace to work size
+    d1, d2 = mapped_loops(trace, region)
+    threads_trace = max(wt.grid_x * wt.grid_y, 1)
+    factor = _block_factors(trace, region, grid, sizes, tsz, wsz)
+    bb = trace.bb_counts[launch].astype(np.float64)
+    per_thread = {b.id: bb[b.id] / threads_trace * factor.get(b.id, 1.0)
+                  for b in h.blocks if b.region in (region, -1)}
+    gx_loop, gy_loop = (d2, d1) if grid == 2 else (d1, [])
+    gx = _grid_extent(gx_loop, sizes, wsz, wt.grid_x)
+    gy = _grid_extent(gy_loop, sizes, wsz, wt.grid_y) if grid == 2 else 1
+    blocks = math.ceil(gx / block.x) * math.ceil(gy / block.y)
+    launches = max(int(round(_trip(sizes.launches[region], wsz))), 1) if region in sizes.launches \
+        else 1
+
+    mem_reports, patterns = _memory_profile(trace, mem, per_thread, region)
+    ops: Counter = Counter()
+    for b in h.blocks:
+        n = per_thread.get(b.id, 0.0)
+        if n and b.region in (region, -1):
+            for opcode, ty, detail, k in b.ops:
+                ops[(opcode, ty, detail)] += n * k
+    comp: ComputeCounts = compute_counts(ops)
+    if comp.unknown_calls:
+        warnings.append(f"calls to {', '.join(comp.unknown_calls)} counted as one instruction each")
+    profile = KernelProfile(
+        name=info.name, threads_per_block=block.threads, blocks=max(blocks, 1),
+        coal=patterns[COAL], uncoal=patterns[UNCOAL], const=patterns[CONST],
+        comp_insts=comp.total, sfu_insts=comp.sfu, fp_insts=comp.fp,
+        registers_per_thread=opts.registers_per_thread, launches=launches,
+    )
+    result = model_predict(profile, device, opts.model, **_model_options(opts))
+    return KernelReport(
+        name=info.name, location=f"{h.source_name}:{info.line}", grid_dims=grid,
+        block=str(block), grid_threads=(int(gx), int(gy)), blocks=int(blocks),
+        launches=launches, profile=profile, result=result, mem=tuple(mem_reports),
+        l2_hit_rate=mem.l2_hit_rate, warnings=tuple(warnings))
+
+
+def _model_options(opts: RunOptions) -> dict:
+    return {"batch_mode": opts.batch_mode} if opts.model == "cgpredict" else {}
+
+
+def _check_block(block: Block, device: GPUDevice, warnings: list[str]) -> None:
+    if block.threads > device.max_threads_per_block:
+        raise MappingError(f"block {block} has {block.threads} threads; {device.name} allows "
+                           f"at most {device.max_threads_per_block} per block")
+    if block.x % 32 and block.threads % 32:
+        warnings.append(f"block {block}: {block.threads} threads is not a multiple of the warp "
+                        f"size; the last warp of each block is partly idle")
+
+
+def _grid_extent(loops: list[int], sizes: SizeModel, wsz, trace_extent: int) -> float:
+    if not loops:
+        return float(trace_extent)
+    return max(round(_trip(sizes.trips[loops[0]], wsz), 6), 1.0)
+
+
+def _block_factors(trace: Trace, region: int, grid: int, sizes: SizeModel, tsz, wsz):
+    """T(work)/T(trace) multiplied over the per-thread loops enclosing each block."""
+    out: dict[int, float] = {}
+    for lp in trace.header.loops:
+        if lp.region != region or lp.depth <= grid:
+            continue
+        model = sizes.trips.get(lp.id)
+        if model is None:
+            continue
+        t_trace, t_work = _trip(model, tsz), _trip(model, wsz)
+        f = t_work / t_trace if t_trace > 0 else 1.0
+        for b in lp.blocks:
+            out[b] = out.get(b, 1.0) * f
+    return out
+
+
+def _mapping_warnings(trace: Trace, wt: WarpTrace, name: str) -> list[str]:
+    out = []
+    h = trace.header
+    if wt.unmapped_events:
+        out.append(f"{name}: {wt.unmapped_events} memory events lie outside the mapped loops "
+                   f"(imperfect nest); they are not assigned to threads")
+    if wt.divergent_insts:
+        out.append(f"{name}: {wt.divergent_insts} of {wt.n_insts} warp instructions diverge "
+                   f"(threads of a warp run different memory instructions)")
+    if wt.dependence:
+        d = wt.dependence
+        names = ", ".join(sorted({h.mem[s].base for s in d.store_ids + d.other_ids}))
+        out.append(f"{name}: inter-thread dependence: {d.addresses} locations written by one "
+                   f"pseudo-thread are used by another ({names}); the GPU port needs "
+                   f"synchronisation or another mapping")
+    return out
+
+
+def _memory_profile(trace: Trace, mem: MemoryAnalysis, per_thread: dict[int, float],
+                    region: int):
+    """Per-instruction reports and the per-pattern counts of the profile (SPEC §2.3)."""
+    h = trace.header
+    insts = np.zeros(3)
+    l2 = np.zeros(3)
+    dram = np.zeros(3)
+    reports = []
+    for s in mem.instrs:
+        m = h.mem[s.sid]
+        count = per_thread.get(m.block, 0.0)
+        total = s.total_warp_insts
+        shares = tuple(w / total for w in s.warp_insts) if total else (0.0, 0.0, 0.0)
+        for p in range(3):
+            if s.warp_insts[p]:
+                n = count * shares[p]
+                insts[p] += n
+                l2[p] += n * s.l2_trans[p] / s.warp_insts[p]
+                dram[p] += n * s.dram_trans[p] / s.warp_insts[p]
+        reports.append(MemInstrReport(
+            id=s.sid, text=m.base, location=f"{m.file}:{m.line}", kind=m.kind,
+            pattern=s.pattern, shares=shares,
+            l2_trans_per_warp=sum(s.l2_trans) / total if total else 0.0,
+            l2_hit_rate=s.l2_hit_rate, per_thread=count))
+    patterns = [PatternCounts(insts[p], l2[p] / insts[p] if insts[p] else 0.0,
+                              dram[p] / insts[p] if insts[p] else 0.0) for p in range(3)]
+    return reports, patterns
+
+
+__all__ = ["RunOptions", "Report", "KernelReport", "MemInstrReport", "predict_source",
+           "analyze_trace", "PATTERN_NAMES"]

@@ -1,0 +1,75 @@
+"""Rendering a prediction report as text or JSON (the CLI prints what these return)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+
+from .pipeline import SCHEMA_VERSION, KernelReport, Report
+
+
+def _jsonable(x):
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        out = {f.name: _jsonable(getattr(x, f.name)) for f in dataclasses.fields(x)}
+        return out
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in sorted(x.items())}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, float):
+        if math.isinf(x) or math.isnan(x):
+            return None
+        return round(x, 6)
+    if hasattr(x, "item"):  # numpy scalar
+        return _jsonable(x.item())
+    return x
+
+
+def to_json(report: Report) -> str:
+    """The whole report, with a schema version, as deterministic JSON."""
+    d = _jsonable(report)
+    d["schema_version"] = SCHEMA_VERSION
+    d["total_ms"] = round(report.total_ms, 6)
+    for k, kr in zip(d["kernels"], report.kernels):
+        k["time_ms"] = round(kr.time_ms, 6)
+    return json.dumps(d, indent=2, sort_keys=True)
+
+
+def _kernel_text(k: KernelReport) -> list[str]:
+    r = k.result
+    p = k.profile
+    gx, gy = k.grid_threads
+    lines = [
+        f"kernel {k.name} ({k.location}): {r.time_ms:.4f} ms"
+        + (f" for {k.launches} launches" if k.launches > 1 else ""),
+        f"  grid {k.grid_dims}-D {gx}x{gy} threads, block {k.block}, {k.blocks} blocks; "
+        f"B={r.b_blocks} blocks/SM, N={r.n_warps} warps/SM",
+        f"  MWP={r.mwp:.2f} CWP={r.cwp:.2f} case={r.case}, {r.bound}-bound, "
+        f"{r.cycles:.4g} cycles, L2 hit rate {k.l2_hit_rate:.1%}",
+        f"  per thread: {p.comp_insts:.1f} compute ({p.sfu_insts:.1f} SFU), "
+        f"{p.mem_insts:.1f} memory (coalesced {p.coal.insts:.1f}, uncoalesced "
+        f"{p.uncoal.insts:.1f}, constant {p.const.insts:.1f}), {p.sync_insts:.0f} sync",
+        "  memory instructions:",
+        f"    {'access':<18} {'where':<16} {'kind':<5} {'pattern':<11} {'trans/warp':>10} "
+        f"{'L2 hit':>7} {'per thread':>10}",
+    ]
+    for m in k.mem:
+        lines.append(f"    {m.text:<18} {m.location:<16} {m.kind:<5} {m.pattern:<11} "
+                     f"{m.l2_trans_per_warp:>10.2f} {m.l2_hit_rate:>7.1%} {m.per_thread:>10.1f}")
+    lines += [f"  warning: {w}" for w in k.warnings]
+    return lines
+
+
+def to_text(report: Report) -> str:
+    sizes = " ".join(f"{k}={v}" for k, v in sorted(report.work_sizes.items()))
+    tsizes = " ".join(f"{k}={v}" for k, v in sorted(report.trace_sizes.items()))
+    lines = [f"{report.source} on {report.device} ({report.model} model)",
+             f"work size: {sizes or '(as traced)'}; traced at: {tsizes or '(file defaults)'}",
+             ""]
+    for k in report.kernels:
+        lines += _kernel_text(k)
+        lines.append("")
+    lines.append(f"total predicted time: {report.total_ms:.4f} ms")
+    lines += [f"warning: {w}" for w in report.warnings]
+    return "\n".join(lines)

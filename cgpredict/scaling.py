@@ -1,0 +1,122 @@
+"""From trace size to work size (SPEC §2.1 "trace size" vs "work size").
+
+A trace is taken at a small problem size; the prediction is for the work size. What scales:
+
+* **loop trip counts.** Each loop's mean trip count per entry is modelled as
+  ``alpha + beta * MACRO`` for one size macro (or a constant). The model is fitted exactly on
+  three runs: the trace and two cheap count-only probe runs (no memory events) whose macros
+  take distinct values, so that only the true macro fits all three points. Triangular loops
+  give beta = 1/2, strip-mined tile loops beta = 1/32, stencil interiors alpha = -2.
+* **per-thread counts** of every block (hence of every memory instruction and operation) scale
+  by the product of ``T(work) / T(trace)`` over its enclosing loops inside the thread loops;
+* **threads and blocks** come from the mapped loops' trip counts at the work size;
+* **launches** of a region inside a host loop scale with the same kind of model;
+* **pattern shares and transactions per warp instruction** are kept per static instruction:
+  they depend on strides, not on sizes;
+* **cache behaviour** (DRAM transactions per warp instruction) is taken from the trace size
+  with the real cache geometry. This is exact when the trace-size and work-size working sets
+  relate to the L2 capacity alike, and optimistic when the work-size working set overflows an
+  L2 that holds the trace-size one: choose a trace size whose per-batch working set is
+  representative (the reference trace sizes of SPEC §8 do this).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from .tracefile import Trace
+
+_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+\(?(\d+)\)?[ \t]*$", re.M)
+
+
+def default_sizes(source_text: str, names) -> dict[str, int]:
+    """Integer values the source #defines for ``names`` (its defaults, e.g. ``#define NI 1024``)."""
+    found = {}
+    for m in _DEFINE.finditer(source_text):
+        if m.group(1) in names and m.group(1) not in found:
+            found[m.group(1)] = int(m.group(2))
+    return found
+
+
+def probe_sizes(trace_sizes: dict[str, int], k: int) -> dict[str, int]:
+    """Distinct small values for the size macros of the ``k``-th probe run (multiples of 32,
+    so tiled kernels stay legal)."""
+    names = sorted(trace_sizes)
+    return {n: 32 * (j + 1) * (k + 1) for j, n in enumerate(names)}
+
+
+@dataclass(frozen=True)
+class TripModel:
+    """Mean trip count per entry = alpha + beta * sizes[macro] (a constant when macro is None)."""
+
+    macro: str | None
+    alpha: float
+    beta: float
+    exact: bool = True
+
+    def __call__(self, sizes: dict[str, int]) -> float:
+        return self.alpha + (self.beta * sizes[self.macro] if self.macro else 0.0)
+
+
+def mean_trips(trace: Trace) -> dict[int, float]:
+    """Mean trip count per entry of every loop, over all launches."""
+    out = {}
+    iters = trace.loop_iters.sum(axis=0) if trace.loop_iters.size else np.zeros(0)
+    entries = trace.loop_entries.sum(axis=0) if trace.loop_entries.size else np.zeros(0)
+    for lp in trace.header.loops:
+        e = int(entries[lp.id]) if lp.id < len(entries) else 0
+        it = int(iters[lp.id]) if lp.id < len(iters) else 0
+        out[lp.id] = ((it - (0 if lp.rotated else e)) / e) if e else 0.0
+    return out
+
+
+def launch_counts(trace: Trace) -> dict[int, int]:
+    return {r.index: int((trace.launches["region"] == r.index).sum()) for r in trace.header.regions}
+
+
+def fit(points: list[tuple[dict[str, int], float]]) -> TripModel:
+    """The single-macro affine model through all points (see the module docstring)."""
+    ys = [y for _, y in points]
+    if max(ys) - min(ys) < 1e-9:
+        return TripModel(None, ys[0], 0.0)
+    best: TripModel | None = None
+    best_err = float("inf")
+    for name in points[0][0]:
+        xs = np.array([float(s[name]) for s, _ in points])
+        if np.ptp(xs) == 0:
+            continue
+        beta, alpha = np.polyfit(xs, np.array(ys), 1)
+        err = float(np.max(np.abs(alpha + beta * xs - ys)))
+        if err < best_err:
+            best, best_err = TripModel(name, float(alpha), float(beta)), err
+    if best is None:
+        return TripModel(None, float(np.mean(ys)), 0.0, exact=False)
+    tol = 1e-6 * max(1.0, max(abs(y) for y in ys)) + 0.01
+    return TripModel(best.macro, best.alpha, best.beta, exact=best_err <= tol)
+
+
+@dataclass(frozen=True)
+class SizeModel:
+    """Trip-count models of every loop and launch-count models of every region."""
+
+    trips: dict[int, TripModel]
+    launches: dict[int, TripModel]
+
+    @classmethod
+    def constant(cls, trace: Trace) -> "SizeModel":
+        return cls({k: TripModel(None, v, 0.0) for k, v in mean_trips(trace).items()},
+                   {k: TripModel(None, v, 0.0) for k, v in launch_counts(trace).items()})
+
+    @classmethod
+    def from_runs(cls, runs: list[tuple[dict[str, int], Trace]]) -> "SizeModel":
+        trips = {lp.id: fit([(s, mean_trips(t)[lp.id]) for s, t in runs])
+                 for lp in runs[0][1].header.loops}
+        launches = {r.index: fit([(s, launch_counts(t)[r.index]) for s, t in runs])
+                    for r in runs[0][1].header.regions}
+        return cls(trips, launches)
+
+    def inexact(self) -> list[int]:
+        return [k for k, m in self.trips.items() if not m.exact]

@@ -1,0 +1,400 @@
+"""Analytical models: the §3 worked example, hand-computed CGPredict cases, GPUPerf identities."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import pytest
+
+from cgpredict.devices import load_device
+from cgpredict.models import (
+    MODELS,
+    HongKimInputs,
+    ModelResult,
+    hongkim_raw,
+    launch_geometry,
+    predict,
+    predict_cgpredict,
+    predict_gpuperf,
+    predict_hongkim,
+)
+from cgpredict.profile import KernelProfile, PatternCounts, SharedMemoryCounts
+
+
+@pytest.fixture(scope="module")
+def tk1():
+    return load_device("tk1")
+
+
+# ---- §3 worked example ---------------------------------------------------------------------
+
+WORKED = HongKimInputs(
+    mem_ld_cycles=420,
+    departure_del_uncoal_cycles=10,
+    departure_del_coal_cycles=4,
+    uncoal_per_mw=32,
+    uncoal_mem_insts=6,
+    coal_mem_insts=0,
+    comp_insts=27,
+    synch_insts=6,
+    issue_cycles=4,
+    freq_hz=1e9,
+    mem_bandwidth_bytes_per_s=80e9,
+    load_bytes_per_warp=128,
+    active_sms=16,
+    n_warps=20,
+    active_blocks_per_sm=5,
+    blocks=80,
+)
+
+
+def _check_worked_example(r) -> None:
+    assert r.mem_l == pytest.approx(730)
+    assert r.departure_delay == pytest.approx(320)
+    assert r.mwp_without_bw_full == pytest.approx(2.28125)
+    assert r.bw_per_warp_gbps == pytest.approx(0.175, rel=2e-3)
+    assert r.mwp_peak_bw == pytest.approx(28.52, rel=1e-3)
+    assert r.mwp == pytest.approx(2.28125)
+    assert r.comp_cycles == pytest.approx(132)
+    assert r.mem_cycles == pytest.approx(4380)
+    assert r.cwp_full == pytest.approx(34.18, rel=1e-3)
+    assert r.cwp == 20
+    assert r.rep == pytest.approx(1)
+    assert r.case == "eq23" and r.bound == "memory"
+    assert r.exec_cycles == pytest.approx(38428.1875)
+    assert r.synch_cost == pytest.approx(12300)
+    assert r.exec_with_synch == pytest.approx(50728.1875)
+    # the paper's printed figures (MWP rounded to 2.28 before use) within 0.2 %
+    assert r.exec_cycles == pytest.approx(38450, rel=2e-3)
+    assert r.synch_cost == pytest.approx(12288, rel=2e-3)
+    assert r.exec_with_synch == pytest.approx(50738, rel=2e-3)
+    assert r.mwp_peak_bw == pytest.approx(28.57, rel=2e-3)
+
+
+def test_hongkim_worked_example_raw() -> None:
+    _check_worked_example(hongkim_raw(WORKED))
+
+
+def test_hongkim_printed_rounding_reproduces_printed_figures() -> None:
+    # Re-doing eqs. (23), (26) with MWP rounded to 2.28 gives the printed 38450 / 12288.
+    mwp = 2.28
+    exec_printed = 4380 * 20 / mwp + 132 / 6 * (mwp - 1)
+    assert exec_printed == pytest.approx(38450, abs=1)
+    assert 320 * (mwp - 1) * 6 * 5 == pytest.approx(12288)
+
+
+def test_hongkim_worked_example_from_profile(tk1) -> None:
+    device = dataclasses.replace(
+        tk1,
+        sm_count=16,
+        clock_mhz=1000.0,
+        l2_latency_cycles=100.0,
+        dram_latency_cycles=320.0,
+        dd_dram_cycles=10.0,
+        inst_cycles_per_warp_inst=4.0,
+        dram_bandwidth_gbps=80.0,
+    )
+    profile = KernelProfile(
+        name="tiled_mm",
+        threads_per_block=128,
+        blocks=80,
+        uncoal=PatternCounts(insts=6, l2_trans_per_warp=32, dram_trans_per_warp=32),
+        comp_insts=27,
+        sync_insts=6,
+        shared=SharedMemoryCounts(bytes_per_block=9728),  # 49152 // 9728 = 5 blocks per SM
+    )
+    r = predict_hongkim(profile, device)
+    assert (r.n_warps, r.b_blocks, r.inputs.active_sms) == (20, 5, 16)
+    _check_worked_example(r)
+    assert predict(profile, device, "hongkim").cycles == pytest.approx(50728.1875)
+
+
+def test_hongkim_cases() -> None:
+    # MWP = CWP = N -> eq. (22)
+    few = dataclasses.replace(WORKED, n_warps=2, active_blocks_per_sm=1, blocks=16)
+    r = hongkim_raw(few)
+    assert r.case == "eq22"
+    assert r.exec_cycles == pytest.approx((4380 + 132 + 132 / 6 * 1) * 1)
+    # CWP < MWP and Comp <= Mem -> eq. (24)
+    coal = dataclasses.replace(WORKED, uncoal_mem_insts=0, coal_mem_insts=1, comp_insts=2000)
+    r = hongkim_raw(coal)
+    assert r.cwp < r.mwp or r.comp_cycles > r.mem_cycles
+    assert r.case == "eq23"  # comp > mem still uses eq. (23)
+    coalesced = dataclasses.replace(WORKED, uncoal_mem_insts=0, coal_mem_insts=6, comp_insts=200)
+    r = hongkim_raw(coalesced)
+    assert (r.mem_l, r.departure_delay, r.mwp_without_bw) == (420, 4, 20)  # 105 bounded by N
+    assert r.mwp == pytest.approx(80e9 / (1e9 * 128 / 420 * 16))  # eq. (6) binds: 16.41
+    assert r.cwp < r.mwp and r.comp_cycles <= r.mem_cycles
+    assert r.case == "eq24" and r.bound == "compute"
+    assert r.exec_cycles == pytest.approx((r.mem_l + r.comp_cycles * r.n_warps) * r.rep)
+
+
+# ---- CGPredict (§2.5), hand-computed on the TK1 ------------------------------------------
+
+
+def _mem_bound_profile(blocks: int = 16) -> KernelProfile:
+    return KernelProfile(
+        name="membound",
+        threads_per_block=256,
+        blocks=blocks,
+        coal=PatternCounts(insts=2, l2_trans_per_warp=2, dram_trans_per_warp=0.5),
+        uncoal=PatternCounts(insts=1, l2_trans_per_warp=32, dram_trans_per_warp=8),
+        comp_insts=5,
+    )
+
+
+def _compute_bound_profile() -> KernelProfile:
+    return KernelProfile(
+        name="compbound",
+        threads_per_block=256,
+        blocks=16,
+        coal=PatternCounts(insts=1, l2_trans_per_warp=2, dram_trans_per_warp=0),
+        comp_insts=400,
+    )
+
+
+def test_cgpredict_memory_bound_hand_computed(tk1) -> None:
+    r = predict_cgpredict(_mem_bound_profile(), tk1)
+    lat = r.latency
+    assert lat.mem_l_coal == 166  # (1): 164 + (2-1)*2
+    assert lat.dep_del_coal == 5  # (3): max(2*2, 0.5*10)
+    assert lat.mem_l_uncoal == 566  # (2): 164 + 332 + (8-1)*10
+    assert lat.dep_del_uncoal == 80  # (3): max(32*2, 8*10)
+    assert r.mem_cycles == 898  # (6)
+    assert r.mem_l == pytest.approx(898 / 3)  # (7)
+    assert r.departure_delay == pytest.approx(30)  # (8)
+    assert r.mwp == pytest.approx(898 / 90)  # (13)
+    assert r.comp_cycles == 4  # (12): 0.5 * 8
+    assert r.cwp == 64  # (14) bounded by N
+    assert (r.n_warps, r.b_blocks, r.batch) == (64, 8, 2)
+    assert r.mwp_peak_bw == pytest.approx(17e9 / (852e6 * 192 / (898 / 3)))
+    assert r.case == "eq16" and r.bound == "memory"
+    mem_term, comp_term = 5760.0, 4 / 3 * 898 / 90
+    assert r.exec_cycles == pytest.approx((mem_term + comp_term) * 2)  # whole
+    paper = predict_cgpredict(_mem_bound_profile(), tk1, batch_mode="paper")
+    assert paper.exec_cycles == pytest.approx(mem_term + comp_term * 2)  # (16) as printed
+    assert r.time_ms == pytest.approx(r.cycles / 852e6 * 1e3)  # (18)
+
+
+def test_cgpredict_compute_bound_hand_computed(tk1) -> None:
+    r = predict_cgpredict(_compute_bound_profile(), tk1)
+    assert r.mem_l == 166 and r.departure_delay == 4
+    assert r.mwp == pytest.approx(41.5)
+    assert r.comp_cycles == pytest.approx(200.5)
+    assert r.cwp == pytest.approx(366.5 / 200.5)
+    assert r.case == "eq17" and r.bound == "compute"
+    assert r.exec_cycles == pytest.approx((166 + 200.5 * 64) * 2)  # whole: 25996
+    paper = predict_cgpredict(_compute_bound_profile(), tk1, batch_mode="paper")
+    assert paper.exec_cycles == pytest.approx(166 + 200.5 * 64 * 2)  # (17) as printed: 25830
+
+
+def test_whole_batch_scales_memory_time_with_work(tk1) -> None:
+    small = predict_cgpredict(_mem_bound_profile(16), tk1)
+    large = predict_cgpredict(_mem_bound_profile(32), tk1)
+    assert large.cycles == pytest.approx(2 * small.cycles)
+    small_p = predict_cgpredict(_mem_bound_profile(16), tk1, batch_mode="paper")
+    large_p = predict_cgpredict(_mem_bound_profile(32), tk1, batch_mode="paper")
+    assert large_p.cycles < 1.01 * small_p.cycles  # the printed reading barely grows
+
+
+def test_bad_batch_mode(tk1) -> None:
+    with pytest.raises(ValueError, match="batch_mode"):
+        predict_cgpredict(_mem_bound_profile(), tk1, batch_mode="half")
+
+
+def test_bandwidth_bound_binds_on_a_slow_dram(tk1) -> None:
+    slow = dataclasses.replace(tk1, dram_bandwidth_gbps=0.5)
+    r = predict_cgpredict(_mem_bound_profile(), slow)
+    assert r.mwp == pytest.approx(r.mwp_peak_bw) and r.mwp < r.mwp_full
+    off = predict_cgpredict(_mem_bound_profile(), slow, bandwidth_bound=False)
+    assert off.mwp == pytest.approx(898 / 90)
+    assert r.cycles > off.cycles
+
+
+def test_shared_memory_terms(tk1) -> None:
+    base = dataclasses.replace(_mem_bound_profile(), sync_insts=2)
+    shared = dataclasses.replace(
+        base,
+        shared=SharedMemoryCounts(
+            load_insts=2, insts_by_conflict=((1, 4), (16, 1)), bytes_per_block=8192
+        ),
+    )
+    r0 = predict_cgpredict(base, tk1)
+    r = predict_cgpredict(shared, tk1)
+    assert r.smem_load_cycles == 2 * 506  # (19)
+    assert r.smem_cycles == 67 * (1 * 4 + 16 * 1)  # (20)
+    assert r.mem_cycles == r0.mem_cycles + 1012  # (21)
+    assert r.comp_cycles == r0.comp_cycles + 1340  # (22)
+    assert r.no_mem_insts == 5
+    assert r.b_blocks == 6  # 49152 // 8192
+    assert r.sync_cost == pytest.approx(
+        r.departure_delay * (r.mwp - 1) * 2 * r.b_blocks * r.batch
+    )  # (23)
+    assert r.cycles == pytest.approx(r.exec_cycles + r.sync_cost)
+
+
+def test_launches_multiply(tk1) -> None:
+    one = predict_cgpredict(_mem_bound_profile(), tk1)
+    three = predict_cgpredict(dataclasses.replace(_mem_bound_profile(), launches=3), tk1)
+    assert three.cycles == pytest.approx(3 * one.cycles)
+
+
+def test_multi_sm_waves() -> None:
+    gtx = load_device("gtx980")
+    geo = launch_geometry(dataclasses.replace(_mem_bound_profile(), blocks=20), gtx)
+    assert (geo.active_sms, geo.b_blocks, geo.n_warps, geo.waves) == (16, 2, 16, 1.0)
+    geo = launch_geometry(dataclasses.replace(_mem_bound_profile(), blocks=512), gtx)
+    assert (geo.active_sms, geo.b_blocks, geo.waves) == (16, 8, 4.0)
+    geo = launch_geometry(dataclasses.replace(_mem_bound_profile(), blocks=4), gtx)
+    assert (geo.active_sms, geo.b_blocks, geo.waves) == (4, 1, 1.0)
+
+
+# ---- degenerate profiles -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("model", sorted(MODELS))
+def test_zero_memory_instructions(tk1, model) -> None:
+    p = KernelProfile(name="alu", threads_per_block=256, blocks=16, comp_insts=100, sync_insts=1)
+    r = predict(p, tk1, model)
+    assert math.isfinite(r.cycles) and r.cycles > 0
+    assert r.bound == "compute"
+    if model == "cgpredict":
+        assert r.case == "eq17"
+        assert r.cycles == pytest.approx(50 * 64 * 2)  # comp_cycles * N * batch
+
+
+@pytest.mark.parametrize("model", sorted(MODELS))
+def test_empty_profile(tk1, model) -> None:
+    r = predict(KernelProfile(name="empty", threads_per_block=32, blocks=1), tk1, model)
+    assert r.cycles == 0
+
+
+@pytest.mark.parametrize("model", sorted(MODELS))
+def test_memory_only_profile(tk1, model) -> None:
+    p = KernelProfile(
+        name="copy",
+        threads_per_block=256,
+        blocks=64,
+        coal=PatternCounts(insts=2, l2_trans_per_warp=2, dram_trans_per_warp=2),
+    )
+    r = predict(p, tk1, model)
+    assert math.isfinite(r.cycles) and r.cycles > 0 and r.bound == "memory"
+
+
+# ---- GPUPerf --------------------------------------------------------------------------------
+
+
+def _gpuperf_profile(**kw) -> KernelProfile:
+    base = {
+        "name": "gp",
+        "threads_per_block": 64,
+        "blocks": 8,
+        "coal": PatternCounts(insts=4, l2_trans_per_warp=2, dram_trans_per_warp=1),
+        "uncoal": PatternCounts(insts=2, l2_trans_per_warp=32, dram_trans_per_warp=16),
+        "comp_insts": 60,
+        "sfu_insts": 20,
+        "fp_insts": 30,
+        "sync_insts": 1,
+        "shared": SharedMemoryCounts(insts_by_conflict=((1, 3), (4, 2)), bytes_per_block=1024),
+    }
+    base.update(kw)
+    return KernelProfile(**base)
+
+
+def _check_gpuperf_identities(r) -> None:
+    assert r.b_itilp + r.b_serial + r.b_fp + r.t_fp == pytest.approx(r.t_comp)
+    assert r.t_comp == pytest.approx(r.w_parallel + r.w_serial)
+    assert r.w_serial == pytest.approx(r.o_sync + r.o_sfu + r.o_cfdiv + r.o_bank)
+    assert r.t_exec == pytest.approx(r.t_comp + r.t_mem - r.t_overlap)
+    assert r.t_mem_prime == pytest.approx(r.t_mem - r.t_overlap)
+    assert r.b_memlp == pytest.approx(max(r.t_mem_prime - r.t_mem_min, 0))
+    assert r.itilp <= r.itilp_max
+    assert r.b_itilp >= 0 and r.b_serial >= 0 and r.b_memlp >= 0
+
+
+@pytest.mark.parametrize("device_name", ["tk1", "gtx980", "jetson_xavier_nx", "h100"])
+def test_gpuperf_benefits(device_name) -> None:
+    # enough warps (and ILP) for ITILP to reach ITILP_max: then every benefit is >= 0
+    d = load_device(device_name)
+    r = predict_gpuperf(_gpuperf_profile(threads_per_block=256, blocks=1024, ilp=2.0), d)
+    assert r.itilp == r.itilp_max
+    _check_gpuperf_identities(r)
+    for name in (
+        "b_itilp",
+        "b_serial",
+        "b_fp",
+        "b_memlp",
+        "t_fp",
+        "t_mem_min",
+        "o_sync",
+        "o_sfu",
+        "o_bank",
+        "t_overlap",
+    ):
+        assert getattr(r, name) >= 0, name
+
+
+@pytest.mark.parametrize("device_name", ["tk1", "gtx980", "h100"])
+def test_gpuperf_identities_at_low_itilp(device_name) -> None:
+    # with few warps ITILP < ITILP_max; B_fp (defined by difference) may then be negative,
+    # but the SPEC's decomposition still sums to T_comp
+    r = predict_gpuperf(_gpuperf_profile(), load_device(device_name))
+    assert r.itilp < r.itilp_max
+    _check_gpuperf_identities(r)
+
+
+def test_gpuperf_hand_computed_terms(tk1) -> None:
+    p = _gpuperf_profile()
+    r = predict_gpuperf(p, tk1)
+    # 64 threads -> 2 warps/block; 8 blocks on 1 SM: B = 8, N = 16, 16 warps in all
+    assert (r.n_warps, r.total_warps, r.active_sms) == (16, 16, 1)
+    assert r.itilp_max == pytest.approx(9 / (32 / 192))  # 54
+    assert r.itilp == 16  # ILP 1 * N
+    assert r.w_parallel == pytest.approx(66 * 16 * 9 / 16)
+    assert r.b_itilp == pytest.approx(66 * 16 * 9 / 16 - 66 * 16 * 9 / 54)
+    assert r.f_sfu == pytest.approx(20 / 66 - 32 / 192)
+    assert r.o_sfu == pytest.approx(20 * 16 * (32 / 32) * (20 / 66 - 32 / 192))
+    trans = (4 * 2 + 2 * 32) / 6
+    assert r.avg_dram_lat == pytest.approx(332 + (trans - 1) * 10)
+    assert r.o_sync == pytest.approx(1 * 16 * 64 * r.avg_dram_lat * 6 / 66)
+    assert r.o_bank == pytest.approx(3 * 2 * 16 * 67 / 16)
+    assert r.miss_ratio == pytest.approx((4 * 1 + 2 * 16) / (4 * 2 + 2 * 32))
+    assert r.amat == pytest.approx(r.avg_dram_lat * r.miss_ratio + 164)
+    assert r.t_fp == pytest.approx(30 * 16 * 9 / 16)
+    assert r.mwp_cp == pytest.approx(min(max(1, r.cwp - 1), r.mwp))
+
+
+def test_gpuperf_more_ilp_reduces_b_itilp(tk1) -> None:
+    lo = predict_gpuperf(_gpuperf_profile(), tk1)
+    hi = predict_gpuperf(_gpuperf_profile(ilp=4.0), tk1)
+    assert hi.b_itilp < lo.b_itilp and hi.t_comp < lo.t_comp
+
+
+def test_gpuperf_rejects_bad_ilp(tk1) -> None:
+    with pytest.raises(ValueError):
+        predict_gpuperf(_gpuperf_profile(mlp=0.0), tk1)
+
+
+# ---- dispatcher -----------------------------------------------------------------------------
+
+
+def test_predict_dispatch(tk1) -> None:
+    for name in MODELS:
+        r = predict(_mem_bound_profile(), tk1, name)
+        assert isinstance(r, ModelResult) and r.model == name
+        assert r.cycles == r.details.cycles and r.time_ms > 0
+        assert r.bound in ("memory", "compute")
+        assert (r.n_warps, r.b_blocks) == (64, 8)
+    r = predict(_mem_bound_profile(), tk1, batch_mode="paper")
+    assert r.details.batch_mode == "paper"
+    with pytest.raises(ValueError, match="unknown model"):
+        predict(_mem_bound_profile(), tk1, "roofline")
+
+
+@pytest.mark.parametrize("device_name", ["tk1", "gtx980", "jetson_xavier_nx", "h100"])
+def test_every_model_on_every_device(device_name) -> None:
+    d = load_device(device_name)
+    for name in MODELS:
+        r = predict(_gpuperf_profile(blocks=4096), d, name)
+        assert math.isfinite(r.cycles) and r.cycles > 0

@@ -52,6 +52,7 @@ class RunOptions:
     max_events: int = 200_000_000
     registers_per_thread: int = 32
     batch_mode: str = "whole"
+    max_launches: int = 2  # launches per kernel whose memory events are recorded and analysed
 
 
 @dataclass(frozen=True)
@@ -83,10 +84,12 @@ class KernelReport:
     mem: tuple[MemInstrReport, ...]
     l2_hit_rate: float
     warnings: tuple[str, ...]
+    total_ms: float  # every launch at the work size
+    distinct_launches: int = 1  # launches of the trace that needed their own model evaluation
 
     @property
     def time_ms(self) -> float:
-        return self.result.time_ms
+        return self.total_ms
 
 
 @dataclass(frozen=True)
@@ -126,7 +129,7 @@ def predict_source(source: Path, opts: RunOptions, progress=None) -> Report:
     with tempfile.TemporaryDirectory(prefix="cgp-run-") as tmp:
         def run(sizes, name, count_only=False):
             o = TraceOptions({k: str(v) for k, v in sizes.items()}, opts.functions, opts.timeout_s,
-                             opts.max_events, count_only=count_only)
+                             opts.max_events, opts.max_launches, count_only=count_only)
             return trace_program(Path(source), Path(tmp) / name, o)
 
         _step(progress, "tracing")
@@ -195,9 +198,10 @@ def analyze_region(trace: Trace, region: int, device: GPUDevice, opts: RunOption
         block1 = opts.block if opts.block and opts.block.y == 1 else DEFAULT_BLOCKS[1]
         for b in {block1, block2}:
             _check_block(b, device, warnings)
-        if opts.grid:
-            block = block2 if opts.grid == 2 else block1
-            wt = form_warps(trace, region, launch, opts.grid, block, is_store)
+        fixed = opts.grid or info.grid
+        if fixed:
+            block = block2 if fixed == 2 else block1
+            wt = form_warps(trace, region, launch, fixed, block, is_store)
         else:
             wt = form_warps_auto(trace, region, launch, block2, block1, is_store)
         grid, block = wt.grid_dims, wt.block
@@ -211,42 +215,113 @@ def analyze_region(trace: Trace, region: int, device: GPUDevice, opts: RunOption
     mem = analyze_memory(wt, access_bytes, cache, warps_per_batch)
     warnings += _mapping_warnings(trace, wt, info.name)
 
-    # per-thread executions of every block, scaled from trace to work size
     d1, d2 = mapped_loops(trace, region)
-    threads_trace = max(wt.grid_x * wt.grid_y, 1)
     factor = _block_factors(trace, region, grid, sizes, tsz, wsz)
-    bb = trace.bb_counts[launch].astype(np.float64)
-    per_thread = {b.id: bb[b.id] / threads_trace * factor.get(b.id, 1.0)
-                  for b in h.blocks if b.region in (region, -1)}
-    gx_loop, gy_loop = (d2, d1) if grid == 2 else (d1, [])
-    gx = _grid_extent(gx_loop, sizes, wsz, wt.grid_x)
-    gy = _grid_extent(gy_loop, sizes, wsz, wt.grid_y) if grid == 2 else 1
-    blocks = math.ceil(gx / block.x) * math.ceil(gy / block.y)
-    launches = max(int(round(_trip(sizes.launches[region], wsz))), 1) if region in sizes.launches \
-        else 1
-
-    mem_reports, patterns = _memory_profile(trace, mem, per_thread, region)
-    ops: Counter = Counter()
-    for b in h.blocks:
-        n = per_thread.get(b.id, 0.0)
-        if n and b.region in (region, -1):
-            for opcode, ty, detail, k in b.ops:
-                ops[(opcode, ty, detail)] += n * k
-    comp: ComputeCounts = compute_counts(ops)
-    if comp.unknown_calls:
-        warnings.append(f"calls to {', '.join(comp.unknown_calls)} counted as one instruction each")
-    profile = KernelProfile(
-        name=info.name, threads_per_block=block.threads, blocks=max(blocks, 1),
-        coal=patterns[COAL], uncoal=patterns[UNCOAL], const=patterns[CONST],
-        comp_insts=comp.total, sfu_insts=comp.sfu, fp_insts=comp.fp,
-        registers_per_thread=opts.registers_per_thread, launches=launches,
-    )
-    result = model_predict(profile, device, opts.model, **_model_options(opts))
+    all_rows = np.flatnonzero(trace.launches["region"] == region)
+    launches_work = max(int(round(_trip(sizes.launches[region], wsz))), 1) \
+        if region in sizes.launches else len(all_rows)
+    ctx = _LaunchContext(trace, region, grid, block, d1, d2, sizes, tsz, wsz, factor, mem,
+                         opts, device, info.name)
+    # Launches with identical block and loop counts (FDTD time steps) are modelled once.
+    cache: dict[bytes, tuple] = {}
+    total_ms = 0.0
+    for row in all_rows:
+        key = trace.bb_counts[row].tobytes() + trace.loop_iters[row].tobytes()
+        if key not in cache:
+            cache[key] = ctx.model(int(row))
+        total_ms += cache[key][0].result.time_ms
+    total_ms *= launches_work / max(len(all_rows), 1)
+    first = cache[trace.bb_counts[launch].tobytes() + trace.loop_iters[launch].tobytes()][0]
+    warnings += first.warnings
     return KernelReport(
         name=info.name, location=f"{h.source_name}:{info.line}", grid_dims=grid,
-        block=str(block), grid_threads=(int(gx), int(gy)), blocks=int(blocks),
-        launches=launches, profile=profile, result=result, mem=tuple(mem_reports),
-        l2_hit_rate=mem.l2_hit_rate, warnings=tuple(warnings))
+        block=str(block), grid_threads=first.grid_threads, blocks=first.blocks,
+        launches=launches_work, profile=first.profile, result=first.result,
+        mem=first.mem, l2_hit_rate=mem.l2_hit_rate, warnings=tuple(warnings),
+        total_ms=total_ms, distinct_launches=len(cache))
+
+
+@dataclass(frozen=True)
+class _LaunchModel:
+    profile: KernelProfile
+    result: object
+    grid_threads: tuple[int, int]
+    blocks: int
+    mem: tuple[MemInstrReport, ...]
+    warnings: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class _LaunchContext:
+    """What modelling one launch of a region needs (the launch's own counts come from the
+    trace's per-launch block and loop counts, exact even for launches not recorded)."""
+
+    trace: Trace
+    region: int
+    grid: int
+    block: Block
+    d1: list
+    d2: list
+    sizes: SizeModel
+    tsz: dict
+    wsz: dict
+    factor: dict
+    mem: MemoryAnalysis
+    opts: RunOptions
+    device: GPUDevice
+    name: str
+
+    def extents(self, row: int) -> tuple[float, float]:
+        """(x, y) pseudo-threads of trace launch ``row``, scaled to the work size."""
+        tr = self.trace
+        inner = self.d2 if self.grid == 2 else self.d1
+        iters = float(tr.loop_iters[row, inner].sum())
+        entries = float(tr.loop_entries[row, inner].sum())
+        x = iters / entries if entries else 0.0
+        y = entries if self.grid == 2 else 1.0
+        x *= self._ratio(inner[0])
+        if self.grid == 2:
+            y *= self._ratio(self.d1[0])
+        return round(x, 6), round(y, 6)
+
+    def _ratio(self, loop: int) -> float:
+        m = self.sizes.trips.get(loop)
+        if m is None:
+            return 1.0
+        t = _trip(m, self.tsz)
+        return _trip(m, self.wsz) / t if t > 0 else 1.0
+
+    def model(self, row: int) -> tuple[_LaunchModel]:
+        tr, h = self.trace, self.trace.header
+        inner = self.d2 if self.grid == 2 else self.d1
+        threads = float(tr.loop_iters[row, inner].sum())
+        bb = tr.bb_counts[row].astype(np.float64)
+        per_thread = {b.id: (bb[b.id] / threads if threads else 0.0) * self.factor.get(b.id, 1.0)
+                      for b in h.blocks if b.region in (self.region, -1)}
+        gx, gy = self.extents(row)
+        blocks = max(math.ceil(gx / self.block.x) * math.ceil(gy / self.block.y), 1)
+        mem_reports, patterns = _memory_profile(tr, self.mem, per_thread, self.region)
+        ops: Counter = Counter()
+        for b in h.blocks:
+            n = per_thread.get(b.id, 0.0)
+            if n:
+                for opcode, ty, detail, k in b.ops:
+                    ops[(opcode, ty, detail)] += n * k
+        comp: ComputeCounts = compute_counts(ops)
+        warnings = []
+        if comp.unknown_calls:
+            warnings.append(f"calls to {', '.join(comp.unknown_calls)} counted as one "
+                            f"instruction each")
+        profile = KernelProfile(
+            name=self.name, threads_per_block=self.block.threads, blocks=blocks,
+            coal=patterns[COAL], uncoal=patterns[UNCOAL], const=patterns[CONST],
+            comp_insts=comp.total, sfu_insts=comp.sfu, fp_insts=comp.fp,
+            registers_per_thread=self.opts.registers_per_thread, launches=1,
+        )
+        result = model_predict(profile, self.device, self.opts.model,
+                               **_model_options(self.opts))
+        return (_LaunchModel(profile, result, (int(gx), int(gy)), blocks, tuple(mem_reports),
+                             tuple(warnings)),)
 
 
 def _model_options(opts: RunOptions) -> dict:
@@ -260,12 +335,6 @@ def _check_block(block: Block, device: GPUDevice, warnings: list[str]) -> None:
     if block.x % 32 and block.threads % 32:
         warnings.append(f"block {block}: {block.threads} threads is not a multiple of the warp "
                         f"size; the last warp of each block is partly idle")
-
-
-def _grid_extent(loops: list[int], sizes: SizeModel, wsz, trace_extent: int) -> float:
-    if not loops:
-        return float(trace_extent)
-    return max(round(_trip(sizes.trips[loops[0]], wsz), 6), 1.0)
 
 
 def _block_factors(trace: Trace, region: int, grid: int, sizes: SizeModel, tsz, wsz):
@@ -289,7 +358,8 @@ def _mapping_warnings(trace: Trace, wt: WarpTrace, name: str) -> list[str]:
     h = trace.header
     if wt.unmapped_events:
         out.append(f"{name}: {wt.unmapped_events} memory events lie outside the mapped loops "
-                   f"(imperfect nest); they are not assigned to threads")
+                   f"(loop invariants hoisted by the compiler, or an imperfect nest); they are "
+                   f"not assigned to threads")
     if wt.divergent_insts:
         out.append(f"{name}: {wt.divergent_insts} of {wt.n_insts} warp instructions diverge "
                    f"(threads of a warp run different memory instructions)")

@@ -1,6 +1,7 @@
 """Kernel regions marked in C source with ``#pragma cgp`` lines (SPEC §2.1).
 
-``#pragma cgp kernel [name]`` before a ``for`` statement marks that loop nest as one GPU kernel.
+``#pragma cgp kernel [name] [grid=1|2]`` before a ``for`` statement marks that loop nest as one
+GPU kernel (``grid=`` fixes how many outer loops map to threads, as the CUDA port does).
 ``#pragma cgp shared ARRAY tile TYxTX`` (between the kernel pragma and its loop) names an array
 that a block stages in shared memory (SPEC §2.6). ``#pragma cgp trace NAME=V ...`` declares the
 file's reference trace size.
@@ -45,6 +46,7 @@ class RegionSpec:
     end_line: int
     shared: tuple[SharedHint, ...] = ()
     function: str | None = None  # set for regions given by --function
+    grid: int = 0  # 0: choose automatically
 
 
 @dataclass(frozen=True)
@@ -154,6 +156,21 @@ def statement_end(src: str, pos: int) -> int:
     raise RegionError("unterminated statement in the marked region")
 
 
+def _parse_kernel(args: str, lineno: int, index: int) -> tuple[str, int]:
+    """Name and grid hint of a ``#pragma cgp kernel [name] [grid=1|2]`` line."""
+    name, grid = f"kernel{index}", 0
+    for item in args.split():
+        if item.startswith("grid="):
+            if item not in ("grid=1", "grid=2"):
+                raise RegionError(f"line {lineno}: want grid=1 or grid=2, got {item!r}")
+            grid = int(item[5:])
+        elif _IDENT.fullmatch(item):
+            name = item
+        else:
+            raise RegionError(f"line {lineno}: kernel name {item!r} is not an identifier")
+    return name, grid
+
+
 def _parse_sizes(args: str, lineno: int) -> dict[str, int]:
     sizes = {}
     for item in args.split():
@@ -180,7 +197,7 @@ def mark_regions(source: str) -> MarkedSource:
         offsets.append(offsets[-1] + len(line) + 1)
     regions: list[RegionSpec] = []
     trace_sizes: dict[str, int] = {}
-    pending: tuple[int, str] | None = None
+    pending: tuple[int, str, int] | None = None
     shared: list[SharedHint] = []
     edits: dict[int, str] = {}  # line index -> replacement text
     ends: list[tuple[int, int]] = []  # (char offset just after the region, region index)
@@ -200,10 +217,8 @@ def mark_regions(source: str) -> MarkedSource:
         if verb == "kernel":
             if pending is not None:
                 raise RegionError(f"line {lineno}: kernel pragma follows another with no loop between")
-            name = args.strip() or f"kernel{len(regions)}"
-            if not _IDENT.fullmatch(name):
-                raise RegionError(f"line {lineno}: kernel name {name!r} is not an identifier")
-            pending = (idx, name)
+            name, grid = _parse_kernel(args, lineno, len(regions))
+            pending = (idx, name, grid)
             edits[idx] = ""
         elif verb == "shared":
             if pending is None:
@@ -231,7 +246,7 @@ def _close_region(source, offsets, idx, pending, shared, index) -> tuple[RegionS
         raise RegionError(f"line {pending[0] + 1}: '#pragma cgp kernel' must be followed by a for loop")
     end = statement_end(source, start)
     end_line = source.count("\n", 0, end - 1) + 1
-    return RegionSpec(index, pending[1], idx + 1, end_line, tuple(shared)), end
+    return RegionSpec(index, pending[1], idx + 1, end_line, tuple(shared), grid=pending[2]), end
 
 
 def _apply(lines, offsets, edits: dict[int, str], ends: list[tuple[int, int]]) -> str:

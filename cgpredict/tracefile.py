@@ -33,6 +33,7 @@ TAG_MARKERS = 0xF000
 TAG_LOOP = 0xFFFF
 TAG_BEGIN = 0xFFFE
 TAG_END = 0xFFFD
+TAG_EXIT = 0xFFFC
 MARKED_DEPTH = 2
 META_MAGIC = 0x4154454D50474343
 LAUNCH_DTYPE = np.dtype([("region", "<i4"), ("launch", "<u4"), ("first_event", "<u8"),
@@ -53,6 +54,7 @@ class RegionInfo:
     line: int
     end_line: int
     shared: tuple[tuple[str, int, int], ...] = ()
+    grid: int = 0  # grid hint of the pragma; 0 = automatic
 
 
 @dataclass(frozen=True)

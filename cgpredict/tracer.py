@@ -127,7 +127,8 @@ def trace_program(source: Path, output: Path, options: TraceOptions = TraceOptio
             raise TraceRunError("a marked region started inside another marked region")
         regions = [RegionInfo(r.index, r.name, _region_function(inst, r.index), r.line,
                               r.end_line, tuple((s.array, s.tile_rows, s.tile_cols)
-                                                for s in r.shared)) for r in marked.regions]
+                                                for s in r.shared), r.grid)
+                   for r in marked.regions]
         regions += [RegionInfo(i, name, name, 0, 0) for name, i in fn_regions.items()]
         lines = text.split("\n")
         mem = tuple(_with_text(m, lines, source.name) for m in inst.mem)

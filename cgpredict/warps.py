@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .tracefile import ADDRESS_MASK, TAG_LOOP, TAG_MARKERS, Trace
+from .tracefile import ADDRESS_MASK, TAG_EXIT, TAG_LOOP, TAG_MARKERS, Trace
 
 WARP_SIZE = 32
 
@@ -134,10 +134,11 @@ def _indices(ev: np.ndarray, d1: list[int], d2: list[int]):
     idx = (ev & 0xFFFFFFFF).astype(np.int64)
     m1 = is_loop & np.isin(loop, d1)
     m2 = is_loop & np.isin(loop, d2)
-    l1, l2 = _last(m1), _last(m2)
+    x2 = (tag == TAG_EXIT) & np.isin(loop, d2)
+    l1, l2, e2 = _last(m1), _last(m2), _last(x2)
     i1 = np.where(l1 >= 0, idx[np.maximum(l1, 0)], -1)
     i2 = np.where(l2 >= 0, idx[np.maximum(l2, 0)], -1)
-    return i1, i2, (l2 > l1) & (l1 >= 0)
+    return i1, i2, (l2 > l1) & (l1 >= 0) & (l2 > e2)
 
 
 def form_warps(trace: Trace, region: int, launch: int, grid_dims: int, block: Block,

@@ -442,6 +442,14 @@ def _instrument_loops(mod: Module, r: _Region, em: _Emitter, block_ids: dict[int
                                                      if k in block_ids))))
         at = hb.instrs[hb.first_non_phi].line
         em.before.setdefault(at, []).append(f"  call void @__cgp_loop(i32 {lid})")
+        if depth <= MARKED_DEPTH:
+            for k in sorted({s for b in body for s in _cfg_succ(fn, b)} - set(body)):
+                eb = fn.blocks[k]
+                lo = r.blocks.get(k, (0, 0))[0]
+                i = max(eb.first_non_phi, lo)
+                if i < len(eb.instrs):
+                    em.before.setdefault(eb.instrs[i].line, []).insert(
+                        0, f"  call void @__cgp_loop_exit(i32 {lid})")
 
 
 def _cfg_succ(fn: Function, k: int) -> set[int]:
@@ -490,6 +498,7 @@ def _render(mod: Module, em: _Emitter, add_region_decls: bool) -> str:
         f"@__cgp_nloops = constant i32 {len(em.loops)}",
         "declare void @__cgp_mem(i64)",
         "declare void @__cgp_loop(i32)",
+        "declare void @__cgp_loop_exit(i32)",
         "declare void @__cgp_bb_h(i32)",
     ]
     declared = "\n".join(x for x in mod.lines if x.startswith("declare"))

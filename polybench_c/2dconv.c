@@ -34,7 +34,7 @@ int main(void)
     for (int j = 0; j < NJ; j++)
       A[i][j] = (float)((i * (j + 1) + 1) % NI) / NI;
 
-#pragma cgp kernel conv2d
+#pragma cgp kernel conv2d grid=2
   for (int i = 1; i < NI - 1; i++) {
     for (int j = 1; j < NJ - 1; j++) {
       B[i][j] = c11 * A[i - 1][j - 1] + c21 * A[i - 1][j] + c31 * A[i - 1][j + 1] + c12 * A[i][j - 1] + c22 * A[i][j] + c32 * A[i][j + 1] + c13 * A[i + 1][j - 1] + c23 * A[i + 1][j] + c33 * A[i + 1][j + 1];

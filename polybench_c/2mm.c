@@ -45,7 +45,7 @@ int main(void)
     for (int l = 0; l < NL; l++)
       D[j][l] = (float)((j * (l + 3) + 1) % NL) / NL;
 
-#pragma cgp kernel mm2_k1
+#pragma cgp kernel mm2_k1 grid=2
   for (int i = 0; i < NI; i++) {
     for (int j = 0; j < NJ; j++) {
       C[i][j] = 0.0f;
@@ -54,7 +54,7 @@ int main(void)
     }
   }
 
-#pragma cgp kernel mm2_k2
+#pragma cgp kernel mm2_k2 grid=2
   for (int i = 0; i < NI; i++) {
     for (int j = 0; j < NL; j++) {
       E[i][j] = 0.0f;

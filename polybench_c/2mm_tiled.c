@@ -53,7 +53,7 @@ int main(void)
     for (int l = 0; l < NL; l++)
       D[j][l] = (float)((j * (l + 3) + 1) % NL) / NL;
 
-#pragma cgp kernel mm2_k1_tiled
+#pragma cgp kernel mm2_k1_tiled grid=2
 #pragma cgp shared A tile 32x32
 #pragma cgp shared B tile 32x32
   for (int i = 0; i < NI; i++) {
@@ -65,7 +65,7 @@ int main(void)
     }
   }
 
-#pragma cgp kernel mm2_k2_tiled
+#pragma cgp kernel mm2_k2_tiled grid=2
 #pragma cgp shared C tile 32x32
 #pragma cgp shared D tile 32x32
   for (int i = 0; i < NI; i++) {

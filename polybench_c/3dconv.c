@@ -41,7 +41,7 @@ int main(void)
         A[i][j][k] = (float)((i * j + k * (i + 1) + 1) % NK) / NK;
 
   for (int i = 1; i < NI - 1; i++) {
-#pragma cgp kernel conv3d
+#pragma cgp kernel conv3d grid=2
     for (int j = 1; j < NJ - 1; j++) {
       for (int k = 1; k < NK - 1; k++) {
         B[i][j][k] = c11 * A[i - 1][j - 1][k - 1] + c13 * A[i + 1][j - 1][k - 1] + c21 * A[i - 1][j - 1][k - 1] + c23 * A[i + 1][j - 1][k - 1] + c31 * A[i - 1][j - 1][k - 1] + c33 * A[i + 1][j - 1][k - 1] + c12 * A[i][j - 1][k] + c22 * A[i][j][k] + c32 * A[i][j + 1][k] + c11 * A[i - 1][j - 1][k + 1] + c13 * A[i + 1][j - 1][k + 1] + c21 * A[i - 1][j][k + 1] + c23 * A[i + 1][j][k + 1] + c31 * A[i - 1][j + 1][k + 1] + c33 * A[i + 1][j + 1][k + 1];

@@ -54,7 +54,7 @@ int main(void)
     for (int l = 0; l < NL; l++)
       D[m][l] = (float)((m * (l + 2) + 2) % NK) / NK;
 
-#pragma cgp kernel mm3_k1
+#pragma cgp kernel mm3_k1 grid=2
   for (int i = 0; i < NI; i++) {
     for (int j = 0; j < NJ; j++) {
       E[i][j] = 0.0f;
@@ -63,7 +63,7 @@ int main(void)
     }
   }
 
-#pragma cgp kernel mm3_k2
+#pragma cgp kernel mm3_k2 grid=2
   for (int i = 0; i < NJ; i++) {
     for (int j = 0; j < NL; j++) {
       F[i][j] = 0.0f;
@@ -72,7 +72,7 @@ int main(void)
     }
   }
 
-#pragma cgp kernel mm3_k3
+#pragma cgp kernel mm3_k3 grid=2
   for (int i = 0; i < NI; i++) {
     for (int j = 0; j < NL; j++) {
       G[i][j] = 0.0f;

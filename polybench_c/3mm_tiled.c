@@ -62,7 +62,7 @@ int main(void)
     for (int l = 0; l < NL; l++)
       D[m][l] = (float)((m * (l + 2) + 2) % NK) / NK;
 
-#pragma cgp kernel mm3_k1_tiled
+#pragma cgp kernel mm3_k1_tiled grid=2
 #pragma cgp shared A tile 32x32
 #pragma cgp shared B tile 32x32
   for (int i = 0; i < NI; i++) {
@@ -74,7 +74,7 @@ int main(void)
     }
   }
 
-#pragma cgp kernel mm3_k2_tiled
+#pragma cgp kernel mm3_k2_tiled grid=2
 #pragma cgp shared C tile 32x32
 #pragma cgp shared D tile 32x32
   for (int i = 0; i < NJ; i++) {
@@ -86,7 +86,7 @@ int main(void)
     }
   }
 
-#pragma cgp kernel mm3_k3_tiled
+#pragma cgp kernel mm3_k3_tiled grid=2
 #pragma cgp shared E tile 32x32
 #pragma cgp shared F tile 32x32
   for (int i = 0; i < NI; i++) {

@@ -34,14 +34,14 @@ int main(void)
     for (int j = 0; j < NY; j++)
       A[i][j] = (float)((i * (j + 1)) % NX) / (5.0f * NX);
 
-#pragma cgp kernel atax_k1
+#pragma cgp kernel atax_k1 grid=1
   for (int i = 0; i < NX; i++) {
     tmp[i] = 0.0f;
     for (int j = 0; j < NY; j++)
       tmp[i] += A[i][j] * x[j];
   }
 
-#pragma cgp kernel atax_k2
+#pragma cgp kernel atax_k2 grid=1
   for (int j = 0; j < NY; j++) {
     y[j] = 0.0f;
     for (int i = 0; i < NX; i++)

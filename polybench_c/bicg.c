@@ -38,14 +38,14 @@ int main(void)
     for (int j = 0; j < NY; j++)
       A[i][j] = (float)((i * (j + 1)) % NX) / NX;
 
-#pragma cgp kernel bicg_k1
+#pragma cgp kernel bicg_k1 grid=1
   for (int j = 0; j < NY; j++) {
     s[j] = 0.0f;
     for (int i = 0; i < NX; i++)
       s[j] += A[i][j] * r[i];
   }
 
-#pragma cgp kernel bicg_k2
+#pragma cgp kernel bicg_k2 grid=1
   for (int i = 0; i < NX; i++) {
     q[i] = 0.0f;
     for (int j = 0; j < NY; j++)

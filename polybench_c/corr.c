@@ -44,7 +44,7 @@ int main(void)
     for (int j = 0; j < M; j++)
       data[i][j] = (float)((i * j) % M) / M + (float)i / N;
 
-#pragma cgp kernel corr_mean
+#pragma cgp kernel corr_mean grid=1
   for (int j = 0; j < M; j++) {
     mean[j] = 0.0f;
     for (int i = 0; i < N; i++)
@@ -52,7 +52,7 @@ int main(void)
     mean[j] /= FLOAT_N;
   }
 
-#pragma cgp kernel corr_std
+#pragma cgp kernel corr_std grid=1
   for (int j = 0; j < M; j++) {
     stddev[j] = 0.0f;
     for (int i = 0; i < N; i++)
@@ -63,7 +63,7 @@ int main(void)
       stddev[j] = 1.0f;
   }
 
-#pragma cgp kernel corr_reduce
+#pragma cgp kernel corr_reduce grid=2
   for (int i = 0; i < N; i++) {
     for (int j = 0; j < M; j++) {
       data[i][j] -= mean[j];
@@ -71,7 +71,7 @@ int main(void)
     }
   }
 
-#pragma cgp kernel corr_corr
+#pragma cgp kernel corr_corr grid=1
   for (int ja = 0; ja < M - 1; ja++) {
     symmat[ja][ja] = 1.0f;
     for (int jb = ja + 1; jb < M; jb++) {

@@ -39,7 +39,7 @@ int main(void)
     for (int j = 0; j < M; j++)
       data[i][j] = (float)((i * j) % M) / M;
 
-#pragma cgp kernel covar_mean
+#pragma cgp kernel covar_mean grid=1
   for (int j = 0; j < M; j++) {
     mean[j] = 0.0f;
     for (int i = 0; i < N; i++)
@@ -47,14 +47,14 @@ int main(void)
     mean[j] /= FLOAT_N;
   }
 
-#pragma cgp kernel covar_reduce
+#pragma cgp kernel covar_reduce grid=2
   for (int i = 0; i < N; i++) {
     for (int j = 0; j < M; j++) {
       data[i][j] -= mean[j];
     }
   }
 
-#pragma cgp kernel covar_covar
+#pragma cgp kernel covar_covar grid=1
   for (int ja = 0; ja < M; ja++) {
     for (int jb = ja; jb < M; jb++) {
       symmat[ja][jb] = 0.0f;

@@ -34,7 +34,7 @@ int main(void)
   for (int n = 0; n < N; n++)
     X[n] = (float)((n * 7 + 3) % 64) / 64.0f;
 
-#pragma cgp kernel dct1d
+#pragma cgp kernel dct1d grid=1
   for (int k = 0; k < N; k++) {
     Y[k] = 0.0f;
     for (int n = 0; n < N; n++)

@@ -60,7 +60,7 @@ int main(void)
     for (int j = 0; j < H; j++)
       imgIn[i][j] = (float)((313 * i + 991 * j) % 65536) / 65535.0f;
 
-#pragma cgp kernel deriche_hfwd
+#pragma cgp kernel deriche_hfwd grid=1
   for (int i = 0; i < W; i++) {
     float ym1 = 0.0f;
     float ym2 = 0.0f;
@@ -73,7 +73,7 @@ int main(void)
     }
   }
 
-#pragma cgp kernel deriche_hbwd
+#pragma cgp kernel deriche_hbwd grid=1
   for (int i = 0; i < W; i++) {
     float yp1 = 0.0f;
     float yp2 = 0.0f;
@@ -88,14 +88,14 @@ int main(void)
     }
   }
 
-#pragma cgp kernel deriche_hsum
+#pragma cgp kernel deriche_hsum grid=2
   for (int i = 0; i < W; i++) {
     for (int j = 0; j < H; j++) {
       imgOut[i][j] = c1 * (Y1[i][j] + Y2[i][j]);
     }
   }
 
-#pragma cgp kernel deriche_vfwd
+#pragma cgp kernel deriche_vfwd grid=1
   for (int j = 0; j < H; j++) {
     float tm1 = 0.0f;
     float ym1 = 0.0f;
@@ -108,7 +108,7 @@ int main(void)
     }
   }
 
-#pragma cgp kernel deriche_vbwd
+#pragma cgp kernel deriche_vbwd grid=1
   for (int j = 0; j < H; j++) {
     float tp1 = 0.0f;
     float tp2 = 0.0f;
@@ -123,7 +123,7 @@ int main(void)
     }
   }
 
-#pragma cgp kernel deriche_vsum
+#pragma cgp kernel deriche_vsum grid=2
   for (int i = 0; i < W; i++) {
     for (int j = 0; j < H; j++) {
       imgOut[i][j] = c2 * (Y1[i][j] + Y2[i][j]);

@@ -45,7 +45,7 @@ int main(void)
     }
 
   for (int t = 0; t < TMAX; t++) {
-#pragma cgp kernel fdtd_k1
+#pragma cgp kernel fdtd_k1 grid=2
     for (int i = 0; i < NX; i++) {
       for (int j = 0; j < NY; j++) {
         if (i == 0)
@@ -55,14 +55,14 @@ int main(void)
       }
     }
 
-#pragma cgp kernel fdtd_k2
+#pragma cgp kernel fdtd_k2 grid=2
     for (int i = 0; i < NX; i++) {
       for (int j = 1; j < NY; j++) {
         ex[i][j] = ex[i][j] - 0.5f * (hz[i][j] - hz[i][j - 1]);
       }
     }
 
-#pragma cgp kernel fdtd_k3
+#pragma cgp kernel fdtd_k3 grid=2
     for (int i = 0; i < NX - 1; i++) {
       for (int j = 0; j < NY - 1; j++) {
         hz[i][j] = hz[i][j] - 0.7f * (ex[i][j + 1] - ex[i][j] + ey[i + 1][j] - ey[i][j]);

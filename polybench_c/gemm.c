@@ -41,7 +41,7 @@ int main(void)
     for (int j = 0; j < NJ; j++)
       C[i][j] = (float)((i * (j + 2)) % NK) / NK;
 
-#pragma cgp kernel gemm
+#pragma cgp kernel gemm grid=2
   for (int i = 0; i < NI; i++) {
     for (int j = 0; j < NJ; j++) {
       C[i][j] *= beta;

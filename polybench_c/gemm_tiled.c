@@ -48,7 +48,7 @@ int main(void)
     for (int j = 0; j < NJ; j++)
       C[i][j] = (float)((i * (j + 2)) % NK) / NK;
 
-#pragma cgp kernel gemm_tiled
+#pragma cgp kernel gemm_tiled grid=2
 #pragma cgp shared A tile 32x32
 #pragma cgp shared B tile 32x32
   for (int i = 0; i < NI; i++) {

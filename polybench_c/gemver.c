@@ -52,21 +52,21 @@ int main(void)
       A[i][j] = (float)((i * j) % N) / N;
   }
 
-#pragma cgp kernel gemver_k1
+#pragma cgp kernel gemver_k1 grid=2
   for (int i = 0; i < N; i++) {
     for (int j = 0; j < N; j++) {
       A[i][j] += u1[i] * v1[j] + u2[i] * v2[j];
     }
   }
 
-#pragma cgp kernel gemver_k2
+#pragma cgp kernel gemver_k2 grid=1
   for (int i = 0; i < N; i++) {
     for (int j = 0; j < N; j++)
       x[i] += beta * A[j][i] * y[j];
     x[i] += z[i];
   }
 
-#pragma cgp kernel gemver_k3
+#pragma cgp kernel gemver_k3 grid=1
   for (int i = 0; i < N; i++) {
     for (int j = 0; j < N; j++)
       w[i] += alpha * A[i][j] * x[j];

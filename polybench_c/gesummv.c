@@ -34,7 +34,7 @@ int main(void)
     }
   }
 
-#pragma cgp kernel gesummv
+#pragma cgp kernel gesummv grid=1
   for (int i = 0; i < N; i++) {
     tmp[i] = 0.0f;
     y[i] = 0.0f;

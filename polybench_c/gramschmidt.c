@@ -44,7 +44,7 @@ int main(void)
       A[i][j] = (float)((i * j) % NI) / NI + (i == j ? 1.0f : 0.0f) + 0.01f;
 
   for (int k = 0; k < NJ; k++) {
-#pragma cgp kernel gs_k1
+#pragma cgp kernel gs_k1 grid=1
     for (int t = 0; t < GS_K1_THREADS; t++) {
       if (t == 0) {
         float nrm = 0.0f;
@@ -54,12 +54,12 @@ int main(void)
       }
     }
 
-#pragma cgp kernel gs_k2
+#pragma cgp kernel gs_k2 grid=1
     for (int i = 0; i < NI; i++) {
       Q[i][k] = A[i][k] / R[k][k];
     }
 
-#pragma cgp kernel gs_k3
+#pragma cgp kernel gs_k3 grid=1
     for (int j = k + 1; j < NJ; j++) {
       R[k][j] = 0.0f;
       for (int i = 0; i < NI; i++)

@@ -27,7 +27,7 @@ int main(void)
       B[i][j] = (float)((i * (j + 1) + 2) % N) / N;
     }
 
-#pragma cgp kernel mm
+#pragma cgp kernel mm grid=2
   for (int i = 0; i < N; i++) {
     for (int j = 0; j < N; j++) {
       C[i][j] = 0.0f;

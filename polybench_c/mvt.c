@@ -38,13 +38,13 @@ int main(void)
       A[i][j] = (float)((i * j) % N) / N;
   }
 
-#pragma cgp kernel mvt_k1
+#pragma cgp kernel mvt_k1 grid=1
   for (int i = 0; i < N; i++) {
     for (int j = 0; j < N; j++)
       x1[i] += A[i][j] * y_1[j];
   }
 
-#pragma cgp kernel mvt_k2
+#pragma cgp kernel mvt_k2 grid=1
   for (int i = 0; i < N; i++) {
     for (int j = 0; j < N; j++)
       x2[i] += A[j][i] * y_2[j];

@@ -44,7 +44,7 @@ int main(void)
     for (int j = 0; j < NI; j++)
       C[i][j] = (float)((i * j + 3) % NI) / NI;
 
-#pragma cgp kernel syr2k_tiled
+#pragma cgp kernel syr2k_tiled grid=2
 #pragma cgp shared A tile 32x32
 #pragma cgp shared B tile 32x32
   for (int i = 0; i < NI; i++) {

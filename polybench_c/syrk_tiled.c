@@ -42,7 +42,7 @@ int main(void)
     for (int j = 0; j < NI; j++)
       C[i][j] = (float)((i * j + 2) % NJ) / NJ;
 
-#pragma cgp kernel syrk_tiled
+#pragma cgp kernel syrk_tiled grid=2
 #pragma cgp shared A tile 32x32
   for (int i = 0; i < NI; i++) {
     for (int j = 0; j < NI; j++) {

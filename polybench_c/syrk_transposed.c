@@ -37,7 +37,7 @@ int main(void)
     for (int j = 0; j < NI; j++)
       C[i][j] = (float)((i * j + 2) % NJ) / NJ;
 
-#pragma cgp kernel syrk_transposed
+#pragma cgp kernel syrk_transposed grid=2
   for (int i = 0; i < NI; i++) {
     for (int j = 0; j < NI; j++) {
       C[i][j] *= beta;

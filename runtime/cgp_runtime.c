@@ -31,6 +31,7 @@ static int count_only;
 static int active = -1, recording;
 static uint64_t tick, launch_tick;
 static uint32_t launches[MAX_REGIONS];
+static uint8_t *loop_open;
 static uint64_t *loop_iters, *loop_entries, *loop_stamp, *loop_serial, *loop_idx;
 static uint64_t *base_bb, *base_iters, *base_entries, *delta;
 static cgp_launch cur;
@@ -104,6 +105,8 @@ __attribute__((constructor)) static void cgp_init(void) {
     base_bb = zeros(__cgp_nbb); base_iters = zeros(nl); base_entries = zeros(nl);
     delta = zeros(__cgp_nbb + 2 * (size_t)nl);
     for (uint32_t l = 0; l < nl; l++) loop_stamp[l] = UINT64_MAX;
+    loop_open = calloc(nl ? nl : 1, 1);
+    if (!loop_open) die("out of memory");
     meta.magic = CGP_META_MAGIC;
     meta.nbb = __cgp_nbb;
     meta.nloops = nl;
@@ -164,8 +167,17 @@ void __cgp_loop(uint32_t loop) {
     }
     loop_serial[loop] = ++tick;
     loop_iters[loop]++;
+    loop_open[loop] = 1;
     if (recording && __cgp_loop_depth[loop] <= CGP_MARKED_DEPTH)
         emit((uint64_t)CGP_TAG_LOOP << 48 | (uint64_t)loop << 32 | (loop_idx[loop] & 0xFFFFFFFFu));
+}
+
+/* Called at the start of every exit block of a marked loop; only a real exit (the loop was
+ * iterating) emits a marker, so an exit block shared with other paths is harmless. */
+void __cgp_loop_exit(uint32_t loop) {
+    if (!loop_open[loop]) return;
+    loop_open[loop] = 0;
+    if (recording) emit((uint64_t)CGP_TAG_EXIT << 48 | (uint64_t)loop << 32);
 }
 
 void __cgp_bb_h(uint32_t block) {

@@ -6,6 +6,7 @@
  * Event stream: one uint64 per event. Top 16 bits = tag, low 48 bits = payload.
  *   tag < CGP_TAG_MARKERS : memory access by static instruction `tag`; payload = address
  *   CGP_TAG_LOOP          : loop iteration; payload = loop id << 32 | iteration index
+ *   CGP_TAG_EXIT          : a marked loop exits; payload = loop id << 32
  *   CGP_TAG_BEGIN/END     : region launch begins/ends; payload = region << 32 | launch index
  */
 #ifndef CGP_RUNTIME_H
@@ -16,6 +17,7 @@
 #define CGP_TAG_LOOP 0xFFFFu
 #define CGP_TAG_BEGIN 0xFFFEu
 #define CGP_TAG_END 0xFFFDu
+#define CGP_TAG_EXIT 0xFFFCu
 #define CGP_MARKED_DEPTH 2
 #define CGP_META_MAGIC 0x4154454d50474343ull /* "CCGPMETA" */
 
@@ -47,5 +49,6 @@ void __cgp_region_begin(int region);
 void __cgp_region_end(int region);
 void __cgp_mem(uint64_t record);
 void __cgp_loop(uint32_t loop);
+void __cgp_loop_exit(uint32_t loop);
 void __cgp_bb_h(uint32_t block);
 #endif

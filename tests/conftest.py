@@ -1,15 +1,10 @@
-"""Shared fixtures of the trace tests (kept small: paths and the C compiler)."""
+"""Shared fixtures of the trace tests (kept small: the C compiler)."""
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[1]
-POLYBENCH = REPO / "polybench_c"
-RUNTIME = REPO / "runtime"
 
 
 @pytest.fixture(scope="session")

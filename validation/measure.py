@@ -16,7 +16,11 @@ Standalone (python3 standard library only). For every port it
 Usage:
   python validation/measure.py [--only gemm,syrk] [--out FILE] [--check-size 64]
          [--sizes NAME=V ...] [--reps 7] [--timeout 180] [--sample gramschmidt=64 ...]
-         [--configs 32x32,32x8] [--no-check] [--jobs N] [--dry-run]
+         [--configs 32x32,32x8] [--no-check] [--jobs N] [--budget 900] [--nvcc PATH]
+         [--bin-dir DIR] [--dry-run]
+
+Expected duration on one H100: about 2-3 minutes (builds ~30 s with 8 parallel nvcc jobs, checks
+~15 s, 39 timed runs ~1-2 min; GRAMSCHMIDT is timed on 64 of its 8192 columns).
 """
 
 from __future__ import annotations
@@ -99,7 +103,8 @@ def port_info(path: Path) -> tuple[dict[str, int], int]:
 def gpu_info() -> dict[str, str]:
     smi = shutil.which("nvidia-smi")
     if not smi:
-        raise SystemExit("measure.py: nvidia-smi not found: this script needs an NVIDIA GPU and driver")
+        raise SystemExit("measure.py: nvidia-smi not found: this script needs an NVIDIA GPU "
+                         "and its driver")
     query = "name,clocks.max.sm,clocks.max.mem,driver_version"
     try:
         out = subprocess.run([smi, f"--query-gpu={query}", "--format=csv,noheader"],
@@ -116,32 +121,41 @@ def gpu_info() -> dict[str, str]:
             "count": str(len(lines))}
 
 
-def nvcc_path() -> str:
-    nvcc = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc"
+def nvcc_path(explicit: str | None = None) -> str:
+    if explicit:
+        return explicit
+    nvcc = os.environ.get("NVCC") or shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc"
                                     if Path("/usr/local/cuda/bin/nvcc").exists() else None)
     if not nvcc:
-        raise SystemExit("measure.py: nvcc not found (install the CUDA toolkit or put nvcc on PATH)")
+        raise SystemExit("measure.py: nvcc not found (install the CUDA toolkit or put nvcc "
+                         "on PATH)")
     return nvcc
 
 
-def pick_arch(nvcc: str) -> str:
+def pick_arch(nvcc: str, bin_dir: Path) -> str:
     """``-arch=native`` when this nvcc accepts it (CUDA >= 11.6 and a visible GPU), else sm_90."""
-    probe = BIN_DIR / "_arch_probe.cu"
-    BIN_DIR.mkdir(parents=True, exist_ok=True)
+    probe = bin_dir / "_arch_probe.cu"
+    bin_dir.mkdir(parents=True, exist_ok=True)
     probe.write_text("__global__ void k() {}\nint main() { return 0; }\n")
     try:
-        r = subprocess.run([nvcc, "-arch=native", "-c", str(probe), "-o",
-                            str(BIN_DIR / "_arch_probe.o")], capture_output=True, text=True,
+        r = subprocess.run([*nvcc_cmd(nvcc), "-arch=native", "-c", str(probe), "-o",
+                            str(bin_dir / "_arch_probe.o")], capture_output=True, text=True,
                            timeout=120)
         return "native" if r.returncode == 0 else "sm_90"
     finally:
-        for p in (probe, BIN_DIR / "_arch_probe.o"):
+        for p in (probe, bin_dir / "_arch_probe.o"):
             p.unlink(missing_ok=True)
 
 
+def nvcc_cmd(nvcc: str) -> list[str]:
+    """The command for ``nvcc`` (a .py stand-in such as validation/emu/nvcc_emu.py runs under
+    this interpreter)."""
+    return [sys.executable, nvcc] if nvcc.endswith(".py") else [nvcc]
+
+
 def build(nvcc: str, arch: str, src: Path, exe: Path, defines: dict[str, int]) -> dict:
-    cmd = [nvcc, "-O3", f"-arch={arch}", "-std=c++17", "-o", str(exe), str(src)]
-    cmd[1:1] = [f"-D{k}={v}" for k, v in sorted(defines.items())]
+    cmd = [*nvcc_cmd(nvcc), "-O3", f"-arch={arch}", "-std=c++17", "-o", str(exe), str(src)]
+    cmd[-4:-4] = [f"-D{k}={v}" for k, v in sorted(defines.items())]
     t0 = time.time()
     r = subprocess.run(cmd, capture_output=True, text=True)
     return {"cmd": " ".join(cmd), "ok": r.returncode == 0, "seconds": round(time.time() - t0, 2),
@@ -189,16 +203,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--check-size", type=int, default=64, help="size of the --check runs")
     ap.add_argument("--sizes", action="append", default=[], metavar="NAME=V",
                     help="override a size macro of the work builds (e.g. NI=2048, TMAX=100); "
-                         "prefix with a port name to limit it: gemm:NI=2048")
+                         "prefix with a port name to limit it: gemm:NI=2048,NJ=2048")
     ap.add_argument("--sample", action="append", default=[], metavar="PORT=S",
                     help="time S evenly spaced host-loop iterations of PORT (0 = all)")
     ap.add_argument("--reps", type=int, default=7)
     ap.add_argument("--timeout", type=float, default=180.0, help="seconds per port run")
+    ap.add_argument("--budget", type=float, default=900.0,
+                    help="total seconds; runs not started by then are skipped (and reported)")
     ap.add_argument("--configs", help="override the block shapes of 2-D ports (e.g. 32x32,16x16)")
     ap.add_argument("--no-check", action="store_true", help="skip the --check runs")
     ap.add_argument("--jobs", type=int, default=min(8, os.cpu_count() or 1),
                     help="parallel nvcc builds")
     ap.add_argument("--dry-run", action="store_true", help="print the plan and exit")
+    ap.add_argument("--nvcc", help="nvcc to use (default $NVCC, nvcc on PATH, /usr/local/cuda)")
+    ap.add_argument("--bin-dir", type=Path, default=BIN_DIR, help="where the binaries go")
     args = ap.parse_args(argv)
 
     ports = sorted(p.stem for p in CUDA_DIR.glob("*.cu"))
@@ -211,13 +229,12 @@ def main(argv: list[str] | None = None) -> int:
 
     global_sizes: dict[str, int] = {}
     port_sizes: dict[str, dict[str, int]] = {}
-    for item in args.sizes:
-        for part in item.split(","):
-            if ":" in part:
-                port, _, rest = part.partition(":")
-                port_sizes.setdefault(port, {}).update(parse_assignments([rest], "--sizes"))
-            else:
-                global_sizes.update(parse_assignments([part], "--sizes"))
+    for item in args.sizes:  # "NI=2048,NJ=2048" or "gemm:NI=2048,NJ=2048"
+        head, sep, rest = item.partition(":")
+        if sep and "=" not in head:
+            port_sizes.setdefault(head, {}).update(parse_assignments([rest], "--sizes"))
+        else:
+            global_sizes.update(parse_assignments([item], "--sizes"))
     samples = dict(DEFAULT_SAMPLE)
     samples.update(parse_assignments(args.sample, "--sample"))
 
@@ -247,21 +264,22 @@ def main(argv: list[str] | None = None) -> int:
                   f"blocks {','.join(p['configs'])} sample {p['sample'] or 'all'}")
         return 0
 
-    nvcc = nvcc_path()
+    nvcc = nvcc_path(args.nvcc)
     gpu = gpu_info()
-    nvcc_version = subprocess.run([nvcc, "--version"], capture_output=True,
+    bin_dir: Path = args.bin_dir
+    nvcc_version = subprocess.run([*nvcc_cmd(nvcc), "--version"], capture_output=True,
                                   text=True).stdout.strip().splitlines()
-    arch = pick_arch(nvcc)
+    arch = pick_arch(nvcc, bin_dir)
     print(f"GPU: {gpu['name']} (SM {gpu['clock_sm_max']}, mem {gpu['clock_mem_max']}, "
           f"driver {gpu['driver']}); nvcc -arch={arch}", file=sys.stderr)
 
     t_start = time.time()
-    BIN_DIR.mkdir(parents=True, exist_ok=True)
+    bin_dir.mkdir(parents=True, exist_ok=True)
     jobs = []
     for p in plan:
-        jobs.append((p, "work", BIN_DIR / p["name"], p["work"]))
+        jobs.append((p, "work", bin_dir / p["name"], p["work"]))
         if not args.no_check:
-            jobs.append((p, "check", BIN_DIR / f"{p['name']}_check", p["check"]))
+            jobs.append((p, "check", bin_dir / f"{p['name']}_check", p["check"]))
     builds: dict[tuple[str, str], dict] = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         futs = {pool.submit(build, nvcc, arch, p["src"], exe, d): (p["name"], kind)
@@ -285,7 +303,7 @@ def main(argv: list[str] | None = None) -> int:
             if not b["ok"]:
                 checks[name] = {"status": "build-failed", "stderr": b["stderr"]}
             else:
-                r = run_port(BIN_DIR / f"{name}_check", ["--check", "--reps", "1"], args.timeout)
+                r = run_port(bin_dir / f"{name}_check", ["--check", "--reps", "1"], args.timeout)
                 checks[name] = {"status": r.get("check", "error") if "error" not in r else "error",
                                 "max_rel_err": r.get("max_rel_err"), "sizes": p["check"],
                                 **({"error": r["error"]} if "error" in r else {})}
@@ -298,10 +316,15 @@ def main(argv: list[str] | None = None) -> int:
                 entry["error"] = "build failed"
                 results.append(entry)
                 continue
+            if time.time() - t_start > args.budget:
+                entry["error"] = f"skipped: over the {args.budget:.0f} s budget"
+                results.append(entry)
+                print(f"skip  {name:16s} {cfg:6s} (over budget)", file=sys.stderr)
+                continue
             rargs = ["--block", cfg, "--reps", str(args.reps)]
             if p["sample"]:
                 rargs += ["--sample", str(p["sample"])]
-            r = run_port(BIN_DIR / name, rargs, args.timeout)
+            r = run_port(bin_dir / name, rargs, args.timeout)
             entry["result"] = r
             if "error" in r:
                 entry["error"] = r["error"]

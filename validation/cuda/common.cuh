@@ -309,7 +309,9 @@ class Recorder {
   int index_of(const char* name) {
     for (size_t s = 0; s < stats_.size(); ++s)
       if (stats_[s].name == name) return (int)s;
-    stats_.push_back(Stat{name});
+    Stat st;
+    st.name = name;
+    stats_.push_back(st);
     return (int)stats_.size() - 1;
   }
   static double median(std::vector<double> v) {

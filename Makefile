@@ -1,0 +1,25 @@
+# Developer shortcuts. `make test` is what CI runs (through .ci/run).
+PY ?= python3
+
+.PHONY: install test bench measure validate clean
+
+install:
+	$(PY) -m pip install -e ".[test]"
+
+test:
+	$(PY) -m pytest -q
+
+bench:
+	$(PY) bench/bench_trace.py
+	$(PY) bench/bench_run.py
+	$(PY) bench/bench_cache.py
+
+measure:  # needs an NVIDIA GPU and nvcc
+	$(PY) validation/measure.py
+
+validate:
+	cgpredict validate --device tk1
+	cgpredict validate --device h100
+
+clean:
+	rm -rf build dist *.egg-info .pytest_cache validation/cuda/bin

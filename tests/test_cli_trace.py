@@ -1,0 +1,157 @@
+"""Tests of the `trace` and `trace-info` commands of cgpredict.cli (click's CliRunner): files
+written, counts printed, exit codes, and one-line errors without a Python traceback."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cgpredict.cli import main
+
+pytestmark = pytest.mark.usefixtures("compiler")
+
+POLYBENCH = Path(__file__).resolve().parents[1] / "polybench_c"
+GEMM = POLYBENCH / "gemm.c"
+SMALL = ["-D", "NI=8", "-D", "NJ=8", "-D", "NK=8"]
+GEMM_MEM_EVENTS = 8 * 8 * (2 + 2 * 8)  # see test_tracer.gemm_expected: NI*NJ*(2 + 2*NK)
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def assert_one_line_error(result, code: int, *fragments: str) -> None:
+    assert result.exit_code == code, result.output
+    assert isinstance(result.exception, SystemExit), result.exception  # no uncaught exception
+    assert "Traceback" not in result.output
+    lines = [x for x in result.stderr.splitlines() if x.startswith("cgpredict: error: ")]
+    assert len(lines) == 1, result.stderr
+    for f in fragments:
+        assert f in result.stderr, (f, result.stderr)
+
+
+@pytest.fixture(scope="module")
+def gemm_trace(tmp_path_factory):
+    out = tmp_path_factory.mktemp("cli") / "gemm8.cgptrace"
+    result = invoke("trace", GEMM, *SMALL, "-o", out)
+    assert result.exit_code == 0, result.output
+    return out, result
+
+
+def test_trace_writes_the_file_and_prints_counts(gemm_trace):
+    out, result = gemm_trace
+    assert out.exists()
+    assert re.fullmatch(
+        rf"wrote {re.escape(str(out))}: 1 kernel\(s\), 1 launch\(es\), {GEMM_MEM_EVENTS} memory "
+        rf"events, {out.stat().st_size} bytes\n", result.output)
+
+
+def test_trace_default_output_in_cwd(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = invoke("trace", GEMM, "-D", "NI=4", "-D", "NJ=4", "-D", "NK=4")
+    assert result.exit_code == 0, result.output
+    assert "wrote gemm.cgptrace:" in result.output
+    assert os.listdir(tmp_path) == ["gemm.cgptrace"]
+
+
+def test_trace_info(gemm_trace):
+    out, _ = gemm_trace
+    result = invoke("trace-info", out)
+    assert result.exit_code == 0, result.output
+    text = result.output
+    update = next(k + 1 for k, line in enumerate(GEMM.read_text().split("\n"))
+                  if "C[i][j] += alpha" in line)
+    assert f"trace {out.name}: gemm.c" in text
+    assert "macros: NI=8 NJ=8 NK=8" in text
+    assert re.search(r"region 0 'gemm' at gemm\.c:\d+: 1 launch\(es\), 1 recorded", text)
+    assert re.search(rf"load\s+4B\s+B\[k\]\[j\]\s+gemm\.c:{update}:\d+\s+x {8 * 8 * 8}\n", text)
+    assert re.search(rf"load\s+4B\s+A\[i\]\[k\]\s+gemm\.c:{update}:\d+\s+x {8 * 8 * 8}\n", text)
+    assert re.search(rf"store\s+4B\s+C\[i\]\[j\]\s+gemm\.c:{update}:\d+\s+x {8 * 8}\n", text)
+    assert "mean trip count 8" in text
+
+
+def test_compile_error_exit_code(tmp_path):
+    bad = tmp_path / "bad.c"
+    bad.write_text("int main(void) { return nope; }\n")
+    result = invoke("trace", bad, "-o", tmp_path / "b.cgptrace")
+    assert_one_line_error(result, 2, "compiling", f"{bad}:1:", "nope")
+    assert "cgp-" not in result.output
+
+
+def test_no_region_exit_code(tmp_path):
+    src = tmp_path / "none.c"
+    src.write_text("int main(void) { return 0; }\n")
+    result = invoke("trace", src, "-o", tmp_path / "n.cgptrace")
+    assert_one_line_error(result, 2, "no kernel marked", "(main)")
+
+
+def test_bad_pragma_exit_code(tmp_path):
+    src = tmp_path / "p.c"
+    src.write_text("int main(void) {\n#pragma cgp kernal\n  for (;;) ;\n}\n")
+    result = invoke("trace", src)
+    assert_one_line_error(result, 2, "line 2", "unknown '#pragma cgp kernal'")
+
+
+def test_crash_exit_code(tmp_path):
+    src = tmp_path / "segv.c"
+    src.write_text("int main(void) {\n  int *volatile p = 0;\n  int s = 0;\n#pragma cgp kernel\n"
+                   "  for (int i = 0; i < 4; i++) s += p[i];\n  return s;\n}\n")
+    result = invoke("trace", src, "-o", tmp_path / "s.cgptrace")
+    assert_one_line_error(result, 3, "SIGSEGV")
+
+
+def test_output_not_a_trace_exit_code(tmp_path):
+    out = tmp_path / "keep.txt"
+    out.write_text("keep me")
+    result = invoke("trace", GEMM, *SMALL, "-o", out)
+    assert_one_line_error(result, 3, "not a cgpredict trace", "--force")
+    assert out.read_text() == "keep me"
+
+
+def test_event_limit_exit_code(tmp_path):
+    result = invoke("trace", GEMM, *SMALL, "--max-events", "100", "-o", tmp_path / "x.cgptrace")
+    assert_one_line_error(result, 3, "--max-events=100", "-D")
+
+
+@pytest.mark.parametrize("content", [None, b"garbage", b"CGPTRACE\x01\x00\x00\x00\xff\x00\x00\x00{"])
+def test_trace_info_bad_file_exit_code(tmp_path, content):
+    path = tmp_path / "t.cgptrace"
+    if content is not None:
+        path.write_bytes(content)
+    result = invoke("trace-info", path)
+    assert_one_line_error(result, 4, str(path))
+
+
+def test_trace_info_truncated_trace(tmp_path, gemm_trace):
+    out, _ = gemm_trace
+    cut = tmp_path / "cut.cgptrace"
+    cut.write_bytes(out.read_bytes()[:-200])
+    result = invoke("trace-info", cut)
+    assert_one_line_error(result, 4, "truncated")
+
+
+def test_bad_define_is_a_usage_error(tmp_path):
+    result = invoke("trace", GEMM, "-D", "1X=3")
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output and "want NAME=VALUE" in result.output
+
+
+def test_internal_error_is_one_line(tmp_path, monkeypatch):
+    """A bug in the pass (instrumented IR that does not verify) is reported, not a traceback."""
+    from cgpredict import tracer
+    from cgpredict.instrument.memtrace import InstrumentError
+
+    def broken(ir):
+        raise InstrumentError("internal error: instrumented IR does not verify: test")
+
+    monkeypatch.setattr(tracer, "_verify_ir", broken)
+    monkeypatch.delenv("CGP_DEBUG", raising=False)
+    result = invoke("trace", GEMM, *SMALL, "-o", tmp_path / "i.cgptrace")
+    assert result.exit_code != 0
+    assert isinstance(result.exception, SystemExit), result.exception
+    assert "Traceback" not in result.output
+    assert "internal error" in result.stderr and len(result.stderr.strip().splitlines()) == 1

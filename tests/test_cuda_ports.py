@@ -1,0 +1,129 @@
+"""The CUDA reference ports in validation/cuda (the measured side of cgpredict's validation).
+
+* every C file of the corpus has a port with the same size macros and kernel names;
+* the ports compile with nvcc (skipped without nvcc);
+* the ports' results match their host references under host emulation (skipped without a
+  C++20 g++), and on a real GPU (skipped without nvidia-smi);
+* validation/measure.py plans the reference configurations of SPEC section 8.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+C_DIR = ROOT / "polybench_c"
+CUDA_DIR = ROOT / "validation" / "cuda"
+MEASURE = ROOT / "validation" / "measure.py"
+NVCC_EMU = ROOT / "validation" / "emu" / "nvcc_emu.py"
+
+_SIZE_MACRO = re.compile(r"^\s*#\s*ifndef\s+(\w+)\s*\n\s*#\s*define\s+\1\s+(\d+)\s*$", re.M)
+_C_KERNEL = re.compile(r"^\s*#\s*pragma\s+cgp\s+kernel\s+(\w+)", re.M)
+_CU_LAUNCH = re.compile(r'rec\.launch\("(\w+)"')
+
+C_FILES = sorted(C_DIR.glob("*.c"))
+REPRESENTATIVE = ["gemm", "atax", "syrk_tiled", "fdtd2d"]
+
+
+def _nvcc() -> str | None:
+    return shutil.which("nvcc") or (
+        "/usr/local/cuda/bin/nvcc" if Path("/usr/local/cuda/bin/nvcc").exists() else None)
+
+
+def _small_sizes(port: str, size: int = 64) -> list[str]:
+    macros = _SIZE_MACRO.findall((CUDA_DIR / f"{port}.cu").read_text())
+    return [f"-D{name}={6 if name == 'TMAX' else size}" for name, _ in macros]
+
+
+@pytest.mark.parametrize("c_file", C_FILES, ids=[p.stem for p in C_FILES])
+def test_every_c_file_has_a_matching_port(c_file: Path) -> None:
+    port = CUDA_DIR / f"{c_file.stem}.cu"
+    assert port.exists(), f"no CUDA port {port.relative_to(ROOT)} for {c_file.name}"
+    c_text, cu_text = c_file.read_text(), port.read_text()
+    # same size macros with the same defaults (overridable with -D as in the C file)
+    assert dict(_SIZE_MACRO.findall(cu_text)) == dict(_SIZE_MACRO.findall(c_text))
+    # one CUDA kernel launch name per `#pragma cgp kernel NAME`, in the C order
+    launches = list(dict.fromkeys(_CU_LAUNCH.findall(cu_text)))
+    assert launches == _C_KERNEL.findall(c_text)
+    assert re.search(r"GRID_DIMS\s*=\s*[12]\b", cu_text), "port must declare GRID_DIMS"
+
+
+def test_measure_plans_the_reference_configurations() -> None:
+    out = subprocess.run([sys.executable, str(MEASURE), "--dry-run"], capture_output=True,
+                         text=True, check=True, timeout=60).stdout
+    plan = {line.split()[0]: line for line in out.splitlines() if line.strip()}
+    assert set(plan) == {p.stem for p in CUDA_DIR.glob("*.cu")}
+    assert "'NI': 1024" in plan["gemm"] and "blocks 32x32,32x8" in plan["gemm"]
+    assert "'NX': 4096" in plan["atax"] and "blocks 256x1" in plan["atax"]
+    assert "'TMAX': 500" in plan["fdtd2d"] and "'NX': 4096" in plan["fdtd2d"]
+    assert "'NI': 8192" in plan["gramschmidt"] and "sample 64" in plan["gramschmidt"]
+    assert "'NI': 256" in plan["3dconv"]
+
+
+@pytest.mark.parametrize("port", REPRESENTATIVE)
+def test_port_compiles_with_nvcc(port: str, tmp_path: Path) -> None:
+    nvcc = _nvcc()
+    if nvcc is None:
+        pytest.skip("nvcc not found: the CUDA ports cannot be compiled here")
+    obj = tmp_path / f"{port}.o"
+    r = subprocess.run([nvcc, "-c", "-O3", "-arch=sm_90", "-std=c++17", "-o", str(obj),
+                        str(CUDA_DIR / f"{port}.cu")], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert obj.stat().st_size > 0
+
+
+def _gxx_has_cxx20() -> bool:
+    gxx = shutil.which("g++")
+    if gxx is None:
+        return False
+    r = subprocess.run([gxx, "-std=c++20", "-x", "c++", "-fsyntax-only", "-"],
+                       input="#include <barrier>\nint main() {}\n", capture_output=True,
+                       text=True)
+    return r.returncode == 0
+
+
+@pytest.mark.parametrize("port,block", [("gemm", "32x8"), ("syrk_tiled", "32x8"),
+                                        ("fdtd2d", "16x16"), ("gramschmidt", "256x1")])
+def test_port_matches_host_reference_under_emulation(port: str, block: str,
+                                                     tmp_path: Path) -> None:
+    if not _gxx_has_cxx20():
+        pytest.skip("g++ with C++20 <barrier> not found: host emulation unavailable")
+    size = 64 if port.endswith("_tiled") else 37  # odd sizes exercise the guards
+    exe = tmp_path / port
+    subprocess.run([sys.executable, str(NVCC_EMU), *_small_sizes(port, size), "-o", str(exe),
+                    str(CUDA_DIR / f"{port}.cu")], check=True, timeout=120)
+    r = subprocess.run([str(exe), "--check", "--reps", "1", "--block", block],
+                       capture_output=True, text=True, timeout=120)
+    result = json.loads(r.stdout)
+    assert result["check"] == "pass", result
+    assert result["block"] == ([int(v) for v in block.split("x")])
+    assert r.returncode == 0
+
+
+def test_gemm_passes_its_check_on_the_gpu(tmp_path: Path) -> None:
+    if shutil.which("nvidia-smi") is None:
+        pytest.skip("nvidia-smi not found: no NVIDIA GPU to run the ports on")
+    nvcc = _nvcc()
+    if nvcc is None:
+        pytest.skip("nvcc not found: the CUDA ports cannot be compiled here")
+    exe = tmp_path / "gemm"
+    for arch in ("native", "sm_90"):
+        r = subprocess.run([nvcc, "-O3", f"-arch={arch}", "-std=c++17", *_small_sizes("gemm"),
+                            "-o", str(exe), str(CUDA_DIR / "gemm.cu")], capture_output=True,
+                           text=True, timeout=120)
+        if r.returncode == 0:
+            break
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run([str(exe), "--check", "--reps", "2"], capture_output=True, text=True,
+                       timeout=120)
+    result = json.loads(r.stdout)
+    assert result["check"] == "pass", result
+    assert result["launches"][0]["name"] == "gemm" and result["total_ms"] > 0

@@ -1,0 +1,342 @@
+"""Tests of cgpredict.tracefile: the record layout shared with runtime/cgp_runtime.h (compiled and
+compared field by field), the trace file round trip, and every way a trace file can be bad."""
+
+from __future__ import annotations
+
+import json
+import struct
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cgpredict import tracefile
+from cgpredict.errors import TraceFormatError
+from cgpredict.instrument import memtrace
+from cgpredict.instrument.memtrace import BlockInfo, CallSite, LoopInfo, MemInstr
+from cgpredict.tracefile import (
+    LAUNCH_DTYPE,
+    META_HEADER_DTYPE,
+    RegionInfo,
+    TraceHeader,
+    read_meta,
+    read_trace,
+    write_trace,
+)
+
+RUNTIME = Path(__file__).resolve().parents[1] / "runtime"
+
+# --------------------------------------------------------------------------- struct layout
+
+LAYOUT_C = r"""
+#include <stddef.h>
+#include <stdio.h>
+#include "cgp_runtime.h"
+
+#define FIELD(T, m) printf("field " #T " " #m " %zu %zu %d\n", offsetof(T, m), \
+    sizeof(((T *)0)->m), (int)((__typeof__(((T *)0)->m))-1 < 0))
+
+int main(void) {
+    printf("size cgp_launch %zu\n", sizeof(cgp_launch));
+    FIELD(cgp_launch, region); FIELD(cgp_launch, launch); FIELD(cgp_launch, first_event);
+    FIELD(cgp_launch, n_events); FIELD(cgp_launch, recorded); FIELD(cgp_launch, pad);
+    printf("size cgp_meta_header %zu\n", sizeof(cgp_meta_header));
+    FIELD(cgp_meta_header, magic); FIELD(cgp_meta_header, nbb); FIELD(cgp_meta_header, nloops);
+    FIELD(cgp_meta_header, n_events); FIELD(cgp_meta_header, status);
+    FIELD(cgp_meta_header, n_launches);
+    printf("const TAG_MARKERS %u\n", CGP_TAG_MARKERS);
+    printf("const TAG_LOOP %u\n", CGP_TAG_LOOP);
+    printf("const TAG_BEGIN %u\n", CGP_TAG_BEGIN);
+    printf("const TAG_END %u\n", CGP_TAG_END);
+    printf("const TAG_EXIT %u\n", CGP_TAG_EXIT);
+    printf("const MARKED_DEPTH %d\n", CGP_MARKED_DEPTH);
+    printf("const META_MAGIC %llu\n", (unsigned long long)CGP_META_MAGIC);
+    printf("const STATUS_FINISHED %d\n", CGP_FINISHED);
+    printf("const STATUS_EVENT_LIMIT %d\n", CGP_EVENT_LIMIT);
+    printf("const STATUS_NESTED %d\n", CGP_NESTED);
+    return 0;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def c_layout(tmp_path_factory, compiler):
+    """What the C compiler says about the runtime's structs and constants."""
+    tmp = tmp_path_factory.mktemp("layout")
+    (tmp / "layout.c").write_text(LAYOUT_C)
+    exe = tmp / "layout"
+    subprocess.run([*compiler.command, "-I", str(RUNTIME), "-o", str(exe), str(tmp / "layout.c")],
+                   check=True, capture_output=True, timeout=120)
+    out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
+    sizes, fields, consts = {}, {}, {}
+    for line in out.splitlines():
+        kind, *rest = line.split()
+        if kind == "size":
+            sizes[rest[0]] = int(rest[1])
+        elif kind == "field":
+            fields.setdefault(rest[0], {})[rest[1]] = tuple(int(x) for x in rest[2:])
+        else:
+            consts[rest[0]] = int(rest[1])
+    return sizes, fields, consts
+
+
+@pytest.mark.parametrize("struct_name, dtype", [("cgp_launch", LAUNCH_DTYPE),
+                                                 ("cgp_meta_header", META_HEADER_DTYPE)])
+def test_struct_layout_matches_dtype(c_layout, struct_name, dtype):
+    sizes, fields, _ = c_layout
+    assert sizes[struct_name] == dtype.itemsize
+    c_fields = fields[struct_name]
+    assert list(c_fields) == list(dtype.names)  # same fields, same order
+    for name, (offset, size, signed) in c_fields.items():
+        ft, off = dtype.fields[name][:2]
+        assert (off, ft.itemsize) == (offset, size), name
+        assert (ft.kind == "i") == bool(signed), name
+        assert ft.byteorder in ("<", "=", "|")
+
+
+def test_constants_match_header(c_layout):
+    _, _, consts = c_layout
+    assert consts == {
+        "TAG_MARKERS": tracefile.TAG_MARKERS, "TAG_LOOP": tracefile.TAG_LOOP,
+        "TAG_BEGIN": tracefile.TAG_BEGIN, "TAG_END": tracefile.TAG_END,
+        "TAG_EXIT": tracefile.TAG_EXIT,
+        "MARKED_DEPTH": tracefile.MARKED_DEPTH, "META_MAGIC": tracefile.META_MAGIC,
+        "STATUS_FINISHED": tracefile.STATUS_FINISHED,
+        "STATUS_EVENT_LIMIT": tracefile.STATUS_EVENT_LIMIT,
+        "STATUS_NESTED": tracefile.STATUS_NESTED,
+    }
+    assert memtrace.MARKED_DEPTH == tracefile.MARKED_DEPTH
+    assert memtrace.MAX_MEM_IDS == tracefile.TAG_MARKERS
+    assert tracefile.META_MAGIC.to_bytes(8, "little") == b"CCGPMETA"
+
+
+# --------------------------------------------------------------------------- round trip
+
+
+def make_header(**over) -> TraceHeader:
+    fields = dict(
+        source_name="k.c", source_sha256=tracefile.sha256_text("int x;\n"),
+        source_text="int x;\n", compiler="cc (test)", flags=("-O1", "-g"),
+        macros={"N": "16"},
+        regions=(RegionInfo(0, "k", "main", 3, 5, (("A", 32, 16),)),
+                 RegionInfo(1, "f", "f", 0, 0)),
+        mem=(MemInstr(0, 0, "main", 1, "load", 4, "float", "k.c", 4, 7, "A[i]"),
+             MemInstr(1, -1, "get", 2, "store", 8, "double", "k.c", 9, 3, "p")),
+        loops=(LoopInfo(0, 0, "main", "for.body", -1, 1, 4, True),),
+        blocks=(BlockInfo(0, 0, "main", "entry", (("br", "", "", 1),)),
+                BlockInfo(1, 0, "main", "for.body", (("load", "float", "", 1),
+                                                     ("fadd", "float", "", 2))),
+                BlockInfo(2, -1, "get", "entry", ())),
+        calls=(CallSite(0, "main", "get", True, 4), CallSite(0, "main", "expf", False, 4)),
+        helpers=("get",), max_launches=2, stdout_tail="checksum 1\n", ir_text="; ir\n",
+    )
+    fields.update(over)
+    return TraceHeader(**fields)
+
+
+def tag(t: int, payload: int) -> int:
+    return (t << 48) | payload
+
+
+EVENTS = np.array([tag(tracefile.TAG_BEGIN, 0), tag(tracefile.TAG_LOOP, 0), tag(0, 0x1000),
+                   tag(1, 0x2000), tag(tracefile.TAG_END, 0), tag(tracefile.TAG_BEGIN, 1),
+                   tag(0, 0x1004), tag(tracefile.TAG_END, 1)], dtype="<u8")
+
+
+def write_sample(path, header=None, events=EVENTS):
+    ev = path.with_name("events.bin")
+    ev.write_bytes(np.asarray(events, "<u8").tobytes())
+    launches = np.zeros(2, LAUNCH_DTYPE)
+    launches["region"] = [0, 0]
+    launches["launch"] = [0, 1]
+    launches["first_event"] = [0, 5]
+    launches["n_events"] = [5, 3]
+    launches["recorded"] = [1, 1]
+    bb = np.array([[1, 4, 0], [1, 1, 2]], "<u8")
+    iters = np.array([[4], [1]], "<u8")
+    entries = np.array([[1], [1]], "<u8")
+    write_trace(path, header or make_header(), ev, launches, bb, iters, entries)
+    return launches, bb, iters, entries
+
+
+def test_round_trip(tmp_path):
+    path = tmp_path / "t.cgptrace"
+    launches, bb, iters, entries = write_sample(path)
+    tr = read_trace(path)
+    assert tr.header == make_header()
+    assert tr.path == path
+    np.testing.assert_array_equal(tr.events, EVENTS)
+    assert isinstance(tr.events, np.memmap)
+    np.testing.assert_array_equal(tr.launches, launches)
+    assert tr.launches.dtype == LAUNCH_DTYPE
+    np.testing.assert_array_equal(tr.bb_counts, bb)
+    np.testing.assert_array_equal(tr.loop_iters, iters)
+    np.testing.assert_array_equal(tr.loop_entries, entries)
+    np.testing.assert_array_equal(tr.launch_events(1), EVENTS[5:8])
+    assert tr.header.region("k").index == 0 and tr.header.region(1).name == "f"
+    with pytest.raises(KeyError):
+        tr.header.region("nope")
+    assert tr.header.source_line(1) == "int x;" and tr.header.source_line(99) == ""
+    assert not path.with_name(path.name + ".part").exists()
+
+
+def test_layout_magic_version_alignment(tmp_path):
+    path = tmp_path / "t.cgptrace"
+    write_sample(path)
+    raw = path.read_bytes()
+    assert raw[:8] == b"CGPTRACE"
+    version, hlen = struct.unpack("<II", raw[8:16])
+    assert version == tracefile.VERSION
+    meta = json.loads(raw[16:16 + hlen])
+    sections = meta["sections"]
+    assert set(sections) == {"events", "launches", "bb_counts", "loop_iters", "loop_entries"}
+    for sec in sections.values():
+        assert sec["offset"] % tracefile.ALIGN == 0
+    ev = sections["events"]
+    assert np.frombuffer(raw[ev["offset"]:ev["offset"] + 8 * len(EVENTS)], "<u8").tolist() == \
+        EVENTS.tolist()
+
+
+def test_empty_trace_round_trip(tmp_path):
+    path = tmp_path / "t.cgptrace"
+    ev = tmp_path / "events.bin"
+    ev.write_bytes(b"")
+    empty = np.zeros((0, 0), "<u8")
+    write_trace(path, make_header(), ev, np.zeros(0, LAUNCH_DTYPE), empty, empty, empty)
+    tr = read_trace(path)
+    assert len(tr.events) == 0 and len(tr.launches) == 0 and tr.launches.dtype == LAUNCH_DTYPE
+
+
+# --------------------------------------------------------------------------- bad files
+
+
+@pytest.fixture()
+def good(tmp_path):
+    path = tmp_path / "good.cgptrace"
+    write_sample(path)
+    return path
+
+
+def test_bad_magic(tmp_path, good):
+    bad = tmp_path / "bad.cgptrace"
+    bad.write_bytes(b"NOTATRACE" + good.read_bytes()[9:])
+    with pytest.raises(TraceFormatError, match="bad magic"):
+        read_trace(bad)
+
+
+@pytest.mark.parametrize("content", [b"", b"CGPT", b"hello world, this is text\n"])
+def test_short_or_foreign_file(tmp_path, content):
+    bad = tmp_path / "x.cgptrace"
+    bad.write_bytes(content)
+    with pytest.raises(TraceFormatError, match="not a cgpredict trace"):
+        read_trace(bad)
+
+
+def test_wrong_version(tmp_path, good):
+    raw = bytearray(good.read_bytes())
+    raw[8:12] = struct.pack("<I", tracefile.VERSION + 1)
+    bad = tmp_path / "v.cgptrace"
+    bad.write_bytes(bytes(raw))
+    with pytest.raises(TraceFormatError, match=f"version {tracefile.VERSION + 1}.*trace the "
+                                                "program again"):
+        read_trace(bad)
+
+
+def _cut_points(path):
+    raw = path.read_bytes()
+    hlen = struct.unpack("<I", raw[12:16])[0]
+    sections = json.loads(raw[16:16 + hlen])["sections"]
+    cuts = [0, 7, 8, 12, 15, 16, 17, 16 + hlen // 2, 16 + hlen - 1]
+    for sec in sections.values():
+        nbytes = int(np.prod(sec["shape"])) * np.dtype(tracefile._dtype(sec["dtype"])).itemsize
+        if nbytes:
+            cuts += [sec["offset"], sec["offset"] + nbytes // 2, sec["offset"] + nbytes - 1]
+    return raw, sorted(set(cuts))
+
+
+def test_truncated_file(tmp_path, good):
+    raw, cuts = _cut_points(good)
+    assert len(cuts) > 15
+    bad = tmp_path / "cut.cgptrace"
+    for n in cuts:
+        bad.write_bytes(raw[:n])
+        with pytest.raises(TraceFormatError) as exc:
+            read_trace(bad)
+        msg = str(exc.value)
+        assert "\n" not in msg
+        assert ("truncated" in msg) or ("bad magic" in msg and n < 16), (n, msg)
+
+
+@pytest.mark.parametrize("blob", [b"{not json", b"[]", b'"text"', b"{}", b"\xff\xfe\x00",
+                                  b'{"source_name": 1}'])
+def test_garbage_header(tmp_path, blob):
+    bad = tmp_path / "g.cgptrace"
+    bad.write_bytes(tracefile.MAGIC + struct.pack("<II", tracefile.VERSION, len(blob)) + blob)
+    with pytest.raises(TraceFormatError, match="corrupt trace"):
+        read_trace(bad)
+
+
+def test_garbage_section_table(tmp_path, good):
+    raw = good.read_bytes()
+    hlen = struct.unpack("<I", raw[12:16])[0]
+    meta = json.loads(raw[16:16 + hlen])
+    meta["sections"]["launches"]["dtype"] = "not-a-dtype"
+    blob = json.dumps(meta).encode()
+    bad = tmp_path / "s.cgptrace"
+    bad.write_bytes(tracefile.MAGIC + struct.pack("<II", tracefile.VERSION, len(blob)) + blob
+                    + raw[16 + hlen:])
+    with pytest.raises(TraceFormatError):
+        read_trace(bad)
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(TraceFormatError, match="no such trace file"):
+        read_trace(tmp_path / "nope.cgptrace")
+
+
+def test_directory_is_not_a_trace(tmp_path):
+    with pytest.raises(TraceFormatError):
+        read_trace(tmp_path)
+
+
+# --------------------------------------------------------------------------- the runtime's meta
+
+
+def _meta_bytes(status, n_events, launches, counts, magic=tracefile.META_MAGIC, n_launches=None):
+    hdr = np.zeros(1, META_HEADER_DTYPE)
+    hdr["magic"], hdr["nbb"], hdr["nloops"] = magic, 2, 1
+    hdr["n_events"], hdr["status"] = n_events, status
+    hdr["n_launches"] = len(launches) if n_launches is None else n_launches
+    body = b""
+    for launch, row in zip(launches, counts):
+        body += launch.tobytes() + np.asarray(row, "<u8").tobytes()
+    return hdr.tobytes() + body
+
+
+def test_read_meta(tmp_path):
+    launches = np.zeros(2, LAUNCH_DTYPE)
+    launches["region"] = [0, 1]
+    launches["launch"] = [0, 0]
+    launches["first_event"] = [0, 7]
+    launches["n_events"] = [7, 4]
+    launches["recorded"] = [1, 1]
+    counts = [[3, 5, 10, 2], [1, 0, 4, 1]]  # nbb=2 block counts, then iterations, entries
+    meta = tmp_path / "meta.bin"
+    meta.write_bytes(_meta_bytes(tracefile.STATUS_FINISHED, 11, launches, counts))
+    status, n_events, got, bb, iters, entries = read_meta(meta, nbb=2, nloops=1)
+    assert (status, n_events) == (tracefile.STATUS_FINISHED, 11)
+    np.testing.assert_array_equal(got, launches)
+    assert bb.tolist() == [[3, 5], [1, 0]]
+    assert iters.tolist() == [[10], [4]]
+    assert entries.tolist() == [[2], [1]]
+    # a launch record cut short (the program died while writing) is dropped
+    meta.write_bytes(_meta_bytes(tracefile.STATUS_FINISHED, 11, launches, counts)[:-3])
+    assert len(read_meta(meta, nbb=2, nloops=1)[2]) == 1
+
+
+def test_read_meta_bad_magic(tmp_path):
+    meta = tmp_path / "meta.bin"
+    meta.write_bytes(_meta_bytes(1, 0, np.zeros(0, LAUNCH_DTYPE), [], magic=1234))
+    with pytest.raises(TraceFormatError, match="no valid meta"):
+        read_meta(meta, nbb=2, nloops=1)

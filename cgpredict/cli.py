@@ -142,6 +142,31 @@ def run(source, block, grid, device, model, batch_mode, defines, trace_defs, fun
 
 
 @main.command()
+@click.option("--device", default="tk1", show_default=True, help="GPU device file to predict for.")
+@click.option("--measured", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Measurements from validation/measure.py [default: "
+                   "validation/measured/DEVICE.json when it exists].")
+@click.option("--corpus", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              default=Path("polybench_c"), show_default=True, help="Folder of corpus kernels.")
+@click.option("--model", type=click.Choice(["cgpredict", "hongkim", "gpuperf"]),
+              default="cgpredict", show_default=True)
+@click.option("--only", multiple=True, metavar="NAME", help="Only these corpus files (stems).")
+@click.option("--out-dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("validation/results"), show_default=True,
+              help="Where the JSON and Markdown tables are written.")
+def validate(device, measured, corpus, model, only, out_dir):
+    """Predict every corpus kernel and compare with GPU measurements (mean abs. % error)."""
+    from .validate import default_measured, to_markdown, validate as run_validation, write_results
+
+    measured = measured or default_measured(device, Path.cwd())
+    progress = (lambda what: click.echo(f"... {what}", err=True)) if sys.stderr.isatty() else None
+    v = run_validation(device, corpus, measured, model, tuple(only), progress)
+    click.echo(to_markdown(v))
+    js, md = write_results(v, out_dir)
+    click.echo(f"wrote {js} and {md}")
+
+
+@main.command()
 def devices():
     """List the GPU device files cgpredict knows (bundled and $CGPREDICT_DEVICE_PATH)."""
     from .devices import list_devices, load_device

@@ -56,20 +56,22 @@ def _emits_parsable_ir(command: tuple[str, ...]) -> bool:
     import llvmlite.binding as llvm
 
     with tempfile.TemporaryDirectory() as tmp:
-        src = Path(tmp, "probe.c")
+        src, out = Path(tmp, "probe.c"), Path(tmp, "probe.ll")
         src.write_text(_PROBE_C)
         try:
             res = subprocess.run(
-                [*command, "-S", "-emit-llvm", "-O1", "-o", "-", str(src)],
-                capture_output=True, text=True, timeout=60,
+                [*command, "-S", "-emit-llvm", "-O1", "-o", str(out), str(src)],
+                capture_output=True, text=True, timeout=60, cwd=tmp,
             )
         except (OSError, subprocess.TimeoutExpired):
             return False
-        if res.returncode != 0:
+        if res.returncode != 0 or not out.exists():
             return False
         try:
-            llvm.parse_assembly(res.stdout).verify()
-        except RuntimeError:
+            mod = llvm.parse_assembly(out.read_text())
+            mod.verify()
+            mod.get_function("f")  # the probe's function must really be there
+        except (RuntimeError, NameError):
             return False
     return True
 

@@ -156,18 +156,40 @@ def statement_end(src: str, pos: int) -> int:
     raise RegionError("unterminated statement in the marked region")
 
 
+def _comment_lines(source: str, offsets: list[int]) -> set[int]:
+    """Indices of lines that start inside a /* */ comment."""
+    inside: set[int] = set()
+    pos = 0
+    while True:
+        pos = source.find("/*", pos)
+        if pos < 0:
+            return inside
+        line_start = source.rfind("\n", 0, pos) + 1
+        if "//" in source[line_start:pos] or source[line_start:pos].count('"') % 2:
+            pos += 2
+            continue
+        end = source.find("*/", pos + 2)
+        end = len(source) if end < 0 else end
+        first = source.count("\n", 0, pos) + 1
+        last = source.count("\n", 0, end)
+        inside.update(range(first, last + 1))
+        pos = end + 2
+
+
 def _parse_kernel(args: str, lineno: int, index: int) -> tuple[str, int]:
     """Name and grid hint of a ``#pragma cgp kernel [name] [grid=1|2]`` line."""
-    name, grid = f"kernel{index}", 0
+    grid = 0
+    words = []
     for item in args.split():
         if item.startswith("grid="):
             if item not in ("grid=1", "grid=2"):
                 raise RegionError(f"line {lineno}: want grid=1 or grid=2, got {item!r}")
             grid = int(item[5:])
-        elif _IDENT.fullmatch(item):
-            name = item
         else:
-            raise RegionError(f"line {lineno}: kernel name {item!r} is not an identifier")
+            words.append(item)
+    name = " ".join(words) or f"kernel{index}"
+    if not _IDENT.fullmatch(name):
+        raise RegionError(f"line {lineno}: kernel name {name!r} is not an identifier")
     return name, grid
 
 
@@ -201,8 +223,9 @@ def mark_regions(source: str) -> MarkedSource:
     shared: list[SharedHint] = []
     edits: dict[int, str] = {}  # line index -> replacement text
     ends: list[tuple[int, int]] = []  # (char offset just after the region, region index)
+    commented = _comment_lines(source, offsets)
     for idx, line in enumerate(lines):
-        m = _PRAGMA.match(line)
+        m = None if idx in commented else _PRAGMA.match(line)
         if not m:
             if pending is not None and line.strip():
                 region, end = _close_region(source, offsets, idx, pending, shared, len(regions))

@@ -16,7 +16,7 @@ import hashlib
 import json
 import os
 import struct
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -76,6 +76,7 @@ class TraceHeader:
     max_launches: int
     stdout_tail: str = ""
     ir_text: str = ""  # the uninstrumented IR of the module (for static analyses: FPGA DDDG)
+    seconds: dict[str, float] = field(default_factory=dict)  # time of each tracing step
 
     def region(self, name_or_index: str | int) -> RegionInfo:
         for r in self.regions:
@@ -136,6 +137,7 @@ def _from_json(d: dict) -> TraceHeader:
         blocks=tup(d["blocks"], BlockInfo), calls=tup(d["calls"], CallSite),
         helpers=tuple(d["helpers"]), max_launches=d["max_launches"],
         stdout_tail=d.get("stdout_tail", ""), ir_text=d.get("ir_text", ""),
+        seconds=dict(d.get("seconds", {})),
     )
 
 

@@ -13,6 +13,7 @@ import re
 import signal
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -84,6 +85,14 @@ def trace_program(source: Path, output: Path, options: TraceOptions = TraceOptio
         raise RegionError(f"cannot read {source}: {exc}") from None
     _check_output_path(output, force)
     marked = mark_regions(text)
+    clock = [time.perf_counter()]
+    seconds: dict[str, float] = {}
+
+    def lap(name: str) -> None:
+        now = time.perf_counter()
+        seconds[name] = now - clock[0]
+        clock[0] = now
+
     with tempfile.TemporaryDirectory(prefix="cgp-") as tmpdir:
         tmp = Path(tmpdir)
         src = tmp / source.name
@@ -95,6 +104,7 @@ def trace_program(source: Path, output: Path, options: TraceOptions = TraceOptio
         compile_to_ir(src, ir_file, {**macros}, prelude, display_name=str(source),
                       include_dirs=(source.resolve().parent,))
         ir_text = ir_file.read_text()
+        lap("compile")
         functions = _defined_functions(ir_text)
         if not marked.regions and not options.functions:
             raise RegionError(
@@ -113,10 +123,13 @@ def trace_program(source: Path, output: Path, options: TraceOptions = TraceOptio
         inst_file = tmp / (source.stem + ".cgp.ll")
         inst_file.write_text(inst.ir)
         _verify_ir(inst.ir)
+        lap("instrument")
         exe = tmp / "traced"
         link_executable(inst_file, _runtime_source(), exe)
+        lap("link")
         events, meta = tmp / "events.bin", tmp / "meta.bin"
         stdout = _run(exe, events, meta, options, tmp)
+        lap("run")
         status, n_events, launches, bb, iters, entries = read_meta(
             meta, len(inst.blocks), len(inst.loops))
         if status == STATUS_EVENT_LIMIT:
@@ -137,10 +150,11 @@ def trace_program(source: Path, output: Path, options: TraceOptions = TraceOptio
             compiler=find_compiler().describe(), flags=IR_FLAGS, macros=macros,
             regions=tuple(regions), mem=mem, loops=inst.loops, blocks=inst.blocks,
             calls=inst.calls, helpers=inst.helpers, max_launches=options.max_launches,
-            stdout_tail=stdout[-2000:], ir_text=ir_text,
+            stdout_tail=stdout[-2000:], ir_text=ir_text, seconds=seconds,
         )
         output.parent.mkdir(parents=True, exist_ok=True)
         write_trace(output, header, events, launches, bb, iters, entries)
+        lap("write")
     return read_trace(output)
 
 
@@ -161,8 +175,10 @@ def _with_text(m: MemInstr, lines: list[str], name: str) -> MemInstr:
 
 
 def _size_hint(trace_sizes: dict[str, int], macros: dict[str, str]) -> str:
-    if trace_sizes:
-        return " -D ".join(f"{k}={max(8, v // 2)}" for k, v in trace_sizes.items())
+    """Half of each size actually traced (-D values first, else the declared trace size)."""
+    sizes = {k: int(v) for k, v in macros.items() if str(v).isdigit()} or trace_sizes
+    if sizes:
+        return " -D ".join(f"{k}={max(1, v // 2)}" for k, v in sizes.items())
     return "N=64"
 
 

@@ -100,21 +100,72 @@ class _Region:
     blocks: dict[int, tuple[int, int]] = field(default_factory=dict)  # block -> [lo, hi) instrs
 
 
+_SCALARS = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "i128": 16, "half": 2,
+            "bfloat": 2, "float": 4, "double": 8, "ptr": 8, "x86_fp80": 16, "fp128": 16}
+
+
+def _layout(ty: str) -> tuple[int, int]:
+    """(ABI size, ABI alignment) in bytes of an IR type (x86-64 data layout)."""
+    ty = ty.strip()
+    if ty in _SCALARS:
+        size = _SCALARS[ty]
+        return size, min(size, 16)
+    if ty.startswith("ptr"):
+        return 8, 8
+    m = re.fullmatch(r"<(\d+) x (.+)>", ty)
+    if m:
+        elem = _layout(m.group(2))[0]
+        size = int(m.group(1)) * elem
+        align = 1 << max(size - 1, 0).bit_length()  # vectors align to their power-of-two size
+        return (size + align - 1) // align * align, align
+    m = re.fullmatch(r"\[(\d+) x (.+)\]", ty)
+    if m:
+        size, align = _layout(m.group(2))
+        return int(m.group(1)) * size, align
+    packed = ty.startswith("<{") and ty.endswith("}>")
+    if packed or (ty.startswith("{") and ty.endswith("}")):
+        inner = ty[2:-2] if packed else ty[1:-1]
+        offset, align = 0, 1
+        for field in split_operands(inner):
+            if not field:
+                continue
+            fsize, falign = _layout(field)
+            falign = 1 if packed else falign
+            offset = (offset + falign - 1) // falign * falign + fsize
+            align = max(align, falign)
+        return (offset + align - 1) // align * align, align
+    raise InstrumentError(f"cannot size the IR type {ty!r}")
+
+
 def type_bytes(ty: str) -> int:
     """ABI size in bytes of a first-class IR type as it appears in loads and stores."""
-    ty = ty.strip()
-    scalars = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "i128": 16, "half": 2,
-               "bfloat": 2, "float": 4, "double": 8, "ptr": 8, "x86_fp80": 16, "fp128": 16}
-    if ty in scalars:
-        return scalars[ty]
-    m = re.fullmatch(r"<(\d+) x (.+)>", ty) or re.fullmatch(r"\[(\d+) x (.+)\]", ty)
-    if m:
-        return int(m.group(1)) * type_bytes(m.group(2))
-    if ty.startswith("{") and ty.endswith("}"):
-        return sum(type_bytes(t) for t in split_operands(ty[1:-1]))
-    if ty.startswith("ptr"):
-        return 8
-    raise InstrumentError(f"cannot size the IR type {ty!r}")
+    return _layout(ty)[0]
+
+
+def _leading_type(text: str) -> str:
+    """The IR type at the start of an operand such as ``{ i32, i32 } { i32 1, i32 2 }``."""
+    text = text.strip()
+    pairs = {"<": ">", "{": "}", "[": "]"}
+    if text[:2] == "<{":
+        depth, i = 0, 0
+        for i, ch in enumerate(text):
+            depth += ch in "<{[("
+            depth -= ch in ">}])"
+            if depth == 0:
+                break
+        return text[:i + 1]
+    if text and text[0] in pairs:
+        depth = 0
+        for i, ch in enumerate(text):
+            depth += ch in "<{[("
+            depth -= ch in ">}])"
+            if depth == 0:
+                return text[:i + 1]
+    return text.split()[0] if text else ""
+
+
+_ORDERINGS = re.compile(r"\s+(?:syncscope\(\"[^\"]*\"\)\s*)?"
+                        r"(?:unordered|monotonic|acquire|release|acq_rel|seq_cst)\s*$")
 
 
 def _strip_flags(words: list[str]) -> list[str]:
@@ -129,9 +180,8 @@ def _access(ins: Instr) -> tuple[str, str]:
     ops = split_operands(" ".join(args))
     if ins.opcode == "load":
         ptr = next(o for o in ops[1:] if o.startswith("ptr"))
-        return ops[0], ptr
-    value, ptr = ops[0], ops[1]
-    return value.rsplit(" ", 1)[0] if " " in value else value, ptr
+        return ops[0], _ORDERINGS.sub("", ptr)
+    return _leading_type(ops[0]), _ORDERINGS.sub("", ops[1])
 
 
 def _op_key(ins: Instr, uses: dict[str, list[Instr]]) -> tuple[str, str, str]:
@@ -160,7 +210,7 @@ def _op_key(ins: Instr, uses: dict[str, list[Instr]]) -> tuple[str, str, str]:
             detail = "fma"
     if op in ("sext", "zext", "trunc", "fpext", "fptrunc", "sitofp", "uitofp", "fptosi",
               "fptoui", "bitcast", "ptrtoint", "inttoptr"):
-        m = re.search(r"to (\S+)", ins.text)
+        m = re.search(r"\bto ([^\s,]+)", ins.text)
         detail = m.group(1) if m else ""
     return (op, ty, detail)
 

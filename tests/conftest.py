@@ -9,12 +9,8 @@ import pytest
 
 @pytest.fixture(scope="session")
 def compiler(tmp_path_factory):
-    """The C compiler cgpredict uses, discovered once.
-
-    Discovery runs inside a scratch directory: the ziglang probe of ``find_compiler`` writes a
-    file named ``-`` into the current directory (see test_tracer.py), which must not land in
-    the repository.
-    """
+    """The C compiler cgpredict uses, discovered once, from a scratch directory (so that a
+    discovery probe that leaves a file behind cannot litter the repository)."""
     from cgpredict.compiler import find_compiler
     from cgpredict.errors import ToolchainError
 

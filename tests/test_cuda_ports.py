@@ -1,6 +1,7 @@
 """The CUDA reference ports in validation/cuda (the measured side of cgpredict's validation).
 
-* every C file of the corpus has a port with the same size macros and kernel names;
+* every C file of the corpus has a port with the same size macros, kernel names and grid
+  dimensionality (the pragmas' ``grid=N`` hints);
 * the ports compile with nvcc (skipped without nvcc);
 * the ports' results match their host references under host emulation (skipped without a
   C++20 g++), and on a real GPU (skipped without nvidia-smi);
@@ -26,7 +27,10 @@ NVCC_EMU = ROOT / "validation" / "emu" / "nvcc_emu.py"
 
 _SIZE_MACRO = re.compile(r"^\s*#\s*ifndef\s+(\w+)\s*\n\s*#\s*define\s+\1\s+(\d+)\s*$", re.M)
 _C_KERNEL = re.compile(r"^\s*#\s*pragma\s+cgp\s+kernel\s+(\w+)", re.M)
+_C_GRID = re.compile(r"^\s*#\s*pragma\s+cgp\s+kernel\s+(\w+)\s+grid=([12])\b", re.M)
 _CU_LAUNCH = re.compile(r'rec\.launch\("(\w+)"')
+_CU_BLOCK_VAR = re.compile(r"\b(\w+) = cgp::block([12])d\(opt\)")
+_CU_LAUNCH_BLOCK = re.compile(r'rec\.launch\("(\w+)".*?<<<\s*\w+\s*,\s*(\w+)', re.S)
 
 C_FILES = sorted(C_DIR.glob("*.c"))
 REPRESENTATIVE = ["gemm", "atax", "syrk_tiled", "fdtd2d"]
@@ -53,6 +57,11 @@ def test_every_c_file_has_a_matching_port(c_file: Path) -> None:
     launches = list(dict.fromkeys(_CU_LAUNCH.findall(cu_text)))
     assert launches == _C_KERNEL.findall(c_text)
     assert re.search(r"GRID_DIMS\s*=\s*[12]\b", cu_text), "port must declare GRID_DIMS"
+    # each launch uses a 1-D or 2-D block as the pragma's grid=N hint says
+    block_dims = {var: int(d) for var, d in _CU_BLOCK_VAR.findall(cu_text)}
+    launch_dims = {name: block_dims.get(var) for name, var in _CU_LAUNCH_BLOCK.findall(cu_text)}
+    for name, grid in _C_GRID.findall(c_text):
+        assert launch_dims.get(name) == int(grid), f"{name}: C grid={grid}, port {launch_dims}"
 
 
 def test_measure_plans_the_reference_configurations() -> None:

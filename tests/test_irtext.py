@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import llvmlite.binding as llvm
 import pytest
-
 from cgpredict.instrument.irtext import TERMINATORS, parse_module, split_operands
 
 # Line numbers below are 0-based indexes into TINY_IR.split("\n").
@@ -233,10 +232,10 @@ def test_metadata_fields(mod):
      ["i32", "ptr getelementptr inbounds ([4 x [8 x i32]], ptr @tab, i64 0, i64 1, i64 2)",
       "align 8"]),
     # a constant-expression GEP nested inside another one
-    ("float, ptr getelementptr (i8, ptr getelementptr inbounds ([4 x float], ptr @g, i64 0, "
-     "i64 1), i64 4), align 4",
-     ["float", "ptr getelementptr (i8, ptr getelementptr inbounds ([4 x float], ptr @g, i64 0, "
-      "i64 1), i64 4)", "align 4"]),
+    (("float, ptr getelementptr (i8, ptr getelementptr inbounds ([4 x float], ptr @g, i64 0, "
+     "i64 1), i64 4), align 4"),
+     ["float", ("ptr getelementptr (i8, ptr getelementptr inbounds ([4 x float], ptr @g, i64 0, "
+      "i64 1), i64 4)"), "align 4"]),
     ("<2 x float> <float 1.0, float 2.0>, ptr %p", ["<2 x float> <float 1.0, float 2.0>", "ptr %p"]),
     ("{ i32, float } { i32 1, float 2.0 }, ptr %p", ["{ i32, float } { i32 1, float 2.0 }", "ptr %p"]),
     ("i32 %r, label %d [ i32 0, label %a ]", ["i32 %r", "label %d [ i32 0, label %a ]"]),

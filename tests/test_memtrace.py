@@ -11,14 +11,14 @@ from pathlib import Path
 
 import llvmlite.binding as llvm
 import pytest
-
-from cgpredict.compiler import compile_to_ir
 from cgpredict.instrument.memtrace import (
     MAX_MEM_IDS,
     InstrumentError,
     instrument,
     type_bytes,
 )
+
+from cgpredict.compiler import compile_to_ir
 from cgpredict.regions import PRELUDE, mark_regions
 
 pytestmark = pytest.mark.usefixtures("compiler")
@@ -66,10 +66,11 @@ def test_type_bytes_unknown(ty):
         type_bytes(ty)
 
 
-@pytest.mark.xfail(strict=True, reason="memtrace.type_bytes sums struct fields without their "
-                   "ABI padding: { i8, i32 } is 8 bytes in memory, type_bytes says 5")
-@pytest.mark.parametrize("ty", ["{ i8, i32 }", "{ double, i8 }", "[2 x { i8, i16 }]"])
-def test_type_bytes_padded_structs(ty):
+@pytest.mark.parametrize("ty", ["{ i8, i32 }", "{ double, i8 }", "[2 x { i8, i16 }]",
+                                "<{ i8, i32 }>", "{ i8, <4 x float> }", "<3 x float>",
+                                "{ i16, [3 x i8], i64 }", "x86_fp80", "{ i8, { i8, i32 } }"])
+def test_type_bytes_matches_llvm_abi_size(ty):
+    """The oracle: LLVM's own ABI size for the x86-64 data layout."""
     dl = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128"
     mod = llvm.parse_assembly(f'target datalayout = "{dl}"\n@g = global {ty} zeroinitializer\n')
     abi = llvm.create_target_data(dl).get_abi_size(mod.get_global_variable("g").global_value_type)
@@ -230,7 +231,7 @@ int main(void) {
         ("scale", "load", 0), ("scale", "store", 0)]
     assert [(lp.function, lp.depth, lp.parent) for lp in inst.loops] == [("scale", 1, -1)]
     assert {b.function for b in inst.blocks} == {"scale"}
-    body = re.search(r"define [^\n]*@scale\(.*?\n}\n", inst.ir, re.S).group(0)
+    body = re.search(r"define [^\n]*@scale\(.*?\n}\n", inst.ir, re.DOTALL).group(0)
     assert body.count("call void @__cgp_region_begin(i32 0)") == 1
     assert body.count("call void @__cgp_region_end(i32 0)") == body.count("\n  ret ")
     assert "declare void @__cgp_region_begin(i32)" in inst.ir
@@ -283,9 +284,6 @@ def test_inline_ir_load_store_kinds_and_sizes():
     assert [m.base for m in inst.mem][3:] == ["g", "g"]
 
 
-@pytest.mark.xfail(strict=True, reason="memtrace._access takes the stored value's type as "
-                   "everything before the last space of the value operand, which is wrong when "
-                   "the value is a vector/struct constant or a constant expression")
 @pytest.mark.parametrize("store, nbytes", [
     ("store <2 x float> <float 1.000000e+00, float 2.000000e+00>, ptr %p, align 8", 8),
     ("store { i32, i32 } { i32 1, i32 2 }, ptr %p, align 4", 8),
@@ -299,9 +297,6 @@ def test_store_of_a_constant_aggregate(store, nbytes):
     verify(inst.ir)
 
 
-@pytest.mark.xfail(strict=True, reason="memtrace._access keeps the atomic ordering in the "
-                   "pointer operand ('ptr %p acquire'), so the pass emits `ptrtoint ptr %p "
-                   "acquire to i64`, which does not parse")
 def test_atomic_load_and_store(tmp_path):
     text = """\
 int x[8];
@@ -320,8 +315,6 @@ int main(void) {
     verify(inst.ir)
 
 
-@pytest.mark.xfail(strict=True, reason="memtrace._op_key takes a cast's target type with "
-                   r"`to (\S+)`, which keeps the comma before `!dbg`: 'fpext float -> double,'")
 def test_cast_detail_has_no_trailing_comma(tmp_path):
     text = """\
 float a[8];

@@ -150,7 +150,8 @@ def test_crlf_source_keeps_line_count():
      "kernel names used twice: a"),
     (["#pragma cgp kernel kernel1", "for (;;) ;", "#pragma cgp kernel", "for (;;) ;"],
      "kernel names used twice: kernel1"),
-    (["#pragma cgp kernel two words", "for (;;) ;"], "not an identifier"),
+    (["#pragma cgp kernel two-words", "for (;;) ;"], "not an identifier"),
+    (["#pragma cgp kernel k grid=3", "for (;;) ;"], "want grid=1 or grid=2, got 'grid=3'"),
     (["#pragma cgp kernal k", "for (;;) ;"], "unknown '#pragma cgp kernal'"),
     (["#pragma cgp", "for (;;) ;"], "unknown '#pragma cgp"),
     (["#pragma cgp kernel k", "while (1) ;"], "must be followed by a for loop"),
@@ -171,6 +172,22 @@ def test_bad_pragmas(bad, message):
                      else src("void f(void) {", *bad))
 
 
+@pytest.mark.parametrize("args, name, grid", [
+    ("", "kernel0", 0), ("mm", "mm", 0), ("mm grid=1", "mm", 1), ("grid=2 mm", "mm", 2),
+    ("grid=2", "kernel0", 2),
+])
+def test_kernel_name_and_grid(args, name, grid):
+    m = mark_regions(src("void f(int *a) {", f"#pragma cgp kernel {args}",
+                         "  for (int i = 0; i < 4; i++) a[i] = 0;", "}"))
+    assert [(r.name, r.grid) for r in m.regions] == [(name, grid)]
+
+
+def test_two_kernel_names_are_rejected():
+    with pytest.raises(RegionError):
+        mark_regions(src("void f(int *a) {", "#pragma cgp kernel two words",
+                         "  for (int i = 0; i < 4; i++) a[i] = 0;", "}"))
+
+
 def test_kernel_pragma_at_end_of_file():
     with pytest.raises(RegionError, match=r"^line 2: '#pragma cgp kernel' is not followed by a loop"):
         mark_regions(src("int x;", "#pragma cgp kernel k", "", ""))
@@ -187,8 +204,6 @@ def test_similar_pragmas_are_not_ours():
     assert m.text == src("#pragma cgpx kernel", "#pragma omp parallel for", "int x;")
 
 
-@pytest.mark.xfail(strict=True, reason="regions.mark_regions scans pragmas line by line and "
-                   "does not skip /* */ comments: a commented-out kernel pragma is processed")
 def test_pragma_inside_block_comment_is_ignored():
     m = mark_regions(src(
         "int main(void) {",

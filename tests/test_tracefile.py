@@ -10,11 +10,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cgpredict.instrument import memtrace
+from cgpredict.instrument.memtrace import BlockInfo, CallSite, LoopInfo, MemInstr
 
 from cgpredict import tracefile
 from cgpredict.errors import TraceFormatError
-from cgpredict.instrument import memtrace
-from cgpredict.instrument.memtrace import BlockInfo, CallSite, LoopInfo, MemInstr
 from cgpredict.tracefile import (
     LAUNCH_DTYPE,
     META_HEADER_DTYPE,
@@ -115,22 +115,22 @@ def test_constants_match_header(c_layout):
 
 
 def make_header(**over) -> TraceHeader:
-    fields = dict(
-        source_name="k.c", source_sha256=tracefile.sha256_text("int x;\n"),
-        source_text="int x;\n", compiler="cc (test)", flags=("-O1", "-g"),
-        macros={"N": "16"},
-        regions=(RegionInfo(0, "k", "main", 3, 5, (("A", 32, 16),)),
+    fields = {
+        "source_name": "k.c", "source_sha256": tracefile.sha256_text("int x;\n"),
+        "source_text": "int x;\n", "compiler": "cc (test)", "flags": ("-O1", "-g"),
+        "macros": {"N": "16"},
+        "regions": (RegionInfo(0, "k", "main", 3, 5, (("A", 32, 16),)),
                  RegionInfo(1, "f", "f", 0, 0)),
-        mem=(MemInstr(0, 0, "main", 1, "load", 4, "float", "k.c", 4, 7, "A[i]"),
+        "mem": (MemInstr(0, 0, "main", 1, "load", 4, "float", "k.c", 4, 7, "A[i]"),
              MemInstr(1, -1, "get", 2, "store", 8, "double", "k.c", 9, 3, "p")),
-        loops=(LoopInfo(0, 0, "main", "for.body", -1, 1, 4, True),),
-        blocks=(BlockInfo(0, 0, "main", "entry", (("br", "", "", 1),)),
+        "loops": (LoopInfo(0, 0, "main", "for.body", -1, 1, 4, True),),
+        "blocks": (BlockInfo(0, 0, "main", "entry", (("br", "", "", 1),)),
                 BlockInfo(1, 0, "main", "for.body", (("load", "float", "", 1),
                                                      ("fadd", "float", "", 2))),
                 BlockInfo(2, -1, "get", "entry", ())),
-        calls=(CallSite(0, "main", "get", True, 4), CallSite(0, "main", "expf", False, 4)),
-        helpers=("get",), max_launches=2, stdout_tail="checksum 1\n", ir_text="; ir\n",
-    )
+        "calls": (CallSite(0, "main", "get", True, 4), CallSite(0, "main", "expf", False, 4)),
+        "helpers": ("get",), "max_launches": 2, "stdout_tail": "checksum 1\n", "ir_text": "; ir\n",
+    }
     fields.update(over)
     return TraceHeader(**fields)
 

@@ -4,8 +4,8 @@ The table below says how many PTX instructions one LLVM operation becomes. Choic
 
 * an ``fmul`` whose only user is an ``fadd``/``fsub`` fuses into one ``fma`` (counted 0 here,
   the add counts 1); ``llvm.fmuladd``/``llvm.fma`` are one ``fma``;
-* a loop iteration costs what its IR costs: the induction add, the compare and the
-  conditional branch (add + setp + bra in PTX); unconditional branches fall through (0);
+* a loop iteration is one add and one branch (SPEC §2.4): a compare whose only user is a
+  conditional branch is folded into that branch; unconditional branches fall through (0);
 * ``getelementptr``: one integer multiply-add (``mad.wide``) per variable index; constant
   offsets fold into the ld/st address (0);
 * integer casts, ``bitcast``, ``ptrtoint``, ``phi``, ``alloca`` are free (0), as on the GPU the
@@ -65,6 +65,8 @@ def ptx_cost(opcode: str, ty: str, detail: str) -> tuple[int, bool, bool]:
     if opcode in ("load", "store") or opcode in FREE_OPS:
         return 0, False, False
     if opcode == "fmul" and detail == "fma":
+        return 0, False, False
+    if opcode in ("icmp", "fcmp") and detail == "branch":
         return 0, False, False
     if opcode == "br":
         return (1 if detail == "cond" else 0), False, False

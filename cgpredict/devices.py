@@ -124,6 +124,7 @@ class GPUDevice:
     description: str = ""
     compute_capability: str = ""
     max_registers_per_thread: int = 255
+    smem_issue_cycles: float = 1.0
     registers_per_block_max: int | None = None
     shared_mem_alloc_unit_bytes: int = 256
     shared_mem_reserved_per_block_bytes: int = 0
@@ -222,6 +223,7 @@ _SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
         "dd_dram_cycles": ("float", True),
         "inst_cycles_per_warp_inst": ("float", True),
         "smem_load_cycles": ("float", True),
+        "smem_issue_cycles": ("float", False),
         "inst_latency_cycles": ("float", True),
         "fp_latency_cycles": ("float", True),
     },

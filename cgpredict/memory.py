@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from .cache import CacheConfig, hit_mask
 from .warps import WarpTrace
@@ -96,14 +97,93 @@ def issue_order(wt: WarpTrace, inst: np.ndarray, warps_per_batch: int) -> np.nda
     return np.lexsort((warp, k, warp // max(warps_per_batch, 1)))
 
 
+@dataclass(frozen=True)
+class CacheScale:
+    """How reuse distances grow from the trace size to the work size (see analyze_memory).
+
+    footprint: growth of what one batch of threads touches (the per-thread loops' trip counts);
+    grid_x: growth of the grid's x extent; batches_per_row: batches that cover one row of
+    blocks at the trace size (a reuse that far back crosses a whole block row).
+    """
+
+    footprint: float = 1.0
+    grid_x: float = 1.0
+    batches_per_row: int = 1
+
+    @property
+    def identity(self) -> bool:
+        return self.footprint <= 1.0 and self.grid_x <= 1.0
+
+
+@njit(cache=True)
+def _stack_distances(ids: np.ndarray, n_ids: int):  # pragma: no cover - numba
+    """Per access: position of the previous access to the same line (-1: none) and the number
+    of distinct lines accessed in between (LRU stack distance), with a Fenwick tree."""
+    n = ids.shape[0]
+    tree = np.zeros(n + 1, np.int64)
+    last = np.full(n_ids, -1, np.int64)
+    prev = np.full(n, -1, np.int64)
+    dist = np.full(n, -1, np.int64)
+    for t in range(n):
+        p = last[ids[t]]
+        if p >= 0:
+            s = 0
+            i = t  # prefix sum over positions [0, t-1]
+            while i > 0:
+                s += tree[i]
+                i -= i & -i
+            i = p + 1  # minus prefix over [0, p]
+            while i > 0:
+                s -= tree[i]
+                i -= i & -i
+            prev[t] = p
+            dist[t] = s
+            i = p + 1
+            while i <= n:
+                tree[i] -= 1
+                i += i & -i
+        i = t + 1
+        while i <= n:
+            tree[i] += 1
+            i += i & -i
+        last[ids[t]] = t
+    return prev, dist
+
+
+def scale_hits(lines: np.ndarray, batch: np.ndarray, hits: np.ndarray, cache: CacheConfig,
+               scale: CacheScale) -> np.ndarray:
+    """Hits at the work size: a trace-size hit whose previous use lies in an earlier batch
+    stays a hit only if its LRU stack distance, grown by the footprint (and, across a block
+    row, the grid) ratio, still fits the cache. Reuse inside a batch keeps its exact result:
+    a batch's footprint per instruction round does not depend on the problem size."""
+    if scale.identity or not len(lines):
+        return hits
+    _, ids = np.unique(lines, return_inverse=True)
+    prev, dist = _stack_distances(ids.astype(np.int64), int(ids.max()) + 1)
+    crossed = (prev >= 0) & (batch != batch[np.maximum(prev, 0)])
+    db = batch - batch[np.maximum(prev, 0)]
+    grow = np.where(db >= scale.batches_per_row, scale.footprint * scale.grid_x,
+                    scale.footprint)
+    capacity = cache.sets * cache.ways
+    return hits & ~(crossed & (dist * grow >= capacity))
+
+
 def analyze_memory(wt: WarpTrace, access_bytes: np.ndarray, cache: CacheConfig,
-                   warps_per_batch: int) -> MemoryAnalysis:
-    """Patterns, L2 and DRAM transactions per static instruction for one launch."""
+                   warps_per_batch: int, scale: CacheScale = CacheScale()) -> MemoryAnalysis:
+    """Patterns, L2 and DRAM transactions per static instruction for one launch.
+
+    The cache sees the transactions in GPU issue order (SPEC §2.3) and is analysed exactly
+    (temporal conflict sets); ``scale`` then corrects reuse that crosses batches for the
+    larger working set of the work size (scale_hits).
+    """
     pattern = classify(wt, access_bytes)
     lines, inst = transactions(wt, cache.line_bytes)
     order = issue_order(wt, inst, warps_per_batch)
     hits = np.empty(len(lines), bool)
-    hits[order] = hit_mask(lines[order], cache)
+    ordered = lines[order]
+    batch = (wt.events["warp"][wt.inst_start][inst[order]].astype(np.int64)
+             // max(warps_per_batch, 1))
+    hits[order] = scale_hits(ordered, batch, hit_mask(ordered, cache), cache, scale)
     n = wt.n_insts
     l2_per_inst = np.bincount(inst, minlength=n)
     miss_per_inst = np.bincount(inst, weights=~hits, minlength=n).astype(np.int64)

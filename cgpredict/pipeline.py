@@ -19,10 +19,12 @@ from .cache import CacheConfig
 from .compute import ComputeCounts, compute_counts
 from .devices import GPUDevice, load_device
 from .errors import CGPredictError
-from .memory import COAL, CONST, PATTERN_NAMES, UNCOAL, MemoryAnalysis, analyze_memory
+from .memory import (COAL, CONST, PATTERN_NAMES, UNCOAL, CacheScale, MemoryAnalysis,
+                     analyze_memory)
 from .models import predict as model_predict
-from .profile import KernelProfile, PatternCounts
+from .profile import KernelProfile, PatternCounts, SharedMemoryCounts
 from .regions import mark_regions
+from .shared import StagedAccess, array_layouts, staged_accesses, tile_bytes
 from .scaling import SizeModel, TripModel, default_sizes, probe_sizes
 from .tracefile import Trace
 from .tracer import TraceOptions, trace_program
@@ -212,16 +214,19 @@ def analyze_region(trace: Trace, region: int, device: GPUDevice, opts: RunOption
     access_bytes = np.array([m.bytes for m in h.mem] or [4])
     cache = CacheConfig(device.l2_line_bytes, device.l2_sets, device.l2_ways)
     warps_per_batch = max(device.max_threads_per_sm * device.sm_count // 32, 1)
-    mem = analyze_memory(wt, access_bytes, cache, warps_per_batch)
     warnings += _mapping_warnings(trace, wt, info.name)
 
+    staged, shared_spec = _shared_setup(trace, region, wt, device, block)
     d1, d2 = mapped_loops(trace, region)
     factor = _block_factors(trace, region, grid, sizes, tsz, wsz)
+    scale = _cache_scale(trace, region, grid, block, wt, d1, d2, sizes, tsz, wsz, factor,
+                         warps_per_batch)
+    mem = analyze_memory(wt, access_bytes, cache, warps_per_batch, scale)
     all_rows = np.flatnonzero(trace.launches["region"] == region)
     launches_work = max(int(round(_trip(sizes.launches[region], wsz))), 1) \
         if region in sizes.launches else len(all_rows)
     ctx = _LaunchContext(trace, region, grid, block, d1, d2, sizes, tsz, wsz, factor, mem,
-                         opts, device, info.name)
+                         opts, device, info.name, staged, shared_spec)
     # Launches with identical block and loop counts (FDTD time steps) are modelled once.
     cache: dict[bytes, tuple] = {}
     total_ms = 0.0
@@ -270,6 +275,8 @@ class _LaunchContext:
     opts: RunOptions
     device: GPUDevice
     name: str
+    staged: tuple[StagedAccess, ...] = ()
+    shared_spec: tuple[int, float, int] | None = None  # (tile loop, loads per phase, bytes)
 
     def extents(self, row: int) -> tuple[float, float]:
         """(x, y) pseudo-threads of trace launch ``row``, scaled to the work size."""
@@ -300,7 +307,9 @@ class _LaunchContext:
                       for b in h.blocks if b.region in (self.region, -1)}
         gx, gy = self.extents(row)
         blocks = max(math.ceil(gx / self.block.x) * math.ceil(gy / self.block.y), 1)
-        mem_reports, patterns = _memory_profile(tr, self.mem, per_thread, self.region)
+        skip = {a.sid for a in self.staged}
+        mem_reports, patterns = _memory_profile(tr, self.mem, per_thread, self.region, skip)
+        shared, sync = self.shared_counts(row, per_thread, threads)
         ops: Counter = Counter()
         for b in h.blocks:
             n = per_thread.get(b.id, 0.0)
@@ -317,11 +326,68 @@ class _LaunchContext:
             coal=patterns[COAL], uncoal=patterns[UNCOAL], const=patterns[CONST],
             comp_insts=comp.total, sfu_insts=comp.sfu, fp_insts=comp.fp,
             registers_per_thread=self.opts.registers_per_thread, launches=1,
+            shared=shared, sync_insts=sync,
         )
         result = model_predict(profile, self.device, self.opts.model,
                                **_model_options(self.opts))
         return (_LaunchModel(profile, result, (int(gx), int(gy)), blocks, tuple(mem_reports),
                              tuple(warnings)),)
+
+
+    def shared_counts(self, row: int, per_thread: dict, threads: float):
+        """SharedMemoryCounts and barriers per thread of a tiled launch (SPEC §2.6)."""
+        if not self.staged or self.shared_spec is None:
+            return SharedMemoryCounts(), 0.0
+        tile_loop, loads_per_phase, nbytes = self.shared_spec
+        iters = float(self.trace.loop_iters[row, tile_loop])
+        phases = (iters / threads if threads else 0.0) * self._ratio(tile_loop)
+        by_x: dict[float, float] = {}
+        h = self.trace.header
+        for a in self.staged:
+            count = per_thread.get(h.mem[a.sid].block, 0.0)
+            total = sum(c for _, c in a.conflicts)
+            for x, c in a.conflicts:
+                by_x[float(x)] = by_x.get(float(x), 0.0) + count * c / total
+        return (SharedMemoryCounts(phases * loads_per_phase, tuple(sorted(by_x.items())), nbytes),
+                2.0 * phases)
+
+
+def _shared_setup(trace: Trace, region: int, wt: WarpTrace, device: GPUDevice, block: Block):
+    """Staged accesses and (tile loop, staging loads per phase, tile bytes) of a tiled kernel."""
+    h = trace.header
+    hints = h.region(region).shared
+    if not hints:
+        return (), None
+    layouts = array_layouts(h.ir_text)
+    texts = {m.id: m.base for m in h.mem if m.region == region}
+    staged = staged_accesses(wt, texts, hints, layouts, device.smem_banks, device.smem_bank_bytes)
+    if not staged:
+        return (), None
+    loops = [lp for lp in h.loops if lp.region == region]
+    blk = h.mem[staged[0].sid].block
+    inner = max((lp for lp in loops if blk in lp.blocks), key=lambda lp: lp.depth, default=None)
+    tile_loop = inner.parent if inner is not None and inner.parent >= 0 else \
+        (inner.id if inner else -1)
+    if tile_loop < 0:
+        return (), None
+    loads = sum(math.ceil(r * c / block.threads) for _, r, c in hints)
+    return staged, (tile_loop, float(loads), tile_bytes(hints, layouts))
+
+
+def _cache_scale(trace, region, grid, block, wt, d1, d2, sizes, tsz, wsz, factor,
+                 warps_per_batch) -> CacheScale:
+    """Reuse-distance growth from trace to work size (memory.scale_hits)."""
+    footprint = max(factor.values(), default=1.0)
+    xloop = d2 if grid == 2 else d1
+    grid_x = 1.0
+    if xloop and xloop[0] in sizes.trips:
+        t = _trip(sizes.trips[xloop[0]], tsz)
+        grid_x = _trip(sizes.trips[xloop[0]], wsz) / t if t > 0 else 1.0
+    warps_per_block = max(math.ceil(block.threads / 32), 1)
+    blocks_per_batch = max(warps_per_batch // warps_per_block, 1)
+    blocks_per_row = max(math.ceil(wt.grid_x / block.x), 1)
+    per_row = max(blocks_per_row // blocks_per_batch, 1) if grid == 2 else 1 << 30
+    return CacheScale(max(footprint, 1.0), max(grid_x, 1.0), per_row)
 
 
 def _model_options(opts: RunOptions) -> dict:
@@ -373,7 +439,7 @@ def _mapping_warnings(trace: Trace, wt: WarpTrace, name: str) -> list[str]:
 
 
 def _memory_profile(trace: Trace, mem: MemoryAnalysis, per_thread: dict[int, float],
-                    region: int):
+                    region: int, skip: set[int] = frozenset()):
     """Per-instruction reports and the per-pattern counts of the profile (SPEC §2.3)."""
     h = trace.header
     insts = np.zeros(3)
@@ -383,6 +449,12 @@ def _memory_profile(trace: Trace, mem: MemoryAnalysis, per_thread: dict[int, flo
     for s in mem.instrs:
         m = h.mem[s.sid]
         count = per_thread.get(m.block, 0.0)
+        if s.sid in skip:  # staged in shared memory: modelled by shared_counts
+            reports.append(MemInstrReport(
+                id=s.sid, text=m.base, location=f"{m.file}:{m.line}", kind=m.kind,
+                pattern="shared", shares=(0.0, 0.0, 0.0), l2_trans_per_warp=0.0,
+                l2_hit_rate=0.0, per_thread=count))
+            continue
         total = s.total_warp_insts
         shares = tuple(w / total for w in s.warp_insts) if total else (0.0, 0.0, 0.0)
         for p in range(3):

@@ -197,6 +197,10 @@ def _op_key(ins: Instr, uses: dict[str, list[Instr]]) -> tuple[str, str, str]:
         return ("call", m.group(1).strip() if m else "", callee)
     if op in ("icmp", "fcmp"):
         words = words[1:]
+        users = uses.get(ins.result.lstrip("%"), []) if ins.result else []
+        if len(users) == 1 and users[0].opcode == "br":
+            detail = "branch"  # compare-and-branch: the setp of a PTX loop test
+        return (op, words[0] if words else "", detail)
     if op == "getelementptr":
         ops = split_operands(" ".join(words))
         variable = sum(1 for o in ops[2:] if _VALUE.search(o))

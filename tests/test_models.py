@@ -221,11 +221,14 @@ def test_shared_memory_terms(tk1) -> None:
         ),
     )
     r0 = predict_cgpredict(base, tk1)
-    r = predict_cgpredict(shared, tk1)
+    r = predict_cgpredict(shared, tk1, smem_cost="latency")
     assert r.smem_load_cycles == 2 * 506  # (19)
-    assert r.smem_cycles == 67 * (1 * 4 + 16 * 1)  # (20)
+    assert r.smem_cycles == 67 * (1 * 4 + 16 * 1)  # (20), the printed latency reading
     assert r.mem_cycles == r0.mem_cycles + 1012  # (21)
     assert r.comp_cycles == r0.comp_cycles + 1340  # (22)
+    issue = predict_cgpredict(shared, tk1)  # default: issue cost, smem_issue_cycles = 1
+    assert issue.smem_cycles == 1 * (1 * 4 + 16 * 1)
+    assert issue.comp_cycles == r0.comp_cycles + 20
     assert r.no_mem_insts == 5
     assert r.b_blocks == 6  # 49152 // 8192
     assert r.sync_cost == pytest.approx(

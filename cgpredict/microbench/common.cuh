@@ -156,12 +156,14 @@ static double measure_clock_mhz(long long cycles = 100000000LL) {
   return best;
 }
 
-// Fields every micro-benchmark prints first.
-static void common_fields(Json& j, const char* bench, bool with_clock = true) {
+// Fields every micro-benchmark prints first; returns the measured clock (MHz).
+static double common_fields(Json& j, const char* bench) {
   cudaDeviceProp p;
   CK(cudaGetDeviceProperties(&p, 0));
   j.str("bench", bench);
   j.str("gpu_name", p.name);
   j.integer("sm_count", p.multiProcessorCount);
-  if (with_clock) j.num("clock_mhz", measure_clock_mhz());
+  double mhz = measure_clock_mhz();
+  j.num("clock_mhz", mhz);
+  return mhz;
 }

@@ -1,0 +1,263 @@
+"""GPU vs FPGA: both estimates per kernel, a recommendation and its reasons (SPEC §5), and the
+text / JSON renderings of the FPGA report and of the comparison.
+
+The reasons are derived from the two models' own outputs, in plain words:
+* GPU: share of uncoalesced memory instructions (naming them), memory- or compute-bound, how
+  many threads the grid offers against what the GPU holds at once.
+* FPGA: what limits the chosen design (a recurrence, the memory ports, the DSPs, the off-chip
+  bandwidth), how much data does not fit in BRAM and streams from DRAM, the parallelism the
+  chosen point reaches (unroll x jam / II) and the resources it uses.
+* Devices: clock (cycles per second) and DRAM bandwidth of the two.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .fpga import FPGADevice, FPGAReport, KernelEstimate, estimate_trace, load_fpga_device, \
+    traced_source
+
+SCHEMA_VERSION = 1
+
+__all__ = ["KernelComparison", "Comparison", "compare_reports", "compare_source",
+           "fpga_to_text", "fpga_to_json", "compare_to_text", "compare_to_json"]
+
+
+@dataclass(frozen=True)
+class KernelComparison:
+    name: str
+    gpu_ms: float
+    fpga_ms: float
+    winner: str  # "GPU" | "FPGA"
+    ratio: float  # slower / faster
+    reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    source: str
+    gpu_device: str
+    fpga_device: str
+    work_sizes: dict[str, int]
+    trace_sizes: dict[str, int]
+    kernels: tuple[KernelComparison, ...]
+    gpu_total_ms: float
+    fpga_total_ms: float
+    recommendation: str
+    reasons: tuple[str, ...]
+    gpu: object  # pipeline.Report
+    fpga: FPGAReport
+
+
+def _mb(n: float) -> str:
+    return f"{n / 2**20:.1f} MB" if n >= 2**20 else f"{n / 1024:.1f} KB"
+
+
+def _gpu_reasons(k, gdev) -> list[str]:
+    out = []
+    p = k.profile
+    mem = max(p.mem_insts, 1e-12)
+    unc = p.uncoal.insts / mem
+    if unc >= 0.25:
+        names = sorted({m.text for m in k.mem if m.pattern == "uncoalesced"})
+        out.append(f"GPU: {unc:.0%} of its memory instructions are uncoalesced "
+                   f"({', '.join(names[:3])}), each costing up to 32 transactions per warp")
+    elif p.coal.insts / mem >= 0.5:
+        out.append("GPU: memory accesses are mostly coalesced")
+    out.append(f"GPU: {k.result.bound}-bound (MWP {k.result.mwp:.1f}, CWP {k.result.cwp:.1f})")
+    threads = k.grid_threads[0] * k.grid_threads[1]
+    resident = gdev.max_threads_per_sm * gdev.sm_count
+    if threads < resident:
+        out.append(f"GPU: only {threads} threads against {resident} it can keep resident: "
+                   f"little parallelism to hide latency")
+    return out
+
+
+def _fpga_reasons(k: KernelEstimate, fdev: FPGADevice) -> list[str]:
+    out = []
+    off = [a for a in k.arrays if not a.on_chip]
+    if off:
+        tot = sum(a.bytes for a in off)
+        out.append(f"FPGA: {_mb(tot)} of arrays ({', '.join(a.name for a in off)}) do not fit in "
+                   f"the {_mb(fdev.bram36 * fdev.bram36_bytes)} of BRAM and stream from DRAM")
+    if k.loops:
+        lp = max(k.loops, key=lambda e: e.time_ms)
+        par = lp.point.unroll * lp.point.jam
+        what = {
+            "recurrence": f"a loop-carried dependence (recurrence MII {lp.rec_mii} cycles) sets II",
+            "memory ports": (f"memory ports set II to {lp.ii}: each {fdev.axi_port_bytes}-byte "
+                             f"AXI port or 2-port BRAM bank delivers few words per cycle"),
+            "DSP": f"the DSP budget forces operator sharing (II {lp.ii})",
+            "bandwidth": (f"off-chip bandwidth: {_mb(lp.stream_bytes)} at "
+                          f"{fdev.dram_bandwidth_gbps:g} GB/s take {lp.stream_ms:.2f} ms, more "
+                          f"than the {lp.compute_ms:.2f} ms of compute"),
+            "latency": "the loop is not pipelined: each iteration pays the full latency",
+            "throughput": f"the pipeline runs at II {lp.ii}",
+        }[lp.bound]
+        out.append(f"FPGA: {what}; best design unroll {lp.point.unroll} x jam {lp.point.jam} "
+                   f"= {par} iterations per {lp.ii} cycle(s)"
+                   f"{', partition ' + str(lp.point.partition) if lp.point.partition > 1 else ''}")
+    if k.bound == "transfers":
+        out.append(f"FPGA: copying {_mb(k.transfer_bytes)} in and out takes "
+                   f"{k.transfer_ms:.2f} ms, more than the computation")
+    share = k.resources.share(fdev.budget())
+    if share >= fdev.utilisation * 0.9:
+        out.append(f"FPGA: resource limits: the design uses {share:.0%} of the scarcest resource")
+    if not k.fits:
+        out.append("FPGA: no explored design fits the device")
+    return out
+
+
+def compare_reports(gpu, fpga: FPGAReport, gdev, fdev: FPGADevice) -> Comparison:
+    """Pair the kernels of a GPU report and an FPGA report of the same trace."""
+    by_name = {k.name: k for k in fpga.kernels}
+    rows = []
+    for g in gpu.kernels:
+        f = by_name.get(g.name)
+        if f is None:
+            continue
+        win = "GPU" if g.time_ms <= f.time_ms else "FPGA"
+        lo, hi = sorted((g.time_ms, f.time_ms))
+        ratio = hi / lo if lo > 0 else math.inf
+        reasons = [f"{win} faster by {ratio:.1f}x ({g.time_ms:.3f} ms GPU vs "
+                   f"{f.time_ms:.3f} ms FPGA)"]
+        reasons += _gpu_reasons(g, gdev) + _fpga_reasons(f, fdev)
+        rows.append(KernelComparison(g.name, g.time_ms, f.time_ms, win, ratio, tuple(reasons)))
+    gt, ft = gpu.total_ms, fpga.total_ms
+    rec = "GPU" if gt <= ft else "FPGA"
+    lo, hi = sorted((gt, ft))
+    reasons = [f"{rec}: {hi / lo if lo else math.inf:.1f}x faster in total "
+               f"({gt:.3f} ms on {gdev.name} vs {ft:.3f} ms on {fdev.name})"]
+    wins = [r for r in rows if r.winner == rec]
+    if len(wins) < len(rows):
+        other = [r.name for r in rows if r.winner != rec]
+        reasons.append(f"{', '.join(other)} would run faster on the "
+                       f"{'FPGA' if rec == 'GPU' else 'GPU'}: a split design could use both")
+    reasons.append(f"clock: {gdev.clock_mhz:g} MHz GPU vs {fdev.clock_mhz:g} MHz FPGA "
+                   f"({gdev.clock_mhz / fdev.clock_mhz:.1f}x more cycles per second on the GPU); "
+                   f"the FPGA must win back the difference with a deep, wide pipeline")
+    reasons.append(f"bandwidth: {gdev.dram_bandwidth_gbps:g} GB/s GPU vs "
+                   f"{fdev.dram_bandwidth_gbps:g} GB/s FPGA to DRAM")
+    top = max(rows, key=lambda r: r.gpu_ms if rec == "FPGA" else r.fpga_ms, default=None)
+    if top is not None:
+        side = "FPGA" if rec == "GPU" else "GPU"
+        reasons += [r for r in top.reasons[1:] if r.startswith(side)][:2]
+    return Comparison(gpu.source, gdev.name, fdev.name, fpga.work_sizes, fpga.trace_sizes,
+                      tuple(rows), gt, ft, rec, tuple(reasons), gpu, fpga)
+
+
+def compare_source(source: Path, gpu: str = "tk1", fpga: str = "zc702", block=None,
+                   work: dict[str, int] | None = None, trace_sizes: dict[str, int] | None = None,
+                   functions: tuple[str, ...] = (), timeout_s: float = 120.0) -> Comparison:
+    """``cgpredict compare``: one trace, both estimates, the recommendation."""
+    from .devices import load_device
+    from .pipeline import RunOptions, analyze_trace
+
+    gdev, fdev = load_device(gpu), load_fpga_device(fpga)
+    with traced_source(Path(source), work or {}, trace_sizes or {}, functions, timeout_s) as t:
+        t0 = time.perf_counter()
+        opts = RunOptions(block=block, device=gpu, work_sizes=t.work_sizes,
+                          trace_sizes=t.trace_sizes, functions=functions, timeout_s=timeout_s)
+        grep = analyze_trace(t.trace, gdev, opts, t.sizes, t.trace_sizes, t.work_sizes)
+        t1 = time.perf_counter()
+        frep = estimate_trace(t.trace, fdev, t.sizes, t.trace_sizes, t.work_sizes)
+        secs = {**t.seconds, "gpu": t1 - t0, "fpga": time.perf_counter() - t1}
+    frep = dataclasses.replace(frep, seconds=secs)
+    return compare_reports(grep, frep, gdev, fdev)
+
+
+# ---- rendering ------------------------------------------------------------------------------
+
+def _plain(x):
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        return {f.name: _plain(getattr(x, f.name)) for f in dataclasses.fields(x)}
+    if isinstance(x, dict):
+        return {str(k): _plain(v) for k, v in sorted(x.items())}
+    if isinstance(x, (list, tuple)):
+        return [_plain(v) for v in x]
+    if isinstance(x, float):
+        return None if math.isinf(x) or math.isnan(x) else round(x, 6)
+    if hasattr(x, "item"):
+        return _plain(x.item())
+    return x
+
+
+def _fpga_dict(rep: FPGAReport) -> dict:
+    d = _plain(rep)
+    d.pop("seconds", None)
+    d["total_ms"] = round(rep.total_ms, 6)
+    return d
+
+
+def fpga_to_json(rep: FPGAReport) -> str:
+    d = _fpga_dict(rep)
+    d["schema_version"] = SCHEMA_VERSION
+    return json.dumps(d, indent=2, sort_keys=True)
+
+
+def _res(r) -> str:
+    return f"DSP {r.dsp:.0f}, BRAM36 {r.bram36:.0f}, LUT {r.lut:.0f}, FF {r.ff:.0f}"
+
+
+def fpga_to_text(rep: FPGAReport) -> str:
+    b = rep.budget
+    out = [f"FPGA estimate for {rep.source} on {rep.device} ({rep.clock_mhz:g} MHz; budget "
+           f"{_res(b)})",
+           "work size: " + " ".join(f"{k}={v}" for k, v in sorted(rep.work_sizes.items())) +
+           "   trace size: " + " ".join(f"{k}={v}" for k, v in sorted(rep.trace_sizes.items()))]
+    for k in rep.kernels:
+        out.append("")
+        out.append(f"kernel {k.name} ({k.location}): {k.time_ms:.4f} ms, bound: {k.bound}"
+                   f"{'' if k.fits else ' (DOES NOT FIT)'}")
+        out.append(f"  resources: {_res(k.resources)}")
+        for a in k.arrays:
+            where = f"BRAM, partition {a.partition}" if a.on_chip else "DRAM (streamed)"
+            rw = ("r" if a.read else "") + ("w" if a.written else "")
+            out.append(f"  array {a.name:<10} {_mb(a.bytes):>10}  {rw:<2} {where}")
+        for lp in k.loops:
+            out.append(f"  loop at line {lp.line}: trip {lp.trip_count:.0f} x {lp.entries:.0f} "
+                       f"entries; II {lp.ii} (recurrence {lp.rec_mii}, ports {lp.port_mii}, "
+                       f"DSP {lp.dsp_mii}), depth {lp.depth}, {lp.compute_cycles:.0f} cycles = "
+                       f"{lp.compute_ms:.4f} ms; streamed {_mb(lp.stream_bytes)} = "
+                       f"{lp.stream_ms:.4f} ms; bound: {lp.bound} "
+                       f"({lp.points_explored} points explored)")
+            for p in lp.pragmas or ("(no pragma: plain sequential loop)",):
+                out.append(f"    {p}")
+        if k.transfer_bytes:
+            out.append(f"  copy in/out of on-chip arrays: {_mb(k.transfer_bytes)} = "
+                       f"{k.transfer_ms:.4f} ms")
+        for w in k.warnings:
+            out.append(f"  warning: {w}")
+    out.append("")
+    out.append(f"total estimated time: {rep.total_ms:.4f} ms")
+    return "\n".join(out)
+
+
+def compare_to_json(c: Comparison) -> str:
+    d = {"schema_version": SCHEMA_VERSION, "source": c.source, "gpu_device": c.gpu_device,
+         "fpga_device": c.fpga_device, "work_sizes": c.work_sizes, "trace_sizes": c.trace_sizes,
+         "kernels": _plain(c.kernels), "gpu_total_ms": round(c.gpu_total_ms, 6),
+         "fpga_total_ms": round(c.fpga_total_ms, 6), "recommendation": c.recommendation,
+         "reasons": list(c.reasons), "fpga": _fpga_dict(c.fpga)}
+    return json.dumps(d, indent=2, sort_keys=True)
+
+
+def compare_to_text(c: Comparison) -> str:
+    out = [f"GPU ({c.gpu_device}) vs FPGA ({c.fpga_device}) for {c.source}",
+           "work size: " + " ".join(f"{k}={v}" for k, v in sorted(c.work_sizes.items())), "",
+           f"{'kernel':<16} {'GPU ms':>12} {'FPGA ms':>12}  faster"]
+    for r in c.kernels:
+        out.append(f"{r.name:<16} {r.gpu_ms:>12.4f} {r.fpga_ms:>12.4f}  {r.winner} "
+                   f"({r.ratio:.1f}x)")
+    out.append(f"{'total':<16} {c.gpu_total_ms:>12.4f} {c.fpga_total_ms:>12.4f}  "
+               f"{c.recommendation}")
+    out += ["", f"recommendation: {c.recommendation}"]
+    out += [f"  - {r}" for r in c.reasons]
+    for r in c.kernels:
+        out += ["", f"{r.name}:"] + [f"  - {x}" for x in r.reasons]
+    return "\n".join(out)

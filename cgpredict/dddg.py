@@ -1,0 +1,472 @@
+"""Dynamic data-dependence graph (DDDG) of an innermost loop body, and its scheduling (SPEC §5).
+
+The FPGA estimator (Lin-Analyzer style) works on the operations of the innermost loop bodies:
+
+* ``loop_body`` reads the static body of a loop from the module's IR text (``irtext``) and turns
+  every instruction into an ``Op`` with an operator class (``fadd``, ``fmul``, ``load``, ...).
+  ``llvm.fmuladd`` is split into an ``fmul`` and an ``fadd``, as HLS implements it (no fused
+  unit), so a recurrence through the accumulator sees only the adder's latency. SSA operands
+  give the register edges; a header ``phi`` whose incoming value is defined in the body carries
+  that value to the next iteration (distance 1). Phis whose cycle holds only integer adds are
+  *induction variables*: unrolling computes their copies as ``iv + k`` in parallel, so they are
+  kept out of the recurrences and of the DDDG.
+* ``trace_windows`` cuts the trace of one launch into a few entries of the loop, each a window of
+  consecutive iterations (the memory addresses of every body access), and
+  ``memory_dependences`` finds the true (read-after-write) dependences through memory in them:
+  a load of an address an earlier store of the window wrote, with its iteration distance.
+* ``build_dddg`` unrolls the body for ``n`` iterations into a networkx DiGraph: nodes
+  ``(iteration, op index)``, edges with the attributes ``latency`` (of the producer), ``kind``
+  (``reg`` | ``mem``) and ``distance`` (0 inside an iteration). ``static_graph`` folds it into one
+  iteration with loop-carried edges (``distance`` > 0), on which ``recurrence_mii`` is
+  ``max over cycles ceil(sum latency / sum distance)``.
+* ``schedule`` is a resource-constrained list scheduler (memory ports) giving the depth (cycles
+  from the first operation's start to the last result) of an acyclic DDDG.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Callable, Iterable, Mapping
+
+import networkx as nx
+import numpy as np
+
+from .instrument.irtext import Function, split_operands
+
+__all__ = ["Op", "LoopBody", "MemDep", "Window", "loop_body", "trace_windows",
+           "memory_dependences", "build_dddg", "static_graph", "recurrence_mii", "schedule",
+           "FREE_CLASSES", "op_class"]
+
+_VALUE = re.compile(r"%([\w.$-]+|\"[^\"]+\")")
+# operations that are wiring in hardware: no latency, no resources
+FREE_CLASSES = frozenset({"phi", "gep", "cast", "br", "ret"})
+_FLOAT = {"float": "f", "half": "f", "bfloat": "f", "double": "d"}
+
+
+@dataclass(frozen=True)
+class Op:
+    """One operation of a loop body. ``operands`` are indices of body ops it uses (same
+    iteration); ``carried`` (phis only) is the index of the body op whose value of the previous
+    iteration it receives, or -1. ``mem_id`` is the static memory instruction id of the trace."""
+
+    index: int
+    name: str  # SSA result ("%7") or "" for stores/branches; fmuladd parts get ".mul" / ".add"
+    klass: str  # operator class: a key of the device's operator table, or a FREE_CLASSES one
+    type: str
+    operands: tuple[int, ...] = ()
+    carried: int = -1
+    mem_id: int = -1
+    array: str = ""
+
+
+@dataclass(frozen=True)
+class LoopBody:
+    """The static body of an innermost loop, in execution order, and its induction phis."""
+
+    ops: tuple[Op, ...]
+    induction: frozenset[int]  # op indices of induction phis and their updates
+
+    @property
+    def mem_ops(self) -> tuple[Op, ...]:
+        return tuple(o for o in self.ops if o.mem_id >= 0)
+
+
+@dataclass(frozen=True)
+class MemDep:
+    """A read-after-write through memory: op ``src`` (a store) -> op ``dst`` (a load),
+    ``distance`` iterations apart (0: the same iteration)."""
+
+    src: int
+    dst: int
+    distance: int
+
+
+@dataclass(frozen=True)
+class Window:
+    """Consecutive iterations of a few entries of a loop: ``entries[e][t]`` is the list of
+    (memory instruction id, address) of iteration t of entry e, in program order."""
+
+    entries: tuple[tuple[tuple[tuple[int, int], ...], ...], ...]
+
+
+def op_class(opcode: str, ty: str, callee: str | None = None) -> str:
+    """Operator class of an IR instruction (the key of the operator tables)."""
+    fd = _FLOAT.get(ty, "")
+    if opcode in ("fadd", "fsub"):
+        return "dadd" if fd == "d" else "fadd"
+    if opcode in ("fmul", "fdiv"):
+        return ("d" if fd == "d" else "f") + opcode[1:]
+    if opcode in ("frem",):
+        return "ddiv" if fd == "d" else "fdiv"
+    if opcode == "fneg":
+        return "logic"
+    if opcode == "fcmp":
+        return "fcmp"
+    if opcode in ("add", "sub"):
+        return "iadd"
+    if opcode == "mul":
+        return "imul"
+    if opcode in ("sdiv", "udiv", "srem", "urem"):
+        return "idiv"
+    if opcode in ("and", "or", "xor", "shl", "lshr", "ashr"):
+        return "logic"
+    if opcode in ("icmp", "select", "load", "store", "phi", "br", "ret"):
+        return opcode
+    if opcode == "getelementptr":
+        return "gep"
+    if opcode in ("sext", "zext", "trunc", "bitcast", "ptrtoint", "inttoptr", "freeze"):
+        return "cast"
+    if opcode in ("sitofp", "uitofp", "fptosi", "fptoui", "fpext", "fptrunc"):
+        return "fcvt"
+    if opcode == "call" and callee:
+        base = callee.split(".")
+        if callee.startswith("llvm.sqrt") or callee in ("sqrtf", "sqrt"):
+            return "dsqrt" if fd == "d" or callee == "sqrt" else "fsqrt"
+        if callee.startswith(("llvm.fabs", "llvm.copysign")):
+            return "logic"
+        if callee.startswith(("llvm.smax", "llvm.smin", "llvm.umax", "llvm.umin")):
+            return "select"
+        if base[:2] in (["llvm", "maxnum"], ["llvm", "minnum"]):
+            return "fcmp"
+    return "call"
+
+
+def _result_type(opcode: str, text: str) -> str:
+    words = [w for w in text.split() if w not in ("nuw", "nsw", "exact", "fast", "nnan", "ninf",
+                                                  "nsz", "arcp", "contract", "afn", "reassoc",
+                                                  "disjoint", "nneg", "tail", "volatile")]
+    if opcode == "call":
+        m = re.search(r"call\s+(?:\w+\s+)*?([\w<>]+)\s+@", text)
+        return m.group(1) if m else ""
+    if opcode in ("load",):
+        return split_operands(" ".join(words[1:]))[0]
+    if opcode == "store":
+        return words[1]
+    if opcode in ("icmp", "fcmp"):
+        return words[2] if len(words) > 2 else ""
+    if opcode in ("sext", "zext", "trunc", "fpext", "fptrunc", "sitofp", "uitofp", "fptosi",
+                  "fptoui", "bitcast"):
+        return words[1] if len(words) > 1 else ""
+    return words[1] if len(words) > 1 else ""
+
+
+def _array(base: str) -> str:
+    return base.split("[")[0].strip() or "?"
+
+
+def loop_body(fn: Function, labels: Iterable[str], mem_ids: Mapping[str, list[tuple[int, str]]]
+              ) -> LoopBody:
+    """The ops of the blocks ``labels`` of ``fn`` (header first, in function order).
+
+    ``mem_ids[label]`` lists (memory instruction id, base text) of the loads and stores of that
+    block in order, so the k-th load/store of the block gets the k-th id.
+    """
+    wanted = set(labels)
+    blocks = [b for b in fn.blocks if b.label in wanted]
+    ops: list[Op] = []
+    by_name: dict[str, int] = {}
+    pending_phis: list[tuple[int, str]] = []
+    for b in blocks:
+        mems = list(mem_ids.get(b.label, ()))
+        for ins in b.instrs:
+            body = ins.text.split(", !dbg")[0]
+            ty = _result_type(ins.opcode, body)
+            used = [m.strip('"') for m in _VALUE.findall(body)]
+            if ins.opcode == "phi":
+                carried = ""
+                for inc in re.findall(r"\[\s*([^,\]]+),\s*%([\w.$\"-]+)\s*\]", body):
+                    val, frm = inc[0].strip(), inc[1].strip('"')
+                    if frm in wanted and val.startswith("%"):
+                        carried = val[1:].strip('"')
+                k = len(ops)
+                ops.append(Op(k, ins.result or "", "phi", ty))
+                if carried:
+                    pending_phis.append((k, carried))
+            elif ins.opcode == "call" and (ins.callee or "").startswith("llvm.fmuladd"):
+                args = _call_args(body)
+                a, bb, c = (_ref(x, by_name) for x in args[:3])
+                k = len(ops)
+                ops.append(Op(k, (ins.result or "") + ".mul", op_class("fmul", ty), ty,
+                              tuple(x for x in (a, bb) if x >= 0)))
+                ops.append(Op(k + 1, ins.result or "", op_class("fadd", ty), ty,
+                              tuple(x for x in (k, c) if x >= 0)))
+            elif ins.opcode == "call" and (ins.callee or "").startswith(("llvm.dbg", "llvm.lifetime")):
+                continue
+            else:
+                klass = op_class(ins.opcode, ty, ins.callee)
+                if ins.opcode == "icmp" or ins.opcode == "fcmp":
+                    ty = _result_type(ins.opcode, body)
+                operands = tuple(by_name[u] for u in used if u in by_name)
+                mem_id, array = -1, ""
+                if ins.opcode in ("load", "store") and mems:
+                    mem_id, base = mems.pop(0)
+                    array = _array(base)
+                k = len(ops)
+                ops.append(Op(k, ins.result or "", klass, ty, operands, -1, mem_id, array))
+            if ins.result:
+                by_name[ins.result.lstrip("%").strip('"')] = len(ops) - 1
+    fixed = list(ops)
+    for k, name in pending_phis:
+        if name in by_name:
+            o = fixed[k]
+            fixed[k] = Op(o.index, o.name, o.klass, o.type, o.operands, by_name[name])
+    return LoopBody(tuple(fixed), _induction(fixed))
+
+
+def _call_args(body: str) -> list[str]:
+    inner = body[body.index("(", body.index("@")) + 1: body.rindex(")")]
+    return split_operands(inner)
+
+
+def _ref(arg: str, by_name: dict[str, int]) -> int:
+    m = _VALUE.search(arg)
+    return by_name.get(m.group(1).strip('"'), -1) if m else -1
+
+
+def _induction(ops: list[Op]) -> frozenset[int]:
+    """Integer phis updated by an integer add of themselves (``iv.next = add iv, step``)."""
+    out: set[int] = set()
+    for o in ops:
+        if o.klass != "phi" or o.carried < 0 or _FLOAT.get(o.type):
+            continue
+        upd = ops[o.carried]
+        if upd.klass == "iadd" and o.index in upd.operands:
+            out.update((o.index, upd.index))
+    return frozenset(out)
+
+
+# ---- trace windows and memory dependences ------------------------------------------------
+
+def trace_windows(events: np.ndarray, loop_id: int, own_markers: bool, ancestors: set[int],
+                  body_ids: Mapping[int, int], iterations: int = 16, entries: int = 3,
+                  max_events: int = 4_000_000) -> Window:
+    """Cut the first ``entries`` entries (``iterations`` iterations each) of a loop out of the
+    events of one launch. ``body_ids`` maps the memory instruction ids of the loop body to
+    their position in the body. Without markers of the loop itself (loops deeper than the
+    traced depth) an iteration starts when a body access does not come after the previous one
+    in program order, and an entry ends at an access outside the body or a marker of an
+    enclosing loop."""
+    out: list[list[list[tuple[int, int]]]] = []
+    cur: list[list[tuple[int, int]]] | None = None
+    last = -1
+    step = 1 << 16
+    for start in range(0, min(len(events), max_events), step):
+        chunk = np.asarray(events[start:start + step])
+        for e in chunk.tolist():
+            tag = e >> 48
+            if tag == 0xFFFF:
+                lid, idx = (e >> 32) & 0xFFFF, e & 0xFFFFFFFF
+                if own_markers and lid == loop_id:
+                    if idx == 0 or cur is None:
+                        cur = _new_entry(out, cur, iterations)
+                    cur.append([])
+                    last = -1
+                elif lid in ancestors:
+                    cur = None
+                continue
+            if tag >= 0xF000:
+                continue
+            if tag in body_ids:
+                if cur is None:
+                    if own_markers:
+                        continue
+                    cur = _new_entry(out, cur, iterations)
+                if not own_markers and (not cur or body_ids[tag] <= last):
+                    cur.append([])
+                if cur:
+                    cur[-1].append((tag, e & 0xFFFFFFFFFFFF))
+                last = body_ids[tag]
+            elif not own_markers:
+                cur = None
+            if len(out) > entries or (len(out) == entries and cur is not None
+                                       and len(cur) > iterations):
+                return _pack(out, iterations, entries)
+    return _pack(out, iterations, entries)
+
+
+def _new_entry(out: list, cur, iterations: int) -> list:
+    new: list[list[tuple[int, int]]] = []
+    out.append(new)
+    return new
+
+
+def _pack(out, iterations: int, entries: int) -> Window:
+    kept = [[tuple(it) for it in ent[:iterations] if it] for ent in out[:entries]]
+    return Window(tuple(tuple(e) for e in kept if e))
+
+
+def memory_dependences(body: LoopBody, window: Window) -> tuple[MemDep, ...]:
+    """RAW dependences through memory inside each entry of the window (smallest distance of
+    each store -> load pair)."""
+    op_of = {o.mem_id: o.index for o in body.ops if o.mem_id >= 0}
+    is_store = {o.mem_id for o in body.ops if o.klass == "store"}
+    best: dict[tuple[int, int], int] = {}
+    for entry in window.entries:
+        written: dict[int, tuple[int, int]] = {}
+        for t, it in enumerate(entry):
+            for mid, addr in it:
+                if mid not in op_of:
+                    continue
+                if mid in is_store:
+                    written[addr] = (t, mid)
+                elif addr in written:
+                    s, smid = written[addr]
+                    key = (op_of[smid], op_of[mid])
+                    best[key] = min(best.get(key, t - s), t - s)
+    return tuple(MemDep(s, d, dist) for (s, d), dist in sorted(best.items()))
+
+
+def cross_entry_dependence(body: LoopBody, window: Window) -> bool:
+    """Does an entry read a location an earlier entry of the window wrote (so the iterations of
+    the enclosing loop are not independent)?"""
+    stores = {o.mem_id for o in body.ops if o.klass == "store"}
+    written: set[int] = set()
+    for entry in window.entries:
+        mine: set[int] = set()
+        for it in entry:
+            for mid, addr in it:
+                if mid in stores:
+                    mine.add(addr)
+                elif addr in written:
+                    return True
+        written |= mine
+    return False
+
+
+def strides(window: Window) -> dict[int, tuple[int | None, int | None]]:
+    """(inner stride, outer stride) in bytes of each memory instruction: the address change
+    between the first two iterations of the first entry, and between the first iterations of
+    the first two entries (None when the window does not show it)."""
+    out: dict[int, tuple[int | None, int | None]] = {}
+    firsts: list[dict[int, int]] = []
+    for entry in window.entries:
+        first: dict[int, int] = {}
+        for it in entry[:1]:
+            for mid, addr in it:
+                first.setdefault(mid, addr)
+        firsts.append(first)
+    if window.entries:
+        e0 = window.entries[0]
+        a0 = {m: a for m, a in (e0[0] if e0 else ())}
+        a1 = {m: a for m, a in (e0[1] if len(e0) > 1 else ())}
+        for mid in set(a0) | set(a1):
+            inner = a1[mid] - a0[mid] if mid in a0 and mid in a1 else None
+            outer = (firsts[1][mid] - firsts[0][mid]
+                     if len(firsts) > 1 and mid in firsts[0] and mid in firsts[1] else None)
+            out[mid] = (inner, outer)
+    return out
+
+
+# ---- graphs ----------------------------------------------------------------------------
+
+def build_dddg(body: LoopBody, n: int, deps: Iterable[MemDep], latency: Callable[[Op], int],
+               keep_free: bool = False) -> nx.DiGraph:
+    """The DDDG of ``n`` consecutive iterations: nodes ``(t, op index)`` (attributes ``op``,
+    ``klass``, ``latency``), edges with ``latency`` (the producer's), ``kind`` and ``distance``.
+    Induction variables, and (unless ``keep_free``) branches, are left out."""
+    g = nx.DiGraph()
+    skip = set(body.induction) | {o.index for o in body.ops if o.klass in ("br", "ret")}
+    if not keep_free:
+        skip |= {o.index for o in body.ops if o.klass == "phi" and o.carried < 0}
+    deps = tuple(deps)
+    for t in range(n):
+        for o in body.ops:
+            if o.index not in skip:
+                g.add_node((t, o.index), op=o, klass=o.klass, latency=latency(o))
+    for t in range(n):
+        for o in body.ops:
+            if o.index in skip:
+                continue
+            for u in o.operands:
+                if u not in skip:
+                    g.add_edge((t, u), (t, o.index), latency=latency(body.ops[u]), kind="reg",
+                               distance=0)
+            if o.carried >= 0 and t > 0 and o.carried not in skip:
+                g.add_edge((t - 1, o.carried), (t, o.index),
+                           latency=latency(body.ops[o.carried]), kind="reg", distance=1)
+        for d in deps:
+            if t - d.distance >= 0 and d.src not in skip and d.dst not in skip:
+                g.add_edge((t - d.distance, d.src), (t, d.dst),
+                           latency=latency(body.ops[d.src]), kind="mem", distance=d.distance)
+    return g
+
+
+def static_graph(body: LoopBody, deps: Iterable[MemDep], latency: Callable[[Op], int]
+                 ) -> nx.MultiDiGraph:
+    """One iteration with its loop-carried edges (``distance`` >= 1): the graph of the
+    recurrences. Induction variables are left out."""
+    g = nx.MultiDiGraph()
+    skip = set(body.induction)
+    for o in body.ops:
+        if o.index not in skip:
+            g.add_node(o.index, op=o, klass=o.klass, latency=latency(o))
+    for o in body.ops:
+        if o.index in skip:
+            continue
+        for u in o.operands:
+            if u not in skip:
+                g.add_edge(u, o.index, latency=latency(body.ops[u]), kind="reg", distance=0)
+        if o.carried >= 0 and o.carried not in skip:
+            g.add_edge(o.carried, o.index, latency=latency(body.ops[o.carried]), kind="reg",
+                       distance=1)
+    for d in deps:
+        if d.src not in skip and d.dst not in skip:
+            g.add_edge(d.src, d.dst, latency=latency(body.ops[d.src]), kind="mem",
+                       distance=d.distance)
+    return g
+
+
+def recurrence_mii(g: nx.MultiDiGraph, unroll: int = 1, max_cycles: int = 20000) -> int:
+    """max over the cycles of ``g`` of ceil(unroll * sum latency / sum distance) (at least 1).
+
+    Unrolling by U puts U copies of a distance-1 recurrence in series in one unrolled
+    iteration (floating-point chains are not reassociated by HLS), hence the factor U."""
+    simple = nx.DiGraph()
+    for u, v, d in g.edges(data=True):
+        # of parallel edges keep the most constraining (largest latency per distance)
+        old = simple.get_edge_data(u, v)
+        if old is None or _worse(d, old):
+            simple.add_edge(u, v, latency=d["latency"], distance=d["distance"])
+    best = 1
+    for k, cyc in enumerate(nx.simple_cycles(simple)):
+        if k >= max_cycles:
+            break
+        lat = sum(simple[a][b]["latency"] for a, b in zip(cyc, cyc[1:] + cyc[:1]))
+        dist = sum(simple[a][b]["distance"] for a, b in zip(cyc, cyc[1:] + cyc[:1]))
+        if dist > 0:
+            best = max(best, math.ceil(unroll * lat / dist))
+    return best
+
+
+def _worse(d: dict, old: dict) -> bool:
+    if d["distance"] == old["distance"]:
+        return d["latency"] > old["latency"]
+    return d["distance"] < old["distance"]
+
+
+def schedule(g: nx.DiGraph, capacity: Mapping[str, int] | None = None,
+             resource_of: Callable[[dict], str | None] | None = None) -> tuple[dict, int]:
+    """List-schedule an acyclic DDDG (edges with distance > 0 are kept as ordering edges).
+
+    ``resource_of(node attributes)`` names the resource a node occupies for one cycle (e.g. a
+    memory port group); ``capacity`` says how many per cycle. Returns (start cycle of every
+    node, depth = max over nodes of start + latency, at least 1 when there is a node)."""
+    capacity = capacity or {}
+    start: dict = {}
+    used: dict[tuple[str, int], int] = {}
+    depth = 0
+    for node in nx.topological_sort(g):
+        attrs = g.nodes[node]
+        t = 0
+        for p, _, d in g.in_edges(node, data=True):
+            t = max(t, start[p] + d["latency"])
+        res = resource_of(attrs) if resource_of else None
+        if res is not None and res in capacity:
+            while used.get((res, t), 0) >= capacity[res]:
+                t += 1
+            used[(res, t)] = used.get((res, t), 0) + 1
+        start[node] = t
+        depth = max(depth, t + attrs.get("latency", 0))
+    return start, max(depth, 1 if g.number_of_nodes() else 0)

@@ -1,0 +1,846 @@
+"""FPGA (HLS) estimate of the marked kernels, Lin-Analyzer style (SPEC §5).
+
+For every kernel (region) and every innermost loop of it:
+
+1. **DDDG** (``dddg.py``): the loop body from the IR, a window of iterations from the trace for
+   the memory dependences and access strides.
+2. **Design points**: loop pipelining (on/off), unroll factor U of the innermost loop, jam factor
+   V (unroll the enclosing loop and jam, i.e. V independent copies of the inner loop in flight;
+   only when the trace shows no dependence between the enclosing loop's iterations) and a cyclic
+   array partition factor P (banks of the on-chip arrays).
+3. **II** = max(recurrence MII, memory-port MII, DSP MII). recMII(U) = max over cycles of
+   ceil(U * sum latency / sum distance); port MII: accesses per bank / 2 ports for on-chip
+   arrays (U*V copies spread over P banks; loop-invariant accesses are one access), beats per
+   cycle of the AXI port for streamed arrays; DSP MII: the smallest II whose shared operator
+   instances, ceil(uses / II) per class, fit the DSP budget.
+4. **Cycles**: pipelined ``ceil(E/V) * ((ceil(T/U) - 1) * II + depth)`` for E entries of trip
+   count T (one fill per enclosing iteration; once in all when the nest is perfect, as HLS
+   flattens it), not pipelined ``ceil(E/V) * ceil(T/U) * depth``; depth = the list-scheduled
+   length of U iterations of the DDDG under the memory ports. Blocks outside the innermost
+   loops cost their scheduled length per execution.
+5. **Memory**: arrays that fit in BRAM (smallest first, within the utilisation share of the
+   budget) are copied in before and out after the kernel (not overlapped: time adds). The rest
+   stream from DRAM during the loop through an AXI port: the loop takes
+   max(compute, streamed bytes / bandwidth) (overlapped). Streamed bytes count every access
+   except those invariant in the inner loop (kept in a register) or shared by the V jammed
+   copies; an access that is contiguous neither along the inner loop nor across the jam moves
+   ``dram_min_transfer_bytes``.
+6. **Resources**: operator instances from the device table, loop and AXI overheads, BRAM of the
+   on-chip arrays (P banks of ceil(bytes / P / bram36_bytes) each, LUT RAM when tiny). Every
+   kept design point fits DSP / BRAM / LUT / FF times ``utilisation``; with several innermost
+   loops the per-loop choices are relaxed until their sum fits.
+
+Trace size -> work size: trip counts and entries come from the ``SizeModel`` (as the GPU
+side), array sizes from the IR global types with each dimension equal to a traced size macro
+replaced by its work value. The operator table is per device file (its clock).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import math
+import os
+import re
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field, fields
+from importlib import resources
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+
+from . import dddg
+from .errors import CGPredictError
+from .instrument.irtext import parse_module
+from .scaling import SizeModel, TripModel, probe_sizes
+from .tracefile import Trace
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+SCHEMA_VERSION = 1
+ENV_VAR = "CGPREDICT_FPGA_DEVICE_PATH"
+OP_CLASSES = ("fadd", "fmul", "fdiv", "fsqrt", "fcmp", "fcvt", "dadd", "dmul", "ddiv", "dsqrt",
+              "iadd", "imul", "idiv", "icmp", "logic", "select", "load", "store", "call")
+RESOURCES = ("dsp", "bram36", "lut", "ff")
+
+
+class FPGADeviceError(CGPredictError):
+    """An FPGA device file or name that cannot be used (one line naming file and key)."""
+
+    exit_code = 2
+
+
+class FPGAEstimateError(CGPredictError):
+    exit_code = 2
+
+
+# ---- device ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class OperatorCost:
+    latency_cycles: int
+    dsp: int
+    lut: int
+    ff: int
+
+
+@dataclass(frozen=True)
+class FPGADevice:
+    name: str
+    source_path: str
+    part: str
+    clock_mhz: float
+    dram_bandwidth_gbps: float
+    axi_port_bytes: int
+    dram_min_transfer_bytes: int
+    dsp: int
+    bram36: int
+    lut: int
+    ff: int
+    bram36_bytes: int
+    bram_ports: int
+    lutram_max_bytes: int
+    utilisation: float
+    loop_lut: int
+    loop_ff: int
+    axi_port_lut: int
+    axi_port_ff: int
+    axi_port_bram36: int
+    bank_mux_lut: int
+    operators: tuple[tuple[str, OperatorCost], ...]
+    description: str = ""
+    provenance: tuple[tuple[str, str], ...] = ()
+
+    @functools.cached_property
+    def op(self) -> dict[str, OperatorCost]:
+        return dict(self.operators)
+
+    def budget(self) -> "Resources":
+        return Resources(self.dsp, self.bram36, self.lut, self.ff)
+
+    def usable(self) -> "Resources":
+        u = self.utilisation
+        return Resources(int(self.dsp * u), int(self.bram36 * u), int(self.lut * u),
+                         int(self.ff * u))
+
+    def latency(self, o: dddg.Op) -> int:
+        if o.klass in dddg.FREE_CLASSES:
+            return 0
+        return self.op.get(o.klass, self.op["call"]).latency_cycles
+
+
+_SCHEMA: dict[str, dict[str, str]] = {
+    "": {"schema_version": "int", "description": "str"},
+    "device": {"part": "str", "clock_mhz": "float", "dram_bandwidth_gbps": "float",
+               "axi_port_bytes": "int", "dram_min_transfer_bytes": "int"},
+    "resources": {"dsp": "int", "bram36": "int", "lut": "int", "ff": "int"},
+    "memory": {"bram36_bytes": "int", "bram_ports": "int", "lutram_max_bytes": "int",
+               "utilisation": "float"},
+    "overheads": {"loop_lut": "int", "loop_ff": "int", "axi_port_lut": "int",
+                  "axi_port_ff": "int", "axi_port_bram36": "int", "bank_mux_lut": "int"},
+}
+_OPTIONAL = {"description"}
+_OP_KEYS = {f.name: "int0" for f in fields(OperatorCost)}
+
+
+def _value(where: str, kind: str, v: Any) -> Any:
+    if kind == "str":
+        if not isinstance(v, str):
+            raise FPGADeviceError(f"{where}: expected a string, got {v!r}")
+        return v
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or (kind != "float"
+                                                                  and not isinstance(v, int)):
+        raise FPGADeviceError(f"{where}: expected {'a number' if kind == 'float' else 'an integer'}"
+                              f", got {v!r}")
+    if v < 0 or (kind != "int0" and v == 0) or not math.isfinite(v):
+        raise FPGADeviceError(f"{where}: expected a positive value, got {v!r}")
+    return float(v) if kind == "float" else int(v)
+
+
+def _table(path: str, name: str, data: Any, spec: dict[str, str], optional=()) -> dict:
+    if not isinstance(data, dict):
+        raise FPGADeviceError(f"{path}: [{name}] must be a table")
+    out = {}
+    for k, v in data.items():
+        if k not in spec:
+            raise FPGADeviceError(f"{path}: unknown key {k!r} in [{name}]" if name else
+                                  f"{path}: unknown key {k!r}")
+        out[k] = _value(f"{path}: [{name}] {k}" if name else f"{path}: {k}", spec[k], v)
+    for k in spec:
+        if k not in data and k not in optional:
+            raise FPGADeviceError(f"{path}: missing required key {k!r}" +
+                                  (f" in [{name}]" if name else ""))
+    return out
+
+
+def parse_fpga_device(path: str, name: str, doc: dict) -> FPGADevice:
+    top = {k: v for k, v in doc.items() if not isinstance(v, dict)}
+    for k, v in doc.items():
+        if isinstance(v, dict) and k not in _SCHEMA and k not in ("operators", "provenance"):
+            raise FPGADeviceError(f"{path}: unknown table [{k}]")
+    kw: dict[str, Any] = {"name": name, "source_path": path}
+    t = _table(path, "", top, _SCHEMA[""], _OPTIONAL)
+    if t["schema_version"] != SCHEMA_VERSION:
+        raise FPGADeviceError(f"{path}: schema_version: expected {SCHEMA_VERSION}, "
+                              f"got {t['schema_version']}")
+    kw["description"] = t.get("description", "")
+    for sec in ("device", "resources", "memory", "overheads"):
+        if sec not in doc:
+            raise FPGADeviceError(f"{path}: missing required table [{sec}]")
+        kw.update(_table(path, sec, doc[sec], _SCHEMA[sec]))
+    if not 0 < kw["utilisation"] <= 1:
+        raise FPGADeviceError(f"{path}: [memory] utilisation: expected 0 < value <= 1")
+    ops = doc.get("operators")
+    if not isinstance(ops, dict):
+        raise FPGADeviceError(f"{path}: missing required table [operators]")
+    costs = []
+    for k, v in ops.items():
+        if k not in OP_CLASSES:
+            raise FPGADeviceError(f"{path}: unknown operator class {k!r} in [operators] "
+                                  f"(known: {', '.join(OP_CLASSES)})")
+        costs.append((k, OperatorCost(**_table(path, f"operators.{k}", v, _OP_KEYS))))
+    missing = [k for k in OP_CLASSES if k not in ops]
+    if missing:
+        raise FPGADeviceError(f"{path}: [operators] lacks {', '.join(missing)}")
+    prov = doc.get("provenance", {})
+    notes = prov.get("notes", {}) if isinstance(prov, dict) else {}
+    kw["provenance"] = tuple(sorted(
+        [(k, str(v)) for k, v in prov.items() if k != "notes"] +
+        [(f"notes.{k}", str(v)) for k, v in notes.items()]))
+    return FPGADevice(operators=tuple(costs), **kw)
+
+
+def bundled_fpga_dir() -> Path:
+    return Path(str(resources.files("cgpredict") / "fpga_devices"))
+
+
+def _dirs() -> list[Path]:
+    return [Path(d) for d in os.environ.get(ENV_VAR, "").split(os.pathsep) if d] + \
+        [bundled_fpga_dir()]
+
+
+def list_fpga_devices() -> list[str]:
+    names: set[str] = set()
+    for d in _dirs():
+        if d.is_dir():
+            names |= {p.stem for p in d.glob("*.toml")}
+    return sorted(names)
+
+
+def load_fpga_device(name_or_path: str | os.PathLike) -> FPGADevice:
+    """A bundled / $CGPREDICT_FPGA_DEVICE_PATH device by name, or a .toml file."""
+    s = str(name_or_path)
+    p = Path(s)
+    if not (s.endswith(".toml") or os.sep in s):
+        p = next((d / f"{s}.toml" for d in _dirs() if (d / f"{s}.toml").is_file()), None)
+        if p is None:
+            raise FPGADeviceError(f"{s}: no FPGA device file {s}.toml (known: "
+                                  f"{', '.join(list_fpga_devices()) or 'none'})")
+    try:
+        with open(p, "rb") as fh:
+            doc = tomllib.load(fh)
+    except OSError as exc:
+        raise FPGADeviceError(f"{p}: cannot read FPGA device file: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise FPGADeviceError(f"{p}: not valid TOML: {exc}".replace("\n", " ")) from None
+    return parse_fpga_device(str(p), p.stem, doc)
+
+
+# ---- results -----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Resources:
+    dsp: float = 0
+    bram36: float = 0
+    lut: float = 0
+    ff: float = 0
+
+    def __add__(self, o: "Resources") -> "Resources":
+        return Resources(self.dsp + o.dsp, self.bram36 + o.bram36, self.lut + o.lut,
+                         self.ff + o.ff)
+
+    def fits(self, budget: "Resources") -> bool:
+        return all(getattr(self, k) <= getattr(budget, k) for k in RESOURCES)
+
+    def share(self, budget: "Resources") -> float:
+        return max(getattr(self, k) / max(getattr(budget, k), 1) for k in RESOURCES)
+
+
+@dataclass(frozen=True)
+class DesignPoint:
+    pipeline: bool
+    unroll: int
+    jam: int
+    partition: int
+
+    def pragmas(self, line: int) -> tuple[str, ...]:
+        out = []
+        if self.pipeline:
+            out.append(f"#pragma HLS pipeline II=<ii>  (loop at line {line})")
+        if self.unroll > 1:
+            out.append(f"#pragma HLS unroll factor={self.unroll}  (loop at line {line})")
+        if self.jam > 1:
+            out.append(f"unroll-and-jam the enclosing loop by {self.jam} "
+                       f"(#pragma HLS unroll factor={self.jam} on it)")
+        if self.partition > 1:
+            out.append(f"#pragma HLS array_partition cyclic factor={self.partition} "
+                       f"(arrays of loop {line})")
+        return tuple(out)
+
+
+@dataclass(frozen=True)
+class LoopEstimate:
+    loop_id: int
+    line: int
+    point: DesignPoint
+    trip_count: float
+    entries: float
+    ii: int
+    rec_mii: int
+    port_mii: int
+    dsp_mii: int
+    depth: int
+    compute_cycles: float
+    stream_bytes: float
+    stream_ms: float
+    compute_ms: float
+    time_ms: float
+    bound: str  # recurrence | memory ports | DSP | bandwidth | latency
+    resources: Resources
+    pragmas: tuple[str, ...]
+    points_explored: int
+
+
+@dataclass(frozen=True)
+class ArrayPlacement:
+    name: str
+    bytes: int
+    on_chip: bool
+    read: bool
+    written: bool
+    partition: int
+
+
+@dataclass(frozen=True)
+class KernelEstimate:
+    name: str
+    location: str
+    launches: int
+    loops: tuple[LoopEstimate, ...]
+    arrays: tuple[ArrayPlacement, ...]
+    other_cycles: float
+    transfer_bytes: float
+    transfer_ms: float
+    time_ms: float
+    resources: Resources
+    fits: bool
+    bound: str
+    warnings: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class FPGAReport:
+    source: str
+    device: str
+    clock_mhz: float
+    budget: Resources
+    work_sizes: dict[str, int]
+    trace_sizes: dict[str, int]
+    kernels: tuple[KernelEstimate, ...]
+    warnings: tuple[str, ...]
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def total_ms(self) -> float:
+        return sum(k.time_ms for k in self.kernels)
+
+
+# ---- per-loop analysis ----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Loop:
+    info: Any  # LoopInfo
+    body: dddg.LoopBody
+    deps: tuple[dddg.MemDep, ...]
+    strides: dict[int, tuple[int | None, int | None]]
+    jam_ok: bool
+    jam_max: int
+    trip: float
+    entries: float
+    perfect: bool
+    access_work: dict[int, float]  # mem id -> executions at the work size
+
+
+def _trip(model: TripModel | None, sizes: dict[str, int]) -> float:
+    if model is None:
+        return 1.0
+    try:
+        return max(model(sizes), 0.0)
+    except KeyError:
+        return model.alpha
+
+
+def _ratio(sizes: SizeModel, lid: int, tsz, wsz) -> float:
+    t0, t1 = _trip(sizes.trips.get(lid), tsz), _trip(sizes.trips.get(lid), wsz)
+    return t1 / t0 if t0 > 0 else 1.0
+
+
+def _ancestors(loops, lid: int) -> list:
+    out, p = [], loops[lid].parent
+    while p >= 0:
+        out.append(loops[p])
+        p = loops[p].parent
+    return out
+
+
+def _block_work_counts(trace: Trace, region: int, sizes: SizeModel, tsz, wsz,
+                       launch_ratio: float) -> dict[int, float]:
+    h = trace.header
+    bb = trace.bb_counts.sum(axis=0).astype(np.float64) if trace.bb_counts.size else np.zeros(0)
+    out = {b.id: float(bb[b.id]) * launch_ratio for b in h.blocks
+           if b.region == region and b.id < len(bb)}
+    for lp in h.loops:
+        if lp.region == region:
+            f = _ratio(sizes, lp.id, tsz, wsz)
+            for b in lp.blocks:
+                if b in out:
+                    out[b] *= f
+    return out
+
+
+_FLOAT_OR_MEM = ("fadd", "fmul", "fdiv", "fsqrt", "dadd", "dmul", "ddiv", "dsqrt", "load",
+                 "store", "call", "idiv", "imul")
+
+
+def _analyze_loop(trace, region, lp, fn, mem_by_label, counts, sizes, tsz, wsz, launch,
+                  launch_ratio) -> _Loop:
+    h = trace.header
+    labels = [h.blocks[b].label for b in lp.blocks]
+    body = dddg.loop_body(fn, labels, mem_by_label)
+    pos = {o.mem_id: k for k, o in enumerate(body.mem_ops)}
+    anc = _ancestors(h.loops, lp.id)
+    events = trace.launch_events(launch)
+    window = dddg.trace_windows(events, lp.id, lp.depth <= 2, {a.id for a in anc}, pos)
+    deps = dddg.memory_dependences(body, window)
+    parent = anc[0] if anc else None
+    siblings = [x for x in h.loops if parent is not None and x.parent == parent.id]
+    jam_ok = bool(parent is not None and len(siblings) == 1 and len(window.entries) > 1
+                  and not dddg.cross_entry_dependence(body, window))
+    trip = _trip(sizes.trips.get(lp.id), wsz)
+    entries_trace = float(trace.loop_entries[:, lp.id].sum()) if trace.loop_entries.size else 1.0
+    entries = entries_trace * launch_ratio
+    for a in anc:
+        entries *= _ratio(sizes, a.id, tsz, wsz)
+    perfect = parent is not None and all(
+        all(op[0] not in _FLOAT_OR_MEM for op in h.blocks[b].ops)
+        for b in parent.blocks if b not in lp.blocks)
+    jam_max = int(max(1, _trip(sizes.trips.get(parent.id), wsz))) if parent is not None else 1
+    access = {m.id: counts.get(m.block, 0.0) for m in h.mem if m.id in pos}
+    return _Loop(lp, body, deps, dddg.strides(window), jam_ok, jam_max, max(trip, 1.0),
+                 max(entries, 1.0), perfect, access)
+
+
+# ---- design points ------------------------------------------------------------------------
+
+def _pow2(limit: float, cap: int) -> list[int]:
+    out, k = [], 1
+    while k <= min(limit, cap):
+        out.append(k)
+        k *= 2
+    return out or [1]
+
+
+def _copies(lp: _Loop, o: dddg.Op, u: int, v: int) -> int:
+    inner, outer = lp.strides.get(o.mem_id, (None, None)) if o.mem_id >= 0 else (None, None)
+    cu = 1 if (o.mem_id >= 0 and inner == 0) else u
+    cv = 1 if (o.mem_id >= 0 and outer == 0) else v
+    return cu * cv
+
+
+def _contiguous(lp: _Loop, o: dddg.Op, bytes_: int, v: int) -> tuple[bool, bool]:
+    inner, outer = lp.strides.get(o.mem_id, (None, None))
+    return (inner is not None and abs(inner) == bytes_,
+            v > 1 and outer is not None and abs(outer) == bytes_)
+
+
+def _evaluate(lp: _Loop, pt: DesignPoint, dev: FPGADevice, on_chip: set[str],
+              elem_bytes: dict[int, int], budget: Resources) -> LoopEstimate | None:
+    u, v, p = pt.unroll, pt.jam, pt.partition
+    ops = [o for o in lp.body.ops if o.index not in lp.body.induction
+           and o.klass not in dddg.FREE_CLASSES]
+    uses: dict[str, int] = {}
+    bank_acc: dict[str, int] = {}
+    beats: dict[tuple[str, str], int] = {}
+    stream_bytes = 0.0
+    axi_elems = lambda b: max(dev.axi_port_bytes // max(b, 1), 1)  # noqa: E731
+    for o in ops:
+        c = _copies(lp, o, u, v)
+        uses[o.klass] = uses.get(o.klass, 0) + c
+        if o.mem_id < 0:
+            continue
+        b = elem_bytes.get(o.mem_id, 4)
+        if o.array in on_chip:
+            bank_acc[o.array] = bank_acc.get(o.array, 0) + math.ceil(c / min(p, c))
+            continue
+        cin, cout = _contiguous(lp, o, b, v)
+        inner, outer = lp.strides.get(o.mem_id, (None, None))
+        cu = 1 if inner == 0 else u
+        cv = 1 if outer == 0 else v
+        n = cv * math.ceil(cu / axi_elems(b)) if cin else (
+            cu * math.ceil(cv / axi_elems(b)) if cout else cu * cv)
+        key = (o.array, o.klass)
+        beats[key] = beats.get(key, 0) + n
+        per = b if (cin or cout or inner == 0) else max(b, dev.dram_min_transfer_bytes)
+        n_acc = lp.access_work.get(o.mem_id, 0.0)
+        if inner == 0:
+            n_acc /= lp.trip
+        if outer == 0 and v > 1:
+            n_acc /= v
+        stream_bytes += n_acc * per
+    port_mii = max([math.ceil(a / dev.bram_ports) for a in bank_acc.values()] +
+                   list(beats.values()) + [1])
+    rec_mii = dddg.recurrence_mii(_static(lp, dev), u)
+    dsp_mii = _dsp_mii(uses, dev, budget.dsp) if pt.pipeline else 1
+    ii = max(rec_mii, port_mii, dsp_mii)
+    depth = _depth(lp, dev, u, v, p, on_chip, beats)
+    groups = math.ceil(lp.entries / v)
+    n_iter = math.ceil(lp.trip / u)
+    if pt.pipeline:
+        if lp.perfect:
+            cycles = (groups * n_iter - 1) * ii + depth
+        else:
+            cycles = groups * ((n_iter - 1) * ii + depth)
+        share = ii
+    else:
+        cycles = groups * n_iter * max(depth, port_mii)
+        share = 1
+    res = Resources()
+    for k, n in uses.items():
+        c = dev.op.get(k, dev.op["call"])
+        inst = math.ceil(n / share)
+        res = res + Resources(inst * c.dsp, 0, inst * c.lut, inst * c.ff)
+    res = res + Resources(0, 0, dev.loop_lut * 2 + dev.bank_mux_lut * p * len(bank_acc),
+                          dev.loop_ff * 2 + 32 * depth * (u * v if pt.pipeline else 1))
+    if not res.fits(budget):
+        return None
+    hz = dev.clock_mhz * 1e6
+    compute_ms = cycles / hz * 1e3
+    stream_ms = stream_bytes / (dev.dram_bandwidth_gbps * 1e9) * 1e3
+    if stream_ms > compute_ms:
+        bound = "bandwidth"
+    elif not pt.pipeline:
+        bound = "latency"
+    else:
+        bound = {rec_mii: "recurrence", port_mii: "memory ports", dsp_mii: "DSP"}[ii] \
+            if ii > 1 else "throughput"
+    return LoopEstimate(lp.info.id, lp.info.line, pt, lp.trip, lp.entries, ii, rec_mii,
+                        port_mii, dsp_mii, depth, float(cycles), stream_bytes, stream_ms,
+                        compute_ms, max(compute_ms, stream_ms), bound, res,
+                        tuple(s.replace("<ii>", str(ii)) for s in pt.pragmas(lp.info.line)), 0)
+
+
+def _dsp_mii(uses: dict[str, int], dev: FPGADevice, dsp_budget: float) -> int:
+    """Resource MII of the DSPs: the smallest II whose shared instances fit the budget."""
+    def need(ii: int) -> int:
+        return sum(math.ceil(n / ii) * dev.op.get(k, dev.op["call"]).dsp for k, n in uses.items())
+
+    lo, hi = 1, max(max(uses.values(), default=1), 1)
+    if need(hi) > dsp_budget:
+        return hi  # even one instance of each does not fit: the point will be rejected
+    while lo < hi:
+        mid = (lo + hi) // 2
+        lo, hi = (mid + 1, hi) if need(mid) > dsp_budget else (lo, mid)
+    return lo
+
+
+def _static(lp: _Loop, dev: FPGADevice):
+    return dddg.static_graph(lp.body, lp.deps, dev.latency)
+
+
+def _depth(lp, dev, u, v, p, on_chip, beats) -> int:
+    g = dddg.build_dddg(lp.body, u, lp.deps, dev.latency)
+    cap = {}
+    for o in lp.body.mem_ops:
+        key = f"{o.array}:{o.klass if o.array not in on_chip else 'ram'}"
+        if o.array in on_chip:
+            cap[key] = max(dev.bram_ports * p // max(v, 1), 1)
+        else:
+            cap[key] = max(1, 1)
+    res_of = lambda a: (f"{a['op'].array}:{a['klass'] if a['op'].array not in on_chip else 'ram'}"  # noqa: E731
+                        if a["op"].mem_id >= 0 else None)
+    return dddg.schedule(g, cap, res_of)[1]
+
+
+def explore_loop(lp: _Loop, dev: FPGADevice, on_chip: set[str], elem_bytes: dict[int, int],
+                 budget: Resources, max_unroll: int = 64) -> list[LoopEstimate]:
+    """Every design point of the loop that fits ``budget``, fastest first."""
+    out = []
+    jams = _pow2(lp.jam_max, max_unroll) if lp.jam_ok else [1]
+    n = 0
+    for pipe in (True, False):
+        for u in _pow2(lp.trip, max_unroll):
+            for v in jams:
+                if u * v > max_unroll * 2:
+                    continue
+                for p in _pow2(u * v, 64):
+                    n += 1
+                    est = _evaluate(lp, DesignPoint(pipe, u, v, p), dev, on_chip, elem_bytes,
+                                    budget)
+                    if est is not None:
+                        out.append(est)
+    # points within 1% of each other are equally fast: prefer the smaller design
+    out.sort(key=lambda e: (math.floor(math.log(max(e.time_ms, 1e-12)) / math.log(1.01)),
+                            e.resources.share(budget), e.point.unroll * e.point.jam))
+    return [_with_count(e, n) for e in out]
+
+
+def _with_count(e: LoopEstimate, n: int) -> LoopEstimate:
+    from dataclasses import replace
+    return replace(e, points_explored=n)
+
+
+# ---- kernel ---------------------------------------------------------------------------------
+
+_GLOBAL = re.compile(r"^@([\w.$-]+) = .*?(?:global|constant) ((?:\[\d+ x )+)(\w+)\]")
+
+
+def _array_bytes(ir_text: str, tsz: dict[str, int], wsz: dict[str, int]) -> dict[str, int]:
+    out = {}
+    for line in ir_text.split("\n"):
+        m = _GLOBAL.match(line)
+        if not m:
+            continue
+        dims = [int(x) for x in re.findall(r"\[(\d+) x ", m.group(2))]
+        scaled = 1
+        for d in dims:
+            macro = next((k for k, v in tsz.items() if v == d), None)
+            scaled *= wsz.get(macro, d) if macro else d
+        from .instrument.memtrace import type_bytes
+        try:
+            out[m.group(1)] = scaled * type_bytes(m.group(3))
+        except Exception:  # noqa: BLE001 - an aggregate we do not size: leave it out
+            continue
+    return out
+
+
+def _bram(dev: FPGADevice, nbytes: int, p: int) -> tuple[int, int]:
+    """(BRAM36, LUT) of an array of nbytes split in p banks."""
+    bank = math.ceil(nbytes / p)
+    if bank <= dev.lutram_max_bytes:
+        return 0, p * math.ceil(bank * 8 / 64)
+    return p * math.ceil(bank / dev.bram36_bytes), 0
+
+
+def estimate_region(trace: Trace, region: int, dev: FPGADevice, sizes: SizeModel,
+                    tsz: dict[str, int], wsz: dict[str, int]) -> KernelEstimate:
+    h = trace.header
+    info = h.region(region)
+    rows = np.flatnonzero((trace.launches["region"] == region) & (trace.launches["recorded"] == 1))
+    if not len(rows):
+        raise FPGAEstimateError(f"kernel {info.name}: no launch was recorded (did it run?)")
+    launches_trace = int((trace.launches["region"] == region).sum())
+    launches = max(int(round(_trip(sizes.launches.get(region), wsz))), 1)
+    launch_ratio = launches / max(launches_trace, 1)
+    counts = _block_work_counts(trace, region, sizes, tsz, wsz, launch_ratio)
+    mod = parse_module(h.ir_text)
+    mem_by_label: dict[str, list[tuple[int, str]]] = {}
+    for m in h.mem:
+        if m.region == region:
+            mem_by_label.setdefault(h.blocks[m.block].label, []).append((m.id, m.base))
+    loops = [lp for lp in h.loops if lp.region == region]
+    inner = [lp for lp in loops if not any(c.parent == lp.id for c in loops)]
+    warnings: list[str] = []
+    analysed = [_analyze_loop(trace, region, lp, mod.functions[lp.function], mem_by_label,
+                              counts, sizes, tsz, wsz, int(rows[0]), launch_ratio)
+                for lp in inner]
+    # arrays: sizes, placement
+    sizes_b = _array_bytes(h.ir_text, tsz, wsz)
+    mems = [m for m in h.mem if m.region == region]
+    names = sorted({m.base.split("[")[0] for m in mems})
+    elem = {m.id: m.bytes for m in mems}
+    arr_bytes = {a: sizes_b.get(a, _touched(trace, int(rows[0]), [m.id for m in mems
+                                                                   if m.base.split("[")[0] == a],
+                                            launch_ratio, counts, mems)) for a in names}
+    usable = dev.usable()
+    on_chip: set[str] = set()
+    used = 0
+    for a in sorted(names, key=lambda x: arr_bytes[x]):
+        need = _bram(dev, arr_bytes[a], 1)[0]
+        if used + need <= usable.bram36 * 0.75:
+            on_chip.add(a)
+            used += need
+    streamed = [a for a in names if a not in on_chip]
+    base = Resources(0, used + dev.axi_port_bram36 * len(streamed),
+                     dev.axi_port_lut * len(streamed), dev.axi_port_ff * len(streamed))
+    loop_budget = Resources(usable.dsp, usable.bram36, usable.lut - base.lut,
+                            usable.ff - base.ff)
+    choices = [explore_loop(lp, dev, on_chip, elem, loop_budget) for lp in analysed]
+    chosen, fits = _combine(choices, loop_budget, analysed)
+    # partition BRAM of on-chip arrays
+    part = {a: 1 for a in on_chip}
+    for lp, est in zip(analysed, chosen):
+        for o in lp.body.mem_ops:
+            if o.array in on_chip and est is not None:
+                part[o.array] = max(part[o.array], est.point.partition)
+    bram = sum(_bram(dev, arr_bytes[a], part[a])[0] for a in on_chip)
+    lutram = sum(_bram(dev, arr_bytes[a], part[a])[1] for a in on_chip)
+    res = Resources(0, bram + dev.axi_port_bram36 * len(streamed), base.lut + lutram, base.ff)
+    for est in chosen:
+        if est is not None:
+            res = res + est.resources
+    if not res.fits(dev.budget()):
+        fits = False
+        warnings.append(f"{info.name}: no explored design fits the {dev.name} budget")
+    inner_blocks = {b for lp in inner for b in lp.blocks}
+    other = 0.0
+    for b in h.blocks:
+        if b.region == region and b.id not in inner_blocks and counts.get(b.id, 0.0) > 0:
+            other += counts[b.id] * _block_cycles(mod.functions[b.function], b.label, dev,
+                                                   mem_by_label)
+    transfer = sum(arr_bytes[a] * (any(m.kind == "load" for m in mems
+                                       if m.base.split("[")[0] == a) +
+                                   any(m.kind == "store" for m in mems
+                                       if m.base.split("[")[0] == a))
+                   for a in on_chip) * launches
+    hz = dev.clock_mhz * 1e6
+    transfer_ms = transfer / (dev.dram_bandwidth_gbps * 1e9) * 1e3
+    loop_ms = sum(e.time_ms for e in chosen if e is not None)
+    total = loop_ms + other / hz * 1e3 + transfer_ms
+    arrays = tuple(ArrayPlacement(a, int(arr_bytes[a]), a in on_chip,
+                                  any(m.kind == "load" for m in mems if m.base.split("[")[0] == a),
+                                  any(m.kind == "store" for m in mems if m.base.split("[")[0] == a),
+                                  part.get(a, 1)) for a in names)
+    loops_out = tuple(e for e in chosen if e is not None)
+    bound = max(loops_out, key=lambda e: e.time_ms).bound if loops_out else "latency"
+    if transfer_ms > loop_ms:
+        bound = "transfers"
+    return KernelEstimate(info.name, f"{h.source_name}:{info.line}", launches, loops_out, arrays,
+                          other, float(transfer), transfer_ms, total, res, fits, bound,
+                          tuple(warnings))
+
+
+def _touched(trace, launch, ids, launch_ratio, counts, mems) -> int:
+    ev = np.asarray(trace.launch_events(launch))
+    tags = ev >> np.uint64(48)
+    sel = np.isin(tags, np.array(ids, dtype=np.uint64))
+    n = len(np.unique(ev[sel] & np.uint64((1 << 48) - 1)))
+    trace_acc = sum(float(trace.bb_counts[:, m.block].sum()) for m in mems if m.id in ids)
+    work_acc = sum(counts.get(m.block, 0.0) for m in mems if m.id in ids)
+    return int(n * 4 * max(work_acc / trace_acc if trace_acc else 1.0, 1.0))
+
+
+def _block_cycles(fn, label: str, dev: FPGADevice, mem_by_label) -> int:
+    body = dddg.loop_body(fn, [label], mem_by_label)
+    g = dddg.build_dddg(body, 1, (), dev.latency)
+    return max(dddg.schedule(g)[1], 1)
+
+
+def _combine(choices: list[list[LoopEstimate]], budget: Resources, loops) -> tuple[list, bool]:
+    """The fastest point of every loop, relaxed (the loop using the largest share of the
+    budget moves to its next point that uses less) until the sum fits."""
+    idx = [0] * len(choices)
+    if any(not c for c in choices):
+        return [c[0] if c else None for c in choices], False
+    while True:
+        picked = [c[i] for c, i in zip(choices, idx)]
+        total = Resources()
+        for e in picked:
+            total = total + e.resources
+        if total.fits(budget):
+            return picked, True
+        order = sorted(range(len(picked)), key=lambda k: -picked[k].resources.share(budget))
+        moved = False
+        for k in order:
+            cur = picked[k].resources.share(budget)
+            nxt = next((j for j in range(idx[k] + 1, len(choices[k]))
+                        if choices[k][j].resources.share(budget) < cur), None)
+            if nxt is not None:
+                idx[k] = nxt
+                moved = True
+                break
+        if not moved:
+            return picked, False
+
+
+def estimate_trace(trace: Trace, dev: FPGADevice, sizes: SizeModel | None = None,
+                   tsz: dict[str, int] | None = None, wsz: dict[str, int] | None = None
+                   ) -> FPGAReport:
+    sizes = sizes or SizeModel.constant(trace)
+    tsz = tsz or {}
+    wsz = wsz or tsz
+    if not trace.header.ir_text:
+        raise FPGAEstimateError(f"{trace.path}: the trace carries no IR text; trace again")
+    kernels = tuple(estimate_region(trace, r.index, dev, sizes, tsz, wsz)
+                    for r in trace.header.regions)
+    warns = tuple(w for k in kernels for w in k.warnings)
+    return FPGAReport(trace.header.source_name, dev.name, dev.clock_mhz, dev.budget(), wsz, tsz,
+                      kernels, warns)
+
+
+# ---- from a source file -------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Traced:
+    trace: Trace
+    sizes: SizeModel
+    trace_sizes: dict[str, int]
+    work_sizes: dict[str, int]
+    seconds: dict[str, float]
+
+
+@contextlib.contextmanager
+def traced_source(source: Path, work: dict[str, int], trace_sizes: dict[str, int],
+                  functions: tuple[str, ...] = (), timeout_s: float = 120.0,
+                  max_events: int = 200_000_000) -> Iterator[Traced]:
+    """Trace ``source`` at the trace size (plus two count-only probes when the work size
+    differs) exactly as ``cgpredict run`` does; the trace lives while the context is open."""
+    from .pipeline import resolve_sizes
+    from .tracer import TraceOptions, trace_program
+
+    t0 = time.perf_counter()
+    text = Path(source).read_text()
+    wsz, tsz = resolve_sizes(text, work, trace_sizes)
+    with tempfile.TemporaryDirectory(prefix="cgp-fpga-") as tmp:
+        def run(sz, name, count_only=False):
+            o = TraceOptions({k: str(v) for k, v in sz.items()}, functions, timeout_s,
+                             max_events, count_only=count_only)
+            return trace_program(Path(source), Path(tmp) / name, o)
+
+        trace = run(tsz, "trace.cgptrace")
+        t1 = time.perf_counter()
+        if wsz != tsz and tsz:
+            runs = [(tsz, trace)]
+            for k in range(2):
+                s = {**tsz, **probe_sizes(tsz, k)}
+                runs.append((s, run(s, f"probe{k}.cgptrace", True)))
+            sizes = SizeModel.from_runs(runs)
+        else:
+            sizes = SizeModel.constant(trace)
+        t2 = time.perf_counter()
+        yield Traced(trace, sizes, tsz, wsz, {"trace": t1 - t0, "probes": t2 - t1})
+
+
+def estimate_source(source: Path, device: str = "zc702", work: dict[str, int] | None = None,
+                    trace_sizes: dict[str, int] | None = None, functions: tuple[str, ...] = (),
+                    timeout_s: float = 120.0) -> FPGAReport:
+    """``cgpredict fpga``: trace ``source`` and estimate its kernels on ``device``."""
+    from dataclasses import replace
+    dev = load_fpga_device(device)
+    with traced_source(Path(source), work or {}, trace_sizes or {}, functions, timeout_s) as t:
+        t0 = time.perf_counter()
+        rep = estimate_trace(t.trace, dev, t.sizes, t.trace_sizes, t.work_sizes)
+        secs = {**t.seconds, "analysis": time.perf_counter() - t0}
+    return replace(rep, seconds=secs)
+
+
+__all__ = ["FPGADevice", "OperatorCost", "FPGADeviceError", "FPGAEstimateError", "Resources",
+           "DesignPoint", "LoopEstimate", "ArrayPlacement", "KernelEstimate", "FPGAReport",
+           "load_fpga_device", "list_fpga_devices", "parse_fpga_device", "estimate_trace",
+           "estimate_region", "estimate_source", "explore_loop", "traced_source", "Traced",
+           "OP_CLASSES"]

@@ -1,0 +1,136 @@
+"""Shared-memory modelling of tiled kernels (SPEC §2.6).
+
+An array named in ``#pragma cgp shared ARRAY tile RxC`` is staged by each block in R x C tiles:
+the traced accesses to it become shared-memory accesses whose bank-conflict degree X is computed
+from the actual addresses of each warp access, mapped into the tile (element (r, c) of the array
+lives at word (r mod R) * C + (c mod C) of the tile). Each tile phase (an iteration of the loop
+that encloses the strip-mined loop over the tile) costs one global->shared staging load per
+R*C / threads_per_block elements and two barriers.
+
+Bank rules (device file): ``smem_bank_bytes = 8`` is Kepler's 8-byte mode: word w is in bank
+(w / 2) mod banks, and two words of one bank conflict only when they lie in different 64-word
+aligned segments; ``smem_bank_bytes = 4``: bank w mod banks, distinct words of a bank conflict.
+The same word never conflicts (broadcast). X-way conflict = X passes over the banks.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from .instrument.irtext import parse_module
+from .warps import WarpTrace
+
+_GLOBAL = re.compile(r"^@([\w.$]+) = .*?(?:global|constant) ((?:\[\d+ x )+)(\w+)\]")
+_ELEM_BYTES = {"float": 4, "double": 8, "i32": 4, "i64": 8, "i16": 2, "i8": 1}
+
+
+@dataclass(frozen=True)
+class ArrayLayout:
+    """Shape of a global array: dimensions (outermost first) and element size."""
+
+    dims: tuple[int, ...]
+    elem_bytes: int
+
+    @property
+    def row_elems(self) -> int:
+        return self.dims[-1] if self.dims else 1
+
+
+def array_layouts(ir_text: str) -> dict[str, ArrayLayout]:
+    """The global arrays of a module, from their IR types (``[128 x [128 x float]]``)."""
+    out = {}
+    for line in ir_text.split("\n"):
+        if not line.startswith("@"):
+            continue
+        m = _GLOBAL.match(line)
+        if m and m.group(3) in _ELEM_BYTES:
+            dims = tuple(int(x) for x in re.findall(r"\[(\d+) x ", m.group(2)))
+            out[m.group(1)] = ArrayLayout(dims, _ELEM_BYTES[m.group(3)])
+    return out
+
+
+def array_name(access_text: str) -> str:
+    """``A[i][k]`` -> ``A``."""
+    m = re.match(r"[A-Za-z_]\w*", access_text)
+    return m.group(0) if m else ""
+
+
+def conflict_degree(words: np.ndarray, banks: int, bank_bytes: int) -> int:
+    """X for one warp access to 4-byte tile words ``words`` (SPEC §2.6)."""
+    words = np.unique(words)
+    if bank_bytes == 8:
+        bank = (words // 2) % banks
+        seg = words // 64
+        keys = np.unique(np.stack([bank, seg]), axis=1)
+        return int(np.bincount(keys[0]).max())
+    bank = words % banks
+    return int(np.bincount(bank).max())
+
+
+@dataclass(frozen=True)
+class StagedAccess:
+    """One static instruction whose array is staged in shared memory."""
+
+    sid: int
+    array: str
+    conflicts: tuple[tuple[int, int], ...]  # (X, number of warp instructions)
+
+    @property
+    def mean_degree(self) -> float:
+        n = sum(c for _, c in self.conflicts)
+        return sum(x * c for x, c in self.conflicts) / n if n else 1.0
+
+
+def staged_accesses(wt: WarpTrace, mem_texts: dict[int, str], hints, layouts,
+                    banks: int, bank_bytes: int) -> tuple[StagedAccess, ...]:
+    """Bank-conflict degrees of every warp access to a staged array."""
+    tiles = {a: (r, c) for a, r, c in hints}
+    ev = wt.events
+    if not len(ev):
+        return ()
+    inst_sid = ev["sid"][wt.inst_start]
+    bounds = np.r_[wt.inst_start, len(ev)]
+    out = []
+    for sid, text in sorted(mem_texts.items()):
+        arr = array_name(text)
+        if arr not in tiles:
+            continue
+        lay = layouts.get(arr)
+        rows, cols = tiles[arr]
+        mine = ev["sid"] == sid
+        if not mine.any():
+            continue
+        base = int(ev["addr"][mine].min())
+        elem = lay.elem_bytes if lay else 4
+        row_len = lay.row_elems if lay else cols
+        counts: dict[int, int] = {}
+        for k in np.flatnonzero(inst_sid == sid):
+            a = ev["addr"][bounds[k]:bounds[k + 1]].astype(np.int64)
+            e = (a - base) // elem
+            words = (e // row_len % rows) * cols + (e % row_len % cols)
+            words = words * max(elem // 4, 1)
+            x = conflict_degree(words, banks, bank_bytes)
+            counts[x] = counts.get(x, 0) + 1
+        out.append(StagedAccess(sid, arr, tuple(sorted(counts.items()))))
+    return tuple(out)
+
+
+def tile_bytes(hints, layouts) -> int:
+    """Shared memory one block allocates for its tiles."""
+    total = 0
+    for arr, r, c in hints:
+        lay = layouts.get(arr)
+        total += r * c * (lay.elem_bytes if lay else 4)
+    return total
+
+
+def ir_layouts(ir_text: str) -> dict[str, ArrayLayout]:
+    """array_layouts, tolerant of modules without globals."""
+    return array_layouts(ir_text) if ir_text else {}
+
+
+__all__ = ["ArrayLayout", "StagedAccess", "array_layouts", "array_name", "conflict_degree",
+           "staged_accesses", "tile_bytes", "parse_module"]

@@ -1,4 +1,4 @@
-"""`cgpredict calibrate`: measure the local GPU with micro-benchmarks, write a device file (SPEC §6).
+"""`cgpredict calibrate`: measure the local GPU, write a device file from the results (SPEC §6).
 
 Steps: find an NVIDIA GPU (`nvidia-smi`) and `nvcc`; build `cgpredict/microbench/*.cu`
 (`nvcc -O3 -arch=native`, else the GPU's `sm_XY`); run each micro-benchmark with a timeout
@@ -40,7 +40,8 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 __all__ = ["BENCHMARKS", "CalibrationError", "CalibrationResult", "NoGPUError", "calibrate",
-           "finish_from_raw", "find_nvcc", "query_gpu", "render_device_toml"]
+           "default_output", "find_nvcc", "finish_from_raw", "format_result", "load_raw",
+           "query_gpu", "render_device_toml"]
 
 # Micro-benchmark name -> source file (cgpredict/microbench/); `props` always runs.
 BENCHMARKS: dict[str, str] = {
@@ -90,14 +91,15 @@ def query_gpu(nvidia_smi: str | None = None) -> GPUInfo:
     for fields in ("name,compute_cap,pci.bus_id", "name"):
         try:
             r = subprocess.run([smi, f"--query-gpu={fields}", "--format=csv,noheader"],
-                               capture_output=True, text=True, timeout=60)
+                               check=False, capture_output=True, text=True, timeout=60)
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise NoGPUError(f"no usable NVIDIA GPU: nvidia-smi failed ({exc})") from None
         if r.returncode == 0:
             break
     else:
         msg = (r.stderr or r.stdout).strip().splitlines()
-        raise NoGPUError(f"no usable NVIDIA GPU: nvidia-smi failed ({msg[0] if msg else r.returncode})")
+        why = msg[0] if msg else f"exit status {r.returncode}"
+        raise NoGPUError(f"no usable NVIDIA GPU: nvidia-smi failed ({why})")
     lines = [ln for ln in r.stdout.splitlines() if ln.strip()]
     if not lines:
         raise NoGPUError("no NVIDIA GPU: nvidia-smi lists no GPU")
@@ -105,9 +107,12 @@ def query_gpu(nvidia_smi: str | None = None) -> GPUInfo:
     return GPUInfo(*parts[:3])
 
 
+DEFAULT_NVCC = "/usr/local/cuda/bin/nvcc"
+
+
 def find_nvcc(explicit: str | None = None) -> str:
-    """nvcc: `explicit`, $NVCC, nvcc on PATH or /usr/local/cuda/bin/nvcc."""
-    for cand in (explicit, os.environ.get("NVCC"), shutil.which("nvcc"), "/usr/local/cuda/bin/nvcc"):
+    """nvcc: `explicit`, $NVCC, nvcc on PATH or DEFAULT_NVCC."""
+    for cand in (explicit, os.environ.get("NVCC"), shutil.which("nvcc"), DEFAULT_NVCC):
         if cand and Path(cand).is_file():
             return cand
     raise NoGPUError("no CUDA compiler: nvcc not found (install the CUDA toolkit, put nvcc on "
@@ -124,7 +129,7 @@ def pick_arch(nvcc: str, gpu: GPUInfo, work: Path) -> str:
     probe = work / "_probe.cu"
     probe.write_text("__global__ void k() {}\n")
     r = subprocess.run([nvcc, "-arch=native", "-c", str(probe), "-o", str(work / "_probe.o")],
-                       capture_output=True, text=True, timeout=300)
+                       check=False, capture_output=True, text=True, timeout=300)
     if r.returncode == 0:
         return "native"
     if gpu.compute_cap:
@@ -141,7 +146,7 @@ def build(nvcc: str, arch: str, sources: Sequence[str], out_dir: Path) -> dict[s
         exe = out_dir / Path(src).stem
         cmd = [nvcc, "-O3", f"-arch={arch}", "-std=c++17", "-I", str(src_dir), "-o", str(exe),
                str(src_dir / src)]
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        r = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=600)
         if r.returncode != 0:
             tail = " | ".join((r.stderr or r.stdout).strip().splitlines()[-3:])
             raise CalibrationError(f"nvcc failed on {src}: {tail}")
@@ -155,9 +160,11 @@ def build(nvcc: str, arch: str, sources: Sequence[str], out_dir: Path) -> dict[s
 def run_program(exe: Path, args: Sequence[str], timeout_s: float) -> dict[str, Any]:
     """Run one micro-benchmark; its last stdout line is its JSON result."""
     try:
-        r = subprocess.run([str(exe), *args], capture_output=True, text=True, timeout=timeout_s)
+        r = subprocess.run([str(exe), *args], check=False, capture_output=True, text=True,
+                           timeout=timeout_s)
     except subprocess.TimeoutExpired:
-        raise CalibrationError(f"{exe.name} {' '.join(args)}: timed out after {timeout_s:g} s") from None
+        raise CalibrationError(f"{exe.name} {' '.join(args)}: timed out after "
+                               f"{timeout_s:g} s") from None
     lines = [ln for ln in r.stdout.splitlines() if ln.startswith("{")]
     if r.returncode != 0 or not lines:
         why = (r.stderr.strip().splitlines() or [f"exit status {r.returncode}"])[-1]
@@ -171,7 +178,7 @@ def _geom(lo: int, hi: int, per_octave: int = 4, align: int = 128) -> str:
     out: list[int] = []
     k = 0
     while True:
-        v = int(round(lo * 2 ** (k / per_octave) / align)) * align
+        v = round(lo * 2 ** (k / per_octave) / align) * align
         if v > hi:
             break
         if not out or v != out[-1]:
@@ -243,7 +250,8 @@ class PowerSampler:
             t = time.time_ns()
             try:
                 p = nv.nvmlDeviceGetPowerUsage(self._h) / 1e3
-                e = float(nv.nvmlDeviceGetTotalEnergyConsumption(self._h)) if self._counter else None
+                e = (float(nv.nvmlDeviceGetTotalEnergyConsumption(self._h))
+                     if self._counter else None)
             except nv.NVMLError:
                 p, e = None, None
             if p is not None:
@@ -253,7 +261,7 @@ class PowerSampler:
                     self.energy_mj.append(e)
             self._stop.wait(self.interval_s)
 
-    def __enter__(self) -> PowerSampler:
+    def __enter__(self) -> PowerSampler:  # noqa: PYI034
         self._thread.start()
         return self
 
@@ -263,7 +271,8 @@ class PowerSampler:
         self._nvml.nvmlShutdown()
 
     def energy_j(self, t0_ns: int, t1_ns: int) -> float:
-        counter = self.energy_mj if self._counter and len(self.energy_mj) == len(self.t_ns) else None
+        same = self._counter and len(self.energy_mj) == len(self.t_ns)
+        counter = self.energy_mj if same else None
         return integrate_energy_j(self.t_ns, self.power_w, t0_ns, t1_ns, counter)
 
 
@@ -301,7 +310,7 @@ def _measure_energy(exe: Mapping[str, Path], steps: Mapping[str, tuple[str, list
         sampler = PowerSampler(pci)
     except ImportError:
         return {"skipped": "pynvml not installed (pip install 'cgpredict[gpu]', i.e. nvidia-ml-py)"}
-    except Exception as exc:  # NVML errors: no permission, unsupported board
+    except Exception as exc:  # noqa: BLE001 - any NVML failure only skips energy
         return {"skipped": f"NVML unavailable: {exc}"}
     d = f"duration_ms={duration_ms:g}"
     with sampler:
@@ -343,7 +352,7 @@ def _toml_value(v: Any) -> str:
 def _typed(table: str, key: str, value: Any) -> Any:
     kind = _kind(table, key)
     if kind in ("int", "int0"):
-        return int(round(float(value)))
+        return round(float(value))
     if kind == "float":
         return float(value)
     return value
@@ -352,7 +361,7 @@ def _typed(table: str, key: str, value: Any) -> Any:
 def _note(m: Measured, date: str, gpu: str) -> str:
     acc = f"; micro-benchmark accuracy {m.accuracy:.0%} (timed instructions / all instructions " \
           "of the timed loop)" if m.accuracy is not None else ""
-    return f"measured {date} on {gpu}: {m.method}{acc}"
+    return f"{m.kind} {date} on {gpu}: {m.method}{acc}"
 
 
 def render_device_toml(base_doc: Mapping[str, Any], analysis: Analysis, gpu_name: str,
@@ -387,14 +396,14 @@ def render_device_toml(base_doc: Mapping[str, Any], analysis: Analysis, gpu_name
         else:
             comments.append(f"{key} = {_toml_value(m.value)}  # {m.method}")
     base_source = prov.get("source", "")
-    prov.update(source=f"cgpredict calibrate on {gpu_name}, {date}: the fields noted 'measured' "
-                       f"below; every other field from the base device file {base_name!r} "
-                       f"({base_source})",
+    prov.update(source=f"cgpredict calibrate on {gpu_name}, {date}: the fields noted "
+                       f"'measured', 'queried' (CUDA runtime) or 'derived' below; every other "
+                       f"field from the base device file {base_name!r} ({base_source})",
                 date=date, gpu_name=gpu_name, notes=notes)
     doc["provenance"] = prov
     doc["description"] = f"{gpu_name}, calibrated {date} by cgpredict calibrate (base {base_name})"
     lines = [f"# {gpu_name}: device file written by `cgpredict calibrate` on {date}.",
-             f"# Raw micro-benchmark results: the .raw.json file beside this one."]
+             "# Raw micro-benchmark results: the .raw.json file beside this one."]
     lines += [f"# not in the schema: {c}" for c in comments]
     lines += [f"# note: {n}" for n in analysis.notes]
     for key, v in doc.items():
@@ -446,16 +455,17 @@ def finish_from_raw(raw: Mapping[str, Any], output: Path, base: str = "h100") ->
     return CalibrationResult(output, raw_path, load_device_file(output), analysis, gpu, notes)
 
 
-def calibrate(output: Path, base: str = "h100", only: Sequence[str] | None = None,
+def calibrate(output: Path | None, base: str = "h100", only: Sequence[str] | None = None,
               timeout_s: float = 300.0, *, nvcc: str | None = None, energy: bool = True,
               energy_duration_ms: float = 1500.0,
               progress: Callable[[str], None] | None = None) -> CalibrationResult:
     """Measure the local GPU and write `output` (a device file) and `<stem>.raw.json`.
 
-    `only` restricts the micro-benchmarks (names of BENCHMARKS; `props` always runs);
-    `timeout_s` bounds each program. Raises NoGPUError without a GPU or nvcc, and
-    CalibrationError when props fails or the result does not validate; a failing
-    micro-benchmark only leaves its fields at the base values (with a note).
+    `output` None: `default_output(<GPU name>)`. `only` restricts the micro-benchmarks
+    (names of BENCHMARKS; `props` always runs); `timeout_s` bounds each program. Raises
+    NoGPUError without a GPU or nvcc, and CalibrationError when props fails or the result
+    does not validate; a failing micro-benchmark only leaves its fields at the base values
+    (with a note).
     """
     say = progress or (lambda _msg: None)
     chosen = list(BENCHMARKS) if not only else ["props", *only]
@@ -497,7 +507,28 @@ def calibrate(output: Path, base: str = "h100", only: Sequence[str] | None = Non
            "date": datetime.date.today().isoformat(), "base": base, "notes": notes,
            "benchmarks": {k: v for k, v in bench.items() if "error" not in v}}
     raw["failed"] = {k: v["error"] for k, v in bench.items() if "error" in v}
-    return finish_from_raw(raw, output, base)
+    return finish_from_raw(raw, output or default_output(gpu.name), base)
+
+
+def default_output(gpu_name: str) -> Path:
+    """`<gpu-name-slug>.toml` in the current directory (e.g. nvidia_h100_80gb_hbm3.toml)."""
+    slug = "".join(c if c.isalnum() else "_" for c in gpu_name.lower()).strip("_")
+    return Path(("_".join(filter(None, slug.split("_"))) or "gpu") + ".toml")
+
+
+def format_result(result: CalibrationResult) -> str:
+    """Plain-text summary: every measured field (value and method), findings, notes."""
+    a = result.analysis
+    lines = [f"wrote {result.output} ({result.gpu_name}) and {result.raw_path}"]
+    for title, table in (("device fields", a.values), ("energy", a.energy),
+                         ("other findings (no device field)", a.extra)):
+        if table:
+            lines.append(f"{title}:")
+            for key, m in sorted(table.items()):
+                acc = f", accuracy {m.accuracy:.0%}" if m.accuracy is not None else ""
+                lines.append(f"  {key:<36} {m.value!s:>14}  {m.kind}: {m.method}{acc}")
+    lines += [f"note: {n}" for n in result.notes]
+    return "\n".join(lines)
 
 
 def load_raw(path: Path) -> dict[str, Any]:

@@ -43,11 +43,16 @@ ENERGY_COUNTS = ("fp32_op", "int32_op", "sfu_op", "fp64_op", "dram_transaction",
 
 @dataclass(frozen=True)
 class Measured:
-    """One measured device parameter: value, how it was obtained, benchmark accuracy (0..1)."""
+    """One device parameter from the GPU: value, how it was obtained, benchmark accuracy (0..1).
+
+    kind: "measured" (a micro-benchmark), "queried" (a CUDA runtime attribute) or "derived"
+    (computed from measured values).
+    """
 
     value: float | int | str
     method: str
     accuracy: float | None = None
+    kind: str = "measured"
 
 
 @dataclass(frozen=True)
@@ -262,12 +267,13 @@ def _props(p: Mapping[str, Any], l2_unit: int, out: dict, notes: list) -> None:
     how = "CUDA runtime device attribute"
     for key in _PROP_FIELDS:
         if key in p and (p[key] or key == "shared_mem_reserved_per_block_bytes"):
-            out[key] = Measured(p[key], how)
+            out[key] = Measured(p[key], how, kind="queried")
     if p.get("max_threads_per_sm") and p.get("warp_size"):
-        out["max_warps_per_sm"] = Measured(p["max_threads_per_sm"] // p["warp_size"], how)
+        out["max_warps_per_sm"] = Measured(p["max_threads_per_sm"] // p["warp_size"], how,
+                                           kind="queried")
     l2 = p.get("l2_bytes")
     if l2 and l2 % l2_unit == 0:
-        out["l2_bytes"] = Measured(l2, how)
+        out["l2_bytes"] = Measured(l2, how, kind="queried")
     elif l2:
         notes.append(f"l2_bytes {l2} from the CUDA runtime is not a multiple of l2_line_bytes * "
                      f"l2_ways = {l2_unit}; the base value is kept")
@@ -419,7 +425,8 @@ def analyse(raw: Mapping[str, Any], l2_line_bytes: int, l2_ways: int) -> Analysi
     parts = [out.get(k) for k in ("l2_latency_cycles", "dram_latency_cycles", "dd_dram_cycles")]
     if all(parts):
         out["smem_load_cycles"] = Measured(round(sum(p.value for p in parts), 1),
-                                           "derived: measured L2 + DRAM latency + dd_dram")
+                                           "measured L2 + DRAM latency + dd_dram",
+                                           kind="derived")
     _energy(raw, energy, notes)
     for key, m in list(out.items()):
         if isinstance(m.value, float) and not (m.value > 0 and math.isfinite(m.value)):

@@ -125,13 +125,8 @@ def run(source, block, grid, device, model, batch_mode, defines, trace_defs, fun
     """Predict the GPU time of the marked kernels of SOURCE."""
     from .pipeline import RunOptions, predict_source
     from .report import to_json, to_text
-    from .warps import Block, MappingError
 
-    try:
-        blk = Block.parse(block) if block else None
-    except MappingError as exc:
-        raise click.BadParameter(str(exc), param_hint="--block") from None
-    opts = RunOptions(block=blk, grid=grid, device=device, model=model,
+    opts = RunOptions(block=_block(block), grid=grid, device=device, model=model,
                       work_sizes=_sizes(defines, "-D"), trace_sizes=_sizes(trace_defs, "--trace-size"),
                       functions=tuple(functions), timeout_s=timeout_s,
                       registers_per_thread=registers, batch_mode=batch_mode)
@@ -164,6 +159,146 @@ def validate(device, measured, corpus, model, only, out_dir):
     click.echo(to_markdown(v))
     js, md = write_results(v, out_dir)
     click.echo(f"wrote {js} and {md}")
+
+
+@main.command()
+@click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--fpga", "fpga_device", default="zc702", show_default=True,
+              help="FPGA: a bundled name (zc702, zcu102) or a .toml device file.")
+@click.option("-D", "defines", multiple=True, metavar="NAME=V",
+              help="Work size to estimate, e.g. -D N=1024 [default: the file's macros].")
+@click.option("--trace-size", "trace_defs", multiple=True, metavar="NAME=V",
+              help="Smaller size actually traced [default: the file's '#pragma cgp trace'].")
+@click.option("--function", "functions", multiple=True, metavar="NAME",
+              help="Treat the whole function NAME as a kernel (repeatable).")
+@click.option("--timeout", "timeout_s", type=float, default=120.0, show_default=True,
+              help="Stop the traced program after this many seconds.")
+@click.option("--json", "as_json", is_flag=True, help="Print the full estimate as JSON.")
+def fpga(source, fpga_device, defines, trace_defs, functions, timeout_s, as_json):
+    """Estimate the marked kernels of SOURCE on an FPGA (HLS design-space exploration)."""
+    from .compare import fpga_to_json, fpga_to_text
+    from .fpga import estimate_source
+
+    rep = estimate_source(source, fpga_device, _sizes(defines, "-D"),
+                          _sizes(trace_defs, "--trace-size"), tuple(functions), timeout_s)
+    click.echo(fpga_to_json(rep) if as_json else fpga_to_text(rep))
+
+
+@main.command()
+@click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--gpu", "gpu_device", default="tk1", show_default=True,
+              help="GPU: a bundled name (see `cgpredict devices`) or a .toml device file.")
+@click.option("--fpga", "fpga_device", default="zc702", show_default=True,
+              help="FPGA: a bundled name (zc702, zcu102) or a .toml device file.")
+@click.option("--block", metavar="XxY", help="CUDA block shape for the GPU estimate "
+              "[default: 32x32 for 2-D grids, 256x1 for 1-D].")
+@click.option("-D", "defines", multiple=True, metavar="NAME=V",
+              help="Work size, e.g. -D N=2048 [default: the file's macros].")
+@click.option("--trace-size", "trace_defs", multiple=True, metavar="NAME=V",
+              help="Smaller size actually traced [default: the file's '#pragma cgp trace'].")
+@click.option("--function", "functions", multiple=True, metavar="NAME",
+              help="Treat the whole function NAME as a kernel (repeatable).")
+@click.option("--timeout", "timeout_s", type=float, default=120.0, show_default=True,
+              help="Stop the traced program after this many seconds.")
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+def compare(source, gpu_device, fpga_device, block, defines, trace_defs, functions, timeout_s,
+            as_json):
+    """GPU vs FPGA estimate of SOURCE per kernel, with a recommendation and its reasons."""
+    from .compare import compare_source, compare_to_json, compare_to_text
+
+    c = compare_source(source, gpu_device, fpga_device, _block(block), _sizes(defines, "-D"),
+                       _sizes(trace_defs, "--trace-size"), tuple(functions), timeout_s)
+    click.echo(compare_to_json(c) if as_json else compare_to_text(c))
+
+
+@main.command()
+@click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--block", metavar="XxY", help="Current CUDA block shape [default: 32x32 for "
+              "2-D grids, 256x1 for 1-D].")
+@click.option("--device", default="tk1", show_default=True,
+              help="GPU: a bundled name (see `cgpredict devices`) or a .toml device file.")
+@click.option("-D", "defines", multiple=True, metavar="NAME=V",
+              help="Work size, e.g. -D NI=1024 [default: the file's macros].")
+@click.option("--trace-size", "trace_defs", multiple=True, metavar="NAME=V",
+              help="Smaller size actually traced [default: the file's '#pragma cgp trace'].")
+@click.option("--tiled", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Your tiled variant of SOURCE (with '#pragma cgp shared' lines) to predict "
+                   "instead of a modelled tiling.")
+@click.option("--chart", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the GPUPerf benefit chart (PNG/SVG; needs matplotlib).")
+@click.option("--timeout", "timeout_s", type=float, default=120.0, show_default=True,
+              help="Stop the traced program after this many seconds.")
+@click.option("--json", "as_json", is_flag=True, help="Print the advice as JSON.")
+def advise(source, block, device, defines, trace_defs, tiled, chart, timeout_s, as_json):
+    """Rank fixes (coalescing, shared memory, block shape) by predicted speedup."""
+    from .advisor import advise as run_advise, benefit_chart, render_text
+    from .pipeline import RunOptions
+    from .report import _jsonable
+
+    opts = RunOptions(block=_block(block), device=device, work_sizes=_sizes(defines, "-D"),
+                      trace_sizes=_sizes(trace_defs, "--trace-size"), timeout_s=timeout_s)
+    progress = None if as_json or not sys.stderr.isatty() else (
+        lambda what: click.echo(f"... {what}", err=True))
+    a = run_advise(source, opts, tiled, progress)
+    if as_json:
+        import json
+
+        d = _jsonable(a)
+        d.pop("baseline", None)
+        d["schema_version"] = 1
+        click.echo(json.dumps(d, indent=2, sort_keys=True))
+    else:
+        click.echo(render_text(a))
+    if chart:
+        if chart.exists():
+            raise click.UsageError(f"{chart} exists; choose another --chart path")
+        try:
+            click.echo(f"wrote {benefit_chart(a, chart)}")
+        except ImportError:
+            raise click.UsageError("--chart needs matplotlib: pip install 'cgpredict[plot]'")
+
+
+def _block(text):
+    from .warps import Block, MappingError
+
+    try:
+        return Block.parse(text) if text else None
+    except MappingError as exc:
+        raise click.BadParameter(str(exc), param_hint="--block") from None
+
+
+@main.command()
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              help="Device file to write [default: <gpu-name>.toml in the current directory]; "
+                   "the raw results go beside it as <name>.raw.json.")
+@click.option("--base", default="h100", show_default=True,
+              help="Device (name or .toml path) supplying every field that is not measured.")
+@click.option("--only", metavar="NAMES",
+              help="Comma-separated micro-benchmarks to run (props always runs): latency_l1, "
+                   "latency_l2, line_l1, line_l2, smem, stream_l2, stream_dram, bandwidth, "
+                   "inst, barrier, energy.")
+@click.option("--timeout", "timeout_s", type=float, default=300.0, show_default=True,
+              help="Stop a micro-benchmark after this many seconds.")
+@click.option("--no-energy", is_flag=True, help="Skip the NVML power/energy runs.")
+@click.option("--from-raw", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Analyse a saved <name>.raw.json again instead of measuring (no GPU needed).")
+def calibrate(output, base, only, timeout_s, no_energy, from_raw):
+    """Measure the local NVIDIA GPU with micro-benchmarks and write a device file."""
+    from . import calibrate as cal
+
+    if from_raw:
+        raw = cal.load_raw(from_raw)
+        result = cal.finish_from_raw(raw, output or cal.default_output(raw.get("gpu_name", "")),
+                                     base)
+    else:
+        progress = (lambda what: click.echo(f"... {what}", err=True)) if sys.stderr.isatty() \
+            else None
+        names = [n.strip() for n in only.split(",") if n.strip()] if only else None
+        result = cal.calibrate(output, base, names, timeout_s, energy=not no_energy,
+                               progress=progress)
+    click.echo(cal.format_result(result))
+    click.echo(f"use it with: --device {result.output}  (or put its folder in "
+               f"$CGPREDICT_DEVICE_PATH and pass --device {result.output.stem})")
 
 
 @main.command()

@@ -19,13 +19,27 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .fpga import FPGADevice, FPGAReport, KernelEstimate, estimate_trace, load_fpga_device, \
-    traced_source
+from .fpga import (
+    FPGADevice,
+    FPGAReport,
+    KernelEstimate,
+    estimate_trace,
+    load_fpga_device,
+    traced_source,
+)
 
 SCHEMA_VERSION = 1
 
-__all__ = ["KernelComparison", "Comparison", "compare_reports", "compare_source",
-           "fpga_to_text", "fpga_to_json", "compare_to_text", "compare_to_json"]
+__all__ = [
+    "Comparison",
+    "KernelComparison",
+    "compare_reports",
+    "compare_source",
+    "compare_to_json",
+    "compare_to_text",
+    "fpga_to_json",
+    "fpga_to_text",
+]
 
 
 @dataclass(frozen=True)
@@ -124,15 +138,15 @@ def compare_reports(gpu, fpga: FPGAReport, gdev, fdev: FPGADevice) -> Comparison
         win = "GPU" if g.time_ms <= f.time_ms else "FPGA"
         lo, hi = sorted((g.time_ms, f.time_ms))
         ratio = hi / lo if lo > 0 else math.inf
-        reasons = [f"{win} faster by {ratio:.1f}x ({g.time_ms:.3f} ms GPU vs "
-                   f"{f.time_ms:.3f} ms FPGA)"]
+        reasons = [(f"{win} faster by {ratio:.1f}x ({g.time_ms:.3f} ms GPU vs "
+                    f"{f.time_ms:.3f} ms FPGA)")]
         reasons += _gpu_reasons(g, gdev) + _fpga_reasons(f, fdev)
         rows.append(KernelComparison(g.name, g.time_ms, f.time_ms, win, ratio, tuple(reasons)))
     gt, ft = gpu.total_ms, fpga.total_ms
     rec = "GPU" if gt <= ft else "FPGA"
     lo, hi = sorted((gt, ft))
-    reasons = [f"{rec}: {hi / lo if lo else math.inf:.1f}x faster in total "
-               f"({gt:.3f} ms on {gdev.name} vs {ft:.3f} ms on {fdev.name})"]
+    reasons = [(f"{rec}: {hi / lo if lo else math.inf:.1f}x faster in total "
+                f"({gt:.3f} ms on {gdev.name} vs {ft:.3f} ms on {fdev.name})")]
     wins = [r for r in rows if r.winner == rec]
     if len(wins) < len(rows):
         other = [r.name for r in rows if r.winner != rec]
@@ -206,10 +220,10 @@ def _res(r) -> str:
 
 def fpga_to_text(rep: FPGAReport) -> str:
     b = rep.budget
-    out = [f"FPGA estimate for {rep.source} on {rep.device} ({rep.clock_mhz:g} MHz; budget "
-           f"{_res(b)})",
-           "work size: " + " ".join(f"{k}={v}" for k, v in sorted(rep.work_sizes.items())) +
-           "   trace size: " + " ".join(f"{k}={v}" for k, v in sorted(rep.trace_sizes.items()))]
+    work = " ".join(f"{k}={v}" for k, v in sorted(rep.work_sizes.items()))
+    tsz = " ".join(f"{k}={v}" for k, v in sorted(rep.trace_sizes.items()))
+    out = [(f"FPGA estimate for {rep.source} on {rep.device} ({rep.clock_mhz:g} MHz; budget "
+           f"{_res(b)})"), f"work size: {work}   trace size: {tsz}"]
     for k in rep.kernels:
         out.append("")
         out.append(f"kernel {k.name} ({k.location}): {k.time_ms:.4f} ms, bound: {k.bound}"

@@ -27,17 +27,29 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Callable, Iterable, Mapping
 
 import networkx as nx
 import numpy as np
 
 from .instrument.irtext import Function, split_operands
 
-__all__ = ["Op", "LoopBody", "MemDep", "Window", "loop_body", "trace_windows",
-           "memory_dependences", "build_dddg", "static_graph", "recurrence_mii", "schedule",
-           "FREE_CLASSES", "op_class"]
+__all__ = [
+    "FREE_CLASSES",
+    "LoopBody",
+    "MemDep",
+    "Op",
+    "Window",
+    "build_dddg",
+    "loop_body",
+    "memory_dependences",
+    "op_class",
+    "recurrence_mii",
+    "schedule",
+    "static_graph",
+    "trace_windows",
+]
 
 _VALUE = re.compile(r"%([\w.$-]+|\"[^\"]+\")")
 # operations that are wiring in hardware: no latency, no resources

@@ -61,6 +61,7 @@ class EnergyTable:
     dram_transaction_nj: float | None = None
     l2_transaction_nj: float | None = None
     smem_transaction_nj: float | None = None
+    static_power_w: float | None = None  # board power not attributed to operations, W
 
 
 @dataclass(frozen=True)
@@ -125,6 +126,8 @@ class GPUDevice:
     compute_capability: str = ""
     max_registers_per_thread: int = 255
     smem_issue_cycles: float = 1.0
+    barrier_cycles: float | None = None
+    smem_conflict_replay_cycles: float | None = None
     registers_per_block_max: int | None = None
     shared_mem_alloc_unit_bytes: int = 256
     shared_mem_reserved_per_block_bytes: int = 0
@@ -224,6 +227,8 @@ _SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
         "inst_cycles_per_warp_inst": ("float", True),
         "smem_load_cycles": ("float", True),
         "smem_issue_cycles": ("float", False),
+        "barrier_cycles": ("float", False),
+        "smem_conflict_replay_cycles": ("float", False),
         "inst_latency_cycles": ("float", True),
         "fp_latency_cycles": ("float", True),
     },

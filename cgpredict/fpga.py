@@ -45,16 +45,18 @@ import re
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
 from . import dddg
 from .errors import CGPredictError
 from .instrument.irtext import parse_module
+from .instrument.memtrace import InstrumentError, type_bytes
 from .scaling import SizeModel, TripModel, probe_sizes
 from .tracefile import Trace
 
@@ -121,10 +123,10 @@ class FPGADevice:
     def op(self) -> dict[str, OperatorCost]:
         return dict(self.operators)
 
-    def budget(self) -> "Resources":
+    def budget(self) -> Resources:
         return Resources(self.dsp, self.bram36, self.lut, self.ff)
 
-    def usable(self) -> "Resources":
+    def usable(self) -> Resources:
         u = self.utilisation
         return Resources(int(self.dsp * u), int(self.bram36 * u), int(self.lut * u),
                          int(self.ff * u))
@@ -261,14 +263,14 @@ class Resources:
     lut: float = 0
     ff: float = 0
 
-    def __add__(self, o: "Resources") -> "Resources":
+    def __add__(self, o: Resources) -> Resources:
         return Resources(self.dsp + o.dsp, self.bram36 + o.bram36, self.lut + o.lut,
                          self.ff + o.ff)
 
-    def fits(self, budget: "Resources") -> bool:
+    def fits(self, budget: Resources) -> bool:
         return all(getattr(self, k) <= getattr(budget, k) for k in RESOURCES)
 
-    def share(self, budget: "Resources") -> float:
+    def share(self, budget: Resources) -> float:
         return max(getattr(self, k) / max(getattr(budget, k), 1) for k in RESOURCES)
 
 
@@ -478,7 +480,7 @@ def _evaluate(lp: _Loop, pt: DesignPoint, dev: FPGADevice, on_chip: set[str],
     bank_acc: dict[str, int] = {}
     beats: dict[tuple[str, str], int] = {}
     stream_bytes = 0.0
-    axi_elems = lambda b: max(dev.axi_port_bytes // max(b, 1), 1)  # noqa: E731
+    axi_elems = lambda b: max(dev.axi_port_bytes // max(b, 1), 1)
     for o in ops:
         c = _copies(lp, o, u, v)
         uses[o.klass] = uses.get(o.klass, 0) + c
@@ -572,7 +574,7 @@ def _depth(lp, dev, u, v, p, on_chip, beats) -> int:
             cap[key] = max(dev.bram_ports * p // max(v, 1), 1)
         else:
             cap[key] = max(1, 1)
-    res_of = lambda a: (f"{a['op'].array}:{a['klass'] if a['op'].array not in on_chip else 'ram'}"  # noqa: E731
+    res_of = lambda a: (f"{a['op'].array}:{a['klass'] if a['op'].array not in on_chip else 'ram'}"
                         if a["op"].mem_id >= 0 else None)
     return dddg.schedule(g, cap, res_of)[1]
 
@@ -621,11 +623,10 @@ def _array_bytes(ir_text: str, tsz: dict[str, int], wsz: dict[str, int]) -> dict
         for d in dims:
             macro = next((k for k, v in tsz.items() if v == d), None)
             scaled *= wsz.get(macro, d) if macro else d
-        from .instrument.memtrace import type_bytes
         try:
             out[m.group(1)] = scaled * type_bytes(m.group(3))
-        except Exception:  # noqa: BLE001 - an aggregate we do not size: leave it out
-            continue
+        except InstrumentError:  # an element type we do not size: fall back to the trace
+            pass
     return out
 
 
@@ -645,7 +646,7 @@ def estimate_region(trace: Trace, region: int, dev: FPGADevice, sizes: SizeModel
     if not len(rows):
         raise FPGAEstimateError(f"kernel {info.name}: no launch was recorded (did it run?)")
     launches_trace = int((trace.launches["region"] == region).sum())
-    launches = max(int(round(_trip(sizes.launches.get(region), wsz))), 1)
+    launches = max(round(_trip(sizes.launches.get(region), wsz)), 1)
     launch_ratio = launches / max(launches_trace, 1)
     counts = _block_work_counts(trace, region, sizes, tsz, wsz, launch_ratio)
     mod = parse_module(h.ir_text)
@@ -839,8 +840,25 @@ def estimate_source(source: Path, device: str = "zc702", work: dict[str, int] | 
     return replace(rep, seconds=secs)
 
 
-__all__ = ["FPGADevice", "OperatorCost", "FPGADeviceError", "FPGAEstimateError", "Resources",
-           "DesignPoint", "LoopEstimate", "ArrayPlacement", "KernelEstimate", "FPGAReport",
-           "load_fpga_device", "list_fpga_devices", "parse_fpga_device", "estimate_trace",
-           "estimate_region", "estimate_source", "explore_loop", "traced_source", "Traced",
-           "OP_CLASSES"]
+__all__ = [
+    "OP_CLASSES",
+    "ArrayPlacement",
+    "DesignPoint",
+    "FPGADevice",
+    "FPGADeviceError",
+    "FPGAEstimateError",
+    "FPGAReport",
+    "KernelEstimate",
+    "LoopEstimate",
+    "OperatorCost",
+    "Resources",
+    "Traced",
+    "estimate_region",
+    "estimate_source",
+    "estimate_trace",
+    "explore_loop",
+    "list_fpga_devices",
+    "load_fpga_device",
+    "parse_fpga_device",
+    "traced_source",
+]

@@ -6,6 +6,7 @@ trace (``cgpredict run --from-trace``), so the model can be re-run without a com
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import tempfile
 import time
@@ -24,7 +25,8 @@ from .memory import (COAL, CONST, PATTERN_NAMES, UNCOAL, CacheScale, MemoryAnaly
 from .models import predict as model_predict
 from .profile import KernelProfile, PatternCounts, SharedMemoryCounts
 from .regions import mark_regions
-from .shared import StagedAccess, array_layouts, staged_accesses, tile_bytes
+from .shared import (StagedAccess, array_layouts, array_name, staged_accesses, tile_bytes,
+                     transpose_addresses)
 from .scaling import SizeModel, TripModel, default_sizes, probe_sizes
 from .tracefile import Trace
 from .tracer import TraceOptions, trace_program
@@ -55,6 +57,8 @@ class RunOptions:
     registers_per_thread: int = 32
     batch_mode: str = "whole"
     max_launches: int = 2  # launches per kernel whose memory events are recorded and analysed
+    transpose: tuple[str, ...] = ()  # 2-D arrays to analyse in transposed layout (advisor)
+    stage: tuple[tuple[str, int, int], ...] = ()  # extra shared-memory tiles (advisor)
 
 
 @dataclass(frozen=True)
@@ -122,13 +126,44 @@ def resolve_sizes(source_text: str, work: dict[str, int], trace: dict[str, int])
     return work_sizes, trace_sizes
 
 
-def predict_source(source: Path, opts: RunOptions, progress=None) -> Report:
-    """Trace ``source`` at the trace size and predict it at the work size."""
+@dataclass
+class Prepared:
+    """A traced program ready to be analysed any number of times (advisor sweeps): the trace,
+    its trip-count models and sizes. Owns the temporary trace files; use as a context manager."""
+
+    trace: Trace
+    sizes: SizeModel
+    trace_sizes: dict[str, int]
+    work_sizes: dict[str, int]
+    seconds: dict[str, float]
+    _tmp: tempfile.TemporaryDirectory
+
+    def close(self) -> None:
+        self._tmp.cleanup()
+
+    def __enter__(self) -> "Prepared":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def analyze(self, opts: RunOptions, device: GPUDevice | None = None) -> Report:
+        t0 = time.perf_counter()
+        dev = device or load_device(opts.device)
+        rep = analyze_trace(self.trace, dev, opts, self.sizes, self.trace_sizes, self.work_sizes)
+        secs = {**self.seconds, "analysis": time.perf_counter() - t0}
+        secs["total"] = sum(secs.values())
+        return dataclasses.replace(rep, seconds=secs)
+
+
+def prepare(source: Path, opts: RunOptions, progress=None) -> Prepared:
+    """Trace ``source`` at the trace size and fit its trip counts for the work size."""
     t0 = time.perf_counter()
     text = Path(source).read_text()
     work, tsizes = resolve_sizes(text, opts.work_sizes, opts.trace_sizes)
-    device = load_device(opts.device)
-    with tempfile.TemporaryDirectory(prefix="cgp-run-") as tmp:
+    tmpdir = tempfile.TemporaryDirectory(prefix="cgp-run-")
+    tmp = tmpdir.name
+    try:
         def run(sizes, name, count_only=False):
             o = TraceOptions({k: str(v) for k, v in sizes.items()}, opts.functions, opts.timeout_s,
                              opts.max_events, opts.max_launches, count_only=count_only)
@@ -139,20 +174,26 @@ def predict_source(source: Path, opts: RunOptions, progress=None) -> Report:
         t1 = time.perf_counter()
         if work != tsizes and tsizes:
             _step(progress, "probing loop bounds")
-            probes = [(probe_sizes(tsizes, k), None) for k in range(2)]
-            probes = [(s, run({**tsizes, **s}, f"probe{k}.cgptrace", True))
-                      for k, (s, _) in enumerate(probes)]
-            runs = [(tsizes, trace)] + [({**tsizes, **s}, t) for s, t in probes]
+            runs = [(tsizes, trace)]
+            for k in range(2):
+                probe = {**tsizes, **probe_sizes(tsizes, k)}
+                runs.append((probe, run(probe, f"probe{k}.cgptrace", True)))
             sizes_model = SizeModel.from_runs(runs)
         else:
             sizes_model = SizeModel.constant(trace)
         t2 = time.perf_counter()
+    except BaseException:
+        tmpdir.cleanup()
+        raise
+    return Prepared(trace, sizes_model, tsizes, work, {"trace": t1 - t0, "probes": t2 - t1},
+                    tmpdir)
+
+
+def predict_source(source: Path, opts: RunOptions, progress=None) -> Report:
+    """Trace ``source`` at the trace size and predict it at the work size."""
+    with prepare(source, opts, progress) as prep:
         _step(progress, "analysing")
-        report = analyze_trace(trace, device, opts, sizes_model, tsizes, work)
-    t3 = time.perf_counter()
-    secs = {"trace": t1 - t0, "probes": t2 - t1, "analysis": t3 - t2, "total": t3 - t0}
-    return Report(report.source, report.device, report.model, work, tsizes, report.kernels,
-                  report.warnings, secs)
+        return prep.analyze(opts)
 
 
 def _step(progress, what: str) -> None:
@@ -211,12 +252,14 @@ def analyze_region(trace: Trace, region: int, device: GPUDevice, opts: RunOption
             warnings.append(f"{info.name} is a 1-D kernel: block {opts.block} replaced by {block}")
     except MappingError as exc:
         raise PredictionError(f"kernel {info.name}: {exc}") from None
+    if opts.transpose:
+        wt = _transposed(trace, wt, opts.transpose)
     access_bytes = np.array([m.bytes for m in h.mem] or [4])
     cache = CacheConfig(device.l2_line_bytes, device.l2_sets, device.l2_ways)
     warps_per_batch = max(device.max_threads_per_sm * device.sm_count // 32, 1)
     warnings += _mapping_warnings(trace, wt, info.name)
 
-    staged, shared_spec = _shared_setup(trace, region, wt, device, block)
+    staged, shared_spec = _shared_setup(trace, region, wt, device, block, opts.stage)
     d1, d2 = mapped_loops(trace, region)
     factor = _block_factors(trace, region, grid, sizes, tsz, wsz)
     scale = _cache_scale(trace, region, grid, block, wt, d1, d2, sizes, tsz, wsz, factor,
@@ -276,7 +319,7 @@ class _LaunchContext:
     device: GPUDevice
     name: str
     staged: tuple[StagedAccess, ...] = ()
-    shared_spec: tuple[int, float, int] | None = None  # (tile loop, loads per phase, bytes)
+    shared_spec: tuple[int, float, int, float] | None = None  # see _shared_setup
 
     def extents(self, row: int) -> tuple[float, float]:
         """(x, y) pseudo-threads of trace launch ``row``, scaled to the work size."""
@@ -338,9 +381,9 @@ class _LaunchContext:
         """SharedMemoryCounts and barriers per thread of a tiled launch (SPEC §2.6)."""
         if not self.staged or self.shared_spec is None:
             return SharedMemoryCounts(), 0.0
-        tile_loop, loads_per_phase, nbytes = self.shared_spec
+        tile_loop, loads_per_phase, nbytes, divisor = self.shared_spec
         iters = float(self.trace.loop_iters[row, tile_loop])
-        phases = (iters / threads if threads else 0.0) * self._ratio(tile_loop)
+        phases = (iters / threads if threads else 0.0) * self._ratio(tile_loop) / divisor
         by_x: dict[float, float] = {}
         h = self.trace.header
         for a in self.staged:
@@ -352,26 +395,48 @@ class _LaunchContext:
                 2.0 * phases)
 
 
-def _shared_setup(trace: Trace, region: int, wt: WarpTrace, device: GPUDevice, block: Block):
-    """Staged accesses and (tile loop, staging loads per phase, tile bytes) of a tiled kernel."""
+def _transposed(trace: Trace, wt: WarpTrace, arrays: tuple[str, ...]) -> WarpTrace:
+    """The warp trace with the given 2-D arrays' addresses remapped to transposed layouts."""
     h = trace.header
-    hints = h.region(region).shared
+    layouts = array_layouts(h.ir_text)
+    events = wt.events.copy()
+    for arr in arrays:
+        lay, base = layouts.get(arr), h.globals.get(arr)
+        if lay is None or base is None or len(lay.dims) < 2:
+            continue
+        sids = [m.id for m in h.mem if array_name(m.base) == arr]
+        mine = np.isin(events["sid"], sids)
+        events["addr"][mine] = transpose_addresses(events["addr"][mine], base, lay)
+    return dataclasses.replace(wt, events=events)
+
+
+def _shared_setup(trace: Trace, region: int, wt: WarpTrace, device: GPUDevice, block: Block,
+                  extra: tuple = ()):
+    """Staged accesses and (tile loop, staging loads per phase, tile bytes, phase divisor) of a
+    tiled kernel. ``extra`` stages arrays of an untiled kernel (the advisor's modelled tiling):
+    its innermost loop then counts tile phases every ``tile columns`` iterations."""
+    h = trace.header
+    hints = tuple(h.region(region).shared) + tuple(extra)
     if not hints:
         return (), None
     layouts = array_layouts(h.ir_text)
     texts = {m.id: m.base for m in h.mem if m.region == region}
-    staged = staged_accesses(wt, texts, hints, layouts, device.smem_banks, device.smem_bank_bytes)
+    staged = staged_accesses(wt, texts, hints, layouts, device.smem_banks,
+                             device.smem_bank_bytes, h.globals)
     if not staged:
         return (), None
     loops = [lp for lp in h.loops if lp.region == region]
     blk = h.mem[staged[0].sid].block
     inner = max((lp for lp in loops if blk in lp.blocks), key=lambda lp: lp.depth, default=None)
-    tile_loop = inner.parent if inner is not None and inner.parent >= 0 else \
-        (inner.id if inner else -1)
-    if tile_loop < 0:
+    if inner is None:
         return (), None
+    strip_mined = bool(h.region(region).shared) and inner.parent >= 0
+    tile_loop = inner.parent if strip_mined else inner.id
+    divisor = 1.0 if strip_mined else float(max(c for _, _, c in hints))
+    used = {a.array for a in staged}
+    hints = tuple(x for x in hints if x[0] in used)
     loads = sum(math.ceil(r * c / block.threads) for _, r, c in hints)
-    return staged, (tile_loop, float(loads), tile_bytes(hints, layouts))
+    return staged, (tile_loop, float(loads), tile_bytes(hints, layouts), divisor)
 
 
 def _cache_scale(trace, region, grid, block, wt, d1, d2, sizes, tsz, wsz, factor,
@@ -473,5 +538,6 @@ def _memory_profile(trace: Trace, mem: MemoryAnalysis, per_thread: dict[int, flo
     return reports, patterns
 
 
-__all__ = ["RunOptions", "Report", "KernelReport", "MemInstrReport", "predict_source",
+__all__ = ["RunOptions", "Report", "KernelReport", "MemInstrReport", "predict_source", "prepare",
+           "Prepared",
            "analyze_trace", "PATTERN_NAMES"]

@@ -85,8 +85,10 @@ class StagedAccess:
 
 
 def staged_accesses(wt: WarpTrace, mem_texts: dict[int, str], hints, layouts,
-                    banks: int, bank_bytes: int) -> tuple[StagedAccess, ...]:
-    """Bank-conflict degrees of every warp access to a staged array."""
+                    banks: int, bank_bytes: int,
+                    bases: dict[str, int] | None = None) -> tuple[StagedAccess, ...]:
+    """Bank-conflict degrees of every warp access to a staged array (``bases``: run-time
+    addresses of the arrays; without one, the lowest address the kernel touches)."""
     tiles = {a: (r, c) for a, r, c in hints}
     ev = wt.events
     if not len(ev):
@@ -103,7 +105,7 @@ def staged_accesses(wt: WarpTrace, mem_texts: dict[int, str], hints, layouts,
         mine = ev["sid"] == sid
         if not mine.any():
             continue
-        base = int(ev["addr"][mine].min())
+        base = (bases or {}).get(arr, int(ev["addr"][mine].min()))
         elem = lay.elem_bytes if lay else 4
         row_len = lay.row_elems if lay else cols
         counts: dict[int, int] = {}
@@ -116,6 +118,17 @@ def staged_accesses(wt: WarpTrace, mem_texts: dict[int, str], hints, layouts,
             counts[x] = counts.get(x, 0) + 1
         out.append(StagedAccess(sid, arr, tuple(sorted(counts.items()))))
     return tuple(out)
+
+
+def transpose_addresses(addr: np.ndarray, base: int, layout: ArrayLayout) -> np.ndarray:
+    """Addresses of the same elements in the transposed layout of a 2-D array: element (r, c)
+    of a D0 x D1 array moves to (c, r) of a D1 x D0 one (the advisor's coalescing fix)."""
+    d0, d1 = layout.dims[-2], layout.dims[-1]
+    e = (addr.astype(np.int64) - base) // layout.elem_bytes
+    outer, inner = e // (d0 * d1), e % (d0 * d1)
+    r, c = inner // d1, inner % d1
+    moved = outer * (d0 * d1) + c * d0 + r
+    return (base + moved * layout.elem_bytes).astype(np.uint64)
 
 
 def tile_bytes(hints, layouts) -> int:

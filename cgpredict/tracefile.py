@@ -77,6 +77,7 @@ class TraceHeader:
     stdout_tail: str = ""
     ir_text: str = ""  # the uninstrumented IR of the module (for static analyses: FPGA DDDG)
     seconds: dict[str, float] = field(default_factory=dict)  # time of each tracing step
+    globals: dict[str, int] = field(default_factory=dict)  # array global -> run-time address
 
     def region(self, name_or_index: str | int) -> RegionInfo:
         for r in self.regions:
@@ -137,7 +138,7 @@ def _from_json(d: dict) -> TraceHeader:
         blocks=tup(d["blocks"], BlockInfo), calls=tup(d["calls"], CallSite),
         helpers=tuple(d["helpers"]), max_launches=d["max_launches"],
         stdout_tail=d.get("stdout_tail", ""), ir_text=d.get("ir_text", ""),
-        seconds=dict(d.get("seconds", {})),
+        seconds=dict(d.get("seconds", {})), globals=dict(d.get("globals", {})),
     )
 
 
@@ -230,8 +231,9 @@ def read_trace(path: str | Path) -> Trace:
                  arrays["loop_iters"], arrays["loop_entries"])
 
 
-def read_meta(meta_file: Path, nbb: int, nloops: int):
-    """Parse the runtime's meta file: (status, n_events, launches, bb, iters, entries)."""
+def read_meta(meta_file: Path, nbb: int, nloops: int, nglobals: int = 0):
+    """Parse the runtime's meta file: (status, n_events, launches, bb, iters, entries,
+    global addresses)."""
     raw = meta_file.read_bytes()
     hdr = np.frombuffer(raw[:META_HEADER_DTYPE.itemsize], META_HEADER_DTYPE)[0]
     if int(hdr["magic"]) != META_MAGIC:
@@ -241,6 +243,8 @@ def read_meta(meta_file: Path, nbb: int, nloops: int):
     n = min(int(hdr["n_launches"]), len(body) // row.itemsize)
     recs = np.frombuffer(body[:n * row.itemsize], row)
     counts = recs["counts"].reshape(n, nbb + 2 * nloops)
+    tail = body[n * row.itemsize:]
+    addrs = np.frombuffer(tail[:8 * nglobals], "<u8") if len(tail) >= 8 * nglobals else []
     return (int(hdr["status"]), int(hdr["n_events"]), recs["launch"].copy(),
             counts[:, :nbb].copy(), counts[:, nbb:nbb + nloops].copy(),
-            counts[:, nbb + nloops:].copy())
+            counts[:, nbb + nloops:].copy(), [int(a) for a in addrs])

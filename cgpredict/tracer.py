@@ -130,8 +130,8 @@ def trace_program(source: Path, output: Path, options: TraceOptions = TraceOptio
         events, meta = tmp / "events.bin", tmp / "meta.bin"
         stdout = _run(exe, events, meta, options, tmp)
         lap("run")
-        status, n_events, launches, bb, iters, entries = read_meta(
-            meta, len(inst.blocks), len(inst.loops))
+        status, n_events, launches, bb, iters, entries, addrs = read_meta(
+            meta, len(inst.blocks), len(inst.loops), len(inst.globals))
         if status == STATUS_EVENT_LIMIT:
             raise TraceRunError(
                 f"the trace exceeds --max-events={options.max_events} memory events; trace a "
@@ -151,6 +151,7 @@ def trace_program(source: Path, output: Path, options: TraceOptions = TraceOptio
             regions=tuple(regions), mem=mem, loops=inst.loops, blocks=inst.blocks,
             calls=inst.calls, helpers=inst.helpers, max_launches=options.max_launches,
             stdout_tail=stdout[-2000:], ir_text=ir_text, seconds=seconds,
+            globals=dict(zip(inst.globals, addrs)),
         )
         output.parent.mkdir(parents=True, exist_ok=True)
         write_trace(output, header, events, launches, bb, iters, entries)

@@ -90,6 +90,10 @@ class InstrumentedModule:
     blocks: tuple[BlockInfo, ...]
     calls: tuple[CallSite, ...]
     helpers: tuple[str, ...]
+    globals: tuple[str, ...] = ()  # array globals whose run-time addresses the runtime records
+
+
+_ARRAY_GLOBAL = re.compile(r"^@([\w.$]+) = (?:[\w]+ )*(?:global|constant) \[")
 
 
 @dataclass
@@ -442,9 +446,10 @@ def instrument(ir_text: str, function_regions: dict[str, int] | None = None) -> 
             if term.opcode == "ret":
                 em.before.setdefault(term.line, []).append(
                     f"  call void @__cgp_region_end(i32 {idx})")
-    text = _render(mod, em, bool(function_regions))
+    arrays = tuple(m.group(1) for line in mod.lines if (m := _ARRAY_GLOBAL.match(line)))
+    text = _render(mod, em, bool(function_regions), arrays)
     return InstrumentedModule(text, tuple(em.mem), tuple(em.loops), tuple(em.blocks),
-                              tuple(em.calls), tuple(sorted(done)))
+                              tuple(em.calls), tuple(sorted(done)), arrays)
 
 
 def _instrument_region(mod: Module, r: _Region, em: _Emitter, helpers: list[str]) -> None:
@@ -530,7 +535,7 @@ def _align_global(line: str) -> str:
     return f"{m.group(1)}, align {GLOBAL_ALIGNMENT}{m.group(2)}"
 
 
-def _render(mod: Module, em: _Emitter, add_region_decls: bool) -> str:
+def _render(mod: Module, em: _Emitter, add_region_decls: bool, arrays: tuple[str, ...]) -> str:
     nb = max(len(em.blocks), 1)
     out: list[str] = []
     for i, line in enumerate(mod.lines):
@@ -550,6 +555,9 @@ def _render(mod: Module, em: _Emitter, add_region_decls: bool) -> str:
         f"@__cgp_loop_parent = constant [{nl} x i32] [{parents}]",
         f"@__cgp_loop_depth = constant [{nl} x i32] [{depths}]",
         f"@__cgp_nloops = constant i32 {len(em.loops)}",
+        f"@__cgp_globals = constant [{max(len(arrays), 1)} x ptr] "
+        f"[{', '.join(f'ptr @{a}' for a in arrays) or 'ptr null'}]",
+        f"@__cgp_nglobals = constant i32 {len(arrays)}",
         "declare void @__cgp_mem(i64)",
         "declare void @__cgp_loop(i32)",
         "declare void @__cgp_loop_exit(i32)",

@@ -18,6 +18,8 @@ extern const uint32_t __cgp_nbb;
 extern const int32_t __cgp_loop_parent[];
 extern const int32_t __cgp_loop_depth[];
 extern const uint32_t __cgp_nloops;
+extern void *const __cgp_globals[];
+extern const uint32_t __cgp_nglobals;
 
 #define BUF_EVENTS (1u << 17) /* 1 MiB */
 #define MAX_REGIONS 4096
@@ -75,6 +77,11 @@ static void finish(void) {
     fflush(events_f);
     meta.n_events = written;
     if (meta.status == CGP_RUNNING) meta.status = CGP_FINISHED;
+    fseek(meta_f, 0, SEEK_END);
+    for (uint32_t g = 0; g < __cgp_nglobals; g++) {
+        uint64_t a = (uint64_t)(uintptr_t)__cgp_globals[g];
+        fwrite(&a, sizeof a, 1, meta_f);
+    }
     write_header();
     fclose(events_f);
     fclose(meta_f);

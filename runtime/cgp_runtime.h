@@ -33,7 +33,9 @@ typedef struct cgp_launch {
     uint32_t pad;
 } cgp_launch;
 
-/* The meta file starts with this header; `status` is rewritten at exit. */
+/* The meta file starts with this header; `status` is rewritten at exit. After the last launch
+ * record, a finished run appends the addresses (uint64) of the module's array globals, in the
+ * order of __cgp_globals, so that addresses can be mapped back to array elements. */
 typedef struct cgp_meta_header {
     uint64_t magic;
     uint32_t nbb;

@@ -22,7 +22,7 @@ from cgpredict.calibrate_analysis import (
     integrate_energy_j,
     linear_fit,
 )
-from cgpredict.devices import load_device, load_device_file
+from cgpredict.devices import load_device
 from cgpredict.errors import CGPredictError
 
 L1_CAP, L2_CAP = 256 << 10, 48 << 20
@@ -221,7 +221,9 @@ def test_rendered_device_file_loads(tmp_path):
     note = d.provenance.note("l1_latency_cycles")
     assert note.startswith("measured 2025-01-02 on Synthetic GPU: pointer chase")
     assert "accuracy 84%" in note
-    assert "to be calibrated" in d.provenance.note("l2_ways")  # base note kept (not measured)
+    assert d.provenance.note("l2_ways").startswith("ASSUMPTION")  # base note kept
+    assert d.provenance.note("sm_count").startswith("queried 2025-01-02")
+    assert d.provenance.note("smem_load_cycles").startswith("derived 2025-01-02")
     assert d.l2_ways == load_device("h100").l2_ways  # datasheet field kept
     assert res.raw_path == tmp_path / "mygpu.raw.json" and res.raw_path.is_file()
     assert res.device.l2_latency_cycles == 260.0
@@ -272,7 +274,7 @@ def test_calibrate_without_nvcc(monkeypatch, tmp_path):
     monkeypatch.setattr(cal, "query_gpu", lambda: cal.GPUInfo("Fake GPU", "9.0"))
     monkeypatch.setattr(cal.shutil, "which", lambda name: None)
     monkeypatch.delenv("NVCC", raising=False)
-    monkeypatch.setattr(cal.Path, "is_file", lambda self: False)
+    monkeypatch.setattr(cal, "DEFAULT_NVCC", str(tmp_path / "no-nvcc"))
     with pytest.raises(cal.NoGPUError, match="nvcc not found"):
         cal.calibrate(tmp_path / "x.toml", base="h100")
 

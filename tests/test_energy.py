@@ -20,10 +20,10 @@ def _device(table=TABLE):
 
 
 def _profile(**kw):
-    base = dict(name="k", threads_per_block=256, blocks=4,  # 1024 threads, 32 warps
-                coal=PatternCounts(insts=2, l2_trans_per_warp=2, dram_trans_per_warp=1),
-                uncoal=PatternCounts(insts=1, l2_trans_per_warp=32, dram_trans_per_warp=8),
-                comp_insts=10, fp_insts=4, sfu_insts=1)
+    base = {"name": "k", "threads_per_block": 256, "blocks": 4,  # 1024 threads, 32 warps
+            "coal": PatternCounts(insts=2, l2_trans_per_warp=2, dram_trans_per_warp=1),
+            "uncoal": PatternCounts(insts=1, l2_trans_per_warp=32, dram_trans_per_warp=8),
+            "comp_insts": 10, "fp_insts": 4, "sfu_insts": 1}
     base.update(kw)
     return KernelProfile(**base)
 
@@ -63,11 +63,8 @@ def test_missing_figures_are_reported():
 
 
 def test_static_power_when_the_table_has_it():
-    @dataclasses.dataclass(frozen=True)
-    class WithStatic(EnergyTable):  # the proposed schema key static_power_w
-        static_power_w: float | None = None
-
-    table = WithStatic(**dataclasses.asdict(TABLE), static_power_w=50.0)
+    table = dataclasses.replace(TABLE, static_power_w=50.0)
     est = predict_energy(_profile(), _device(table), time_ms=2.0)
     assert est.static_mj == pytest.approx(100.0)  # 50 W * 2 ms
-    assert est.total_mj == pytest.approx(100.0 + predict_energy(_profile(), _device(), 2.0).total_mj)
+    without = predict_energy(_profile(), _device(), 2.0).total_mj
+    assert est.total_mj == pytest.approx(100.0 + without)

@@ -324,7 +324,7 @@ def test_read_meta(tmp_path):
     counts = [[3, 5, 10, 2], [1, 0, 4, 1]]  # nbb=2 block counts, then iterations, entries
     meta = tmp_path / "meta.bin"
     meta.write_bytes(_meta_bytes(tracefile.STATUS_FINISHED, 11, launches, counts))
-    status, n_events, got, bb, iters, entries = read_meta(meta, nbb=2, nloops=1)
+    status, n_events, got, bb, iters, entries, _ = read_meta(meta, nbb=2, nloops=1)
     assert (status, n_events) == (tracefile.STATUS_FINISHED, 11)
     np.testing.assert_array_equal(got, launches)
     assert bb.tolist() == [[3, 5], [1, 0]]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from .cache import CacheConfig, hit_mask
+from .cache import CacheConfig, hit_mask, sector_hit_mask
 from .warps import WarpTrace
 
 COAL, UNCOAL, CONST = 0, 1, 2
@@ -78,8 +78,8 @@ def classify(wt: WarpTrace, access_bytes: np.ndarray) -> np.ndarray:
 
 
 def transactions(wt: WarpTrace, line_bytes: int) -> tuple[np.ndarray, np.ndarray]:
-    """(line address, warp-instruction index) of every L2 transaction: the distinct lines of
-    each warp instruction."""
+    """(line address, warp-instruction index) of every L2 transaction: the distinct lines (or
+    sectors, when ``line_bytes`` is the sector size) of each warp instruction."""
     ev = wt.events
     inst = np.repeat(np.arange(wt.n_insts), np.diff(np.r_[wt.inst_start, len(ev)]))
     line = ev["addr"] // np.uint64(line_bytes)
@@ -151,7 +151,7 @@ def _stack_distances(ids: np.ndarray, n_ids: int):  # pragma: no cover - numba
 
 
 def scale_hits(lines: np.ndarray, batch: np.ndarray, hits: np.ndarray, cache: CacheConfig,
-               scale: CacheScale) -> np.ndarray:
+               scale: CacheScale, units_per_line: int = 1) -> np.ndarray:
     """Hits at the work size: a trace-size hit whose previous use lies in an earlier batch
     stays a hit only if its LRU stack distance, grown by the footprint (and, across a block
     row, the grid) ratio, still fits the cache. Reuse inside a batch keeps its exact result:
@@ -164,26 +164,37 @@ def scale_hits(lines: np.ndarray, batch: np.ndarray, hits: np.ndarray, cache: Ca
     db = batch - batch[np.maximum(prev, 0)]
     grow = np.where(db >= scale.batches_per_row, scale.footprint * scale.grid_x,
                     scale.footprint)
-    capacity = cache.sets * cache.ways
+    capacity = cache.sets * cache.ways * units_per_line
     return hits & ~(crossed & (dist * grow >= capacity))
 
 
 def analyze_memory(wt: WarpTrace, access_bytes: np.ndarray, cache: CacheConfig,
-                   warps_per_batch: int, scale: CacheScale = CacheScale()) -> MemoryAnalysis:
+                   warps_per_batch: int, scale: CacheScale = CacheScale(),
+                   sector_bytes: int | None = None) -> MemoryAnalysis:
     """Patterns, L2 and DRAM transactions per static instruction for one launch.
 
     The cache sees the transactions in GPU issue order (SPEC §2.3) and is analysed exactly
     (temporal conflict sets); ``scale`` then corrects reuse that crosses batches for the
     larger working set of the work size (scale_hits).
+
+    With ``sector_bytes`` smaller than the line (modern GPUs: 32-byte sectors of 128-byte
+    lines), a transaction is one sector: tags and LRU stay per line, a sector hits only if it
+    was fetched since its line was allocated.
     """
     pattern = classify(wt, access_bytes)
-    lines, inst = transactions(wt, cache.line_bytes)
+    sectored = sector_bytes is not None and sector_bytes < cache.line_bytes
+    unit = sector_bytes if sectored else cache.line_bytes
+    lines, inst = transactions(wt, unit)
     order = issue_order(wt, inst, warps_per_batch)
     hits = np.empty(len(lines), bool)
     ordered = lines[order]
     batch = (wt.events["warp"][wt.inst_start][inst[order]].astype(np.int64)
              // max(warps_per_batch, 1))
-    hits[order] = scale_hits(ordered, batch, hit_mask(ordered, cache), cache, scale)
+    if sectored:
+        exact = sector_hit_mask(ordered * np.uint64(unit), cache, unit)
+    else:
+        exact = hit_mask(ordered, cache)
+    hits[order] = scale_hits(ordered, batch, exact, cache, scale, cache.line_bytes // unit)
     n = wt.n_insts
     l2_per_inst = np.bincount(inst, minlength=n)
     miss_per_inst = np.bincount(inst, weights=~hits, minlength=n).astype(np.int64)

@@ -264,7 +264,8 @@ def analyze_region(trace: Trace, region: int, device: GPUDevice, opts: RunOption
     factor = _block_factors(trace, region, grid, sizes, tsz, wsz)
     scale = _cache_scale(trace, region, grid, block, wt, d1, d2, sizes, tsz, wsz, factor,
                          warps_per_batch)
-    mem = analyze_memory(wt, access_bytes, cache, warps_per_batch, scale)
+    mem = analyze_memory(wt, access_bytes, cache, warps_per_batch, scale,
+                         device.l2_sector_bytes)
     all_rows = np.flatnonzero(trace.launches["region"] == region)
     launches_work = max(int(round(_trip(sizes.launches[region], wsz))), 1) \
         if region in sizes.launches else len(all_rows)

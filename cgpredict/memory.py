@@ -77,16 +77,38 @@ def classify(wt: WarpTrace, access_bytes: np.ndarray) -> np.ndarray:
     return np.where(stride == 0, CONST, np.where(stride <= size, COAL, UNCOAL)).astype(np.int8)
 
 
+@njit(cache=True)
+def _distinct_lines(line, inst_start):  # pragma: no cover - numba
+    """The distinct lines of each warp instruction (at most 32 lanes each), in first-use
+    order, and the instruction they belong to."""
+    n = line.shape[0]
+    n_inst = inst_start.shape[0]
+    out_line = np.empty(n, np.uint64)
+    out_inst = np.empty(n, np.int64)
+    m = 0
+    for i in range(n_inst):
+        lo = inst_start[i]
+        hi = inst_start[i + 1] if i + 1 < n_inst else n
+        first = m
+        for t in range(lo, hi):
+            v = line[t]
+            dup = False
+            for q in range(first, m):
+                if out_line[q] == v:
+                    dup = True
+                    break
+            if not dup:
+                out_line[m] = v
+                out_inst[m] = i
+                m += 1
+    return out_line[:m], out_inst[:m]
+
+
 def transactions(wt: WarpTrace, line_bytes: int) -> tuple[np.ndarray, np.ndarray]:
     """(line address, warp-instruction index) of every L2 transaction: the distinct lines (or
     sectors, when ``line_bytes`` is the sector size) of each warp instruction."""
-    ev = wt.events
-    inst = np.repeat(np.arange(wt.n_insts), np.diff(np.r_[wt.inst_start, len(ev)]))
-    line = ev["addr"] // np.uint64(line_bytes)
-    order = np.lexsort((line, inst))
-    line, inst = line[order], inst[order]
-    first = np.r_[True, (line[1:] != line[:-1]) | (inst[1:] != inst[:-1])] if len(ev) else []
-    return line[first], inst[first]
+    line = (wt.events["addr"] // np.uint64(line_bytes)).astype(np.uint64)
+    return _distinct_lines(line, wt.inst_start.astype(np.int64))
 
 
 def issue_order(wt: WarpTrace, inst: np.ndarray, warps_per_batch: int) -> np.ndarray:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from .tracefile import ADDRESS_MASK, TAG_EXIT, TAG_LOOP, TAG_MARKERS, Trace
 
@@ -120,25 +121,42 @@ def form_warps_auto(trace: Trace, region: int, launch: int, block2: Block, block
     return form_warps(trace, region, launch, 1, block1, is_store)
 
 
-def _last(mask: np.ndarray) -> np.ndarray:
-    pos = np.where(mask, np.arange(len(mask)), -1)
-    return np.maximum.accumulate(pos) if len(pos) else pos
+@njit(cache=True)
+def _indices_kernel(ev, in_d1, in_d2):  # pragma: no cover - numba
+    n = ev.shape[0]
+    i1 = np.full(n, -1, np.int64)
+    i2 = np.full(n, -1, np.int64)
+    valid2 = np.zeros(n, np.bool_)
+    cur1, cur2 = -1, -1
+    open2 = False
+    for t in range(n):
+        e = ev[t]
+        tag = e >> 48
+        if tag == TAG_LOOP or tag == TAG_EXIT:
+            loop = (e >> 32) & 0xFFFF
+            if tag == TAG_LOOP:
+                if loop < in_d1.shape[0] and in_d1[loop]:
+                    cur1 = np.int64(e & 0xFFFFFFFF)
+                    open2 = False
+                elif loop < in_d2.shape[0] and in_d2[loop]:
+                    cur2 = np.int64(e & 0xFFFFFFFF)
+                    open2 = cur1 >= 0
+            elif loop < in_d2.shape[0] and in_d2[loop]:
+                open2 = False
+        i1[t] = cur1
+        i2[t] = cur2
+        valid2[t] = open2
+    return i1, i2, valid2
 
 
 def _indices(ev: np.ndarray, d1: list[int], d2: list[int]):
     """For every event: iteration index of the current depth-1 and depth-2 loop, and whether
     a depth-2 iteration is open inside the current depth-1 iteration."""
-    tag = ev >> 48
-    is_loop = tag == TAG_LOOP
-    loop = ((ev >> 32) & 0xFFFF).astype(np.int64)
-    idx = (ev & 0xFFFFFFFF).astype(np.int64)
-    m1 = is_loop & np.isin(loop, d1)
-    m2 = is_loop & np.isin(loop, d2)
-    x2 = (tag == TAG_EXIT) & np.isin(loop, d2)
-    l1, l2, e2 = _last(m1), _last(m2), _last(x2)
-    i1 = np.where(l1 >= 0, idx[np.maximum(l1, 0)], -1)
-    i2 = np.where(l2 >= 0, idx[np.maximum(l2, 0)], -1)
-    return i1, i2, (l2 > l1) & (l1 >= 0) & (l2 > e2)
+    size = max(d1 + d2 + [0]) + 1
+    in_d1, in_d2 = np.zeros(size, np.bool_), np.zeros(size, np.bool_)
+    in_d1[d1] = True
+    in_d2[d2] = True
+    return _indices_kernel(np.ascontiguousarray(ev, dtype=np.uint64), in_d1, in_d2)
 
 
 def form_warps(trace: Trace, region: int, launch: int, grid_dims: int, block: Block,
@@ -180,53 +198,81 @@ def _extent(ev: np.ndarray, loops: list[int]) -> int:
     return int(idx.max()) + 1 if len(idx) else 0
 
 
+@njit(cache=True)
+def _order_kernel(tx, ty, gx, bx, by, nbx, wpb, n_threads):  # pragma: no cover - numba
+    """Counting sort of events into (warp, k, lane) order, O(n).
+
+    k is the rank of an event among its thread's events (program order). Lanes of a warp
+    appear in increasing order in program order (x is the inner mapped loop), so a stable
+    scatter by (warp, k) leaves each warp instruction's events in lane order."""
+    n = tx.shape[0]
+    warp = np.empty(n, np.int64)
+    lane = np.empty(n, np.int64)
+    k = np.empty(n, np.int64)
+    thread = np.empty(n, np.int64)
+    seen = np.zeros(n_threads, np.int64)
+    n_warps_max = 0
+    for t in range(n):
+        x, y = tx[t], ty[t]
+        th = y * gx + x
+        tib = (y % by) * bx + (x % bx)
+        w = ((y // by) * nbx + x // bx) * wpb + tib // 32
+        thread[t] = th
+        warp[t] = w
+        lane[t] = tib % 32
+        k[t] = seen[th]
+        seen[th] += 1
+        if w + 1 > n_warps_max:
+            n_warps_max = w + 1
+    kmax = np.zeros(n_warps_max, np.int64)
+    for t in range(n):
+        if k[t] + 1 > kmax[warp[t]]:
+            kmax[warp[t]] = k[t] + 1
+    base = np.zeros(n_warps_max + 1, np.int64)
+    for w in range(n_warps_max):
+        base[w + 1] = base[w] + kmax[w]
+    count = np.zeros(base[n_warps_max] + 1, np.int64)
+    for t in range(n):
+        count[base[warp[t]] + k[t] + 1] += 1
+    for s in range(1, count.shape[0]):
+        count[s] += count[s - 1]
+    perm = np.empty(n, np.int64)
+    fill = count[:-1].copy()
+    for t in range(n):
+        slot = base[warp[t]] + k[t]
+        perm[fill[slot]] = t
+        fill[slot] += 1
+    starts = np.empty(count.shape[0] - 1, np.int64)
+    m = 0
+    for s in range(count.shape[0] - 1):
+        if count[s + 1] > count[s]:
+            starts[m] = count[s]
+            m += 1
+    return perm, warp, lane, k, thread, starts[:m]
+
+
 def _order(tx, ty, sid, addr, gx: int, block: Block):
     """Sort events into warp instructions; count divergent ones."""
     n = len(tx)
+    if not n:
+        return np.zeros(0, EVENT_DTYPE), np.zeros(0, np.int64), 0, 0, 0
     nbx = _ceil(max(gx, 1), block.x)
-    bx, by = tx // block.x, ty // block.y
-    tib = (ty % block.y) * block.x + (tx % block.x)
     wpb = _ceil(block.threads, WARP_SIZE)
-    warp = (by * nbx + bx) * wpb + tib // WARP_SIZE
-    lane = tib % WARP_SIZE
-    thread = ty * gx + tx
-    k = _ranks(thread)
-    key = (warp.astype(np.uint64) << np.uint64(40)) | (k.astype(np.uint64) << np.uint64(8)) \
-        | lane.astype(np.uint64)
-    o = np.argsort(key)
+    n_threads = int((ty.max() + 1) * max(gx, 1))
+    perm, warp, lane, k, thread, inst_start = _order_kernel(
+        tx.astype(np.int64), ty.astype(np.int64), max(gx, 1), block.x, block.y, nbx, wpb,
+        n_threads)
     out = np.empty(n, EVENT_DTYPE)
     for name, col in (("warp", warp), ("k", k), ("lane", lane), ("sid", sid),
                       ("thread", thread), ("addr", addr)):
-        out[name] = col[o]
-    if not n:
-        return out, np.zeros(0, np.int64), 0, 0, 0
-    w = out["warp"]
-    new = np.r_[True, (w[1:] != w[:-1]) | (out["k"][1:] != out["k"][:-1])]
-    inst_start = np.flatnonzero(new)
-    inst_of_event = np.cumsum(new) - 1
-    divergent = int(np.unique(inst_of_event[out["sid"] != out["sid"][inst_start][inst_of_event]]).size)
-    n_threads = int(np.count_nonzero(np.bincount(thread.astype(np.int64))))
+        out[name] = col[perm]
+    sids = out["sid"]
+    inst_of_event = np.repeat(np.arange(len(inst_start)), np.diff(np.r_[inst_start, n]))
+    divergent = int(np.unique(inst_of_event[sids != sids[inst_start][inst_of_event]]).size)
+    n_threads_used = int(np.count_nonzero(np.bincount(thread)))
+    w = out["warp"][inst_start]
     n_warps = int(np.count_nonzero(np.r_[True, w[1:] != w[:-1]]))
-    return out, inst_start, n_threads, n_warps, divergent
-
-
-def _ranks(thread: np.ndarray) -> np.ndarray:
-    """Rank of every event among the events of its thread (events are in program order)."""
-    n = len(thread)
-    if not n:
-        return np.zeros(0, np.int64)
-    first = np.r_[True, thread[1:] != thread[:-1]]
-    runs = int(first.sum())
-    if runs == np.count_nonzero(np.bincount(thread.astype(np.int64))):  # contiguous threads
-        start = np.maximum.accumulate(np.where(first, np.arange(n), 0))
-        return np.arange(n) - start
-    order = np.argsort(thread, kind="stable")
-    ts = thread[order]
-    f = np.r_[True, ts[1:] != ts[:-1]]
-    start = np.maximum.accumulate(np.where(f, np.arange(n), 0))
-    k = np.empty(n, np.int64)
-    k[order] = np.arange(n) - start
-    return k
+    return out, inst_start, n_threads_used, n_warps, divergent
 
 
 def _dependence(events: np.ndarray, is_store: np.ndarray) -> Dependence | None:

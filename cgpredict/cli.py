@@ -97,7 +97,11 @@ def _sizes(items: tuple[str, ...], flag: str) -> dict[str, int]:
 
 
 @main.command()
-@click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("source", required=False,
+                type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--from-trace", "from_trace", type=click.Path(dir_okay=False, path_type=Path),
+              help="Predict from a saved trace (cgpredict trace) instead of SOURCE; the work "
+                   "size is then the traced size.")
 @click.option("--block", metavar="XxY", help="CUDA block shape [default: 32x32 for 2-D grids, "
               "256x1 for 1-D].")
 @click.option("--grid", type=click.IntRange(1, 2), help="Map 1 or 2 outer loops to threads "
@@ -120,19 +124,30 @@ def _sizes(items: tuple[str, ...], flag: str) -> dict[str, int]:
 @click.option("--timeout", "timeout_s", type=float, default=120.0, show_default=True,
               help="Stop the traced program after this many seconds.")
 @click.option("--json", "as_json", is_flag=True, help="Print the full report as JSON.")
-def run(source, block, grid, device, model, batch_mode, defines, trace_defs, functions,
-        registers, timeout_s, as_json):
+def run(source, from_trace, block, grid, device, model, batch_mode, defines, trace_defs,
+        functions, registers, timeout_s, as_json):
     """Predict the GPU time of the marked kernels of SOURCE."""
-    from .pipeline import RunOptions, predict_source
+    from .pipeline import RunOptions, analyze_trace, predict_source
     from .report import to_json, to_text
 
     opts = RunOptions(block=_block(block), grid=grid, device=device, model=model,
                       work_sizes=_sizes(defines, "-D"), trace_sizes=_sizes(trace_defs, "--trace-size"),
                       functions=tuple(functions), timeout_s=timeout_s,
                       registers_per_thread=registers, batch_mode=batch_mode)
-    progress = None if as_json or not sys.stderr.isatty() else (
-        lambda what: click.echo(f"... {what}", err=True))
-    report = predict_source(source, opts, progress)
+    if from_trace:
+        if source or defines or trace_defs:
+            raise click.UsageError("--from-trace takes no SOURCE, -D or --trace-size: the "
+                                   "work size of a saved trace is its traced size")
+        from .devices import load_device
+        from .tracefile import read_trace
+
+        report = analyze_trace(read_trace(from_trace), load_device(device), opts)
+    elif source is None:
+        raise click.UsageError("give a C SOURCE file or --from-trace TRACE")
+    else:
+        progress = None if as_json or not sys.stderr.isatty() else (
+            lambda what: click.echo(f"... {what}", err=True))
+        report = predict_source(source, opts, progress)
     click.echo(to_json(report) if as_json else to_text(report))
 
 

@@ -19,6 +19,7 @@ import numpy as np
 from .cache import CacheConfig
 from .compute import ComputeCounts, compute_counts
 from .devices import GPUDevice, load_device
+from .energy import predict_energy
 from .errors import CGPredictError
 from .memory import (COAL, CONST, PATTERN_NAMES, UNCOAL, CacheScale, MemoryAnalysis,
                      analyze_memory)
@@ -92,6 +93,7 @@ class KernelReport:
     warnings: tuple[str, ...]
     total_ms: float  # every launch at the work size
     distinct_launches: int = 1  # launches of the trace that needed their own model evaluation
+    energy_mj: float | None = None  # every launch; None when the device has no energy table
 
     @property
     def time_ms(self) -> float:
@@ -112,6 +114,11 @@ class Report:
     @property
     def total_ms(self) -> float:
         return sum(k.time_ms for k in self.kernels)
+
+    @property
+    def total_energy_mj(self) -> float | None:
+        parts = [k.energy_mj for k in self.kernels]
+        return None if not parts or any(p is None for p in parts) else sum(parts)
 
 
 def resolve_sizes(source_text: str, work: dict[str, int], trace: dict[str, int]):
@@ -273,13 +280,17 @@ def analyze_region(trace: Trace, region: int, device: GPUDevice, opts: RunOption
                          opts, device, info.name, staged, shared_spec)
     # Launches with identical block and loop counts (FDTD time steps) are modelled once.
     cache: dict[bytes, tuple] = {}
-    total_ms = 0.0
+    total_ms, energy = 0.0, 0.0
     for row in all_rows:
         key = trace.bb_counts[row].tobytes() + trace.loop_iters[row].tobytes()
         if key not in cache:
             cache[key] = ctx.model(int(row))
-        total_ms += cache[key][0].result.time_ms
-    total_ms *= launches_work / max(len(all_rows), 1)
+        lm = cache[key][0]
+        total_ms += lm.result.time_ms
+        energy = None if energy is None or lm.energy_mj is None else energy + lm.energy_mj
+    per_trace_launch = launches_work / max(len(all_rows), 1)
+    total_ms *= per_trace_launch
+    energy = None if energy is None else energy * per_trace_launch
     first = cache[trace.bb_counts[launch].tobytes() + trace.loop_iters[launch].tobytes()][0]
     warnings += first.warnings
     return KernelReport(
@@ -287,7 +298,7 @@ def analyze_region(trace: Trace, region: int, device: GPUDevice, opts: RunOption
         block=str(block), grid_threads=first.grid_threads, blocks=first.blocks,
         launches=launches_work, profile=first.profile, result=first.result,
         mem=first.mem, l2_hit_rate=mem.l2_hit_rate, warnings=tuple(warnings),
-        total_ms=total_ms, distinct_launches=len(cache))
+        total_ms=total_ms, distinct_launches=len(cache), energy_mj=energy)
 
 
 @dataclass(frozen=True)
@@ -298,6 +309,7 @@ class _LaunchModel:
     blocks: int
     mem: tuple[MemInstrReport, ...]
     warnings: tuple[str, ...]
+    energy_mj: float | None = None
 
 
 @dataclass(frozen=True)
@@ -374,8 +386,9 @@ class _LaunchContext:
         )
         result = model_predict(profile, self.device, self.opts.model,
                                **_model_options(self.opts))
+        est = predict_energy(profile, self.device, result.time_ms)
         return (_LaunchModel(profile, result, (int(gx), int(gy)), blocks, tuple(mem_reports),
-                             tuple(warnings)),)
+                             tuple(warnings), est.total_mj if est else None),)
 
 
     def shared_counts(self, row: int, per_thread: dict, threads: float):

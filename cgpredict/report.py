@@ -31,6 +31,8 @@ def to_json(report: Report) -> str:
     d = _jsonable(report)
     d["schema_version"] = SCHEMA_VERSION
     d["total_ms"] = round(report.total_ms, 6)
+    d["total_energy_mj"] = (None if report.total_energy_mj is None
+                            else round(report.total_energy_mj, 6))
     for k, kr in zip(d["kernels"], report.kernels):
         k["time_ms"] = round(kr.time_ms, 6)
     return json.dumps(d, indent=2, sort_keys=True)
@@ -41,7 +43,8 @@ def _kernel_text(k: KernelReport) -> list[str]:
     p = k.profile
     gx, gy = k.grid_threads
     lines = [
-        f"kernel {k.name} ({k.location}): {r.time_ms:.4f} ms"
+        f"kernel {k.name} ({k.location}): {k.time_ms:.4f} ms"
+        + (f", {k.energy_mj:.4g} mJ" if k.energy_mj is not None else "")
         + (f" for {k.launches} launches" if k.launches > 1 else ""),
         f"  grid {k.grid_dims}-D {gx}x{gy} threads, block {k.block}, {k.blocks} blocks; "
         f"B={r.b_blocks} blocks/SM, N={r.n_warps} warps/SM",
@@ -70,6 +73,8 @@ def to_text(report: Report) -> str:
     for k in report.kernels:
         lines += _kernel_text(k)
         lines.append("")
-    lines.append(f"total predicted time: {report.total_ms:.4f} ms")
+    lines.append(f"total predicted time: {report.total_ms:.4f} ms"
+                 + (f", energy {report.total_energy_mj:.4g} mJ"
+                    if report.total_energy_mj is not None else ""))
     lines += [f"warning: {w}" for w in report.warnings]
     return "\n".join(lines)

@@ -110,8 +110,9 @@ def summarize(trace: Trace) -> tuple[RegionSummary, ...]:
             events=int(trace.launches["n_events"][rows].sum()), loops=loops,
             mem=tuple(m for m in mem if m.count or m.id in {x.id for x in h.mem if x.region == r.index}),
             ops=tuple((op_label(*k), v) for k, v in ops.most_common()),
-            external_calls=tuple(sorted({c.callee for c in h.calls
-                                         if not c.traced and c.region in (r.index, -1)})),
+            external_calls=tuple(sorted({c.callee for c in h.calls if not c.traced
+                                         and not c.callee.startswith("llvm.")
+                                         and c.region in (r.index, -1)})),
             traced_helpers=tuple(sorted({c.callee for c in h.calls
                                          if c.traced and c.region == r.index})),
         ))

@@ -21,7 +21,7 @@ from pathlib import Path
 import llvmlite.binding as llvm
 
 from .compiler import IR_FLAGS, compile_to_ir, find_compiler, link_executable
-from .errors import RegionError, TraceFormatError, TraceRunError
+from .errors import CompileError, RegionError, TraceFormatError, TraceRunError
 from .instrument.irtext import parse_module
 from .instrument.memtrace import InstrumentError, MemInstr, instrument
 from .regions import PRELUDE, mark_regions
@@ -101,8 +101,14 @@ def trace_program(source: Path, output: Path, options: TraceOptions = TraceOptio
         prelude.write_text(PRELUDE)
         ir_file = tmp / (source.stem + ".ll")
         macros = dict(options.macros)
-        compile_to_ir(src, ir_file, {**macros}, prelude, display_name=str(source),
-                      include_dirs=(source.resolve().parent,))
+        try:
+            compile_to_ir(src, ir_file, {**macros}, prelude, display_name=str(source),
+                          include_dirs=(source.resolve().parent,))
+        except CompileError:
+            # Show the diagnostics of the user's own text, not of the marked copy.
+            compile_to_ir(source.resolve(), tmp / "plain.ll", {**macros},
+                          display_name=str(source))
+            raise
         ir_text = ir_file.read_text()
         lap("compile")
         functions = _defined_functions(ir_text)

@@ -806,7 +806,7 @@ def traced_source(source: Path, work: dict[str, int], trace_sizes: dict[str, int
 
     t0 = time.perf_counter()
     text = Path(source).read_text()
-    wsz, tsz = resolve_sizes(text, work, trace_sizes)
+    wsz, tsz, _ = resolve_sizes(text, work, trace_sizes)
     with tempfile.TemporaryDirectory(prefix="cgp-fpga-") as tmp:
         def run(sz, name, count_only=False):
             o = TraceOptions({k: str(v) for k, v in sz.items()}, functions, timeout_s,

@@ -28,11 +28,11 @@ from .profile import KernelProfile, PatternCounts, SharedMemoryCounts
 from .regions import mark_regions
 from .shared import (StagedAccess, array_layouts, array_name, staged_accesses, tile_bytes,
                      transpose_addresses)
-from .scaling import SizeModel, TripModel, default_sizes, probe_sizes
+from .scaling import SizeModel, TripModel, default_sizes, overridable_sizes, probe_sizes
 from .tracefile import Trace
 from .tracer import TraceOptions, trace_program
 from .warps import (Block, MappingError, WarpTrace, form_warps, form_warps_auto,
-                    mapped_loops)
+                    mapped_loops, perfectly_nested)
 
 SCHEMA_VERSION = 1
 DEFAULT_BLOCKS = {1: Block(256, 1), 2: Block(32, 32)}
@@ -121,16 +121,40 @@ class Report:
         return None if not parts or any(p is None for p in parts) else sum(parts)
 
 
+AUTO_TRACE_START = 32
+
+
 def resolve_sizes(source_text: str, work: dict[str, int], trace: dict[str, int]):
-    """(work sizes, trace sizes): the file's defaults and declared trace size, overridden."""
+    """(work sizes, trace sizes, automatic?): the file's defaults and declared trace size,
+    overridden by the options. Without a declared or given trace size, the trace size is
+    chosen automatically (``prepare`` grows it from AUTO_TRACE_START)."""
     declared = mark_regions(source_text).trace_sizes
-    names = set(declared) | set(work) | set(trace)
+    names = set(declared) | set(work) | set(trace) | set(overridable_sizes(source_text))
     defaults = default_sizes(source_text, names)
     work_sizes = {**defaults, **work}
     trace_sizes = {**{n: v for n, v in work_sizes.items()}, **declared, **trace}
-    if not declared and not trace:  # no declared trace size: cap each size at 128
-        trace_sizes = {n: min(v, 128) for n, v in work_sizes.items()}
-    return work_sizes, trace_sizes
+    auto = not declared and not trace and bool(work_sizes)
+    if auto:
+        trace_sizes = {n: min(v, AUTO_TRACE_START) for n, v in work_sizes.items()}
+    return work_sizes, trace_sizes, auto
+
+
+def min_threads(trace: Trace) -> int:
+    """Pseudo-threads of the smallest kernel launch in a trace: the iterations of the depth-2
+    loop for a kernel that can be a 2-D grid (grid hint, or perfectly nested), else of the
+    depth-1 loop."""
+    is_store = np.array([m.kind == "store" for m in trace.header.mem] or [False])
+    out = []
+    for r in trace.header.regions:
+        rows = np.flatnonzero((trace.launches["region"] == r.index)
+                              & (trace.launches["recorded"] == 1))
+        d1, d2 = mapped_loops(trace, r.index)
+        if not len(rows) or not d1:
+            continue
+        two_d = r.grid == 2 or (r.grid == 0 and perfectly_nested(trace, r.index, int(rows[0]),
+                                                                 is_store))
+        out.append(int(trace.loop_iters[rows[0], d2 if two_d and d2 else d1].sum()))
+    return min(out, default=0)
 
 
 @dataclass
@@ -167,7 +191,8 @@ def prepare(source: Path, opts: RunOptions, progress=None) -> Prepared:
     """Trace ``source`` at the trace size and fit its trip counts for the work size."""
     t0 = time.perf_counter()
     text = Path(source).read_text()
-    work, tsizes = resolve_sizes(text, opts.work_sizes, opts.trace_sizes)
+    work, tsizes, auto = resolve_sizes(text, opts.work_sizes, opts.trace_sizes)
+    wanted = 2 * load_device(opts.device).max_threads_per_sm  # SPEC §2.1
     tmpdir = tempfile.TemporaryDirectory(prefix="cgp-run-")
     tmp = tmpdir.name
     try:
@@ -178,6 +203,10 @@ def prepare(source: Path, opts: RunOptions, progress=None) -> Prepared:
 
         _step(progress, "tracing")
         trace = run(tsizes, "trace.cgptrace")
+        while auto and min_threads(trace) < wanted and tsizes != work:
+            tsizes = {n: min(v * 2, work[n]) for n, v in tsizes.items()}
+            _step(progress, f"tracing at {tsizes}")
+            trace = run(tsizes, "trace.cgptrace")
         t1 = time.perf_counter()
         if work != tsizes and tsizes:
             _step(progress, "probing loop bounds")
@@ -265,6 +294,10 @@ def analyze_region(trace: Trace, region: int, device: GPUDevice, opts: RunOption
     cache = CacheConfig(device.l2_line_bytes, device.l2_sets, device.l2_ways)
     warps_per_batch = max(device.max_threads_per_sm * device.sm_count // 32, 1)
     warnings += _mapping_warnings(trace, wt, info.name)
+    if wt.n_threads < 2 * device.max_threads_per_sm:
+        warnings.append(f"{info.name}: only {wt.n_threads} pseudo-threads traced, fewer than "
+                        f"2 x threads_per_SM = {2 * device.max_threads_per_sm}; trace a larger "
+                        f"size for representative cache behaviour")
 
     staged, shared_spec = _shared_setup(trace, region, wt, device, block, opts.stage)
     d1, d2 = mapped_loops(trace, region)

@@ -41,6 +41,15 @@ def default_sizes(source_text: str, names) -> dict[str, int]:
     return found
 
 
+_OVERRIDABLE = re.compile(r"^[ \t]*#[ \t]*ifndef[ \t]+([A-Za-z_]\w*)[ \t]*\n"
+                          r"[ \t]*#[ \t]*define[ \t]+\1[ \t]+\(?(\d+)\)?[ \t]*$", re.M)
+
+
+def overridable_sizes(source_text: str) -> dict[str, int]:
+    """Integer macros a -D can override (``#ifndef N`` / ``#define N 1024``): the size macros."""
+    return {m.group(1): int(m.group(2)) for m in _OVERRIDABLE.finditer(source_text)}
+
+
 def probe_sizes(trace_sizes: dict[str, int], k: int) -> dict[str, int]:
     """Distinct small values for the size macros of the ``k``-th probe run (multiples of 32,
     so tiled kernels stay legal)."""

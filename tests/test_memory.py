@@ -1,0 +1,270 @@
+"""Tests of cgpredict.memory (SPEC §2.3): classification of warp memory instructions, L2
+transactions per warp instruction, GPU issue order, cache hits (exact and scaled to the work
+size), and the whole analysis on traced GEMM and SYRK.
+
+Hand oracles: a warp of 32 lanes reading 4-byte words with stride s bytes touches
+ceil((31 s + 4) / 64) 64-byte lines when aligned (stride 4: 2 lines, misaligned by 4: 3,
+stride 64: 32); stride 0 is constant, stride <= the access size coalesced, else uncoalesced."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cgpredict.cache import CacheConfig, hit_mask
+from cgpredict.memory import (COAL, CONST, UNCOAL, CacheScale, _stack_distances,
+                              analyze_memory, classify, issue_order, scale_hits, transactions)
+from cgpredict.tracer import TraceOptions, trace_program
+from cgpredict.warps import EVENT_DTYPE, WARP_SIZE, Block, WarpTrace, form_warps
+
+POLYBENCH = Path(__file__).resolve().parents[1] / "polybench_c"
+
+
+def make_wt(insts) -> WarpTrace:
+    """A WarpTrace from [(warp, k, sid, [addresses of lanes 0..n-1])], in any order."""
+    rows = []
+    for warp, k, sid, addrs in insts:
+        for lane, a in enumerate(addrs):
+            rows.append((warp, k, lane, sid, warp * WARP_SIZE + lane, a))
+    rows.sort()
+    ev = np.array(rows, EVENT_DTYPE)
+    new = np.r_[True, (ev["warp"][1:] != ev["warp"][:-1]) | (ev["k"][1:] != ev["k"][:-1])]
+    warps = sorted({r[0] for r in rows})
+    return WarpTrace(grid_dims=1, block=Block(32 * (max(warps) + 1)),
+                     grid_x=32 * (max(warps) + 1), grid_y=1, events=ev,
+                     inst_start=np.flatnonzero(new), n_threads=len({r[4] for r in rows}),
+                     n_warps=len(warps), divergent_insts=0, unmapped_events=0, dependence=None)
+
+
+def strided(base, stride, lanes=32):
+    return [base + stride * t for t in range(lanes)]
+
+
+FOUR = np.array([4, 4, 4, 8])  # access bytes per sid; sid 3 is a double
+
+
+# --------------------------------------------------------------------------- classify
+
+
+@pytest.mark.parametrize("stride, sid, expected", [
+    (0, 0, CONST), (4, 0, COAL), (-4, 0, COAL), (8, 0, UNCOAL), (64, 0, UNCOAL),
+    (256, 0, UNCOAL), (8, 3, COAL), (16, 3, UNCOAL), (0, 3, CONST)])
+def test_classify_by_stride(stride, sid, expected):
+    wt = make_wt([(0, 0, sid, strided(4096, stride))])
+    assert list(classify(wt, FOUR)) == [expected]
+
+
+def test_classify_max_stride_and_partial_warp():
+    mixed = [4096] * 16 + strided(4096, 4, 16)  # half the lanes broadcast, then stride 4
+    gap = strided(4096, 4, 16) + strided(4096 + 4 * 64, 4, 16)  # one jump of 196 bytes
+    wt = make_wt([(0, 0, 0, mixed), (0, 1, 0, gap), (1, 0, 0, strided(0, 4, 7)),
+                  (1, 1, 0, [128] * 5)])
+    assert list(classify(wt, FOUR)) == [COAL, UNCOAL, COAL, CONST]
+
+
+def test_classify_empty():
+    wt = make_wt([(0, 0, 0, [0])])
+    empty = WarpTrace(1, Block(32), 0, 1, wt.events[:0], np.zeros(0, np.int64), 0, 0, 0, 0,
+                      None)
+    assert len(classify(empty, FOUR)) == 0
+
+
+# --------------------------------------------------------------------------- transactions
+
+
+@pytest.mark.parametrize("base, stride, lines", [
+    (0, 4, 2), (4, 4, 3), (60, 4, 3), (0, 64, 32), (0, 0, 1), (0, 8, 4), (0, 128, 32),
+    (0, 2, 1)])
+def test_transactions_per_warp_instruction(base, stride, lines):
+    wt = make_wt([(0, 0, 0, strided(1 << 20 | base, stride))])
+    line, inst = transactions(wt, 64)
+    assert len(line) == lines and set(inst) == {0}
+    expect = sorted({(1 << 20 | base + stride * t) // 64 for t in range(32)})
+    assert list(line) == expect
+
+
+def test_transactions_line_size_and_instruction_index():
+    wt = make_wt([(0, 0, 0, strided(0, 4)), (0, 1, 0, strided(0, 64)), (1, 0, 0, [0] * 32)])
+    line, inst = transactions(wt, 64)
+    assert np.bincount(inst).tolist() == [2, 32, 1]
+    line128, inst128 = transactions(wt, 128)
+    assert np.bincount(inst128).tolist() == [1, 16, 1]  # derived for 128-byte lines
+
+
+# --------------------------------------------------------------------------- issue order
+
+
+def test_issue_order_batch_then_k_then_warp():
+    insts = [(w, k, 0, [1000 * w + 100 * k]) for w in range(4) for k in range(2)]
+    wt = make_wt(insts)
+    _, inst = transactions(wt, 64)
+    order = issue_order(wt, inst, warps_per_batch=2)
+    ev = wt.events[wt.inst_start]
+    got = [(int(ev["warp"][inst[o]]), int(ev["k"][inst[o]])) for o in order]
+    assert got == [(0, 0), (1, 0), (0, 1), (1, 1), (2, 0), (3, 0), (2, 1), (3, 1)]
+    # one batch holding every warp: instruction by instruction across all warps
+    order = issue_order(wt, inst, warps_per_batch=64)
+    got = [(int(ev["warp"][inst[o]]), int(ev["k"][inst[o]])) for o in order]
+    assert got == [(w, k) for k in range(2) for w in range(4)]
+
+
+# --------------------------------------------------------------------------- stack distances
+
+
+def brute_stack_distances(ids):
+    prev, dist = [], []
+    for t, x in enumerate(ids):
+        p = max((s for s in range(t) if ids[s] == x), default=-1)
+        prev.append(p)
+        dist.append(len(set(ids[p + 1:t])) if p >= 0 else -1)
+    return prev, dist
+
+
+@pytest.mark.parametrize("seed, n, m", [(0, 200, 5), (1, 300, 40), (2, 150, 150), (3, 1, 1),
+                                        (4, 64, 2)])
+def test_stack_distances_brute_force(seed, n, m):
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(0, m, n).astype(np.int64)
+    prev, dist = _stack_distances(ids, m)
+    bp, bd = brute_stack_distances(ids.tolist())
+    assert prev.tolist() == bp and dist.tolist() == bd
+
+
+def test_stack_distances_hand():
+    prev, dist = _stack_distances(np.array([0, 1, 2, 1, 0, 0], np.int64), 3)
+    assert prev.tolist() == [-1, -1, -1, 1, 0, 4]
+    assert dist.tolist() == [-1, -1, -1, 1, 2, 0]
+
+
+# --------------------------------------------------------------------------- scale_hits
+
+TINY = CacheConfig(64, sets=1, ways=4)  # capacity 4 lines, fully associative
+
+
+def test_scale_hits_identity_is_exact():
+    rng = np.random.default_rng(7)
+    lines = rng.integers(0, 12, 500).astype(np.uint64)
+    batch = np.repeat(np.arange(5), 100)
+    exact = hit_mask(lines, TINY)
+    got = scale_hits(lines, batch, exact, TINY, CacheScale())
+    assert np.array_equal(got, exact)
+    assert CacheScale().identity and CacheScale(0.5, 1.0, 3).identity
+
+
+def test_scale_hits_cross_batch_reuse():
+    """Line 0 is reused in the next batch after 2 other lines: a hit in a 4-line cache. Grown
+    by 1.5 the distance (3) still fits; grown by 2 it (4) does not; reuse inside a batch keeps
+    its exact result whatever the growth."""
+    lines = np.array([0, 1, 2, 0, 5, 6, 7, 5], np.uint64)
+    batch = np.array([0, 0, 0, 1, 1, 1, 1, 1])
+    exact = hit_mask(lines, TINY)
+    assert exact.tolist() == [False] * 3 + [True] + [False] * 3 + [True]
+    keep = scale_hits(lines, batch, exact, TINY, CacheScale(footprint=1.5))
+    assert keep.tolist() == exact.tolist()
+    lost = scale_hits(lines, batch, exact, TINY, CacheScale(footprint=2.0))
+    assert lost.tolist() == [False] * 7 + [True]
+    # the scaled hits never exceed the exact ones
+    big = scale_hits(lines, batch, exact, TINY, CacheScale(footprint=100.0))
+    assert not (big & ~exact).any() and big[-1]
+
+
+def test_scale_hits_block_row_uses_grid_growth():
+    """A reuse batches_per_row or more batches back grows by footprint * grid_x."""
+    lines = np.array([0, 1, 0, 2, 0], np.uint64)
+    batch = np.array([0, 0, 1, 1, 3])
+    exact = hit_mask(lines, TINY)
+    assert exact.tolist() == [False, False, True, False, True]
+    scale = CacheScale(footprint=1.0 + 1e-9, grid_x=3.0, batches_per_row=2)
+    # access 2: one batch back, distance 1 * 1 < 4 stays; access 4: two batches back,
+    # distance 1 (line 2) * 3 = 3 < 4 stays
+    assert scale_hits(lines, batch, exact, TINY, scale).tolist() == exact.tolist()
+    scale = CacheScale(footprint=1.0 + 1e-9, grid_x=4.0, batches_per_row=2)
+    assert scale_hits(lines, batch, exact, TINY, scale).tolist() == [False, False, True,
+                                                                      False, False]
+
+
+# --------------------------------------------------------------------------- analyze_memory
+
+
+def test_analyze_memory_hand():
+    """Warp 0: k0 coalesced over lines 0-1, k1 the same lines again (hits); warp 1: k0
+    uncoalesced stride 64 (32 lines), k1 constant on line 0 (hit)."""
+    wt = make_wt([(0, 0, 0, strided(0, 4)), (0, 1, 1, strided(0, 4)),
+                  (1, 0, 2, strided(4096, 64)), (1, 1, 1, [0] * 32)])
+    cache = CacheConfig(64, 128, 16)
+    m = analyze_memory(wt, FOUR, cache, warps_per_batch=64)
+    by = m.by_sid()
+    assert by[0].warp_insts == (1, 0, 0) and by[0].l2_trans == (2, 0, 0)
+    assert by[0].dram_trans == (2, 0, 0)
+    assert by[2].warp_insts == (0, 1, 0) and by[2].l2_trans == (0, 32, 0)
+    assert by[2].dram_trans == (0, 32, 0) and by[2].pattern == "uncoalesced"
+    # issue order: (w0,k0) (w1,k0) (w0,k1) (w1,k1): sid 1 hits both times
+    assert by[1].warp_insts == (1, 0, 1) and by[1].l2_trans == (2, 0, 1)
+    assert by[1].dram_trans == (0, 0, 0) and by[1].l2_hit_rate == 1.0
+    assert m.l2_accesses == 2 + 2 + 32 + 1 and m.l2_hits == 3
+    assert m.l2_hit_rate == pytest.approx(3 / 37)
+
+
+def _trace(tmp_path_factory, name, sizes):
+    d = tmp_path_factory.mktemp(Path(name).stem)
+    return trace_program(POLYBENCH / name, d / "t.cgptrace",
+                         TraceOptions(macros={k: str(v) for k, v in sizes.items()}))
+
+
+def _analyze(tr, block=Block(32, 32)):
+    is_store = np.array([m.kind == "store" for m in tr.header.mem])
+    wt = form_warps(tr, 0, 0, 2, block, is_store)
+    access = np.array([m.bytes for m in tr.header.mem])
+    mem = analyze_memory(wt, access, CacheConfig(64, 128, 16), warps_per_batch=64)
+    return wt, {tr.header.mem[s.sid].base + ":" + tr.header.mem[s.sid].kind: s
+                for s in mem.instrs}, mem
+
+
+@pytest.fixture(scope="module")
+def gemm32(tmp_path_factory, compiler):
+    return _trace(tmp_path_factory, "gemm.c", {"NI": 32, "NJ": 32, "NK": 32})
+
+
+def test_gemm_patterns(gemm32):
+    """Warp = 32 consecutive j of one i: A[i][k] is one word (constant, 1 transaction), B[k][j]
+    32 consecutive words (coalesced, 2 lines), C[i][j] likewise; nothing uncoalesced."""
+    wt, by, mem = _analyze(gemm32)
+    assert set(by) == {"A[i][k]:load", "B[k][j]:load", "C[i][j]:load", "C[i][j]:store"}
+    a, b = by["A[i][k]:load"], by["B[k][j]:load"]
+    assert a.warp_insts == (0, 0, 32 * 32) and a.l2_trans == (0, 0, 32 * 32)
+    assert b.warp_insts == (32 * 32, 0, 0) and b.l2_trans == (2 * 32 * 32, 0, 0)
+    for s in mem.instrs:
+        assert s.warp_insts[UNCOAL] == 0
+    assert by["C[i][j]:load"].pattern == "coalesced"
+    # 3 arrays of 32 x 32 floats = 3 * 64 lines, all fit the 128-KB L2: compulsory misses only
+    assert sum(sum(s.dram_trans) for s in mem.instrs) == 3 * 64
+    assert a.dram_trans == (0, 0, 64) and b.dram_trans == (64, 0, 0)
+    assert by["C[i][j]:store"].dram_trans == (0, 0, 0)
+
+
+@pytest.fixture(scope="module")
+def syrk32(tmp_path_factory, compiler):
+    return _trace(tmp_path_factory, "syrk.c", {"NI": 32, "NJ": 32})
+
+
+def test_syrk_patterns(syrk32):
+    """A[j][k]: adjacent threads (j, j+1) read words one row (128 B) apart: uncoalesced, 32
+    lines per warp instruction; A[i][k]: constant."""
+    _, by, _ = _analyze(syrk32)
+    uncoal = [(k, s) for k, s in by.items() if s.pattern == "uncoalesced"]
+    assert len(uncoal) == 1
+    key, s = uncoal[0]
+    assert key == "A[j][k]:load"
+    assert s.warp_insts == (0, 32 * 32, 0) and s.l2_trans == (0, 32 * 32 * 32, 0)
+    assert by["A[i][k]:load"].pattern == "constant"
+
+
+def test_analyze_memory_does_not_mutate(gemm32):
+    is_store = np.array([m.kind == "store" for m in gemm32.header.mem])
+    wt = form_warps(gemm32, 0, 0, 2, Block(32, 32), is_store)
+    before = wt.events.copy()
+    analyze_memory(wt, np.array([4] * len(gemm32.header.mem)), CacheConfig(64, 128, 16), 64,
+                   CacheScale(4.0, 2.0, 1))
+    assert np.array_equal(wt.events, before)

@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from .instrument.irtext import parse_module
 from .warps import WarpTrace
@@ -56,6 +57,41 @@ def array_name(access_text: str) -> str:
     """``A[i][k]`` -> ``A``."""
     m = re.match(r"[A-Za-z_]\w*", access_text)
     return m.group(0) if m else ""
+
+
+@njit(cache=True)
+def _conflict_degrees(words, starts, ends, banks, bank_bytes):  # pragma: no cover - numba
+    """conflict_degree of each warp access words[starts[i]:ends[i]] (at most 32 lanes)."""
+    out = np.empty(starts.shape[0], np.int64)
+    seen_bank = np.empty(64, np.int64)
+    seen_key = np.empty(64, np.int64)
+    for i in range(starts.shape[0]):
+        m = 0
+        for t in range(starts[i], ends[i]):
+            w = words[t]
+            if bank_bytes == 8:
+                bank, key = (w // 2) % banks, w // 64
+            else:
+                bank, key = w % banks, w
+            dup = False
+            for q in range(m):
+                if seen_bank[q] == bank and seen_key[q] == key:
+                    dup = True
+                    break
+            if not dup and m < 64:
+                seen_bank[m] = bank
+                seen_key[m] = key
+                m += 1
+        best = 1
+        for q in range(m):
+            c = 0
+            for r in range(m):
+                if seen_bank[r] == seen_bank[q]:
+                    c += 1
+            if c > best:
+                best = c
+        out[i] = best
+    return out
 
 
 def conflict_degree(words: np.ndarray, banks: int, bank_bytes: int) -> int:
@@ -108,15 +144,14 @@ def staged_accesses(wt: WarpTrace, mem_texts: dict[int, str], hints, layouts,
         base = (bases or {}).get(arr, int(ev["addr"][mine].min()))
         elem = lay.elem_bytes if lay else 4
         row_len = lay.row_elems if lay else cols
-        counts: dict[int, int] = {}
-        for k in np.flatnonzero(inst_sid == sid):
-            a = ev["addr"][bounds[k]:bounds[k + 1]].astype(np.int64)
-            e = (a - base) // elem
-            words = (e // row_len % rows) * cols + (e % row_len % cols)
-            words = words * max(elem // 4, 1)
-            x = conflict_degree(words, banks, bank_bytes)
-            counts[x] = counts.get(x, 0) + 1
-        out.append(StagedAccess(sid, arr, tuple(sorted(counts.items()))))
+        e = (ev["addr"].astype(np.int64) - base) // elem
+        words = ((e // row_len % rows) * cols + (e % row_len % cols)) * max(elem // 4, 1)
+        insts = np.flatnonzero(inst_sid == sid)
+        xs = _conflict_degrees(words, bounds[insts].astype(np.int64),
+                               bounds[insts + 1].astype(np.int64), banks, bank_bytes)
+        values, counts = np.unique(xs, return_counts=True)
+        out.append(StagedAccess(sid, arr, tuple((int(x), int(c))
+                                                for x, c in zip(values, counts))))
     return tuple(out)
 
 

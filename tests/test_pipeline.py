@@ -1,0 +1,282 @@
+"""Tests of cgpredict.pipeline: C source -> trace -> warps -> memory + computation -> model ->
+Report, with the trace size smaller than the work size.
+
+Hand counts at the work size (clang -O1 keeps C[i][j] in a register across the k loop):
+GEMM: per thread 1 load + 1 store of C[i][j] and NK loads each of A[i][k] and B[k][j]:
+2 * NK + 2 memory instructions, A constant, B and C coalesced. SYRK: NJ loads each of A[i][k]
+(constant) and A[j][k] (uncoalesced: adjacent threads read rows NJ * 4 bytes apart)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from cgpredict.devices import load_device
+from cgpredict.errors import CGPredictError
+from cgpredict.pipeline import (PredictionError, RunOptions, analyze_trace, predict_source,
+                                prepare, resolve_sizes)
+from cgpredict.tracefile import read_trace
+from cgpredict.warps import Block
+
+pytestmark = pytest.mark.usefixtures("compiler")
+
+POLYBENCH = Path(__file__).resolve().parents[1] / "polybench_c"
+
+
+def sizes(names, n):
+    return {k: n for k in names}
+
+
+GEMM_N = ("NI", "NJ", "NK")
+GEMM_OPTS = RunOptions(work_sizes=sizes(GEMM_N, 64), trace_sizes=sizes(GEMM_N, 32))
+
+
+@pytest.fixture(scope="module")
+def gemm_prep():
+    with prepare(POLYBENCH / "gemm.c", GEMM_OPTS) as prep:
+        yield prep
+
+
+def per_instr(kernel):
+    out = {}
+    for m in kernel.mem:
+        out[(m.text, m.kind)] = m
+    return out
+
+
+def test_gemm_counts_at_work_size(gemm_prep):
+    rep = gemm_prep.analyze(GEMM_OPTS)
+    assert rep.source == "gemm.c" and rep.device == "tk1" and rep.model == "cgpredict"
+    assert rep.work_sizes == sizes(GEMM_N, 64) and rep.trace_sizes == sizes(GEMM_N, 32)
+    assert len(rep.kernels) == 1
+    k = rep.kernels[0]
+    assert (k.name, k.grid_dims, k.block) == ("gemm", 2, "32x32")
+    assert k.grid_threads == (64, 64) and k.blocks == 4 and k.launches == 1
+    p = k.profile
+    assert p.mem_insts == pytest.approx(2 * 64 + 2)
+    assert p.const.insts == pytest.approx(64)
+    assert p.coal.insts == pytest.approx(64 + 2)
+    assert p.uncoal.insts == pytest.approx(0)
+    assert p.coal.l2_trans_per_warp == pytest.approx(2) and p.const.l2_trans_per_warp == 1
+    mem = per_instr(k)
+    assert mem[("A[i][k]", "load")].pattern == "constant"
+    assert mem[("A[i][k]", "load")].per_thread == pytest.approx(64)
+    assert mem[("B[k][j]", "load")].pattern == "coalesced"
+    assert mem[("B[k][j]", "load")].per_thread == pytest.approx(64)
+    assert mem[("C[i][j]", "store")].per_thread == pytest.approx(1)
+    line = next(n for n, t in enumerate(POLYBENCH.joinpath("gemm.c").read_text().split("\n"), 1)
+                if "alpha * A[i][k] * B[k][j]" in t)
+    assert mem[("B[k][j]", "load")].location == f"gemm.c:{line}"
+    assert 0 < k.total_ms == rep.total_ms and math.isfinite(k.total_ms)
+    assert k.time_ms == k.total_ms
+
+
+@pytest.fixture(scope="module")
+def gemm_direct64():
+    opts = RunOptions(work_sizes=sizes(GEMM_N, 64), trace_sizes=sizes(GEMM_N, 64))
+    return predict_source(POLYBENCH / "gemm.c", opts).kernels[0].profile
+
+
+def test_gemm_scaled_memory_counts_equal_counts_traced_at_work_size(gemm_prep, gemm_direct64):
+    """The trip-count scaling reproduces what tracing at the work size itself counts."""
+    scaled = gemm_prep.analyze(GEMM_OPTS).kernels[0].profile
+    for p in ("coal", "uncoal", "const"):
+        assert getattr(scaled, p).insts == pytest.approx(getattr(gemm_direct64, p).insts,
+                                                         rel=1e-9), p
+    assert scaled.blocks == gemm_direct64.blocks
+    assert scaled.sfu_insts == gemm_direct64.sfu_insts == 0
+
+
+@pytest.mark.xfail(strict=True, reason="pipeline.py _LaunchContext.model: blocks of the y loop "
+                   "outside the x loop (gemm's i-loop increment/branch and row geps, 4 "
+                   "instructions per row) count bb / trace threads per thread, not scaled by "
+                   "the x-extent ratio: traced at 32 they add 4/32 per thread at work 64 instead "
+                   "of 4/64 (comp_insts 389.125 vs 389.0625 traced at 64)")
+def test_gemm_scaled_compute_counts_equal_counts_traced_at_work_size(gemm_prep, gemm_direct64):
+    scaled = gemm_prep.analyze(GEMM_OPTS).kernels[0].profile
+    assert scaled.comp_insts == pytest.approx(gemm_direct64.comp_insts, rel=1e-9)
+    assert scaled.fp_insts == pytest.approx(gemm_direct64.fp_insts, rel=1e-9)
+
+
+def test_analyze_trace_from_saved_trace(gemm_prep):
+    """Re-running the model from the trace file (no compiler) gives the same report."""
+    dev = load_device("tk1")
+    tr = read_trace(gemm_prep.trace.path)
+    a = analyze_trace(tr, dev, GEMM_OPTS, gemm_prep.sizes, gemm_prep.trace_sizes,
+                      gemm_prep.work_sizes)
+    b = gemm_prep.analyze(GEMM_OPTS)
+    assert a.total_ms == pytest.approx(b.total_ms, rel=1e-12)
+    assert a.kernels[0].profile == b.kernels[0].profile
+    # without a size model the work size is the trace size
+    c = analyze_trace(tr, dev, GEMM_OPTS)
+    assert c.kernels[0].grid_threads == (32, 32)
+    assert c.kernels[0].profile.mem_insts == pytest.approx(2 * 32 + 2)
+
+
+@pytest.mark.parametrize("block", [Block(2000, 1), Block(64, 32), Block(1025, 1)])
+def test_block_too_large(gemm_prep, block):
+    with pytest.raises(PredictionError, match="at most 1024"):
+        gemm_prep.analyze(RunOptions(block=block))
+    assert PredictionError.exit_code == 2 and issubclass(PredictionError, CGPredictError)
+
+
+def test_block_shape_and_warnings(gemm_prep):
+    rep = gemm_prep.analyze(RunOptions(block=Block(16, 16), work_sizes=sizes(GEMM_N, 64)))
+    k = rep.kernels[0]
+    assert k.block == "16x16" and k.blocks == 16
+    odd = gemm_prep.analyze(RunOptions(block=Block(24, 1), work_sizes=sizes(GEMM_N, 64)))
+    assert any("not a multiple of the warp size" in w for w in odd.kernels[0].warnings)
+    assert odd.kernels[0].blocks == math.ceil(64 / 24) * 64
+
+
+@pytest.mark.parametrize("model", ["cgpredict", "hongkim", "gpuperf"])
+def test_models_run(gemm_prep, model):
+    rep = gemm_prep.analyze(RunOptions(model=model, work_sizes=sizes(GEMM_N, 64)))
+    assert rep.model == model and rep.kernels[0].result.model == model
+    assert 0 < rep.total_ms < 1e3 and math.isfinite(rep.total_ms)
+
+
+def test_batch_modes(gemm_prep):
+    """16 blocks of 32x8 with B = 8 per SM: 2 batches. The 'whole' reading repeats the whole
+    expression per batch, the printed one only its compute term: whole > paper."""
+    whole = gemm_prep.analyze(RunOptions(block=Block(32, 8), work_sizes=sizes(GEMM_N, 64)))
+    paper = gemm_prep.analyze(RunOptions(block=Block(32, 8), batch_mode="paper",
+                                         work_sizes=sizes(GEMM_N, 64)))
+    assert whole.kernels[0].result.details.batch == pytest.approx(2)
+    assert whole.total_ms > paper.total_ms
+
+
+def test_prepared_cleans_up():
+    opts = RunOptions(work_sizes=sizes(GEMM_N, 32), trace_sizes=sizes(GEMM_N, 32))
+    with prepare(POLYBENCH / "gemm.c", opts) as prep:
+        path = prep.trace.path
+        assert path.exists()
+        rep = prep.analyze(opts)
+    assert not path.exists()
+    assert set(rep.seconds) >= {"trace", "analysis", "total"}
+    assert rep.kernels[0].grid_threads == (32, 32)
+
+
+def test_syrk_uncoalesced_counts():
+    opts = RunOptions(work_sizes={"NI": 256, "NJ": 256}, trace_sizes={"NI": 64, "NJ": 64})
+    k = predict_source(POLYBENCH / "syrk.c", opts).kernels[0]
+    p = k.profile
+    assert p.uncoal.insts == pytest.approx(256)  # A[j][k]: half of the k loop's loads
+    assert p.const.insts == pytest.approx(256)  # A[i][k]
+    assert p.coal.insts == pytest.approx(2)  # C[i][j] load and store
+    assert p.uncoal.l2_trans_per_warp == pytest.approx(32)
+    assert per_instr(k)[("A[j][k]", "load")].pattern == "uncoalesced"
+
+
+@pytest.mark.parametrize("name, names, work, traces", [
+    ("gemm.c", GEMM_N, 256, (64, 128)),
+    ("atax.c", ("NX", "NY"), 256, (32, 64)),
+])
+def test_prediction_independent_of_trace_size(name, names, work, traces):
+    """Two trace sizes whose batches hold whole rows of blocks alike (SPEC §8's advice: a
+    representative per-batch working set) predict the same work size within 5%."""
+    got = [predict_source(POLYBENCH / name, RunOptions(work_sizes=sizes(names, work),
+                                                       trace_sizes=sizes(names, t))).total_ms
+           for t in traces]
+    assert got[0] == pytest.approx(got[1], rel=0.05)
+
+
+def test_fdtd_launches_scale_with_tmax():
+    opts = RunOptions(work_sizes={"NX": 64, "NY": 64, "TMAX": 10},
+                      trace_sizes={"NX": 32, "NY": 32, "TMAX": 2})
+    rep = predict_source(POLYBENCH / "fdtd2d.c", opts)
+    assert [k.name for k in rep.kernels] == ["fdtd_k1", "fdtd_k2", "fdtd_k3"]
+    assert [k.launches for k in rep.kernels] == [10, 10, 10]
+    # the grids of the C loop bounds: k1 NX x NY, k2 j from 1, k3 (NX-1) x (NY-1)
+    assert [k.grid_threads for k in rep.kernels] == [(64, 64), (63, 64), (63, 63)]
+    for k in rep.kernels:
+        assert k.total_ms == pytest.approx(10 * k.result.time_ms, rel=0.2)
+    # time steps 2..TMAX repeat step 2: the time is linear in TMAX
+    rep2 = predict_source(POLYBENCH / "fdtd2d.c", RunOptions(
+        work_sizes={"NX": 64, "NY": 64, "TMAX": 20}, trace_sizes={"NX": 32, "NY": 32, "TMAX": 2}))
+    assert rep2.total_ms == pytest.approx(2 * rep.total_ms, rel=1e-9)
+
+
+def test_tiled_gemm_faster_than_naive():
+    opts = RunOptions(work_sizes=sizes(GEMM_N, 128), trace_sizes=sizes(GEMM_N, 64))
+    naive = predict_source(POLYBENCH / "gemm.c", opts)
+    tiled = predict_source(POLYBENCH / "gemm_tiled.c", opts)
+    assert tiled.total_ms < naive.total_ms
+    k = tiled.kernels[0]
+    # 128 / 32 = 4 tile phases: one staging load of A and of B per thread and 2 barriers each
+    assert k.profile.sync_insts == pytest.approx(8)
+    assert k.profile.shared.load_insts == pytest.approx(8)
+    assert k.profile.shared.bytes_per_block == 2 * 32 * 32 * 4
+    assert {m.pattern for m in k.mem if m.text.startswith(("A", "B"))} == {"shared"}
+
+
+def test_transposed_syrk_faster():
+    opts = RunOptions(work_sizes={"NI": 128, "NJ": 128}, trace_sizes={"NI": 64, "NJ": 64})
+    syrk = predict_source(POLYBENCH / "syrk.c", opts)
+    fixed = predict_source(POLYBENCH / "syrk_transposed.c", opts)
+    assert fixed.total_ms < syrk.total_ms / 5
+    assert fixed.kernels[0].profile.uncoal.insts == pytest.approx(0)
+
+
+def test_1d_kernel_block_replaced():
+    opts = RunOptions(block=Block(32, 8), work_sizes={"NX": 64, "NY": 64},
+                      trace_sizes={"NX": 32, "NY": 32})
+    rep = predict_source(POLYBENCH / "atax.c", opts)
+    assert [k.grid_dims for k in rep.kernels] == [1, 1]
+    assert [k.block for k in rep.kernels] == ["256x1", "256x1"]
+    assert all(any("1-D kernel" in w for w in k.warnings) for k in rep.kernels)
+    k1 = rep.kernels[0]
+    assert per_instr(k1)[("A[i][j]", "load")].pattern == "uncoalesced"
+    assert per_instr(rep.kernels[1])[("A[i][j]", "load")].pattern == "coalesced"
+
+
+def test_resolve_sizes():
+    text = POLYBENCH.joinpath("gemm.c").read_text()
+    assert resolve_sizes(text, {}, {})[:2] == (sizes(GEMM_N, 1024), sizes(GEMM_N, 128))
+    assert resolve_sizes(text, {"NI": 2048}, {"NK": 16})[:2] == (
+        {"NI": 2048, "NJ": 1024, "NK": 1024}, {"NI": 128, "NJ": 128, "NK": 16})
+    plain = "#ifndef N\n#define N 4096\n#endif\nint main(void) {\n#pragma cgp kernel k\n  for (int i = 0; i < N; i++);\n}\n"
+    work, trace = resolve_sizes(plain, {}, {})[:2]
+    assert work == {"N": 4096} and trace["N"] <= 4096
+    assert resolve_sizes(plain, {"N": 64}, {"N": 32})[:2] == ({"N": 64}, {"N": 32})
+
+
+@pytest.mark.xfail(strict=True, reason="pipeline.py resolve_sizes: a declared '#pragma cgp "
+                   "trace NI=128' wins over a smaller work size, so `run gemm.c -D NI=64 ...` "
+                   "traces 8x more than the work itself and extrapolates downwards (0.0606 ms "
+                   "instead of the 0.0621 ms an exact trace at 64 gives)")
+def test_trace_size_never_exceeds_work_size():
+    text = POLYBENCH.joinpath("gemm.c").read_text()
+    assert resolve_sizes(text, sizes(GEMM_N, 64), {})[:2] == (sizes(GEMM_N, 64),
+                                                             sizes(GEMM_N, 64))
+
+
+def test_unmapped_and_dependence_warnings(tmp_path):
+    src = tmp_path / "dep.c"
+    src.write_text(r"""
+#include <stdio.h>
+#define N 8
+#define M 64
+static float A[N][M];
+static float x[N];
+int main(void) {
+  for (int i = 0; i < N; i++) { x[i] = i; for (int j = 0; j < M; j++) A[i][j] = i + j; }
+#pragma cgp kernel mirror grid=2
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < M; j++)
+      A[i][j] = A[i][M - 1 - j] + x[i];
+  printf("%f\n", A[1][2]);
+  return 0;
+}
+""")
+    k = predict_source(src, RunOptions()).kernels[0]
+    assert k.grid_dims == 2  # forced by the pragma
+    assert any("inter-thread dependence" in w and "A[i]" in w for w in k.warnings)
+    assert any("outside the mapped loops" in w for w in k.warnings)
+    auto = predict_source(src, RunOptions(grid=None)).kernels[0]
+    assert auto.grid_dims == 2  # the pragma's grid hint is kept when no --grid is given
+    one = predict_source(src, RunOptions(grid=1)).kernels[0]
+    assert one.grid_dims == 1
+    assert not any("inter-thread dependence" in w for w in one.warnings)

@@ -1,0 +1,128 @@
+"""Tests of cgpredict.report: text and JSON rendering of a prediction.
+
+Golden files (tests/golden/) hold the text and the JSON of a small deterministic prediction:
+GEMM NI = NJ = NK = 64 traced at 32 on tk1. Refresh them only on purpose, after checking the
+difference:  CGP_UPDATE_GOLDEN=1 pytest tests/test_report.py
+The JSON golden leaves out "seconds" (wall-clock times of the run, not a result)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cgpredict.pipeline import SCHEMA_VERSION, Report, RunOptions, predict_source
+from cgpredict.report import _jsonable, to_json, to_text
+
+POLYBENCH = Path(__file__).resolve().parents[1] / "polybench_c"
+GOLDEN = Path(__file__).resolve().parent / "golden"
+UPDATE = os.environ.get("CGP_UPDATE_GOLDEN") == "1"
+GEMM_N = ("NI", "NJ", "NK")
+
+
+@pytest.fixture(scope="module")
+def report(compiler):
+    opts = RunOptions(device="tk1", work_sizes={k: 64 for k in GEMM_N},
+                      trace_sizes={k: 32 for k in GEMM_N})
+    return predict_source(POLYBENCH / "gemm.c", opts)
+
+
+def normalised_json(rep: Report) -> str:
+    d = json.loads(to_json(rep))
+    d.pop("seconds", None)
+    return json.dumps(d, indent=2, sort_keys=True) + "\n"
+
+
+def check_golden(name: str, text: str) -> None:
+    path = GOLDEN / name
+    if UPDATE:
+        GOLDEN.mkdir(exist_ok=True)
+        path.write_text(text)
+    assert path.exists(), f"{path} missing: run CGP_UPDATE_GOLDEN=1 pytest {__file__}"
+    assert text == path.read_text(), f"{name} differs from the golden file (see module doc)"
+
+
+def _no_machine_details(text: str, compiler) -> None:
+    for needle in ("zig", "clang", "/tmp", "cgp-run-", str(POLYBENCH), compiler.describe()):
+        assert needle not in text, needle
+
+
+def test_text_golden(report, compiler):
+    text = to_text(report) + "\n"
+    _no_machine_details(text, compiler)
+    check_golden("gemm_64_trace32_tk1.txt", text)
+
+
+def test_json_golden(report, compiler):
+    text = normalised_json(report)
+    _no_machine_details(text, compiler)
+    check_golden("gemm_64_trace32_tk1.json", text)
+
+
+def test_json_content(report):
+    d = json.loads(to_json(report))
+    assert d["schema_version"] == SCHEMA_VERSION == 1
+    assert d["source"] == "gemm.c" and d["device"] == "tk1" and d["model"] == "cgpredict"
+    assert d["work_sizes"] == {"NI": 64, "NJ": 64, "NK": 64}
+    assert d["trace_sizes"] == {"NI": 32, "NJ": 32, "NK": 32}
+    assert len(d["kernels"]) == 1
+    k = d["kernels"][0]
+    assert k["name"] == "gemm" and k["grid_dims"] == 2 and k["block"] == "32x32"
+    assert k["time_ms"] == pytest.approx(report.kernels[0].time_ms, abs=1e-6)
+    assert d["total_ms"] == pytest.approx(sum(x["time_ms"] for x in d["kernels"]), abs=2e-6)
+    assert {m["text"] for m in k["mem"]} == {"A[i][k]", "B[k][j]", "C[i][j]"}
+    assert k["profile"]["const"]["insts"] == pytest.approx(64)
+    assert set(d["seconds"]) >= {"trace", "analysis", "total"}
+
+
+def test_json_deterministic(report):
+    a = to_json(report)
+    assert a == to_json(report)
+    assert list(json.loads(a)) == sorted(json.loads(a))  # sorted keys
+
+
+def test_text_content(report):
+    text = to_text(report)
+    lines = text.split("\n")
+    assert lines[0] == "gemm.c on tk1 (cgpredict model)"
+    assert lines[1] == "work size: NI=64 NJ=64 NK=64; traced at: NI=32 NJ=32 NK=32"
+    assert lines[-1].startswith("total predicted time: ") or any(
+        line.startswith("total predicted time: ") for line in lines)
+    total = next(line for line in lines if line.startswith("total predicted time: "))
+    assert total == f"total predicted time: {report.total_ms:.4f} ms"
+    assert "per thread: " in text and "130.0 memory" in text
+    assert "\x1b[" not in text  # no colour codes
+
+
+def _empty(**kw) -> Report:
+    base = dict(source="x.c", device="tk1", model="cgpredict", work_sizes={}, trace_sizes={},
+                kernels=(), warnings=("loops [3] are odd",), seconds={"total": 0.5})
+    return Report(**{**base, **kw})
+
+
+def test_render_empty_report():
+    text = to_text(_empty())
+    assert text.split("\n") == ["x.c on tk1 (cgpredict model)",
+                                "work size: (as traced); traced at: (file defaults)", "",
+                                "total predicted time: 0.0000 ms",
+                                "warning: loops [3] are odd"]
+    d = json.loads(to_json(_empty()))
+    assert d["kernels"] == [] and d["total_ms"] == 0 and d["schema_version"] == 1
+
+
+def test_jsonable_values():
+    @dataclasses.dataclass(frozen=True)
+    class X:
+        a: float
+        b: tuple
+        c: dict
+
+    got = _jsonable(X(math.inf, (np.float64(1.23456789), np.int64(3), math.nan),
+                      {2: "b", 1: np.float32(0.5)}))
+    assert got == {"a": None, "b": [1.234568, 3, None], "c": {"1": 0.5, "2": "b"}}
+    json.dumps(got)  # plain JSON types only

@@ -1,0 +1,155 @@
+"""Tests of cgpredict.validate: predictions of a corpus compared with measurements in the
+format validation/measure.py writes ({"gpu": {"name": ...}, "results": [{"kernel", "config",
+"work_sizes", "result": {"total_ms"}}]}).
+
+The corpus is a copy of gemm.c and atax.c with a small '#pragma cgp trace' so the test traces
+little; the harness predicts at the measured work sizes (unmeasured kernels at the file's
+defaults)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from cgpredict.pipeline import RunOptions, predict_source
+from cgpredict.validate import (ValidationError, ValidationRow, load_measured, to_json,
+                                to_markdown, validate, write_results)
+from cgpredict.warps import Block
+
+pytestmark = pytest.mark.usefixtures("compiler")
+
+POLYBENCH = Path(__file__).resolve().parents[1] / "polybench_c"
+GEMM_WORK = {"NI": 64, "NJ": 64, "NK": 64}
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    d = tmp_path_factory.mktemp("corpus")
+    for name, trace in (("gemm.c", "NI=32 NJ=32 NK=32"), ("atax.c", "NX=32 NY=32")):
+        text = POLYBENCH.joinpath(name).read_text()
+        text, n = re.subn(r"#pragma cgp trace .*", f"#pragma cgp trace {trace}", text)
+        assert n == 1
+        d.joinpath(name).write_text(text)
+    return d
+
+
+def measurement(tmp_path, results, gpu={"name": "Test GPU"}) -> Path:
+    p = tmp_path / "measured.json"
+    p.write_text(json.dumps({"gpu": gpu, "results": results}))
+    return p
+
+
+GEMM_RESULTS = [
+    {"kernel": "gemm", "config": "32x32", "grid_dims": 2, "work_sizes": GEMM_WORK,
+     "result": {"total_ms": 0.05}},
+    {"kernel": "gemm", "config": "16x16", "grid_dims": 2, "work_sizes": GEMM_WORK,
+     "result": {"total_ms": 0.2}},
+    {"kernel": "gemm", "config": "32x8", "grid_dims": 2, "work_sizes": GEMM_WORK,
+     "error": "launch failed"},
+    {"kernel": "mvt", "config": "256x1", "grid_dims": 1, "work_sizes": {"N": 64},
+     "result": {"total_ms": 1.0}},
+]
+
+
+@pytest.fixture(scope="module")
+def validation(corpus, tmp_path_factory):
+    m = measurement(tmp_path_factory.mktemp("meas"), GEMM_RESULTS)
+    return validate("tk1", corpus, m), m
+
+
+def test_rows(validation, corpus):
+    v, m = validation
+    assert v.device == "tk1" and v.model == "cgpredict" and v.gpu_name == "Test GPU"
+    assert v.measured_file == str(m)
+    assert [(r.kernel, r.block) for r in v.rows] == [("atax", "default"), ("gemm", "16x16"),
+                                                     ("gemm", "32x32")]
+    atax, g16, g32 = v.rows
+    assert atax.note == "not measured" and atax.measured_ms is None and atax.error_pct is None
+    assert atax.predicted_ms > 0 and atax.work_sizes == {"NX": 4096, "NY": 4096}
+    for r, meas, block in ((g16, 0.2, Block(16, 16)), (g32, 0.05, Block(32, 32))):
+        assert r.work_sizes == GEMM_WORK and r.measured_ms == meas and r.note == ""
+        direct = predict_source(corpus / "gemm.c", RunOptions(block=block,
+                                                             work_sizes=GEMM_WORK))
+        assert r.predicted_ms == pytest.approx(direct.total_ms, rel=1e-9)
+        assert r.error_pct == pytest.approx(100 * (r.predicted_ms - meas) / meas)
+    assert v.mape == pytest.approx((abs(g16.error_pct) + abs(g32.error_pct)) / 2)
+
+
+def test_markdown_and_files(validation, tmp_path):
+    v, m = validation
+    md = to_markdown(v)
+    assert md.startswith("# Accuracy on Test GPU (cgpredict model, device file `tk1`)")
+    assert f"Measurements: `{m}`" in md
+    assert "| atax | default |" in md and "| - | - | not measured |" in md
+    g32 = v.rows[2]
+    assert (f"| gemm | 32x32 | {g32.predicted_ms:.4g} | 0.05 | {g32.error_pct:+.1f} |  |"
+            in md)
+    assert f"Mean absolute percentage error: {v.mape:.1f} %" in md
+    js, mdfile = write_results(v, tmp_path / "out")
+    assert js.name == "tk1-cgpredict.json" and mdfile.read_text() == md
+    d = json.loads(js.read_text())
+    assert d["schema_version"] == 1 and d["mape"] == pytest.approx(v.mape)
+    assert [r["error_pct"] for r in d["rows"]] == [r.error_pct for r in v.rows]
+    assert json.loads(to_json(v)) == d
+
+
+def test_only_and_no_measurements(corpus):
+    v = validate("tk1", corpus, None, only=("atax",))
+    assert [r.kernel for r in v.rows] == ["atax"]
+    assert v.mape is None and v.gpu_name is None and v.measured_file is None
+    md = to_markdown(v)
+    assert "No measurements given." in md
+    assert "Mean absolute percentage error: no measured kernels" in md
+
+
+def test_load_measured_skips_errors(tmp_path):
+    gpu, entries = load_measured(measurement(tmp_path, GEMM_RESULTS))
+    assert gpu == "Test GPU"
+    assert set(entries) == {("gemm", "32x32"), ("gemm", "16x16"), ("mvt", "256x1")}
+    gpu, _ = load_measured(measurement(tmp_path, [], gpu="plain name"))
+    assert gpu == "plain name"
+
+
+@pytest.mark.parametrize("content", [
+    "{not json", "[]", '{"gpu": {"name": "x"}}', '{"gpu": {"name": "x"}, "results": [{}]}',
+    '{"gpu": {"name": "x"}, "results": [{"kernel": "gemm", "result": {}}]}', ""])
+def test_corrupt_measurement(tmp_path, content):
+    p = tmp_path / "bad.json"
+    p.write_text(content)
+    with pytest.raises(ValidationError, match="not a measurement file"):
+        load_measured(p)
+    assert ValidationError.exit_code == 2
+
+
+def test_missing_measurement_file(tmp_path):
+    with pytest.raises(ValidationError):
+        load_measured(tmp_path / "nope.json")
+
+
+def test_empty_corpus(tmp_path, corpus):
+    with pytest.raises(ValidationError, match="no corpus kernels"):
+        validate("tk1", tmp_path)
+    with pytest.raises(ValidationError, match="no corpus kernels"):
+        validate("tk1", corpus, only=("nothing",))
+
+
+def test_failed_prediction_is_a_row(tmp_path):
+    d = tmp_path / "c"
+    d.mkdir()
+    d.joinpath("broken.c").write_text("int main(void) {\n#pragma cgp kernel k\n"
+                                      "  for (int i = 0; i < 4; i++) x = 1;\n  return 0;\n}\n")
+    v = validate("tk1", d)
+    (r,) = v.rows
+    assert r.predicted_ms is None and r.note.startswith("prediction failed: ")
+    assert v.mape is None
+
+
+def test_error_pct():
+    r = ValidationRow("k", "32x32", {}, 1.5, 1.0, 0.1)
+    assert r.error_pct == pytest.approx(50.0)
+    assert ValidationRow("k", "32x32", {}, 0.5, 1.0, 0.1).error_pct == pytest.approx(-50.0)
+    assert ValidationRow("k", "32x32", {}, None, 1.0, 0.1).error_pct is None
+    assert ValidationRow("k", "32x32", {}, 1.0, 0.0, 0.1).error_pct is None

@@ -246,8 +246,15 @@ def analyze_trace(trace: Trace, device: GPUDevice, opts: RunOptions,
     wsz = work_sizes or tsz
     warnings = []
     if sizes.inexact():
-        warnings.append(f"loops {sizes.inexact()} have trip counts that are not affine in one "
+        lines = sorted({lp.line for lp in trace.header.loops if lp.id in sizes.inexact()})
+        warnings.append(f"loops at lines {lines} have trip counts that are not affine in one "
                         f"size macro; their work-size counts are approximate")
+    if sizes.folded:
+        lines = sorted({line for _, line, _ in sizes.folded})
+        warnings.append(f"loops at lines {lines} run at other sizes but were folded away by "
+                        f"the compiler at the trace size (a single iteration): counts inside "
+                        f"them are underestimated; trace a size where every loop iterates "
+                        f"at least twice")
     kernels = []
     for r in trace.header.regions:
         kernels.append(analyze_region(trace, r.index, device, opts, sizes, tsz, wsz))

@@ -82,6 +82,17 @@ def mean_trips(trace: Trace) -> dict[int, float]:
     return out
 
 
+def loop_keys(trace: Trace) -> dict[int, tuple[int, int, int]]:
+    """(region, source line, n-th loop on that line) of every loop: stable across compilations."""
+    seen: dict[tuple[int, int], int] = {}
+    out = {}
+    for lp in trace.header.loops:
+        n = seen.get((lp.region, lp.line), 0)
+        seen[(lp.region, lp.line)] = n + 1
+        out[lp.id] = (lp.region, lp.line, n)
+    return out
+
+
 def launch_counts(trace: Trace) -> dict[int, int]:
     return {r.index: int((trace.launches["region"] == r.index).sum()) for r in trace.header.regions}
 
@@ -113,6 +124,7 @@ class SizeModel:
 
     trips: dict[int, TripModel]
     launches: dict[int, TripModel]
+    folded: tuple[tuple[int, int, int], ...] = ()  # (region, line, n) of loops absent at the trace size
 
     @classmethod
     def constant(cls, trace: Trace) -> "SizeModel":
@@ -121,11 +133,25 @@ class SizeModel:
 
     @classmethod
     def from_runs(cls, runs: list[tuple[dict[str, int], Trace]]) -> "SizeModel":
-        trips = {lp.id: fit([(s, mean_trips(t)[lp.id]) for s, t in runs])
-                 for lp in runs[0][1].header.loops}
+        """Fit every loop of the first run's trace on all runs. Loops are matched across runs
+        by region and source line (their ids change when the compiler folds a loop away at
+        one size); a loop of another run with no partner in the first is reported."""
+        first = runs[0][1]
+        keys = [loop_keys(t) for _, t in runs]
+        trips: dict[int, TripModel] = {}
+        for lp in first.header.loops:
+            key = keys[0][lp.id]
+            points = []
+            for (sizes, t), k in zip(runs, keys):
+                match = [i for i, kk in k.items() if kk == key]
+                if match:
+                    points.append((sizes, mean_trips(t)[match[0]]))
+            trips[lp.id] = fit(points) if len(points) > 1 else TripModel(None, points[0][1], 0.0)
         launches = {r.index: fit([(s, launch_counts(t)[r.index]) for s, t in runs])
-                    for r in runs[0][1].header.regions}
-        return cls(trips, launches)
+                    for r in first.header.regions}
+        known = set(keys[0].values())
+        missing = sorted({kk for k in keys[1:] for kk in k.values()} - known)
+        return cls(trips, launches, tuple(missing))
 
     def inexact(self) -> list[int]:
         return [k for k, m in self.trips.items() if not m.exact]

@@ -86,6 +86,23 @@ def trace_info(trace_file):
     click.echo(render_summary(read_trace(trace_file)))
 
 
+def _sizing_options(command):
+    """The options every predicting command shares: sizes, kernels given by function, timeout."""
+    for option in reversed((
+        click.option("-D", "defines", multiple=True, metavar="NAME=V",
+                     help="Work size to predict, e.g. -D NI=1024 [default: the file's macros]."),
+        click.option("--trace-size", "trace_defs", multiple=True, metavar="NAME=V",
+                     help="Smaller size actually traced [default: the file's "
+                          "'#pragma cgp trace', else chosen automatically]."),
+        click.option("--function", "functions", multiple=True, metavar="NAME",
+                     help="Treat the whole function NAME as a kernel (repeatable)."),
+        click.option("--timeout", "timeout_s", type=float, default=120.0, show_default=True,
+                     help="Stop the traced program after this many seconds."),
+    )):
+        command = option(command)
+    return command
+
+
 def _sizes(items: tuple[str, ...], flag: str) -> dict[str, int]:
     out = {}
     for d in items:
@@ -97,6 +114,7 @@ def _sizes(items: tuple[str, ...], flag: str) -> dict[str, int]:
 
 
 @main.command()
+@_sizing_options
 @click.argument("source", required=False,
                 type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--from-trace", "from_trace", type=click.Path(dir_okay=False, path_type=Path),
@@ -113,16 +131,8 @@ def _sizes(items: tuple[str, ...], flag: str) -> dict[str, int]:
 @click.option("--batch-mode", type=click.Choice(["whole", "paper"]), default="whole",
               show_default=True, help="CGPredict eq. (16): repeat the whole time per batch of "
               "blocks, or only its second term as printed in the paper.")
-@click.option("-D", "defines", multiple=True, metavar="NAME=V",
-              help="Work size to predict, e.g. -D NI=1024 [default: the file's macros].")
-@click.option("--trace-size", "trace_defs", multiple=True, metavar="NAME=V",
-              help="Smaller size actually traced [default: the file's '#pragma cgp trace'].")
-@click.option("--function", "functions", multiple=True, metavar="NAME",
-              help="Treat the whole function NAME as a kernel (repeatable).")
 @click.option("--registers", type=int, default=32, show_default=True,
               help="Registers per thread assumed for occupancy.")
-@click.option("--timeout", "timeout_s", type=float, default=120.0, show_default=True,
-              help="Stop the traced program after this many seconds.")
 @click.option("--json", "as_json", is_flag=True, help="Print the full report as JSON.")
 def run(source, from_trace, block, grid, device, model, batch_mode, defines, trace_defs,
         functions, registers, timeout_s, as_json):
@@ -177,19 +187,12 @@ def validate(device, measured, corpus, model, only, out_dir):
 
 
 @main.command()
+@_sizing_options
 @click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--fpga", "fpga_device", default="zc702", show_default=True,
               help="FPGA: a bundled name (zc702, zcu102) or a .toml device file.")
-@click.option("-D", "defines", multiple=True, metavar="NAME=V",
-              help="Work size to estimate, e.g. -D N=1024 [default: the file's macros].")
-@click.option("--trace-size", "trace_defs", multiple=True, metavar="NAME=V",
-              help="Smaller size actually traced [default: the file's '#pragma cgp trace'].")
-@click.option("--function", "functions", multiple=True, metavar="NAME",
-              help="Treat the whole function NAME as a kernel (repeatable).")
-@click.option("--timeout", "timeout_s", type=float, default=120.0, show_default=True,
-              help="Stop the traced program after this many seconds.")
 @click.option("--json", "as_json", is_flag=True, help="Print the full estimate as JSON.")
-def fpga(source, fpga_device, defines, trace_defs, functions, timeout_s, as_json):
+def fpga(source, fpga_device, as_json, defines, trace_defs, functions, timeout_s):
     """Estimate the marked kernels of SOURCE on an FPGA (HLS design-space exploration)."""
     from .compare import fpga_to_json, fpga_to_text
     from .fpga import estimate_source
@@ -200,6 +203,7 @@ def fpga(source, fpga_device, defines, trace_defs, functions, timeout_s, as_json
 
 
 @main.command()
+@_sizing_options
 @click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--gpu", "gpu_device", default="tk1", show_default=True,
               help="GPU: a bundled name (see `cgpredict devices`) or a .toml device file.")
@@ -207,17 +211,9 @@ def fpga(source, fpga_device, defines, trace_defs, functions, timeout_s, as_json
               help="FPGA: a bundled name (zc702, zcu102) or a .toml device file.")
 @click.option("--block", metavar="XxY", help="CUDA block shape for the GPU estimate "
               "[default: 32x32 for 2-D grids, 256x1 for 1-D].")
-@click.option("-D", "defines", multiple=True, metavar="NAME=V",
-              help="Work size, e.g. -D N=2048 [default: the file's macros].")
-@click.option("--trace-size", "trace_defs", multiple=True, metavar="NAME=V",
-              help="Smaller size actually traced [default: the file's '#pragma cgp trace'].")
-@click.option("--function", "functions", multiple=True, metavar="NAME",
-              help="Treat the whole function NAME as a kernel (repeatable).")
-@click.option("--timeout", "timeout_s", type=float, default=120.0, show_default=True,
-              help="Stop the traced program after this many seconds.")
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
-def compare(source, gpu_device, fpga_device, block, defines, trace_defs, functions, timeout_s,
-            as_json):
+def compare(source, gpu_device, fpga_device, block, as_json, defines, trace_defs, functions,
+            timeout_s):
     """GPU vs FPGA estimate of SOURCE per kernel, with a recommendation and its reasons."""
     from .compare import compare_source, compare_to_json, compare_to_text
 
@@ -227,31 +223,28 @@ def compare(source, gpu_device, fpga_device, block, defines, trace_defs, functio
 
 
 @main.command()
+@_sizing_options
 @click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--block", metavar="XxY", help="Current CUDA block shape [default: 32x32 for "
               "2-D grids, 256x1 for 1-D].")
 @click.option("--device", default="tk1", show_default=True,
               help="GPU: a bundled name (see `cgpredict devices`) or a .toml device file.")
-@click.option("-D", "defines", multiple=True, metavar="NAME=V",
-              help="Work size, e.g. -D NI=1024 [default: the file's macros].")
-@click.option("--trace-size", "trace_defs", multiple=True, metavar="NAME=V",
-              help="Smaller size actually traced [default: the file's '#pragma cgp trace'].")
 @click.option("--tiled", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Your tiled variant of SOURCE (with '#pragma cgp shared' lines) to predict "
                    "instead of a modelled tiling.")
 @click.option("--chart", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the GPUPerf benefit chart (PNG/SVG; needs matplotlib).")
-@click.option("--timeout", "timeout_s", type=float, default=120.0, show_default=True,
-              help="Stop the traced program after this many seconds.")
 @click.option("--json", "as_json", is_flag=True, help="Print the advice as JSON.")
-def advise(source, block, device, defines, trace_defs, tiled, chart, timeout_s, as_json):
+def advise(source, block, device, tiled, chart, as_json, defines, trace_defs, functions,
+           timeout_s):
     """Rank fixes (coalescing, shared memory, block shape) by predicted speedup."""
     from .advisor import advise as run_advise, benefit_chart, render_text
     from .pipeline import RunOptions
     from .report import _jsonable
 
     opts = RunOptions(block=_block(block), device=device, work_sizes=_sizes(defines, "-D"),
-                      trace_sizes=_sizes(trace_defs, "--trace-size"), timeout_s=timeout_s)
+                      trace_sizes=_sizes(trace_defs, "--trace-size"), functions=tuple(functions),
+                      timeout_s=timeout_s)
     progress = None if as_json or not sys.stderr.isatty() else (
         lambda what: click.echo(f"... {what}", err=True))
     a = run_advise(source, opts, tiled, progress)

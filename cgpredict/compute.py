@@ -50,12 +50,14 @@ class ComputeCounts:
 
 
 def _call_cost(callee: str) -> tuple[int, bool]:
-    """(PTX instructions, is SFU) of a call to ``callee``."""
-    name = callee.removeprefix("llvm.").split(".")[0].rstrip("f").lower()
-    if any(name.startswith(s) for s in SFU_CALLS):
-        return 1, True
-    if any(name == s or name.startswith(s) for s in ONE_CALLS):
-        return 1, False
+    """(PTX instructions, is SFU) of a call to ``callee`` (libm names, float ``...f`` variants
+    and ``llvm.*`` intrinsics)."""
+    name = callee.removeprefix("llvm.").split(".")[0].lower()
+    for cand in (name, name[:-1] if name.endswith("f") else name):
+        if any(cand.startswith(s) for s in SFU_CALLS):
+            return 1, True
+        if any(cand == s or cand.startswith(s) for s in ONE_CALLS):
+            return 1, False
     return -1, False
 
 

@@ -126,6 +126,7 @@ class GPUDevice:
     compute_capability: str = ""
     max_registers_per_thread: int = 255
     smem_issue_cycles: float = 1.0
+    l1_ways: int = 4
     barrier_cycles: float | None = None
     smem_conflict_replay_cycles: float | None = None
     registers_per_block_max: int | None = None
@@ -212,6 +213,7 @@ _SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
         "l1_caches_global_loads": ("bool", True),
         "l1_bytes": ("int", True),
         "l1_line_bytes": ("int", True),
+        "l1_ways": ("int", False),
         "smem_banks": ("int", True),
         "smem_bank_bytes": ("int", True),
         "dram_bandwidth_gbps": ("float", True),

@@ -43,7 +43,6 @@ import math
 import os
 import re
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
@@ -57,7 +56,7 @@ from . import dddg
 from .errors import CGPredictError
 from .instrument.irtext import parse_module
 from .instrument.memtrace import InstrumentError, type_bytes
-from .scaling import SizeModel, TripModel, probe_sizes
+from .scaling import SizeModel, TripModel
 from .tracefile import Trace
 
 if sys.version_info >= (3, 11):
@@ -786,45 +785,18 @@ def estimate_trace(trace: Trace, dev: FPGADevice, sizes: SizeModel | None = None
 
 # ---- from a source file -------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Traced:
-    trace: Trace
-    sizes: SizeModel
-    trace_sizes: dict[str, int]
-    work_sizes: dict[str, int]
-    seconds: dict[str, float]
-
-
 @contextlib.contextmanager
 def traced_source(source: Path, work: dict[str, int], trace_sizes: dict[str, int],
                   functions: tuple[str, ...] = (), timeout_s: float = 120.0,
-                  max_events: int = 200_000_000) -> Iterator[Traced]:
-    """Trace ``source`` at the trace size (plus two count-only probes when the work size
-    differs) exactly as ``cgpredict run`` does; the trace lives while the context is open."""
-    from .pipeline import resolve_sizes
-    from .tracer import TraceOptions, trace_program
+                  max_events: int = 200_000_000) -> Iterator:
+    """Trace ``source`` and fit its trip counts exactly as ``cgpredict run`` does
+    (``pipeline.prepare``); the trace lives while the context is open."""
+    from .pipeline import RunOptions, prepare
 
-    t0 = time.perf_counter()
-    text = Path(source).read_text()
-    wsz, tsz, _ = resolve_sizes(text, work, trace_sizes)
-    with tempfile.TemporaryDirectory(prefix="cgp-fpga-") as tmp:
-        def run(sz, name, count_only=False):
-            o = TraceOptions({k: str(v) for k, v in sz.items()}, functions, timeout_s,
-                             max_events, count_only=count_only)
-            return trace_program(Path(source), Path(tmp) / name, o)
-
-        trace = run(tsz, "trace.cgptrace")
-        t1 = time.perf_counter()
-        if wsz != tsz and tsz:
-            runs = [(tsz, trace)]
-            for k in range(2):
-                s = {**tsz, **probe_sizes(tsz, k)}
-                runs.append((s, run(s, f"probe{k}.cgptrace", True)))
-            sizes = SizeModel.from_runs(runs)
-        else:
-            sizes = SizeModel.constant(trace)
-        t2 = time.perf_counter()
-        yield Traced(trace, sizes, tsz, wsz, {"trace": t1 - t0, "probes": t2 - t1})
+    opts = RunOptions(work_sizes=dict(work), trace_sizes=dict(trace_sizes),
+                      functions=tuple(functions), timeout_s=timeout_s, max_events=max_events)
+    with prepare(Path(source), opts) as prepared:
+        yield prepared
 
 
 def estimate_source(source: Path, device: str = "zc702", work: dict[str, int] | None = None,
@@ -852,7 +824,6 @@ __all__ = [
     "LoopEstimate",
     "OperatorCost",
     "Resources",
-    "Traced",
     "estimate_region",
     "estimate_source",
     "estimate_trace",

@@ -31,6 +31,7 @@ class InstrMemStats:
     warp_insts: tuple[int, int, int]  # (coal, uncoal, const) warp instructions
     l2_trans: tuple[int, int, int]
     dram_trans: tuple[int, int, int]
+    l1_served: tuple[int, int, int] = (0, 0, 0)  # warp instructions the L1 serves entirely
 
     @property
     def pattern(self) -> str:
@@ -190,9 +191,40 @@ def scale_hits(lines: np.ndarray, batch: np.ndarray, hits: np.ndarray, cache: Ca
     return hits & ~(crossed & (dist * grow >= capacity))
 
 
+@dataclass(frozen=True)
+class L1Config:
+    """An L1 that caches global loads (Volta and later): per SM, loads only, write-through.
+
+    Blocks go to SMs round robin (block b on SM b mod sms); each SM's loads pass its own L1
+    in issue order, and only the misses (and every store) reach the L2."""
+
+    cache: CacheConfig
+    sector_bytes: int
+    sms: int
+    warps_per_block: int
+
+
+def l1_hits(wt: WarpTrace, inst_ordered: np.ndarray, ordered_units: np.ndarray, unit: int,
+            is_load_inst: np.ndarray, l1: L1Config) -> np.ndarray:
+    """Per transaction (in issue order): True when the SM's L1 serves it."""
+    hits = np.zeros(len(inst_ordered), bool)
+    warp = wt.events["warp"][wt.inst_start][inst_ordered].astype(np.int64)
+    sm = (warp // max(l1.warps_per_block, 1)) % max(l1.sms, 1)
+    loads = is_load_inst[inst_ordered]
+    byte_addr = ordered_units * np.uint64(unit)
+    for s in np.unique(sm[loads]):
+        mine = np.flatnonzero(loads & (sm == s))
+        if l1.sector_bytes < l1.cache.line_bytes:
+            hits[mine] = sector_hit_mask(byte_addr[mine], l1.cache, l1.sector_bytes)
+        else:
+            hits[mine] = hit_mask(byte_addr[mine] // np.uint64(l1.cache.line_bytes), l1.cache)
+    return hits
+
+
 def analyze_memory(wt: WarpTrace, access_bytes: np.ndarray, cache: CacheConfig,
                    warps_per_batch: int, scale: CacheScale = CacheScale(),
-                   sector_bytes: int | None = None) -> MemoryAnalysis:
+                   sector_bytes: int | None = None, l1: L1Config | None = None,
+                   is_store: np.ndarray | None = None) -> MemoryAnalysis:
     """Patterns, L2 and DRAM transactions per static instruction for one launch.
 
     The cache sees the transactions in GPU issue order (SPEC §2.3) and is analysed exactly
@@ -208,24 +240,33 @@ def analyze_memory(wt: WarpTrace, access_bytes: np.ndarray, cache: CacheConfig,
     unit = sector_bytes if sectored else cache.line_bytes
     lines, inst = transactions(wt, unit)
     order = issue_order(wt, inst, warps_per_batch)
-    hits = np.empty(len(lines), bool)
-    ordered = lines[order]
-    batch = (wt.events["warp"][wt.inst_start][inst[order]].astype(np.int64)
+    sid = wt.events["sid"][wt.inst_start].astype(np.int64)
+    n = wt.n_insts
+    l1_hit = np.zeros(len(lines), bool)
+    if l1 is not None:
+        is_load_inst = ~(is_store[sid] if is_store is not None else np.zeros(n, bool))
+        l1_hit[order] = l1_hits(wt, inst[order], lines[order], unit, is_load_inst, l1)
+    to_l2 = order[~l1_hit[order]]  # issue order of the transactions that reach the L2
+    hits = np.zeros(len(lines), bool)
+    ordered = lines[to_l2]
+    batch = (wt.events["warp"][wt.inst_start][inst[to_l2]].astype(np.int64)
              // max(warps_per_batch, 1))
     if sectored:
         exact = sector_hit_mask(ordered * np.uint64(unit), cache, unit)
     else:
         exact = hit_mask(ordered, cache)
-    hits[order] = scale_hits(ordered, batch, exact, cache, scale, cache.line_bytes // unit)
-    n = wt.n_insts
-    l2_per_inst = np.bincount(inst, minlength=n)
-    miss_per_inst = np.bincount(inst, weights=~hits, minlength=n).astype(np.int64)
-    sid = wt.events["sid"][wt.inst_start].astype(np.int64)
+    hits[to_l2] = scale_hits(ordered, batch, exact, cache, scale, cache.line_bytes // unit)
+    reach = ~l1_hit
+    l2_per_inst = np.bincount(inst, weights=reach, minlength=n).astype(np.int64)
+    miss_per_inst = np.bincount(inst, weights=reach & ~hits, minlength=n).astype(np.int64)
+    served = l2_per_inst == 0  # every transaction of the instruction hit in L1
     stats = []
     for s in np.unique(sid):
         m = sid == s
-        counts = tuple(int(np.sum(m & (pattern == p))) for p in (COAL, UNCOAL, CONST))
-        l2 = tuple(int(l2_per_inst[m & (pattern == p)].sum()) for p in (COAL, UNCOAL, CONST))
-        dram = tuple(int(miss_per_inst[m & (pattern == p)].sum()) for p in (COAL, UNCOAL, CONST))
-        stats.append(InstrMemStats(int(s), counts, l2, dram))
-    return MemoryAnalysis(tuple(stats), int(len(lines)), int(hits.sum()))
+        per = [m & (pattern == p) for p in (COAL, UNCOAL, CONST)]
+        stats.append(InstrMemStats(
+            int(s), tuple(int(x.sum()) for x in per),
+            tuple(int(l2_per_inst[x].sum()) for x in per),
+            tuple(int(miss_per_inst[x].sum()) for x in per),
+            tuple(int((x & served).sum()) if l1 is not None else 0 for x in per)))
+    return MemoryAnalysis(tuple(stats), int(reach.sum()), int((hits & reach).sum()))

@@ -21,14 +21,15 @@ from .compute import ComputeCounts, compute_counts
 from .devices import GPUDevice, load_device
 from .energy import predict_energy
 from .errors import CGPredictError
-from .memory import (COAL, CONST, PATTERN_NAMES, UNCOAL, CacheScale, MemoryAnalysis,
+from .memory import (COAL, CONST, PATTERN_NAMES, UNCOAL, CacheScale, L1Config, MemoryAnalysis,
                      analyze_memory)
 from .models import predict as model_predict
 from .profile import KernelProfile, PatternCounts, SharedMemoryCounts
 from .regions import mark_regions
 from .shared import (StagedAccess, array_layouts, array_name, staged_accesses, tile_bytes,
                      transpose_addresses)
-from .scaling import SizeModel, TripModel, default_sizes, overridable_sizes, probe_sizes
+from .scaling import (PROBES, SizeModel, TripModel, default_sizes, overridable_sizes,
+                      probe_sizes)
 from .tracefile import Trace
 from .tracer import TraceOptions, trace_program
 from .warps import (Block, MappingError, WarpTrace, form_warps, form_warps_auto,
@@ -133,6 +134,8 @@ def resolve_sizes(source_text: str, work: dict[str, int], trace: dict[str, int])
     defaults = default_sizes(source_text, names)
     work_sizes = {**defaults, **work}
     trace_sizes = {**{n: v for n, v in work_sizes.items()}, **declared, **trace}
+    # never trace more than the work: a declared trace size above a small -D is clamped
+    trace_sizes = {n: min(v, work_sizes.get(n, v)) for n, v in trace_sizes.items()}
     auto = not declared and not trace and bool(work_sizes)
     if auto:
         trace_sizes = {n: min(v, AUTO_TRACE_START) for n, v in work_sizes.items()}
@@ -211,7 +214,7 @@ def prepare(source: Path, opts: RunOptions, progress=None) -> Prepared:
         if work != tsizes and tsizes:
             _step(progress, "probing loop bounds")
             runs = [(tsizes, trace)]
-            for k in range(2):
+            for k in range(PROBES):
                 probe = {**tsizes, **probe_sizes(tsizes, k)}
                 runs.append((probe, run(probe, f"probe{k}.cgptrace", True)))
             sizes_model = SizeModel.from_runs(runs)
@@ -312,7 +315,7 @@ def analyze_region(trace: Trace, region: int, device: GPUDevice, opts: RunOption
     scale = _cache_scale(trace, region, grid, block, wt, d1, d2, sizes, tsz, wsz, factor,
                          warps_per_batch)
     mem = analyze_memory(wt, access_bytes, cache, warps_per_batch, scale,
-                         device.l2_sector_bytes)
+                         device.l2_sector_bytes, _l1_config(device, wt, block), is_store)
     all_rows = np.flatnonzero(trace.launches["region"] == region)
     launches_work = max(int(round(_trip(sizes.launches[region], wsz))), 1) \
         if region in sizes.launches else len(all_rows)
@@ -493,10 +496,29 @@ def _shared_setup(trace: Trace, region: int, wt: WarpTrace, device: GPUDevice, b
     return staged, (tile_loop, float(loads), tile_bytes(hints, layouts), divisor)
 
 
+def _l1_config(device: GPUDevice, wt: WarpTrace, block: Block) -> L1Config | None:
+    """The L1 of devices that cache global loads there (device file: l1_caches_global_loads)."""
+    if not device.l1_caches_global_loads:
+        return None
+    lines = device.l1_bytes // device.l1_line_bytes
+    ways = min(device.l1_ways, lines)
+    cfg = CacheConfig(device.l1_line_bytes, max(lines // ways, 1), ways)
+    sms = max(min(device.sm_count, wt.blocks), 1)
+    return L1Config(cfg, min(device.l2_sector_bytes, device.l1_line_bytes), sms,
+                    max(math.ceil(block.threads / 32), 1))
+
+
+def _inner_blocks(trace: Trace, region: int, grid: int) -> set[int]:
+    """Blocks inside the mapped loops (the per-thread part of a kernel)."""
+    inner = [lp for lp in trace.header.loops if lp.region == region and lp.depth == grid]
+    return {b for lp in inner for b in lp.blocks}
+
+
 def _cache_scale(trace, region, grid, block, wt, d1, d2, sizes, tsz, wsz, factor,
                  warps_per_batch) -> CacheScale:
     """Reuse-distance growth from trace to work size (memory.scale_hits)."""
-    footprint = max(factor.values(), default=1.0)
+    footprint = max((f for b, f in factor.items()
+                     if b in _inner_blocks(trace, region, grid)), default=1.0)
     xloop = d2 if grid == 2 else d1
     grid_x = 1.0
     if xloop and xloop[0] in sizes.trips:
@@ -523,18 +545,26 @@ def _check_block(block: Block, device: GPUDevice, warnings: list[str]) -> None:
 
 
 def _block_factors(trace: Trace, region: int, grid: int, sizes: SizeModel, tsz, wsz):
-    """T(work)/T(trace) multiplied over the per-thread loops enclosing each block."""
-    out: dict[int, float] = {}
+    """Per-thread count growth of each block from trace to work size: the product of
+    T(work)/T(trace) over every loop enclosing the block, divided by the growth of the thread
+    count (the mapped loops). Blocks inside all mapped loops keep the per-thread loops' ratios;
+    a block of the y loop outside the x loop shrinks per thread as x grows."""
+    ratio: dict[int, float] = {}
     for lp in trace.header.loops:
-        if lp.region != region or lp.depth <= grid:
-            continue
         model = sizes.trips.get(lp.id)
-        if model is None:
-            continue
-        t_trace, t_work = _trip(model, tsz), _trip(model, wsz)
-        f = t_work / t_trace if t_trace > 0 else 1.0
-        for b in lp.blocks:
-            out[b] = out.get(b, 1.0) * f
+        if lp.region == region and model is not None:
+            t_trace, t_work = _trip(model, tsz), _trip(model, wsz)
+            ratio[lp.id] = t_work / t_trace if t_trace > 0 else 1.0
+    mapped = [lp for lp in trace.header.loops if lp.region == region and lp.depth <= grid]
+    thread_growth = 1.0
+    for lp in mapped:
+        thread_growth *= ratio.get(lp.id, 1.0)
+    out: dict[int, float] = {b.id: 1.0 / thread_growth for b in trace.header.blocks
+                             if b.region == region}
+    for lp in trace.header.loops:
+        if lp.region == region and lp.id in ratio:
+            for b in lp.blocks:
+                out[b] = out.get(b, 1.0 / thread_growth) * ratio[lp.id]
     return out
 
 
@@ -564,6 +594,7 @@ def _memory_profile(trace: Trace, mem: MemoryAnalysis, per_thread: dict[int, flo
     insts = np.zeros(3)
     l2 = np.zeros(3)
     dram = np.zeros(3)
+    served = np.zeros(3)
     reports = []
     for s in mem.instrs:
         m = h.mem[s.sid]
@@ -582,13 +613,19 @@ def _memory_profile(trace: Trace, mem: MemoryAnalysis, per_thread: dict[int, flo
                 insts[p] += n
                 l2[p] += n * s.l2_trans[p] / s.warp_insts[p]
                 dram[p] += n * s.dram_trans[p] / s.warp_insts[p]
+                served[p] += n * s.l1_served[p] / s.warp_insts[p]
         reports.append(MemInstrReport(
             id=s.sid, text=m.base, location=f"{m.file}:{m.line}", kind=m.kind,
             pattern=s.pattern, shares=shares,
             l2_trans_per_warp=sum(s.l2_trans) / total if total else 0.0,
             l2_hit_rate=s.l2_hit_rate, per_thread=count))
-    patterns = [PatternCounts(insts[p], l2[p] / insts[p] if insts[p] else 0.0,
-                              dram[p] / insts[p] if insts[p] else 0.0) for p in range(3)]
+    patterns = []
+    for p in range(3):
+        reaching = insts[p] - served[p]  # warp instructions that go past the L1
+        patterns.append(PatternCounts(
+            insts[p], l2[p] / reaching if reaching > 1e-12 else 0.0,
+            dram[p] / reaching if reaching > 1e-12 else 0.0,
+            served[p] / insts[p] if insts[p] else 0.0))
     return reports, patterns
 
 

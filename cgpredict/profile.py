@@ -15,13 +15,17 @@ class PatternCounts:
     """One access pattern (coalesced, uncoalesced or constant) of a kernel (SPEC §2.3).
 
     insts: no_P_insts, memory instructions of this pattern per thread.
-    l2_trans_per_warp: no_P_pw, L2 transactions per warp instruction of this pattern.
-    dram_trans_per_warp: no_dram_trans_P, DRAM transactions (L2 misses) per warp instruction.
+    l2_trans_per_warp: no_P_pw, L2 transactions per warp instruction of this pattern that
+        reaches L2.
+    dram_trans_per_warp: no_dram_trans_P, DRAM transactions (L2 misses) per such instruction.
+    l1_hit_fraction: share of this pattern's warp instructions that the L1 serves entirely
+        (GPUs whose L1 caches global loads); they never reach L2.
     """
 
     insts: float = 0.0
     l2_trans_per_warp: float = 0.0
     dram_trans_per_warp: float = 0.0
+    l1_hit_fraction: float = 0.0
 
 
 @dataclass(frozen=True)

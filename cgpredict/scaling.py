@@ -29,7 +29,8 @@ import numpy as np
 
 from .tracefile import Trace
 
-_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+\(?(\d+)\)?[ \t]*$", re.M)
+_COMMENT = r"[ \t]*(?:/\*.*?\*/[ \t]*|//.*)?$"
+_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+\(?(\d+)\)?" + _COMMENT, re.M)
 
 
 def default_sizes(source_text: str, names) -> dict[str, int]:
@@ -41,8 +42,8 @@ def default_sizes(source_text: str, names) -> dict[str, int]:
     return found
 
 
-_OVERRIDABLE = re.compile(r"^[ \t]*#[ \t]*ifndef[ \t]+([A-Za-z_]\w*)[ \t]*\n"
-                          r"[ \t]*#[ \t]*define[ \t]+\1[ \t]+\(?(\d+)\)?[ \t]*$", re.M)
+_OVERRIDABLE = re.compile(r"^[ \t]*#[ \t]*ifndef[ \t]+([A-Za-z_]\w*)" + _COMMENT[:-1] + r"\n"
+                          r"[ \t]*#[ \t]*define[ \t]+\1[ \t]+\(?(\d+)\)?" + _COMMENT, re.M)
 
 
 def overridable_sizes(source_text: str) -> dict[str, int]:
@@ -50,11 +51,16 @@ def overridable_sizes(source_text: str) -> dict[str, int]:
     return {m.group(1): int(m.group(2)) for m in _OVERRIDABLE.finditer(source_text)}
 
 
+PROBES = 3
+
+
 def probe_sizes(trace_sizes: dict[str, int], k: int) -> dict[str, int]:
-    """Distinct small values for the size macros of the ``k``-th probe run (multiples of 32,
-    so tiled kernels stay legal)."""
-    names = sorted(trace_sizes)
-    return {n: 32 * (j + 1) * (k + 1) for j, n in enumerate(names)}
+    """Small values for the size macros of the ``k``-th probe run (k < PROBES): multiples of
+    32 (tiled kernels stay legal), distinct between macros, and growing along a different
+    curve for each macro (linear, quadratic, exponential in its rank), so that no two macros
+    stay affinely related over the trace and the probes."""
+    curves = (lambda j: 2 + j, lambda j: 2 + (j + 1) ** 2, lambda j: 3 + 2 ** (j + 1))
+    return {n: 32 * curves[k](j) for j, n in enumerate(sorted(trace_sizes))}
 
 
 @dataclass(frozen=True)
@@ -103,18 +109,21 @@ def fit(points: list[tuple[dict[str, int], float]]) -> TripModel:
     if max(ys) - min(ys) < 1e-9:
         return TripModel(None, ys[0], 0.0)
     best: TripModel | None = None
-    best_err = float("inf")
-    for name in points[0][0]:
+    best_key = (float("inf"), float("inf"))
+    scale = max(1.0, max(abs(y) for y in ys))
+    for name in sorted(points[0][0]):
         xs = np.array([float(s[name]) for s, _ in points])
         if np.ptp(xs) == 0:
             continue
         beta, alpha = np.polyfit(xs, np.array(ys), 1)
         err = float(np.max(np.abs(alpha + beta * xs - ys)))
-        if err < best_err:
-            best, best_err = TripModel(name, float(alpha), float(beta)), err
+        # exact fits first; among them the plainest (beta nearest 1, then smallest offset)
+        key = (round(err / scale, 9), abs(abs(beta) - 1) + abs(alpha) / scale)
+        if key < best_key:
+            best, best_key, best_err = TripModel(name, float(alpha), float(beta)), key, err
     if best is None:
         return TripModel(None, float(np.mean(ys)), 0.0, exact=False)
-    tol = 1e-6 * max(1.0, max(abs(y) for y in ys)) + 0.01
+    tol = 1e-6 * scale + 0.01
     return TripModel(best.macro, best.alpha, best.beta, exact=best_err <= tol)
 
 

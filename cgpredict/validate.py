@@ -67,7 +67,7 @@ def load_measured(path: Path) -> tuple[str, dict[tuple[str, str], dict]]:
                 continue
             out[(e["kernel"], e["config"])] = e
         return gpu, out
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ValidationError(f"{path}: not a measurement file of validation/measure.py "
                               f"({type(exc).__name__}: {exc})") from None
 

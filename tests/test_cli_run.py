@@ -178,9 +178,6 @@ def test_validate_corrupt_measurement(corpus, tmp_path):
     assert not (tmp_path / "o").exists()
 
 
-@pytest.mark.xfail(strict=True, reason="validate.py:63 load_measured: a JSON list raises "
-                   "AttributeError (uncaught), so the CLI reports 'internal error' with exit 70 "
-                   "instead of a ValidationError with exit 2")
 def test_validate_list_shaped_measurement(corpus, tmp_path):
     m = _measured(tmp_path, "[]")
     r = invoke(["validate", "--corpus", str(corpus), "--out-dir", str(tmp_path / "o"),

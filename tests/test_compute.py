@@ -67,9 +67,6 @@ def test_ptx_cost_table(op, ty, detail, expected):
     assert ptx_cost(op, ty, detail) == expected
 
 
-@pytest.mark.xfail(strict=True, reason="compute.py _call_cost strips every trailing 'f' "
-                   "(name.rstrip('f')), so 'erf'/'erff'/'llvm.erf.f32' become 'er' and are "
-                   "neither SFU nor known (although 'erf' is in SFU_CALLS)")
 @pytest.mark.parametrize("callee", ["erff", "erf", "llvm.erf.f32"])
 def test_erf_is_sfu(callee):
     assert ptx_cost("call", "float", callee) == (1, True, True)

@@ -78,9 +78,6 @@ def test_default_sizes():
     assert default_sizes(DEFINES, ()) == {}
 
 
-@pytest.mark.xfail(strict=True, reason="scaling.py:32 _DEFINE requires the line to end after "
-                   "the number, so '#define N 1024  /* work size */' or '// ...' is not read "
-                   "as a default size")
 def test_default_sizes_with_trailing_comment():
     text = "#define N 1024  /* work size */\n#define M 64 // rows\n"
     assert default_sizes(text, {"N", "M"}) == {"N": 1024, "M": 64}
@@ -186,11 +183,7 @@ def test_size_model_constant(tri_runs):
 
 @pytest.mark.parametrize("trace_sizes", [
     {"N": 32, "M": 32},
-    pytest.param({"N": 32, "M": 16}, marks=pytest.mark.xfail(
-        strict=True, reason="scaling.py:53-57 probe_sizes picks the same probes whatever the "
-        "trace size (sorted macros M, N -> M=32,N=64 and M=64,N=128); traced at N=32, M=16 all "
-        "three runs have N = 2M, fit cannot tell M from N, and `j < M - 2` is modelled as "
-        "-2 + N/2: 30 loads of B per thread at N = M = 64 instead of 62")),
+    pytest.param({"N": 32, "M": 16}),
 ])
 def test_prepare_models_each_loop_by_its_own_macro(tri_src, compiler, trace_sizes):
     """The pipeline's own probes: at the work size N = M = 64, B[i][j+1] runs M - 2 = 62 times

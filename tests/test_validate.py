@@ -116,10 +116,7 @@ def test_load_measured_skips_errors(tmp_path):
 @pytest.mark.parametrize("content", [
     "{not json", '{"gpu": {"name": "x"}}', '{"gpu": {"name": "x"}, "results": 3}',
     '{"gpu": {"name": "x"}, "results": [{"kernel": "gemm", "result": {}}]}', "",
-    pytest.param("[]", marks=pytest.mark.xfail(
-        strict=True, reason="validate.py:63 load_measured calls data.get on a JSON list: "
-        "AttributeError is not among the caught exceptions, so a list-shaped file escapes as "
-        "an internal error (CLI exit 70) instead of ValidationError"))])
+    pytest.param("[]")])
 def test_corrupt_measurement(tmp_path, content):
     p = tmp_path / "bad.json"
     p.write_text(content)

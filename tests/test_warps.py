@@ -380,3 +380,26 @@ def test_traced_hoisted_load_unmapped(traced):
     assert wt.grid_dims == 2
     assert wt.unmapped_events == 8  # x[i], once per row, outside the x loop
     assert wt.n_threads == 512 and wt.n_insts == 16
+
+
+def test_two_x_loops_interleave_into_one_thread():
+    """A forced 2-D grid over `for i { for j < 4: load A[i][j]; for j < 4: store B[i][j] }`:
+    both depth-2 loops map to x, so thread (i, j) runs load A[i][j] (k 0) then store B[i][j]
+    (k 1), although its two events are far apart in the trace."""
+    ny, nx = 2, 4
+    ev = []
+    for i in range(ny):
+        ev.append(_mark(0, i))
+        for lp, sid, base in ((1, 0, A_BASE), (2, 1, B_BASE)):
+            for j in range(nx):
+                ev.append(_mark(lp, j))
+                ev.append(_mem(sid, base + 4 * (i * nx + j)))
+            ev.append(_exit(lp))
+    loops = (_loop(0, 1, -1), _loop(1, 2, 0), _loop(2, 2, 0))
+    tr = FakeTrace(_Header(loops), np.array(ev, np.uint64))
+    assert not perfectly_nested(tr, 0, 0, IS_STORE)  # two x loops: not automatic 2-D
+    wt = form_warps(tr, 0, 0, 2, Block(32, 1), IS_STORE)
+    got = [tuple(int(e[n]) for n in ("warp", "k", "lane", "sid", "thread", "addr"))
+           for e in wt.events]
+    assert got == expected_events(ny, nx, Block(32, 1))
+    assert wt.divergent_insts == 0 and wt.n_threads == ny * nx

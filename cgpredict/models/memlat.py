@@ -41,6 +41,14 @@ def _pw(p: PatternCounts) -> float:
     return max(p.l2_trans_per_warp, 1.0)
 
 
+def _with_l1(p: PatternCounts, d: GPUDevice, mem_l: float, dep_del: float):
+    """Blend in the warp instructions the L1 serves: L1 latency, no L2/DRAM departure delay."""
+    f = p.l1_hit_fraction
+    if f <= 0:
+        return mem_l, dep_del
+    return f * d.l1_latency_cycles + (1 - f) * mem_l, (1 - f) * dep_del
+
+
 def _pattern(p: PatternCounts, d: GPUDevice) -> tuple[float, float]:
     """mem_l_P and dep_del_P of a coalesced or uncoalesced pattern."""
     pw, dram = _pw(p), p.dram_trans_per_warp
@@ -49,7 +57,7 @@ def _pattern(p: PatternCounts, d: GPUDevice) -> tuple[float, float]:
     else:
         mem_l = d.l2_latency_cycles + d.dram_latency_cycles + (dram - 1) * d.dd_dram_cycles  # (2)
     dep_del = max(pw * d.dd_l2_cycles, dram * d.dd_dram_cycles)  # (3)
-    return mem_l, dep_del
+    return _with_l1(p, d, mem_l, dep_del)
 
 
 def memory_latency(profile: KernelProfile, device: GPUDevice) -> MemoryLatency:
@@ -62,6 +70,7 @@ def memory_latency(profile: KernelProfile, device: GPUDevice) -> MemoryLatency:
         device.l2_latency_cycles + c.dram_trans_per_warp * device.dram_latency_cycles
     )  # (4)
     dep_const = _pw(c) * device.dd_l2_cycles + c.dram_trans_per_warp * device.dd_dram_cycles  # (5)
+    mem_l_const, dep_const = _with_l1(c, device, mem_l_const, dep_const)
 
     n = d.mem_insts
     mem_cycles = (
@@ -69,8 +78,8 @@ def memory_latency(profile: KernelProfile, device: GPUDevice) -> MemoryLatency:
     )  # (6)
     weighted_dep = dep_coal * d.coal.insts + dep_uncoal * d.uncoal.insts + dep_const * c.insts
     pats = (d.coal, d.uncoal, d.const)
-    l2_trans = sum(p.insts * _pw(p) for p in pats)
-    dram_trans = sum(p.insts * p.dram_trans_per_warp for p in pats)
+    l2_trans = sum(p.insts * (1 - p.l1_hit_fraction) * _pw(p) for p in pats)
+    dram_trans = sum(p.insts * (1 - p.l1_hit_fraction) * p.dram_trans_per_warp for p in pats)
     return MemoryLatency(
         mem_l_coal=mem_l_coal,
         mem_l_uncoal=mem_l_uncoal,

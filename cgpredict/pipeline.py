@@ -571,6 +571,7 @@ def _block_factors(trace: Trace, region: int, grid: int, sizes: SizeModel, tsz, 
 def _mapping_warnings(trace: Trace, wt: WarpTrace, name: str) -> list[str]:
     out = []
     h = trace.header
+
     if wt.unmapped_events:
         out.append(f"{name}: {wt.unmapped_events} memory events lie outside the mapped loops "
                    f"(loop invariants hoisted by the compiler, or an imperfect nest); they are "
@@ -578,7 +579,11 @@ def _mapping_warnings(trace: Trace, wt: WarpTrace, name: str) -> list[str]:
     if wt.divergent_insts:
         out.append(f"{name}: {wt.divergent_insts} of {wt.n_insts} warp instructions diverge "
                    f"(threads of a warp run different memory instructions)")
-    if wt.dependence:
+    if wt.dependence and wt.dependence.forwarded:
+        out.append(f"{name}: inter-thread dependence: a loop mapped to threads carries a value "
+                   f"stored by one pseudo-thread to the next (the compiler forwards it in a "
+                   f"register); the GPU port needs another mapping or synchronisation")
+    elif wt.dependence:
         d = wt.dependence
         names = ", ".join(sorted({h.mem[s].base for s in d.store_ids + d.other_ids}))
         out.append(f"{name}: inter-thread dependence: {d.addresses} locations written by one "

@@ -59,6 +59,7 @@ class Dependence:
     addresses: int
     store_ids: tuple[int, ...]
     other_ids: tuple[int, ...]
+    forwarded: bool = False  # carried in a register by the compiler: no addresses to show
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,13 @@ def mapped_loops(trace: Trace, region: int) -> tuple[list[int], list[int]]:
     """Ids of the depth-1 and depth-2 loops of a region."""
     loops = [lp for lp in trace.header.loops if lp.region == region]
     return ([lp.id for lp in loops if lp.depth == 1], [lp.id for lp in loops if lp.depth == 2])
+
+
+def carries(trace: Trace, region: int, depth: int) -> bool:
+    """True when a loop of the region at ``depth`` carries a dependence through memory that
+    the compiler forwarded in a register (so the trace shows no read of it)."""
+    return any(lp.carried for lp in trace.header.loops
+               if lp.region == region and lp.depth == depth)
 
 
 def perfectly_nested(trace: Trace, region: int, launch: int, is_store: np.ndarray) -> bool:
@@ -187,6 +195,8 @@ def form_warps(trace: Trace, region: int, launch: int, grid_dims: int, block: Bl
     addr = ev[ok] & ADDRESS_MASK
     events, inst_start, n_threads, n_warps, divergent = _order(tx, ty, sid, addr, gx, block)
     dep = _dependence(events, mem_kinds)
+    if dep is None and any(carries(trace, region, d) for d in range(1, grid_dims + 1)):
+        dep = Dependence(0, (), (), forwarded=True)
     return WarpTrace(grid_dims, block, gx, gy, events, inst_start, n_threads, n_warps,
                      divergent, unmapped, dep)
 

@@ -62,6 +62,7 @@ class LoopInfo:
     line: int
     rotated: bool  # header is not the exit test: it runs once per iteration
     blocks: tuple[int, ...] = ()  # ids (BlockInfo.id) of the blocks in its body
+    carried: bool = False  # the compiler forwards a stored value to the next iteration
 
 
 @dataclass(frozen=True)
@@ -495,7 +496,12 @@ def _instrument_loops(mod: Module, r: _Region, em: _Emitter, block_ids: dict[int
         line = _loop_line(mod, fn, h, body)
         lid = len(em.loops)
         ids[h] = lid
+        # LLVM's loop-load elimination turns `A[j] = f(A[j-1])` into a phi named
+        # store_forwarded: the loop carries a dependence through memory the trace cannot see.
+        carried = any(i.opcode == "phi" and "store_forwarded" in (i.result or "")
+                      for i in hb.instrs)
         em.loops.append(LoopInfo(lid, r.index, fn.name, hb.label, pid, depth, line,
+                                 carried=carried,
                                  rotated=not exits or h in _cfg_succ(fn, h),
                                  blocks=tuple(sorted(block_ids[k] for k in body
                                                      if k in block_ids))))

@@ -344,11 +344,6 @@ def test_traced_reduction_is_1d(traced):
     assert auto.grid_dims == 1 and auto.n_threads == 8 and auto.block == B1
 
 
-@pytest.mark.xfail(strict=True, reason="A[i][j] = A[i][j-1] + 1: clang -O1's loop load "
-                   "elimination forwards the stored value to the next j iteration in a register "
-                   "(%store_forwarded), so the trace has no read of A[i][j-1]; the inter-thread "
-                   "dependence of the 2-D mapping is not reported and the grid stays 2-D "
-                   "(compiler.py IR_FLAGS disables load PRE only)")
 def test_traced_loop_carried_dependence_is_reported(traced):
     tr, is_store = traced
     region, launch = _region(tr, "carried")

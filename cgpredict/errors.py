@@ -25,6 +25,12 @@ class RegionError(CGPredictError):
     exit_code = 2
 
 
+class OutputExistsError(CGPredictError):
+    """The output path holds a file cgpredict did not write; it is never overwritten silently."""
+
+    exit_code = 2
+
+
 class TraceRunError(CGPredictError):
     """The traced program crashed, timed out or exceeded the event limit."""
 

@@ -21,7 +21,8 @@ from pathlib import Path
 import llvmlite.binding as llvm
 
 from .compiler import IR_FLAGS, compile_to_ir, find_compiler, link_executable
-from .errors import CompileError, RegionError, TraceFormatError, TraceRunError
+from .errors import (CompileError, OutputExistsError, RegionError, TraceFormatError,
+                     TraceRunError)
 from .instrument.irtext import parse_module
 from .instrument.memtrace import InstrumentError, MemInstr, instrument
 from .regions import PRELUDE, mark_regions
@@ -71,7 +72,7 @@ def _check_output_path(output: Path, force: bool) -> None:
     if output.exists() and not force:
         with open(output, "rb") as f:
             if f.read(8) != MAGIC:
-                raise TraceRunError(
+                raise OutputExistsError(
                     f"{output} exists and is not a cgpredict trace; choose another -o or --force")
 
 
@@ -140,7 +141,7 @@ def trace_program(source: Path, output: Path, options: TraceOptions = TraceOptio
             meta, len(inst.blocks), len(inst.loops), len(inst.globals))
         if status == STATUS_EVENT_LIMIT:
             raise TraceRunError(
-                f"the trace exceeds --max-events={options.max_events} memory events; trace a "
+                f"the trace exceeds --max-events={options.max_events} events; trace a "
                 f"smaller problem size (e.g. -D {_size_hint(marked.trace_sizes, macros)})")
         if status == STATUS_NESTED:
             raise TraceRunError("a marked region started inside another marked region")

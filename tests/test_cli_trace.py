@@ -108,7 +108,7 @@ def test_output_not_a_trace_exit_code(tmp_path):
     out = tmp_path / "keep.txt"
     out.write_text("keep me")
     result = invoke("trace", GEMM, *SMALL, "-o", out)
-    assert_one_line_error(result, 3, "not a cgpredict trace", "--force")
+    assert_one_line_error(result, 2, "not a cgpredict trace", "--force")
     assert out.read_text() == "keep me"
 
 

@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 from cgpredict import compiler as cc
-from cgpredict.errors import CompileError, RegionError, ToolchainError, TraceRunError
+from cgpredict.errors import (CompileError, OutputExistsError, RegionError, ToolchainError,
+                              TraceRunError)
 from cgpredict.summary import summarize
 from cgpredict.tracefile import ADDRESS_MASK, TAG_BEGIN, TAG_END, TAG_EXIT, TAG_LOOP, TAG_MARKERS
 from cgpredict.tracer import TraceOptions, trace_program
@@ -404,7 +405,7 @@ def test_event_limit_suggests_a_smaller_size_than_traced(tmp_path):
 def test_existing_non_trace_output_is_not_overwritten(tmp_path):
     out = tmp_path / "notes.txt"
     out.write_text("my notes\n")
-    with pytest.raises(TraceRunError, match="exists and is not a cgpredict trace"):
+    with pytest.raises(OutputExistsError, match="exists and is not a cgpredict trace"):
         trace_program(GEMM, out, TraceOptions(macros={"NI": "4", "NJ": "4", "NK": "4"}))
     assert out.read_text() == "my notes\n"
     # --force overwrites it; an existing trace is replaced without --force

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
-from .irtext import Block, Function, Instr, Module, parse_module, split_operands
+from .irtext import Function, Instr, Module, parse_module, split_operands
 
 MAX_MEM_IDS = 0xF000  # event tags above this are markers (see runtime/cgp_runtime.h)
 MARKED_DEPTH = 2  # loops this deep in a region emit iteration markers (1-D and 2-D grids)

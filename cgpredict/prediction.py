@@ -1,0 +1,97 @@
+"""The values a prediction hands back: options in, per-kernel and per-file reports out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .errors import CGPredictError
+from .profile import KernelProfile
+from .warps import Block
+
+SCHEMA_VERSION = 1
+DEFAULT_BLOCKS = {1: Block(256, 1), 2: Block(32, 32)}
+
+
+class PredictionError(CGPredictError):
+    exit_code = 2
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What to predict: block shape and grid, device, model, sizes and tracing limits."""
+
+    block: Block | None = None
+    grid: int | None = None
+    device: str = "tk1"
+    model: str = "cgpredict"
+    work_sizes: dict[str, int] = field(default_factory=dict)
+    trace_sizes: dict[str, int] = field(default_factory=dict)
+    functions: tuple[str, ...] = ()
+    timeout_s: float = 120.0
+    max_events: int = 200_000_000
+    registers_per_thread: int = 32
+    batch_mode: str = "whole"
+    max_launches: int = 2  # launches per kernel whose memory events are recorded and analysed
+    transpose: tuple[str, ...] = ()  # 2-D arrays to analyse in transposed layout (advisor)
+    stage: tuple[tuple[str, int, int], ...] = ()  # extra shared-memory tiles (advisor)
+
+
+@dataclass(frozen=True)
+class MemInstrReport:
+    """One static memory instruction of a kernel, as the GPU would see it."""
+
+    id: int
+    text: str
+    location: str
+    kind: str
+    pattern: str
+    shares: tuple[float, float, float]  # of its warp instructions: coal, uncoal, const
+    l2_trans_per_warp: float
+    l2_hit_rate: float
+    per_thread: float  # executions per thread at the work size
+
+
+@dataclass(frozen=True)
+class KernelReport:
+    name: str
+    location: str
+    grid_dims: int
+    block: str
+    grid_threads: tuple[int, int]  # (x, y) at the work size
+    blocks: int
+    launches: int
+    profile: KernelProfile
+    result: object  # models.ModelResult
+    mem: tuple[MemInstrReport, ...]
+    l2_hit_rate: float
+    warnings: tuple[str, ...]
+    total_ms: float  # every launch at the work size
+    distinct_launches: int = 1  # launches of the trace that needed their own model evaluation
+    energy_mj: float | None = None  # every launch; None when the device has no energy table
+
+    @property
+    def time_ms(self) -> float:
+        return self.total_ms
+
+
+@dataclass(frozen=True)
+class Report:
+    source: str
+    device: str
+    model: str
+    work_sizes: dict[str, int]
+    trace_sizes: dict[str, int]
+    kernels: tuple[KernelReport, ...]
+    warnings: tuple[str, ...]
+    seconds: dict[str, float]
+
+    @property
+    def total_ms(self) -> float:
+        return sum(k.time_ms for k in self.kernels)
+
+    @property
+    def total_energy_mj(self) -> float | None:
+        parts = [k.energy_mj for k in self.kernels]
+        return None if not parts or any(p is None for p in parts) else sum(parts)
+
+

@@ -32,8 +32,10 @@ def main() -> None:
         wall = time.perf_counter() - t0
         worst = max(worst, wall)
         s = rep.seconds
-        print(f"{f.stem:<20} {wall:7.2f} {s['trace']:6.2f} {s['probes']:6.2f} "
-              f"{s['analysis']:8.2f}  {rep.total_ms:.4g}")
+        print(
+            f"{f.stem:<20} {wall:7.2f} {s['trace']:6.2f} {s['probes']:6.2f} "
+            f"{s['analysis']:8.2f}  {rep.total_ms:.4g}"
+        )
     print(f"slowest: {worst:.2f} s (target < 10 s)")
 
 

@@ -38,10 +38,15 @@ def main(size: int = 128, repeats: int = 3) -> None:
         print(f"  compile+trace wall time (best of {repeats}): {wall:.3f} s  (target < 5 s)")
         for step, sec in tr.header.seconds.items():
             print(f"    {step:<11} {sec:.3f} s")
-        print(f"  events recorded per second (instrumented run): {len(tr.events) / run_s / 1e6:.1f} M/s"
-              f"  (target >= 20 M/s)")
-        print(f"  trace file: {size_bytes:,} bytes = {size_bytes / n_mem:.2f} bytes per memory event"
-              f"  (target <= 16)")
+        print(
+            "  events recorded per second (instrumented run): "
+            f"{len(tr.events) / run_s / 1e6:.1f} M/s"
+            f"  (target >= 20 M/s)"
+        )
+        print(
+            f"  trace file: {size_bytes:,} bytes = {size_bytes / n_mem:.2f} bytes per memory event"
+            f"  (target <= 16)"
+        )
 
 
 if __name__ == "__main__":

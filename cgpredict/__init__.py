@@ -9,14 +9,17 @@ __version__ = "0.1.0"
 # (`python -m pytest` puts the checkout first on sys.path), map them the same way.
 _checkout = _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))
 if not _os.path.isdir(_os.path.join(__path__[0], "instrument")) and _os.path.isfile(
-        _os.path.join(_checkout, "instrument", "memtrace.py")):
+    _os.path.join(_checkout, "instrument", "memtrace.py")
+):
     import importlib.util as _util
     import sys as _sys
 
     for _name in ("instrument", "runtime"):
         _spec = _util.spec_from_file_location(
-            f"{__name__}.{_name}", _os.path.join(_checkout, _name, "__init__.py"),
-            submodule_search_locations=[_os.path.join(_checkout, _name)])
+            f"{__name__}.{_name}",
+            _os.path.join(_checkout, _name, "__init__.py"),
+            submodule_search_locations=[_os.path.join(_checkout, _name)],
+        )
         _mod = _util.module_from_spec(_spec)
         _sys.modules[_spec.name] = _mod
         _spec.loader.exec_module(_mod)

@@ -79,17 +79,26 @@ def coalescing_fixes(prep: Prepared, opts: RunOptions, base: Report) -> list[Fix
             if m.pattern == "uncoalesced" and lay is not None and len(lay.dims) >= 2:
                 found.setdefault(arr, []).append(
                     f"{m.text} at {m.location} in {k.name}: uncoalesced, "
-                    f"{m.l2_trans_per_warp:.0f} transactions per warp, {m.per_thread:.0f} per thread")
+                    f"{m.l2_trans_per_warp:.0f} transactions per warp, "
+                    f"{m.per_thread:.0f} per thread"
+                )
     fixes = []
     for arr, evidence in found.items():
         rep = prep.analyze(dataclasses.replace(opts, transpose=(arr,)))
         texts = sorted({m.text for k in base.kernels for m in k.mem if array_name(m.text) == arr})
         swapped = ", ".join(f"{t} -> {_swap(t)}" for t in texts)
-        fixes.append(Fix(
-            "coalescing", f"store {arr} transposed",
-            f"keep {arr} in transposed layout ({arr}T[c][r] = {arr}[r][c]) and index it the "
-            f"other way round ({swapped}), so that consecutive threads read consecutive "
-            f"addresses", tuple(evidence), rep.total_ms, _speedup(base.total_ms, rep.total_ms)))
+        fixes.append(
+            Fix(
+                "coalescing",
+                f"store {arr} transposed",
+                f"keep {arr} in transposed layout ({arr}T[c][r] = {arr}[r][c]) and index it the "
+                f"other way round ({swapped}), so that consecutive threads read consecutive "
+                f"addresses",
+                tuple(evidence),
+                rep.total_ms,
+                _speedup(base.total_ms, rep.total_ms),
+            )
+        )
     return fixes
 
 
@@ -114,8 +123,13 @@ def shared_candidates(prep: Prepared, base: Report) -> list[str]:
     for m in h.mem:
         arr = array_name(m.base)
         lay = layouts.get(arr)
-        if (arr not in written and lay is not None and len(lay.dims) >= 2
-                and m.block in inner_blocks and arr not in out):
+        if (
+            arr not in written
+            and lay is not None
+            and len(lay.dims) >= 2
+            and m.block in inner_blocks
+            and arr not in out
+        ):
             out.append(arr)
     return out
 
@@ -124,9 +138,14 @@ def shared_fix(prep: Prepared, opts: RunOptions, base: Report, tiled: Path | Non
     """Tile the read-only reused arrays into shared memory (or predict the user's tiled file)."""
     if tiled is not None:
         rep = predict_source(tiled, dataclasses.replace(opts, transpose=(), stage=()))
-        return Fix("shared-memory", f"use the tiled variant {tiled.name}",
-                   f"replace the kernel by {tiled.name}", (f"{tiled.name} predicts "
-                   f"{rep.total_ms:.4g} ms",), rep.total_ms, _speedup(base.total_ms, rep.total_ms))
+        return Fix(
+            "shared-memory",
+            f"use the tiled variant {tiled.name}",
+            f"replace the kernel by {tiled.name}",
+            (f"{tiled.name} predicts {rep.total_ms:.4g} ms",),
+            rep.total_ms,
+            _speedup(base.total_ms, rep.total_ms),
+        )
     cands = shared_candidates(prep, base)
     if not cands:
         return None
@@ -137,16 +156,23 @@ def shared_fix(prep: Prepared, opts: RunOptions, base: Report, tiled: Path | Non
         sh = k.profile.shared
         if sh.bytes_per_block:
             worst = max((x for x, _ in sh.insts_by_conflict), default=1)
-            evidence.append(f"{k.name}: {sh.bytes_per_block} B of shared memory per block, "
-                            f"{sh.load_insts:.0f} staging loads and {k.profile.sync_insts:.0f} "
-                            f"barriers per thread, worst bank conflict {worst:.0f}-way")
+            evidence.append(
+                f"{k.name}: {sh.bytes_per_block} B of shared memory per block, "
+                f"{sh.load_insts:.0f} staging loads and {k.profile.sync_insts:.0f} "
+                f"barriers per thread, worst bank conflict {worst:.0f}-way"
+            )
     names = ", ".join(cands)
-    return Fix("shared-memory", f"tile {names} in shared memory ({TILE}x{TILE})",
-               f"strip-mine the innermost loop by {TILE}, load {TILE}x{TILE} tiles of {names} "
-               f"into __shared__ arrays per block (one element per thread, __syncthreads() "
-               f"before and after use), and read the tiles instead of global memory; mark it "
-               f"with '#pragma cgp shared ARRAY tile {TILE}x{TILE}' to predict your version",
-               tuple(evidence), rep.total_ms, _speedup(base.total_ms, rep.total_ms))
+    return Fix(
+        "shared-memory",
+        f"tile {names} in shared memory ({TILE}x{TILE})",
+        f"strip-mine the innermost loop by {TILE}, load {TILE}x{TILE} tiles of {names} "
+        f"into __shared__ arrays per block (one element per thread, __syncthreads() "
+        f"before and after use), and read the tiles instead of global memory; mark it "
+        f"with '#pragma cgp shared ARRAY tile {TILE}x{TILE}' to predict your version",
+        tuple(evidence),
+        rep.total_ms,
+        _speedup(base.total_ms, rep.total_ms),
+    )
 
 
 def block_fix(prep: Prepared, opts: RunOptions, base: Report) -> Fix | None:
@@ -166,11 +192,25 @@ def block_fix(prep: Prepared, opts: RunOptions, base: Report) -> Fix | None:
     best_ms, best = min(results)
     current = opts.block or Block.parse(shapes[0] if two_d else "256x1")
     evidence = tuple(f"{s}: {ms:.4g} ms" for ms, s in sorted(results))
-    return Fix("block-shape", f"launch with blocks of {best}",
-               f"use --block {best} (blockDim = dim3({best.replace('x', ', ')}))", evidence,
-               best_ms, _speedup(base.total_ms, best_ms)) if best != str(current) else \
-        Fix("block-shape", f"keep blocks of {best}", "the current block shape is the best swept",
-            evidence, best_ms, _speedup(base.total_ms, best_ms))
+    return (
+        Fix(
+            "block-shape",
+            f"launch with blocks of {best}",
+            f"use --block {best} (blockDim = dim3({best.replace('x', ', ')}))",
+            evidence,
+            best_ms,
+            _speedup(base.total_ms, best_ms),
+        )
+        if best != str(current)
+        else Fix(
+            "block-shape",
+            f"keep blocks of {best}",
+            "the current block shape is the best swept",
+            evidence,
+            best_ms,
+            _speedup(base.total_ms, best_ms),
+        )
+    )
 
 
 def benefits(base: Report, device_name: str) -> tuple[Benefits, ...]:
@@ -179,8 +219,18 @@ def benefits(base: Report, device_name: str) -> tuple[Benefits, ...]:
     out = []
     for k in base.kernels:
         d = model_predict(k.profile, device, "gpuperf").details
-        out.append(Benefits(k.name, d.bound, d.t_comp, d.t_mem - d.t_overlap, d.b_itilp,
-                            d.b_memlp, d.b_fp, d.b_serial))
+        out.append(
+            Benefits(
+                k.name,
+                d.bound,
+                d.t_comp,
+                d.t_mem - d.t_overlap,
+                d.b_itilp,
+                d.b_memlp,
+                d.b_fp,
+                d.b_serial,
+            )
+        )
     return tuple(out)
 
 
@@ -197,24 +247,33 @@ def advise(source: Path, opts: RunOptions, tiled: Path | None = None, progress=N
         if bl:
             fixes.append(bl)
     fixes.sort(key=lambda f: -f.speedup)
-    return Advice(base.source, base.device, base.total_ms, tuple(fixes),
-                  benefits(base, opts.device), base)
+    return Advice(
+        base.source, base.device, base.total_ms, tuple(fixes), benefits(base, opts.device), base
+    )
 
 
 def render_text(a: Advice) -> str:
-    lines = [f"{a.source} on {a.device}: {a.baseline_ms:.4g} ms predicted now", "",
-             f"{'#':<3}{'speedup':>8}  {'predicted ms':>12}  fix"]
+    lines = [
+        f"{a.source} on {a.device}: {a.baseline_ms:.4g} ms predicted now",
+        "",
+        f"{'#':<3}{'speedup':>8}  {'predicted ms':>12}  fix",
+    ]
     for i, f in enumerate(a.fixes, 1):
         lines.append(f"{i:<3}{f.speedup:>7.2f}x  {f.predicted_ms:>12.4g}  [{f.kind}] {f.title}")
     for i, f in enumerate(a.fixes, 1):
         lines += ["", f"{i}. {f.title} ({f.speedup:.2f}x)", f"   do: {f.instruction}"]
         lines += [f"   evidence: {e}" for e in f.evidence]
-    lines += ["", "GPUPerf benefits (cycles; larger = more to gain):",
-              f"  {'kernel':<16}{'bound':<9}{'T_comp':>12}{'T_mem':>12}{'B_itilp':>12}"
-              f"{'B_memlp':>12}{'B_fp':>12}{'B_serial':>12}"]
+    lines += [
+        "",
+        "GPUPerf benefits (cycles; larger = more to gain):",
+        f"  {'kernel':<16}{'bound':<9}{'T_comp':>12}{'T_mem':>12}{'B_itilp':>12}"
+        f"{'B_memlp':>12}{'B_fp':>12}{'B_serial':>12}",
+    ]
     for b in a.benefits:
-        lines.append(f"  {b.kernel:<16}{b.bound:<9}{b.t_comp:>12.4g}{b.t_mem_exposed:>12.4g}"
-                     f"{b.b_itilp:>12.4g}{b.b_memlp:>12.4g}{b.b_fp:>12.4g}{b.b_serial:>12.4g}")
+        lines.append(
+            f"  {b.kernel:<16}{b.bound:<9}{b.t_comp:>12.4g}{b.t_mem_exposed:>12.4g}"
+            f"{b.b_itilp:>12.4g}{b.b_memlp:>12.4g}{b.b_fp:>12.4g}{b.b_serial:>12.4g}"
+        )
     return "\n".join(lines)
 
 

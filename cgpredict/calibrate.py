@@ -39,16 +39,35 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = ["BENCHMARKS", "CalibrationError", "CalibrationResult", "NoGPUError", "calibrate",
-           "default_output", "find_nvcc", "finish_from_raw", "format_result", "load_raw",
-           "query_gpu", "render_device_toml"]
+__all__ = [
+    "BENCHMARKS",
+    "CalibrationError",
+    "CalibrationResult",
+    "NoGPUError",
+    "calibrate",
+    "default_output",
+    "find_nvcc",
+    "finish_from_raw",
+    "format_result",
+    "load_raw",
+    "query_gpu",
+    "render_device_toml",
+]
 
 # Micro-benchmark name -> source file (cgpredict/microbench/); `props` always runs.
 BENCHMARKS: dict[str, str] = {
-    "props": "props.cu", "latency_l1": "pchase.cu", "latency_l2": "pchase.cu",
-    "line_l1": "pchase.cu", "line_l2": "pchase.cu", "smem": "smem.cu",
-    "stream_l2": "stream.cu", "stream_dram": "stream.cu", "bandwidth": "bandwidth.cu",
-    "inst": "inst.cu", "barrier": "barrier.cu", "energy": "",
+    "props": "props.cu",
+    "latency_l1": "pchase.cu",
+    "latency_l2": "pchase.cu",
+    "line_l1": "pchase.cu",
+    "line_l2": "pchase.cu",
+    "smem": "smem.cu",
+    "stream_l2": "stream.cu",
+    "stream_dram": "stream.cu",
+    "bandwidth": "bandwidth.cu",
+    "inst": "inst.cu",
+    "barrier": "barrier.cu",
+    "energy": "",
 }
 
 
@@ -86,12 +105,19 @@ def query_gpu(nvidia_smi: str | None = None) -> GPUInfo:
     """The first GPU `nvidia-smi` lists; NoGPUError when there is no driver or no GPU."""
     smi = nvidia_smi or shutil.which("nvidia-smi")
     if not smi:
-        raise NoGPUError("no NVIDIA GPU: nvidia-smi not found (calibrate needs an NVIDIA GPU, "
-                         "its driver and the CUDA toolkit)")
+        raise NoGPUError(
+            "no NVIDIA GPU: nvidia-smi not found (calibrate needs an NVIDIA GPU, "
+            "its driver and the CUDA toolkit)"
+        )
     for fields in ("name,compute_cap,pci.bus_id", "name"):
         try:
-            r = subprocess.run([smi, f"--query-gpu={fields}", "--format=csv,noheader"],
-                               check=False, capture_output=True, text=True, timeout=60)
+            r = subprocess.run(
+                [smi, f"--query-gpu={fields}", "--format=csv,noheader"],
+                check=False,
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise NoGPUError(f"no usable NVIDIA GPU: nvidia-smi failed ({exc})") from None
         if r.returncode == 0:
@@ -115,8 +141,9 @@ def find_nvcc(explicit: str | None = None) -> str:
     for cand in (explicit, os.environ.get("NVCC"), shutil.which("nvcc"), DEFAULT_NVCC):
         if cand and Path(cand).is_file():
             return cand
-    raise NoGPUError("no CUDA compiler: nvcc not found (install the CUDA toolkit, put nvcc on "
-                     "PATH or set $NVCC)")
+    raise NoGPUError(
+        "no CUDA compiler: nvcc not found (install the CUDA toolkit, put nvcc on PATH or set $NVCC)"
+    )
 
 
 def microbench_dir() -> Path:
@@ -128,14 +155,21 @@ def pick_arch(nvcc: str, gpu: GPUInfo, work: Path) -> str:
     """`native` when nvcc accepts it here, else sm_XY from nvidia-smi's compute capability."""
     probe = work / "_probe.cu"
     probe.write_text("__global__ void k() {}\n")
-    r = subprocess.run([nvcc, "-arch=native", "-c", str(probe), "-o", str(work / "_probe.o")],
-                       check=False, capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [nvcc, "-arch=native", "-c", str(probe), "-o", str(work / "_probe.o")],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     if r.returncode == 0:
         return "native"
     if gpu.compute_cap:
         return "sm_" + gpu.compute_cap.replace(".", "")
-    raise CalibrationError("nvcc rejects -arch=native and nvidia-smi reports no compute "
-                           "capability: cannot choose a GPU architecture")
+    raise CalibrationError(
+        "nvcc rejects -arch=native and nvidia-smi reports no compute "
+        "capability: cannot choose a GPU architecture"
+    )
 
 
 def build(nvcc: str, arch: str, sources: Sequence[str], out_dir: Path) -> dict[str, Path]:
@@ -144,8 +178,17 @@ def build(nvcc: str, arch: str, sources: Sequence[str], out_dir: Path) -> dict[s
 
     def one(src: str) -> Path:
         exe = out_dir / Path(src).stem
-        cmd = [nvcc, "-O3", f"-arch={arch}", "-std=c++17", "-I", str(src_dir), "-o", str(exe),
-               str(src_dir / src)]
+        cmd = [
+            nvcc,
+            "-O3",
+            f"-arch={arch}",
+            "-std=c++17",
+            "-I",
+            str(src_dir),
+            "-o",
+            str(exe),
+            str(src_dir / src),
+        ]
         r = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=600)
         if r.returncode != 0:
             tail = " | ".join((r.stderr or r.stdout).strip().splitlines()[-3:])
@@ -160,11 +203,13 @@ def build(nvcc: str, arch: str, sources: Sequence[str], out_dir: Path) -> dict[s
 def run_program(exe: Path, args: Sequence[str], timeout_s: float) -> dict[str, Any]:
     """Run one micro-benchmark; its last stdout line is its JSON result."""
     try:
-        r = subprocess.run([str(exe), *args], check=False, capture_output=True, text=True,
-                           timeout=timeout_s)
+        r = subprocess.run(
+            [str(exe), *args], check=False, capture_output=True, text=True, timeout=timeout_s
+        )
     except subprocess.TimeoutExpired:
-        raise CalibrationError(f"{exe.name} {' '.join(args)}: timed out after "
-                               f"{timeout_s:g} s") from None
+        raise CalibrationError(
+            f"{exe.name} {' '.join(args)}: timed out after {timeout_s:g} s"
+        ) from None
     lines = [ln for ln in r.stdout.splitlines() if ln.startswith("{")]
     if r.returncode != 0 or not lines:
         why = (r.stderr.strip().splitlines() or [f"exit status {r.returncode}"])[-1]
@@ -202,19 +247,62 @@ def plan(props: Mapping[str, Any], base: GPUDevice) -> dict[str, tuple[str, list
     big = min(_pow2_at_least(8 * l2), _pow2_at_most(free // 4))  # DRAM-sized buffers
     strides = "8,16,32,64,128,256,512"
     return {
-        "latency_l1": ("pchase.cu", ["sweep=footprint", "mode=ca", "stride=128", "accesses=4096",
-                                     f"values={_geom(4096, 2 << 20)}"]),
-        "latency_l2": ("pchase.cu", ["sweep=footprint", "mode=cg", "stride=128", "accesses=8192",
-                                     f"values={_geom(256 << 10, min(4 * l2, big))}"]),
-        "line_l1": ("pchase.cu", ["sweep=stride", "mode=ca", "warm=cg", "footprint=0",
-                                  "accesses=2048", f"values={strides}"]),
-        "line_l2": ("pchase.cu", ["sweep=stride", "mode=cg", "warm=none", "footprint=0",
-                                  "accesses=2048", f"flush={2 * l2}", f"values={strides}"]),
+        "latency_l1": (
+            "pchase.cu",
+            [
+                "sweep=footprint",
+                "mode=ca",
+                "stride=128",
+                "accesses=4096",
+                f"values={_geom(4096, 2 << 20)}",
+            ],
+        ),
+        "latency_l2": (
+            "pchase.cu",
+            [
+                "sweep=footprint",
+                "mode=cg",
+                "stride=128",
+                "accesses=8192",
+                f"values={_geom(256 << 10, min(4 * l2, big))}",
+            ],
+        ),
+        "line_l1": (
+            "pchase.cu",
+            [
+                "sweep=stride",
+                "mode=ca",
+                "warm=cg",
+                "footprint=0",
+                "accesses=2048",
+                f"values={strides}",
+            ],
+        ),
+        "line_l2": (
+            "pchase.cu",
+            [
+                "sweep=stride",
+                "mode=cg",
+                "warm=none",
+                "footprint=0",
+                "accesses=2048",
+                f"flush={2 * l2}",
+                f"values={strides}",
+            ],
+        ),
         "smem": ("smem.cu", ["strides=0,1,2,4,8,16,32", "iters=2048"]),
-        "stream_l2": ("stream.cu", [f"footprint={max(_pow2_at_most(l2 // 4), 1 << 16)}",
-                                    "strides=0,1,2,4,8", f"bytes_per_point={8 << 30}"]),
-        "stream_dram": ("stream.cu", [f"footprint={big}", "strides=0,1,2,4,8",
-                                      f"bytes_per_point={4 << 30}"]),
+        "stream_l2": (
+            "stream.cu",
+            [
+                f"footprint={max(_pow2_at_most(l2 // 4), 1 << 16)}",
+                "strides=0,1,2,4,8",
+                f"bytes_per_point={8 << 30}",
+            ],
+        ),
+        "stream_dram": (
+            "stream.cu",
+            [f"footprint={big}", "strides=0,1,2,4,8", f"bytes_per_point={4 << 30}"],
+        ),
         "bandwidth": ("bandwidth.cu", [f"bytes={big}", "reps=5"]),
         "inst": ("inst.cu", ["classes=int32,fp32,fp64,sfu", "iters=4096"]),
         "barrier": ("barrier.cu", ["threads=64,128,256,512,1024", "iters=4096"]),
@@ -230,8 +318,11 @@ class PowerSampler:
 
         self._nvml = pynvml
         pynvml.nvmlInit()
-        self._h = (pynvml.nvmlDeviceGetHandleByPciBusId(pci_bus_id) if pci_bus_id
-                   else pynvml.nvmlDeviceGetHandleByIndex(0))
+        self._h = (
+            pynvml.nvmlDeviceGetHandleByPciBusId(pci_bus_id)
+            if pci_bus_id
+            else pynvml.nvmlDeviceGetHandleByIndex(0)
+        )
         try:
             pynvml.nvmlDeviceGetTotalEnergyConsumption(self._h)
             self._counter = True
@@ -250,8 +341,11 @@ class PowerSampler:
             t = time.time_ns()
             try:
                 p = nv.nvmlDeviceGetPowerUsage(self._h) / 1e3
-                e = (float(nv.nvmlDeviceGetTotalEnergyConsumption(self._h))
-                     if self._counter else None)
+                e = (
+                    float(nv.nvmlDeviceGetTotalEnergyConsumption(self._h))
+                    if self._counter
+                    else None
+                )
             except nv.NVMLError:
                 p, e = None, None
             if p is not None:
@@ -276,17 +370,24 @@ class PowerSampler:
         return integrate_energy_j(self.t_ns, self.power_w, t0_ns, t1_ns, counter)
 
 
-def _energy_runs(r_inst: dict, r_dram: dict, r_l2: dict, r_smem: dict,
-                 sampler: PowerSampler) -> list[dict[str, Any]]:
+def _energy_runs(
+    r_inst: dict, r_dram: dict, r_l2: dict, r_smem: dict, sampler: PowerSampler
+) -> list[dict[str, Any]]:
     runs = []
 
     def add(name: str, res: dict, prefix: str, counts: dict[str, float]) -> None:
         t0, t1 = res.get(f"{prefix}energy_t0_ns"), res.get(f"{prefix}energy_t1_ns")
         if t0 is None or t1 is None:
             return
-        runs.append({"name": name, "seconds": res[f"{prefix}energy_kernel_ms"] / 1e3,
-                     "window_ns": [t0, t1], "counts": counts,
-                     "energy_j": sampler.energy_j(t0, t1)})
+        runs.append(
+            {
+                "name": name,
+                "seconds": res[f"{prefix}energy_kernel_ms"] / 1e3,
+                "window_ns": [t0, t1],
+                "counts": counts,
+                "energy_j": sampler.energy_j(t0, t1),
+            }
+        )
 
     add("idle", r_inst, "idle_", {})
     for c in ("int32", "fp32", "fp64", "sfu"):
@@ -304,8 +405,13 @@ def _energy_runs(r_inst: dict, r_dram: dict, r_l2: dict, r_smem: dict,
     return runs
 
 
-def _measure_energy(exe: Mapping[str, Path], steps: Mapping[str, tuple[str, list[str]]],
-                    pci: str, duration_ms: float, timeout_s: float) -> dict[str, Any]:
+def _measure_energy(
+    exe: Mapping[str, Path],
+    steps: Mapping[str, tuple[str, list[str]]],
+    pci: str,
+    duration_ms: float,
+    timeout_s: float,
+) -> dict[str, Any]:
     try:
         sampler = PowerSampler(pci)
     except ImportError:
@@ -314,16 +420,26 @@ def _measure_energy(exe: Mapping[str, Path], steps: Mapping[str, tuple[str, list
         return {"skipped": f"NVML unavailable: {exc}"}
     d = f"duration_ms={duration_ms:g}"
     with sampler:
-        r_inst = run_program(exe["inst.cu"], ["classes=idle,int32,fp32,fp64,sfu", "iters=1024",
-                                              d], timeout_s)
-        r_dram = run_program(exe["stream.cu"], [*steps["stream_dram"][1][:1], "strides=1",
-                                                "bytes_per_point=1073741824", d], timeout_s)
-        r_l2 = run_program(exe["stream.cu"], [*steps["stream_l2"][1][:1], "strides=1",
-                                              "bytes_per_point=4294967296", d], timeout_s)
+        r_inst = run_program(
+            exe["inst.cu"], ["classes=idle,int32,fp32,fp64,sfu", "iters=1024", d], timeout_s
+        )
+        r_dram = run_program(
+            exe["stream.cu"],
+            [*steps["stream_dram"][1][:1], "strides=1", "bytes_per_point=1073741824", d],
+            timeout_s,
+        )
+        r_l2 = run_program(
+            exe["stream.cu"],
+            [*steps["stream_l2"][1][:1], "strides=1", "bytes_per_point=4294967296", d],
+            timeout_s,
+        )
         r_smem = run_program(exe["smem.cu"], ["strides=1", "iters=256", d], timeout_s)
         time.sleep(2 * sampler.interval_s)
-    return {"runs": _energy_runs(r_inst, r_dram, r_l2, r_smem, sampler),
-            "samples": len(sampler.t_ns), "energy_counter": bool(sampler.energy_mj)}
+    return {
+        "runs": _energy_runs(r_inst, r_dram, r_l2, r_smem, sampler),
+        "samples": len(sampler.t_ns),
+        "energy_counter": bool(sampler.energy_mj),
+    }
 
 
 # ---- the device file -----------------------------------------------------------------------
@@ -359,13 +475,18 @@ def _typed(table: str, key: str, value: Any) -> Any:
 
 
 def _note(m: Measured, date: str, gpu: str) -> str:
-    acc = f"; micro-benchmark accuracy {m.accuracy:.0%} (timed instructions / all instructions " \
-          "of the timed loop)" if m.accuracy is not None else ""
+    acc = (
+        f"; micro-benchmark accuracy {m.accuracy:.0%} (timed instructions / all instructions "
+        "of the timed loop)"
+        if m.accuracy is not None
+        else ""
+    )
     return f"{m.kind} {date} on {gpu}: {m.method}{acc}"
 
 
-def render_device_toml(base_doc: Mapping[str, Any], analysis: Analysis, gpu_name: str,
-                       date: str, base_name: str) -> str:
+def render_device_toml(
+    base_doc: Mapping[str, Any], analysis: Analysis, gpu_name: str, date: str, base_name: str
+) -> str:
     """A device file: `base_doc` (a parsed base device file) with the measured fields replaced.
 
     Each replaced field gets a `[provenance.notes]` entry (method, date, GPU, accuracy);
@@ -396,14 +517,20 @@ def render_device_toml(base_doc: Mapping[str, Any], analysis: Analysis, gpu_name
         else:
             comments.append(f"{key} = {_toml_value(m.value)}  # {m.method}")
     base_source = prov.get("source", "")
-    prov.update(source=f"cgpredict calibrate on {gpu_name}, {date}: the fields noted "
-                       f"'measured', 'queried' (CUDA runtime) or 'derived' below; every other "
-                       f"field from the base device file {base_name!r} ({base_source})",
-                date=date, gpu_name=gpu_name, notes=notes)
+    prov.update(
+        source=f"cgpredict calibrate on {gpu_name}, {date}: the fields noted "
+        f"'measured', 'queried' (CUDA runtime) or 'derived' below; every other "
+        f"field from the base device file {base_name!r} ({base_source})",
+        date=date,
+        gpu_name=gpu_name,
+        notes=notes,
+    )
     doc["provenance"] = prov
     doc["description"] = f"{gpu_name}, calibrated {date} by cgpredict calibrate (base {base_name})"
-    lines = [f"# {gpu_name}: device file written by `cgpredict calibrate` on {date}.",
-             "# Raw micro-benchmark results: the .raw.json file beside this one."]
+    lines = [
+        f"# {gpu_name}: device file written by `cgpredict calibrate` on {date}.",
+        "# Raw micro-benchmark results: the .raw.json file beside this one.",
+    ]
     lines += [f"# not in the schema: {c}" for c in comments]
     lines += [f"# note: {n}" for n in analysis.notes]
     for key, v in doc.items():
@@ -449,16 +576,25 @@ def finish_from_raw(raw: Mapping[str, Any], output: Path, base: str = "h100") ->
         raise CalibrationError(f"the calibrated device file does not validate: {exc}") from None
     tmp.replace(output)
     if Path(raw_path).resolve() != Path(raw.get("_path", "")).resolve():
-        raw_path.write_text(json.dumps({k: v for k, v in raw.items() if k != "_path"},
-                                       indent=1, sort_keys=True) + "\n")
+        raw_path.write_text(
+            json.dumps({k: v for k, v in raw.items() if k != "_path"}, indent=1, sort_keys=True)
+            + "\n"
+        )
     notes = tuple(analysis.notes) + tuple(raw.get("notes", ()))
     return CalibrationResult(output, raw_path, load_device_file(output), analysis, gpu, notes)
 
 
-def calibrate(output: Path | None, base: str = "h100", only: Sequence[str] | None = None,
-              timeout_s: float = 300.0, *, nvcc: str | None = None, energy: bool = True,
-              energy_duration_ms: float = 1500.0,
-              progress: Callable[[str], None] | None = None) -> CalibrationResult:
+def calibrate(
+    output: Path | None,
+    base: str = "h100",
+    only: Sequence[str] | None = None,
+    timeout_s: float = 300.0,
+    *,
+    nvcc: str | None = None,
+    energy: bool = True,
+    energy_duration_ms: float = 1500.0,
+    progress: Callable[[str], None] | None = None,
+) -> CalibrationResult:
     """Measure the local GPU and write `output` (a device file) and `<stem>.raw.json`.
 
     `output` None: `default_output(<GPU name>)`. `only` restricts the micro-benchmarks
@@ -471,8 +607,9 @@ def calibrate(output: Path | None, base: str = "h100", only: Sequence[str] | Non
     chosen = list(BENCHMARKS) if not only else ["props", *only]
     unknown = sorted(set(chosen) - set(BENCHMARKS))
     if unknown:
-        raise CalibrationError(f"unknown micro-benchmark(s) {', '.join(unknown)} "
-                               f"(known: {', '.join(BENCHMARKS)})")
+        raise CalibrationError(
+            f"unknown micro-benchmark(s) {', '.join(unknown)} (known: {', '.join(BENCHMARKS)})"
+        )
     _, base_dev = _base_doc(base)
     gpu = query_gpu()
     nvcc_path = find_nvcc(nvcc)
@@ -496,16 +633,26 @@ def calibrate(output: Path | None, base: str = "h100", only: Sequence[str] | Non
         if energy and "energy" in chosen:
             say("energy (NVML)")
             try:
-                bench["energy"] = _measure_energy(exe, steps, gpu.pci_bus_id or
-                                                  bench["props"].get("pci_bus_id", ""),
-                                                  energy_duration_ms, timeout_s)
+                bench["energy"] = _measure_energy(
+                    exe,
+                    steps,
+                    gpu.pci_bus_id or bench["props"].get("pci_bus_id", ""),
+                    energy_duration_ms,
+                    timeout_s,
+                )
             except CalibrationError as exc:
                 bench["energy"] = {"skipped": str(exc)}
             if "skipped" in bench["energy"]:
                 notes.append(f"energy not measured: {bench['energy']['skipped']}")
-    raw = {"gpu_name": gpu.name, "compute_capability": gpu.compute_cap, "arch": arch,
-           "date": datetime.date.today().isoformat(), "base": base, "notes": notes,
-           "benchmarks": {k: v for k, v in bench.items() if "error" not in v}}
+    raw = {
+        "gpu_name": gpu.name,
+        "compute_capability": gpu.compute_cap,
+        "arch": arch,
+        "date": datetime.date.today().isoformat(),
+        "base": base,
+        "notes": notes,
+        "benchmarks": {k: v for k, v in bench.items() if "error" not in v},
+    }
     raw["failed"] = {k: v["error"] for k, v in bench.items() if "error" in v}
     return finish_from_raw(raw, output or default_output(gpu.name), base)
 
@@ -520,8 +667,11 @@ def format_result(result: CalibrationResult) -> str:
     """Plain-text summary: every measured field (value and method), findings, notes."""
     a = result.analysis
     lines = [f"wrote {result.output} ({result.gpu_name}) and {result.raw_path}"]
-    for title, table in (("device fields", a.values), ("energy", a.energy),
-                         ("other findings (no device field)", a.extra)):
+    for title, table in (
+        ("device fields", a.values),
+        ("energy", a.energy),
+        ("other findings (no device field)", a.extra),
+    ):
         if table:
             lines.append(f"{title}:")
             for key, m in sorted(table.items()):

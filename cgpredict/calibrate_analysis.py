@@ -37,8 +37,15 @@ __all__ = [
 ]
 
 # Count names of the energy regression; the device field is f"{name}_nj" ([energy] table).
-ENERGY_COUNTS = ("fp32_op", "int32_op", "sfu_op", "fp64_op", "dram_transaction",
-                 "l2_transaction", "smem_transaction")
+ENERGY_COUNTS = (
+    "fp32_op",
+    "int32_op",
+    "sfu_op",
+    "fp64_op",
+    "dram_transaction",
+    "l2_transaction",
+    "smem_transaction",
+)
 
 
 @dataclass(frozen=True)
@@ -73,8 +80,9 @@ class LinearFit:
 
 
 # ---- latency curves --------------------------------------------------------------------
-def find_plateaus(sizes: Sequence[int], cycles: Sequence[float], rel_tol: float = 0.15,
-                  min_points: int = 2) -> tuple[Plateau, ...]:
+def find_plateaus(
+    sizes: Sequence[int], cycles: Sequence[float], rel_tol: float = 0.15, min_points: int = 2
+) -> tuple[Plateau, ...]:
     """Latency plateaus of a pointer-chase curve (sizes ascending).
 
     A plateau is a maximal run of consecutive points within `rel_tol` of the run's median;
@@ -105,12 +113,12 @@ def find_plateaus(sizes: Sequence[int], cycles: Sequence[float], rel_tol: float 
                 merged[-1].extend(r)
                 continue
         merged.append(list(r))
-    return tuple(Plateau(float(np.median([ys[k] for k in r])), xs[r[0]], xs[r[-1]], len(r))
-                 for r in merged)
+    return tuple(
+        Plateau(float(np.median([ys[k] for k in r])), xs[r[0]], xs[r[-1]], len(r)) for r in merged
+    )
 
 
-def fetch_granularity(strides: Sequence[int], cycles: Sequence[float],
-                      rel_tol: float = 0.1) -> int:
+def fetch_granularity(strides: Sequence[int], cycles: Sequence[float], rel_tol: float = 0.1) -> int:
     """Line / sector size from a first-touch stride sweep.
 
     With stride s below the fetch granularity G only s/G of the accesses miss, so cycles per
@@ -136,12 +144,17 @@ def linear_fit(x: Sequence[float], y: Sequence[float]) -> LinearFit:
     slope, intercept = np.polyfit(xa, ya, 1)
     resid = ya - (slope * xa + intercept)
     ss = float(((ya - ya.mean()) ** 2).sum())
-    r2 = 1.0 - float((resid ** 2).sum()) / ss if ss > 0 else 1.0
+    r2 = 1.0 - float((resid**2).sum()) / ss if ss > 0 else 1.0
     return LinearFit(float(slope), float(intercept), r2)
 
 
-def departure_delay(sectors_per_warp: Sequence[float], warp_insts: Sequence[float],
-                    ms: Sequence[float], clock_mhz: float, sm_count: int) -> LinearFit:
+def departure_delay(
+    sectors_per_warp: Sequence[float],
+    warp_insts: Sequence[float],
+    ms: Sequence[float],
+    clock_mhz: float,
+    sm_count: int,
+) -> LinearFit:
     """Departure delay of a saturated stream (MWP-CWP dd_L2 / dd_dram, SPEC eqs. (1)-(3)).
 
     SM cycles per warp memory instruction = cycles / (warp_insts / sm_count) grows by dd per
@@ -160,15 +173,21 @@ def bank_conflict_cost(degrees: Sequence[int], cycles: Sequence[float]) -> tuple
     return float(np.median(free)), fit.slope
 
 
-def warp_insts_per_cycle(thread_ops: float, ms: float, clock_mhz: float, sm_count: int,
-                         warp_size: int = 32) -> float:
+def warp_insts_per_cycle(
+    thread_ops: float, ms: float, clock_mhz: float, sm_count: int, warp_size: int = 32
+) -> float:
     """Throughput in warp instructions per SM cycle of one instruction class."""
     return thread_ops / warp_size / (ms * 1e3 * clock_mhz * sm_count)
 
 
 # ---- energy ------------------------------------------------------------------------------
-def integrate_energy_j(t_ns: Sequence[int], power_w: Sequence[float], t0_ns: int, t1_ns: int,
-                       energy_mj: Sequence[float] | None = None) -> float:
+def integrate_energy_j(
+    t_ns: Sequence[int],
+    power_w: Sequence[float],
+    t0_ns: int,
+    t1_ns: int,
+    energy_mj: Sequence[float] | None = None,
+) -> float:
     """Energy (J) drawn in the window [t0_ns, t1_ns] from power samples taken at `t_ns`.
 
     With the NVML total-energy counter (`energy_mj`, millijoules) the counter is interpolated
@@ -220,8 +239,12 @@ def fit_energy(runs: Sequence[EnergyRun]) -> EnergyFit:
     dropped: list[str] = []
     y = np.array([r.energy_j for r in runs])
     while True:
-        a = np.array([[r.seconds if c == "static" else r.counts.get(c, 0.0) * 1e-9
-                       for c in cols] for r in runs])
+        a = np.array(
+            [
+                [r.seconds if c == "static" else r.counts.get(c, 0.0) * 1e-9 for c in cols]
+                for r in runs
+            ]
+        )
         scale = np.abs(a).max(axis=0)
         scale[scale == 0] = 1.0
         coef, *_ = np.linalg.lstsq(a / scale, y, rcond=None)
@@ -257,10 +280,20 @@ def _accuracy(r: Mapping[str, Any]) -> float | None:
     return pure / total if pure and total else None
 
 
-_PROP_FIELDS = ("sm_count", "warp_size", "max_threads_per_sm", "max_blocks_per_sm",
-                "max_threads_per_block", "registers_per_sm", "registers_per_block_max",
-                "shared_mem_per_sm_bytes", "shared_mem_per_block_max_bytes",
-                "shared_mem_reserved_per_block_bytes", "dram_bytes", "compute_capability")
+_PROP_FIELDS = (
+    "sm_count",
+    "warp_size",
+    "max_threads_per_sm",
+    "max_blocks_per_sm",
+    "max_threads_per_block",
+    "registers_per_sm",
+    "registers_per_block_max",
+    "shared_mem_per_sm_bytes",
+    "shared_mem_per_block_max_bytes",
+    "shared_mem_reserved_per_block_bytes",
+    "dram_bytes",
+    "compute_capability",
+)
 
 
 def _props(p: Mapping[str, Any], l2_unit: int, out: dict, notes: list) -> None:
@@ -269,14 +302,17 @@ def _props(p: Mapping[str, Any], l2_unit: int, out: dict, notes: list) -> None:
         if key in p and (p[key] or key == "shared_mem_reserved_per_block_bytes"):
             out[key] = Measured(p[key], how, kind="queried")
     if p.get("max_threads_per_sm") and p.get("warp_size"):
-        out["max_warps_per_sm"] = Measured(p["max_threads_per_sm"] // p["warp_size"], how,
-                                           kind="queried")
+        out["max_warps_per_sm"] = Measured(
+            p["max_threads_per_sm"] // p["warp_size"], how, kind="queried"
+        )
     l2 = p.get("l2_bytes")
     if l2 and l2 % l2_unit == 0:
         out["l2_bytes"] = Measured(l2, how, kind="queried")
     elif l2:
-        notes.append(f"l2_bytes {l2} from the CUDA runtime is not a multiple of l2_line_bytes * "
-                     f"l2_ways = {l2_unit}; the base value is kept")
+        notes.append(
+            f"l2_bytes {l2} from the CUDA runtime is not a multiple of l2_line_bytes * "
+            f"l2_ways = {l2_unit}; the base value is kept"
+        )
 
 
 def _clock(raw: Mapping[str, Any]) -> float | None:
@@ -292,10 +328,13 @@ def _latencies(raw: Mapping[str, Any], out: dict, extra: dict, notes: list) -> N
             out["l1_latency_cycles"] = Measured(
                 round(levels[0].latency_cycles, 1),
                 f"pointer chase (ld.global.ca, stride {r['stride']} B), first plateau of "
-                f"{len(levels)}", _accuracy(r))
+                f"{len(levels)}",
+                _accuracy(r),
+            )
             if len(levels) > 1:
                 extra["l1_capacity_bytes"] = Measured(
-                    levels[0].last_bytes, "largest footprint on the L1 plateau (lower bound)")
+                    levels[0].last_bytes, "largest footprint on the L1 plateau (lower bound)"
+                )
     r = raw.get("latency_l2")
     if r:
         levels = find_plateaus(r["values"], r["cycles_per_access"])
@@ -303,86 +342,121 @@ def _latencies(raw: Mapping[str, Any], out: dict, extra: dict, notes: list) -> N
         if levels:
             l2 = levels[0].latency_cycles
             out["l2_latency_cycles"] = Measured(
-                round(l2, 1), f"pointer chase (ld.global.cg, stride {r['stride']} B), "
-                f"first plateau", acc)
+                round(l2, 1),
+                f"pointer chase (ld.global.cg, stride {r['stride']} B), first plateau",
+                acc,
+            )
         if len(levels) >= 2:
             total = levels[-1].latency_cycles
             out["dram_latency_cycles"] = Measured(
                 round(total - levels[0].latency_cycles, 1),
                 f"pointer chase beyond L2: {total:.0f} cycles in all, minus the L2 latency "
-                f"(the field is additive, SPEC eq. (2))", acc)
+                f"(the field is additive, SPEC eq. (2))",
+                acc,
+            )
             extra["l2_capacity_bytes"] = Measured(
-                levels[-2].last_bytes, "largest footprint on the last L2 plateau (lower bound)")
+                levels[-2].last_bytes, "largest footprint on the last L2 plateau (lower bound)"
+            )
             if len(levels) > 2:
-                notes.append("L2 sweep shows intermediate plateaus "
-                             + ", ".join(f"{p.latency_cycles:.0f}" for p in levels[1:-1])
-                             + " cycles (far L2 partition or TLB)")
+                notes.append(
+                    "L2 sweep shows intermediate plateaus "
+                    + ", ".join(f"{p.latency_cycles:.0f}" for p in levels[1:-1])
+                    + " cycles (far L2 partition or TLB)"
+                )
         else:
             notes.append("L2 sweep found no DRAM plateau: footprints too small?")
-    for name, key, what in (("line_l1", "l1_fetch_bytes", "L1"),
-                            ("line_l2", "l2_sector_bytes", "L2<-DRAM")):
+    for name, key, what in (
+        ("line_l1", "l1_fetch_bytes", "L1"),
+        ("line_l2", "l2_sector_bytes", "L2<-DRAM"),
+    ):
         r = raw.get(name)
         if r:
             g = fetch_granularity(r["values"], r["cycles_per_access"])
             target = extra if key == "l1_fetch_bytes" else out
-            target[key] = Measured(g, f"first-touch stride sweep: {what} fetch granularity",
-                                   _accuracy(r))
+            target[key] = Measured(
+                g, f"first-touch stride sweep: {what} fetch granularity", _accuracy(r)
+            )
 
 
-def _throughput(raw: Mapping[str, Any], clock: float | None, sms: int, warp: int,
-                out: dict, extra: dict) -> None:
+def _throughput(
+    raw: Mapping[str, Any], clock: float | None, sms: int, warp: int, out: dict, extra: dict
+) -> None:
     r = raw.get("smem")
     if r:
         lat, replay = bank_conflict_cost(r["conflict_degree"], r["cycles_per_access"])
-        out["shared_latency_cycles"] = Measured(round(lat, 1), "shared-memory pointer chase, "
-                                                "conflict-free", _accuracy(r))
+        out["shared_latency_cycles"] = Measured(
+            round(lat, 1), "shared-memory pointer chase, conflict-free", _accuracy(r)
+        )
         extra["smem_conflict_replay_cycles"] = Measured(
-            round(replay, 2), "slope of cycles per shared load vs bank-conflict degree",
-            _accuracy(r))
+            round(replay, 2),
+            "slope of cycles per shared load vs bank-conflict degree",
+            _accuracy(r),
+        )
     for name, key in (("stream_l2", "dd_l2_cycles"), ("stream_dram", "dd_dram_cycles")):
         r = raw.get(name)
         if r and clock:
             fit = departure_delay(r["sectors_per_warp"], r["warp_insts"], r["ms"], clock, sms)
             if fit.slope > 0:
-                out[key] = Measured(round(fit.slope, 3), f"saturated {len(r['ms'])}-point "
-                                    f"stream, slope of SM cycles per warp load vs 32-B sectors "
-                                    f"per warp (r2 {fit.r2:.3f})", _accuracy(r))
+                out[key] = Measured(
+                    round(fit.slope, 3),
+                    f"saturated {len(r['ms'])}-point "
+                    f"stream, slope of SM cycles per warp load vs 32-B sectors "
+                    f"per warp (r2 {fit.r2:.3f})",
+                    _accuracy(r),
+                )
     r = raw.get("bandwidth")
     if r:
-        out["dram_bandwidth_gbps"] = Measured(round(r["bytes"] / (min(r["ms"]) * 1e-3) / 1e9, 1),
-                                              "16-B load stream over a buffer >> L2, best run",
-                                              _accuracy(r))
+        out["dram_bandwidth_gbps"] = Measured(
+            round(r["bytes"] / (min(r["ms"]) * 1e-3) / 1e9, 1),
+            "16-B load stream over a buffer >> L2, best run",
+            _accuracy(r),
+        )
     r = raw.get("inst")
     if r and clock:
         acc = _accuracy(r)
-        rates = {c: warp_insts_per_cycle(r[f"{c}_thread_ops"], r[f"{c}_ms"], clock, sms, warp)
-                 for c in ("int32", "fp32", "fp64", "sfu") if f"{c}_ms" in r}
+        rates = {
+            c: warp_insts_per_cycle(r[f"{c}_thread_ops"], r[f"{c}_ms"], clock, sms, warp)
+            for c in ("int32", "fp32", "fp64", "sfu")
+            if f"{c}_ms" in r
+        }
         for c, v in rates.items():
-            extra[f"{c}_warp_insts_per_cycle"] = Measured(round(v, 3), "full-occupancy "
-                                                          "independent chains", acc)
+            extra[f"{c}_warp_insts_per_cycle"] = Measured(
+                round(v, 3), "full-occupancy independent chains", acc
+            )
         if rates:
             best = max(rates, key=rates.get)
             out["inst_cycles_per_warp_inst"] = Measured(
-                round(1.0 / rates[best], 4), f"issue rate: 1 / the fastest class ({best}, "
-                f"{rates[best]:.2f} warp insts per SM cycle)", acc)
+                round(1.0 / rates[best], 4),
+                f"issue rate: 1 / the fastest class ({best}, "
+                f"{rates[best]:.2f} warp insts per SM cycle)",
+                acc,
+            )
         if "int32_latency_cycles" in r:
-            out["inst_latency_cycles"] = Measured(round(r["int32_latency_cycles"], 2),
-                                                  "dependent mad.lo.s32 chain", acc)
+            out["inst_latency_cycles"] = Measured(
+                round(r["int32_latency_cycles"], 2), "dependent mad.lo.s32 chain", acc
+            )
         if "fp32_latency_cycles" in r:
-            out["fp_latency_cycles"] = Measured(round(r["fp32_latency_cycles"], 2),
-                                                "dependent fma.rn.f32 chain", acc)
+            out["fp_latency_cycles"] = Measured(
+                round(r["fp32_latency_cycles"], 2), "dependent fma.rn.f32 chain", acc
+            )
     r = raw.get("barrier")
     if r:
         cyc = dict(zip(r["threads"], r["cycles_per_barrier"]))
         pick = 256 if 256 in cyc else max(cyc)
-        extra["barrier_cycles"] = Measured(round(cyc[pick], 1), f"__syncthreads of a {pick}-"
-                                           "thread block, one block per SM", _accuracy(r))
+        extra["barrier_cycles"] = Measured(
+            round(cyc[pick], 1),
+            f"__syncthreads of a {pick}-thread block, one block per SM",
+            _accuracy(r),
+        )
 
 
 def energy_runs(raw: Mapping[str, Any]) -> list[EnergyRun]:
     """The EnergyRun of every energy micro-benchmark that has a measured energy."""
-    return [EnergyRun(e["name"], e["seconds"], e["counts"], e["energy_j"])
-            for e in raw.get("energy", {}).get("runs", []) if e.get("energy_j") is not None]
+    return [
+        EnergyRun(e["name"], e["seconds"], e["counts"], e["energy_j"])
+        for e in raw.get("energy", {}).get("runs", [])
+        if e.get("energy_j") is not None
+    ]
 
 
 def _energy(raw: Mapping[str, Any], energy: dict, notes: list) -> None:
@@ -390,8 +464,10 @@ def _energy(raw: Mapping[str, Any], energy: dict, notes: list) -> None:
     if len(runs) < 2:
         return
     fit = fit_energy(runs)
-    how = (f"NVML energy over {len(runs)} runs ({', '.join(r.name for r in runs)}), least "
-           f"squares, relative residual {fit.rel_residual:.3f}")
+    how = (
+        f"NVML energy over {len(runs)} runs ({', '.join(r.name for r in runs)}), least "
+        f"squares, relative residual {fit.rel_residual:.3f}"
+    )
     for k, v in fit.nj.items():
         energy[f"{k}_nj"] = Measured(round(v, 4), how)
     if fit.static_power_w is not None:
@@ -416,17 +492,26 @@ def analyse(raw: Mapping[str, Any], l2_line_bytes: int, l2_ways: int) -> Analysi
     _props(props, l2_line_bytes * l2_ways, out, notes)
     clock = _clock(raw)
     if clock:
-        out["clock_mhz"] = Measured(round(clock, 1), "clock64() cycles over event time of a "
-                                    "spin kernel on every SM (median over the benchmarks)")
-    sms = int(props.get("sm_count") or next(
-        (r["sm_count"] for r in raw.values() if isinstance(r, Mapping) and "sm_count" in r), 1))
+        out["clock_mhz"] = Measured(
+            round(clock, 1),
+            "clock64() cycles over event time of a "
+            "spin kernel on every SM (median over the benchmarks)",
+        )
+    sms = int(
+        props.get("sm_count")
+        or next(
+            (r["sm_count"] for r in raw.values() if isinstance(r, Mapping) and "sm_count" in r), 1
+        )
+    )
     _latencies(raw, out, extra, notes)
     _throughput(raw, clock, sms, int(props.get("warp_size", 32)), out, extra)
     parts = [out.get(k) for k in ("l2_latency_cycles", "dram_latency_cycles", "dd_dram_cycles")]
     if all(parts):
-        out["smem_load_cycles"] = Measured(round(sum(p.value for p in parts), 1),
-                                           "measured L2 + DRAM latency + dd_dram",
-                                           kind="derived")
+        out["smem_load_cycles"] = Measured(
+            round(sum(p.value for p in parts), 1),
+            "measured L2 + DRAM latency + dd_dram",
+            kind="derived",
+        )
     _energy(raw, energy, notes)
     for key, m in list(out.items()):
         if isinstance(m.value, float) and not (m.value > 0 and math.isfinite(m.value)):

@@ -38,8 +38,11 @@ class _Group(click.Group):
         except Exception as exc:  # a bug: say so in one line unless debugging
             if os.environ.get("CGP_DEBUG"):
                 raise
-            click.echo(f"cgpredict: internal error: {type(exc).__name__}: {exc} "
-                       f"(set CGP_DEBUG=1 for the traceback)", err=True)
+            click.echo(
+                f"cgpredict: internal error: {type(exc).__name__}: {exc} "
+                f"(set CGP_DEBUG=1 for the traceback)",
+                err=True,
+            )
             sys.exit(70)
 
 
@@ -52,17 +55,42 @@ def main() -> None:
 @main.command()
 @click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("-D", "defines", multiple=True, metavar="NAME=V", help=_SIZE_HELP)
-@click.option("--function", "functions", multiple=True, metavar="NAME",
-              help="Trace the whole function NAME as one kernel (repeatable).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
-              help="Trace file to write [default: SOURCE stem + .cgptrace in the current directory].")
-@click.option("--timeout", "timeout_s", type=float, default=120.0, show_default=True,
-              help="Stop the traced program after this many seconds.")
-@click.option("--max-events", type=int, default=200_000_000, show_default=True,
-              help="Stop if the trace grows beyond this many events (8 bytes each).")
-@click.option("--max-launches", type=int, default=0, show_default=True,
-              help="Record memory events of only the first N launches of each kernel (0: all); "
-                   "operation counts are kept for every launch.")
+@click.option(
+    "--function",
+    "functions",
+    multiple=True,
+    metavar="NAME",
+    help="Trace the whole function NAME as one kernel (repeatable).",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Trace file to write [default: SOURCE stem + .cgptrace in the current directory].",
+)
+@click.option(
+    "--timeout",
+    "timeout_s",
+    type=float,
+    default=120.0,
+    show_default=True,
+    help="Stop the traced program after this many seconds.",
+)
+@click.option(
+    "--max-events",
+    type=int,
+    default=200_000_000,
+    show_default=True,
+    help="Stop if the trace grows beyond this many events (8 bytes each).",
+)
+@click.option(
+    "--max-launches",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Record memory events of only the first N launches of each kernel (0: all); "
+    "operation counts are kept for every launch.",
+)
 @click.option("--force", is_flag=True, help="Overwrite the output even if it is not a trace.")
 def trace(source, defines, functions, output, timeout_s, max_events, max_launches, force):
     """Compile SOURCE, run it instrumented and write a trace of its marked kernels."""
@@ -72,8 +100,10 @@ def trace(source, defines, functions, output, timeout_s, max_events, max_launche
     opts = TraceOptions(_macros(defines), tuple(functions), timeout_s, max_events, max_launches)
     tr = trace_program(source, output, opts, force=force)
     n_mem = int(((tr.events >> 48) < 0xF000).sum()) if len(tr.events) else 0
-    click.echo(f"wrote {output}: {len(tr.header.regions)} kernel(s), {len(tr.launches)} launch(es), "
-               f"{n_mem} memory events, {output.stat().st_size} bytes")
+    click.echo(
+        f"wrote {output}: {len(tr.header.regions)} kernel(s), {len(tr.launches)} launch(es), "
+        f"{n_mem} memory events, {output.stat().st_size} bytes"
+    )
 
 
 @main.command("trace-info")
@@ -88,17 +118,40 @@ def trace_info(trace_file):
 
 def _sizing_options(command):
     """The options every predicting command shares: sizes, kernels given by function, timeout."""
-    for option in reversed((
-        click.option("-D", "defines", multiple=True, metavar="NAME=V",
-                     help="Work size to predict, e.g. -D NI=1024 [default: the file's macros]."),
-        click.option("--trace-size", "trace_defs", multiple=True, metavar="NAME=V",
-                     help="Smaller size actually traced [default: the file's "
-                          "'#pragma cgp trace', else chosen automatically]."),
-        click.option("--function", "functions", multiple=True, metavar="NAME",
-                     help="Treat the whole function NAME as a kernel (repeatable)."),
-        click.option("--timeout", "timeout_s", type=float, default=120.0, show_default=True,
-                     help="Stop the traced program after this many seconds."),
-    )):
+    for option in reversed(
+        (
+            click.option(
+                "-D",
+                "defines",
+                multiple=True,
+                metavar="NAME=V",
+                help="Work size to predict, e.g. -D NI=1024 [default: the file's macros].",
+            ),
+            click.option(
+                "--trace-size",
+                "trace_defs",
+                multiple=True,
+                metavar="NAME=V",
+                help="Smaller size actually traced [default: the file's "
+                "'#pragma cgp trace', else chosen automatically].",
+            ),
+            click.option(
+                "--function",
+                "functions",
+                multiple=True,
+                metavar="NAME",
+                help="Treat the whole function NAME as a kernel (repeatable).",
+            ),
+            click.option(
+                "--timeout",
+                "timeout_s",
+                type=float,
+                default=120.0,
+                show_default=True,
+                help="Stop the traced program after this many seconds.",
+            ),
+        )
+    ):
         command = option(command)
     return command
 
@@ -115,39 +168,91 @@ def _sizes(items: tuple[str, ...], flag: str) -> dict[str, int]:
 
 @main.command()
 @_sizing_options
-@click.argument("source", required=False,
-                type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--from-trace", "from_trace", type=click.Path(dir_okay=False, path_type=Path),
-              help="Predict from a saved trace (cgpredict trace) instead of SOURCE; the work "
-                   "size is then the traced size.")
-@click.option("--block", metavar="XxY", help="CUDA block shape [default: 32x32 for 2-D grids, "
-              "256x1 for 1-D].")
-@click.option("--grid", type=click.IntRange(1, 2), help="Map 1 or 2 outer loops to threads "
-              "[default: 2 when the two outer loops are perfectly nested and independent].")
-@click.option("--device", default="tk1", show_default=True,
-              help="GPU: a bundled name (see `cgpredict devices`) or a .toml device file.")
-@click.option("--model", type=click.Choice(["cgpredict", "hongkim", "gpuperf"]),
-              default="cgpredict", show_default=True, help="Analytical model.")
-@click.option("--batch-mode", type=click.Choice(["whole", "paper"]), default="whole",
-              show_default=True, help="CGPredict eq. (16): repeat the whole time per batch of "
-              "blocks, or only its second term as printed in the paper.")
-@click.option("--registers", type=int, default=32, show_default=True,
-              help="Registers per thread assumed for occupancy.")
+@click.argument(
+    "source", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path)
+)
+@click.option(
+    "--from-trace",
+    "from_trace",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Predict from a saved trace (cgpredict trace) instead of SOURCE; the work "
+    "size is then the traced size.",
+)
+@click.option(
+    "--block", metavar="XxY", help="CUDA block shape [default: 32x32 for 2-D grids, 256x1 for 1-D]."
+)
+@click.option(
+    "--grid",
+    type=click.IntRange(1, 2),
+    help="Map 1 or 2 outer loops to threads "
+    "[default: 2 when the two outer loops are perfectly nested and independent].",
+)
+@click.option(
+    "--device",
+    default="tk1",
+    show_default=True,
+    help="GPU: a bundled name (see `cgpredict devices`) or a .toml device file.",
+)
+@click.option(
+    "--model",
+    type=click.Choice(["cgpredict", "hongkim", "gpuperf"]),
+    default="cgpredict",
+    show_default=True,
+    help="Analytical model.",
+)
+@click.option(
+    "--batch-mode",
+    type=click.Choice(["whole", "paper"]),
+    default="whole",
+    show_default=True,
+    help="CGPredict eq. (16): repeat the whole time per batch of "
+    "blocks, or only its second term as printed in the paper.",
+)
+@click.option(
+    "--registers",
+    type=int,
+    default=32,
+    show_default=True,
+    help="Registers per thread assumed for occupancy.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the full report as JSON.")
-def run(source, from_trace, block, grid, device, model, batch_mode, defines, trace_defs,
-        functions, registers, timeout_s, as_json):
+def run(
+    source,
+    from_trace,
+    block,
+    grid,
+    device,
+    model,
+    batch_mode,
+    defines,
+    trace_defs,
+    functions,
+    registers,
+    timeout_s,
+    as_json,
+):
     """Predict the GPU time of the marked kernels of SOURCE."""
     from .pipeline import RunOptions, analyze_trace, predict_source
     from .report import to_json, to_text
 
-    opts = RunOptions(block=_block(block), grid=grid, device=device, model=model,
-                      work_sizes=_sizes(defines, "-D"), trace_sizes=_sizes(trace_defs, "--trace-size"),
-                      functions=tuple(functions), timeout_s=timeout_s,
-                      registers_per_thread=registers, batch_mode=batch_mode)
+    opts = RunOptions(
+        block=_block(block),
+        grid=grid,
+        device=device,
+        model=model,
+        work_sizes=_sizes(defines, "-D"),
+        trace_sizes=_sizes(trace_defs, "--trace-size"),
+        functions=tuple(functions),
+        timeout_s=timeout_s,
+        registers_per_thread=registers,
+        batch_mode=batch_mode,
+    )
     if from_trace:
         if source or defines or trace_defs:
-            raise click.UsageError("--from-trace takes no SOURCE, -D or --trace-size: the "
-                                   "work size of a saved trace is its traced size")
+            raise click.UsageError(
+                "--from-trace takes no SOURCE, -D or --trace-size: the "
+                "work size of a saved trace is its traced size"
+            )
         from .devices import load_device
         from .tracefile import read_trace
 
@@ -155,28 +260,48 @@ def run(source, from_trace, block, grid, device, model, batch_mode, defines, tra
     elif source is None:
         raise click.UsageError("give a C SOURCE file or --from-trace TRACE")
     else:
-        progress = None if as_json or not sys.stderr.isatty() else (
-            lambda what: click.echo(f"... {what}", err=True))
+        progress = (
+            None
+            if as_json or not sys.stderr.isatty()
+            else (lambda what: click.echo(f"... {what}", err=True))
+        )
         report = predict_source(source, opts, progress)
     click.echo(to_json(report) if as_json else to_text(report))
 
 
 @main.command()
 @click.option("--device", default="tk1", show_default=True, help="GPU device file to predict for.")
-@click.option("--measured", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="Measurements from validation/measure.py [default: "
-                   "validation/measured/DEVICE.json when it exists].")
-@click.option("--corpus", type=click.Path(exists=True, file_okay=False, path_type=Path),
-              default=Path("polybench_c"), show_default=True, help="Folder of corpus kernels.")
-@click.option("--model", type=click.Choice(["cgpredict", "hongkim", "gpuperf"]),
-              default="cgpredict", show_default=True)
+@click.option(
+    "--measured",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Measurements from validation/measure.py [default: "
+    "validation/measured/DEVICE.json when it exists].",
+)
+@click.option(
+    "--corpus",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=Path("polybench_c"),
+    show_default=True,
+    help="Folder of corpus kernels.",
+)
+@click.option(
+    "--model",
+    type=click.Choice(["cgpredict", "hongkim", "gpuperf"]),
+    default="cgpredict",
+    show_default=True,
+)
 @click.option("--only", multiple=True, metavar="NAME", help="Only these corpus files (stems).")
-@click.option("--out-dir", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("validation/results"), show_default=True,
-              help="Where the JSON and Markdown tables are written.")
+@click.option(
+    "--out-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("validation/results"),
+    show_default=True,
+    help="Where the JSON and Markdown tables are written.",
+)
 def validate(device, measured, corpus, model, only, out_dir):
     """Predict every corpus kernel and compare with GPU measurements (mean abs. % error)."""
-    from .validate import default_measured, to_markdown, validate as run_validation, write_results
+    from .validate import default_measured, to_markdown, write_results
+    from .validate import validate as run_validation
 
     measured = measured or default_measured(device, Path.cwd())
     progress = (lambda what: click.echo(f"... {what}", err=True)) if sys.stderr.isatty() else None
@@ -189,64 +314,118 @@ def validate(device, measured, corpus, model, only, out_dir):
 @main.command()
 @_sizing_options
 @click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--fpga", "fpga_device", default="zc702", show_default=True,
-              help="FPGA: a bundled name (zc702, zcu102) or a .toml device file.")
+@click.option(
+    "--fpga",
+    "fpga_device",
+    default="zc702",
+    show_default=True,
+    help="FPGA: a bundled name (zc702, zcu102) or a .toml device file.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the full estimate as JSON.")
 def fpga(source, fpga_device, as_json, defines, trace_defs, functions, timeout_s):
     """Estimate the marked kernels of SOURCE on an FPGA (HLS design-space exploration)."""
     from .compare import fpga_to_json, fpga_to_text
     from .fpga import estimate_source
 
-    rep = estimate_source(source, fpga_device, _sizes(defines, "-D"),
-                          _sizes(trace_defs, "--trace-size"), tuple(functions), timeout_s)
+    rep = estimate_source(
+        source,
+        fpga_device,
+        _sizes(defines, "-D"),
+        _sizes(trace_defs, "--trace-size"),
+        tuple(functions),
+        timeout_s,
+    )
     click.echo(fpga_to_json(rep) if as_json else fpga_to_text(rep))
 
 
 @main.command()
 @_sizing_options
 @click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--gpu", "gpu_device", default="tk1", show_default=True,
-              help="GPU: a bundled name (see `cgpredict devices`) or a .toml device file.")
-@click.option("--fpga", "fpga_device", default="zc702", show_default=True,
-              help="FPGA: a bundled name (zc702, zcu102) or a .toml device file.")
-@click.option("--block", metavar="XxY", help="CUDA block shape for the GPU estimate "
-              "[default: 32x32 for 2-D grids, 256x1 for 1-D].")
+@click.option(
+    "--gpu",
+    "gpu_device",
+    default="tk1",
+    show_default=True,
+    help="GPU: a bundled name (see `cgpredict devices`) or a .toml device file.",
+)
+@click.option(
+    "--fpga",
+    "fpga_device",
+    default="zc702",
+    show_default=True,
+    help="FPGA: a bundled name (zc702, zcu102) or a .toml device file.",
+)
+@click.option(
+    "--block",
+    metavar="XxY",
+    help="CUDA block shape for the GPU estimate [default: 32x32 for 2-D grids, 256x1 for 1-D].",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
-def compare(source, gpu_device, fpga_device, block, as_json, defines, trace_defs, functions,
-            timeout_s):
+def compare(
+    source, gpu_device, fpga_device, block, as_json, defines, trace_defs, functions, timeout_s
+):
     """GPU vs FPGA estimate of SOURCE per kernel, with a recommendation and its reasons."""
     from .compare import compare_source, compare_to_json, compare_to_text
 
-    c = compare_source(source, gpu_device, fpga_device, _block(block), _sizes(defines, "-D"),
-                       _sizes(trace_defs, "--trace-size"), tuple(functions), timeout_s)
+    c = compare_source(
+        source,
+        gpu_device,
+        fpga_device,
+        _block(block),
+        _sizes(defines, "-D"),
+        _sizes(trace_defs, "--trace-size"),
+        tuple(functions),
+        timeout_s,
+    )
     click.echo(compare_to_json(c) if as_json else compare_to_text(c))
 
 
 @main.command()
 @_sizing_options
 @click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--block", metavar="XxY", help="Current CUDA block shape [default: 32x32 for "
-              "2-D grids, 256x1 for 1-D].")
-@click.option("--device", default="tk1", show_default=True,
-              help="GPU: a bundled name (see `cgpredict devices`) or a .toml device file.")
-@click.option("--tiled", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="Your tiled variant of SOURCE (with '#pragma cgp shared' lines) to predict "
-                   "instead of a modelled tiling.")
-@click.option("--chart", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the GPUPerf benefit chart (PNG/SVG; needs matplotlib).")
+@click.option(
+    "--block",
+    metavar="XxY",
+    help="Current CUDA block shape [default: 32x32 for 2-D grids, 256x1 for 1-D].",
+)
+@click.option(
+    "--device",
+    default="tk1",
+    show_default=True,
+    help="GPU: a bundled name (see `cgpredict devices`) or a .toml device file.",
+)
+@click.option(
+    "--tiled",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Your tiled variant of SOURCE (with '#pragma cgp shared' lines) to predict "
+    "instead of a modelled tiling.",
+)
+@click.option(
+    "--chart",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the GPUPerf benefit chart (PNG/SVG; needs matplotlib).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the advice as JSON.")
-def advise(source, block, device, tiled, chart, as_json, defines, trace_defs, functions,
-           timeout_s):
+def advise(source, block, device, tiled, chart, as_json, defines, trace_defs, functions, timeout_s):
     """Rank fixes (coalescing, shared memory, block shape) by predicted speedup."""
-    from .advisor import advise as run_advise, benefit_chart, render_text
+    from .advisor import advise as run_advise
+    from .advisor import benefit_chart, render_text
     from .pipeline import RunOptions
     from .report import _jsonable
 
-    opts = RunOptions(block=_block(block), device=device, work_sizes=_sizes(defines, "-D"),
-                      trace_sizes=_sizes(trace_defs, "--trace-size"), functions=tuple(functions),
-                      timeout_s=timeout_s)
-    progress = None if as_json or not sys.stderr.isatty() else (
-        lambda what: click.echo(f"... {what}", err=True))
+    opts = RunOptions(
+        block=_block(block),
+        device=device,
+        work_sizes=_sizes(defines, "-D"),
+        trace_sizes=_sizes(trace_defs, "--trace-size"),
+        functions=tuple(functions),
+        timeout_s=timeout_s,
+    )
+    progress = (
+        None
+        if as_json or not sys.stderr.isatty()
+        else (lambda what: click.echo(f"... {what}", err=True))
+    )
     a = run_advise(source, opts, tiled, progress)
     if as_json:
         import json
@@ -276,37 +455,62 @@ def _block(text):
 
 
 @main.command()
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
-              help="Device file to write [default: <gpu-name>.toml in the current directory]; "
-                   "the raw results go beside it as <name>.raw.json.")
-@click.option("--base", default="h100", show_default=True,
-              help="Device (name or .toml path) supplying every field that is not measured.")
-@click.option("--only", metavar="NAMES",
-              help="Comma-separated micro-benchmarks to run (props always runs): latency_l1, "
-                   "latency_l2, line_l1, line_l2, smem, stream_l2, stream_dram, bandwidth, "
-                   "inst, barrier, energy.")
-@click.option("--timeout", "timeout_s", type=float, default=300.0, show_default=True,
-              help="Stop a micro-benchmark after this many seconds.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Device file to write [default: <gpu-name>.toml in the current directory]; "
+    "the raw results go beside it as <name>.raw.json.",
+)
+@click.option(
+    "--base",
+    default="h100",
+    show_default=True,
+    help="Device (name or .toml path) supplying every field that is not measured.",
+)
+@click.option(
+    "--only",
+    metavar="NAMES",
+    help="Comma-separated micro-benchmarks to run (props always runs): latency_l1, "
+    "latency_l2, line_l1, line_l2, smem, stream_l2, stream_dram, bandwidth, "
+    "inst, barrier, energy.",
+)
+@click.option(
+    "--timeout",
+    "timeout_s",
+    type=float,
+    default=300.0,
+    show_default=True,
+    help="Stop a micro-benchmark after this many seconds.",
+)
 @click.option("--no-energy", is_flag=True, help="Skip the NVML power/energy runs.")
-@click.option("--from-raw", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="Analyse a saved <name>.raw.json again instead of measuring (no GPU needed).")
+@click.option(
+    "--from-raw",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Analyse a saved <name>.raw.json again instead of measuring (no GPU needed).",
+)
 def calibrate(output, base, only, timeout_s, no_energy, from_raw):
     """Measure the local NVIDIA GPU with micro-benchmarks and write a device file."""
     from . import calibrate as cal
 
     if from_raw:
         raw = cal.load_raw(from_raw)
-        result = cal.finish_from_raw(raw, output or cal.default_output(raw.get("gpu_name", "")),
-                                     base)
+        result = cal.finish_from_raw(
+            raw, output or cal.default_output(raw.get("gpu_name", "")), base
+        )
     else:
-        progress = (lambda what: click.echo(f"... {what}", err=True)) if sys.stderr.isatty() \
-            else None
+        progress = (
+            (lambda what: click.echo(f"... {what}", err=True)) if sys.stderr.isatty() else None
+        )
         names = [n.strip() for n in only.split(",") if n.strip()] if only else None
-        result = cal.calibrate(output, base, names, timeout_s, energy=not no_energy,
-                               progress=progress)
+        result = cal.calibrate(
+            output, base, names, timeout_s, energy=not no_energy, progress=progress
+        )
     click.echo(cal.format_result(result))
-    click.echo(f"use it with: --device {result.output}  (or put its folder in "
-               f"$CGPREDICT_DEVICE_PATH and pass --device {result.output.stem})")
+    click.echo(
+        f"use it with: --device {result.output}  (or put its folder in "
+        f"$CGPREDICT_DEVICE_PATH and pass --device {result.output.stem})"
+    )
 
 
 @main.command()
@@ -329,7 +533,9 @@ def doctor():
     from .compiler import find_compiler
 
     click.echo(f"cgpredict {__version__}  (Python {sys.version.split()[0]})")
-    click.echo(f"llvmlite {llvmlite.__version__}, LLVM {'.'.join(map(str, llvm.llvm_version_info))}")
+    click.echo(
+        f"llvmlite {llvmlite.__version__}, LLVM {'.'.join(map(str, llvm.llvm_version_info))}"
+    )
     click.echo(f"numba {numba.__version__}")
     try:
         click.echo(f"C compiler: {find_compiler().describe()}")

@@ -79,16 +79,20 @@ def _gpu_reasons(k, gdev) -> list[str]:
     unc = p.uncoal.insts / mem
     if unc >= 0.25:
         names = sorted({m.text for m in k.mem if m.pattern == "uncoalesced"})
-        out.append(f"GPU: {unc:.0%} of its memory instructions are uncoalesced "
-                   f"({', '.join(names[:3])}), each costing up to 32 transactions per warp")
+        out.append(
+            f"GPU: {unc:.0%} of its memory instructions are uncoalesced "
+            f"({', '.join(names[:3])}), each costing up to 32 transactions per warp"
+        )
     elif p.coal.insts / mem >= 0.5:
         out.append("GPU: memory accesses are mostly coalesced")
     out.append(f"GPU: {k.result.bound}-bound (MWP {k.result.mwp:.1f}, CWP {k.result.cwp:.1f})")
     threads = k.grid_threads[0] * k.grid_threads[1]
     resident = gdev.max_threads_per_sm * gdev.sm_count
     if threads < resident:
-        out.append(f"GPU: only {threads} threads against {resident} it can keep resident: "
-                   f"little parallelism to hide latency")
+        out.append(
+            f"GPU: only {threads} threads against {resident} it can keep resident: "
+            f"little parallelism to hide latency"
+        )
     return out
 
 
@@ -97,28 +101,38 @@ def _fpga_reasons(k: KernelEstimate, fdev: FPGADevice) -> list[str]:
     off = [a for a in k.arrays if not a.on_chip]
     if off:
         tot = sum(a.bytes for a in off)
-        out.append(f"FPGA: {_mb(tot)} of arrays ({', '.join(a.name for a in off)}) do not fit in "
-                   f"the {_mb(fdev.bram36 * fdev.bram36_bytes)} of BRAM and stream from DRAM")
+        out.append(
+            f"FPGA: {_mb(tot)} of arrays ({', '.join(a.name for a in off)}) do not fit in "
+            f"the {_mb(fdev.bram36 * fdev.bram36_bytes)} of BRAM and stream from DRAM"
+        )
     if k.loops:
         lp = max(k.loops, key=lambda e: e.time_ms)
         par = lp.point.unroll * lp.point.jam
         what = {
             "recurrence": f"a loop-carried dependence (recurrence MII {lp.rec_mii} cycles) sets II",
-            "memory ports": (f"memory ports set II to {lp.ii}: each {fdev.axi_port_bytes}-byte "
-                             f"AXI port or 2-port BRAM bank delivers few words per cycle"),
+            "memory ports": (
+                f"memory ports set II to {lp.ii}: each {fdev.axi_port_bytes}-byte "
+                f"AXI port or 2-port BRAM bank delivers few words per cycle"
+            ),
             "DSP": f"the DSP budget forces operator sharing (II {lp.ii})",
-            "bandwidth": (f"off-chip bandwidth: {_mb(lp.stream_bytes)} at "
-                          f"{fdev.dram_bandwidth_gbps:g} GB/s take {lp.stream_ms:.2f} ms, more "
-                          f"than the {lp.compute_ms:.2f} ms of compute"),
+            "bandwidth": (
+                f"off-chip bandwidth: {_mb(lp.stream_bytes)} at "
+                f"{fdev.dram_bandwidth_gbps:g} GB/s take {lp.stream_ms:.2f} ms, more "
+                f"than the {lp.compute_ms:.2f} ms of compute"
+            ),
             "latency": "the loop is not pipelined: each iteration pays the full latency",
             "throughput": f"the pipeline runs at II {lp.ii}",
         }[lp.bound]
-        out.append(f"FPGA: {what}; best design unroll {lp.point.unroll} x jam {lp.point.jam} "
-                   f"= {par} iterations per {lp.ii} cycle(s)"
-                   f"{', partition ' + str(lp.point.partition) if lp.point.partition > 1 else ''}")
+        out.append(
+            f"FPGA: {what}; best design unroll {lp.point.unroll} x jam {lp.point.jam} "
+            f"= {par} iterations per {lp.ii} cycle(s)"
+            f"{', partition ' + str(lp.point.partition) if lp.point.partition > 1 else ''}"
+        )
     if k.bound == "transfers":
-        out.append(f"FPGA: copying {_mb(k.transfer_bytes)} in and out takes "
-                   f"{k.transfer_ms:.2f} ms, more than the computation")
+        out.append(
+            f"FPGA: copying {_mb(k.transfer_bytes)} in and out takes "
+            f"{k.transfer_ms:.2f} ms, more than the computation"
+        )
     share = k.resources.share(fdev.budget())
     if share >= fdev.utilisation * 0.9:
         out.append(f"FPGA: resource limits: the design uses {share:.0%} of the scarcest resource")
@@ -138,36 +152,66 @@ def compare_reports(gpu, fpga: FPGAReport, gdev, fdev: FPGADevice) -> Comparison
         win = "GPU" if g.time_ms <= f.time_ms else "FPGA"
         lo, hi = sorted((g.time_ms, f.time_ms))
         ratio = hi / lo if lo > 0 else math.inf
-        reasons = [(f"{win} faster by {ratio:.1f}x ({g.time_ms:.3f} ms GPU vs "
-                    f"{f.time_ms:.3f} ms FPGA)")]
+        reasons = [
+            (f"{win} faster by {ratio:.1f}x ({g.time_ms:.3f} ms GPU vs {f.time_ms:.3f} ms FPGA)")
+        ]
         reasons += _gpu_reasons(g, gdev) + _fpga_reasons(f, fdev)
         rows.append(KernelComparison(g.name, g.time_ms, f.time_ms, win, ratio, tuple(reasons)))
     gt, ft = gpu.total_ms, fpga.total_ms
     rec = "GPU" if gt <= ft else "FPGA"
     lo, hi = sorted((gt, ft))
-    reasons = [(f"{rec}: {hi / lo if lo else math.inf:.1f}x faster in total "
-                f"({gt:.3f} ms on {gdev.name} vs {ft:.3f} ms on {fdev.name})")]
+    reasons = [
+        (
+            f"{rec}: {hi / lo if lo else math.inf:.1f}x faster in total "
+            f"({gt:.3f} ms on {gdev.name} vs {ft:.3f} ms on {fdev.name})"
+        )
+    ]
     wins = [r for r in rows if r.winner == rec]
     if len(wins) < len(rows):
         other = [r.name for r in rows if r.winner != rec]
-        reasons.append(f"{', '.join(other)} would run faster on the "
-                       f"{'FPGA' if rec == 'GPU' else 'GPU'}: a split design could use both")
-    reasons.append(f"clock: {gdev.clock_mhz:g} MHz GPU vs {fdev.clock_mhz:g} MHz FPGA "
-                   f"({gdev.clock_mhz / fdev.clock_mhz:.1f}x more cycles per second on the GPU); "
-                   f"the FPGA must win back the difference with a deep, wide pipeline")
-    reasons.append(f"bandwidth: {gdev.dram_bandwidth_gbps:g} GB/s GPU vs "
-                   f"{fdev.dram_bandwidth_gbps:g} GB/s FPGA to DRAM")
+        reasons.append(
+            f"{', '.join(other)} would run faster on the "
+            f"{'FPGA' if rec == 'GPU' else 'GPU'}: a split design could use both"
+        )
+    reasons.append(
+        f"clock: {gdev.clock_mhz:g} MHz GPU vs {fdev.clock_mhz:g} MHz FPGA "
+        f"({gdev.clock_mhz / fdev.clock_mhz:.1f}x more cycles per second on the GPU); "
+        f"the FPGA must win back the difference with a deep, wide pipeline"
+    )
+    reasons.append(
+        f"bandwidth: {gdev.dram_bandwidth_gbps:g} GB/s GPU vs "
+        f"{fdev.dram_bandwidth_gbps:g} GB/s FPGA to DRAM"
+    )
     top = max(rows, key=lambda r: r.gpu_ms if rec == "FPGA" else r.fpga_ms, default=None)
     if top is not None:
         side = "FPGA" if rec == "GPU" else "GPU"
         reasons += [r for r in top.reasons[1:] if r.startswith(side)][:2]
-    return Comparison(gpu.source, gdev.name, fdev.name, fpga.work_sizes, fpga.trace_sizes,
-                      tuple(rows), gt, ft, rec, tuple(reasons), gpu, fpga)
+    return Comparison(
+        gpu.source,
+        gdev.name,
+        fdev.name,
+        fpga.work_sizes,
+        fpga.trace_sizes,
+        tuple(rows),
+        gt,
+        ft,
+        rec,
+        tuple(reasons),
+        gpu,
+        fpga,
+    )
 
 
-def compare_source(source: Path, gpu: str = "tk1", fpga: str = "zc702", block=None,
-                   work: dict[str, int] | None = None, trace_sizes: dict[str, int] | None = None,
-                   functions: tuple[str, ...] = (), timeout_s: float = 120.0) -> Comparison:
+def compare_source(
+    source: Path,
+    gpu: str = "tk1",
+    fpga: str = "zc702",
+    block=None,
+    work: dict[str, int] | None = None,
+    trace_sizes: dict[str, int] | None = None,
+    functions: tuple[str, ...] = (),
+    timeout_s: float = 120.0,
+) -> Comparison:
     """``cgpredict compare``: one trace, both estimates, the recommendation."""
     from .devices import load_device
     from .pipeline import RunOptions, analyze_trace
@@ -175,8 +219,14 @@ def compare_source(source: Path, gpu: str = "tk1", fpga: str = "zc702", block=No
     gdev, fdev = load_device(gpu), load_fpga_device(fpga)
     with traced_source(Path(source), work or {}, trace_sizes or {}, functions, timeout_s) as t:
         t0 = time.perf_counter()
-        opts = RunOptions(block=block, device=gpu, work_sizes=t.work_sizes,
-                          trace_sizes=t.trace_sizes, functions=functions, timeout_s=timeout_s)
+        opts = RunOptions(
+            block=block,
+            device=gpu,
+            work_sizes=t.work_sizes,
+            trace_sizes=t.trace_sizes,
+            functions=functions,
+            timeout_s=timeout_s,
+        )
         grep = analyze_trace(t.trace, gdev, opts, t.sizes, t.trace_sizes, t.work_sizes)
         t1 = time.perf_counter()
         frep = estimate_trace(t.trace, fdev, t.sizes, t.trace_sizes, t.work_sizes)
@@ -186,6 +236,7 @@ def compare_source(source: Path, gpu: str = "tk1", fpga: str = "zc702", block=No
 
 
 # ---- rendering ------------------------------------------------------------------------------
+
 
 def _plain(x):
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
@@ -222,29 +273,39 @@ def fpga_to_text(rep: FPGAReport) -> str:
     b = rep.budget
     work = " ".join(f"{k}={v}" for k, v in sorted(rep.work_sizes.items()))
     tsz = " ".join(f"{k}={v}" for k, v in sorted(rep.trace_sizes.items()))
-    out = [(f"FPGA estimate for {rep.source} on {rep.device} ({rep.clock_mhz:g} MHz; budget "
-           f"{_res(b)})"), f"work size: {work}   trace size: {tsz}"]
+    out = [
+        (
+            f"FPGA estimate for {rep.source} on {rep.device} ({rep.clock_mhz:g} MHz; budget "
+            f"{_res(b)})"
+        ),
+        f"work size: {work}   trace size: {tsz}",
+    ]
     for k in rep.kernels:
         out.append("")
-        out.append(f"kernel {k.name} ({k.location}): {k.time_ms:.4f} ms, bound: {k.bound}"
-                   f"{'' if k.fits else ' (DOES NOT FIT)'}")
+        out.append(
+            f"kernel {k.name} ({k.location}): {k.time_ms:.4f} ms, bound: {k.bound}"
+            f"{'' if k.fits else ' (DOES NOT FIT)'}"
+        )
         out.append(f"  resources: {_res(k.resources)}")
         for a in k.arrays:
             where = f"BRAM, partition {a.partition}" if a.on_chip else "DRAM (streamed)"
             rw = ("r" if a.read else "") + ("w" if a.written else "")
             out.append(f"  array {a.name:<10} {_mb(a.bytes):>10}  {rw:<2} {where}")
         for lp in k.loops:
-            out.append(f"  loop at line {lp.line}: trip {lp.trip_count:.0f} x {lp.entries:.0f} "
-                       f"entries; II {lp.ii} (recurrence {lp.rec_mii}, ports {lp.port_mii}, "
-                       f"DSP {lp.dsp_mii}), depth {lp.depth}, {lp.compute_cycles:.0f} cycles = "
-                       f"{lp.compute_ms:.4f} ms; streamed {_mb(lp.stream_bytes)} = "
-                       f"{lp.stream_ms:.4f} ms; bound: {lp.bound} "
-                       f"({lp.points_explored} points explored)")
+            out.append(
+                f"  loop at line {lp.line}: trip {lp.trip_count:.0f} x {lp.entries:.0f} "
+                f"entries; II {lp.ii} (recurrence {lp.rec_mii}, ports {lp.port_mii}, "
+                f"DSP {lp.dsp_mii}), depth {lp.depth}, {lp.compute_cycles:.0f} cycles = "
+                f"{lp.compute_ms:.4f} ms; streamed {_mb(lp.stream_bytes)} = "
+                f"{lp.stream_ms:.4f} ms; bound: {lp.bound} "
+                f"({lp.points_explored} points explored)"
+            )
             for p in lp.pragmas or ("(no pragma: plain sequential loop)",):
                 out.append(f"    {p}")
         if k.transfer_bytes:
-            out.append(f"  copy in/out of on-chip arrays: {_mb(k.transfer_bytes)} = "
-                       f"{k.transfer_ms:.4f} ms")
+            out.append(
+                f"  copy in/out of on-chip arrays: {_mb(k.transfer_bytes)} = {k.transfer_ms:.4f} ms"
+            )
         for w in k.warnings:
             out.append(f"  warning: {w}")
     out.append("")
@@ -253,23 +314,37 @@ def fpga_to_text(rep: FPGAReport) -> str:
 
 
 def compare_to_json(c: Comparison) -> str:
-    d = {"schema_version": SCHEMA_VERSION, "source": c.source, "gpu_device": c.gpu_device,
-         "fpga_device": c.fpga_device, "work_sizes": c.work_sizes, "trace_sizes": c.trace_sizes,
-         "kernels": _plain(c.kernels), "gpu_total_ms": round(c.gpu_total_ms, 6),
-         "fpga_total_ms": round(c.fpga_total_ms, 6), "recommendation": c.recommendation,
-         "reasons": list(c.reasons), "fpga": _fpga_dict(c.fpga)}
+    d = {
+        "schema_version": SCHEMA_VERSION,
+        "source": c.source,
+        "gpu_device": c.gpu_device,
+        "fpga_device": c.fpga_device,
+        "work_sizes": c.work_sizes,
+        "trace_sizes": c.trace_sizes,
+        "kernels": _plain(c.kernels),
+        "gpu_total_ms": round(c.gpu_total_ms, 6),
+        "fpga_total_ms": round(c.fpga_total_ms, 6),
+        "recommendation": c.recommendation,
+        "reasons": list(c.reasons),
+        "fpga": _fpga_dict(c.fpga),
+    }
     return json.dumps(d, indent=2, sort_keys=True)
 
 
 def compare_to_text(c: Comparison) -> str:
-    out = [f"GPU ({c.gpu_device}) vs FPGA ({c.fpga_device}) for {c.source}",
-           "work size: " + " ".join(f"{k}={v}" for k, v in sorted(c.work_sizes.items())), "",
-           f"{'kernel':<16} {'GPU ms':>12} {'FPGA ms':>12}  faster"]
+    out = [
+        f"GPU ({c.gpu_device}) vs FPGA ({c.fpga_device}) for {c.source}",
+        "work size: " + " ".join(f"{k}={v}" for k, v in sorted(c.work_sizes.items())),
+        "",
+        f"{'kernel':<16} {'GPU ms':>12} {'FPGA ms':>12}  faster",
+    ]
     for r in c.kernels:
-        out.append(f"{r.name:<16} {r.gpu_ms:>12.4f} {r.fpga_ms:>12.4f}  {r.winner} "
-                   f"({r.ratio:.1f}x)")
-    out.append(f"{'total':<16} {c.gpu_total_ms:>12.4f} {c.fpga_total_ms:>12.4f}  "
-               f"{c.recommendation}")
+        out.append(
+            f"{r.name:<16} {r.gpu_ms:>12.4f} {r.fpga_ms:>12.4f}  {r.winner} ({r.ratio:.1f}x)"
+        )
+    out.append(
+        f"{'total':<16} {c.gpu_total_ms:>12.4f} {c.fpga_total_ms:>12.4f}  {c.recommendation}"
+    )
     out += ["", f"recommendation: {c.recommendation}"]
     out += [f"  - {r}" for r in c.reasons]
     for r in c.kernels:

@@ -21,10 +21,17 @@ from .errors import CompileError, ToolchainError
 
 #: Flags that keep one IR loop iteration equal to one source iteration (SPEC §2.1).
 IR_FLAGS = (
-    "-O1", "-g", "-fno-unroll-loops", "-fno-vectorize", "-fno-slp-vectorize",
-    "-fno-discard-value-names", "-Wno-unknown-pragmas", "-std=gnu11",
+    "-O1",
+    "-g",
+    "-fno-unroll-loops",
+    "-fno-vectorize",
+    "-fno-slp-vectorize",
+    "-fno-discard-value-names",
+    "-Wno-unknown-pragmas",
+    "-std=gnu11",
     # no load PRE: it would carry a loaded value from one pseudo-thread to the next
-    "-mllvm", "-enable-load-pre=false",
+    "-mllvm",
+    "-enable-load-pre=false",
 )
 
 _PROBE_C = "int f(int *a, int n) { int s = 0; for (int i = 0; i < n; i++) s += a[i]; return s; }\n"
@@ -61,7 +68,10 @@ def _emits_parsable_ir(command: tuple[str, ...]) -> bool:
         try:
             res = subprocess.run(
                 [*command, "-S", "-emit-llvm", "-O1", "-o", str(out), str(src)],
-                capture_output=True, text=True, timeout=60, cwd=tmp,
+                capture_output=True,
+                text=True,
+                timeout=60,
+                cwd=tmp,
             )
         except (OSError, subprocess.TimeoutExpired):
             return False
@@ -116,8 +126,12 @@ def _run_compiler(args: list[str], what: str, rename: dict[str, str] | None = No
 
 
 def compile_to_ir(
-    source: Path, out_ll: Path, macros: dict[str, str], include: Path | None = None,
-    display_name: str | None = None, include_dirs: tuple[Path, ...] = (),
+    source: Path,
+    out_ll: Path,
+    macros: dict[str, str],
+    include: Path | None = None,
+    display_name: str | None = None,
+    include_dirs: tuple[Path, ...] = (),
 ) -> None:
     """Compile ``source`` to textual LLVM IR at ``out_ll`` with the flags of SPEC §2.1."""
     cc = find_compiler()
@@ -134,13 +148,22 @@ def compile_to_ir(
 def link_executable(ir_file: Path, runtime_c: Path, out_exe: Path) -> None:
     """Build the instrumented program from its IR and the runtime's C source."""
     cc = find_compiler()
-    args = [*cc.command, "-O1", "-Wno-override-module", "-o", str(out_exe), str(ir_file),
-            str(runtime_c), "-lm"]
+    args = [
+        *cc.command,
+        "-O1",
+        "-Wno-override-module",
+        "-o",
+        str(out_exe),
+        str(ir_file),
+        str(runtime_c),
+        "-lm",
+    ]
     _run_compiler(args, "linking the instrumented program")
 
 
 def compile_object(source: Path, out_obj: Path) -> None:
     """Compile a C file (the runtime) to an object file."""
     cc = find_compiler()
-    _run_compiler([*cc.command, "-O2", "-c", "-o", str(out_obj), str(source)],
-                  f"compiling {source.name}")
+    _run_compiler(
+        [*cc.command, "-O2", "-c", "-o", str(out_obj), str(source)], f"compiling {source.name}"
+    )

@@ -30,8 +30,25 @@ FREE_OPS = frozenset(
 )
 SFU_OPS = frozenset("fdiv frem sdiv udiv srem urem".split())
 SFU_CALLS = ("sqrt", "exp", "log", "sin", "cos", "tan", "pow", "atan", "erf", "cbrt", "rsqrt")
-ONE_CALLS = ("fabs", "fmin", "fmax", "minnum", "maxnum", "smax", "smin", "umax", "umin", "abs",
-             "floor", "ceil", "round", "trunc", "copysign", "fmuladd", "fma")
+ONE_CALLS = (
+    "fabs",
+    "fmin",
+    "fmax",
+    "minnum",
+    "maxnum",
+    "smax",
+    "smin",
+    "umax",
+    "umin",
+    "abs",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "copysign",
+    "fmuladd",
+    "fma",
+)
 FP_TYPES = ("float", "double", "half")
 
 
@@ -45,8 +62,9 @@ class ComputeCounts:
     unknown_calls: tuple[str, ...] = ()
 
     def scaled(self, factor: float) -> "ComputeCounts":
-        return ComputeCounts(self.total * factor, self.sfu * factor, self.fp * factor,
-                             self.unknown_calls)
+        return ComputeCounts(
+            self.total * factor, self.sfu * factor, self.fp * factor, self.unknown_calls
+        )
 
 
 def _call_cost(callee: str) -> tuple[int, bool]:

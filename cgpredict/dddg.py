@@ -146,9 +146,28 @@ def op_class(opcode: str, ty: str, callee: str | None = None) -> str:
 
 
 def _result_type(opcode: str, text: str) -> str:
-    words = [w for w in text.split() if w not in ("nuw", "nsw", "exact", "fast", "nnan", "ninf",
-                                                  "nsz", "arcp", "contract", "afn", "reassoc",
-                                                  "disjoint", "nneg", "tail", "volatile")]
+    words = [
+        w
+        for w in text.split()
+        if w
+        not in (
+            "nuw",
+            "nsw",
+            "exact",
+            "fast",
+            "nnan",
+            "ninf",
+            "nsz",
+            "arcp",
+            "contract",
+            "afn",
+            "reassoc",
+            "disjoint",
+            "nneg",
+            "tail",
+            "volatile",
+        )
+    ]
     if opcode == "call":
         m = re.search(r"call\s+(?:\w+\s+)*?([\w<>]+)\s+@", text)
         return m.group(1) if m else ""
@@ -158,8 +177,18 @@ def _result_type(opcode: str, text: str) -> str:
         return words[1]
     if opcode in ("icmp", "fcmp"):
         return words[2] if len(words) > 2 else ""
-    if opcode in ("sext", "zext", "trunc", "fpext", "fptrunc", "sitofp", "uitofp", "fptosi",
-                  "fptoui", "bitcast"):
+    if opcode in (
+        "sext",
+        "zext",
+        "trunc",
+        "fpext",
+        "fptrunc",
+        "sitofp",
+        "uitofp",
+        "fptosi",
+        "fptoui",
+        "bitcast",
+    ):
         return words[1] if len(words) > 1 else ""
     return words[1] if len(words) > 1 else ""
 
@@ -168,8 +197,9 @@ def _array(base: str) -> str:
     return base.split("[")[0].strip() or "?"
 
 
-def loop_body(fn: Function, labels: Iterable[str], mem_ids: Mapping[str, list[tuple[int, str]]]
-              ) -> LoopBody:
+def loop_body(
+    fn: Function, labels: Iterable[str], mem_ids: Mapping[str, list[tuple[int, str]]]
+) -> LoopBody:
     """The ops of the blocks ``labels`` of ``fn`` (header first, in function order).
 
     ``mem_ids[label]`` lists (memory instruction id, base text) of the loads and stores of that
@@ -200,11 +230,27 @@ def loop_body(fn: Function, labels: Iterable[str], mem_ids: Mapping[str, list[tu
                 args = _call_args(body)
                 a, bb, c = (_ref(x, by_name) for x in args[:3])
                 k = len(ops)
-                ops.append(Op(k, (ins.result or "") + ".mul", op_class("fmul", ty), ty,
-                              tuple(x for x in (a, bb) if x >= 0)))
-                ops.append(Op(k + 1, ins.result or "", op_class("fadd", ty), ty,
-                              tuple(x for x in (k, c) if x >= 0)))
-            elif ins.opcode == "call" and (ins.callee or "").startswith(("llvm.dbg", "llvm.lifetime")):
+                ops.append(
+                    Op(
+                        k,
+                        (ins.result or "") + ".mul",
+                        op_class("fmul", ty),
+                        ty,
+                        tuple(x for x in (a, bb) if x >= 0),
+                    )
+                )
+                ops.append(
+                    Op(
+                        k + 1,
+                        ins.result or "",
+                        op_class("fadd", ty),
+                        ty,
+                        tuple(x for x in (k, c) if x >= 0),
+                    )
+                )
+            elif ins.opcode == "call" and (ins.callee or "").startswith(
+                ("llvm.dbg", "llvm.lifetime")
+            ):
                 continue
             else:
                 klass = op_class(ins.opcode, ty, ins.callee)
@@ -228,7 +274,7 @@ def loop_body(fn: Function, labels: Iterable[str], mem_ids: Mapping[str, list[tu
 
 
 def _call_args(body: str) -> list[str]:
-    inner = body[body.index("(", body.index("@")) + 1: body.rindex(")")]
+    inner = body[body.index("(", body.index("@")) + 1 : body.rindex(")")]
     return split_operands(inner)
 
 
@@ -251,9 +297,17 @@ def _induction(ops: list[Op]) -> frozenset[int]:
 
 # ---- trace windows and memory dependences ------------------------------------------------
 
-def trace_windows(events: np.ndarray, loop_id: int, own_markers: bool, ancestors: set[int],
-                  body_ids: Mapping[int, int], iterations: int = 16, entries: int = 3,
-                  max_events: int = 4_000_000) -> Window:
+
+def trace_windows(
+    events: np.ndarray,
+    loop_id: int,
+    own_markers: bool,
+    ancestors: set[int],
+    body_ids: Mapping[int, int],
+    iterations: int = 16,
+    entries: int = 3,
+    max_events: int = 4_000_000,
+) -> Window:
     """Cut the first ``entries`` entries (``iterations`` iterations each) of a loop out of the
     events of one launch. ``body_ids`` maps the memory instruction ids of the loop body to
     their position in the body. Without markers of the loop itself (loops deeper than the
@@ -265,7 +319,7 @@ def trace_windows(events: np.ndarray, loop_id: int, own_markers: bool, ancestors
     last = -1
     step = 1 << 16
     for start in range(0, min(len(events), max_events), step):
-        chunk = np.asarray(events[start:start + step])
+        chunk = np.asarray(events[start : start + step])
         for e in chunk.tolist():
             tag = e >> 48
             if tag == 0xFFFF:
@@ -292,8 +346,9 @@ def trace_windows(events: np.ndarray, loop_id: int, own_markers: bool, ancestors
                 last = body_ids[tag]
             elif not own_markers:
                 cur = None
-            if len(out) > entries or (len(out) == entries and cur is not None
-                                       and len(cur) > iterations):
+            if len(out) > entries or (
+                len(out) == entries and cur is not None and len(cur) > iterations
+            ):
                 return _pack(out, iterations, entries)
     return _pack(out, iterations, entries)
 
@@ -365,16 +420,25 @@ def strides(window: Window) -> dict[int, tuple[int | None, int | None]]:
         a1 = {m: a for m, a in (e0[1] if len(e0) > 1 else ())}
         for mid in set(a0) | set(a1):
             inner = a1[mid] - a0[mid] if mid in a0 and mid in a1 else None
-            outer = (firsts[1][mid] - firsts[0][mid]
-                     if len(firsts) > 1 and mid in firsts[0] and mid in firsts[1] else None)
+            outer = (
+                firsts[1][mid] - firsts[0][mid]
+                if len(firsts) > 1 and mid in firsts[0] and mid in firsts[1]
+                else None
+            )
             out[mid] = (inner, outer)
     return out
 
 
 # ---- graphs ----------------------------------------------------------------------------
 
-def build_dddg(body: LoopBody, n: int, deps: Iterable[MemDep], latency: Callable[[Op], int],
-               keep_free: bool = False) -> nx.DiGraph:
+
+def build_dddg(
+    body: LoopBody,
+    n: int,
+    deps: Iterable[MemDep],
+    latency: Callable[[Op], int],
+    keep_free: bool = False,
+) -> nx.DiGraph:
     """The DDDG of ``n`` consecutive iterations: nodes ``(t, op index)`` (attributes ``op``,
     ``klass``, ``latency``), edges with ``latency`` (the producer's), ``kind`` and ``distance``.
     Induction variables, and (unless ``keep_free``) branches, are left out."""
@@ -393,20 +457,32 @@ def build_dddg(body: LoopBody, n: int, deps: Iterable[MemDep], latency: Callable
                 continue
             for u in o.operands:
                 if u not in skip:
-                    g.add_edge((t, u), (t, o.index), latency=latency(body.ops[u]), kind="reg",
-                               distance=0)
+                    g.add_edge(
+                        (t, u), (t, o.index), latency=latency(body.ops[u]), kind="reg", distance=0
+                    )
             if o.carried >= 0 and t > 0 and o.carried not in skip:
-                g.add_edge((t - 1, o.carried), (t, o.index),
-                           latency=latency(body.ops[o.carried]), kind="reg", distance=1)
+                g.add_edge(
+                    (t - 1, o.carried),
+                    (t, o.index),
+                    latency=latency(body.ops[o.carried]),
+                    kind="reg",
+                    distance=1,
+                )
         for d in deps:
             if t - d.distance >= 0 and d.src not in skip and d.dst not in skip:
-                g.add_edge((t - d.distance, d.src), (t, d.dst),
-                           latency=latency(body.ops[d.src]), kind="mem", distance=d.distance)
+                g.add_edge(
+                    (t - d.distance, d.src),
+                    (t, d.dst),
+                    latency=latency(body.ops[d.src]),
+                    kind="mem",
+                    distance=d.distance,
+                )
     return g
 
 
-def static_graph(body: LoopBody, deps: Iterable[MemDep], latency: Callable[[Op], int]
-                 ) -> nx.MultiDiGraph:
+def static_graph(
+    body: LoopBody, deps: Iterable[MemDep], latency: Callable[[Op], int]
+) -> nx.MultiDiGraph:
     """One iteration with its loop-carried edges (``distance`` >= 1): the graph of the
     recurrences. Induction variables are left out."""
     g = nx.MultiDiGraph()
@@ -421,12 +497,14 @@ def static_graph(body: LoopBody, deps: Iterable[MemDep], latency: Callable[[Op],
             if u not in skip:
                 g.add_edge(u, o.index, latency=latency(body.ops[u]), kind="reg", distance=0)
         if o.carried >= 0 and o.carried not in skip:
-            g.add_edge(o.carried, o.index, latency=latency(body.ops[o.carried]), kind="reg",
-                       distance=1)
+            g.add_edge(
+                o.carried, o.index, latency=latency(body.ops[o.carried]), kind="reg", distance=1
+            )
     for d in deps:
         if d.src not in skip and d.dst not in skip:
-            g.add_edge(d.src, d.dst, latency=latency(body.ops[d.src]), kind="mem",
-                       distance=d.distance)
+            g.add_edge(
+                d.src, d.dst, latency=latency(body.ops[d.src]), kind="mem", distance=d.distance
+            )
     return g
 
 
@@ -458,8 +536,11 @@ def _worse(d: dict, old: dict) -> bool:
     return d["distance"] < old["distance"]
 
 
-def schedule(g: nx.DiGraph, capacity: Mapping[str, int] | None = None,
-             resource_of: Callable[[dict], str | None] | None = None) -> tuple[dict, int]:
+def schedule(
+    g: nx.DiGraph,
+    capacity: Mapping[str, int] | None = None,
+    resource_of: Callable[[dict], str | None] | None = None,
+) -> tuple[dict, int]:
     """List-schedule an acyclic DDDG (edges with distance > 0 are kept as ordering edges).
 
     ``resource_of(node attributes)`` names the resource a node occupies for one cycle (e.g. a

@@ -63,8 +63,9 @@ def _counts(profile: KernelProfile, warp_size: int) -> dict[str, tuple[str, floa
     }
 
 
-def predict_energy(profile: KernelProfile, device: GPUDevice,
-                   time_ms: float) -> EnergyEstimate | None:
+def predict_energy(
+    profile: KernelProfile, device: GPUDevice, time_ms: float
+) -> EnergyEstimate | None:
     """Energy of `profile` on `device` running `time_ms`; None without an [energy] table."""
     table = device.energy
     if table is None:

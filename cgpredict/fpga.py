@@ -66,8 +66,27 @@ else:  # pragma: no cover
 
 SCHEMA_VERSION = 1
 ENV_VAR = "CGPREDICT_FPGA_DEVICE_PATH"
-OP_CLASSES = ("fadd", "fmul", "fdiv", "fsqrt", "fcmp", "fcvt", "dadd", "dmul", "ddiv", "dsqrt",
-              "iadd", "imul", "idiv", "icmp", "logic", "select", "load", "store", "call")
+OP_CLASSES = (
+    "fadd",
+    "fmul",
+    "fdiv",
+    "fsqrt",
+    "fcmp",
+    "fcvt",
+    "dadd",
+    "dmul",
+    "ddiv",
+    "dsqrt",
+    "iadd",
+    "imul",
+    "idiv",
+    "icmp",
+    "logic",
+    "select",
+    "load",
+    "store",
+    "call",
+)
 RESOURCES = ("dsp", "bram36", "lut", "ff")
 
 
@@ -82,6 +101,7 @@ class FPGAEstimateError(CGPredictError):
 
 
 # ---- device ------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class OperatorCost:
@@ -127,8 +147,9 @@ class FPGADevice:
 
     def usable(self) -> Resources:
         u = self.utilisation
-        return Resources(int(self.dsp * u), int(self.bram36 * u), int(self.lut * u),
-                         int(self.ff * u))
+        return Resources(
+            int(self.dsp * u), int(self.bram36 * u), int(self.lut * u), int(self.ff * u)
+        )
 
     def latency(self, o: dddg.Op) -> int:
         if o.klass in dddg.FREE_CLASSES:
@@ -138,13 +159,28 @@ class FPGADevice:
 
 _SCHEMA: dict[str, dict[str, str]] = {
     "": {"schema_version": "int", "description": "str"},
-    "device": {"part": "str", "clock_mhz": "float", "dram_bandwidth_gbps": "float",
-               "axi_port_bytes": "int", "dram_min_transfer_bytes": "int"},
+    "device": {
+        "part": "str",
+        "clock_mhz": "float",
+        "dram_bandwidth_gbps": "float",
+        "axi_port_bytes": "int",
+        "dram_min_transfer_bytes": "int",
+    },
     "resources": {"dsp": "int", "bram36": "int", "lut": "int", "ff": "int"},
-    "memory": {"bram36_bytes": "int", "bram_ports": "int", "lutram_max_bytes": "int",
-               "utilisation": "float"},
-    "overheads": {"loop_lut": "int", "loop_ff": "int", "axi_port_lut": "int",
-                  "axi_port_ff": "int", "axi_port_bram36": "int", "bank_mux_lut": "int"},
+    "memory": {
+        "bram36_bytes": "int",
+        "bram_ports": "int",
+        "lutram_max_bytes": "int",
+        "utilisation": "float",
+    },
+    "overheads": {
+        "loop_lut": "int",
+        "loop_ff": "int",
+        "axi_port_lut": "int",
+        "axi_port_ff": "int",
+        "axi_port_bram36": "int",
+        "bank_mux_lut": "int",
+    },
 }
 _OPTIONAL = {"description"}
 _OP_KEYS = {f.name: "int0" for f in fields(OperatorCost)}
@@ -155,10 +191,14 @@ def _value(where: str, kind: str, v: Any) -> Any:
         if not isinstance(v, str):
             raise FPGADeviceError(f"{where}: expected a string, got {v!r}")
         return v
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or (kind != "float"
-                                                                  and not isinstance(v, int)):
-        raise FPGADeviceError(f"{where}: expected {'a number' if kind == 'float' else 'an integer'}"
-                              f", got {v!r}")
+    if (
+        isinstance(v, bool)
+        or not isinstance(v, (int, float))
+        or (kind != "float" and not isinstance(v, int))
+    ):
+        raise FPGADeviceError(
+            f"{where}: expected {'a number' if kind == 'float' else 'an integer'}, got {v!r}"
+        )
     if v < 0 or (kind != "int0" and v == 0) or not math.isfinite(v):
         raise FPGADeviceError(f"{where}: expected a positive value, got {v!r}")
     return float(v) if kind == "float" else int(v)
@@ -170,13 +210,15 @@ def _table(path: str, name: str, data: Any, spec: dict[str, str], optional=()) -
     out = {}
     for k, v in data.items():
         if k not in spec:
-            raise FPGADeviceError(f"{path}: unknown key {k!r} in [{name}]" if name else
-                                  f"{path}: unknown key {k!r}")
+            raise FPGADeviceError(
+                f"{path}: unknown key {k!r} in [{name}]" if name else f"{path}: unknown key {k!r}"
+            )
         out[k] = _value(f"{path}: [{name}] {k}" if name else f"{path}: {k}", spec[k], v)
     for k in spec:
         if k not in data and k not in optional:
-            raise FPGADeviceError(f"{path}: missing required key {k!r}" +
-                                  (f" in [{name}]" if name else ""))
+            raise FPGADeviceError(
+                f"{path}: missing required key {k!r}" + (f" in [{name}]" if name else "")
+            )
     return out
 
 
@@ -188,8 +230,9 @@ def parse_fpga_device(path: str, name: str, doc: dict) -> FPGADevice:
     kw: dict[str, Any] = {"name": name, "source_path": path}
     t = _table(path, "", top, _SCHEMA[""], _OPTIONAL)
     if t["schema_version"] != SCHEMA_VERSION:
-        raise FPGADeviceError(f"{path}: schema_version: expected {SCHEMA_VERSION}, "
-                              f"got {t['schema_version']}")
+        raise FPGADeviceError(
+            f"{path}: schema_version: expected {SCHEMA_VERSION}, got {t['schema_version']}"
+        )
     kw["description"] = t.get("description", "")
     for sec in ("device", "resources", "memory", "overheads"):
         if sec not in doc:
@@ -203,17 +246,22 @@ def parse_fpga_device(path: str, name: str, doc: dict) -> FPGADevice:
     costs = []
     for k, v in ops.items():
         if k not in OP_CLASSES:
-            raise FPGADeviceError(f"{path}: unknown operator class {k!r} in [operators] "
-                                  f"(known: {', '.join(OP_CLASSES)})")
+            raise FPGADeviceError(
+                f"{path}: unknown operator class {k!r} in [operators] "
+                f"(known: {', '.join(OP_CLASSES)})"
+            )
         costs.append((k, OperatorCost(**_table(path, f"operators.{k}", v, _OP_KEYS))))
     missing = [k for k in OP_CLASSES if k not in ops]
     if missing:
         raise FPGADeviceError(f"{path}: [operators] lacks {', '.join(missing)}")
     prov = doc.get("provenance", {})
     notes = prov.get("notes", {}) if isinstance(prov, dict) else {}
-    kw["provenance"] = tuple(sorted(
-        [(k, str(v)) for k, v in prov.items() if k != "notes"] +
-        [(f"notes.{k}", str(v)) for k, v in notes.items()]))
+    kw["provenance"] = tuple(
+        sorted(
+            [(k, str(v)) for k, v in prov.items() if k != "notes"]
+            + [(f"notes.{k}", str(v)) for k, v in notes.items()]
+        )
+    )
     return FPGADevice(operators=tuple(costs), **kw)
 
 
@@ -222,8 +270,9 @@ def bundled_fpga_dir() -> Path:
 
 
 def _dirs() -> list[Path]:
-    return [Path(d) for d in os.environ.get(ENV_VAR, "").split(os.pathsep) if d] + \
-        [bundled_fpga_dir()]
+    return [Path(d) for d in os.environ.get(ENV_VAR, "").split(os.pathsep) if d] + [
+        bundled_fpga_dir()
+    ]
 
 
 def list_fpga_devices() -> list[str]:
@@ -241,8 +290,10 @@ def load_fpga_device(name_or_path: str | os.PathLike) -> FPGADevice:
     if not (s.endswith(".toml") or os.sep in s):
         p = next((d / f"{s}.toml" for d in _dirs() if (d / f"{s}.toml").is_file()), None)
         if p is None:
-            raise FPGADeviceError(f"{s}: no FPGA device file {s}.toml (known: "
-                                  f"{', '.join(list_fpga_devices()) or 'none'})")
+            raise FPGADeviceError(
+                f"{s}: no FPGA device file {s}.toml (known: "
+                f"{', '.join(list_fpga_devices()) or 'none'})"
+            )
     try:
         with open(p, "rb") as fh:
             doc = tomllib.load(fh)
@@ -255,6 +306,7 @@ def load_fpga_device(name_or_path: str | os.PathLike) -> FPGADevice:
 
 # ---- results -----------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Resources:
     dsp: float = 0
@@ -263,8 +315,7 @@ class Resources:
     ff: float = 0
 
     def __add__(self, o: Resources) -> Resources:
-        return Resources(self.dsp + o.dsp, self.bram36 + o.bram36, self.lut + o.lut,
-                         self.ff + o.ff)
+        return Resources(self.dsp + o.dsp, self.bram36 + o.bram36, self.lut + o.lut, self.ff + o.ff)
 
     def fits(self, budget: Resources) -> bool:
         return all(getattr(self, k) <= getattr(budget, k) for k in RESOURCES)
@@ -287,11 +338,15 @@ class DesignPoint:
         if self.unroll > 1:
             out.append(f"#pragma HLS unroll factor={self.unroll}  (loop at line {line})")
         if self.jam > 1:
-            out.append(f"unroll-and-jam the enclosing loop by {self.jam} "
-                       f"(#pragma HLS unroll factor={self.jam} on it)")
+            out.append(
+                f"unroll-and-jam the enclosing loop by {self.jam} "
+                f"(#pragma HLS unroll factor={self.jam} on it)"
+            )
         if self.partition > 1:
-            out.append(f"#pragma HLS array_partition cyclic factor={self.partition} "
-                       f"(arrays of loop {line})")
+            out.append(
+                f"#pragma HLS array_partition cyclic factor={self.partition} "
+                f"(arrays of loop {line})"
+            )
         return tuple(out)
 
 
@@ -364,6 +419,7 @@ class FPGAReport:
 
 # ---- per-loop analysis ----------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class _Loop:
     info: Any  # LoopInfo
@@ -400,12 +456,16 @@ def _ancestors(loops, lid: int) -> list:
     return out
 
 
-def _block_work_counts(trace: Trace, region: int, sizes: SizeModel, tsz, wsz,
-                       launch_ratio: float) -> dict[int, float]:
+def _block_work_counts(
+    trace: Trace, region: int, sizes: SizeModel, tsz, wsz, launch_ratio: float
+) -> dict[int, float]:
     h = trace.header
     bb = trace.bb_counts.sum(axis=0).astype(np.float64) if trace.bb_counts.size else np.zeros(0)
-    out = {b.id: float(bb[b.id]) * launch_ratio for b in h.blocks
-           if b.region == region and b.id < len(bb)}
+    out = {
+        b.id: float(bb[b.id]) * launch_ratio
+        for b in h.blocks
+        if b.region == region and b.id < len(bb)
+    }
     for lp in h.loops:
         if lp.region == region:
             f = _ratio(sizes, lp.id, tsz, wsz)
@@ -415,12 +475,26 @@ def _block_work_counts(trace: Trace, region: int, sizes: SizeModel, tsz, wsz,
     return out
 
 
-_FLOAT_OR_MEM = ("fadd", "fmul", "fdiv", "fsqrt", "dadd", "dmul", "ddiv", "dsqrt", "load",
-                 "store", "call", "idiv", "imul")
+_FLOAT_OR_MEM = (
+    "fadd",
+    "fmul",
+    "fdiv",
+    "fsqrt",
+    "dadd",
+    "dmul",
+    "ddiv",
+    "dsqrt",
+    "load",
+    "store",
+    "call",
+    "idiv",
+    "imul",
+)
 
 
-def _analyze_loop(trace, region, lp, fn, mem_by_label, counts, sizes, tsz, wsz, launch,
-                  launch_ratio) -> _Loop:
+def _analyze_loop(
+    trace, region, lp, fn, mem_by_label, counts, sizes, tsz, wsz, launch, launch_ratio
+) -> _Loop:
     h = trace.header
     labels = [h.blocks[b].label for b in lp.blocks]
     body = dddg.loop_body(fn, labels, mem_by_label)
@@ -431,8 +505,12 @@ def _analyze_loop(trace, region, lp, fn, mem_by_label, counts, sizes, tsz, wsz, 
     deps = dddg.memory_dependences(body, window)
     parent = anc[0] if anc else None
     siblings = [x for x in h.loops if parent is not None and x.parent == parent.id]
-    jam_ok = bool(parent is not None and len(siblings) == 1 and len(window.entries) > 1
-                  and not dddg.cross_entry_dependence(body, window))
+    jam_ok = bool(
+        parent is not None
+        and len(siblings) == 1
+        and len(window.entries) > 1
+        and not dddg.cross_entry_dependence(body, window)
+    )
     trip = _trip(sizes.trips.get(lp.id), wsz)
     entries_trace = float(trace.loop_entries[:, lp.id].sum()) if trace.loop_entries.size else 1.0
     entries = entries_trace * launch_ratio
@@ -440,14 +518,27 @@ def _analyze_loop(trace, region, lp, fn, mem_by_label, counts, sizes, tsz, wsz, 
         entries *= _ratio(sizes, a.id, tsz, wsz)
     perfect = parent is not None and all(
         all(op[0] not in _FLOAT_OR_MEM for op in h.blocks[b].ops)
-        for b in parent.blocks if b not in lp.blocks)
+        for b in parent.blocks
+        if b not in lp.blocks
+    )
     jam_max = int(max(1, _trip(sizes.trips.get(parent.id), wsz))) if parent is not None else 1
     access = {m.id: counts.get(m.block, 0.0) for m in h.mem if m.id in pos}
-    return _Loop(lp, body, deps, dddg.strides(window), jam_ok, jam_max, max(trip, 1.0),
-                 max(entries, 1.0), perfect, access)
+    return _Loop(
+        lp,
+        body,
+        deps,
+        dddg.strides(window),
+        jam_ok,
+        jam_max,
+        max(trip, 1.0),
+        max(entries, 1.0),
+        perfect,
+        access,
+    )
 
 
 # ---- design points ------------------------------------------------------------------------
+
 
 def _pow2(limit: float, cap: int) -> list[int]:
     out, k = [], 1
@@ -466,15 +557,26 @@ def _copies(lp: _Loop, o: dddg.Op, u: int, v: int) -> int:
 
 def _contiguous(lp: _Loop, o: dddg.Op, bytes_: int, v: int) -> tuple[bool, bool]:
     inner, outer = lp.strides.get(o.mem_id, (None, None))
-    return (inner is not None and abs(inner) == bytes_,
-            v > 1 and outer is not None and abs(outer) == bytes_)
+    return (
+        inner is not None and abs(inner) == bytes_,
+        v > 1 and outer is not None and abs(outer) == bytes_,
+    )
 
 
-def _evaluate(lp: _Loop, pt: DesignPoint, dev: FPGADevice, on_chip: set[str],
-              elem_bytes: dict[int, int], budget: Resources) -> LoopEstimate | None:
+def _evaluate(
+    lp: _Loop,
+    pt: DesignPoint,
+    dev: FPGADevice,
+    on_chip: set[str],
+    elem_bytes: dict[int, int],
+    budget: Resources,
+) -> LoopEstimate | None:
     u, v, p = pt.unroll, pt.jam, pt.partition
-    ops = [o for o in lp.body.ops if o.index not in lp.body.induction
-           and o.klass not in dddg.FREE_CLASSES]
+    ops = [
+        o
+        for o in lp.body.ops
+        if o.index not in lp.body.induction and o.klass not in dddg.FREE_CLASSES
+    ]
     uses: dict[str, int] = {}
     bank_acc: dict[str, int] = {}
     beats: dict[tuple[str, str], int] = {}
@@ -493,8 +595,11 @@ def _evaluate(lp: _Loop, pt: DesignPoint, dev: FPGADevice, on_chip: set[str],
         inner, outer = lp.strides.get(o.mem_id, (None, None))
         cu = 1 if inner == 0 else u
         cv = 1 if outer == 0 else v
-        n = cv * math.ceil(cu / axi_elems(b)) if cin else (
-            cu * math.ceil(cv / axi_elems(b)) if cout else cu * cv)
+        n = (
+            cv * math.ceil(cu / axi_elems(b))
+            if cin
+            else (cu * math.ceil(cv / axi_elems(b)) if cout else cu * cv)
+        )
         key = (o.array, o.klass)
         beats[key] = beats.get(key, 0) + n
         per = b if (cin or cout or inner == 0) else max(b, dev.dram_min_transfer_bytes)
@@ -504,8 +609,9 @@ def _evaluate(lp: _Loop, pt: DesignPoint, dev: FPGADevice, on_chip: set[str],
         if outer == 0 and v > 1:
             n_acc /= v
         stream_bytes += n_acc * per
-    port_mii = max([math.ceil(a / dev.bram_ports) for a in bank_acc.values()] +
-                   list(beats.values()) + [1])
+    port_mii = max(
+        [math.ceil(a / dev.bram_ports) for a in bank_acc.values()] + list(beats.values()) + [1]
+    )
     rec_mii = dddg.recurrence_mii(_static(lp, dev), u)
     dsp_mii = _dsp_mii(uses, dev, budget.dsp) if pt.pipeline else 1
     ii = max(rec_mii, port_mii, dsp_mii)
@@ -526,8 +632,12 @@ def _evaluate(lp: _Loop, pt: DesignPoint, dev: FPGADevice, on_chip: set[str],
         c = dev.op.get(k, dev.op["call"])
         inst = math.ceil(n / share)
         res = res + Resources(inst * c.dsp, 0, inst * c.lut, inst * c.ff)
-    res = res + Resources(0, 0, dev.loop_lut * 2 + dev.bank_mux_lut * p * len(bank_acc),
-                          dev.loop_ff * 2 + 32 * depth * (u * v if pt.pipeline else 1))
+    res = res + Resources(
+        0,
+        0,
+        dev.loop_lut * 2 + dev.bank_mux_lut * p * len(bank_acc),
+        dev.loop_ff * 2 + 32 * depth * (u * v if pt.pipeline else 1),
+    )
     if not res.fits(budget):
         return None
     hz = dev.clock_mhz * 1e6
@@ -538,16 +648,37 @@ def _evaluate(lp: _Loop, pt: DesignPoint, dev: FPGADevice, on_chip: set[str],
     elif not pt.pipeline:
         bound = "latency"
     else:
-        bound = {rec_mii: "recurrence", port_mii: "memory ports", dsp_mii: "DSP"}[ii] \
-            if ii > 1 else "throughput"
-    return LoopEstimate(lp.info.id, lp.info.line, pt, lp.trip, lp.entries, ii, rec_mii,
-                        port_mii, dsp_mii, depth, float(cycles), stream_bytes, stream_ms,
-                        compute_ms, max(compute_ms, stream_ms), bound, res,
-                        tuple(s.replace("<ii>", str(ii)) for s in pt.pragmas(lp.info.line)), 0)
+        bound = (
+            {rec_mii: "recurrence", port_mii: "memory ports", dsp_mii: "DSP"}[ii]
+            if ii > 1
+            else "throughput"
+        )
+    return LoopEstimate(
+        lp.info.id,
+        lp.info.line,
+        pt,
+        lp.trip,
+        lp.entries,
+        ii,
+        rec_mii,
+        port_mii,
+        dsp_mii,
+        depth,
+        float(cycles),
+        stream_bytes,
+        stream_ms,
+        compute_ms,
+        max(compute_ms, stream_ms),
+        bound,
+        res,
+        tuple(s.replace("<ii>", str(ii)) for s in pt.pragmas(lp.info.line)),
+        0,
+    )
 
 
 def _dsp_mii(uses: dict[str, int], dev: FPGADevice, dsp_budget: float) -> int:
     """Resource MII of the DSPs: the smallest II whose shared instances fit the budget."""
+
     def need(ii: int) -> int:
         return sum(math.ceil(n / ii) * dev.op.get(k, dev.op["call"]).dsp for k, n in uses.items())
 
@@ -573,13 +704,22 @@ def _depth(lp, dev, u, v, p, on_chip, beats) -> int:
             cap[key] = max(dev.bram_ports * p // max(v, 1), 1)
         else:
             cap[key] = max(1, 1)
-    res_of = lambda a: (f"{a['op'].array}:{a['klass'] if a['op'].array not in on_chip else 'ram'}"
-                        if a["op"].mem_id >= 0 else None)
+    res_of = lambda a: (
+        f"{a['op'].array}:{a['klass'] if a['op'].array not in on_chip else 'ram'}"
+        if a["op"].mem_id >= 0
+        else None
+    )
     return dddg.schedule(g, cap, res_of)[1]
 
 
-def explore_loop(lp: _Loop, dev: FPGADevice, on_chip: set[str], elem_bytes: dict[int, int],
-                 budget: Resources, max_unroll: int = 64) -> list[LoopEstimate]:
+def explore_loop(
+    lp: _Loop,
+    dev: FPGADevice,
+    on_chip: set[str],
+    elem_bytes: dict[int, int],
+    budget: Resources,
+    max_unroll: int = 64,
+) -> list[LoopEstimate]:
     """Every design point of the loop that fits ``budget``, fastest first."""
     out = []
     jams = _pow2(lp.jam_max, max_unroll) if lp.jam_ok else [1]
@@ -591,18 +731,25 @@ def explore_loop(lp: _Loop, dev: FPGADevice, on_chip: set[str], elem_bytes: dict
                     continue
                 for p in _pow2(u * v, 64):
                     n += 1
-                    est = _evaluate(lp, DesignPoint(pipe, u, v, p), dev, on_chip, elem_bytes,
-                                    budget)
+                    est = _evaluate(
+                        lp, DesignPoint(pipe, u, v, p), dev, on_chip, elem_bytes, budget
+                    )
                     if est is not None:
                         out.append(est)
     # points within 1% of each other are equally fast: prefer the smaller design
-    out.sort(key=lambda e: (math.floor(math.log(max(e.time_ms, 1e-12)) / math.log(1.01)),
-                            e.resources.share(budget), e.point.unroll * e.point.jam))
+    out.sort(
+        key=lambda e: (
+            math.floor(math.log(max(e.time_ms, 1e-12)) / math.log(1.01)),
+            e.resources.share(budget),
+            e.point.unroll * e.point.jam,
+        )
+    )
     return [_with_count(e, n) for e in out]
 
 
 def _with_count(e: LoopEstimate, n: int) -> LoopEstimate:
     from dataclasses import replace
+
     return replace(e, points_explored=n)
 
 
@@ -637,8 +784,14 @@ def _bram(dev: FPGADevice, nbytes: int, p: int) -> tuple[int, int]:
     return p * math.ceil(bank / dev.bram36_bytes), 0
 
 
-def estimate_region(trace: Trace, region: int, dev: FPGADevice, sizes: SizeModel,
-                    tsz: dict[str, int], wsz: dict[str, int]) -> KernelEstimate:
+def estimate_region(
+    trace: Trace,
+    region: int,
+    dev: FPGADevice,
+    sizes: SizeModel,
+    tsz: dict[str, int],
+    wsz: dict[str, int],
+) -> KernelEstimate:
     h = trace.header
     info = h.region(region)
     rows = np.flatnonzero((trace.launches["region"] == region) & (trace.launches["recorded"] == 1))
@@ -656,17 +809,41 @@ def estimate_region(trace: Trace, region: int, dev: FPGADevice, sizes: SizeModel
     loops = [lp for lp in h.loops if lp.region == region]
     inner = [lp for lp in loops if not any(c.parent == lp.id for c in loops)]
     warnings: list[str] = []
-    analysed = [_analyze_loop(trace, region, lp, mod.functions[lp.function], mem_by_label,
-                              counts, sizes, tsz, wsz, int(rows[0]), launch_ratio)
-                for lp in inner]
+    analysed = [
+        _analyze_loop(
+            trace,
+            region,
+            lp,
+            mod.functions[lp.function],
+            mem_by_label,
+            counts,
+            sizes,
+            tsz,
+            wsz,
+            int(rows[0]),
+            launch_ratio,
+        )
+        for lp in inner
+    ]
     # arrays: sizes, placement
     sizes_b = _array_bytes(h.ir_text, tsz, wsz)
     mems = [m for m in h.mem if m.region == region]
     names = sorted({m.base.split("[")[0] for m in mems})
     elem = {m.id: m.bytes for m in mems}
-    arr_bytes = {a: sizes_b.get(a, _touched(trace, int(rows[0]), [m.id for m in mems
-                                                                   if m.base.split("[")[0] == a],
-                                            launch_ratio, counts, mems)) for a in names}
+    arr_bytes = {
+        a: sizes_b.get(
+            a,
+            _touched(
+                trace,
+                int(rows[0]),
+                [m.id for m in mems if m.base.split("[")[0] == a],
+                launch_ratio,
+                counts,
+                mems,
+            ),
+        )
+        for a in names
+    }
     usable = dev.usable()
     on_chip: set[str] = set()
     used = 0
@@ -676,10 +853,13 @@ def estimate_region(trace: Trace, region: int, dev: FPGADevice, sizes: SizeModel
             on_chip.add(a)
             used += need
     streamed = [a for a in names if a not in on_chip]
-    base = Resources(0, used + dev.axi_port_bram36 * len(streamed),
-                     dev.axi_port_lut * len(streamed), dev.axi_port_ff * len(streamed))
-    loop_budget = Resources(usable.dsp, usable.bram36, usable.lut - base.lut,
-                            usable.ff - base.ff)
+    base = Resources(
+        0,
+        used + dev.axi_port_bram36 * len(streamed),
+        dev.axi_port_lut * len(streamed),
+        dev.axi_port_ff * len(streamed),
+    )
+    loop_budget = Resources(usable.dsp, usable.bram36, usable.lut - base.lut, usable.ff - base.ff)
     choices = [explore_loop(lp, dev, on_chip, elem, loop_budget) for lp in analysed]
     chosen, fits = _combine(choices, loop_budget, analysed)
     # partition BRAM of on-chip arrays
@@ -701,28 +881,54 @@ def estimate_region(trace: Trace, region: int, dev: FPGADevice, sizes: SizeModel
     other = 0.0
     for b in h.blocks:
         if b.region == region and b.id not in inner_blocks and counts.get(b.id, 0.0) > 0:
-            other += counts[b.id] * _block_cycles(mod.functions[b.function], b.label, dev,
-                                                   mem_by_label)
-    transfer = sum(arr_bytes[a] * (any(m.kind == "load" for m in mems
-                                       if m.base.split("[")[0] == a) +
-                                   any(m.kind == "store" for m in mems
-                                       if m.base.split("[")[0] == a))
-                   for a in on_chip) * launches
+            other += counts[b.id] * _block_cycles(
+                mod.functions[b.function], b.label, dev, mem_by_label
+            )
+    transfer = (
+        sum(
+            arr_bytes[a]
+            * (
+                any(m.kind == "load" for m in mems if m.base.split("[")[0] == a)
+                + any(m.kind == "store" for m in mems if m.base.split("[")[0] == a)
+            )
+            for a in on_chip
+        )
+        * launches
+    )
     hz = dev.clock_mhz * 1e6
     transfer_ms = transfer / (dev.dram_bandwidth_gbps * 1e9) * 1e3
     loop_ms = sum(e.time_ms for e in chosen if e is not None)
     total = loop_ms + other / hz * 1e3 + transfer_ms
-    arrays = tuple(ArrayPlacement(a, int(arr_bytes[a]), a in on_chip,
-                                  any(m.kind == "load" for m in mems if m.base.split("[")[0] == a),
-                                  any(m.kind == "store" for m in mems if m.base.split("[")[0] == a),
-                                  part.get(a, 1)) for a in names)
+    arrays = tuple(
+        ArrayPlacement(
+            a,
+            int(arr_bytes[a]),
+            a in on_chip,
+            any(m.kind == "load" for m in mems if m.base.split("[")[0] == a),
+            any(m.kind == "store" for m in mems if m.base.split("[")[0] == a),
+            part.get(a, 1),
+        )
+        for a in names
+    )
     loops_out = tuple(e for e in chosen if e is not None)
     bound = max(loops_out, key=lambda e: e.time_ms).bound if loops_out else "latency"
     if transfer_ms > loop_ms:
         bound = "transfers"
-    return KernelEstimate(info.name, f"{h.source_name}:{info.line}", launches, loops_out, arrays,
-                          other, float(transfer), transfer_ms, total, res, fits, bound,
-                          tuple(warnings))
+    return KernelEstimate(
+        info.name,
+        f"{h.source_name}:{info.line}",
+        launches,
+        loops_out,
+        arrays,
+        other,
+        float(transfer),
+        transfer_ms,
+        total,
+        res,
+        fits,
+        bound,
+        tuple(warnings),
+    )
 
 
 def _touched(trace, launch, ids, launch_ratio, counts, mems) -> int:
@@ -758,8 +964,14 @@ def _combine(choices: list[list[LoopEstimate]], budget: Resources, loops) -> tup
         moved = False
         for k in order:
             cur = picked[k].resources.share(budget)
-            nxt = next((j for j in range(idx[k] + 1, len(choices[k]))
-                        if choices[k][j].resources.share(budget) < cur), None)
+            nxt = next(
+                (
+                    j
+                    for j in range(idx[k] + 1, len(choices[k]))
+                    if choices[k][j].resources.share(budget) < cur
+                ),
+                None,
+            )
             if nxt is not None:
                 idx[k] = nxt
                 moved = True
@@ -768,42 +980,65 @@ def _combine(choices: list[list[LoopEstimate]], budget: Resources, loops) -> tup
             return picked, False
 
 
-def estimate_trace(trace: Trace, dev: FPGADevice, sizes: SizeModel | None = None,
-                   tsz: dict[str, int] | None = None, wsz: dict[str, int] | None = None
-                   ) -> FPGAReport:
+def estimate_trace(
+    trace: Trace,
+    dev: FPGADevice,
+    sizes: SizeModel | None = None,
+    tsz: dict[str, int] | None = None,
+    wsz: dict[str, int] | None = None,
+) -> FPGAReport:
     sizes = sizes or SizeModel.constant(trace)
     tsz = tsz or {}
     wsz = wsz or tsz
     if not trace.header.ir_text:
         raise FPGAEstimateError(f"{trace.path}: the trace carries no IR text; trace again")
-    kernels = tuple(estimate_region(trace, r.index, dev, sizes, tsz, wsz)
-                    for r in trace.header.regions)
+    kernels = tuple(
+        estimate_region(trace, r.index, dev, sizes, tsz, wsz) for r in trace.header.regions
+    )
     warns = tuple(w for k in kernels for w in k.warnings)
-    return FPGAReport(trace.header.source_name, dev.name, dev.clock_mhz, dev.budget(), wsz, tsz,
-                      kernels, warns)
+    return FPGAReport(
+        trace.header.source_name, dev.name, dev.clock_mhz, dev.budget(), wsz, tsz, kernels, warns
+    )
 
 
 # ---- from a source file -------------------------------------------------------------------
 
+
 @contextlib.contextmanager
-def traced_source(source: Path, work: dict[str, int], trace_sizes: dict[str, int],
-                  functions: tuple[str, ...] = (), timeout_s: float = 120.0,
-                  max_events: int = 200_000_000) -> Iterator:
+def traced_source(
+    source: Path,
+    work: dict[str, int],
+    trace_sizes: dict[str, int],
+    functions: tuple[str, ...] = (),
+    timeout_s: float = 120.0,
+    max_events: int = 200_000_000,
+) -> Iterator:
     """Trace ``source`` and fit its trip counts exactly as ``cgpredict run`` does
     (``pipeline.prepare``); the trace lives while the context is open."""
     from .pipeline import RunOptions, prepare
 
-    opts = RunOptions(work_sizes=dict(work), trace_sizes=dict(trace_sizes),
-                      functions=tuple(functions), timeout_s=timeout_s, max_events=max_events)
+    opts = RunOptions(
+        work_sizes=dict(work),
+        trace_sizes=dict(trace_sizes),
+        functions=tuple(functions),
+        timeout_s=timeout_s,
+        max_events=max_events,
+    )
     with prepare(Path(source), opts) as prepared:
         yield prepared
 
 
-def estimate_source(source: Path, device: str = "zc702", work: dict[str, int] | None = None,
-                    trace_sizes: dict[str, int] | None = None, functions: tuple[str, ...] = (),
-                    timeout_s: float = 120.0) -> FPGAReport:
+def estimate_source(
+    source: Path,
+    device: str = "zc702",
+    work: dict[str, int] | None = None,
+    trace_sizes: dict[str, int] | None = None,
+    functions: tuple[str, ...] = (),
+    timeout_s: float = 120.0,
+) -> FPGAReport:
     """``cgpredict fpga``: trace ``source`` and estimate its kernels on ``device``."""
     from dataclasses import replace
+
     dev = load_fpga_device(device)
     with traced_source(Path(source), work or {}, trace_sizes or {}, functions, timeout_s) as t:
         t0 = time.perf_counter()

@@ -38,8 +38,15 @@ def _trip(model: TripModel, sizes: dict[str, int]) -> float:
         return model.alpha
 
 
-def analyze_region(trace: Trace, region: int, device: GPUDevice, opts: RunOptions,
-                   sizes: SizeModel, tsz: dict[str, int], wsz: dict[str, int]) -> KernelReport:
+def analyze_region(
+    trace: Trace,
+    region: int,
+    device: GPUDevice,
+    opts: RunOptions,
+    sizes: SizeModel,
+    tsz: dict[str, int],
+    wsz: dict[str, int],
+) -> KernelReport:
     h = trace.header
     info = h.region(region)
     rows = np.flatnonzero((trace.launches["region"] == region) & (trace.launches["recorded"] == 1))
@@ -71,22 +78,52 @@ def analyze_region(trace: Trace, region: int, device: GPUDevice, opts: RunOption
     warps_per_batch = max(device.max_threads_per_sm * device.sm_count // 32, 1)
     warnings += _mapping_warnings(trace, wt, info.name)
     if wt.n_threads < 2 * device.max_threads_per_sm:
-        warnings.append(f"{info.name}: only {wt.n_threads} pseudo-threads traced, fewer than "
-                        f"2 x threads_per_SM = {2 * device.max_threads_per_sm}; trace a larger "
-                        f"size for representative cache behaviour")
+        warnings.append(
+            f"{info.name}: only {wt.n_threads} pseudo-threads traced, fewer than "
+            f"2 x threads_per_SM = {2 * device.max_threads_per_sm}; trace a larger "
+            f"size for representative cache behaviour"
+        )
 
     staged, shared_spec = _shared_setup(trace, region, wt, device, block, opts.stage)
     d1, d2 = mapped_loops(trace, region)
     factor = _block_factors(trace, region, grid, sizes, tsz, wsz)
-    scale = _cache_scale(trace, region, grid, block, wt, d1, d2, sizes, tsz, wsz, factor,
-                         warps_per_batch)
-    mem = analyze_memory(wt, access_bytes, cache, warps_per_batch, scale,
-                         device.l2_sector_bytes, _l1_config(device, wt, block), is_store)
+    scale = _cache_scale(
+        trace, region, grid, block, wt, d1, d2, sizes, tsz, wsz, factor, warps_per_batch
+    )
+    mem = analyze_memory(
+        wt,
+        access_bytes,
+        cache,
+        warps_per_batch,
+        scale,
+        device.l2_sector_bytes,
+        _l1_config(device, wt, block),
+        is_store,
+    )
     all_rows = np.flatnonzero(trace.launches["region"] == region)
-    launches_work = max(int(round(_trip(sizes.launches[region], wsz))), 1) \
-        if region in sizes.launches else len(all_rows)
-    ctx = _LaunchContext(trace, region, grid, block, d1, d2, sizes, tsz, wsz, factor, mem,
-                         opts, device, info.name, staged, shared_spec)
+    launches_work = (
+        max(int(round(_trip(sizes.launches[region], wsz))), 1)
+        if region in sizes.launches
+        else len(all_rows)
+    )
+    ctx = _LaunchContext(
+        trace,
+        region,
+        grid,
+        block,
+        d1,
+        d2,
+        sizes,
+        tsz,
+        wsz,
+        factor,
+        mem,
+        opts,
+        device,
+        info.name,
+        staged,
+        shared_spec,
+    )
     # Launches with identical block and loop counts (FDTD time steps) are modelled once.
     cache: dict[bytes, tuple] = {}
     total_ms, energy = 0.0, 0.0
@@ -103,11 +140,22 @@ def analyze_region(trace: Trace, region: int, device: GPUDevice, opts: RunOption
     first = cache[trace.bb_counts[launch].tobytes() + trace.loop_iters[launch].tobytes()][0]
     warnings += first.warnings
     return KernelReport(
-        name=info.name, location=f"{h.source_name}:{info.line}", grid_dims=grid,
-        block=str(block), grid_threads=first.grid_threads, blocks=first.blocks,
-        launches=launches_work, profile=first.profile, result=first.result,
-        mem=first.mem, l2_hit_rate=mem.l2_hit_rate, warnings=tuple(warnings),
-        total_ms=total_ms, distinct_launches=len(cache), energy_mj=energy)
+        name=info.name,
+        location=f"{h.source_name}:{info.line}",
+        grid_dims=grid,
+        block=str(block),
+        grid_threads=first.grid_threads,
+        blocks=first.blocks,
+        launches=launches_work,
+        profile=first.profile,
+        result=first.result,
+        mem=first.mem,
+        l2_hit_rate=mem.l2_hit_rate,
+        warnings=tuple(warnings),
+        total_ms=total_ms,
+        distinct_launches=len(cache),
+        energy_mj=energy,
+    )
 
 
 @dataclass(frozen=True)
@@ -168,8 +216,11 @@ class _LaunchContext:
         inner = self.d2 if self.grid == 2 else self.d1
         threads = float(tr.loop_iters[row, inner].sum())
         bb = tr.bb_counts[row].astype(np.float64)
-        per_thread = {b.id: (bb[b.id] / threads if threads else 0.0) * self.factor.get(b.id, 1.0)
-                      for b in h.blocks if b.region in (self.region, -1)}
+        per_thread = {
+            b.id: (bb[b.id] / threads if threads else 0.0) * self.factor.get(b.id, 1.0)
+            for b in h.blocks
+            if b.region in (self.region, -1)
+        }
         gx, gy = self.extents(row)
         blocks = max(math.ceil(gx / self.block.x) * math.ceil(gy / self.block.y), 1)
         skip = {a.sid for a in self.staged}
@@ -184,21 +235,37 @@ class _LaunchContext:
         comp: ComputeCounts = compute_counts(ops)
         warnings = []
         if comp.unknown_calls:
-            warnings.append(f"calls to {', '.join(comp.unknown_calls)} counted as one "
-                            f"instruction each")
+            warnings.append(
+                f"calls to {', '.join(comp.unknown_calls)} counted as one instruction each"
+            )
         profile = KernelProfile(
-            name=self.name, threads_per_block=self.block.threads, blocks=blocks,
-            coal=patterns[COAL], uncoal=patterns[UNCOAL], const=patterns[CONST],
-            comp_insts=comp.total, sfu_insts=comp.sfu, fp_insts=comp.fp,
-            registers_per_thread=self.opts.registers_per_thread, launches=1,
-            shared=shared, sync_insts=sync,
+            name=self.name,
+            threads_per_block=self.block.threads,
+            blocks=blocks,
+            coal=patterns[COAL],
+            uncoal=patterns[UNCOAL],
+            const=patterns[CONST],
+            comp_insts=comp.total,
+            sfu_insts=comp.sfu,
+            fp_insts=comp.fp,
+            registers_per_thread=self.opts.registers_per_thread,
+            launches=1,
+            shared=shared,
+            sync_insts=sync,
         )
-        result = model_predict(profile, self.device, self.opts.model,
-                               **_model_options(self.opts))
+        result = model_predict(profile, self.device, self.opts.model, **_model_options(self.opts))
         est = predict_energy(profile, self.device, result.time_ms)
-        return (_LaunchModel(profile, result, (int(gx), int(gy)), blocks, tuple(mem_reports),
-                             tuple(warnings), est.total_mj if est else None),)
-
+        return (
+            _LaunchModel(
+                profile,
+                result,
+                (int(gx), int(gy)),
+                blocks,
+                tuple(mem_reports),
+                tuple(warnings),
+                est.total_mj if est else None,
+            ),
+        )
 
     def shared_counts(self, row: int, per_thread: dict, threads: float):
         """SharedMemoryCounts and barriers per thread of a tiled launch (SPEC §2.6)."""
@@ -214,8 +281,10 @@ class _LaunchContext:
             total = sum(c for _, c in a.conflicts)
             for x, c in a.conflicts:
                 by_x[float(x)] = by_x.get(float(x), 0.0) + count * c / total
-        return (SharedMemoryCounts(phases * loads_per_phase, tuple(sorted(by_x.items())), nbytes),
-                2.0 * phases)
+        return (
+            SharedMemoryCounts(phases * loads_per_phase, tuple(sorted(by_x.items())), nbytes),
+            2.0 * phases,
+        )
 
 
 def _transposed(trace: Trace, wt: WarpTrace, arrays: tuple[str, ...]) -> WarpTrace:
@@ -233,8 +302,9 @@ def _transposed(trace: Trace, wt: WarpTrace, arrays: tuple[str, ...]) -> WarpTra
     return dataclasses.replace(wt, events=events)
 
 
-def _shared_setup(trace: Trace, region: int, wt: WarpTrace, device: GPUDevice, block: Block,
-                  extra: tuple = ()):
+def _shared_setup(
+    trace: Trace, region: int, wt: WarpTrace, device: GPUDevice, block: Block, extra: tuple = ()
+):
     """Staged accesses and (tile loop, staging loads per phase, tile bytes, phase divisor) of a
     tiled kernel. ``extra`` stages arrays of an untiled kernel (the advisor's modelled tiling):
     its innermost loop then counts tile phases every ``tile columns`` iterations."""
@@ -244,8 +314,9 @@ def _shared_setup(trace: Trace, region: int, wt: WarpTrace, device: GPUDevice, b
         return (), None
     layouts = array_layouts(h.ir_text)
     texts = {m.id: m.base for m in h.mem if m.region == region}
-    staged = staged_accesses(wt, texts, hints, layouts, device.smem_banks,
-                             device.smem_bank_bytes, h.globals)
+    staged = staged_accesses(
+        wt, texts, hints, layouts, device.smem_banks, device.smem_bank_bytes, h.globals
+    )
     if not staged:
         return (), None
     loops = [lp for lp in h.loops if lp.region == region]
@@ -270,8 +341,12 @@ def _l1_config(device: GPUDevice, wt: WarpTrace, block: Block) -> L1Config | Non
     ways = min(device.l1_ways, lines)
     cfg = CacheConfig(device.l1_line_bytes, max(lines // ways, 1), ways)
     sms = max(min(device.sm_count, wt.blocks), 1)
-    return L1Config(cfg, min(device.l2_sector_bytes, device.l1_line_bytes), sms,
-                    max(math.ceil(block.threads / 32), 1))
+    return L1Config(
+        cfg,
+        min(device.l2_sector_bytes, device.l1_line_bytes),
+        sms,
+        max(math.ceil(block.threads / 32), 1),
+    )
 
 
 def _inner_blocks(trace: Trace, region: int, grid: int) -> set[int]:
@@ -280,11 +355,13 @@ def _inner_blocks(trace: Trace, region: int, grid: int) -> set[int]:
     return {b for lp in inner for b in lp.blocks}
 
 
-def _cache_scale(trace, region, grid, block, wt, d1, d2, sizes, tsz, wsz, factor,
-                 warps_per_batch) -> CacheScale:
+def _cache_scale(
+    trace, region, grid, block, wt, d1, d2, sizes, tsz, wsz, factor, warps_per_batch
+) -> CacheScale:
     """Reuse-distance growth from trace to work size (memory.scale_hits)."""
-    footprint = max((f for b, f in factor.items()
-                     if b in _inner_blocks(trace, region, grid)), default=1.0)
+    footprint = max(
+        (f for b, f in factor.items() if b in _inner_blocks(trace, region, grid)), default=1.0
+    )
     xloop = d2 if grid == 2 else d1
     grid_x = 1.0
     if xloop and xloop[0] in sizes.trips:
@@ -303,11 +380,15 @@ def _model_options(opts: RunOptions) -> dict:
 
 def _check_block(block: Block, device: GPUDevice, warnings: list[str]) -> None:
     if block.threads > device.max_threads_per_block:
-        raise MappingError(f"block {block} has {block.threads} threads; {device.name} allows "
-                           f"at most {device.max_threads_per_block} per block")
+        raise MappingError(
+            f"block {block} has {block.threads} threads; {device.name} allows "
+            f"at most {device.max_threads_per_block} per block"
+        )
     if block.x % 32 and block.threads % 32:
-        warnings.append(f"block {block}: {block.threads} threads is not a multiple of the warp "
-                        f"size; the last warp of each block is partly idle")
+        warnings.append(
+            f"block {block}: {block.threads} threads is not a multiple of the warp "
+            f"size; the last warp of each block is partly idle"
+        )
 
 
 def _block_factors(trace: Trace, region: int, grid: int, sizes: SizeModel, tsz, wsz):
@@ -325,8 +406,9 @@ def _block_factors(trace: Trace, region: int, grid: int, sizes: SizeModel, tsz, 
     thread_growth = 1.0
     for lp in mapped:
         thread_growth *= ratio.get(lp.id, 1.0)
-    out: dict[int, float] = {b.id: 1.0 / thread_growth for b in trace.header.blocks
-                             if b.region == region}
+    out: dict[int, float] = {
+        b.id: 1.0 / thread_growth for b in trace.header.blocks if b.region == region
+    }
     for lp in trace.header.loops:
         if lp.region == region and lp.id in ratio:
             for b in lp.blocks:
@@ -339,27 +421,40 @@ def _mapping_warnings(trace: Trace, wt: WarpTrace, name: str) -> list[str]:
     h = trace.header
 
     if wt.unmapped_events:
-        out.append(f"{name}: {wt.unmapped_events} memory events lie outside the mapped loops "
-                   f"(loop invariants hoisted by the compiler, or an imperfect nest); they are "
-                   f"not assigned to threads")
+        out.append(
+            f"{name}: {wt.unmapped_events} memory events lie outside the mapped loops "
+            f"(loop invariants hoisted by the compiler, or an imperfect nest); they are "
+            f"not assigned to threads"
+        )
     if wt.divergent_insts:
-        out.append(f"{name}: {wt.divergent_insts} of {wt.n_insts} warp instructions diverge "
-                   f"(threads of a warp run different memory instructions)")
+        out.append(
+            f"{name}: {wt.divergent_insts} of {wt.n_insts} warp instructions diverge "
+            f"(threads of a warp run different memory instructions)"
+        )
     if wt.dependence and wt.dependence.forwarded:
-        out.append(f"{name}: inter-thread dependence: a loop mapped to threads carries a value "
-                   f"stored by one pseudo-thread to the next (the compiler forwards it in a "
-                   f"register); the GPU port needs another mapping or synchronisation")
+        out.append(
+            f"{name}: inter-thread dependence: a loop mapped to threads carries a value "
+            f"stored by one pseudo-thread to the next (the compiler forwards it in a "
+            f"register); the GPU port needs another mapping or synchronisation"
+        )
     elif wt.dependence:
         d = wt.dependence
         names = ", ".join(sorted({h.mem[s].base for s in d.store_ids + d.other_ids}))
-        out.append(f"{name}: inter-thread dependence: {d.addresses} locations written by one "
-                   f"pseudo-thread are used by another ({names}); the GPU port needs "
-                   f"synchronisation or another mapping")
+        out.append(
+            f"{name}: inter-thread dependence: {d.addresses} locations written by one "
+            f"pseudo-thread are used by another ({names}); the GPU port needs "
+            f"synchronisation or another mapping"
+        )
     return out
 
 
-def _memory_profile(trace: Trace, mem: MemoryAnalysis, per_thread: dict[int, float],
-                    region: int, skip: set[int] = frozenset()):
+def _memory_profile(
+    trace: Trace,
+    mem: MemoryAnalysis,
+    per_thread: dict[int, float],
+    region: int,
+    skip: set[int] = frozenset(),
+):
     """Per-instruction reports and the per-pattern counts of the profile (SPEC §2.3)."""
     h = trace.header
     insts = np.zeros(3)
@@ -371,10 +466,19 @@ def _memory_profile(trace: Trace, mem: MemoryAnalysis, per_thread: dict[int, flo
         m = h.mem[s.sid]
         count = per_thread.get(m.block, 0.0)
         if s.sid in skip:  # staged in shared memory: modelled by shared_counts
-            reports.append(MemInstrReport(
-                id=s.sid, text=m.base, location=f"{m.file}:{m.line}", kind=m.kind,
-                pattern="shared", shares=(0.0, 0.0, 0.0), l2_trans_per_warp=0.0,
-                l2_hit_rate=0.0, per_thread=count))
+            reports.append(
+                MemInstrReport(
+                    id=s.sid,
+                    text=m.base,
+                    location=f"{m.file}:{m.line}",
+                    kind=m.kind,
+                    pattern="shared",
+                    shares=(0.0, 0.0, 0.0),
+                    l2_trans_per_warp=0.0,
+                    l2_hit_rate=0.0,
+                    per_thread=count,
+                )
+            )
             continue
         total = s.total_warp_insts
         shares = tuple(w / total for w in s.warp_insts) if total else (0.0, 0.0, 0.0)
@@ -385,16 +489,28 @@ def _memory_profile(trace: Trace, mem: MemoryAnalysis, per_thread: dict[int, flo
                 l2[p] += n * s.l2_trans[p] / s.warp_insts[p]
                 dram[p] += n * s.dram_trans[p] / s.warp_insts[p]
                 served[p] += n * s.l1_served[p] / s.warp_insts[p]
-        reports.append(MemInstrReport(
-            id=s.sid, text=m.base, location=f"{m.file}:{m.line}", kind=m.kind,
-            pattern=s.pattern, shares=shares,
-            l2_trans_per_warp=sum(s.l2_trans) / total if total else 0.0,
-            l2_hit_rate=s.l2_hit_rate, per_thread=count))
+        reports.append(
+            MemInstrReport(
+                id=s.sid,
+                text=m.base,
+                location=f"{m.file}:{m.line}",
+                kind=m.kind,
+                pattern=s.pattern,
+                shares=shares,
+                l2_trans_per_warp=sum(s.l2_trans) / total if total else 0.0,
+                l2_hit_rate=s.l2_hit_rate,
+                per_thread=count,
+            )
+        )
     patterns = []
     for p in range(3):
         reaching = insts[p] - served[p]  # warp instructions that go past the L1
-        patterns.append(PatternCounts(
-            insts[p], l2[p] / reaching if reaching > 1e-12 else 0.0,
-            dram[p] / reaching if reaching > 1e-12 else 0.0,
-            served[p] / insts[p] if insts[p] else 0.0))
+        patterns.append(
+            PatternCounts(
+                insts[p],
+                l2[p] / reaching if reaching > 1e-12 else 0.0,
+                dram[p] / reaching if reaching > 1e-12 else 0.0,
+                served[p] / insts[p] if insts[p] else 0.0,
+            )
+        )
     return reports, patterns

@@ -173,8 +173,14 @@ def _stack_distances(ids: np.ndarray, n_ids: int):  # pragma: no cover - numba
     return prev, dist
 
 
-def scale_hits(lines: np.ndarray, batch: np.ndarray, hits: np.ndarray, cache: CacheConfig,
-               scale: CacheScale, units_per_line: int = 1) -> np.ndarray:
+def scale_hits(
+    lines: np.ndarray,
+    batch: np.ndarray,
+    hits: np.ndarray,
+    cache: CacheConfig,
+    scale: CacheScale,
+    units_per_line: int = 1,
+) -> np.ndarray:
     """Hits at the work size: a trace-size hit whose previous use lies in an earlier batch
     stays a hit only if its LRU stack distance, grown by the footprint (and, across a block
     row, the grid) ratio, still fits the cache. Reuse inside a batch keeps its exact result:
@@ -185,8 +191,7 @@ def scale_hits(lines: np.ndarray, batch: np.ndarray, hits: np.ndarray, cache: Ca
     prev, dist = _stack_distances(ids.astype(np.int64), int(ids.max()) + 1)
     crossed = (prev >= 0) & (batch != batch[np.maximum(prev, 0)])
     db = batch - batch[np.maximum(prev, 0)]
-    grow = np.where(db >= scale.batches_per_row, scale.footprint * scale.grid_x,
-                    scale.footprint)
+    grow = np.where(db >= scale.batches_per_row, scale.footprint * scale.grid_x, scale.footprint)
     capacity = cache.sets * cache.ways * units_per_line
     return hits & ~(crossed & (dist * grow >= capacity))
 
@@ -204,8 +209,14 @@ class L1Config:
     warps_per_block: int
 
 
-def l1_hits(wt: WarpTrace, inst_ordered: np.ndarray, ordered_units: np.ndarray, unit: int,
-            is_load_inst: np.ndarray, l1: L1Config) -> np.ndarray:
+def l1_hits(
+    wt: WarpTrace,
+    inst_ordered: np.ndarray,
+    ordered_units: np.ndarray,
+    unit: int,
+    is_load_inst: np.ndarray,
+    l1: L1Config,
+) -> np.ndarray:
     """Per transaction (in issue order): True when the SM's L1 serves it."""
     hits = np.zeros(len(inst_ordered), bool)
     warp = wt.events["warp"][wt.inst_start][inst_ordered].astype(np.int64)
@@ -221,10 +232,16 @@ def l1_hits(wt: WarpTrace, inst_ordered: np.ndarray, ordered_units: np.ndarray, 
     return hits
 
 
-def analyze_memory(wt: WarpTrace, access_bytes: np.ndarray, cache: CacheConfig,
-                   warps_per_batch: int, scale: CacheScale = CacheScale(),
-                   sector_bytes: int | None = None, l1: L1Config | None = None,
-                   is_store: np.ndarray | None = None) -> MemoryAnalysis:
+def analyze_memory(
+    wt: WarpTrace,
+    access_bytes: np.ndarray,
+    cache: CacheConfig,
+    warps_per_batch: int,
+    scale: CacheScale = CacheScale(),
+    sector_bytes: int | None = None,
+    l1: L1Config | None = None,
+    is_store: np.ndarray | None = None,
+) -> MemoryAnalysis:
     """Patterns, L2 and DRAM transactions per static instruction for one launch.
 
     The cache sees the transactions in GPU issue order (SPEC §2.3) and is analysed exactly
@@ -249,8 +266,9 @@ def analyze_memory(wt: WarpTrace, access_bytes: np.ndarray, cache: CacheConfig,
     to_l2 = order[~l1_hit[order]]  # issue order of the transactions that reach the L2
     hits = np.zeros(len(lines), bool)
     ordered = lines[to_l2]
-    batch = (wt.events["warp"][wt.inst_start][inst[to_l2]].astype(np.int64)
-             // max(warps_per_batch, 1))
+    batch = wt.events["warp"][wt.inst_start][inst[to_l2]].astype(np.int64) // max(
+        warps_per_batch, 1
+    )
     if sectored:
         exact = sector_hit_mask(ordered * np.uint64(unit), cache, unit)
     else:
@@ -264,9 +282,13 @@ def analyze_memory(wt: WarpTrace, access_bytes: np.ndarray, cache: CacheConfig,
     for s in np.unique(sid):
         m = sid == s
         per = [m & (pattern == p) for p in (COAL, UNCOAL, CONST)]
-        stats.append(InstrMemStats(
-            int(s), tuple(int(x.sum()) for x in per),
-            tuple(int(l2_per_inst[x].sum()) for x in per),
-            tuple(int(miss_per_inst[x].sum()) for x in per),
-            tuple(int((x & served).sum()) if l1 is not None else 0 for x in per)))
+        stats.append(
+            InstrMemStats(
+                int(s),
+                tuple(int(x.sum()) for x in per),
+                tuple(int(l2_per_inst[x].sum()) for x in per),
+                tuple(int(miss_per_inst[x].sum()) for x in per),
+                tuple(int((x & served).sum()) if l1 is not None else 0 for x in per),
+            )
+        )
     return MemoryAnalysis(tuple(stats), int(reach.sum()), int((hits & reach).sum()))

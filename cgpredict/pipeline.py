@@ -60,13 +60,15 @@ def min_threads(trace: Trace) -> int:
     is_store = np.array([m.kind == "store" for m in trace.header.mem] or [False])
     out = []
     for r in trace.header.regions:
-        rows = np.flatnonzero((trace.launches["region"] == r.index)
-                              & (trace.launches["recorded"] == 1))
+        rows = np.flatnonzero(
+            (trace.launches["region"] == r.index) & (trace.launches["recorded"] == 1)
+        )
         d1, d2 = mapped_loops(trace, r.index)
         if not len(rows) or not d1:
             continue
-        two_d = r.grid == 2 or (r.grid == 0 and perfectly_nested(trace, r.index, int(rows[0]),
-                                                                 is_store))
+        two_d = r.grid == 2 or (
+            r.grid == 0 and perfectly_nested(trace, r.index, int(rows[0]), is_store)
+        )
         out.append(int(trace.loop_iters[rows[0], d2 if two_d and d2 else d1].sum()))
     return min(out, default=0)
 
@@ -110,9 +112,16 @@ def prepare(source: Path, opts: RunOptions, progress=None) -> Prepared:
     tmpdir = tempfile.TemporaryDirectory(prefix="cgp-run-")
     tmp = tmpdir.name
     try:
+
         def run(sizes, name, count_only=False):
-            o = TraceOptions({k: str(v) for k, v in sizes.items()}, opts.functions, opts.timeout_s,
-                             opts.max_events, opts.max_launches, count_only=count_only)
+            o = TraceOptions(
+                {k: str(v) for k, v in sizes.items()},
+                opts.functions,
+                opts.timeout_s,
+                opts.max_events,
+                opts.max_launches,
+                count_only=count_only,
+            )
             return trace_program(Path(source), Path(tmp) / name, o)
 
         _step(progress, "tracing")
@@ -135,8 +144,7 @@ def prepare(source: Path, opts: RunOptions, progress=None) -> Prepared:
     except BaseException:
         tmpdir.cleanup()
         raise
-    return Prepared(trace, sizes_model, tsizes, work, {"trace": t1 - t0, "probes": t2 - t1},
-                    tmpdir)
+    return Prepared(trace, sizes_model, tsizes, work, {"trace": t1 - t0, "probes": t2 - t1}, tmpdir)
 
 
 def predict_source(source: Path, opts: RunOptions, progress=None) -> Report:
@@ -151,9 +159,14 @@ def _step(progress, what: str) -> None:
         progress(what)
 
 
-def analyze_trace(trace: Trace, device: GPUDevice, opts: RunOptions,
-                  sizes: SizeModel | None = None, trace_sizes: dict[str, int] | None = None,
-                  work_sizes: dict[str, int] | None = None) -> Report:
+def analyze_trace(
+    trace: Trace,
+    device: GPUDevice,
+    opts: RunOptions,
+    sizes: SizeModel | None = None,
+    trace_sizes: dict[str, int] | None = None,
+    work_sizes: dict[str, int] | None = None,
+) -> Report:
     """Predict every region of a trace (work size = trace size unless a SizeModel says)."""
     sizes = sizes or SizeModel.constant(trace)
     tsz = trace_sizes or {}
@@ -161,20 +174,31 @@ def analyze_trace(trace: Trace, device: GPUDevice, opts: RunOptions,
     warnings = []
     if sizes.inexact():
         lines = sorted({lp.line for lp in trace.header.loops if lp.id in sizes.inexact()})
-        warnings.append(f"loops at lines {lines} have trip counts that are not affine in one "
-                        f"size macro; their work-size counts are approximate")
+        warnings.append(
+            f"loops at lines {lines} have trip counts that are not affine in one "
+            f"size macro; their work-size counts are approximate"
+        )
     if sizes.folded:
         lines = sorted({line for _, line, _ in sizes.folded})
-        warnings.append(f"loops at lines {lines} run at other sizes but were folded away by "
-                        f"the compiler at the trace size (a single iteration): counts inside "
-                        f"them are underestimated; trace a size where every loop iterates "
-                        f"at least twice")
+        warnings.append(
+            f"loops at lines {lines} run at other sizes but were folded away by "
+            f"the compiler at the trace size (a single iteration): counts inside "
+            f"them are underestimated; trace a size where every loop iterates "
+            f"at least twice"
+        )
     kernels = []
     for r in trace.header.regions:
         kernels.append(analyze_region(trace, r.index, device, opts, sizes, tsz, wsz))
-    return Report(trace.header.source_name, device.name, opts.model, wsz, tsz, tuple(kernels),
-                  tuple(warnings), {})
-
+    return Report(
+        trace.header.source_name,
+        device.name,
+        opts.model,
+        wsz,
+        tsz,
+        tuple(kernels),
+        tuple(warnings),
+        {},
+    )
 
 
 __all__ = [

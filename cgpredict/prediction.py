@@ -93,5 +93,3 @@ class Report:
     def total_energy_mj(self) -> float | None:
         parts = [k.energy_mj for k in self.kernels]
         return None if not parts or any(p is None for p in parts) else sum(parts)
-
-

@@ -21,10 +21,7 @@ _PRAGMA = re.compile(r"^[ \t]*#[ \t]*pragma[ \t]+cgp\b(.*)$")
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _TILE = re.compile(r"^(\d+)x(\d+)$")
 
-PRELUDE = (
-    "void __cgp_region_begin(int region);\n"
-    "void __cgp_region_end(int region);\n"
-)
+PRELUDE = "void __cgp_region_begin(int region);\nvoid __cgp_region_end(int region);\n"
 
 
 @dataclass(frozen=True)
@@ -198,7 +195,9 @@ def _parse_sizes(args: str, lineno: int) -> dict[str, int]:
     for item in args.split():
         name, eq, value = item.partition("=")
         if not eq or not _IDENT.fullmatch(name) or not value.isdigit():
-            raise RegionError(f"line {lineno}: bad '#pragma cgp trace' item {item!r} (want NAME=INT)")
+            raise RegionError(
+                f"line {lineno}: bad '#pragma cgp trace' item {item!r} (want NAME=INT)"
+            )
         sizes[name] = int(value)
     return sizes
 
@@ -239,20 +238,26 @@ def mark_regions(source: str) -> MarkedSource:
         lineno = idx + 1
         if verb == "kernel":
             if pending is not None:
-                raise RegionError(f"line {lineno}: kernel pragma follows another with no loop between")
+                raise RegionError(
+                    f"line {lineno}: kernel pragma follows another with no loop between"
+                )
             name, grid = _parse_kernel(args, lineno, len(regions))
             pending = (idx, name, grid)
             edits[idx] = ""
         elif verb == "shared":
             if pending is None:
-                raise RegionError(f"line {lineno}: '#pragma cgp shared' must follow '#pragma cgp kernel'")
+                raise RegionError(
+                    f"line {lineno}: '#pragma cgp shared' must follow '#pragma cgp kernel'"
+                )
             shared.append(_parse_shared(args, lineno))
             edits[idx] = ""
         elif verb == "trace":
             trace_sizes.update(_parse_sizes(args, lineno))
             edits[idx] = ""
         else:
-            raise RegionError(f"line {lineno}: unknown '#pragma cgp {verb}' (kernel, shared, trace)")
+            raise RegionError(
+                f"line {lineno}: unknown '#pragma cgp {verb}' (kernel, shared, trace)"
+            )
     if pending is not None:
         raise RegionError(f"line {pending[0] + 1}: '#pragma cgp kernel' is not followed by a loop")
     names = [r.name for r in regions]
@@ -266,7 +271,9 @@ def mark_regions(source: str) -> MarkedSource:
 def _close_region(source, offsets, idx, pending, shared, index) -> tuple[RegionSpec, int]:
     start = offsets[idx]
     if _word_at(source, _skip_space(source, start)) != "for":
-        raise RegionError(f"line {pending[0] + 1}: '#pragma cgp kernel' must be followed by a for loop")
+        raise RegionError(
+            f"line {pending[0] + 1}: '#pragma cgp kernel' must be followed by a for loop"
+        )
     end = statement_end(source, start)
     end_line = source.count("\n", 0, end - 1) + 1
     return RegionSpec(index, pending[1], idx + 1, end_line, tuple(shared), grid=pending[2]), end

@@ -31,8 +31,9 @@ def to_json(report: Report) -> str:
     d = _jsonable(report)
     d["schema_version"] = SCHEMA_VERSION
     d["total_ms"] = round(report.total_ms, 6)
-    d["total_energy_mj"] = (None if report.total_energy_mj is None
-                            else round(report.total_energy_mj, 6))
+    d["total_energy_mj"] = (
+        None if report.total_energy_mj is None else round(report.total_energy_mj, 6)
+    )
     for k, kr in zip(d["kernels"], report.kernels):
         k["time_ms"] = round(kr.time_ms, 6)
     return json.dumps(d, indent=2, sort_keys=True)
@@ -58,8 +59,10 @@ def _kernel_text(k: KernelReport) -> list[str]:
         f"{'L2 hit':>7} {'per thread':>10}",
     ]
     for m in k.mem:
-        lines.append(f"    {m.text:<18} {m.location:<16} {m.kind:<5} {m.pattern:<11} "
-                     f"{m.l2_trans_per_warp:>10.2f} {m.l2_hit_rate:>7.1%} {m.per_thread:>10.1f}")
+        lines.append(
+            f"    {m.text:<18} {m.location:<16} {m.kind:<5} {m.pattern:<11} "
+            f"{m.l2_trans_per_warp:>10.2f} {m.l2_hit_rate:>7.1%} {m.per_thread:>10.1f}"
+        )
     lines += [f"  warning: {w}" for w in k.warnings]
     return lines
 
@@ -67,14 +70,21 @@ def _kernel_text(k: KernelReport) -> list[str]:
 def to_text(report: Report) -> str:
     sizes = " ".join(f"{k}={v}" for k, v in sorted(report.work_sizes.items()))
     tsizes = " ".join(f"{k}={v}" for k, v in sorted(report.trace_sizes.items()))
-    lines = [f"{report.source} on {report.device} ({report.model} model)",
-             f"work size: {sizes or '(as traced)'}; traced at: {tsizes or '(file defaults)'}",
-             ""]
+    lines = [
+        f"{report.source} on {report.device} ({report.model} model)",
+        f"work size: {sizes or '(as traced)'}; traced at: {tsizes or '(file defaults)'}",
+        "",
+    ]
     for k in report.kernels:
         lines += _kernel_text(k)
         lines.append("")
-    lines.append(f"total predicted time: {report.total_ms:.4f} ms"
-                 + (f", energy {report.total_energy_mj:.4g} mJ"
-                    if report.total_energy_mj is not None else ""))
+    lines.append(
+        f"total predicted time: {report.total_ms:.4f} ms"
+        + (
+            f", energy {report.total_energy_mj:.4g} mJ"
+            if report.total_energy_mj is not None
+            else ""
+        )
+    )
     lines += [f"warning: {w}" for w in report.warnings]
     return "\n".join(lines)

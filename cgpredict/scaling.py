@@ -42,8 +42,11 @@ def default_sizes(source_text: str, names) -> dict[str, int]:
     return found
 
 
-_OVERRIDABLE = re.compile(r"^[ \t]*#[ \t]*ifndef[ \t]+([A-Za-z_]\w*)" + _COMMENT[:-1] + r"\n"
-                          r"[ \t]*#[ \t]*define[ \t]+\1[ \t]+\(?(\d+)\)?" + _COMMENT, re.M)
+_OVERRIDABLE = re.compile(
+    r"^[ \t]*#[ \t]*ifndef[ \t]+([A-Za-z_]\w*)" + _COMMENT[:-1] + r"\n"
+    r"[ \t]*#[ \t]*define[ \t]+\1[ \t]+\(?(\d+)\)?" + _COMMENT,
+    re.M,
+)
 
 
 def overridable_sizes(source_text: str) -> dict[str, int]:
@@ -133,12 +136,16 @@ class SizeModel:
 
     trips: dict[int, TripModel]
     launches: dict[int, TripModel]
-    folded: tuple[tuple[int, int, int], ...] = ()  # (region, line, n) of loops absent at the trace size
+    folded: tuple[
+        tuple[int, int, int], ...
+    ] = ()  # (region, line, n) of loops absent at the trace size
 
     @classmethod
     def constant(cls, trace: Trace) -> "SizeModel":
-        return cls({k: TripModel(None, v, 0.0) for k, v in mean_trips(trace).items()},
-                   {k: TripModel(None, v, 0.0) for k, v in launch_counts(trace).items()})
+        return cls(
+            {k: TripModel(None, v, 0.0) for k, v in mean_trips(trace).items()},
+            {k: TripModel(None, v, 0.0) for k, v in launch_counts(trace).items()},
+        )
 
     @classmethod
     def from_runs(cls, runs: list[tuple[dict[str, int], Trace]]) -> "SizeModel":
@@ -156,8 +163,10 @@ class SizeModel:
                 if match:
                     points.append((sizes, mean_trips(t)[match[0]]))
             trips[lp.id] = fit(points) if len(points) > 1 else TripModel(None, points[0][1], 0.0)
-        launches = {r.index: fit([(s, launch_counts(t)[r.index]) for s, t in runs])
-                    for r in first.header.regions}
+        launches = {
+            r.index: fit([(s, launch_counts(t)[r.index]) for s, t in runs])
+            for r in first.header.regions
+        }
         known = set(keys[0].values())
         missing = sorted({kk for k in keys[1:] for kk in k.values()} - known)
         return cls(trips, launches, tuple(missing))

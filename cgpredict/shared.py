@@ -120,9 +120,15 @@ class StagedAccess:
         return sum(x * c for x, c in self.conflicts) / n if n else 1.0
 
 
-def staged_accesses(wt: WarpTrace, mem_texts: dict[int, str], hints, layouts,
-                    banks: int, bank_bytes: int,
-                    bases: dict[str, int] | None = None) -> tuple[StagedAccess, ...]:
+def staged_accesses(
+    wt: WarpTrace,
+    mem_texts: dict[int, str],
+    hints,
+    layouts,
+    banks: int,
+    bank_bytes: int,
+    bases: dict[str, int] | None = None,
+) -> tuple[StagedAccess, ...]:
     """Bank-conflict degrees of every warp access to a staged array (``bases``: run-time
     addresses of the arrays; without one, the lowest address the kernel touches)."""
     tiles = {a: (r, c) for a, r, c in hints}
@@ -147,11 +153,15 @@ def staged_accesses(wt: WarpTrace, mem_texts: dict[int, str], hints, layouts,
         e = (ev["addr"].astype(np.int64) - base) // elem
         words = ((e // row_len % rows) * cols + (e % row_len % cols)) * max(elem // 4, 1)
         insts = np.flatnonzero(inst_sid == sid)
-        xs = _conflict_degrees(words, bounds[insts].astype(np.int64),
-                               bounds[insts + 1].astype(np.int64), banks, bank_bytes)
+        xs = _conflict_degrees(
+            words,
+            bounds[insts].astype(np.int64),
+            bounds[insts + 1].astype(np.int64),
+            banks,
+            bank_bytes,
+        )
         values, counts = np.unique(xs, return_counts=True)
-        out.append(StagedAccess(sid, arr, tuple((int(x), int(c))
-                                                for x, c in zip(values, counts))))
+        out.append(StagedAccess(sid, arr, tuple((int(x), int(c)) for x, c in zip(values, counts))))
     return tuple(out)
 
 
@@ -180,5 +190,13 @@ def ir_layouts(ir_text: str) -> dict[str, ArrayLayout]:
     return array_layouts(ir_text) if ir_text else {}
 
 
-__all__ = ["ArrayLayout", "StagedAccess", "array_layouts", "array_name", "conflict_degree",
-           "staged_accesses", "tile_bytes", "parse_module"]
+__all__ = [
+    "ArrayLayout",
+    "StagedAccess",
+    "array_layouts",
+    "array_name",
+    "conflict_degree",
+    "staged_accesses",
+    "tile_bytes",
+    "parse_module",
+]

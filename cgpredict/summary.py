@@ -95,50 +95,92 @@ def summarize(trace: Trace) -> tuple[RegionSummary, ...]:
         iters = trace.loop_iters[rows].sum(axis=0) if trace.loop_iters.size else []
         entries = trace.loop_entries[rows].sum(axis=0) if trace.loop_entries.size else []
         loops = tuple(
-            LoopSummary(lp.id, lp.depth, lp.parent, lp.line, int(entries[lp.id]),
-                        int(iters[lp.id]) - (0 if lp.rotated else int(entries[lp.id])))
-            for lp in h.loops if lp.region == r.index)
+            LoopSummary(
+                lp.id,
+                lp.depth,
+                lp.parent,
+                lp.line,
+                int(entries[lp.id]),
+                int(iters[lp.id]) - (0 if lp.rotated else int(entries[lp.id])),
+            )
+            for lp in h.loops
+            if lp.region == r.index
+        )
         region_blocks = {b.id for b in h.blocks if b.region in (r.index, -1)}
         mem = tuple(
-            MemSummary(m.id, m.kind, m.bytes, m.base, f"{m.file}:{m.line}:{m.column}",
-                       int(counts[m.block]) if m.block < len(counts) else 0)
-            for m in h.mem if m.block in region_blocks and (m.region == r.index or m.region == -1))
+            MemSummary(
+                m.id,
+                m.kind,
+                m.bytes,
+                m.base,
+                f"{m.file}:{m.line}:{m.column}",
+                int(counts[m.block]) if m.block < len(counts) else 0,
+            )
+            for m in h.mem
+            if m.block in region_blocks and (m.region == r.index or m.region == -1)
+        )
         ops = op_counts(trace, r.index)
-        out.append(RegionSummary(
-            index=r.index, name=r.name, location=f"{h.source_name}:{r.line}",
-            launches=int(rows.sum()), recorded_launches=int(trace.launches["recorded"][rows].sum()),
-            events=int(trace.launches["n_events"][rows].sum()), loops=loops,
-            mem=tuple(m for m in mem if m.count or m.id in {x.id for x in h.mem if x.region == r.index}),
-            ops=tuple((op_label(*k), v) for k, v in ops.most_common()),
-            external_calls=tuple(sorted({c.callee for c in h.calls if not c.traced
-                                         and not c.callee.startswith("llvm.")
-                                         and c.region in (r.index, -1)})),
-            traced_helpers=tuple(sorted({c.callee for c in h.calls
-                                         if c.traced and c.region == r.index})),
-        ))
+        out.append(
+            RegionSummary(
+                index=r.index,
+                name=r.name,
+                location=f"{h.source_name}:{r.line}",
+                launches=int(rows.sum()),
+                recorded_launches=int(trace.launches["recorded"][rows].sum()),
+                events=int(trace.launches["n_events"][rows].sum()),
+                loops=loops,
+                mem=tuple(
+                    m
+                    for m in mem
+                    if m.count or m.id in {x.id for x in h.mem if x.region == r.index}
+                ),
+                ops=tuple((op_label(*k), v) for k, v in ops.most_common()),
+                external_calls=tuple(
+                    sorted(
+                        {
+                            c.callee
+                            for c in h.calls
+                            if not c.traced
+                            and not c.callee.startswith("llvm.")
+                            and c.region in (r.index, -1)
+                        }
+                    )
+                ),
+                traced_helpers=tuple(
+                    sorted({c.callee for c in h.calls if c.traced and c.region == r.index})
+                ),
+            )
+        )
     return tuple(out)
 
 
 def render_summary(trace: Trace) -> str:
     """The text report of ``cgpredict trace-info``."""
     h = trace.header
-    lines = [f"trace {trace.path.name}: {h.source_name} (sha256 {h.source_sha256[:12]}), "
-             f"{len(trace.events)} events, {len(trace.launches)} launches",
-             f"  compiled by {h.compiler}",
-             f"  macros: {' '.join(f'{k}={v}' for k, v in h.macros.items()) or '(file defaults)'}"]
+    lines = [
+        f"trace {trace.path.name}: {h.source_name} (sha256 {h.source_sha256[:12]}), "
+        f"{len(trace.events)} events, {len(trace.launches)} launches",
+        f"  compiled by {h.compiler}",
+        f"  macros: {' '.join(f'{k}={v}' for k, v in h.macros.items()) or '(file defaults)'}",
+    ]
     for s in summarize(trace):
         lines.append("")
-        lines.append(f"region {s.index} '{s.name}' at {s.location}: {s.launches} launch(es), "
-                     f"{s.recorded_launches} recorded, {s.events} events")
+        lines.append(
+            f"region {s.index} '{s.name}' at {s.location}: {s.launches} launch(es), "
+            f"{s.recorded_launches} recorded, {s.events} events"
+        )
         lines.append("  loops:")
         for lp in s.loops:
             indent = "  " * lp.depth
-            lines.append(f"  {indent}loop {lp.id} (line {lp.line}, depth {lp.depth}): "
-                         f"{lp.entries} entries, mean trip count {lp.mean_trip:g}")
+            lines.append(
+                f"  {indent}loop {lp.id} (line {lp.line}, depth {lp.depth}): "
+                f"{lp.entries} entries, mean trip count {lp.mean_trip:g}"
+            )
         lines.append("  memory instructions:")
         for m in s.mem:
-            lines.append(f"    #{m.id:<3} {m.kind:<5} {m.bytes}B  {m.text:<16} {m.location:<18} "
-                         f"x {m.count}")
+            lines.append(
+                f"    #{m.id:<3} {m.kind:<5} {m.bytes}B  {m.text:<16} {m.location:<18} x {m.count}"
+            )
         lines.append("  operations executed:")
         for label, n in s.ops:
             lines.append(f"    {n:>14}  {label}")

@@ -36,10 +36,26 @@ TAG_END = 0xFFFD
 TAG_EXIT = 0xFFFC
 MARKED_DEPTH = 2
 META_MAGIC = 0x4154454D50474343
-LAUNCH_DTYPE = np.dtype([("region", "<i4"), ("launch", "<u4"), ("first_event", "<u8"),
-                         ("n_events", "<u8"), ("recorded", "<u4"), ("pad", "<u4")])
-META_HEADER_DTYPE = np.dtype([("magic", "<u8"), ("nbb", "<u4"), ("nloops", "<u4"),
-                              ("n_events", "<u8"), ("status", "<u4"), ("n_launches", "<u4")])
+LAUNCH_DTYPE = np.dtype(
+    [
+        ("region", "<i4"),
+        ("launch", "<u4"),
+        ("first_event", "<u8"),
+        ("n_events", "<u8"),
+        ("recorded", "<u4"),
+        ("pad", "<u4"),
+    ]
+)
+META_HEADER_DTYPE = np.dtype(
+    [
+        ("magic", "<u8"),
+        ("nbb", "<u4"),
+        ("nloops", "<u4"),
+        ("n_events", "<u8"),
+        ("status", "<u4"),
+        ("n_launches", "<u4"),
+    ]
+)
 STATUS_FINISHED, STATUS_EVENT_LIMIT, STATUS_NESTED = 1, 2, 3
 ADDRESS_MASK = (1 << 48) - 1
 
@@ -106,7 +122,7 @@ class Trace:
         """The event records of launch ``k`` (BEGIN..END), empty if it was not recorded."""
         row = self.launches[k]
         start = int(row["first_event"])
-        return self.events[start:start + int(row["n_events"])]
+        return self.events[start : start + int(row["n_events"])]
 
 
 def sha256_text(text: str) -> str:
@@ -131,14 +147,23 @@ def _from_json(d: dict) -> TraceHeader:
         return tuple(out)
 
     return TraceHeader(
-        source_name=d["source_name"], source_sha256=d["source_sha256"],
-        source_text=d["source_text"], compiler=d["compiler"], flags=tuple(d["flags"]),
-        macros=dict(d["macros"]), regions=tup(d["regions"], RegionInfo),
-        mem=tup(d["mem"], MemInstr), loops=tup(d["loops"], LoopInfo),
-        blocks=tup(d["blocks"], BlockInfo), calls=tup(d["calls"], CallSite),
-        helpers=tuple(d["helpers"]), max_launches=d["max_launches"],
-        stdout_tail=d.get("stdout_tail", ""), ir_text=d.get("ir_text", ""),
-        seconds=dict(d.get("seconds", {})), globals=dict(d.get("globals", {})),
+        source_name=d["source_name"],
+        source_sha256=d["source_sha256"],
+        source_text=d["source_text"],
+        compiler=d["compiler"],
+        flags=tuple(d["flags"]),
+        macros=dict(d["macros"]),
+        regions=tup(d["regions"], RegionInfo),
+        mem=tup(d["mem"], MemInstr),
+        loops=tup(d["loops"], LoopInfo),
+        blocks=tup(d["blocks"], BlockInfo),
+        calls=tup(d["calls"], CallSite),
+        helpers=tuple(d["helpers"]),
+        max_launches=d["max_launches"],
+        stdout_tail=d.get("stdout_tail", ""),
+        ir_text=d.get("ir_text", ""),
+        seconds=dict(d.get("seconds", {})),
+        globals=dict(d.get("globals", {})),
     )
 
 
@@ -146,12 +171,23 @@ def _pad(n: int) -> int:
     return (-n) % ALIGN
 
 
-def write_trace(path: Path, header: TraceHeader, events_file: Path, launches: np.ndarray,
-                bb_counts: np.ndarray, loop_iters: np.ndarray, loop_entries: np.ndarray) -> None:
+def write_trace(
+    path: Path,
+    header: TraceHeader,
+    events_file: Path,
+    launches: np.ndarray,
+    bb_counts: np.ndarray,
+    loop_iters: np.ndarray,
+    loop_entries: np.ndarray,
+) -> None:
     """Write a trace; the events are copied from the runtime's raw event file."""
     n_events = events_file.stat().st_size // 8
-    arrays = [("launches", launches), ("bb_counts", bb_counts),
-              ("loop_iters", loop_iters), ("loop_entries", loop_entries)]
+    arrays = [
+        ("launches", launches),
+        ("bb_counts", bb_counts),
+        ("loop_iters", loop_iters),
+        ("loop_entries", loop_entries),
+    ]
     meta = _to_json(header)
     # Section offsets depend on the header length; iterate until stable.
     sections: dict[str, dict] = {}
@@ -162,15 +198,20 @@ def write_trace(path: Path, header: TraceHeader, events_file: Path, launches: np
         new = {"events": {"offset": off, "dtype": "<u8", "shape": [n_events]}}
         off += n_events * 8 + _pad(n_events * 8)
         for name, arr in arrays:
-            new[name] = {"offset": off, "dtype": arr.dtype.descr if arr.dtype.names else arr.dtype.str,
-                         "shape": list(arr.shape)}
+            new[name] = {
+                "offset": off,
+                "dtype": arr.dtype.descr if arr.dtype.names else arr.dtype.str,
+                "shape": list(arr.shape),
+            }
             off += arr.nbytes + _pad(arr.nbytes)
         if new == sections:
             break
         sections = new
     tmp = path.with_name(path.name + ".part")
     with open(tmp, "wb") as f:
-        f.write(MAGIC + struct.pack("<II", VERSION, len(blob)) + blob + b"\0" * _pad(16 + len(blob)))
+        f.write(
+            MAGIC + struct.pack("<II", VERSION, len(blob)) + blob + b"\0" * _pad(16 + len(blob))
+        )
         with open(events_file, "rb") as ev:
             while chunk := ev.read(1 << 24):
                 f.write(chunk)
@@ -200,7 +241,8 @@ def read_trace(path: str | Path) -> Trace:
             if version != VERSION:
                 raise TraceFormatError(
                     f"{path}: trace format version {version}, this cgpredict reads version "
-                    f"{VERSION}; trace the program again")
+                    f"{VERSION}; trace the program again"
+                )
             blob = f.read(hlen)
         if len(blob) < hlen:
             raise TraceFormatError(f"{path}: truncated trace (header cut short)")
@@ -227,24 +269,37 @@ def read_trace(path: str | Path) -> Trace:
         raise TraceFormatError(f"{path}: no such trace file") from None
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise TraceFormatError(f"{path}: corrupt trace ({type(exc).__name__}: {exc})") from None
-    return Trace(path, header, arrays["events"], arrays["launches"], arrays["bb_counts"],
-                 arrays["loop_iters"], arrays["loop_entries"])
+    return Trace(
+        path,
+        header,
+        arrays["events"],
+        arrays["launches"],
+        arrays["bb_counts"],
+        arrays["loop_iters"],
+        arrays["loop_entries"],
+    )
 
 
 def read_meta(meta_file: Path, nbb: int, nloops: int, nglobals: int = 0):
     """Parse the runtime's meta file: (status, n_events, launches, bb, iters, entries,
     global addresses)."""
     raw = meta_file.read_bytes()
-    hdr = np.frombuffer(raw[:META_HEADER_DTYPE.itemsize], META_HEADER_DTYPE)[0]
+    hdr = np.frombuffer(raw[: META_HEADER_DTYPE.itemsize], META_HEADER_DTYPE)[0]
     if int(hdr["magic"]) != META_MAGIC:
         raise TraceFormatError("the traced program wrote no valid meta data")
     row = np.dtype([("launch", LAUNCH_DTYPE), ("counts", "<u8", (nbb + 2 * nloops,))])
-    body = raw[META_HEADER_DTYPE.itemsize:]
+    body = raw[META_HEADER_DTYPE.itemsize :]
     n = min(int(hdr["n_launches"]), len(body) // row.itemsize)
-    recs = np.frombuffer(body[:n * row.itemsize], row)
+    recs = np.frombuffer(body[: n * row.itemsize], row)
     counts = recs["counts"].reshape(n, nbb + 2 * nloops)
-    tail = body[n * row.itemsize:]
-    addrs = np.frombuffer(tail[:8 * nglobals], "<u8") if len(tail) >= 8 * nglobals else []
-    return (int(hdr["status"]), int(hdr["n_events"]), recs["launch"].copy(),
-            counts[:, :nbb].copy(), counts[:, nbb:nbb + nloops].copy(),
-            counts[:, nbb + nloops:].copy(), [int(a) for a in addrs])
+    tail = body[n * row.itemsize :]
+    addrs = np.frombuffer(tail[: 8 * nglobals], "<u8") if len(tail) >= 8 * nglobals else []
+    return (
+        int(hdr["status"]),
+        int(hdr["n_events"]),
+        recs["launch"].copy(),
+        counts[:, :nbb].copy(),
+        counts[:, nbb : nbb + nloops].copy(),
+        counts[:, nbb + nloops :].copy(),
+        [int(a) for a in addrs],
+    )

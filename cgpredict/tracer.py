@@ -21,13 +21,22 @@ from pathlib import Path
 import llvmlite.binding as llvm
 
 from .compiler import IR_FLAGS, compile_to_ir, find_compiler, link_executable
-from .errors import (CompileError, OutputExistsError, RegionError, TraceFormatError,
-                     TraceRunError)
+from .errors import CompileError, OutputExistsError, RegionError, TraceFormatError, TraceRunError
 from .instrument.irtext import parse_module
 from .instrument.memtrace import InstrumentError, MemInstr, instrument
 from .regions import PRELUDE, mark_regions
-from .tracefile import (MAGIC, STATUS_EVENT_LIMIT, STATUS_NESTED, RegionInfo, Trace,
-                        TraceHeader, read_meta, read_trace, sha256_text, write_trace)
+from .tracefile import (
+    MAGIC,
+    STATUS_EVENT_LIMIT,
+    STATUS_NESTED,
+    RegionInfo,
+    Trace,
+    TraceHeader,
+    read_meta,
+    read_trace,
+    sha256_text,
+    write_trace,
+)
 
 DEFAULT_MAX_EVENTS = 200_000_000
 DEFAULT_TIMEOUT_S = 120.0
@@ -52,9 +61,9 @@ def access_text(source_line: str, column: int) -> str:
     """The array access starting at ``column`` (1-based) of a source line, e.g. ``B[k][j]``."""
     if column <= 0:
         return ""
-    rest = source_line[column - 1:]
+    rest = source_line[column - 1 :]
     if rest.startswith(_ASSIGN_OPS):  # clang locates compound assignments at the operator
-        m = _LVALUE_BEFORE.search(source_line[:column - 1])
+        m = _LVALUE_BEFORE.search(source_line[: column - 1])
     else:
         m = _ACCESS_TEXT.match(source_line, column - 1)
     return re.sub(r"\s+", "", m.group(1 if m and m.re is _LVALUE_BEFORE else 0)) if m else ""
@@ -73,11 +82,13 @@ def _check_output_path(output: Path, force: bool) -> None:
         with open(output, "rb") as f:
             if f.read(8) != MAGIC:
                 raise OutputExistsError(
-                    f"{output} exists and is not a cgpredict trace; choose another -o or --force")
+                    f"{output} exists and is not a cgpredict trace; choose another -o or --force"
+                )
 
 
-def trace_program(source: Path, output: Path, options: TraceOptions = TraceOptions(),
-                  force: bool = False) -> Trace:
+def trace_program(
+    source: Path, output: Path, options: TraceOptions = TraceOptions(), force: bool = False
+) -> Trace:
     """Trace the marked regions of ``source`` and write the trace to ``output``."""
     source = Path(source)
     try:
@@ -103,12 +114,17 @@ def trace_program(source: Path, output: Path, options: TraceOptions = TraceOptio
         ir_file = tmp / (source.stem + ".ll")
         macros = dict(options.macros)
         try:
-            compile_to_ir(src, ir_file, {**macros}, prelude, display_name=str(source),
-                          include_dirs=(source.resolve().parent,))
+            compile_to_ir(
+                src,
+                ir_file,
+                {**macros},
+                prelude,
+                display_name=str(source),
+                include_dirs=(source.resolve().parent,),
+            )
         except CompileError:
             # Show the diagnostics of the user's own text, not of the marked copy.
-            compile_to_ir(source.resolve(), tmp / "plain.ll", {**macros},
-                          display_name=str(source))
+            compile_to_ir(source.resolve(), tmp / "plain.ll", {**macros}, display_name=str(source))
             raise
         ir_text = ir_file.read_text()
         lap("compile")
@@ -116,13 +132,15 @@ def trace_program(source: Path, output: Path, options: TraceOptions = TraceOptio
         if not marked.regions and not options.functions:
             raise RegionError(
                 f"{source}: no kernel marked: put '#pragma cgp kernel' before a loop nest or "
-                f"name a function with --function ({', '.join(functions)})")
+                f"name a function with --function ({', '.join(functions)})"
+            )
         base = len(marked.regions)
         fn_regions = {name: base + k for k, name in enumerate(options.functions)}
         for name in fn_regions:
             if name not in functions:
-                raise RegionError(f"--function {name}: no such function "
-                                  f"(defined: {', '.join(functions)})")
+                raise RegionError(
+                    f"--function {name}: no such function (defined: {', '.join(functions)})"
+                )
         try:
             inst = instrument(ir_text, fn_regions)
         except InstrumentError as exc:
@@ -138,26 +156,47 @@ def trace_program(source: Path, output: Path, options: TraceOptions = TraceOptio
         stdout = _run(exe, events, meta, options, tmp)
         lap("run")
         status, n_events, launches, bb, iters, entries, addrs = read_meta(
-            meta, len(inst.blocks), len(inst.loops), len(inst.globals))
+            meta, len(inst.blocks), len(inst.loops), len(inst.globals)
+        )
         if status == STATUS_EVENT_LIMIT:
             raise TraceRunError(
                 f"the trace exceeds --max-events={options.max_events} events; trace a "
-                f"smaller problem size (e.g. -D {_size_hint(marked.trace_sizes, macros)})")
+                f"smaller problem size (e.g. -D {_size_hint(marked.trace_sizes, macros)})"
+            )
         if status == STATUS_NESTED:
             raise TraceRunError("a marked region started inside another marked region")
-        regions = [RegionInfo(r.index, r.name, _region_function(inst, r.index), r.line,
-                              r.end_line, tuple((s.array, s.tile_rows, s.tile_cols)
-                                                for s in r.shared), r.grid)
-                   for r in marked.regions]
+        regions = [
+            RegionInfo(
+                r.index,
+                r.name,
+                _region_function(inst, r.index),
+                r.line,
+                r.end_line,
+                tuple((s.array, s.tile_rows, s.tile_cols) for s in r.shared),
+                r.grid,
+            )
+            for r in marked.regions
+        ]
         regions += [RegionInfo(i, name, name, 0, 0) for name, i in fn_regions.items()]
         lines = text.split("\n")
         mem = tuple(_with_text(m, lines, source.name) for m in inst.mem)
         header = TraceHeader(
-            source_name=source.name, source_sha256=sha256_text(text), source_text=text,
-            compiler=find_compiler().describe(), flags=IR_FLAGS, macros=macros,
-            regions=tuple(regions), mem=mem, loops=inst.loops, blocks=inst.blocks,
-            calls=inst.calls, helpers=inst.helpers, max_launches=options.max_launches,
-            stdout_tail=stdout[-2000:], ir_text=ir_text, seconds=seconds,
+            source_name=source.name,
+            source_sha256=sha256_text(text),
+            source_text=text,
+            compiler=find_compiler().describe(),
+            flags=IR_FLAGS,
+            macros=macros,
+            regions=tuple(regions),
+            mem=mem,
+            loops=inst.loops,
+            blocks=inst.blocks,
+            calls=inst.calls,
+            helpers=inst.helpers,
+            max_launches=options.max_launches,
+            stdout_tail=stdout[-2000:],
+            ir_text=ir_text,
+            seconds=seconds,
             globals=dict(zip(inst.globals, addrs)),
         )
         output.parent.mkdir(parents=True, exist_ok=True)
@@ -199,23 +238,40 @@ def _verify_ir(ir: str) -> None:
 
 
 def _run(exe: Path, events: Path, meta: Path, options: TraceOptions, cwd: Path) -> str:
-    env = dict(os.environ, CGP_EVENTS=str(events), CGP_META=str(meta),
-               CGP_MAX_EVENTS=str(options.max_events), CGP_MAX_LAUNCHES=str(options.max_launches),
-               CGP_COUNT_ONLY="1" if options.count_only else "0")
+    env = dict(
+        os.environ,
+        CGP_EVENTS=str(events),
+        CGP_META=str(meta),
+        CGP_MAX_EVENTS=str(options.max_events),
+        CGP_MAX_LAUNCHES=str(options.max_launches),
+        CGP_COUNT_ONLY="1" if options.count_only else "0",
+    )
     try:
-        res = subprocess.run([str(exe)], env=env, cwd=cwd, capture_output=True, text=True,
-                             timeout=options.timeout_s, stdin=subprocess.DEVNULL)
+        res = subprocess.run(
+            [str(exe)],
+            env=env,
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=options.timeout_s,
+            stdin=subprocess.DEVNULL,
+        )
     except subprocess.TimeoutExpired:
         raise TraceRunError(
             f"the traced program ran longer than --timeout={options.timeout_s:g} s; trace a "
-            f"smaller size or raise the limit") from None
+            f"smaller size or raise the limit"
+        ) from None
     if res.returncode < 0:
         sig = signal.Signals(-res.returncode).name
-        raise TraceRunError(f"the traced program crashed with {sig}"
-                            + (f": {res.stderr.strip().splitlines()[-1]}" if res.stderr.strip() else ""))
+        raise TraceRunError(
+            f"the traced program crashed with {sig}"
+            + (f": {res.stderr.strip().splitlines()[-1]}" if res.stderr.strip() else "")
+        )
     if res.returncode != 0:
         last = res.stderr.strip().splitlines()[-1:] or [""]
-        raise TraceRunError(f"the traced program exited with status {res.returncode} {last[0]}".strip())
+        raise TraceRunError(
+            f"the traced program exited with status {res.returncode} {last[0]}".strip()
+        )
     if not meta.exists() or meta.stat().st_size == 0:
         raise TraceFormatError("the traced program wrote no trace")
     return res.stdout

@@ -68,8 +68,9 @@ def load_measured(path: Path) -> tuple[str, dict[tuple[str, str], dict]]:
             out[(e["kernel"], e["config"])] = e
         return gpu, out
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise ValidationError(f"{path}: not a measurement file of validation/measure.py "
-                              f"({type(exc).__name__}: {exc})") from None
+        raise ValidationError(
+            f"{path}: not a measurement file of validation/measure.py ({type(exc).__name__}: {exc})"
+        ) from None
 
 
 def default_measured(device: str, root: Path) -> Path | None:
@@ -78,8 +79,14 @@ def default_measured(device: str, root: Path) -> Path | None:
     return cand if cand.exists() else None
 
 
-def validate(device: str, corpus: Path, measured: Path | None = None, model: str = "cgpredict",
-             only: tuple[str, ...] = (), progress=None) -> Validation:
+def validate(
+    device: str,
+    corpus: Path,
+    measured: Path | None = None,
+    model: str = "cgpredict",
+    only: tuple[str, ...] = (),
+    progress=None,
+) -> Validation:
     """Predict every corpus file (and each measured block shape) and compare."""
     files = sorted(Path(corpus).glob("*.c"))
     if only:
@@ -99,8 +106,9 @@ def validate(device: str, corpus: Path, measured: Path | None = None, model: str
 
 def _row(f: Path, cfg: str | None, entry: dict | None, device: str, model: str) -> ValidationRow:
     work = {k: int(v) for k, v in (entry or {}).get("work_sizes", {}).items()}
-    opts = RunOptions(block=Block.parse(cfg) if cfg else None, device=device, model=model,
-                      work_sizes=work)
+    opts = RunOptions(
+        block=Block.parse(cfg) if cfg else None, device=device, model=model, work_sizes=work
+    )
     t0 = time.perf_counter()
     try:
         rep = predict_source(f, opts)
@@ -111,8 +119,9 @@ def _row(f: Path, cfg: str | None, entry: dict | None, device: str, model: str) 
     measured = entry["result"].get("total_ms") if entry else None
     if entry is None:
         note = note or "not measured"
-    return ValidationRow(f.stem, cfg or "default", work, predicted, measured,
-                         time.perf_counter() - t0, note)
+    return ValidationRow(
+        f.stem, cfg or "default", work, predicted, measured, time.perf_counter() - t0, note
+    )
 
 
 def _fmt(x: float | None, spec: str) -> str:
@@ -120,17 +129,25 @@ def _fmt(x: float | None, spec: str) -> str:
 
 
 def to_markdown(v: Validation) -> str:
-    lines = [f"# Accuracy on {v.gpu_name or v.device} ({v.model} model, device file `{v.device}`)",
-             "",
-             f"Measurements: `{v.measured_file}`" if v.measured_file else "No measurements given.",
-             "",
-             "| kernel | block | predicted ms | measured ms | error % | note |",
-             "|---|---|---:|---:|---:|---|"]
+    lines = [
+        f"# Accuracy on {v.gpu_name or v.device} ({v.model} model, device file `{v.device}`)",
+        "",
+        f"Measurements: `{v.measured_file}`" if v.measured_file else "No measurements given.",
+        "",
+        "| kernel | block | predicted ms | measured ms | error % | note |",
+        "|---|---|---:|---:|---:|---|",
+    ]
     for r in v.rows:
-        lines.append(f"| {r.kernel} | {r.block} | {_fmt(r.predicted_ms, '.4g')} | "
-                     f"{_fmt(r.measured_ms, '.4g')} | {_fmt(r.error_pct, '+.1f')} | {r.note} |")
-    lines += ["", f"Mean absolute percentage error: {_fmt(v.mape, '.1f')} %"
-              if v.mape is not None else "Mean absolute percentage error: no measured kernels"]
+        lines.append(
+            f"| {r.kernel} | {r.block} | {_fmt(r.predicted_ms, '.4g')} | "
+            f"{_fmt(r.measured_ms, '.4g')} | {_fmt(r.error_pct, '+.1f')} | {r.note} |"
+        )
+    lines += [
+        "",
+        f"Mean absolute percentage error: {_fmt(v.mape, '.1f')} %"
+        if v.mape is not None
+        else "Mean absolute percentage error: no measured kernels",
+    ]
     return "\n".join(lines) + "\n"
 
 

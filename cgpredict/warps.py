@@ -18,8 +18,16 @@ from .tracefile import ADDRESS_MASK, TAG_EXIT, TAG_LOOP, TAG_MARKERS, Trace
 WARP_SIZE = 32
 
 #: One memory event in warp order.
-EVENT_DTYPE = np.dtype([("warp", "<u4"), ("k", "<u4"), ("lane", "<u1"), ("sid", "<u2"),
-                        ("thread", "<u8"), ("addr", "<u8")])
+EVENT_DTYPE = np.dtype(
+    [
+        ("warp", "<u4"),
+        ("k", "<u4"),
+        ("lane", "<u1"),
+        ("sid", "<u2"),
+        ("thread", "<u8"),
+        ("addr", "<u8"),
+    ]
+)
 
 
 class MappingError(ValueError):
@@ -100,8 +108,7 @@ def mapped_loops(trace: Trace, region: int) -> tuple[list[int], list[int]]:
 def carries(trace: Trace, region: int, depth: int) -> bool:
     """True when a loop of the region at ``depth`` carries a dependence through memory that
     the compiler forwarded in a register (so the trace shows no read of it)."""
-    return any(lp.carried for lp in trace.header.loops
-               if lp.region == region and lp.depth == depth)
+    return any(lp.carried for lp in trace.header.loops if lp.region == region and lp.depth == depth)
 
 
 def perfectly_nested(trace: Trace, region: int, launch: int, is_store: np.ndarray) -> bool:
@@ -118,8 +125,9 @@ def perfectly_nested(trace: Trace, region: int, launch: int, is_store: np.ndarra
     return not (outside.any() and is_store[tag[outside].astype(np.int64)].any())
 
 
-def form_warps_auto(trace: Trace, region: int, launch: int, block2: Block, block1: Block,
-                    is_store: np.ndarray) -> WarpTrace:
+def form_warps_auto(
+    trace: Trace, region: int, launch: int, block2: Block, block1: Block, is_store: np.ndarray
+) -> WarpTrace:
     """SPEC §2.2's automatic grid: 2-D when the two outer loops are perfectly nested and carry
     no inter-thread dependence, else 1-D."""
     if perfectly_nested(trace, region, launch, is_store):
@@ -167,8 +175,9 @@ def _indices(ev: np.ndarray, d1: list[int], d2: list[int]):
     return _indices_kernel(np.ascontiguousarray(ev, dtype=np.uint64), in_d1, in_d2)
 
 
-def form_warps(trace: Trace, region: int, launch: int, grid_dims: int, block: Block,
-               mem_kinds: np.ndarray) -> WarpTrace:
+def form_warps(
+    trace: Trace, region: int, launch: int, grid_dims: int, block: Block, mem_kinds: np.ndarray
+) -> WarpTrace:
     """Pseudo-warps of one recorded launch (see the module docstring).
 
     mem_kinds: bool per static memory instruction, True for stores (dependence detection).
@@ -197,8 +206,9 @@ def form_warps(trace: Trace, region: int, launch: int, grid_dims: int, block: Bl
     dep = _dependence(events, mem_kinds)
     if dep is None and any(carries(trace, region, d) for d in range(1, grid_dims + 1)):
         dep = Dependence(0, (), (), forwarded=True)
-    return WarpTrace(grid_dims, block, gx, gy, events, inst_start, n_threads, n_warps,
-                     divergent, unmapped, dep)
+    return WarpTrace(
+        grid_dims, block, gx, gy, events, inst_start, n_threads, n_warps, divergent, unmapped, dep
+    )
 
 
 def _extent(ev: np.ndarray, loops: list[int]) -> int:
@@ -270,11 +280,17 @@ def _order(tx, ty, sid, addr, gx: int, block: Block):
     wpb = _ceil(block.threads, WARP_SIZE)
     n_threads = int((ty.max() + 1) * max(gx, 1))
     perm, warp, lane, k, thread, inst_start = _order_kernel(
-        tx.astype(np.int64), ty.astype(np.int64), max(gx, 1), block.x, block.y, nbx, wpb,
-        n_threads)
+        tx.astype(np.int64), ty.astype(np.int64), max(gx, 1), block.x, block.y, nbx, wpb, n_threads
+    )
     out = np.empty(n, EVENT_DTYPE)
-    for name, col in (("warp", warp), ("k", k), ("lane", lane), ("sid", sid),
-                      ("thread", thread), ("addr", addr)):
+    for name, col in (
+        ("warp", warp),
+        ("k", k),
+        ("lane", lane),
+        ("sid", sid),
+        ("thread", thread),
+        ("addr", addr),
+    ):
         out[name] = col[perm]
     sids = out["sid"]
     inst_of_event = np.repeat(np.arange(len(inst_start)), np.diff(np.r_[inst_start, n]))

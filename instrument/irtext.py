@@ -93,8 +93,11 @@ class Module:
         kind, fields = self.metadata[dbg]
         if kind != "DILocation":
             return ("", 0, 0)
-        return (self._file_of(fields.get("scope")), int(fields.get("line", 0)),
-                int(fields.get("column", 0)))
+        return (
+            self._file_of(fields.get("scope")),
+            int(fields.get("line", 0)),
+            int(fields.get("column", 0)),
+        )
 
     def _file_of(self, scope: str | None) -> str:
         seen = 0
@@ -183,7 +186,11 @@ def _parse_function(lines: list[str], start: int, out: dict[str, Function]) -> i
         elif stripped and not stripped.startswith((";", "#dbg_")):
             if not blocks:
                 blocks.append(Block("<entry>", None))
-            if pending or (stripped.startswith("switch") or " switch " in stripped) and "]" not in stripped:
+            if (
+                pending
+                or (stripped.startswith("switch") or " switch " in stripped)
+                and "]" not in stripped
+            ):
                 pending.append(stripped)
                 if "]" in stripped:
                     ins = _parse_instr(i, " ".join(pending))

@@ -105,8 +105,21 @@ class _Region:
     blocks: dict[int, tuple[int, int]] = field(default_factory=dict)  # block -> [lo, hi) instrs
 
 
-_SCALARS = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "i128": 16, "half": 2,
-            "bfloat": 2, "float": 4, "double": 8, "ptr": 8, "x86_fp80": 16, "fp128": 16}
+_SCALARS = {
+    "i1": 1,
+    "i8": 1,
+    "i16": 2,
+    "i32": 4,
+    "i64": 8,
+    "i128": 16,
+    "half": 2,
+    "bfloat": 2,
+    "float": 4,
+    "double": 8,
+    "ptr": 8,
+    "x86_fp80": 16,
+    "fp128": 16,
+}
 
 
 def _layout(ty: str) -> tuple[int, int]:
@@ -158,19 +171,21 @@ def _leading_type(text: str) -> str:
             depth -= ch in ">}])"
             if depth == 0:
                 break
-        return text[:i + 1]
+        return text[: i + 1]
     if text and text[0] in pairs:
         depth = 0
         for i, ch in enumerate(text):
             depth += ch in "<{[("
             depth -= ch in ">}])"
             if depth == 0:
-                return text[:i + 1]
+                return text[: i + 1]
     return text.split()[0] if text else ""
 
 
-_ORDERINGS = re.compile(r"\s+(?:syncscope\(\"[^\"]*\"\)\s*)?"
-                        r"(?:unordered|monotonic|acquire|release|acq_rel|seq_cst)\s*$")
+_ORDERINGS = re.compile(
+    r"\s+(?:syncscope\(\"[^\"]*\"\)\s*)?"
+    r"(?:unordered|monotonic|acquire|release|acq_rel|seq_cst)\s*$"
+)
 
 
 def _strip_flags(words: list[str]) -> list[str]:
@@ -217,8 +232,20 @@ def _op_key(ins: Instr, uses: dict[str, list[Instr]]) -> tuple[str, str, str]:
         users = uses.get(ins.result.lstrip("%"), [])
         if len(users) == 1 and users[0].opcode in ("fadd", "fsub"):
             detail = "fma"
-    if op in ("sext", "zext", "trunc", "fpext", "fptrunc", "sitofp", "uitofp", "fptosi",
-              "fptoui", "bitcast", "ptrtoint", "inttoptr"):
+    if op in (
+        "sext",
+        "zext",
+        "trunc",
+        "fpext",
+        "fptrunc",
+        "sitofp",
+        "uitofp",
+        "fptosi",
+        "fptoui",
+        "bitcast",
+        "ptrtoint",
+        "inttoptr",
+    ):
         m = re.search(r"\bto ([^\s,]+)", ins.text)
         detail = m.group(1) if m else ""
     return (op, ty, detail)
@@ -351,18 +378,31 @@ class _Emitter:
 
     def add_block(self, region, fn, bi, lo, hi, uses, helper: bool, at_line: int, after: bool):
         b = fn.blocks[bi]
-        ops = Counter(_op_key(ins, uses) for ins in b.instrs[lo:hi]
-                      if not (ins.callee or "").startswith(_IGNORED_CALLS))
+        ops = Counter(
+            _op_key(ins, uses)
+            for ins in b.instrs[lo:hi]
+            if not (ins.callee or "").startswith(_IGNORED_CALLS)
+        )
         bid = len(self.blocks)
-        self.blocks.append(BlockInfo(bid, region, fn.name, b.label,
-                                     tuple((o, t, d, n) for (o, t, d), n in sorted(ops.items()))))
+        self.blocks.append(
+            BlockInfo(
+                bid,
+                region,
+                fn.name,
+                b.label,
+                tuple((o, t, d, n) for (o, t, d), n in sorted(ops.items())),
+            )
+        )
         if helper:
             code = [f"  call void @__cgp_bb_h(i32 {bid})"]
         else:
             c, d = self.name("c"), self.name("d")
             gep = f"getelementptr inbounds ([@NB@ x i64], ptr @__cgp_bbc, i64 0, i64 {bid})"
-            code = [f"  {c} = load i64, ptr {gep}", f"  {d} = add i64 {c}, 1",
-                    f"  store i64 {d}, ptr {gep}"]
+            code = [
+                f"  {c} = load i64, ptr {gep}",
+                f"  {d} = add i64 {c}, 1",
+                f"  store i64 {d}, ptr {gep}",
+            ]
         (self.after if after else self.before).setdefault(at_line, []).extend(code)
         return bid
 
@@ -373,14 +413,19 @@ class _Emitter:
         mid = len(self.mem)
         file, line, col = self.mod.location(ins.dbg)
         base = _base_name(fn, ptr)
-        self.mem.append(MemInstr(mid, region, fn.name, bid, ins.opcode, type_bytes(ty), ty,
-                                 file, line, col, base))
+        self.mem.append(
+            MemInstr(
+                mid, region, fn.name, bid, ins.opcode, type_bytes(ty), ty, file, line, col, base
+            )
+        )
         a, r = self.name("a"), self.name("r")
-        self.before.setdefault(ins.line, []).extend([
-            f"  {a} = ptrtoint {ptr} to i64",
-            f"  {r} = or i64 {a}, {mid << 48}",
-            f"  call void @__cgp_mem(i64 {r})",
-        ])
+        self.before.setdefault(ins.line, []).extend(
+            [
+                f"  {a} = ptrtoint {ptr} to i64",
+                f"  {r} = or i64 {a}, {mid << 48}",
+                f"  call void @__cgp_mem(i64 {r})",
+            ]
+        )
 
 
 def _base_name(fn: Function, ptr: str) -> str:
@@ -446,11 +491,19 @@ def instrument(ir_text: str, function_regions: dict[str, int] | None = None) -> 
             term = b.instrs[-1]
             if term.opcode == "ret":
                 em.before.setdefault(term.line, []).append(
-                    f"  call void @__cgp_region_end(i32 {idx})")
+                    f"  call void @__cgp_region_end(i32 {idx})"
+                )
     arrays = tuple(m.group(1) for line in mod.lines if (m := _ARRAY_GLOBAL.match(line)))
     text = _render(mod, em, bool(function_regions), arrays)
-    return InstrumentedModule(text, tuple(em.mem), tuple(em.loops), tuple(em.blocks),
-                              tuple(em.calls), tuple(sorted(done)), arrays)
+    return InstrumentedModule(
+        text,
+        tuple(em.mem),
+        tuple(em.loops),
+        tuple(em.blocks),
+        tuple(em.calls),
+        tuple(sorted(done)),
+        arrays,
+    )
 
 
 def _instrument_region(mod: Module, r: _Region, em: _Emitter, helpers: list[str]) -> None:
@@ -483,8 +536,7 @@ def _instrument_loops(mod: Module, r: _Region, em: _Emitter, block_ids: dict[int
     fn = r.function
     begin_block = r.begin[0] if r.begin is not None else -1
     inside = set(r.blocks)
-    loops = [(h, body) for h, body in natural_loops(fn)
-             if body <= inside and h != begin_block]
+    loops = [(h, body) for h, body in natural_loops(fn) if body <= inside and h != begin_block]
     ids: dict[int, int] = {}
     for h, body in loops:  # outermost first
         parents = [p for p, pb in loops if p != h and h in pb]
@@ -498,13 +550,23 @@ def _instrument_loops(mod: Module, r: _Region, em: _Emitter, block_ids: dict[int
         ids[h] = lid
         # LLVM's loop-load elimination turns `A[j] = f(A[j-1])` into a phi named
         # store_forwarded: the loop carries a dependence through memory the trace cannot see.
-        carried = any(i.opcode == "phi" and "store_forwarded" in (i.result or "")
-                      for i in hb.instrs)
-        em.loops.append(LoopInfo(lid, r.index, fn.name, hb.label, pid, depth, line,
-                                 carried=carried,
-                                 rotated=not exits or h in _cfg_succ(fn, h),
-                                 blocks=tuple(sorted(block_ids[k] for k in body
-                                                     if k in block_ids))))
+        carried = any(
+            i.opcode == "phi" and "store_forwarded" in (i.result or "") for i in hb.instrs
+        )
+        em.loops.append(
+            LoopInfo(
+                lid,
+                r.index,
+                fn.name,
+                hb.label,
+                pid,
+                depth,
+                line,
+                carried=carried,
+                rotated=not exits or h in _cfg_succ(fn, h),
+                blocks=tuple(sorted(block_ids[k] for k in body if k in block_ids)),
+            )
+        )
         at = hb.instrs[hb.first_non_phi].line
         em.before.setdefault(at, []).append(f"  call void @__cgp_loop(i32 {lid})")
         if depth <= MARKED_DEPTH:
@@ -514,7 +576,8 @@ def _instrument_loops(mod: Module, r: _Region, em: _Emitter, block_ids: dict[int
                 i = max(eb.first_non_phi, lo)
                 if i < len(eb.instrs):
                     em.before.setdefault(eb.instrs[i].line, []).insert(
-                        0, f"  call void @__cgp_loop_exit(i32 {lid})")
+                        0, f"  call void @__cgp_loop_exit(i32 {lid})"
+                    )
 
 
 def _cfg_succ(fn: Function, k: int) -> set[int]:

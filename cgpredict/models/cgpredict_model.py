@@ -124,7 +124,9 @@ def predict_cgpredict(
     mem_cycles = lat.mem_cycles  # (6)
     sh = profile.shared
     smem_load_cycles = sh.load_insts * device.smem_load_cycles  # (19)
-    per_access = device.shared_latency_cycles if smem_cost == "latency" else device.smem_issue_cycles
+    per_access = (
+        device.shared_latency_cycles if smem_cost == "latency" else device.smem_issue_cycles
+    )
     smem_cycles = per_access * sum(x * k for x, k in sh.insts_by_conflict)  # (20)
     mem_cycles += smem_load_cycles  # (21)
     comp_cycles += smem_cycles  # (22)

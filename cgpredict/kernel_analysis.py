@@ -15,6 +15,7 @@ from .compute import ComputeCounts, compute_counts
 from .devices import GPUDevice
 from .energy import predict_energy
 from .memory import COAL, CONST, UNCOAL, CacheScale, L1Config, MemoryAnalysis, analyze_memory
+from .models import LaunchGeometry, launch_geometry
 from .models import predict as model_predict
 from .prediction import DEFAULT_BLOCKS, KernelReport, MemInstrReport, PredictionError, RunOptions
 from .profile import KernelProfile, PatternCounts, SharedMemoryCounts
@@ -155,6 +156,9 @@ def analyze_region(
         total_ms=total_ms,
         distinct_launches=len(cache),
         energy_mj=energy,
+        occupancy=first.geometry.occupancy.occupancy,
+        occupancy_limit=first.geometry.occupancy.limiting_factor,
+        batches=first.geometry.waves,
     )
 
 
@@ -167,6 +171,7 @@ class _LaunchModel:
     mem: tuple[MemInstrReport, ...]
     warnings: tuple[str, ...]
     energy_mj: float | None = None
+    geometry: LaunchGeometry | None = None
 
 
 @dataclass(frozen=True)
@@ -255,6 +260,7 @@ class _LaunchContext:
         )
         result = model_predict(profile, self.device, self.opts.model, **_model_options(self.opts))
         est = predict_energy(profile, self.device, result.time_ms)
+        geometry = launch_geometry(profile, self.device)
         return (
             _LaunchModel(
                 profile,
@@ -264,6 +270,7 @@ class _LaunchContext:
                 tuple(mem_reports),
                 tuple(warnings),
                 est.total_mj if est else None,
+                geometry,
             ),
         )
 

@@ -68,6 +68,9 @@ class KernelReport:
     total_ms: float  # every launch at the work size
     distinct_launches: int = 1  # launches of the trace that needed their own model evaluation
     energy_mj: float | None = None  # every launch; None when the device has no energy table
+    occupancy: float = 0.0  # active warps / max warps per SM
+    occupancy_limit: str = ""  # what limits the blocks per SM
+    batches: float = 1.0  # waves of resident blocks per SM (eq. (15) with multi-SM spread)
 
     @property
     def time_ms(self) -> float:

@@ -48,7 +48,8 @@ def _kernel_text(k: KernelReport) -> list[str]:
         + (f", {k.energy_mj:.4g} mJ" if k.energy_mj is not None else "")
         + (f" for {k.launches} launches" if k.launches > 1 else ""),
         f"  grid {k.grid_dims}-D {gx}x{gy} threads, block {k.block}, {k.blocks} blocks; "
-        f"B={r.b_blocks} blocks/SM, N={r.n_warps} warps/SM",
+        f"B={r.b_blocks} blocks/SM, N={r.n_warps} warps/SM, occupancy {k.occupancy:.0%} "
+        f"(limited by {k.occupancy_limit}), {k.batches:.4g} batches",
         f"  MWP={r.mwp:.2f} CWP={r.cwp:.2f} case={r.case}, {r.bound}-bound, "
         f"{r.cycles:.4g} cycles, L2 hit rate {k.l2_hit_rate:.1%}",
         f"  per thread: {p.comp_insts:.1f} compute ({p.sfu_insts:.1f} SFU), "

@@ -60,9 +60,9 @@ PROBES = 3
 def probe_sizes(trace_sizes: dict[str, int], k: int) -> dict[str, int]:
     """Small values for the size macros of the ``k``-th probe run (k < PROBES): multiples of
     32 (tiled kernels stay legal), distinct between macros, and growing along a different
-    curve for each macro (linear, quadratic, exponential in its rank), so that no two macros
+    curve for each macro (linear, square and triangular in its rank), so that no two macros
     stay affinely related over the trace and the probes."""
-    curves = (lambda j: 2 + j, lambda j: 2 + (j + 1) ** 2, lambda j: 3 + 2 ** (j + 1))
+    curves = (lambda j: 2 + j, lambda j: 2 + (j + 1) ** 2, lambda j: 3 + (j + 1) * (j + 2) // 2)
     return {n: 32 * curves[k](j) for j, n in enumerate(sorted(trace_sizes))}
 
 

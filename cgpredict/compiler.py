@@ -159,11 +159,3 @@ def link_executable(ir_file: Path, runtime_c: Path, out_exe: Path) -> None:
         "-lm",
     ]
     _run_compiler(args, "linking the instrumented program")
-
-
-def compile_object(source: Path, out_obj: Path) -> None:
-    """Compile a C file (the runtime) to an object file."""
-    cc = find_compiler()
-    _run_compiler(
-        [*cc.command, "-O2", "-c", "-o", str(out_obj), str(source)], f"compiling {source.name}"
-    )

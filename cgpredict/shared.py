@@ -21,7 +21,6 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from .instrument.irtext import parse_module
 from .warps import WarpTrace
 
 _GLOBAL = re.compile(r"^@([\w.$]+) = .*?(?:global|constant) ((?:\[\d+ x )+)(\w+)\]")
@@ -183,20 +182,3 @@ def tile_bytes(hints, layouts) -> int:
         lay = layouts.get(arr)
         total += r * c * (lay.elem_bytes if lay else 4)
     return total
-
-
-def ir_layouts(ir_text: str) -> dict[str, ArrayLayout]:
-    """array_layouts, tolerant of modules without globals."""
-    return array_layouts(ir_text) if ir_text else {}
-
-
-__all__ = [
-    "ArrayLayout",
-    "StagedAccess",
-    "array_layouts",
-    "array_name",
-    "conflict_degree",
-    "staged_accesses",
-    "tile_bytes",
-    "parse_module",
-]

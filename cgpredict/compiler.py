@@ -157,5 +157,7 @@ def link_executable(ir_file: Path, runtime_c: Path, out_exe: Path) -> None:
         str(ir_file),
         str(runtime_c),
         "-lm",
+        "-Wl,--wrap=malloc",  # heap arrays aligned like cudaMalloc (runtime/cgp_runtime.c)
+        "-Wl,--wrap=calloc",
     ]
     _run_compiler(args, "linking the instrumented program")

@@ -187,6 +187,22 @@ void __cgp_loop_exit(uint32_t loop) {
     if (recording) emit((uint64_t)CGP_TAG_EXIT << 48 | (uint64_t)loop << 32);
 }
 
+/* Heap arrays start where cudaMalloc would put them (256-byte aligned), so that coalescing
+ * and transactions per warp do not depend on the host allocator. Linked with
+ * -Wl,--wrap=malloc,--wrap=calloc (see cgpredict/compiler.py); free() releases these. */
+#define CGP_HEAP_ALIGN 256
+void *__wrap_malloc(size_t n) {
+    void *p = NULL;
+    return posix_memalign(&p, CGP_HEAP_ALIGN, n ? n : 1) == 0 ? p : NULL;
+}
+
+void *__wrap_calloc(size_t count, size_t size) {
+    if (size && count > SIZE_MAX / size) return NULL;
+    void *p = __wrap_malloc(count * size);
+    if (p) memset(p, 0, count * size);
+    return p;
+}
+
 void __cgp_bb_h(uint32_t block) {
     if (active >= 0) __cgp_bbc[block]++;
 }

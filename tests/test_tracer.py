@@ -264,6 +264,34 @@ def test_helper_function_is_traced_and_libm_is_external(tmp_path):
     assert helper_mem.region == -1
 
 
+HEAP_C = """\
+#include <stdlib.h>
+int main(void) {
+  char *pad = malloc(3);
+  float *a = malloc(37 * sizeof(float)), *b = calloc(37, sizeof(float));
+#pragma cgp kernel k
+  for (int i = 0; i < 37; i++)
+    b[i] = a[i] + (float)pad[0];
+  int r = (int)b[3];
+  free(a); free(b); free(pad);
+  return r;
+}
+"""
+
+
+def test_heap_arrays_are_aligned_like_cudamalloc(tmp_path):
+    """malloc/calloc in the traced program return 256-byte aligned blocks, as cudaMalloc does,
+    so the first element of every heap array starts a 128-byte line."""
+    src = write(tmp_path, "heap.c", HEAP_C)
+    tr = trace_program(src, tmp_path / "heap.cgptrace", TraceOptions())
+    ev = np.asarray(tr.events)
+    mem = ev[(ev >> 48) < TAG_MARKERS]
+    for sid in np.unique(mem >> 48):
+        first = int((mem[(mem >> 48) == sid] & ADDRESS_MASK).min())
+        if tr.header.mem[int(sid)].base.startswith(("a[", "b[")):
+            assert first % 256 == 0
+
+
 HOST_LOOP_C = """\
 #include <stdio.h>
 float a[16];

@@ -399,3 +399,36 @@ def test_sector_validation():
         sector_hit_mask(np.array([0]), cfg, 256)
     with pytest.raises(ValueError, match="at most 64 sectors"):
         sector_hit_mask(np.array([0]), CacheConfig(1024, 1, 1), 8)
+
+
+@pytest.mark.parametrize("name,sizes", [("syrk.c", {"NI": "32", "NJ": "32"}),
+                                        ("2dconv.c", {"NI": "40", "NJ": "40"})])
+def test_real_kernel_trace_against_lru_and_pycachesim(tmp_path, name, sizes):
+    """The L2 stream of a real traced kernel, in GPU issue order (warps of a batch advancing
+    instruction by instruction), gives the same hits as a plain LRU simulator and pycachesim."""
+    from pathlib import Path
+
+    from cgpredict.memory import issue_order, transactions
+    from cgpredict.tracer import TraceOptions, trace_program
+    from cgpredict.warps import Block, form_warps
+
+    src = Path(__file__).resolve().parents[1] / "polybench_c" / name
+    tr = trace_program(src, tmp_path / "t.cgptrace", TraceOptions(macros=sizes))
+    is_store = np.array([m.kind == "store" for m in tr.header.mem])
+    wt = form_warps(tr, 0, 0, 2, Block(32, 8), is_store)
+    lines, inst = transactions(wt, 64)
+    ordered = lines[issue_order(wt, inst, 16)]
+    cfg = CacheConfig(64, 8, 4)  # small enough that the kernel's footprint overflows it
+    got = hit_mask(ordered, cfg)
+    assert 0 < got.sum() < len(got)
+    np.testing.assert_array_equal(got, lru_reference(ordered.tolist(), cfg.sets, cfg.ways))
+    cachesim = pytest.importorskip("cachesim")
+    mem = cachesim.MainMemory()
+    l2 = cachesim.Cache("L2", cfg.sets, cfg.ways, cfg.line_bytes, "LRU")
+    mem.load_to(l2)
+    mem.store_from(l2)
+    sim = cachesim.CacheSimulator(l2, mem)
+    for line in ordered.tolist():
+        sim.load(int(line) * cfg.line_bytes, length=1)
+    assert l2.LOAD_count == len(ordered)
+    assert l2.HIT_count == int(got.sum())

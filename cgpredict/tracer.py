@@ -58,15 +58,25 @@ class TraceOptions:
 
 
 def access_text(source_line: str, column: int) -> str:
-    """The array access starting at ``column`` (1-based) of a source line, e.g. ``B[k][j]``."""
+    """The array access starting at ``column`` (1-based) of a source line, e.g. ``B[k][j]``.
+
+    clang locates compound assignments at their operator and member loads at the member
+    name; both are widened back to the whole access (``C[i][j]``, ``p[i].x``)."""
     if column <= 0:
         return ""
-    rest = source_line[column - 1 :]
-    if rest.startswith(_ASSIGN_OPS):  # clang locates compound assignments at the operator
-        m = _LVALUE_BEFORE.search(source_line[: column - 1])
-    else:
-        m = _ACCESS_TEXT.match(source_line, column - 1)
-    return re.sub(r"\s+", "", m.group(1 if m and m.re is _LVALUE_BEFORE else 0)) if m else ""
+    before, rest = source_line[: column - 1], source_line[column - 1 :]
+    if rest.startswith(_ASSIGN_OPS):
+        m = _LVALUE_BEFORE.search(before)
+        return re.sub(r"\s+", "", m.group(1)) if m else ""
+    m = _ACCESS_TEXT.match(source_line, column - 1)
+    text = re.sub(r"\s+", "", m.group(0)) if m else ""
+    stem = before.rstrip()
+    for sep in ("->", "."):
+        if text and stem.endswith(sep):
+            base = _LVALUE_BEFORE.search(stem[: -len(sep)])
+            if base:
+                return re.sub(r"\s+", "", base.group(1)) + sep + text
+    return text
 
 
 def _runtime_source() -> Path:

@@ -484,3 +484,17 @@ def test_cgp_cc_that_emits_no_ir_is_rejected(fresh_discovery, monkeypatch):
     monkeypatch.setenv("CGP_CC", "true")
     with pytest.raises(ToolchainError):
         cc.find_compiler()
+
+
+@pytest.mark.parametrize("line,column,text", [
+    ("    C[i][j] += alpha * A[i][k] * B[k][j];", 13, "C[i][j]"),  # compound assignment
+    ("    C[i][j] += alpha * A[i][k] * B[k][j];", 34, "B[k][j]"),
+    ("  p[i].y = p[i].x * 2.0f;", 17, "p[i].x"),  # clang points at the member
+    ("  s += q->v[i];", 11, "q->v[i]"),
+    ("  y[ j ] = 3;", 3, "y[j]"),
+    ("  y = 3;", 0, ""),
+])
+def test_access_text(line, column, text):
+    from cgpredict.tracer import access_text
+
+    assert access_text(line, column) == text

@@ -395,6 +395,13 @@ def compare(
     help="GPU: a bundled name (see `cgpredict devices`) or a .toml device file.",
 )
 @click.option(
+    "--model",
+    type=click.Choice(["cgpredict", "hongkim", "gpuperf"]),
+    default="cgpredict",
+    show_default=True,
+    help="Analytical model the fixes are predicted with.",
+)
+@click.option(
     "--tiled",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="Your tiled variant of SOURCE (with '#pragma cgp shared' lines) to predict "
@@ -406,7 +413,9 @@ def compare(
     help="Write the GPUPerf benefit chart (PNG/SVG; needs matplotlib).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the advice as JSON.")
-def advise(source, block, device, tiled, chart, as_json, defines, trace_defs, functions, timeout_s):
+def advise(
+    source, block, device, model, tiled, chart, as_json, defines, trace_defs, functions, timeout_s
+):
     """Rank fixes (coalescing, shared memory, block shape) by predicted speedup."""
     from .advisor import advise as run_advise
     from .advisor import benefit_chart, render_text
@@ -416,6 +425,7 @@ def advise(source, block, device, tiled, chart, as_json, defines, trace_defs, fu
     opts = RunOptions(
         block=_block(block),
         device=device,
+        model=model,
         work_sizes=_sizes(defines, "-D"),
         trace_sizes=_sizes(trace_defs, "--trace-size"),
         functions=tuple(functions),

@@ -116,6 +116,20 @@ def trace_info(trace_file):
     click.echo(render_summary(read_trace(trace_file)))
 
 
+def _progress(enabled: bool = True):
+    """A stage reporter for stderr (only on a terminal): each stage with the time so far."""
+    if not enabled or not sys.stderr.isatty():
+        return None
+    import time
+
+    start = time.perf_counter()
+
+    def report(what: str) -> None:
+        click.echo(f"[{time.perf_counter() - start:6.1f} s] {what} ...", err=True)
+
+    return report
+
+
 def _sizing_options(command):
     """The options every predicting command shares: sizes, kernels given by function, timeout."""
     for option in reversed(
@@ -260,11 +274,7 @@ def run(
     elif source is None:
         raise click.UsageError("give a C SOURCE file or --from-trace TRACE")
     else:
-        progress = (
-            None
-            if as_json or not sys.stderr.isatty()
-            else (lambda what: click.echo(f"... {what}", err=True))
-        )
+        progress = _progress(not as_json)
         report = predict_source(source, opts, progress)
     click.echo(to_json(report) if as_json else to_text(report))
 
@@ -304,7 +314,7 @@ def validate(device, measured, corpus, model, only, out_dir):
     from .validate import validate as run_validation
 
     measured = measured or default_measured(device, Path.cwd())
-    progress = (lambda what: click.echo(f"... {what}", err=True)) if sys.stderr.isatty() else None
+    progress = _progress()
     v = run_validation(device, corpus, measured, model, tuple(only), progress)
     click.echo(to_markdown(v))
     js, md = write_results(v, out_dir)
@@ -431,11 +441,7 @@ def advise(
         functions=tuple(functions),
         timeout_s=timeout_s,
     )
-    progress = (
-        None
-        if as_json or not sys.stderr.isatty()
-        else (lambda what: click.echo(f"... {what}", err=True))
-    )
+    progress = _progress(not as_json)
     a = run_advise(source, opts, tiled, progress)
     if as_json:
         import json
@@ -509,9 +515,7 @@ def calibrate(output, base, only, timeout_s, no_energy, from_raw):
             raw, output or cal.default_output(raw.get("gpu_name", "")), base
         )
     else:
-        progress = (
-            (lambda what: click.echo(f"... {what}", err=True)) if sys.stderr.isatty() else None
-        )
+        progress = _progress()
         names = [n.strip() for n in only.split(",") if n.strip()] if only else None
         result = cal.calibrate(
             output, base, names, timeout_s, energy=not no_energy, progress=progress

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from .devices import GPUDevice, load_device
+from .errors import CGPredictError
 from .kernel_analysis import analyze_region
 from .memory import PATTERN_NAMES
 from .prediction import (
@@ -136,7 +137,15 @@ def prepare(source: Path, opts: RunOptions, progress=None) -> Prepared:
             runs = [(tsizes, trace)]
             for k in range(PROBES):
                 probe = {**tsizes, **probe_sizes(tsizes, k)}
-                runs.append((probe, run(probe, f"probe{k}.cgptrace", True)))
+                try:
+                    runs.append((probe, run(probe, f"probe{k}.cgptrace", True)))
+                except CGPredictError as exc:
+                    sizes_text = " ".join(f"{n}={v}" for n, v in sorted(probe.items()))
+                    raise PredictionError(
+                        f"a count-only probe run at {sizes_text} (used to scale the trace to "
+                        f"the work size) failed: {str(exc).splitlines()[0]}; if the program "
+                        f"needs particular sizes, trace at the work size (--trace-size equal "
+                        f"to -D)") from None
             sizes_model = SizeModel.from_runs(runs)
         else:
             sizes_model = SizeModel.constant(trace)

@@ -70,6 +70,7 @@ class CGPredictResult:
     # §2.6
     smem_load_cycles: float
     smem_cycles: float
+    l1_cycles: float  # L1-served global loads through the same load/store path as shared
     sync_cost: float
     # §2.4-2.5
     comp_cycles: float
@@ -93,6 +94,25 @@ class CGPredictResult:
     cycles: float
     time_ms: float
     bound: Bound
+
+
+def _l1_cycles(profile: KernelProfile, device: GPUDevice) -> float:
+    """Issue cycles of the warp loads an L1 serves (devices whose L1 caches global loads).
+
+    L1 and shared memory are one SRAM behind one load/store path: an L1-served warp load costs
+    ``smem_issue_cycles`` per L1 line it reads, as a shared access costs per conflict way; its
+    latency overlaps across warps like any other (memlat blends in the L1 latency). Lines per
+    warp: a coalesced access packs its sectors into lines, an uncoalesced one reads a line per
+    sector, a constant one a single line. Zero when nothing is L1-served (e.g. Kepler)."""
+    sectors_per_line = max(device.l1_line_bytes // max(device.l2_sector_bytes, 1), 1)
+    lines = (
+        (profile.coal, max(math.ceil(profile.coal.l2_trans_per_warp / sectors_per_line), 1)),
+        (profile.uncoal, max(profile.uncoal.l2_trans_per_warp, 1.0)),
+        (profile.const, 1.0),
+    )
+    return device.smem_issue_cycles * sum(
+        p.insts * p.l1_hit_fraction * n for p, n in lines if p.l1_hit_fraction > 0
+    )
 
 
 def predict_cgpredict(
@@ -130,6 +150,8 @@ def predict_cgpredict(
     smem_cycles = per_access * sum(x * k for x, k in sh.insts_by_conflict)  # (20)
     mem_cycles += smem_load_cycles  # (21)
     comp_cycles += smem_cycles  # (22)
+    l1_cycles = _l1_cycles(profile, device)
+    comp_cycles += l1_cycles  # L1 hits occupy the load/store path as shared accesses do
     no_mem_insts = lat.no_mem_insts + sh.load_insts
 
     mem_l, dep = lat.mem_l, lat.departure_delay
@@ -171,6 +193,7 @@ def predict_cgpredict(
         bandwidth_bound=bandwidth_bound,
         smem_load_cycles=smem_load_cycles,
         smem_cycles=smem_cycles,
+        l1_cycles=l1_cycles,
         sync_cost=sync_cost,
         comp_cycles=comp_cycles,
         mem_cycles=mem_cycles,

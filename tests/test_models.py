@@ -401,3 +401,25 @@ def test_every_model_on_every_device(device_name) -> None:
     for name in MODELS:
         r = predict(_gpuperf_profile(blocks=4096), d, name)
         assert math.isfinite(r.cycles) and r.cycles > 0
+
+
+def test_l1_served_loads_cost_load_store_issue_cycles() -> None:
+    """L1 hits use the shared-memory path: smem_issue_cycles per L1 line of each warp load
+    (coalesced: 4 sectors of 32 B in one 128-B line; uncoalesced: a line per sector)."""
+    from cgpredict.profile import KernelProfile, PatternCounts
+
+    h100 = load_device("h100")
+    prof = KernelProfile(
+        "k", 256, 1000,
+        coal=PatternCounts(100, 4, 0, l1_hit_fraction=0.5),
+        uncoal=PatternCounts(10, 32, 0, l1_hit_fraction=1.0),
+        const=PatternCounts(20, 1, 0, l1_hit_fraction=0.25),
+        comp_insts=50,
+    )
+    r = predict_cgpredict(prof, h100)
+    assert r.l1_cycles == pytest.approx(h100.smem_issue_cycles * (100 * 0.5 * 1 + 10 * 32 + 20 * 0.25))
+    no_l1 = predict_cgpredict(dataclasses.replace(
+        prof, coal=PatternCounts(100, 4, 0), uncoal=PatternCounts(10, 32, 0),
+        const=PatternCounts(20, 1, 0)), h100)
+    assert no_l1.l1_cycles == 0
+    assert r.comp_cycles - no_l1.comp_cycles == pytest.approx(r.l1_cycles)

@@ -114,23 +114,21 @@ def _swap(text: str) -> str:
 
 
 def shared_candidates(prep: Prepared, base: Report) -> list[str]:
-    """2-D arrays only read by a kernel, inside its per-thread loops: reused across threads."""
+    """2-D arrays a kernel only reads, inside its per-thread loops (deeper than the loops
+    mapped to threads): each element is reused by many threads of a block across iterations."""
     h = prep.trace.header
     layouts = array_layouts(h.ir_text)
-    written = {array_name(m.base) for m in h.mem if m.kind == "store"}
-    inner_blocks = {b for lp in h.loops if lp.depth >= 2 for b in lp.blocks}
+    grid = {h.region(k.name).index: k.grid_dims for k in base.kernels}
     out = []
-    for m in h.mem:
-        arr = array_name(m.base)
-        lay = layouts.get(arr)
-        if (
-            arr not in written
-            and lay is not None
-            and len(lay.dims) >= 2
-            and m.block in inner_blocks
-            and arr not in out
-        ):
-            out.append(arr)
+    for region, dims in grid.items():
+        written = {array_name(m.base) for m in h.mem if m.kind == "store" and m.region == region}
+        inner = {b for lp in h.loops if lp.region == region and lp.depth > dims for b in lp.blocks}
+        for m in h.mem:
+            arr = array_name(m.base)
+            lay = layouts.get(arr)
+            if (m.region == region and arr not in written and lay is not None
+                    and len(lay.dims) >= 2 and m.block in inner and arr not in out):
+                out.append(arr)
     return out
 
 

@@ -52,7 +52,11 @@ def analyze_region(
     info = h.region(region)
     rows = np.flatnonzero((trace.launches["region"] == region) & (trace.launches["recorded"] == 1))
     if not len(rows):
-        raise PredictionError(f"kernel {info.name}: no launch was recorded (did it run?)")
+        how = (f"the function {info.function} was never called as a function (the compiler "
+               f"may have inlined it into its callers: mark its loop nest with '#pragma cgp "
+               f"kernel' or declare it __attribute__((noinline)))" if info.line == 0
+               else "the program never reached its loop nest")
+        raise PredictionError(f"kernel {info.name} did not run: {how}")
     launch = int(rows[0])
     warnings: list[str] = []
     try:
@@ -78,7 +82,10 @@ def analyze_region(
     cache = CacheConfig(device.l2_line_bytes, device.l2_sets, device.l2_ways)
     warps_per_batch = max(device.max_threads_per_sm * device.sm_count // 32, 1)
     warnings += _mapping_warnings(trace, wt, info.name)
-    if wt.n_threads < 2 * device.max_threads_per_sm:
+    if wt.n_threads == 0:
+        warnings.append(f"{info.name}: no pseudo-thread made a memory access at the trace size "
+                        f"(zero iterations?); its prediction is empty")
+    elif wt.n_threads < 2 * device.max_threads_per_sm:
         warnings.append(
             f"{info.name}: only {wt.n_threads} pseudo-threads traced, fewer than "
             f"2 x threads_per_SM = {2 * device.max_threads_per_sm}; trace a larger "
@@ -329,7 +336,7 @@ def _shared_setup(
     loops = [lp for lp in h.loops if lp.region == region]
     blk = h.mem[staged[0].sid].block
     inner = max((lp for lp in loops if blk in lp.blocks), key=lambda lp: lp.depth, default=None)
-    if inner is None:
+    if inner is None or inner.depth <= wt.grid_dims:  # no per-thread loop: nothing reused
         return (), None
     strip_mined = bool(h.region(region).shared) and inner.parent >= 0
     tile_loop = inner.parent if strip_mined else inner.id
@@ -402,24 +409,33 @@ def _block_factors(trace: Trace, region: int, grid: int, sizes: SizeModel, tsz, 
     """Per-thread count growth of each block from trace to work size: the product of
     T(work)/T(trace) over every loop enclosing the block, divided by the growth of the thread
     count (the mapped loops). Blocks inside all mapped loops keep the per-thread loops' ratios;
-    a block of the y loop outside the x loop shrinks per thread as x grows."""
+    a block of the y loop outside the x loop shrinks per thread as x grows. A block of a helper
+    function grows like the block that calls it, times its own loops' ratios."""
+    h = trace.header
     ratio: dict[int, float] = {}
-    for lp in trace.header.loops:
+    for lp in h.loops:
         model = sizes.trips.get(lp.id)
-        if lp.region == region and model is not None:
+        if lp.region in (region, -1) and model is not None:
             t_trace, t_work = _trip(model, tsz), _trip(model, wsz)
             ratio[lp.id] = t_work / t_trace if t_trace > 0 else 1.0
-    mapped = [lp for lp in trace.header.loops if lp.region == region and lp.depth <= grid]
+    mapped = [lp for lp in h.loops if lp.region == region and lp.depth <= grid]
     thread_growth = 1.0
     for lp in mapped:
         thread_growth *= ratio.get(lp.id, 1.0)
-    out: dict[int, float] = {
-        b.id: 1.0 / thread_growth for b in trace.header.blocks if b.region == region
-    }
-    for lp in trace.header.loops:
-        if lp.region == region and lp.id in ratio:
+    own: dict[int, float] = {b.id: 1.0 for b in h.blocks if b.region in (region, -1)}
+    for lp in h.loops:
+        if lp.region in (region, -1) and lp.id in ratio:
             for b in lp.blocks:
-                out[b] = out.get(b, 1.0 / thread_growth) * ratio[lp.id]
+                own[b] = own.get(b, 1.0) * ratio[lp.id]
+    out = {b.id: own[b.id] / thread_growth for b in h.blocks if b.region == region}
+    # helpers, callers first: the calls of the region, then calls made by helpers
+    pending = [c for c in h.calls if c.traced]
+    for _ in range(len(h.helpers) + 1):
+        for call in pending:
+            if call.block in out:
+                for b in h.blocks:
+                    if b.region == -1 and b.function == call.callee:
+                        out[b.id] = max(out.get(b.id, 0.0), out[call.block] * own[b.id])
     return out
 
 

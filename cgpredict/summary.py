@@ -70,7 +70,9 @@ def op_label(opcode: str, ty: str, detail: str) -> str:
 def region_block_counts(trace: Trace, region: int) -> np.ndarray:
     """Executions of every block summed over the launches of ``region``."""
     rows = trace.launches["region"] == region
-    return trace.bb_counts[rows].sum(axis=0) if trace.bb_counts.size else np.zeros(0, np.uint64)
+    if not rows.any():
+        return np.zeros(len(trace.header.blocks), np.uint64)
+    return trace.bb_counts[rows].sum(axis=0)
 
 
 def op_counts(trace: Trace, region: int) -> Counter:
@@ -92,8 +94,9 @@ def summarize(trace: Trace) -> tuple[RegionSummary, ...]:
     for r in h.regions:
         rows = trace.launches["region"] == r.index
         counts = region_block_counts(trace, r.index)
-        iters = trace.loop_iters[rows].sum(axis=0) if trace.loop_iters.size else []
-        entries = trace.loop_entries[rows].sum(axis=0) if trace.loop_entries.size else []
+        nl = len(h.loops)
+        iters = trace.loop_iters[rows].sum(axis=0) if rows.any() else np.zeros(nl, np.uint64)
+        entries = trace.loop_entries[rows].sum(axis=0) if rows.any() else np.zeros(nl, np.uint64)
         loops = tuple(
             LoopSummary(
                 lp.id,

@@ -228,6 +228,9 @@ def _with_text(m: MemInstr, lines: list[str], name: str) -> MemInstr:
     own = Path(m.file).name == name
     line = lines[m.line - 1] if own and 0 < m.line <= len(lines) else ""
     text = access_text(line, m.column)
+    if not text and line and m.base.isidentifier():  # a borrowed line: find the array there
+        hit = re.search(rf"\b{re.escape(m.base)}\s*[\[.-]", line)
+        text = access_text(line, hit.start() + 1) if hit else ""
     return replace(m, file=name if own else m.file, base=text or m.base)
 
 

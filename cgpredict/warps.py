@@ -185,7 +185,12 @@ def form_warps(
     ev = np.asarray(trace.launch_events(launch))
     d1, d2 = mapped_loops(trace, region)
     if not d1:
-        raise MappingError(f"region {region} has no loop to map to threads")
+        raise MappingError("no loop left to map to threads: the compiler removed or replaced "
+                           "the loop nest (a constant result, a memset/memcpy, or a single "
+                           "iteration); see `cgpredict trace-info`")
+    if len(d1) > 1:
+        raise MappingError(f"{len(d1)} top-level loops in one kernel: mark each loop nest with "
+                           f"its own '#pragma cgp kernel' (one GPU launch each)")
     if grid_dims == 2 and not d2:
         raise MappingError("a 2-D grid needs two nested loops; use --grid 1")
     i1, i2, valid2 = _indices(ev, d1, d2)

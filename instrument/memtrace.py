@@ -81,6 +81,7 @@ class CallSite:
     callee: str
     traced: bool  # a function of this module, instrumented; else an external operation
     line: int
+    block: int = -1  # BlockInfo id of the calling block
 
 
 @dataclass(frozen=True)
@@ -349,13 +350,14 @@ def _collect_region_blocks(r: _Region) -> None:
             stack.extend((index[s], 0) for s in b.successors if s in index)
 
 
-def _callees(fn: Function, spans: dict[int, tuple[int, int]]) -> list[tuple[Instr, str]]:
+def _callees(fn: Function, spans: dict[int, tuple[int, int]]) -> list[tuple[Instr, str, int]]:
+    """(call instruction, callee, block index) of every call that is not an ignored intrinsic."""
     out = []
     for bi, (lo, hi) in spans.items():
         for ins in fn.blocks[bi].instrs[lo:hi]:
             c = ins.callee
             if c and not c.startswith(_IGNORED_CALLS):
-                out.append((ins, c))
+                out.append((ins, c, bi))
     return out
 
 
@@ -411,7 +413,9 @@ class _Emitter:
             raise InstrumentError(f"more than {MAX_MEM_IDS} memory instructions to instrument")
         ty, ptr = _access(ins)
         mid = len(self.mem)
-        file, line, col = self.mod.location(ins.dbg)
+        file, line, col = self.mod.location(ins.dbg or _nearest_dbg(fn, ins))
+        if ins.dbg is None:
+            col = 0  # a borrowed location: the line is right, the column is not this access's
         base = _base_name(fn, ptr)
         self.mem.append(
             MemInstr(
@@ -426,6 +430,17 @@ class _Emitter:
                 f"  call void @__cgp_mem(i64 {r})",
             ]
         )
+
+
+def _nearest_dbg(fn: Function, ins: Instr) -> str | None:
+    """The debug location of the nearest located instruction of the same block (the compiler
+    drops the location of instructions it hoists or merges)."""
+    for b in fn.blocks:
+        if ins in b.instrs:
+            k = b.instrs.index(ins)
+            order = sorted(range(len(b.instrs)), key=lambda i: (abs(i - k), i < k))
+            return next((b.instrs[i].dbg for i in order if b.instrs[i].dbg), None)
+    return None
 
 
 def _base_name(fn: Function, ptr: str) -> str:
@@ -462,27 +477,14 @@ def instrument(ir_text: str, function_regions: dict[str, int] | None = None) -> 
     helpers: list[str] = []
     for r in regions:
         _instrument_region(mod, r, em, helpers)
-    done: set[str] = set()
+    done: list[str] = []
     queue = list(helpers)
     while queue:
-        name = queue.pop()
+        name = queue.pop(0)
         if name in done:
             continue
-        done.add(name)
-        fn = mod.functions[name]
-        spans = {k: (0, len(b.instrs)) for k, b in enumerate(fn.blocks)}
-        uses = _use_map(fn)
-        for bi, b in enumerate(fn.blocks):
-            line = b.instrs[b.first_non_phi].line
-            bid = em.add_block(-1, fn, bi, 0, len(b.instrs), uses, True, line, False)
-            for ins in b.instrs:
-                if ins.opcode in ("load", "store"):
-                    em.add_mem(-1, fn, bid, ins)
-        for ins, callee in _callees(fn, spans):
-            traced = callee in mod.functions
-            em.calls.append(CallSite(-1, fn.name, callee, traced, mod.location(ins.dbg)[1]))
-            if traced:
-                queue.append(callee)
+        done.append(name)
+        _instrument_helper(mod, mod.functions[name], len(done) - 1, em, queue)
     for name, idx in function_regions.items():
         fn = mod.functions[name]
         entry = fn.blocks[0].instrs[0].line
@@ -494,16 +496,58 @@ def instrument(ir_text: str, function_regions: dict[str, int] | None = None) -> 
                     f"  call void @__cgp_region_end(i32 {idx})"
                 )
     arrays = tuple(m.group(1) for line in mod.lines if (m := _ARRAY_GLOBAL.match(line)))
-    text = _render(mod, em, bool(function_regions), arrays)
+    text = _render(mod, em, bool(function_regions), arrays, len(done))
     return InstrumentedModule(
         text,
         tuple(em.mem),
         tuple(em.loops),
         tuple(em.blocks),
         tuple(em.calls),
-        tuple(sorted(done)),
+        tuple(done),
         arrays,
     )
+
+
+HELPER_DEPTH = 100  # helper loops: counted, never marked (their depth in a kernel varies)
+
+
+def _instrument_helper(mod: Module, fn: Function, fid: int, em: _Emitter, queue: list) -> None:
+    """Instrument a function called from a region: its memory accesses and blocks count while a
+    region is active, and its loops are counted per call (``__cgp_fn_enter`` starts a call)."""
+    spans = {k: (0, len(b.instrs)) for k, b in enumerate(fn.blocks)}
+    uses = _use_map(fn)
+    block_ids: dict[int, int] = {}
+    for bi, b in enumerate(fn.blocks):
+        line = b.instrs[b.first_non_phi].line
+        block_ids[bi] = em.add_block(-1, fn, bi, 0, len(b.instrs), uses, True, line, False)
+        for ins in b.instrs:
+            if ins.opcode in ("load", "store"):
+                em.add_mem(-1, fn, block_ids[bi], ins)
+    entry = fn.blocks[0].instrs[0].line
+    em.before.setdefault(entry, []).insert(0, f"  call void @__cgp_fn_enter(i32 {fid})")
+    loops = natural_loops(fn)
+    ids: dict[int, int] = {}
+    for h, body in loops:  # outermost first
+        parents = [p for p, pb in loops if p != h and h in pb]
+        parent = min(parents, key=lambda p: len(dict(loops)[p])) if parents else None
+        pid = ids[parent] if parent is not None else -2 - fid  # -2 - fid: per call of fn
+        depth = HELPER_DEPTH if parent is None else em.loops[ids[parent]].depth + 1
+        hb = fn.blocks[h]
+        exits = any(s not in {fn.blocks[k].label for k in body} for s in hb.successors)
+        lid = len(em.loops)
+        ids[h] = lid
+        em.loops.append(LoopInfo(
+            lid, -1, fn.name, hb.label, pid, depth, _loop_line(mod, fn, h, body),
+            rotated=not exits or h in _cfg_succ(fn, h),
+            blocks=tuple(sorted(block_ids[k] for k in body))))
+        em.before.setdefault(hb.instrs[hb.first_non_phi].line, []).append(
+            f"  call void @__cgp_loop(i32 {lid})")
+    for ins, callee, bi in _callees(fn, spans):
+        traced = callee in mod.functions
+        em.calls.append(CallSite(-1, fn.name, callee, traced, mod.location(ins.dbg)[1],
+                                 block_ids[bi]))
+        if traced:
+            queue.append(callee)
 
 
 def _instrument_region(mod: Module, r: _Region, em: _Emitter, helpers: list[str]) -> None:
@@ -524,9 +568,10 @@ def _instrument_region(mod: Module, r: _Region, em: _Emitter, helpers: list[str]
         for ins in b.instrs[lo:hi]:
             if ins.opcode in ("load", "store"):
                 em.add_mem(r.index, fn, block_ids[bi], ins)
-    for ins, callee in _callees(fn, r.blocks):
+    for ins, callee, bi in _callees(fn, r.blocks):
         traced = callee in mod.functions
-        em.calls.append(CallSite(r.index, fn.name, callee, traced, mod.location(ins.dbg)[1]))
+        em.calls.append(CallSite(r.index, fn.name, callee, traced, mod.location(ins.dbg)[1],
+                                 block_ids.get(bi, -1)))
         if traced:
             helpers.append(callee)
     _instrument_loops(mod, r, em, block_ids)
@@ -604,7 +649,8 @@ def _align_global(line: str) -> str:
     return f"{m.group(1)}, align {GLOBAL_ALIGNMENT}{m.group(2)}"
 
 
-def _render(mod: Module, em: _Emitter, add_region_decls: bool, arrays: tuple[str, ...]) -> str:
+def _render(mod: Module, em: _Emitter, add_region_decls: bool, arrays: tuple[str, ...],
+            n_helpers: int = 0) -> str:
     nb = max(len(em.blocks), 1)
     out: list[str] = []
     for i, line in enumerate(mod.lines):
@@ -624,12 +670,14 @@ def _render(mod: Module, em: _Emitter, add_region_decls: bool, arrays: tuple[str
         f"@__cgp_loop_parent = constant [{nl} x i32] [{parents}]",
         f"@__cgp_loop_depth = constant [{nl} x i32] [{depths}]",
         f"@__cgp_nloops = constant i32 {len(em.loops)}",
+        f"@__cgp_nfuncs = constant i32 {n_helpers}",
         f"@__cgp_globals = constant [{max(len(arrays), 1)} x ptr] "
         f"[{', '.join(f'ptr @{a}' for a in arrays) or 'ptr null'}]",
         f"@__cgp_nglobals = constant i32 {len(arrays)}",
         "declare void @__cgp_mem(i64)",
         "declare void @__cgp_loop(i32)",
         "declare void @__cgp_loop_exit(i32)",
+        "declare void @__cgp_fn_enter(i32)",
         "declare void @__cgp_bb_h(i32)",
     ]
     declared = "\n".join(x for x in mod.lines if x.startswith("declare"))

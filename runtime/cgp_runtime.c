@@ -18,6 +18,7 @@ extern const uint32_t __cgp_nbb;
 extern const int32_t __cgp_loop_parent[];
 extern const int32_t __cgp_loop_depth[];
 extern const uint32_t __cgp_nloops;
+extern const uint32_t __cgp_nfuncs;
 extern void *const __cgp_globals[];
 extern const uint32_t __cgp_nglobals;
 
@@ -34,6 +35,7 @@ static int active = -1, recording;
 static uint64_t tick, launch_tick;
 static uint32_t launches[MAX_REGIONS];
 static uint8_t *loop_open;
+static uint64_t *fn_serial; /* per traced helper function: tick of its latest call */
 static uint64_t *loop_iters, *loop_entries, *loop_stamp, *loop_serial, *loop_idx;
 static uint64_t *base_bb, *base_iters, *base_entries, *delta;
 static cgp_launch cur;
@@ -112,6 +114,7 @@ __attribute__((constructor)) static void cgp_init(void) {
     base_bb = zeros(__cgp_nbb); base_iters = zeros(nl); base_entries = zeros(nl);
     delta = zeros(__cgp_nbb + 2 * (size_t)nl);
     for (uint32_t l = 0; l < nl; l++) loop_stamp[l] = UINT64_MAX;
+    fn_serial = zeros(__cgp_nfuncs);
     loop_open = calloc(nl ? nl : 1, 1);
     if (!loop_open) die("out of memory");
     meta.magic = CGP_META_MAGIC;
@@ -164,7 +167,9 @@ void __cgp_mem(uint64_t record) {
 
 void __cgp_loop(uint32_t loop) {
     int32_t parent = __cgp_loop_parent[loop];
-    uint64_t parent_serial = parent < 0 ? launch_tick : loop_serial[parent];
+    /* parent >= 0: a loop; -1: the region launch; <= -2: a call of helper function -2-parent */
+    uint64_t parent_serial = parent >= 0 ? loop_serial[parent]
+                             : parent == -1 ? launch_tick : fn_serial[-2 - parent];
     if (loop_stamp[loop] != parent_serial) {
         loop_stamp[loop] = parent_serial;
         loop_idx[loop] = 0;
@@ -202,6 +207,8 @@ void *__wrap_calloc(size_t count, size_t size) {
     if (p) memset(p, 0, count * size);
     return p;
 }
+
+void __cgp_fn_enter(uint32_t fn) { fn_serial[fn] = ++tick; }
 
 void __cgp_bb_h(uint32_t block) {
     if (active >= 0) __cgp_bbc[block]++;

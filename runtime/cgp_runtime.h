@@ -53,4 +53,5 @@ void __cgp_mem(uint64_t record);
 void __cgp_loop(uint32_t loop);
 void __cgp_loop_exit(uint32_t loop);
 void __cgp_bb_h(uint32_t block);
+void __cgp_fn_enter(uint32_t fn);
 #endif

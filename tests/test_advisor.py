@@ -128,3 +128,17 @@ def test_block_sweep_1d():
         assert sorted(e.split(":")[0] for e in fix.evidence) == sorted(BLOCKS_1D)
         (b1, b2) = benefits(base, "tk1")
         assert (b1.kernel, b2.kernel) == ("atax_k1", "atax_k2")
+
+
+def test_no_tiling_offered_without_reuse(tmp_path):
+    """B[i][j] = A[i][j] * 2 has no per-thread loop: A is read once per element, so the advisor
+    offers no shared-memory tiling."""
+    src = tmp_path / "copy.c"
+    src.write_text("#include <stdio.h>\n#ifndef N\n#define N 64\n#endif\n"
+                   "static float A[N][N], B[N][N];\nint main(void) {\n"
+                   "  for (int i = 0; i < N; i++) for (int j = 0; j < N; j++) A[i][j] = i - j;\n"
+                   "#pragma cgp kernel k1\n"
+                   "  for (int i = 0; i < N; i++)\n    for (int j = 0; j < N; j++)\n"
+                   "      B[i][j] = A[i][j] * 2;\n  printf(\"%f\\n\", B[1][2]);\n  return 0;\n}\n")
+    a = advise(src, RunOptions())
+    assert not [f for f in a.fixes if f.kind == "shared-memory"]

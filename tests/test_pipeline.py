@@ -271,3 +271,60 @@ int main(void) {
     one = predict_source(src, RunOptions(grid=1)).kernels[0]
     assert one.grid_dims == 1
     assert not any("inter-thread dependence" in w for w in one.warnings)
+
+
+HELPER_KERNEL = """\
+#include <stdio.h>
+#ifndef N
+#define N 256
+#endif
+static float A[N][N], x[N], y[N];
+__attribute__((noinline)) static float dot(int i) {
+  float s = 0;
+  for (int k = 0; k < N; k++) s += A[i][k] * x[k];
+  return s;
+}
+int main(void) {
+  for (int i = 0; i < N; i++) { x[i] = i; for (int k = 0; k < N; k++) A[i][k] = (i + k) % 5; }
+#pragma cgp kernel mv grid=1
+  for (int i = 0; i < N; i++) BODY
+  printf("%f\\n", y[2]);
+  return 0;
+}
+"""
+
+
+def test_loops_inside_helper_functions_scale_to_the_work_size(tmp_path):
+    """A per-thread loop inside a called function scales like the same loop written inline."""
+    helper = tmp_path / "helper.c"
+    helper.write_text(HELPER_KERNEL.replace("BODY", "y[i] = dot(i);"))
+    inline = tmp_path / "inline.c"
+    inline.write_text(HELPER_KERNEL.replace(
+        "BODY", "{ float s = 0; for (int k = 0; k < N; k++) s += A[i][k] * x[k]; y[i] = s; }"))
+    opts = RunOptions(work_sizes={"N": 256}, trace_sizes={"N": 32})
+    h = predict_source(helper, opts).kernels[0].profile
+    i = predict_source(inline, opts).kernels[0].profile
+    assert h.uncoal.insts == pytest.approx(256) and i.uncoal.insts == pytest.approx(256)
+    assert h.const.insts == pytest.approx(i.const.insts)
+    assert h.comp_insts == pytest.approx(i.comp_insts, abs=3)  # + the call and its return
+
+
+def test_function_kernel_with_two_top_level_loops_is_refused(tmp_path):
+    src = tmp_path / "two.c"
+    src.write_text("#include <stdio.h>\n#define N 64\nstatic float A[N], B[N], C[N];\n"
+                   "__attribute__((noinline)) void kern(void) {\n"
+                   "  for (int i = 0; i < N; i++) B[i] = A[i] * 2;\n"
+                   "  for (int i = 0; i < N; i++) C[i] = B[i] + A[i];\n}\n"
+                   "int main(void) { for (int i = 0; i < N; i++) A[i] = i;\n"
+                   "  kern(); printf(\"%f\\n\", C[3]); return 0; }\n")
+    with pytest.raises(PredictionError, match="top-level loops"):
+        predict_source(src, RunOptions(functions=("kern",)))
+
+
+def test_inlined_function_kernel_is_explained(tmp_path):
+    src = tmp_path / "inl.c"
+    src.write_text("#include <stdio.h>\n#define N 64\nstatic float A[N], B[N];\n"
+                   "void kern(void) { for (int i = 0; i < N; i++) B[i] = A[i] * 2; }\n"
+                   "int main(void) { kern(); printf(\"%f\\n\", B[3]); return 0; }\n")
+    with pytest.raises(PredictionError, match="inlined"):
+        predict_source(src, RunOptions(functions=("kern",)))

@@ -385,7 +385,15 @@ def _cache_scale(
     blocks_per_batch = max(warps_per_batch // warps_per_block, 1)
     blocks_per_row = max(math.ceil(wt.grid_x / block.x), 1)
     per_row = max(blocks_per_row // blocks_per_batch, 1) if grid == 2 else 1 << 30
-    return CacheScale(max(footprint, 1.0), max(grid_x, 1.0), per_row)
+    # warps of one batch at the trace size and at the work size
+    threads_work = float(wt.grid_x) * float(wt.grid_y) * max(grid_x, 1.0)
+    if grid == 2 and d1 and d1[0] in sizes.trips:
+        t = _trip(sizes.trips[d1[0]], tsz)
+        threads_work *= max(_trip(sizes.trips[d1[0]], wsz) / t if t > 0 else 1.0, 1.0)
+    trace_batch = min(max(wt.n_warps, 1), warps_per_batch)
+    work_batch = min(max(threads_work / 32, 1.0), warps_per_batch)
+    return CacheScale(max(footprint, 1.0), max(grid_x, 1.0), per_row,
+                      max(work_batch / trace_batch, 1.0))
 
 
 def _model_options(opts: RunOptions) -> dict:

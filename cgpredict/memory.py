@@ -126,16 +126,19 @@ class CacheScale:
 
     footprint: growth of what one batch of threads touches (the per-thread loops' trip counts);
     grid_x: growth of the grid's x extent; batches_per_row: batches that cover one row of
-    blocks at the trace size (a reuse that far back crosses a whole block row).
+    blocks at the trace size (a reuse that far back crosses a whole block row); batch_warps:
+    growth of the warps in one batch, above 1 when the trace has fewer pseudo-threads than
+    a batch holds (reuse inside a batch then spans more warps at the work size).
     """
 
     footprint: float = 1.0
     grid_x: float = 1.0
     batches_per_row: int = 1
+    batch_warps: float = 1.0
 
     @property
     def identity(self) -> bool:
-        return self.footprint <= 1.0 and self.grid_x <= 1.0
+        return self.footprint <= 1.0 and self.grid_x <= 1.0 and self.batch_warps <= 1.0
 
 
 @njit(cache=True)
@@ -183,8 +186,9 @@ def scale_hits(
 ) -> np.ndarray:
     """Hits at the work size: a trace-size hit whose previous use lies in an earlier batch
     stays a hit only if its LRU stack distance, grown by the footprint (and, across a block
-    row, the grid) ratio, still fits the cache. Reuse inside a batch keeps its exact result:
-    a batch's footprint per instruction round does not depend on the problem size."""
+    row, the grid) ratio, still fits the cache. Reuse inside a batch keeps its exact result
+    when the trace fills a batch (a batch's footprint per instruction round does not depend on
+    the problem size); when it does not, that distance grows with the batch's warps."""
     if scale.identity or not len(lines):
         return hits
     _, ids = np.unique(lines, return_inverse=True)
@@ -192,8 +196,9 @@ def scale_hits(
     crossed = (prev >= 0) & (batch != batch[np.maximum(prev, 0)])
     db = batch - batch[np.maximum(prev, 0)]
     grow = np.where(db >= scale.batches_per_row, scale.footprint * scale.grid_x, scale.footprint)
+    grow = np.where(crossed, grow * scale.batch_warps, scale.batch_warps)
     capacity = cache.sets * cache.ways * units_per_line
-    return hits & ~(crossed & (dist * grow >= capacity))
+    return hits & ~((prev >= 0) & (dist * grow >= capacity))
 
 
 @dataclass(frozen=True)

@@ -80,14 +80,26 @@ class TripModel:
 
 
 def mean_trips(trace: Trace) -> dict[int, float]:
-    """Mean trip count per entry of every loop, over all launches."""
+    """Mean iterations of every loop per iteration of its parent (per launch of its region for
+    outermost loops, per entry for the top loops of helper functions), over all launches.
+
+    Per *parent iteration* rather than per entry: a triangular loop ``for j < i`` is not
+    entered at all when i = 0, so its entries are not the parent's iterations; this way the
+    product of the ratios over a nest is exactly the growth of the inner body's executions.
+    Headers that run once more than the body (unrotated loops) stay affine in the sizes."""
     out = {}
     iters = trace.loop_iters.sum(axis=0) if trace.loop_iters.size else np.zeros(0)
     entries = trace.loop_entries.sum(axis=0) if trace.loop_entries.size else np.zeros(0)
+    launches = launch_counts(trace)
     for lp in trace.header.loops:
-        e = int(entries[lp.id]) if lp.id < len(entries) else 0
-        it = int(iters[lp.id]) if lp.id < len(iters) else 0
-        out[lp.id] = ((it - (0 if lp.rotated else e)) / e) if e else 0.0
+        it = float(iters[lp.id]) if lp.id < len(iters) else 0.0
+        if lp.parent >= 0:
+            per = float(iters[lp.parent]) if lp.parent < len(iters) else 0.0
+        elif lp.parent == -1:
+            per = float(launches.get(lp.region, 0))
+        else:
+            per = float(entries[lp.id]) if lp.id < len(entries) else 0.0
+        out[lp.id] = it / per if per else 0.0
     return out
 
 

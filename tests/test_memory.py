@@ -185,6 +185,21 @@ def test_scale_hits_block_row_uses_grid_growth():
                                                                       False, False]
 
 
+def test_scale_hits_small_batch_grows_intra_batch_reuse():
+    """When the trace holds fewer warps than a batch, reuse inside a batch spans more warps at
+    the work size: distance 2 (lines 1, 2 between the uses of 0) grown by 2 reaches the
+    4-line capacity and misses; grown by 1.5 it still hits."""
+    lines = np.array([0, 1, 2, 0], np.uint64)
+    batch = np.zeros(4, np.int64)
+    exact = hit_mask(lines, TINY)
+    assert exact.tolist() == [False, False, False, True]
+    assert not CacheScale(batch_warps=2.0).identity
+    keep = scale_hits(lines, batch, exact, TINY, CacheScale(batch_warps=1.5))
+    assert keep.tolist() == exact.tolist()
+    lost = scale_hits(lines, batch, exact, TINY, CacheScale(batch_warps=2.0))
+    assert lost.tolist() == [False] * 4
+
+
 # --------------------------------------------------------------------------- analyze_memory
 
 

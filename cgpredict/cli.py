@@ -130,6 +130,32 @@ def _progress(enabled: bool = True):
     return report
 
 
+MODELS = ["cgpredict", "hongkim", "gpuperf"]
+
+_device_option = click.option(
+    "--device",
+    default="tk1",
+    show_default=True,
+    help="GPU: a bundled name (see `cgpredict devices`) or a .toml device file.",
+)
+
+
+def _model_option(help_text: str):
+    return click.option(
+        "--model",
+        type=click.Choice(MODELS),
+        default="cgpredict",
+        show_default=True,
+        help=help_text,
+    )
+
+
+def _block_option(what: str):
+    return click.option(
+        "--block", metavar="XxY", help=f"{what} [default: 32x32 for 2-D grids, 256x1 for 1-D]."
+    )
+
+
 def _sizing_options(command):
     """The options every predicting command shares: sizes, kernels given by function, timeout."""
     for option in reversed(
@@ -192,28 +218,15 @@ def _sizes(items: tuple[str, ...], flag: str) -> dict[str, int]:
     help="Predict from a saved trace (cgpredict trace) instead of SOURCE; the work "
     "size is then the traced size.",
 )
-@click.option(
-    "--block", metavar="XxY", help="CUDA block shape [default: 32x32 for 2-D grids, 256x1 for 1-D]."
-)
+@_block_option("CUDA block shape")
 @click.option(
     "--grid",
     type=click.IntRange(1, 2),
     help="Map 1 or 2 outer loops to threads "
     "[default: 2 when the two outer loops are perfectly nested and independent].",
 )
-@click.option(
-    "--device",
-    default="tk1",
-    show_default=True,
-    help="GPU: a bundled name (see `cgpredict devices`) or a .toml device file.",
-)
-@click.option(
-    "--model",
-    type=click.Choice(["cgpredict", "hongkim", "gpuperf"]),
-    default="cgpredict",
-    show_default=True,
-    help="Analytical model.",
-)
+@_device_option
+@_model_option("Analytical model.")
 @click.option(
     "--batch-mode",
     type=click.Choice(["whole", "paper"]),
@@ -280,7 +293,7 @@ def run(
 
 
 @main.command()
-@click.option("--device", default="tk1", show_default=True, help="GPU device file to predict for.")
+@_device_option
 @click.option(
     "--measured",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -294,12 +307,7 @@ def run(
     show_default=True,
     help="Folder of corpus kernels.",
 )
-@click.option(
-    "--model",
-    type=click.Choice(["cgpredict", "hongkim", "gpuperf"]),
-    default="cgpredict",
-    show_default=True,
-)
+@_model_option("Analytical model.")
 @click.option("--only", multiple=True, metavar="NAME", help="Only these corpus files (stems).")
 @click.option(
     "--out-dir",
@@ -365,11 +373,7 @@ def fpga(source, fpga_device, as_json, defines, trace_defs, functions, timeout_s
     show_default=True,
     help="FPGA: a bundled name (zc702, zcu102) or a .toml device file.",
 )
-@click.option(
-    "--block",
-    metavar="XxY",
-    help="CUDA block shape for the GPU estimate [default: 32x32 for 2-D grids, 256x1 for 1-D].",
-)
+@_block_option("CUDA block shape for the GPU estimate")
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
 def compare(
     source, gpu_device, fpga_device, block, as_json, defines, trace_defs, functions, timeout_s
@@ -393,24 +397,9 @@ def compare(
 @main.command()
 @_sizing_options
 @click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option(
-    "--block",
-    metavar="XxY",
-    help="Current CUDA block shape [default: 32x32 for 2-D grids, 256x1 for 1-D].",
-)
-@click.option(
-    "--device",
-    default="tk1",
-    show_default=True,
-    help="GPU: a bundled name (see `cgpredict devices`) or a .toml device file.",
-)
-@click.option(
-    "--model",
-    type=click.Choice(["cgpredict", "hongkim", "gpuperf"]),
-    default="cgpredict",
-    show_default=True,
-    help="Analytical model the fixes are predicted with.",
-)
+@_block_option("Current CUDA block shape")
+@_device_option
+@_model_option("Analytical model the fixes are predicted with.")
 @click.option(
     "--tiled",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),

@@ -52,10 +52,13 @@ def analyze_region(
     info = h.region(region)
     rows = np.flatnonzero((trace.launches["region"] == region) & (trace.launches["recorded"] == 1))
     if not len(rows):
-        how = (f"the function {info.function} was never called as a function (the compiler "
-               f"may have inlined it into its callers: mark its loop nest with '#pragma cgp "
-               f"kernel' or declare it __attribute__((noinline)))" if info.line == 0
-               else "the program never reached its loop nest")
+        how = (
+            f"the function {info.function} was never called as a function (the compiler "
+            f"may have inlined it into its callers: mark its loop nest with '#pragma cgp "
+            f"kernel' or declare it __attribute__((noinline)))"
+            if info.line == 0
+            else "the program never reached its loop nest"
+        )
         raise PredictionError(f"kernel {info.name} did not run: {how}")
     launch = int(rows[0])
     warnings: list[str] = []
@@ -83,8 +86,10 @@ def analyze_region(
     warps_per_batch = max(device.max_threads_per_sm * device.sm_count // 32, 1)
     warnings += _mapping_warnings(trace, wt, info.name)
     if wt.n_threads == 0:
-        warnings.append(f"{info.name}: no pseudo-thread made a memory access at the trace size "
-                        f"(zero iterations?); its prediction is empty")
+        warnings.append(
+            f"{info.name}: no pseudo-thread made a memory access at the trace size "
+            f"(zero iterations?); its prediction is empty"
+        )
     elif wt.n_threads < 2 * device.max_threads_per_sm:
         warnings.append(
             f"{info.name}: only {wt.n_threads} pseudo-threads traced, fewer than "
@@ -373,9 +378,8 @@ def _cache_scale(
     trace, region, grid, block, wt, d1, d2, sizes, tsz, wsz, factor, warps_per_batch
 ) -> CacheScale:
     """Reuse-distance growth from trace to work size (memory.scale_hits)."""
-    footprint = max(
-        (f for b, f in factor.items() if b in _inner_blocks(trace, region, grid)), default=1.0
-    )
+    inner = _inner_blocks(trace, region, grid)
+    footprint = max((f for b, f in factor.items() if b in inner), default=1.0)
     xloop = d2 if grid == 2 else d1
     grid_x = 1.0
     if xloop and xloop[0] in sizes.trips:
@@ -392,8 +396,9 @@ def _cache_scale(
         threads_work *= max(_trip(sizes.trips[d1[0]], wsz) / t if t > 0 else 1.0, 1.0)
     trace_batch = min(max(wt.n_warps, 1), warps_per_batch)
     work_batch = min(max(threads_work / 32, 1.0), warps_per_batch)
-    return CacheScale(max(footprint, 1.0), max(grid_x, 1.0), per_row,
-                      max(work_batch / trace_batch, 1.0))
+    return CacheScale(
+        max(footprint, 1.0), max(grid_x, 1.0), per_row, max(work_batch / trace_batch, 1.0)
+    )
 
 
 def _model_options(opts: RunOptions) -> dict:
@@ -496,25 +501,11 @@ def _memory_profile(
     for s in mem.instrs:
         m = h.mem[s.sid]
         count = per_thread.get(m.block, 0.0)
-        if s.sid in skip:  # staged in shared memory: modelled by shared_counts
-            reports.append(
-                MemInstrReport(
-                    id=s.sid,
-                    text=m.base,
-                    location=f"{m.file}:{m.line}",
-                    kind=m.kind,
-                    pattern="shared",
-                    shares=(0.0, 0.0, 0.0),
-                    l2_trans_per_warp=0.0,
-                    l2_hit_rate=0.0,
-                    per_thread=count,
-                )
-            )
-            continue
-        total = s.total_warp_insts
+        staged = s.sid in skip  # staged in shared memory: modelled by shared_counts
+        total = 0 if staged else s.total_warp_insts
         shares = tuple(w / total for w in s.warp_insts) if total else (0.0, 0.0, 0.0)
         for p in range(3):
-            if s.warp_insts[p]:
+            if shares[p]:
                 n = count * shares[p]
                 insts[p] += n
                 l2[p] += n * s.l2_trans[p] / s.warp_insts[p]
@@ -526,10 +517,10 @@ def _memory_profile(
                 text=m.base,
                 location=f"{m.file}:{m.line}",
                 kind=m.kind,
-                pattern=s.pattern,
+                pattern="shared" if staged else s.pattern,
                 shares=shares,
                 l2_trans_per_warp=sum(s.l2_trans) / total if total else 0.0,
-                l2_hit_rate=s.l2_hit_rate,
+                l2_hit_rate=0.0 if staged else s.l2_hit_rate,
                 per_thread=count,
             )
         )

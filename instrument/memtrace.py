@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
-from .irtext import Function, Instr, Module, parse_module, split_operands
+from .irtext import Block, Function, Instr, Module, parse_module, split_operands
 
 MAX_MEM_IDS = 0xF000  # event tags above this are markers (see runtime/cgp_runtime.h)
 MARKED_DEPTH = 2  # loops this deep in a region emit iteration markers (1-D and 2-D grids)
@@ -303,6 +303,16 @@ def natural_loops(fn: Function) -> list[tuple[int, frozenset[int]]]:
     return sorted(loops, key=lambda hb: -len(hb[1]))
 
 
+def _loop_parents(loops: list[tuple[int, frozenset[int]]]) -> dict[int, int | None]:
+    """Header of the innermost loop enclosing each loop (None for outermost ones)."""
+    size = {h: len(body) for h, body in loops}
+    out: dict[int, int | None] = {}
+    for h, _ in loops:
+        enclosing = [p for p, pb in loops if p != h and h in pb]
+        out[h] = min(enclosing, key=size.__getitem__) if enclosing else None
+    return out
+
+
 def _find_regions(mod: Module, function_regions: dict[str, int]) -> list[_Region]:
     regions: dict[int, _Region] = {}
     for fn in mod.functions.values():
@@ -373,6 +383,14 @@ class _Emitter:
         self.blocks: list[BlockInfo] = []
         self.calls: list[CallSite] = []
         self.tmp = 0
+        self._defs: dict[str, dict[str, Instr]] = {}  # per function: value name -> definition
+
+    def defs(self, fn: Function) -> dict[str, Instr]:
+        if fn.name not in self._defs:
+            self._defs[fn.name] = {
+                ins.result.lstrip("%"): ins for b in fn.blocks for ins in b.instrs if ins.result
+            }
+        return self._defs[fn.name]
 
     def name(self, stem: str) -> str:
         self.tmp += 1
@@ -408,15 +426,15 @@ class _Emitter:
         (self.after if after else self.before).setdefault(at_line, []).extend(code)
         return bid
 
-    def add_mem(self, region, fn, bid, ins: Instr):
+    def add_mem(self, region, fn, block: Block, bid, ins: Instr):
         if len(self.mem) >= MAX_MEM_IDS:
             raise InstrumentError(f"more than {MAX_MEM_IDS} memory instructions to instrument")
         ty, ptr = _access(ins)
         mid = len(self.mem)
-        file, line, col = self.mod.location(ins.dbg or _nearest_dbg(fn, ins))
+        file, line, col = self.mod.location(ins.dbg or _nearest_dbg(block, ins))
         if ins.dbg is None:
             col = 0  # a borrowed location: the line is right, the column is not this access's
-        base = _base_name(fn, ptr)
+        base = _base_name(self.defs(fn), ptr)
         self.mem.append(
             MemInstr(
                 mid, region, fn.name, bid, ins.opcode, type_bytes(ty), ty, file, line, col, base
@@ -432,20 +450,16 @@ class _Emitter:
         )
 
 
-def _nearest_dbg(fn: Function, ins: Instr) -> str | None:
+def _nearest_dbg(block: Block, ins: Instr) -> str | None:
     """The debug location of the nearest located instruction of the same block (the compiler
     drops the location of instructions it hoists or merges)."""
-    for b in fn.blocks:
-        if ins in b.instrs:
-            k = b.instrs.index(ins)
-            order = sorted(range(len(b.instrs)), key=lambda i: (abs(i - k), i < k))
-            return next((b.instrs[i].dbg for i in order if b.instrs[i].dbg), None)
-    return None
+    k = next(i for i, x in enumerate(block.instrs) if x is ins)
+    order = sorted(range(len(block.instrs)), key=lambda i: (abs(i - k), i < k))
+    return next((block.instrs[i].dbg for i in order if block.instrs[i].dbg), None)
 
 
-def _base_name(fn: Function, ptr: str) -> str:
+def _base_name(defs: dict[str, Instr], ptr: str) -> str:
     """Follow getelementptr chains back to the global or argument an address derives from."""
-    defs = {ins.result.lstrip("%"): ins for b in fn.blocks for ins in b.instrs if ins.result}
     text = ptr
     for _ in range(16):
         m = re.search(r"@(\"[^\"]+\"|[\w.$-]+)", text)
@@ -522,30 +536,41 @@ def _instrument_helper(mod: Module, fn: Function, fid: int, em: _Emitter, queue:
         block_ids[bi] = em.add_block(-1, fn, bi, 0, len(b.instrs), uses, True, line, False)
         for ins in b.instrs:
             if ins.opcode in ("load", "store"):
-                em.add_mem(-1, fn, block_ids[bi], ins)
+                em.add_mem(-1, fn, b, block_ids[bi], ins)
     entry = fn.blocks[0].instrs[0].line
     em.before.setdefault(entry, []).insert(0, f"  call void @__cgp_fn_enter(i32 {fid})")
     loops = natural_loops(fn)
     ids: dict[int, int] = {}
+    parent_of = _loop_parents(loops)
     for h, body in loops:  # outermost first
-        parents = [p for p, pb in loops if p != h and h in pb]
-        parent = min(parents, key=lambda p: len(dict(loops)[p])) if parents else None
+        parent = parent_of[h]
         pid = ids[parent] if parent is not None else -2 - fid  # -2 - fid: per call of fn
         depth = HELPER_DEPTH if parent is None else em.loops[ids[parent]].depth + 1
         hb = fn.blocks[h]
         exits = any(s not in {fn.blocks[k].label for k in body} for s in hb.successors)
         lid = len(em.loops)
         ids[h] = lid
-        em.loops.append(LoopInfo(
-            lid, -1, fn.name, hb.label, pid, depth, _loop_line(mod, fn, h, body),
-            rotated=not exits or h in _cfg_succ(fn, h),
-            blocks=tuple(sorted(block_ids[k] for k in body))))
+        em.loops.append(
+            LoopInfo(
+                lid,
+                -1,
+                fn.name,
+                hb.label,
+                pid,
+                depth,
+                _loop_line(mod, fn, h, body),
+                rotated=not exits or h in _cfg_succ(fn, h),
+                blocks=tuple(sorted(block_ids[k] for k in body)),
+            )
+        )
         em.before.setdefault(hb.instrs[hb.first_non_phi].line, []).append(
-            f"  call void @__cgp_loop(i32 {lid})")
+            f"  call void @__cgp_loop(i32 {lid})"
+        )
     for ins, callee, bi in _callees(fn, spans):
         traced = callee in mod.functions
-        em.calls.append(CallSite(-1, fn.name, callee, traced, mod.location(ins.dbg)[1],
-                                 block_ids[bi]))
+        em.calls.append(
+            CallSite(-1, fn.name, callee, traced, mod.location(ins.dbg)[1], block_ids[bi])
+        )
         if traced:
             queue.append(callee)
 
@@ -567,11 +592,14 @@ def _instrument_region(mod: Module, r: _Region, em: _Emitter, helpers: list[str]
         block_ids[bi] = em.add_block(r.index, fn, bi, lo, hi, uses, False, at, after)
         for ins in b.instrs[lo:hi]:
             if ins.opcode in ("load", "store"):
-                em.add_mem(r.index, fn, block_ids[bi], ins)
+                em.add_mem(r.index, fn, b, block_ids[bi], ins)
     for ins, callee, bi in _callees(fn, r.blocks):
         traced = callee in mod.functions
-        em.calls.append(CallSite(r.index, fn.name, callee, traced, mod.location(ins.dbg)[1],
-                                 block_ids.get(bi, -1)))
+        em.calls.append(
+            CallSite(
+                r.index, fn.name, callee, traced, mod.location(ins.dbg)[1], block_ids.get(bi, -1)
+            )
+        )
         if traced:
             helpers.append(callee)
     _instrument_loops(mod, r, em, block_ids)
@@ -583,9 +611,9 @@ def _instrument_loops(mod: Module, r: _Region, em: _Emitter, block_ids: dict[int
     inside = set(r.blocks)
     loops = [(h, body) for h, body in natural_loops(fn) if body <= inside and h != begin_block]
     ids: dict[int, int] = {}
+    parent_of = _loop_parents(loops)
     for h, body in loops:  # outermost first
-        parents = [p for p, pb in loops if p != h and h in pb]
-        parent = min(parents, key=lambda p: len(dict(loops)[p])) if parents else None
+        parent = parent_of[h]
         pid = ids[parent] if parent is not None else -1
         depth = 1 if pid < 0 else em.loops[pid].depth + 1
         hb = fn.blocks[h]
@@ -649,8 +677,9 @@ def _align_global(line: str) -> str:
     return f"{m.group(1)}, align {GLOBAL_ALIGNMENT}{m.group(2)}"
 
 
-def _render(mod: Module, em: _Emitter, add_region_decls: bool, arrays: tuple[str, ...],
-            n_helpers: int = 0) -> str:
+def _render(
+    mod: Module, em: _Emitter, add_region_decls: bool, arrays: tuple[str, ...], n_helpers: int = 0
+) -> str:
     nb = max(len(em.blocks), 1)
     out: list[str] = []
     for i, line in enumerate(mod.lines):

@@ -1,7 +1,7 @@
 # Developer shortcuts. `make test` is what CI runs (through .ci/run).
 PY ?= python3
 
-.PHONY: install test bench measure validate clean
+.PHONY: install test bench measure gpu-session validate clean
 
 install:
 	$(PY) -m pip install -e ".[test]"
@@ -16,6 +16,9 @@ bench:
 
 measure:  # needs an NVIDIA GPU and nvcc
 	$(PY) validation/measure.py
+
+gpu-session:  # measure + calibrate in one run on a GPU machine; outputs in gpu-session/
+	bash validation/gpu_session.sh gpu-session
 
 validate:
 	cgpredict validate --device tk1

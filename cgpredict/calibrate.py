@@ -45,6 +45,7 @@ __all__ = [
     "CalibrationResult",
     "NoGPUError",
     "calibrate",
+    "check_output",
     "default_output",
     "find_nvcc",
     "finish_from_raw",
@@ -556,8 +557,28 @@ def _base_doc(base: str) -> tuple[dict[str, Any], GPUDevice]:
         return tomllib.load(fh), dev
 
 
-def finish_from_raw(raw: Mapping[str, Any], output: Path, base: str = "h100") -> CalibrationResult:
-    """Analyse raw results (as `calibrate` saves them) and write the device file and raw JSON."""
+def check_output(output: Path, force: bool = False, keep_raw: Path | None = None) -> None:
+    """Refuse to replace an existing device file or its `<stem>.raw.json` unless `force`.
+
+    `keep_raw`: a raw file that is being re-read, not rewritten (so its existence is fine).
+    """
+    output = Path(output)
+    raw_path = output.with_name(output.stem + ".raw.json")
+    if force:
+        return
+    for p in (output, raw_path):
+        if p.exists() and (keep_raw is None or p.resolve() != Path(keep_raw).resolve()):
+            raise CalibrationError(f"{p} exists: pass --force to overwrite it")
+
+
+def finish_from_raw(
+    raw: Mapping[str, Any], output: Path, base: str = "h100", force: bool = False
+) -> CalibrationResult:
+    """Analyse raw results (as `calibrate` saves them) and write the device file and raw JSON.
+
+    Existing files are replaced only with `force` (the raw file being re-read is never rewritten).
+    """
+    check_output(output, force, keep_raw=raw.get("_path"))
     doc, dev = _base_doc(base)
     bench = raw.get("benchmarks", {})
     analysis = analyse(bench, dev.l2_line_bytes, dev.l2_ways)
@@ -590,6 +611,7 @@ def calibrate(
     only: Sequence[str] | None = None,
     timeout_s: float = 300.0,
     *,
+    force: bool = False,
     nvcc: str | None = None,
     energy: bool = True,
     energy_duration_ms: float = 1500.0,
@@ -600,7 +622,7 @@ def calibrate(
     `output` None: `default_output(<GPU name>)`. `only` restricts the micro-benchmarks
     (names of BENCHMARKS; `props` always runs); `timeout_s` bounds each program. Raises
     NoGPUError without a GPU or nvcc, and CalibrationError when props fails or the result
-    does not validate; a failing micro-benchmark only leaves its fields at the base values
+    does not validate, or when the output exists and not `force`; a failing micro-benchmark only leaves its fields at the base values
     (with a note).
     """
     say = progress or (lambda _msg: None)
@@ -611,6 +633,8 @@ def calibrate(
             f"unknown micro-benchmark(s) {', '.join(unknown)} (known: {', '.join(BENCHMARKS)})"
         )
     _, base_dev = _base_doc(base)
+    if output is not None:
+        check_output(output, force)  # before minutes of measuring, not after
     gpu = query_gpu()
     nvcc_path = find_nvcc(nvcc)
     with tempfile.TemporaryDirectory(prefix="cgp-microbench-") as tmp:
@@ -654,7 +678,7 @@ def calibrate(
         "benchmarks": {k: v for k, v in bench.items() if "error" not in v},
     }
     raw["failed"] = {k: v["error"] for k, v in bench.items() if "error" in v}
-    return finish_from_raw(raw, output or default_output(gpu.name), base)
+    return finish_from_raw(raw, output or default_output(gpu.name), base, force)
 
 
 def default_output(gpu_name: str) -> Path:

@@ -494,20 +494,21 @@ def _block(text):
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="Analyse a saved <name>.raw.json again instead of measuring (no GPU needed).",
 )
-def calibrate(output, base, only, timeout_s, no_energy, from_raw):
+@click.option("--force", is_flag=True, help="Overwrite an existing device file and raw results.")
+def calibrate(output, base, only, timeout_s, no_energy, from_raw, force):
     """Measure the local NVIDIA GPU with micro-benchmarks and write a device file."""
     from . import calibrate as cal
 
     if from_raw:
         raw = cal.load_raw(from_raw)
         result = cal.finish_from_raw(
-            raw, output or cal.default_output(raw.get("gpu_name", "")), base
+            raw, output or cal.default_output(raw.get("gpu_name", "")), base, force
         )
     else:
         progress = _progress()
         names = [n.strip() for n in only.split(",") if n.strip()] if only else None
         result = cal.calibrate(
-            output, base, names, timeout_s, energy=not no_energy, progress=progress
+            output, base, names, timeout_s, force=force, energy=not no_energy, progress=progress
         )
     click.echo(cal.format_result(result))
     click.echo(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -74,9 +75,26 @@ def load_measured(path: Path) -> tuple[str, dict[tuple[str, str], dict]]:
 
 
 def default_measured(device: str, root: Path) -> Path | None:
-    """validation/measured/<device>.json when it exists."""
-    cand = root / "validation" / "measured" / f"{device}.json"
-    return cand if cand.exists() else None
+    """The measurement file of `device` in validation/measured/, if there is one.
+
+    `<device>.json` first; else the file that measure.py named after the GPU (a slug such as
+    `nvidia-h100-80gb-hbm3.json`) whose words contain the device name's words (`h100`,
+    `jetson-xavier-nx`). Several candidates are ambiguous: the user must pass --measured.
+    """
+    folder = root / "validation" / "measured"
+    exact = folder / f"{device}.json"
+    if exact.exists():
+        return exact
+    key = re.sub(r"[^a-z0-9]+", "-", Path(device).stem.lower()).strip("-")
+    if not key or not folder.is_dir():
+        return None
+    found = sorted(f for f in folder.glob("*.json") if f"-{key}-" in f"-{f.stem.lower()}-")
+    if len(found) > 1:
+        names = ", ".join(f.name for f in found)
+        raise ValidationError(
+            f"several measurement files match device {device!r} ({names}): pick one with --measured"
+        )
+    return found[0] if found else None
 
 
 def validate(

@@ -234,6 +234,25 @@ def test_rendered_device_file_loads(tmp_path):
     assert again.device.l2_latency_cycles == 260.0
 
 
+def test_existing_files_are_not_overwritten_without_force(tmp_path):
+    raw = {"gpu_name": "Synthetic GPU", "date": "2025-01-02", "benchmarks": synthetic_raw()}
+    out = tmp_path / "mine.toml"
+    out.write_text("# the user's own device file\n")
+    with pytest.raises(cal.CalibrationError, match="mine.toml exists: pass --force"):
+        cal.finish_from_raw(raw, out, "h100")
+    with pytest.raises(cal.CalibrationError, match="mine.toml exists"):
+        cal.calibrate(out, base="h100")  # refused before any GPU is looked for
+    assert out.read_text() == "# the user's own device file\n"
+    (tmp_path / "other.raw.json").write_text("{}")
+    with pytest.raises(cal.CalibrationError, match="other.raw.json exists"):
+        cal.finish_from_raw(raw, tmp_path / "other.toml", "h100")
+    res = cal.finish_from_raw(raw, out, "h100", force=True)
+    assert res.device.l2_latency_cycles == 260.0
+    # analysing a raw file again beside itself rewrites only the device file (with --force)
+    again = cal.finish_from_raw(cal.load_raw(res.raw_path), out, "h100", force=True)
+    assert again.raw_path == res.raw_path
+
+
 def test_render_rejects_invalid_result(tmp_path):
     raw = {"gpu_name": "X", "benchmarks": {"props": {"max_threads_per_sm": 2048, "warp_size": 32,
                                                      "max_threads_per_block": 4096}}}

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -115,6 +116,52 @@ def test_port_matches_host_reference_under_emulation(port: str, block: str,
     assert result["check"] == "pass", result
     assert result["block"] == ([int(v) for v in block.split("x")])
     assert r.returncode == 0
+
+
+def test_measure_end_to_end_under_emulation(tmp_path: Path) -> None:
+    """measure.py's whole flow (build, check, time, JSON) with the host emulation standing in
+    for nvcc and a stand-in nvidia-smi; cgpredict.validate then reads what it wrote."""
+    if not _gxx_has_cxx20():
+        pytest.skip("g++ with C++20 <barrier> not found: host emulation unavailable")
+    fake = tmp_path / "fakebin"
+    fake.mkdir()
+    smi = fake / "nvidia-smi"
+    smi.write_text("#!/bin/sh\necho 'Emulated GPU, 1000 MHz, 2000 MHz, 0.0'\n")
+    smi.chmod(0o755)
+    out = tmp_path / "measured.json"
+    env = {**os.environ, "PATH": f"{fake}{os.pathsep}{os.environ['PATH']}"}
+    r = subprocess.run([sys.executable, str(MEASURE), "--nvcc", str(NVCC_EMU), "--only",
+                        "gemm,atax", "--sizes", "NI=40,NJ=40,NK=40,NX=48,NY=48",
+                        "--check-size", "37", "--reps", "1", "--configs", "16x16",
+                        "--bin-dir", str(tmp_path / "bin"), "--out", str(out)],
+                       capture_output=True, text=True, timeout=600, env=env)
+    assert r.returncode == 0, r.stderr
+    data = json.loads(out.read_text())
+    assert data["gpu"]["name"] == "Emulated GPU"
+    assert data["checks"] == {
+        "gemm": {"status": "pass", "max_rel_err": data["checks"]["gemm"]["max_rel_err"],
+                 "sizes": {"NI": 37, "NJ": 37, "NK": 37}},
+        "atax": {"status": "pass", "max_rel_err": data["checks"]["atax"]["max_rel_err"],
+                 "sizes": {"NX": 37, "NY": 37}}}
+    runs = {(e["kernel"], e["config"]): e for e in data["results"]}
+    assert set(runs) == {("gemm", "16x16"), ("atax", "256x1")}
+    assert runs[("gemm", "16x16")]["work_sizes"] == {"NI": 40, "NJ": 40, "NK": 40}
+    assert runs[("atax", "256x1")]["result"]["total_ms"] > 0
+
+    from cgpredict.validate import load_measured
+
+    gpu, entries = load_measured(out)
+    assert gpu == "Emulated GPU" and set(entries) == set(runs)
+
+
+def test_gpu_session_without_a_gpu_says_so(tmp_path: Path) -> None:
+    if shutil.which("nvidia-smi") is not None:
+        pytest.skip("this machine has nvidia-smi")
+    r = subprocess.run(["bash", str(ROOT / "validation" / "gpu_session.sh"), str(tmp_path)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 5
+    assert r.stderr.strip() == ("gpu_session.sh: nvidia-smi found no NVIDIA GPU: run this on a "
+                                "machine with one")
 
 
 def test_gemm_passes_its_check_on_the_gpu(tmp_path: Path) -> None:

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from cgpredict.pipeline import RunOptions, predict_source
-from cgpredict.validate import (ValidationError, ValidationRow, load_measured, to_json,
-                                to_markdown, validate, write_results)
+from cgpredict.validate import (ValidationError, ValidationRow, default_measured, load_measured,
+                                to_json, to_markdown, validate, write_results)
 from cgpredict.warps import Block
 
 pytestmark = pytest.mark.usefixtures("compiler")
@@ -160,3 +160,21 @@ def test_error_pct():
     assert ValidationRow("k", "32x32", {}, 0.5, 1.0, 0.1).error_pct == pytest.approx(-50.0)
     assert ValidationRow("k", "32x32", {}, None, 1.0, 0.1).error_pct is None
     assert ValidationRow("k", "32x32", {}, 1.0, 0.0, 0.1).error_pct is None
+
+
+def test_default_measured_finds_the_gpu_named_file(tmp_path):
+    folder = tmp_path / "validation" / "measured"
+    assert default_measured("h100", tmp_path) is None  # no folder yet
+    folder.mkdir(parents=True)
+    (folder / "nvidia-h100-80gb-hbm3.json").write_text("{}")
+    (folder / "nvidia-jetson-xavier-nx.json").write_text("{}")
+    assert default_measured("h100", tmp_path).name == "nvidia-h100-80gb-hbm3.json"
+    assert default_measured("jetson_xavier_nx", tmp_path).name == "nvidia-jetson-xavier-nx.json"
+    assert default_measured("tk1", tmp_path) is None
+    assert default_measured("h10", tmp_path) is None  # whole words only
+    (folder / "h100.json").write_text("{}")  # an exact name wins
+    assert default_measured("h100", tmp_path).name == "h100.json"
+    (folder / "h100.json").unlink()
+    (folder / "nvidia-h100-pcie.json").write_text("{}")
+    with pytest.raises(ValidationError, match="several measurement files"):
+        default_measured("h100", tmp_path)

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Everything that needs the GPU, in one command that fits a 10-minute device run:
+#   1. validation/measure.py: build, check and time every CUDA port (reference configurations);
+#   2. cgpredict calibrate: micro-benchmarks and NVML energy -> a device file + its raw results.
+# Needs nvidia-smi, nvcc and a python3 with click and numpy (no install: the checkout is put on
+# PYTHONPATH, and calibrate imports neither llvmlite nor numba).
+#
+# Usage: validation/gpu_session.sh OUTDIR [BUDGET_S]        (BUDGET_S default 480)
+# Writes 6 files into OUTDIR: gpu.csv, measured.json, measure.log, calibrated.toml,
+# calibrated.raw.json, calibrate.log. Then, on any machine (no GPU needed):
+#   cp OUTDIR/measured.json validation/measured/<gpu-slug>.json
+#   cp OUTDIR/calibrated.toml cgpredict/devices/<name>.toml   (and the .raw.json beside it)
+#   cgpredict validate --device <name> --measured validation/measured/<gpu-slug>.json
+set -uo pipefail
+out=${1:?usage: validation/gpu_session.sh OUTDIR [BUDGET_S]}
+budget=${2:-480}
+here=$(cd "$(dirname "$0")/.." && pwd)
+mkdir -p "$out"
+export PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+start=$SECONDS
+
+if ! nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem,driver_version,memory.total \
+        --format=csv >"$out/gpu.csv" 2>/dev/null; then
+    echo "gpu_session.sh: nvidia-smi found no NVIDIA GPU: run this on a machine with one" >&2
+    exit 5
+fi
+cat "$out/gpu.csv"
+
+# The ports get ~55% of the budget (a run already started may overrun it by --timeout).
+python3 "$here/validation/measure.py" --out "$out/measured.json" \
+    --budget $((budget * 55 / 100)) --timeout 60 2>&1 | tee "$out/measure.log"
+measure_rc=${PIPESTATUS[0]}
+
+left=$((budget - (SECONDS - start)))
+per_bench=$((left / 12 > 20 ? left / 12 : 20))  # about a dozen micro-benchmark programs
+python3 -m cgpredict calibrate -o "$out/calibrated.toml" --force --timeout "$per_bench" 2>&1 |
+    tee "$out/calibrate.log"
+calibrate_rc=${PIPESTATUS[0]}
+
+echo "gpu_session.sh: measure exit $measure_rc, calibrate exit $calibrate_rc," \
+    "$((SECONDS - start)) s"
+[ "$measure_rc" -le 1 ] && [ "$calibrate_rc" -eq 0 ]

@@ -622,8 +622,8 @@ def calibrate(
     `output` None: `default_output(<GPU name>)`. `only` restricts the micro-benchmarks
     (names of BENCHMARKS; `props` always runs); `timeout_s` bounds each program. Raises
     NoGPUError without a GPU or nvcc, and CalibrationError when props fails or the result
-    does not validate, or when the output exists and not `force`; a failing micro-benchmark only leaves its fields at the base values
-    (with a note).
+    does not validate, or when the output exists and not `force`; a failing micro-benchmark
+    only leaves its fields at the base values (with a note).
     """
     say = progress or (lambda _msg: None)
     chosen = list(BENCHMARKS) if not only else ["props", *only]

@@ -60,7 +60,9 @@ class LoopInfo:
     parent: int  # -1: outermost in its region
     depth: int  # 1 = outermost loop of the region
     line: int
-    rotated: bool  # header is not the exit test: it runs once per iteration
+    # header runs once per iteration (not a while-form exit test). A while loop that also leaves
+    # through a `break` is counted as while-form: its iterations then read low by those breaks.
+    rotated: bool
     blocks: tuple[int, ...] = ()  # ids (BlockInfo.id) of the blocks in its body
     carried: bool = False  # the compiler forwards a stored value to the next iteration
 
@@ -547,7 +549,6 @@ def _instrument_helper(mod: Module, fn: Function, fid: int, em: _Emitter, queue:
         pid = ids[parent] if parent is not None else -2 - fid  # -2 - fid: per call of fn
         depth = HELPER_DEPTH if parent is None else em.loops[ids[parent]].depth + 1
         hb = fn.blocks[h]
-        exits = any(s not in {fn.blocks[k].label for k in body} for s in hb.successors)
         lid = len(em.loops)
         ids[h] = lid
         em.loops.append(
@@ -559,7 +560,7 @@ def _instrument_helper(mod: Module, fn: Function, fid: int, em: _Emitter, queue:
                 pid,
                 depth,
                 _loop_line(mod, fn, h, body),
-                rotated=not exits or h in _cfg_succ(fn, h),
+                rotated=_header_once_per_iteration(fn, h, body),
                 blocks=tuple(sorted(block_ids[k] for k in body)),
             )
         )
@@ -617,7 +618,6 @@ def _instrument_loops(mod: Module, r: _Region, em: _Emitter, block_ids: dict[int
         pid = ids[parent] if parent is not None else -1
         depth = 1 if pid < 0 else em.loops[pid].depth + 1
         hb = fn.blocks[h]
-        exits = any(s not in {fn.blocks[k].label for k in body} for s in hb.successors)
         line = _loop_line(mod, fn, h, body)
         lid = len(em.loops)
         ids[h] = lid
@@ -636,7 +636,7 @@ def _instrument_loops(mod: Module, r: _Region, em: _Emitter, block_ids: dict[int
                 depth,
                 line,
                 carried=carried,
-                rotated=not exits or h in _cfg_succ(fn, h),
+                rotated=_header_once_per_iteration(fn, h, body),
                 blocks=tuple(sorted(block_ids[k] for k in body if k in block_ids)),
             )
         )
@@ -651,6 +651,17 @@ def _instrument_loops(mod: Module, r: _Region, em: _Emitter, block_ids: dict[int
                     em.before.setdefault(eb.instrs[i].line, []).insert(
                         0, f"  call void @__cgp_loop_exit(i32 {lid})"
                     )
+
+
+def _header_once_per_iteration(fn: Function, h: int, body) -> bool:
+    """True unless the header is the loop's exit test (a while-form loop, whose header runs once
+    more per entry than the body). A header that cannot leave the loop, or a latch that can
+    (bottom-tested, possibly with a `break` in the header), runs once per iteration."""
+    inside = set(body)
+    if not _cfg_succ(fn, h) - inside:
+        return True
+    latches = [b for b in inside if h in _cfg_succ(fn, b)]
+    return any(_cfg_succ(fn, b) - inside for b in latches)
 
 
 def _cfg_succ(fn: Function, k: int) -> set[int]:

@@ -498,3 +498,36 @@ def test_access_text(line, column, text):
     from cgpredict.tracer import access_text
 
     assert access_text(line, column) == text
+
+
+def test_trip_counts_with_break_and_while_loops(tmp_path):
+    """Iterations are iterations started: a `break` in the first block of a bottom-tested loop
+    does not make its header look like a while-form exit test (that one runs once more)."""
+    src = write(tmp_path, "brk.c", """\
+float A[16][16], B[16][16];
+int main(void) {
+  for (int i = 0; i < 16; i++) for (int j = 0; j < 16; j++) A[i][j] = j == 2 * i || j == 15 ? -1 : 1;
+#pragma cgp kernel brk grid=1
+  for (int i = 0; i < 16; i++) {
+    for (int j = 0; j < 16; j++) {
+      if (A[i][j] < 0) break;
+      B[i][j] = A[i][j] * 2;
+    }
+  }
+#pragma cgp kernel wh grid=1
+  for (int i = 0; i < 16; i++) {
+    int j = 0;
+    while (A[i][j] >= 0) { B[i][j] += 1; j++; }
+  }
+  return 0;
+}
+""")
+    brk, wh = summarize(trace_program(src, tmp_path / "b.cgptrace", TraceOptions()))
+    # row i breaks at j = 2i (i < 8: 2i + 1 iterations started) or at j = 15 (16 started)
+    started = sum(2 * i + 1 for i in range(8)) + 8 * 16
+    assert [(lp.entries, lp.iterations) for lp in brk.loops] == [(1, 16), (16, started)]
+    assert {m.kind: m.count for m in brk.mem} == {"load": started, "store": started - 16}
+    # the while body runs min(2i, 15) times in row i; row 0 never enters it (the compiler's
+    # guard skips a loop that runs zero times, so it counts 15 entries)
+    body = sum(min(2 * i, 15) for i in range(16))
+    assert [(lp.entries, lp.iterations) for lp in wh.loops] == [(1, 16), (15, body)]

@@ -60,8 +60,9 @@ class LoopInfo:
     parent: int  # -1: outermost in its region
     depth: int  # 1 = outermost loop of the region
     line: int
-    # header runs once per iteration (not a while-form exit test). A while loop that also leaves
-    # through a `break` is counted as while-form: its iterations then read low by those breaks.
+    # header runs once per iteration (not a while-form exit test). A while loop whose latch can
+    # also leave (a `break` at the end of its body) counts as bottom-tested: its iterations then
+    # read high by the exits taken through the while test.
     rotated: bool
     blocks: tuple[int, ...] = ()  # ids (BlockInfo.id) of the blocks in its body
     carried: bool = False  # the compiler forwards a stored value to the next iteration

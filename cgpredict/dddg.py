@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import networkx as nx
 import numpy as np
 
-from .instrument.irtext import Function, split_operands
+from .instrument.irtext import CAST_OPCODES, Function, split_operands
 
 __all__ = [
     "FREE_CLASSES",
@@ -177,18 +177,7 @@ def _result_type(opcode: str, text: str) -> str:
         return words[1]
     if opcode in ("icmp", "fcmp"):
         return words[2] if len(words) > 2 else ""
-    if opcode in (
-        "sext",
-        "zext",
-        "trunc",
-        "fpext",
-        "fptrunc",
-        "sitofp",
-        "uitofp",
-        "fptosi",
-        "fptoui",
-        "bitcast",
-    ):
+    if opcode in CAST_OPCODES:
         return words[1] if len(words) > 1 else ""
     return words[1] if len(words) > 1 else ""
 

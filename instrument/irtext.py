@@ -11,6 +11,25 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+# LLVM conversion instructions: `%r = <op> <from type> %v to <to type>`.
+CAST_OPCODES = frozenset(
+    {
+        "sext",
+        "zext",
+        "trunc",
+        "fpext",
+        "fptrunc",
+        "sitofp",
+        "uitofp",
+        "fptosi",
+        "fptoui",
+        "bitcast",
+        "ptrtoint",
+        "inttoptr",
+        "addrspacecast",
+    }
+)
+
 _DEFINE = re.compile(r"^define\b[^@]*@(\"[^\"]+\"|[\w.$-]+)\(")
 _LABEL = re.compile(r"^(\"[^\"]+\"|[\w.$-]+):")
 _RESULT = re.compile(r"^\s*(%[\w.$-]+|%\"[^\"]+\")\s*=\s*(.*)$")

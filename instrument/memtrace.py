@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
-from .irtext import Block, Function, Instr, Module, parse_module, split_operands
+from .irtext import CAST_OPCODES, Block, Function, Instr, Module, parse_module, split_operands
 
 MAX_MEM_IDS = 0xF000  # event tags above this are markers (see runtime/cgp_runtime.h)
 MARKED_DEPTH = 2  # loops this deep in a region emit iteration markers (1-D and 2-D grids)
@@ -236,20 +236,7 @@ def _op_key(ins: Instr, uses: dict[str, list[Instr]]) -> tuple[str, str, str]:
         users = uses.get(ins.result.lstrip("%"), [])
         if len(users) == 1 and users[0].opcode in ("fadd", "fsub"):
             detail = "fma"
-    if op in (
-        "sext",
-        "zext",
-        "trunc",
-        "fpext",
-        "fptrunc",
-        "sitofp",
-        "uitofp",
-        "fptosi",
-        "fptoui",
-        "bitcast",
-        "ptrtoint",
-        "inttoptr",
-    ):
+    if op in CAST_OPCODES:
         m = re.search(r"\bto ([^\s,]+)", ins.text)
         detail = m.group(1) if m else ""
     return (op, ty, detail)

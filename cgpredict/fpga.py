@@ -38,15 +38,11 @@ replaced by its work value. The operator table is per device file (its clock).
 from __future__ import annotations
 
 import contextlib
-import functools
 import math
-import os
 import re
-import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field, fields
-from importlib import resources
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -54,274 +50,31 @@ import numpy as np
 
 from . import dddg
 from .errors import CGPredictError
+from .fpga_device import (  # noqa: F401  (re-exported: the FPGA API in one place)
+    ENV_VAR,
+    OP_CLASSES,
+    RESOURCES,
+    SCHEMA_VERSION,
+    FPGADevice,
+    FPGADeviceError,
+    OperatorCost,
+    Resources,
+    bundled_fpga_dir,
+    list_fpga_devices,
+    load_fpga_device,
+    parse_fpga_device,
+)
 from .instrument.irtext import parse_module
 from .instrument.memtrace import InstrumentError, type_bytes
 from .scaling import SizeModel, TripModel
 from .tracefile import Trace
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
-SCHEMA_VERSION = 1
-ENV_VAR = "CGPREDICT_FPGA_DEVICE_PATH"
-OP_CLASSES = (
-    "fadd",
-    "fmul",
-    "fdiv",
-    "fsqrt",
-    "fcmp",
-    "fcvt",
-    "dadd",
-    "dmul",
-    "ddiv",
-    "dsqrt",
-    "iadd",
-    "imul",
-    "idiv",
-    "icmp",
-    "logic",
-    "select",
-    "load",
-    "store",
-    "call",
-)
-RESOURCES = ("dsp", "bram36", "lut", "ff")
-
-
-class FPGADeviceError(CGPredictError):
-    """An FPGA device file or name that cannot be used (one line naming file and key)."""
-
-    exit_code = 2
 
 
 class FPGAEstimateError(CGPredictError):
     exit_code = 2
 
 
-# ---- device ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class OperatorCost:
-    latency_cycles: int
-    dsp: int
-    lut: int
-    ff: int
-
-
-@dataclass(frozen=True)
-class FPGADevice:
-    name: str
-    source_path: str
-    part: str
-    clock_mhz: float
-    dram_bandwidth_gbps: float
-    axi_port_bytes: int
-    dram_min_transfer_bytes: int
-    dsp: int
-    bram36: int
-    lut: int
-    ff: int
-    bram36_bytes: int
-    bram_ports: int
-    lutram_max_bytes: int
-    utilisation: float
-    loop_lut: int
-    loop_ff: int
-    axi_port_lut: int
-    axi_port_ff: int
-    axi_port_bram36: int
-    bank_mux_lut: int
-    operators: tuple[tuple[str, OperatorCost], ...]
-    description: str = ""
-    provenance: tuple[tuple[str, str], ...] = ()
-
-    @functools.cached_property
-    def op(self) -> dict[str, OperatorCost]:
-        return dict(self.operators)
-
-    def budget(self) -> Resources:
-        return Resources(self.dsp, self.bram36, self.lut, self.ff)
-
-    def usable(self) -> Resources:
-        u = self.utilisation
-        return Resources(
-            int(self.dsp * u), int(self.bram36 * u), int(self.lut * u), int(self.ff * u)
-        )
-
-    def latency(self, o: dddg.Op) -> int:
-        if o.klass in dddg.FREE_CLASSES:
-            return 0
-        return self.op.get(o.klass, self.op["call"]).latency_cycles
-
-
-_SCHEMA: dict[str, dict[str, str]] = {
-    "": {"schema_version": "int", "description": "str"},
-    "device": {
-        "part": "str",
-        "clock_mhz": "float",
-        "dram_bandwidth_gbps": "float",
-        "axi_port_bytes": "int",
-        "dram_min_transfer_bytes": "int",
-    },
-    "resources": {"dsp": "int", "bram36": "int", "lut": "int", "ff": "int"},
-    "memory": {
-        "bram36_bytes": "int",
-        "bram_ports": "int",
-        "lutram_max_bytes": "int",
-        "utilisation": "float",
-    },
-    "overheads": {
-        "loop_lut": "int",
-        "loop_ff": "int",
-        "axi_port_lut": "int",
-        "axi_port_ff": "int",
-        "axi_port_bram36": "int",
-        "bank_mux_lut": "int",
-    },
-}
-_OPTIONAL = {"description"}
-_OP_KEYS = {f.name: "int0" for f in fields(OperatorCost)}
-
-
-def _value(where: str, kind: str, v: Any) -> Any:
-    if kind == "str":
-        if not isinstance(v, str):
-            raise FPGADeviceError(f"{where}: expected a string, got {v!r}")
-        return v
-    if (
-        isinstance(v, bool)
-        or not isinstance(v, (int, float))
-        or (kind != "float" and not isinstance(v, int))
-    ):
-        raise FPGADeviceError(
-            f"{where}: expected {'a number' if kind == 'float' else 'an integer'}, got {v!r}"
-        )
-    if v < 0 or (kind != "int0" and v == 0) or not math.isfinite(v):
-        raise FPGADeviceError(f"{where}: expected a positive value, got {v!r}")
-    return float(v) if kind == "float" else int(v)
-
-
-def _table(path: str, name: str, data: Any, spec: dict[str, str], optional=()) -> dict:
-    if not isinstance(data, dict):
-        raise FPGADeviceError(f"{path}: [{name}] must be a table")
-    out = {}
-    for k, v in data.items():
-        if k not in spec:
-            raise FPGADeviceError(
-                f"{path}: unknown key {k!r} in [{name}]" if name else f"{path}: unknown key {k!r}"
-            )
-        out[k] = _value(f"{path}: [{name}] {k}" if name else f"{path}: {k}", spec[k], v)
-    for k in spec:
-        if k not in data and k not in optional:
-            raise FPGADeviceError(
-                f"{path}: missing required key {k!r}" + (f" in [{name}]" if name else "")
-            )
-    return out
-
-
-def parse_fpga_device(path: str, name: str, doc: dict) -> FPGADevice:
-    top = {k: v for k, v in doc.items() if not isinstance(v, dict)}
-    for k, v in doc.items():
-        if isinstance(v, dict) and k not in _SCHEMA and k not in ("operators", "provenance"):
-            raise FPGADeviceError(f"{path}: unknown table [{k}]")
-    kw: dict[str, Any] = {"name": name, "source_path": path}
-    t = _table(path, "", top, _SCHEMA[""], _OPTIONAL)
-    if t["schema_version"] != SCHEMA_VERSION:
-        raise FPGADeviceError(
-            f"{path}: schema_version: expected {SCHEMA_VERSION}, got {t['schema_version']}"
-        )
-    kw["description"] = t.get("description", "")
-    for sec in ("device", "resources", "memory", "overheads"):
-        if sec not in doc:
-            raise FPGADeviceError(f"{path}: missing required table [{sec}]")
-        kw.update(_table(path, sec, doc[sec], _SCHEMA[sec]))
-    if not 0 < kw["utilisation"] <= 1:
-        raise FPGADeviceError(f"{path}: [memory] utilisation: expected 0 < value <= 1")
-    ops = doc.get("operators")
-    if not isinstance(ops, dict):
-        raise FPGADeviceError(f"{path}: missing required table [operators]")
-    costs = []
-    for k, v in ops.items():
-        if k not in OP_CLASSES:
-            raise FPGADeviceError(
-                f"{path}: unknown operator class {k!r} in [operators] "
-                f"(known: {', '.join(OP_CLASSES)})"
-            )
-        costs.append((k, OperatorCost(**_table(path, f"operators.{k}", v, _OP_KEYS))))
-    missing = [k for k in OP_CLASSES if k not in ops]
-    if missing:
-        raise FPGADeviceError(f"{path}: [operators] lacks {', '.join(missing)}")
-    prov = doc.get("provenance", {})
-    notes = prov.get("notes", {}) if isinstance(prov, dict) else {}
-    kw["provenance"] = tuple(
-        sorted(
-            [(k, str(v)) for k, v in prov.items() if k != "notes"]
-            + [(f"notes.{k}", str(v)) for k, v in notes.items()]
-        )
-    )
-    return FPGADevice(operators=tuple(costs), **kw)
-
-
-def bundled_fpga_dir() -> Path:
-    return Path(str(resources.files("cgpredict") / "fpga_devices"))
-
-
-def _dirs() -> list[Path]:
-    return [Path(d) for d in os.environ.get(ENV_VAR, "").split(os.pathsep) if d] + [
-        bundled_fpga_dir()
-    ]
-
-
-def list_fpga_devices() -> list[str]:
-    names: set[str] = set()
-    for d in _dirs():
-        if d.is_dir():
-            names |= {p.stem for p in d.glob("*.toml")}
-    return sorted(names)
-
-
-def load_fpga_device(name_or_path: str | os.PathLike) -> FPGADevice:
-    """A bundled / $CGPREDICT_FPGA_DEVICE_PATH device by name, or a .toml file."""
-    s = str(name_or_path)
-    p = Path(s)
-    if not (s.endswith(".toml") or os.sep in s):
-        p = next((d / f"{s}.toml" for d in _dirs() if (d / f"{s}.toml").is_file()), None)
-        if p is None:
-            raise FPGADeviceError(
-                f"{s}: no FPGA device file {s}.toml (known: "
-                f"{', '.join(list_fpga_devices()) or 'none'})"
-            )
-    try:
-        with open(p, "rb") as fh:
-            doc = tomllib.load(fh)
-    except OSError as exc:
-        raise FPGADeviceError(f"{p}: cannot read FPGA device file: {exc.strerror}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise FPGADeviceError(f"{p}: not valid TOML: {exc}".replace("\n", " ")) from None
-    return parse_fpga_device(str(p), p.stem, doc)
-
-
 # ---- results -----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Resources:
-    dsp: float = 0
-    bram36: float = 0
-    lut: float = 0
-    ff: float = 0
-
-    def __add__(self, o: Resources) -> Resources:
-        return Resources(self.dsp + o.dsp, self.bram36 + o.bram36, self.lut + o.lut, self.ff + o.ff)
-
-    def fits(self, budget: Resources) -> bool:
-        return all(getattr(self, k) <= getattr(budget, k) for k in RESOURCES)
-
-    def share(self, budget: Resources) -> float:
-        return max(getattr(self, k) / max(getattr(budget, k), 1) for k in RESOURCES)
 
 
 @dataclass(frozen=True)

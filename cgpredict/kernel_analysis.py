@@ -17,6 +17,7 @@ from .energy import predict_energy
 from .memory import COAL, CONST, UNCOAL, CacheScale, L1Config, MemoryAnalysis, analyze_memory
 from .models import LaunchGeometry, launch_geometry
 from .models import predict as model_predict
+from .occupancy import BlockDoesNotFit
 from .prediction import DEFAULT_BLOCKS, KernelReport, MemInstrReport, PredictionError, RunOptions
 from .profile import KernelProfile, PatternCounts, SharedMemoryCounts
 from .scaling import SizeModel, TripModel
@@ -168,8 +169,8 @@ def analyze_region(
         total_ms=total_ms,
         distinct_launches=len(cache),
         energy_mj=energy,
-        occupancy=first.geometry.occupancy.occupancy,
-        occupancy_limit=first.geometry.occupancy.limiting_factor,
+        occupancy=first.geometry.n_warps / device.max_warps_per_sm,
+        occupancy_limit=_occupancy_limit(first.geometry),
         batches=first.geometry.waves,
     )
 
@@ -244,6 +245,13 @@ class _LaunchContext:
         mem_reports, patterns = _memory_profile(tr, self.mem, per_thread, self.region, skip)
         shared, sync = self.shared_counts(row, per_thread, threads)
         ops: Counter = Counter()
+        weights = [
+            (per_thread.get(h.mem[s.sid].block, 0.0), h.mem[s.sid].bytes)
+            for s in self.mem.instrs
+            if s.sid not in skip
+        ]
+        executed = sum(w for w, _ in weights)
+        bytes_per_access = round(sum(w * b for w, b in weights) / executed) if executed else 4
         for b in h.blocks:
             n = per_thread.get(b.id, 0.0)
             if n:
@@ -266,11 +274,17 @@ class _LaunchContext:
             sfu_insts=comp.sfu,
             fp_insts=comp.fp,
             registers_per_thread=self.opts.registers_per_thread,
+            bytes_per_access=max(bytes_per_access, 1),
             launches=1,
             shared=shared,
             sync_insts=sync,
         )
-        result = model_predict(profile, self.device, self.opts.model, **_model_options(self.opts))
+        try:
+            result = model_predict(
+                profile, self.device, self.opts.model, **_model_options(self.opts)
+            )
+        except BlockDoesNotFit as exc:
+            raise PredictionError(f"kernel {self.name}: {exc}") from None
         est = predict_energy(profile, self.device, result.time_ms)
         geometry = launch_geometry(profile, self.device)
         return (
@@ -403,6 +417,14 @@ def _cache_scale(
 
 def _model_options(opts: RunOptions) -> dict:
     return {"batch_mode": opts.batch_mode} if opts.model == "cgpredict" else {}
+
+
+def _occupancy_limit(geo) -> str:
+    """What limits the warps an SM holds: the calculator's factor, or the grid itself when the
+    launch has fewer blocks per SM than the calculator allows."""
+    if geo.b_blocks < geo.occupancy.blocks_per_sm:
+        return "grid size"
+    return geo.occupancy.limiting_factor
 
 
 def _check_block(block: Block, device: GPUDevice, warnings: list[str]) -> None:

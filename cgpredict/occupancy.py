@@ -24,9 +24,13 @@ from dataclasses import dataclass
 
 from cgpredict.devices import GPUDevice
 
-__all__ = ["Occupancy", "occupancy"]
+__all__ = ["BlockDoesNotFit", "Occupancy", "occupancy"]
 
 _NO_LIMIT = 1 << 30
+
+
+class BlockDoesNotFit(ValueError):
+    """A launch configuration that the GPU would refuse (no block fits on an SM)."""
 
 
 def _round_up(x: int, unit: int) -> int:
@@ -95,10 +99,16 @@ def occupancy(
     }
     b = min(limits.values())
     if b <= 0:
-        raise ValueError(
-            f"a block of {threads_per_block} threads, {registers_per_thread} registers/thread and "
-            f"{shared_bytes_per_block} shared bytes does not fit on an SM of {device.name} "
-            f"(limits: {limits})"
+        why = {
+            "warps": f"{warps_per_block} warps > {device.max_warps_per_sm} per SM",
+            "registers": f"{registers_per_thread} registers x {threads_per_block} threads > "
+            f"{device.registers_per_block} per block or {device.registers_per_sm} per SM",
+            "shared_memory": f"{shared_bytes_per_block} shared bytes > "
+            f"{device.shared_mem_per_sm_bytes} per SM",
+        }
+        raise BlockDoesNotFit(
+            f"a block of {threads_per_block} threads does not fit on an SM of {device.name}: "
+            + "; ".join(why.get(k, k) for k, v in limits.items() if v <= 0)
         )
     factors = tuple(name for name, value in limits.items() if value == b)
     n = b * warps_per_block

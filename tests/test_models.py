@@ -19,6 +19,7 @@ from cgpredict.models import (
     predict_gpuperf,
     predict_hongkim,
 )
+from cgpredict.models.hongkim import hongkim_inputs
 from cgpredict.profile import KernelProfile, PatternCounts, SharedMemoryCounts
 
 
@@ -354,13 +355,14 @@ def test_gpuperf_hand_computed_terms(tk1) -> None:
     assert (r.n_warps, r.total_warps, r.active_sms) == (16, 16, 1)
     assert r.itilp_max == pytest.approx(9 / (32 / 192))  # 54
     assert r.itilp == 16  # ILP 1 * N
-    assert r.w_parallel == pytest.approx(66 * 16 * 9 / 16)
-    assert r.b_itilp == pytest.approx(66 * 16 * 9 / 16 - 66 * 16 * 9 / 54)
-    assert r.f_sfu == pytest.approx(20 / 66 - 32 / 192)
-    assert r.o_sfu == pytest.approx(20 * 16 * (32 / 32) * (20 / 66 - 32 / 192))
+    # #insts: 6 memory + 60 compute + 5 shared-memory accesses (replays go to O_bank)
+    assert r.w_parallel == pytest.approx(71 * 16 * 9 / 16)
+    assert r.b_itilp == pytest.approx(71 * 16 * 9 / 16 - 71 * 16 * 9 / 54)
+    assert r.f_sfu == pytest.approx(20 / 71 - 32 / 192)
+    assert r.o_sfu == pytest.approx(20 * 16 * (32 / 32) * (20 / 71 - 32 / 192))
     trans = (4 * 2 + 2 * 32) / 6
     assert r.avg_dram_lat == pytest.approx(332 + (trans - 1) * 10)
-    assert r.o_sync == pytest.approx(1 * 16 * 64 * r.avg_dram_lat * 6 / 66)
+    assert r.o_sync == pytest.approx(1 * 16 * 64 * r.avg_dram_lat * 6 / 71)
     assert r.o_bank == pytest.approx(3 * 2 * 16 * 67 / 16)
     assert r.miss_ratio == pytest.approx((4 * 1 + 2 * 16) / (4 * 2 + 2 * 32))
     assert r.amat == pytest.approx(r.avg_dram_lat * r.miss_ratio + 164)
@@ -423,3 +425,63 @@ def test_l1_served_loads_cost_load_store_issue_cycles() -> None:
         const=PatternCounts(20, 1, 0)), h100)
     assert no_l1.l1_cycles == 0
     assert r.comp_cycles - no_l1.comp_cycles == pytest.approx(r.l1_cycles)
+
+
+# ---- too few warps; staging loads in Hong & Kim and GPUPerf -------------------------------
+
+
+def test_single_warp_pays_its_own_serial_timeline(tk1) -> None:
+    """One warp cannot hide its memory periods behind anyone: MWP = CWP = N = 1, and the time
+    is its memory cycles plus its computation (§3 eq. 22), not eq. (16)'s one period of it."""
+    p = KernelProfile(
+        name="onewarp",
+        threads_per_block=32,
+        blocks=1,
+        coal=PatternCounts(insts=10, l2_trans_per_warp=2, dram_trans_per_warp=2),
+        comp_insts=20000,
+    )
+    r = predict_cgpredict(p, tk1)
+    assert (r.geometry.n_warps, r.mwp, r.cwp, r.case) == (1, 1, 1, "eq22")
+    comp = 0.5 * (20000 + 10)
+    assert r.comp_cycles == pytest.approx(comp)
+    assert r.exec_cycles == pytest.approx(r.mem_cycles + comp)  # + comp/10 * (MWP - 1) = 0
+    assert r.exec_cycles > r.mem_cycles * 1 / 1 + comp / 10 * 1  # what eq. (16) would give
+    assert r.bound == "compute"
+    paper = predict_cgpredict(p, tk1, batch_mode="paper")
+    assert paper.case == "eq16"  # the printed reading is kept as printed
+
+
+def _tiled_profile(**kw) -> KernelProfile:
+    base = {
+        "name": "tiled",
+        "threads_per_block": 256,
+        "blocks": 64,
+        "coal": PatternCounts(insts=2, l2_trans_per_warp=2, dram_trans_per_warp=1),
+        "comp_insts": 100,
+        "sync_insts": 4,
+        "shared": SharedMemoryCounts(load_insts=4, insts_by_conflict=((1, 60), (2, 4))),
+    }
+    base.update(kw)
+    return KernelProfile(**base)
+
+
+def test_hongkim_counts_staging_loads_as_coalesced_memory(tk1) -> None:
+    inp = hongkim_inputs(_tiled_profile(), tk1)
+    assert inp.coal_mem_insts == 2 + 4  # the C accesses and the 4 staging loads
+    assert inp.uncoal_mem_insts == 0
+    # staging loads: 32 threads * 4 B over 64-B lines = 2 transactions, like the C accesses
+    assert inp.departure_del_coal_cycles == pytest.approx(10 * 2)
+    assert inp.comp_insts == 100 + 60 + 2 * 4  # shared accesses, a 2-way conflict twice
+    none = hongkim_inputs(_tiled_profile(shared=SharedMemoryCounts()), tk1)
+    assert (none.coal_mem_insts, none.comp_insts) == (2, 100)
+
+
+def test_gpuperf_counts_staging_loads(tk1) -> None:
+    r = predict_gpuperf(_tiled_profile(), tk1)
+    base = predict_gpuperf(_tiled_profile(shared=SharedMemoryCounts()), tk1)
+    warps = r.total_warps / r.active_sms
+    # #insts = 2 + 100 global-side, + 4 staging loads + 64 shared accesses
+    assert r.w_parallel == pytest.approx(170 * warps * 9 / r.itilp)
+    assert r.t_mem == pytest.approx((2 * r.amat + 4 * tk1.smem_load_cycles) * warps / r.itmlp)
+    assert base.t_mem == pytest.approx(2 * base.amat * warps / base.itmlp)
+    assert r.o_bank == pytest.approx(4 * warps * 67 / r.itilp)  # one replay per 2-way access

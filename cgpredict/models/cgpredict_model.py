@@ -18,6 +18,14 @@ printed reading stays selectable (``batch_mode="paper"``) to reproduce the paper
 Eq. (17) follows the same choice: "whole" is (mem_l + comp_cycles * N) * batch, as §3 eq. (24);
 "paper" is mem_l + comp_cycles * N * batch as printed.
 
+Too few warps (``whole`` reading): when MWP and CWP are both capped at N, every warp's memory
+requests overlap with all the others', and a warp's own timeline (its memory periods and its
+computation, one after the other) is the critical path. Eq. (16) would charge only one memory
+period's computation (comp_cycles / no_mem_insts * MWP), so a single warp that computes for
+10000 cycles between 10 loads would be predicted at a fraction of its serial time. That case
+uses §3 eq. (22), which Hong & Kim introduced for it: exec = (mem_cycles + comp_cycles +
+comp_cycles / no_mem_insts * (MWP - 1)) * batch. The ``paper`` reading keeps (16) as printed.
+
 Multi-SM devices: blocks spread over the active SMs (min(sm_count, blocks)), so batch is the
 number of waves, blocks / (B * active_SMs), at least 1 (see `launch_geometry`); on the 1-SM TK1
 this is eq. (15) exactly.
@@ -169,7 +177,10 @@ def predict_cgpredict(
     cwp = min(cwp_full, n)  # (14) bounded by N
 
     whole = batch_mode == "whole"
-    if no_mem_insts > 0 and cwp >= mwp:
+    if whole and no_mem_insts > 0 and mwp >= n and cwp >= n:
+        case = "eq22"  # §3 (22): too few warps to hide a warp's own serial timeline
+        exec_cycles = (mem_cycles + comp_cycles + comp_cycles / no_mem_insts * (mwp - 1)) * batch
+    elif no_mem_insts > 0 and cwp >= mwp:
         case = "eq16"
         mem_term = mem_cycles * n / mwp
         comp_term = comp_cycles / no_mem_insts * mwp
@@ -215,5 +226,7 @@ def predict_cgpredict(
         launches=profile.launches,
         cycles=cycles,
         time_ms=device.cycles_to_ms(cycles),  # (18)
-        bound="memory" if case == "eq16" else "compute",
+        bound="memory"
+        if case == "eq16" or (case == "eq22" and mem_cycles >= comp_cycles)
+        else "compute",
     )

@@ -15,6 +15,10 @@ Choices the SPEC leaves open, documented here:
   (X - 1 per access with an X-way conflict) * warps per SM * shared_latency_cycles / ITILP;
 * size_of_data (T_mem_min) = the DRAM transactions per SM (transactions per thread-warp *
   warps per SM); with no DRAM traffic or no bandwidth bound, T_mem_min = 0.
+* tiled kernels (§2.6): the global->shared staging loads are memory instructions (in
+  #mem_insts and #insts) whose AMAT is smem_load_cycles (SPEC eq. 19's cost of one); the
+  shared-memory accesses are instructions (#insts), their replays O_bank. T_mem_min counts the
+  global pattern instructions' DRAM traffic only, so B_memlp is an upper bound for them.
 * bound: "memory" when T'_mem > T_comp (the benefit chart's diagonal), else "compute".
 Limits: a profile with no instructions gives zero times; no memory instructions give T_mem = 0.
 B_fp can be negative when FP_lat exceeds avg_inst_lat (it is defined by difference).
@@ -89,7 +93,9 @@ def predict_gpuperf(
     n, mwp, cwp = geo.n_warps, cg.mwp, cg.cwp
     mwp_peak = cg.mwp_peak_bw if bandwidth_bound else math.inf
     lat = cg.latency
-    insts, mem_insts = profile.total_insts, profile.mem_insts
+    sh = profile.shared
+    insts = profile.total_insts + sh.load_insts + sh.accesses  # replays: O_bank
+    mem_insts = profile.mem_insts + sh.load_insts
     warps_per_sm = geo.total_warps / geo.active_sms
     avg_lat = device.inst_latency_cycles
 
@@ -116,7 +122,9 @@ def predict_gpuperf(
     amat = avg_dram_lat * lat.miss_ratio + device.l2_latency_cycles  # AMAT
     mwp_cp = min(max(1.0, cwp - 1), mwp)  # MWP_cp
     itmlp = min(profile.mlp * mwp_cp, mwp_peak)  # ITMLP
-    t_mem = mem_insts * warps_per_sm / itmlp * amat if mem_insts > 0 else 0.0  # T_mem
+    t_mem = (
+        (profile.mem_insts * amat + sh.load_insts * device.smem_load_cycles) * warps_per_sm / itmlp
+    )  # T_mem (global accesses at AMAT, staging loads at eq. 19's cost)
     zeta = 1.0 if cwp <= mwp else 0.0  # ζ
     f_overlap = (n - zeta) / n  # F_overlap
     t_overlap = min(t_comp * f_overlap, t_mem)  # T_overlap
@@ -126,13 +134,13 @@ def predict_gpuperf(
     t_fp = (
         profile.fp_insts * geo.total_warps * device.fp_latency_cycles / (geo.active_sms * itilp)
     )  # T_fp
-    dram_trans_per_sm = lat.load_bytes_per_warp / device.l2_sector_bytes * mem_insts * warps_per_sm
+    dram_trans_per_sm = (
+        lat.load_bytes_per_warp / device.l2_sector_bytes * profile.mem_insts * warps_per_sm
+    )
     t_mem_min = (
         dram_trans_per_sm * avg_dram_lat / mwp_peak if math.isfinite(mwp_peak) else 0.0
     )  # T_mem_min
-    b_itilp = w_parallel - insts * geo.total_warps * avg_lat / (
-        geo.active_sms * itilp_max
-    )  # B_itilp
+    b_itilp = w_parallel - insts * warps_per_sm * avg_lat / itilp_max  # B_itilp
     b_serial = w_serial  # B_serial
     b_fp = t_comp - t_fp - b_itilp - b_serial  # B_fp
     b_memlp = max(t_mem_prime - t_mem_min, 0.0)  # B_memlp

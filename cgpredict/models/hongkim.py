@@ -10,6 +10,11 @@ test of it); `predict_hongkim(profile, device)` maps a KernelProfile and a devic
   coalesced: one request per warp);
 * #Uncoal_per_mw = the uncoalesced pattern's L2 transactions per warp (warp_size if unknown);
 * Issue_cycles = inst_cycles_per_warp_inst; Load_bytes_per_warp = warp_size * bytes_per_access;
+* tiled kernels (§2.6 shared memory): the global->shared staging loads are coalesced memory
+  instructions (warp_size * bytes_per_access / l2_line_bytes transactions per warp, at least
+  1), as in §3's own worked example (a tiled matrix multiply whose memory instructions are its
+  staging loads); the shared-memory accesses are computation instructions, their bank-conflict
+  replays included;
 * N, #Active_blocks_per_SM, #Active_SMs and #Rep from the occupancy calculation and
   `launch_geometry`; #Blocks is passed as at least B * #Active_SMs so that #Rep (21) is at
   least 1 (a partial wave costs as much as its busiest SM, which holds B blocks).
@@ -129,7 +134,9 @@ def hongkim_raw(p: HongKimInputs) -> HongKimResult:
     else:
         case = "eq24"
         exec_cycles = (mem_l + comp_cycles * n) * rep  # (24)
-    synch_cost = departure_delay * (mwp - 1) * p.synch_insts * p.active_blocks_per_sm * rep  # (26)
+    synch_cost = (
+        departure_delay * max(mwp - 1, 0.0) * p.synch_insts * p.active_blocks_per_sm * rep
+    )  # (26)
     total = exec_cycles + synch_cost  # (27)
     cycles = total * p.launches
     if case == "eq22":
@@ -169,10 +176,14 @@ def hongkim_raw(p: HongKimInputs) -> HongKimResult:
 def hongkim_inputs(profile: KernelProfile, device: GPUDevice) -> HongKimInputs:
     """Map a profile and a device onto §3's parameters (see the module docstring)."""
     geo = launch_geometry(profile, device)
-    coal_class = profile.coal.insts + profile.const.insts
-    coal_trans = profile.coal.insts * max(
-        profile.coal.l2_trans_per_warp, 1.0
-    ) + profile.const.insts * max(profile.const.l2_trans_per_warp, 1.0)
+    sh = profile.shared
+    stage_trans = max(device.warp_size * profile.bytes_per_access / device.l2_line_bytes, 1.0)
+    coal_class = profile.coal.insts + profile.const.insts + sh.load_insts
+    coal_trans = (
+        profile.coal.insts * max(profile.coal.l2_trans_per_warp, 1.0)
+        + profile.const.insts * max(profile.const.l2_trans_per_warp, 1.0)
+        + sh.load_insts * stage_trans
+    )
     trans_per_coal = coal_trans / coal_class if coal_class > 0 else 1.0
     uncoal_pw = profile.uncoal.l2_trans_per_warp or float(device.warp_size)
     return HongKimInputs(
@@ -182,7 +193,7 @@ def hongkim_inputs(profile: KernelProfile, device: GPUDevice) -> HongKimInputs:
         uncoal_per_mw=uncoal_pw,
         uncoal_mem_insts=profile.uncoal.insts,
         coal_mem_insts=coal_class,
-        comp_insts=profile.comp_insts,
+        comp_insts=profile.comp_insts + sum(x * k for x, k in sh.insts_by_conflict),
         synch_insts=profile.sync_insts,
         issue_cycles=device.inst_cycles_per_warp_inst,
         freq_hz=device.freq_hz,

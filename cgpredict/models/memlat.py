@@ -35,10 +35,11 @@ class MemoryLatency:
     miss_ratio: float
 
 
-def _pw(p: PatternCounts) -> float:
-    # A warp instruction issues at least one transaction; profiles that leave no_P_pw at 0
-    # (unknown) are read as 1 so that (1), (3) and (5) stay meaningful.
-    return max(p.l2_trans_per_warp, 1.0)
+def _pw(p: PatternCounts, unknown: float = 1.0) -> float:
+    # A warp instruction issues at least one transaction. A profile that leaves no_P_pw at 0
+    # (unknown) is read as `unknown`: one for coalesced and constant accesses, warp_size for
+    # uncoalesced ones (as the Hong & Kim mapping reads it), so that (1), (3), (5) stay meaningful.
+    return max(p.l2_trans_per_warp, 1.0) if p.l2_trans_per_warp > 0 else unknown
 
 
 def _with_l1(p: PatternCounts, d: GPUDevice, mem_l: float, dep_del: float):
@@ -49,9 +50,9 @@ def _with_l1(p: PatternCounts, d: GPUDevice, mem_l: float, dep_del: float):
     return f * d.l1_latency_cycles + (1 - f) * mem_l, (1 - f) * dep_del
 
 
-def _pattern(p: PatternCounts, d: GPUDevice) -> tuple[float, float]:
+def _pattern(p: PatternCounts, d: GPUDevice, unknown_pw: float = 1.0) -> tuple[float, float]:
     """mem_l_P and dep_del_P of a coalesced or uncoalesced pattern."""
-    pw, dram = _pw(p), p.dram_trans_per_warp
+    pw, dram = _pw(p, unknown_pw), p.dram_trans_per_warp
     if dram <= 1:
         mem_l = d.l2_latency_cycles + (pw - 1) * d.dd_l2_cycles  # (1)
     else:
@@ -64,7 +65,7 @@ def memory_latency(profile: KernelProfile, device: GPUDevice) -> MemoryLatency:
     """Eqs. (1)-(8). With no memory instructions, mem_l and departure_delay are 0 (limit)."""
     d = profile
     mem_l_coal, dep_coal = _pattern(d.coal, device)
-    mem_l_uncoal, dep_uncoal = _pattern(d.uncoal, device)
+    mem_l_uncoal, dep_uncoal = _pattern(d.uncoal, device, float(device.warp_size))
     c = d.const
     mem_l_const = (
         device.l2_latency_cycles + c.dram_trans_per_warp * device.dram_latency_cycles
@@ -78,7 +79,8 @@ def memory_latency(profile: KernelProfile, device: GPUDevice) -> MemoryLatency:
     )  # (6)
     weighted_dep = dep_coal * d.coal.insts + dep_uncoal * d.uncoal.insts + dep_const * c.insts
     pats = (d.coal, d.uncoal, d.const)
-    l2_trans = sum(p.insts * (1 - p.l1_hit_fraction) * _pw(p) for p in pats)
+    unknown = (1.0, float(device.warp_size), 1.0)
+    l2_trans = sum(p.insts * (1 - p.l1_hit_fraction) * _pw(p, u) for p, u in zip(pats, unknown))
     dram_trans = sum(p.insts * (1 - p.l1_hit_fraction) * p.dram_trans_per_warp for p in pats)
     return MemoryLatency(
         mem_l_coal=mem_l_coal,

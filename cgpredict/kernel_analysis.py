@@ -17,7 +17,7 @@ from .energy import predict_energy
 from .memory import COAL, CONST, UNCOAL, CacheScale, L1Config, MemoryAnalysis, analyze_memory
 from .models import LaunchGeometry, launch_geometry
 from .models import predict as model_predict
-from .occupancy import BlockDoesNotFit
+from .occupancy import BlockDoesNotFit, occupancy
 from .prediction import DEFAULT_BLOCKS, KernelReport, MemInstrReport, PredictionError, RunOptions
 from .profile import KernelProfile, PatternCounts, SharedMemoryCounts
 from .scaling import SizeModel, TripModel
@@ -84,7 +84,6 @@ def analyze_region(
         wt = _transposed(trace, wt, opts.transpose)
     access_bytes = np.array([m.bytes for m in h.mem] or [4])
     cache = CacheConfig(device.l2_line_bytes, device.l2_sets, device.l2_ways)
-    warps_per_batch = max(device.max_threads_per_sm * device.sm_count // 32, 1)
     warnings += _mapping_warnings(trace, wt, info.name)
     if wt.n_threads == 0:
         warnings.append(
@@ -99,6 +98,9 @@ def analyze_region(
         )
 
     staged, shared_spec = _shared_setup(trace, region, wt, device, block, opts.stage)
+    warps_per_batch = _resident_warps(
+        device, block, opts.registers_per_thread, int(shared_spec[2]) if shared_spec else 0
+    )
     d1, d2 = mapped_loops(trace, region)
     factor = _block_factors(trace, region, grid, sizes, tsz, wsz)
     scale = _cache_scale(
@@ -388,6 +390,16 @@ def _inner_blocks(trace: Trace, region: int, grid: int) -> set[int]:
     return {b for lp in inner for b in lp.blocks}
 
 
+def _resident_warps(device: GPUDevice, block: Block, registers: int, smem_bytes: int) -> int:
+    """Warps of the active batch (SPEC §2.3): the resident blocks of every SM, from the
+    occupancy calculation, whole blocks only (warps are numbered block by block)."""
+    try:
+        occ = occupancy(device, block.threads, registers, smem_bytes)
+    except BlockDoesNotFit as exc:
+        raise PredictionError(str(exc)) from None
+    return max(occ.blocks_per_sm * occ.warps_per_block * device.sm_count, 1)
+
+
 def _cache_scale(
     trace, region, grid, block, wt, d1, d2, sizes, tsz, wsz, factor, warps_per_batch
 ) -> CacheScale:
@@ -402,7 +414,7 @@ def _cache_scale(
     warps_per_block = max(math.ceil(block.threads / 32), 1)
     blocks_per_batch = max(warps_per_batch // warps_per_block, 1)
     blocks_per_row = max(math.ceil(wt.grid_x / block.x), 1)
-    per_row = max(blocks_per_row // blocks_per_batch, 1) if grid == 2 else 1 << 30
+    per_row = max(math.ceil(blocks_per_row / blocks_per_batch), 1) if grid == 2 else 1 << 30
     # warps of one batch at the trace size and at the work size
     threads_work = float(wt.grid_x) * float(wt.grid_y) * max(grid_x, 1.0)
     if grid == 2 and d1 and d1[0] in sizes.trips:

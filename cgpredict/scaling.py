@@ -61,8 +61,10 @@ def probe_sizes(trace_sizes: dict[str, int], k: int) -> dict[str, int]:
     """Small values for the size macros of the ``k``-th probe run (k < PROBES): multiples of
     32 (tiled kernels stay legal), distinct between macros, and growing along a different
     curve for each macro (linear, square and triangular in its rank), so that no two macros
-    stay affinely related over the trace and the probes."""
-    curves = (lambda j: 2 + j, lambda j: 2 + (j + 1) ** 2, lambda j: 3 + (j + 1) * (j + 2) // 2)
+    stay affinely related over the trace and the probes. The three values of one macro are
+    pairwise distinct for every rank (a = j + 1: 1 + a < 2 + a^2 != 4 + a(a + 1)/2), so with
+    the trace at least three distinct values of each macro reach `fit`."""
+    curves = (lambda j: 2 + j, lambda j: 2 + (j + 1) ** 2, lambda j: 4 + (j + 1) * (j + 2) // 2)
     return {n: 32 * curves[k](j) for j, n in enumerate(sorted(trace_sizes))}
 
 
@@ -125,11 +127,13 @@ def fit(points: list[tuple[dict[str, int], float]]) -> TripModel:
         return TripModel(None, ys[0], 0.0)
     best: TripModel | None = None
     best_key = (float("inf"), float("inf"))
+    distinct = {}
     scale = max(1.0, max(abs(y) for y in ys))
     for name in sorted(points[0][0]):
         xs = np.array([float(s[name]) for s, _ in points])
         if np.ptp(xs) == 0:
             continue
+        distinct[name] = len(set(xs.tolist()))
         beta, alpha = np.polyfit(xs, np.array(ys), 1)
         err = float(np.max(np.abs(alpha + beta * xs - ys)))
         # exact fits first; among them the plainest (beta nearest 1, then smallest offset)
@@ -139,7 +143,9 @@ def fit(points: list[tuple[dict[str, int], float]]) -> TripModel:
     if best is None:
         return TripModel(None, float(np.mean(ys)), 0.0, exact=False)
     tol = 1e-6 * scale + 0.01
-    return TripModel(best.macro, best.alpha, best.beta, exact=best_err <= tol)
+    # a line through two x values always fits: only three or more can confirm the model
+    exact = best_err <= tol and (distinct[best.macro] >= 3 or len(points) < 3)
+    return TripModel(best.macro, best.alpha, best.beta, exact=exact)
 
 
 @dataclass(frozen=True)

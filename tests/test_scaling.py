@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from cgpredict.pipeline import RunOptions, prepare
-from cgpredict.scaling import (SizeModel, TripModel, default_sizes, fit, launch_counts,
+from cgpredict.scaling import (PROBES, SizeModel, TripModel, default_sizes, fit, launch_counts,
                                mean_trips, probe_sizes)
 from cgpredict.tracer import TraceOptions, trace_program
 
@@ -195,3 +195,25 @@ def test_prepare_models_each_loop_by_its_own_macro(tri_src, compiler, trace_size
     assert per["B[i][j+1]"] == pytest.approx(62)
     assert per["A[i][k]"] == pytest.approx(32.5)
     assert any("not affine" in w for w in rep.warnings)
+
+
+def test_probe_values_of_a_macro_are_pairwise_distinct():
+    names = [f"M{j:02d}" for j in range(12)]
+    runs = [probe_sizes(dict.fromkeys(names, 64), k) for k in range(PROBES)]
+    for n in names:
+        values = [r[n] for r in runs]
+        assert len(set(values)) == PROBES and all(v % 32 == 0 for v in values), (n, values)
+    for r in runs:  # and distinct between macros within one run
+        assert len(set(r.values())) == len(names)
+
+
+def test_two_distinct_values_cannot_confirm_a_fit():
+    # N takes only the values 96 and 192 over four runs: any curve of N fits a line through
+    # them, so the fit must not call itself exact (the loop runs N*N/32 times)
+    sizes = [{"N": 96, "M": 32}, {"N": 96, "M": 64}, {"N": 192, "M": 96}, {"N": 192, "M": 128}]
+    m = fit([(s, s["N"] * s["N"] / 32) for s in sizes])
+    assert not m.exact
+    # three distinct values of an affine curve do confirm it
+    sizes[1] = {"N": 128, "M": 64}
+    m = fit([(s, 3 * s["N"] + 1) for s in sizes])
+    assert m.exact and m.macro == "N" and (m.alpha, m.beta) == pytest.approx((1, 3))

@@ -142,16 +142,23 @@ class CacheScale:
 
 
 @njit(cache=True)
-def _stack_distances(ids: np.ndarray, n_ids: int):  # pragma: no cover - numba
-    """Per access: position of the previous access to the same line (-1: none) and the number
-    of distinct lines accessed in between (LRU stack distance), with a Fenwick tree."""
-    n = ids.shape[0]
+def _reuse_distances(
+    units: np.ndarray, lines: np.ndarray, n_units: int, n_lines: int
+):  # pragma: no cover - numba
+    """Per access: position of the previous access to the same unit (sector; -1: none) and the
+    number of distinct other lines accessed in between, with a Fenwick tree over the positions
+    of each line's latest access. LRU keeps whole lines: a sector is still cached iff its line
+    was not evicted since the sector's last use, i.e. iff fewer other lines than the capacity
+    were touched in between."""
+    n = units.shape[0]
     tree = np.zeros(n + 1, np.int64)
-    last = np.full(n_ids, -1, np.int64)
+    last_unit = np.full(n_units, -1, np.int64)
+    last_line = np.full(n_lines, -1, np.int64)
     prev = np.full(n, -1, np.int64)
     dist = np.full(n, -1, np.int64)
     for t in range(n):
-        p = last[ids[t]]
+        p = last_unit[units[t]]
+        q = last_line[lines[t]]
         if p >= 0:
             s = 0
             i = t  # prefix sum over positions [0, t-1]
@@ -163,8 +170,9 @@ def _stack_distances(ids: np.ndarray, n_ids: int):  # pragma: no cover - numba
                 s -= tree[i]
                 i -= i & -i
             prev[t] = p
-            dist[t] = s
-            i = p + 1
+            dist[t] = s - 1 if q > p else s  # the line itself, touched since through another unit
+        if q >= 0:
+            i = q + 1
             while i <= n:
                 tree[i] -= 1
                 i += i & -i
@@ -172,8 +180,14 @@ def _stack_distances(ids: np.ndarray, n_ids: int):  # pragma: no cover - numba
         while i <= n:
             tree[i] += 1
             i += i & -i
-        last[ids[t]] = t
+        last_unit[units[t]] = t
+        last_line[lines[t]] = t
     return prev, dist
+
+
+def _stack_distances(ids: np.ndarray, n_ids: int):
+    """Per access: previous access to the same line and the LRU stack distance (lines)."""
+    return _reuse_distances(ids, ids, n_ids, n_ids)
 
 
 def scale_hits(
@@ -188,16 +202,19 @@ def scale_hits(
     stays a hit only if its LRU stack distance, grown by the footprint (and, across a block
     row, the grid) ratio, still fits the cache. Reuse inside a batch keeps its exact result
     when the trace fills a batch (a batch's footprint per instruction round does not depend on
-    the problem size); when it does not, that distance grows with the batch's warps."""
+    the problem size); when it does not, that distance grows with the batch's warps. With
+    sectors (`units_per_line` > 1), `lines` are sector ids and distances count whole lines."""
     if scale.identity or not len(lines):
         return hits
     _, ids = np.unique(lines, return_inverse=True)
-    prev, dist = _stack_distances(ids.astype(np.int64), int(ids.max()) + 1)
+    _, line_ids = np.unique(lines // np.uint64(max(units_per_line, 1)), return_inverse=True)
+    ids, line_ids = ids.astype(np.int64), line_ids.astype(np.int64)
+    prev, dist = _reuse_distances(ids, line_ids, int(ids.max()) + 1, int(line_ids.max()) + 1)
     crossed = (prev >= 0) & (batch != batch[np.maximum(prev, 0)])
     db = batch - batch[np.maximum(prev, 0)]
     grow = np.where(db >= scale.batches_per_row, scale.footprint * scale.grid_x, scale.footprint)
     grow = np.where(crossed, grow * scale.batch_warps, scale.batch_warps)
-    capacity = cache.sets * cache.ways * units_per_line
+    capacity = cache.sets * cache.ways  # lines: LRU evicts whole lines, whatever their sectors
     return hits & ~((prev >= 0) & (dist * grow >= capacity))
 
 

@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 
 from cgpredict.cache import CacheConfig, hit_mask
-from cgpredict.memory import (COAL, CONST, UNCOAL, CacheScale, _stack_distances,
-                              analyze_memory, classify, issue_order, scale_hits, transactions)
+from cgpredict.memory import (COAL, CONST, UNCOAL, CacheScale, _reuse_distances,
+                              _stack_distances, analyze_memory, classify, issue_order, scale_hits,
+                              transactions)
 from cgpredict.tracer import TraceOptions, trace_program
 from cgpredict.warps import EVENT_DTYPE, WARP_SIZE, Block, WarpTrace, form_warps
 
@@ -130,6 +131,48 @@ def test_stack_distances_brute_force(seed, n, m):
     prev, dist = _stack_distances(ids, m)
     bp, bd = brute_stack_distances(ids.tolist())
     assert prev.tolist() == bp and dist.tolist() == bd
+
+
+def brute_reuse_distances(units, per_line):
+    """Previous access to the same unit; distinct *other lines* (unit // per_line) between."""
+    prev, dist = [], []
+    for t, u in enumerate(units):
+        p = max((s for s in range(t) if units[s] == u), default=-1)
+        prev.append(p)
+        between = {x // per_line for x in units[p + 1:t]} - {u // per_line}
+        dist.append(len(between) if p >= 0 else -1)
+    return prev, dist
+
+
+@pytest.mark.parametrize("seed, n, m, per_line", [(0, 300, 16, 4), (1, 200, 64, 4),
+                                                   (2, 200, 9, 3), (3, 100, 8, 8)])
+def test_reuse_distances_count_lines_brute_force(seed, n, m, per_line):
+    rng = np.random.default_rng(seed)
+    units = rng.integers(0, m, n).astype(np.int64)
+    lines = units // per_line
+    prev, dist = _reuse_distances(units, lines, m, int(lines.max()) + 1)
+    bp, bd = brute_reuse_distances(units.tolist(), per_line)
+    assert prev.tolist() == bp and dist.tolist() == bd
+
+
+def test_scale_hits_sectors_count_whole_lines():
+    """32-B sectors of 128-B lines, a 64-line cache. Batch 0 reads sector 0 of lines 0..49,
+    batch 1 reads them again: 50 exact hits, each after 49 other lines. Grown by 1.2 (59
+    lines) they still fit; grown by 2 (98 lines, though only 98 sectors) they do not."""
+    cache = CacheConfig(128, sets=1, ways=64)
+    sectors = np.tile(np.arange(50, dtype=np.uint64) * 4, 2)
+    batch = np.repeat([0, 1], 50)
+    exact = np.repeat([False, True], 50)
+    keep = scale_hits(sectors, batch, exact, cache, CacheScale(footprint=1.2), 4)
+    assert keep.sum() == 50
+    lost = scale_hits(sectors, batch, exact, cache, CacheScale(footprint=2.0), 4)
+    assert lost.sum() == 0
+    # all four sectors of each line: the same lines, the same verdicts
+    full = np.tile(np.arange(200, dtype=np.uint64), 2)
+    exact4 = np.repeat([False, True], 200)
+    batch4 = np.repeat([0, 1], 200)
+    assert scale_hits(full, batch4, exact4, cache, CacheScale(footprint=1.2), 4).sum() == 200
+    assert scale_hits(full, batch4, exact4, cache, CacheScale(footprint=2.0), 4).sum() == 0
 
 
 def test_stack_distances_hand():

@@ -485,3 +485,23 @@ def test_gpuperf_counts_staging_loads(tk1) -> None:
     assert r.t_mem == pytest.approx((2 * r.amat + 4 * tk1.smem_load_cycles) * warps / r.itmlp)
     assert base.t_mem == pytest.approx(2 * base.amat * warps / base.itmlp)
     assert r.o_bank == pytest.approx(4 * warps * 67 / r.itilp)  # one replay per 2-way access
+
+
+def test_l1_lines_ignore_roundoff_in_scaled_transactions() -> None:
+    """Transactions per warp are averages scaled from the trace: 4 sectors plus roundoff is
+    still one 128-B line, not two."""
+    from cgpredict.models.cgpredict_model import _l1_cycles
+
+    h100 = load_device("h100")
+
+    def cycles(trans: float) -> float:
+        p = KernelProfile(
+            name="l1",
+            threads_per_block=256,
+            blocks=8,
+            coal=PatternCounts(insts=10, l2_trans_per_warp=trans, l1_hit_fraction=0.5),
+        )
+        return _l1_cycles(p, h100)
+
+    assert cycles(4.000000000000003) == cycles(4.0) == cycles(3.999999999999996)
+    assert cycles(4.5) == 2 * cycles(4.0)  # a misaligned access does span two lines

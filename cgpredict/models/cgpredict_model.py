@@ -113,8 +113,10 @@ def _l1_cycles(profile: KernelProfile, device: GPUDevice) -> float:
     warp: a coalesced access packs its sectors into lines, an uncoalesced one reads a line per
     sector, a constant one a single line. Zero when nothing is L1-served (e.g. Kepler)."""
     sectors_per_line = max(device.l1_line_bytes // max(device.l2_sector_bytes, 1), 1)
+    # the transactions are averages scaled from the trace: 4.000000000000003 sectors is 1 line
+    coal_lines = math.ceil(profile.coal.l2_trans_per_warp / sectors_per_line - 1e-9)
     lines = (
-        (profile.coal, max(math.ceil(profile.coal.l2_trans_per_warp / sectors_per_line), 1)),
+        (profile.coal, max(coal_lines, 1)),
         (profile.uncoal, max(profile.uncoal.l2_trans_per_warp, 1.0)),
         (profile.const, 1.0),
     )

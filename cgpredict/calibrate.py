@@ -3,20 +3,23 @@
 Steps: find an NVIDIA GPU (`nvidia-smi`) and `nvcc`; build `cgpredict/microbench/*.cu`
 (`nvcc -O3 -arch=native`, else the GPU's `sm_XY`); run each micro-benchmark with a timeout
 (each prints one JSON line of raw numbers); sample power through NVML (`pynvml` from the
-optional `nvidia-ml-py`, group `[gpu]`) around the energy runs; analyse the raw results
+optional `nvidia-ml-py`, group `[gpu]`) around the energy runs; save the raw results as
+`<name>.raw.json` (before any analysis, so that no later failure loses them); analyse them
 (`cgpredict.calibrate_analysis`, pure functions); render a device file from a base device file
-(datasheet fields) with the measured fields replaced and a `[provenance.notes]` entry for each;
-write the raw results beside it as `<name>.raw.json`. `finish_from_raw` redoes the last two
-steps from a saved raw file, without a GPU.
+(datasheet fields) with the measured fields replaced and a `[provenance.notes]` entry for each
+(a measured value the file cannot take keeps the base value, with a note). `finish_from_raw`
+redoes the last two steps from a saved raw file, without a GPU.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
 import copy
+import dataclasses
 import datetime
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -102,8 +105,9 @@ class CalibrationResult:
 
 
 # ---- toolchain ---------------------------------------------------------------------------
-def query_gpu(nvidia_smi: str | None = None) -> GPUInfo:
-    """The first GPU `nvidia-smi` lists; NoGPUError when there is no driver or no GPU."""
+def query_gpu(nvidia_smi: str | None = None, gpu_id: str = "") -> GPUInfo:
+    """The GPU `gpu_id` (an nvidia-smi --id: index, UUID or PCI bus id), else the first GPU
+    `nvidia-smi` lists; NoGPUError when there is no driver or no GPU."""
     smi = nvidia_smi or shutil.which("nvidia-smi")
     if not smi:
         raise NoGPUError(
@@ -113,7 +117,12 @@ def query_gpu(nvidia_smi: str | None = None) -> GPUInfo:
     for fields in ("name,compute_cap,pci.bus_id", "name"):
         try:
             r = subprocess.run(
-                [smi, f"--query-gpu={fields}", "--format=csv,noheader"],
+                [
+                    smi,
+                    f"--query-gpu={fields}",
+                    "--format=csv,noheader",
+                    *([f"--id={gpu_id}"] if gpu_id else []),
+                ],
                 check=False,
                 capture_output=True,
                 text=True,
@@ -132,6 +141,17 @@ def query_gpu(nvidia_smi: str | None = None) -> GPUInfo:
         raise NoGPUError("no NVIDIA GPU: nvidia-smi lists no GPU")
     parts = [p.strip() for p in lines[0].split(",")]
     return GPUInfo(*parts[:3])
+
+
+def visible_gpu_id() -> str:
+    """nvidia-smi's id of the GPU the benchmarks run on (CUDA device 0), as far as
+    CUDA_VISIBLE_DEVICES tells it before any CUDA program ran: its first entry (an index or a
+    UUID; MIG instances and an empty list give ""). `calibrate` re-selects by the PCI bus id
+    that `props` reports."""
+    first = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")[0].strip()
+    if first.isdigit() or first.startswith("GPU-"):
+        return first
+    return ""
 
 
 DEFAULT_NVCC = "/usr/local/cuda/bin/nvcc"
@@ -215,7 +235,15 @@ def run_program(exe: Path, args: Sequence[str], timeout_s: float) -> dict[str, A
     if r.returncode != 0 or not lines:
         why = (r.stderr.strip().splitlines() or [f"exit status {r.returncode}"])[-1]
         raise CalibrationError(f"{exe.name} {' '.join(args)}: {why}")
-    return json.loads(lines[-1])
+    try:
+        result = json.loads(lines[-1])
+    except ValueError as exc:  # e.g. nan or inf printed by %g
+        raise CalibrationError(
+            f"{exe.name} {' '.join(args)}: unreadable result ({exc}): {lines[-1][:200]}"
+        ) from None
+    if not isinstance(result, dict):
+        raise CalibrationError(f"{exe.name} {' '.join(args)}: result is not a JSON object")
+    return result
 
 
 # ---- what to run -------------------------------------------------------------------------
@@ -247,6 +275,10 @@ def plan(props: Mapping[str, Any], base: GPUDevice) -> dict[str, tuple[str, list
     free = int(props.get("free_bytes") or 8 << 30)
     big = min(_pow2_at_least(8 * l2), _pow2_at_most(free // 4))  # DRAM-sized buffers
     strides = "8,16,32,64,128,256,512"
+    # L2<-DRAM strides up to 2 lines: beyond, DRAM rows and the TLB lift the top of the curve
+    line_strides = ",".join(
+        str(v) for v in (8, 16, 32, 64, 128, 256, 512) if v <= 2 * base.l2_line_bytes
+    )
     return {
         "latency_l1": (
             "pchase.cu",
@@ -265,7 +297,7 @@ def plan(props: Mapping[str, Any], base: GPUDevice) -> dict[str, tuple[str, list
                 "mode=cg",
                 "stride=128",
                 "accesses=8192",
-                f"values={_geom(256 << 10, min(4 * l2, big))}",
+                f"values={_geom(256 << 10, min(8 * l2, big))}",  # DRAM level past the ramp
             ],
         ),
         "line_l1": (
@@ -287,8 +319,8 @@ def plan(props: Mapping[str, Any], base: GPUDevice) -> dict[str, tuple[str, list
                 "warm=none",
                 "footprint=0",
                 "accesses=2048",
-                f"flush={2 * l2}",
-                f"values={strides}",
+                f"flush={4 * l2}",
+                f"values={line_strides}",
             ],
         ),
         "smem": ("smem.cu", ["strides=0,1,2,4,8,16,32", "iters=2048"]),
@@ -304,7 +336,10 @@ def plan(props: Mapping[str, Any], base: GPUDevice) -> dict[str, tuple[str, list
             "stream.cu",
             [f"footprint={big}", "strides=0,1,2,4,8", f"bytes_per_point={4 << 30}"],
         ),
-        "bandwidth": ("bandwidth.cu", [f"bytes={big}", "reps=5"]),
+        "bandwidth": (
+            "bandwidth.cu",
+            [f"bytes={big}", "reps=5", f"passes={max(1, (4 << 30) // big)}"],  # >= 4 GiB a run
+        ),
         "inst": ("inst.cu", ["classes=int32,fp32,fp64,sfu", "iters=4096"]),
         "barrier": ("barrier.cu", ["threads=64,128,256,512,1024", "iters=4096"]),
     }
@@ -319,11 +354,15 @@ class PowerSampler:
 
         self._nvml = pynvml
         pynvml.nvmlInit()
-        self._h = (
-            pynvml.nvmlDeviceGetHandleByPciBusId(pci_bus_id)
-            if pci_bus_id
-            else pynvml.nvmlDeviceGetHandleByIndex(0)
-        )
+        try:
+            self._h = (
+                pynvml.nvmlDeviceGetHandleByPciBusId(pci_bus_id)
+                if pci_bus_id
+                else pynvml.nvmlDeviceGetHandleByIndex(0)
+            )
+        except Exception:
+            pynvml.nvmlShutdown()
+            raise
         try:
             pynvml.nvmlDeviceGetTotalEnergyConsumption(self._h)
             self._counter = True
@@ -372,23 +411,34 @@ class PowerSampler:
 
 
 def _energy_runs(
-    r_inst: dict, r_dram: dict, r_l2: dict, r_smem: dict, sampler: PowerSampler
+    r_inst: Mapping[str, Any],
+    r_dram: Mapping[str, Any],
+    r_l2: Mapping[str, Any],
+    r_smem: Mapping[str, Any],
+    energy_j: Callable[[int, int], float],
 ) -> list[dict[str, Any]]:
+    """One record per energy run that reported its time window; `energy_j(t0_ns, t1_ns)` is
+    the sampler's energy in a window (a run whose energy cannot be had keeps energy_j None)."""
     runs = []
 
-    def add(name: str, res: dict, prefix: str, counts: dict[str, float]) -> None:
+    def add(name: str, res: Mapping[str, Any], prefix: str, counts: dict[str, float]) -> None:
         t0, t1 = res.get(f"{prefix}energy_t0_ns"), res.get(f"{prefix}energy_t1_ns")
         if t0 is None or t1 is None:
             return
-        runs.append(
-            {
-                "name": name,
-                "seconds": res[f"{prefix}energy_kernel_ms"] / 1e3,
-                "window_ns": [t0, t1],
-                "counts": counts,
-                "energy_j": sampler.energy_j(t0, t1),
-            }
-        )
+        run: dict[str, Any] = {
+            "name": name,
+            # the static power acts over the whole window the energy is integrated over
+            "seconds": (t1 - t0) / 1e9,
+            "kernel_s": res.get(f"{prefix}energy_kernel_ms", 0.0) / 1e3,
+            "window_ns": [t0, t1],
+            "counts": counts,
+        }
+        try:
+            run["energy_j"] = energy_j(t0, t1)
+        except ValueError as exc:  # e.g. fewer than two power samples
+            run["energy_j"] = None
+            run["error"] = str(exc)
+        runs.append(run)
 
     add("idle", r_inst, "idle_", {})
     for c in ("int32", "fp32", "fp64", "sfu"):
@@ -413,6 +463,7 @@ def _measure_energy(
     duration_ms: float,
     timeout_s: float,
 ) -> dict[str, Any]:
+    """Energy runs under the NVML sampler; a failing program drops only its own runs."""
     try:
         sampler = PowerSampler(pci)
     except ImportError:
@@ -420,27 +471,39 @@ def _measure_energy(
     except Exception as exc:  # noqa: BLE001 - any NVML failure only skips energy
         return {"skipped": f"NVML unavailable: {exc}"}
     d = f"duration_ms={duration_ms:g}"
-    with sampler:
-        r_inst = run_program(
-            exe["inst.cu"], ["classes=idle,int32,fp32,fp64,sfu", "iters=1024", d], timeout_s
-        )
-        r_dram = run_program(
-            exe["stream.cu"],
+    programs = {
+        "inst": ("inst.cu", ["classes=idle,int32,fp32,fp64,sfu", "iters=1024", d]),
+        "stream_dram": (
+            "stream.cu",
             [*steps["stream_dram"][1][:1], "strides=1", "bytes_per_point=1073741824", d],
-            timeout_s,
-        )
-        r_l2 = run_program(
-            exe["stream.cu"],
+        ),
+        "stream_l2": (
+            "stream.cu",
             [*steps["stream_l2"][1][:1], "strides=1", "bytes_per_point=4294967296", d],
-            timeout_s,
-        )
-        r_smem = run_program(exe["smem.cu"], ["strides=1", "iters=256", d], timeout_s)
+        ),
+        "smem": ("smem.cu", ["strides=1", "iters=256", d]),
+    }
+    res: dict[str, dict[str, Any]] = {}
+    errors: list[str] = []
+    with sampler:
+        for name, (src, args) in programs.items():
+            try:
+                res[name] = run_program(exe[src], args, timeout_s)
+            except CalibrationError as exc:
+                res[name] = {}
+                errors.append(f"{name}: {exc}")
         time.sleep(2 * sampler.interval_s)
-    return {
-        "runs": _energy_runs(r_inst, r_dram, r_l2, r_smem, sampler),
+    out = {
+        "runs": _energy_runs(
+            res["inst"], res["stream_dram"], res["stream_l2"], res["smem"], sampler.energy_j
+        ),
         "samples": len(sampler.t_ns),
         "energy_counter": bool(sampler.energy_mj),
+        "pci_bus_id": pci,
     }
+    if errors:
+        out["errors"] = errors
+    return out
 
 
 # ---- the device file -----------------------------------------------------------------------
@@ -571,36 +634,110 @@ def check_output(output: Path, force: bool = False, keep_raw: Path | None = None
             raise CalibrationError(f"{p} exists: pass --force to overwrite it")
 
 
+def _save_raw(raw: Mapping[str, Any], path: Path) -> None:
+    """Write raw results (without `_path`) atomically: a temporary file, then a rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    body = {k: v for k, v in raw.items() if k != "_path"}
+    tmp.write_text(json.dumps(body, indent=1, sort_keys=True) + "\n")
+    tmp.replace(path)
+
+
+def _drop(analysis: Analysis, key: str, note: str) -> Analysis:
+    """`analysis` without the measured value `key` (the base value stays), plus a note."""
+    return dataclasses.replace(
+        analysis,
+        values={k: m for k, m in analysis.values.items() if k != key},
+        energy={k: m for k, m in analysis.energy.items() if k != key},
+        extra={k: m for k, m in analysis.extra.items() if k != key},
+        notes=(*analysis.notes, note),
+    )
+
+
+def _schema_screen(analysis: Analysis) -> Analysis:
+    """Drop measured values that the device-file schema would reject (type, sign, finiteness),
+    including findings that have a schema key and are therefore written as fields."""
+    tables = (("", analysis.values), ("", analysis.extra), ("energy", analysis.energy))
+    for label, table in tables:
+        for key, m in list(table.items()):
+            where = label or _table_of(key)
+            kind = _kind(where, key) if where else None
+            if kind is None:
+                continue
+            try:
+                value = float(m.value) if where == "energy" else _typed(where, key, m.value)
+                _devices._check_value("calibrated", where, key, kind, value)
+            except (CGPredictError, ValueError, TypeError) as exc:
+                analysis = _drop(analysis, key, f"{key}: {exc}; base value kept")
+    return analysis
+
+
+def _culprit(message: str, analysis: Analysis) -> str | None:
+    """The measured key a validation error is about: the key it names, else the first
+    measured key it mentions; None when it mentions none."""
+    measured = set(analysis.values) | set(analysis.energy)
+    measured |= {k for k in analysis.extra if _table_of(k)}
+    named = re.search(r"\] (\w+):", message)
+    if named and named.group(1) in measured:
+        return named.group(1)
+    hits = [(m.start(), k) for k in measured if (m := re.search(rf"\b{k}\b", message))]
+    return min(hits)[1] if hits else None
+
+
 def finish_from_raw(
     raw: Mapping[str, Any], output: Path, base: str = "h100", force: bool = False
 ) -> CalibrationResult:
     """Analyse raw results (as `calibrate` saves them) and write the device file and raw JSON.
 
-    Existing files are replaced only with `force` (the raw file being re-read is never rewritten).
+    The raw JSON is written first, so that no failure below loses the measurements. A
+    measured value that the device file cannot take (it fails validation) falls back to the
+    base value with a note. Existing files are replaced only with `force` (the raw file being
+    re-read is never rewritten).
     """
     check_output(output, force, keep_raw=raw.get("_path"))
+    output = Path(output)
+    raw_path = output.with_name(output.stem + ".raw.json")
+    if Path(raw_path).resolve() != Path(raw.get("_path", "")).resolve():
+        _save_raw(raw, raw_path)
     doc, dev = _base_doc(base)
     bench = raw.get("benchmarks", {})
-    analysis = analyse(bench, dev.l2_line_bytes, dev.l2_ways)
+    try:
+        analysis = analyse(
+            bench,
+            dev.l2_line_bytes,
+            dev.l2_ways,
+            l2_sector_bytes=dev.l2_sector_bytes,
+            l2_bytes=dev.l2_bytes,
+        )
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
+        raise CalibrationError(
+            f"cannot analyse the raw results ({type(exc).__name__}: {exc}); they are saved "
+            f"in {raw_path}"
+        ) from None
+    analysis = _schema_screen(analysis)
     gpu = raw.get("gpu_name") or (bench.get("props") or {}).get("gpu_name") or "unknown GPU"
     date = raw.get("date") or datetime.date.today().isoformat()
-    output = Path(output)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    raw_path = output.with_name(output.stem + ".raw.json")
-    text = render_device_toml(doc, analysis, gpu, date, base)
     tmp = output.with_name(output.name + ".tmp")
-    tmp.write_text(text)
-    try:
-        load_device_file(tmp)
-    except CGPredictError as exc:
-        tmp.unlink()
-        raise CalibrationError(f"the calibrated device file does not validate: {exc}") from None
+    for _ in range(len(analysis.values) + len(analysis.extra) + len(analysis.energy) + 1):
+        tmp.write_text(render_device_toml(doc, analysis, gpu, date, base))
+        try:
+            load_device_file(tmp)
+            break
+        except CGPredictError as exc:
+            tmp.unlink()
+            key = _culprit(str(exc), analysis)
+            if key is None:
+                raise CalibrationError(
+                    f"the calibrated device file does not validate: {exc} (raw results "
+                    f"saved in {raw_path})"
+                ) from None
+            why = str(exc).split(": ", 1)[-1]
+            analysis = _drop(
+                analysis,
+                key,
+                f"{key}: the measured value fails validation ({why}); base value kept",
+            )
     tmp.replace(output)
-    if Path(raw_path).resolve() != Path(raw.get("_path", "")).resolve():
-        raw_path.write_text(
-            json.dumps({k: v for k, v in raw.items() if k != "_path"}, indent=1, sort_keys=True)
-            + "\n"
-        )
     notes = tuple(analysis.notes) + tuple(raw.get("notes", ()))
     return CalibrationResult(output, raw_path, load_device_file(output), analysis, gpu, notes)
 
@@ -635,7 +772,15 @@ def calibrate(
     _, base_dev = _base_doc(base)
     if output is not None:
         check_output(output, force)  # before minutes of measuring, not after
-    gpu = query_gpu()
+    vid = visible_gpu_id()
+    try:
+        gpu = query_gpu(gpu_id=vid)
+    except NoGPUError:
+        if not vid:
+            raise
+        gpu = query_gpu()  # an id nvidia-smi does not know: props re-selects by bus id
+    out = Path(output) if output is not None else default_output(gpu.name)
+    check_output(out, force)
     nvcc_path = find_nvcc(nvcc)
     with tempfile.TemporaryDirectory(prefix="cgp-microbench-") as tmp:
         work = Path(tmp)
@@ -644,8 +789,19 @@ def calibrate(
         exe = build(nvcc_path, arch, [s for s in set(BENCHMARKS.values()) if s], work)
         say("props")
         bench: dict[str, Any] = {"props": run_program(exe["props.cu"], [], timeout_s)}
-        steps = plan(bench["props"], base_dev)
         notes: list[str] = []
+        # the GPU the benchmarks run on (CUDA device 0) by its PCI bus id: nvidia-smi's order
+        # ignores CUDA_VISIBLE_DEVICES
+        bus = str(bench["props"].get("pci_bus_id") or "")
+        if bus:
+            try:
+                gpu = query_gpu(gpu_id=bus)
+            except NoGPUError as exc:
+                notes.append(f"nvidia-smi does not find the GPU at {bus}: {exc}")
+            if output is None and default_output(gpu.name) != out:
+                out = default_output(gpu.name)
+                check_output(out, force)  # still before the benchmarks
+        steps = plan(bench["props"], base_dev)
         for name in dict.fromkeys(chosen):
             if name in steps:
                 say(name)
@@ -658,18 +814,19 @@ def calibrate(
             say("energy (NVML)")
             try:
                 bench["energy"] = _measure_energy(
-                    exe,
-                    steps,
-                    gpu.pci_bus_id or bench["props"].get("pci_bus_id", ""),
-                    energy_duration_ms,
-                    timeout_s,
+                    exe, steps, bus or gpu.pci_bus_id, energy_duration_ms, timeout_s
                 )
-            except CalibrationError as exc:
-                bench["energy"] = {"skipped": str(exc)}
+            except Exception as exc:  # noqa: BLE001 - energy is optional, the rest is kept
+                bench["energy"] = {"skipped": f"{type(exc).__name__}: {exc}"}
             if "skipped" in bench["energy"]:
                 notes.append(f"energy not measured: {bench['energy']['skipped']}")
-    raw = {
+            notes += [f"energy run failed: {e}" for e in bench["energy"].get("errors", ())]
+            bad = [r["name"] for r in bench["energy"].get("runs", ()) if r.get("energy_j") is None]
+            if bad:
+                notes.append(f"no energy for run(s) {', '.join(bad)} (too few power samples?)")
+    raw: dict[str, Any] = {
         "gpu_name": gpu.name,
+        "pci_bus_id": bus or gpu.pci_bus_id,
         "compute_capability": gpu.compute_cap,
         "arch": arch,
         "date": datetime.date.today().isoformat(),
@@ -678,7 +835,10 @@ def calibrate(
         "benchmarks": {k: v for k, v in bench.items() if "error" not in v},
     }
     raw["failed"] = {k: v["error"] for k, v in bench.items() if "error" in v}
-    return finish_from_raw(raw, output or default_output(gpu.name), base, force)
+    raw_path = out.with_name(out.stem + ".raw.json")
+    _save_raw(raw, raw_path)  # before any analysis: a failure there never loses the run
+    raw["_path"] = str(raw_path)
+    return finish_from_raw(raw, out, base, force)
 
 
 def default_output(gpu_name: str) -> Path:

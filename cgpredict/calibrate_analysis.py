@@ -10,7 +10,7 @@ writes the device file.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +18,7 @@ import numpy as np
 
 __all__ = [
     "ENERGY_COUNTS",
+    "VALUE_RANGES",
     "Analysis",
     "EnergyFit",
     "EnergyRun",
@@ -33,6 +34,8 @@ __all__ = [
     "fit_energy",
     "integrate_energy_j",
     "linear_fit",
+    "sectors_per_warp",
+    "value_problem",
     "warp_insts_per_cycle",
 ]
 
@@ -180,6 +183,14 @@ def warp_insts_per_cycle(
     return thread_ops / warp_size / (ms * 1e3 * clock_mhz * sm_count)
 
 
+def sectors_per_warp(
+    stride_words: int, sector_bytes: int = 32, word_bytes: int = 4, warp_size: int = 32
+) -> int:
+    """Distinct `sector_bytes` transactions of one warp load whose lane t reads word
+    t * stride_words (stream.cu's count for 32-B sectors, recounted for another size)."""
+    return len({t * stride_words * word_bytes // sector_bytes for t in range(warp_size)})
+
+
 # ---- energy ------------------------------------------------------------------------------
 def integrate_energy_j(
     t_ns: Sequence[int],
@@ -316,146 +327,226 @@ def _props(p: Mapping[str, Any], l2_unit: int, out: dict, notes: list) -> None:
 
 
 def _clock(raw: Mapping[str, Any]) -> float | None:
-    clocks = [r["clock_mhz"] for r in raw.values() if isinstance(r, Mapping) and r.get("clock_mhz")]
+    clocks = [
+        float(r["clock_mhz"])
+        for r in raw.values()
+        if isinstance(r, Mapping)
+        and isinstance(r.get("clock_mhz"), (int, float))
+        and math.isfinite(r["clock_mhz"])
+        and r["clock_mhz"] > 0
+    ]
     return float(np.median(clocks)) if clocks else None
 
 
-def _latencies(raw: Mapping[str, Any], out: dict, extra: dict, notes: list) -> None:
-    r = raw.get("latency_l1")
-    if r:
-        levels = find_plateaus(r["values"], r["cycles_per_access"])
-        if levels:
-            out["l1_latency_cycles"] = Measured(
-                round(levels[0].latency_cycles, 1),
-                f"pointer chase (ld.global.ca, stride {r['stride']} B), first plateau of "
-                f"{len(levels)}",
-                _accuracy(r),
-            )
-            if len(levels) > 1:
-                extra["l1_capacity_bytes"] = Measured(
-                    levels[0].last_bytes, "largest footprint on the L1 plateau (lower bound)"
-                )
-    r = raw.get("latency_l2")
-    if r:
-        levels = find_plateaus(r["values"], r["cycles_per_access"])
-        acc = _accuracy(r)
-        if levels:
-            l2 = levels[0].latency_cycles
-            out["l2_latency_cycles"] = Measured(
-                round(l2, 1),
-                f"pointer chase (ld.global.cg, stride {r['stride']} B), first plateau",
-                acc,
-            )
-        if len(levels) >= 2:
-            total = levels[-1].latency_cycles
-            out["dram_latency_cycles"] = Measured(
-                round(total - levels[0].latency_cycles, 1),
-                f"pointer chase beyond L2: {total:.0f} cycles in all, minus the L2 latency "
-                f"(the field is additive, SPEC eq. (2))",
-                acc,
-            )
-            extra["l2_capacity_bytes"] = Measured(
-                levels[-2].last_bytes, "largest footprint on the last L2 plateau (lower bound)"
-            )
-            if len(levels) > 2:
-                notes.append(
-                    "L2 sweep shows intermediate plateaus "
-                    + ", ".join(f"{p.latency_cycles:.0f}" for p in levels[1:-1])
-                    + " cycles (far L2 partition or TLB)"
-                )
-        else:
-            notes.append("L2 sweep found no DRAM plateau: footprints too small?")
-    for name, key, what in (
-        ("line_l1", "l1_fetch_bytes", "L1"),
-        ("line_l2", "l2_sector_bytes", "L2<-DRAM"),
-    ):
-        r = raw.get(name)
-        if r:
-            g = fetch_granularity(r["values"], r["cycles_per_access"])
-            target = extra if key == "l1_fetch_bytes" else out
-            target[key] = Measured(
-                g, f"first-touch stride sweep: {what} fetch granularity", _accuracy(r)
-            )
-
-
-def _throughput(
-    raw: Mapping[str, Any], clock: float | None, sms: int, warp: int, out: dict, extra: dict
+def _latency_l1(
+    r: Mapping[str, Any], l2_first: float | None, out: dict, extra: dict, notes: list
 ) -> None:
-    r = raw.get("smem")
-    if r:
-        lat, replay = bank_conflict_cost(r["conflict_degree"], r["cycles_per_access"])
-        out["shared_latency_cycles"] = Measured(
-            round(lat, 1), "shared-memory pointer chase, conflict-free", _accuracy(r)
+    levels = find_plateaus(r["values"], r["cycles_per_access"])
+    if not levels:
+        notes.append("L1 sweep found no plateau; l1_latency_cycles keeps the base value")
+        return
+    first = levels[0].latency_cycles
+    # one plateau near the L2 latency: the loads were not served by L1 (not an L1 latency)
+    if (l2_first and first >= 0.7 * l2_first) or (not l2_first and len(levels) < 2):
+        notes.append(
+            f"L1 sweep: first plateau {first:.0f} cycles ({len(levels)} plateau(s)) is not "
+            f"clearly below the L2 latency ({l2_first or 'unknown'}): ld.global.ca seems not "
+            "cached in L1; l1_latency_cycles keeps the base value"
         )
-        extra["smem_conflict_replay_cycles"] = Measured(
-            round(replay, 2),
-            "slope of cycles per shared load vs bank-conflict degree",
-            _accuracy(r),
+        return
+    out["l1_latency_cycles"] = Measured(
+        round(first, 1),
+        f"pointer chase (ld.global.ca, stride {r['stride']} B), first plateau of {len(levels)}",
+        _accuracy(r),
+    )
+    if len(levels) > 1:
+        extra["l1_capacity_bytes"] = Measured(
+            levels[0].last_bytes, "largest footprint on the L1 plateau (lower bound)"
         )
-    for name, key in (("stream_l2", "dd_l2_cycles"), ("stream_dram", "dd_dram_cycles")):
-        r = raw.get(name)
-        if r and clock:
-            fit = departure_delay(r["sectors_per_warp"], r["warp_insts"], r["ms"], clock, sms)
-            if fit.slope > 0:
-                out[key] = Measured(
-                    round(fit.slope, 3),
-                    f"saturated {len(r['ms'])}-point "
-                    f"stream, slope of SM cycles per warp load vs 32-B sectors "
-                    f"per warp (r2 {fit.r2:.3f})",
-                    _accuracy(r),
-                )
-    r = raw.get("bandwidth")
-    if r:
-        out["dram_bandwidth_gbps"] = Measured(
-            round(r["bytes"] / (min(r["ms"]) * 1e-3) / 1e9, 1),
-            "16-B load stream over a buffer >> L2, best run",
-            _accuracy(r),
+
+
+def _latency_l2(
+    r: Mapping[str, Any], l2_bytes: int | None, out: dict, extra: dict, notes: list
+) -> None:
+    sizes, cycles = r["values"], r["cycles_per_access"]
+    levels = find_plateaus(sizes, cycles)
+    acc = _accuracy(r)
+    if not levels:
+        notes.append("L2 sweep found no plateau; its fields keep the base values")
+        return
+    l2 = levels[0].latency_cycles
+    out["l2_latency_cycles"] = Measured(
+        round(l2, 1), f"pointer chase (ld.global.cg, stride {r['stride']} B), first plateau", acc
+    )
+    if len(levels) < 2:
+        notes.append("L2 sweep found no DRAM plateau: footprints too small?")
+        return
+    # DRAM level: the largest footprints (>= 4 x L2), past the L2 -> DRAM ramp, which under
+    # non-LRU replacement reaches far beyond the L2 size and would pull a plateau median down
+    pts = sorted(zip(sizes, cycles))
+    far = [float(c) for s, c in pts if l2_bytes and s >= 4 * l2_bytes]
+    total: float | None = None
+    if len(far) >= 2:
+        total = float(np.median(far[-3:]))
+        how = f"median of the {min(3, len(far))} largest footprints (>= 4 x L2)"
+    elif not l2_bytes or levels[-1].first_bytes > l2_bytes:
+        total = levels[-1].latency_cycles
+        how = f"last plateau (from {levels[-1].first_bytes} B)"
+    else:
+        notes.append(
+            f"L2 sweep: the last plateau starts at {levels[-1].first_bytes} B, inside the "
+            f"{l2_bytes}-B L2, and no footprint reaches 4 x L2: no DRAM level; "
+            "dram_latency_cycles keeps the base value"
         )
-    r = raw.get("inst")
-    if r and clock:
-        acc = _accuracy(r)
-        rates = {
-            c: warp_insts_per_cycle(r[f"{c}_thread_ops"], r[f"{c}_ms"], clock, sms, warp)
-            for c in ("int32", "fp32", "fp64", "sfu")
-            if f"{c}_ms" in r
-        }
-        for c, v in rates.items():
-            extra[f"{c}_warp_insts_per_cycle"] = Measured(
-                round(v, 3), "full-occupancy independent chains", acc
-            )
-        if rates:
-            best = max(rates, key=rates.get)
-            out["inst_cycles_per_warp_inst"] = Measured(
-                round(1.0 / rates[best], 4),
-                f"issue rate: 1 / the fastest class ({best}, "
-                f"{rates[best]:.2f} warp insts per SM cycle)",
-                acc,
-            )
-        if "int32_latency_cycles" in r:
-            out["inst_latency_cycles"] = Measured(
-                round(r["int32_latency_cycles"], 2), "dependent mad.lo.s32 chain", acc
-            )
-        if "fp32_latency_cycles" in r:
-            out["fp_latency_cycles"] = Measured(
-                round(r["fp32_latency_cycles"], 2), "dependent fma.rn.f32 chain", acc
-            )
-    r = raw.get("barrier")
-    if r:
-        cyc = dict(zip(r["threads"], r["cycles_per_barrier"]))
-        pick = 256 if 256 in cyc else max(cyc)
-        extra["barrier_cycles"] = Measured(
-            round(cyc[pick], 1),
-            f"__syncthreads of a {pick}-thread block, one block per SM",
-            _accuracy(r),
+    if total is not None:
+        out["dram_latency_cycles"] = Measured(
+            round(total - l2, 1),
+            f"pointer chase beyond L2 ({how}): {total:.0f} cycles in all, minus the L2 "
+            "latency (the field is additive, SPEC eq. (2)); a sequential 128-B chase hits "
+            "open DRAM rows, so a lower bound for scattered accesses",
+            acc,
         )
+    extra["l2_capacity_bytes"] = Measured(
+        levels[-2].last_bytes,
+        "largest footprint on the last L2 plateau (not a bound under non-LRU replacement)",
+    )
+    if len(levels) > 2:
+        notes.append(
+            "L2 sweep shows intermediate plateaus "
+            + ", ".join(f"{p.latency_cycles:.0f}" for p in levels[1:-1])
+            + " cycles (far L2 partition or TLB)"
+        )
+
+
+def _line_l2(
+    r: Mapping[str, Any],
+    l2_line_bytes: int,
+    l2_sector_bytes: int,
+    out: dict,
+    extra: dict,
+    notes: list,
+) -> None:
+    # strides beyond 2 lines only add DRAM row / TLB effects to the top of the curve
+    pts = [(s, c) for s, c in zip(r["values"], r["cycles_per_access"]) if s <= 2 * l2_line_bytes]
+    g = fetch_granularity([s for s, _ in pts], [c for _, c in pts])
+    acc = _accuracy(r)
+    extra["l2_dram_fetch_bytes"] = Measured(
+        g, "first-touch stride sweep after an L2 flush: L2<-DRAM fetch granularity", acc
+    )
+    # l2_sector_bytes is the unit of every L2 and DRAM transaction the model counts (and of
+    # dd_l2 / dd_dram): a DRAM fetch granularity only confirms it, never replaces it
+    if g == l2_sector_bytes and g in (32, 64, 128) and l2_line_bytes % g == 0:
+        out["l2_sector_bytes"] = Measured(
+            g,
+            "first-touch stride sweep: the L2<-DRAM fetch granularity equals the transaction "
+            "size the model counts",
+            acc,
+        )
+    else:
+        notes.append(
+            f"L2<-DRAM fetch granularity {g} B differs from l2_sector_bytes {l2_sector_bytes} B "
+            "(the transaction the model counts, the unit of dd_l2/dd_dram): base value kept"
+        )
+
+
+def _smem(r: Mapping[str, Any], out: dict, extra: dict) -> None:
+    lat, replay = bank_conflict_cost(r["conflict_degree"], r["cycles_per_access"])
+    out["shared_latency_cycles"] = Measured(
+        round(lat, 1), "shared-memory pointer chase, conflict-free", _accuracy(r)
+    )
+    extra["smem_conflict_replay_cycles"] = Measured(
+        round(replay, 2), "slope of cycles per shared load vs bank-conflict degree", _accuracy(r)
+    )
+
+
+def _stream(
+    r: Mapping[str, Any],
+    key: str,
+    clock: float,
+    sms: int,
+    sector_bytes: int,
+    out: dict,
+    notes: list,
+) -> None:
+    spw = list(r["sectors_per_warp"])
+    unit = int(r.get("sector_bytes", 32))  # stream.cu counts 32-B sectors
+    if sector_bytes != unit:
+        if "strides" not in r:
+            notes.append(
+                f"{key}: the stream counts {unit}-B sectors, the model {sector_bytes}-B "
+                "transactions, and the raw results have no strides to recount: base kept"
+            )
+            return
+        spw = [sectors_per_warp(int(s), sector_bytes) for s in r["strides"]]
+    fit = departure_delay(spw, r["warp_insts"], r["ms"], clock, sms)
+    if fit.slope <= 0:
+        notes.append(f"{key}: slope {fit.slope:.3g} is not positive; base kept")
+        return
+    out[key] = Measured(
+        round(fit.slope, 3),
+        f"saturated {len(r['ms'])}-point stream, slope of SM cycles per warp load vs "
+        f"{sector_bytes}-B transactions per warp (r2 {fit.r2:.3f})",
+        _accuracy(r),
+    )
+
+
+def _bandwidth(r: Mapping[str, Any], out: dict) -> None:
+    read = r["bytes"] * int(r.get("passes", 1))
+    out["dram_bandwidth_gbps"] = Measured(
+        round(read / (min(r["ms"]) * 1e-3) / 1e9, 1),
+        "16-B load stream (4 loads in flight per thread) over a buffer >> L2, best run",
+        _accuracy(r),
+    )
+
+
+def _inst(r: Mapping[str, Any], clock: float, sms: int, warp: int, out: dict, extra: dict) -> None:
+    acc = _accuracy(r)
+    rates = {
+        c: warp_insts_per_cycle(r[f"{c}_thread_ops"], r[f"{c}_ms"], clock, sms, warp)
+        for c in ("int32", "fp32", "fp64", "sfu")
+        if f"{c}_ms" in r
+    }
+    for c, v in rates.items():
+        extra[f"{c}_warp_insts_per_cycle"] = Measured(
+            round(v, 3), "full-occupancy independent chains", acc
+        )
+    if rates:
+        best = max(rates, key=rates.get)
+        out["inst_cycles_per_warp_inst"] = Measured(
+            round(1.0 / rates[best], 4),
+            f"issue rate: 1 / the fastest class ({best}, "
+            f"{rates[best]:.2f} warp insts per SM cycle)",
+            acc,
+        )
+    if "int32_latency_cycles" in r:
+        out["inst_latency_cycles"] = Measured(
+            round(r["int32_latency_cycles"], 2), "dependent mad.lo.s32 chain", acc
+        )
+    if "fp32_latency_cycles" in r:
+        out["fp_latency_cycles"] = Measured(
+            round(r["fp32_latency_cycles"], 2), "dependent fma.rn.f32 chain", acc
+        )
+
+
+def _barrier(r: Mapping[str, Any], extra: dict) -> None:
+    cyc = dict(zip(r["threads"], r["cycles_per_barrier"]))
+    pick = 256 if 256 in cyc else max(cyc)
+    extra["barrier_cycles"] = Measured(
+        round(cyc[pick], 1),
+        f"__syncthreads of a {pick}-thread block, one block per SM",
+        _accuracy(r),
+    )
 
 
 def energy_runs(raw: Mapping[str, Any]) -> list[EnergyRun]:
-    """The EnergyRun of every energy micro-benchmark that has a measured energy."""
+    """The EnergyRun of every energy micro-benchmark that has a finite measured energy."""
     return [
         EnergyRun(e["name"], e["seconds"], e["counts"], e["energy_j"])
         for e in raw.get("energy", {}).get("runs", [])
-        if e.get("energy_j") is not None
+        if isinstance(e.get("energy_j"), (int, float))
+        and math.isfinite(e["energy_j"])
+        and isinstance(e.get("seconds"), (int, float))
+        and math.isfinite(e["seconds"])
     ]
 
 
@@ -474,22 +565,111 @@ def _energy(raw: Mapping[str, Any], energy: dict, notes: list) -> None:
         energy["static_power_w"] = Measured(round(fit.static_power_w, 2), how)
     if fit.dropped:
         notes.append("energy fit dropped non-positive terms: " + ", ".join(fit.dropped))
+    if raw.get("energy", {}).get("energy_counter") is False:
+        notes.append(
+            "energy from NVML power samples (no energy counter): on many GPUs the power "
+            "reading is a ~1-s moving average, which smears each run into its neighbours"
+        )
 
 
-def analyse(raw: Mapping[str, Any], l2_line_bytes: int, l2_ways: int) -> Analysis:
+# ---- sanity of calibrated values ---------------------------------------------------------
+# Plausible range of a calibrated field (generous: a value outside is a broken measurement).
+VALUE_RANGES: dict[str, tuple[float, float]] = {
+    "clock_mhz": (100.0, 10_000.0),
+    "l1_latency_cycles": (1.0, 2_000.0),
+    "l2_latency_cycles": (1.0, 10_000.0),
+    "dram_latency_cycles": (1.0, 20_000.0),
+    "shared_latency_cycles": (1.0, 2_000.0),
+    "smem_load_cycles": (1.0, 50_000.0),
+    "dd_l2_cycles": (0.001, 1_000.0),
+    "dd_dram_cycles": (0.001, 1_000.0),
+    "inst_cycles_per_warp_inst": (0.01, 100.0),
+    "inst_latency_cycles": (0.5, 1_000.0),
+    "fp_latency_cycles": (0.5, 1_000.0),
+    "dram_bandwidth_gbps": (1.0, 100_000.0),
+    "barrier_cycles": (0.1, 1e6),
+    "smem_conflict_replay_cycles": (0.01, 1_000.0),
+    "warp_size": (1, 1024),
+}
+# Sizes that must be powers of two; fields that may be 0.
+_POW2 = ("l2_sector_bytes", "l1_fetch_bytes", "l2_dram_fetch_bytes", "warp_size")
+_ZERO_OK = ("shared_mem_reserved_per_block_bytes",)
+
+
+def value_problem(key: str, value: Any) -> str | None:
+    """Why a calibrated value cannot be right, or None: not a positive finite number, not a
+    power of two (line and sector sizes), outside the plausible range of its field."""
+    if isinstance(value, str):
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return "not a number"
+    if not math.isfinite(value):
+        return "not a finite number"
+    if value < 0 or (value == 0 and key not in _ZERO_OK):
+        return "not a positive number"
+    if key in _POW2 and (value != int(value) or int(value) & (int(value) - 1)):
+        return "not a power of two"
+    lo, hi = VALUE_RANGES.get(key, (0.0, math.inf))
+    if not lo <= value <= hi:
+        return f"outside the plausible range [{lo:g}, {hi:g}]"
+    return None
+
+
+def _screen(table: dict, notes: list, kept: str) -> None:
+    for key, m in list(table.items()):
+        why = value_problem(key, m.value)
+        if why:
+            notes.append(f"{key}: measured {m.value!r} is {why}; {kept}")
+            del table[key]
+
+
+_RAW_ERRORS = (ValueError, KeyError, TypeError, IndexError, AttributeError, ZeroDivisionError)
+
+
+def analyse(
+    raw: Mapping[str, Any],
+    l2_line_bytes: int,
+    l2_ways: int,
+    *,
+    l2_sector_bytes: int = 32,
+    l2_bytes: int | None = None,
+) -> Analysis:
     """Device parameters from the raw results of the micro-benchmarks that ran.
 
     `raw` maps a benchmark name (props, latency_l1, latency_l2, line_l1, line_l2, smem,
     stream_l2, stream_dram, bandwidth, inst, barrier, energy) to its JSON object; missing
-    benchmarks leave their fields unmeasured. l2_line_bytes and l2_ways (of the base file)
-    decide whether the runtime's L2 size can be written (it must be a multiple of both).
+    benchmarks leave their fields unmeasured, and so do raw results that cannot be analysed
+    (with a note). l2_line_bytes and l2_ways (of the base file) decide whether the runtime's
+    L2 size can be written (it must be a multiple of both); l2_sector_bytes (of the base file)
+    is the transaction the dd_* fields are per; l2_bytes (the base's, when the runtime gives
+    none) tells the DRAM footprints of the L2 sweep. Values that fail `value_problem` are
+    left out (with a note).
     """
     out: dict[str, Measured] = {}
     extra: dict[str, Measured] = {}
     energy: dict[str, Measured] = {}
     notes: list[str] = []
-    props = raw.get("props") or {}
-    _props(props, l2_line_bytes * l2_ways, out, notes)
+
+    def step(name: str, fn: Callable[[dict, dict], None]) -> None:
+        """Run one benchmark's analysis; its fields are kept only if it completes."""
+        if not isinstance(raw.get(name, {}), Mapping):
+            notes.append(f"{name}: raw results are not an object; its fields keep the base values")
+            return
+        o: dict[str, Measured] = {}
+        e: dict[str, Measured] = {}
+        try:
+            fn(o, e)
+        except _RAW_ERRORS as exc:
+            notes.append(
+                f"{name}: cannot analyse the raw results ({type(exc).__name__}: {exc}); "
+                "its fields keep the base values"
+            )
+            return
+        out.update(o)
+        extra.update(e)
+
+    props = raw.get("props") if isinstance(raw.get("props"), Mapping) else {}
+    step("props", lambda o, e: _props(props, l2_line_bytes * l2_ways, o, notes))
     clock = _clock(raw)
     if clock:
         out["clock_mhz"] = Measured(
@@ -497,14 +677,62 @@ def analyse(raw: Mapping[str, Any], l2_line_bytes: int, l2_ways: int) -> Analysi
             "clock64() cycles over event time of a "
             "spin kernel on every SM (median over the benchmarks)",
         )
-    sms = int(
-        props.get("sm_count")
-        or next(
-            (r["sm_count"] for r in raw.values() if isinstance(r, Mapping) and "sm_count" in r), 1
+    try:
+        sms = int(
+            props.get("sm_count")
+            or next(
+                (r["sm_count"] for r in raw.values() if isinstance(r, Mapping) and "sm_count" in r),
+                1,
+            )
         )
-    )
-    _latencies(raw, out, extra, notes)
-    _throughput(raw, clock, sms, int(props.get("warp_size", 32)), out, extra)
+    except _RAW_ERRORS:
+        sms = 1
+    warp = props.get("warp_size", 32)
+    warp = warp if isinstance(warp, int) and warp > 0 else 32
+    l2b = props.get("l2_bytes") if isinstance(props.get("l2_bytes"), int) else None
+    l2b = l2b or l2_bytes
+
+    def rr(name: str) -> Any:
+        return raw.get(name)
+
+    if rr("latency_l2"):
+        step("latency_l2", lambda o, e: _latency_l2(rr("latency_l2"), l2b, o, e, notes))
+    if rr("latency_l1"):
+        l2_first = out["l2_latency_cycles"].value if "l2_latency_cycles" in out else None
+        step("latency_l1", lambda o, e: _latency_l1(rr("latency_l1"), l2_first, o, e, notes))
+    if rr("line_l1"):
+        step(
+            "line_l1",
+            lambda o, e: e.update(
+                l1_fetch_bytes=Measured(
+                    fetch_granularity(rr("line_l1")["values"], rr("line_l1")["cycles_per_access"]),
+                    "first-touch stride sweep: L1 fetch granularity",
+                    _accuracy(rr("line_l1")),
+                )
+            ),
+        )
+    if rr("line_l2"):
+        step(
+            "line_l2",
+            lambda o, e: _line_l2(rr("line_l2"), l2_line_bytes, l2_sector_bytes, o, e, notes),
+        )
+    if rr("smem"):
+        step("smem", lambda o, e: _smem(rr("smem"), o, e))
+    for name, key in (("stream_l2", "dd_l2_cycles"), ("stream_dram", "dd_dram_cycles")):
+        if rr(name) and clock:
+            step(
+                name,
+                lambda o, e, name=name, key=key: _stream(
+                    rr(name), key, clock, sms, l2_sector_bytes, o, notes
+                ),
+            )
+    if rr("bandwidth"):
+        step("bandwidth", lambda o, e: _bandwidth(rr("bandwidth"), o))
+    if rr("inst") and clock:
+        step("inst", lambda o, e: _inst(rr("inst"), clock, sms, warp, o, e))
+    if rr("barrier"):
+        step("barrier", lambda o, e: _barrier(rr("barrier"), e))
+    _screen(out, notes, "base kept")
     parts = [out.get(k) for k in ("l2_latency_cycles", "dram_latency_cycles", "dd_dram_cycles")]
     if all(parts):
         out["smem_load_cycles"] = Measured(
@@ -512,9 +740,13 @@ def analyse(raw: Mapping[str, Any], l2_line_bytes: int, l2_ways: int) -> Analysi
             "measured L2 + DRAM latency + dd_dram",
             kind="derived",
         )
-    _energy(raw, energy, notes)
-    for key, m in list(out.items()):
-        if isinstance(m.value, float) and not (m.value > 0 and math.isfinite(m.value)):
-            notes.append(f"{key}: measured {m.value!r} is not a positive number; base kept")
-            del out[key]
+    _screen(out, notes, "base kept")
+    _screen(extra, notes, "left out")
+    if isinstance(raw.get("energy"), Mapping):
+        try:
+            _energy(raw, energy, notes)
+        except (*_RAW_ERRORS, np.linalg.LinAlgError) as exc:
+            notes.append(f"energy: cannot fit the runs ({type(exc).__name__}: {exc})")
+            energy.clear()
+    _screen(energy, notes, "left out")
     return Analysis(out, energy, extra, tuple(notes))

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import stat
+import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -21,6 +24,8 @@ from cgpredict.calibrate_analysis import (
     fit_energy,
     integrate_energy_j,
     linear_fit,
+    sectors_per_warp,
+    value_problem,
 )
 from cgpredict.devices import load_device
 from cgpredict.errors import CGPredictError
@@ -253,12 +258,34 @@ def test_existing_files_are_not_overwritten_without_force(tmp_path):
     assert again.raw_path == res.raw_path
 
 
-def test_render_rejects_invalid_result(tmp_path):
+def test_invalid_measured_value_falls_back_to_the_base(tmp_path):
+    # B2/W4: a value the device file cannot take costs that field, not the run
     raw = {"gpu_name": "X", "benchmarks": {"props": {"max_threads_per_sm": 2048, "warp_size": 32,
                                                      "max_threads_per_block": 4096}}}
-    with pytest.raises(cal.CalibrationError, match="does not validate"):
+    res = cal.finish_from_raw(raw, tmp_path / "bad.toml", "h100")
+    assert res.device.max_threads_per_block == load_device("h100").max_threads_per_block
+    assert res.device.max_threads_per_sm == 2048
+    assert any(n.startswith("max_threads_per_block: the measured value fails validation")
+               for n in res.notes)
+    assert "max_threads_per_block" not in res.analysis.values
+    assert not (tmp_path / "bad.toml.tmp").exists()
+
+
+def test_validation_failure_without_a_measured_culprit_keeps_the_raw_file(tmp_path, monkeypatch):
+    real = cal.load_device_file
+
+    def picky(path):
+        if str(path).endswith(".tmp"):
+            raise cal.CalibrationError(f"{path}: something the calibration did not measure")
+        return real(path)
+
+    monkeypatch.setattr(cal, "load_device_file", picky)
+    raw = {"gpu_name": "X", "benchmarks": synthetic_raw()}
+    with pytest.raises(cal.CalibrationError, match="does not validate.*raw results saved in"):
         cal.finish_from_raw(raw, tmp_path / "bad.toml", "h100")
-    assert not (tmp_path / "bad.toml").exists()
+    assert not (tmp_path / "bad.toml").exists() and not (tmp_path / "bad.toml.tmp").exists()
+    saved = cal.load_raw(tmp_path / "bad.raw.json")
+    assert saved["benchmarks"]["bandwidth"]["ms"] == [0.40, 0.36, 0.37]
 
 
 def test_plan_sizes_follow_the_gpu():
@@ -267,7 +294,7 @@ def test_plan_sizes_follow_the_gpu():
     fp = dict(a.split("=") for a in steps["stream_dram"][1])["footprint"]
     assert int(fp) == 512 << 20  # >= 8 x 50 MB L2, a power of two
     vals = [int(x) for x in dict(a.split("=") for a in steps["latency_l2"][1])["values"].split(",")]
-    assert vals[0] == 256 << 10 and 4 * 52428800 * 0.8 < vals[-1] <= 4 * 52428800
+    assert vals[0] == 256 << 10 and 8 * 52428800 * 0.8 < vals[-1] <= 8 * 52428800
 
 
 # ---- no GPU ------------------------------------------------------------------------------
@@ -290,7 +317,7 @@ def test_calibrate_when_nvidia_smi_lists_no_gpu(monkeypatch, tmp_path):
 
 
 def test_calibrate_without_nvcc(monkeypatch, tmp_path):
-    monkeypatch.setattr(cal, "query_gpu", lambda: cal.GPUInfo("Fake GPU", "9.0"))
+    monkeypatch.setattr(cal, "query_gpu", lambda **kw: cal.GPUInfo("Fake GPU", "9.0"))
     monkeypatch.setattr(cal.shutil, "which", lambda name: None)
     monkeypatch.delenv("NVCC", raising=False)
     monkeypatch.setattr(cal, "DEFAULT_NVCC", str(tmp_path / "no-nvcc"))
@@ -310,3 +337,332 @@ def test_every_microbenchmark_compiles(tmp_path):
     assert set(sources) == {s for s in cal.BENCHMARKS.values() if s}
     exes = cal.build(cal.find_nvcc(), "sm_90", sources, tmp_path)
     assert all(exes[s].is_file() for s in sources)
+
+
+# ---- micro-benchmark launch resources (B1) --------------------------------------------------
+# Kernel name -> the most threads per block its program launches it with.
+LAUNCH_THREADS = {"stream": 1024, "read_stream": 512, "smem_chase": 1024, "k_barrier": 1024,
+                  "k_inst": 256, "k_idle": 256, "init_chain": 256, "flush_l2": 256, "chase": 1,
+                  "cgp_spin_kernel": 32}
+
+
+@pytest.mark.skipif(not (shutil.which("nvcc") or os.environ.get("NVCC")), reason="no nvcc")
+def test_every_kernel_launch_fits_the_register_file(tmp_path):
+    """ptxas registers x launch threads <= 65536 (registers a block may use since Kepler)."""
+    nvcc = cal.find_nvcc()
+    src = cal.microbench_dir()
+
+    def ptxas_log(cu):
+        r = subprocess.run([nvcc, "-O3", "-arch=sm_90", "-std=c++17", "-Xptxas", "-v", "-I",
+                            str(src), "-c", str(cu), "-o", str(tmp_path / f"{cu.stem}.o")],
+                           capture_output=True, text=True, check=True, timeout=600)
+        return r.stdout + r.stderr
+
+    sources = sorted(src.glob("*.cu"))
+    with ThreadPoolExecutor(8) as pool:
+        logs = dict(zip(sources, pool.map(ptxas_log, sources)))
+    seen = set()
+    for cu, log in logs.items():
+        for fn, body in re.findall(r"Compiling entry function '(\w+)'(.*?)(?=Compiling entry|$)",
+                                   log, re.S):
+            name = next(k for k in sorted(LAUNCH_THREADS, key=len, reverse=True)
+                        if re.match(rf"_Z\d+{k}", fn))
+            regs = int(re.search(r"Used (\d+) registers", body).group(1))
+            assert "0 bytes spill stores" in body, (cu.name, fn)
+            assert regs * LAUNCH_THREADS[name] <= 65536, (cu.name, fn, regs)
+            seen.add(name)
+    assert seen == set(LAUNCH_THREADS)
+
+
+# ---- B2: the L2 fetch granularity and the transaction the model counts ----------------------
+def test_dram_row_rise_is_not_a_sector_size():
+    strides = [8, 16, 32, 64, 128, 256, 512]
+    # the reviewer's curve: on all strides the knee is at 64 (490 >= 0.9 x median(505,540,560))
+    cyc = [316, 370, 478, 490, 505, 540, 560]
+    assert fetch_granularity(strides, cyc) == 64
+    # strides <= 2 lines: top = median(490, 505, 540) = 505, 478 >= 454.5 -> 32
+    a = analyse({"line_l2": {"values": strides, "cycles_per_access": cyc}}, 128, 16)
+    assert a.extra["l2_dram_fetch_bytes"].value == 32
+    assert a.values["l2_sector_bytes"].value == 32
+
+
+def test_fetch_granularity_other_than_the_model_sector_keeps_the_base(tmp_path):
+    strides = [8, 16, 32, 64, 128, 256, 512]
+    line64 = {"values": strides, "cycles_per_access": [260 + 220 * min(s / 64, 1) for s in strides]}
+    a = analyse({"line_l2": line64}, 128, 16)
+    assert "l2_sector_bytes" not in a.values
+    assert a.extra["l2_dram_fetch_bytes"].value == 64
+    assert any("fetch granularity 64 B differs from l2_sector_bytes 32 B" in n for n in a.notes)
+    # the reviewer's run that was lost: top rises >= 11 % at 256 B; file still written
+    raw = {"gpu_name": "X", "benchmarks": {**synthetic_raw(), "line_l2": {
+        "values": strides, "cycles_per_access": [316, 370, 478, 490, 505, 600, 620]}}}
+    res = cal.finish_from_raw(raw, tmp_path / "g.toml", "h100")
+    assert res.device.l2_sector_bytes == 32  # the base's
+    assert res.analysis.extra["l2_dram_fetch_bytes"].value == 256  # 600 is the top at <= 256
+    assert "l2_dram_fetch_bytes = 256" in (tmp_path / "g.toml").read_text()  # a comment
+
+
+def test_sectors_per_warp_for_other_transaction_sizes():
+    assert [sectors_per_warp(s) for s in (0, 1, 2, 4, 8)] == [1, 4, 8, 16, 32]  # stream.cu
+    assert [sectors_per_warp(s, 64) for s in (0, 1, 2, 4, 8)] == [1, 2, 4, 8, 16]
+    assert [sectors_per_warp(s, 128) for s in (0, 1, 2, 4, 8)] == [1, 1, 2, 4, 8]
+
+
+def test_departure_delay_is_per_the_model_transaction():
+    # a GPU whose 64-B transactions cost 5 cycles each; stream.cu reports 32-B sector counts
+    strides, per64 = [0, 1, 2, 4, 8], [1, 2, 4, 8, 16]
+    warps = [8448 * 1000] * 5
+    ms = [w / SMS * (40.0 + 5.0 * n) / (CLOCK * 1e3) for w, n in zip(warps, per64)]
+    r = {"strides": strides, "sectors_per_warp": [1, 4, 8, 16, 32], "warp_insts": warps,
+         "ms": ms, "clock_mhz": CLOCK, "sm_count": SMS}
+    a = analyse({"stream_l2": r}, 128, 16, l2_sector_bytes=64)
+    assert a.values["dd_l2_cycles"].value == pytest.approx(5.0)
+    assert "64-B transactions" in a.values["dd_l2_cycles"].method
+    # without strides there is nothing to recount: the field keeps the base value
+    del r["strides"]
+    a = analyse({"stream_l2": r}, 128, 16, l2_sector_bytes=64)
+    assert "dd_l2_cycles" not in a.values and any("recount" in n for n in a.notes)
+
+
+# ---- W2 / m5: latency levels ---------------------------------------------------------------
+L2_RT = 52428800  # the synthetic props' L2
+
+
+def test_dram_latency_from_the_footprints_past_the_ramp():
+    sizes = _sizes(256 << 10, 8 * L2_RT)
+    far = [s for s in sizes if s >= 4 * L2_RT]
+    assert len(far) == 4
+    tail = [470.0, 474.0, 479.0, 477.0]  # the last three: median 477
+    cyc = [262.0 if s <= L2_RT else 430.0 + 10.0 * (s / L2_RT) if s < 4 * L2_RT else 0.0
+           for s in sizes]
+    cyc[-4:] = tail
+    raw = {"props": {"l2_bytes": L2_RT},
+           "latency_l2": {"stride": 128, "values": sizes, "cycles_per_access": cyc}}
+    a = analyse(raw, 128, 16)
+    assert a.values["l2_latency_cycles"].value == 262.0
+    assert a.values["dram_latency_cycles"].value == 477.0 - 262.0
+    assert "3 largest footprints" in a.values["dram_latency_cycles"].method
+
+
+def test_no_dram_latency_from_a_plateau_inside_the_l2():
+    # sweep to 2 x L2 whose last level (the far L2 partition) starts at 32 MiB < L2
+    sizes = _sizes(256 << 10, 2 * L2_RT)
+    cyc = [262.0 if s < 32 << 20 else 330.0 if s <= L2_RT else 340.0 for s in sizes]
+    a = analyse({"props": {"l2_bytes": L2_RT},
+                 "latency_l2": {"stride": 128, "values": sizes, "cycles_per_access": cyc}},
+                128, 16)
+    assert a.values["l2_latency_cycles"].value == 262.0
+    assert "dram_latency_cycles" not in a.values
+    assert any("inside the 52428800-B L2" in n for n in a.notes)
+
+
+def test_l1_latency_needs_a_level_below_the_l2():
+    raw = synthetic_raw()
+    sizes = raw["latency_l1"]["values"]
+    raw["latency_l1"]["cycles_per_access"] = [258.0] * len(sizes)  # every load went to L2
+    a = analyse(raw, 128, 16)
+    assert "l1_latency_cycles" not in a.values
+    assert any("not cached in L1" in n for n in a.notes)
+
+
+# ---- W3: bandwidth passes ------------------------------------------------------------------
+def test_bandwidth_counts_every_pass():
+    r = {"bytes": 1 << 30, "passes": 4, "ms": [1.3, 1.2]}
+    a = analyse({"bandwidth": r}, 128, 16)
+    assert a.values["dram_bandwidth_gbps"].value == round(4 * 2**30 / 1.2e-3 / 1e9, 1)  # 3579.1
+
+
+def test_plan_limits_and_sizes():
+    steps = cal.plan(synthetic_raw()["props"], load_device("h100"))
+    line = dict(a.split("=") for a in steps["line_l2"][1])
+    assert line["values"] == "8,16,32,64,128,256"  # <= 2 x 128-B lines
+    assert int(line["flush"]) == 4 * 52428800
+    bw = dict(a.split("=") for a in steps["bandwidth"][1])
+    assert int(bw["bytes"]) * int(bw["passes"]) == 4 << 30  # 512 MiB x 8
+
+
+# ---- W4: value checks ----------------------------------------------------------------------
+def test_value_problems():
+    assert value_problem("l2_sector_bytes", 48) == "not a power of two"
+    assert value_problem("dd_l2_cycles", float("nan")) == "not a finite number"
+    assert value_problem("dd_l2_cycles", 0.0) == "not a positive number"
+    assert value_problem("sm_count", -4) == "not a positive number"
+    assert value_problem("clock_mhz", 1e6).startswith("outside the plausible range")
+    assert value_problem("shared_mem_reserved_per_block_bytes", 0) is None
+    assert value_problem("compute_capability", "9.0") is None
+    assert value_problem("l2_latency_cycles", 262.0) is None
+
+
+def test_findings_written_as_fields_are_checked(tmp_path):
+    raw = synthetic_raw()
+    raw["smem"]["cycles_per_access"] = [29] * 7  # no conflict cost: slope 0
+    raw["barrier"]["cycles_per_barrier"] = [20, float("inf"), 40]
+    raw["inst"]["fp32_latency_cycles"] = -1.0
+    res = cal.finish_from_raw({"gpu_name": "X", "benchmarks": raw}, tmp_path / "w.toml", "h100")
+    assert "smem_conflict_replay_cycles" not in res.analysis.extra
+    assert "barrier_cycles" not in res.analysis.extra
+    assert res.device.fp_latency_cycles == load_device("h100").fp_latency_cycles
+    assert any(n.startswith("smem_conflict_replay_cycles: measured ") and  # 0.0 or -0.0
+               n.endswith("is not a positive number; left out") for n in res.notes)
+    assert res.device.shared_latency_cycles == 29.0
+
+
+def test_unreadable_raw_results_cost_only_their_benchmark():
+    raw = synthetic_raw()
+    raw["stream_dram"]["ms"] = raw["stream_dram"]["ms"][:1]  # fewer points than strides
+    raw["barrier"] = {"threads": []}  # no cycles at all
+    a = analyse(raw, 128, 16)
+    assert "dd_dram_cycles" not in a.values and "smem_load_cycles" not in a.values
+    assert "barrier_cycles" not in a.extra
+    assert a.values["dd_l2_cycles"].value == pytest.approx(1.0)
+    assert any(n.startswith("barrier: cannot analyse the raw results") for n in a.notes)
+
+
+# ---- B5: energy and program output errors --------------------------------------------------
+def test_energy_run_without_power_samples_is_recorded_not_raised():
+    def no_samples(t0, t1):
+        return integrate_energy_j([], [], t0, t1)  # ValueError: too few samples
+
+    inst = {"idle_energy_t0_ns": 1_000_000_000, "idle_energy_t1_ns": 2_500_000_000,
+            "idle_energy_kernel_ms": 1400.0}
+    runs = cal._energy_runs(inst, {}, {}, {}, no_samples)
+    assert len(runs) == 1 and runs[0]["energy_j"] is None and "samples" in runs[0]["error"]
+    assert runs[0]["seconds"] == 1.5  # the window, not the 1.4-s kernel (m3)
+    a = analyse({"energy": {"runs": runs}}, 128, 16)
+    assert a.energy == {}
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="shell script stand-in")
+def test_program_printing_nan_is_a_calibration_error(tmp_path):
+    exe = tmp_path / "clock"
+    exe.write_text('#!/bin/sh\necho \'{"clock_mhz": nan}\'\n')
+    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    with pytest.raises(cal.CalibrationError, match="unreadable result"):
+        cal.run_program(exe, [], 10)
+
+
+# ---- a whole calibrate run with stand-ins for the GPU (B3, B4, B5, W1) ---------------------
+class _NoSamples:
+    """PowerSampler stand-in whose NVML never delivered a power sample."""
+
+    made: list[str] = []
+
+    def __init__(self, pci: str = "") -> None:
+        _NoSamples.made.append(pci)
+        self.interval_s, self.t_ns, self.energy_mj = 0.0, [], []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return None
+
+    def energy_j(self, t0, t1):
+        return integrate_energy_j(self.t_ns, [], t0, t1)
+
+
+def _fake_gpu(monkeypatch, tmp_path, smi_names=None, fail=()):
+    """calibrate's GPU, compiler and programs replaced by synthetic results."""
+    raw = synthetic_raw()
+    raw["props"]["pci_bus_id"] = "0000:3B:00.0"
+    steps = cal.plan(raw["props"], load_device("h100"))
+    by_args = {tuple(args): name for name, (_, args) in steps.items()}
+    queried = []
+
+    def query_gpu(nvidia_smi=None, gpu_id=""):
+        queried.append(gpu_id)
+        names = smi_names or {}
+        return cal.GPUInfo(names.get(gpu_id, "NVIDIA H100 80GB HBM3"), "9.0", "00000000:18:00.0")
+
+    def run_program(exe, args, timeout_s):
+        if exe.name == "props":
+            return raw["props"]
+        if any(a.startswith("duration_ms=") for a in args):
+            t0 = 1_000_000_000
+            window = {"energy_t0_ns": t0, "energy_t1_ns": t0 + 1_500_000_000,
+                      "energy_kernel_ms": 1500.0}
+            if exe.name == "stream":
+                if "stream" in fail:
+                    raise cal.CalibrationError("stream: too many resources requested for launch")
+                return {**window, "energy_sectors": 1e9, "energy_warp_insts": 1e8}
+            if exe.name == "smem":
+                return {**window, "smem_transactions": 1e10}
+            return {f"idle_{k}": v for k, v in window.items()}
+        name = by_args[tuple(args)]
+        if name in fail:
+            raise cal.CalibrationError(f"{exe.name}: exit status 2")
+        return raw[name]
+
+    _NoSamples.made = []
+    monkeypatch.setattr(cal, "query_gpu", query_gpu)
+    monkeypatch.setattr(cal, "find_nvcc", lambda explicit=None: "nvcc")
+    monkeypatch.setattr(cal, "pick_arch", lambda nvcc, gpu, work: "sm_90")
+    monkeypatch.setattr(cal, "build", lambda nvcc, arch, sources, out: {
+        s: out / s.removesuffix(".cu") for s in sources})
+    monkeypatch.setattr(cal, "run_program", run_program)
+    monkeypatch.setattr(cal, "PowerSampler", _NoSamples)
+    monkeypatch.chdir(tmp_path)
+    return queried
+
+
+def test_calibrate_with_stand_ins_saves_raw_and_survives_energy_failures(monkeypatch, tmp_path):
+    queried = _fake_gpu(monkeypatch, tmp_path, fail=("stream",))
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3")
+    res = cal.calibrate(None, base="h100")
+    # W1: nvidia-smi asked for CUDA's device 0, then for the props benchmark's bus id
+    assert queried == ["3", "0000:3B:00.0"]
+    assert _NoSamples.made == ["0000:3B:00.0"]
+    # default output in the current directory, raw results beside it
+    assert res.output == tmp_path.joinpath("nvidia_h100_80gb_hbm3.toml").relative_to(tmp_path)
+    raw = cal.load_raw(tmp_path / "nvidia_h100_80gb_hbm3.raw.json")
+    assert raw["pci_bus_id"] == "0000:3B:00.0"
+    # B5: no power samples and a failing energy program leave notes, never a traceback
+    energy = raw["benchmarks"]["energy"]
+    assert [r["name"] for r in energy["runs"]] == ["idle", "smem"]
+    assert all(r["energy_j"] is None for r in energy["runs"])
+    assert any(n.startswith("energy run failed: stream_dram") for n in res.notes)
+    assert any("no energy for run(s) idle, smem" in n for n in res.notes)
+    assert res.device.l2_latency_cycles == 260.0 and res.analysis.energy == {}
+
+
+def test_calibrate_saves_raw_before_the_analysis(monkeypatch, tmp_path):
+    _fake_gpu(monkeypatch, tmp_path)
+
+    def broken(*a, **k):
+        raise ValueError("analysis bug")
+
+    monkeypatch.setattr(cal, "analyse", broken)
+    with pytest.raises(cal.CalibrationError, match="analysis bug.*saved in"):
+        cal.calibrate(tmp_path / "out.toml", base="h100")
+    raw = cal.load_raw(tmp_path / "out.raw.json")
+    assert raw["benchmarks"]["latency_l2"]["values"] == synthetic_raw()["latency_l2"]["values"]
+    assert not (tmp_path / "out.toml").exists()
+    # --from-raw recovers the run once the analysis works again
+    monkeypatch.undo()
+    res = cal.finish_from_raw(cal.load_raw(tmp_path / "out.raw.json"), tmp_path / "out.toml")
+    assert res.device.l2_latency_cycles == 260.0
+
+
+def test_default_output_is_checked_before_the_benchmarks(monkeypatch, tmp_path):
+    _fake_gpu(monkeypatch, tmp_path)
+    (tmp_path / "nvidia_h100_80gb_hbm3.toml").write_text("# mine\n")
+
+    def no_build(*a, **k):
+        raise AssertionError("built although the output exists")
+
+    monkeypatch.setattr(cal, "find_nvcc", no_build)
+    with pytest.raises(cal.CalibrationError, match="nvidia_h100_80gb_hbm3.toml exists"):
+        cal.calibrate(None, base="h100")
+
+
+def test_default_output_follows_the_gpu_cuda_runs_on(monkeypatch, tmp_path):
+    # nvidia-smi lists another GPU first; props names the one CUDA uses, whose file exists
+    _fake_gpu(monkeypatch, tmp_path, smi_names={"": "NVIDIA A100-SXM4-80GB"})
+    (tmp_path / "nvidia_h100_80gb_hbm3.toml").write_text("# mine\n")
+    seen = []
+    real_run = cal.run_program
+    monkeypatch.setattr(cal, "run_program", lambda exe, a, t: seen.append(exe.name) or
+                        real_run(exe, a, t))
+    with pytest.raises(cal.CalibrationError, match="nvidia_h100_80gb_hbm3.toml exists"):
+        cal.calibrate(None, base="h100")
+    assert seen == ["props"]  # refused before any benchmark

@@ -23,11 +23,22 @@ int main(int argc, char** argv) {
   int nsm = sm_count();
   long long* out;
   CK(cudaMalloc(&out, nsm * sizeof(long long)));
+  cudaFuncAttributes fa;  // block sizes the compiled kernel cannot launch are left out
+  CK(cudaFuncGetAttributes(&fa, k_barrier));
+  std::vector<long long> done;
   std::vector<double> cyc;
   for (long long n : sizes) {
+    if (n < 1 || n > fa.maxThreadsPerBlock) {
+      fprintf(stderr, "barrier: %lld threads exceed the kernel's limit %d: skipped\n", n,
+              fa.maxThreadsPerBlock);
+      continue;
+    }
+    done.push_back(n);
     k_barrier<<<nsm, (int)n>>>(iters / 8 + 1, out);
+    CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
     k_barrier<<<nsm, (int)n>>>(iters, out);
+    CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
     CK(cudaGetLastError());
     std::vector<long long> h(nsm);
@@ -36,7 +47,7 @@ int main(int argc, char** argv) {
     for (long long v : h) best = v < best ? v : best;
     cyc.push_back((double)best / (iters * UNROLL));
   }
-  j.ints("threads", sizes);
+  j.ints("threads", done);
   j.nums("cycles_per_barrier", cyc);
   j.integer("pure_insts", UNROLL);
   j.integer("total_insts", UNROLL + 3);

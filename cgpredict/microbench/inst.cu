@@ -72,6 +72,7 @@ static void run_class(Ctx& c, Json& j, const char* name, T a, T b, long long ite
                       double duration_ms) {
   // latency: one thread, one chain
   k_inst<T, 1><<<1, 1>>>(a, b, iters, c.cycles, c.sink);
+  CK(cudaGetLastError());
   CK(cudaDeviceSynchronize());
   long long cyc = 0;
   CK(cudaMemcpy(&cyc, c.cycles, sizeof cyc, cudaMemcpyDeviceToHost));
@@ -79,11 +80,13 @@ static void run_class(Ctx& c, Json& j, const char* name, T a, T b, long long ite
   j.num((k + "_latency_cycles").c_str(), (double)cyc / (iters * UNROLL));
   // throughput: full machine, ILP chains
   k_inst<T, ILP><<<c.blocks, c.threads>>>(a, b, iters / 4 + 1, c.cycles, c.sink);  // warm
+  CK(cudaGetLastError());
   CK(cudaDeviceSynchronize());
   float best = 1e30f;
   for (int r = 0; r < 3; ++r) {
     c.t.start();
     k_inst<T, ILP><<<c.blocks, c.threads>>>(a, b, iters, c.cycles, c.sink);
+    CK(cudaGetLastError());
     float ms = c.t.stop_ms();
     if (ms < best) best = ms;
   }
@@ -96,6 +99,7 @@ static void run_class(Ctx& c, Json& j, const char* name, T a, T b, long long ite
     long long t0 = wall_ns();
     c.t.start();
     k_inst<T, ILP><<<c.blocks, c.threads>>>(a, b, n, c.cycles, c.sink);
+    CK(cudaGetLastError());
     float ms = c.t.stop_ms();
     long long t1 = wall_ns();
     j.integer((k + "_energy_t0_ns").c_str(), t0);
@@ -138,6 +142,7 @@ int main(int argc, char** argv) {
       long long t0 = wall_ns();
       c.t.start();
       k_idle<<<c.blocks, c.threads>>>(cyc, c.cycles);
+      CK(cudaGetLastError());
       float ms = c.t.stop_ms();
       long long t1 = wall_ns();
       j.integer("idle_energy_t0_ns", t0);

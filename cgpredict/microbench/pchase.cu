@@ -106,9 +106,11 @@ int main(int argc, char** argv) {
     long long n = f / s;
     if (n < 1) n = 1;
     init_chain<<<nsm * 4, 256>>>(buf, n, s);
+    CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
     if (flush > 0) {
       flush_l2<<<nsm * 4, 256>>>(fbuf, flush / 16, isink);
+      CK(cudaGetLastError());
       CK(cudaDeviceSynchronize());
     }
     long long warm_steps = warm ? n : 0;
@@ -116,11 +118,14 @@ int main(int argc, char** argv) {
     if (!by_footprint && steps > n) steps = n / UNROLL * UNROLL;
     if (!by_footprint && warm) {  // pre-load the footprint, then time a fresh first touch
       pick(warm, cg)<<<1, 1>>>(buf, n, UNROLL, d_out, d_sink);
+      CK(cudaGetLastError());
       CK(cudaDeviceSynchronize());
       warm_steps = 0;
       pick(0, cg)<<<1, 1>>>(buf, 0, steps, d_out, d_sink);
+      CK(cudaGetLastError());
     } else {
       pick(warm, cg)<<<1, 1>>>(buf, warm_steps, steps, d_out, d_sink);
+      CK(cudaGetLastError());
     }
     CK(cudaDeviceSynchronize());
     CK(cudaGetLastError());

@@ -62,6 +62,7 @@ int main(int argc, char** argv) {
   std::vector<double> cyc;
   for (long long s : strides) {
     smem_chase<<<1, 32>>>((int)s, iters, 0u, d_out, d_sink);
+    CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
     long long c = 0;
     CK(cudaMemcpy(&c, d_out, sizeof c, cudaMemcpyDeviceToHost));
@@ -74,21 +75,26 @@ int main(int argc, char** argv) {
   j.integer("pure_insts", UNROLL);
   j.integer("total_insts", UNROLL + 3);
   if (duration_ms > 0) {  // energy: every SM busy with conflict-free shared loads
+    cudaFuncAttributes fa;  // the largest block the compiled kernel can launch
+    CK(cudaFuncGetAttributes(&fa, smem_chase));
+    int threads = std::min(1024, fa.maxThreadsPerBlock) / 32 * 32;
     Timer t;
     long long probe = 4096;
     t.start();
-    smem_chase<<<blocks, 1024>>>(1, probe, 0u, d_out, d_sink);
+    smem_chase<<<blocks, threads>>>(1, probe, 0u, d_out, d_sink);
+    CK(cudaGetLastError());
     float ms = t.stop_ms();
     long long n = (long long)(probe * duration_ms / (ms > 0.01 ? ms : 0.01));
     long long t0 = wall_ns();
     t.start();
-    smem_chase<<<blocks, 1024>>>(1, n, 0u, d_out, d_sink);
+    smem_chase<<<blocks, threads>>>(1, n, 0u, d_out, d_sink);
+    CK(cudaGetLastError());
     float ms2 = t.stop_ms();
     long long t1 = wall_ns();
     j.integer("energy_t0_ns", t0);
     j.integer("energy_t1_ns", t1);
     j.num("energy_kernel_ms", ms2);
-    j.num("smem_transactions", (double)blocks * (1024 / 32) * n * UNROLL);
+    j.num("smem_transactions", (double)blocks * (threads / 32) * n * UNROLL);
   }
   j.print();
   return 0;

@@ -19,21 +19,28 @@ __device__ __forceinline__ unsigned ld_cg(const unsigned* p) {
   return r;
 }
 
-__global__ void stream(const unsigned* __restrict__ buf, unsigned long long mask_words,
-                       int stride, unsigned long long span_words, long long iters,
-                       unsigned* sink) {
+// __launch_bounds__(1024, 2): at most 32 registers, so a 1024-thread block fits the 64 K
+// registers a block may use (ptxas gave 128 without it: the launch failed). 32-bit word
+// offsets (footprint <= 16 GiB; the power-of-two mask makes the 2^32 wrap-around harmless);
+// all UNROLL loads of an iteration issue before the first use.
+__global__ void __launch_bounds__(1024, 2)
+stream(const unsigned* __restrict__ buf, unsigned long long mask_words, int stride,
+       unsigned long long span_words, long long iters, unsigned* sink) {
   unsigned lane = threadIdx.x & 31;
-  unsigned long long gw = (blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x) >> 5;
-  unsigned long long nw = ((unsigned long long)gridDim.x * blockDim.x) >> 5;
-  unsigned long long off = gw * span_words + lane * (unsigned long long)stride;
-  unsigned long long step = nw * span_words;
+  unsigned gw = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+  unsigned nw = (gridDim.x * blockDim.x) >> 5;
+  unsigned mask = (unsigned)mask_words;
+  unsigned off = gw * (unsigned)span_words + lane * (unsigned)stride;
+  unsigned step = nw * (unsigned)span_words;
   unsigned acc = 0;
+#pragma unroll 1
   for (long long i = 0; i < iters; i += UNROLL) {
+    unsigned v[UNROLL];
 #pragma unroll
-    for (int k = 0; k < UNROLL; ++k) {
-      acc += ld_cg(buf + (off & mask_words));
-      off += step;
-    }
+    for (int k = 0; k < UNROLL; ++k) v[k] = ld_cg(buf + ((off + k * step) & mask));
+#pragma unroll
+    for (int k = 0; k < UNROLL; ++k) acc += v[k];
+    off += UNROLL * step;
   }
   if (acc == 0x7fffabcdu) sink[0] = acc;
 }
@@ -58,10 +65,22 @@ int main(int argc, char** argv) {
   int reps = (int)arg_int(argc, argv, "reps", 3);
   Json j;
   common_fields(j, "stream");
+  if (footprint < 4096 || (footprint & (footprint - 1)) || footprint > (1LL << 34)) {
+    fprintf(stderr, "stream: footprint must be a power of two in [4096, 16 GiB]\n");
+    return 2;
+  }
   int nsm = sm_count();
-  int threads = 1024;
-  int per_sm = attr(cudaDevAttrMaxThreadsPerMultiProcessor) / threads;
-  if (per_sm < 1) per_sm = 1;
+  // the block size the compiled kernel can launch (registers), and the resident blocks per SM
+  cudaFuncAttributes fa;
+  CK(cudaFuncGetAttributes(&fa, stream));
+  int threads = std::min(1024, fa.maxThreadsPerBlock) / 32 * 32;
+  int per_sm = 0;
+  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, stream, threads, 0));
+  if (threads < 32 || per_sm < 1) {
+    fprintf(stderr, "stream: kernel cannot launch (%d registers/thread, %d threads/block)\n",
+            fa.numRegs, fa.maxThreadsPerBlock);
+    return 2;
+  }
   int blocks = nsm * per_sm;
   unsigned long long nw = (unsigned long long)blocks * threads / 32;
   unsigned* buf;
@@ -80,11 +99,13 @@ int main(int argc, char** argv) {
     // warm-up: one pass over the footprint (an L2-resident footprint is then hot)
     long long warm = std::max(footprint / (long long)(nw * span * 4), 1LL);
     stream<<<blocks, threads>>>(buf, mask, (int)s, span, (warm + UNROLL - 1) / UNROLL * UNROLL, sink);
+    CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
     float best = 1e30f;
     for (int r = 0; r < reps; ++r) {
       t.start();
       stream<<<blocks, threads>>>(buf, mask, (int)s, span, iters, sink);
+      CK(cudaGetLastError());
       float ms = t.stop_ms();
       if (ms < best) best = ms;
     }
@@ -94,6 +115,10 @@ int main(int argc, char** argv) {
   }
   j.integer("footprint", footprint);
   j.integer("warps", (long long)nw);
+  j.integer("threads_per_block", threads);
+  j.integer("blocks_per_sm", per_sm);
+  j.integer("regs_per_thread", fa.numRegs);
+  j.integer("sector_bytes", 32);
   j.ints("strides", strides);
   j.ints("sectors_per_warp", sectors);
   j.ints("warp_insts", warp_insts);
@@ -108,12 +133,14 @@ int main(int argc, char** argv) {
     iters = std::max(iters / UNROLL * UNROLL, (long long)UNROLL);
     t.start();
     stream<<<blocks, threads>>>(buf, mask, (int)s, span, iters, sink);
+    CK(cudaGetLastError());
     float ms = t.stop_ms();
     long long n = (long long)(iters * duration_ms / (ms > 0.01 ? ms : 0.01));
     n = std::max(n / UNROLL * UNROLL, (long long)UNROLL);
     long long t0 = wall_ns();
     t.start();
     stream<<<blocks, threads>>>(buf, mask, (int)s, span, n, sink);
+    CK(cudaGetLastError());
     float ms2 = t.stop_ms();
     long long t1 = wall_ns();
     j.integer("energy_t0_ns", t0);

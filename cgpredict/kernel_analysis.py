@@ -18,6 +18,7 @@ from .memory import COAL, CONST, UNCOAL, CacheScale, L1Config, MemoryAnalysis, a
 from .models import LaunchGeometry, launch_geometry
 from .models import predict as model_predict
 from .occupancy import BlockDoesNotFit, occupancy
+from .parallelism import region_parallelism
 from .prediction import DEFAULT_BLOCKS, KernelReport, MemInstrReport, PredictionError, RunOptions
 from .profile import KernelProfile, PatternCounts, SharedMemoryCounts
 from .scaling import SizeModel, TripModel
@@ -253,6 +254,7 @@ class _LaunchContext:
             if s.sid not in skip
         ]
         executed = sum(w for w, _ in weights)
+        par = region_parallelism(tr, self.region, self.grid, per_thread)
         bytes_per_access = round(sum(w * b for w, b in weights) / executed) if executed else 4
         for b in h.blocks:
             n = per_thread.get(b.id, 0.0)
@@ -277,6 +279,8 @@ class _LaunchContext:
             fp_insts=comp.fp,
             registers_per_thread=self.opts.registers_per_thread,
             bytes_per_access=max(bytes_per_access, 1),
+            ilp=par.ilp,
+            mlp=par.mlp,
             launches=1,
             shared=shared,
             sync_insts=sync,

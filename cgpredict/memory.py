@@ -65,15 +65,30 @@ class MemoryAnalysis:
 
 
 def classify(wt: WarpTrace, access_bytes: np.ndarray) -> np.ndarray:
-    """Pattern (COAL/UNCOAL/CONST) of every warp instruction (SPEC §2.3)."""
+    """Pattern (COAL/UNCOAL/CONST) of every warp instruction (SPEC §2.3): the largest address
+    stride between adjacent threads. Adjacent means neighbours along x in one block row (with
+    blocks narrower than a warp, lanes 15 and 16 of a 16x16 block are not neighbours), and a
+    stride is per lane (a masked instruction whose active lanes are 3 apart and 12 bytes apart
+    strides 4 bytes). An instruction with no two lanes in one row (blocks 1 wide) compares its
+    consecutive lanes."""
     ev = wt.events
     n = len(ev)
     if not n:
         return np.zeros(0, np.int8)
     addr = ev["addr"].astype(np.int64)
+    lane = ev["lane"].astype(np.int64)
+    wpb = max(-(-wt.block.threads // 32), 1)
+    row = ((ev["warp"].astype(np.int64) % wpb) * 32 + lane) // max(wt.block.x, 1)
+    first = np.zeros(n, bool)
+    first[wt.inst_start] = True  # no stride across warp instructions
     diff = np.abs(np.diff(addr, prepend=addr[0]))
-    diff[wt.inst_start] = 0  # no stride across warp instructions
-    stride = np.maximum.reduceat(diff, wt.inst_start)
+    gap = np.maximum(np.diff(lane, prepend=lane[0]), 1)
+    neighbours = ~first & (row == np.concatenate(([-1], row[:-1])))
+    in_row = np.where(neighbours, diff // gap, 0)
+    stride = np.maximum.reduceat(in_row, wt.inst_start)
+    has_row = np.add.reduceat(neighbours.astype(np.int64), wt.inst_start) > 0
+    across = np.maximum.reduceat(np.where(first, 0, diff), wt.inst_start)
+    stride = np.where(has_row, stride, across)
     size = access_bytes[ev["sid"][wt.inst_start]]
     return np.where(stride == 0, CONST, np.where(stride <= size, COAL, UNCOAL)).astype(np.int8)
 

@@ -8,6 +8,8 @@ stride 64: 32); stride 0 is constant, stride <= the access size coalesced, else 
 
 from __future__ import annotations
 
+import dataclasses
+
 from pathlib import Path
 
 import numpy as np
@@ -63,6 +65,29 @@ def test_classify_max_stride_and_partial_warp():
     wt = make_wt([(0, 0, 0, mixed), (0, 1, 0, gap), (1, 0, 0, strided(0, 4, 7)),
                   (1, 1, 0, [128] * 5)])
     assert list(classify(wt, FOUR)) == [COAL, UNCOAL, COAL, CONST]
+
+
+def test_classify_compares_neighbours_in_a_block_row():
+    """Block 16x16 over a 64-float-wide row-major array: lanes 0-15 read row y, lanes 16-31
+    row y+1 (256 bytes on). Neighbours along x stride 4 bytes: coalesced (SPEC §2.3), though
+    lanes 15 and 16 are 196 bytes apart. A column access A[j][i] strides a row per x step."""
+    row = strided(0, 4, 16) + strided(256, 4, 16)
+    col = strided(0, 256, 16) + strided(4, 256, 16)
+    wt = dataclasses.replace(make_wt([(0, 0, 0, row), (0, 1, 0, col)]), block=Block(16, 16))
+    assert list(classify(wt, FOUR)) == [COAL, UNCOAL]
+    # a block one thread wide has no neighbours in a row: consecutive lanes are compared
+    wt1 = dataclasses.replace(make_wt([(0, 0, 0, strided(0, 256)), (0, 1, 0, [64] * 32)]),
+                              block=Block(1, 32))
+    assert list(classify(wt1, FOUR)) == [UNCOAL, CONST]
+
+
+def test_classify_masked_lanes_stride_per_lane():
+    """A masked (divergent) instruction of lanes 0, 3, 6, ... reading x[i]: 12 bytes between
+    active lanes is 4 bytes per thread, a coalesced access."""
+    rows = [(0, 0, lane, 0, lane, 4 * lane) for lane in range(0, 32, 3)]
+    ev = np.array(rows, EVENT_DTYPE)
+    wt = WarpTrace(1, Block(32), 32, 1, ev, np.array([0]), 11, 1, 1, 0, None)
+    assert list(classify(wt, FOUR)) == [COAL]
 
 
 def test_classify_empty():

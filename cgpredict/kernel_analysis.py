@@ -503,7 +503,7 @@ def _mapping_warnings(trace: Trace, wt: WarpTrace, name: str) -> list[str]:
     if wt.divergent_insts:
         out.append(
             f"{name}: {wt.divergent_insts} of {wt.n_insts} warp instructions diverge "
-            f"(threads of a warp run different memory instructions)"
+            f"(lanes masked off by branches or by trip counts that differ between threads)"
         )
     if wt.dependence and wt.dependence.forwarded:
         out.append(

@@ -2,8 +2,12 @@
 
 One iteration of the mapped loops of a region is a pseudo-thread: for a 2-D grid the depth-1
 loop is y and the depth-2 loop is x; for a 1-D grid the depth-1 loop is x. Threads are grouped
-into blocks (x fastest), 32 consecutive threads of a block form a warp, and the k-th memory
-event of every thread of a warp forms the warp's k-th memory instruction.
+into blocks (x fastest) and 32 consecutive threads of a block form a warp. A warp memory
+instruction is the r-th execution of one static memory instruction by the lanes of the warp
+that execute it: when every lane runs the same instruction sequence this is the k-th memory
+event of every thread; under divergence (branches, trip counts that differ between lanes) it
+is a masked instruction of fewer lanes, as the GPU executes it. A warp's instructions are
+numbered (k) in a program-like issue order.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ WARP_SIZE = 32
 EVENT_DTYPE = np.dtype(
     [
         ("warp", "<u4"),
-        ("k", "<u4"),
+        ("k", "<u4"),  # index of the event's warp instruction within its warp (issue order)
         ("lane", "<u1"),
         ("sid", "<u2"),
         ("thread", "<u8"),
@@ -185,12 +189,16 @@ def form_warps(
     ev = np.asarray(trace.launch_events(launch))
     d1, d2 = mapped_loops(trace, region)
     if not d1:
-        raise MappingError("no loop left to map to threads: the compiler removed or replaced "
-                           "the loop nest (a constant result, a memset/memcpy, or a single "
-                           "iteration); see `cgpredict trace-info`")
+        raise MappingError(
+            "no loop left to map to threads: the compiler removed or replaced "
+            "the loop nest (a constant result, a memset/memcpy, or a single "
+            "iteration); see `cgpredict trace-info`"
+        )
     if len(d1) > 1:
-        raise MappingError(f"{len(d1)} top-level loops in one kernel: mark each loop nest with "
-                           f"its own '#pragma cgp kernel' (one GPU launch each)")
+        raise MappingError(
+            f"{len(d1)} top-level loops in one kernel: mark each loop nest with "
+            f"its own '#pragma cgp kernel' (one GPU launch each)"
+        )
     if grid_dims == 2 and not d2:
         raise MappingError("a 2-D grid needs two nested loops; use --grid 1")
     i1, i2, valid2 = _indices(ev, d1, d2)
@@ -207,7 +215,7 @@ def form_warps(
     unmapped = int(mem.sum() - ok.sum())
     sid = (tag[ok]).astype(np.uint16)
     addr = ev[ok] & ADDRESS_MASK
-    events, inst_start, n_threads, n_warps, divergent = _order(tx, ty, sid, addr, gx, block)
+    events, inst_start, n_threads, n_warps, divergent = _order(tx, ty, sid, addr, gx, gy, block)
     dep = _dependence(events, mem_kinds)
     if dep is None and any(carries(trace, region, d) for d in range(1, grid_dims + 1)):
         dep = Dependence(0, (), (), forwarded=True)
@@ -224,39 +232,48 @@ def _extent(ev: np.ndarray, loops: list[int]) -> int:
 
 
 @njit(cache=True)
-def _order_kernel(tx, ty, gx, bx, by, nbx, wpb, n_threads):  # pragma: no cover - numba
-    """Counting sort of events into (warp, k, lane) order, O(n).
-
-    k is the rank of an event among its thread's events (program order). Lanes of a warp
-    appear in increasing order in program order (x is the inner mapped loop), so a stable
-    scatter by (warp, k) leaves each warp instruction's events in lane order."""
+def _thread_events(tx, ty, gx, bx, by, nbx, wpb, n_threads):  # pragma: no cover - numba
+    """Thread, warp, lane and k (rank among the thread's events, program order) of every
+    event, and the number of threads that made at least one event."""
     n = tx.shape[0]
+    thread = np.empty(n, np.int64)
     warp = np.empty(n, np.int64)
     lane = np.empty(n, np.int64)
     k = np.empty(n, np.int64)
-    thread = np.empty(n, np.int64)
     seen = np.zeros(n_threads, np.int64)
-    n_warps_max = 0
+    used = 0
     for t in range(n):
         x, y = tx[t], ty[t]
         th = y * gx + x
         tib = (y % by) * bx + (x % bx)
-        w = ((y // by) * nbx + x // bx) * wpb + tib // 32
         thread[t] = th
-        warp[t] = w
+        warp[t] = ((y // by) * nbx + x // bx) * wpb + tib // 32
         lane[t] = tib % 32
         k[t] = seen[th]
+        if seen[th] == 0:
+            used += 1
         seen[th] += 1
-        if w + 1 > n_warps_max:
-            n_warps_max = w + 1
-    kmax = np.zeros(n_warps_max, np.int64)
+    return thread, warp, lane, k, used
+
+
+@njit(cache=True)
+def _sort_warp_k(warp, k):  # pragma: no cover - numba
+    """Counting sort of events into (warp, k, lane) order, O(n), and the first event of every
+    (warp, k) group. Lanes of a warp appear in increasing order in program order (x is the
+    inner mapped loop), so a stable scatter by (warp, k) leaves each group in lane order."""
+    n = warp.shape[0]
+    n_warps = 0
+    for t in range(n):
+        if warp[t] + 1 > n_warps:
+            n_warps = warp[t] + 1
+    kmax = np.zeros(n_warps, np.int64)
     for t in range(n):
         if k[t] + 1 > kmax[warp[t]]:
             kmax[warp[t]] = k[t] + 1
-    base = np.zeros(n_warps_max + 1, np.int64)
-    for w in range(n_warps_max):
+    base = np.zeros(n_warps + 1, np.int64)
+    for w in range(n_warps):
         base[w + 1] = base[w] + kmax[w]
-    count = np.zeros(base[n_warps_max] + 1, np.int64)
+    count = np.zeros(base[n_warps] + 1, np.int64)
     for t in range(n):
         count[base[warp[t]] + k[t] + 1] += 1
     for s in range(1, count.shape[0]):
@@ -273,37 +290,225 @@ def _order_kernel(tx, ty, gx, bx, by, nbx, wpb, n_threads):  # pragma: no cover 
         if count[s + 1] > count[s]:
             starts[m] = count[s]
             m += 1
-    return perm, warp, lane, k, thread, starts[:m]
+    return perm, starts[:m]
 
 
-def _order(tx, ty, sid, addr, gx: int, block: Block):
-    """Sort events into warp instructions; count divergent ones."""
+@njit(cache=True)
+def _mixed(sid, perm, starts):  # pragma: no cover - numba
+    """True when some (warp, k) group holds events of more than one static instruction."""
+    n = perm.shape[0]
+    for i in range(starts.shape[0]):
+        hi = starts[i + 1] if i + 1 < starts.shape[0] else n
+        s0 = sid[perm[starts[i]]]
+        for q in range(starts[i] + 1, hi):
+            if sid[perm[q]] != s0:
+                return True
+    return False
+
+
+@njit(cache=True)
+def _sid_ranks(thread, sid, n_threads, n_sids):  # pragma: no cover - numba
+    """r of every event: its rank among its thread's events of the same static instruction.
+    O(n) when every thread's events are contiguous in program order (each pseudo-thread is
+    one iteration of the mapped loops); returns ok=False when a thread reappears later."""
+    n = thread.shape[0]
+    r = np.empty(n, np.int64)
+    cnt = np.zeros(n_sids, np.int64)
+    used = np.empty(n_sids, np.int64)
+    done = np.zeros(n_threads, np.bool_)
+    nu = 0
+    cur = -1
+    for t in range(n):
+        th = thread[t]
+        if th != cur:
+            if done[th]:
+                return r, False
+            done[th] = True
+            for i in range(nu):
+                cnt[used[i]] = 0
+            nu = 0
+            cur = th
+        s = sid[t]
+        if cnt[s] == 0:
+            used[nu] = s
+            nu += 1
+        r[t] = cnt[s]
+        cnt[s] += 1
+    return r, True
+
+
+def _sid_ranks_sorted(thread: np.ndarray, sid: np.ndarray) -> np.ndarray:
+    """_sid_ranks for any event order: a stable sort by (thread, sid), O(n log n)."""
+    key = (thread.astype(np.uint64) << np.uint64(16)) | sid.astype(np.uint64)
+    order = np.argsort(key, kind="stable")
+    ks = key[order]
+    idx = np.arange(len(key), dtype=np.int64)
+    first = np.maximum.accumulate(np.where(np.r_[True, ks[1:] != ks[:-1]], idx, 0))
+    r = np.empty(len(key), np.int64)
+    r[order] = idx - first
+    return r
+
+
+@njit(cache=True)
+def _masked_order(perm, warp, lane, k, sid, r, n_sids):  # pragma: no cover - numba
+    """Warp instructions of divergent warps: the events of one warp with the same (sid, r),
+    i.e. the r-th execution of static instruction sid by the lanes that execute it (a masked
+    instruction). A warp's instructions are issued in the order of the program position
+    (k) at which their last lane reaches them, the point where a SIMT warp has reconverged
+    and issues it; ties go by sid, then r.
+
+    perm: events grouped by warp. Returns the events in (warp, instruction, lane) order, the
+    instruction's index within its warp for every event (indexed like ``warp``), and the first
+    event of every instruction."""
+    n = perm.shape[0]
+    out = np.empty(n, np.int64)
+    slot = np.empty(n, np.int64)
+    starts = np.empty(n, np.int64)
+    rcount = np.zeros(n_sids, np.int64)
+    offset = np.zeros(n_sids, np.int64)
+    sids = np.empty(n_sids, np.int64)
+    gsize = np.empty(n, np.int64)
+    glast = np.empty(n, np.int64)
+    gfill = np.empty(n, np.int64)
+    gord = np.empty(n, np.int64)
+    m = 0
+    lo = 0
+    while lo < n:
+        w = warp[perm[lo]]
+        hi = lo + 1
+        while hi < n and warp[perm[hi]] == w:
+            hi += 1
+        ns = 0
+        for q in range(lo, hi):
+            t = perm[q]
+            s = sid[t]
+            if rcount[s] == 0:
+                sids[ns] = s
+                ns += 1
+            if r[t] >= rcount[s]:
+                rcount[s] = r[t] + 1
+        sids[:ns].sort()
+        n_groups = 0  # every (sid, r < rcount[sid]) is executed by some lane
+        for i in range(ns):
+            offset[sids[i]] = n_groups
+            n_groups += rcount[sids[i]]
+        for g in range(n_groups):
+            gsize[g] = 0
+            glast[g] = -1
+        for q in range(lo, hi):
+            t = perm[q]
+            g = offset[sid[t]] + r[t]
+            gsize[g] += 1
+            if k[t] > glast[g]:
+                glast[g] = k[t]
+        key = np.empty(n_groups, np.int64)
+        for g in range(n_groups):
+            key[g] = glast[g] * n_groups + g
+        order = np.argsort(key)
+        pos = lo
+        for j in range(n_groups):
+            g = order[j]
+            gfill[g] = pos
+            gord[g] = j
+            starts[m + j] = pos
+            pos += gsize[g]
+        for q in range(lo, hi):
+            t = perm[q]
+            g = offset[sid[t]] + r[t]
+            out[gfill[g]] = t
+            gfill[g] += 1
+            slot[t] = gord[g]
+        for j in range(n_groups):  # lane order inside each instruction (insertion sort)
+            a = starts[m + j]
+            b = starts[m + j + 1] if j + 1 < n_groups else hi
+            for p in range(a + 1, b):
+                t = out[p]
+                q = p - 1
+                while q >= a and lane[out[q]] > lane[t]:
+                    out[q + 1] = out[q]
+                    q -= 1
+                out[q + 1] = t
+        m += n_groups
+        for i in range(ns):
+            rcount[sids[i]] = 0
+        lo = hi
+    return out, slot, starts[:m]
+
+
+@njit(cache=True)
+def _count_divergent(perm, warp, starts, gx, gy, bx, by, nbx, wpb):  # pragma: no cover - numba
+    """Warp instructions whose active lanes are fewer than the warp's lanes inside the grid:
+    lanes masked off by control flow (a partial warp at the grid edge is not divergent)."""
+    n = perm.shape[0]
+    count = 0
+    last = -1
+    full = 0
+    for i in range(starts.shape[0]):
+        w = warp[perm[starts[i]]]
+        if w != last:
+            last = w
+            b, wi = w // wpb, w % wpb
+            x0, y0 = (b % nbx) * bx, (b // nbx) * by
+            full = 0
+            for tib in range(wi * 32, min(wi * 32 + 32, bx * by)):
+                if x0 + tib % bx < gx and y0 + tib // bx < gy:
+                    full += 1
+        hi = starts[i + 1] if i + 1 < starts.shape[0] else n
+        if hi - starts[i] < full:
+            count += 1
+    return count
+
+
+@njit(cache=True)
+def _gather(  # pragma: no cover - numba
+    perm, warp, k, lane, sid, thread, addr, o_warp, o_k, o_lane, o_sid, o_thread, o_addr
+):
+    """The EVENT_DTYPE columns in ``perm`` order, in one pass."""
+    for i in range(perm.shape[0]):
+        t = perm[i]
+        o_warp[i] = warp[t]
+        o_k[i] = k[t]
+        o_lane[i] = lane[t]
+        o_sid[i] = sid[t]
+        o_thread[i] = thread[t]
+        o_addr[i] = addr[t]
+
+
+def _order(tx, ty, sid, addr, gx: int, gy: int, block: Block):
+    """Sort events into warp instructions (module docstring); count divergent ones.
+
+    A warp instruction is the r-th execution of a static instruction by the lanes of a warp
+    that execute it. When every lane of a warp runs the same sequence of static instructions
+    (possibly cut short), that is the warp's k-th event group, found by an O(n) counting
+    sort; otherwise (branches, trip counts that differ between lanes) the events are
+    regrouped by (warp, sid, r)."""
     n = len(tx)
     if not n:
         return np.zeros(0, EVENT_DTYPE), np.zeros(0, np.int64), 0, 0, 0
-    nbx = _ceil(max(gx, 1), block.x)
+    gx = max(gx, 1)
+    gy = max(gy, int(ty.max()) + 1)
+    nbx = _ceil(gx, block.x)
     wpb = _ceil(block.threads, WARP_SIZE)
-    n_threads = int((ty.max() + 1) * max(gx, 1))
-    perm, warp, lane, k, thread, inst_start = _order_kernel(
-        tx.astype(np.int64), ty.astype(np.int64), max(gx, 1), block.x, block.y, nbx, wpb, n_threads
+    n_threads = gy * gx
+    thread, warp, lane, k, n_threads_used = _thread_events(
+        tx.astype(np.int64), ty.astype(np.int64), gx, block.x, block.y, nbx, wpb, n_threads
     )
+    perm, inst_start = _sort_warp_k(warp, k)
+    if _mixed(sid, perm, inst_start):
+        n_sids = int(sid.max()) + 1
+        r, ok = _sid_ranks(thread, sid, n_threads, n_sids)
+        if not ok:
+            r = _sid_ranks_sorted(thread, sid)
+        perm, k, inst_start = _masked_order(perm, warp, lane, k, sid, r, n_sids)
+    divergent = _count_divergent(perm, warp, inst_start, gx, gy, block.x, block.y, nbx, wpb)
     out = np.empty(n, EVENT_DTYPE)
-    for name, col in (
-        ("warp", warp),
-        ("k", k),
-        ("lane", lane),
-        ("sid", sid),
-        ("thread", thread),
-        ("addr", addr),
-    ):
-        out[name] = col[perm]
-    sids = out["sid"]
-    inst_of_event = np.repeat(np.arange(len(inst_start)), np.diff(np.r_[inst_start, n]))
-    divergent = int(np.unique(inst_of_event[sids != sids[inst_start][inst_of_event]]).size)
-    n_threads_used = int(np.count_nonzero(np.bincount(thread)))
+    _gather(
+        perm, warp, k, lane, sid, thread, addr,
+        out["warp"], out["k"], out["lane"], out["sid"], out["thread"], out["addr"],
+    )  # fmt: skip
     w = out["warp"][inst_start]
     n_warps = int(np.count_nonzero(np.r_[True, w[1:] != w[:-1]]))
-    return out, inst_start, n_threads_used, n_warps, divergent
+    return out, inst_start, int(n_threads_used), n_warps, int(divergent)
 
 
 def _dependence(events: np.ndarray, is_store: np.ndarray) -> Dependence | None:

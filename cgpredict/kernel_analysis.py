@@ -99,9 +99,12 @@ def analyze_region(
         )
 
     staged, shared_spec = _shared_setup(trace, region, wt, device, block, opts.stage)
-    warps_per_batch = _resident_warps(
-        device, block, opts.registers_per_thread, int(shared_spec[2]) if shared_spec else 0
-    )
+    try:
+        warps_per_batch = _resident_warps(
+            device, block, opts.registers_per_thread, int(shared_spec[2]) if shared_spec else 0
+        )
+    except BlockDoesNotFit as exc:
+        raise PredictionError(f"kernel {info.name}: {exc}") from None
     d1, d2 = mapped_loops(trace, region)
     factor = _block_factors(trace, region, grid, sizes, tsz, wsz)
     scale = _cache_scale(
@@ -396,11 +399,9 @@ def _inner_blocks(trace: Trace, region: int, grid: int) -> set[int]:
 
 def _resident_warps(device: GPUDevice, block: Block, registers: int, smem_bytes: int) -> int:
     """Warps of the active batch (SPEC §2.3): the resident blocks of every SM, from the
-    occupancy calculation, whole blocks only (warps are numbered block by block)."""
-    try:
-        occ = occupancy(device, block.threads, registers, smem_bytes)
-    except BlockDoesNotFit as exc:
-        raise PredictionError(str(exc)) from None
+    occupancy calculation, whole blocks only (warps are numbered block by block). Raises
+    BlockDoesNotFit for a launch the GPU would refuse."""
+    occ = occupancy(device, block.threads, registers, smem_bytes)
     return max(occ.blocks_per_sm * occ.warps_per_block * device.sm_count, 1)
 
 

@@ -68,21 +68,21 @@ def occupancy(
 ) -> Occupancy:
     """Active blocks and warps per SM of `device` for one block configuration."""
     if threads_per_block <= 0:
-        raise ValueError(f"threads_per_block must be positive, got {threads_per_block}")
+        raise BlockDoesNotFit(f"threads_per_block must be positive, got {threads_per_block}")
     if threads_per_block > device.max_threads_per_block:
-        raise ValueError(
+        raise BlockDoesNotFit(
             f"threads_per_block {threads_per_block} exceeds {device.name}'s maximum of "
             f"{device.max_threads_per_block}"
         )
     if registers_per_thread < 0 or registers_per_thread > device.max_registers_per_thread:
-        raise ValueError(
-            f"registers_per_thread must be in 0..{device.max_registers_per_thread}, "
-            f"got {registers_per_thread}"
+        raise BlockDoesNotFit(
+            f"registers per thread must be in 0..{device.max_registers_per_thread} on "
+            f"{device.name}, got {registers_per_thread}"
         )
     if shared_bytes_per_block < 0 or shared_bytes_per_block > device.shared_mem_per_block_max_bytes:
-        raise ValueError(
-            f"shared_bytes_per_block must be in 0..{device.shared_mem_per_block_max_bytes}, "
-            f"got {shared_bytes_per_block}"
+        raise BlockDoesNotFit(
+            f"shared memory per block must be in 0..{device.shared_mem_per_block_max_bytes} "
+            f"bytes on {device.name}, got {shared_bytes_per_block}"
         )
 
     warps_per_block = -(-threads_per_block // device.warp_size)

@@ -64,6 +64,19 @@ def test_run_block_too_large():
     assert lines[0].startswith("cgpredict: error: ") and "2000 threads" in lines[0]
 
 
+@pytest.mark.parametrize("args, message", [
+    (["--registers", "300"], "registers per thread must be in 0..255 on tk1, got 300"),
+    (["--registers", "64", "--block", "32x32"],
+     "64 registers x 1024 threads > 32768 per block"),
+])
+def test_run_launch_the_gpu_would_refuse(args, message):
+    r = invoke(["run", GEMM, *SMALL_GEMM, *args])
+    assert r.exit_code == 2 and r.stdout == ""
+    lines = r.stderr.strip().split("\n")
+    assert len(lines) == 1 and lines[0].startswith("cgpredict: error: kernel gemm: ")
+    assert message in lines[0]
+
+
 @pytest.mark.parametrize("args, hint", [
     (["--block", "0x1"], "--block"), (["--block", "32x8x2"], "--block"),
     (["-D", "NI"], "-D"), (["-D", "NI=abc"], "-D"), (["--trace-size", "1NI=3"], "--trace-size"),

@@ -13,7 +13,7 @@ import pytest
 from cgpredict.devices import load_device
 from cgpredict.kernel_analysis import _resident_warps
 from cgpredict.pipeline import RunOptions, predict_source
-from cgpredict.prediction import PredictionError
+from cgpredict.occupancy import BlockDoesNotFit
 from cgpredict.warps import Block
 
 ROWS = """\
@@ -45,7 +45,7 @@ def test_resident_warps_follow_the_occupancy():
     assert _resident_warps(tk1, Block(32, 8), 32, 24 * 1024) == 16  # 2 blocks of 24 KB
     h100 = load_device("h100")
     assert _resident_warps(h100, Block(32, 32), 32, 0) == 64 * 132
-    with pytest.raises(PredictionError, match="registers"):
+    with pytest.raises(BlockDoesNotFit, match="registers"):
         _resident_warps(tk1, Block(32, 32), 64, 0)
 
 

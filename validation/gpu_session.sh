@@ -32,7 +32,9 @@ python3 "$here/validation/measure.py" --out "$out/measured.json" \
 measure_rc=${PIPESTATUS[0]}
 
 left=$((budget - (SECONDS - start)))
-per_bench=$((left / 12 > 20 ? left / 12 : 20))  # about a dozen micro-benchmark programs
+# about a dozen programs of seconds each (~1.5 min in all, estimated); a stuck one may take a
+# quarter of what is left, so that the others still run
+per_bench=$((left / 4 > 60 ? left / 4 : 60))
 python3 -m cgpredict calibrate -o "$out/calibrated.toml" --force --timeout "$per_bench" 2>&1 |
     tee "$out/calibrate.log"
 calibrate_rc=${PIPESTATUS[0]}

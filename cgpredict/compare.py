@@ -112,7 +112,7 @@ def _fpga_reasons(k: KernelEstimate, fdev: FPGADevice) -> list[str]:
             "recurrence": f"a loop-carried dependence (recurrence MII {lp.rec_mii} cycles) sets II",
             "memory ports": (
                 f"memory ports set II to {lp.ii}: each {fdev.axi_port_bytes}-byte "
-                f"AXI port or 2-port BRAM bank delivers few words per cycle"
+                f"AXI port or {fdev.bram_ports}-port BRAM bank delivers few words per cycle"
             ),
             "DSP": f"the DSP budget forces operator sharing (II {lp.ii})",
             "bandwidth": (
@@ -138,6 +138,7 @@ def _fpga_reasons(k: KernelEstimate, fdev: FPGADevice) -> list[str]:
         out.append(f"FPGA: resource limits: the design uses {share:.0%} of the scarcest resource")
     if not k.fits:
         out.append("FPGA: no explored design fits the device")
+    out += [f"FPGA: warning: {w}" for w in k.warnings]
     return out
 
 
@@ -166,6 +167,16 @@ def compare_reports(gpu, fpga: FPGAReport, gdev, fdev: FPGADevice) -> Comparison
             f"({gt:.3f} ms on {gdev.name} vs {ft:.3f} ms on {fdev.name})"
         )
     ]
+    doubtful = [
+        f
+        for f in fpga.kernels
+        if any(r.name == f.name for r in rows) and (f.warnings or not f.fits)
+    ]
+    if doubtful:
+        why = [w for f in doubtful for w in f.warnings] + [
+            f"{f.name}: no explored design fits the device" for f in doubtful if not f.fits
+        ]
+        reasons.append("caution, the FPGA estimate is unreliable: " + "; ".join(why))
     wins = [r for r in rows if r.winner == rec]
     if len(wins) < len(rows):
         other = [r.name for r in rows if r.winner != rec]

@@ -196,9 +196,11 @@ def loop_body(
     """
     wanted = set(labels)
     blocks = [b for b in fn.blocks if b.label in wanted]
+    header = blocks[0].label if blocks else ""
     ops: list[Op] = []
     by_name: dict[str, int] = {}
     pending_phis: list[tuple[int, str]] = []
+    pending_merges: list[tuple[int, list[str]]] = []
     for b in blocks:
         mems = list(mem_ids.get(b.label, ()))
         for ins in b.instrs:
@@ -206,15 +208,23 @@ def loop_body(
             ty = _result_type(ins.opcode, body)
             used = [m.strip('"') for m in _VALUE.findall(body)]
             if ins.opcode == "phi":
-                carried = ""
-                for inc in re.findall(r"\[\s*([^,\]]+),\s*%([\w.$\"-]+)\s*\]", body):
-                    val, frm = inc[0].strip(), inc[1].strip('"')
-                    if frm in wanted and val.startswith("%"):
-                        carried = val[1:].strip('"')
+                inside = [
+                    val[1:].strip('"')
+                    for val, frm in (
+                        (v.strip(), f.strip('"'))
+                        for v, f in re.findall(r"\[\s*([^,\]]+),\s*%([\w.$\"-]+)\s*\]", body)
+                    )
+                    if frm in wanted and val.startswith("%")
+                ]
                 k = len(ops)
                 ops.append(Op(k, ins.result or "", "phi", ty))
-                if carried:
-                    pending_phis.append((k, carried))
+                if b.label == header:
+                    # a header phi: the value of the latch comes from the previous iteration
+                    if inside:
+                        pending_phis.append((k, inside[-1]))
+                elif inside:
+                    # a join (if/else merge) inside the body: same-iteration operands
+                    pending_merges.append((k, inside))
             elif ins.opcode == "call" and (ins.callee or "").startswith("llvm.fmuladd"):
                 args = _call_args(body)
                 a, bb, c = (_ref(x, by_name) for x in args[:3])
@@ -259,6 +269,10 @@ def loop_body(
         if name in by_name:
             o = fixed[k]
             fixed[k] = Op(o.index, o.name, o.klass, o.type, o.operands, by_name[name])
+    for k, names in pending_merges:
+        o = fixed[k]
+        opnds = tuple(dict.fromkeys(by_name[n] for n in names if n in by_name))
+        fixed[k] = Op(o.index, o.name, o.klass, o.type, opnds, o.carried)
     return LoopBody(tuple(fixed), _induction(fixed))
 
 
@@ -272,14 +286,33 @@ def _ref(arg: str, by_name: dict[str, int]) -> int:
     return by_name.get(m.group(1).strip('"'), -1) if m else -1
 
 
+def _invariant(ops: list[Op]) -> list[bool]:
+    """Which ops compute the same value in every iteration: no phi, load or call among them
+    or their (body) operands. Operands outside the body (constants, values defined before the
+    loop) are not listed, so an op whose operands are all outside is invariant."""
+    inv = [False] * len(ops)
+    for o in ops:  # operands come before their users, except through phis (not invariant)
+        inv[o.index] = o.klass not in ("phi", "load", "store", "call", "br", "ret") and all(
+            u < o.index and inv[u] for u in o.operands
+        )
+    return inv
+
+
 def _induction(ops: list[Op]) -> frozenset[int]:
-    """Integer phis updated by an integer add of themselves (``iv.next = add iv, step``)."""
+    """Integer phis updated by an integer add of themselves and a loop-invariant step
+    (``iv.next = add iv, step``). ``j = j + nxt[j]`` is a recurrence, not an induction."""
     out: set[int] = set()
+    inv = _invariant(ops)
     for o in ops:
         if o.klass != "phi" or o.carried < 0 or _FLOAT.get(o.type):
             continue
         upd = ops[o.carried]
-        if upd.klass == "iadd" and o.index in upd.operands:
+        if (
+            upd.klass == "iadd"
+            and o.index in upd.operands
+            and all(u == o.index or inv[u] for u in upd.operands)
+            and upd.operands.count(o.index) == 1
+        ):
             out.update((o.index, upd.index))
     return frozenset(out)
 
@@ -393,28 +426,29 @@ def cross_entry_dependence(body: LoopBody, window: Window) -> bool:
 
 def strides(window: Window) -> dict[int, tuple[int | None, int | None]]:
     """(inner stride, outer stride) in bytes of each memory instruction: the address change
-    between the first two iterations of the first entry, and between the first iterations of
-    the first two entries (None when the window does not show it)."""
-    out: dict[int, tuple[int | None, int | None]] = {}
-    firsts: list[dict[int, int]] = []
+    between the first two iterations of the first entry with two iterations holding the
+    access (triangular nests start with empty or one-iteration entries), and between the
+    first occurrences in the first two entries holding it (None when the window does not show
+    it)."""
+    inner: dict[int, int] = {}
+    firsts: dict[int, list[int]] = {}
     for entry in window.entries:
-        first: dict[int, int] = {}
-        for it in entry[:1]:
+        seen: dict[int, list[tuple[int, int]]] = {}
+        for t, it in enumerate(entry):
+            here: dict[int, int] = {}
             for mid, addr in it:
-                first.setdefault(mid, addr)
-        firsts.append(first)
-    if window.entries:
-        e0 = window.entries[0]
-        a0 = {m: a for m, a in (e0[0] if e0 else ())}
-        a1 = {m: a for m, a in (e0[1] if len(e0) > 1 else ())}
-        for mid in set(a0) | set(a1):
-            inner = a1[mid] - a0[mid] if mid in a0 and mid in a1 else None
-            outer = (
-                firsts[1][mid] - firsts[0][mid]
-                if len(firsts) > 1 and mid in firsts[0] and mid in firsts[1]
-                else None
-            )
-            out[mid] = (inner, outer)
+                here.setdefault(mid, addr)
+            for mid, addr in here.items():
+                seen.setdefault(mid, []).append((t, addr))
+        for mid, occ in seen.items():
+            firsts.setdefault(mid, []).append(occ[0][1])
+            if mid not in inner:
+                pair = next((b - a for (s, a), (t, b) in zip(occ, occ[1:]) if t == s + 1), None)
+                if pair is not None:
+                    inner[mid] = pair
+    out: dict[int, tuple[int | None, int | None]] = {}
+    for mid, fs in firsts.items():
+        out[mid] = (inner.get(mid), fs[1] - fs[0] if len(fs) > 1 else None)
     return out
 
 
@@ -434,7 +468,7 @@ def build_dddg(
     g = nx.DiGraph()
     skip = set(body.induction) | {o.index for o in body.ops if o.klass in ("br", "ret")}
     if not keep_free:
-        skip |= {o.index for o in body.ops if o.klass == "phi" and o.carried < 0}
+        skip |= {o.index for o in body.ops if o.klass == "phi" and o.carried < 0 and not o.operands}
     deps = tuple(deps)
     for t in range(n):
         for o in body.ops:

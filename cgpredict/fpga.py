@@ -173,6 +173,9 @@ class FPGAReport:
 # ---- per-loop analysis ----------------------------------------------------------------------
 
 
+MAX_UNROLL = 64  # largest unroll (and jam) factor explored
+
+
 @dataclass(frozen=True)
 class _Loop:
     info: Any  # LoopInfo
@@ -185,6 +188,7 @@ class _Loop:
     entries: float
     perfect: bool
     access_work: dict[int, float]  # mem id -> executions at the work size
+    window_len: int = MAX_UNROLL + 1  # iterations of the longest traced window entry
 
 
 def _trip(model: TripModel | None, sizes: dict[str, int]) -> float:
@@ -254,7 +258,11 @@ def _analyze_loop(
     pos = {o.mem_id: k for k, o in enumerate(body.mem_ops)}
     anc = _ancestors(h.loops, lp.id)
     events = trace.launch_events(launch)
-    window = dddg.trace_windows(events, lp.id, lp.depth <= 2, {a.id for a in anc}, pos)
+    # the window covers more iterations than the largest unroll factor, so that every
+    # dependence an unrolled iteration holds is seen (explore_loop caps U at its length)
+    window = dddg.trace_windows(
+        events, lp.id, lp.depth <= 2, {a.id for a in anc}, pos, iterations=MAX_UNROLL + 1
+    )
     deps = dddg.memory_dependences(body, window)
     parent = anc[0] if anc else None
     siblings = [x for x in h.loops if parent is not None and x.parent == parent.id]
@@ -263,6 +271,7 @@ def _analyze_loop(
         and len(siblings) == 1
         and len(window.entries) > 1
         and not dddg.cross_entry_dependence(body, window)
+        and _parent_independent(h, fn, parent, anc[1:], mem_by_label, events)
     )
     trip = _trip(sizes.trips.get(lp.id), wsz)
     entries_trace = float(trace.loop_entries[:, lp.id].sum()) if trace.loop_entries.size else 1.0
@@ -283,11 +292,51 @@ def _analyze_loop(
         dddg.strides(window),
         jam_ok,
         jam_max,
-        max(trip, 1.0),
-        max(entries, 1.0),
+        max(_snap(trip), 1.0),
+        max(_snap(entries), 1.0),
         perfect,
         access,
+        max((len(e) for e in window.entries), default=0),
     )
+
+
+def _snap(x: float) -> float:
+    """The nearest integer when ``x`` is one up to the noise of the trip-count fit (64.0000001
+    must not become two unrolled iterations of 64)."""
+    r = round(x)
+    return float(r) if abs(x - r) <= 1e-6 * max(abs(x), 1.0) else x
+
+
+def _parent_independent(h, fn, parent, parent_anc, mem_by_label, events) -> bool:
+    """Are the iterations of the enclosing loop independent, so that its unroll-and-jam is
+    legal? Not when its header carries a value (a non-induction phi: ``s += A[i][j]`` over
+    the whole nest is one chain), nor when one of its iterations reads what an earlier one
+    wrote, its own blocks outside the inner loop included (``x[i] = s`` read by the inner
+    loop of iteration i + 1). The memory check needs the enclosing loop's markers."""
+    labels = [h.blocks[b].label for b in parent.blocks]
+    pbody = dddg.loop_body(fn, labels, mem_by_label)
+    for o in pbody.ops:
+        if o.klass != "phi" or o.carried < 0 or o.index in pbody.induction:
+            continue
+        upd = pbody.ops[o.carried]
+        if upd.klass == "gep" and o.index in upd.operands:
+            continue  # a pointer induction (p += stride)
+        return False
+    if parent.depth > 2:
+        return True
+    ppos = {o.mem_id: k for k, o in enumerate(pbody.mem_ops)}
+    if not ppos:
+        return True
+    pwin = dddg.trace_windows(
+        events,
+        parent.id,
+        True,
+        {a.id for a in parent_anc},
+        ppos,
+        iterations=MAX_UNROLL + 1,
+        entries=1,
+    )
+    return not any(d.distance >= 1 for d in dddg.memory_dependences(pbody, pwin))
 
 
 # ---- design points ------------------------------------------------------------------------
@@ -323,6 +372,7 @@ def _evaluate(
     on_chip: set[str],
     elem_bytes: dict[int, int],
     budget: Resources,
+    arr_bytes: dict[str, int] | None = None,
 ) -> LoopEstimate | None:
     u, v, p = pt.unroll, pt.jam, pt.partition
     ops = [
@@ -342,7 +392,7 @@ def _evaluate(
             continue
         b = elem_bytes.get(o.mem_id, 4)
         if o.array in on_chip:
-            bank_acc[o.array] = bank_acc.get(o.array, 0) + math.ceil(c / min(p, c))
+            bank_acc[o.array] = bank_acc.get(o.array, 0) + _per_bank(lp, o, b, u, v, p)
             continue
         cin, cout = _contiguous(lp, o, b, v)
         inner, outer = lp.strides.get(o.mem_id, (None, None))
@@ -391,6 +441,7 @@ def _evaluate(
         dev.loop_lut * 2 + dev.bank_mux_lut * p * len(bank_acc),
         dev.loop_ff * 2 + 32 * depth * (u * v if pt.pipeline else 1),
     )
+    res = res + _partition_extra(lp, p, dev, on_chip, arr_bytes or {})
     if not res.fits(budget):
         return None
     hz = dev.clock_mhz * 1e6
@@ -401,8 +452,17 @@ def _evaluate(
     elif not pt.pipeline:
         bound = "latency"
     else:
+        # ties go to the first in priority order: recurrence, memory ports, DSP
         bound = (
-            {rec_mii: "recurrence", port_mii: "memory ports", dsp_mii: "DSP"}[ii]
+            next(
+                name
+                for name, m in (
+                    ("recurrence", rec_mii),
+                    ("memory ports", port_mii),
+                    ("DSP", dsp_mii),
+                )
+                if m == ii
+            )
             if ii > 1
             else "throughput"
         )
@@ -427,6 +487,39 @@ def _evaluate(
         tuple(s.replace("<ii>", str(ii)) for s in pt.pragmas(lp.info.line)),
         0,
     )
+
+
+def _per_bank(lp: _Loop, o: dddg.Op, b: int, u: int, v: int, p: int) -> int:
+    """Accesses to the busiest of ``p`` cyclic banks by the copies of access ``o``. The U
+    copies along the inner loop, ``s`` elements apart, fall in p / gcd(p, s) distinct banks
+    (``a[4 * i]`` by 32 banks: 8); the V jammed copies are taken to spread (the enclosing
+    loop's index is another dimension of the array, partitioned on its own)."""
+    inner, outer = lp.strides.get(o.mem_id, (None, None))
+    cu = 1 if inner == 0 else u
+    cv = 1 if outer == 0 else v
+    c = cu * cv
+    du = cu
+    if inner is not None and inner != 0 and cu > 1:
+        step = abs(inner) // b if abs(inner) % b == 0 else 1
+        du = min(cu, p // math.gcd(p, step))
+    return math.ceil(c / max(min(p, du * cv), 1))
+
+
+def _partition_extra(
+    lp: _Loop, p: int, dev: FPGADevice, on_chip: set[str], arr_bytes: dict[str, int]
+) -> Resources:
+    """BRAM36 and LUT RAM that partitioning the loop's on-chip arrays in ``p`` banks adds to
+    their unpartitioned storage (which the kernel's base budget already holds)."""
+    out = Resources()
+    if p <= 1:
+        return out
+    for a in sorted({o.array for o in lp.body.mem_ops if o.array in on_chip}):
+        if a not in arr_bytes:
+            continue
+        b1, l1 = _bram(dev, arr_bytes[a], 1)
+        bp, lp_ = _bram(dev, arr_bytes[a], p)
+        out = out + Resources(0, max(bp - b1, 0), max(lp_ - l1, 0), 0)
+    return out
 
 
 def _dsp_mii(uses: dict[str, int], dev: FPGADevice, dsp_budget: float) -> int:
@@ -471,21 +564,29 @@ def explore_loop(
     on_chip: set[str],
     elem_bytes: dict[int, int],
     budget: Resources,
-    max_unroll: int = 64,
+    max_unroll: int = MAX_UNROLL,
+    arr_bytes: dict[str, int] | None = None,
 ) -> list[LoopEstimate]:
-    """Every design point of the loop that fits ``budget``, fastest first."""
+    """Every design point of the loop that fits ``budget``, fastest first. A loop that stores
+    to an array it also loads unrolls at most by the traced window's length: a dependence at
+    a longer distance would be invisible."""
     out = []
     jams = _pow2(lp.jam_max, max_unroll) if lp.jam_ok else [1]
+    stored = {o.array for o in lp.body.mem_ops if o.klass == "store"}
+    loaded = {o.array for o in lp.body.mem_ops if o.klass == "load"}
+    u_cap = max_unroll
+    if stored & loaded:
+        u_cap = min(u_cap, max(lp.window_len - 1, 1))
     n = 0
     for pipe in (True, False):
-        for u in _pow2(lp.trip, max_unroll):
+        for u in _pow2(lp.trip, u_cap):
             for v in jams:
                 if u * v > max_unroll * 2:
                     continue
                 for p in _pow2(u * v, 64):
                     n += 1
                     est = _evaluate(
-                        lp, DesignPoint(pipe, u, v, p), dev, on_chip, elem_bytes, budget
+                        lp, DesignPoint(pipe, u, v, p), dev, on_chip, elem_bytes, budget, arr_bytes
                     )
                     if est is not None:
                         out.append(est)
@@ -561,7 +662,7 @@ def estimate_region(
             mem_by_label.setdefault(h.blocks[m.block].label, []).append((m.id, m.base))
     loops = [lp for lp in h.loops if lp.region == region]
     inner = [lp for lp in loops if not any(c.parent == lp.id for c in loops)]
-    warnings: list[str] = []
+    warnings: list[str] = _call_warnings(h, region, info.name)
     analysed = [
         _analyze_loop(
             trace,
@@ -612,8 +713,12 @@ def estimate_region(
         dev.axi_port_lut * len(streamed),
         dev.axi_port_ff * len(streamed),
     )
-    loop_budget = Resources(usable.dsp, usable.bram36, usable.lut - base.lut, usable.ff - base.ff)
-    choices = [explore_loop(lp, dev, on_chip, elem, loop_budget) for lp in analysed]
+    loop_budget = Resources(
+        usable.dsp, usable.bram36 - base.bram36, usable.lut - base.lut, usable.ff - base.ff
+    )
+    choices = [
+        explore_loop(lp, dev, on_chip, elem, loop_budget, arr_bytes=arr_bytes) for lp in analysed
+    ]
     chosen, fits = _combine(choices, loop_budget, analysed)
     # partition BRAM of on-chip arrays
     part = {a: 1 for a in on_chip}
@@ -624,10 +729,12 @@ def estimate_region(
     bram = sum(_bram(dev, arr_bytes[a], part[a])[0] for a in on_chip)
     lutram = sum(_bram(dev, arr_bytes[a], part[a])[1] for a in on_chip)
     res = Resources(0, bram + dev.axi_port_bram36 * len(streamed), base.lut + lutram, base.ff)
-    for est in chosen:
-        if est is not None:
-            res = res + est.resources
-    if not res.fits(dev.budget()):
+    for lp, est in zip(analysed, chosen):
+        if est is not None:  # the partition storage is counted above, once per array
+            extra = _partition_extra(lp, est.point.partition, dev, on_chip, arr_bytes)
+            r = est.resources
+            res = res + Resources(r.dsp, r.bram36 - extra.bram36, r.lut - extra.lut, r.ff)
+    if not res.fits(usable):
         fits = False
         warnings.append(f"{info.name}: no explored design fits the {dev.name} budget")
     inner_blocks = {b for lp in inner for b in lp.blocks}
@@ -684,6 +791,27 @@ def estimate_region(
     )
 
 
+def _call_warnings(h, region: int, name: str) -> list[str]:
+    """Calls of the kernel (directly or through helpers) to functions of the module that hold
+    a loop: the model costs a call as one operator, so such a kernel is not estimated."""
+    reached: dict[str, int] = {}
+    frontier = [c for c in h.calls if c.traced and c.region == region]
+    while frontier:
+        c = frontier.pop()
+        if c.callee in reached:
+            continue
+        reached[c.callee] = c.line
+        frontier += [d for d in h.calls if d.traced and d.function == c.callee]
+    looped = {lp.function for lp in h.loops}
+    return [
+        f"{name}: calls {f}() (line {line}), which contains a loop; the FPGA estimate costs the "
+        f"call as a single operator and ignores its loop, so it is far too optimistic and "
+        f"unreliable (inline the function into the kernel)"
+        for f, line in sorted(reached.items())
+        if f in looped
+    ]
+
+
 def _touched(trace, launch, ids, launch_ratio, counts, mems) -> int:
     ev = np.asarray(trace.launch_events(launch))
     tags = ev >> np.uint64(48)
@@ -691,7 +819,8 @@ def _touched(trace, launch, ids, launch_ratio, counts, mems) -> int:
     n = len(np.unique(ev[sel] & np.uint64((1 << 48) - 1)))
     trace_acc = sum(float(trace.bb_counts[:, m.block].sum()) for m in mems if m.id in ids)
     work_acc = sum(counts.get(m.block, 0.0) for m in mems if m.id in ids)
-    return int(n * 4 * max(work_acc / trace_acc if trace_acc else 1.0, 1.0))
+    elem = max((m.bytes for m in mems if m.id in ids), default=4)
+    return int(n * elem * max(work_acc / trace_acc if trace_acc else 1.0, 1.0))
 
 
 def _block_cycles(fn, label: str, dev: FPGADevice, mem_by_label) -> int:

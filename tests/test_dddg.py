@@ -70,8 +70,19 @@ def dot_body() -> dddg.LoopBody:
 
 def test_body_ops_and_induction():
     body = dot_body()
-    assert [o.klass for o in body.ops] == ["phi", "phi", "gep", "load", "gep", "load", "fmul",
-                                            "fadd", "iadd", "icmp", "br"]
+    assert [o.klass for o in body.ops] == [
+        "phi",
+        "phi",
+        "gep",
+        "load",
+        "gep",
+        "load",
+        "fmul",
+        "fadd",
+        "iadd",
+        "icmp",
+        "br",
+    ]
     assert body.induction == frozenset({0, 8})  # %i and %i.next
     assert body.ops[1].carried == 7  # %s receives %s.next of the previous iteration
     assert [(o.mem_id, o.array) for o in body.mem_ops] == [(0, "a"), (1, "b")]
@@ -83,8 +94,14 @@ def test_dddg_matches_hand_drawn_graph():
     # s.next(0) -> s(1) carried with distance 1. Induction %i/%i.next and br are not nodes.
     want = set()
     for t in range(2):
-        want |= {((t, 2), (t, 3)), ((t, 4), (t, 5)), ((t, 3), (t, 6)), ((t, 5), (t, 6)),
-                 ((t, 6), (t, 7)), ((t, 1), (t, 7))}
+        want |= {
+            ((t, 2), (t, 3)),
+            ((t, 4), (t, 5)),
+            ((t, 3), (t, 6)),
+            ((t, 5), (t, 6)),
+            ((t, 6), (t, 7)),
+            ((t, 1), (t, 7)),
+        }
     want.add(((0, 7), (1, 1)))
     assert set(g.edges()) == want
     assert set(g.nodes()) == {(t, k) for t in range(2) for k in (1, 2, 3, 4, 5, 6, 7, 9)}
@@ -146,8 +163,17 @@ def test_trace_windows_with_own_markers():
     def mark(loop, idx):
         return (0xFFFF << 48) | (loop << 32) | idx
 
-    ev = [mark(0, 0), mem(0, 8), mem(1, 16), mark(0, 1), mem(0, 12), mem(1, 20),
-          mark(0, 0), mem(0, 108), mem(1, 116)]
+    ev = [
+        mark(0, 0),
+        mem(0, 8),
+        mem(1, 16),
+        mark(0, 1),
+        mem(0, 12),
+        mem(1, 20),
+        mark(0, 0),
+        mem(0, 108),
+        mem(1, 116),
+    ]
     w = dddg.trace_windows(np.array(ev, dtype=np.uint64), 0, True, set(), {0: 0, 1: 1})
     assert w.entries == ((((0, 8), (1, 16)), ((0, 12), (1, 20))), (((0, 108), (1, 116)),))
 
@@ -161,3 +187,99 @@ def test_schedule_respects_ports():
     loads = sorted(start[n] for n in g if g.nodes[n]["klass"] == "load")
     assert loads == [0, 1, 2, 3]  # one port: one load per cycle
     assert depth1 >= depth
+
+
+# j = j + nxt[j]: an integer recurrence through a load, not an induction variable
+CHASE_IR = """
+define void @chase(ptr %nxt, ptr %out) {
+entry:
+  br label %for.body
+
+for.body:
+  %i = phi i64 [ 0, %entry ], [ %i.next, %for.body ]
+  %j = phi i64 [ 0, %entry ], [ %j.next, %for.body ]
+  %pn = getelementptr inbounds i64, ptr %nxt, i64 %j
+  %d = load i64, ptr %pn, align 8
+  %j.next = add nsw i64 %j, %d
+  %po = getelementptr inbounds i64, ptr %out, i64 %i
+  store i64 %j.next, ptr %po, align 8
+  %i.next = add nuw nsw i64 %i, 1
+  %c = icmp eq i64 %i.next, 8
+  br i1 %c, label %exit, label %for.body
+
+exit:
+  ret void
+}
+"""
+
+
+def test_pointer_chasing_is_a_recurrence_not_an_induction():
+    fn = parse_module(CHASE_IR).functions["chase"]
+    body = dddg.loop_body(fn, ["for.body"], {"for.body": [(0, "nxt[j]"), (1, "out[i]")]})
+    names = {o.name: o.index for o in body.ops}
+    # only %i / %i.next (step 1, a constant) are induction variables
+    assert body.induction == frozenset({names["%i"], names["%i.next"]})
+    # cycle j -> gep (0) -> load (2) -> add (iadd: 0 in LAT) -> j, distance 1: 2 cycles
+    assert dddg.recurrence_mii(dddg.static_graph(body, (), lat)) == 2
+    assert dddg.recurrence_mii(dddg.static_graph(body, (), lat), unroll=4) == 8
+
+
+# if (b[i] > 0) s = s * b[i]; else s = s + b[i];  the join phi %s.1 is a same-iteration merge
+MERGE_IR = """
+define float @merge(ptr %b) {
+entry:
+  br label %for.body
+
+for.body:
+  %i = phi i64 [ 0, %entry ], [ %i.next, %for.inc ]
+  %s = phi float [ 1.000000e+00, %entry ], [ %s.1, %for.inc ]
+  %pb = getelementptr inbounds float, ptr %b, i64 %i
+  %x = load float, ptr %pb, align 4
+  %c0 = fcmp ogt float %x, 0.000000e+00
+  br i1 %c0, label %if.then, label %if.else
+
+if.then:
+  %mul = fmul float %s, %x
+  br label %for.inc
+
+if.else:
+  %add = fadd float %s, %x
+  br label %for.inc
+
+for.inc:
+  %s.1 = phi float [ %mul, %if.then ], [ %add, %if.else ]
+  %i.next = add nuw nsw i64 %i, 1
+  %c = icmp eq i64 %i.next, 8
+  br i1 %c, label %exit, label %for.body
+
+exit:
+  ret float %s.1
+}
+"""
+
+
+def test_join_phi_is_a_same_iteration_merge():
+    fn = parse_module(MERGE_IR).functions["merge"]
+    body = dddg.loop_body(
+        fn, ["for.body", "if.then", "if.else", "for.inc"], {"for.body": [(0, "b[i]")]}
+    )
+    names = {o.name: o.index for o in body.ops}
+    join = body.ops[names["%s.1"]]
+    assert join.carried == -1
+    assert set(join.operands) == {names["%mul"], names["%add"]}
+    assert body.ops[names["%s"]].carried == names["%s.1"]
+    # cycles s -> fmul (2) -> s.1 -> s and s -> fadd (3) -> s.1 -> s, each distance 1
+    assert dddg.recurrence_mii(dddg.static_graph(body, (), lat)) == 3
+    g = dddg.build_dddg(body, 2, (), lat)
+    assert ((0, names["%add"]), (0, names["%s.1"])) in g.edges
+    assert ((0, names["%s.1"]), (1, names["%s"])) in g.edges
+
+
+def test_strides_of_a_triangular_nest_skip_short_entries():
+    # for i: for j < i: L[i][j] (row 256 B), x[j]: entry 0 has no iteration, entry 1 one,
+    # entry 2 two: the inner stride shows only in entry 2 (4 B for both), the outer stride
+    # between the first accesses of entries 1 and 2 (L: one row = 256 B, x: 0)
+    e0 = ()
+    e1 = (((0, 1256), (1, 9000)),)
+    e2 = (((0, 1512), (1, 9000)), ((0, 1516), (1, 9004)))
+    assert dddg.strides(dddg.Window((e0, e1, e2))) == {0: (4, 256), 1: (4, 0)}

@@ -694,10 +694,16 @@ def finish_from_raw(
     base value with a note. Existing files are replaced only with `force` (the raw file being
     re-read is never rewritten).
     """
-    check_output(output, force, keep_raw=raw.get("_path"))
+    source = raw.get("_path")
+    if source and Path(output).resolve() == Path(source).resolve():
+        raise CalibrationError(
+            f"-o {output} is the raw file being read: choose another name for the device file"
+        )
+    check_output(output, force, keep_raw=source)
     output = Path(output)
     raw_path = output.with_name(output.stem + ".raw.json")
-    if Path(raw_path).resolve() != Path(raw.get("_path", "")).resolve():
+    copy_raw = Path(raw_path).resolve() != Path(source or "").resolve()
+    if copy_raw and not source:  # fresh measurements: keep them whatever happens next
         _save_raw(raw, raw_path)
     doc, dev = _base_doc(base)
     bench = raw.get("benchmarks", {})
@@ -715,6 +721,12 @@ def finish_from_raw(
             f"in {raw_path}"
         ) from None
     analysis = _schema_screen(analysis)
+    if not (analysis.values or analysis.energy or analysis.extra):
+        where = f"in {source}" if source else "by this run"
+        raise CalibrationError(
+            f"nothing was measured {where}: no device file written"
+            + (f" (raw results saved in {raw_path})" if copy_raw and not source else "")
+        )
     gpu = raw.get("gpu_name") or (bench.get("props") or {}).get("gpu_name") or "unknown GPU"
     date = raw.get("date") or datetime.date.today().isoformat()
     tmp = output.with_name(output.name + ".tmp")
@@ -738,6 +750,8 @@ def finish_from_raw(
                 f"{key}: the measured value fails validation ({why}); base value kept",
             )
     tmp.replace(output)
+    if copy_raw and source:  # a re-analysis: its copy goes beside the device file on success
+        _save_raw(raw, raw_path)
     notes = tuple(analysis.notes) + tuple(raw.get("notes", ()))
     return CalibrationResult(output, raw_path, load_device_file(output), analysis, gpu, notes)
 
@@ -873,5 +887,13 @@ def load_raw(path: Path) -> dict[str, Any]:
         raise CalibrationError(f"{path}: cannot read raw calibration results: {exc}") from None
     if not isinstance(raw, dict) or "benchmarks" not in raw:
         raise CalibrationError(f"{path}: not a raw calibration file (no 'benchmarks')")
+    bench = raw["benchmarks"]
+    if not isinstance(bench, dict):
+        raise CalibrationError(f"{path}: not a raw calibration file ('benchmarks' is not a table)")
+    for name, body in bench.items():
+        if not isinstance(body, dict):
+            raise CalibrationError(
+                f"{path}: not a raw calibration file (benchmarks.{name} is not a table)"
+            )
     raw["_path"] = str(path)
     return raw

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -666,3 +667,37 @@ def test_default_output_follows_the_gpu_cuda_runs_on(monkeypatch, tmp_path):
     with pytest.raises(cal.CalibrationError, match="nvidia_h100_80gb_hbm3.toml exists"):
         cal.calibrate(None, base="h100")
     assert seen == ["props"]  # refused before any benchmark
+
+
+# ---- re-analysing a raw file: never lose or clutter the user's files ------------------------
+def test_from_raw_refuses_to_write_over_its_own_input(tmp_path):
+    raw_file = tmp_path / "c.raw.json"
+    raw_file.write_text(json.dumps({"gpu_name": "G", "benchmarks": synthetic_raw()}))
+    before = raw_file.read_text()
+    for force in (False, True):
+        with pytest.raises(cal.CalibrationError, match="is the raw file being read"):
+            cal.finish_from_raw(cal.load_raw(raw_file), raw_file, "h100", force=force)
+    assert raw_file.read_text() == before
+
+
+def test_failed_reanalysis_leaves_no_copy(tmp_path):
+    raw_file = tmp_path / "a.raw.json"
+    raw_file.write_text(json.dumps({"gpu_name": "G", "benchmarks": {}}))
+    with pytest.raises(cal.CalibrationError, match="nothing was measured in .*a.raw.json"):
+        cal.finish_from_raw(cal.load_raw(raw_file), tmp_path / "gpu.toml", "h100")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.raw.json"]
+    # a successful one writes the device file and its raw copy beside it
+    raw_file.write_text(json.dumps({"gpu_name": "G", "benchmarks": synthetic_raw()}))
+    res = cal.finish_from_raw(cal.load_raw(raw_file), tmp_path / "gpu.toml", "h100")
+    assert res.raw_path == tmp_path / "gpu.raw.json" and res.raw_path.is_file()
+
+
+@pytest.mark.parametrize("body, what", [
+    ({"benchmarks": 5}, "'benchmarks' is not a table"),
+    ({"benchmarks": {"props": "x"}}, "benchmarks.props is not a table"),
+])
+def test_malformed_raw_file(tmp_path, body, what):
+    p = tmp_path / "b.raw.json"
+    p.write_text(json.dumps(body))
+    with pytest.raises(cal.CalibrationError, match=re.escape(what)):
+        cal.load_raw(p)

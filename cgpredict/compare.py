@@ -142,6 +142,11 @@ def _fpga_reasons(k: KernelEstimate, fdev: FPGADevice) -> list[str]:
     return out
 
 
+def _times(ratio: float) -> str:
+    """'4.0x', or 'n/a' when one side takes no time (a zero-trip kernel) or cannot run."""
+    return f"{ratio:.1f}x" if math.isfinite(ratio) else "n/a"
+
+
 def compare_reports(gpu, fpga: FPGAReport, gdev, fdev: FPGADevice) -> Comparison:
     """Pair the kernels of a GPU report and an FPGA report of the same trace."""
     by_name = {k.name: k for k in fpga.kernels}
@@ -150,23 +155,34 @@ def compare_reports(gpu, fpga: FPGAReport, gdev, fdev: FPGADevice) -> Comparison
         f = by_name.get(g.name)
         if f is None:
             continue
-        win = "GPU" if g.time_ms <= f.time_ms else "FPGA"
         lo, hi = sorted((g.time_ms, f.time_ms))
         ratio = hi / lo if lo > 0 else math.inf
-        reasons = [
-            (f"{win} faster by {ratio:.1f}x ({g.time_ms:.3f} ms GPU vs {f.time_ms:.3f} ms FPGA)")
-        ]
+        if not f.fits:  # an infeasible design's time is no FPGA time at all
+            win, ratio = "GPU", math.inf
+            reasons = [f"GPU: no explored FPGA design of {g.name} fits {fdev.name}"]
+        else:
+            win = "GPU" if g.time_ms <= f.time_ms else "FPGA"
+            reasons = [
+                f"{win} faster by {_times(ratio)} ({g.time_ms:.3f} ms GPU vs "
+                f"{f.time_ms:.3f} ms FPGA)"
+            ]
         reasons += _gpu_reasons(g, gdev) + _fpga_reasons(f, fdev)
         rows.append(KernelComparison(g.name, g.time_ms, f.time_ms, win, ratio, tuple(reasons)))
     gt, ft = gpu.total_ms, fpga.total_ms
-    rec = "GPU" if gt <= ft else "FPGA"
     lo, hi = sorted((gt, ft))
-    reasons = [
-        (
-            f"{rec}: {hi / lo if lo else math.inf:.1f}x faster in total "
+    misfits = [r.name for r in rows if not by_name[r.name].fits]
+    if misfits:
+        rec = "GPU"
+        reasons = [
+            f"GPU: the FPGA cannot hold the program (no explored design of "
+            f"{', '.join(misfits)} fits {fdev.name})"
+        ]
+    else:
+        rec = "GPU" if gt <= ft else "FPGA"
+        reasons = [
+            f"{rec}: {_times(hi / lo if lo else math.inf)} faster in total "
             f"({gt:.3f} ms on {gdev.name} vs {ft:.3f} ms on {fdev.name})"
-        )
-    ]
+        ]
     doubtful = [
         f
         for f in fpga.kernels
@@ -351,7 +367,7 @@ def compare_to_text(c: Comparison) -> str:
     ]
     for r in c.kernels:
         out.append(
-            f"{r.name:<16} {r.gpu_ms:>12.4f} {r.fpga_ms:>12.4f}  {r.winner} ({r.ratio:.1f}x)"
+            f"{r.name:<16} {r.gpu_ms:>12.4f} {r.fpga_ms:>12.4f}  {r.winner} ({_times(r.ratio)})"
         )
     out.append(
         f"{'total':<16} {c.gpu_total_ms:>12.4f} {c.fpga_total_ms:>12.4f}  {c.recommendation}"

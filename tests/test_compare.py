@@ -59,3 +59,19 @@ def test_text_and_json(mvt):
     assert "#pragma HLS pipeline" in ft and "total estimated time" in ft
     assert json.loads(fpga_to_json(mvt.fpga))["total_ms"] == pytest.approx(
         mvt.fpga_total_ms, rel=1e-6)
+
+
+def test_a_design_that_does_not_fit_never_wins(tmp_path, compiler):
+    """With 1 LUT no FPGA design fits: the infeasible design's (short) time must not make
+    the FPGA the recommendation."""
+    src = (Path(__file__).resolve().parents[1] / "cgpredict" / "fpga_devices" / "zc702.toml")
+    tiny = tmp_path / "tiny.toml"
+    tiny.write_text(src.read_text().replace("lut = 53200", "lut = 1"))
+    c = compare_source(POLYBENCH / "mvt.c", fpga=str(tiny), work={"N": 256},
+                       trace_sizes={"N": 64})
+    assert c.recommendation == "GPU"
+    assert c.reasons[0].startswith("GPU: the FPGA cannot hold the program (no explored design")
+    for k in c.kernels:
+        assert k.winner == "GPU" and k.reasons[0].startswith("GPU: no explored FPGA design")
+    assert "(n/a)" in compare_to_text(c)
+    json.loads(compare_to_json(c))  # an infinite ratio is still valid JSON

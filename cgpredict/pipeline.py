@@ -8,6 +8,7 @@ analyses (the advisor's sweeps); ``analyze_trace`` predicts from a saved trace
 from __future__ import annotations
 
 import dataclasses
+import re
 import tempfile
 import time
 from dataclasses import dataclass
@@ -42,6 +43,7 @@ def resolve_sizes(source_text: str, work: dict[str, int], trace: dict[str, int])
     overridden by the options. Without a declared or given trace size, the trace size is
     chosen automatically (``prepare`` grows it from AUTO_TRACE_START)."""
     declared = mark_regions(source_text).trace_sizes
+    _check_size_names(source_text, work, trace)
     names = set(declared) | set(work) | set(trace) | set(overridable_sizes(source_text))
     defaults = default_sizes(source_text, names)
     work_sizes = {**defaults, **work}
@@ -51,7 +53,24 @@ def resolve_sizes(source_text: str, work: dict[str, int], trace: dict[str, int])
     auto = not declared and not trace and bool(work_sizes)
     if auto:
         trace_sizes = {n: min(v, AUTO_TRACE_START) for n, v in work_sizes.items()}
+    for n, v in trace_sizes.items():
+        if v < 2 <= work_sizes.get(n, v):
+            raise PredictionError(
+                f"trace size {n}={v}: trace at least 2 (the compiler folds a loop of one "
+                f"iteration away, and the loops mapped to threads with it)"
+            )
     return work_sizes, trace_sizes, auto
+
+
+def _check_size_names(source_text: str, work: dict[str, int], trace: dict[str, int]) -> None:
+    """A -D or --trace-size name the source never mentions is a typo, not a size."""
+    for flag, given in (("-D", work), ("--trace-size", trace)):
+        for n in given:
+            if not re.search(rf"\b{re.escape(n)}\b", source_text):
+                known = " ".join(sorted(overridable_sizes(source_text))) or "none"
+                raise PredictionError(
+                    f"{flag} {n}: the source never mentions {n} (its size macros: {known})"
+                )
 
 
 def min_threads(trace: Trace) -> int:

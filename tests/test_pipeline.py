@@ -328,3 +328,26 @@ def test_inlined_function_kernel_is_explained(tmp_path):
                    "int main(void) { kern(); printf(\"%f\\n\", B[3]); return 0; }\n")
     with pytest.raises(PredictionError, match="inlined"):
         predict_source(src, RunOptions(functions=("kern",)))
+
+
+def test_size_names_the_source_never_mentions_are_typos():
+    from cgpredict.pipeline import resolve_sizes
+    from cgpredict.prediction import PredictionError
+
+    text = (POLYBENCH / "gemm.c").read_text()
+    with pytest.raises(PredictionError, match=r"-D Ni: the source never mentions Ni "
+                                              r"\(its size macros: NI NJ NK\)"):
+        resolve_sizes(text, {"Ni": 64}, {})
+    with pytest.raises(PredictionError, match="--trace-size FOO"):
+        resolve_sizes(text, {}, {"FOO": 32})
+
+
+def test_a_trace_size_of_one_is_refused():
+    from cgpredict.pipeline import resolve_sizes
+    from cgpredict.prediction import PredictionError
+
+    text = (POLYBENCH / "gemm.c").read_text()
+    with pytest.raises(PredictionError, match="trace size NI=1: trace at least 2"):
+        resolve_sizes(text, {}, {"NI": 1})
+    work, trace, _ = resolve_sizes(text, {"NI": 1}, {})  # a work size of 1 traces as it is
+    assert work["NI"] == trace["NI"] == 1

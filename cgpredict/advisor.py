@@ -2,12 +2,18 @@
 predicted speedup, each re-predicted from the same trace rather than guessed.
 
 * **coalescing**: every 2-D array with uncoalesced accesses is re-analysed with its layout
-  transposed (the recorded addresses remapped, then warps, cache and model run again);
-* **shared memory**: arrays a kernel only reads inside its per-thread loops are staged in 32x32
-  tiles (bank conflicts computed from the remapped addresses), or the user's tiled variant is
-  predicted as written;
-* **block shape**: the model swept over legal block shapes;
+  transposed (the recorded addresses remapped, then warps, cache and model run again); when
+  that slows some kernels down, a transposed copy read only by the kernels it speeds up;
+* **shared memory**: per kernel, the arrays it only reads inside its per-thread loops and does
+  not already stage are staged in 32x32 tiles (bank conflicts from the remapped addresses,
+  staging loads from what each block touches), or the user's tiled variant is predicted as
+  written; a tiling that does not fit the device is not proposed;
+* **block shape**: the model swept over legal block shapes, against the block the baseline
+  used; "keep" unless a shape is predicted faster;
 * **GPUPerf benefits** (B_itilp, B_memlp, B_fp, B_serial) and the bound of every kernel.
+
+A fix predicted slower than now is listed as not worth doing (no instruction); the baseline's
+warnings and the fixes that could not be predicted are given as notes.
 """
 
 from __future__ import annotations
@@ -18,11 +24,15 @@ from pathlib import Path
 
 from .devices import load_device
 from .models import predict as model_predict
+from .occupancy import BlockDoesNotFit
 from .pipeline import Prepared, Report, RunOptions, predict_source, prepare
+from .prediction import PredictionError
 from .shared import array_layouts, array_name
 from .warps import Block
 
 TILE = 32
+#: A fix is worth doing only when it is predicted faster than now by more than this fraction.
+TOLERANCE = 1e-3
 BLOCKS_2D = ("32x32", "32x16", "32x8", "64x4", "128x2", "16x16")
 BLOCKS_1D = ("128x1", "256x1", "512x1", "1024x1")
 
@@ -61,32 +71,46 @@ class Advice:
     fixes: tuple[Fix, ...]  # best first
     benefits: tuple[Benefits, ...]
     baseline: Report
+    notes: tuple[str, ...] = ()  # fixes that could not be predicted, and why
 
 
 def _speedup(base: float, new: float) -> float:
     return base / new if new > 0 else float("inf")
 
 
-def coalescing_fixes(prep: Prepared, opts: RunOptions, base: Report) -> list[Fix]:
+def coalescing_fixes(
+    prep: Prepared, opts: RunOptions, base: Report, notes: list[str] | None = None
+) -> list[Fix]:
     """Transpose each 2-D array that has uncoalesced accesses, and re-predict."""
     h = prep.trace.header
     layouts = array_layouts(h.ir_text)
-    found: dict[str, list[str]] = {}
+    found: dict[str, list[tuple[str, str]]] = {}  # array -> (kernel, evidence), no repeats
     for k in base.kernels:
         for m in k.mem:
             arr = array_name(m.text)
             lay = layouts.get(arr)
             if m.pattern == "uncoalesced" and lay is not None and len(lay.dims) >= 2:
-                found.setdefault(arr, []).append(
-                    f"{m.text} at {m.location} in {k.name}: uncoalesced, "
+                e = (
+                    k.name,
+                    f"{m.text} at {m.location} in {k.name}: uncoalesced {m.kind}, "
                     f"{m.l2_trans_per_warp:.0f} transactions per warp, "
-                    f"{m.per_thread:.0f} per thread"
+                    f"{m.per_thread:.0f} per thread",
                 )
+                if e not in found.setdefault(arr, []):
+                    found[arr].append(e)
     fixes = []
     for arr, evidence in found.items():
-        rep = prep.analyze(dataclasses.replace(opts, transpose=(arr,)))
+        rep = _try_analyze(
+            prep, dataclasses.replace(opts, transpose=(arr,)), f"storing {arr} transposed", notes
+        )
+        if rep is None:
+            continue
+        # evidence of the kernels the transposition makes faster (all, when none is)
+        now = {k.name: k.total_ms for k in base.kernels}
+        faster = {k.name for k in rep.kernels if k.total_ms < now[k.name] * (1 - TOLERANCE)}
+        shown = [e for kname, e in evidence if kname in faster] or [e for _, e in evidence]
         texts = sorted({m.text for k in base.kernels for m in k.mem if array_name(m.text) == arr})
-        swapped = ", ".join(f"{t} -> {_swap(t)}" for t in texts)
+        swapped = ", ".join(f"{t} -> {_swap(t)}" for t in texts if _swap(t) != t)
         fixes.append(
             Fix(
                 "coalescing",
@@ -94,11 +118,41 @@ def coalescing_fixes(prep: Prepared, opts: RunOptions, base: Report) -> list[Fix
                 f"keep {arr} in transposed layout ({arr}T[c][r] = {arr}[r][c]) and index it the "
                 f"other way round ({swapped}), so that consecutive threads read consecutive "
                 f"addresses",
-                tuple(evidence),
+                tuple(shown),
                 rep.total_ms,
                 _speedup(base.total_ms, rep.total_ms),
             )
         )
+        # a kernel the transposition slows down keeps the original layout: the others read a
+        # transposed copy (the copy kernel itself is not counted)
+        after = {k.name: k.total_ms for k in rep.kernels}
+        slower = [n for n in now if after.get(n, now[n]) > now[n] * (1 + TOLERANCE)]
+        if faster and slower:
+            mixed = sum(min(now[n], after.get(n, now[n])) for n in now)
+            users = [n for n in now if n in faster]
+            texts = sorted(
+                {
+                    m.text
+                    for k in base.kernels
+                    if k.name in faster
+                    for m in k.mem
+                    if array_name(m.text) == arr and _swap(m.text) != m.text
+                }
+            )
+            fixes.append(
+                Fix(
+                    "coalescing",
+                    f"transposed copy of {arr} for {', '.join(users)}",
+                    f"make {arr}T[c][r] = {arr}[r][c] once and read it in {', '.join(users)} "
+                    f"({', '.join(f'{t} -> {arr}T{_swap(t)[len(arr) :]}' for t in texts)}); "
+                    f"{', '.join(slower)} keep reading {arr} (the copy's own cost is not "
+                    f"counted)",
+                    tuple(shown)
+                    + tuple(f"{n}: {now[n]:.4g} ms now, {after[n]:.4g} ms transposed" for n in now),
+                    mixed,
+                    _speedup(base.total_ms, mixed),
+                )
+            )
     return fixes
 
 
@@ -113,27 +167,66 @@ def _swap(text: str) -> str:
     return array_name(text) + "".join(f"[{s}]" for s in subs)
 
 
-def shared_candidates(prep: Prepared, base: Report) -> list[str]:
-    """2-D arrays a kernel only reads, inside its per-thread loops (deeper than the loops
-    mapped to threads): each element is reused by many threads of a block across iterations."""
+def shared_candidates_by_kernel(prep: Prepared, base: Report) -> dict[str, list[str]]:
+    """Per kernel, the 2-D arrays it only reads, inside its per-thread loops (deeper than the
+    loops mapped to threads): each element is reused by many threads of a block across
+    iterations. An array the kernel writes, or already stages (``#pragma cgp shared``), is
+    not a candidate there."""
     h = prep.trace.header
     layouts = array_layouts(h.ir_text)
-    grid = {h.region(k.name).index: k.grid_dims for k in base.kernels}
-    out = []
-    for region, dims in grid.items():
+    out: dict[str, list[str]] = {}
+    for k in base.kernels:
+        info = h.region(k.name)
+        region, dims = info.index, k.grid_dims
         written = {array_name(m.base) for m in h.mem if m.kind == "store" and m.region == region}
+        staged = {x[0] for x in info.shared}
         inner = {b for lp in h.loops if lp.region == region and lp.depth > dims for b in lp.blocks}
+        mine: list[str] = []
         for m in h.mem:
             arr = array_name(m.base)
             lay = layouts.get(arr)
-            if (m.region == region and arr not in written and lay is not None
-                    and len(lay.dims) >= 2 and m.block in inner and arr not in out):
-                out.append(arr)
+            if (
+                m.region == region
+                and arr not in written
+                and arr not in staged
+                and lay is not None
+                and len(lay.dims) >= 2
+                and m.block in inner
+                and arr not in mine
+            ):
+                mine.append(arr)
+        if mine:
+            out[k.name] = mine
     return out
 
 
-def shared_fix(prep: Prepared, opts: RunOptions, base: Report, tiled: Path | None) -> Fix | None:
-    """Tile the read-only reused arrays into shared memory (or predict the user's tiled file)."""
+def shared_candidates(prep: Prepared, base: Report) -> list[str]:
+    """The arrays of shared_candidates_by_kernel, over all kernels, first seen first."""
+    out: list[str] = []
+    for arrs in shared_candidates_by_kernel(prep, base).values():
+        out += [a for a in arrs if a not in out]
+    return out
+
+
+def _try_analyze(prep: Prepared, opts: RunOptions, what: str, notes: list[str] | None):
+    """prep.analyze, or None (with a note) when the changed launch cannot run on the device."""
+    try:
+        return prep.analyze(opts)
+    except (PredictionError, BlockDoesNotFit) as exc:
+        if notes is not None:
+            notes.append(f"{what}: not predicted ({exc})")
+        return None
+
+
+def shared_fix(
+    prep: Prepared,
+    opts: RunOptions,
+    base: Report,
+    tiled: Path | None,
+    notes: list[str] | None = None,
+) -> Fix | None:
+    """Tile the read-only reused arrays into shared memory, each kernel its own (or predict the
+    user's tiled file). A tiling that does not fit the device is not proposed."""
     if tiled is not None:
         rep = predict_source(tiled, dataclasses.replace(opts, transpose=(), stage=()))
         return Fix(
@@ -144,70 +237,91 @@ def shared_fix(prep: Prepared, opts: RunOptions, base: Report, tiled: Path | Non
             rep.total_ms,
             _speedup(base.total_ms, rep.total_ms),
         )
-    cands = shared_candidates(prep, base)
-    if not cands:
+    by_kernel = shared_candidates_by_kernel(prep, base)
+    if not by_kernel:
         return None
-    stage = tuple((a, TILE, TILE) for a in cands)
-    rep = prep.analyze(dataclasses.replace(opts, stage=stage))
+    stage = tuple((k, a, TILE, TILE) for k, arrs in by_kernel.items() for a in arrs)
+    names = ", ".join(shared_candidates(prep, base))
+    rep = _try_analyze(
+        prep, dataclasses.replace(opts, stage=stage), f"tiling {names} in shared memory", notes
+    )
+    if rep is None:
+        return None
     evidence = []
     for k in rep.kernels:
+        if k.name not in by_kernel:
+            continue
         sh = k.profile.shared
         if sh.bytes_per_block:
-            worst = max((x for x, _ in sh.insts_by_conflict), default=1)
+            worst = max((x for x, n in sh.insts_by_conflict if n > 0), default=1)
             evidence.append(
-                f"{k.name}: {sh.bytes_per_block} B of shared memory per block, "
-                f"{sh.load_insts:.0f} staging loads and {k.profile.sync_insts:.0f} "
-                f"barriers per thread, worst bank conflict {worst:.0f}-way"
+                f"{k.name} (tiles {', '.join(by_kernel[k.name])}): {sh.bytes_per_block} B of "
+                f"shared memory per block, {sh.load_insts:.0f} staging loads and "
+                f"{k.profile.sync_insts:.0f} barriers per thread, worst bank conflict "
+                f"{worst:.0f}-way"
             )
-    names = ", ".join(cands)
+    where = "; ".join(f"{', '.join(arrs)} in {k}" for k, arrs in by_kernel.items())
     return Fix(
         "shared-memory",
         f"tile {names} in shared memory ({TILE}x{TILE})",
-        f"strip-mine the innermost loop by {TILE}, load {TILE}x{TILE} tiles of {names} "
-        f"into __shared__ arrays per block (one element per thread, __syncthreads() "
-        f"before and after use), and read the tiles instead of global memory; mark it "
-        f"with '#pragma cgp shared ARRAY tile {TILE}x{TILE}' to predict your version",
+        f"strip-mine the innermost loop by {TILE}, load {TILE}x{TILE} tiles ({where}) "
+        f"into __shared__ arrays per block (__syncthreads() before and after use), and read "
+        f"the tiles instead of global memory; mark it with '#pragma cgp shared ARRAY tile "
+        f"{TILE}x{TILE}' to predict your version",
         tuple(evidence),
         rep.total_ms,
         _speedup(base.total_ms, rep.total_ms),
     )
 
 
-def block_fix(prep: Prepared, opts: RunOptions, base: Report) -> Fix | None:
-    """The best legal block shape for the file's kernels."""
+def block_fix(
+    prep: Prepared, opts: RunOptions, base: Report, notes: list[str] | None = None
+) -> Fix | None:
+    """The best legal block shape for the file's kernels, against the block the baseline
+    actually used (a 1-D kernel replaces a 2-D --block by its default); a change is
+    recommended only when it is predicted faster than the current shape, otherwise "keep"."""
     two_d = any(k.grid_dims == 2 for k in base.kernels)
-    shapes = BLOCKS_2D if two_d else BLOCKS_1D
+    shapes = list(BLOCKS_2D if two_d else BLOCKS_1D)
+    used = [k.block for k in base.kernels if k.grid_dims == (2 if two_d else 1)]
+    current = used[0] if used else str(opts.block or Block.parse(shapes[0]))
+    if current not in shapes:
+        shapes.append(current)
     device = load_device(opts.device)
-    results = []
+    results: dict[str, float] = {}
     for s in shapes:
         b = Block.parse(s)
         if b.threads > device.max_threads_per_block:
             continue
-        rep = prep.analyze(dataclasses.replace(opts, block=b), device)
-        results.append((rep.total_ms, s))
+        if s == current:
+            results[s] = base.total_ms
+            continue
+        rep = _try_analyze(prep, dataclasses.replace(opts, block=b), f"blocks of {s}", notes)
+        if rep is not None:
+            results[s] = rep.total_ms
     if not results:
         return None
-    best_ms, best = min(results)
-    current = opts.block or Block.parse(shapes[0] if two_d else "256x1")
-    evidence = tuple(f"{s}: {ms:.4g} ms" for ms, s in sorted(results))
-    return (
-        Fix(
+    best = min(results, key=lambda s: (results[s], s != current))
+    now = results.get(current, base.total_ms)
+    evidence = tuple(
+        f"{s}: {ms:.4g} ms" + (" (current)" if s == current else "")
+        for s, ms in sorted(results.items(), key=lambda x: x[1])
+    )
+    if results[best] < now * (1 - TOLERANCE):
+        return Fix(
             "block-shape",
             f"launch with blocks of {best}",
             f"use --block {best} (blockDim = dim3({best.replace('x', ', ')}))",
             evidence,
-            best_ms,
-            _speedup(base.total_ms, best_ms),
+            results[best],
+            _speedup(base.total_ms, results[best]),
         )
-        if best != str(current)
-        else Fix(
-            "block-shape",
-            f"keep blocks of {best}",
-            "the current block shape is the best swept",
-            evidence,
-            best_ms,
-            _speedup(base.total_ms, best_ms),
-        )
+    return Fix(
+        "block-shape",
+        f"keep blocks of {current}",
+        f"the current block shape {current} is the best swept",
+        evidence,
+        now,
+        _speedup(base.total_ms, now),
     )
 
 
@@ -234,19 +348,30 @@ def benefits(base: Report, device_name: str) -> tuple[Benefits, ...]:
 
 def advise(source: Path, opts: RunOptions, tiled: Path | None = None, progress=None) -> Advice:
     """Rank the candidate fixes of ``source`` by predicted speedup."""
+    notes: list[str] = []
     with prepare(source, opts, progress) as prep:
         base = prep.analyze(opts)
         fixes: list[Fix] = []
-        fixes += coalescing_fixes(prep, opts, base)
-        sh = shared_fix(prep, opts, base, tiled)
+        fixes += coalescing_fixes(prep, opts, base, notes)
+        sh = shared_fix(prep, opts, base, tiled, notes)
         if sh:
             fixes.append(sh)
-        bl = block_fix(prep, opts, base)
+        bl = block_fix(prep, opts, base, notes)
         if bl:
             fixes.append(bl)
+    # the baseline's own warnings (unsafe port, block replaced, staging dropped, ...)
+    for w in (w for k in base.kernels for w in k.warnings):
+        if f"baseline: {w}" not in notes:
+            notes.append(f"baseline: {w}")
     fixes.sort(key=lambda f: -f.speedup)
     return Advice(
-        base.source, base.device, base.total_ms, tuple(fixes), benefits(base, opts.device), base
+        base.source,
+        base.device,
+        base.total_ms,
+        tuple(fixes),
+        benefits(base, opts.device),
+        base,
+        tuple(notes),
     )
 
 
@@ -257,10 +382,21 @@ def render_text(a: Advice) -> str:
         f"{'#':<3}{'speedup':>8}  {'predicted ms':>12}  fix",
     ]
     for i, f in enumerate(a.fixes, 1):
-        lines.append(f"{i:<3}{f.speedup:>7.2f}x  {f.predicted_ms:>12.4g}  [{f.kind}] {f.title}")
+        slower = " (not worth doing)" if f.speedup < 1.0 - TOLERANCE else ""
+        lines.append(
+            f"{i:<3}{f.speedup:>7.2f}x  {f.predicted_ms:>12.4g}  [{f.kind}] {f.title}{slower}"
+        )
     for i, f in enumerate(a.fixes, 1):
-        lines += ["", f"{i}. {f.title} ({f.speedup:.2f}x)", f"   do: {f.instruction}"]
+        if f.speedup < 1.0 - TOLERANCE:
+            lines += [
+                "",
+                f"{i}. {f.title} ({f.speedup:.2f}x): not worth doing, predicted slower than now",
+            ]
+        else:
+            lines += ["", f"{i}. {f.title} ({f.speedup:.2f}x)", f"   do: {f.instruction}"]
         lines += [f"   evidence: {e}" for e in f.evidence]
+    if a.notes:
+        lines += [""] + [f"note: {n}" for n in a.notes]
     lines += [
         "",
         "GPUPerf benefits (cycles; larger = more to gain):",

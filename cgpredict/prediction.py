@@ -33,7 +33,9 @@ class RunOptions:
     batch_mode: str = "whole"
     max_launches: int = 2  # launches per kernel whose memory events are recorded and analysed
     transpose: tuple[str, ...] = ()  # 2-D arrays to analyse in transposed layout (advisor)
-    stage: tuple[tuple[str, int, int], ...] = ()  # extra shared-memory tiles (advisor)
+    # extra shared-memory tiles (advisor): (array, rows, cols) for every kernel, or
+    # (kernel, array, rows, cols) for one kernel
+    stage: tuple[tuple[str, int, int] | tuple[str, str, int, int], ...] = ()
 
 
 @dataclass(frozen=True)

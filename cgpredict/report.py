@@ -60,9 +60,23 @@ def _kernel_text(k: KernelReport) -> list[str]:
         f"{'L2 hit':>7} {'per thread':>10}",
     ]
     for m in k.mem:
+        shared = m.pattern == "shared"  # read from a tile: no global transactions, no L2
+        trans = f"{'-':>10}" if shared else f"{m.l2_trans_per_warp:>10.2f}"
+        hit = f"{'-':>7}" if shared else f"{m.l2_hit_rate:>7.1%}"
         lines.append(
             f"    {m.text:<18} {m.location:<16} {m.kind:<5} {m.pattern:<11} "
-            f"{m.l2_trans_per_warp:>10.2f} {m.l2_hit_rate:>7.1%} {m.per_thread:>10.1f}"
+            f"{trans} {hit} {m.per_thread:>10.1f}"
+        )
+    sh = p.shared
+    if sh.bytes_per_block:
+        weights = [(x, n) for x, n in sh.insts_by_conflict if n > 0]
+        total = sum(n for _, n in weights)
+        mean = sum(x * n for x, n in weights) / total if total else 1.0
+        worst = max((x for x, _ in weights), default=1.0)
+        lines.append(
+            f"  shared: {sh.load_insts:.1f} staging loads and {p.sync_insts:.0f} barriers per "
+            f"thread, {total:.1f} tile accesses per thread (bank conflict mean {mean:.2f}-way, "
+            f"worst {worst:.0f}-way), {sh.bytes_per_block} B per block"
         )
     lines += [f"  warning: {w}" for w in k.warnings]
     return lines

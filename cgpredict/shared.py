@@ -3,9 +3,12 @@
 An array named in ``#pragma cgp shared ARRAY tile RxC`` is staged by each block in R x C tiles:
 the traced accesses to it become shared-memory accesses whose bank-conflict degree X is computed
 from the actual addresses of each warp access, mapped into the tile (element (r, c) of the array
-lives at word (r mod R) * C + (c mod C) of the tile). Each tile phase (an iteration of the loop
-that encloses the strip-mined loop over the tile) costs one global->shared staging load per
-R*C / threads_per_block elements and two barriers.
+lives at element (r mod R) * C + (c mod C) of the tile, 4-byte word = that x element bytes / 4).
+Each tile phase (an iteration of the loop that encloses the strip-mined loop over the tile)
+costs two barriers and the staging loads of what the block needs in that phase: the kernel
+analysis measures it from the trace (``block_footprints``, the distinct elements of each staged
+array one block touches), so non-square blocks, 1-D kernels, two tiles of one array and tiles
+larger than the array are counted as the GPU would load them.
 
 Bank rules (device file): ``smem_bank_bytes = 8`` is Kepler's 8-byte mode: word w is in bank
 (w / 2) mod banks, and two words of one bank conflict only when they lie in different 64-word
@@ -49,6 +52,23 @@ def array_layouts(ir_text: str) -> dict[str, ArrayLayout]:
         if m and m.group(3) in _ELEM_BYTES:
             dims = tuple(int(x) for x in re.findall(r"\[(\d+) x ", m.group(2)))
             out[m.group(1)] = ArrayLayout(dims, _ELEM_BYTES[m.group(3)])
+    return out
+
+
+def param_row_layouts(ir_text: str, names) -> dict[str, ArrayLayout]:
+    """Row layouts of arrays that are not globals (``float A[][256]`` or VLA parameters,
+    malloc'd rows): the row type of a ``getelementptr [256 x float], ptr %A`` on them gives
+    the row length and element size (dims = (row length,): the row count is unknown)."""
+    out = {}
+    for name in names:
+        m = re.search(
+            r"getelementptr (?:inbounds )?(?:nuw )?(?:nusw )?\[(\d+) x (\w+)\], ptr %"
+            + re.escape(name)
+            + r",",
+            ir_text,
+        )
+        if m and m.group(2) in _ELEM_BYTES:
+            out[name] = ArrayLayout((int(m.group(1)),), _ELEM_BYTES[m.group(2)])
     return out
 
 
@@ -137,6 +157,15 @@ def staged_accesses(
     inst_sid = ev["sid"][wt.inst_start]
     bounds = np.r_[wt.inst_start, len(ev)]
     out = []
+    # one base per array: its run-time address, else the lowest address any of its
+    # instructions touches (not one per instruction, which would shift each one's tile)
+    lowest: dict[str, int] = {}
+    for sid, text in mem_texts.items():
+        arr = array_name(text)
+        mine = ev["sid"] == sid
+        if arr in tiles and mine.any():
+            low = int(ev["addr"][mine].min())
+            lowest[arr] = min(lowest.get(arr, low), low)
     for sid, text in sorted(mem_texts.items()):
         arr = array_name(text)
         if arr not in tiles:
@@ -146,11 +175,13 @@ def staged_accesses(
         mine = ev["sid"] == sid
         if not mine.any():
             continue
-        base = (bases or {}).get(arr, int(ev["addr"][mine].min()))
+        base = (bases or {}).get(arr, lowest[arr])
         elem = lay.elem_bytes if lay else 4
         row_len = lay.row_elems if lay else cols
         e = (ev["addr"].astype(np.int64) - base) // elem
-        words = ((e // row_len % rows) * cols + (e % row_len % cols)) * max(elem // 4, 1)
+        # 4-byte words of the tile: element index x element bytes / 4 (a char tile packs four
+        # elements in a word; a double spans two, its first word stands for it)
+        words = ((e // row_len % rows) * cols + (e % row_len % cols)) * elem // 4
         insts = np.flatnonzero(inst_sid == sid)
         xs = _conflict_degrees(
             words,
@@ -173,6 +204,34 @@ def transpose_addresses(addr: np.ndarray, base: int, layout: ArrayLayout) -> np.
     r, c = inner // d1, inner % d1
     moved = outer * (d0 * d1) + c * d0 + r
     return (base + moved * layout.elem_bytes).astype(np.uint64)
+
+
+def block_footprints(wt: WarpTrace, sids: dict[str, list[int]], elem_bytes: dict[str, int]):
+    """Per staged array: the most distinct elements one block touches over the launch (among
+    the blocks with the most threads, so that a partial edge block of the trace grid does not
+    set the figure) and that block's thread count. Two tiles of one array (syrk's A[i][k] and
+    A[j][k]) are both in it; a tile larger than the array is not."""
+    ev = wt.events
+    if not len(ev):
+        return {}
+    wpb = -(-wt.block.threads // 32)
+    blk = ev["warp"].astype(np.int64) // wpb
+    threads, first = np.unique(ev["thread"], return_index=True)
+    active = np.bincount(blk[first])
+    full = np.flatnonzero(active == active.max())
+    out = {}
+    for arr, ids in sids.items():
+        mine = np.isin(ev["sid"], ids)
+        if not mine.any():
+            continue
+        e = ev["addr"][mine].astype(np.int64) // max(elem_bytes.get(arr, 4), 1)
+        e -= e.min()
+        span = int(e.max()) + 1
+        keys = np.unique(blk[mine] * span + e)
+        counts = np.bincount(keys // span, minlength=len(active))
+        best = int(full[np.argmax(counts[full])])
+        out[arr] = (int(counts[best]), int(active[best]))
+    return out
 
 
 def tile_bytes(hints, layouts) -> int:

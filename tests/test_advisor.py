@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from cgpredict.advisor import (BLOCKS_1D, BLOCKS_2D, _swap, advise, benefits, block_fix,
-                               render_text, shared_candidates)
+from cgpredict.advisor import (BLOCKS_1D, BLOCKS_2D, Fix, _swap, advise, benefits, block_fix,
+                               render_text, shared_candidates, shared_candidates_by_kernel,
+                               shared_fix)
 from cgpredict.pipeline import RunOptions, predict_source, prepare
 from cgpredict.warps import Block
 
@@ -142,3 +143,108 @@ def test_no_tiling_offered_without_reuse(tmp_path):
                    "      B[i][j] = A[i][j] * 2;\n  printf(\"%f\\n\", B[1][2]);\n  return 0;\n}\n")
     a = advise(src, RunOptions())
     assert not [f for f in a.fixes if f.kind == "shared-memory"]
+
+
+# --- review fixes: already-tiled arrays, per-kernel staging, no crash, keep, slowdowns ---
+
+
+def test_tiled_kernel_gets_no_tiling_advice():
+    """gemm_tiled already stages A and B (its pragmas): nothing is left to tile, so the advisor
+    offers no shared-memory fix (it used to offer A, B again with doubled staging)."""
+    opts = RunOptions(work_sizes={"NI": 128, "NJ": 128, "NK": 128})
+    with prepare(POLYBENCH / "gemm_tiled.c", opts) as prep:
+        base = prep.analyze(opts)
+        assert shared_candidates_by_kernel(prep, base) == {}
+        assert shared_fix(prep, opts, base, None) is None
+
+
+def test_staging_is_chosen_per_kernel():
+    """2mm: mm2_k1 writes C and reads A, B in its k loop; mm2_k2 reads C, D in its k loop.
+    C is a candidate in mm2_k2 only."""
+    sizes = {"NI": 64, "NJ": 64, "NK": 64, "NL": 64}
+    opts = RunOptions(work_sizes=sizes, trace_sizes=sizes)
+    with prepare(POLYBENCH / "2mm.c", opts) as prep:
+        base = prep.analyze(opts)
+        by = shared_candidates_by_kernel(prep, base)
+        assert by == {"mm2_k1": ["A", "B"], "mm2_k2": ["C", "D"]}
+        fix = shared_fix(prep, opts, base, None)
+    # each kernel: two 32x32 float tiles, one load of each per thread per phase, 64/32 phases
+    assert [e.split(":")[0] for e in fix.evidence] == ["mm2_k1 (tiles A, B)",
+                                                       "mm2_k2 (tiles C, D)"]
+    assert all("8192 B of shared memory per block, 4 staging loads and 4 barriers" in e
+               for e in fix.evidence)
+
+
+def test_advise_48k_tiled_kernel_does_not_crash(tmp_path):
+    """gemm_tiled in double with 32x96 and 96x32 tiles: (32*96 + 96*32) * 8 = 49152 B per
+    32x32 block, exactly tk1's limit, so the launch is legal and advise must not raise. A and
+    B are already staged: no tiling fix; block shapes whose tiles do not fit are noted."""
+    text = POLYBENCH.joinpath("gemm_tiled.c").read_text()
+    for old, new in (("static float", "static double"), ("(float)", "(double)"),
+                     ("A tile 32x32", "A tile 32x96"), ("B tile 32x32", "B tile 96x32"),
+                     ("kk += 32", "kk += 96"), ("k < kk + 32", "k < kk + 96")):
+        assert old in text
+        text = text.replace(old, new)
+    src = tmp_path / "gt96.c"
+    src.write_text(text)
+    sizes = {"NI": 192, "NJ": 192, "NK": 192}
+    a = advise(src, RunOptions(work_sizes=sizes, trace_sizes=sizes))
+    assert a.baseline.kernels[0].profile.shared.bytes_per_block == 49152
+    assert not [f for f in a.fixes if f.kind == "shared-memory"]
+    # 64x4: (4*96 + 96*64) * 8 = 52224 B; 128x2: (2*96 + 96*128) * 8 = 99840 B; the other
+    # swept shapes fit (32x16: 36864 B, 32x8: 30720 B, 16x16: 24576 B)
+    assert [n.split(":")[0] for n in a.notes] == ["blocks of 64x4", "blocks of 128x2"]
+    assert "52224" in a.notes[0] and "99840" in a.notes[1]
+    assert "note: blocks of 64x4: not predicted" in render_text(a)
+
+
+def test_block_fix_keeps_current_1d_block_on_ties(tmp_path):
+    """A 1-D kernel whose every thread does the same arithmetic and no memory access: every
+    block shape predicts the same time, so the advice is to keep the block actually used
+    (256x1: the 1-D default replaces a 2-D --block)."""
+    src = tmp_path / "flat.c"
+    src.write_text("#include <stdio.h>\nstatic float y[4096];\nint main(void) {\n"
+                   "#pragma cgp kernel k grid=1\n"
+                   "  for (int i = 0; i < 4096; i++) { float s = i;\n"
+                   "    for (int k = 0; k < 8; k++) s = s * 1.0001f + k;\n"
+                   "    y[i] = s; }\n  printf(\"%f\\n\", y[7]);\n  return 0;\n}\n")
+    opts = RunOptions(block=Block(32, 8))
+    with prepare(src, opts) as prep:
+        base = prep.analyze(opts)
+        assert base.kernels[0].block == "256x1"
+        fix = block_fix(prep, opts, base)
+    assert "256x1: " in "\n".join(fix.evidence) and "(current)" in "\n".join(fix.evidence)
+    times = {e.split(":")[0]: float(e.split(": ")[1].split()[0]) for e in fix.evidence}
+    assert sorted(times) == sorted(BLOCKS_1D)
+    assert len(set(times.values())) == 1  # a tie: no shape beats the current one
+    assert fix.title == "keep blocks of 256x1"
+    assert fix.speedup == pytest.approx(1.0)
+
+
+def test_render_marks_slower_fixes_not_worth_doing(syrk_advice):
+    """A fix predicted slower than now (speedup < 1) gets no "do:" line."""
+    slow = Fix("coalescing", "store X transposed", "SECRET-INSTRUCTION", ("ev",), 200.0, 0.5)
+    fast = Fix("block-shape", "launch with blocks of 16x16", "use --block 16x16", (), 50.0, 2.0)
+    a = dataclasses.replace(syrk_advice, baseline_ms=100.0, fixes=(fast, slow), notes=())
+    text = render_text(a)
+    assert "SECRET-INSTRUCTION" not in text
+    assert "2. store X transposed (0.50x): not worth doing, predicted slower than now" in text
+    assert "   do: use --block 16x16" in text
+    assert "[coalescing] store X transposed (not worth doing)" in text
+
+
+def test_mvt_transposed_copy_per_kernel():
+    """mvt_k1 reads A[i][j] (uncoalesced), mvt_k2 A[j][i] (coalesced): transposing A for the
+    whole file only swaps the two (about 1x); a transposed copy read by mvt_k1 alone makes k1
+    read like k2, so the file takes about 2 x k2's time now."""
+    opts = RunOptions(work_sizes={"N": 512}, trace_sizes={"N": 256})
+    a = advise(POLYBENCH / "mvt.c", opts)
+    k1, k2 = a.baseline.kernels
+    copy = next(f for f in a.fixes if f.title == "transposed copy of A for mvt_k1")
+    assert copy.predicted_ms == pytest.approx(2 * k2.total_ms, rel=0.02)
+    assert "A[i][j] -> AT[j][i]" in copy.instruction and "mvt_k2 keep reading A" in copy.instruction
+    whole = next(f for f in a.fixes if f.title == "store A transposed")
+    assert whole.speedup == pytest.approx(1.0, rel=0.02)
+    assert a.fixes[0] is copy
+    # only the kernel that gets faster is evidence of the uncoalesced access
+    assert [e for e in copy.evidence if "uncoalesced" in e][0].startswith("A[i][j] at mvt.c:")

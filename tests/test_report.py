@@ -126,3 +126,19 @@ def test_jsonable_values():
                       {2: "b", 1: np.float32(0.5)}))
     assert got == {"a": None, "b": [1.234568, 3, None], "c": {"1": 0.5, "2": "b"}}
     json.dumps(got)  # plain JSON types only
+
+
+def test_text_shows_shared_memory_cost(compiler):
+    """gemm_tiled at NK = 64: 64 / 32 = 2 kk phases, each one staging load of the A tile and
+    one of the B tile (32x32 block) and two barriers; A[i][k] and B[k][j] are read from the
+    tiles once per k (64 each): A[i][k] is one word per warp (broadcast) and B[k][j] a tile
+    row, both conflict-free; two 32x32 float tiles = 8192 B. Shared rows have no L2 figures."""
+    sizes = {k: 64 for k in GEMM_N}
+    rep = predict_source(POLYBENCH / "gemm_tiled.c",
+                         RunOptions(device="tk1", work_sizes=sizes, trace_sizes=sizes))
+    text = to_text(rep)
+    assert ("  shared: 4.0 staging loads and 4 barriers per thread, 128.0 tile accesses per "
+            "thread (bank conflict mean 1.00-way, worst 1-way), 8192 B per block") in text
+    rows = [ln.split() for ln in text.split("\n") if " shared " in ln and "load" in ln]
+    assert sorted(r[0] for r in rows) == ["A[i][k]", "B[k][j]"]
+    assert all(r[4:6] == ["-", "-"] for r in rows)

@@ -7,11 +7,13 @@ conflict only when they lie in different 64-word segments; the same word never c
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from cgpredict.pipeline import RunOptions, prepare
 from cgpredict.shared import (ArrayLayout, array_layouts, array_name, conflict_degree,
                               staged_accesses, tile_bytes, transpose_addresses)
 from cgpredict.tracer import TraceOptions, trace_program
@@ -129,3 +131,167 @@ def test_staged_accesses_syrk(syrk_trace):
         assert by["A[j][k]"].conflicts == ((x_jk, 32 * 32),)
         assert by["A[j][k]"].mean_degree == x_jk
     assert staged_accesses(wt, texts, (("Z", 32, 32),), layouts, 32, 8) == ()
+
+
+# --- staging loads follow the block shape (review F2), the tile loop (F1), per-kernel stage ---
+
+SIZES128 = {"NI": 128, "NJ": 128, "NK": 128}
+
+
+@pytest.fixture(scope="module")
+def gemm_tiled_prep(compiler):
+    opts = RunOptions(work_sizes=SIZES128, trace_sizes=SIZES128)
+    with prepare(POLYBENCH / "gemm_tiled.c", opts) as prep:
+        yield prep, opts
+
+
+@pytest.mark.parametrize("block, loads_per_phase, tile_elems", [
+    # a bx x by block reads A[by rows][32 k] and B[32 k][bx cols] per kk phase; each thread
+    # loads ceil(elements / threads) of each tile
+    ("32x32", 1 + 1, 32 * 32 + 32 * 32),
+    ("32x8", 256 // 256 + 1024 // 256, 8 * 32 + 32 * 32),    # 1 + 4 = 5
+    ("16x16", 512 // 256 + 512 // 256, 16 * 32 + 32 * 16),   # 2 + 2 = 4
+    ("8x4", 128 // 32 + 256 // 32, 4 * 32 + 32 * 8),         # 4 + 8 = 12
+    ("128x1", 1 + 4096 // 128, 1 * 32 + 32 * 128),           # ceil(32/128) + 32 = 33
+])
+def test_staging_loads_follow_block_shape(gemm_tiled_prep, block, loads_per_phase, tile_elems):
+    """gemm_tiled at NK = 128: 128 / 32 = 4 kk phases per thread, two barriers each."""
+    prep, opts = gemm_tiled_prep
+    (k,) = prep.analyze(dataclasses.replace(opts, block=Block.parse(block))).kernels
+    assert k.profile.shared.load_insts == pytest.approx(4 * loads_per_phase)
+    assert k.profile.shared.bytes_per_block == 4 * tile_elems
+    assert k.profile.sync_insts == pytest.approx(4 * 2)
+
+
+@pytest.mark.parametrize("block, loads_per_phase, tile_elems", [
+    # two tiles of A per phase: A[i0..][kk..] (by rows) and A[j0..][kk..] (bx rows)
+    ("32x32", 1 + 1, 32 * 32 + 32 * 32),
+    ("32x8", 256 // 256 + 1024 // 256, 8 * 32 + 32 * 32),
+])
+def test_syrk_tiled_stages_two_tiles_of_a(compiler, block, loads_per_phase, tile_elems):
+    sizes = {"NI": 128, "NJ": 128}
+    opts = RunOptions(work_sizes=sizes, trace_sizes=sizes, block=Block.parse(block))
+    with prepare(POLYBENCH / "syrk_tiled.c", opts) as prep:
+        (k,) = prep.analyze(opts).kernels
+    assert k.profile.shared.load_insts == pytest.approx(4 * loads_per_phase)
+    assert k.profile.shared.bytes_per_block == 4 * tile_elems
+
+
+def test_staged_read_before_tile_loop_stays_global(tmp_path, compiler):
+    """gemm_tiled with one more read of A before the kk loop: that read is a global access (with
+    a warning), and the tiles of A and B are still modelled (2 loads per phase, 4 phases)."""
+    text = POLYBENCH.joinpath("gemm_tiled.c").read_text()
+    assert "C[i][j] *= beta;" in text
+    src = tmp_path / "gemm_tiled_pro.c"
+    src.write_text(text.replace("C[i][j] *= beta;", "C[i][j] *= beta + A[i][j] * 0.0f;"))
+    opts = RunOptions(work_sizes=SIZES128, trace_sizes=SIZES128)
+    with prepare(src, opts) as prep:
+        (k,) = prep.analyze(opts).kernels
+    assert k.profile.shared.load_insts == pytest.approx(8)
+    assert k.profile.shared.bytes_per_block == 8192
+    assert k.profile.sync_insts == pytest.approx(8)
+    by = {m.text: m.pattern for m in k.mem if m.kind == "load"}
+    assert by["A[i][j]"] != "shared"
+    assert by["A[i][k]"] == "shared" and by["B[k][j]"] == "shared"
+    assert any("A[i][j]" in w and "outside the tile loop" in w for w in k.warnings)
+
+
+def test_stage_1d_kernel_per_kernel(compiler):
+    """mvt staged A in mvt_k1 only: a 256 x 1 block reads 256 rows x 32 columns of A per
+    phase, 32 elements per thread; N = 128 gives 4 phases, so 128 loads per thread. mvt_k2
+    is left untiled."""
+    opts = RunOptions(work_sizes={"N": 128}, trace_sizes={"N": 128})
+    with prepare(POLYBENCH / "mvt.c", opts) as prep:
+        rep = prep.analyze(dataclasses.replace(opts, stage=(("mvt_k1", "A", 32, 32),)))
+    k1, k2 = rep.kernels
+    assert (k1.name, k1.block, k2.name) == ("mvt_k1", "256x1", "mvt_k2")
+    assert k1.profile.shared.load_insts == pytest.approx(4 * 32)
+    assert k1.profile.sync_insts == pytest.approx(4 * 2)
+    assert k1.profile.shared.bytes_per_block == 256 * 32 * 4
+    assert k2.profile.shared.bytes_per_block == 0 and k2.profile.shared.load_insts == 0
+
+
+def test_pragma_on_loop_that_is_not_strip_mined(tmp_path, compiler):
+    """gemm.c with A and B pragma'd but its k loop not strip-mined: phases are counted every
+    32 iterations of k (NK = 128: 4 phases, 2 loads and 2 barriers each), not from the mapped
+    j loop, and a warning says so."""
+    text = POLYBENCH.joinpath("gemm.c").read_text()
+    assert "#pragma cgp kernel gemm grid=2\n" in text
+    src = tmp_path / "gemm_prag.c"
+    src.write_text(text.replace("#pragma cgp kernel gemm grid=2\n",
+                                "#pragma cgp kernel gemm grid=2\n#pragma cgp shared A tile 32x32\n"
+                                "#pragma cgp shared B tile 32x32\n"))
+    opts = RunOptions(work_sizes=SIZES128, trace_sizes=SIZES128)
+    with prepare(src, opts) as prep:
+        (k,) = prep.analyze(opts).kernels
+    assert k.profile.shared.load_insts == pytest.approx(8)
+    assert k.profile.sync_insts == pytest.approx(8)
+    assert k.profile.shared.bytes_per_block == 8192
+    assert any("not strip-mined" in w for w in k.warnings)
+
+
+def _one_warp(addrs, sid=0):
+    """A WarpTrace of one warp instruction: lane L accesses addrs[L]."""
+    from cgpredict.warps import EVENT_DTYPE, WarpTrace
+    n = len(addrs)
+    ev = np.zeros(n, EVENT_DTYPE)
+    ev["lane"] = np.arange(n)
+    ev["thread"] = np.arange(n)
+    ev["sid"] = sid
+    ev["addr"] = np.asarray(addrs, np.uint64)
+    return WarpTrace(1, Block(32, 1), n, 1, ev, np.array([0]), n, 1, 0, 0, None)
+
+
+@pytest.mark.parametrize("bank_bytes, expected", [(4, 8), (8, 4)])
+def test_char_tile_column_packs_four_elements_a_word(bank_bytes, expected):
+    """char T[32][32] staged 32x32, lane r reads T[r][0]: byte 32r, word 8r. 4-byte banks:
+    banks 8r mod 32 = {0, 8, 16, 24}, 8 distinct words each: 8-way. Kepler 8-byte banks: bank
+    4r mod 32, 8 banks, each word 8r, 8r+64, 8r+128, 8r+192 in 4 different 64-word segments:
+    4-way. (Treating each char as its own word gave 32 and 16.)"""
+    wt = _one_warp(1000 + 32 * np.arange(32))
+    st = staged_accesses(wt, {0: "T[r][0]"}, (("T", 32, 32),),
+                         {"T": ArrayLayout((32, 32), 1)}, 32, bank_bytes, {"T": 1000})
+    assert st[0].conflicts == ((expected, 1),)
+
+
+def test_block_footprints_two_tiles_and_active_threads():
+    """One warp of 32 threads in a 32x1 block: lanes read A[0][L] and A[L][0] of a 64x64 float
+    array (two tiles): 32 + 32 - 1 (A[0][0] shared) = 63 distinct elements, 32 threads."""
+    from cgpredict.shared import block_footprints
+    base = 4096
+    row = base + 4 * np.arange(32)
+    col = base + 4 * 64 * np.arange(32)
+    a, b = _one_warp(row, 0), _one_warp(col, 1)
+    ev = np.concatenate([a.events, b.events])
+    ev["k"][32:] = 1
+    wt = dataclasses.replace(a, events=ev, inst_start=np.array([0, 32]))
+    assert block_footprints(wt, {"A": [0, 1]}, {"A": 4}) == {"A": (63, 32)}
+    assert block_footprints(wt, {"A": [0]}, {"A": 4}) == {"A": (32, 32)}
+
+
+def test_parameter_array_bank_mapping_uses_row_length_from_ir(tmp_path, compiler):
+    """syrk tiled inside a function taking float A[N][N] (malloc'd, not a global, N = 128):
+    the row length comes from the IR's [128 x float] GEP. A[j][k] (lanes j, k fixed) is tile
+    word 32(j mod 32) + k mod 32: 16-way on tk1's 8-byte banks, as with a global array. With
+    rows taken as 32 wide, element 128j + k mapped to tile row 4j mod 32: 8 distinct words
+    128m + k, one bank, 8 segments: 8-way. 128 / 32 = 4 phases x 2 tiles = 8 loads."""
+    src = tmp_path / "fn.c"
+    src.write_text(
+        "#include <stdio.h>\n#include <stdlib.h>\n#define N 128\n#pragma cgp trace\n"
+        "__attribute__((noinline)) void syrk(float C[N][N], float A[N][N]) {\n"
+        "#pragma cgp kernel syrk grid=2\n#pragma cgp shared A tile 32x32\n"
+        "  for (int i = 0; i < N; i++) for (int j = 0; j < N; j++)\n"
+        "    for (int kk = 0; kk < N; kk += 32) for (int k = kk; k < kk + 32; k++)\n"
+        "      C[i][j] += A[i][k] * A[j][k];\n}\n"
+        "int main(void) {\n"
+        "  float (*A)[N] = malloc(sizeof(float) * N * N);\n"
+        "  float (*C)[N] = malloc(sizeof(float) * N * N);\n"
+        "  for (int i = 0; i < N; i++)\n"
+        "    for (int j = 0; j < N; j++) { A[i][j] = i + j; C[i][j] = 0; }\n"
+        "  syrk(C, A);\n  printf(\"%f\\n\", C[3][4]);\n  free(A); free(C);\n  return 0;\n}\n")
+    opts = RunOptions()
+    with prepare(src, opts) as prep:
+        (k,) = prep.analyze(opts).kernels
+    assert [x for x, _ in k.profile.shared.insts_by_conflict] == [1.0, 16.0]
+    assert k.profile.shared.load_insts == pytest.approx(8)
+    assert not [w for w in k.warnings if "row length" in w]

@@ -7,9 +7,10 @@ import sys
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 
 from . import __version__
-from .errors import CGPredictError
+from .errors import CGPredictError, OutputPathError, check_writable
 
 _SIZE_HELP = "Set a size macro for compilation, e.g. -D NI=128 (repeatable)."
 
@@ -24,8 +25,45 @@ def _macros(defines: tuple[str, ...]) -> dict[str, str]:
     return out
 
 
+class _Seconds(click.ParamType):
+    """A finite positive number of seconds."""
+
+    name = "seconds"
+
+    def convert(self, value, param, ctx):
+        import math
+
+        try:
+            x = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r}: want a positive number of seconds", param, ctx)
+        if not (math.isfinite(x) and x > 0):
+            self.fail(f"{value!r}: want a finite positive number of seconds", param, ctx)
+        return x
+
+
+_SECONDS = _Seconds()
+
+
 class _Group(click.Group):
-    """Turns cgpredict's own errors into one line on stderr and the error's exit code."""
+    """Turns cgpredict's own errors into one line on stderr and the error's exit code; click's
+    usage errors too (`cgpredict: error: ...`, exit 2), without the multi-line usage banner."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            rv = super().main(args, prog_name, complete_var, False, **extra)
+        except click.ClickException as exc:
+            msg = " ".join(exc.format_message().split("\n"))
+            if isinstance(exc, click.UsageError) and exc.ctx is not None:
+                msg += f" (see '{exc.ctx.command_path} --help')"
+            click.echo(f"cgpredict: error: {msg}", err=True)
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+        sys.exit(rv if isinstance(rv, int) else 0)
 
     def invoke(self, ctx):
         try:
@@ -71,21 +109,21 @@ def main() -> None:
 @click.option(
     "--timeout",
     "timeout_s",
-    type=float,
+    type=_SECONDS,
     default=120.0,
     show_default=True,
     help="Stop the traced program after this many seconds.",
 )
 @click.option(
     "--max-events",
-    type=int,
+    type=click.IntRange(min=1),
     default=200_000_000,
     show_default=True,
     help="Stop if the trace grows beyond this many events (8 bytes each).",
 )
 @click.option(
     "--max-launches",
-    type=int,
+    type=click.IntRange(min=0),
     default=0,
     show_default=True,
     help="Record memory events of only the first N launches of each kernel (0: all); "
@@ -185,7 +223,7 @@ def _sizing_options(command):
             click.option(
                 "--timeout",
                 "timeout_s",
-                type=float,
+                type=_SECONDS,
                 default=120.0,
                 show_default=True,
                 help="Stop the traced program after this many seconds.",
@@ -196,12 +234,22 @@ def _sizing_options(command):
     return command
 
 
+def _check_source(source: Path, work_sizes: dict[str, int] | None = None) -> None:
+    """Before any tracing: SOURCE is UTF-8 text with well-formed `#pragma cgp` regions (a syntax
+    error there shows the compiler's diagnostics)."""
+    from .tracer import check_source
+
+    check_source(source, {k: str(v) for k, v in (work_sizes or {}).items()})
+
+
 def _sizes(items: tuple[str, ...], flag: str) -> dict[str, int]:
     out = {}
     for d in items:
         name, eq, value = d.partition("=")
-        if not name.isidentifier() or not eq or not value.isdigit():
-            raise click.BadParameter(f"{d!r}: want NAME=INTEGER", param_hint=flag)
+        if not name.isidentifier() or not eq or not value.isdigit() or int(value) <= 0:
+            raise click.BadParameter(
+                f"{d!r}: want NAME=N with N a positive integer", param_hint=flag
+            )
         out[name] = int(value)
     return out
 
@@ -275,18 +323,26 @@ def run(
         batch_mode=batch_mode,
     )
     if from_trace:
-        if source or defines or trace_defs:
+        ctx = click.get_current_context()
+        timeout_given = ctx.get_parameter_source("timeout_s") != ParameterSource.DEFAULT
+        if source or defines or trace_defs or functions or timeout_given:
             raise click.UsageError(
-                "--from-trace takes no SOURCE, -D or --trace-size: the "
-                "work size of a saved trace is its traced size"
+                "--from-trace takes no SOURCE, -D, --trace-size, --function or --timeout: "
+                "a saved trace is not traced again and its work size is its traced size"
             )
+        import dataclasses
+
         from .devices import load_device
         from .tracefile import read_trace
 
-        report = analyze_trace(read_trace(from_trace), load_device(device), opts)
+        tr = read_trace(from_trace)
+        report = analyze_trace(tr, load_device(device), opts)
+        traced = {k: int(v) if str(v).isdigit() else v for k, v in tr.header.macros.items()}
+        report = dataclasses.replace(report, trace_sizes=traced)
     elif source is None:
         raise click.UsageError("give a C SOURCE file or --from-trace TRACE")
     else:
+        _check_source(source, opts.work_sizes)
         progress = _progress(not as_json)
         report = predict_source(source, opts, progress)
     click.echo(to_json(report) if as_json else to_text(report))
@@ -345,6 +401,7 @@ def fpga(source, fpga_device, as_json, defines, trace_defs, functions, timeout_s
     from .compare import fpga_to_json, fpga_to_text
     from .fpga import estimate_source
 
+    _check_source(source, _sizes(defines, "-D"))
     rep = estimate_source(
         source,
         fpga_device,
@@ -381,6 +438,7 @@ def compare(
     """GPU vs FPGA estimate of SOURCE per kernel, with a recommendation and its reasons."""
     from .compare import compare_source, compare_to_json, compare_to_text
 
+    _check_source(source, _sizes(defines, "-D"))
     c = compare_source(
         source,
         gpu_device,
@@ -409,7 +467,7 @@ def compare(
 @click.option(
     "--chart",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Write the GPUPerf benefit chart (PNG/SVG; needs matplotlib).",
+    help="Write the GPUPerf benefit chart (.png/.svg/.pdf, a new file; needs matplotlib).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the advice as JSON.")
 def advise(
@@ -430,6 +488,11 @@ def advise(
         functions=tuple(functions),
         timeout_s=timeout_s,
     )
+    if chart:
+        _check_chart(chart)
+    _check_source(source, opts.work_sizes)
+    if tiled:
+        _check_source(tiled, opts.work_sizes)
     progress = _progress(not as_json)
     a = run_advise(source, opts, tiled, progress)
     if as_json:
@@ -442,12 +505,30 @@ def advise(
     else:
         click.echo(render_text(a))
     if chart:
-        if chart.exists():
-            raise click.UsageError(f"{chart} exists; choose another --chart path")
         try:
             click.echo(f"wrote {benefit_chart(a, chart)}")
         except ImportError:
             raise click.UsageError("--chart needs matplotlib: pip install 'cgpredict[plot]'")
+        except OSError as exc:
+            raise OutputPathError(f"cannot write chart {chart}: {exc.strerror or exc}") from None
+
+
+CHART_FORMATS = (".png", ".svg", ".pdf")
+
+
+def _check_chart(chart: Path) -> None:
+    """Everything about --chart that can fail, checked before the (long) analysis."""
+    import importlib.util
+
+    if chart.suffix.lower() not in CHART_FORMATS:
+        raise click.BadParameter(
+            f"{chart}: want a {'/'.join(CHART_FORMATS)} file", param_hint="--chart"
+        )
+    if chart.exists() or chart.is_symlink():
+        raise click.BadParameter(f"{chart} exists; choose another path", param_hint="--chart")
+    check_writable(chart, "chart")
+    if importlib.util.find_spec("matplotlib") is None:
+        raise click.UsageError("--chart needs matplotlib: pip install 'cgpredict[plot]'")
 
 
 def _block(text):
@@ -483,7 +564,7 @@ def _block(text):
 @click.option(
     "--timeout",
     "timeout_s",
-    type=float,
+    type=_SECONDS,
     default=300.0,
     show_default=True,
     help="Stop a micro-benchmark after this many seconds.",
@@ -520,11 +601,21 @@ def calibrate(output, base, only, timeout_s, no_energy, from_raw, force):
 @main.command()
 def devices():
     """List the GPU device files cgpredict knows (bundled and $CGPREDICT_DEVICE_PATH)."""
-    from .devices import list_devices, load_device
+    from .devices import DeviceError, device_path, list_devices, load_device
 
+    bad = 0
     for name in list_devices():
-        d = load_device(name)
+        try:
+            d = load_device(name)
+        except DeviceError as exc:
+            bad += 1
+            where = str(device_path(name))
+            reason = str(exc).removeprefix(where + ": ")
+            click.echo(f"{name:<20} UNUSABLE: {where}: {reason}")
+            continue
         click.echo(f"{name:<20} {d.description or d.name}")
+    if bad:
+        click.echo(f"cgpredict: warning: {bad} device file(s) cannot be used", err=True)
 
 
 @main.command()

@@ -177,6 +177,11 @@ class GPUDevice:
         return cycles / self.freq_hz * 1e3
 
 
+# Sanity bounds: far above any real GPU, low enough that no later arithmetic overflows.
+MAX_BYTES = 1 << 50  # a `*_bytes` key: 1 PiB
+MAX_COUNT = 1 << 24  # any other integer (counts, units, ways)
+MAX_FLOAT = 1e12  # any number (clocks, latencies, bandwidths, energies)
+
 # ---- schema: table -> key -> (kind, required) -------------------------------------------
 # kind: "int" (positive), "int0" (>= 0), "float" (positive, finite), "bool", "str", "table"
 _SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
@@ -268,12 +273,17 @@ def _check_value(path: str, table: str, key: str, kind: str, value: Any) -> Any:
         if value < 0 or (kind == "int" and value == 0):
             need = "positive" if kind == "int" else "non-negative"
             raise DeviceError(f"{where}: expected a {need} integer, got {value!r}")
+        limit = MAX_BYTES if key.endswith("_bytes") else MAX_COUNT
+        if value > limit:
+            raise DeviceError(f"{where}: {value} is implausibly large (at most {limit})")
         return value
     if kind == "float":
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise DeviceError(f"{where}: expected a number, got {value!r}")
         if not 0 < value < float("inf"):
             raise DeviceError(f"{where}: expected a positive finite number, got {value!r}")
+        if value > MAX_FLOAT:
+            raise DeviceError(f"{where}: {value!r} is implausibly large (at most {MAX_FLOAT:g})")
         return float(value)
     raise AssertionError(kind)  # pragma: no cover
 
@@ -328,6 +338,16 @@ def _cross_check(path: str, d: GPUDevice) -> None:
         fail("max_threads_per_block", "exceeds max_threads_per_sm")
     if d.shared_mem_per_block_max_bytes > d.shared_mem_per_sm_bytes:
         fail("shared_mem_per_block_max_bytes", "exceeds shared_mem_per_sm_bytes")
+    for key in ("l2_line_bytes", "l2_sector_bytes", "l1_line_bytes"):
+        value = getattr(d, key)
+        if value & (value - 1):
+            fail(key, f"must be a power of two, got {value}")
+    if d.l2_line_bytes // d.l2_sector_bytes > 64:
+        fail("l2_sector_bytes", "at most 64 sectors a line (l2_line_bytes / l2_sector_bytes)")
+    if d.shared_mem_reserved_per_block_bytes > d.shared_mem_per_sm_bytes:
+        fail("shared_mem_reserved_per_block_bytes", "exceeds shared_mem_per_sm_bytes")
+    if d.register_alloc_unit > d.registers_per_sm:
+        fail("register_alloc_unit", "exceeds registers_per_sm")
     if d.l2_bytes % (d.l2_line_bytes * d.l2_ways):
         fail("l2_bytes", "must be a multiple of l2_line_bytes * l2_ways")
     if d.l2_line_bytes % d.l2_sector_bytes:
@@ -370,6 +390,10 @@ def _load_cached(path: str, _mtime_ns: int, _size: int) -> GPUDevice:
             doc = tomllib.load(fh)
     except tomllib.TOMLDecodeError as exc:
         raise DeviceError(f"{path}: not valid TOML: {exc}".replace("\n", " ")) from None
+    except UnicodeDecodeError:
+        raise DeviceError(f"{path}: not valid TOML (not UTF-8)") from None
+    except OSError as exc:
+        raise DeviceError(f"{path}: cannot read device file: {exc.strerror}") from None
     return _parse(path, Path(path).stem, doc)
 
 

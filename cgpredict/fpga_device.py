@@ -157,6 +157,9 @@ _OPTIONAL = {"description"}
 _OP_KEYS = {f.name: "int0" for f in fields(OperatorCost)}
 
 
+MAX_VALUE = 1e15  # sanity bound on every number: far above any real FPGA, no overflow later
+
+
 def _value(where: str, kind: str, v: Any) -> Any:
     if kind == "str":
         if not isinstance(v, str):
@@ -172,6 +175,8 @@ def _value(where: str, kind: str, v: Any) -> Any:
         )
     if v < 0 or (kind != "int0" and v == 0) or not math.isfinite(v):
         raise FPGADeviceError(f"{where}: expected a positive value, got {v!r}")
+    if v > MAX_VALUE:
+        raise FPGADeviceError(f"{where}: {v!r} is implausibly large (at most {MAX_VALUE:g})")
     return float(v) if kind == "float" else int(v)
 
 
@@ -272,4 +277,6 @@ def load_fpga_device(name_or_path: str | os.PathLike) -> FPGADevice:
         raise FPGADeviceError(f"{p}: cannot read FPGA device file: {exc.strerror}") from None
     except tomllib.TOMLDecodeError as exc:
         raise FPGADeviceError(f"{p}: not valid TOML: {exc}".replace("\n", " ")) from None
+    except UnicodeDecodeError:
+        raise FPGADeviceError(f"{p}: not valid TOML (not UTF-8)") from None
     return parse_fpga_device(str(p), p.stem, doc)

@@ -55,6 +55,18 @@ class MarkedSource:
     trace_sizes: dict[str, int]
 
 
+def read_source(path) -> str:
+    """The text of a C source file, or a one-line RegionError (missing, unreadable, not UTF-8)."""
+    try:
+        data = open(path, "rb").read()
+    except OSError as exc:
+        raise RegionError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise RegionError(f"{path}: not a UTF-8 text file") from None
+
+
 def _skip_space(src: str, pos: int) -> int:
     """Skip white space, comments and preprocessor lines."""
     n = len(src)
@@ -89,7 +101,7 @@ def _skip_literal(src: str, pos: int) -> int:
 
 def _match(src: str, pos: int, open_ch: str, close_ch: str) -> int:
     """Position after the bracket matching the one at ``pos``."""
-    depth = 0
+    start, depth = pos, 0
     while pos < len(src):
         pos = _skip_space(src, pos)
         if pos >= len(src):
@@ -105,7 +117,8 @@ def _match(src: str, pos: int, open_ch: str, close_ch: str) -> int:
             if depth == 0:
                 return pos + 1
         pos += 1
-    raise RegionError(f"unbalanced '{open_ch}' in the marked region")
+    line = src.count("\n", 0, start) + 1
+    raise RegionError(f"line {line}: unbalanced '{open_ch}' in the marked region")
 
 
 def _word_at(src: str, pos: int) -> str:
@@ -207,6 +220,8 @@ def _parse_shared(args: str, lineno: int) -> SharedHint:
     if len(parts) != 3 or parts[1] != "tile" or not _TILE.match(parts[2]):
         raise RegionError(f"line {lineno}: want '#pragma cgp shared ARRAY tile ROWSxCOLS'")
     rows, cols = (int(x) for x in _TILE.match(parts[2]).groups())
+    if rows <= 0 or cols <= 0:
+        raise RegionError(f"line {lineno}: tile {parts[2]}: want positive ROWSxCOLS")
     return SharedHint(parts[0], rows, cols)
 
 

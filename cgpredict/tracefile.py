@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import struct
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -208,6 +209,15 @@ def write_trace(
             break
         sections = new
     tmp = path.with_name(path.name + ".part")
+    try:
+        _write_file(tmp, blob, events_file, n_events, arrays)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _write_file(tmp: Path, blob: bytes, events_file: Path, n_events: int, arrays) -> None:
     with open(tmp, "wb") as f:
         f.write(
             MAGIC + struct.pack("<II", VERSION, len(blob)) + blob + b"\0" * _pad(16 + len(blob))
@@ -219,7 +229,6 @@ def write_trace(
         for _, arr in arrays:
             f.write(np.ascontiguousarray(arr).tobytes())
             f.write(b"\0" * _pad(arr.nbytes))
-    os.replace(tmp, path)
 
 
 def _dtype(spec) -> np.dtype:
@@ -232,7 +241,10 @@ def read_trace(path: str | Path) -> Trace:
     """Read a trace file; any problem with it raises TraceFormatError with one line."""
     path = Path(path)
     try:
-        size = path.stat().st_size
+        st = path.stat()
+        if not stat.S_ISREG(st.st_mode):
+            raise TraceFormatError(f"{path}: not a cgpredict trace (not a regular file)")
+        size = st.st_size
         with open(path, "rb") as f:
             head = f.read(16)
             if len(head) < 16 or head[:8] != MAGIC:
@@ -269,15 +281,106 @@ def read_trace(path: str | Path) -> Trace:
         raise TraceFormatError(f"{path}: no such trace file") from None
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise TraceFormatError(f"{path}: corrupt trace ({type(exc).__name__}: {exc})") from None
-    return Trace(
-        path,
-        header,
-        arrays["events"],
-        arrays["launches"],
-        arrays["bb_counts"],
-        arrays["loop_iters"],
-        arrays["loop_entries"],
-    )
+    missing = [name for name in SECTIONS if name not in arrays]
+    if missing:
+        raise TraceFormatError(f"{path}: corrupt trace (missing section {', '.join(missing)})")
+    trace = Trace(path, header, *(arrays[name] for name in SECTIONS))
+    problem = _check_header(header) or _check_sections(trace) or _check_events(trace)
+    if problem:
+        raise TraceFormatError(f"{path}: corrupt trace ({problem})")
+    return trace
+
+
+SECTIONS = ("events", "launches", "bb_counts", "loop_iters", "loop_entries")
+_CHUNK = 1 << 22  # events checked per step (32 MiB), so a huge trace is never copied whole
+
+
+def _check_header(h: TraceHeader) -> str | None:
+    """The first inconsistency of the header tables (ids are positions), or None."""
+    for what, table in (("memory instruction", h.mem), ("loop", h.loops), ("block", h.blocks)):
+        for k, item in enumerate(table):
+            if item.id != k:
+                return f"{what} {k} has id {item.id}"
+    nb, nl = len(h.blocks), len(h.loops)
+    for m in h.mem:
+        if not 0 <= m.block < nb:
+            return f"memory instruction {m.id} names block {m.block}, the trace has {nb}"
+    for lp in h.loops:
+        if lp.parent >= nl:
+            return f"loop {lp.id} names parent loop {lp.parent}, the trace has {nl}"
+        bad = [b for b in lp.blocks if not 0 <= b < nb]
+        if bad:
+            return f"loop {lp.id} names block {bad[0]}, the trace has {nb}"
+    if len(h.mem) > TAG_MARKERS:
+        return f"{len(h.mem)} memory instructions, at most {TAG_MARKERS}"
+    return None
+
+
+def _check_sections(tr: Trace) -> str | None:
+    """The section shapes against the header tables."""
+    h = tr.header
+    if tr.events.ndim != 1 or tr.events.dtype != np.dtype("<u8"):
+        return "section events is not a vector of u64"
+    if tr.launches.ndim != 1 or tr.launches.dtype != LAUNCH_DTYPE:
+        return "section launches has the wrong layout"
+    n = len(tr.launches)
+    for name, width in (
+        ("bb_counts", len(h.blocks)),
+        ("loop_iters", len(h.loops)),
+        ("loop_entries", len(h.loops)),
+    ):
+        arr = getattr(tr, name)
+        if arr.ndim != 2 or arr.shape[0] != n or (n and arr.shape[1] != width):
+            return (
+                f"section {name} has shape {tuple(arr.shape)}, want ({n}, {width}) for {n} launches"
+            )
+    if n:
+        regions = np.array(sorted({r.index for r in h.regions}), np.int64)
+        bad = ~np.isin(tr.launches["region"].astype(np.int64), regions)
+        if bad.any():
+            k = int(np.argmax(bad))
+            return f"launch {k} names region {int(tr.launches['region'][k])}, not in the header"
+        first = tr.launches["first_event"]
+        count = tr.launches["n_events"]
+        total = np.uint64(len(tr.events))
+        recorded = tr.launches["recorded"] != 0
+        past = (first > total) | (count > total - np.minimum(first, total))
+        bad = (recorded & (count == 0)) | past
+        bad &= recorded | (count > 0)
+        if bad.any():
+            k = int(np.argmax(bad))
+            return (
+                f"launch {k}: its events [{int(first[k])}, +{int(count[k])}) do not lie "
+                f"within the {len(tr.events)} events"
+            )
+        starts = first[recorded].astype(np.int64)
+        if len(starts) and ((np.asarray(tr.events[starts]) >> np.uint64(48)) != TAG_BEGIN).any():
+            return "a recorded launch does not start at a BEGIN event"
+    return None
+
+
+def _check_events(tr: Trace) -> str | None:
+    """Every event's tag and id against the header: memory instructions and loops exist."""
+    n_mem, n_loops = len(tr.header.mem), len(tr.header.loops)
+    ev = tr.events
+    for lo in range(0, len(ev), _CHUNK):
+        chunk = np.asarray(ev[lo : lo + _CHUNK])
+        tag = (chunk >> np.uint64(48)).astype(np.uint32)
+        bad = (tag >= n_mem) & (tag < TAG_MARKERS)
+        if bad.any():
+            k = int(np.argmax(bad))
+            return f"event {lo + k} names memory instruction {int(tag[k])}, the trace has {n_mem}"
+        bad = (tag >= TAG_MARKERS) & (tag < TAG_EXIT)
+        if bad.any():
+            k = int(np.argmax(bad))
+            return f"event {lo + k} has the unknown tag {int(tag[k]):#x}"
+        loop_tag = (tag == TAG_LOOP) | (tag == TAG_EXIT)
+        loop = ((chunk >> np.uint64(32)) & np.uint64(0xFFFF)).astype(np.uint32)
+        bad = loop_tag & (loop >= n_loops)
+        if bad.any():
+            k = int(np.argmax(bad))
+            return f"event {lo + k} names loop {int(loop[k])}, the trace has {n_loops}"
+    return None
 
 
 def read_meta(meta_file: Path, nbb: int, nloops: int, nglobals: int = 0):

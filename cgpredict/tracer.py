@@ -21,10 +21,18 @@ from pathlib import Path
 import llvmlite.binding as llvm
 
 from .compiler import IR_FLAGS, compile_to_ir, find_compiler, link_executable
-from .errors import CompileError, OutputExistsError, RegionError, TraceFormatError, TraceRunError
+from .errors import (
+    CompileError,
+    OutputExistsError,
+    OutputPathError,
+    RegionError,
+    TraceFormatError,
+    TraceRunError,
+    check_writable,
+)
 from .instrument.irtext import parse_module
 from .instrument.memtrace import InstrumentError, MemInstr, instrument
-from .regions import PRELUDE, mark_regions
+from .regions import PRELUDE, mark_regions, read_source
 from .tracefile import (
     MAGIC,
     STATUS_EVENT_LIMIT,
@@ -88,6 +96,7 @@ def _defined_functions(ir_text: str) -> list[str]:
 
 
 def _check_output_path(output: Path, force: bool) -> None:
+    check_writable(output, "trace")  # never opens it: a FIFO must not block
     if output.exists() and not force:
         with open(output, "rb") as f:
             if f.read(8) != MAGIC:
@@ -101,12 +110,9 @@ def trace_program(
 ) -> Trace:
     """Trace the marked regions of ``source`` and write the trace to ``output``."""
     source = Path(source)
-    try:
-        text = source.read_text()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RegionError(f"cannot read {source}: {exc}") from None
     _check_output_path(output, force)
-    marked = mark_regions(text)
+    text = read_source(source)
+    marked = marked_source(source, text, options.macros)
     clock = [time.perf_counter()]
     seconds: dict[str, float] = {}
 
@@ -154,6 +160,9 @@ def trace_program(
         try:
             inst = instrument(ir_text, fn_regions)
         except InstrumentError as exc:
+            if exc.region is not None and 0 <= exc.region < len(marked.regions):
+                spec = marked.regions[exc.region]
+                raise RegionError(f"{source}:{spec.line}: kernel {spec.name} {exc}") from None
             raise RegionError(f"{source}: {exc}") from None
         inst_file = tmp / (source.stem + ".cgp.ll")
         inst_file.write_text(inst.ir)
@@ -169,9 +178,14 @@ def trace_program(
             meta, len(inst.blocks), len(inst.loops), len(inst.globals)
         )
         if status == STATUS_EVENT_LIMIT:
+            hint = _size_hint(marked.trace_sizes, macros, text)
             raise TraceRunError(
-                f"the trace exceeds --max-events={options.max_events} events; trace a "
-                f"smaller problem size (e.g. -D {_size_hint(marked.trace_sizes, macros)})"
+                f"the trace exceeds --max-events={options.max_events} events; "
+                + (
+                    f"trace a smaller problem size (e.g. -D {hint})"
+                    if hint
+                    else "the program may loop endlessly (the file has no size macro to shrink)"
+                )
             )
         if status == STATUS_NESTED:
             raise TraceRunError("a marked region started inside another marked region")
@@ -209,8 +223,10 @@ def trace_program(
             seconds=seconds,
             globals=dict(zip(inst.globals, addrs)),
         )
-        output.parent.mkdir(parents=True, exist_ok=True)
-        write_trace(output, header, events, launches, bb, iters, entries)
+        try:
+            write_trace(output, header, events, launches, bb, iters, entries)
+        except OSError as exc:
+            raise OutputPathError(f"cannot write trace {output}: {exc.strerror or exc}") from None
         lap("write")
     return read_trace(output)
 
@@ -234,12 +250,37 @@ def _with_text(m: MemInstr, lines: list[str], name: str) -> MemInstr:
     return replace(m, file=name if own else m.file, base=text or m.base)
 
 
-def _size_hint(trace_sizes: dict[str, int], macros: dict[str, str]) -> str:
-    """Half of each size actually traced (-D values first, else the declared trace size)."""
+def _size_hint(trace_sizes: dict[str, int], macros: dict[str, str], text: str = "") -> str:
+    """Half of each size actually traced (-D values first, else the declared trace size), only
+    for macros the source names; '' when it names none."""
     sizes = {k: int(v) for k, v in macros.items() if str(v).isdigit()} or trace_sizes
-    if sizes:
-        return " -D ".join(f"{k}={max(1, v // 2)}" for k, v in sizes.items())
-    return "N=64"
+    sizes = {k: v for k, v in sizes.items() if re.search(rf"\b{re.escape(k)}\b", text)}
+    return " -D ".join(f"{k}={max(1, v // 2)}" for k, v in sizes.items())
+
+
+def marked_source(source: Path, text: str, macros: dict[str, str] | None = None):
+    """``mark_regions(text)``, but a RegionError names ``FILE:LINE``, and when the file does not
+    compile (say, a syntax error inside the marked loop) the compiler's diagnostics come first."""
+    try:
+        return mark_regions(text)
+    except RegionError as exc:
+        msg = str(exc)
+        m = re.match(r"line (\d+): (.*)", msg)
+        where = f"{source}:{m.group(1)}: {m.group(2)}" if m else f"{source}: {msg}"
+        if "unbalanced" in msg or "unterminated" in msg or "ends before" in msg:
+            with tempfile.TemporaryDirectory(prefix="cgp-chk-") as tmp:
+                compile_to_ir(  # raises CompileError with clang's diagnostics
+                    Path(source).resolve(),
+                    Path(tmp) / "plain.ll",
+                    dict(macros or {}),
+                    display_name=str(source),
+                )
+        raise RegionError(where) from None
+
+
+def check_source(source: Path, macros: dict[str, str] | None = None) -> None:
+    """Fail early, in one line, on a source that is unreadable, not UTF-8 or badly marked."""
+    marked_source(source, read_source(source), macros)
 
 
 def _verify_ir(ir: str) -> None:

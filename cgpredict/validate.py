@@ -17,7 +17,8 @@ from pathlib import Path
 
 from .errors import CGPredictError
 from .pipeline import RunOptions, predict_source
-from .warps import Block
+from .regions import read_source
+from .warps import Block, MappingError
 
 
 class ValidationError(CGPredictError):
@@ -62,16 +63,52 @@ def load_measured(path: Path) -> tuple[str, dict[tuple[str, str], dict]]:
     try:
         data = json.loads(Path(path).read_text())
         gpu = data["gpu"]["name"] if isinstance(data.get("gpu"), dict) else str(data.get("gpu"))
-        out = {}
-        for e in data["results"]:
-            if "error" in e or "result" not in e:
-                continue
-            out[(e["kernel"], e["config"])] = e
-        return gpu, out
+        results = data["results"]
+        if not isinstance(results, list):
+            raise TypeError("results is not a list")
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ValidationError(
             f"{path}: not a measurement file of validation/measure.py ({type(exc).__name__}: {exc})"
         ) from None
+    out = {}
+    for k, e in enumerate(results):
+        where = f"{path}: results[{k}]"
+        if not isinstance(e, dict):
+            raise ValidationError(f"{where}: not a table")
+        if "error" in e or "result" not in e:
+            continue
+        _check_entry(where, e)
+        out[(e["kernel"], e["config"])] = e
+    return gpu, out
+
+
+def _check_entry(where: str, e: dict) -> None:
+    """One measured entry: kernel name, a block shape, positive work sizes and time."""
+    if not isinstance(e.get("kernel"), str):
+        raise ValidationError(f"{where}.kernel: want a kernel name, got {e.get('kernel')!r}")
+    cfg = e.get("config")
+    try:
+        if not isinstance(cfg, str):
+            raise MappingError("")
+        Block.parse(cfg)
+    except MappingError:
+        raise ValidationError(f"{where}.config: bad block shape {cfg!r}") from None
+    sizes = e.get("work_sizes", {})
+    if not isinstance(sizes, dict):
+        raise ValidationError(f"{where}.work_sizes: want a table of NAME: N, got {sizes!r}")
+    for name, v in sizes.items():
+        if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+            raise ValidationError(f"{where}.work_sizes.{name}: want a positive integer, got {v!r}")
+    result = e["result"]
+    if not isinstance(result, dict):
+        raise ValidationError(f"{where}.result: want a table, got {result!r}")
+    ms = result.get("total_ms")
+    if (
+        isinstance(ms, bool)
+        or not isinstance(ms, (int, float))
+        or not (math.isfinite(ms) and ms > 0)
+    ):
+        raise ValidationError(f"{where}.result.total_ms: want a positive number, got {ms!r}")
 
 
 def default_measured(device: str, root: Path) -> Path | None:
@@ -129,11 +166,13 @@ def _row(f: Path, cfg: str | None, entry: dict | None, device: str, model: str) 
     )
     t0 = time.perf_counter()
     try:
+        read_source(f)  # a binary or non-UTF-8 file fails this row, in one line
         rep = predict_source(f, opts)
         predicted, note = rep.total_ms, ""
         work = rep.work_sizes
     except CGPredictError as exc:
-        predicted, note = None, f"prediction failed: {exc}"
+        first = (str(exc).strip().splitlines() or [""])[0]  # one line: it is a table cell
+        predicted, note = None, f"prediction failed: {first}".replace("|", "/")
     measured = entry["result"].get("total_ms") if entry else None
     if entry is None:
         note = note or "not measured"

@@ -33,7 +33,12 @@ _IGNORED_CALLS = ("llvm.dbg.", "llvm.lifetime.", "llvm.assume", "__cgp_")
 
 
 class InstrumentError(ValueError):
-    """The IR could not be instrumented (e.g. too many memory instructions)."""
+    """The IR could not be instrumented (e.g. too many memory instructions). ``region``: the
+    region it is about, when it is about one (callers name it)."""
+
+    def __init__(self, message: str, region: int | None = None):
+        super().__init__(message)
+        self.region = region
 
 
 @dataclass(frozen=True)
@@ -315,6 +320,13 @@ def _find_regions(mod: Module, function_regions: dict[str, int]) -> list[_Region
             for ii, ins in enumerate(b.instrs):
                 if ins.callee == "__cgp_region_begin":
                     idx = _marker_index(ins)
+                    if idx in regions:  # the function holding it was inlined more than once
+                        raise InstrumentError(
+                            "appears at several places of the compiled program: the "
+                            "function holding it was inlined into each of its callers; "
+                            "declare that function __attribute__((noinline))",
+                            region=idx,
+                        )
                     regions[idx] = _Region(idx, fn, (bi, ii))
     for r in regions.values():
         if r.begin is not None:

@@ -203,3 +203,112 @@ def test_validate_empty_corpus(tmp_path):
     empty.mkdir()
     r = invoke(["validate", "--corpus", str(empty), "--out-dir", str(tmp_path / "o")])
     assert r.exit_code == 2 and "no corpus kernels" in r.stderr
+
+
+# --------------------------------------------------------------------------- bad input, one line
+
+
+def one_line_error(r, code=2):
+    assert r.exit_code == code, (r.stdout, r.stderr)
+    assert r.stderr.count("\n") == 1 and r.stderr.startswith("cgpredict: error: "), r.stderr
+    assert "Usage:" not in r.stderr
+    return r.stderr
+
+
+@pytest.mark.parametrize("args, flag", [
+    (["-D", "NI=-5"], "-D"), (["-D", "NI=0"], "-D"), (["--trace-size", "NI=-5"], "--trace-size"),
+    (["--trace-size", "NI=0"], "--trace-size"),
+])
+def test_sizes_must_be_positive_integers(args, flag):
+    msg = one_line_error(invoke(["run", GEMM, *args]))
+    assert flag in msg and "positive integer" in msg
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "0", "-1"])
+def test_run_timeout_must_be_finite_and_positive(value):
+    msg = one_line_error(invoke(["run", GEMM, "--timeout", value]))
+    assert "--timeout" in msg and "finite positive" in msg
+
+
+def test_run_non_utf8_source(tmp_path):
+    src = tmp_path / "binary.c"
+    src.write_bytes(bytes(range(256)) * 8)
+    for cmd in ("run", "fpga", "compare", "advise"):
+        msg = one_line_error(invoke([cmd, str(src)]))
+        assert f"{src}: not a UTF-8 text file" in msg, cmd
+
+
+@pytest.fixture(scope="module")
+def small_trace(tmp_path_factory):
+    out = tmp_path_factory.mktemp("ft") / "small.cgptrace"
+    r = invoke(["trace", GEMM, "-D", "NI=16", "-D", "NJ=16", "-D", "NK=16", "-o", str(out)])
+    assert r.exit_code == 0, r.stderr
+    return out
+
+
+def test_from_trace_prints_the_traced_macros(small_trace):
+    r = invoke(["run", "--from-trace", str(small_trace)])
+    assert r.exit_code == 0, r.stderr
+    assert "traced at: NI=16 NJ=16 NK=16" in r.stdout.split("\n")[1]
+
+
+@pytest.mark.parametrize("extra", [["--function", "foo"], ["--timeout", "5"], ["-D", "NI=4"]])
+def test_from_trace_rejects_tracing_options(small_trace, extra):
+    msg = one_line_error(invoke(["run", "--from-trace", str(small_trace), *extra]))
+    assert "--from-trace takes no" in msg
+
+
+def test_from_trace_corrupt_is_exit_4(small_trace, tmp_path):
+    raw = bytearray(small_trace.read_bytes())
+    hlen = int.from_bytes(raw[12:16], "little")
+    sections = json.loads(raw[16:16 + hlen])["sections"]
+    off = sections["events"]["offset"] + 8 * 2  # a memory event: tag 131 does not exist
+    raw[off + 6:off + 8] = (131).to_bytes(2, "little")
+    bad = tmp_path / "bad.cgptrace"
+    bad.write_bytes(bytes(raw))
+    msg = one_line_error(invoke(["run", "--from-trace", str(bad)]), code=4)
+    assert "corrupt trace (event 2 names memory instruction 131" in msg
+
+
+@pytest.mark.parametrize("chart, fragment", [
+    ("chart.txt", "want a .png/.svg/.pdf file"),
+    ("nodir/c.png", "does not exist"),
+    ("afile/c.png", "is not a folder"),
+    ("/proc/c.png", "not writable"),
+    ("exists.png", "exists"),
+])
+def test_advise_chart_checked_before_the_analysis(tmp_path, monkeypatch, chart, fragment):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "afile").write_text("x")
+    (tmp_path / "exists.png").write_text("x")
+    r = invoke(["advise", str(tmp_path / "missing_is_not_reached.c"), "--chart", chart])
+    assert r.exit_code == 2  # click's own check of SOURCE runs first; now a real source:
+    r = invoke(["advise", str(POLYBENCH / "syrk.c"), "--chart", chart, "--timeout", "0.001"])
+    msg = one_line_error(r)  # the timeout would fail the analysis: the chart check came first
+    assert "--chart" in msg or "chart" in msg
+    assert fragment in msg and r.stdout == ""
+
+
+def test_advise_chart_needs_matplotlib(tmp_path, monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "matplotlib" else real(name, *a))
+    r = invoke(["advise", str(POLYBENCH / "syrk.c"), "--chart", str(tmp_path / "c.png"),
+                "--timeout", "0.001"])
+    assert "needs matplotlib" in one_line_error(r)
+
+
+def test_devices_lists_good_files_and_marks_bad_ones(tmp_path, monkeypatch):
+    from cgpredict.devices import bundled_dir
+
+    (tmp_path / "good.toml").write_text((bundled_dir() / "tk1.toml").read_text())
+    (tmp_path / "bad.toml").write_bytes(b"\xff\xfe")
+    monkeypatch.setenv("CGPREDICT_DEVICE_PATH", str(tmp_path))
+    r = invoke(["devices"])
+    assert r.exit_code == 0
+    lines = {line.split()[0]: line for line in r.stdout.splitlines()}
+    assert "UNUSABLE" in lines["bad"] and "not UTF-8" in lines["bad"]
+    assert "UNUSABLE" not in lines["good"] and "tk1" in lines and "h100" in lines
+    assert "1 device file(s) cannot be used" in r.stderr

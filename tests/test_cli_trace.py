@@ -93,7 +93,7 @@ def test_bad_pragma_exit_code(tmp_path):
     src = tmp_path / "p.c"
     src.write_text("int main(void) {\n#pragma cgp kernal\n  for (;;) ;\n}\n")
     result = invoke("trace", src)
-    assert_one_line_error(result, 2, "line 2", "unknown '#pragma cgp kernal'")
+    assert_one_line_error(result, 2, "p.c:2:", "unknown '#pragma cgp kernal'")
 
 
 def test_crash_exit_code(tmp_path):
@@ -156,3 +156,98 @@ def test_internal_error_is_one_line(tmp_path, monkeypatch):
     assert isinstance(result.exception, SystemExit), result.exception
     assert "Traceback" not in result.output
     assert "internal error" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+# --------------------------------------------------------------------------- bad input, one line
+
+
+@pytest.mark.parametrize("args, fragments", [
+    (["trace", GEMM, "-D", "1X=3"], ["-D", "want NAME=VALUE"]),
+    (["trace"], ["Missing argument 'SOURCE'"]),
+    (["trace", GEMM, "--timeout", "nan"], ["--timeout", "finite positive"]),
+    (["trace", GEMM, "--timeout", "inf"], ["--timeout", "finite positive"]),
+    (["trace", GEMM, "--timeout", "0"], ["--timeout", "finite positive"]),
+    (["trace", GEMM, "--timeout", "-1"], ["--timeout", "finite positive"]),
+    (["trace", GEMM, "--timeout", "soon"], ["--timeout", "positive number of seconds"]),
+    (["trace", GEMM, "--max-events", "0"], ["--max-events", "0"]),
+    (["trace", GEMM, "--max-events", "-1"], ["--max-events"]),
+    (["trace", GEMM, "--max-launches", "-1"], ["--max-launches"]),
+    (["trace-info"], ["Missing argument"]),
+    (["nosuchcommand"], ["No such command"]),
+])
+def test_usage_errors_are_one_line(args, fragments):
+    result = invoke(*args)
+    assert result.exit_code == 2, result.output
+    assert result.stdout == ""
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("cgpredict: error: ")
+    assert "Usage:" not in result.stderr
+    for f in fragments:
+        assert f in result.stderr, (f, result.stderr)
+
+
+def test_help_and_version_still_work():
+    assert invoke("--version").exit_code == 0
+    result = invoke("trace", "--help")
+    assert result.exit_code == 0 and "Usage:" in result.stdout
+    assert "--max-launches" in result.stdout
+
+
+def test_non_utf8_source(tmp_path):
+    src = tmp_path / "binary.c"
+    src.write_bytes(bytes(range(256)) * 8)
+    result = invoke("trace", src, "-o", tmp_path / "b.cgptrace")
+    assert_one_line_error(result, 2, f"{src}: not a UTF-8 text file")
+
+
+@pytest.mark.parametrize("where, reason", [
+    ("missing/dir/x.cgptrace", "does not exist"),
+    ("afile/x.cgptrace", "afile is not a folder"),
+    ("adir", "is a directory"),
+    ("/proc/x.cgptrace", "not writable"),
+])
+def test_unwritable_output(tmp_path, monkeypatch, where, reason):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "afile").write_text("precious")
+    (tmp_path / "adir").mkdir()
+    result = invoke("trace", GEMM, *SMALL, "-o", where)
+    assert_one_line_error(result, 2, where, reason)
+    assert not (tmp_path / "missing").exists()  # never created silently
+    assert (tmp_path / "afile").read_text() == "precious"
+
+
+def test_default_output_is_a_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "gemm.cgptrace").mkdir()
+    result = invoke("trace", GEMM, *SMALL)
+    assert_one_line_error(result, 2, "cannot write trace gemm.cgptrace", "directory")
+
+
+def test_fifo_is_refused_without_blocking(tmp_path):
+    fifo = tmp_path / "f.cgptrace"
+    os.mkfifo(fifo)
+    result = invoke("trace", GEMM, *SMALL, "-o", fifo)
+    assert_one_line_error(result, 2, "cannot write trace", "not a regular file")
+    result = invoke("trace-info", fifo)
+    assert_one_line_error(result, 4, "not a regular file")
+
+
+def test_event_limit_hint_names_only_the_file_macros(tmp_path):
+    src = tmp_path / "spin.c"
+    src.write_text("int A[4];\nint main(void) {\n#pragma cgp kernel k\n"
+                   "  for (unsigned i = 0; ; i++) A[i % 4] += 1;\n  return 0;\n}\n")
+    result = invoke("trace", src, "-D", "FOO=8", "--max-events", "1000",
+                    "-o", tmp_path / "s.cgptrace")
+    assert_one_line_error(result, 3, "--max-events=1000", "may loop endlessly")
+    assert "-D" not in result.stderr.split("events;")[1] and "N=64" not in result.stderr
+    result = invoke("trace", GEMM, "-D", "NI=64", "-D", "NJ=64", "-D", "NK=64", "-D", "FOO=3",
+                    "--max-events", "100", "-o", tmp_path / "g.cgptrace")
+    assert_one_line_error(result, 3, "-D NI=32 -D NJ=32 -D NK=32")
+    assert "FOO" not in result.stderr
+
+
+def test_syntax_error_in_the_marked_loop_shows_the_compiler(tmp_path):
+    src = tmp_path / "syntax.c"
+    src.write_text("int A[8];\nint main(void) {\n#pragma cgp kernel k\n"
+                   "  for (int i = 0; i < 8; i++ {\n    A[i] = i\n  }\n  return 0;\n}\n")
+    result = invoke("trace", src, "-o", tmp_path / "s.cgptrace")
+    assert_one_line_error(result, 2, "compiling", f"{src}:4:")

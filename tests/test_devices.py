@@ -197,3 +197,45 @@ def test_schema_matches_dataclass() -> None:
     sectioned = {k for t in ("sm", "memory", "timing") for k in devices._SCHEMA[t]}
     extra = {"name", "source_path", "description", "energy", "provenance"}
     assert field_names == sectioned | extra
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "key", "why"),
+    [
+        ("sm_count = 1", "sm_count = 9223372036854775807", "[sm] sm_count", "implausibly large"),
+        ("l2_bytes = 131072", "l2_bytes = 18446744073709551615", "l2_bytes", "implausibly large"),
+        ("clock_mhz = 852.0", "clock_mhz = 1e300", "clock_mhz", "implausibly large"),
+        ("l2_line_bytes = 64", "l2_line_bytes = 48", "[memory] l2_line_bytes", "power of two"),
+        ("l2_sector_bytes = 64", "l2_sector_bytes = 24", "l2_sector_bytes", "power of two"),
+        ("l1_line_bytes = 128", "l1_line_bytes = 96", "l1_line_bytes", "power of two"),
+        (
+            "shared_mem_per_sm_bytes = 49152",
+            "shared_mem_per_sm_bytes = 49152\nshared_mem_reserved_per_block_bytes = 999999",
+            "[sm] shared_mem_reserved_per_block_bytes",
+            "exceeds shared_mem_per_sm_bytes",
+        ),
+        (
+            "register_alloc_unit = 256",
+            "register_alloc_unit = 1000000",
+            "register_alloc_unit",
+            "exceeds registers_per_sm",
+        ),
+    ],
+)
+def test_absurd_or_inconsistent_values(
+    tmp_path: Path, old: str, new: str, key: str, why: str
+) -> None:
+    assert why in _assert_error(_variant(tmp_path, old, new), key)
+
+
+def test_not_utf8(tmp_path: Path) -> None:
+    path = tmp_path / "binary.toml"
+    path.write_bytes(b"schema_version = 1\n\xff\xfe\x93 = 2\n")
+    with pytest.raises(DeviceError, match=r"binary.toml: not valid TOML \(not UTF-8\)"):
+        load_device(str(path))
+
+
+def test_schema_doc_puts_l1_ways_in_memory() -> None:
+    doc = (BUNDLED / "SCHEMA.md").read_text()
+    memory = doc.split("## [memory]")[1].split("## ")[0]
+    assert "`l1_ways`" in memory and "l1_ways" in devices._SCHEMA["memory"]

@@ -55,11 +55,17 @@ def test_device_errors_are_one_line(tmp_path):
         (lambda s: s.replace("fadd = {", "fadd2 = {"), "unknown operator class 'fadd2'"),
         (lambda s: s.replace("schema_version = 1", "schema_version = 9"), "schema_version"),
         (lambda s: s + "\n[extra]\na = 1\n", "unknown table [extra]"),
+        (lambda s: s.replace("dsp = 220 ", "dsp = 9223372036854775807 "), "implausibly large"),
+        (lambda s: s.replace("clock_mhz = 100.0", "clock_mhz = 1e300"), "implausibly large"),
     ]
     for edit, msg in cases:
         with pytest.raises(FPGADeviceError) as exc:
             load_fpga_device(_write(tmp_path, edit))
         assert msg in str(exc.value) and "\n" not in str(exc.value)
+    binary = tmp_path / "binary.toml"
+    binary.write_bytes(b"\xff\xfe\x93 = 1\n")
+    with pytest.raises(FPGADeviceError, match=r"binary.toml: not valid TOML \(not UTF-8\)"):
+        load_fpga_device(binary)
     with pytest.raises(FPGADeviceError, match="known: .*zc702"):
         load_fpga_device("nosuchfpga")
 

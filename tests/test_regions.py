@@ -161,10 +161,15 @@ def test_crlf_source_keeps_line_count():
     (["#pragma cgp shared A tile 32x32", "for (;;) ;"], "must follow '#pragma cgp kernel'"),
     (["#pragma cgp kernel k", "#pragma cgp shared A tile 32", "for (;;) ;"], "ROWSxCOLS"),
     (["#pragma cgp kernel k", "#pragma cgp shared A 32x32", "for (;;) ;"], "ROWSxCOLS"),
+    (["#pragma cgp kernel k", "#pragma cgp shared A tile 0x0", "for (;;) ;"],
+     "line 3: tile 0x0: want positive ROWSxCOLS"),
+    (["#pragma cgp kernel k", "#pragma cgp shared A tile 32x0", "for (;;) ;"],
+     "line 3: tile 32x0: want positive ROWSxCOLS"),
     (["#pragma cgp trace NI=abc"], "bad '#pragma cgp trace' item 'NI=abc'"),
     (["#pragma cgp trace NI"], "want NAME=INT"),
     (["#pragma cgp trace 1N=4"], "want NAME=INT"),
-    (["#pragma cgp kernel k", "for (int i = 0; i < 4; i++) {", "  x;"], "unbalanced"),
+    (["#pragma cgp kernel k", "for (int i = 0; i < 4; i++) {", "  x;"],
+     "line 3: unbalanced '{'"),
 ])
 def test_bad_pragmas(bad, message):
     with pytest.raises(RegionError, match=re.escape(message)):
@@ -262,3 +267,16 @@ def test_statement_end_skips_leading_space_and_comments():
 def test_statement_end_errors(text):
     with pytest.raises(RegionError):
         statement_end(text, 0)
+
+
+def test_read_source_refuses_non_utf8(tmp_path):
+    from cgpredict.regions import read_source
+
+    good, bad = tmp_path / "g.c", tmp_path / "b.c"
+    good.write_text("int x; /* \u00e9 */\n")
+    bad.write_bytes(b"int x; \x93\xff\n")
+    assert read_source(good).startswith("int x;")
+    with pytest.raises(RegionError, match=re.escape(f"{bad}: not a UTF-8 text file")):
+        read_source(bad)
+    with pytest.raises(RegionError, match="cannot read"):
+        read_source(tmp_path / "nope.c")

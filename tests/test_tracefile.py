@@ -340,3 +340,98 @@ def test_read_meta_bad_magic(tmp_path):
     meta.write_bytes(_meta_bytes(1, 0, np.zeros(0, LAUNCH_DTYPE), [], magic=1234))
     with pytest.raises(TraceFormatError, match="no valid meta"):
         read_meta(meta, nbb=2, nloops=1)
+
+
+# --------------------------------------------------------------------------- consistency checks
+
+
+def _rewrite(good, tmp_path, edit_meta=None, edit_raw=None):
+    """A copy of ``good`` with its header JSON and/or raw bytes edited (sections kept in place)."""
+    raw = bytearray(good.read_bytes())
+    hlen = struct.unpack("<I", raw[12:16])[0]
+    meta = json.loads(raw[16:16 + hlen])
+    if edit_meta:
+        edit_meta(meta)
+    blob = json.dumps(meta, separators=(",", ":")).encode()
+    assert len(blob) <= hlen + tracefile._pad(16 + hlen)  # still fits before the sections
+    body = raw[16 + hlen:]
+    raw = bytearray(tracefile.MAGIC + struct.pack("<II", tracefile.VERSION, len(blob)) + blob
+                    + b" " * (hlen - len(blob)) + body) if len(blob) <= hlen else None
+    if raw is None:
+        pytest.skip("edited header does not fit")
+    if edit_raw:
+        edit_raw(raw, meta["sections"])
+    bad = tmp_path / "bad.cgptrace"
+    bad.write_bytes(bytes(raw))
+    return bad
+
+
+def _set_event(k, value):
+    def edit(raw, sections):
+        off = sections["events"]["offset"] + 8 * k
+        raw[off:off + 8] = struct.pack("<Q", value)
+    return edit
+
+
+def _set_launch(k, field, value):
+    def edit(raw, sections):
+        off = sections["launches"]["offset"] + k * LAUNCH_DTYPE.itemsize
+        off += LAUNCH_DTYPE.fields[field][1]
+        fmt = "<Q" if LAUNCH_DTYPE.fields[field][0].itemsize == 8 else "<i"
+        raw[off:off + struct.calcsize(fmt)] = struct.pack(fmt, value)
+    return edit
+
+
+@pytest.mark.parametrize("edit_meta, edit_raw, message", [
+    (None, _set_event(2, tag(131, 0x1000)),
+     r"corrupt trace \(event 2 names memory instruction 131, the trace has 2\)"),
+    (None, _set_event(1, tag(tracefile.TAG_LOOP, 7 << 32)), "event 1 names loop 7"),
+    (None, _set_event(1, tag(0xF123, 0)), "unknown tag"),
+    (None, _set_event(0, tag(0, 0x1000)), "does not start at a BEGIN"),
+    (None, _set_launch(1, "first_event", 1 << 40), r"launch 1: .* within the 8 events"),
+    (None, _set_launch(0, "n_events", 0), "launch 0"),
+    (None, _set_launch(0, "n_events", 9), "launch 0"),
+    (None, _set_launch(0, "region", 99), "launch 0 names region 99"),
+    (lambda m: m.update(mem=[]), None, "names memory instruction 0, the trace has 0"),
+    (lambda m: m.update(loops=[]), None, r"section loop_iters has shape \(2, 1\), want \(2, 0\)"),
+    (lambda m: m.update(blocks=m["blocks"][:2]), None, "names block 2, the trace has 2"),
+    (lambda m: m["mem"][0].update(block=9), None, "memory instruction 0 names block 9"),
+    (lambda m: m["mem"][1].update(id=5), None, "memory instruction 1 has id 5"),
+    (lambda m: m["sections"].pop("events"), None, r"corrupt trace \(missing section events\)"),
+    (lambda m: m.update(sections={}), None, "missing section events, launches"),
+])
+def test_inconsistent_trace_is_corrupt(tmp_path, good, edit_meta, edit_raw, message):
+    bad = _rewrite(good, tmp_path, edit_meta, edit_raw)
+    with pytest.raises(TraceFormatError, match=message) as exc:
+        read_trace(bad)
+    assert "\n" not in str(exc.value) and exc.value.exit_code == 4
+
+
+def test_unrecorded_launch_is_fine(tmp_path):
+    path = tmp_path / "t.cgptrace"
+    write_sample(path)
+    good = _rewrite(path, tmp_path, None, lambda raw, s: (
+        _set_launch(1, "n_events", 0)(raw, s), _set_launch(1, "first_event", 8)(raw, s),
+        _set_launch(1, "recorded", 0)(raw, s)))
+    tr = read_trace(good)
+    assert len(tr.launch_events(1)) == 0
+
+
+def test_consistency_check_is_fast(tmp_path):
+    """4M events are checked in well under a second (vectorised, chunked)."""
+    import time
+
+    n = 4_000_000
+    ev = np.full(n, tag(0, 0x1000), "<u8")
+    ev[0], ev[-1] = tag(tracefile.TAG_BEGIN, 0), tag(tracefile.TAG_END, 0)
+    ev[1::1000] = tag(tracefile.TAG_LOOP, 0)
+    path = tmp_path / "big.cgptrace"
+    (tmp_path / "events.bin").write_bytes(ev.tobytes())
+    launches = np.zeros(1, LAUNCH_DTYPE)
+    launches["n_events"], launches["recorded"] = n, 1
+    one = np.ones((1, 1), "<u8")
+    write_trace(path, make_header(), tmp_path / "events.bin", launches,
+                np.ones((1, 3), "<u8"), one, one)
+    start = time.perf_counter()
+    read_trace(path)
+    assert time.perf_counter() - start < 1.0

@@ -531,3 +531,49 @@ int main(void) {
     # guard skips a loop that runs zero times, so it counts 15 entries)
     body = sum(min(2 * i, 15) for i in range(16))
     assert [(lp.entries, lp.iterations) for lp in wh.loops] == [(1, 16), (15, body)]
+
+
+def test_kernel_in_a_function_inlined_twice_is_refused(tmp_path):
+    """A marked loop in a static helper that main calls twice is inlined into two copies; the
+    trace would hold only one of them, so tracing stops and says what to do."""
+    src = write(tmp_path, "twice.c", """\
+static float A[256], B[256];
+static void work(float *dst, const float *src, int n) {
+#pragma cgp kernel kfunc
+  for (int i = 0; i < n; i++) dst[i] = src[i] * 3.0f + 1.0f;
+}
+int main(void) {
+  for (int i = 0; i < 256; i++) A[i] = i;
+  work(B, A, 256);
+  work(A, B, 256);
+  return A[3] > 0 ? 0 : 1;
+}
+""")
+    with pytest.raises(RegionError, match=r"twice.c:4: kernel kfunc appears at several places "
+                                          r".*declare that function __attribute__\(\(noinline\)\)"):
+        trace_program(src, tmp_path / "t.cgptrace", TraceOptions())
+    noinline = write(tmp_path, "once.c", src.read_text().replace(
+        "static void work", "__attribute__((noinline)) static void work"))
+    (s,) = summarize(trace_program(noinline, tmp_path / "o.cgptrace", TraceOptions()))
+    assert (s.name, s.launches) == ("kfunc", 2)
+    assert {m.kind: m.count for m in s.mem} == {"load": 512, "store": 512}
+
+
+def test_size_hint_names_only_macros_of_the_file():
+    from cgpredict.tracer import _size_hint
+
+    text = "#define NI 64\nint A[NI];\n"
+    assert _size_hint({}, {"NI": "64", "FOO": "3"}, text) == "NI=32"
+    assert _size_hint({"NI": 16}, {}, text) == "NI=8"
+    assert _size_hint({}, {"FOO": "3"}, "int main(void) { for (;;); }\n") == ""
+
+
+def test_marked_source_names_file_and_line(tmp_path):
+    from cgpredict.errors import RegionError
+    from cgpredict.tracer import marked_source
+
+    src = tmp_path / "k.c"
+    text = ("int main(void) {\n#pragma cgp kernel k\n#pragma cgp shared A tile 0x0\n"
+            "  for (;;) ;\n}\n")
+    with pytest.raises(RegionError, match=rf"^{re.escape(str(src))}:3: tile 0x0: want positive"):
+        marked_source(src, text)

@@ -115,11 +115,10 @@ def test_load_measured_skips_errors(tmp_path):
 
 @pytest.mark.parametrize("content", [
     "{not json", '{"gpu": {"name": "x"}}', '{"gpu": {"name": "x"}, "results": 3}',
-    '{"gpu": {"name": "x"}, "results": [{"kernel": "gemm", "result": {}}]}', "",
-    pytest.param("[]")])
+    "", pytest.param("[]"), b"\xff\xfe{}"])
 def test_corrupt_measurement(tmp_path, content):
     p = tmp_path / "bad.json"
-    p.write_text(content)
+    p.write_bytes(content) if isinstance(content, bytes) else p.write_text(content)
     with pytest.raises(ValidationError, match="not a measurement file"):
         load_measured(p)
     assert ValidationError.exit_code == 2
@@ -178,3 +177,44 @@ def test_default_measured_finds_the_gpu_named_file(tmp_path):
     (folder / "nvidia-h100-pcie.json").write_text("{}")
     with pytest.raises(ValidationError, match="several measurement files"):
         default_measured("h100", tmp_path)
+
+
+def _entry(**over):
+    e = {"kernel": "gemm", "config": "32x32", "work_sizes": {"NI": 64},
+         "result": {"total_ms": 0.05}}
+    e.update(over)
+    return e
+
+
+@pytest.mark.parametrize("entry, message", [
+    (_entry(config="banana"), r"results\[1\]\.config: bad block shape 'banana'"),
+    (_entry(config=None), r"results\[1\]\.config: bad block shape None"),
+    (_entry(work_sizes={"NI": "big"}), r"results\[1\]\.work_sizes\.NI: want a positive integer"),
+    (_entry(work_sizes={"NI": -64}), r"work_sizes\.NI: want a positive integer, got -64"),
+    (_entry(work_sizes=[64]), r"results\[1\]\.work_sizes: want a table"),
+    (_entry(result={"total_ms": "fast"}), r"results\[1\]\.result\.total_ms: want a positive"),
+    (_entry(result={"total_ms": -0.5}), r"total_ms: want a positive number, got -0.5"),
+    (_entry(result={"total_ms": float("nan")}), r"total_ms: want a positive number"),
+    (_entry(result=5), r"results\[1\]\.result: want a table, got 5"),
+    (_entry(kernel=3), r"results\[1\]\.kernel: want a kernel name"),
+    ("text", r"results\[1\]: not a table"),
+])
+def test_bad_measured_entry_names_it(tmp_path, entry, message):
+    p = measurement(tmp_path, [_entry(), entry])
+    with pytest.raises(ValidationError, match=message) as exc:
+        load_measured(p)
+    assert str(exc.value).startswith(str(p)) and "\n" not in str(exc.value)
+
+
+def test_failed_row_note_is_one_line_and_binary_source_fails_its_row(tmp_path):
+    d = tmp_path / "c"
+    d.mkdir()
+    d.joinpath("syntax.c").write_text("int main(void) {\n  int x = ;\n  int y = ;\n"
+                                      "  return 0;\n}\n")
+    d.joinpath("binary.c").write_bytes(bytes(range(256)) * 8)
+    v = validate("tk1", d)
+    notes = {r.kernel: r.note for r in v.rows}
+    assert notes["binary"] == f"prediction failed: {d / 'binary.c'}: not a UTF-8 text file"
+    assert notes["syntax"].startswith("prediction failed: ") and "\n" not in notes["syntax"]
+    table = [ln for ln in to_markdown(v).splitlines() if ln.startswith("| syntax")]
+    assert len(table) == 1 and table[0].count("|") == 7

@@ -37,6 +37,7 @@ replaced by its work value. The operator table is per device file (its clock).
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import math
 import re
@@ -612,17 +613,73 @@ def _with_count(e: LoopEstimate, n: int) -> LoopEstimate:
 _GLOBAL = re.compile(r"^@([\w.$-]+) = .*?(?:global|constant) ((?:\[\d+ x )+)(\w+)\]")
 
 
-def _array_bytes(ir_text: str, tsz: dict[str, int], wsz: dict[str, int]) -> dict[str, int]:
+_DECL = re.compile(r"\b([A-Za-z_]\w*)\s*((?:\[[^\]\[;{}]+\]\s*)+)(?=[;=,)])")
+
+
+def _size_expr(text: str, sizes: dict[str, int]) -> int | None:
+    """An array dimension of the source (``NI``, ``M + 16``, ``4 * N``) at `sizes`, or None
+    when it names something else or is not integer arithmetic."""
+    try:
+        tree = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+
+    def ev(n: ast.AST) -> int:
+        if isinstance(n, ast.Constant) and isinstance(n.value, int):
+            return n.value
+        if isinstance(n, ast.Name) and n.id in sizes:
+            return sizes[n.id]
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub):
+            return -ev(n.operand)
+        if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
+            a, b = ev(n.left), ev(n.right)
+            if isinstance(n.op, ast.Add):
+                return a + b
+            if isinstance(n.op, ast.Sub):
+                return a - b
+            if isinstance(n.op, ast.Mult):
+                return a * b
+            return a // b  # C integer division
+        raise ValueError(text)
+
+    try:
+        return ev(tree)
+    except (ValueError, ZeroDivisionError):
+        return None
+
+
+def _declared_dims(source_text: str) -> dict[str, list[str]]:
+    """Dimension expressions of the arrays the source declares (``float A[NI][NJ + 1];``)."""
+    out: dict[str, list[str]] = {}
+    for m in _DECL.finditer(source_text):
+        out.setdefault(m.group(1), re.findall(r"\[([^\]]+)\]", m.group(2)))
+    return out
+
+
+def _array_bytes(
+    ir_text: str, tsz: dict[str, int], wsz: dict[str, int], source_text: str = ""
+) -> dict[str, int]:
+    """Bytes of every global array at the work size. The dimensions come from the source's
+    declaration evaluated at the work sizes when it evaluates, at the trace sizes, to the IR's
+    dimensions; otherwise each IR dimension equal to a traced size is scaled to its work
+    value (ambiguous when two macros share a trace value)."""
+    declared = _declared_dims(source_text)
     out = {}
     for line in ir_text.split("\n"):
         m = _GLOBAL.match(line)
         if not m:
             continue
         dims = [int(x) for x in re.findall(r"\[(\d+) x ", m.group(2))]
-        scaled = 1
-        for d in dims:
-            macro = next((k for k, v in tsz.items() if v == d), None)
-            scaled *= wsz.get(macro, d) if macro else d
+        exprs = declared.get(m.group(1).split(".")[0], [])
+        traced = [_size_expr(e, tsz) for e in exprs]
+        if exprs and traced == dims:
+            work = [_size_expr(e, {**tsz, **wsz}) for e in exprs]
+            scaled = math.prod(work) if all(w is not None and w > 0 for w in work) else 0
+        else:
+            scaled = 1
+            for d in dims:
+                macro = next((k for k, v in tsz.items() if v == d), None)
+                scaled *= wsz.get(macro, d) if macro else d
         try:
             out[m.group(1)] = scaled * type_bytes(m.group(3))
         except InstrumentError:  # an element type we do not size: fall back to the trace
@@ -680,7 +737,7 @@ def estimate_region(
         for lp in inner
     ]
     # arrays: sizes, placement
-    sizes_b = _array_bytes(h.ir_text, tsz, wsz)
+    sizes_b = _array_bytes(h.ir_text, tsz, wsz, h.source_text)
     mems = [m for m in h.mem if m.region == region]
     names = sorted({m.base.split("[")[0] for m in mems})
     elem = {m.id: m.bytes for m in mems}

@@ -296,3 +296,23 @@ int main(void){
     # no global: 128 distinct doubles touched at N=128, scaled by 1024/128 -> 1024 x 8 B
     (arr,) = rep.kernels[0].arrays
     assert arr.bytes == 1024 * 8
+
+
+def test_array_sizes_follow_the_source_declaration():
+    """Both macros traced at 64, only NI grows: A[NI][NJ] is 1024 x 64 floats at the work
+    size (matching IR dimensions by value would scale both); a[4*N] scales with N; a fixed
+    dimension that happens to equal a trace value stays fixed."""
+    from cgpredict.fpga import _array_bytes
+
+    ir = "\n".join([
+        "@A = internal global [64 x [64 x float]] zeroinitializer, align 16",
+        "@a = internal global [256 x float] zeroinitializer, align 16",
+        "@w = internal global [64 x double] zeroinitializer, align 16",
+    ])
+    src = "static float A[NI][NJ];\nstatic float a[4 * N];\nstatic double w[64];\n"
+    tsz = {"NI": 64, "NJ": 64, "N": 64}
+    wsz = {"NI": 1024, "NJ": 64, "N": 1000}
+    got = _array_bytes(ir, tsz, wsz, src)
+    assert got == {"A": 1024 * 64 * 4, "a": 4 * 1000 * 4, "w": 64 * 8}
+    # without the source, the old value matching (kept as the fallback) scales by value
+    assert _array_bytes(ir, tsz, wsz)["A"] == 1024 * 1024 * 4

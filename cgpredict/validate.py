@@ -144,10 +144,16 @@ def validate(
 ) -> Validation:
     """Predict every corpus file (and each measured block shape) and compare."""
     files = sorted(Path(corpus).glob("*.c"))
-    if only:
-        files = [f for f in files if f.stem in only]
     if not files:
         raise ValidationError(f"no corpus kernels (*.c) in {corpus}")
+    if only:
+        unknown = sorted(set(only) - {f.stem for f in files})
+        if unknown:
+            raise ValidationError(
+                f"--only {', '.join(unknown)}: no such corpus file in {corpus} "
+                f"(known: {' '.join(f.stem for f in files)})"
+            )
+        files = [f for f in files if f.stem in only]
     gpu, entries = load_measured(measured) if measured else (None, {})
     rows = []
     for f in files:

@@ -191,8 +191,9 @@ def form_warps(
     if not d1:
         raise MappingError(
             "no loop left to map to threads: the compiler removed or replaced "
-            "the loop nest (a constant result, a memset/memcpy, or a single "
-            "iteration); see `cgpredict trace-info`"
+            "the loop nest (a constant result, a memset/memcpy, results the program "
+            "never uses, or a size that gives it zero or one iteration); see "
+            "`cgpredict trace-info`"
         )
     if len(d1) > 1:
         raise MappingError(

@@ -234,14 +234,6 @@ def _sizing_options(command):
     return command
 
 
-def _check_source(source: Path, work_sizes: dict[str, int] | None = None) -> None:
-    """Before any tracing: SOURCE is UTF-8 text with well-formed `#pragma cgp` regions (a syntax
-    error there shows the compiler's diagnostics)."""
-    from .tracer import check_source
-
-    check_source(source, {k: str(v) for k, v in (work_sizes or {}).items()})
-
-
 def _sizes(items: tuple[str, ...], flag: str) -> dict[str, int]:
     out = {}
     for d in items:
@@ -342,7 +334,6 @@ def run(
     elif source is None:
         raise click.UsageError("give a C SOURCE file or --from-trace TRACE")
     else:
-        _check_source(source, opts.work_sizes)
         progress = _progress(not as_json)
         report = predict_source(source, opts, progress)
     click.echo(to_json(report) if as_json else to_text(report))
@@ -401,7 +392,6 @@ def fpga(source, fpga_device, as_json, defines, trace_defs, functions, timeout_s
     from .compare import fpga_to_json, fpga_to_text
     from .fpga import estimate_source
 
-    _check_source(source, _sizes(defines, "-D"))
     rep = estimate_source(
         source,
         fpga_device,
@@ -438,7 +428,6 @@ def compare(
     """GPU vs FPGA estimate of SOURCE per kernel, with a recommendation and its reasons."""
     from .compare import compare_source, compare_to_json, compare_to_text
 
-    _check_source(source, _sizes(defines, "-D"))
     c = compare_source(
         source,
         gpu_device,
@@ -490,9 +479,6 @@ def advise(
     )
     if chart:
         _check_chart(chart)
-    _check_source(source, opts.work_sizes)
-    if tiled:
-        _check_source(tiled, opts.work_sizes)
     progress = _progress(not as_json)
     a = run_advise(source, opts, tiled, progress)
     if as_json:

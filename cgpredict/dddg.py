@@ -186,6 +186,16 @@ def _array(base: str) -> str:
     return base.split("[")[0].strip() or "?"
 
 
+def mem_by_label(header, region: int) -> dict[str, list[tuple[int, str]]]:
+    """(memory instruction id, base text) of the region's loads and stores per block label, in
+    program order: the ``mem_ids`` of ``loop_body``. ``header``: a trace header."""
+    out: dict[str, list[tuple[int, str]]] = {}
+    for m in header.mem:
+        if m.region == region:
+            out.setdefault(header.blocks[m.block].label, []).append((m.id, m.base))
+    return out
+
+
 def loop_body(
     fn: Function, labels: Iterable[str], mem_ids: Mapping[str, list[tuple[int, str]]]
 ) -> LoopBody:

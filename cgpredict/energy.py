@@ -52,7 +52,7 @@ def _counts(profile: KernelProfile, warp_size: int) -> dict[str, tuple[str, floa
     fp = max(profile.fp_insts - sfu, 0.0)  # SFU ops are floating point: counted once, as SFU
     integer = max(profile.comp_insts - fp - sfu, 0.0)
     pats = (profile.coal, profile.uncoal, profile.const)
-    smem = sum(x * n for x, n in profile.shared.insts_by_conflict)
+    smem = profile.shared.transactions
     return {
         "fp32": ("fp32_op_nj", fp * threads),
         "int32": ("int32_op_nj", integer * threads),

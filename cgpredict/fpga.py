@@ -713,10 +713,7 @@ def estimate_region(
     launch_ratio = launches / max(launches_trace, 1)
     counts = _block_work_counts(trace, region, sizes, tsz, wsz, launch_ratio)
     mod = parse_module(h.ir_text)
-    mem_by_label: dict[str, list[tuple[int, str]]] = {}
-    for m in h.mem:
-        if m.region == region:
-            mem_by_label.setdefault(h.blocks[m.block].label, []).append((m.id, m.base))
+    mem_by_label = dddg.mem_by_label(h, region)
     loops = [lp for lp in h.loops if lp.region == region]
     inner = [lp for lp in loops if not any(c.parent == lp.id for c in loops)]
     warnings: list[str] = _call_warnings(h, region, info.name)

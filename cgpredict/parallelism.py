@@ -19,11 +19,12 @@ are weighted by how many of their instructions a thread executes.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from . import dddg
-from .instrument.irtext import parse_module
+from .instrument.irtext import Module, parse_module
 from .tracefile import Trace
 
 __all__ = ["Parallelism", "body_parallelism", "region_parallelism"]
@@ -60,13 +61,10 @@ def body_parallelism(body: dddg.LoopBody) -> Parallelism:
     return Parallelism(max(ilp, 1.0), max(mlp, 1.0), float(n_insts))
 
 
-def _mem_by_label(trace: Trace, region: int) -> dict[str, list[tuple[int, str]]]:
-    h = trace.header
-    out: dict[str, list[tuple[int, str]]] = {}
-    for m in h.mem:
-        if m.region == region:
-            out.setdefault(h.blocks[m.block].label, []).append((m.id, m.base))
-    return out
+@functools.lru_cache(maxsize=4)
+def _module(ir_text: str) -> Module:
+    """The parsed IR, once per trace (a kernel's distinct launches each ask for it)."""
+    return parse_module(ir_text)
 
 
 def region_parallelism(
@@ -87,8 +85,8 @@ def region_parallelism(
         bodies = [(lp.function, lp.blocks) for lp in mapped]
     if not bodies:
         return Parallelism()
-    mod = parse_module(h.ir_text)
-    mem = _mem_by_label(trace, region)
+    mod = _module(h.ir_text)
+    mem = dddg.mem_by_label(h, region)
     return _weighted(
         (
             body_parallelism(

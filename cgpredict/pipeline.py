@@ -29,10 +29,10 @@ from .prediction import (
     Report,
     RunOptions,
 )
-from .regions import mark_regions
+from .regions import mark_regions, read_source
 from .scaling import PROBES, SizeModel, default_sizes, overridable_sizes, probe_sizes
 from .tracefile import Trace
-from .tracer import TraceOptions, trace_program
+from .tracer import TraceOptions, marked_source, trace_program
 from .warps import mapped_loops, perfectly_nested
 
 AUTO_TRACE_START = 32
@@ -126,7 +126,8 @@ class Prepared:
 def prepare(source: Path, opts: RunOptions, progress=None) -> Prepared:
     """Trace ``source`` at the trace size and fit its trip counts for the work size."""
     t0 = time.perf_counter()
-    text = Path(source).read_text()
+    text = read_source(source)  # one-line errors for unreadable or badly marked sources,
+    marked_source(source, text, {k: str(v) for k, v in opts.work_sizes.items()})  # early
     work, tsizes, auto = resolve_sizes(text, opts.work_sizes, opts.trace_sizes)
     wanted = 2 * load_device(opts.device).max_threads_per_sm  # SPEC §2.1
     tmpdir = tempfile.TemporaryDirectory(prefix="cgp-run-")
@@ -164,7 +165,8 @@ def prepare(source: Path, opts: RunOptions, progress=None) -> Prepared:
                         f"a count-only probe run at {sizes_text} (used to scale the trace to "
                         f"the work size) failed: {str(exc).splitlines()[0]}; if the program "
                         f"needs particular sizes, trace at the work size (--trace-size equal "
-                        f"to -D)") from None
+                        f"to -D)"
+                    ) from None
             sizes_model = SizeModel.from_runs(runs)
         else:
             sizes_model = SizeModel.constant(trace)

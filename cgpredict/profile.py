@@ -45,6 +45,11 @@ class SharedMemoryCounts:
     def accesses(self) -> float:
         return sum(n for _, n in self.insts_by_conflict)
 
+    @property
+    def transactions(self) -> float:
+        """Shared-memory transactions per thread: each access times its conflict degree."""
+        return sum(x * n for x, n in self.insts_by_conflict)
+
 
 @dataclass(frozen=True)
 class KernelProfile:

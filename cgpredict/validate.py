@@ -17,7 +17,6 @@ from pathlib import Path
 
 from .errors import CGPredictError
 from .pipeline import RunOptions, predict_source
-from .regions import read_source
 from .warps import Block, MappingError
 
 
@@ -172,7 +171,6 @@ def _row(f: Path, cfg: str | None, entry: dict | None, device: str, model: str) 
     )
     t0 = time.perf_counter()
     try:
-        read_source(f)  # a binary or non-UTF-8 file fails this row, in one line
         rep = predict_source(f, opts)
         predicted, note = rep.total_ms, ""
         work = rep.work_sizes

@@ -157,7 +157,7 @@ def predict_cgpredict(
     per_access = (
         device.shared_latency_cycles if smem_cost == "latency" else device.smem_issue_cycles
     )
-    smem_cycles = per_access * sum(x * k for x, k in sh.insts_by_conflict)  # (20)
+    smem_cycles = per_access * sh.transactions  # (20)
     mem_cycles += smem_load_cycles  # (21)
     comp_cycles += smem_cycles  # (22)
     l1_cycles = _l1_cycles(profile, device)

@@ -193,7 +193,7 @@ def hongkim_inputs(profile: KernelProfile, device: GPUDevice) -> HongKimInputs:
         uncoal_per_mw=uncoal_pw,
         uncoal_mem_insts=profile.uncoal.insts,
         coal_mem_insts=coal_class,
-        comp_insts=profile.comp_insts + sum(x * k for x, k in sh.insts_by_conflict),
+        comp_insts=profile.comp_insts + sh.transactions,
         synch_insts=profile.sync_insts,
         issue_cycles=device.inst_cycles_per_warp_inst,
         freq_hz=device.freq_hz,

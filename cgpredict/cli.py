@@ -45,6 +45,16 @@ class _Seconds(click.ParamType):
 _SECONDS = _Seconds()
 
 
+_port_option = click.option(
+    "--port",
+    type=click.Choice(["plain", "restrict"]),
+    default="plain",
+    show_default=True,
+    help="The CUDA port predicted: arrays as plain pointer parameters (a first port, "
+    "PolyBench/GPU) or each array __restrict__.",
+)
+
+
 class _Group(click.Group):
     """Turns cgpredict's own errors into one line on stderr and the error's exit code; click's
     usage errors too (`cgpredict: error: ...`, exit 2), without the multi-line usage banner."""
@@ -130,12 +140,15 @@ def main() -> None:
     "operation counts are kept for every launch.",
 )
 @click.option("--force", is_flag=True, help="Overwrite the output even if it is not a trace.")
-def trace(source, defines, functions, output, timeout_s, max_events, max_launches, force):
+@_port_option
+def trace(source, defines, functions, output, timeout_s, max_events, max_launches, force, port):
     """Compile SOURCE, run it instrumented and write a trace of its marked kernels."""
     from .tracer import TraceOptions, trace_program
 
     output = output or Path(source.stem + ".cgptrace")
-    opts = TraceOptions(_macros(defines), tuple(functions), timeout_s, max_events, max_launches)
+    opts = TraceOptions(
+        _macros(defines), tuple(functions), timeout_s, max_events, max_launches, port=port
+    )
     tr = trace_program(source, output, opts, force=force)
     n_mem = int(((tr.events >> 48) < 0xF000).sum()) if len(tr.events) else 0
     click.echo(
@@ -282,9 +295,11 @@ def _sizes(items: tuple[str, ...], flag: str) -> dict[str, int]:
     show_default=True,
     help="Registers per thread assumed for occupancy.",
 )
+@_port_option
 @click.option("--json", "as_json", is_flag=True, help="Print the full report as JSON.")
 def run(
     source,
+    port,
     from_trace,
     block,
     grid,
@@ -313,6 +328,7 @@ def run(
         timeout_s=timeout_s,
         registers_per_thread=registers,
         batch_mode=batch_mode,
+        port=port,
     )
     if from_trace:
         ctx = click.get_current_context()
@@ -328,7 +344,7 @@ def run(
         from .tracefile import read_trace
 
         tr = read_trace(from_trace)
-        report = analyze_trace(tr, load_device(device), opts)
+        report = analyze_trace(tr, load_device(device), dataclasses.replace(opts, port=tr.header.port))
         traced = {k: int(v) if str(v).isdigit() else v for k, v in tr.header.macros.items()}
         report = dataclasses.replace(report, trace_sizes=traced)
     elif source is None:
@@ -363,14 +379,15 @@ def run(
     show_default=True,
     help="Where the JSON and Markdown tables are written.",
 )
-def validate(device, measured, corpus, model, only, out_dir):
+@_port_option
+def validate(device, measured, corpus, model, only, out_dir, port):
     """Predict every corpus kernel and compare with GPU measurements (mean abs. % error)."""
     from .validate import default_measured, to_markdown, write_results
     from .validate import validate as run_validation
 
     measured = measured or default_measured(device, Path.cwd())
     progress = _progress()
-    v = run_validation(device, corpus, measured, model, tuple(only), progress)
+    v = run_validation(device, corpus, measured, model, tuple(only), progress, port)
     click.echo(to_markdown(v))
     js, md = write_results(v, out_dir)
     click.echo(f"wrote {js} and {md}")
@@ -458,9 +475,21 @@ def compare(
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write the GPUPerf benefit chart (.png/.svg/.pdf, a new file; needs matplotlib).",
 )
+@_port_option
 @click.option("--json", "as_json", is_flag=True, help="Print the advice as JSON.")
 def advise(
-    source, block, device, model, tiled, chart, as_json, defines, trace_defs, functions, timeout_s
+    source,
+    block,
+    device,
+    model,
+    tiled,
+    chart,
+    port,
+    as_json,
+    defines,
+    trace_defs,
+    functions,
+    timeout_s,
 ):
     """Rank fixes (coalescing, shared memory, block shape) by predicted speedup."""
     from .advisor import advise as run_advise
@@ -476,6 +505,7 @@ def advise(
         trace_sizes=_sizes(trace_defs, "--trace-size"),
         functions=tuple(functions),
         timeout_s=timeout_s,
+        port=port,
     )
     if chart:
         _check_chart(chart)

@@ -127,7 +127,7 @@ def prepare(source: Path, opts: RunOptions, progress=None) -> Prepared:
     """Trace ``source`` at the trace size and fit its trip counts for the work size."""
     t0 = time.perf_counter()
     text = read_source(source)  # one-line errors for unreadable or badly marked sources,
-    marked_source(source, text, {k: str(v) for k, v in opts.work_sizes.items()})  # early
+    marked_source(source, text, {k: str(v) for k, v in opts.work_sizes.items()}, opts.port)
     work, tsizes, auto = resolve_sizes(text, opts.work_sizes, opts.trace_sizes)
     wanted = 2 * load_device(opts.device).max_threads_per_sm  # SPEC §2.1
     tmpdir = tempfile.TemporaryDirectory(prefix="cgp-run-")
@@ -142,6 +142,7 @@ def prepare(source: Path, opts: RunOptions, progress=None) -> Prepared:
                 opts.max_events,
                 opts.max_launches,
                 count_only=count_only,
+                port=opts.port,
             )
             return trace_program(Path(source), Path(tmp) / name, o)
 

@@ -32,6 +32,7 @@ class RunOptions:
     registers_per_thread: int = 32
     batch_mode: str = "whole"
     max_launches: int = 2  # launches per kernel whose memory events are recorded and analysed
+    port: str = "plain"  # the CUDA port predicted: plain pointers or __restrict__ (port.py)
     transpose: tuple[str, ...] = ()  # 2-D arrays to analyse in transposed layout (advisor)
     # extra shared-memory tiles (advisor): (array, rows, cols) for every kernel, or
     # (kernel, array, rows, cols) for one kernel

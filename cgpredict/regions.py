@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 
 from .errors import RegionError
+from .port import indexed_arrays, plain_port_brackets
 
 _PRAGMA = re.compile(r"^[ \t]*#[ \t]*pragma[ \t]+cgp\b(.*)$")
 _IDENT = re.compile(r"[A-Za-z_]\w*")
@@ -225,8 +226,11 @@ def _parse_shared(args: str, lineno: int) -> SharedHint:
     return SharedHint(parts[0], rows, cols)
 
 
-def mark_regions(source: str) -> MarkedSource:
-    """Find the ``#pragma cgp`` lines of ``source`` and bracket each region with markers."""
+def mark_regions(source: str, port: str = "restrict") -> MarkedSource:
+    """Find the ``#pragma cgp`` lines of ``source`` and bracket each region with markers.
+
+    With ``port="plain"`` each region's arrays are also reached through opaque pointers, as
+    plain kernel parameters are in CUDA (``port.py``)."""
     lines = source.split("\n")
     offsets = [0]
     for line in lines:
@@ -236,7 +240,7 @@ def mark_regions(source: str) -> MarkedSource:
     pending: tuple[int, str, int] | None = None
     shared: list[SharedHint] = []
     edits: dict[int, str] = {}  # line index -> replacement text
-    ends: list[tuple[int, int]] = []  # (char offset just after the region, region index)
+    ends: list[tuple[int, str]] = []  # (char offset just after the region, text put there)
     commented = _comment_lines(source, offsets)
     for idx, line in enumerate(lines):
         m = None if idx in commented else _PRAGMA.match(line)
@@ -244,8 +248,12 @@ def mark_regions(source: str) -> MarkedSource:
             if pending is not None and line.strip():
                 region, end = _close_region(source, offsets, idx, pending, shared, len(regions))
                 regions.append(region)
-                ends.append((end, region.index))
-                edits[pending[0]] = f"__cgp_region_begin({len(regions) - 1});"
+                opening, closing = "", ""
+                if port == "plain":
+                    arrays = indexed_arrays(source[offsets[idx] : end], source)
+                    opening, closing = plain_port_brackets(arrays, region.index)
+                ends.append((end, f"{closing} __cgp_region_end({region.index});"))
+                edits[pending[0]] = f"__cgp_region_begin({region.index}); {opening}".rstrip()
                 pending, shared = None, []
             continue
         words = m.group(1).split(None, 1)
@@ -294,13 +302,13 @@ def _close_region(source, offsets, idx, pending, shared, index) -> tuple[RegionS
     return RegionSpec(index, pending[1], idx + 1, end_line, tuple(shared), grid=pending[2]), end
 
 
-def _apply(lines, offsets, edits: dict[int, str], ends: list[tuple[int, int]]) -> str:
+def _apply(lines, offsets, edits: dict[int, str], ends: list[tuple[int, str]]) -> str:
     """Replace pragma lines and insert end markers, keeping every line where it was."""
     out = list(lines)
     for idx, text in edits.items():
         out[idx] = text
-    for end, region in sorted(ends, reverse=True):
+    for end, text in sorted(ends, reverse=True):
         line = next(i for i in range(len(lines)) if offsets[i + 1] > end)
         col = end - offsets[line]
-        out[line] = out[line][:col] + f" __cgp_region_end({region});" + out[line][col:]
+        out[line] = out[line][:col] + text + out[line][col:]
     return "\n".join(out)

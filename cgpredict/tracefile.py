@@ -95,6 +95,7 @@ class TraceHeader:
     ir_text: str = ""  # the uninstrumented IR of the module (for static analyses: FPGA DDDG)
     seconds: dict[str, float] = field(default_factory=dict)  # time of each tracing step
     globals: dict[str, int] = field(default_factory=dict)  # array global -> run-time address
+    port: str = "restrict"  # the CUDA port traced (port.py); traces before ports were restrict
 
     def region(self, name_or_index: str | int) -> RegionInfo:
         for r in self.regions:
@@ -165,6 +166,7 @@ def _from_json(d: dict) -> TraceHeader:
         ir_text=d.get("ir_text", ""),
         seconds=dict(d.get("seconds", {})),
         globals=dict(d.get("globals", {})),
+        port=d.get("port", "restrict"),
     )
 
 

@@ -63,6 +63,7 @@ class TraceOptions:
     max_events: int = DEFAULT_MAX_EVENTS
     max_launches: int = 0  # record memory events of the first N launches per region; 0 = all
     count_only: bool = False  # record no memory events: block and loop counts only (probes)
+    port: str = "restrict"  # the CUDA port whose aliasing the trace reproduces (port.py)
 
 
 def access_text(source_line: str, column: int) -> str:
@@ -112,7 +113,7 @@ def trace_program(
     source = Path(source)
     _check_output_path(output, force)
     text = read_source(source)
-    marked = marked_source(source, text, options.macros)
+    marked = marked_source(source, text, options.macros, options.port)
     clock = [time.perf_counter()]
     seconds: dict[str, float] = {}
 
@@ -124,12 +125,14 @@ def trace_program(
     with tempfile.TemporaryDirectory(prefix="cgp-") as tmpdir:
         tmp = Path(tmpdir)
         src = tmp / source.name
-        src.write_text(marked.text)
         prelude = tmp / "cgp_prelude.h"
         prelude.write_text(PRELUDE)
         ir_file = tmp / (source.stem + ".ll")
         macros = dict(options.macros)
-        try:
+        port = options.port
+
+        def compile_marked() -> None:
+            src.write_text(marked.text)
             compile_to_ir(
                 src,
                 ir_file,
@@ -138,10 +141,18 @@ def trace_program(
                 display_name=str(source),
                 include_dirs=(source.resolve().parent,),
             )
+
+        try:
+            compile_marked()
         except CompileError:
             # Show the diagnostics of the user's own text, not of the marked copy.
             compile_to_ir(source.resolve(), tmp / "plain.ll", {**macros}, display_name=str(source))
-            raise
+            if port == "restrict":
+                raise
+            # the source compiles but not with its arrays behind pointers (an array the
+            # rewrite cannot shadow): trace the restrict port and say so in the header
+            marked, port = marked_source(source, text, options.macros, "restrict"), "restrict"
+            compile_marked()
         ir_text = ir_file.read_text()
         lap("compile")
         functions = _defined_functions(ir_text)
@@ -222,6 +233,7 @@ def trace_program(
             ir_text=ir_text,
             seconds=seconds,
             globals=dict(zip(inst.globals, addrs)),
+            port=port,
         )
         try:
             write_trace(output, header, events, launches, bb, iters, entries)
@@ -258,11 +270,13 @@ def _size_hint(trace_sizes: dict[str, int], macros: dict[str, str], text: str = 
     return " -D ".join(f"{k}={max(1, v // 2)}" for k, v in sizes.items())
 
 
-def marked_source(source: Path, text: str, macros: dict[str, str] | None = None):
+def marked_source(
+    source: Path, text: str, macros: dict[str, str] | None = None, port: str = "restrict"
+):
     """``mark_regions(text)``, but a RegionError names ``FILE:LINE``, and when the file does not
     compile (say, a syntax error inside the marked loop) the compiler's diagnostics come first."""
     try:
-        return mark_regions(text)
+        return mark_regions(text, port)
     except RegionError as exc:
         msg = str(exc)
         m = re.match(r"line (\d+): (.*)", msg)

@@ -140,6 +140,7 @@ def validate(
     model: str = "cgpredict",
     only: tuple[str, ...] = (),
     progress=None,
+    port: str = "plain",
 ) -> Validation:
     """Predict every corpus file (and each measured block shape) and compare."""
     files = sorted(Path(corpus).glob("*.c"))
@@ -160,14 +161,20 @@ def validate(
         for cfg in configs:
             if progress:
                 progress(f"{f.stem} {cfg or ''}")
-            rows.append(_row(f, cfg, entries.get((f.stem, cfg)), device, model))
+            rows.append(_row(f, cfg, entries.get((f.stem, cfg)), device, model, port))
     return Validation(device, model, str(measured) if measured else None, gpu, tuple(rows))
 
 
-def _row(f: Path, cfg: str | None, entry: dict | None, device: str, model: str) -> ValidationRow:
+def _row(
+    f: Path, cfg: str | None, entry: dict | None, device: str, model: str, port: str
+) -> ValidationRow:
     work = {k: int(v) for k, v in (entry or {}).get("work_sizes", {}).items()}
     opts = RunOptions(
-        block=Block.parse(cfg) if cfg else None, device=device, model=model, work_sizes=work
+        block=Block.parse(cfg) if cfg else None,
+        device=device,
+        model=model,
+        work_sizes=work,
+        port=port,
     )
     t0 = time.perf_counter()
     try:

@@ -1,0 +1,74 @@
+"""Which CUDA port is predicted: arrays as plain pointers, or each array ``__restrict__``.
+
+The C being traced has its arrays as globals (or locals), so the C compiler knows that ``C``
+and ``A`` never overlap and keeps ``C[i][j] += A[i][k] * B[k][j]`` in a register across the
+``k`` loop. The CUDA a user writes first (and PolyBench/GPU, whose times are measured) passes
+every array as a plain ``float *`` kernel parameter: nvcc must assume that the pointers may
+alias, so it stores the accumulator on every iteration (forwarding the stored value to the
+next iteration's read) and cannot hoist a load across a store to another array.
+
+``plain`` reproduces that aliasing in the C itself: inside each marked kernel every array the
+loop nest indexes is reached through a pointer the optimiser cannot see through (an empty
+``asm`` takes the array's address and hands back "some pointer"), exactly as a kernel
+parameter is opaque to nvcc. Addresses, source lines and columns are unchanged, so the trace
+and every report line up with the source. ``restrict`` keeps the arrays as they are: what the
+compiler may assume of distinct arrays is what ``__restrict__`` lets nvcc assume.
+"""
+
+from __future__ import annotations
+
+import re
+
+PORTS = ("plain", "restrict")
+DEFAULT_PORT = "plain"
+
+_INDEXED = re.compile(r"(?<![\w.>])([A-Za-z_]\w*)\s*\[")
+_DECLARED = re.compile(
+    r"\b(?:char|short|int|long|float|double|unsigned|signed|_Bool|bool|size_t|"
+    r"u?int(?:8|16|32|64)_t|struct\s+\w+|union\s+\w+)\b[\w\s*]*?\b([A-Za-z_]\w*)\s*\["
+)
+_C_WORDS = frozenset(
+    "auto break case char const continue default do double else enum extern float for goto if "
+    "inline int long register restrict return short signed sizeof static struct switch typedef "
+    "union unsigned void volatile while _Bool __typeof__ typeof".split()
+)
+
+
+def check_port(port: str) -> str:
+    """``port`` if it names a known port, else ValueError naming the choices."""
+    if port not in PORTS:
+        raise ValueError(f"unknown port {port!r} (want {' or '.join(PORTS)})")
+    return port
+
+
+def indexed_arrays(loop_text: str, source_text: str) -> tuple[str, ...]:
+    """Names the loop nest indexes as arrays or pointers (``A[...]``), in order of first use,
+    less C keywords, object-like macros and arrays declared inside the loop nest itself."""
+    macros = set(re.findall(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", source_text, re.M))
+    local = set(_DECLARED.findall(loop_text))
+    seen: list[str] = []
+    for name in _INDEXED.findall(_strip_comments_and_literals(loop_text)):
+        if name not in seen and name not in _C_WORDS and name not in macros and name not in local:
+            seen.append(name)
+    return tuple(seen)
+
+
+def plain_port_brackets(arrays: tuple[str, ...], tag: int) -> tuple[str, str]:
+    """The text that opens (before the kernel's ``for``) and closes (after it) a scope in
+    which each array is shadowed by an opaque pointer to its first element: what a kernel
+    parameter ``float *A`` is to nvcc. Both are one line, so line numbers do not move."""
+    if not arrays:
+        return "", ""
+    tmp = [f"__cgp_p{tag}_{a}" for a in arrays]
+    hide = " ".join(
+        f"__typeof__(&{a}[0]) {t} = {a}; __asm__(\"\" : \"+r\"({t}));"
+        for a, t in zip(arrays, tmp)
+    )
+    shadow = " ".join(f"__typeof__(&{a}[0]) {a} = {t};" for a, t in zip(arrays, tmp))
+    return "{ " + hide + " { " + shadow + " ", " } }"
+
+
+def _strip_comments_and_literals(text: str) -> str:
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    text = re.sub(r"//[^\n]*", " ", text)
+    return re.sub(r'"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\'', '""', text)

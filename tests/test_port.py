@@ -1,0 +1,58 @@
+"""Tests of cgpredict.port: the plain port's opaque array pointers, derived by hand."""
+
+from __future__ import annotations
+
+import pytest
+
+from cgpredict.port import check_port, indexed_arrays, plain_port_brackets
+from cgpredict.regions import mark_regions
+
+SRC = """#define N 8
+static float A[N][N], x[N], y[N];
+int main(void) {
+#pragma cgp kernel mv
+  for (int i = 0; i < N; i++) {
+    float tmp[2]; /* B[i] in a comment */
+    for (int j = 0; j < N; j++)
+      y[i] += A[i][j] * x[j] + tmp[0] + s.v[j];
+  }
+  return 0;
+}
+"""
+
+
+def test_indexed_arrays_in_order_without_locals_members_or_comments():
+    loop = SRC[SRC.index("  for") :]
+    assert indexed_arrays(loop, SRC) == ("y", "A", "x")
+
+
+def test_macros_are_not_arrays():
+    assert indexed_arrays("for (;;) T[i] = M[i];", "#define M(i) m[i]\n") == ("T",)
+
+
+def test_brackets_shadow_each_array_with_an_opaque_pointer():
+    opening, closing = plain_port_brackets(("A", "x"), 3)
+    assert opening == (
+        '{ __typeof__(&A[0]) __cgp_p3_A = A; __asm__("" : "+r"(__cgp_p3_A)); '
+        '__typeof__(&x[0]) __cgp_p3_x = x; __asm__("" : "+r"(__cgp_p3_x)); '
+        "{ __typeof__(&A[0]) A = __cgp_p3_A; __typeof__(&x[0]) x = __cgp_p3_x; "
+    )
+    assert closing == " } }"
+    assert plain_port_brackets((), 0) == ("", "")
+
+
+def test_plain_marking_keeps_lines_and_balances_braces():
+    plain = mark_regions(SRC, "plain").text
+    restrict = mark_regions(SRC, "restrict").text
+    assert plain.count("\n") == restrict.count("\n") == SRC.count("\n")
+    assert plain.count("{") == plain.count("}")
+    line = plain.split("\n")[3]
+    assert line.startswith("__cgp_region_begin(0); { __typeof__(&y[0])")
+    assert plain.split("\n")[8].endswith("} } } __cgp_region_end(0);")
+    assert "__typeof__" not in restrict
+
+
+def test_check_port():
+    assert check_port("plain") == "plain"
+    with pytest.raises(ValueError, match="plain or restrict"):
+        check_port("const")

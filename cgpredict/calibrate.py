@@ -34,6 +34,7 @@ from typing import Any
 
 from cgpredict import devices as _devices
 from cgpredict.calibrate_analysis import Analysis, Measured, analyse, integrate_energy_j
+from cgpredict.calibrate_records import analyse_records, read_records
 from cgpredict.devices import GPUDevice, device_path, load_device_file
 from cgpredict.errors import CGPredictError
 
@@ -708,13 +709,16 @@ def finish_from_raw(
     doc, dev = _base_doc(base)
     bench = raw.get("benchmarks", {})
     try:
-        analysis = analyse(
-            bench,
-            dev.l2_line_bytes,
-            dev.l2_ways,
-            l2_sector_bytes=dev.l2_sector_bytes,
-            l2_bytes=dev.l2_bytes,
-        )
+        if "records" in raw:  # JSON-lines micro-benchmark records (calibrate_records.py)
+            analysis = analyse_records(raw["records"], dev, Path(source or "records").name)
+        else:
+            analysis = analyse(
+                bench,
+                dev.l2_line_bytes,
+                dev.l2_ways,
+                l2_sector_bytes=dev.l2_sector_bytes,
+                l2_bytes=dev.l2_bytes,
+            )
     except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
         raise CalibrationError(
             f"cannot analyse the raw results ({type(exc).__name__}: {exc}); they are saved "
@@ -880,7 +884,10 @@ def format_result(result: CalibrationResult) -> str:
 
 
 def load_raw(path: Path) -> dict[str, Any]:
-    """A raw results file written by `calibrate` (for `finish_from_raw`)."""
+    """A raw results file written by `calibrate` (for `finish_from_raw`), or a JSON-lines file
+    of micro-benchmark records (``{"ubench": ...}`` per line, calibrate_records.py)."""
+    if Path(path).suffix == ".jsonl":
+        return {"records": read_records(path), "_path": str(path), "benchmarks": {}}
     try:
         raw = json.loads(Path(path).read_text())
     except (OSError, ValueError) as exc:

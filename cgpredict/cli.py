@@ -379,8 +379,16 @@ def run(
     show_default=True,
     help="Where the JSON and Markdown tables are written.",
 )
+@click.option(
+    "--fit",
+    "fit_names",
+    metavar="FIELD,...",
+    help="Also fit these physical device fields (launch_overhead_us, first_launch_us, "
+    "dd_store_cycles, dd_l2_cycles) to the measurements and print their "
+    "leave-one-kernel-out errors.",
+)
 @_port_option
-def validate(device, measured, corpus, model, only, out_dir, port):
+def validate(device, measured, corpus, model, only, out_dir, port, fit_names):
     """Predict every corpus kernel and compare with GPU measurements (mean abs. % error)."""
     from .validate import default_measured, to_markdown, write_results
     from .validate import validate as run_validation
@@ -389,8 +397,30 @@ def validate(device, measured, corpus, model, only, out_dir, port):
     progress = _progress()
     v = run_validation(device, corpus, measured, model, tuple(only), progress, port)
     click.echo(to_markdown(v))
-    js, md = write_results(v, out_dir)
-    click.echo(f"wrote {js} and {md}")
+    written = write_results(v, out_dir)
+    click.echo(f"wrote {', '.join(str(p) for p in written)}")
+    if fit_names:
+        from .devices import load_device
+        from .fit import FIT_RANGES, leave_one_kernel_out
+
+        names = [n.strip() for n in fit_names.split(",") if n.strip()]
+        bad = [n for n in names if n not in FIT_RANGES]
+        if bad:
+            raise click.BadParameter(
+                f"{', '.join(bad)}: not fittable (choose from {', '.join(FIT_RANGES)})",
+                param_hint="--fit",
+            )
+        r = leave_one_kernel_out(v, load_device(device), names, model)
+        click.echo(
+            "fitted: " + ", ".join(f"{k} = {x:g}" for k, x in r.values.items())
+            + f"; in-sample MAPE {r.in_sample_mape:.1f} %"
+        )
+        click.echo(
+            f"leave-one-kernel-out MAPE {r.loko_mape:.1f} % (worst {r.loko_worst[0]} "
+            f"{r.loko_worst[1]:+.1f} %):"
+        )
+        for k, errs in r.loko_errors_pct.items():
+            click.echo(f"  {k:<12} " + " ".join(f"{e:+.1f}%" for e in errs))
 
 
 @main.command()

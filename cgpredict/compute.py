@@ -70,6 +70,8 @@ class ComputeCounts:
 def _call_cost(callee: str) -> tuple[int, bool]:
     """(PTX instructions, is SFU) of a call to ``callee`` (libm names, float ``...f`` variants
     and ``llvm.*`` intrinsics)."""
+    if callee == "asm":  # the plain port's opaque pointer: a kernel parameter, no instruction
+        return 0, False
     name = callee.removeprefix("llvm.").split(".")[0].lower()
     for cand in (name, name[:-1] if name.endswith("f") else name):
         if any(cand.startswith(s) for s in SFU_CALLS):

@@ -126,6 +126,12 @@ class GPUDevice:
     compute_capability: str = ""
     max_registers_per_thread: int = 255
     smem_issue_cycles: float = 1.0
+    # cycles an SM's memory path is busy per L2 transaction of a warp *store* (stores are
+    # not waited for: they cost issue and path occupancy, not a latency; a partly written
+    # sector costs twice, read-modify-write); None: dd_l2_cycles
+    dd_store_cycles: float | None = None
+    launch_overhead_us: float = 0.0  # host-observed cost of one kernel launch, microseconds
+    first_launch_us: float = 0.0  # extra cost of a kernel's first launch in a program (loading)
     l1_ways: int = 4
     barrier_cycles: float | None = None
     smem_conflict_replay_cycles: float | None = None
@@ -234,6 +240,9 @@ _SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
         "inst_cycles_per_warp_inst": ("float", True),
         "smem_load_cycles": ("float", True),
         "smem_issue_cycles": ("float", False),
+        "dd_store_cycles": ("float", False),
+        "launch_overhead_us": ("float", False),
+        "first_launch_us": ("float", False),
         "barrier_cycles": ("float", False),
         "smem_conflict_replay_cycles": ("float", False),
         "inst_latency_cycles": ("float", True),

@@ -15,12 +15,12 @@ from .compute import ComputeCounts, compute_counts
 from .devices import GPUDevice
 from .energy import predict_energy
 from .memory import COAL, CONST, UNCOAL, CacheScale, L1Config, MemoryAnalysis, analyze_memory
-from .models import LaunchGeometry, launch_geometry
+from .models import LaunchGeometry, kernel_time_ms, launch_geometry
 from .models import predict as model_predict
 from .occupancy import BlockDoesNotFit, occupancy
 from .parallelism import region_parallelism
 from .prediction import DEFAULT_BLOCKS, KernelReport, MemInstrReport, PredictionError, RunOptions
-from .profile import KernelProfile, PatternCounts, SharedMemoryCounts
+from .profile import KernelProfile, PatternCounts, SharedMemoryCounts, StoreCounts
 from .scaling import SizeModel, TripModel
 from .shared import (
     StagedAccess,
@@ -149,19 +149,24 @@ def analyze_region(
     )
     # Launches with identical block and loop counts (FDTD time steps) are modelled once.
     cache: dict[bytes, tuple] = {}
-    total_ms, energy = 0.0, 0.0
+    counts: dict[bytes, int] = {}
+    energy = 0.0
     for row in all_rows:
         key = trace.bb_counts[row].tobytes() + trace.loop_iters[row].tobytes()
         if key not in cache:
             cache[key] = ctx.model(int(row))
+        counts[key] = counts.get(key, 0) + 1
         lm = cache[key][0]
-        total_ms += lm.result.time_ms
         energy = None if energy is None or lm.energy_mj is None else energy + lm.energy_mj
     per_trace_launch = launches_work / max(len(all_rows), 1)
-    total_ms *= per_trace_launch
+    launch_profiles = tuple(
+        (cache[key][0].profile, counts[key] * per_trace_launch) for key in cache
+    )
+    total_ms = kernel_time_ms(launch_profiles, device, opts.model, **_model_options(opts))
     energy = None if energy is None else energy * per_trace_launch
     first = cache[trace.bb_counts[launch].tobytes() + trace.loop_iters[launch].tobytes()][0]
     warnings += first.warnings
+    warnings += _port_warnings(first.mem, h.port, info.name)
     return KernelReport(
         name=info.name,
         location=f"{h.source_name}:{info.line}",
@@ -181,6 +186,7 @@ def analyze_region(
         occupancy=first.geometry.n_warps / device.max_warps_per_sm,
         occupancy_limit=_occupancy_limit(first.geometry),
         batches=first.geometry.waves,
+        launch_profiles=launch_profiles,
     )
 
 
@@ -251,7 +257,9 @@ class _LaunchContext:
         gx, gy = self.extents(row)
         blocks = max(math.ceil(gx / self.block.x) * math.ceil(gy / self.block.y), 1)
         skip = {a.sid for a in self.staged}
-        mem_reports, patterns = _memory_profile(tr, self.mem, per_thread, self.region, skip)
+        mem_reports, patterns, stores = _memory_profile(
+            tr, self.mem, per_thread, self.region, skip
+        )
         shared, sync = self.shared_counts(row, per_thread, threads)
         ops: Counter = Counter()
         weights = [
@@ -290,6 +298,7 @@ class _LaunchContext:
             launches=1,
             shared=shared,
             sync_insts=sync,
+            stores=stores,
         )
         try:
             result = model_predict(
@@ -581,6 +590,18 @@ def _block_factors(trace: Trace, region: int, grid: int, sizes: SizeModel, tsz, 
     return out
 
 
+def _port_warnings(mem: tuple[MemInstrReport, ...], port: str, name: str) -> list[str]:
+    """Name the accumulators a plain port stores on every iteration (port.py)."""
+    kept = sorted({f"{m.text} ({m.location})" for m in mem if m.restored})
+    if port != "plain" or not kept:
+        return []
+    return [
+        f"{name}: {', '.join(kept)} stored on every iteration: in a plain port the array "
+        f"pointers may alias, so nvcc keeps the accumulator in memory; __restrict__ "
+        f"pointers or a local accumulator keep it in a register (--port restrict)"
+    ]
+
+
 def _mapping_warnings(trace: Trace, wt: WarpTrace, name: str) -> list[str]:
     out = []
     h = trace.header
@@ -626,6 +647,8 @@ def _memory_profile(
     l2 = np.zeros(3)
     dram = np.zeros(3)
     served = np.zeros(3)
+    st_insts, st_l2, st_dram = np.zeros(3), np.zeros(3), np.zeros(3)
+    write_back = 0.0
     reports = []
     for s in mem.instrs:
         m = h.mem[s.sid]
@@ -640,6 +663,11 @@ def _memory_profile(
                 l2[p] += n * s.l2_trans[p] / s.warp_insts[p]
                 dram[p] += n * s.dram_trans[p] / s.warp_insts[p]
                 served[p] += n * s.l1_served[p] / s.warp_insts[p]
+                if m.kind == "store":
+                    st_insts[p] += n
+                    st_l2[p] += n * s.l2_trans[p] / s.warp_insts[p]
+                    st_dram[p] += n * s.dram_trans[p] / s.warp_insts[p]
+                    write_back += n * s.written[p] / s.warp_insts[p]
         reports.append(
             MemInstrReport(
                 id=s.sid,
@@ -651,6 +679,9 @@ def _memory_profile(
                 l2_trans_per_warp=sum(s.l2_trans) / total if total else 0.0,
                 l2_hit_rate=0.0 if staged else s.l2_hit_rate,
                 per_thread=count,
+                restored=m.kind == "store"
+                and count > 1.5
+                and sum(s.written) < 0.5 * max(sum(s.l2_trans), 1),
             )
         )
     patterns = []
@@ -664,4 +695,11 @@ def _memory_profile(
                 served[p] / insts[p] if insts[p] else 0.0,
             )
         )
-    return reports, patterns
+    stores = StoreCounts(
+        *(
+            PatternCounts(n, st_l2[p] / n, st_dram[p] / n) if n > 1e-12 else PatternCounts()
+            for p, n in enumerate(st_insts)
+        ),
+        write_back_trans=write_back,
+    )
+    return reports, patterns, stores

@@ -32,6 +32,8 @@ class InstrMemStats:
     l2_trans: tuple[int, int, int]
     dram_trans: tuple[int, int, int]
     l1_served: tuple[int, int, int] = (0, 0, 0)  # warp instructions the L1 serves entirely
+    # store transactions that first dirty their sector in the launch: the DRAM write-backs
+    written: tuple[int, int, int] = (0, 0, 0)
 
     @property
     def pattern(self) -> str:
@@ -315,6 +317,7 @@ def analyze_memory(
     l2_per_inst = np.bincount(inst, weights=reach, minlength=n).astype(np.int64)
     miss_per_inst = np.bincount(inst, weights=reach & ~hits, minlength=n).astype(np.int64)
     served = l2_per_inst == 0  # every transaction of the instruction hit in L1
+    written_per_inst = _first_writes(lines, inst, order, sid, is_store)
     stats = []
     for s in np.unique(sid):
         m = sid == s
@@ -326,6 +329,22 @@ def analyze_memory(
                 tuple(int(l2_per_inst[x].sum()) for x in per),
                 tuple(int(miss_per_inst[x].sum()) for x in per),
                 tuple(int((x & served).sum()) if l1 is not None else 0 for x in per),
+                tuple(int(written_per_inst[x].sum()) for x in per),
             )
         )
     return MemoryAnalysis(tuple(stats), int(reach.sum()), int((hits & reach).sum()))
+
+
+def _first_writes(lines, inst, order, sid, is_store) -> np.ndarray:
+    """Per warp instruction: its store transactions that are the first write of their sector
+    in the launch. A write-back L2 sends each dirty sector to DRAM once, however often it is
+    stored (an accumulator stored every iteration is written back once)."""
+    n = len(sid)
+    if is_store is None or not len(lines):
+        return np.zeros(n, np.int64)
+    st = is_store[sid][inst]
+    so = order[st[order]]  # store transactions in issue order
+    first = np.zeros(len(lines), bool)
+    _, idx = np.unique(lines[so], return_index=True)
+    first[so[idx]] = True
+    return np.bincount(inst, weights=first, minlength=n).astype(np.int64)

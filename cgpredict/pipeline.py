@@ -209,6 +209,12 @@ def analyze_trace(
             f"loops at lines {lines} have trip counts that are not affine in one "
             f"size macro; their work-size counts are approximate"
         )
+    if opts.port != trace.header.port:
+        warnings.append(
+            f"the {opts.port} port was asked for, but the trace is of the "
+            f"{trace.header.port} port (its arrays could not be reached through pointers); "
+            f"predicted as the {trace.header.port} port"
+        )
     if sizes.folded:
         lines = sorted({line for _, line, _ in sizes.folded})
         warnings.append(
@@ -229,6 +235,7 @@ def analyze_trace(
         tuple(kernels),
         tuple(warnings),
         {},
+        trace.header.port,
     )
 
 

@@ -52,6 +52,9 @@ class MemInstrReport:
     l2_trans_per_warp: float
     l2_hit_rate: float
     per_thread: float  # executions per thread at the work size
+    # a store that writes the same sectors again and again (an accumulator kept in memory:
+    # in a plain port nvcc must store it every iteration)
+    restored: bool = False
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,9 @@ class KernelReport:
     occupancy: float = 0.0  # active warps / max warps per SM
     occupancy_limit: str = ""  # what limits the blocks per SM
     batches: float = 1.0  # waves of resident blocks per SM (eq. (15) with multi-SM spread)
+    # each distinct launch's profile and how many work-size launches it stands for: enough
+    # to re-predict the kernel on another device file without re-analysing (fit.py)
+    launch_profiles: tuple[tuple[KernelProfile, float], ...] = ()
 
     @property
     def time_ms(self) -> float:
@@ -90,6 +96,7 @@ class Report:
     kernels: tuple[KernelReport, ...]
     warnings: tuple[str, ...]
     seconds: dict[str, float]
+    port: str = "plain"  # the CUDA port predicted (port.py)
 
     @property
     def total_ms(self) -> float:

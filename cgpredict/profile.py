@@ -52,6 +52,62 @@ class SharedMemoryCounts:
 
 
 @dataclass(frozen=True)
+class StoreCounts:
+    """The stores among a kernel's global memory instructions, per pattern (a subset of the
+    profile's coal/uncoal/const counts), and the DRAM write-back they cause.
+
+    write_back_trans: DRAM write-back transactions (sectors first dirtied) per thread-count
+        of warp instructions, i.e. summed over a warp's store instructions.
+    """
+
+    coal: PatternCounts = field(default_factory=PatternCounts)
+    uncoal: PatternCounts = field(default_factory=PatternCounts)
+    const: PatternCounts = field(default_factory=PatternCounts)
+    write_back_trans: float = 0.0
+
+    @property
+    def insts(self) -> float:
+        return self.coal.insts + self.uncoal.insts + self.const.insts
+
+    @property
+    def l2_trans(self) -> float:
+        """L2 transactions of a warp's stores (stores are never served by the L1)."""
+        return sum(p.insts * max(p.l2_trans_per_warp, 1.0) for p in self.patterns if p.insts)
+
+    @property
+    def patterns(self) -> tuple[PatternCounts, PatternCounts, PatternCounts]:
+        return (self.coal, self.uncoal, self.const)
+
+    def partial_sectors(self, warp_bytes: float, sector_bytes: int) -> float:
+        """Sectors a warp's stores only partly write (summed over its store instructions): a
+        warp store of ``warp_bytes`` over n sectors fills at most warp_bytes / sector_bytes
+        of them; the rest the L2 must read, merge and write (read-modify-write)."""
+        full = warp_bytes / max(sector_bytes, 1)
+        return sum(
+            p.insts * max(max(p.l2_trans_per_warp, 1.0) - full, 0.0)
+            for p in self.patterns
+            if p.insts
+        )
+
+
+def _without(all_: PatternCounts, st: PatternCounts) -> PatternCounts:
+    """``all_`` less its stores ``st`` (stores reach the L2: none is L1-served)."""
+    insts = all_.insts - st.insts
+    if insts <= 1e-12:
+        return PatternCounts()
+    reaching_all = all_.insts * (1 - all_.l1_hit_fraction)
+    reaching = max(reaching_all - st.insts, 0.0)
+    l2 = all_.l2_trans_per_warp * reaching_all - st.l2_trans_per_warp * st.insts
+    dram = all_.dram_trans_per_warp * reaching_all - st.dram_trans_per_warp * st.insts
+    return PatternCounts(
+        insts,
+        max(l2, 0.0) / reaching if reaching > 1e-12 else 0.0,
+        max(dram, 0.0) / reaching if reaching > 1e-12 else 0.0,
+        all_.insts * all_.l1_hit_fraction / insts,
+    )
+
+
+@dataclass(frozen=True)
 class KernelProfile:
     """Per-thread instruction mix and memory behaviour of one GPU kernel launch.
 
@@ -76,6 +132,24 @@ class KernelProfile:
     ilp: float = 1.0
     mlp: float = 1.0
     launches: int = 1
+    stores: StoreCounts = field(default_factory=StoreCounts)
+
+    def loads_only(self) -> KernelProfile:
+        """This profile with its stores taken out of the memory patterns: what a warp waits
+        for. (Stores still issue: they stay in the instruction count via comp_insts.)"""
+        from dataclasses import replace
+
+        if self.stores.insts <= 0:
+            return self
+        s = self.stores
+        return replace(
+            self,
+            coal=_without(self.coal, s.coal),
+            uncoal=_without(self.uncoal, s.uncoal),
+            const=_without(self.const, s.const),
+            comp_insts=self.comp_insts + s.insts,
+            stores=StoreCounts(),
+        )
 
     @property
     def mem_insts(self) -> float:

@@ -36,7 +36,22 @@ def to_json(report: Report) -> str:
     )
     for k, kr in zip(d["kernels"], report.kernels):
         k["time_ms"] = round(kr.time_ms, 6)
+        k.pop("launch_profiles", None)  # the profiles again, once per distinct launch
     return json.dumps(d, indent=2, sort_keys=True)
+
+
+def _bounds_text(r) -> list[str]:
+    """The physical bounds of one launch and which one sets the time (models/bounds.py)."""
+    b = r.bounds
+    if b is None:
+        return []
+    binding = "the model" if r.binding == "model" else f"the {r.binding} bound"
+    return [
+        f"  time set by {binding}: model {r.model_cycles:.4g} cycles; bounds DRAM "
+        f"{b.dram_cycles:.4g} ({b.dram_bytes / 1e6:.4g} MB), issue {b.issue_cycles:.4g}, "
+        f"L2 path {b.l2_cycles:.4g} ({b.l2_store_trans:.4g} store transactions); "
+        f"launch cost {r.launch_overhead_ms * 1e3:.3g} us"
+    ]
 
 
 def _kernel_text(k: KernelReport) -> list[str]:
@@ -52,6 +67,7 @@ def _kernel_text(k: KernelReport) -> list[str]:
         f"(limited by {k.occupancy_limit}), {k.batches:.4g} batches",
         f"  MWP={r.mwp:.2f} CWP={r.cwp:.2f} case={r.case}, {r.bound}-bound, "
         f"{r.cycles:.4g} cycles, L2 hit rate {k.l2_hit_rate:.1%}",
+        *_bounds_text(r),
         f"  per thread: {p.comp_insts:.1f} compute ({p.sfu_insts:.1f} SFU), "
         f"{p.mem_insts:.1f} memory (coalesced {p.coal.insts:.1f}, uncoalesced "
         f"{p.uncoal.insts:.1f}, constant {p.const.insts:.1f}), {p.sync_insts:.0f} sync",
@@ -86,7 +102,7 @@ def to_text(report: Report) -> str:
     sizes = " ".join(f"{k}={v}" for k, v in sorted(report.work_sizes.items()))
     tsizes = " ".join(f"{k}={v}" for k, v in sorted(report.trace_sizes.items()))
     lines = [
-        f"{report.source} on {report.device} ({report.model} model)",
+        f"{report.source} on {report.device} ({report.model} model, {report.port} port)",
         f"work size: {sizes or '(as traced)'}; traced at: {tsizes or '(file defaults)'}",
         "",
     ]

@@ -12,11 +12,12 @@ import json
 import math
 import re
 import time
-from dataclasses import asdict, dataclass
+import dataclasses
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .errors import CGPredictError
-from .pipeline import RunOptions, predict_source
+from .pipeline import RunOptions, prepare
 from .warps import Block, MappingError
 
 
@@ -33,6 +34,7 @@ class ValidationRow:
     measured_ms: float | None
     seconds: float
     note: str = ""
+    report: object = field(default=None, compare=False, repr=False)  # the prediction (fit.py)
 
     @property
     def error_pct(self) -> float | None:
@@ -57,8 +59,9 @@ class Validation:
         return sum(errs) / len(errs) if errs else None
 
 
-def load_measured(path: Path) -> tuple[str, dict[tuple[str, str], dict]]:
-    """(GPU name, {(kernel, block): entry}) from a measure.py JSON file."""
+def load_measured(path: Path) -> tuple[str, list[dict]]:
+    """(GPU name, measured entries) from a measure.py JSON file (or one imported from the
+    shared measurements by validation/import_shared.py); entries without a result skipped."""
     try:
         data = json.loads(Path(path).read_text())
         gpu = data["gpu"]["name"] if isinstance(data.get("gpu"), dict) else str(data.get("gpu"))
@@ -69,7 +72,7 @@ def load_measured(path: Path) -> tuple[str, dict[tuple[str, str], dict]]:
         raise ValidationError(
             f"{path}: not a measurement file of validation/measure.py ({type(exc).__name__}: {exc})"
         ) from None
-    out = {}
+    out = []
     for k, e in enumerate(results):
         where = f"{path}: results[{k}]"
         if not isinstance(e, dict):
@@ -77,7 +80,7 @@ def load_measured(path: Path) -> tuple[str, dict[tuple[str, str], dict]]:
         if "error" in e or "result" not in e:
             continue
         _check_entry(where, e)
-        out[(e["kernel"], e["config"])] = e
+        out.append(e)
     return gpu, out
 
 
@@ -142,54 +145,95 @@ def validate(
     progress=None,
     port: str = "plain",
 ) -> Validation:
-    """Predict every corpus file (and each measured block shape) and compare."""
-    files = sorted(Path(corpus).glob("*.c"))
+    """Predict every measured configuration (kernel, work sizes, block) and compare; without
+    measurements, every corpus file at its defaults. A file is traced once per work size and
+    analysed per block shape."""
+    files = {f.stem: f for f in sorted(Path(corpus).glob("*.c"))}
     if not files:
         raise ValidationError(f"no corpus kernels (*.c) in {corpus}")
     if only:
-        unknown = sorted(set(only) - {f.stem for f in files})
+        unknown = sorted(set(only) - set(files))
         if unknown:
             raise ValidationError(
                 f"--only {', '.join(unknown)}: no such corpus file in {corpus} "
-                f"(known: {' '.join(f.stem for f in files)})"
+                f"(known: {' '.join(files)})"
             )
-        files = [f for f in files if f.stem in only]
-    gpu, entries = load_measured(measured) if measured else (None, {})
+    gpu, entries = load_measured(measured) if measured else (None, [])
+    for e in entries:
+        if e["kernel"] not in files:
+            raise ValidationError(
+                f"{measured}: measured kernel {e['kernel']!r} has no corpus file "
+                f"{e['kernel']}.c in {corpus}"
+            )
+    wanted = [e for e in entries if not only or e["kernel"] in only]
+    if not measured:
+        wanted = [{"kernel": k} for k in files if not only or k in only]
+    groups: dict[tuple, list[dict]] = {}
+    for e in wanted:
+        key = (e["kernel"], tuple(sorted(e.get("work_sizes", {}).items())))
+        groups.setdefault(key, []).append(e)
     rows = []
-    for f in files:
-        configs = sorted(cfg for (k, cfg) in entries if k == f.stem) or [None]
-        for cfg in configs:
-            if progress:
-                progress(f"{f.stem} {cfg or ''}")
-            rows.append(_row(f, cfg, entries.get((f.stem, cfg)), device, model, port))
+    for (stem, work), group in sorted(groups.items()):
+        if progress:
+            progress(f"{stem} {dict(work)}")
+        rows += _rows(files[stem], dict(work), group, device, model, port, measured)
     return Validation(device, model, str(measured) if measured else None, gpu, tuple(rows))
 
 
-def _row(
-    f: Path, cfg: str | None, entry: dict | None, device: str, model: str, port: str
-) -> ValidationRow:
-    work = {k: int(v) for k, v in (entry or {}).get("work_sizes", {}).items()}
-    opts = RunOptions(
-        block=Block.parse(cfg) if cfg else None,
-        device=device,
-        model=model,
-        work_sizes=work,
-        port=port,
-    )
+def _rows(
+    f: Path,
+    work: dict[str, int],
+    group: list[dict],
+    device: str,
+    model: str,
+    port: str,
+    measured: Path | None,
+) -> list[ValidationRow]:
+    """One row per entry of ``group`` (one file, one work size): traced once, analysed per
+    block. A size the file does not have is the measured file's error, named."""
+    base = RunOptions(device=device, model=model, work_sizes=work, port=port)
+    text = f.read_bytes().decode("utf-8", "replace") if work else ""
+    for name in work:
+        if not re.search(rf"\b{re.escape(name)}\b", text):
+            raise ValidationError(f"{measured}: {f.name} has no size macro {name}")
+    out = []
     t0 = time.perf_counter()
     try:
-        rep = predict_source(f, opts)
-        predicted, note = rep.total_ms, ""
-        work = rep.work_sizes
+        prep = prepare(f, base)
     except CGPredictError as exc:
-        first = (str(exc).strip().splitlines() or [""])[0]  # one line: it is a table cell
-        predicted, note = None, f"prediction failed: {first}".replace("|", "/")
-    measured = entry["result"].get("total_ms") if entry else None
-    if entry is None:
-        note = note or "not measured"
-    return ValidationRow(
-        f.stem, cfg or "default", work, predicted, measured, time.perf_counter() - t0, note
-    )
+        note = _failure(exc)
+        return [
+            ValidationRow(f.stem, e.get("config", "default"), work, None, _ms(e),
+                          time.perf_counter() - t0, note)
+            for e in group
+        ]
+    with prep:
+        for e in group:
+            cfg = e.get("config")
+            t1 = time.perf_counter()
+            opts = dataclasses.replace(base, block=Block.parse(cfg) if cfg else None)
+            try:
+                rep = prep.analyze(opts)
+                predicted, note, sizes, report = rep.total_ms, "", rep.work_sizes, rep
+            except CGPredictError as exc:
+                predicted, note, sizes, report = None, _failure(exc), work, None
+            secs = time.perf_counter() - t1 + (t1 - t0 if not out else 0.0)
+            out.append(
+                ValidationRow(
+                    f.stem, cfg or "default", sizes, predicted, _ms(e), secs,
+                    note or ("" if "result" in e else "not measured"), report,
+                )
+            )
+    return out
+
+
+def _ms(entry: dict) -> float | None:
+    return entry["result"].get("total_ms") if "result" in entry else None
+
+
+def _failure(exc: Exception) -> str:
+    first = (str(exc).strip().splitlines() or [""])[0]  # one line: it is a table cell
+    return f"prediction failed: {first}".replace("|", "/")
 
 
 def _fmt(x: float | None, spec: str) -> str:
@@ -220,18 +264,69 @@ def to_markdown(v: Validation) -> str:
 
 
 def to_json(v: Validation) -> str:
-    d = asdict(v)
-    for row, r in zip(d["rows"], v.rows):
-        row["error_pct"] = r.error_pct
+    d = {f.name: getattr(v, f.name) for f in dataclasses.fields(v) if f.name != "rows"}
+    d["rows"] = [
+        {**{f.name: getattr(r, f.name) for f in dataclasses.fields(r) if f.name != "report"},
+         "error_pct": r.error_pct}
+        for r in v.rows
+    ]
     d["mape"] = v.mape
     d["schema_version"] = 1
     return json.dumps(d, indent=2, sort_keys=True)
 
 
-def write_results(v: Validation, out_dir: Path) -> tuple[Path, Path]:
-    out_dir.mkdir(parents=True, exist_ok=True)
+def write_results(v: Validation, out_dir: Path) -> tuple[Path, ...]:
+    """The JSON and Markdown tables (and a predicted-vs-measured plot when matplotlib is
+    installed) in ``out_dir``. A validation where a prediction failed never replaces an
+    existing table: it raises instead, naming the failures."""
     stem = f"{v.device}-{v.model}"
     js, md = out_dir / f"{stem}.json", out_dir / f"{stem}.md"
-    js.write_text(to_json(v) + "\n")
-    md.write_text(to_markdown(v))
-    return js, md
+    failed = [f"{r.kernel} {r.block}" for r in v.rows if r.predicted_ms is None]
+    if failed and (js.exists() or md.exists()):
+        raise ValidationError(
+            f"predictions failed for {', '.join(failed)}: {js} and {md} left as they were"
+        )
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for path, text in ((js, to_json(v) + "\n"), (md, to_markdown(v))):
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(text)
+        tmp.replace(path)
+    png = plot_validation(v, out_dir / f"{stem}.png")
+    return (js, md) + ((png,) if png else ())
+
+
+def plot_validation(v: Validation, path: Path) -> Path | None:
+    """Predicted vs measured time, log-log, one point per measured row (None without
+    matplotlib or measurements)."""
+    pts = [(r.measured_ms, r.predicted_ms, r.kernel) for r in v.rows
+           if r.measured_ms and r.predicted_ms]
+    if not pts:
+        return None
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    fig, ax = plt.subplots(figsize=(5.5, 5))
+    kernels = sorted({k for _, _, k in pts})
+    cmap = plt.get_cmap("tab10")
+    for i, k in enumerate(kernels):
+        xs = [m for m, _, kk in pts if kk == k]
+        ys = [p for _, p, kk in pts if kk == k]
+        ax.scatter(xs, ys, label=k, color=cmap(i % 10), s=28)
+    lo = min(min(m, p) for m, p, _ in pts) / 1.5
+    hi = max(max(m, p) for m, p, _ in pts) * 1.5
+    ax.plot([lo, hi], [lo, hi], "k-", lw=0.8)
+    for f in (0.7, 1.3):
+        ax.plot([lo, hi], [lo * f, hi * f], "k:", lw=0.6)
+    ax.set(xscale="log", yscale="log", xlim=(lo, hi), ylim=(lo, hi),
+           xlabel="measured ms", ylabel="predicted ms",
+           title=f"{v.gpu_name or v.device}: {v.model} model, MAPE "
+                 f"{v.mape:.1f}%" if v.mape is not None else v.device)
+    ax.legend(fontsize=7, loc="upper left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

@@ -221,6 +221,8 @@ def _op_key(ins: Instr, uses: dict[str, list[Instr]]) -> tuple[str, str, str]:
     if op in ("load", "store"):
         return (op, _access(ins)[0], "")
     if op == "call":
+        if re.search(r"\basm\b", ins.text):  # an inline asm (the plain port's opaque pointer)
+            return ("call", "", "asm")
         callee = ins.callee or "?"
         m = re.search(r"call\s+(?:\w+\s+)*?([\w<>\s x]+?)\s+@", ins.text)
         return ("call", m.group(1).strip() if m else "", callee)

@@ -49,8 +49,6 @@ GEMM_RESULTS = [
      "result": {"total_ms": 0.2}},
     {"kernel": "gemm", "config": "32x8", "grid_dims": 2, "work_sizes": GEMM_WORK,
      "error": "launch failed"},
-    {"kernel": "mvt", "config": "256x1", "grid_dims": 1, "work_sizes": {"N": 64},
-     "result": {"total_ms": 1.0}},
 ]
 
 
@@ -64,11 +62,9 @@ def test_rows(validation, corpus):
     v, m = validation
     assert v.device == "tk1" and v.model == "cgpredict" and v.gpu_name == "Test GPU"
     assert v.measured_file == str(m)
-    assert [(r.kernel, r.block) for r in v.rows] == [("atax", "default"), ("gemm", "16x16"),
-                                                     ("gemm", "32x32")]
-    atax, g16, g32 = v.rows
-    assert atax.note == "not measured" and atax.measured_ms is None and atax.error_pct is None
-    assert atax.predicted_ms > 0 and atax.work_sizes == {"NX": 4096, "NY": 4096}
+    # only the measured configurations, each traced once per work size
+    assert [(r.kernel, r.block) for r in v.rows] == [("gemm", "32x32"), ("gemm", "16x16")]
+    g32, g16 = v.rows
     for r, meas, block in ((g16, 0.2, Block(16, 16)), (g32, 0.05, Block(32, 32))):
         assert r.work_sizes == GEMM_WORK and r.measured_ms == meas and r.note == ""
         direct = predict_source(corpus / "gemm.c", RunOptions(block=block,
@@ -78,17 +74,72 @@ def test_rows(validation, corpus):
     assert v.mape == pytest.approx((abs(g16.error_pct) + abs(g32.error_pct)) / 2)
 
 
+def test_two_sizes_of_one_block_are_two_rows(corpus, tmp_path):
+    small = {"NI": 32, "NJ": 32, "NK": 32}
+    m = measurement(tmp_path, [
+        {"kernel": "gemm", "config": "32x32", "work_sizes": GEMM_WORK,
+         "result": {"total_ms": 0.05}},
+        {"kernel": "gemm", "config": "32x32", "work_sizes": small,
+         "result": {"total_ms": 0.01}}])
+    v = validate("tk1", corpus, m)
+    assert sorted((r.work_sizes["NI"], r.measured_ms) for r in v.rows) == [(32, 0.01),
+                                                                        (64, 0.05)]
+    big, little = sorted(v.rows, key=lambda r: -r.work_sizes["NI"])
+    assert big.predicted_ms > little.predicted_ms
+
+
+def test_unknown_kernel_or_size_is_named(corpus, tmp_path):
+    m = measurement(tmp_path, [{"kernel": "mvt", "config": "256x1", "work_sizes": {"N": 64},
+                                "result": {"total_ms": 1.0}}])
+    with pytest.raises(ValidationError, match="measured kernel 'mvt' has no corpus file"):
+        validate("tk1", corpus, m)
+    m = measurement(tmp_path, [{"kernel": "gemm", "config": "32x32", "work_sizes": {"NZ": 64},
+                                "result": {"total_ms": 1.0}}])
+    with pytest.raises(ValidationError, match="gemm.c has no size macro NZ"):
+        validate("tk1", corpus, m)
+
+
+def test_fit_recovers_a_known_launch_cost(validation):
+    """Measurements made of the predictions plus 10 us per launch (one launch each): fitting
+    launch_overhead_us alone must find 10 us."""
+    import dataclasses
+
+    from cgpredict.devices import load_device
+    from cgpredict.fit import leave_one_kernel_out
+
+    v, _ = validation
+    rows = tuple(dataclasses.replace(r, measured_ms=r.predicted_ms + 0.010) for r in v.rows)
+    fake = dataclasses.replace(v, rows=rows)
+    r = leave_one_kernel_out(fake, load_device("tk1"), ["launch_overhead_us"])
+    assert r.values["launch_overhead_us"] == pytest.approx(10.0, rel=0.05)
+    assert r.in_sample_mape < 1.0
+    assert r.loko_errors_pct == {}  # one kernel: nothing is left to fit without it
+
+
+def test_failed_validation_never_overwrites_tables(validation, tmp_path):
+    import dataclasses
+
+    v, _ = validation
+    out = tmp_path / "out"
+    write_results(v, out)
+    before = (out / "tk1-cgpredict.md").read_text()
+    broken = dataclasses.replace(
+        v, rows=(dataclasses.replace(v.rows[0], predicted_ms=None, note="failed"),))
+    with pytest.raises(ValidationError, match="left as they were"):
+        write_results(broken, out)
+    assert (out / "tk1-cgpredict.md").read_text() == before
+
+
 def test_markdown_and_files(validation, tmp_path):
     v, m = validation
     md = to_markdown(v)
     assert md.startswith("# Accuracy on Test GPU (cgpredict model, device file `tk1`)")
     assert f"Measurements: `{m}`" in md
-    assert "| atax | default |" in md and "| - | - | not measured |" in md
-    g32 = v.rows[2]
+    g32 = v.rows[0]
     assert (f"| gemm | 32x32 | {g32.predicted_ms:.4g} | 0.05 | {g32.error_pct:+.1f} |  |"
             in md)
     assert f"Mean absolute percentage error: {v.mape:.1f} %" in md
-    js, mdfile = write_results(v, tmp_path / "out")
+    js, mdfile, *_ = write_results(v, tmp_path / "out")
     assert js.name == "tk1-cgpredict.json" and mdfile.read_text() == md
     d = json.loads(js.read_text())
     assert d["schema_version"] == 1 and d["mape"] == pytest.approx(v.mape)
@@ -108,7 +159,8 @@ def test_only_and_no_measurements(corpus):
 def test_load_measured_skips_errors(tmp_path):
     gpu, entries = load_measured(measurement(tmp_path, GEMM_RESULTS))
     assert gpu == "Test GPU"
-    assert set(entries) == {("gemm", "32x32"), ("gemm", "16x16"), ("mvt", "256x1")}
+    assert [(e["kernel"], e["config"]) for e in entries] == [("gemm", "32x32"),
+                                                             ("gemm", "16x16")]
     gpu, _ = load_measured(measurement(tmp_path, [], gpu="plain name"))
     assert gpu == "plain name"
 
@@ -127,7 +179,7 @@ def test_corrupt_measurement(tmp_path, content):
 def test_entries_without_result_are_skipped(tmp_path):
     gpu, entries = load_measured(measurement(tmp_path, [{}, {"kernel": "gemm", "config": "32x32",
                                                             "error": "no GPU"}]))
-    assert entries == {}
+    assert entries == []
 
 
 def test_missing_measurement_file(tmp_path):

@@ -6,11 +6,12 @@ model's own result (kept as `details`) in the common `ModelResult`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from cgpredict.devices import GPUDevice
 from cgpredict.models.base import LaunchGeometry, ModelDetails, ModelResult, launch_geometry
+from cgpredict.models.bounds import Bounds, launch_bounds
 from cgpredict.models.cgpredict_model import CGPredictResult, predict_cgpredict
 from cgpredict.models.gpuperf import GPUPerfResult, predict_gpuperf
 from cgpredict.models.hongkim import (
@@ -24,6 +25,7 @@ from cgpredict.profile import KernelProfile
 
 __all__ = [
     "MODELS",
+    "Bounds",
     "CGPredictResult",
     "GPUPerfResult",
     "HongKimInputs",
@@ -31,7 +33,9 @@ __all__ = [
     "LaunchGeometry",
     "ModelResult",
     "hongkim_inputs",
+    "kernel_time_ms",
     "hongkim_raw",
+    "launch_bounds",
     "launch_geometry",
     "predict",
     "predict_cgpredict",
@@ -49,21 +53,49 @@ MODELS: dict[str, Callable[..., Any]] = {
 def predict(
     profile: KernelProfile, device: GPUDevice, model: str = "cgpredict", **options: Any
 ) -> ModelResult:
-    """Run model `model` (a key of MODELS) with its keyword `options`; return the summary."""
+    """Run model `model` (a key of MODELS) with its keyword `options`; return the summary.
+
+    Every model sees the loads as the memory instructions a warp waits for and the stores as
+    issued instructions (a warp does not wait for its stores); the physical bounds of
+    models/bounds.py (DRAM traffic, issue, L2 path, stores included) then floor its time, and
+    each launch adds the device's launch overhead."""
     try:
         fn = MODELS[model]
     except KeyError:
         raise ValueError(f"unknown model {model!r}; expected one of {sorted(MODELS)}") from None
-    d: ModelDetails = fn(profile, device, **options)
+    d: ModelDetails = fn(profile.loads_only(), device, **options)
+    launches = max(profile.launches, 1)
+    bounds = launch_bounds(profile, device, launch_geometry(profile, device))
+    per_launch = d.cycles / launches
+    binding = "model" if per_launch >= bounds.cycles else bounds.binding
+    cycles = max(per_launch, bounds.cycles) * launches
+    overhead_ms = launches * device.launch_overhead_us * 1e-3
+    bound = d.bound if binding == "model" else ("compute" if binding == "issue" else "memory")
     return ModelResult(
         model=model,
-        cycles=d.cycles,
-        time_ms=d.time_ms,
-        bound=d.bound,
+        cycles=cycles,
+        time_ms=device.cycles_to_ms(cycles) + overhead_ms,
+        bound=bound,
         mwp=d.mwp,
         cwp=d.cwp,
         n_warps=d.n_warps,
         b_blocks=d.b_blocks,
         case=d.case,
         details=d,
+        model_cycles=d.cycles,
+        bounds=bounds,
+        binding=binding,
+        launch_overhead_ms=overhead_ms,
     )
+
+
+def kernel_time_ms(
+    launches: Sequence[tuple[KernelProfile, float]],
+    device: GPUDevice,
+    model: str = "cgpredict",
+    **options: Any,
+) -> float:
+    """Time of all launches of one kernel: each (profile, how many launches it stands for)
+    predicted once, plus the device's one-time cost of a kernel's first launch."""
+    total = sum(w * predict(p, device, model, **options).time_ms for p, w in launches)
+    return total + (device.first_launch_us * 1e-3 if launches else 0.0)

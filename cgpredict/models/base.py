@@ -42,6 +42,12 @@ class ModelResult:
     b_blocks: int
     case: str
     details: Any
+    # what the model's own time was before the physical bounds (models/bounds.py), the
+    # bounds, which one binds ("model" when none does) and the launch cost included
+    model_cycles: float = 0.0
+    bounds: Any = None
+    binding: str = "model"
+    launch_overhead_ms: float = 0.0
 
 
 @dataclass(frozen=True)

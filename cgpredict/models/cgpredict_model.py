@@ -38,7 +38,12 @@ with SPEC §2.7 figures it rarely binds. ``bandwidth_bound=False`` gives the pap
 Load_bytes_per_warp is the DRAM traffic of an average warp memory instruction (DRAM
 transactions * l2_sector_bytes); with no DRAM traffic the bound is infinite.
 
-Shared memory (§2.6): applied when the profile has shared-memory use. no_smem_load_inst staging
+Shared memory (§2.6): applied when the profile has shared-memory use. Two readings differ from
+the printed equations (the ``smem_cost="latency"`` reading keeps them): (22) takes the slower of
+the issue time and the load/store pipe's time (shared and L1 accesses), which are separate units
+working at once, instead of their sum; and the sync cost (23) is hidden in the compute-bound case
+(17) when two or more blocks are resident, since the other block keeps the pipes busy while one
+waits at its barrier (the textbook tiled GEMM on the H100 measures at the shared pipe's bound). no_smem_load_inst staging
 loads cost eq. (19) and are memory instructions for the no_mem_insts of eq. (16); mem_l and
 departure_delay (7)-(8) average over the global pattern instructions only. The sync cost (23)
 is added whenever the profile has sync instructions.
@@ -150,7 +155,7 @@ def predict_cgpredict(
     n, b, batch = geo.n_warps, geo.b_blocks, geo.waves
     lat = memory_latency(profile, device)
 
-    comp_cycles = device.inst_cycles_per_warp_inst * profile.total_insts  # (12)
+    issue_cycles = device.inst_cycles_per_warp_inst * profile.total_insts  # (12)
     mem_cycles = lat.mem_cycles  # (6)
     sh = profile.shared
     smem_load_cycles = sh.load_insts * device.smem_load_cycles  # (19)
@@ -159,9 +164,14 @@ def predict_cgpredict(
     )
     smem_cycles = per_access * sh.transactions  # (20)
     mem_cycles += smem_load_cycles  # (21)
-    comp_cycles += smem_cycles  # (22)
-    l1_cycles = _l1_cycles(profile, device)
-    comp_cycles += l1_cycles  # L1 hits occupy the load/store path as shared accesses do
+    l1_cycles = _l1_cycles(profile, device)  # L1 hits occupy the load/store pipe as shared do
+    if smem_cost == "latency":
+        comp_cycles = issue_cycles + smem_cycles + l1_cycles  # (22) as printed
+    else:
+        # (22), issue reading: the dispatch units and the load/store pipe are separate units
+        # working at once, so a warp's computing time is the slower of the two (a tiled GEMM
+        # issues one FMA per two shared loads and is bound by the shared pipe, not by both)
+        comp_cycles = max(issue_cycles, smem_cycles + l1_cycles)
     no_mem_insts = lat.no_mem_insts + sh.load_insts
 
     mem_l, dep = lat.mem_l, lat.departure_delay
@@ -197,6 +207,11 @@ def predict_cgpredict(
         else:
             exec_cycles = mem_l + comp_cycles * n * batch  # (17) as printed
     sync_cost = dep * max(mwp - 1, 0.0) * profile.sync_insts * b * batch  # (23)
+    if whole and case == "eq17" and b >= 2 and smem_cost != "latency":
+        # compute-bound with another block resident: while one block waits at a barrier the
+        # other keeps the issue and load/store pipes busy, so the barriers cost no time
+        # beyond the pipes' (which already count every warp's work)
+        sync_cost = 0.0
     per_launch = exec_cycles + sync_cost
     cycles = per_launch * profile.launches
     return CGPredictResult(

@@ -1,0 +1,129 @@
+"""Fitting physical device parameters to measured kernel times, with leave-one-kernel-out.
+
+Some device fields have no micro-benchmark in the measurements at hand: what one launch costs
+the host timer, a kernel's first launch in a program (module loading), how long a store
+transaction occupies an SM's memory path. They are fitted to measured kernel times, but only
+as *physical* parameters shared by every kernel (never a factor per kernel), and the error
+to state is the leave-one-kernel-out one: fit without kernel K, predict K's rows.
+
+The fit re-predicts each measured row from the launch profiles its analysis kept
+(``KernelReport.launch_profiles``): a candidate device is a ``dataclasses.replace`` of the
+base one, so the traces and cache analyses are not redone. The objective is the mean
+absolute log error (symmetric in over- and under-prediction); the search is a coordinate
+descent over a log-spaced grid within each parameter's physical range, refined around the
+best point.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .devices import GPUDevice
+from .models import kernel_time_ms
+from .validate import Validation, ValidationRow
+
+__all__ = ["FIT_RANGES", "FitResult", "fit_parameters", "leave_one_kernel_out", "row_ms"]
+
+#: physical range of each fittable field (the search never leaves it)
+FIT_RANGES: dict[str, tuple[float, float]] = {
+    "launch_overhead_us": (0.5, 50.0),
+    "first_launch_us": (0.5, 200.0),
+    "dd_store_cycles": (0.25, 64.0),
+    "dd_l2_cycles": (0.25, 16.0),
+}
+
+
+@dataclass(frozen=True)
+class FitResult:
+    """Fitted values, the in-sample error and, per kernel, its leave-one-kernel-out error."""
+
+    values: dict[str, float]
+    in_sample_mape: float
+    loko_errors_pct: dict[str, tuple[float, ...]]  # kernel -> signed % error of each row
+
+    @property
+    def loko_mape(self) -> float:
+        errs = [abs(e) for es in self.loko_errors_pct.values() for e in es]
+        return sum(errs) / len(errs) if errs else math.nan
+
+    @property
+    def loko_worst(self) -> tuple[str, float]:
+        if not any(self.loko_errors_pct.values()):
+            return "", math.nan
+        k, e = max(
+            ((k, e) for k, es in self.loko_errors_pct.items() for e in es),
+            key=lambda ke: abs(ke[1]),
+        )
+        return k, e
+
+
+def row_ms(row: ValidationRow, device: GPUDevice, model: str = "cgpredict") -> float:
+    """The predicted time of a measured row on ``device`` from its kept launch profiles."""
+    return sum(kernel_time_ms(k.launch_profiles, device, model) for k in row.report.kernels)
+
+
+def _usable(rows: Sequence[ValidationRow]) -> list[ValidationRow]:
+    return [r for r in rows if r.report is not None and r.measured_ms]
+
+
+def _loss(rows: Sequence[ValidationRow], device: GPUDevice, model: str) -> float:
+    return sum(abs(math.log(row_ms(r, device, model) / r.measured_ms)) for r in rows) / len(rows)
+
+
+def _mape(rows: Sequence[ValidationRow], device: GPUDevice, model: str) -> float:
+    errs = [abs(row_ms(r, device, model) / r.measured_ms - 1) for r in rows]
+    return 100 * sum(errs) / len(errs)
+
+
+def fit_parameters(
+    rows: Sequence[ValidationRow],
+    device: GPUDevice,
+    names: Sequence[str],
+    model: str = "cgpredict",
+    rounds: int = 3,
+) -> dict[str, float]:
+    """Values of the fields ``names`` that minimise the mean absolute log error on ``rows``."""
+    rows = _usable(rows)
+    if not rows:
+        raise ValueError("no measured row with a prediction to fit")
+    for n in names:
+        if n not in FIT_RANGES:
+            raise ValueError(f"{n} is not a fittable field ({', '.join(FIT_RANGES)})")
+    current = {
+        n: getattr(device, n) if getattr(device, n) is not None else FIT_RANGES[n][0]
+        for n in names
+    }
+    current = {n: min(max(v, FIT_RANGES[n][0]), FIT_RANGES[n][1]) for n, v in current.items()}
+    for rnd in range(rounds):
+        for n in names:
+            lo, hi = FIT_RANGES[n]
+            if rnd:  # refine around the best value
+                lo, hi = max(lo, current[n] / 2.5 ** (1 / rnd)), min(hi, current[n] * 2.5 ** (1 / rnd))
+            grid = [lo * (hi / lo) ** (k / 24) for k in range(25)]
+            best = min(
+                grid,
+                key=lambda v: _loss(rows, dataclasses.replace(device, **{**current, n: v}), model),
+            )
+            current[n] = best
+    return {n: round(v, 3) for n, v in current.items()}
+
+
+def leave_one_kernel_out(
+    validation: Validation, device: GPUDevice, names: Sequence[str], model: str = "cgpredict"
+) -> FitResult:
+    """Fit on all rows (the values to ship), then per kernel refit without it and predict it."""
+    rows = _usable(validation.rows)
+    values = fit_parameters(rows, device, names, model)
+    fitted = dataclasses.replace(device, **values)
+    loko: dict[str, tuple[float, ...]] = {}
+    for k in sorted({r.kernel for r in rows}):
+        train = [r for r in rows if r.kernel != k]
+        test = [r for r in rows if r.kernel == k]
+        if not train:  # one kernel only: nothing to fit without it
+            continue
+        dev_k = dataclasses.replace(device, **fit_parameters(train, device, names, model))
+        loko[k] = tuple(100 * (row_ms(r, dev_k, model) / r.measured_ms - 1) for r in test)
+    return FitResult(values, _mape(rows, fitted, model), loko)

@@ -1,0 +1,83 @@
+"""Physical lower bounds on a kernel's time, which no model's prediction may beat.
+
+Every analytical model estimates how latencies overlap; none of them may predict a kernel
+faster than the GPU can move its bytes or issue its instructions. Three throughputs bound a
+launch, each from the same profile the models read:
+
+* DRAM: the compulsory traffic (L2 misses of loads, plus every sector the stores dirty,
+  written back once) at the device's DRAM bandwidth;
+* issue: every warp instruction at ``inst_cycles_per_warp_inst`` on the SMs the launch uses;
+* L2: every L2 transaction at the SM memory path's departure delay (``dd_l2_cycles`` per load
+  transaction; ``dd_store_cycles`` per store sector, twice for a sector the warp writes only
+  in part, which the L2 must read, merge and write back: an uncoalesced store of 4-byte
+  words to 32 sectors costs 60 sector times, a coalesced one 4) on the SMs the launch uses.
+
+Stores are the reason the last bound matters: a warp does not wait for its stores (write-back
+L2 on Kepler, write-through L1 on later GPUs), so the latency models see only the loads, and
+the stores cost issue slots (counted as instructions) and memory-path time (here).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cgpredict.devices import GPUDevice
+from cgpredict.models.base import LaunchGeometry
+from cgpredict.profile import KernelProfile
+
+__all__ = ["BOUND_NAMES", "Bounds", "launch_bounds"]
+
+BOUND_NAMES = ("dram", "issue", "l2")
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """Lower bounds of one launch, in cycles, with what they count."""
+
+    dram_bytes: float
+    dram_cycles: float
+    warp_insts: float
+    issue_cycles: float
+    l2_load_trans: float
+    l2_store_trans: float
+    l2_cycles: float
+
+    @property
+    def cycles(self) -> float:
+        return max(self.dram_cycles, self.issue_cycles, self.l2_cycles)
+
+    @property
+    def binding(self) -> str:
+        """The name of the largest bound."""
+        values = (self.dram_cycles, self.issue_cycles, self.l2_cycles)
+        return BOUND_NAMES[values.index(max(values))]
+
+
+def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry) -> Bounds:
+    """The three bounds of one launch of ``profile`` (all its warps, all waves)."""
+    warps = float(geo.total_warps)
+    sms = max(geo.active_sms, 1)
+    loads = profile.loads_only()
+    pats = (loads.coal, loads.uncoal, loads.const)
+    reaching = [p.insts * (1 - p.l1_hit_fraction) for p in pats]
+    l2_loads = sum(n * max(p.l2_trans_per_warp, 1.0) for n, p in zip(reaching, pats) if n > 0)
+    dram_loads = sum(n * p.dram_trans_per_warp for n, p in zip(reaching, pats))
+    st = profile.stores
+    dram_bytes = warps * (dram_loads + st.write_back_trans) * device.l2_sector_bytes
+    dram_cycles = dram_bytes / device.dram_bandwidth_bytes_per_s * device.freq_hz
+    warp_insts = warps * (profile.total_insts + profile.shared.transactions)
+    issue_cycles = warp_insts * device.inst_cycles_per_warp_inst / sms
+    dd_store = device.dd_l2_cycles if device.dd_store_cycles is None else device.dd_store_cycles
+    warp_bytes = device.warp_size * profile.bytes_per_access
+    partial = st.partial_sectors(warp_bytes, device.l2_sector_bytes)
+    store_cycles = (st.l2_trans + partial) * dd_store
+    l2_cycles = warps * (l2_loads * device.dd_l2_cycles + store_cycles) / sms
+    return Bounds(
+        dram_bytes=dram_bytes,
+        dram_cycles=dram_cycles,
+        warp_insts=warp_insts,
+        issue_cycles=issue_cycles,
+        l2_load_trans=warps * l2_loads,
+        l2_store_trans=warps * st.l2_trans,
+        l2_cycles=l2_cycles,
+    )

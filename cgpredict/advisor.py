@@ -10,6 +10,10 @@ predicted speedup, each re-predicted from the same trace rather than guessed.
   written; a tiling that does not fit the device is not proposed;
 * **block shape**: the model swept over legal block shapes, against the block the baseline
   used; "keep" unless a shape is predicted faster;
+* **register accumulation**: in a plain port (pointers that may alias) an accumulator such as
+  ``C[i][j] += ...`` is stored on every iteration; ``__restrict__`` or a local sum keeps it in
+  a register, predicted from a second trace of the restrict port; and that change combined
+  with the best coalescing or tiling fix, re-predicted as one kernel (not multiplied);
 * **GPUPerf benefits** (B_itilp, B_memlp, B_fp, B_serial) and the bound of every kernel.
 
 A fix predicted slower than now is listed as not worth doing (no instruction); the baseline's
@@ -325,6 +329,79 @@ def block_fix(
     )
 
 
+def restored_stores(base: Report) -> list[tuple[str, str, str, float, float]]:
+    """(kernel, access, location, stores per thread, transactions per warp) of every store
+    the plain port repeats on each iteration of a per-thread loop (an accumulator)."""
+    return [
+        (k.name, m.text, m.location, m.per_thread, m.l2_trans_per_warp)
+        for k in base.kernels
+        for m in k.mem
+        if m.restored
+    ]
+
+
+def register_fix(prep_restrict: Prepared, opts: RunOptions, base: Report) -> Fix | None:
+    """Keep each repeatedly stored accumulator in a register (``__restrict__`` pointers or a
+    local sum), re-predicted from a trace of the restrict port."""
+    found = restored_stores(base)
+    if not found:
+        return None
+    rep = prep_restrict.analyze(dataclasses.replace(opts, port="restrict"))
+    texts = sorted({t for _, t, _, _, _ in found})
+    example = texts[0]
+    evidence = tuple(
+        f"{t} at {loc} in {k}: stored {n:.0f} times per thread, {tr:.0f} transactions per "
+        f"warp each; the restrict port stores it once"
+        for k, t, loc, n, tr in found
+    )
+    return Fix(
+        "register-accumulation",
+        f"keep {', '.join(texts)} in a register",
+        f"declare the kernel's array parameters __restrict__ (float * __restrict__ "
+        f"{array_name(example)}), or accumulate in a local variable: "
+        f"`float sum = {example}; for (...) sum += ...; {example} = sum;`",
+        evidence,
+        rep.total_ms,
+        _speedup(base.total_ms, rep.total_ms),
+    )
+
+
+def combined_fix(
+    prep_restrict: Prepared,
+    opts: RunOptions,
+    base: Report,
+    fixes: list[Fix],
+    tiled: Path | None,
+    notes: list[str],
+) -> Fix | None:
+    """Register accumulation together with the best other fix, re-predicted as one change
+    (the effects do not multiply: tiling already keeps the sum in a register)."""
+    others = [f for f in fixes if f.kind in ("coalescing", "shared-memory") and f.speedup > 1]
+    if not others:
+        return None
+    best = max(others, key=lambda f: f.speedup)
+    ropts = dataclasses.replace(opts, port="restrict")
+    rbase = prep_restrict.analyze(ropts)
+    if best.kind == "shared-memory":
+        again = shared_fix(prep_restrict, ropts, rbase, tiled, notes)
+    else:
+        again = next(
+            (f for f in coalescing_fixes(prep_restrict, ropts, rbase, notes)
+             if f.title == best.title),
+            None,
+        )
+    if again is None:
+        return None
+    return Fix(
+        "combined",
+        f"keep accumulators in registers and {best.title}",
+        "both changes, as one kernel (what the textbook version of this kernel does)",
+        (f"re-predicted from the restrict port's trace: {again.predicted_ms:.4g} ms",),
+        again.predicted_ms,
+        _speedup(base.total_ms, again.predicted_ms),
+    )
+
+
 def benefits(base: Report, device_name: str) -> tuple[Benefits, ...]:
     """GPUPerf benefit metrics of every kernel's baseline profile."""
     device = load_device(device_name)
@@ -359,6 +436,17 @@ def advise(source: Path, opts: RunOptions, tiled: Path | None = None, progress=N
         bl = block_fix(prep, opts, base, notes)
         if bl:
             fixes.append(bl)
+    if opts.port == "plain" and restored_stores(base):
+        if progress is not None:
+            progress("tracing the restrict port")
+        with prepare(source, dataclasses.replace(opts, port="restrict")) as prep_r:
+            reg = register_fix(prep_r, opts, base)
+            if reg:
+                fixes.append(reg)
+            # a tiled file of the user's is predicted as written: its accumulation is its own
+            both = None if tiled else combined_fix(prep_r, opts, base, fixes, tiled, notes)
+            if both:
+                fixes.append(both)
     # the baseline's own warnings (unsafe port, block replaced, staging dropped, ...)
     for w in (w for k in base.kernels for w in k.warnings):
         if f"baseline: {w}" not in notes:

@@ -8,7 +8,7 @@ from .errors import CGPredictError
 from .profile import KernelProfile
 from .warps import Block
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 DEFAULT_BLOCKS = {1: Block(256, 1), 2: Block(32, 32)}
 
 

@@ -60,16 +60,25 @@ def param_row_layouts(ir_text: str, names) -> dict[str, ArrayLayout]:
     malloc'd rows): the row type of a ``getelementptr [256 x float], ptr %A`` on them gives
     the row length and element size (dims = (row length,): the row count is unknown)."""
     out = {}
+    # the plain port reaches an array through the result of an empty asm (port.py)
+    aliases: dict[str, list[str]] = {}
+    for alias, base in _OPAQUE.findall(ir_text):
+        aliases.setdefault(base, []).append(alias)
     for name in names:
-        m = re.search(
-            r"getelementptr (?:inbounds )?(?:nuw )?(?:nusw )?\[(\d+) x (\w+)\], ptr %"
-            + re.escape(name)
-            + r",",
-            ir_text,
-        )
-        if m and m.group(2) in _ELEM_BYTES:
-            out[name] = ArrayLayout((int(m.group(1)),), _ELEM_BYTES[m.group(2)])
+        for value in (name, *aliases.get(name, ())):
+            m = re.search(
+                r"getelementptr (?:inbounds )?(?:nuw )?(?:nusw )?\[(\d+) x (\w+)\], ptr %"
+                + re.escape(value)
+                + r",",
+                ir_text,
+            )
+            if m and m.group(2) in _ELEM_BYTES:
+                out[name] = ArrayLayout((int(m.group(1)),), _ELEM_BYTES[m.group(2)])
+                break
     return out
+
+
+_OPAQUE = re.compile(r"%([\w.]+) = (?:tail )?call ptr asm [^\n]*?\(ptr (?:nonnull )?[%@]([\w.]+)\)")
 
 
 def array_name(access_text: str) -> str:

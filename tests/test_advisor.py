@@ -248,3 +248,29 @@ def test_mvt_transposed_copy_per_kernel():
     assert a.fixes[0] is copy
     # only the kernel that gets faster is evidence of the uncoalesced access
     assert [e for e in copy.evidence if "uncoalesced" in e][0].startswith("A[i][j] at mvt.c:")
+
+
+def test_register_accumulation_fix_is_the_restrict_port():
+    """In a plain port GEMM stores C[i][j] on each of its NK iterations; the fix keeps it in a
+    register and is predicted exactly as the restrict port, traced anew."""
+    a = advise(POLYBENCH / "gemm.c", GEMM_OPTS)
+    (reg,) = [f for f in a.fixes if f.kind == "register-accumulation"]
+    restrict = predict_source(POLYBENCH / "gemm.c", dataclasses.replace(GEMM_OPTS,
+                                                                       port="restrict"))
+    assert reg.predicted_ms == pytest.approx(restrict.total_ms, rel=1e-9)
+    assert reg.speedup == pytest.approx(a.baseline_ms / restrict.total_ms)
+    assert reg.speedup > 1
+    assert reg.title == "keep C[i][j] in a register"
+    assert "__restrict__" in reg.instruction
+    assert any("C[i][j] at gemm.c:49" in e and "stored 128 times per thread" in e
+               for e in reg.evidence)
+    # combined with the modelled tiling: re-predicted, not the product of the two speedups
+    combined = [f for f in a.fixes if f.kind == "combined"]
+    tiles = [f for f in a.fixes if f.kind == "shared-memory"]
+    if combined and tiles:
+        assert combined[0].speedup != pytest.approx(reg.speedup * tiles[0].speedup)
+
+
+def test_no_register_fix_for_a_restrict_port():
+    a = advise(POLYBENCH / "gemm.c", dataclasses.replace(GEMM_OPTS, port="restrict"))
+    assert not [f for f in a.fixes if f.kind in ("register-accumulation", "combined")]

@@ -159,8 +159,8 @@ constexpr int TILE = 32;
 
 // tile[r * ts + c] = src[(row0 + r) * ld + col0 + c] for r < rows, c < cols (0 outside the
 // nrows x ncols matrix); all threads of the block take part, x fastest (coalesced).
-__device__ __forceinline__ void stage(float* tile, int ts, CGP_CONST float* CGP_RESTRICT src, int ld,
-                                      int nrows, int ncols, int row0, int col0, int rows,
+__device__ __forceinline__ void stage(float* tile, int ts, CGP_CONST float* CGP_RESTRICT src,
+                                      int ld, int nrows, int ncols, int row0, int col0, int rows,
                                       int cols) {
   int nthreads = blockDim.x * blockDim.y;
   for (int e = threadIdx.y * blockDim.x + threadIdx.x; e < rows * cols; e += nthreads) {

@@ -69,7 +69,8 @@ __global__ void deriche_hbwd(Coef c, CGP_CONST float* CGP_RESTRICT imgIn, float*
   }
 }
 
-__global__ void deriche_sum(float cc, CGP_CONST float* CGP_RESTRICT Y1, CGP_CONST float* CGP_RESTRICT Y2,
+__global__ void deriche_sum(float cc, CGP_CONST float* CGP_RESTRICT Y1,
+                            CGP_CONST float* CGP_RESTRICT Y2,
                             float* CGP_RESTRICT imgOut) {
   int j = blockIdx.x * blockDim.x + threadIdx.x;
   int i = blockIdx.y * blockDim.y + threadIdx.y;

@@ -30,7 +30,8 @@ __global__ void gemver_k2(float beta, CGP_CONST float* CGP_RESTRICT A, float* CG
   }
 }
 
-__global__ void gemver_k3(float alpha, CGP_CONST float* CGP_RESTRICT A, CGP_CONST float* CGP_RESTRICT x,
+__global__ void gemver_k3(float alpha, CGP_CONST float* CGP_RESTRICT A,
+                          CGP_CONST float* CGP_RESTRICT x,
                           float* CGP_RESTRICT w) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < N) {

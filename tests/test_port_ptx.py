@@ -166,3 +166,17 @@ def test_no_unroll_rewrite_marks_every_for_statement() -> None:
     text = "for (int i = 0; i < n; i++)\n  if (x) for(j = 0;;) {}\nint fore(int a);"
     out = ptx_counts.no_unroll_source(text)
     assert out.count('_Pragma("unroll 1") for (') == 2 and "fore(int a)" in out
+
+
+def test_measure_builds_the_restrict_port_only_when_asked() -> None:
+    """measure.py's plan names the port: plain by default, restrict with --port restrict."""
+    import subprocess
+
+    measure = ROOT / "validation" / "measure.py"
+    for args, port in (([], "plain"), (["--port", "restrict"], "restrict")):
+        out = subprocess.run(
+            [sys.executable, str(measure), "--dry-run", "--only", "gemm", *args],
+            capture_output=True, text=True, check=True, timeout=60,
+        ).stdout
+        flags = " -DCGP_PORT_RESTRICT=1" if port == "restrict" else ""
+        assert out.split()[0] == "gemm" and out.rstrip().endswith(f"port {port}{flags}"), out

@@ -267,11 +267,14 @@ def main(argv: list[str] | None = None) -> int:
         plan.append({"name": name, "src": src, "dims": dims, "work": work, "check": check,
                      "configs": configs, "sample": samples.get(name, 0)})
 
+    suffix = "_restrict" if args.port == "restrict" else ""
+    port_defines = {"CGP_PORT_RESTRICT": 1} if args.port == "restrict" else {}
+    port_flags = "".join(f" -D{k}={v}" for k, v in port_defines.items())
     if args.dry_run:
         for p in plan:
             print(f"{p['name']:16s} {p['dims']}-D work {p['work']} check {p['check']} "
                   f"blocks {','.join(p['configs'])} sample {p['sample'] or 'all'} "
-                  f"port {args.port}")
+                  f"port {args.port}{port_flags}")
         return 0
 
     nvcc = nvcc_path(args.nvcc)
@@ -286,8 +289,6 @@ def main(argv: list[str] | None = None) -> int:
     t_start = time.time()
     bin_dir.mkdir(parents=True, exist_ok=True)
     jobs = []
-    suffix = "_restrict" if args.port == "restrict" else ""
-    port_defines = {"CGP_PORT_RESTRICT": 1} if args.port == "restrict" else {}
     for p in plan:
         jobs.append((p, "work", bin_dir / f"{p['name']}{suffix}", {**p["work"], **port_defines}))
         if not args.no_check:

@@ -180,3 +180,21 @@ def test_measure_builds_the_restrict_port_only_when_asked() -> None:
         ).stdout
         flags = " -DCGP_PORT_RESTRICT=1" if port == "restrict" else ""
         assert out.split()[0] == "gemm" and out.rstrip().endswith(f"port {port}{flags}"), out
+
+
+def test_template_kernels_are_matched_by_their_size_arguments() -> None:
+    """3mm_tiled launches one template three times; with distinct sizes each launch gets the
+    instantiation whose mangled arguments are its sizes, whatever the order in the PTX."""
+    sizes = {"NI": 64, "NJ": 96, "NK": 128, "NL": 160, "NM": 192}
+    body = "(\n)\n{\n\tret;\n}\n"
+    entries = ["ILi96ELi160ELi192EE", "ILi64ELi160ELi96EE", "ILi64ELi96ELi128EE"]
+    ptx = "".join(f".visible .entry _Z8mm_tiled{e}vPfS0_S0_{body}" for e in entries)
+    got = {
+        launch: k.mangled[len("_Z8mm_tiled"):].split("v")[0]
+        for launch, k in ptx_counts.kernels_by_launch("3mm_tiled", ptx, sizes).items()
+    }
+    assert got == {
+        "mm3_k1_tiled": "ILi64ELi96ELi128EE",  # mm_tiled<NI, NJ, NK>
+        "mm3_k2_tiled": "ILi96ELi160ELi192EE",  # mm_tiled<NJ, NL, NM>
+        "mm3_k3_tiled": "ILi64ELi160ELi96EE",  # mm_tiled<NI, NL, NJ>
+    }

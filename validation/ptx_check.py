@@ -195,7 +195,14 @@ _NO_LOOP = (
 _TILED = (
     "tiled: the cooperative staging loop of each tile (cgp::stage: element index e / cols, "
     "bounds selects, tile address; about 21 PTX instructions per staged element) is not in the "
-    "C, and cgpredict counts the strip loop as 4 instructions per phase (PTX 54-107)"
+    "C, and cgpredict counts the strip loop as 4 instructions per phase (PTX 54-107); the "
+    "k loop recomputes each shared-memory address (add or mad, shl, add per access: PTX 10-20 "
+    "per iteration, cgpredict 5-11)"
+)
+_RECURSIVE = (
+    "recursive filter: nvcc copies the loop-carried values (xm1, ym1, ... become mov.f32, 2-4 "
+    "per iteration) that cgpredict counts free as phis (PTX 11-13 per iteration, cgpredict 8), "
+    "on top of: "
 )
 _NO_LOOP_KERNELS = frozenset(
     "conv2d conv3d corr_reduce covar_reduce deriche_hsum deriche_vsum fdtd_k1 fdtd_k2 fdtd_k3 "
@@ -213,6 +220,8 @@ def compute_known(launch: str) -> str | None:
         return _TILED
     if launch in _NO_LOOP_KERNELS:
         return _NO_LOOP
+    if launch.startswith("deriche_") and launch[-3:] in ("fwd", "bwd"):
+        return _RECURSIVE + _PROLOGUE
     if launch == "gs_k1":
         return (
             "gs_k1: only thread 0 of 256 runs the loop and the code after it; the PTX count "

@@ -53,7 +53,8 @@ PORTS = ("plain", "restrict")
 NVCC_FLAGS = ("-ptx", "-O3", "-arch=sm_90", "-std=c++17")
 
 _FOR = re.compile(r"\bfor\s*\(")
-_LAUNCH = re.compile(r'rec\.launch\(\s*"(\w+)"\s*,\s*\[&\]\s*\{\s*(\w+)\s*(?:<[^<>]*>)?\s*<<<')
+_LAUNCH = re.compile(r'rec\.launch\(\s*"(\w+)"\s*,\s*\[&\]\s*\{\s*(\w+)\s*(<[^<>]*>)?\s*<<<')
+_SIZE_MACRO = re.compile(r"^\s*#\s*ifndef\s+(\w+)\s*\n\s*#\s*define\s+\1\s+(\d+)\s*$", re.M)
 _ENTRY = re.compile(r"^\.(?:visible\s+|weak\s+)?\.?entry\s+([\w$]+)\s*\(", re.M)
 _LABEL = re.compile(r"^([\w$]+):$")
 _BRANCH_TARGET = re.compile(r"\bbra(?:\.uni)?\s+([\w$]+)\s*;")
@@ -242,6 +243,7 @@ def compile_ptx(
         raise RuntimeError("nvcc not found on PATH")
     out_dir.mkdir(parents=True, exist_ok=True)
     tag = "unroll" if unroll else "nounroll"
+    tag += "".join(f".{k}={v}" for k, v in sorted((defines or {}).items()))
     ptx = out_dir / f"{name}.{port}.{tag}.ptx"
     if ptx.exists():
         return ptx
@@ -265,27 +267,42 @@ def compile_ptx(
 def launches(name: str) -> list[tuple[str, str]]:
     """(kernel name as timed and as in the C pragma, CUDA function) per ``rec.launch`` of the
     port, in source order."""
+    return [(launch, func) for launch, func, _ in _launches(name)]
+
+
+def _launches(name: str) -> list[tuple[str, str, str]]:
     return _LAUNCH.findall((CUDA_DIR / f"{name}.cu").read_text())
 
 
-def kernels_by_launch(name: str, ptx_text: str) -> dict[str, PtxKernel]:
-    """The PTX kernel of every launch name of port ``name``. A template kernel launched
-    under several names (the tiled matrix products) has one instantiation per launch, in
-    the order nvcc emits them, which is the launches' order."""
+def _template_mangling(targs: str, sizes: dict[str, int]) -> str:
+    """The Itanium mangling ``ILi64ELi96EE`` of integer template arguments ``<NI, NJ>`` whose
+    names are size macros (values from ``sizes``)."""
+    vals = []
+    for a in targs.strip("<>").split(","):
+        a = a.strip()
+        v = sizes[a] if a in sizes else int(a)
+        vals.append(f"Li{v}E" if v >= 0 else f"Lin{-v}E")
+    return "I" + "".join(vals) + "E"
+
+
+def kernels_by_launch(
+    name: str, ptx_text: str, defines: dict[str, int] | None = None
+) -> dict[str, PtxKernel]:
+    """The PTX kernel of every launch name of port ``name`` (compiled with ``defines``). A
+    template kernel (the tiled matrix products) is matched by its template arguments, size
+    macros evaluated as in the build."""
+    sizes = {k: int(v) for k, v in _SIZE_MACRO.findall((CUDA_DIR / f"{name}.cu").read_text())}
+    sizes.update(defines or {})
     kernels = parse_ptx(ptx_text)
-    by_func: dict[str, list[PtxKernel]] = {}
-    for k in kernels:
-        by_func.setdefault(k.name, []).append(k)
     out: dict[str, PtxKernel] = {}
-    used: dict[str, int] = {}
-    for launch, func in launches(name):
-        cands = by_func.get(func, [])
-        if not cands:
-            raise KeyError(f"{name}: no PTX entry for {func} (launch {launch})")
-        k = used.get(func, 0)
-        out[launch] = cands[min(k, len(cands) - 1)]
-        if len(cands) > 1:
-            used[func] = k + 1
+    for launch, func, targs in _launches(name):
+        cands = [k for k in kernels if k.name == func]
+        if targs:
+            tag = f"_Z{len(func)}{func}{_template_mangling(targs, sizes)}"
+            cands = [k for k in cands if k.mangled.startswith(tag)]
+        if len(cands) != 1:
+            raise KeyError(f"{name}: {len(cands)} PTX entries for {func}{targs} ({launch})")
+        out[launch] = cands[0]
     return out
 
 

@@ -10,14 +10,19 @@ Standalone (python3 standard library only). For every port it
   3. runs the work binary in the reference configurations -- 2-D kernels with blocks 32x32 and
      32x8, 1-D kernels with 256x1 -- and
   4. writes validation/measured/<gpu-name-slug>.json: GPU name, clocks, driver, date, nvcc
-     version, host, and every kernel/config result (the JSON each port prints, see
+     version, host, the port, and every kernel/config result (the JSON each port prints, see
      validation/README.md for the timing method).
+
+--port plain (default) builds the ports as PolyBench/GPU writes them (every array a plain
+``float*`` kernel parameter); --port restrict builds them with ``-DCGP_PORT_RESTRICT=1`` (every
+array ``__restrict__``, inputs ``const``), into binaries named ``<port>_restrict`` and, by
+default, ``<gpu-name-slug>-restrict.json``. cgpredict predicts either with ``--port``.
 
 Usage:
   python validation/measure.py [--only gemm,syrk] [--out FILE] [--check-size 64]
          [--sizes NAME=V ...] [--reps 7] [--timeout 180] [--sample gramschmidt=64 ...]
          [--configs 32x32,32x8] [--no-check] [--jobs N] [--budget 900] [--nvcc PATH]
-         [--bin-dir DIR] [--dry-run]
+         [--bin-dir DIR] [--port plain|restrict] [--dry-run]
 
 Expected duration on one H100: about 2-3 minutes (builds ~30 s with 8 parallel nvcc jobs, checks
 ~15 s, 39 timed runs ~1-2 min; GRAMSCHMIDT is timed on 64 of its 8192 columns).
@@ -42,6 +47,7 @@ HERE = Path(__file__).resolve().parent
 CUDA_DIR = HERE / "cuda"
 BIN_DIR = CUDA_DIR / "bin"
 MEASURED_DIR = HERE / "measured"
+PORTS = ("plain", "restrict")  # cgpredict --port: float* parameters, or each __restrict__
 
 # Reference work size in one dimension (SPEC section 8). Every integer size macro of a port
 # (#ifndef X / #define X <int>) is set to this value unless EXTRA_WORK names it.
@@ -217,6 +223,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dry-run", action="store_true", help="print the plan and exit")
     ap.add_argument("--nvcc", help="nvcc to use (default $NVCC, nvcc on PATH, /usr/local/cuda)")
     ap.add_argument("--bin-dir", type=Path, default=BIN_DIR, help="where the binaries go")
+    ap.add_argument("--port", choices=PORTS, default="plain",
+                    help="plain: float* parameters as PolyBench/GPU (default); restrict: "
+                         "every array __restrict__ (-DCGP_PORT_RESTRICT=1)")
     args = ap.parse_args(argv)
 
     ports = sorted(p.stem for p in CUDA_DIR.glob("*.cu"))
@@ -258,10 +267,14 @@ def main(argv: list[str] | None = None) -> int:
         plan.append({"name": name, "src": src, "dims": dims, "work": work, "check": check,
                      "configs": configs, "sample": samples.get(name, 0)})
 
+    suffix = "_restrict" if args.port == "restrict" else ""
+    port_defines = {"CGP_PORT_RESTRICT": 1} if args.port == "restrict" else {}
+    port_flags = "".join(f" -D{k}={v}" for k, v in port_defines.items())
     if args.dry_run:
         for p in plan:
             print(f"{p['name']:16s} {p['dims']}-D work {p['work']} check {p['check']} "
-                  f"blocks {','.join(p['configs'])} sample {p['sample'] or 'all'}")
+                  f"blocks {','.join(p['configs'])} sample {p['sample'] or 'all'} "
+                  f"port {args.port}{port_flags}")
         return 0
 
     nvcc = nvcc_path(args.nvcc)
@@ -277,9 +290,10 @@ def main(argv: list[str] | None = None) -> int:
     bin_dir.mkdir(parents=True, exist_ok=True)
     jobs = []
     for p in plan:
-        jobs.append((p, "work", bin_dir / p["name"], p["work"]))
+        jobs.append((p, "work", bin_dir / f"{p['name']}{suffix}", {**p["work"], **port_defines}))
         if not args.no_check:
-            jobs.append((p, "check", bin_dir / f"{p['name']}_check", p["check"]))
+            jobs.append((p, "check", bin_dir / f"{p['name']}{suffix}_check",
+                         {**p["check"], **port_defines}))
     builds: dict[tuple[str, str], dict] = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         futs = {pool.submit(build, nvcc, arch, p["src"], exe, d): (p["name"], kind)
@@ -303,7 +317,8 @@ def main(argv: list[str] | None = None) -> int:
             if not b["ok"]:
                 checks[name] = {"status": "build-failed", "stderr": b["stderr"]}
             else:
-                r = run_port(bin_dir / f"{name}_check", ["--check", "--reps", "1"], args.timeout)
+                r = run_port(bin_dir / f"{name}{suffix}_check", ["--check", "--reps", "1"],
+                             args.timeout)
                 checks[name] = {"status": r.get("check", "error") if "error" not in r else "error",
                                 "max_rel_err": r.get("max_rel_err"), "sizes": p["check"],
                                 **({"error": r["error"]} if "error" in r else {})}
@@ -324,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
             rargs = ["--block", cfg, "--reps", str(args.reps)]
             if p["sample"]:
                 rargs += ["--sample", str(p["sample"])]
-            r = run_port(bin_dir / name, rargs, args.timeout)
+            r = run_port(bin_dir / f"{name}{suffix}", rargs, args.timeout)
             entry["result"] = r
             if "error" in r:
                 entry["error"] = r["error"]
@@ -341,6 +356,7 @@ def main(argv: list[str] | None = None) -> int:
         "platform": platform.platform(),
         "nvcc": nvcc_version[-2:] if nvcc_version else [],
         "nvcc_flags": f"-O3 -arch={arch} -std=c++17",
+        "port": args.port,
         "reps": args.reps,
         "check_size": args.check_size,
         "timing": "cudaEvent pair around each launch; warm-up run first; per kernel name the "
@@ -353,7 +369,7 @@ def main(argv: list[str] | None = None) -> int:
         "results": results,
         "elapsed_s": round(time.time() - t_start, 1),
     }
-    out = args.out or MEASURED_DIR / f"{slug(gpu['name'])}.json"
+    out = args.out or MEASURED_DIR / f"{slug(gpu['name'])}{suffix.replace('_', '-')}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
     n_fail = sum(1 for c in checks.values() if c["status"] != "pass")

@@ -12,7 +12,7 @@
 
 static const int GRID_DIMS = 2;
 
-__global__ void conv2d_kernel(const float* __restrict__ A, float* __restrict__ B) {
+__global__ void conv2d_kernel(CGP_CONST float* CGP_RESTRICT A, float* CGP_RESTRICT B) {
   const float c11 = 0.2f, c21 = 0.5f, c31 = -0.8f;
   const float c12 = -0.3f, c22 = 0.6f, c32 = -0.9f;
   const float c13 = 0.4f, c23 = 0.7f, c33 = 0.1f;

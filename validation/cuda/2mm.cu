@@ -17,8 +17,8 @@
 
 static const int GRID_DIMS = 2;
 
-__global__ void mm2_k1(const float* __restrict__ A, const float* __restrict__ B,
-                       float* __restrict__ C) {
+__global__ void mm2_k1(CGP_CONST float* CGP_RESTRICT A, CGP_CONST float* CGP_RESTRICT B,
+                       float* CGP_RESTRICT C) {
   int j = blockIdx.x * blockDim.x + threadIdx.x;
   int i = blockIdx.y * blockDim.y + threadIdx.y;
   if (i < NI && j < NJ) {
@@ -28,8 +28,8 @@ __global__ void mm2_k1(const float* __restrict__ A, const float* __restrict__ B,
   }
 }
 
-__global__ void mm2_k2(const float* __restrict__ C, const float* __restrict__ D,
-                       float* __restrict__ E) {
+__global__ void mm2_k2(CGP_CONST float* CGP_RESTRICT C, CGP_CONST float* CGP_RESTRICT D,
+                       float* CGP_RESTRICT E) {
   int j = blockIdx.x * blockDim.x + threadIdx.x;
   int i = blockIdx.y * blockDim.y + threadIdx.y;
   if (i < NI && j < NL) {

@@ -27,8 +27,8 @@ using cgp::TILE;
 // Z[i][j] = 0; Z[i][j] += X[i][k] * Y[k][j] for k < RED; Z: ROWS x COLS, X: ROWS x RED,
 // Y: RED x COLS; one by x 32 tile of X and one 32 x bx tile of Y staged per 32-wide strip.
 template <int ROWS, int COLS, int RED>
-__global__ void mm_tiled(const float* __restrict__ X, const float* __restrict__ Y,
-                         float* __restrict__ Z) {
+__global__ void mm_tiled(CGP_CONST float* CGP_RESTRICT X, CGP_CONST float* CGP_RESTRICT Y,
+                         float* CGP_RESTRICT Z) {
   extern __shared__ float smem[];
   const int bx = blockDim.x, by = blockDim.y, tx = threadIdx.x, ty = threadIdx.y;
   const int i0 = blockIdx.y * by, j0 = blockIdx.x * bx;

@@ -17,7 +17,7 @@ static const int GRID_DIMS = 2;
 
 #define IDX(i, j, k) (((i) * NJ + (j)) * NK + (k))
 
-__global__ void conv3d_kernel(const float* __restrict__ A, float* __restrict__ B, int i) {
+__global__ void conv3d_kernel(CGP_CONST float* CGP_RESTRICT A, float* CGP_RESTRICT B, int i) {
   const float c11 = 2.0f, c21 = 5.0f, c31 = -8.0f;
   const float c12 = -3.0f, c22 = 6.0f, c32 = -9.0f;
   const float c13 = 4.0f, c23 = 7.0f, c33 = 10.0f;

@@ -20,8 +20,8 @@
 
 static const int GRID_DIMS = 2;
 
-__global__ void mm3_k1(const float* __restrict__ A, const float* __restrict__ B,
-                       float* __restrict__ E) {
+__global__ void mm3_k1(CGP_CONST float* CGP_RESTRICT A, CGP_CONST float* CGP_RESTRICT B,
+                       float* CGP_RESTRICT E) {
   int j = blockIdx.x * blockDim.x + threadIdx.x;
   int i = blockIdx.y * blockDim.y + threadIdx.y;
   if (i < NI && j < NJ) {
@@ -31,8 +31,8 @@ __global__ void mm3_k1(const float* __restrict__ A, const float* __restrict__ B,
   }
 }
 
-__global__ void mm3_k2(const float* __restrict__ C, const float* __restrict__ D,
-                       float* __restrict__ F) {
+__global__ void mm3_k2(CGP_CONST float* CGP_RESTRICT C, CGP_CONST float* CGP_RESTRICT D,
+                       float* CGP_RESTRICT F) {
   int j = blockIdx.x * blockDim.x + threadIdx.x;
   int i = blockIdx.y * blockDim.y + threadIdx.y;
   if (i < NJ && j < NL) {
@@ -42,8 +42,8 @@ __global__ void mm3_k2(const float* __restrict__ C, const float* __restrict__ D,
   }
 }
 
-__global__ void mm3_k3(const float* __restrict__ E, const float* __restrict__ F,
-                       float* __restrict__ G) {
+__global__ void mm3_k3(CGP_CONST float* CGP_RESTRICT E, CGP_CONST float* CGP_RESTRICT F,
+                       float* CGP_RESTRICT G) {
   int j = blockIdx.x * blockDim.x + threadIdx.x;
   int i = blockIdx.y * blockDim.y + threadIdx.y;
   if (i < NI && j < NL) {

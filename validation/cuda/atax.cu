@@ -12,8 +12,8 @@
 
 static const int GRID_DIMS = 1;
 
-__global__ void atax_k1(const float* __restrict__ A, const float* __restrict__ x,
-                        float* __restrict__ tmp) {
+__global__ void atax_k1(CGP_CONST float* CGP_RESTRICT A, CGP_CONST float* CGP_RESTRICT x,
+                        float* CGP_RESTRICT tmp) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < NX) {
     tmp[i] = 0.0f;
@@ -22,8 +22,8 @@ __global__ void atax_k1(const float* __restrict__ A, const float* __restrict__ x
   }
 }
 
-__global__ void atax_k2(const float* __restrict__ A, const float* __restrict__ tmp,
-                        float* __restrict__ y) {
+__global__ void atax_k2(CGP_CONST float* CGP_RESTRICT A, CGP_CONST float* CGP_RESTRICT tmp,
+                        float* CGP_RESTRICT y) {
   int j = blockIdx.x * blockDim.x + threadIdx.x;
   if (j < NY) {
     y[j] = 0.0f;

@@ -12,8 +12,8 @@
 
 static const int GRID_DIMS = 1;
 
-__global__ void bicg_k1(const float* __restrict__ A, const float* __restrict__ r,
-                        float* __restrict__ s) {
+__global__ void bicg_k1(CGP_CONST float* CGP_RESTRICT A, CGP_CONST float* CGP_RESTRICT r,
+                        float* CGP_RESTRICT s) {
   int j = blockIdx.x * blockDim.x + threadIdx.x;
   if (j < NY) {
     s[j] = 0.0f;
@@ -22,8 +22,8 @@ __global__ void bicg_k1(const float* __restrict__ A, const float* __restrict__ r
   }
 }
 
-__global__ void bicg_k2(const float* __restrict__ A, const float* __restrict__ p,
-                        float* __restrict__ q) {
+__global__ void bicg_k2(CGP_CONST float* CGP_RESTRICT A, CGP_CONST float* CGP_RESTRICT p,
+                        float* CGP_RESTRICT q) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < NX) {
     q[i] = 0.0f;

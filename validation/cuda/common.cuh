@@ -38,6 +38,28 @@
 #include <utility>
 #include <vector>
 
+// ---------------------------------------------------------------------------------------------
+// Which CUDA port is built (cgpredict --port plain|restrict).
+//   * default (plain): every array reaches a kernel as a plain `float*` parameter, without
+//     `const` or `__restrict__`, exactly as in PolyBench/GPU, whose times are measured. nvcc must
+//     then assume the arrays may alias: it stores an accumulator such as C[i*NJ+j] += ... on
+//     every iteration of the inner loop and hoists no load across a store.
+//   * -DCGP_PORT_RESTRICT=1 (restrict): every array is `__restrict__` and inputs are
+//     `const float* __restrict__`: the accumulator stays in a register (one load, one store per
+//     thread) and inputs may use the read-only path (ld.global.nc).
+//   `const` alone changes nothing nvcc may assume (a const pointer may still alias a written
+//   one), so the plain port drops it to match PolyBench/GPU literally.
+#ifndef CGP_PORT_RESTRICT
+#define CGP_PORT_RESTRICT 0
+#endif
+#if CGP_PORT_RESTRICT
+#define CGP_RESTRICT __restrict__
+#define CGP_CONST const
+#else
+#define CGP_RESTRICT
+#define CGP_CONST
+#endif
+
 #define CGP_CHECK(call)                                                                    \
   do {                                                                                     \
     cudaError_t cgp_err_ = (call);                                                         \
@@ -137,8 +159,8 @@ constexpr int TILE = 32;
 
 // tile[r * ts + c] = src[(row0 + r) * ld + col0 + c] for r < rows, c < cols (0 outside the
 // nrows x ncols matrix); all threads of the block take part, x fastest (coalesced).
-__device__ __forceinline__ void stage(float* tile, int ts, const float* __restrict__ src, int ld,
-                                      int nrows, int ncols, int row0, int col0, int rows,
+__device__ __forceinline__ void stage(float* tile, int ts, CGP_CONST float* CGP_RESTRICT src,
+                                      int ld, int nrows, int ncols, int row0, int col0, int rows,
                                       int cols) {
   int nthreads = blockDim.x * blockDim.y;
   for (int e = threadIdx.y * blockDim.x + threadIdx.x; e < rows * cols; e += nthreads) {

@@ -17,7 +17,7 @@
 
 static const int GRID_DIMS = 1;
 
-__global__ void corr_mean(const float* __restrict__ data, float* __restrict__ mean) {
+__global__ void corr_mean(CGP_CONST float* CGP_RESTRICT data, float* CGP_RESTRICT mean) {
   int j = blockIdx.x * blockDim.x + threadIdx.x;
   if (j < M) {
     mean[j] = 0.0f;
@@ -27,8 +27,8 @@ __global__ void corr_mean(const float* __restrict__ data, float* __restrict__ me
   }
 }
 
-__global__ void corr_std(const float* __restrict__ data, const float* __restrict__ mean,
-                         float* __restrict__ stddev) {
+__global__ void corr_std(CGP_CONST float* CGP_RESTRICT data, CGP_CONST float* CGP_RESTRICT mean,
+                         float* CGP_RESTRICT stddev) {
   int j = blockIdx.x * blockDim.x + threadIdx.x;
   if (j < M) {
     stddev[j] = 0.0f;
@@ -41,8 +41,8 @@ __global__ void corr_std(const float* __restrict__ data, const float* __restrict
   }
 }
 
-__global__ void corr_reduce(float* __restrict__ data, const float* __restrict__ mean,
-                            const float* __restrict__ stddev) {
+__global__ void corr_reduce(float* CGP_RESTRICT data, CGP_CONST float* CGP_RESTRICT mean,
+                            CGP_CONST float* CGP_RESTRICT stddev) {
   int j = blockIdx.x * blockDim.x + threadIdx.x;
   int i = blockIdx.y * blockDim.y + threadIdx.y;
   if (i < N && j < M) {
@@ -51,7 +51,7 @@ __global__ void corr_reduce(float* __restrict__ data, const float* __restrict__ 
   }
 }
 
-__global__ void corr_corr(const float* __restrict__ data, float* __restrict__ symmat) {
+__global__ void corr_corr(CGP_CONST float* CGP_RESTRICT data, float* CGP_RESTRICT symmat) {
   int ja = blockIdx.x * blockDim.x + threadIdx.x;
   if (ja < M - 1) {
     symmat[ja * M + ja] = 1.0f;

@@ -15,7 +15,7 @@
 
 static const int GRID_DIMS = 1;
 
-__global__ void covar_mean(const float* __restrict__ data, float* __restrict__ mean) {
+__global__ void covar_mean(CGP_CONST float* CGP_RESTRICT data, float* CGP_RESTRICT mean) {
   int j = blockIdx.x * blockDim.x + threadIdx.x;
   if (j < M) {
     mean[j] = 0.0f;
@@ -25,7 +25,7 @@ __global__ void covar_mean(const float* __restrict__ data, float* __restrict__ m
   }
 }
 
-__global__ void covar_reduce(float* __restrict__ data, const float* __restrict__ mean) {
+__global__ void covar_reduce(float* CGP_RESTRICT data, CGP_CONST float* CGP_RESTRICT mean) {
   int j = blockIdx.x * blockDim.x + threadIdx.x;
   int i = blockIdx.y * blockDim.y + threadIdx.y;
   if (i < N && j < M) {
@@ -33,7 +33,7 @@ __global__ void covar_reduce(float* __restrict__ data, const float* __restrict__
   }
 }
 
-__global__ void covar_covar(const float* __restrict__ data, float* __restrict__ symmat) {
+__global__ void covar_covar(CGP_CONST float* CGP_RESTRICT data, float* CGP_RESTRICT symmat) {
   int ja = blockIdx.x * blockDim.x + threadIdx.x;
   if (ja < M) {
     for (int jb = ja; jb < M; jb++) {

@@ -10,8 +10,8 @@
 
 static const int GRID_DIMS = 1;
 
-__global__ void dct1d_kernel(const float* __restrict__ C, const float* __restrict__ X,
-                             float* __restrict__ Y) {
+__global__ void dct1d_kernel(CGP_CONST float* CGP_RESTRICT C, CGP_CONST float* CGP_RESTRICT X,
+                             float* CGP_RESTRICT Y) {
   int k = blockIdx.x * blockDim.x + threadIdx.x;
   if (k < N) {
     Y[k] = 0.0f;

@@ -37,7 +37,7 @@ static Coef coefficients() {
   return c;
 }
 
-__global__ void deriche_hfwd(Coef c, const float* __restrict__ imgIn, float* __restrict__ Y1) {
+__global__ void deriche_hfwd(Coef c, CGP_CONST float* CGP_RESTRICT imgIn, float* CGP_RESTRICT Y1) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < W) {
     float ym1 = 0.0f;
@@ -52,7 +52,7 @@ __global__ void deriche_hfwd(Coef c, const float* __restrict__ imgIn, float* __r
   }
 }
 
-__global__ void deriche_hbwd(Coef c, const float* __restrict__ imgIn, float* __restrict__ Y2) {
+__global__ void deriche_hbwd(Coef c, CGP_CONST float* CGP_RESTRICT imgIn, float* CGP_RESTRICT Y2) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < W) {
     float yp1 = 0.0f;
@@ -69,8 +69,9 @@ __global__ void deriche_hbwd(Coef c, const float* __restrict__ imgIn, float* __r
   }
 }
 
-__global__ void deriche_sum(float cc, const float* __restrict__ Y1, const float* __restrict__ Y2,
-                            float* __restrict__ imgOut) {
+__global__ void deriche_sum(float cc, CGP_CONST float* CGP_RESTRICT Y1,
+                            CGP_CONST float* CGP_RESTRICT Y2,
+                            float* CGP_RESTRICT imgOut) {
   int j = blockIdx.x * blockDim.x + threadIdx.x;
   int i = blockIdx.y * blockDim.y + threadIdx.y;
   if (i < W && j < H) {
@@ -78,7 +79,7 @@ __global__ void deriche_sum(float cc, const float* __restrict__ Y1, const float*
   }
 }
 
-__global__ void deriche_vfwd(Coef c, const float* __restrict__ imgOut, float* __restrict__ Y1) {
+__global__ void deriche_vfwd(Coef c, CGP_CONST float* CGP_RESTRICT imgOut, float* CGP_RESTRICT Y1) {
   int j = blockIdx.x * blockDim.x + threadIdx.x;
   if (j < H) {
     float tm1 = 0.0f;
@@ -93,7 +94,7 @@ __global__ void deriche_vfwd(Coef c, const float* __restrict__ imgOut, float* __
   }
 }
 
-__global__ void deriche_vbwd(Coef c, const float* __restrict__ imgOut, float* __restrict__ Y2) {
+__global__ void deriche_vbwd(Coef c, CGP_CONST float* CGP_RESTRICT imgOut, float* CGP_RESTRICT Y2) {
   int j = blockIdx.x * blockDim.x + threadIdx.x;
   if (j < H) {
     float tp1 = 0.0f;

@@ -16,8 +16,8 @@
 
 static const int GRID_DIMS = 2;
 
-__global__ void fdtd_k1(const float* __restrict__ fict, float* __restrict__ ey,
-                        const float* __restrict__ hz, int t) {
+__global__ void fdtd_k1(CGP_CONST float* CGP_RESTRICT fict, float* CGP_RESTRICT ey,
+                        CGP_CONST float* CGP_RESTRICT hz, int t) {
   int j = blockIdx.x * blockDim.x + threadIdx.x;
   int i = blockIdx.y * blockDim.y + threadIdx.y;
   if (i < NX && j < NY) {
@@ -28,7 +28,7 @@ __global__ void fdtd_k1(const float* __restrict__ fict, float* __restrict__ ey,
   }
 }
 
-__global__ void fdtd_k2(float* __restrict__ ex, const float* __restrict__ hz) {
+__global__ void fdtd_k2(float* CGP_RESTRICT ex, CGP_CONST float* CGP_RESTRICT hz) {
   int j = 1 + blockIdx.x * blockDim.x + threadIdx.x;
   int i = blockIdx.y * blockDim.y + threadIdx.y;
   if (i < NX && j < NY) {
@@ -36,8 +36,8 @@ __global__ void fdtd_k2(float* __restrict__ ex, const float* __restrict__ hz) {
   }
 }
 
-__global__ void fdtd_k3(const float* __restrict__ ex, const float* __restrict__ ey,
-                        float* __restrict__ hz) {
+__global__ void fdtd_k3(CGP_CONST float* CGP_RESTRICT ex, CGP_CONST float* CGP_RESTRICT ey,
+                        float* CGP_RESTRICT hz) {
   int j = blockIdx.x * blockDim.x + threadIdx.x;
   int i = blockIdx.y * blockDim.y + threadIdx.y;
   if (i < NX - 1 && j < NY - 1) {

@@ -14,8 +14,8 @@
 
 static const int GRID_DIMS = 2;
 
-__global__ void gemm_kernel(float alpha, float beta, const float* __restrict__ A,
-                            const float* __restrict__ B, float* __restrict__ C) {
+__global__ void gemm_kernel(float alpha, float beta, CGP_CONST float* CGP_RESTRICT A,
+                            CGP_CONST float* CGP_RESTRICT B, float* CGP_RESTRICT C) {
   int j = blockIdx.x * blockDim.x + threadIdx.x;
   int i = blockIdx.y * blockDim.y + threadIdx.y;
   if (i < NI && j < NJ) {

@@ -10,9 +10,9 @@
 
 static const int GRID_DIMS = 1;
 
-__global__ void gemver_k1(float* __restrict__ A, const float* __restrict__ u1,
-                          const float* __restrict__ v1, const float* __restrict__ u2,
-                          const float* __restrict__ v2) {
+__global__ void gemver_k1(float* CGP_RESTRICT A, CGP_CONST float* CGP_RESTRICT u1,
+                          CGP_CONST float* CGP_RESTRICT v1, CGP_CONST float* CGP_RESTRICT u2,
+                          CGP_CONST float* CGP_RESTRICT v2) {
   int j = blockIdx.x * blockDim.x + threadIdx.x;
   int i = blockIdx.y * blockDim.y + threadIdx.y;
   if (i < N && j < N) {
@@ -20,8 +20,8 @@ __global__ void gemver_k1(float* __restrict__ A, const float* __restrict__ u1,
   }
 }
 
-__global__ void gemver_k2(float beta, const float* __restrict__ A, float* __restrict__ x,
-                          const float* __restrict__ y, const float* __restrict__ z) {
+__global__ void gemver_k2(float beta, CGP_CONST float* CGP_RESTRICT A, float* CGP_RESTRICT x,
+                          CGP_CONST float* CGP_RESTRICT y, CGP_CONST float* CGP_RESTRICT z) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < N) {
     for (int j = 0; j < N; j++)
@@ -30,8 +30,9 @@ __global__ void gemver_k2(float beta, const float* __restrict__ A, float* __rest
   }
 }
 
-__global__ void gemver_k3(float alpha, const float* __restrict__ A, const float* __restrict__ x,
-                          float* __restrict__ w) {
+__global__ void gemver_k3(float alpha, CGP_CONST float* CGP_RESTRICT A,
+                          CGP_CONST float* CGP_RESTRICT x,
+                          float* CGP_RESTRICT w) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < N) {
     for (int j = 0; j < N; j++)

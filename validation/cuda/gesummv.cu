@@ -8,9 +8,9 @@
 
 static const int GRID_DIMS = 1;
 
-__global__ void gesummv_kernel(float alpha, float beta, const float* __restrict__ A,
-                               const float* __restrict__ B, const float* __restrict__ x,
-                               float* __restrict__ y, float* __restrict__ tmp) {
+__global__ void gesummv_kernel(float alpha, float beta, CGP_CONST float* CGP_RESTRICT A,
+                               CGP_CONST float* CGP_RESTRICT B, CGP_CONST float* CGP_RESTRICT x,
+                               float* CGP_RESTRICT y, float* CGP_RESTRICT tmp) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < N) {
     tmp[i] = 0.0f;

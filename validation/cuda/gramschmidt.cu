@@ -18,7 +18,7 @@
 
 static const int GRID_DIMS = 1;
 
-__global__ void gs_k1(const float* __restrict__ A, float* __restrict__ R, int k) {
+__global__ void gs_k1(CGP_CONST float* CGP_RESTRICT A, float* CGP_RESTRICT R, int k) {
   int t = blockIdx.x * blockDim.x + threadIdx.x;
   if (t < GS_K1_THREADS) {
     if (t == 0) {
@@ -30,15 +30,15 @@ __global__ void gs_k1(const float* __restrict__ A, float* __restrict__ R, int k)
   }
 }
 
-__global__ void gs_k2(const float* __restrict__ A, const float* __restrict__ R,
-                      float* __restrict__ Q, int k) {
+__global__ void gs_k2(CGP_CONST float* CGP_RESTRICT A, CGP_CONST float* CGP_RESTRICT R,
+                      float* CGP_RESTRICT Q, int k) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < NI) {
     Q[i * NJ + k] = A[i * NJ + k] / R[k * NJ + k];
   }
 }
 
-__global__ void gs_k3(float* __restrict__ A, float* __restrict__ R, const float* __restrict__ Q,
+__global__ void gs_k3(float* CGP_RESTRICT A, float* CGP_RESTRICT R, CGP_CONST float* CGP_RESTRICT Q,
                       int k) {
   int j = k + 1 + blockIdx.x * blockDim.x + threadIdx.x;
   if (j < NJ) {

@@ -8,8 +8,8 @@
 
 static const int GRID_DIMS = 2;
 
-__global__ void mm_kernel(const float* __restrict__ A, const float* __restrict__ B,
-                          float* __restrict__ C) {
+__global__ void mm_kernel(CGP_CONST float* CGP_RESTRICT A, CGP_CONST float* CGP_RESTRICT B,
+                          float* CGP_RESTRICT C) {
   int j = blockIdx.x * blockDim.x + threadIdx.x;
   int i = blockIdx.y * blockDim.y + threadIdx.y;
   if (i < N && j < N) {

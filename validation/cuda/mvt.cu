@@ -8,8 +8,8 @@
 
 static const int GRID_DIMS = 1;
 
-__global__ void mvt_k1(const float* __restrict__ A, const float* __restrict__ y_1,
-                       float* __restrict__ x1) {
+__global__ void mvt_k1(CGP_CONST float* CGP_RESTRICT A, CGP_CONST float* CGP_RESTRICT y_1,
+                       float* CGP_RESTRICT x1) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < N) {
     for (int j = 0; j < N; j++)
@@ -17,8 +17,8 @@ __global__ void mvt_k1(const float* __restrict__ A, const float* __restrict__ y_
   }
 }
 
-__global__ void mvt_k2(const float* __restrict__ A, const float* __restrict__ y_2,
-                       float* __restrict__ x2) {
+__global__ void mvt_k2(CGP_CONST float* CGP_RESTRICT A, CGP_CONST float* CGP_RESTRICT y_2,
+                       float* CGP_RESTRICT x2) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < N) {
     for (int j = 0; j < N; j++)

@@ -19,8 +19,8 @@
 static const int GRID_DIMS = 2;
 using cgp::TILE;
 
-__global__ void syr2k_tiled_kernel(float alpha, float beta, const float* __restrict__ A,
-                                   const float* __restrict__ B, float* __restrict__ C) {
+__global__ void syr2k_tiled_kernel(float alpha, float beta, CGP_CONST float* CGP_RESTRICT A,
+                                   CGP_CONST float* CGP_RESTRICT B, float* CGP_RESTRICT C) {
   extern __shared__ float smem[];
   const int bx = blockDim.x, by = blockDim.y, tx = threadIdx.x, ty = threadIdx.y;
   const int i0 = blockIdx.y * by, j0 = blockIdx.x * bx;

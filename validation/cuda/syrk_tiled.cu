@@ -20,8 +20,8 @@
 static const int GRID_DIMS = 2;
 using cgp::TILE;
 
-__global__ void syrk_tiled_kernel(float alpha, float beta, const float* __restrict__ A,
-                                  float* __restrict__ C) {
+__global__ void syrk_tiled_kernel(float alpha, float beta, CGP_CONST float* CGP_RESTRICT A,
+                                  float* CGP_RESTRICT C) {
   extern __shared__ float smem[];
   const int bx = blockDim.x, by = blockDim.y, tx = threadIdx.x, ty = threadIdx.y;
   const int i0 = blockIdx.y * by, j0 = blockIdx.x * bx;

@@ -12,8 +12,8 @@
 
 static const int GRID_DIMS = 2;
 
-__global__ void syrk_transposed_kernel(float alpha, float beta, const float* __restrict__ AT,
-                                       float* __restrict__ C) {
+__global__ void syrk_transposed_kernel(float alpha, float beta, CGP_CONST float* CGP_RESTRICT AT,
+                                       float* CGP_RESTRICT C) {
   int j = blockIdx.x * blockDim.x + threadIdx.x;
   int i = blockIdx.y * blockDim.y + threadIdx.y;
   if (i < NI && j < NI) {

@@ -27,8 +27,7 @@ from .fpga import (
     load_fpga_device,
     traced_source,
 )
-
-SCHEMA_VERSION = 1
+from .fpga.report import SCHEMA_VERSION, _fpga_dict, _mb, _plain, fpga_to_json, fpga_to_text
 
 __all__ = [
     "Comparison",
@@ -66,10 +65,6 @@ class Comparison:
     reasons: tuple[str, ...]
     gpu: object  # pipeline.Report
     fpga: FPGAReport
-
-
-def _mb(n: float) -> str:
-    return f"{n / 2**20:.1f} MB" if n >= 2**20 else f"{n / 1024:.1f} KB"
 
 
 def _gpu_reasons(k, gdev) -> list[str]:
@@ -263,81 +258,6 @@ def compare_source(
 
 
 # ---- rendering ------------------------------------------------------------------------------
-
-
-def _plain(x):
-    if dataclasses.is_dataclass(x) and not isinstance(x, type):
-        return {f.name: _plain(getattr(x, f.name)) for f in dataclasses.fields(x)}
-    if isinstance(x, dict):
-        return {str(k): _plain(v) for k, v in sorted(x.items())}
-    if isinstance(x, (list, tuple)):
-        return [_plain(v) for v in x]
-    if isinstance(x, float):
-        return None if math.isinf(x) or math.isnan(x) else round(x, 6)
-    if hasattr(x, "item"):
-        return _plain(x.item())
-    return x
-
-
-def _fpga_dict(rep: FPGAReport) -> dict:
-    d = _plain(rep)
-    d.pop("seconds", None)
-    d["total_ms"] = round(rep.total_ms, 6)
-    return d
-
-
-def fpga_to_json(rep: FPGAReport) -> str:
-    d = _fpga_dict(rep)
-    d["schema_version"] = SCHEMA_VERSION
-    return json.dumps(d, indent=2, sort_keys=True)
-
-
-def _res(r) -> str:
-    return f"DSP {r.dsp:.0f}, BRAM36 {r.bram36:.0f}, LUT {r.lut:.0f}, FF {r.ff:.0f}"
-
-
-def fpga_to_text(rep: FPGAReport) -> str:
-    b = rep.budget
-    work = " ".join(f"{k}={v}" for k, v in sorted(rep.work_sizes.items()))
-    tsz = " ".join(f"{k}={v}" for k, v in sorted(rep.trace_sizes.items()))
-    out = [
-        (
-            f"FPGA estimate for {rep.source} on {rep.device} ({rep.clock_mhz:g} MHz; budget "
-            f"{_res(b)})"
-        ),
-        f"work size: {work}   trace size: {tsz}",
-    ]
-    for k in rep.kernels:
-        out.append("")
-        out.append(
-            f"kernel {k.name} ({k.location}): {k.time_ms:.4f} ms, bound: {k.bound}"
-            f"{'' if k.fits else ' (DOES NOT FIT)'}"
-        )
-        out.append(f"  resources: {_res(k.resources)}")
-        for a in k.arrays:
-            where = f"BRAM, partition {a.partition}" if a.on_chip else "DRAM (streamed)"
-            rw = ("r" if a.read else "") + ("w" if a.written else "")
-            out.append(f"  array {a.name:<10} {_mb(a.bytes):>10}  {rw:<2} {where}")
-        for lp in k.loops:
-            out.append(
-                f"  loop at line {lp.line}: trip {lp.trip_count:.0f} x {lp.entries:.0f} "
-                f"entries; II {lp.ii} (recurrence {lp.rec_mii}, ports {lp.port_mii}, "
-                f"DSP {lp.dsp_mii}), depth {lp.depth}, {lp.compute_cycles:.0f} cycles = "
-                f"{lp.compute_ms:.4f} ms; streamed {_mb(lp.stream_bytes)} = "
-                f"{lp.stream_ms:.4f} ms; bound: {lp.bound} "
-                f"({lp.points_explored} points explored)"
-            )
-            for p in lp.pragmas or ("(no pragma: plain sequential loop)",):
-                out.append(f"    {p}")
-        if k.transfer_bytes:
-            out.append(
-                f"  copy in/out of on-chip arrays: {_mb(k.transfer_bytes)} = {k.transfer_ms:.4f} ms"
-            )
-        for w in k.warnings:
-            out.append(f"  warning: {w}")
-    out.append("")
-    out.append(f"total estimated time: {rep.total_ms:.4f} ms")
-    return "\n".join(out)
 
 
 def compare_to_json(c: Comparison) -> str:

@@ -90,6 +90,7 @@ class FPGADevice:
     clock_mhz: float
     dram_bandwidth_gbps: float
     axi_port_bytes: int
+    axi_ports: int
     dram_min_transfer_bytes: int
     dsp: int
     bram36: int
@@ -135,6 +136,7 @@ _SCHEMA: dict[str, dict[str, str]] = {
         "clock_mhz": "float",
         "dram_bandwidth_gbps": "float",
         "axi_port_bytes": "int",
+        "axi_ports": "int",
         "dram_min_transfer_bytes": "int",
     },
     "resources": {"dsp": "int", "bram36": "int", "lut": "int", "ff": "int"},

@@ -49,11 +49,14 @@ from ..instrument.irtext import parse_module
 from ..scaling import SizeModel
 from ..tracefile import Trace
 from . import dddg
+from .affine import affine_nest
 from .arrays import _array_bytes, _bram, _touched
 from .device import FPGADevice, Resources, load_fpga_device
 from .explore import _partition_extra, explore_loop
-from .loops import _analyze_loop, _block_work_counts, _trip
+from .hls import loop_variable
+from .loops import MARKED_DEPTH, _analyze_loop, _block_work_counts, _snap, _trip
 from .results import ArrayPlacement, FPGAEstimateError, FPGAReport, KernelEstimate, LoopEstimate
+from .tiling import explore_tiled
 
 
 def estimate_region(
@@ -189,6 +192,21 @@ def estimate_region(
     bound = max(loops_out, key=lambda e: e.time_ms).bound if loops_out else "latency"
     if transfer_ms > loop_ms:
         bound = "transfers"
+    tiled, note = _tiled_design(trace, int(rows[0]), loops, analysed, mems, dev, sizes, wsz)
+    design = "streamed"
+    if warnings:
+        tiled, note = None, "not tiled: the kernel calls a function with a loop"
+    if tiled is not None:
+        t_ms = tiled.time_ms * launches + other / hz * 1e3
+        if fits and t_ms >= total:
+            note = (
+                f"the tiled design ({t_ms:.4g} ms) is not faster than streaming "
+                f"({total:.4g} ms)"
+            )
+        else:
+            design, total, bound, fits = "tiled", t_ms, tiled.bound, True
+            res = tiled.resources
+            note = ""
     return KernelEstimate(
         info.name,
         f"{h.source_name}:{info.line}",
@@ -203,7 +221,44 @@ def estimate_region(
         fits,
         bound,
         tuple(warnings),
+        design,
+        tiled,
+        note,
     )
+
+
+def _tiled_design(trace, launch, loops, analysed, mems, dev, sizes, wsz):
+    """The best tiled design of the kernel's loop nest (``tiling.py``), or None and why
+    (not a single perfect chain of loops, not affine, no tile size fits)."""
+    h = trace.header
+    if len(analysed) != 1:
+        return None, "not tiled: the kernel holds several innermost loops (only one nest is tiled)"
+    chain = sorted(loops, key=lambda lp: lp.depth)
+    if any(b.parent != a.id for a, b in zip(chain, chain[1:])):
+        return None, "not tiled: the loops do not form one nest"
+    lp = analysed[0]
+    level = {b: k for k, c in enumerate(chain) for b in c.blocks}
+    nest = affine_nest(
+        trace.launch_events(launch),
+        [c.id for c in chain],
+        [c.depth <= MARKED_DEPTH for c in chain],
+        mems,
+        {m.id: level.get(m.block, -1) for m in mems},
+    )
+    if nest.problem:
+        return None, f"not tiled: {nest.problem}"
+    if not nest.accesses:
+        return None, "not tiled: no memory access to buffer"
+    trips = tuple(max(_snap(_trip(sizes.trips.get(c.id), wsz)), 1.0) for c in chain)
+    src = h.source_text.split("\n")
+    names = {
+        k: loop_variable(src[c.line - 1] if 0 < c.line <= len(src) else "", f"l{k}")
+        for k, c in enumerate(chain)
+    }
+    est, why = explore_tiled(
+        nest, lp, trips, tuple(c.line for c in chain), dev, dev.usable(), names
+    )
+    return est, (f"not tiled: {why}" if est is None else "")
 
 
 def _call_warnings(h, region: int, name: str) -> list[str]:

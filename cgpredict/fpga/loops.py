@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from ..instrument.memtrace import MARKED_DEPTH  # noqa: F401  (loops with markers)
 from ..scaling import SizeModel, TripModel
 from ..tracefile import Trace
 from . import dddg

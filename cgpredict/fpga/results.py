@@ -76,6 +76,54 @@ class ArrayPlacement:
 
 
 @dataclass(frozen=True)
+class Buffer:
+    """The on-chip buffer of one array in a tiled design."""
+
+    array: str
+    dims: tuple[int, ...]  # extent per array dimension, outermost first
+    bytes: int
+    partition: int
+    partition_dim: int  # 1-based array dimension partitioned (0: none)
+    double: bool
+    bram36: int
+    lut: int
+    fills: float  # times it is (re)filled
+    traffic_bytes: float  # DRAM bytes moved for it, burst rounding included
+    row_bytes: int  # bytes of one burst (one contiguous row of the tile)
+    read: bool
+    written: bool
+
+
+@dataclass(frozen=True)
+class TiledEstimate:
+    loop_lines: tuple[int, ...]
+    trips: tuple[float, ...]
+    tiles: tuple[int, ...]
+    unroll: int
+    double_buffer: bool
+    buffers: tuple[Buffer, ...]
+    ii: int
+    rec_mii: int
+    port_mii: int
+    dsp_mii: int
+    depth: int
+    compute_cycles: float
+    transfer_bytes: float
+    transfer_cycles: float
+    bytes_per_cycle: float
+    compute_ms: float
+    transfer_ms: float
+    time_ms: float
+    bound: str  # transfers | recurrence | memory ports | DSP | throughput
+    resources: Resources
+    points_evaluated: int
+    points_skipped: int
+    points_pareto: int
+    pragmas: tuple[str, ...]
+    structure: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class KernelEstimate:
     name: str
     location: str
@@ -90,6 +138,9 @@ class KernelEstimate:
     fits: bool
     bound: str
     warnings: tuple[str, ...]
+    design: str = "streamed"  # streamed | tiled
+    tiled: TiledEstimate | None = None
+    tiling_note: str = ""  # why the tiled design was not chosen
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,303 @@
+"""The tiled design of a kernel's loop nest (SPEC §5, tiling with on-chip buffers).
+
+The design the published HLS accelerators use (loop tiling with BRAM buffers, Zhong et al.):
+
+* **Tiles.** Every loop L of the nest (source order kept) is split into a tile loop of
+  ``n_L = ceil(N_L / T_L)`` iterations and a point loop of ``T_L``.
+* **Buffers.** Every array gets one BRAM buffer holding the part of it a tile touches: per
+  array dimension (a distinct address coefficient of the affine access, ``affine.py``) the tile
+  extent of the loop moving it, plus the halo of constant offsets (``A[i+1]``, stencils);
+  loops with equal coefficients share a dimension (``T_a + T_b - 1``).
+* **Reuse.** A buffer is refilled when a tile loop that moves it advances, so it is filled
+  ``prod_{L <= last(X)} n_L`` times, ``last(X)`` the innermost tile loop moving array X (eq.
+  T1); written arrays are written back as often, read-write ones both.
+* **Bursts.** A fill moves rows along the array's contiguous dimension (coefficient = element
+  size) as AXI bursts; each row is rounded up to ``dram_min_transfer_bytes``. All fills share
+  ``axi_ports`` ports of ``axi_port_bytes`` per cycle, capped by the DRAM bandwidth (eq. T2):
+  ``bytes/cycle = min(axi_ports * axi_port_bytes, dram_bandwidth / clock)``.
+* **Compute.** The innermost point loop is pipelined and unrolled by U. A reduction carried
+  only through an add (``s += a * b``) is summed by an adder tree (tree-height reduction, as in
+  Lin-Analyzer's DDDG), so its recurrence MII is that of one iteration; any other recurrence
+  grows with U (eq. T3). Buffers read by the unrolled copies are partitioned cyclically along
+  the dimension the inner loop moves, by the smallest P whose 2-port banks keep the port MII
+  within max(recurrence MII, DSP MII). Per tile: ``(prod_outer T * ceil(T_in/U) - 1) * II +
+  depth`` when the nest is perfect (HLS flattens it), else ``prod_outer T * ((ceil(T_in/U) -
+  1) * II + depth)``; times the number of tiles (eq. T4).
+* **Overlap.** With double buffering (two copies of every buffer filled more than once) the
+  fills of the next tile overlap the compute of this one: ``max(compute, transfer) + first
+  fill``; without it they add: ``compute + transfer`` (eq. T5).
+
+Every point must fit the device's usable DSP / BRAM36 / LUT / FF; the exploration counts the
+points it evaluated, skips tile sizes whose buffers cannot fit even unpartitioned, and keeps
+the Pareto front (time, resource share) of the rest.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from . import dddg
+from .affine import AffineAccess, AffineNest
+from .arrays import _bram
+from .device import FPGADevice, Resources
+from .explore import _depth, _dsp_mii, _pow2
+from .loops import MAX_UNROLL, _Loop
+from .results import Buffer, TiledEstimate
+
+ADD_CLASSES = frozenset({"fadd", "dadd", "iadd"})
+MAX_TILE = 4096  # largest tile size explored per loop
+
+
+@dataclass(frozen=True)
+class _Core:
+    """What one unroll factor U costs in the pipelined inner loop, independent of tiles."""
+
+    unroll: int
+    uses: dict
+    rec_mii: int
+    dsp_mii: int
+    depth: int
+
+
+def bytes_per_cycle(dev: FPGADevice) -> float:
+    """Eq. T2: the AXI ports' width, capped by the DRAM bandwidth at the fabric clock."""
+    ddr = dev.dram_bandwidth_gbps * 1e9 / (dev.clock_mhz * 1e6)
+    return min(dev.axi_ports * dev.axi_port_bytes, ddr)
+
+
+def tree_reduction(lp: _Loop) -> bool:
+    """Are all recurrences of the loop register reductions through an add (``s += ...``), so
+    that an unrolled body can sum its copies in a tree and add once to the accumulator?"""
+    if any(d.distance >= 1 for d in lp.deps):
+        return False
+    for o in lp.body.ops:
+        if o.klass == "phi" and o.carried >= 0 and o.index not in lp.body.induction:
+            if lp.body.ops[o.carried].klass not in ADD_CLASSES:
+                return False
+    return True
+
+
+def _core(lp: _Loop, dev: FPGADevice, u: int, inner_coef: dict[int, int], dsp: float) -> _Core:
+    uses: dict[str, int] = {}
+    for o in lp.body.ops:
+        if o.index in lp.body.induction or o.klass in dddg.FREE_CLASSES:
+            continue
+        copies = 1 if (o.mem_id >= 0 and inner_coef.get(o.mem_id, 1) == 0) else u
+        uses[o.klass] = uses.get(o.klass, 0) + copies
+    g = dddg.static_graph(lp.body, lp.deps, dev.latency)
+    tree = tree_reduction(lp)
+    rec = dddg.recurrence_mii(g, 1 if tree else u)  # eq. T3
+    arrays = {o.array for o in lp.body.mem_ops}
+    if tree and u > 1:  # one iteration, then log2(U) levels of the adder tree
+        add = max((dev.op[o.klass].latency_cycles for o in lp.body.ops
+                   if o.klass in ADD_CLASSES), default=0)
+        depth = _depth(lp, dev, 1, 1, 1, arrays, {}) + math.ceil(math.log2(u)) * add
+    else:
+        depth = _depth(lp, dev, u, 1, u, arrays, {})
+    return _Core(u, uses, rec, _dsp_mii(uses, dev, dsp), depth)
+
+
+def _array_dims(accs: list[AffineAccess], tiles: tuple[int, ...]) -> tuple[list[int], list]:
+    """Extent per array dimension of the tile footprint of an array's accesses, and the
+    dimensions as (|coefficient|, loop indices), outermost (largest coefficient) first."""
+    elem = max(a.bytes for a in accs)
+    coefs = sorted({abs(c) for a in accs for c in a.coef if c}, reverse=True)
+    dims = [(c, [k for k in range(len(tiles)) if any(abs(a.coef[k]) == c for a in accs)])
+            for c in coefs]
+    ext = [sum(tiles[k] for k in ks) - (len(ks) - 1) for c, ks in dims]
+    # halo: constant offsets between accesses of the same coefficients (stencils)
+    spread = (max(a.base for a in accs) - min(a.base for a in accs)) // max(elem, 1)
+    for n, (c, _) in enumerate(dims):
+        step = max(c // elem, 1)
+        ext[n] += spread // step
+        spread %= step
+    if not dims:
+        return [1 + spread], []
+    return ext, dims
+
+
+def _buffers(
+    nest: AffineNest,
+    tiles: tuple[int, ...],
+    counts: tuple[int, ...],
+    dev: FPGADevice,
+    partition: dict[str, int],
+    double: bool,
+) -> list[Buffer]:
+    by_array: dict[str, list[AffineAccess]] = {}
+    for a in nest.accesses:
+        by_array.setdefault(a.array, []).append(a)
+    inner = len(tiles) - 1
+    out = []
+    for name in sorted(by_array):
+        accs = by_array[name]
+        elem = max(a.bytes for a in accs)
+        ext, dims = _array_dims(accs, tiles)
+        nbytes = math.prod(ext) * elem
+        moving = [k for k in range(len(tiles)) if any(a.coef[k] for a in accs)]
+        fills = float(math.prod(counts[: max(moving) + 1])) if moving else 1.0  # eq. T1
+        row_dims = [n for n, (c, _) in enumerate(dims) if c == elem]
+        row = ext[row_dims[0]] * elem if row_dims else elem
+        rows = nbytes / row
+        mt = dev.dram_min_transfer_bytes
+        per_fill = rows * math.ceil(row / mt) * mt
+        read = any(a.kind == "load" for a in accs)
+        written = any(a.kind == "store" for a in accs)
+        p = partition.get(name, 1)
+        pdim = next(
+            (n + 1 for n, (c, ks) in enumerate(dims) if inner in ks), 0
+        ) if p > 1 else 0
+        b36, lut = _bram(dev, nbytes, p)
+        dbl = double and fills > 1
+        k = 2 if dbl else 1
+        out.append(
+            Buffer(name, tuple(ext), nbytes, p, pdim, dbl, k * b36, k * lut, fills,
+                   fills * per_fill * (int(read) + int(written)), int(row), read, written)
+        )
+    return out
+
+
+def _partitions(
+    nest: AffineNest, lp: _Loop, u: int, target: int, dev: FPGADevice
+) -> tuple[dict[str, int], int]:
+    """Smallest cyclic partition per array keeping its port MII within ``target`` (at most U
+    banks), and the resulting port MII."""
+    inner = len(nest.loops) - 1
+    body_ids = {o.mem_id for o in lp.body.mem_ops}
+    acc: dict[str, list[int]] = {}
+    for a in nest.accesses:
+        if a.mem_id in body_ids:
+            acc.setdefault(a.array, []).append(u if a.coef[inner] else 1)
+    out, worst = {}, 1
+    for name, copies in acc.items():
+        p = 1
+        while True:
+            mii = math.ceil(sum(math.ceil(c / min(p, c)) for c in copies) / dev.bram_ports)
+            if mii <= target or p >= u:
+                break
+            p *= 2
+        out[name] = p
+        worst = max(worst, mii)
+    return out, worst
+
+
+def _candidates(trip: float) -> list[int]:
+    t = max(int(round(trip)), 1)
+    out = _pow2(t, MAX_TILE)
+    if t <= MAX_TILE and t not in out:
+        out.append(t)
+    return out
+
+
+def explore_tiled(
+    nest: AffineNest,
+    lp: _Loop,
+    trips: tuple[float, ...],
+    lines: tuple[int, ...],
+    dev: FPGADevice,
+    budget: Resources,
+    names: dict[int, str] | None = None,
+) -> tuple[TiledEstimate | None, str]:
+    """The fastest tiled design that fits ``budget`` (ties within 1%: the smaller one), or
+    None with the reason."""
+    hz = dev.clock_mhz * 1e6
+    bpc = bytes_per_cycle(dev)
+    inner = len(trips) - 1
+    inner_coef = {a.mem_id: a.coef[inner] for a in nest.accesses}
+    cores = {
+        u: _core(lp, dev, u, inner_coef, budget.dsp)
+        for u in _pow2(trips[inner], MAX_UNROLL)
+    }
+    axi = Resources(0, dev.axi_port_bram36 * dev.axi_ports, dev.axi_port_lut * dev.axi_ports,
+                    dev.axi_port_ff * dev.axi_ports)
+    cands = [_candidates(t) for t in trips]
+    evaluated = skipped = 0
+    kept: list[tuple[float, float, tuple]] = []
+    import itertools
+
+    for tiles in itertools.product(*cands):
+        counts = tuple(math.ceil(t / s) for t, s in zip(trips, tiles))
+        base = _buffers(nest, tiles, counts, dev, {}, False)
+        if sum(b.bram36 for b in base) + axi.bram36 > budget.bram36:
+            skipped += 2 * sum(1 for u in cores if u <= tiles[inner])
+            continue
+        outer = math.prod(tiles[:inner])
+        n_tiles = math.prod(counts)
+        for u, core in cores.items():
+            if u > tiles[inner]:
+                continue
+            part, port = _partitions(nest, lp, u, max(core.rec_mii, core.dsp_mii), dev)
+            ii = max(core.rec_mii, core.dsp_mii, port)
+            it = math.ceil(tiles[inner] / u)
+            if lp.perfect:
+                per_tile = (outer * it - 1) * ii + core.depth
+            else:
+                per_tile = outer * ((it - 1) * ii + core.depth)
+            compute = n_tiles * per_tile  # eq. T4
+            ops = Resources()
+            for k, n in core.uses.items():
+                c = dev.op.get(k, dev.op["call"])
+                m = math.ceil(n / ii)
+                ops = ops + Resources(m * c.dsp, 0, m * c.lut, m * c.ff)
+            for double in (False, True):
+                evaluated += 1
+                bufs = _buffers(nest, tiles, counts, dev, part, double)
+                traffic = sum(b.traffic_bytes for b in bufs)
+                transfer = traffic / bpc
+                first = sum(b.traffic_bytes / b.fills for b in bufs) / bpc
+                cycles = max(compute, transfer) + first if double else compute + transfer
+                res = ops + axi + Resources(
+                    0,
+                    sum(b.bram36 for b in bufs),
+                    sum(b.lut for b in bufs)
+                    + dev.loop_lut * 2 * len(trips)
+                    + dev.bank_mux_lut * sum(b.partition for b in bufs if b.partition > 1),
+                    dev.loop_ff * 2 * len(trips) + 32 * core.depth * u,
+                )
+                if not res.fits(budget):
+                    continue
+                kept.append((cycles / hz * 1e3, res.share(budget), (tiles, u, double, bufs,
+                             core, ii, port, compute, traffic, transfer, res)))
+    if not kept:
+        return None, (
+            f"no tile size fits the {dev.name} budget "
+            f"({evaluated} points evaluated, {skipped} skipped: buffers too large)"
+        )
+    front = _pareto(kept)
+    best = min(front, key=lambda k: (math.floor(math.log(max(k[0], 1e-12)) / math.log(1.01)),
+                                     k[1]))
+    ms, _, (tiles, u, double, bufs, core, ii, port, compute, traffic, transfer, res) = best
+    if double and transfer >= compute:
+        bound = "transfers"
+    elif not double and transfer >= compute:
+        bound = "transfers"
+    else:
+        bound = next(
+            (n for n, m in (("recurrence", core.rec_mii), ("memory ports", port),
+                            ("DSP", core.dsp_mii)) if m == ii and ii > 1),
+            "throughput",
+        )
+    est = TiledEstimate(
+        lines, trips, tiles, u, double, tuple(bufs), ii, core.rec_mii, port, core.dsp_mii,
+        core.depth, float(compute), float(traffic), float(transfer), bpc,
+        compute / hz * 1e3, transfer / hz * 1e3, ms, bound, res, evaluated, skipped,
+        len(front), (), (),
+    )
+    from dataclasses import replace
+
+    from .hls import tiled_pragmas, tiled_structure
+
+    names = names or {}
+    return replace(est, pragmas=tiled_pragmas(est, dev), structure=tiled_structure(est, names)), ""
+
+
+def _pareto(points: list[tuple[float, float, tuple]]) -> list[tuple[float, float, tuple]]:
+    """The points no other point beats in both time and resource share."""
+    out = []
+    best_share = math.inf
+    for p in sorted(points, key=lambda x: (x[0], x[1])):
+        if p[1] < best_share:
+            out.append(p)
+            best_share = p[1]
+    return out

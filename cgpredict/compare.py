@@ -91,8 +91,70 @@ def _gpu_reasons(k, gdev) -> list[str]:
     return out
 
 
+def _tiled_reasons(k: KernelEstimate, fdev: FPGADevice) -> list[str]:
+    t = k.tiled
+    lanes = t.unroll / t.ii
+    what = {
+        "transfers": (
+            f"transfers bound it: {_mb(t.transfer_bytes)} of tile fills at "
+            f"{t.bytes_per_cycle * fdev.clock_mhz / 1e3:g} GB/s ({fdev.axi_ports} AXI ports x "
+            f"{fdev.axi_port_bytes * 8} bits) take {t.transfer_ms:.2f} ms against "
+            f"{t.compute_ms:.2f} ms of compute"
+        ),
+        "recurrence": f"the accumulation's recurrence (MII {t.rec_mii}) sets II {t.ii}",
+        "memory ports": f"the buffers' BRAM ports set II {t.ii}",
+        "DSP": f"the DSP budget forces operator sharing (II {t.ii})",
+        "throughput": f"the pipeline runs at II {t.ii}",
+    }[t.bound]
+    return [
+        f"FPGA: tiled design ({' x '.join(str(x) for x in t.tiles)} tiles in BRAM, "
+        f"{'double' if t.double_buffer else 'single'} buffered), {lanes:g} iterations per cycle "
+        f"(unroll {t.unroll} / II {t.ii}); {what}"
+    ]
+
+
+def _bound(side: str, g=None, f: KernelEstimate | None = None) -> str:
+    if g is not None:
+        return f"{g.result.bound}-bound"
+    return f"{f.bound}-bound" if f is not None else "?"
+
+
+def _flip(rec: str, ratio: float, g, f: KernelEstimate, fdev: FPGADevice) -> str:
+    """What would have to change for the other side to win, from the two models' bounds."""
+    if not math.isfinite(ratio):
+        return ""
+    r = f"{ratio:.1f}x"
+    if rec == "FPGA":
+        p = g.profile
+        unc = p.uncoal.insts / max(p.mem_insts, 1e-12)
+        if unc >= 0.25:
+            names = sorted({m.text for m in g.mem if m.pattern == "uncoalesced"})
+            return (
+                f"what would flip it: the GPU wins if it runs {r} faster; {unc:.0%} of its "
+                f"memory instructions are uncoalesced ({', '.join(names[:2])}): the GPU "
+                f"likely wins if that array is transposed (see `cgpredict advise`)"
+            )
+        return (
+            f"what would flip it: the GPU would need {r} more "
+            f"{'bandwidth' if g.result.bound == 'memory' else 'compute throughput'}"
+        )
+    if f.design == "tiled" and f.tiled is not None and f.tiled.bound == "transfers":
+        return (
+            f"what would flip it: the FPGA wins with {r} the DRAM bandwidth (more or wider AXI "
+            f"ports, a faster DDR), i.e. a larger part"
+        )
+    return (
+        f"what would flip it: the FPGA wins with {r} more parallel lanes (DSPs, BRAM ports) "
+        f"or clock than {fdev.name} offers"
+    )
+
+
 def _fpga_reasons(k: KernelEstimate, fdev: FPGADevice) -> list[str]:
+    if k.design == "tiled" and k.tiled is not None:
+        return _tiled_reasons(k, fdev) + [f"FPGA: warning: {w}" for w in k.warnings]
     out = []
+    if k.tiling_note:
+        out.append(f"FPGA: {k.tiling_note}")
     off = [a for a in k.arrays if not a.on_chip]
     if off:
         tot = sum(a.bytes for a in off)
@@ -158,9 +220,12 @@ def compare_reports(gpu, fpga: FPGAReport, gdev, fdev: FPGADevice) -> Comparison
         else:
             win = "GPU" if g.time_ms <= f.time_ms else "FPGA"
             reasons = [
-                f"{win} faster by {_times(ratio)} ({g.time_ms:.3f} ms GPU vs "
-                f"{f.time_ms:.3f} ms FPGA)"
+                f"{win} faster by {_times(ratio)} ({g.time_ms:.3f} ms GPU, "
+                f"{_bound('GPU', g=g)}, vs {f.time_ms:.3f} ms FPGA, {_bound('FPGA', f=f)})"
             ]
+            flip = _flip(win, ratio, g, f, fdev)
+            if flip:
+                reasons.append(flip)
         reasons += _gpu_reasons(g, gdev) + _fpga_reasons(f, fdev)
         rows.append(KernelComparison(g.name, g.time_ms, f.time_ms, win, ratio, tuple(reasons)))
     gt, ft = gpu.total_ms, fpga.total_ms
@@ -178,6 +243,14 @@ def compare_reports(gpu, fpga: FPGAReport, gdev, fdev: FPGADevice) -> Comparison
             f"{rec}: {_times(hi / lo if lo else math.inf)} faster in total "
             f"({gt:.3f} ms on {gdev.name} vs {ft:.3f} ms on {fdev.name})"
         ]
+        heavy = max(rows, key=lambda r: max(r.gpu_ms, r.fpga_ms), default=None)
+        if heavy is not None:
+            reasons += [x for x in heavy.reasons[1:2] if x.startswith("what would flip")]
+            reasons.append(
+                f"bounds of the heaviest kernel {heavy.name}: GPU "
+                f"{_bound('GPU', g=next(g for g in gpu.kernels if g.name == heavy.name))}, "
+                f"FPGA {_bound('FPGA', f=by_name[heavy.name])}"
+            )
     doubtful = [
         f
         for f in fpga.kernels

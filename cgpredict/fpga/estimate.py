@@ -103,16 +103,15 @@ def estimate_region(
     names = sorted({m.base.split("[")[0] for m in mems})
     elem = {m.id: m.bytes for m in mems}
     arr_bytes = {
-        a: sizes_b.get(
-            a,
-            _touched(
-                trace,
-                int(rows[0]),
-                [m.id for m in mems if m.base.split("[")[0] == a],
-                launch_ratio,
-                counts,
-                mems,
-            ),
+        a: sizes_b[a]
+        if a in sizes_b
+        else _touched(
+            trace,
+            int(rows[0]),
+            [m.id for m in mems if m.base.split("[")[0] == a],
+            launch_ratio,
+            counts,
+            mems,
         )
         for a in names
     }
@@ -204,9 +203,9 @@ def estimate_region(
                 f"({total:.4g} ms)"
             )
         else:
+            note = f"the streamed design takes {total:.4g} ms"
             design, total, bound, fits = "tiled", t_ms, tiled.bound, True
             res = tiled.resources
-            note = ""
     return KernelEstimate(
         info.name,
         f"{h.source_name}:{info.line}",

@@ -215,7 +215,22 @@ def _static(lp: _Loop, dev: FPGADevice):
     return dddg.static_graph(lp.body, lp.deps, dev.latency)
 
 
+_DEPTH_MEMO: dict = {}
+
+
 def _depth(lp, dev, u, v, p, on_chip, beats) -> int:
+    """Scheduled length of U iterations under the memory ports (memoised: the exploration
+    asks for the same (U, ports) many times)."""
+    ports = max(dev.bram_ports * p // max(v, 1), 1)
+    key = (lp.body, lp.deps, dev.source_path, dev.name, u, frozenset(on_chip), ports)
+    if key not in _DEPTH_MEMO:
+        if len(_DEPTH_MEMO) > 20000:
+            _DEPTH_MEMO.clear()
+        _DEPTH_MEMO[key] = _depth_uncached(lp, dev, u, v, p, on_chip)
+    return _DEPTH_MEMO[key]
+
+
+def _depth_uncached(lp, dev, u, v, p, on_chip) -> int:
     g = dddg.build_dddg(lp.body, u, lp.deps, dev.latency)
     cap = {}
     for o in lp.body.mem_ops:

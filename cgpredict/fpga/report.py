@@ -48,6 +48,35 @@ def _res(r) -> str:
     return f"DSP {r.dsp:.0f}, BRAM36 {r.bram36:.0f}, LUT {r.lut:.0f}, FF {r.ff:.0f}"
 
 
+def _tiled_text(t, note: str) -> list[str]:
+    tiles = " x ".join(f"{x}" for x in t.tiles)
+    out = [
+        f"  design: tiled (tiles {tiles} of trips "
+        f"{' x '.join(f'{x:.0f}' for x in t.trips)}), inner loop pipelined II {t.ii} "
+        f"(recurrence {t.rec_mii}, ports {t.port_mii}, DSP {t.dsp_mii}) and unrolled x{t.unroll}, "
+        f"depth {t.depth}, {'double' if t.double_buffer else 'single'} buffering",
+        f"  compute {t.compute_cycles:.0f} cycles = {t.compute_ms:.4f} ms; transfers "
+        f"{_mb(t.transfer_bytes)} at {t.bytes_per_cycle:g} B/cycle = {t.transfer_ms:.4f} ms "
+        f"({'overlapped' if t.double_buffer else 'not overlapped'}); bound: {t.bound}",
+        f"  explored {t.points_evaluated} points ({t.points_skipped} skipped: buffers do not "
+        f"fit; {t.points_pareto} on the time/resource Pareto front)",
+    ]
+    for b in t.buffers:
+        rw = ("r" if b.read else "") + ("w" if b.written else "")
+        out.append(
+            f"  buffer {b.array + '_buf':<12} {'x'.join(str(d) for d in b.dims):>10} "
+            f"{_mb(b.bytes):>9} {rw:<2} partition {b.partition}, {b.bram36} BRAM36, filled "
+            f"{b.fills:.0f}x, {_mb(b.traffic_bytes)} moved in {b.row_bytes}-byte bursts"
+        )
+    out.append("  HLS:")
+    out += [f"    {p}" for p in t.pragmas]
+    out.append("  tiled loop structure:")
+    out += [f"    {s}" for s in t.structure]
+    if note:
+        out.append(f"  ({note})")
+    return out
+
+
 def fpga_to_text(rep: FPGAReport) -> str:
     b = rep.budget
     work = " ".join(f"{k}={v}" for k, v in sorted(rep.work_sizes.items()))
@@ -66,6 +95,11 @@ def fpga_to_text(rep: FPGAReport) -> str:
             f"{'' if k.fits else ' (DOES NOT FIT)'}"
         )
         out.append(f"  resources: {_res(k.resources)}")
+        if k.tiled is not None and k.design == "tiled":
+            out += _tiled_text(k.tiled, k.tiling_note)
+            continue
+        if k.tiling_note:
+            out.append(f"  {k.tiling_note}")
         for a in k.arrays:
             where = f"BRAM, partition {a.partition}" if a.on_chip else "DRAM (streamed)"
             rw = ("r" if a.read else "") + ("w" if a.written else "")

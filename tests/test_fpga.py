@@ -9,12 +9,13 @@ from pathlib import Path
 import pytest
 
 from cgpredict import fpga
-from cgpredict.fpga import explore, loops
 from cgpredict.fpga import (
     FPGADeviceError,
     estimate_trace,
+    explore,
     list_fpga_devices,
     load_fpga_device,
+    loops,
     traced_source,
 )
 

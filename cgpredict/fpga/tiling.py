@@ -34,6 +34,7 @@ the Pareto front (time, resource share) of the rest.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -98,23 +99,94 @@ def _core(lp: _Loop, dev: FPGADevice, u: int, inner_coef: dict[int, int], dsp: f
     return _Core(u, uses, rec, _dsp_mii(uses, dev, dsp), depth)
 
 
-def _array_dims(accs: list[AffineAccess], tiles: tuple[int, ...]) -> tuple[list[int], list]:
-    """Extent per array dimension of the tile footprint of an array's accesses, and the
-    dimensions as (|coefficient|, loop indices), outermost (largest coefficient) first."""
+@dataclass(frozen=True)
+class _Shape:
+    """What tiling needs of one array, independent of the tile sizes."""
+
+    name: str
+    elem: int
+    dims: tuple[tuple[int, tuple[int, ...]], ...]  # (|coefficient|, loops), outermost first
+    halo: tuple[int, ...]  # extra extent per dimension from constant offsets
+    last: int  # innermost loop moving it (-1: none)
+    row_dim: int  # the contiguous dimension (-1: none)
+    inner_dim: int  # 1-based dimension the innermost loop moves (0: none)
+    read: bool
+    written: bool
+
+
+def _shape(name: str, accs: list[AffineAccess], inner: int) -> _Shape:
     elem = max(a.bytes for a in accs)
+    n = len(accs[0].coef)
     coefs = sorted({abs(c) for a in accs for c in a.coef if c}, reverse=True)
-    dims = [(c, [k for k in range(len(tiles)) if any(abs(a.coef[k]) == c for a in accs)])
-            for c in coefs]
-    ext = [sum(tiles[k] for k in ks) - (len(ks) - 1) for c, ks in dims]
-    # halo: constant offsets between accesses of the same coefficients (stencils)
-    spread = (max(a.base for a in accs) - min(a.base for a in accs)) // max(elem, 1)
-    for n, (c, _) in enumerate(dims):
-        step = max(c // elem, 1)
-        ext[n] += spread // step
-        spread %= step
-    if not dims:
-        return [1 + spread], []
-    return ext, dims
+    dims = tuple(
+        (c, tuple(k for k in range(n) if any(abs(a.coef[k]) == c for a in accs)))
+        for c in coefs
+    )
+    # halo: constant offsets between the accesses (stencils), each offset split over the
+    # dimensions in mixed radix (nearest multiple of each dimension's step)
+    ref = min(a.base for a in accs)
+    per_dim: list[list[int]] = [[] for _ in dims]
+    for a in accs:
+        off = (a.base - ref) // max(elem, 1)
+        for d, (c, _) in enumerate(dims):
+            step = max(c // elem, 1)
+            q = round(off / step)
+            per_dim[d].append(q)
+            off -= q * step
+    halo = tuple(max(q) - min(q) for q in per_dim)
+    moving = [k for k in range(n) if any(a.coef[k] for a in accs)]
+    return _Shape(
+        name,
+        elem,
+        dims,
+        halo,
+        max(moving) if moving else -1,
+        next((d for d, (c, _) in enumerate(dims) if c == elem), -1),
+        next((d + 1 for d, (c, ks) in enumerate(dims) if inner in ks), 0),
+        any(a.kind == "load" for a in accs),
+        any(a.kind == "store" for a in accs),
+    )
+
+
+def _shapes(nest: AffineNest) -> list[_Shape]:
+    by_array: dict[str, list[AffineAccess]] = {}
+    for a in nest.accesses:
+        by_array.setdefault(a.array, []).append(a)
+    inner = len(nest.loops) - 1
+    return [_shape(name, by_array[name], inner) for name in sorted(by_array)]
+
+
+@dataclass(frozen=True)
+class _Geometry:
+    shape: _Shape
+    ext: tuple[int, ...]
+    bytes: int
+    fills: float
+    per_fill: float  # DRAM bytes of one fill (read or write), burst rounding included
+    row: int
+
+
+def _geometry(sh: _Shape, tiles, counts, min_transfer: int) -> _Geometry:
+    ext = tuple(
+        sum(tiles[k] for k in ks) - (len(ks) - 1) + h for (c, ks), h in zip(sh.dims, sh.halo)
+    ) or (1,)
+    nbytes = math.prod(ext) * sh.elem
+    fills = float(math.prod(counts[: sh.last + 1])) if sh.last >= 0 else 1.0  # eq. T1
+    row = ext[sh.row_dim] * sh.elem if sh.row_dim >= 0 else sh.elem
+    per_fill = nbytes / row * math.ceil(row / min_transfer) * min_transfer
+    return _Geometry(sh, ext, nbytes, fills, per_fill, row)
+
+
+def _buffer(g: _Geometry, dev: FPGADevice, p: int, double: bool) -> Buffer:
+    sh = g.shape
+    b36, lut = _bram(dev, g.bytes, p)
+    dbl = double and g.fills > 1
+    k = 2 if dbl else 1
+    return Buffer(
+        sh.name, g.ext, g.bytes, p, sh.inner_dim if p > 1 else 0, dbl, k * b36, k * lut,
+        g.fills, g.fills * g.per_fill * (int(sh.read) + int(sh.written)), int(g.row),
+        sh.read, sh.written,
+    )
 
 
 def _buffers(
@@ -125,37 +197,12 @@ def _buffers(
     partition: dict[str, int],
     double: bool,
 ) -> list[Buffer]:
-    by_array: dict[str, list[AffineAccess]] = {}
-    for a in nest.accesses:
-        by_array.setdefault(a.array, []).append(a)
-    inner = len(tiles) - 1
-    out = []
-    for name in sorted(by_array):
-        accs = by_array[name]
-        elem = max(a.bytes for a in accs)
-        ext, dims = _array_dims(accs, tiles)
-        nbytes = math.prod(ext) * elem
-        moving = [k for k in range(len(tiles)) if any(a.coef[k] for a in accs)]
-        fills = float(math.prod(counts[: max(moving) + 1])) if moving else 1.0  # eq. T1
-        row_dims = [n for n, (c, _) in enumerate(dims) if c == elem]
-        row = ext[row_dims[0]] * elem if row_dims else elem
-        rows = nbytes / row
-        mt = dev.dram_min_transfer_bytes
-        per_fill = rows * math.ceil(row / mt) * mt
-        read = any(a.kind == "load" for a in accs)
-        written = any(a.kind == "store" for a in accs)
-        p = partition.get(name, 1)
-        pdim = next(
-            (n + 1 for n, (c, ks) in enumerate(dims) if inner in ks), 0
-        ) if p > 1 else 0
-        b36, lut = _bram(dev, nbytes, p)
-        dbl = double and fills > 1
-        k = 2 if dbl else 1
-        out.append(
-            Buffer(name, tuple(ext), nbytes, p, pdim, dbl, k * b36, k * lut, fills,
-                   fills * per_fill * (int(read) + int(written)), int(row), read, written)
-        )
-    return out
+    """The buffers of every array of the nest at these tile sizes (eq. T1, bursts)."""
+    return [
+        _buffer(_geometry(sh, tiles, counts, dev.dram_min_transfer_bytes), dev,
+                partition.get(sh.name, 1), double)
+        for sh in _shapes(nest)
+    ]
 
 
 def _partitions(
@@ -212,53 +259,66 @@ def explore_tiled(
     axi = Resources(0, dev.axi_port_bram36 * dev.axi_ports, dev.axi_port_lut * dev.axi_ports,
                     dev.axi_port_ff * dev.axi_ports)
     cands = [_candidates(t) for t in trips]
+    shapes = _shapes(nest)
+    mt = dev.dram_min_transfer_bytes
+    loop_lut, loop_ff = dev.loop_lut * 2 * len(trips), dev.loop_ff * 2 * len(trips)
+    parts = {}
+    for u, core in cores.items():
+        parts[u] = _partitions(nest, lp, u, max(core.rec_mii, core.dsp_mii), dev)
+    ops_res = {}
+    for u, core in cores.items():
+        ii = max(core.rec_mii, core.dsp_mii, parts[u][1])
+        r = Resources()
+        for k, n in core.uses.items():
+            c = dev.op.get(k, dev.op["call"])
+            m = math.ceil(n / ii)
+            r = r + Resources(m * c.dsp, 0, m * c.lut, m * c.ff)
+        ops_res[u] = (ii, r)
     evaluated = skipped = 0
     kept: list[tuple[float, float, tuple]] = []
-    import itertools
-
     for tiles in itertools.product(*cands):
         counts = tuple(math.ceil(t / s) for t, s in zip(trips, tiles))
-        base = _buffers(nest, tiles, counts, dev, {}, False)
-        if sum(b.bram36 for b in base) + axi.bram36 > budget.bram36:
+        geo = [_geometry(sh, tiles, counts, mt) for sh in shapes]
+        if sum(_bram(dev, g.bytes, 1)[0] for g in geo) + axi.bram36 > budget.bram36:
             skipped += 2 * sum(1 for u in cores if u <= tiles[inner])
             continue
+        traffic = sum(g.fills * g.per_fill * (int(g.shape.read) + int(g.shape.written))
+                      for g in geo)
+        first = sum(g.per_fill * (int(g.shape.read) + int(g.shape.written)) for g in geo)
+        transfer, first = traffic / bpc, first / bpc  # eq. T2
         outer = math.prod(tiles[:inner])
         n_tiles = math.prod(counts)
         for u, core in cores.items():
             if u > tiles[inner]:
                 continue
-            part, port = _partitions(nest, lp, u, max(core.rec_mii, core.dsp_mii), dev)
-            ii = max(core.rec_mii, core.dsp_mii, port)
+            part, port = parts[u]
+            ii, ops = ops_res[u]
             it = math.ceil(tiles[inner] / u)
             if lp.perfect:
                 per_tile = (outer * it - 1) * ii + core.depth
             else:
                 per_tile = outer * ((it - 1) * ii + core.depth)
             compute = n_tiles * per_tile  # eq. T4
-            ops = Resources()
-            for k, n in core.uses.items():
-                c = dev.op.get(k, dev.op["call"])
-                m = math.ceil(n / ii)
-                ops = ops + Resources(m * c.dsp, 0, m * c.lut, m * c.ff)
             for double in (False, True):
                 evaluated += 1
-                bufs = _buffers(nest, tiles, counts, dev, part, double)
-                traffic = sum(b.traffic_bytes for b in bufs)
-                transfer = traffic / bpc
-                first = sum(b.traffic_bytes / b.fills for b in bufs) / bpc
+                bram = lut = nbanks = 0
+                for g in geo:
+                    p = part.get(g.shape.name, 1)
+                    b36, lt = _bram(dev, g.bytes, p)
+                    k = 2 if (double and g.fills > 1) else 1
+                    bram += k * b36
+                    lut += k * lt
+                    nbanks += p if p > 1 else 0
                 cycles = max(compute, transfer) + first if double else compute + transfer
                 res = ops + axi + Resources(
-                    0,
-                    sum(b.bram36 for b in bufs),
-                    sum(b.lut for b in bufs)
-                    + dev.loop_lut * 2 * len(trips)
-                    + dev.bank_mux_lut * sum(b.partition for b in bufs if b.partition > 1),
-                    dev.loop_ff * 2 * len(trips) + 32 * core.depth * u,
+                    0, bram, lut + loop_lut + dev.bank_mux_lut * nbanks,
+                    loop_ff + 32 * core.depth * u,
                 )
                 if not res.fits(budget):
                     continue
-                kept.append((cycles / hz * 1e3, res.share(budget), (tiles, u, double, bufs,
-                             core, ii, port, compute, traffic, transfer, res)))
+                kept.append((cycles / hz * 1e3, res.share(budget),
+                             (tiles, counts, u, double, core, ii, port, compute, traffic,
+                              transfer, res)))
     if not kept:
         return None, (
             f"no tile size fits the {dev.name} budget "
@@ -267,7 +327,8 @@ def explore_tiled(
     front = _pareto(kept)
     best = min(front, key=lambda k: (math.floor(math.log(max(k[0], 1e-12)) / math.log(1.01)),
                                      k[1]))
-    ms, _, (tiles, u, double, bufs, core, ii, port, compute, traffic, transfer, res) = best
+    ms, _, (tiles, counts, u, double, core, ii, port, compute, traffic, transfer, res) = best
+    bufs = _buffers(nest, tiles, counts, dev, parts[u][0], double)
     if double and transfer >= compute:
         bound = "transfers"
     elif not double and transfer >= compute:

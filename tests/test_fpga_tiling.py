@@ -165,3 +165,63 @@ def test_mvt_tiled_design_by_hand(mvt_report):
         assert any("tile loop" in s for s in t.structure)
     # both kernels move the 16 MB matrix once at 3.2 GB/s: at least 5.24 ms each
     assert mvt_report.total_ms >= 2 * 2048 * 2048 * 4 / 3.2e9 * 1e3
+
+
+_INDIRECT = """
+#include <stdio.h>
+#define N 256
+#pragma cgp trace N=64
+static float A[N][N]; static int idx[N]; static float s[N];
+int main(void) {
+  for (int i = 0; i < N; i++) { idx[i] = (i * 7) % N; for (int j = 0; j < N; j++) A[i][j] = i + j; }
+#pragma cgp kernel ind grid=1
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++)
+      s[i] += A[idx[i]][j];
+  printf("%f\\n", s[3]);
+  return 0;
+}
+"""
+
+_RECURSIVE = """
+#include <stdio.h>
+#define N 256
+#pragma cgp trace N=64
+static float A[N];
+__attribute__((noinline)) static float f(int n) { return n <= 0 ? 0.0f : A[n % N] + f(n - 1); }
+int main(void) {
+  for (int i = 0; i < N; i++) A[i] = i;
+  float s = 0;
+#pragma cgp kernel r grid=1
+  for (int i = 0; i < N; i++)
+    s += f(i % 8);
+  printf("%f\\n", s);
+  return 0;
+}
+"""
+
+
+def test_non_affine_kernel_is_streamed_with_the_reason(compiler, tmp_path):
+    from click.testing import CliRunner
+
+    from cgpredict.cli import main
+
+    src = tmp_path / "indirect.c"
+    src.write_text(_INDIRECT)
+    r = CliRunner().invoke(main, ["fpga", str(src)])
+    assert r.exit_code == 0, r.output
+    assert "not tiled: the access at line 11 (A) is not an affine function" in r.output
+
+
+def test_recursive_kernel_is_one_line_exit_2(compiler, tmp_path):
+    from click.testing import CliRunner
+
+    from cgpredict.cli import main
+
+    src = tmp_path / "rec.c"
+    src.write_text(_RECURSIVE)
+    r = CliRunner().invoke(main, ["fpga", str(src)])
+    assert r.exit_code == 2
+    lines = [x for x in r.output.splitlines() if x.strip()]
+    assert len(lines) == 1 and "f() is recursive" in lines[0] and "line 6" in lines[0]
+    assert "Traceback" not in r.output

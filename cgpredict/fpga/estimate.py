@@ -80,6 +80,7 @@ def estimate_region(
     mem_by_label = dddg.mem_by_label(h, region)
     loops = [lp for lp in h.loops if lp.region == region]
     inner = [lp for lp in loops if not any(c.parent == lp.id for c in loops)]
+    _check_recursion(h, region, info.name)
     warnings: list[str] = _call_warnings(h, region, info.name)
     analysed = [
         _analyze_loop(
@@ -258,6 +259,31 @@ def _tiled_design(trace, launch, loops, analysed, mems, dev, sizes, wsz):
         nest, lp, trips, tuple(c.line for c in chain), dev, dev.usable(), names
     )
     return est, (f"not tiled: {why}" if est is None else "")
+
+
+def _check_recursion(h, region: int, name: str) -> None:
+    """A kernel that reaches a recursive function (directly or through helpers) has no finite
+    DDDG and no HLS implementation: refused with one line naming the function and call."""
+    edges: dict[str, list] = {}
+    for c in h.calls:
+        if c.traced:
+            edges.setdefault(c.function, []).append(c)
+    start = [c for c in h.calls if c.traced and c.region == region]
+    for c0 in start:
+        # depth-first from the callee, looking for a path back to a function on the stack
+        stack, seen = [(c0.callee, (c0.callee,))], set()
+        while stack:
+            f, path = stack.pop()
+            for d in edges.get(f, []):
+                if d.callee in path:
+                    raise FPGAEstimateError(
+                        f"kernel {name}: {d.callee}() is recursive (called from {d.function}() "
+                        f"at line {d.line}); the DDDG cannot schedule recursion and HLS cannot "
+                        f"synthesise it: rewrite it as a loop"
+                    )
+                if (d.callee, len(path)) not in seen and len(path) < 64:
+                    seen.add((d.callee, len(path)))
+                    stack.append((d.callee, path + (d.callee,)))
 
 
 def _call_warnings(h, region: int, name: str) -> list[str]:

@@ -89,7 +89,7 @@ def _evaluate(
     port_mii = max(
         [math.ceil(a / dev.bram_ports) for a in bank_acc.values()] + list(beats.values()) + [1]
     )
-    rec_mii = dddg.recurrence_mii(_static(lp, dev), u)
+    rec_mii = _rec_mii(lp, dev, u)
     dsp_mii = _dsp_mii(uses, dev, budget.dsp) if pt.pipeline else 1
     ii = max(rec_mii, port_mii, dsp_mii)
     depth = _depth(lp, dev, u, v, p, on_chip, beats)
@@ -216,6 +216,17 @@ def _static(lp: _Loop, dev: FPGADevice):
 
 
 _DEPTH_MEMO: dict = {}
+_REC_MEMO: dict = {}
+
+
+def _rec_mii(lp, dev, u: int) -> int:
+    """recurrence_mii of the loop's static graph at unroll U (memoised per loop and U)."""
+    key = (lp.body, lp.deps, dev.source_path, dev.name, u)
+    if key not in _REC_MEMO:
+        if len(_REC_MEMO) > 20000:
+            _REC_MEMO.clear()
+        _REC_MEMO[key] = dddg.recurrence_mii(_static(lp, dev), u)
+    return _REC_MEMO[key]
 
 
 def _depth(lp, dev, u, v, p, on_chip, beats) -> int:

@@ -274,6 +274,7 @@ def explore_tiled(
             m = math.ceil(n / ii)
             r = r + Resources(m * c.dsp, 0, m * c.lut, m * c.ff)
         ops_res[u] = (ii, r)
+    bram_of: dict[tuple[int, int], tuple[int, int]] = {}
     evaluated = skipped = 0
     kept: list[tuple[float, float, tuple]] = []
     for tiles in itertools.product(*cands):
@@ -304,7 +305,10 @@ def explore_tiled(
                 bram = lut = nbanks = 0
                 for g in geo:
                     p = part.get(g.shape.name, 1)
-                    b36, lt = _bram(dev, g.bytes, p)
+                    key = (g.bytes, p)
+                    if key not in bram_of:
+                        bram_of[key] = _bram(dev, g.bytes, p)
+                    b36, lt = bram_of[key]
                     k = 2 if (double and g.fills > 1) else 1
                     bram += k * b36
                     lut += k * lt

@@ -237,6 +237,11 @@ def _tiled_design(trace, launch, loops, analysed, mems, dev, sizes, wsz):
     if any(b.parent != a.id for a, b in zip(chain, chain[1:])):
         return None, "not tiled: the loops do not form one nest"
     lp = analysed[0]
+    if len(chain) > 1 and not lp.jam_ok:
+        return None, (
+            "not tiled: the enclosing loop's iterations are not independent (a value or a "
+            "memory dependence crosses them), so reordering them into tiles may be illegal"
+        )
     level = {b: k for k, c in enumerate(chain) for b in c.blocks}
     nest = affine_nest(
         trace.launch_events(launch),

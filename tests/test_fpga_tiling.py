@@ -225,3 +225,17 @@ def test_recursive_kernel_is_one_line_exit_2(compiler, tmp_path):
     lines = [x for x in r.output.splitlines() if x.strip()]
     assert len(lines) == 1 and "f() is recursive" in lines[0] and "line 6" in lines[0]
     assert "Traceback" not in r.output
+
+
+def test_compare_states_ratio_bounds_and_flip(compiler):
+    from cgpredict.compare import compare_source
+
+    c = compare_source(POLYBENCH / "mvt.c", work={"N": 2048}, trace_sizes={"N": 256})
+    for r in c.kernels:
+        lo, hi = sorted((r.gpu_ms, r.fpga_ms))
+        assert r.ratio == pytest.approx(hi / lo)
+        assert f"faster by {r.ratio:.1f}x" in r.reasons[0]
+        assert "-bound" in r.reasons[0] and "FPGA, transfers-bound" in r.reasons[0]
+        assert r.reasons[1].startswith("what would flip it: ")
+    assert any(x.startswith("bounds of the heaviest kernel") for x in c.reasons)
+    assert any(x.startswith("what would flip it: ") for x in c.reasons)

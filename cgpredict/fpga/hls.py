@@ -24,6 +24,12 @@ def tiled_pragmas(est, dev: FPGADevice) -> tuple[str, ...]:
     ]
     if est.unroll > 1:
         out.append(f"#pragma HLS unroll factor={est.unroll}         (same loop)")
+    if est.reduction_tree:
+        out.append(
+            f"reduction: add the {est.unroll} unrolled products into a local partial sum "
+            f"(an adder tree) and that once into the accumulator; HLS does not reassociate "
+            f"floating-point adds itself (II would be {est.unroll} x the adder latency)"
+        )
     for n, b in enumerate(est.buffers):
         dims = "][".join(str(d) for d in b.dims)
         out.append(
@@ -56,7 +62,14 @@ def tiled_structure(est, names: dict[int, str]) -> tuple[str, ...]:
     for b in est.buffers:
         # filled inside the innermost tile loop whose advance changes it
         k = _fill_level(b, est)
-        fills_at.setdefault(k, []).append(b.array)
+        if b.read and b.written:
+            what = f"load {b.array} tile -> {b.array}_buf (bursts); store it back after"
+        elif b.written:
+            what = f"{b.array}_buf -> store {b.array} tile after the loops below (bursts)"
+        else:
+            what = f"load {b.array} tile -> {b.array}_buf (bursts)"
+        fills_at.setdefault(k, []).append(what)
+    out += [f"{what} (once)" for what in fills_at.get(-1, [])]
     for k in range(n):
         t = est.tiles[k]
         out.append(
@@ -64,10 +77,7 @@ def tiled_structure(est, names: dict[int, str]) -> tuple[str, ...]:
             f"{var[k]}{var[k]} += {t})   // tile loop, {est.trips[k] / t:.0f} tiles"
         )
         ind += "  "
-        for a in fills_at.get(k, []):
-            out.append(f"{ind}load {a} tile -> {a}_buf (bursts); store back after if written")
-    for a in fills_at.get(-1, []):
-        out.append(f"{ind}load {a} once -> {a}_buf")
+        out += [f"{ind}{what}" for what in fills_at.get(k, [])]
     for k in range(n):
         t = est.tiles[k]
         note = ""
@@ -75,7 +85,11 @@ def tiled_structure(est, names: dict[int, str]) -> tuple[str, ...]:
             note = f"   // pipelined II={est.ii}, unrolled x{est.unroll}"
         out.append(f"{ind}for ({var[k]} = 0; {var[k]} < {t}; {var[k]}++){note}")
         ind += "  "
-    out.append(f"{ind}body on the *_buf buffers")
+    if est.reduction_tree:
+        out.append(f"{ind}partial = sum of the {est.unroll} unrolled products (adder tree)")
+        out.append(f"{ind}accumulator += partial")
+    else:
+        out.append(f"{ind}body on the *_buf buffers")
     return tuple(out)
 
 

@@ -121,6 +121,7 @@ class TiledEstimate:
     points_pareto: int
     pragmas: tuple[str, ...]
     structure: tuple[str, ...]
+    reduction_tree: bool = False  # the unrolled reduction is summed by an adder tree
 
 
 @dataclass(frozen=True)

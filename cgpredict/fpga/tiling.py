@@ -354,6 +354,7 @@ def explore_tiled(
     from .hls import tiled_pragmas, tiled_structure
 
     names = names or {}
+    est = replace(est, reduction_tree=tree_reduction(lp) and u > 1 and core.rec_mii > 1)
     return replace(est, pragmas=tiled_pragmas(est, dev), structure=tiled_structure(est, names)), ""
 
 

@@ -30,6 +30,12 @@ For every kernel (region) and every innermost loop of it:
    kept design point fits DSP / BRAM / LUT / FF times ``utilisation``; with several innermost
    loops the per-loop choices are relaxed until their sum fits.
 
+7. **Tiled design** (``tiling.py``): when the kernel is one loop nest whose accesses are affine
+   in the loop indices (``affine.py``) and whose enclosing iterations are independent, the
+   nest is also tiled into BRAM buffers filled by AXI bursts (eqs. T1-T5 there); the kernel
+   takes the faster of the streamed and the tiled design, and says why a nest was not tiled.
+   A kernel that reaches a recursive function is refused (``FPGAEstimateError``, one line).
+
 Trace size -> work size: trip counts and entries come from the ``SizeModel`` (as the GPU
 side), array sizes from the IR global types with each dimension equal to a traced size macro
 replaced by its work value. The operator table is per device file (its clock).

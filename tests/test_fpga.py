@@ -318,3 +318,12 @@ def test_array_sizes_follow_the_source_declaration():
     assert got == {"A": 1024 * 64 * 4, "a": 4 * 1000 * 4, "w": 64 * 8}
     # without the source, the old value matching (kept as the fallback) scales by value
     assert _array_bytes(ir, tsz, wsz)["A"] == 1024 * 1024 * 4
+
+
+def test_schema_md_documents_every_device_key():
+    from cgpredict.fpga import device
+
+    doc = (fpga.bundled_fpga_dir() / "SCHEMA.md").read_text()
+    for table in device._SCHEMA.values():
+        for key in table:
+            assert f"`{key}`" in doc, key

@@ -275,6 +275,8 @@ def explore_tiled(
             r = r + Resources(m * c.dsp, 0, m * c.lut, m * c.ff)
         ops_res[u] = (ii, r)
     bram_of: dict[tuple[int, int], tuple[int, int]] = {}
+    cap = (budget.dsp, budget.bram36, budget.lut, budget.ff)
+    cap1 = tuple(max(b, 1) for b in cap)
     evaluated = skipped = 0
     kept: list[tuple[float, float, tuple]] = []
     for tiles in itertools.product(*cands):
@@ -314,13 +316,16 @@ def explore_tiled(
                     lut += k * lt
                     nbanks += p if p > 1 else 0
                 cycles = max(compute, transfer) + first if double else compute + transfer
-                res = ops + axi + Resources(
-                    0, bram, lut + loop_lut + dev.bank_mux_lut * nbanks,
-                    loop_ff + 32 * core.depth * u,
+                need = (
+                    ops.dsp,
+                    ops.bram36 + axi.bram36 + bram,
+                    ops.lut + axi.lut + lut + loop_lut + dev.bank_mux_lut * nbanks,
+                    ops.ff + axi.ff + loop_ff + 32 * core.depth * u,
                 )
-                if not res.fits(budget):
+                if any(x > b for x, b in zip(need, cap)):
                     continue
-                kept.append((cycles / hz * 1e3, res.share(budget),
+                res = Resources(*need)
+                kept.append((cycles / hz * 1e3, max(x / b for x, b in zip(need, cap1)),
                              (tiles, counts, u, double, core, ii, port, compute, traffic,
                               transfer, res)))
     if not kept:

@@ -68,6 +68,7 @@ def affine_nest(
     marked: Sequence[bool],
     mems: Sequence,  # MemInstr of the nest's accesses
     level_of: dict[int, int],  # mem id -> index in loops of the deepest loop holding it
+    lines: Sequence[int] = (),
 ) -> AffineNest:
     """Solve every access's coefficients. At most the innermost loop may be unmarked."""
     loops = tuple(loops)
@@ -98,6 +99,16 @@ def affine_nest(
             X, addr = X[keep], addr[keep]
         if len(addr) < 2:
             continue
+        flat = [k for k in range(X.shape[1] - 1) if np.all(X[:, k + 1] == X[0, k + 1])]
+        if flat and len(np.unique(addr)) > 1:
+            k = flat[0]
+            where = f"line {lines[k]}" if lines else f"level {k + 1}"
+            return AffineNest(
+                loops,
+                (),
+                f"the traced sample shows one iteration of the loop at {where} only "
+                f"(trace a smaller size to tile it)",
+            )
         sol, *_ = np.linalg.lstsq(X, (addr - addr[0]).astype(np.float64), rcond=None)
         c = np.rint(sol).astype(np.int64)
         if not np.array_equal(X.astype(np.int64) @ c, addr - addr[0]):

@@ -255,6 +255,7 @@ def _tiled_design(trace, launch, loops, analysed, mems, dev, sizes, wsz):
         [c.depth <= MARKED_DEPTH for c in chain],
         mems,
         {m.id: level.get(m.block, -1) for m in mems},
+        [c.line for c in chain],
     )
     if nest.problem:
         return None, f"not tiled: {nest.problem}"

@@ -36,13 +36,14 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import dddg
 from .affine import AffineAccess, AffineNest
 from .arrays import _bram
 from .device import FPGADevice, Resources
 from .explore import _depth, _dsp_mii, _pow2
+from .hls import tiled_pragmas, tiled_structure
 from .loops import MAX_UNROLL, _Loop
 from .results import Buffer, TiledEstimate
 
@@ -338,9 +339,7 @@ def explore_tiled(
                                      k[1]))
     ms, _, (tiles, counts, u, double, core, ii, port, compute, traffic, transfer, res) = best
     bufs = _buffers(nest, tiles, counts, dev, parts[u][0], double)
-    if double and transfer >= compute:
-        bound = "transfers"
-    elif not double and transfer >= compute:
+    if transfer >= compute:  # overlapped or not, the fills take longer than the compute
         bound = "transfers"
     else:
         bound = next(
@@ -354,13 +353,10 @@ def explore_tiled(
         compute / hz * 1e3, transfer / hz * 1e3, ms, bound, res, evaluated, skipped,
         len(front), (), (),
     )
-    from dataclasses import replace
-
-    from .hls import tiled_pragmas, tiled_structure
-
-    names = names or {}
     est = replace(est, reduction_tree=tree_reduction(lp) and u > 1 and core.rec_mii > 1)
-    return replace(est, pragmas=tiled_pragmas(est, dev), structure=tiled_structure(est, names)), ""
+    return replace(
+        est, pragmas=tiled_pragmas(est, dev), structure=tiled_structure(est, names or {})
+    ), ""
 
 
 def _pareto(points: list[tuple[float, float, tuple]]) -> list[tuple[float, float, tuple]]:

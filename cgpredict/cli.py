@@ -436,8 +436,8 @@ def validate(device, measured, corpus, model, only, out_dir, port, fit_names):
 @click.option("--json", "as_json", is_flag=True, help="Print the full estimate as JSON.")
 def fpga(source, fpga_device, as_json, defines, trace_defs, functions, timeout_s):
     """Estimate the marked kernels of SOURCE on an FPGA (HLS design-space exploration)."""
-    from .compare import fpga_to_json, fpga_to_text
     from .fpga import estimate_source
+    from .fpga.report import fpga_to_json, fpga_to_text
 
     rep = estimate_source(
         source,

@@ -27,8 +27,7 @@ from .fpga import (
     load_fpga_device,
     traced_source,
 )
-
-SCHEMA_VERSION = 1
+from .fpga.report import SCHEMA_VERSION, _fpga_dict, _mb, _plain, fpga_to_json, fpga_to_text
 
 __all__ = [
     "Comparison",
@@ -68,10 +67,6 @@ class Comparison:
     fpga: FPGAReport
 
 
-def _mb(n: float) -> str:
-    return f"{n / 2**20:.1f} MB" if n >= 2**20 else f"{n / 1024:.1f} KB"
-
-
 def _gpu_reasons(k, gdev) -> list[str]:
     out = []
     p = k.profile
@@ -96,8 +91,70 @@ def _gpu_reasons(k, gdev) -> list[str]:
     return out
 
 
+def _tiled_reasons(k: KernelEstimate, fdev: FPGADevice) -> list[str]:
+    t = k.tiled
+    lanes = t.unroll / t.ii
+    what = {
+        "transfers": (
+            f"transfers bound it: {_mb(t.transfer_bytes)} of tile fills at "
+            f"{t.bytes_per_cycle * fdev.clock_mhz / 1e3:g} GB/s ({fdev.axi_ports} AXI ports x "
+            f"{fdev.axi_port_bytes * 8} bits) take {t.transfer_ms:.2f} ms against "
+            f"{t.compute_ms:.2f} ms of compute"
+        ),
+        "recurrence": f"the accumulation's recurrence (MII {t.rec_mii}) sets II {t.ii}",
+        "memory ports": f"the buffers' BRAM ports set II {t.ii}",
+        "DSP": f"the DSP budget forces operator sharing (II {t.ii})",
+        "throughput": f"the pipeline runs at II {t.ii}",
+    }[t.bound]
+    return [
+        f"FPGA: tiled design ({' x '.join(str(x) for x in t.tiles)} tiles in BRAM, "
+        f"{'double' if t.double_buffer else 'single'} buffered), {lanes:g} iterations per cycle "
+        f"(unroll {t.unroll} / II {t.ii}); {what}"
+    ]
+
+
+def _bound(side: str, g=None, f: KernelEstimate | None = None) -> str:
+    if g is not None:
+        return f"{g.result.bound}-bound"
+    return f"{f.bound}-bound" if f is not None else "?"
+
+
+def _flip(rec: str, ratio: float, g, f: KernelEstimate, fdev: FPGADevice) -> str:
+    """What would have to change for the other side to win, from the two models' bounds."""
+    if not math.isfinite(ratio):
+        return ""
+    r = f"{ratio:.1f}x"
+    if rec == "FPGA":
+        p = g.profile
+        unc = p.uncoal.insts / max(p.mem_insts, 1e-12)
+        if unc >= 0.25:
+            names = sorted({m.text for m in g.mem if m.pattern == "uncoalesced"})
+            return (
+                f"what would flip it: the GPU wins if it runs {r} faster; {unc:.0%} of its "
+                f"memory instructions are uncoalesced ({', '.join(names[:2])}): the GPU "
+                f"likely wins if that array is transposed (see `cgpredict advise`)"
+            )
+        return (
+            f"what would flip it: the GPU would need {r} more "
+            f"{'bandwidth' if g.result.bound == 'memory' else 'compute throughput'}"
+        )
+    if f.design == "tiled" and f.tiled is not None and f.tiled.bound == "transfers":
+        return (
+            f"what would flip it: the FPGA wins with {r} the DRAM bandwidth (more or wider AXI "
+            f"ports, a faster DDR), i.e. a larger part"
+        )
+    return (
+        f"what would flip it: the FPGA wins with {r} more parallel lanes (DSPs, BRAM ports) "
+        f"or clock than {fdev.name} offers"
+    )
+
+
 def _fpga_reasons(k: KernelEstimate, fdev: FPGADevice) -> list[str]:
+    if k.design == "tiled" and k.tiled is not None:
+        return _tiled_reasons(k, fdev) + [f"FPGA: warning: {w}" for w in k.warnings]
     out = []
+    if k.tiling_note:
+        out.append(f"FPGA: {k.tiling_note}")
     off = [a for a in k.arrays if not a.on_chip]
     if off:
         tot = sum(a.bytes for a in off)
@@ -163,9 +220,12 @@ def compare_reports(gpu, fpga: FPGAReport, gdev, fdev: FPGADevice) -> Comparison
         else:
             win = "GPU" if g.time_ms <= f.time_ms else "FPGA"
             reasons = [
-                f"{win} faster by {_times(ratio)} ({g.time_ms:.3f} ms GPU vs "
-                f"{f.time_ms:.3f} ms FPGA)"
+                f"{win} faster by {_times(ratio)} ({g.time_ms:.3f} ms GPU, "
+                f"{_bound('GPU', g=g)}, vs {f.time_ms:.3f} ms FPGA, {_bound('FPGA', f=f)})"
             ]
+            flip = _flip(win, ratio, g, f, fdev)
+            if flip:
+                reasons.append(flip)
         reasons += _gpu_reasons(g, gdev) + _fpga_reasons(f, fdev)
         rows.append(KernelComparison(g.name, g.time_ms, f.time_ms, win, ratio, tuple(reasons)))
     gt, ft = gpu.total_ms, fpga.total_ms
@@ -183,6 +243,14 @@ def compare_reports(gpu, fpga: FPGAReport, gdev, fdev: FPGADevice) -> Comparison
             f"{rec}: {_times(hi / lo if lo else math.inf)} faster in total "
             f"({gt:.3f} ms on {gdev.name} vs {ft:.3f} ms on {fdev.name})"
         ]
+        heavy = max(rows, key=lambda r: max(r.gpu_ms, r.fpga_ms), default=None)
+        if heavy is not None:
+            reasons += [x for x in heavy.reasons[1:2] if x.startswith("what would flip")]
+            reasons.append(
+                f"bounds of the heaviest kernel {heavy.name}: GPU "
+                f"{_bound('GPU', g=next(g for g in gpu.kernels if g.name == heavy.name))}, "
+                f"FPGA {_bound('FPGA', f=by_name[heavy.name])}"
+            )
     doubtful = [
         f
         for f in fpga.kernels
@@ -263,81 +331,6 @@ def compare_source(
 
 
 # ---- rendering ------------------------------------------------------------------------------
-
-
-def _plain(x):
-    if dataclasses.is_dataclass(x) and not isinstance(x, type):
-        return {f.name: _plain(getattr(x, f.name)) for f in dataclasses.fields(x)}
-    if isinstance(x, dict):
-        return {str(k): _plain(v) for k, v in sorted(x.items())}
-    if isinstance(x, (list, tuple)):
-        return [_plain(v) for v in x]
-    if isinstance(x, float):
-        return None if math.isinf(x) or math.isnan(x) else round(x, 6)
-    if hasattr(x, "item"):
-        return _plain(x.item())
-    return x
-
-
-def _fpga_dict(rep: FPGAReport) -> dict:
-    d = _plain(rep)
-    d.pop("seconds", None)
-    d["total_ms"] = round(rep.total_ms, 6)
-    return d
-
-
-def fpga_to_json(rep: FPGAReport) -> str:
-    d = _fpga_dict(rep)
-    d["schema_version"] = SCHEMA_VERSION
-    return json.dumps(d, indent=2, sort_keys=True)
-
-
-def _res(r) -> str:
-    return f"DSP {r.dsp:.0f}, BRAM36 {r.bram36:.0f}, LUT {r.lut:.0f}, FF {r.ff:.0f}"
-
-
-def fpga_to_text(rep: FPGAReport) -> str:
-    b = rep.budget
-    work = " ".join(f"{k}={v}" for k, v in sorted(rep.work_sizes.items()))
-    tsz = " ".join(f"{k}={v}" for k, v in sorted(rep.trace_sizes.items()))
-    out = [
-        (
-            f"FPGA estimate for {rep.source} on {rep.device} ({rep.clock_mhz:g} MHz; budget "
-            f"{_res(b)})"
-        ),
-        f"work size: {work}   trace size: {tsz}",
-    ]
-    for k in rep.kernels:
-        out.append("")
-        out.append(
-            f"kernel {k.name} ({k.location}): {k.time_ms:.4f} ms, bound: {k.bound}"
-            f"{'' if k.fits else ' (DOES NOT FIT)'}"
-        )
-        out.append(f"  resources: {_res(k.resources)}")
-        for a in k.arrays:
-            where = f"BRAM, partition {a.partition}" if a.on_chip else "DRAM (streamed)"
-            rw = ("r" if a.read else "") + ("w" if a.written else "")
-            out.append(f"  array {a.name:<10} {_mb(a.bytes):>10}  {rw:<2} {where}")
-        for lp in k.loops:
-            out.append(
-                f"  loop at line {lp.line}: trip {lp.trip_count:.0f} x {lp.entries:.0f} "
-                f"entries; II {lp.ii} (recurrence {lp.rec_mii}, ports {lp.port_mii}, "
-                f"DSP {lp.dsp_mii}), depth {lp.depth}, {lp.compute_cycles:.0f} cycles = "
-                f"{lp.compute_ms:.4f} ms; streamed {_mb(lp.stream_bytes)} = "
-                f"{lp.stream_ms:.4f} ms; bound: {lp.bound} "
-                f"({lp.points_explored} points explored)"
-            )
-            for p in lp.pragmas or ("(no pragma: plain sequential loop)",):
-                out.append(f"    {p}")
-        if k.transfer_bytes:
-            out.append(
-                f"  copy in/out of on-chip arrays: {_mb(k.transfer_bytes)} = {k.transfer_ms:.4f} ms"
-            )
-        for w in k.warnings:
-            out.append(f"  warning: {w}")
-    out.append("")
-    out.append(f"total estimated time: {rep.total_ms:.4f} ms")
-    return "\n".join(out)
 
 
 def compare_to_json(c: Comparison) -> str:

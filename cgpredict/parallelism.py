@@ -23,7 +23,7 @@ import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from . import dddg
+from .fpga import dddg
 from .instrument.irtext import Module, parse_module
 from .tracefile import Trace
 

@@ -64,7 +64,7 @@ def test_text_and_json(mvt):
 def test_a_design_that_does_not_fit_never_wins(tmp_path, compiler):
     """With 1 LUT no FPGA design fits: the infeasible design's (short) time must not make
     the FPGA the recommendation."""
-    src = (Path(__file__).resolve().parents[1] / "cgpredict" / "fpga_devices" / "zc702.toml")
+    src = (Path(__file__).resolve().parents[1] / "cgpredict" / "fpga" / "devices" / "zc702.toml")
     tiny = tmp_path / "tiny.toml"
     tiny.write_text(src.read_text().replace("lut = 53200", "lut = 1"))
     c = compare_source(POLYBENCH / "mvt.c", fpga=str(tiny), work={"N": 256},

@@ -12,8 +12,10 @@ from cgpredict import fpga
 from cgpredict.fpga import (
     FPGADeviceError,
     estimate_trace,
+    explore,
     list_fpga_devices,
     load_fpga_device,
+    loops,
     traced_source,
 )
 
@@ -247,29 +249,29 @@ def test_partition_bram_is_part_of_the_exploration(compiler, tmp_path):
 
 
 def test_banks_hit_by_a_strided_access():
-    from cgpredict import dddg
+    from cgpredict.fpga import dddg
 
     op = dddg.Op(0, "%x", "load", "i32", mem_id=0, array="a")
     body = dddg.LoopBody((op,), frozenset())
 
     def loop(inner, outer=None):
-        return fpga._Loop(
+        return loops._Loop(
             None, body, (), {0: (inner, outer)}, False, 1, 4096.0, 1.0, False, {0: 4096.0}
         )
 
     # a[4 * i] (16 B apart): 64 copies over 32 cyclic banks hit banks 0, 4, ..., 28 only:
     # 8 banks, 8 accesses each
-    assert fpga._per_bank(loop(16), op, 4, 64, 1, 32) == 8
+    assert explore._per_bank(loop(16), op, 4, 64, 1, 32) == 8
     # a[i]: 64 copies over 32 banks, 2 each; a[2 * i] over 64 banks: 32 banks, 2 each
-    assert fpga._per_bank(loop(4), op, 4, 64, 1, 32) == 2
-    assert fpga._per_bank(loop(8), op, 4, 64, 1, 64) == 2
+    assert explore._per_bank(loop(4), op, 4, 64, 1, 32) == 2
+    assert explore._per_bank(loop(8), op, 4, 64, 1, 64) == 2
     # invariant in the inner loop: one access whatever U
-    assert fpga._per_bank(loop(0), op, 4, 64, 1, 32) == 1
+    assert explore._per_bank(loop(0), op, 4, 64, 1, 32) == 1
 
 
 def test_trip_counts_are_snapped_to_integers_only_within_fit_noise():
-    assert fpga._snap(64.0000001) == 64.0 and fpga._snap(65536.00000000038) == 65536.0
-    assert fpga._snap(255.5) == 255.5 and fpga._snap(63.9) == 63.9
+    assert loops._snap(64.0000001) == 64.0 and loops._snap(65536.00000000038) == 65536.0
+    assert loops._snap(255.5) == 255.5 and loops._snap(63.9) == 63.9
 
 
 def test_heap_array_size_uses_the_element_size(compiler, tmp_path):
@@ -302,7 +304,7 @@ def test_array_sizes_follow_the_source_declaration():
     """Both macros traced at 64, only NI grows: A[NI][NJ] is 1024 x 64 floats at the work
     size (matching IR dimensions by value would scale both); a[4*N] scales with N; a fixed
     dimension that happens to equal a trace value stays fixed."""
-    from cgpredict.fpga import _array_bytes
+    from cgpredict.fpga.arrays import _array_bytes
 
     ir = "\n".join([
         "@A = internal global [64 x [64 x float]] zeroinitializer, align 16",
@@ -316,3 +318,12 @@ def test_array_sizes_follow_the_source_declaration():
     assert got == {"A": 1024 * 64 * 4, "a": 4 * 1000 * 4, "w": 64 * 8}
     # without the source, the old value matching (kept as the fallback) scales by value
     assert _array_bytes(ir, tsz, wsz)["A"] == 1024 * 1024 * 4
+
+
+def test_schema_md_documents_every_device_key():
+    from cgpredict.fpga import device
+
+    doc = (fpga.bundled_fpga_dir() / "SCHEMA.md").read_text()
+    for table in device._SCHEMA.values():
+        for key in table:
+            assert f"`{key}`" in doc, key

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cgpredict.dddg import LoopBody, Op
+from cgpredict.fpga.dddg import LoopBody, Op
 from cgpredict.parallelism import Parallelism, _weighted, body_parallelism
 from cgpredict.pipeline import RunOptions, predict_source
 

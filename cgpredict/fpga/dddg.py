@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import networkx as nx
 import numpy as np
 
-from .instrument.irtext import CAST_OPCODES, Function, split_operands
+from ..instrument.irtext import CAST_OPCODES, Function, split_operands
 
 __all__ = [
     "FREE_CLASSES",

@@ -7,7 +7,7 @@ import networkx as nx
 import numpy as np
 from cgpredict.instrument.irtext import parse_module
 
-from cgpredict import dddg
+from cgpredict.fpga import dddg
 
 # s += a[i] * b[i]; a[i + 1] is not touched: a pure register recurrence through the fadd.
 DOT_IR = """

@@ -1,9 +1,9 @@
-"""FPGA device files (`cgpredict/fpga_devices/*.toml`): parsing and lookup (SPEC §5).
+"""FPGA device files (`cgpredict/fpga/devices/*.toml`): parsing and lookup (SPEC §5).
 
 A device file gives the clock, the resource budget (DSP, BRAM36, LUT, FF), the memory system
 (AXI/DRAM bandwidth, minimum transfer) and one operator table entry per class of OP_CLASSES
 (latency, initiation interval and resource cost of one instance). The schema is documented in
-`cgpredict/fpga_devices/SCHEMA.md`; errors name the file and the key.
+`cgpredict/fpga/devices/SCHEMA.md`; errors name the file and the key.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ..errors import CGPredictError
 from . import dddg
-from .errors import CGPredictError
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -90,6 +90,7 @@ class FPGADevice:
     clock_mhz: float
     dram_bandwidth_gbps: float
     axi_port_bytes: int
+    axi_ports: int
     dram_min_transfer_bytes: int
     dsp: int
     bram36: int
@@ -135,6 +136,7 @@ _SCHEMA: dict[str, dict[str, str]] = {
         "clock_mhz": "float",
         "dram_bandwidth_gbps": "float",
         "axi_port_bytes": "int",
+        "axi_ports": "int",
         "dram_min_transfer_bytes": "int",
     },
     "resources": {"dsp": "int", "bram36": "int", "lut": "int", "ff": "int"},
@@ -242,7 +244,7 @@ def parse_fpga_device(path: str, name: str, doc: dict) -> FPGADevice:
 
 
 def bundled_fpga_dir() -> Path:
-    return Path(str(resources.files("cgpredict") / "fpga_devices"))
+    return Path(str(resources.files("cgpredict.fpga") / "devices"))
 
 
 def _dirs() -> list[Path]:

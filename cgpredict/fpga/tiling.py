@@ -1,0 +1,370 @@
+"""The tiled design of a kernel's loop nest (SPEC §5, tiling with on-chip buffers).
+
+The design the published HLS accelerators use (loop tiling with BRAM buffers, Zhong et al.):
+
+* **Tiles.** Every loop L of the nest (source order kept) is split into a tile loop of
+  ``n_L = ceil(N_L / T_L)`` iterations and a point loop of ``T_L``.
+* **Buffers.** Every array gets one BRAM buffer holding the part of it a tile touches: per
+  array dimension (a distinct address coefficient of the affine access, ``affine.py``) the tile
+  extent of the loop moving it, plus the halo of constant offsets (``A[i+1]``, stencils);
+  loops with equal coefficients share a dimension (``T_a + T_b - 1``).
+* **Reuse.** A buffer is refilled when a tile loop that moves it advances, so it is filled
+  ``prod_{L <= last(X)} n_L`` times, ``last(X)`` the innermost tile loop moving array X (eq.
+  T1); written arrays are written back as often, read-write ones both.
+* **Bursts.** A fill moves rows along the array's contiguous dimension (coefficient = element
+  size) as AXI bursts; each row is rounded up to ``dram_min_transfer_bytes``. All fills share
+  ``axi_ports`` ports of ``axi_port_bytes`` per cycle, capped by the DRAM bandwidth (eq. T2):
+  ``bytes/cycle = min(axi_ports * axi_port_bytes, dram_bandwidth / clock)``.
+* **Compute.** The innermost point loop is pipelined and unrolled by U. A reduction carried
+  only through an add (``s += a * b``) is summed by an adder tree (tree-height reduction, as in
+  Lin-Analyzer's DDDG), so its recurrence MII is that of one iteration; any other recurrence
+  grows with U (eq. T3). Buffers read by the unrolled copies are partitioned cyclically along
+  the dimension the inner loop moves, by the smallest P whose 2-port banks keep the port MII
+  within max(recurrence MII, DSP MII). Per tile: ``(prod_outer T * ceil(T_in/U) - 1) * II +
+  depth`` when the nest is perfect (HLS flattens it), else ``prod_outer T * ((ceil(T_in/U) -
+  1) * II + depth)``; times the number of tiles (eq. T4).
+* **Overlap.** With double buffering (two copies of every buffer filled more than once) the
+  fills of the next tile overlap the compute of this one: ``max(compute, transfer) + first
+  fill``; without it they add: ``compute + transfer`` (eq. T5).
+
+Every point must fit the device's usable DSP / BRAM36 / LUT / FF; the exploration counts the
+points it evaluated, skips tile sizes whose buffers cannot fit even unpartitioned, and keeps
+the Pareto front (time, resource share) of the rest.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, replace
+
+from . import dddg
+from .affine import AffineAccess, AffineNest
+from .arrays import _bram
+from .device import FPGADevice, Resources
+from .explore import _depth, _dsp_mii, _pow2
+from .hls import tiled_pragmas, tiled_structure
+from .loops import MAX_UNROLL, _Loop
+from .results import Buffer, TiledEstimate
+
+ADD_CLASSES = frozenset({"fadd", "dadd", "iadd"})
+MAX_TILE = 4096  # largest tile size explored per loop
+
+
+@dataclass(frozen=True)
+class _Core:
+    """What one unroll factor U costs in the pipelined inner loop, independent of tiles."""
+
+    unroll: int
+    uses: dict
+    rec_mii: int
+    dsp_mii: int
+    depth: int
+
+
+def bytes_per_cycle(dev: FPGADevice) -> float:
+    """Eq. T2: the AXI ports' width, capped by the DRAM bandwidth at the fabric clock."""
+    ddr = dev.dram_bandwidth_gbps * 1e9 / (dev.clock_mhz * 1e6)
+    return min(dev.axi_ports * dev.axi_port_bytes, ddr)
+
+
+def tree_reduction(lp: _Loop) -> bool:
+    """Are all recurrences of the loop register reductions through an add (``s += ...``), so
+    that an unrolled body can sum its copies in a tree and add once to the accumulator?"""
+    if any(d.distance >= 1 for d in lp.deps):
+        return False
+    for o in lp.body.ops:
+        if o.klass == "phi" and o.carried >= 0 and o.index not in lp.body.induction:
+            if lp.body.ops[o.carried].klass not in ADD_CLASSES:
+                return False
+    return True
+
+
+def _core(lp: _Loop, dev: FPGADevice, u: int, inner_coef: dict[int, int], dsp: float) -> _Core:
+    uses: dict[str, int] = {}
+    for o in lp.body.ops:
+        if o.index in lp.body.induction or o.klass in dddg.FREE_CLASSES:
+            continue
+        copies = 1 if (o.mem_id >= 0 and inner_coef.get(o.mem_id, 1) == 0) else u
+        uses[o.klass] = uses.get(o.klass, 0) + copies
+    g = dddg.static_graph(lp.body, lp.deps, dev.latency)
+    tree = tree_reduction(lp)
+    rec = dddg.recurrence_mii(g, 1 if tree else u)  # eq. T3
+    arrays = {o.array for o in lp.body.mem_ops}
+    if tree and u > 1:  # one iteration, then log2(U) levels of the adder tree
+        add = max((dev.op[o.klass].latency_cycles for o in lp.body.ops
+                   if o.klass in ADD_CLASSES), default=0)
+        depth = _depth(lp, dev, 1, 1, 1, arrays, {}) + math.ceil(math.log2(u)) * add
+    else:
+        depth = _depth(lp, dev, u, 1, u, arrays, {})
+    return _Core(u, uses, rec, _dsp_mii(uses, dev, dsp), depth)
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """What tiling needs of one array, independent of the tile sizes."""
+
+    name: str
+    elem: int
+    dims: tuple[tuple[int, tuple[int, ...]], ...]  # (|coefficient|, loops), outermost first
+    halo: tuple[int, ...]  # extra extent per dimension from constant offsets
+    last: int  # innermost loop moving it (-1: none)
+    row_dim: int  # the contiguous dimension (-1: none)
+    inner_dim: int  # 1-based dimension the innermost loop moves (0: none)
+    read: bool
+    written: bool
+
+
+def _shape(name: str, accs: list[AffineAccess], inner: int) -> _Shape:
+    elem = max(a.bytes for a in accs)
+    n = len(accs[0].coef)
+    coefs = sorted({abs(c) for a in accs for c in a.coef if c}, reverse=True)
+    dims = tuple(
+        (c, tuple(k for k in range(n) if any(abs(a.coef[k]) == c for a in accs)))
+        for c in coefs
+    )
+    # halo: constant offsets between the accesses (stencils), each offset split over the
+    # dimensions in mixed radix (nearest multiple of each dimension's step)
+    ref = min(a.base for a in accs)
+    per_dim: list[list[int]] = [[] for _ in dims]
+    for a in accs:
+        off = (a.base - ref) // max(elem, 1)
+        for d, (c, _) in enumerate(dims):
+            step = max(c // elem, 1)
+            q = round(off / step)
+            per_dim[d].append(q)
+            off -= q * step
+    halo = tuple(max(q) - min(q) for q in per_dim)
+    moving = [k for k in range(n) if any(a.coef[k] for a in accs)]
+    return _Shape(
+        name,
+        elem,
+        dims,
+        halo,
+        max(moving) if moving else -1,
+        next((d for d, (c, _) in enumerate(dims) if c == elem), -1),
+        next((d + 1 for d, (c, ks) in enumerate(dims) if inner in ks), 0),
+        any(a.kind == "load" for a in accs),
+        any(a.kind == "store" for a in accs),
+    )
+
+
+def _shapes(nest: AffineNest) -> list[_Shape]:
+    by_array: dict[str, list[AffineAccess]] = {}
+    for a in nest.accesses:
+        by_array.setdefault(a.array, []).append(a)
+    inner = len(nest.loops) - 1
+    return [_shape(name, by_array[name], inner) for name in sorted(by_array)]
+
+
+@dataclass(frozen=True)
+class _Geometry:
+    shape: _Shape
+    ext: tuple[int, ...]
+    bytes: int
+    fills: float
+    per_fill: float  # DRAM bytes of one fill (read or write), burst rounding included
+    row: int
+
+
+def _geometry(sh: _Shape, tiles, counts, min_transfer: int) -> _Geometry:
+    ext = tuple(
+        sum(tiles[k] for k in ks) - (len(ks) - 1) + h for (c, ks), h in zip(sh.dims, sh.halo)
+    ) or (1,)
+    nbytes = math.prod(ext) * sh.elem
+    fills = float(math.prod(counts[: sh.last + 1])) if sh.last >= 0 else 1.0  # eq. T1
+    row = ext[sh.row_dim] * sh.elem if sh.row_dim >= 0 else sh.elem
+    per_fill = nbytes / row * math.ceil(row / min_transfer) * min_transfer
+    return _Geometry(sh, ext, nbytes, fills, per_fill, row)
+
+
+def _buffer(g: _Geometry, dev: FPGADevice, p: int, double: bool) -> Buffer:
+    sh = g.shape
+    b36, lut = _bram(dev, g.bytes, p)
+    dbl = double and g.fills > 1
+    k = 2 if dbl else 1
+    return Buffer(
+        sh.name, g.ext, g.bytes, p, sh.inner_dim if p > 1 else 0, dbl, k * b36, k * lut,
+        g.fills, g.fills * g.per_fill * (int(sh.read) + int(sh.written)), int(g.row),
+        sh.read, sh.written,
+    )
+
+
+def _buffers(
+    nest: AffineNest,
+    tiles: tuple[int, ...],
+    counts: tuple[int, ...],
+    dev: FPGADevice,
+    partition: dict[str, int],
+    double: bool,
+) -> list[Buffer]:
+    """The buffers of every array of the nest at these tile sizes (eq. T1, bursts)."""
+    return [
+        _buffer(_geometry(sh, tiles, counts, dev.dram_min_transfer_bytes), dev,
+                partition.get(sh.name, 1), double)
+        for sh in _shapes(nest)
+    ]
+
+
+def _partitions(
+    nest: AffineNest, lp: _Loop, u: int, target: int, dev: FPGADevice
+) -> tuple[dict[str, int], int]:
+    """Smallest cyclic partition per array keeping its port MII within ``target`` (at most U
+    banks), and the resulting port MII."""
+    inner = len(nest.loops) - 1
+    body_ids = {o.mem_id for o in lp.body.mem_ops}
+    acc: dict[str, list[int]] = {}
+    for a in nest.accesses:
+        if a.mem_id in body_ids:
+            acc.setdefault(a.array, []).append(u if a.coef[inner] else 1)
+    out, worst = {}, 1
+    for name, copies in acc.items():
+        p = 1
+        while True:
+            mii = math.ceil(sum(math.ceil(c / min(p, c)) for c in copies) / dev.bram_ports)
+            if mii <= target or p >= u:
+                break
+            p *= 2
+        out[name] = p
+        worst = max(worst, mii)
+    return out, worst
+
+
+def _candidates(trip: float) -> list[int]:
+    t = max(int(round(trip)), 1)
+    out = _pow2(t, MAX_TILE)
+    if t <= MAX_TILE and t not in out:
+        out.append(t)
+    return out
+
+
+def explore_tiled(
+    nest: AffineNest,
+    lp: _Loop,
+    trips: tuple[float, ...],
+    lines: tuple[int, ...],
+    dev: FPGADevice,
+    budget: Resources,
+    names: dict[int, str] | None = None,
+) -> tuple[TiledEstimate | None, str]:
+    """The fastest tiled design that fits ``budget`` (ties within 1%: the smaller one), or
+    None with the reason."""
+    hz = dev.clock_mhz * 1e6
+    bpc = bytes_per_cycle(dev)
+    inner = len(trips) - 1
+    inner_coef = {a.mem_id: a.coef[inner] for a in nest.accesses}
+    cores = {
+        u: _core(lp, dev, u, inner_coef, budget.dsp)
+        for u in _pow2(trips[inner], MAX_UNROLL)
+    }
+    axi = Resources(0, dev.axi_port_bram36 * dev.axi_ports, dev.axi_port_lut * dev.axi_ports,
+                    dev.axi_port_ff * dev.axi_ports)
+    cands = [_candidates(t) for t in trips]
+    shapes = _shapes(nest)
+    mt = dev.dram_min_transfer_bytes
+    loop_lut, loop_ff = dev.loop_lut * 2 * len(trips), dev.loop_ff * 2 * len(trips)
+    parts = {}
+    for u, core in cores.items():
+        parts[u] = _partitions(nest, lp, u, max(core.rec_mii, core.dsp_mii), dev)
+    ops_res = {}
+    for u, core in cores.items():
+        ii = max(core.rec_mii, core.dsp_mii, parts[u][1])
+        r = Resources()
+        for k, n in core.uses.items():
+            c = dev.op.get(k, dev.op["call"])
+            m = math.ceil(n / ii)
+            r = r + Resources(m * c.dsp, 0, m * c.lut, m * c.ff)
+        ops_res[u] = (ii, r)
+    bram_of: dict[tuple[int, int], tuple[int, int]] = {}
+    cap = (budget.dsp, budget.bram36, budget.lut, budget.ff)
+    cap1 = tuple(max(b, 1) for b in cap)
+    evaluated = skipped = 0
+    kept: list[tuple[float, float, tuple]] = []
+    for tiles in itertools.product(*cands):
+        counts = tuple(math.ceil(t / s) for t, s in zip(trips, tiles))
+        geo = [_geometry(sh, tiles, counts, mt) for sh in shapes]
+        if sum(_bram(dev, g.bytes, 1)[0] for g in geo) + axi.bram36 > budget.bram36:
+            skipped += 2 * sum(1 for u in cores if u <= tiles[inner])
+            continue
+        traffic = sum(g.fills * g.per_fill * (int(g.shape.read) + int(g.shape.written))
+                      for g in geo)
+        first = sum(g.per_fill * (int(g.shape.read) + int(g.shape.written)) for g in geo)
+        transfer, first = traffic / bpc, first / bpc  # eq. T2
+        outer = math.prod(tiles[:inner])
+        n_tiles = math.prod(counts)
+        for u, core in cores.items():
+            if u > tiles[inner]:
+                continue
+            part, port = parts[u]
+            ii, ops = ops_res[u]
+            it = math.ceil(tiles[inner] / u)
+            if lp.perfect:
+                per_tile = (outer * it - 1) * ii + core.depth
+            else:
+                per_tile = outer * ((it - 1) * ii + core.depth)
+            compute = n_tiles * per_tile  # eq. T4
+            for double in (False, True):
+                evaluated += 1
+                bram = lut = nbanks = 0
+                for g in geo:
+                    p = part.get(g.shape.name, 1)
+                    key = (g.bytes, p)
+                    if key not in bram_of:
+                        bram_of[key] = _bram(dev, g.bytes, p)
+                    b36, lt = bram_of[key]
+                    k = 2 if (double and g.fills > 1) else 1
+                    bram += k * b36
+                    lut += k * lt
+                    nbanks += p if p > 1 else 0
+                cycles = max(compute, transfer) + first if double else compute + transfer
+                need = (
+                    ops.dsp,
+                    ops.bram36 + axi.bram36 + bram,
+                    ops.lut + axi.lut + lut + loop_lut + dev.bank_mux_lut * nbanks,
+                    ops.ff + axi.ff + loop_ff + 32 * core.depth * u,
+                )
+                if any(x > b for x, b in zip(need, cap)):
+                    continue
+                res = Resources(*need)
+                kept.append((cycles / hz * 1e3, max(x / b for x, b in zip(need, cap1)),
+                             (tiles, counts, u, double, core, ii, port, compute, traffic,
+                              transfer, res)))
+    if not kept:
+        return None, (
+            f"no tile size fits the {dev.name} budget "
+            f"({evaluated} points evaluated, {skipped} skipped: buffers too large)"
+        )
+    front = _pareto(kept)
+    best = min(front, key=lambda k: (math.floor(math.log(max(k[0], 1e-12)) / math.log(1.01)),
+                                     k[1]))
+    ms, _, (tiles, counts, u, double, core, ii, port, compute, traffic, transfer, res) = best
+    bufs = _buffers(nest, tiles, counts, dev, parts[u][0], double)
+    if transfer >= compute:  # overlapped or not, the fills take longer than the compute
+        bound = "transfers"
+    else:
+        bound = next(
+            (n for n, m in (("recurrence", core.rec_mii), ("memory ports", port),
+                            ("DSP", core.dsp_mii)) if m == ii and ii > 1),
+            "throughput",
+        )
+    est = TiledEstimate(
+        lines, trips, tiles, u, double, tuple(bufs), ii, core.rec_mii, port, core.dsp_mii,
+        core.depth, float(compute), float(traffic), float(transfer), bpc,
+        compute / hz * 1e3, transfer / hz * 1e3, ms, bound, res, evaluated, skipped,
+        len(front), (), (),
+    )
+    est = replace(est, reduction_tree=tree_reduction(lp) and u > 1 and core.rec_mii > 1)
+    return replace(
+        est, pragmas=tiled_pragmas(est, dev), structure=tiled_structure(est, names or {})
+    ), ""
+
+
+def _pareto(points: list[tuple[float, float, tuple]]) -> list[tuple[float, float, tuple]]:
+    """The points no other point beats in both time and resource share."""
+    out = []
+    best_share = math.inf
+    for p in sorted(points, key=lambda x: (x[0], x[1])):
+        if p[1] < best_share:
+            out.append(p)
+            best_share = p[1]
+    return out

@@ -1,0 +1,241 @@
+"""The tiled FPGA design (cgpredict/fpga/tiling.py, affine.py, hls.py): hand-derived buffer
+sizes, fills, traffic, BRAM counts and cycle counts."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cgpredict.fpga import load_fpga_device
+from cgpredict.fpga.affine import AffineAccess, AffineNest, affine_nest
+from cgpredict.fpga.estimate import estimate_trace, traced_source
+from cgpredict.fpga.hls import loop_variable
+from cgpredict.fpga.tiling import _buffers, bytes_per_cycle
+
+ZC702 = load_fpga_device("zc702")
+
+
+def _mm_nest() -> AffineNest:
+    # C[i][j] = sum_k A[i][k] * B[k][j], 64 x 64 floats: rows of 256 bytes
+    return AffineNest(
+        (0, 1, 2),
+        (
+            AffineAccess(0, "C", "store", 4, 0, (256, 4, 0)),
+            AffineAccess(1, "A", "load", 4, 100000, (256, 0, 4)),
+            AffineAccess(2, "B", "load", 4, 200000, (0, 4, 256)),
+        ),
+    )
+
+
+def test_bytes_per_cycle_is_the_ports_capped_by_ddr():
+    # 4 HP ports x 8 bytes = 32 B/cycle; DDR 4 GB/s at 100 MHz = 40 B/cycle
+    assert bytes_per_cycle(ZC702) == 32
+    z = load_fpga_device("zcu102")
+    # 4 x 16 = 64 B/cycle; 19.2 GB/s at 200 MHz = 96 B/cycle
+    assert bytes_per_cycle(z) == 64
+
+
+def test_mm_buffers_fills_and_traffic_by_hand():
+    tiles, counts = (16, 16, 32), (4, 4, 2)
+    bufs = {b.array: b for b in _buffers(_mm_nest(), tiles, counts, ZC702, {}, False)}
+    a, b, c = bufs["A"], bufs["B"], bufs["C"]
+    # A tile: 16 rows (i) x 32 columns (k) = 2 KB; refilled per (ii, jj, kk): 4*4*2 = 32 fills
+    assert a.dims == (16, 32) and a.bytes == 2048 and a.fills == 32
+    assert a.row_bytes == 128 and a.traffic_bytes == 32 * 2048
+    # B tile: 32 rows (k) x 16 columns (j); 64-byte bursts
+    assert b.dims == (32, 16) and b.bytes == 2048 and b.fills == 32 and b.row_bytes == 64
+    # C tile: 16 x 16, kept across kk: one fill per (ii, jj), written back only
+    assert c.dims == (16, 16) and c.fills == 16 and c.traffic_bytes == 16 * 1024
+    assert not c.read and c.written
+    # one 2 KB buffer: one BRAM36 (4 KB); a 1 KB one as well
+    assert a.bram36 == 1 and c.bram36 == 1 and a.lut == 0
+
+
+def test_partitioned_and_double_buffers_by_hand():
+    tiles, counts = (16, 16, 32), (4, 4, 2)
+    bufs = {b.array: b for b in _buffers(_mm_nest(), tiles, counts, ZC702, {"A": 8}, True)}
+    a = bufs["A"]
+    # 8 banks of 256 bytes: LUT RAM (<= 512 B), 256 * 8 / 64 = 32 LUT per bank, x2 ping-pong
+    assert a.partition == 8 and a.partition_dim == 2  # the k dimension
+    assert a.bram36 == 0 and a.lut == 2 * 8 * 32 and a.double
+
+
+def test_short_rows_round_up_to_the_dram_burst():
+    # B tile with 4-element rows (16 bytes): every row moves a 32-byte DDR burst
+    tiles, counts = (4, 4, 8), (16, 16, 8)
+    b = {x.array: x for x in _buffers(_mm_nest(), tiles, counts, ZC702, {}, False)}["B"]
+    assert b.row_bytes == 16 and b.traffic_bytes == b.fills * 8 * 32
+
+
+def test_stencil_halo():
+    # B[i][j] = A[i-1][j] + A[i+1][j] + A[i][j-1] + A[i][j+1]  (rows of 64 floats)
+    accs = tuple(
+        AffineAccess(k, "A", "load", 4, 10000 + off * 4, (256, 4))
+        for k, off in enumerate((-64, 64, -1, 1))
+    )
+    nest = AffineNest((0, 1), accs)
+    (a,) = _buffers(nest, (8, 16), (8, 4), ZC702, {}, False)
+    # spread of 2*64 + 0 elements: two extra rows... and the column offsets +-1 are inside
+    # the same spread (64 + 1 - (-64 - 1) = 130 elements = 2 rows + 2 columns)
+    assert a.dims == (8 + 2, 16 + 2)
+
+
+def test_affine_nest_from_markers():
+    # two marked loops (ids 5, 6) and an unmarked innermost one; one access
+    # addr = 1000 + 400 * i + 40 * j + 4 * k, i < 2, j < 2, k < 3
+    ev = []
+    mark = lambda lid, idx: (0xFFFF << 48) | (lid << 32) | idx
+    for i in range(2):
+        ev.append(mark(5, i))
+        for j in range(2):
+            ev.append(mark(6, j))
+            for k in range(3):
+                ev.append((3 << 48) | (1000 + 400 * i + 40 * j + 4 * k))
+    ev = np.array(ev, dtype=np.uint64)
+
+    class M:
+        id, base, kind, bytes, line = 3, "A", "load", 4, 7
+
+    nest = affine_nest(ev, (5, 6, 9), (True, True, False), [M()], {3: 2})
+    assert nest.problem == ""
+    (a,) = nest.accesses
+    assert a.coef == (400, 40, 4) and a.base == 1000
+
+
+def test_non_affine_access_is_named():
+    ev = []
+    mark = lambda lid, idx: (0xFFFF << 48) | (lid << 32) | idx
+    for i in range(6):
+        ev.append(mark(5, i))
+        ev.append((3 << 48) | (1000 + 4 * (i * i)))
+    ev = np.array(ev, dtype=np.uint64)
+
+    class M:
+        id, base, kind, bytes, line = 3, "A", "load", 4, 12
+
+    nest = affine_nest(ev, (5,), (True,), [M()], {3: 0})
+    assert "line 12" in nest.problem and "not an affine" in nest.problem
+
+
+def test_loop_variable():
+    assert loop_variable("  for (int i = 0; i < N; i++)", "x") == "i"
+    assert loop_variable("for (jj=0; jj<N; jj+=4) {", "x") == "jj"
+    assert loop_variable("while (1)", "l0") == "l0"
+
+
+POLYBENCH = Path(__file__).resolve().parents[1] / "polybench_c"
+
+
+@pytest.fixture(scope="module")
+def mvt_report(compiler):
+    with traced_source(POLYBENCH / "mvt.c", {"N": 2048}, {"N": 256}) as t:
+        return estimate_trace(t.trace, ZC702, t.sizes, t.trace_sizes, t.work_sizes)
+
+
+def test_mvt_tiled_design_by_hand(mvt_report):
+    for k in mvt_report.kernels:
+        assert k.design == "tiled", k.tiling_note
+        t = k.tiled
+        assert t.trips == (2048, 2048)
+        # x[i] += A[i][j] * y[j]: the recurrence is one 4-cycle fadd (adder tree for U > 1)
+        assert t.rec_mii == 4 and t.ii == max(t.rec_mii, t.port_mii, t.dsp_mii)
+        a = next(b for b in t.buffers if b.array == "A")
+        # A is read exactly once whatever the tiles (2048^2 floats; bursts >= 32 bytes)
+        assert a.fills * a.bytes == 2048 * 2048 * 4 == a.traffic_bytes
+        # eq. T4 (perfect nest? x[i] is loaded/stored around the j loop: not perfect)
+        ti, tj = t.tiles
+        n_tiles = math.ceil(2048 / ti) * math.ceil(2048 / tj)
+        it = math.ceil(tj / t.unroll)
+        assert t.compute_cycles == n_tiles * ti * ((it - 1) * t.ii + t.depth)
+        # eq. T2 / T5
+        assert t.transfer_cycles == pytest.approx(t.transfer_bytes / 32)
+        first = sum(b.traffic_bytes / b.fills for b in t.buffers) / 32
+        cyc = (
+            max(t.compute_cycles, t.transfer_cycles) + first
+            if t.double_buffer
+            else t.compute_cycles + t.transfer_cycles
+        )
+        assert t.time_ms == pytest.approx(cyc / 1e5)
+        assert t.resources.fits(ZC702.usable())
+        assert t.points_evaluated > 0 and 1 <= t.points_pareto <= t.points_evaluated
+        assert any("#pragma HLS pipeline II=" in p for p in t.pragmas)
+        assert any("tile loop" in s for s in t.structure)
+    # both kernels move the 16 MB matrix once at 3.2 GB/s: at least 5.24 ms each
+    assert mvt_report.total_ms >= 2 * 2048 * 2048 * 4 / 3.2e9 * 1e3
+
+
+_INDIRECT = """
+#include <stdio.h>
+#define N 256
+#pragma cgp trace N=64
+static float A[N][N]; static int idx[N]; static float s[N];
+int main(void) {
+  for (int i = 0; i < N; i++) { idx[i] = (i * 7) % N; for (int j = 0; j < N; j++) A[i][j] = i + j; }
+#pragma cgp kernel ind grid=1
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++)
+      s[i] += A[idx[i]][j];
+  printf("%f\\n", s[3]);
+  return 0;
+}
+"""
+
+_RECURSIVE = """
+#include <stdio.h>
+#define N 256
+#pragma cgp trace N=64
+static float A[N];
+__attribute__((noinline)) static float f(int n) { return n <= 0 ? 0.0f : A[n % N] + f(n - 1); }
+int main(void) {
+  for (int i = 0; i < N; i++) A[i] = i;
+  float s = 0;
+#pragma cgp kernel r grid=1
+  for (int i = 0; i < N; i++)
+    s += f(i % 8);
+  printf("%f\\n", s);
+  return 0;
+}
+"""
+
+
+def test_non_affine_kernel_is_streamed_with_the_reason(compiler, tmp_path):
+    from click.testing import CliRunner
+
+    from cgpredict.cli import main
+
+    src = tmp_path / "indirect.c"
+    src.write_text(_INDIRECT)
+    r = CliRunner().invoke(main, ["fpga", str(src)])
+    assert r.exit_code == 0, r.output
+    assert "not tiled: the access at line 11 (A) is not an affine function" in r.output
+
+
+def test_recursive_kernel_is_one_line_exit_2(compiler, tmp_path):
+    from click.testing import CliRunner
+
+    from cgpredict.cli import main
+
+    src = tmp_path / "rec.c"
+    src.write_text(_RECURSIVE)
+    r = CliRunner().invoke(main, ["fpga", str(src)])
+    assert r.exit_code == 2
+    lines = [x for x in r.output.splitlines() if x.strip()]
+    assert len(lines) == 1 and "f() is recursive" in lines[0] and "line 6" in lines[0]
+    assert "Traceback" not in r.output
+
+
+def test_compare_states_ratio_bounds_and_flip(compiler):
+    from cgpredict.compare import compare_source
+
+    c = compare_source(POLYBENCH / "mvt.c", work={"N": 2048}, trace_sizes={"N": 256})
+    for r in c.kernels:
+        lo, hi = sorted((r.gpu_ms, r.fpga_ms))
+        assert r.ratio == pytest.approx(hi / lo)
+        assert f"faster by {r.ratio:.1f}x" in r.reasons[0]
+        assert "-bound" in r.reasons[0] and "FPGA, transfers-bound" in r.reasons[0]
+        assert r.reasons[1].startswith("what would flip it: ")
+    assert any(x.startswith("bounds of the heaviest kernel") for x in c.reasons)
+    assert any(x.startswith("what would flip it: ") for x in c.reasons)

@@ -119,7 +119,8 @@ def read_counters(path: Path) -> CounterFile:
     try:
         text = Path(path).read_text(errors="replace")
     except OSError as exc:
-        raise CounterError(f"{path}: cannot read the counter file ({exc.strerror or exc})") from None
+        why = exc.strerror or exc
+        raise CounterError(f"{path}: cannot read the counter file ({why})") from None
     lines = [ln for ln in text.splitlines() if not ln.startswith("==")]
     start = next((i for i, ln in enumerate(lines) if ln.startswith('"ID"')), None)
     if start is None:
@@ -135,7 +136,9 @@ def read_counters(path: Path) -> CounterFile:
         raise CounterError(f"{path}: no profiled launch in the ncu CSV")
     gpus = sorted({ln.gpu for ln in launches if ln.gpu})
     if not gpus:
-        raise CounterError(f"{path}: the ncu CSV names no GPU (profile with --metrics {GPU_METRIC})")
+        raise CounterError(
+            f"{path}: the ncu CSV names no GPU (profile with --metrics {GPU_METRIC})"
+        )
     if len(gpus) > 1:
         raise CounterError(f"{path}: launches from several GPUs ({', '.join(gpus)})")
     return CounterFile(str(path), gpus[0], tuple(launches))

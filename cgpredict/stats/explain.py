@@ -331,12 +331,19 @@ def to_text(e: Explanation) -> str:
                      f"{b.analytical_error_pct:+.0f}%, forest (LOKO) "
                      f"{b.forest_loko_error_pct:+.0f}%: {feats}")
     if e.counter_gpu:
-        lines += ["", f"Hardware counters ({e.counter_gpu}): predicted vs measured"]
+        lines += ["", f"Hardware counters ({e.counter_gpu}): measured / predicted over the "
+                  f"{len({c.key for c in e.counter_comparison})} configurations with counters "
+                  f"(median, min, max; every row in --json)"]
         if not e.counter_comparison:
             lines.append("  no profiled launch matches a measured configuration")
-        for c in e.counter_comparison:
-            lines.append(f"  {c.key:24s} {c.quantity:24s} predicted {c.predicted:.4g}  "
-                         f"measured {c.measured:.4g}")
+        for label, *_ in COMPARED:
+            ratios = [c.measured / c.predicted for c in e.counter_comparison
+                      if c.quantity == label and c.predicted]
+            if ratios:
+                lines.append(f"  {label:24s} {np.median(ratios):8.3g} {min(ratios):8.3g} "
+                             f"{max(ratios):8.3g}")
+        used = [n for n in e.features if n.startswith("ctr_")]
+        lines.append(f"  counters used as forest features: {', '.join(used) or 'none'}")
     s = e.seconds
     lines += ["", f"{s['total']:.1f} s ({s['features']:.1f} s predicting the configurations, "
               f"{s['forest']:.1f} s the forest)"]

@@ -222,7 +222,8 @@ def predict_rows(
     progress=None,
 ) -> list[tuple[MeasuredRow, Report | None, str]]:
     """Predict every row: (row, report, "") or (row, None, why it failed). Each corpus file is
-    traced once, at its declared trace size, with the largest measured work size."""
+    traced once, at its trace size for the largest measured work size; a row below that trace
+    size is traced on its own."""
     by_file: dict[str, list[MeasuredRow]] = {}
     for r in rows:
         by_file.setdefault(r.kernel, []).append(r)
@@ -232,31 +233,30 @@ def predict_rows(
             progress(f"tracing {stem}")
         largest = max(group, key=lambda r: sorted(r.work_sizes.values(), reverse=True))
         opts = RunOptions(device=device_name, model=model, work_sizes=largest.work_sizes)
+        source = Path(corpus) / f"{stem}.c"
         try:
-            prep = prepare(Path(corpus) / f"{stem}.c", opts)
+            prep = prepare(source, opts)
         except CGPredictError as exc:
             for r in group:
                 out[id(r)] = (r, None, _first_line(exc))
             continue
         with prep, _reuse_warps():
             for r in group:
-                out[id(r)] = _analyze(prep, r, device, opts)
+                out[id(r)] = _analyze(prep, source, r, device, opts)
     return [out[id(r)] for r in rows]
 
 
-def _analyze(prep: Prepared, row: MeasuredRow, device: GPUDevice, opts: RunOptions):
+def _analyze(prep: Prepared, source: Path, row: MeasuredRow, device: GPUDevice, opts):
     o = replace(opts, work_sizes=row.work_sizes, block=Block.parse(row.block))
     traced = prep.trace_sizes
-    if traced == prep.work_sizes and dict(row.work_sizes) != prep.work_sizes:
-        # traced at the work size: no trip-count fit to scale with; trace this row on its own
-        try:
-            with prepare(Path(prep.trace.header.source_name), o) as own:
-                return row, own.analyze(o, device), ""
-        except CGPredictError as exc:
-            return row, None, _first_line(exc)
-    if any(row.work_sizes.get(n, v) < v for n, v in traced.items()):
-        return row, None, f"work size below the trace size {traced}"
+    below = any(row.work_sizes.get(n, v) < v for n, v in traced.items())
+    fixed = traced == prep.work_sizes and dict(row.work_sizes) != prep.work_sizes
     try:
+        if below or fixed:
+            # below the shared trace size, or that trace was taken at the work size (no
+            # trip-count fit to scale with): this row is traced on its own, as `run` would
+            with prepare(source, o) as own:
+                return row, own.analyze(o, device), ""
         rep = analyze_trace(prep.trace, device, o, prep.sizes, traced, dict(row.work_sizes))
     except CGPredictError as exc:
         return row, None, _first_line(exc)

@@ -95,3 +95,47 @@ def test_short_names():
     assert ctr.short_name("void gemm_kernel(float, float *)") == "gemm_kernel"
     assert ctr.short_name("void ns::k<256, 1>(int)") == "k"
     assert ctr.short_name("plain") == "plain"
+
+
+def _measure_module():
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "validation" / "measure.py"
+    spec = importlib.util.spec_from_file_location("measure", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_measure_asks_ncu_for_what_explain_reads():
+    m = _measure_module()
+    assert set(m.NCU_METRICS) == set(ctr.METRICS) | {ctr.GPU_METRIC}
+
+
+def test_measure_profiles_one_run_after_the_warm_up(tmp_path):
+    """A stand-in ncu (a script that records its arguments and copies the format fixture to
+    --log-file) checks the command measure.py builds and the launch bookkeeping."""
+    import json
+    import sys
+
+    fake = tmp_path / "ncu"
+    fake.write_text(
+        f"#!{sys.executable}\n"
+        "import json, shutil, sys\n"
+        "a = sys.argv[1:]\n"
+        f"shutil.copy({str(FIXTURE)!r}, a[a.index('--log-file') + 1])\n"
+        f"open({str(tmp_path / 'args.json')!r}, 'w').write(json.dumps(a))\n"
+    )
+    fake.chmod(0o755)
+    m = _measure_module()
+    result = {"launches": [{"name": "k1", "count": 300, "timed": 12},
+                           {"name": "k2", "count": 300, "timed": 12}]}
+    out = tmp_path / "ncu-out" / "fdtd2d-32x8.csv"
+    c = m.profile_counters(str(fake), tmp_path / "port", ["--block", "32x8", "--sample", "12"],
+                           result, out, max_launches=10, timeout=60)
+    assert c["launches_per_run"] == 600 and c["launches_profiled"] == 10
+    args = json.loads((tmp_path / "args.json").read_text())
+    assert args[args.index("--launch-skip") + 1] == "24"  # the warm-up run's launches
+    assert args[args.index("--launch-count") + 1] == "10"
+    assert args[-2:] == ["--reps", "1"] and "--sample" in args
+    assert ctr.read_counters(out).gpu == "NVIDIA H100 80GB HBM3"

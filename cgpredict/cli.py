@@ -558,8 +558,15 @@ def _block(text):
     help="Existing folder for features.csv, importance.png, pca_biplot.png and "
     "partial_dependence.png.",
 )
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=min(2, os.cpu_count() or 1),
+    show_default="2, or 1 on one core",
+    help="Corpus files predicted at once (worker processes).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print everything as JSON.")
-def explain(measured, device, counters, corpus, model, out_dir, as_json):
+def explain(measured, device, counters, corpus, model, out_dir, jobs, as_json):
     """What drives the measured time: a random forest beside the analytical model."""
     import importlib.util
 
@@ -572,7 +579,7 @@ def explain(measured, device, counters, corpus, model, out_dir, as_json):
 
     if out_dir is not None:
         check_writable(out_dir / "features.csv", "features")
-    e = run_explain(measured, device, corpus, model, counters, _progress(not as_json))
+    e = run_explain(measured, device, corpus, model, counters, _progress(not as_json), jobs)
     click.echo(to_json(e) if as_json else to_text(e), nl=not as_json)
     if out_dir is not None:
         try:

@@ -71,6 +71,17 @@ def test_rows_below_the_trace_size_are_traced_on_their_own():
     assert table.data[0]["predicted_ms"] == pytest.approx(alone.total_ms, rel=1e-9)
 
 
+def test_worker_processes_predict_the_same():
+    dev = load_device("h100")
+    syrk = MeasuredRow("syrk", "SYRK", {"NI": 128, "NJ": 128}, "32x8", "default", 1.0, "t")
+    rows = (_row(128, "32x8"), syrk, _row(256, "32x8"))
+    one, _ = build_table(rows, dev, "h100", CORPUS, jobs=1)
+    two, _ = build_table(rows, dev, "h100", CORPUS, jobs=2)
+    assert list(two.data["key"]) == ["gemm 128 32x8", "syrk 128 32x8", "gemm 256 32x8"]
+    for name in two.features:
+        assert np.array_equal(one.data[name], two.data[name]), name
+
+
 def test_unpredictable_rows_are_dropped_with_the_reason():
     table, _ = build_table((_row(128, "2000x1"), _row(256, "32x8")), load_device("h100"),
                            "h100", CORPUS)

@@ -150,6 +150,7 @@ def explain(
     model: str = "cgpredict",
     counters: Path | None = None,
     progress=None,
+    jobs: int = 1,
 ) -> Explanation:
     """The whole report (see the module docstring)."""
     from . import forest as fr  # needs scikit-learn
@@ -194,7 +195,8 @@ def explain(
         return _counter_columns(q)
 
     table, kept = build_table(
-        mset.rows, dev, dev_name, corpus, model, progress, counter_features if files else None
+        mset.rows, dev, dev_name, corpus, model, progress, counter_features if files else None,
+        jobs,
     )
     t_features = time.perf_counter() - t0
     if len(table.data) < 5:

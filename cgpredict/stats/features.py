@@ -14,9 +14,11 @@ predicted time, since the kernel that takes the time is the one that explains it
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import csv
 import math
+import multiprocessing
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
@@ -220,30 +222,64 @@ def predict_rows(
     corpus: Path,
     model: str = "cgpredict",
     progress=None,
+    jobs: int = 1,
 ) -> list[tuple[MeasuredRow, Report | None, str]]:
     """Predict every row: (row, report, "") or (row, None, why it failed). Each corpus file is
     traced once, at its trace size for the largest measured work size; a row below that trace
-    size is traced on its own."""
-    by_file: dict[str, list[MeasuredRow]] = {}
-    for r in rows:
-        by_file.setdefault(r.kernel, []).append(r)
-    out: dict[int, tuple[MeasuredRow, Report | None, str]] = {}
-    for stem, group in sorted(by_file.items()):
-        if progress:
-            progress(f"tracing {stem}")
-        largest = max(group, key=lambda r: sorted(r.work_sizes.values(), reverse=True))
-        opts = RunOptions(device=device_name, model=model, work_sizes=largest.work_sizes)
-        source = Path(corpus) / f"{stem}.c"
-        try:
-            prep = prepare(source, opts)
-        except CGPredictError as exc:
-            for r in group:
-                out[id(r)] = (r, None, _first_line(exc))
-            continue
-        with prep, _reuse_warps():
-            for r in group:
-                out[id(r)] = _analyze(prep, source, r, device, opts)
-    return [out[id(r)] for r in rows]
+    size is traced on its own. ``jobs`` > 1 predicts that many corpus files at once, in
+    forked worker processes (Linux; elsewhere one process)."""
+    by_file: dict[str, list[int]] = {}
+    for i, r in enumerate(rows):
+        by_file.setdefault(r.kernel, []).append(i)
+    groups = [(stem, tuple(rows[i] for i in idx)) for stem, idx in sorted(by_file.items())]
+    results: dict[str, list[tuple[MeasuredRow, Report | None, str]]] = {}
+    pool = _pool(min(jobs, len(groups)))
+    if pool is None:
+        for stem, group in groups:
+            if progress:
+                progress(f"predicting {stem}")
+            results[stem] = _predict_file(stem, group, device, device_name, corpus, model)
+    else:
+        with pool:
+            futs = {pool.submit(_predict_file, stem, group, device, device_name, corpus, model):
+                    stem for stem, group in groups}
+            for fut in concurrent.futures.as_completed(futs):
+                results[futs[fut]] = fut.result()
+                if progress:
+                    progress(f"predicted {futs[fut]}")
+    out: list = [None] * len(rows)
+    for stem, idx in by_file.items():
+        for i, res in zip(idx, results[stem]):
+            out[i] = (rows[i], res[1], res[2])
+    return out
+
+
+def _pool(jobs: int):
+    """A pool of ``jobs`` forked workers, or None for one process (or where fork is absent)."""
+    if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        return None
+    ctx = multiprocessing.get_context("fork")
+    return concurrent.futures.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
+
+
+def _predict_file(
+    stem: str,
+    group: tuple[MeasuredRow, ...],
+    device: GPUDevice,
+    device_name: str,
+    corpus: Path,
+    model: str,
+) -> list[tuple[MeasuredRow, Report | None, str]]:
+    """The rows of one corpus file, from one trace."""
+    largest = max(group, key=lambda r: sorted(r.work_sizes.values(), reverse=True))
+    opts = RunOptions(device=device_name, model=model, work_sizes=largest.work_sizes)
+    source = Path(corpus) / f"{stem}.c"
+    try:
+        prep = prepare(source, opts)
+    except CGPredictError as exc:
+        return [(r, None, _first_line(exc)) for r in group]
+    with prep, _reuse_warps():
+        return [_analyze(prep, source, r, device, opts) for r in group]
 
 
 def _analyze(prep: Prepared, source: Path, row: MeasuredRow, device: GPUDevice, opts):
@@ -275,12 +311,13 @@ def build_table(
     model: str = "cgpredict",
     progress=None,
     extra: Callable[[MeasuredRow, Report], dict[str, float]] | None = None,
+    jobs: int = 1,
 ) -> tuple[FeatureTable, list[tuple[MeasuredRow, Report]]]:
     """Predict every row and tabulate its features; ``extra(row, report)`` adds columns (the
     hardware counters), kept when every row has them. Returns the table and the (row, report)
     pairs it was built from."""
     t0 = time.perf_counter()
-    results = predict_rows(rows, device, device_name, corpus, model, progress)
+    results = predict_rows(rows, device, device_name, corpus, model, progress, jobs)
     kept, dropped, recs = [], [], []
     for row, rep, why in results:
         if rep is None:

@@ -356,7 +356,15 @@ def to_json(e: Explanation) -> str:
     d = asdict(e)
     for k in ("table", "pca_scores", "pca_components"):
         d.pop(k, None)
+    d["features_table"] = [
+        {n: (v.item() if hasattr(v, "item") else v) for n, v in zip(rec.dtype.names, rec)}
+        for rec in e.table.data
+    ] if e.table is not None else []
     d["feature_descriptions"] = {n: FEATURES.get(n, "hardware counter") for n in e.features}
+    if e.pca_components is not None:  # every loading of the first three components
+        d["pca_components"] = [
+            {n: float(v) for n, v in zip(e.features, row)} for row in e.pca_components[:3]
+        ]
     d["schema_version"] = SCHEMA_VERSION
     return json.dumps(d, indent=2, sort_keys=True)
 

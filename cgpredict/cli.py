@@ -541,7 +541,8 @@ def _block(text):
 @click.option(
     "--counters",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="Nsight Compute counters (ncu --csv --page raw) of the measured runs.",
+    help="Nsight Compute counters (ncu --csv --page raw) of one run of each measured "
+    "configuration, matched to it by kernel, block and grid.",
 )
 @click.option(
     "--corpus",

@@ -23,12 +23,13 @@ from ..devices import load_device
 from ..prediction import Report
 from . import counters as ctr
 from .features import FEATURES, FeatureTable, build_table, write_csv, write_parquet
+from .forest import ErrorSummary
 from .measured import MeasuredError, MeasuredRow, check_enough, infer_device, read_measured
 
 SCHEMA_VERSION = 1
 TOP = 10  # features shown in the importance table
 BLIND = 5  # configurations listed under "where the model is blind"
-# (label, model feature, counter quantity, how to turn the feature into the counter's unit)
+# (label, the model's feature, the counter quantity it is compared with)
 COMPARED = (
     ("L2 hit rate", "l2_hit_rate", "l2_hit_rate"),
     ("L1 hit rate", "l1_hit_rate", "l1_hit_rate"),
@@ -82,9 +83,9 @@ class Explanation:
     dropped: tuple[tuple[str, str], ...]
     features: tuple[str, ...]
     constant_features: tuple[str, ...]
-    analytical: object  # forest.ErrorSummary
-    forest: object  # LOKO, forest of log(measured time)
-    corrected: object  # LOKO, model x exp(forest of the model's log error)
+    analytical: ErrorSummary
+    forest: ErrorSummary  # LOKO, forest of log(measured time)
+    corrected: ErrorSummary  # LOKO, model x exp(forest of the model's log error)
     importance: tuple[tuple[str, float, float], ...]
     pca_explained: tuple[float, ...]
     pca_loadings: tuple[tuple[tuple[str, float], ...], ...]  # first components, top features
@@ -240,7 +241,7 @@ def explain(
                 tuple(fr.local_reliance(full, X, int(i), names)),
             )
         )
-    comparison = _compare(table, quantities)
+    comparison = _compare(table, quantities, dev.warp_size)
     rows = tuple(
         RowResult(str(r["key"]), str(r["kernel"]), str(r["block"]), float(r["measured_ms"]),
                   float(r["predicted_ms"]), float(lk), float(hy))
@@ -259,13 +260,17 @@ def explain(
     )
 
 
-def _compare(table: FeatureTable, quantities: dict[str, dict[str, float]]):
+def _compare(
+    table: FeatureTable, quantities: dict[str, dict[str, float]], warp_size: int
+) -> tuple[CounterComparison, ...]:
+    """Every COMPARED quantity of every configuration with counters (per-thread loads and
+    stores turned into warp instructions, as ncu counts them)."""
     out = []
     for rec in table.data:
         q = quantities.get(str(rec["key"]))
         if not q:
             continue
-        warps_per_thread = 1.0 / 32.0
+        warps_per_thread = 1.0 / warp_size
         model = {n: float(rec[n]) for n in FEATURES}
         model["load_warp_insts"] = model["load_per_thread"] * model["threads_total"] * (
             warps_per_thread)
@@ -298,13 +303,13 @@ def to_text(e: Explanation) -> str:
         "trained on the other kernels only):",
         f"  {'':34s} {'MAPE %':>8s} {'median %':>9s} {'gmean factor':>13s}",
     ]
-    for label, s in (
+    for label, err in (
         ("analytical model", e.analytical),
         ("forest of log time (LOKO)", e.forest),
         ("model x forest of its error (LOKO)", e.corrected),
     ):
-        lines.append(f"  {label:34s} {s.mape_pct:8.1f} {s.median_ape_pct:9.1f} "
-                     f"{s.gmean_factor:13.2f}")
+        lines.append(f"  {label:34s} {err.mape_pct:8.1f} {err.median_ape_pct:9.1f} "
+                     f"{err.gmean_factor:13.2f}")
     lines += [
         "",
         f"  {'configuration':24s} {'measured':>9s} {'model':>9s} {'forest':>9s} "
@@ -320,7 +325,8 @@ def to_text(e: Explanation) -> str:
               + " ".join(f"PC{i + 1} {v:.0%}" for i, v in enumerate(e.pca_explained[:5]))]
     for i, loads in enumerate(e.pca_loadings):
         lines.append(f"  PC{i + 1}: " + ", ".join(f"{n} {v:+.2f}" for n, v in loads))
-    lines += ["", "Partial dependence of the forest's time on the top features (ms):"]
+    lines += ["", "Partial dependence of the forest's time on the top features "
+              "(geometric mean over the rows, ms):"]
     for name, grid, ms in e.partial_dependence:
         pts = ", ".join(f"{g:.3g}->{m:.3g}" for g, m in zip(grid, ms))
         lines.append(f"  {name}: {pts}")
@@ -419,7 +425,7 @@ def write_outputs(e: Explanation, out_dir: Path) -> list[Path]:
     for ax, (name, grid, ms) in zip(axes[0], e.partial_dependence):
         ax.plot(grid, ms, marker="o")
         ax.set_xlabel(name)
-        ax.set_ylabel("predicted time (ms)")
+        ax.set_ylabel("forest time, geometric mean (ms)")
     fig.suptitle("Partial dependence (forest)")
     fig.tight_layout()
     out.append(out_dir / "partial_dependence.png")

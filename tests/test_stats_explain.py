@@ -58,7 +58,7 @@ def test_features_match_a_plain_prediction(tmp_path):
     assert set(FEATURES) <= set(table.features)
     out = write_csv(table, tmp_path / "f.csv")
     header = out.read_text().splitlines()[0].split(",")
-    assert header[:5] == ["key", "kernel", "block", "variant", "measured_ms"]
+    assert header[:7] == ["key", "kernel", "block", "variant", "device", "port", "measured_ms"]
     assert len(out.read_text().splitlines()) == 4
 
 

@@ -43,6 +43,7 @@ def test_shared_jsonl(tmp_path):
     assert fdtd.work_sizes == {"NX": 2048, "NY": 2048, "TMAX": 100}
     assert infer_device(m) == "h100"  # from the file name
     assert gemm.key == "gemm 1024 32x8"
+    assert gemm.port == "plain"  # the shared measurements: PolyBench/GPU without __restrict__
 
 
 def test_the_real_subset_reads():
@@ -70,6 +71,7 @@ def test_unknown_kernel_and_device_are_named(tmp_path):
         (_line(ms=-1), "kernel_ms_median: want a positive number"),
         (_line(size=0), "size: want a positive integer"),
         (_line(bx=0), "bad block shape"),
+        (_line(port="const"), "port: want plain or restrict"),
     ],
 )
 def test_bad_jsonl_lines(tmp_path, line, what):
@@ -109,6 +111,7 @@ def test_measure_py_json_with_counters(tmp_path):
     assert row.work_sizes == {"NI": 256, "NJ": 256, "NK": 256} and row.measured_ms == 0.25
     assert row.counters_csv == str(tmp_path / "ncu" / "gemm-32x8.csv")
     assert row.counter_scale == 2.0
+    assert row.port == "restrict"  # validation/cuda ports use __restrict__
 
 
 def test_too_few_rows(tmp_path):

@@ -41,6 +41,7 @@ FEATURES: dict[str, str] = {
     "block_x": "block width as measured",
     "block_y": "block height as measured",
     "threads_per_block": "threads per block as measured",
+    "port_restrict": "1 when the measured CUDA has __restrict__ pointers, 0 when plain",
     "kernels": "kernels (regions) of the configuration",
     "launches": "kernel launches in all",
     "threads_total": "threads of every launch",
@@ -80,9 +81,9 @@ FEATURES: dict[str, str] = {
 @dataclass(frozen=True)
 class FeatureTable:
     """Features per measured configuration: ``data`` has one record per row, with the string
-    fields ``key``, ``kernel``, ``block``, ``variant`` and the float fields ``measured_ms``,
-    ``predicted_ms`` and every name in ``features``. ``dropped`` names the rows that could not
-    be predicted, with the reason."""
+    fields ``key``, ``kernel``, ``block``, ``variant``, ``device``, ``port``, the float
+    ``measured_ms`` and every name in ``features`` (``predicted_ms`` among them). ``dropped``
+    names the rows that could not be predicted, with the reason."""
 
     data: np.ndarray
     features: tuple[str, ...]
@@ -157,6 +158,7 @@ def config_features(report: Report, row: MeasuredRow, device: GPUDevice) -> dict
         "block_x": blk.x,
         "block_y": blk.y,
         "threads_per_block": blk.x * blk.y,
+        "port_restrict": float(row.port == "restrict"),
         "kernels": len(kernels),
         "launches": sum(k.launches for k in kernels),
         "threads_total": threads_total,
@@ -330,10 +332,11 @@ def build_table(
         extra_names = tuple(sorted(set.intersection(*(set(e) for _, _, e in recs))))
     names = tuple(FEATURES) + extra_names
     dtype = [("key", "U64"), ("kernel", "U32"), ("block", "U16"), ("variant", "U16"),
-             ("measured_ms", "f8")] + [(n, "f8") for n in names]
+             ("device", "U32"), ("port", "U8"), ("measured_ms", "f8")] + [(n, "f8") for n in names]
     data = np.zeros(len(recs), dtype=dtype)
     for j, (row, feats, ext) in enumerate(recs):
-        data[j] = (row.key, row.kernel, row.block, row.variant, row.measured_ms,
+        data[j] = (row.key, row.kernel, row.block, row.variant, device_name, row.port,
+                   row.measured_ms,
                    *[feats[n] for n in FEATURES], *[ext[n] for n in extra_names])
     table = FeatureTable(data, names, device.name, model, tuple(dropped),
                          time.perf_counter() - t0)

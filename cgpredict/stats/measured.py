@@ -37,6 +37,7 @@ JSONL_FIXED_SIZES = {"TMAX": 100}
 # The TK1 paper's blocks (measurements README: 2-D 32x32 blocks, 1-D 256x1).
 TABLE_BLOCKS = {1: "256x1", 2: "32x32"}
 MIN_ROWS = 5
+PORTS = ("plain", "restrict")
 
 
 class MeasuredError(CGPredictError):
@@ -50,7 +51,10 @@ class MeasuredRow:
     """One measured configuration.
 
     kernel: the corpus file's stem (``gemm``); bench: the name in the measured file (``GEMM``).
-    block: the launch's block as measured (``32x8``). counters_csv: the Nsight Compute CSV
+    block: the launch's block as measured (``32x8``). port: the CUDA code measured, ``plain``
+    (PolyBench/GPU as distributed, no ``__restrict__``: the shared measurements) or
+    ``restrict`` (``validation/cuda``, whose pointers are ``__restrict__``); a row's own
+    ``port`` field overrides. counters_csv: the Nsight Compute CSV
     (``ncu --csv --page raw``) that ``validation/measure.py`` recorded for this configuration,
     None when ncu did not run; counter_scale: launches of one run / launches profiled in it.
     """
@@ -65,6 +69,7 @@ class MeasuredRow:
     device: str | None = None
     counters_csv: str | None = None
     counter_scale: float = 1.0
+    port: str = "plain"  # the CUDA measured: "plain" pointers or "restrict" (__restrict__)
 
     @property
     def key(self) -> str:
@@ -148,6 +153,7 @@ def _row(r: dict, corpus: Path) -> MeasuredRow:
         r["device"],
         r.get("counters_csv"),
         r.get("counter_scale", 1.0),
+        r["port"],
     )
 
 
@@ -194,6 +200,7 @@ def _read_jsonl(path: Path, text: str) -> list[dict]:
             "ms": _positive(where, e["kernel_ms_median"], "kernel_ms_median"),
             "where": where,
             "device": e.get("device") or None,
+            "port": _port(where, e.get("port", "plain")),
         })
     return out
 
@@ -231,6 +238,7 @@ def _read_measure_json(path: Path, doc: dict) -> list[dict]:
             "device": None,
             "counters_csv": str(path.parent / csv_path) if csv_path else None,
             "counter_scale": float(scale),
+            "port": _port(f"{path}: {kernel} {cfg}", e.get("port", "restrict")),
         })
     return out
 
@@ -254,8 +262,15 @@ def _read_table(path: Path, doc: dict) -> list[dict]:
             "ms": _positive(where, e.get("measured_ms"), "measured_ms"),
             "where": where,
             "device": None,
+            "port": _port(where, e.get("port", "plain")),  # the paper's PolyBench/GPU code
         })
     return out
+
+
+def _port(where: str, port) -> str:
+    if port not in PORTS:
+        raise MeasuredError(f"{where}: port: want {' or '.join(PORTS)}, got {port!r}")
+    return port
 
 
 def infer_device(mset: MeasuredSet) -> str | None:

@@ -588,6 +588,71 @@ def _block(text):
 
 @main.command()
 @click.option(
+    "--measured",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Measured times: the shared jsonl (bench, size, block_x, block_y, kernel_ms_median), "
+    "a validation/measure.py JSON or a {BENCH: {work, grid, measured_ms}} table.",
+)
+@click.option(
+    "--device",
+    help="GPU the times were measured on [default: named by the file or its GPU].",
+)
+@click.option(
+    "--counters",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Nsight Compute counters (ncu --csv --page raw) of one run of each measured "
+    "configuration, matched to it by kernel, block and grid.",
+)
+@click.option(
+    "--corpus",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=Path("polybench_c"),
+    show_default=True,
+    help="Folder of corpus kernels the measured benchmarks name.",
+)
+@_model_option("Analytical model that supplies the features and the baseline.")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Existing folder for features.csv, importance.png, pca_biplot.png and "
+    "partial_dependence.png.",
+)
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=min(2, os.cpu_count() or 1),
+    show_default="2, or 1 on one core",
+    help="Corpus files predicted at once (worker processes).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print everything as JSON.")
+def explain(measured, device, counters, corpus, model, out_dir, jobs, as_json):
+    """What drives the measured time: a random forest beside the analytical model."""
+    import importlib.util
+
+    if importlib.util.find_spec("sklearn") is None:
+        raise click.UsageError("explain needs scikit-learn: pip install 'cgpredict[stats]'")
+    if out_dir is not None and importlib.util.find_spec("matplotlib") is None:
+        raise click.UsageError("--out needs matplotlib: pip install 'cgpredict[stats]'")
+    from .stats.explain import explain as run_explain
+    from .stats.explain import to_json, to_text, write_outputs
+
+    if out_dir is not None:
+        check_writable(out_dir / "features.csv", "features")
+    e = run_explain(measured, device, corpus, model, counters, _progress(not as_json), jobs)
+    click.echo(to_json(e) if as_json else to_text(e), nl=not as_json)
+    if out_dir is not None:
+        try:
+            written = write_outputs(e, out_dir)
+        except OSError as exc:
+            raise OutputPathError(f"cannot write to {out_dir}: {exc.strerror or exc}") from None
+        if not as_json:
+            click.echo("wrote " + ", ".join(str(p) for p in written))
+
+
+@main.command()
+@click.option(
     "-o",
     "--output",
     type=click.Path(dir_okay=False, path_type=Path),

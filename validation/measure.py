@@ -9,9 +9,14 @@ Standalone (python3 standard library only). For every port it
      pass/fail;
   3. runs the work binary in the reference configurations -- 2-D kernels with blocks 32x32 and
      32x8, 1-D kernels with 256x1 -- and
-  4. writes validation/measured/<gpu-name-slug>.json: GPU name, clocks, driver, date, nvcc
+  4. when Nsight Compute (``ncu``) is found and --no-ncu is not given, profiles one more run of
+     every configuration (``ncu --csv --page raw``, the counters of NCU_METRICS, the launches
+     of one benchmark run after the warm-up, at most --ncu-launches of them) into
+     <out stem>-ncu/<port>-<config>.csv beside the JSON; ``cgpredict explain`` reads them;
+  5. writes validation/measured/<gpu-name-slug>.json: GPU name, clocks, driver, date, nvcc
      version, host, the port, and every kernel/config result (the JSON each port prints, see
-     validation/README.md for the timing method).
+     validation/README.md for the timing method), with ``counters`` (CSV path, launches per
+     run, launches profiled) where ncu ran.
 
 --port plain (default) builds the ports as PolyBench/GPU writes them (every array a plain
 ``float*`` kernel parameter); --port restrict builds them with ``-DCGP_PORT_RESTRICT=1`` (every
@@ -22,7 +27,8 @@ Usage:
   python validation/measure.py [--only gemm,syrk] [--out FILE] [--check-size 64]
          [--sizes NAME=V ...] [--reps 7] [--timeout 180] [--sample gramschmidt=64 ...]
          [--configs 32x32,32x8] [--no-check] [--jobs N] [--budget 900] [--nvcc PATH]
-         [--bin-dir DIR] [--port plain|restrict] [--dry-run]
+         [--bin-dir DIR] [--port plain|restrict] [--dry-run] [--no-ncu] [--ncu PATH]
+         [--ncu-launches 60]
 
 Expected duration on one H100: about 2-3 minutes (builds ~30 s with 8 parallel nvcc jobs, checks
 ~15 s, 39 timed runs ~1-2 min; GRAMSCHMIDT is timed on 64 of its 8192 columns).
@@ -86,6 +92,32 @@ EXTRA_CHECK = {"TMAX": 8}
 # whose single-thread norm kernel alone takes ~1 ms each: all of them would take minutes.
 DEFAULT_SAMPLE = {"gramschmidt": 64}
 CONFIGS_2D = ("32x32", "32x8")
+# Nsight Compute metrics recorded per launch (cgpredict/stats/counters.py METRICS reads them; a
+# test keeps the two lists equal): DRAM bytes, L2/L1 sectors and hit rates, achieved occupancy,
+# issued warp instructions by class, stall reasons, and the GPU's name for the device check.
+NCU_METRICS = (
+    "device__attribute_display_name",
+    "gpu__time_duration.sum",
+    "dram__bytes_read.sum",
+    "dram__bytes_write.sum",
+    "lts__t_sectors.sum",
+    "lts__t_sector_hit_rate.pct",
+    "l1tex__t_sector_hit_rate.pct",
+    "l1tex__t_sectors.sum",
+    "sm__warps_active.avg.pct_of_peak_sustained_active",
+    "smsp__inst_executed.sum",
+    "smsp__inst_executed_op_global_ld.sum",
+    "smsp__inst_executed_op_global_st.sum",
+    "smsp__inst_executed_op_shared_ld.sum",
+    "smsp__inst_executed_op_shared_st.sum",
+    "smsp__inst_executed_pipe_xu.sum",
+    "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio",
+    "smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio",
+    "smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio",
+    "smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio",
+    "smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio",
+    "smsp__average_warps_issue_stalled_wait_per_issue_active.ratio",
+)
 CONFIGS_1D = ("256x1",)
 
 _SIZE_MACRO = re.compile(r"^\s*#\s*ifndef\s+(\w+)\s*\n\s*#\s*define\s+\1\s+(\d+)\s*$", re.M)
@@ -189,6 +221,51 @@ def run_port(exe: Path, args: list[str], timeout: float) -> dict:
     return result
 
 
+def ncu_path(explicit: str | None = None) -> str | None:
+    """Nsight Compute's CLI: --ncu, $NCU, ncu on PATH or under /usr/local/cuda; None if absent."""
+    if explicit:
+        return explicit
+    found = os.environ.get("NCU") or shutil.which("ncu")
+    if found:
+        return found
+    default = Path("/usr/local/cuda/bin/ncu")
+    return str(default) if default.exists() else None
+
+
+def profile_counters(ncu: str, exe: Path, args: list[str], result: dict, csv_path: Path,
+                     max_launches: int, timeout: float) -> dict:
+    """Profile one benchmark run of ``exe`` with ncu into ``csv_path`` (raw page, CSV).
+
+    The port runs a warm-up first, then --reps 1: ncu skips the warm-up's launches and profiles
+    the first ``max_launches`` of the timed run. ``launches_per_run`` (the logical launches of
+    one run, from the timed result) over ``launches_profiled`` scales the profiled counters to a
+    whole run; it assumes the profiled launches are representative of the run (FDTD-2D's time
+    steps repeat the same three kernels).
+    """
+    launches = result.get("launches") or []
+    timed = sum(int(ln.get("timed", ln.get("count", 0)) or 0) for ln in launches)
+    per_run = sum(int(ln.get("count", 0) or 0) for ln in launches)
+    if timed <= 0:
+        return {"error": "the timed result lists no launches"}
+    count = min(timed, max_launches)
+    cmd = [ncu, "--csv", "--page", "raw", "--print-units", "base",
+           "--metrics", ",".join(NCU_METRICS), "--launch-skip", str(timed),
+           "--launch-count", str(count), "--log-file", str(csv_path), str(exe), *args,
+           "--reps", "1"]
+    csv_path.parent.mkdir(parents=True, exist_ok=True)
+    t0 = time.time()
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": f"ncu timed out after {timeout:.0f} s", "cmd": " ".join(cmd)}
+    wall = round(time.time() - t0, 2)
+    if r.returncode != 0 or not csv_path.exists():
+        return {"error": f"ncu exit {r.returncode}", "cmd": " ".join(cmd), "wall_s": wall,
+                "stderr": (r.stderr or r.stdout)[-2000:]}
+    return {"csv": csv_path.name, "launches_per_run": per_run or timed,
+            "launches_profiled": count, "cmd": " ".join(cmd), "wall_s": wall}
+
+
 def parse_assignments(items: list[str], what: str) -> dict[str, int]:
     out: dict[str, int] = {}
     for item in items:
@@ -226,6 +303,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--port", choices=PORTS, default="plain",
                     help="plain: float* parameters as PolyBench/GPU (default); restrict: "
                          "every array __restrict__ (-DCGP_PORT_RESTRICT=1)")
+    ap.add_argument("--no-ncu", action="store_true", help="do not record Nsight Compute counters")
+    ap.add_argument("--ncu", help="ncu to use (default $NCU, ncu on PATH, /usr/local/cuda)")
+    ap.add_argument("--ncu-launches", type=int, default=60,
+                    help="launches of one run profiled by ncu (the rest are extrapolated)")
     args = ap.parse_args(argv)
 
     ports = sorted(p.stem for p in CUDA_DIR.glob("*.cu"))
@@ -286,6 +367,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"GPU: {gpu['name']} (SM {gpu['clock_sm_max']}, mem {gpu['clock_mem_max']}, "
           f"driver {gpu['driver']}); nvcc -arch={arch}", file=sys.stderr)
 
+    out = args.out or MEASURED_DIR / f"{slug(gpu['name'])}{suffix.replace('_', '-')}.json"
+    ncu = None if args.no_ncu else ncu_path(args.ncu)
+    ncu_dir = out.parent / f"{out.stem}-ncu"
+    print(f"Nsight Compute: {ncu or 'not found, no counters'}", file=sys.stderr)
+
     t_start = time.time()
     bin_dir.mkdir(parents=True, exist_ok=True)
     jobs = []
@@ -343,6 +429,14 @@ def main(argv: list[str] | None = None) -> int:
             entry["result"] = r
             if "error" in r:
                 entry["error"] = r["error"]
+            elif ncu and time.time() - t_start <= args.budget:
+                c = profile_counters(ncu, bin_dir / name, rargs[:2] + rargs[4:], r,
+                                     ncu_dir / f"{name}-{cfg}.csv", args.ncu_launches,
+                                     args.timeout)
+                if "csv" in c:
+                    c["csv"] = f"{ncu_dir.name}/{c['csv']}"
+                entry["counters"] = c
+                print(f"ncu   {name:16s} {cfg:6s} {c.get('error') or c['csv']}", file=sys.stderr)
             results.append(entry)
             msg = r.get("error") or f"total {r.get('total_ms', float('nan')):.4g} ms"
             print(f"run   {name:16s} {cfg:6s} {msg}  [{r.get('wall_s')} s wall, "
@@ -369,7 +463,6 @@ def main(argv: list[str] | None = None) -> int:
         "results": results,
         "elapsed_s": round(time.time() - t_start, 1),
     }
-    out = args.out or MEASURED_DIR / f"{slug(gpu['name'])}{suffix.replace('_', '-')}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
     n_fail = sum(1 for c in checks.values() if c["status"] != "pass")

@@ -344,7 +344,8 @@ def run(
         from .tracefile import read_trace
 
         tr = read_trace(from_trace)
-        report = analyze_trace(tr, load_device(device), dataclasses.replace(opts, port=tr.header.port))
+        opts = dataclasses.replace(opts, port=tr.header.port)
+        report = analyze_trace(tr, load_device(device), opts)
         traced = {k: int(v) if str(v).isdigit() else v for k, v in tr.header.macros.items()}
         report = dataclasses.replace(report, trace_sizes=traced)
     elif source is None:

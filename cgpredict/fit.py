@@ -101,7 +101,8 @@ def fit_parameters(
         for n in names:
             lo, hi = FIT_RANGES[n]
             if rnd:  # refine around the best value
-                lo, hi = max(lo, current[n] / 2.5 ** (1 / rnd)), min(hi, current[n] * 2.5 ** (1 / rnd))
+                step = 2.5 ** (1 / rnd)
+                lo, hi = max(lo, current[n] / step), min(hi, current[n] * step)
             grid = [lo * (hi / lo) ** (k / 24) for k in range(25)]
             best = min(
                 grid,

@@ -50,7 +50,11 @@ def analyze_region(
     sizes: SizeModel,
     tsz: dict[str, int],
     wsz: dict[str, int],
+    warps_cache: dict | None = None,
 ) -> KernelReport:
+    """Predict one region of a trace. ``warps_cache`` keeps the pseudo-warps formed per
+    (region, launch, grid, block) for the next analysis of the same trace (they depend on
+    the trace and the block only: not on the device, the model or the work size)."""
     h = trace.header
     info = h.region(region)
     rows = np.flatnonzero((trace.launches["region"] == region) & (trace.launches["recorded"] == 1))
@@ -72,11 +76,16 @@ def analyze_region(
         for b in {block1, block2}:
             _check_block(b, device, warnings)
         fixed = opts.grid or info.grid
-        if fixed:
+        key = (region, launch, fixed, block2, block1)
+        if warps_cache is not None and key in warps_cache:
+            wt = warps_cache[key]
+        elif fixed:
             block = block2 if fixed == 2 else block1
             wt = form_warps(trace, region, launch, fixed, block, is_store)
         else:
             wt = form_warps_auto(trace, region, launch, block2, block1, is_store)
+        if warps_cache is not None:
+            warps_cache[key] = wt
         grid, block = wt.grid_dims, wt.block
         if grid == 1 and opts.block and opts.block != block:
             warnings.append(f"{info.name} is a 1-D kernel: block {opts.block} replaced by {block}")

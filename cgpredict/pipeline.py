@@ -104,6 +104,7 @@ class Prepared:
     work_sizes: dict[str, int]
     seconds: dict[str, float]
     _tmp: tempfile.TemporaryDirectory
+    warps: dict = dataclasses.field(default_factory=dict)  # pseudo-warps per block, reused
 
     def close(self) -> None:
         self._tmp.cleanup()
@@ -117,7 +118,9 @@ class Prepared:
     def analyze(self, opts: RunOptions, device: GPUDevice | None = None) -> Report:
         t0 = time.perf_counter()
         dev = device or load_device(opts.device)
-        rep = analyze_trace(self.trace, dev, opts, self.sizes, self.trace_sizes, self.work_sizes)
+        rep = analyze_trace(
+            self.trace, dev, opts, self.sizes, self.trace_sizes, self.work_sizes, self.warps
+        )
         secs = {**self.seconds, "analysis": time.perf_counter() - t0}
         secs["total"] = sum(secs.values())
         return dataclasses.replace(rep, seconds=secs)
@@ -197,6 +200,7 @@ def analyze_trace(
     sizes: SizeModel | None = None,
     trace_sizes: dict[str, int] | None = None,
     work_sizes: dict[str, int] | None = None,
+    warps_cache: dict | None = None,
 ) -> Report:
     """Predict every region of a trace (work size = trace size unless a SizeModel says)."""
     sizes = sizes or SizeModel.constant(trace)
@@ -225,7 +229,7 @@ def analyze_trace(
         )
     kernels = []
     for r in trace.header.regions:
-        kernels.append(analyze_region(trace, r.index, device, opts, sizes, tsz, wsz))
+        kernels.append(analyze_region(trace, r.index, device, opts, sizes, tsz, wsz, warps_cache))
     return Report(
         trace.header.source_name,
         device.name,

@@ -8,12 +8,12 @@ with no measurement are predicted at the file's defaults and listed as not measu
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
 import time
-import dataclasses
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import CGPredictError

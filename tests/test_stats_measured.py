@@ -111,7 +111,10 @@ def test_measure_py_json_with_counters(tmp_path):
     assert row.work_sizes == {"NI": 256, "NJ": 256, "NK": 256} and row.measured_ms == 0.25
     assert row.counters_csv == str(tmp_path / "ncu" / "gemm-32x8.csv")
     assert row.counter_scale == 2.0
-    assert row.port == "restrict"  # validation/cuda ports use __restrict__
+    assert row.port == "plain"  # measure.py builds the plain port unless told otherwise
+    doc["port"] = "restrict"
+    f.write_text(json.dumps(doc))
+    assert read_measured(f, CORPUS).rows[0].port == "restrict"
 
 
 def test_too_few_rows(tmp_path):

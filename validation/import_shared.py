@@ -106,7 +106,8 @@ def h100_entries(shared: Path) -> list[dict]:
 def tk1_entries(shared: Path) -> list[dict]:
     data = json.loads((shared / "tk1-paper-table4-subset.json").read_text())
     return [
-        _entry(b, r["work"], "32x32" if r["grid"] == 2 else "256x1", r["measured_ms"], TK1_PROVENANCE)
+        _entry(b, r["work"], "32x32" if r["grid"] == 2 else "256x1", r["measured_ms"],
+               TK1_PROVENANCE)
         for b, r in data.items()
     ]
 

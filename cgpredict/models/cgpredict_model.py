@@ -43,10 +43,10 @@ the printed equations (the ``smem_cost="latency"`` reading keeps them): (22) tak
 the issue time and the load/store pipe's time (shared and L1 accesses), which are separate units
 working at once, instead of their sum; and the sync cost (23) is hidden in the compute-bound case
 (17) when two or more blocks are resident, since the other block keeps the pipes busy while one
-waits at its barrier (the textbook tiled GEMM on the H100 measures at the shared pipe's bound). no_smem_load_inst staging
-loads cost eq. (19) and are memory instructions for the no_mem_insts of eq. (16); mem_l and
-departure_delay (7)-(8) average over the global pattern instructions only. The sync cost (23)
-is added whenever the profile has sync instructions.
+waits at its barrier (the textbook tiled GEMM on the H100 measures at the shared pipe's bound).
+no_smem_load_inst staging loads cost eq. (19) and are memory instructions for the no_mem_insts
+of eq. (16); mem_l and departure_delay (7)-(8) average over the global pattern instructions
+only. Otherwise the sync cost (23) is added whenever the profile has sync instructions.
 
 Limits (no division by zero): with no memory instructions mem_l = departure_delay = 0, MWP = N,
 and eq. (17) applies (there is no memory period to overlap: the N warps' computation

@@ -15,18 +15,16 @@ predicted time, since the kernel that takes the time is the one that explains it
 from __future__ import annotations
 
 import concurrent.futures
-import contextlib
 import csv
 import math
 import multiprocessing
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
-from .. import kernel_analysis
 from ..devices import GPUDevice
 from ..errors import CGPredictError
 from ..pipeline import Prepared, analyze_trace, prepare
@@ -192,31 +190,6 @@ def config_features(report: Report, row: MeasuredRow, device: GPUDevice) -> dict
     return {n: float(f[n]) for n in FEATURES}
 
 
-@contextlib.contextmanager
-def _reuse_warps() -> Iterator[None]:
-    """Within the block: pseudo-warps of a (trace, region, launch, grid, block) formed once.
-
-    Forming warps depends on the trace and the block only, not on the work size, so the rows of
-    one corpus file that share a block (GEMM 1024 and 2048 at 32x8) share them. The analysis
-    looks ``form_warps`` up in kernel_analysis's namespace; it is replaced there for the block
-    only (not thread-safe; ``explain`` is one thread) and the cache dies with it.
-    """
-    original = kernel_analysis.form_warps
-    memo: dict[tuple, object] = {}
-
-    def form_warps(trace, region, launch, grid_dims, block, mem_kinds):
-        key = (id(trace), region, launch, grid_dims, block.x, block.y)
-        if key not in memo:
-            memo[key] = original(trace, region, launch, grid_dims, block, mem_kinds)
-        return memo[key]
-
-    kernel_analysis.form_warps = form_warps
-    try:
-        yield
-    finally:
-        kernel_analysis.form_warps = original
-
-
 def predict_rows(
     rows: tuple[MeasuredRow, ...],
     device: GPUDevice,
@@ -274,25 +247,28 @@ def _predict_file(
 ) -> list[tuple[MeasuredRow, Report | None, str]]:
     """The rows of one corpus file, from one trace."""
     largest = max(group, key=lambda r: sorted(r.work_sizes.values(), reverse=True))
-    opts = RunOptions(device=device_name, model=model, work_sizes=largest.work_sizes)
+    opts = RunOptions(
+        device=device_name, model=model, work_sizes=largest.work_sizes, port=largest.port
+    )
     source = Path(corpus) / f"{stem}.c"
     try:
         prep = prepare(source, opts)
     except CGPredictError as exc:
         return [(r, None, _first_line(exc)) for r in group]
-    with prep, _reuse_warps():
+    with prep:  # the Prepared trace keeps its pseudo-warps for every row of a block
         return [_analyze(prep, source, r, device, opts) for r in group]
 
 
 def _analyze(prep: Prepared, source: Path, row: MeasuredRow, device: GPUDevice, opts):
-    o = replace(opts, work_sizes=row.work_sizes, block=Block.parse(row.block))
+    o = replace(opts, work_sizes=row.work_sizes, block=Block.parse(row.block), port=row.port)
     traced = prep.trace_sizes
     below = any(row.work_sizes.get(n, v) < v for n, v in traced.items())
     fixed = traced == prep.work_sizes and dict(row.work_sizes) != prep.work_sizes
+    other_port = row.port != prep.trace.header.port
     try:
-        if below or fixed:
-            # below the shared trace size, or that trace was taken at the work size (no
-            # trip-count fit to scale with): this row is traced on its own, as `run` would
+        if below or fixed or other_port:
+            # below the shared trace size, that trace taken at the work size (no trip-count
+            # fit to scale with), or of the other port: traced on its own, as `run` would
             with prepare(source, o) as own:
                 return row, own.analyze(o, device), ""
         rep = analyze_trace(prep.trace, device, o, prep.sizes, traced, dict(row.work_sizes))

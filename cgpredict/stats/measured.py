@@ -53,8 +53,8 @@ class MeasuredRow:
     kernel: the corpus file's stem (``gemm``); bench: the name in the measured file (``GEMM``).
     block: the launch's block as measured (``32x8``). port: the CUDA code measured, ``plain``
     (PolyBench/GPU as distributed, no ``__restrict__``: the shared measurements) or
-    ``restrict`` (``validation/cuda``, whose pointers are ``__restrict__``); a row's own
-    ``port`` field overrides. counters_csv: the Nsight Compute CSV
+    ``restrict`` (``validation/cuda`` built with ``--port restrict``); measure.py's file says
+    which it built, and a row's own ``port`` field overrides. counters_csv: the Nsight Compute CSV
     (``ncu --csv --page raw``) that ``validation/measure.py`` recorded for this configuration,
     None when ncu did not run; counter_scale: launches of one run / launches profiled in it.
     """
@@ -220,7 +220,9 @@ def _read_measure_json(path: Path, doc: dict) -> list[dict]:
     except ValidationError as exc:
         raise MeasuredError(str(exc)) from None
     out = []
-    for k, ((kernel, cfg), e) in enumerate(sorted(entries.items())):
+    doc_port = doc.get("port", "plain")  # measure.py records the port it built (plain default)
+    for e in entries:
+        kernel, cfg = e["kernel"], e["config"]
         ctr = e.get("counters") if isinstance(e.get("counters"), dict) else {}
         csv_path = ctr.get("csv") if isinstance(ctr.get("csv"), str) else None
         per_run, profiled = ctr.get("launches_per_run"), ctr.get("launches_profiled")
@@ -238,7 +240,7 @@ def _read_measure_json(path: Path, doc: dict) -> list[dict]:
             "device": None,
             "counters_csv": str(path.parent / csv_path) if csv_path else None,
             "counter_scale": float(scale),
-            "port": _port(f"{path}: {kernel} {cfg}", e.get("port", "restrict")),
+            "port": _port(f"{path}: {kernel} {cfg}", e.get("port", doc_port)),
         })
     return out
 

@@ -4,8 +4,11 @@ The table below says how many PTX instructions one LLVM operation becomes. Choic
 
 * an ``fmul`` whose only user is an ``fadd``/``fsub`` fuses into one ``fma`` (counted 0 here,
   the add counts 1); ``llvm.fmuladd``/``llvm.fma`` are one ``fma``;
-* a loop iteration is one add and one branch (SPEC §2.4): a compare whose only user is a
-  conditional branch is folded into that branch; unconditional branches fall through (0);
+* a loop iteration is one add, one compare and one branch, as nvcc emits it (``add``,
+  ``setp``, ``@p bra``; SPEC §2.4 names the add and the branch, the PTX shows the compare
+  too); unconditional branches fall through (0);
+* a kernel's entry (``kernel_entry_insts``): per thread, what nvcc emits before the loops:
+  the thread index per grid dimension, the bounds guard and a pointer per array;
 * ``getelementptr``: one integer multiply-add (``mad.wide``) per variable index; constant
   offsets fold into the ld/st address (0);
 * integer casts, ``bitcast``, ``ptrtoint``, ``phi``, ``alloca`` are free (0), as on the GPU the
@@ -88,8 +91,6 @@ def ptx_cost(opcode: str, ty: str, detail: str) -> tuple[int, bool, bool]:
         return 0, False, False
     if opcode == "fmul" and detail == "fma":
         return 0, False, False
-    if opcode in ("icmp", "fcmp") and detail == "branch":
-        return 0, False, False
     if opcode == "br":
         return (1 if detail == "cond" else 0), False, False
     if opcode == "getelementptr":
@@ -104,6 +105,13 @@ def ptx_cost(opcode: str, ty: str, detail: str) -> tuple[int, bool, bool]:
         n, sfu = _call_cost(detail)
         return (max(n, 1), sfu, fp)
     return 1, False, fp
+
+
+def kernel_entry_insts(grid_dims: int, arrays: int) -> int:
+    """PTX instructions a kernel runs once per thread before its loops: per grid dimension
+    ``mov`` of %tid, %ctaid and %ntid, a ``mad`` and the bound's ``setp``; one guard branch;
+    per array parameter its ``ld.param`` and ``cvta.to.global``."""
+    return 5 * grid_dims + 1 + 2 * arrays
 
 
 def compute_counts(ops: Counter) -> ComputeCounts:

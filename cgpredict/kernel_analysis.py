@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .cache import CacheConfig
-from .compute import ComputeCounts, compute_counts
+from .compute import ComputeCounts, compute_counts, kernel_entry_insts
 from .devices import GPUDevice
 from .energy import predict_energy
 from .memory import COAL, CONST, UNCOAL, CacheScale, L1Config, MemoryAnalysis, analyze_memory
@@ -285,6 +285,8 @@ class _LaunchContext:
                 for opcode, ty, detail, k in b.ops:
                     ops[(opcode, ty, detail)] += n * k
         comp: ComputeCounts = compute_counts(ops)
+        arrays = {array_name(h.mem[s.sid].base) for s in self.mem.instrs}
+        entry = kernel_entry_insts(self.grid, len(arrays - {""}))
         warnings = []
         if comp.unknown_calls:
             warnings.append(
@@ -297,7 +299,7 @@ class _LaunchContext:
             coal=patterns[COAL],
             uncoal=patterns[UNCOAL],
             const=patterns[CONST],
-            comp_insts=comp.total,
+            comp_insts=comp.total + entry,
             sfu_insts=comp.sfu,
             fp_insts=comp.fp,
             registers_per_thread=self.opts.registers_per_thread,

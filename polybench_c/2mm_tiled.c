@@ -6,7 +6,7 @@
  *
  * PolyBench/GPU kernel split: two kernels (mm2_kernel1, mm2_kernel2), one thread per output
  * element.
- * Tiled variant of 2mm.c, same operation order (checksums agree exactly): in each kernel the
+ * Tiled variant of 2mm.c, the tiled CUDA kernel's register accumulator (checksums agree to float rounding): in each kernel the
  * reduction loop k is strip-mined by 32 (kk) and a 32x32 thread block stages one 32x32 tile
  * of each input matrix in shared memory per kk step (pragmas `cgp shared`).
  * Kernel `mm2_k1_tiled`:  Grid: 2-D (i, j) over C; shared A, B; kk / k sequential per thread.
@@ -58,10 +58,11 @@ int main(void)
 #pragma cgp shared B tile 32x32
   for (int i = 0; i < NI; i++) {
     for (int j = 0; j < NJ; j++) {
-      C[i][j] = 0.0f;
+      float acc = 0.0f;                   /* a register accumulator, as the tiled CUDA */
       for (int kk = 0; kk < NK; kk += 32)
         for (int k = kk; k < kk + 32; k++)
-          C[i][j] += A[i][k] * B[k][j];
+          acc += A[i][k] * B[k][j];
+      C[i][j] = acc;
     }
   }
 
@@ -70,10 +71,11 @@ int main(void)
 #pragma cgp shared D tile 32x32
   for (int i = 0; i < NI; i++) {
     for (int j = 0; j < NL; j++) {
-      E[i][j] = 0.0f;
+      float acc = 0.0f;                   /* a register accumulator, as the tiled CUDA */
       for (int kk = 0; kk < NJ; kk += 32)
         for (int k = kk; k < kk + 32; k++)
-          E[i][j] += C[i][k] * D[k][j];
+          acc += C[i][k] * D[k][j];
+      E[i][j] = acc;
     }
   }
 

@@ -6,7 +6,7 @@
  *   G = E * F        G: NI x NL
  *
  * PolyBench/GPU kernel split: three kernels (mm3_kernel1..3), one thread per output element.
- * Tiled variant of 3mm.c, same operation order (checksums agree exactly): in each kernel the
+ * Tiled variant of 3mm.c, the tiled CUDA kernel's register accumulator (checksums agree to float rounding): in each kernel the
  * reduction loop k is strip-mined by 32 (kk) and a 32x32 thread block stages one 32x32 tile
  * of each input matrix in shared memory per kk step (pragmas `cgp shared`).
  * Kernel `mm3_k1_tiled` (shared A, B):  Grid: 2-D (i, j) over E.
@@ -67,10 +67,11 @@ int main(void)
 #pragma cgp shared B tile 32x32
   for (int i = 0; i < NI; i++) {
     for (int j = 0; j < NJ; j++) {
-      E[i][j] = 0.0f;
+      float acc = 0.0f;                   /* a register accumulator, as the tiled CUDA */
       for (int kk = 0; kk < NK; kk += 32)
         for (int k = kk; k < kk + 32; k++)
-          E[i][j] += A[i][k] * B[k][j];
+          acc += A[i][k] * B[k][j];
+      E[i][j] = acc;
     }
   }
 
@@ -79,10 +80,11 @@ int main(void)
 #pragma cgp shared D tile 32x32
   for (int i = 0; i < NJ; i++) {
     for (int j = 0; j < NL; j++) {
-      F[i][j] = 0.0f;
+      float acc = 0.0f;                   /* a register accumulator, as the tiled CUDA */
       for (int kk = 0; kk < NM; kk += 32)
         for (int k = kk; k < kk + 32; k++)
-          F[i][j] += C[i][k] * D[k][j];
+          acc += C[i][k] * D[k][j];
+      F[i][j] = acc;
     }
   }
 
@@ -91,10 +93,11 @@ int main(void)
 #pragma cgp shared F tile 32x32
   for (int i = 0; i < NI; i++) {
     for (int j = 0; j < NL; j++) {
-      G[i][j] = 0.0f;
+      float acc = 0.0f;                   /* a register accumulator, as the tiled CUDA */
       for (int kk = 0; kk < NJ; kk += 32)
         for (int k = kk; k < kk + 32; k++)
-          G[i][j] += E[i][k] * F[k][j];
+          acc += E[i][k] * F[k][j];
+      G[i][j] = acc;
     }
   }
 

@@ -55,11 +55,11 @@ int main(void)
 #pragma cgp shared B tile 32x32
   for (int i = 0; i < NI; i++) {
     for (int j = 0; j < NJ; j++) {
-      float sum = 0.0f;                   /* the textbook kernel's register accumulator */
+      float acc = 0.0f;                   /* the textbook kernel's register accumulator */
       for (int kk = 0; kk < NK; kk += 32)
         for (int k = kk; k < kk + 32; k++)
-          sum += A[i][k] * B[k][j];
-      C[i][j] = alpha * sum + beta * C[i][j];
+          acc += A[i][k] * B[k][j];
+      C[i][j] = alpha * acc + beta * C[i][j];
     }
   }
 

@@ -4,7 +4,7 @@
  *
  *   A, B: NI x NJ, C: NI x NI
  *
- * Tiled variant of syr2k.c, same operation order (checksums agree exactly). The reduction
+ * Tiled variant of syr2k.c, the tiled CUDA kernel's register accumulator (checksums agree to float rounding). The reduction
  * loop k is strip-mined by 32 (kk); per kk step a 32x32 thread block stages 32x32 tiles of A
  * and of B (rows of the i-block and of the j-block) in shared memory (pragmas `cgp shared`).
  * Kernel `syr2k_tiled`:  Grid: 2-D (i, j); kk / k are sequential per-thread loops.
@@ -49,10 +49,11 @@ int main(void)
 #pragma cgp shared B tile 32x32
   for (int i = 0; i < NI; i++) {
     for (int j = 0; j < NI; j++) {
-      C[i][j] *= beta;
+      float acc = 0.0f;                   /* a register accumulator, as the tiled CUDA */
       for (int kk = 0; kk < NJ; kk += 32)
         for (int k = kk; k < kk + 32; k++)
-          C[i][j] += alpha * A[i][k] * B[j][k] + alpha * B[i][k] * A[j][k];
+          acc += A[i][k] * B[j][k] + B[i][k] * A[j][k];
+      C[i][j] = beta * C[i][j] + alpha * acc;
     }
   }
 

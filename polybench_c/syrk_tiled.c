@@ -4,7 +4,7 @@
  *
  *   A: NI x NJ, C: NI x NI
  *
- * Tiled variant of syrk.c, same operation order (checksums agree exactly). The reduction
+ * Tiled variant of syrk.c, the tiled CUDA kernel's register accumulator (checksums agree to float rounding). The reduction
  * loop k is strip-mined by 32 (kk); per kk step a 32x32 thread block stages the 32x32 tiles
  * A[i-block][kk..kk+31] and A[j-block][kk..kk+31] in shared memory (one `cgp shared` pragma:
  * both tiles come from array A).
@@ -46,10 +46,11 @@ int main(void)
 #pragma cgp shared A tile 32x32
   for (int i = 0; i < NI; i++) {
     for (int j = 0; j < NI; j++) {
-      C[i][j] *= beta;
+      float acc = 0.0f;                   /* a register accumulator, as the tiled CUDA */
       for (int kk = 0; kk < NJ; kk += 32)
         for (int k = kk; k < kk + 32; k++)
-          C[i][j] += alpha * A[i][k] * A[j][k];
+          acc += A[i][k] * A[j][k];
+      C[i][j] = beta * C[i][j] + alpha * acc;
     }
   }
 

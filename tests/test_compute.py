@@ -1,8 +1,8 @@
 """Tests of cgpredict.compute (SPEC §2.4): LLVM operation -> PTX-equivalent instruction counts.
 
 The table (module docstring of compute.py): fmul feeding fadd fuses into one fma (the fmul
-costs 0, the fadd 1); llvm.fmuladd is one fma; a compare feeding only a branch folds into the
-branch; a conditional branch is 1, an unconditional 0; getelementptr costs its number of
+costs 0, the fadd 1); llvm.fmuladd is one fma; a compare feeding a loop branch is its setp
+(1, as in nvcc's PTX); a conditional branch is 1, an unconditional 0; getelementptr costs its number of
 variable indices; integer casts are free, float conversions one cvt; division, remainder,
 sqrt and transcendental calls are SFU instructions; loads and stores are not counted here."""
 
@@ -26,9 +26,9 @@ from cgpredict.compute import ComputeCounts, compute_counts, ptx_cost
     ("mul", "i64", "", (1, False, False)),
     ("shl", "i64", "", (1, False, False)),
     ("select", "i1", "", (1, False, False)),
-    ("icmp", "eq", "branch", (0, False, False)),   # setp folded into the loop branch
+    ("icmp", "eq", "branch", (1, False, False)),   # the loop branch's setp
     ("icmp", "slt", "", (1, False, False)),
-    ("fcmp", "olt", "branch", (0, False, False)),
+    ("fcmp", "olt", "branch", (1, False, False)),
     ("br", "", "cond", (1, False, False)),
     ("br", "", "", (0, False, False)),
     ("getelementptr", "ptr", "0", (0, False, False)),
@@ -74,15 +74,15 @@ def test_erf_is_sfu(callee):
 
 
 def test_compute_counts_fma_loop_body():
-    """A loop body: acc += a[k] * b[k]: fmul (fused) + fadd, i++ (add), compare-and-branch
-    (icmp folded, br 1), two geps with one variable index each: 1 + 1 + 1 + 2 = 5 per
-    iteration, 1 of them floating point, no SFU."""
+    """A loop body: acc += a[k] * b[k]: fmul (fused) + fadd, i++ (add), setp and branch
+    (1 + 1), two geps with one variable index each: 1 + 1 + 2 + 2 = 6 per iteration, 1 of
+    them floating point, no SFU."""
     body = Counter({("fmul", "float", "fma"): 1, ("fadd", "float", ""): 1,
                     ("add", "i64", ""): 1, ("icmp", "eq", "branch"): 1, ("br", "", "cond"): 1,
                     ("getelementptr", "ptr", "1"): 2, ("load", "float", ""): 2,
                     ("phi", "i64", ""): 2})
     c = compute_counts(Counter({k: 100 * n for k, n in body.items()}))
-    assert c == ComputeCounts(500.0, 0.0, 100.0, ())
+    assert c == ComputeCounts(600.0, 0.0, 100.0, ())
 
 
 def test_compute_counts_sfu_and_unknown_calls():
@@ -100,3 +100,12 @@ def test_compute_counts_empty_and_scaled():
     assert compute_counts(Counter()) == ComputeCounts(0.0, 0.0, 0.0, ())
     c = ComputeCounts(10.0, 2.0, 4.0, ("f",)).scaled(2.5)
     assert c == ComputeCounts(25.0, 5.0, 10.0, ("f",))
+
+
+def test_kernel_entry():
+    """2-D, three arrays: 2 x (tid, ctaid, ntid, mad, setp) + guard branch + 3 x (ld.param,
+    cvta.to.global) = 17; 1-D, one array: 5 + 1 + 2 = 8."""
+    from cgpredict.compute import kernel_entry_insts
+
+    assert kernel_entry_insts(2, 3) == 17
+    assert kernel_entry_insts(1, 1) == 8

@@ -44,8 +44,8 @@ CASES = [
 LDST_XFAIL = ptx_check.LDST_KNOWN
 
 
-def _compute_xfail(launch: str) -> str | None:
-    return ptx_check.compute_known(launch)
+def _compute_xfail(launch: str, port: str) -> str | None:
+    return ptx_check.compute_known(launch, port)
 
 
 def _params(xfails) -> list:
@@ -92,7 +92,7 @@ def test_global_loads_and_stores_per_loop_iteration_match_ptx(
 
 
 @needs_nvcc
-@pytest.mark.parametrize("name,launch,port", _params(lambda launch, port: _compute_xfail(launch)))
+@pytest.mark.parametrize("name,launch,port", _params(_compute_xfail))
 def test_compute_instructions_per_thread_within_15_percent_of_ptx(
     checks, name: str, launch: str, port: str
 ) -> None:

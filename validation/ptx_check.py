@@ -151,11 +151,6 @@ _HOISTED = (
     "u1[i], u2[i]; gs_k2: R[k][k]) out of it, so cgpredict counts it once per row or launch; "
     "every CUDA thread loads it (PTX loads per thread: gemver_k1 5 vs 3, gs_k2 2 vs 1)"
 )
-_TILED_PORT = (
-    "plain: the tiled CUDA port accumulates in a register (z) and stores C once, while the C "
-    "file accumulates into C[i][j], which the plain port stores on every iteration of the "
-    "k loop (cgpredict 1 store per iteration, PTX 0): the port and the C file disagree"
-)
 LDST_KNOWN: dict[tuple[str, str], str] = {
     **{
         (k, "restrict"): _DEAD_INIT_STORE
@@ -170,28 +165,10 @@ LDST_KNOWN: dict[tuple[str, str], str] = {
     ("corr_std", "restrict"): _DEAD_INIT_STORE + "; and " + _IF_CONVERTED,
     ("gemver_k1", "restrict"): _HOISTED,
     ("gs_k2", "restrict"): _HOISTED,
-    **{
-        (k, "plain"): _TILED_PORT
-        for k in (
-            "mm2_k1_tiled", "mm2_k2_tiled", "mm3_k1_tiled", "mm3_k2_tiled", "mm3_k3_tiled",
-            "gemm_tiled", "syr2k_tiled", "syrk_tiled",
-        )
-    },
 }
 
-# Compute instructions per thread, per kernel (both ports alike):
+# Compute instructions per thread, per kernel:
 
-_PROLOGUE = (
-    "cgpredict undercounts the per-thread code nvcc emits outside the loops (thread index: "
-    "mov of %tid/%ctaid/%ntid and mad per dimension, the bounds guard setp/or.pred/bra, one "
-    "cvta.to.global per array, mul.wide/add.s64 addresses: 13-50 PTX instructions, counted "
-    "3-30) and counts one instruction less per loop iteration (the setp of the loop branch is "
-    "folded into it): below 85% at the traced size"
-)
-_NO_LOOP = (
-    "no per-thread loop: the kernel is its prologue (thread index, guard, cvta.to.global, "
-    "64-bit address arithmetic), which cgpredict counts at a quarter to two thirds of nvcc's"
-)
 _TILED = (
     "tiled: the cooperative staging loop of each tile (cgp::stage: element index e / cols, "
     "bounds selects, tile address; about 21 PTX instructions per staged element) is not in the "
@@ -201,34 +178,38 @@ _TILED = (
 )
 _RECURSIVE = (
     "recursive filter: nvcc copies the loop-carried values (xm1, ym1, ... become mov.f32, 2-4 "
-    "per iteration) that cgpredict counts free as phis (PTX 11-13 per iteration, cgpredict 8), "
-    "on top of: "
+    "per iteration) that cgpredict counts free as phis (PTX 11-13 per iteration, cgpredict 8)"
 )
-_NO_LOOP_KERNELS = frozenset(
-    "conv2d conv3d corr_reduce covar_reduce deriche_hsum deriche_vsum fdtd_k1 fdtd_k2 fdtd_k3 "
-    "gemver_k1 gs_k2".split()
+_ADDRESS_ONLY = (
+    "no per-thread loop and five accesses to three arrays: nvcc's 64-bit address arithmetic "
+    "(mul.wide/add.s64 per access, the j == 0 select of the _fict_ value) is most of the "
+    "kernel; cgpredict counts one mad per variable index (PTX 33, cgpredict 26)"
 )
-_COMPUTE_OK = frozenset("corr_corr covar_covar".split())
+_STATIC_GS_K1 = (
+    "gs_k1: only thread 0 of 256 runs the loop and the code after it; the PTX count outside "
+    "loops is static, so this check charges every thread with thread 0's code (an artefact "
+    "of static counting)"
+)
+_HOISTED_GS_K2 = (
+    "restrict: clang hoists the load of R[k][k] and its address out of the thread's code "
+    "(counted once per launch); every CUDA thread computes and loads it (PTX 19, cgpredict 16)"
+)
 
 
-def compute_known(launch: str) -> str | None:
+def compute_known(launch: str, port: str = "plain") -> str | None:
     """Why the per-thread compute count of ``launch`` is known to differ from nvcc's (None
-    when it is expected to match)."""
-    if launch in _COMPUTE_OK:
-        return None
+    when it is expected to match within COMPUTE_TOL)."""
     if launch.endswith("_tiled"):
         return _TILED
-    if launch in _NO_LOOP_KERNELS:
-        return _NO_LOOP
     if launch.startswith("deriche_") and launch[-3:] in ("fwd", "bwd"):
-        return _RECURSIVE + _PROLOGUE
+        return _RECURSIVE
+    if launch == "fdtd_k1":
+        return _ADDRESS_ONLY
     if launch == "gs_k1":
-        return (
-            "gs_k1: only thread 0 of 256 runs the loop and the code after it; the PTX count "
-            "outside loops is static, so this check charges every thread with thread 0's "
-            "code (an artefact of static counting), on top of: " + _PROLOGUE
-        )
-    return _PROLOGUE
+        return _STATIC_GS_K1
+    if launch == "gs_k2" and port == "restrict":
+        return _HOISTED_GS_K2
+    return None
 
 
 def _num(x: float | None) -> str:
@@ -272,9 +253,10 @@ def model_kernels(name: str, port: str) -> dict[str, _ModelKernel]:
     """cgpredict's per-loop counts for every kernel of polybench_c/``name``.c."""
     import numpy as np
 
-    from cgpredict.compute import compute_counts
+    from cgpredict.compute import compute_counts, kernel_entry_insts
     from cgpredict.pipeline import RunOptions, prepare
-    from cgpredict.summary import op_counts, region_block_counts
+    from cgpredict.shared import array_name
+    from cgpredict.summary import region_block_counts
     from cgpredict.warps import mapped_loops
 
     sizes = trace_sizes(name)
@@ -340,8 +322,10 @@ def model_kernels(name: str, port: str) -> dict[str, _ModelKernel]:
             for i in inner:
                 tblocks |= set(loops[i].blocks)
             tblocks = own_blocks(tblocks, [lp for lp in seq if lp.depth == grid + 1])
-            thread = _ModelLoop(-1, 0, 0, *counts(tblocks, threads), 1.0)
-            total = compute_counts(op_counts(tr, r.index)).total / threads if threads else 0.0
+            *tc, tcomp = counts(tblocks, threads)
+            arrays = {array_name(m.text) for m in kr.mem} - {""}
+            thread = _ModelLoop(-1, 0, 0, *tc, tcomp + kernel_entry_insts(grid, len(arrays)), 1.0)
+            total = kr.profile.comp_insts  # what the model itself counts per thread
             out[r.name] = _ModelKernel(
                 grid, thread, mloops, total, kr.profile.shared.load_insts
             )
@@ -476,7 +460,7 @@ def render(checks: list[KernelCheck]) -> str:
         for m in k.mismatches():
             why = LDST_KNOWN.get((k.launch, k.port)) if "ld/st" in m or "loop" in m else None
             if m.startswith("compute"):
-                why = compute_known(k.launch)
+                why = compute_known(k.launch, k.port)
             lines.append(
                 f"* {k.file} `{k.launch}` ({k.port}): {m}. "
                 + (f"Why: {why}." if why else "**Not explained.**")

@@ -31,7 +31,9 @@ from .models import predict as model_predict
 from .occupancy import BlockDoesNotFit
 from .pipeline import Prepared, Report, RunOptions, predict_source, prepare
 from .prediction import PredictionError
+from .regions import read_source
 from .shared import array_layouts, array_name
+from .tracer import marked_source
 from .warps import Block
 
 TILE = 32
@@ -222,6 +224,34 @@ def _try_analyze(prep: Prepared, opts: RunOptions, what: str, notes: list[str] |
         return None
 
 
+def _same_kernel(tiled_name: str, names: set[str]) -> bool:
+    """``gemm_tiled`` is the tiled ``gemm``; a tiled file may also keep the names."""
+    return tiled_name in names or tiled_name.removesuffix("_tiled") in names
+
+
+def check_tiled(tiled: Path, base: Report, block: Block | None) -> None:
+    """A --tiled file must tile the kernels of the source (names equal, or with ``_tiled``)
+    in tiles that the block divides or that divide the block: one-line errors otherwise."""
+    regions = marked_source(tiled, read_source(tiled)).regions
+    names = {k.name for k in base.kernels}
+    if not any(_same_kernel(r.name, names) for r in regions):
+        raise PredictionError(
+            f"--tiled {tiled}: none of its kernels ({', '.join(r.name for r in regions) or 'none'})"
+            f" is a kernel of {base.source} ({', '.join(sorted(names))}), by name or name_tiled"
+        )
+    if block is None:
+        return
+    for r in regions:
+        for h in r.shared:
+            for tile, edge, axis in ((h.tile_cols, block.x, "x"), (h.tile_rows, block.y, "y")):
+                if tile % edge and edge % tile:
+                    raise PredictionError(
+                        f"--tiled {tiled}:{r.line}: tile {h.tile_rows}x{h.tile_cols} of "
+                        f"{h.array} and block {block} do not divide each other along {axis} "
+                        f"({tile} vs {edge})"
+                    )
+
+
 def shared_fix(
     prep: Prepared,
     opts: RunOptions,
@@ -232,6 +262,7 @@ def shared_fix(
     """Tile the read-only reused arrays into shared memory, each kernel its own (or predict the
     user's tiled file). A tiling that does not fit the device is not proposed."""
     if tiled is not None:
+        check_tiled(tiled, base, opts.block)
         rep = predict_source(tiled, dataclasses.replace(opts, transpose=(), stage=()))
         return Fix(
             "shared-memory",

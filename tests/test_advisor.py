@@ -274,3 +274,21 @@ def test_register_accumulation_fix_is_the_restrict_port():
 def test_no_register_fix_for_a_restrict_port():
     a = advise(POLYBENCH / "gemm.c", dataclasses.replace(GEMM_OPTS, port="restrict"))
     assert not [f for f in a.fixes if f.kind in ("register-accumulation", "combined")]
+
+
+def test_tiled_file_must_tile_the_source_kernels(tmp_path):
+    from cgpredict.advisor import check_tiled
+    from cgpredict.pipeline import PredictionError
+
+    base = predict_source(POLYBENCH / "gemm.c", GEMM_OPTS)
+    check_tiled(POLYBENCH / "gemm_tiled.c", base, Block(32, 8))  # gemm_tiled tiles gemm
+    other = tmp_path / "other.c"
+    other.write_text("#define N 64\nstatic float A[N][N];\nint main(void) {\n"
+                     "#pragma cgp kernel other\n  for (int i = 0; i < N; i++) A[i][0] = 1;\n"
+                     "  return 0;\n}\n")
+    with pytest.raises(PredictionError, match=r"none of its kernels \(other\) is a kernel of "
+                                              r"gemm.c \(gemm\)"):
+        check_tiled(other, base, None)
+    with pytest.raises(PredictionError, match=r"gemm_tiled.c:56: tile 32x32 of A and block "
+                                              r"24x8 do not divide each other along x"):
+        check_tiled(POLYBENCH / "gemm_tiled.c", base, Block(24, 8))

@@ -519,17 +519,22 @@ def _dependence(events: np.ndarray, is_store: np.ndarray) -> Dependence | None:
     store = is_store[events["sid"]]
     if not store.any():
         return None
-    written = np.unique(events["addr"][store])
-    pos = np.minimum(np.searchsorted(written, events["addr"]), len(written) - 1)
-    touched = written[pos] == events["addr"]
-    sub = events[touched]
-    pairs = np.unique(np.stack([sub["addr"], sub["thread"]]), axis=1)
-    addrs, n_threads = np.unique(pairs[0], return_counts=True)
-    shared = addrs[n_threads > 1]
+    addr = events["addr"]
+    written = np.unique(addr[store])
+    # only events inside the written range can touch a written address (a cheap first cut)
+    near = np.flatnonzero((addr >= written[0]) & (addr <= written[-1]))
+    pos = np.minimum(np.searchsorted(written, addr[near]), len(written) - 1)
+    idx = near[written[pos] == addr[near]]
+    # one sort by address: an address is shared when its events span two threads or more
+    order = idx[np.argsort(addr[idx], kind="stable")]
+    a, t = addr[order], events["thread"][order]
+    starts = np.flatnonzero(np.r_[True, a[1:] != a[:-1]])
+    spans = np.minimum.reduceat(t, starts) != np.maximum.reduceat(t, starts)
+    shared = a[starts[spans]]
     if not len(shared):
         return None
-    hit = np.isin(sub["addr"], shared)
-    sids = sub["sid"][hit]
+    hit = np.repeat(spans, np.diff(np.r_[starts, len(a)]))
+    sids = events["sid"][order][hit]
     stores = tuple(sorted({int(s) for s in np.unique(sids) if is_store[s]}))
     others = tuple(sorted({int(s) for s in np.unique(sids) if not is_store[s]}))
     return Dependence(int(len(shared)), stores, others)

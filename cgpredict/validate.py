@@ -177,7 +177,16 @@ def validate(
         if progress:
             progress(f"{stem} {dict(work)}")
         rows += _rows(files[stem], dict(work), group, device, model, port, measured)
-    return Validation(device, model, str(measured) if measured else None, gpu, tuple(rows))
+    return Validation(device, model, _shown(measured) if measured else None, gpu, tuple(rows))
+
+
+def _shown(path: Path) -> str:
+    """``path`` relative to the working directory when it lies below it (tables stay the
+    same on every machine)."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
 
 
 def _rows(
@@ -323,8 +332,9 @@ def plot_validation(v: Validation, path: Path) -> Path | None:
         ax.plot([lo, hi], [lo * f, hi * f], "k:", lw=0.6)
     ax.set(xscale="log", yscale="log", xlim=(lo, hi), ylim=(lo, hi),
            xlabel="measured ms", ylabel="predicted ms",
-           title=f"{v.gpu_name or v.device}: {v.model} model, MAPE "
-                 f"{v.mape:.1f}%" if v.mape is not None else v.device)
+           title=f"{v.device}, {v.model} model: MAPE {v.mape:.1f}% over {len(pts)} runs"
+           if v.mape is not None else v.device)
+    ax.title.set_fontsize(10)
     ax.legend(fontsize=7, loc="upper left")
     fig.tight_layout()
     fig.savefig(path, dpi=110)

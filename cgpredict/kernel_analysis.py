@@ -81,9 +81,9 @@ def analyze_region(
             wt = warps_cache[key]
         elif fixed:
             block = block2 if fixed == 2 else block1
-            wt = form_warps(trace, region, launch, fixed, block, is_store)
+            wt = form_warps(trace, region, launch, fixed, block, is_store, warps_cache)
         else:
-            wt = form_warps_auto(trace, region, launch, block2, block1, is_store)
+            wt = form_warps_auto(trace, region, launch, block2, block1, is_store, warps_cache)
         if warps_cache is not None:
             warps_cache[key] = wt
         grid, block = wt.grid_dims, wt.block

@@ -130,15 +130,21 @@ def perfectly_nested(trace: Trace, region: int, launch: int, is_store: np.ndarra
 
 
 def form_warps_auto(
-    trace: Trace, region: int, launch: int, block2: Block, block1: Block, is_store: np.ndarray
+    trace: Trace,
+    region: int,
+    launch: int,
+    block2: Block,
+    block1: Block,
+    is_store: np.ndarray,
+    cache: dict | None = None,
 ) -> WarpTrace:
     """SPEC §2.2's automatic grid: 2-D when the two outer loops are perfectly nested and carry
     no inter-thread dependence, else 1-D."""
     if perfectly_nested(trace, region, launch, is_store):
-        wt = form_warps(trace, region, launch, 2, block2, is_store)
+        wt = form_warps(trace, region, launch, 2, block2, is_store, cache)
         if wt.dependence is None:
             return wt
-    return form_warps(trace, region, launch, 1, block1, is_store)
+    return form_warps(trace, region, launch, 1, block1, is_store, cache)
 
 
 @njit(cache=True)
@@ -180,12 +186,45 @@ def _indices(ev: np.ndarray, d1: list[int], d2: list[int]):
 
 
 def form_warps(
-    trace: Trace, region: int, launch: int, grid_dims: int, block: Block, mem_kinds: np.ndarray
+    trace: Trace,
+    region: int,
+    launch: int,
+    grid_dims: int,
+    block: Block,
+    mem_kinds: np.ndarray,
+    cache: dict | None = None,
 ) -> WarpTrace:
     """Pseudo-warps of one recorded launch (see the module docstring).
 
     mem_kinds: bool per static memory instruction, True for stores (dependence detection).
+    cache: keeps the inter-thread dependence of (region, launch, grid_dims), which does not
+    depend on the block shape, for the next block analysed (a block-shape sweep).
     """
+    mkey = ("mapped", region, launch, grid_dims)
+    if cache is not None and mkey in cache:
+        tx, ty, sid, addr, gx, gy, unmapped = cache[mkey]
+    else:
+        tx, ty, sid, addr, gx, gy, unmapped = _map_events(trace, region, launch, grid_dims)
+        if cache is not None:
+            cache[mkey] = (tx, ty, sid, addr, gx, gy, unmapped)
+    events, inst_start, n_threads, n_warps, divergent = _order(tx, ty, sid, addr, gx, gy, block)
+    key = ("dependence", region, launch, grid_dims)
+    if cache is not None and key in cache:
+        dep = cache[key]
+    else:
+        dep = _dependence(events, mem_kinds)
+        if dep is None and any(carries(trace, region, d) for d in range(1, grid_dims + 1)):
+            dep = Dependence(0, (), (), forwarded=True)
+        if cache is not None:
+            cache[key] = dep
+    return WarpTrace(
+        grid_dims, block, gx, gy, events, inst_start, n_threads, n_warps, divergent, unmapped, dep
+    )
+
+
+def _map_events(trace: Trace, region: int, launch: int, grid_dims: int):
+    """(tx, ty, sid, addr, gx, gy, unmapped): each memory event's thread coordinates, static
+    id and address, and the grid's extent; independent of the block shape."""
     ev = np.asarray(trace.launch_events(launch))
     d1, d2 = mapped_loops(trace, region)
     if not d1:
@@ -216,13 +255,7 @@ def form_warps(
     unmapped = int(mem.sum() - ok.sum())
     sid = (tag[ok]).astype(np.uint16)
     addr = ev[ok] & ADDRESS_MASK
-    events, inst_start, n_threads, n_warps, divergent = _order(tx, ty, sid, addr, gx, gy, block)
-    dep = _dependence(events, mem_kinds)
-    if dep is None and any(carries(trace, region, d) for d in range(1, grid_dims + 1)):
-        dep = Dependence(0, (), (), forwarded=True)
-    return WarpTrace(
-        grid_dims, block, gx, gy, events, inst_start, n_threads, n_warps, divergent, unmapped, dep
-    )
+    return tx, ty, sid, addr, gx, gy, unmapped
 
 
 def _extent(ev: np.ndarray, loops: list[int]) -> int:

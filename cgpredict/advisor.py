@@ -39,6 +39,8 @@ from .warps import Block
 TILE = 32
 #: A fix is worth doing only when it is predicted faster than now by more than this fraction.
 TOLERANCE = 1e-3
+#: Two fixes are proposed together only when that beats each alone by more than this fraction.
+COMBINE = 0.01
 BLOCKS_2D = ("32x32", "32x16", "32x8", "64x4", "128x2", "16x16")
 BLOCKS_1D = ("128x1", "256x1", "512x1", "1024x1")
 
@@ -421,8 +423,8 @@ def combined_fix(
              if f.title == best.title),
             None,
         )
-    if again is None:
-        return None
+    if again is None or again.predicted_ms > min(f.predicted_ms for f in fixes) * (1 - COMBINE):
+        return None  # no better than one of the fixes alone: nothing to combine
     return Fix(
         "combined",
         f"keep accumulators in registers and {best.title}",

@@ -35,6 +35,7 @@ from .shared import array_layouts, array_name
 from .warps import Block
 
 TILE = 32
+ADVICE_SCHEMA_VERSION = 1
 #: A fix is worth doing only when it is predicted faster than now by more than this fraction.
 TOLERANCE = 1e-3
 BLOCKS_2D = ("32x32", "32x16", "32x8", "64x4", "128x2", "16x16")
@@ -76,6 +77,20 @@ class Advice:
     benefits: tuple[Benefits, ...]
     baseline: Report
     notes: tuple[str, ...] = ()  # fixes that could not be predicted, and why
+
+    def to_dict(self) -> dict:
+        """What ``cgpredict advise --json`` prints (the baseline report left out)."""
+        from .report import _jsonable
+
+        d = _jsonable(self)
+        d.pop("baseline", None)
+        d["schema_version"] = ADVICE_SCHEMA_VERSION
+        return d
+
+    def to_json(self) -> str:
+        import json
+
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True)
 
 
 def _speedup(base: float, new: float) -> float:
@@ -425,17 +440,30 @@ def benefits(base: Report, device_name: str) -> tuple[Benefits, ...]:
 
 def advise(source: Path, opts: RunOptions, tiled: Path | None = None, progress=None) -> Advice:
     """Rank the candidate fixes of ``source`` by predicted speedup."""
-    notes: list[str] = []
     with prepare(source, opts, progress) as prep:
-        base = prep.analyze(opts)
-        fixes: list[Fix] = []
-        fixes += coalescing_fixes(prep, opts, base, notes)
-        sh = shared_fix(prep, opts, base, tiled, notes)
-        if sh:
-            fixes.append(sh)
-        bl = block_fix(prep, opts, base, notes)
-        if bl:
-            fixes.append(bl)
+        return advise_prepared(prep, source, opts, tiled, progress)
+
+
+def advise_prepared(
+    prep: Prepared,
+    source: Path,
+    opts: RunOptions,
+    tiled: Path | None = None,
+    progress=None,
+    base: Report | None = None,
+) -> Advice:
+    """``advise`` on a trace already prepared (``cgpredict report`` reuses its own): the fixes
+    re-predicted from ``prep``; only the register fix traces again (the restrict port)."""
+    notes: list[str] = []
+    base = base if base is not None else prep.analyze(opts)
+    fixes: list[Fix] = []
+    fixes += coalescing_fixes(prep, opts, base, notes)
+    sh = shared_fix(prep, opts, base, tiled, notes)
+    if sh:
+        fixes.append(sh)
+    bl = block_fix(prep, opts, base, notes)
+    if bl:
+        fixes.append(bl)
     if opts.port == "plain" and restored_stores(base):
         if progress is not None:
             progress("tracing the restrict port")

@@ -314,7 +314,7 @@ def run(
     as_json,
 ):
     """Predict the GPU time of the marked kernels of SOURCE."""
-    from .pipeline import RunOptions, analyze_trace, predict_source
+    from .pipeline import RunOptions, analyze_trace
     from .report import to_json, to_text
 
     opts = RunOptions(
@@ -351,8 +351,10 @@ def run(
     elif source is None:
         raise click.UsageError("give a C SOURCE file or --from-trace TRACE")
     else:
+        from .api import predict
+
         progress = _progress(not as_json)
-        report = predict_source(source, opts, progress)
+        report = predict(source, progress=progress, **_api_kwargs(opts))
     click.echo(to_json(report) if as_json else to_text(report))
 
 
@@ -474,17 +476,18 @@ def compare(
     source, gpu_device, fpga_device, block, as_json, defines, trace_defs, functions, timeout_s
 ):
     """GPU vs FPGA estimate of SOURCE per kernel, with a recommendation and its reasons."""
-    from .compare import compare_source, compare_to_json, compare_to_text
+    from .api import compare as run_compare
+    from .compare import compare_to_json, compare_to_text
 
-    c = compare_source(
+    c = run_compare(
         source,
-        gpu_device,
-        fpga_device,
         _block(block),
+        gpu_device,
         _sizes(defines, "-D"),
-        _sizes(trace_defs, "--trace-size"),
-        tuple(functions),
-        timeout_s,
+        fpga=fpga_device,
+        trace_sizes=_sizes(trace_defs, "--trace-size"),
+        functions=tuple(functions),
+        timeout_s=timeout_s,
     )
     click.echo(compare_to_json(c) if as_json else compare_to_text(c))
 
@@ -523,10 +526,9 @@ def advise(
     timeout_s,
 ):
     """Rank fixes (coalescing, shared memory, block shape) by predicted speedup."""
-    from .advisor import advise as run_advise
     from .advisor import benefit_chart, render_text
+    from .api import advise as run_advise
     from .pipeline import RunOptions
-    from .report import _jsonable
 
     opts = RunOptions(
         block=_block(block),
@@ -541,14 +543,9 @@ def advise(
     if chart:
         _check_chart(chart)
     progress = _progress(not as_json)
-    a = run_advise(source, opts, tiled, progress)
+    a = run_advise(source, tiled=tiled, progress=progress, **_api_kwargs(opts))
     if as_json:
-        import json
-
-        d = _jsonable(a)
-        d.pop("baseline", None)
-        d["schema_version"] = 1
-        click.echo(json.dumps(d, indent=2, sort_keys=True))
+        click.echo(a.to_json())
     else:
         click.echo(render_text(a))
     if chart:
@@ -576,6 +573,15 @@ def _check_chart(chart: Path) -> None:
     check_writable(chart, "chart")
     if importlib.util.find_spec("matplotlib") is None:
         raise click.UsageError("--chart needs matplotlib: pip install 'cgpredict[plot]'")
+
+
+def _api_kwargs(opts) -> dict:
+    """RunOptions as the keywords of the library API (api.py): the CLI calls the library."""
+    import dataclasses
+
+    d = {f.name: getattr(opts, f.name) for f in dataclasses.fields(opts)}
+    d["sizes"] = d.pop("work_sizes")
+    return d
 
 
 def _block(text):

@@ -27,7 +27,14 @@ Progress = Callable[[str], None] | None
 
 
 def _block(block: str | Block | None) -> Block | None:
-    return Block.parse(block) if isinstance(block, str) else block
+    """A Block from ``"32x8"``; a bad shape is a one-line PredictionError."""
+    from .prediction import PredictionError
+    from .warps import MappingError
+
+    try:
+        return Block.parse(block) if isinstance(block, str) else block
+    except MappingError as exc:
+        raise PredictionError(str(exc)) from None
 
 
 def options(

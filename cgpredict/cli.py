@@ -557,6 +557,74 @@ def advise(
             raise OutputPathError(f"cannot write chart {chart}: {exc.strerror or exc}") from None
 
 
+@main.command()
+@_sizing_options
+@click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="HTML page to write [default: SOURCE stem + .html in the current directory].",
+)
+@_block_option("CUDA block shape")
+@_device_option
+@_model_option("Analytical model.")
+@_port_option
+@click.option(
+    "--fpga",
+    "fpga_device",
+    default="zc702",
+    show_default=True,
+    help="FPGA for the GPU vs FPGA section: a bundled name or a .toml device file.",
+)
+@click.option("--no-advice", is_flag=True, help="Leave out the advisor (faster).")
+@click.option("--no-fpga", is_flag=True, help="Leave out the GPU vs FPGA comparison.")
+@click.option("--force", is_flag=True, help="Overwrite OUTPUT even if it is not a report.")
+def report(
+    source,
+    output,
+    block,
+    device,
+    model,
+    port,
+    fpga_device,
+    no_advice,
+    no_fpga,
+    force,
+    defines,
+    trace_defs,
+    functions,
+    timeout_s,
+):
+    """Write one self-contained HTML page about SOURCE: times, bounds, annotated source,
+    the MWP-CWP timeline, roofline, advice and GPU vs FPGA."""
+    from .api import report_page
+    from .render import check_output, write_report
+
+    output = output or Path(source.stem + ".html")
+    check_output(output, force)  # before the (long) analysis
+    page = report_page(
+        source,
+        _block(block),
+        device,
+        _sizes(defines, "-D"),
+        port,
+        advice=not no_advice,
+        fpga=None if no_fpga else fpga_device,
+        progress=_progress(),
+        model=model,
+        trace_sizes=_sizes(trace_defs, "--trace-size"),
+        functions=tuple(functions),
+        timeout_s=timeout_s,
+    )
+    try:
+        write_report(page, output, force)
+    except OSError as exc:
+        raise OutputPathError(f"cannot write report {output}: {exc.strerror or exc}") from None
+    click.echo(f"wrote {output} ({output.stat().st_size} bytes, {len(page.report.kernels)} "
+               f"kernel(s), {page.report.total_ms:.4g} ms predicted)")
+
+
 CHART_FORMATS = (".png", ".svg", ".pdf")
 
 

@@ -625,6 +625,17 @@ def report(
                f"kernel(s), {page.report.total_ms:.4g} ms predicted)")
 
 
+@main.command()
+@click.argument("command", type=click.Choice(["run", "advise", "compare", "validate"]))
+def schema(command):
+    """Print the JSON Schema of COMMAND's JSON output (validate: the table it writes)."""
+    import json
+
+    from .schema import schema as json_schema
+
+    click.echo(json.dumps(json_schema(command), indent=2, sort_keys=True))
+
+
 CHART_FORMATS = (".png", ".svg", ".pdf")
 
 

@@ -153,14 +153,15 @@ def report_page(
     sizes: Mapping[str, int] | None = None,
     port: str = "plain",
     *,
-    advice: bool = True,
+    advice: str = "quick",
     fpga: str | None = "zc702",
     progress: Progress = None,
     **kw,
 ) -> ReportPage:
     """Trace ``source`` once and gather the page of ``cgpredict report``: the prediction,
     then the advisor and the FPGA estimate re-using the same trace (only the advisor's
-    register fix traces the restrict port again). ``advice=False`` / ``fpga=None`` skip them."""
+    register fix traces the restrict port again). ``advice``: "full" (as ``advise``), "quick"
+    (no block-shape sweep, no restrict-port trace) or "none"; ``fpga=None`` skips the FPGA."""
     from .advisor import advise_prepared
     from .devices import device_path, load_device
     from .errors import CGPredictError
@@ -188,15 +189,17 @@ def report_page(
                 notes.append(f"no GPU vs FPGA comparison: {str(exc).splitlines()[0]}")
         else:
             notes.append("GPU vs FPGA comparison skipped (--no-fpga)")
-        if advice:
+        if advice not in ("full", "quick", "none"):
+            raise ValueError(f"advice={advice!r}: want 'full', 'quick' or 'none'")
+        if advice != "none":
             if progress is not None:
                 progress("advising")
             try:
-                adv = advise_prepared(prep, path, opts, None, progress, rep)
+                adv = advise_prepared(prep, path, opts, None, progress, rep, advice == "quick")
             except CGPredictError as exc:
                 notes.append(f"no advice: {str(exc).splitlines()[0]}")
         else:
-            notes.append("advice skipped (--no-advice)")
+            notes.append("advice skipped (--advice none)")
     name = str(opts.device)
     dfile = name if name.endswith(".toml") or os.sep in name else str(device_path(name))
     return ReportPage(

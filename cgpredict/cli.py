@@ -577,7 +577,15 @@ def advise(
     show_default=True,
     help="FPGA for the GPU vs FPGA section: a bundled name or a .toml device file.",
 )
-@click.option("--no-advice", is_flag=True, help="Leave out the advisor (faster).")
+@click.option(
+    "--advice",
+    type=click.Choice(["quick", "full", "none"]),
+    default="quick",
+    show_default=True,
+    help="The advisor's fixes: quick (no block-shape sweep, no restrict-port trace), full "
+    "(as cgpredict advise; several times slower) or none.",
+)
+@click.option("--no-advice", is_flag=True, help="Same as --advice none.")
 @click.option("--no-fpga", is_flag=True, help="Leave out the GPU vs FPGA comparison.")
 @click.option("--force", is_flag=True, help="Overwrite OUTPUT even if it is not a report.")
 def report(
@@ -588,6 +596,7 @@ def report(
     model,
     port,
     fpga_device,
+    advice,
     no_advice,
     no_fpga,
     force,
@@ -609,7 +618,7 @@ def report(
         device,
         _sizes(defines, "-D"),
         port,
-        advice=not no_advice,
+        advice="none" if no_advice else advice,
         fpga=None if no_fpga else fpga_device,
         progress=_progress(),
         model=model,

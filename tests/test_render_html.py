@@ -76,7 +76,7 @@ def parse(path: Path) -> Page:
 @pytest.fixture(scope="module")
 def gemm_page(tmp_path_factory):
     out = tmp_path_factory.mktemp("report") / "gemm.html"
-    r = invoke(["report", GEMM, *SMALL_GEMM, "-o", str(out)])
+    r = invoke(["report", GEMM, *SMALL_GEMM, "-o", str(out), "--advice", "full"])
     assert r.exit_code == 0, r.stderr
     assert r.stdout.startswith(f"wrote {out}")
     run = invoke(["run", GEMM, *SMALL_GEMM, "--json"])
@@ -131,7 +131,7 @@ def test_refuses_a_file_that_is_not_a_report(tmp_path):
     r = invoke(["report", GEMM, *SMALL_GEMM, "-o", str(out), "--no-advice", "--no-fpga"])
     assert r.exit_code == 0, r.stderr
     page = parse(out)
-    assert "advice skipped (--no-advice)" in " ".join(page.text)
+    assert "advice skipped (--advice none)" in " ".join(page.text)
     assert "compare" in page.ids  # the section is there, saying it was left out
 
 
@@ -148,6 +148,7 @@ def test_kernel_without_memory_access_and_non_ascii(tmp_path):
     page = parse(out)
     assert page.kernels == ["arith", "fill"]
     assert "Kernel arith has no memory access" in " ".join(page.text)
+    assert "quick advice: the block-shape sweep" in " ".join(page.text)  # the default
     arith = html[html.index('data-kernel="arith"'):html.index('data-kernel="fill"')]
     assert "<svg" not in arith  # no empty chart
     fill = html[html.index('data-kernel="fill"'):html.index('id="source"')]

@@ -10,14 +10,13 @@ import math
 from dataclasses import dataclass
 from html import escape
 
+from ..plots import PALETTE
+
 __all__ = ["COLOURS", "Bar", "TimelineInputs", "bars_svg", "roofline_svg", "timeline_svg"]
 
 COLOURS = {
-    "memory": "#d9534f",
-    "compute": "#337ab7",
+    **PALETTE,  # the shared plotting module's colours by meaning
     "idle": "#eeeeee",
-    "gpu": "#5cb85c",
-    "fpga": "#f0ad4e",
     "roof": "#555555",
     "point": "#d9534f",
     "bar": "#337ab7",

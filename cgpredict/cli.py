@@ -587,6 +587,11 @@ def advise(
 )
 @click.option("--no-advice", is_flag=True, help="Same as --advice none.")
 @click.option("--no-fpga", is_flag=True, help="Leave out the GPU vs FPGA comparison.")
+@click.option(
+    "--pdf",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also print the page to this PDF (needs a headless Chromium on PATH).",
+)
 @click.option("--force", is_flag=True, help="Overwrite OUTPUT even if it is not a report.")
 def report(
     source,
@@ -599,6 +604,7 @@ def report(
     advice,
     no_advice,
     no_fpga,
+    pdf,
     force,
     defines,
     trace_defs,
@@ -612,6 +618,10 @@ def report(
 
     output = output or Path(source.stem + ".html")
     check_output(output, force)  # before the (long) analysis
+    if pdf is not None:
+        from .render.pdf import check_pdf
+
+        browser = check_pdf(pdf)
     page = report_page(
         source,
         _block(block),
@@ -632,6 +642,10 @@ def report(
         raise OutputPathError(f"cannot write report {output}: {exc.strerror or exc}") from None
     click.echo(f"wrote {output} ({output.stat().st_size} bytes, {len(page.report.kernels)} "
                f"kernel(s), {page.report.total_ms:.4g} ms predicted)")
+    if pdf is not None:
+        from .render.pdf import print_pdf
+
+        click.echo(f"wrote {print_pdf(output, pdf, browser)}")
 
 
 @main.command()

@@ -157,3 +157,23 @@ def test_kernel_without_memory_access_and_non_ascii(tmp_path):
     src = (ROOT / "tests" / "data" / "nomem.c").read_text()
     store = next(n for n, t in enumerate(src.splitlines(), 1) if "out[i] =" in t)
     assert page.annotated == {store}
+
+
+def test_pdf_without_a_browser_is_one_line(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))  # no chromium on it
+    out, pdf = tmp_path / "r.html", tmp_path / "r.pdf"
+    r = invoke(["report", GEMM, *SMALL_GEMM, "-o", str(out), "--pdf", str(pdf)])
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1
+    assert "--pdf needs a headless Chromium" in r.stderr and not out.exists()
+
+
+def test_pdf_with_chromium(tmp_path):
+    from cgpredict.render.pdf import find_browser
+
+    if find_browser() is None:
+        pytest.skip("no headless Chromium installed")
+    out, pdf = tmp_path / "r.html", tmp_path / "r.pdf"
+    r = invoke(["report", GEMM, *SMALL_GEMM, "-o", str(out), "--pdf", str(pdf),
+                "--advice", "none", "--no-fpga"])
+    assert r.exit_code == 0, r.stderr
+    assert pdf.read_bytes()[:5] == b"%PDF-" and pdf.stat().st_size > 5000

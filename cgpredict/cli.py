@@ -471,14 +471,22 @@ def fpga(source, fpga_device, as_json, defines, trace_defs, functions, timeout_s
     help="FPGA: a bundled name (zc702, zcu102) or a .toml device file.",
 )
 @_block_option("CUDA block shape for the GPU estimate")
+@click.option(
+    "--chart",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write GPU vs FPGA bars per kernel (.png/.svg/.pdf, a new file; needs matplotlib).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
 def compare(
-    source, gpu_device, fpga_device, block, as_json, defines, trace_defs, functions, timeout_s
+    source, gpu_device, fpga_device, block, chart, as_json, defines, trace_defs, functions,
+    timeout_s,
 ):
     """GPU vs FPGA estimate of SOURCE per kernel, with a recommendation and its reasons."""
     from .api import compare as run_compare
     from .compare import compare_to_json, compare_to_text
 
+    if chart:
+        _check_chart(chart)
     c = run_compare(
         source,
         _block(block),
@@ -490,6 +498,17 @@ def compare(
         timeout_s=timeout_s,
     )
     click.echo(compare_to_json(c) if as_json else compare_to_text(c))
+    if chart:
+        from .plots import compare_chart
+
+        rows = [(k.name, k.gpu_ms, k.fpga_ms) for k in c.kernels]
+        title = f"{c.source}: {c.gpu_device} vs {c.fpga_device}"
+        try:
+            written = compare_chart(rows, title, chart)
+        except OSError as exc:
+            raise OutputPathError(f"cannot write chart {chart}: {exc.strerror or exc}") from None
+        if not as_json:
+            click.echo(f"wrote {written}")
 
 
 @main.command()

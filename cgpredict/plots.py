@@ -1,7 +1,7 @@
 """The shared plotting module (matplotlib, the ``plot`` extra): one palette, one set of axis
-labels, one way to open and save a figure, for ``validate`` (predicted vs measured) and
-``advise --chart`` (the GPUPerf benefit chart). The HTML report draws its own inline SVG with
-the same colours (``render.svg.COLOURS``).
+labels, one way to open and save a figure, for ``validate`` (predicted vs measured),
+``advise --chart`` (the GPUPerf benefit chart) and ``compare --chart`` (GPU vs FPGA bars).
+The HTML report draws its own inline SVG with the same colours (``render.svg.COLOURS``).
 """
 
 from __future__ import annotations
@@ -10,7 +10,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["LABELS", "PALETTE", "benefit_chart", "figure", "kernel_colour", "validation_plot"]
+__all__ = [
+    "LABELS",
+    "PALETTE",
+    "benefit_chart",
+    "compare_chart",
+    "figure",
+    "kernel_colour",
+    "validation_plot",
+]
 
 #: Colours by meaning, shared with the HTML report.
 PALETTE = {
@@ -93,4 +101,22 @@ def benefit_chart(
         ax.set(xlabel=LABELS["t_mem_exposed"], ylabel=LABELS["t_comp"], title=title,
                xlim=(0, top), ylim=(0, top))
         ax.legend(loc="upper left")
+    return path
+
+
+def compare_chart(
+    rows: list[tuple[str, float, float]], title: str, path: Path
+) -> Path:
+    """GPU against FPGA time per kernel, grouped bars on a log axis. ``rows``: (kernel, GPU
+    ms, FPGA ms)."""
+    with figure(path, (max(4.0, 1.2 * len(rows) + 2), 4.0)) as (_, ax):
+        xs = range(len(rows))
+        width = 0.38
+        ax.bar([x - width / 2 for x in xs], [g for _, g, _ in rows], width,
+               color=PALETTE["gpu"], label="GPU")
+        ax.bar([x + width / 2 for x in xs], [f for _, _, f in rows], width,
+               color=PALETTE["fpga"], label="FPGA")
+        ax.set_xticks(list(xs), [k for k, _, _ in rows])
+        ax.set(yscale="log", ylabel=LABELS["predicted_ms"], title=title)
+        ax.legend()
     return path

@@ -42,3 +42,29 @@ def test_shared_palette_matches_the_html_report():
     for key in ("memory", "compute", "gpu", "fpga"):
         assert plots.PALETTE[key] == COLOURS[key]
     assert plots.kernel_colour(0) == plots.kernel_colour(10) != plots.kernel_colour(1)
+
+
+def test_compare_chart(tmp_path):
+    out = plots.compare_chart([("gemm", 0.1, 2.0), ("atax", 0.01, 0.003)], "t", tmp_path / "c.png")
+    assert _is_png(out)
+
+
+@pytest.mark.usefixtures("compiler")
+def test_compare_cli_chart(tmp_path):
+    import json
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    from cgpredict.cli import main
+
+    gemm = str(Path(__file__).resolve().parents[1] / "polybench_c" / "gemm.c")
+    small = ["-D", "NI=64", "-D", "NJ=64", "-D", "NK=64", "--trace-size", "NI=32",
+             "--trace-size", "NJ=32", "--trace-size", "NK=32"]
+    chart = tmp_path / "c.svg"
+    r = CliRunner().invoke(main, ["compare", gemm, *small, "--chart", str(chart), "--json"])
+    assert r.exit_code == 0, r.stderr
+    json.loads(r.stdout)  # the chart's line is not mixed into the JSON
+    assert "<svg" in chart.read_text()
+    r = CliRunner().invoke(main, ["compare", gemm, *small, "--chart", str(chart)])
+    assert r.exit_code == 2 and "exists" in r.stderr  # never overwritten

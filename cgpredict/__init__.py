@@ -23,3 +23,18 @@ if not _os.path.isdir(_os.path.join(__path__[0], "instrument")) and _os.path.isf
         _mod = _util.module_from_spec(_spec)
         _sys.modules[_spec.name] = _mod
         _spec.loader.exec_module(_mod)
+
+# The library API (api.py), imported on first use so that `import cgpredict` stays fast.
+_API = ("predict", "advise", "compare", "report_page", "options", "ReportPage")
+
+
+def __getattr__(name: str):
+    if name in _API:
+        from . import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(list(globals()) + list(_API))

@@ -37,6 +37,7 @@ from .tracer import marked_source
 from .warps import Block
 
 TILE = 32
+ADVICE_SCHEMA_VERSION = 1
 #: A fix is worth doing only when it is predicted faster than now by more than this fraction.
 TOLERANCE = 1e-3
 #: Two fixes are proposed together only when that beats each alone by more than this fraction.
@@ -80,6 +81,20 @@ class Advice:
     benefits: tuple[Benefits, ...]
     baseline: Report
     notes: tuple[str, ...] = ()  # fixes that could not be predicted, and why
+
+    def to_dict(self) -> dict:
+        """What ``cgpredict advise --json`` prints (the baseline report left out)."""
+        from .report import _jsonable
+
+        d = _jsonable(self)
+        d.pop("baseline", None)
+        d["schema_version"] = ADVICE_SCHEMA_VERSION
+        return d
+
+    def to_json(self) -> str:
+        import json
+
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True)
 
 
 def _speedup(base: float, new: float) -> float:
@@ -458,18 +473,39 @@ def benefits(base: Report, device_name: str) -> tuple[Benefits, ...]:
 
 def advise(source: Path, opts: RunOptions, tiled: Path | None = None, progress=None) -> Advice:
     """Rank the candidate fixes of ``source`` by predicted speedup."""
-    notes: list[str] = []
     with prepare(source, opts, progress) as prep:
-        base = prep.analyze(opts)
-        fixes: list[Fix] = []
-        fixes += coalescing_fixes(prep, opts, base, notes)
-        sh = shared_fix(prep, opts, base, tiled, notes)
-        if sh:
-            fixes.append(sh)
-        bl = block_fix(prep, opts, base, notes)
-        if bl:
-            fixes.append(bl)
-    if opts.port == "plain" and restored_stores(base):
+        return advise_prepared(prep, source, opts, tiled, progress)
+
+
+def advise_prepared(
+    prep: Prepared,
+    source: Path,
+    opts: RunOptions,
+    tiled: Path | None = None,
+    progress=None,
+    base: Report | None = None,
+    quick: bool = False,
+) -> Advice:
+    """``advise`` on a trace already prepared (``cgpredict report`` reuses its own): the fixes
+    re-predicted from ``prep``; only the register fix traces again (the restrict port).
+    ``quick``: no block-shape sweep and no restrict-port trace (the two costly parts; a note
+    says they were left out)."""
+    notes: list[str] = []
+    base = base if base is not None else prep.analyze(opts)
+    fixes: list[Fix] = []
+    fixes += coalescing_fixes(prep, opts, base, notes)
+    sh = shared_fix(prep, opts, base, tiled, notes)
+    if sh:
+        fixes.append(sh)
+    bl = None if quick else block_fix(prep, opts, base, notes)
+    if bl:
+        fixes.append(bl)
+    if quick:
+        notes.append(
+            "quick advice: the block-shape sweep and the register fix (a trace of the "
+            "restrict port) were left out"
+        )
+    elif opts.port == "plain" and restored_stores(base):
         if progress is not None:
             progress("tracing the restrict port")
         with prepare(source, dataclasses.replace(opts, port="restrict")) as prep_r:
@@ -534,25 +570,8 @@ def render_text(a: Advice) -> str:
 
 def benefit_chart(a: Advice, path: Path) -> Path:
     """The benefit chart: each kernel at (T'_mem, T_comp) with the bound diagonal (needs
-    matplotlib, the ``plot`` extra)."""
-    import matplotlib
+    matplotlib, the ``plot`` extra; drawn by the shared plotting module, plots.py)."""
+    from .plots import benefit_chart as draw
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(5, 5))
-    top = max([max(b.t_comp, b.t_mem_exposed) for b in a.benefits] + [1.0]) * 1.1
-    ax.plot([0, top], [0, top], "k--", lw=1, label="compute = memory")
-    for b in a.benefits:
-        ax.scatter(b.t_mem_exposed, b.t_comp)
-        ax.annotate(b.kernel, (b.t_mem_exposed, b.t_comp))
-    ax.set_xlabel("T'_mem (exposed memory cycles)")
-    ax.set_ylabel("T_comp (cycles)")
-    ax.set_title(f"{a.source} on {a.device}")
-    ax.set_xlim(0, top)
-    ax.set_ylim(0, top)
-    ax.legend(loc="upper left")
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    points = [(b.kernel, b.t_mem_exposed, b.t_comp) for b in a.benefits]
+    return draw(points, f"{a.source} on {a.device}", path)

@@ -314,7 +314,7 @@ def run(
     as_json,
 ):
     """Predict the GPU time of the marked kernels of SOURCE."""
-    from .pipeline import RunOptions, analyze_trace, predict_source
+    from .pipeline import RunOptions, analyze_trace
     from .report import to_json, to_text
 
     opts = RunOptions(
@@ -351,8 +351,10 @@ def run(
     elif source is None:
         raise click.UsageError("give a C SOURCE file or --from-trace TRACE")
     else:
+        from .api import predict
+
         progress = _progress(not as_json)
-        report = predict_source(source, opts, progress)
+        report = predict(source, progress=progress, **_api_kwargs(opts))
     click.echo(to_json(report) if as_json else to_text(report))
 
 
@@ -469,24 +471,44 @@ def fpga(source, fpga_device, as_json, defines, trace_defs, functions, timeout_s
     help="FPGA: a bundled name (zc702, zcu102) or a .toml device file.",
 )
 @_block_option("CUDA block shape for the GPU estimate")
+@click.option(
+    "--chart",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write GPU vs FPGA bars per kernel (.png/.svg/.pdf, a new file; needs matplotlib).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
 def compare(
-    source, gpu_device, fpga_device, block, as_json, defines, trace_defs, functions, timeout_s
+    source, gpu_device, fpga_device, block, chart, as_json, defines, trace_defs, functions,
+    timeout_s,
 ):
     """GPU vs FPGA estimate of SOURCE per kernel, with a recommendation and its reasons."""
-    from .compare import compare_source, compare_to_json, compare_to_text
+    from .api import compare as run_compare
+    from .compare import compare_to_json, compare_to_text
 
-    c = compare_source(
+    if chart:
+        _check_chart(chart)
+    c = run_compare(
         source,
-        gpu_device,
-        fpga_device,
         _block(block),
+        gpu_device,
         _sizes(defines, "-D"),
-        _sizes(trace_defs, "--trace-size"),
-        tuple(functions),
-        timeout_s,
+        fpga=fpga_device,
+        trace_sizes=_sizes(trace_defs, "--trace-size"),
+        functions=tuple(functions),
+        timeout_s=timeout_s,
     )
     click.echo(compare_to_json(c) if as_json else compare_to_text(c))
+    if chart:
+        from .plots import compare_chart
+
+        rows = [(k.name, k.gpu_ms, k.fpga_ms) for k in c.kernels]
+        title = f"{c.source}: {c.gpu_device} vs {c.fpga_device}"
+        try:
+            written = compare_chart(rows, title, chart)
+        except OSError as exc:
+            raise OutputPathError(f"cannot write chart {chart}: {exc.strerror or exc}") from None
+        if not as_json:
+            click.echo(f"wrote {written}")
 
 
 @main.command()
@@ -523,10 +545,9 @@ def advise(
     timeout_s,
 ):
     """Rank fixes (coalescing, shared memory, block shape) by predicted speedup."""
-    from .advisor import advise as run_advise
     from .advisor import benefit_chart, render_text
+    from .api import advise as run_advise
     from .pipeline import RunOptions
-    from .report import _jsonable
 
     opts = RunOptions(
         block=_block(block),
@@ -541,14 +562,9 @@ def advise(
     if chart:
         _check_chart(chart)
     progress = _progress(not as_json)
-    a = run_advise(source, opts, tiled, progress)
+    a = run_advise(source, tiled=tiled, progress=progress, **_api_kwargs(opts))
     if as_json:
-        import json
-
-        d = _jsonable(a)
-        d.pop("baseline", None)
-        d["schema_version"] = 1
-        click.echo(json.dumps(d, indent=2, sort_keys=True))
+        click.echo(a.to_json())
     else:
         click.echo(render_text(a))
     if chart:
@@ -558,6 +574,108 @@ def advise(
             raise click.UsageError("--chart needs matplotlib: pip install 'cgpredict[plot]'")
         except OSError as exc:
             raise OutputPathError(f"cannot write chart {chart}: {exc.strerror or exc}") from None
+
+
+@main.command()
+@_sizing_options
+@click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="HTML page to write [default: SOURCE stem + .html in the current directory].",
+)
+@_block_option("CUDA block shape")
+@_device_option
+@_model_option("Analytical model.")
+@_port_option
+@click.option(
+    "--fpga",
+    "fpga_device",
+    default="zc702",
+    show_default=True,
+    help="FPGA for the GPU vs FPGA section: a bundled name or a .toml device file.",
+)
+@click.option(
+    "--advice",
+    type=click.Choice(["quick", "full", "none"]),
+    default="quick",
+    show_default=True,
+    help="The advisor's fixes: quick (no block-shape sweep, no restrict-port trace), full "
+    "(as cgpredict advise; several times slower) or none.",
+)
+@click.option("--no-advice", is_flag=True, help="Same as --advice none.")
+@click.option("--no-fpga", is_flag=True, help="Leave out the GPU vs FPGA comparison.")
+@click.option(
+    "--pdf",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also print the page to this PDF (needs a headless Chromium on PATH).",
+)
+@click.option("--force", is_flag=True, help="Overwrite OUTPUT even if it is not a report.")
+def report(
+    source,
+    output,
+    block,
+    device,
+    model,
+    port,
+    fpga_device,
+    advice,
+    no_advice,
+    no_fpga,
+    pdf,
+    force,
+    defines,
+    trace_defs,
+    functions,
+    timeout_s,
+):
+    """Write one self-contained HTML page about SOURCE: times, bounds, annotated source,
+    the MWP-CWP timeline, roofline, advice and GPU vs FPGA."""
+    from .api import report_page
+    from .render import check_output, write_report
+
+    output = output or Path(source.stem + ".html")
+    check_output(output, force)  # before the (long) analysis
+    if pdf is not None:
+        from .render.pdf import check_pdf
+
+        browser = check_pdf(pdf)
+    page = report_page(
+        source,
+        _block(block),
+        device,
+        _sizes(defines, "-D"),
+        port,
+        advice="none" if no_advice else advice,
+        fpga=None if no_fpga else fpga_device,
+        progress=_progress(),
+        model=model,
+        trace_sizes=_sizes(trace_defs, "--trace-size"),
+        functions=tuple(functions),
+        timeout_s=timeout_s,
+    )
+    try:
+        write_report(page, output, force)
+    except OSError as exc:
+        raise OutputPathError(f"cannot write report {output}: {exc.strerror or exc}") from None
+    click.echo(f"wrote {output} ({output.stat().st_size} bytes, {len(page.report.kernels)} "
+               f"kernel(s), {page.report.total_ms:.4g} ms predicted)")
+    if pdf is not None:
+        from .render.pdf import print_pdf
+
+        click.echo(f"wrote {print_pdf(output, pdf, browser)}")
+
+
+@main.command()
+@click.argument("command", type=click.Choice(["run", "advise", "compare", "validate"]))
+def schema(command):
+    """Print the JSON Schema of COMMAND's JSON output (validate: the table it writes)."""
+    import json
+
+    from .schema import schema as json_schema
+
+    click.echo(json.dumps(json_schema(command), indent=2, sort_keys=True))
 
 
 CHART_FORMATS = (".png", ".svg", ".pdf")
@@ -576,6 +694,15 @@ def _check_chart(chart: Path) -> None:
     check_writable(chart, "chart")
     if importlib.util.find_spec("matplotlib") is None:
         raise click.UsageError("--chart needs matplotlib: pip install 'cgpredict[plot]'")
+
+
+def _api_kwargs(opts) -> dict:
+    """RunOptions as the keywords of the library API (api.py): the CLI calls the library."""
+    import dataclasses
+
+    d = {f.name: getattr(opts, f.name) for f in dataclasses.fields(opts)}
+    d["sizes"] = d.pop("work_sizes")
+    return d
 
 
 def _block(text):

@@ -15,7 +15,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import sys
 import time
+import types
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +34,8 @@ from .fpga.report import SCHEMA_VERSION, _fpga_dict, _mb, _plain, fpga_to_json, 
 __all__ = [
     "Comparison",
     "KernelComparison",
+    "compare_dict",
+    "compare_prepared",
     "compare_reports",
     "compare_source",
     "compare_to_json",
@@ -65,6 +69,13 @@ class Comparison:
     reasons: tuple[str, ...]
     gpu: object  # pipeline.Report
     fpga: FPGAReport
+
+    def to_dict(self) -> dict:
+        """What ``cgpredict compare --json`` prints, as plain data."""
+        return compare_dict(self)
+
+    def to_json(self) -> str:
+        return compare_to_json(self)
 
 
 def _gpu_reasons(k, gdev) -> list[str]:
@@ -333,8 +344,23 @@ def compare_source(
 # ---- rendering ------------------------------------------------------------------------------
 
 
+def compare_prepared(prep, gpu_report, gdev, fpga: str = "zc702") -> Comparison:
+    """GPU vs FPGA from a trace already prepared and predicted (``pipeline.Prepared`` and its
+    Report): only the FPGA estimate is added, nothing is traced again."""
+    fdev = load_fpga_device(fpga)
+    t0 = time.perf_counter()
+    frep = estimate_trace(prep.trace, fdev, prep.sizes, prep.trace_sizes, prep.work_sizes)
+    frep = dataclasses.replace(frep, seconds={"fpga": time.perf_counter() - t0})
+    return compare_reports(gpu_report, frep, gdev, fdev)
+
+
 def compare_to_json(c: Comparison) -> str:
-    d = {
+    return json.dumps(compare_dict(c), indent=2, sort_keys=True)
+
+
+def compare_dict(c: Comparison) -> dict:
+    """The comparison as plain data with a schema version (what ``compare_to_json`` prints)."""
+    return {
         "schema_version": SCHEMA_VERSION,
         "source": c.source,
         "gpu_device": c.gpu_device,
@@ -348,7 +374,6 @@ def compare_to_json(c: Comparison) -> str:
         "reasons": list(c.reasons),
         "fpga": _fpga_dict(c.fpga),
     }
-    return json.dumps(d, indent=2, sort_keys=True)
 
 
 def compare_to_text(c: Comparison) -> str:
@@ -370,3 +395,16 @@ def compare_to_text(c: Comparison) -> str:
     for r in c.kernels:
         out += ["", f"{r.name}:"] + [f"  - {x}" for x in r.reasons]
     return "\n".join(out)
+
+
+class _CallableModule(types.ModuleType):
+    """``cgpredict.compare`` is both this module and the library function ``api.compare``:
+    importing the module sets the package attribute to it, so calling it calls the function."""
+
+    def __call__(self, *args, **kwargs) -> Comparison:
+        from .api import compare
+
+        return compare(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

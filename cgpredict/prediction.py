@@ -106,3 +106,14 @@ class Report:
     def total_energy_mj(self) -> float | None:
         parts = [k.energy_mj for k in self.kernels]
         return None if not parts or any(p is None for p in parts) else sum(parts)
+
+    def to_dict(self) -> dict:
+        """What ``cgpredict run --json`` prints, as plain data (report.report_dict)."""
+        from .report import report_dict
+
+        return report_dict(self)
+
+    def to_json(self) -> str:
+        from .report import to_json
+
+        return to_json(self)

@@ -28,6 +28,11 @@ def _jsonable(x):
 
 def to_json(report: Report) -> str:
     """The whole report, with a schema version, as deterministic JSON."""
+    return json.dumps(report_dict(report), indent=2, sort_keys=True)
+
+
+def report_dict(report: Report) -> dict:
+    """The whole report with a schema version as plain data (what ``to_json`` prints)."""
     d = _jsonable(report)
     d["schema_version"] = SCHEMA_VERSION
     d["total_ms"] = round(report.total_ms, 6)
@@ -37,7 +42,7 @@ def to_json(report: Report) -> str:
     for k, kr in zip(d["kernels"], report.kernels):
         k["time_ms"] = round(kr.time_ms, 6)
         k.pop("launch_profiles", None)  # the profiles again, once per distinct launch
-    return json.dumps(d, indent=2, sort_keys=True)
+    return d
 
 
 def _bounds_text(r) -> list[str]:

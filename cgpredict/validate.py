@@ -306,37 +306,19 @@ def write_results(v: Validation, out_dir: Path) -> tuple[Path, ...]:
 
 def plot_validation(v: Validation, path: Path) -> Path | None:
     """Predicted vs measured time, log-log, one point per measured row (None without
-    matplotlib or measurements)."""
+    matplotlib or measurements); drawn by the shared plotting module (plots.py)."""
     pts = [(r.measured_ms, r.predicted_ms, r.kernel) for r in v.rows
            if r.measured_ms and r.predicted_ms]
     if not pts:
         return None
     try:
-        import matplotlib
+        from .plots import validation_plot
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        title = (
+            f"{v.device}, {v.model} model: MAPE {v.mape:.1f}% over {len(pts)} runs"
+            if v.mape is not None
+            else v.device
+        )
+        return validation_plot(pts, title, path)
     except ImportError:
         return None
-    fig, ax = plt.subplots(figsize=(5.5, 5))
-    kernels = sorted({k for _, _, k in pts})
-    cmap = plt.get_cmap("tab10")
-    for i, k in enumerate(kernels):
-        xs = [m for m, _, kk in pts if kk == k]
-        ys = [p for _, p, kk in pts if kk == k]
-        ax.scatter(xs, ys, label=k, color=cmap(i % 10), s=28)
-    lo = min(min(m, p) for m, p, _ in pts) / 1.5
-    hi = max(max(m, p) for m, p, _ in pts) * 1.5
-    ax.plot([lo, hi], [lo, hi], "k-", lw=0.8)
-    for f in (0.7, 1.3):
-        ax.plot([lo, hi], [lo * f, hi * f], "k:", lw=0.6)
-    ax.set(xscale="log", yscale="log", xlim=(lo, hi), ylim=(lo, hi),
-           xlabel="measured ms", ylabel="predicted ms",
-           title=f"{v.device}, {v.model} model: MAPE {v.mape:.1f}% over {len(pts)} runs"
-           if v.mape is not None else v.device)
-    ax.title.set_fontsize(10)
-    ax.legend(fontsize=7, loc="upper left")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path

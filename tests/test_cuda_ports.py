@@ -151,7 +151,7 @@ def test_measure_end_to_end_under_emulation(tmp_path: Path) -> None:
     from cgpredict.validate import load_measured
 
     gpu, entries = load_measured(out)
-    assert gpu == "Emulated GPU" and set(entries) == set(runs)
+    assert gpu == "Emulated GPU" and {(e["kernel"], e["config"]) for e in entries} == set(runs)
 
 
 def test_gpu_session_without_a_gpu_says_so(tmp_path: Path) -> None:

@@ -181,9 +181,9 @@ def test_staged_read_before_tile_loop_stays_global(tmp_path, compiler):
     """gemm_tiled with one more read of A before the kk loop: that read is a global access (with
     a warning), and the tiles of A and B are still modelled (2 loads per phase, 4 phases)."""
     text = POLYBENCH.joinpath("gemm_tiled.c").read_text()
-    assert "float sum = 0.0f;" in text
+    assert "float acc = 0.0f;" in text
     src = tmp_path / "gemm_tiled_pro.c"
-    src.write_text(text.replace("float sum = 0.0f;", "float sum = A[i][j] * 0.0f;"))
+    src.write_text(text.replace("float acc = 0.0f;", "float acc = A[i][j] * 0.0f;"))
     opts = RunOptions(work_sizes=SIZES128, trace_sizes=SIZES128)
     with prepare(src, opts) as prep:
         (k,) = prep.analyze(opts).kernels

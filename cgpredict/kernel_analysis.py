@@ -32,7 +32,15 @@ from .shared import (
     transpose_addresses,
 )
 from .tracefile import Trace
-from .warps import Block, MappingError, WarpTrace, form_warps, form_warps_auto, mapped_loops
+from .warps import (
+    Block,
+    MappingError,
+    WarpTrace,
+    form_warps,
+    form_warps_auto,
+    mapped_loops,
+    single_thread,
+)
 
 
 def _trip(model: TripModel, sizes: dict[str, int]) -> float:
@@ -56,15 +64,18 @@ def analyze_region(
     rows = np.flatnonzero((trace.launches["region"] == region) & (trace.launches["recorded"] == 1))
     if not len(rows):
         how = (
-            f"the function {info.function} was never called as a function (the compiler "
-            f"may have inlined it into its callers: mark its loop nest with '#pragma cgp "
-            f"kernel' or declare it __attribute__((noinline)))"
+            f"the program never called the function {info.function}"
             if info.line == 0
             else "the program never reached its loop nest"
         )
         raise PredictionError(f"kernel {info.name} did not run: {how}")
     launch = int(rows[0])
     warnings: list[str] = []
+    if single_thread(trace, region):
+        warnings.append(
+            f"{info.name}: the function has no loop to map to threads: predicted as a "
+            f"single-thread kernel (one GPU thread runs each call)"
+        )
     try:
         is_store = np.array([m.kind == "store" for m in h.mem] or [False])
         block2 = opts.block or DEFAULT_BLOCKS[2]
@@ -222,6 +233,8 @@ class _LaunchContext:
         """(x, y) pseudo-threads of trace launch ``row``, scaled to the work size."""
         tr = self.trace
         inner = self.d2 if self.grid == 2 else self.d1
+        if not inner:  # single_thread: one thread per call
+            return 1.0, 1.0
         iters = float(tr.loop_iters[row, inner].sum())
         entries = float(tr.loop_entries[row, inner].sum())
         x = iters / entries if entries else 0.0
@@ -241,7 +254,7 @@ class _LaunchContext:
     def model(self, row: int) -> tuple[_LaunchModel]:
         tr, h = self.trace, self.trace.header
         inner = self.d2 if self.grid == 2 else self.d1
-        threads = float(tr.loop_iters[row, inner].sum())
+        threads = float(tr.loop_iters[row, inner].sum()) if inner else 1.0
         bb = tr.bb_counts[row].astype(np.float64)
         per_thread = {
             b.id: (bb[b.id] / threads if threads else 0.0) * self.factor.get(b.id, 1.0)

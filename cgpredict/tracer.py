@@ -95,6 +95,55 @@ def _defined_functions(ir_text: str) -> list[str]:
     return sorted(parse_module(ir_text).functions)
 
 
+def check_kernel_functions(
+    names: tuple[str, ...], unoptimised: str, optimised: list[str], source_text: str
+) -> None:
+    """One-line errors for ``--function`` names that cannot be kernels: not defined in the
+    source, defined but never called (the compiler drops them), or recursive (no GPU kernel
+    launches itself). ``unoptimised`` is the front end's IR, ``optimised`` the functions left
+    after -O1."""
+    graph = _call_graph(unoptimised)
+    for name in names:
+        if name not in graph:
+            if re.search(rf"\b{re.escape(name)}\s*\([^;{{}}]*\)\s*\{{", source_text):
+                raise RegionError(
+                    f"--function {name}: it never runs (nothing in the program calls it)"
+                )
+            defined = ", ".join(sorted(graph))
+            raise RegionError(f"--function {name}: no such function (defined: {defined})")
+        if name not in optimised:
+            raise RegionError(f"--function {name}: it never runs (nothing in the program calls it)")
+        cycle = _cycle_through(graph, name)
+        if cycle:
+            raise RegionError(
+                f"--function {name} is recursive ({' -> '.join(cycle)}): a GPU kernel cannot "
+                f"launch itself; mark a loop inside it with '#pragma cgp kernel' instead"
+            )
+
+
+def _call_graph(ir_text: str) -> dict[str, set[str]]:
+    """The direct callees of every function defined in ``ir_text``."""
+    mod = parse_module(ir_text)
+    return {
+        name: {i.callee for b in fn.blocks for i in b.instrs if i.callee}
+        for name, fn in mod.functions.items()
+    }
+
+
+def _cycle_through(graph: dict[str, set[str]], name: str) -> list[str]:
+    """A call chain from ``name`` back to itself, or [] when it is not recursive."""
+    stack, seen = [(name, [name])], set()
+    while stack:
+        fn, path = stack.pop()
+        for callee in sorted(graph.get(fn) or ()):
+            if callee == name:
+                return [*path, name]
+            if callee in graph and callee not in seen:
+                seen.add(callee)
+                stack.append((callee, [*path, callee]))
+    return []
+
+
 def _check_output_path(output: Path, force: bool) -> None:
     check_writable(output, "trace")  # never opens it: a FIFO must not block
     if output.exists() and not force:
@@ -130,15 +179,17 @@ def trace_program(
         ir_file = tmp / (source.stem + ".ll")
         macros = dict(options.macros)
         try:
-            compile_to_ir(
+            unoptimised = compile_to_ir(
                 src,
                 ir_file,
                 {**macros},
                 prelude,
                 display_name=str(source),
                 include_dirs=(source.resolve().parent,),
+                noinline=tuple(options.functions),
             )
-        except CompileError:
+        except CompileError as exc:
+            _check_redefined(str(exc), text, macros)
             # Show the diagnostics of the user's own text, not of the marked copy.
             compile_to_ir(source.resolve(), tmp / "plain.ll", {**macros}, display_name=str(source))
             raise
@@ -152,11 +203,8 @@ def trace_program(
             )
         base = len(marked.regions)
         fn_regions = {name: base + k for k, name in enumerate(options.functions)}
-        for name in fn_regions:
-            if name not in functions:
-                raise RegionError(
-                    f"--function {name}: no such function (defined: {', '.join(functions)})"
-                )
+        if fn_regions:
+            check_kernel_functions(tuple(fn_regions), unoptimised or ir_text, functions, text)
         try:
             inst = instrument(ir_text, fn_regions)
         except InstrumentError as exc:
@@ -229,6 +277,21 @@ def trace_program(
             raise OutputPathError(f"cannot write trace {output}: {exc.strerror or exc}") from None
         lap("write")
     return read_trace(output)
+
+
+def _check_redefined(diagnostics: str, text: str, macros: dict[str, str]) -> None:
+    """A size given with -D (or a trace size) that the file #defines unconditionally would be
+    ignored by the compiler: one line saying how to make it a size macro."""
+    m = re.search(r"'(\w+)' macro redefined", diagnostics)
+    if m and m.group(1) in macros:
+        from .macros import macro_text
+
+        name = m.group(1)
+        raise RegionError(
+            f"size {name}={macros[name]} cannot take effect: the file #defines {name} as "
+            f"{macro_text(text, name)!r} unconditionally; write '#ifndef {name}' / "
+            f"'#define {name} ...' / '#endif' so that a -D or trace size can replace it"
+        )
 
 
 def _region_function(inst, index: int) -> str:

@@ -112,7 +112,14 @@ def check_kernel_functions(
             defined = ", ".join(sorted(graph))
             raise RegionError(f"--function {name}: no such function (defined: {defined})")
         if name not in optimised:
-            raise RegionError(f"--function {name}: it never runs (nothing in the program calls it)")
+            callers = sorted(f for f, callees in graph.items() if name in callees and f != name)
+            why = (
+                f"the compiler removed its calls from {', '.join(callers)}, as nothing the "
+                f"program prints or stores depends on them"
+                if callers
+                else "nothing in the program calls it"
+            )
+            raise RegionError(f"--function {name}: it never runs: {why}")
         cycle = _cycle_through(graph, name)
         if cycle:
             raise RegionError(

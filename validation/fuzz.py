@@ -30,6 +30,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -193,6 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--start", type=int, default=1, help="first seed")
     ap.add_argument("--timeout", type=float, default=10.0, help="traced program limit, s")
     ap.add_argument("--out", type=Path, default=None, help="markdown summary path")
+    ap.add_argument("--jobs", type=int, default=1, help="programs processed at once")
     args = ap.parse_args(argv)
     include = csmith_include()
     if include is None:
@@ -205,14 +207,15 @@ def main(argv: list[str] | None = None) -> int:
         work = Path(tmp)
         for h in include.glob("*.h"):
             shutil.copy(h, work)  # csmith programs include "csmith.h" from their own folder
-        for k, seed in enumerate(seeds):
-            got = fuzz_seed(seed, work, args.timeout)
-            outcomes += got
-            codes = " ".join(f"{o.code}" for o in got)
-            print(f"[{k + 1}/{len(seeds)}] seed {seed}: {codes}", flush=True)
-            if args.out and (k + 1) % 10 == 0:  # a partial summary survives an interruption
-                _write(args.out, summary(outcomes, seeds[: k + 1], args.timeout,
-                                         time.perf_counter() - t0))
+        with ThreadPoolExecutor(max(args.jobs, 1)) as pool:  # commands are processes
+            results = pool.map(lambda s: fuzz_seed(s, work, args.timeout), seeds)
+            for k, (seed, got) in enumerate(zip(seeds, results)):
+                outcomes += got
+                codes = " ".join(f"{o.code}" for o in got)
+                print(f"[{k + 1}/{len(seeds)}] seed {seed}: {codes}", flush=True)
+                if args.out and (k + 1) % 10 == 0:  # a partial summary survives a stop
+                    _write(args.out, summary(outcomes, seeds[: k + 1], args.timeout,
+                                             time.perf_counter() - t0))
     text = summary(outcomes, seeds, args.timeout, time.perf_counter() - t0)
     if args.out:
         _write(args.out, text)

@@ -123,6 +123,12 @@ def fuzz_seed(seed: int, work: Path, timeout_s: float) -> list[Outcome]:
     return out
 
 
+def failed(o: Outcome) -> bool:
+    """A traceback (an internal error; with CGP_DEBUG=1 Python prints it and exits 1) or a
+    hang: what the fuzzing must never find."""
+    return o.code in (-1, INTERNAL_ERROR) or "Traceback (most recent call last)" in o.message
+
+
 def normalise(message: str) -> str:
     """An error line with the seed-specific parts (file names, numbers) blanked, to group them."""
     message = re.sub(r"s\d+(_k)?\.c", "PROG.c", message)
@@ -151,9 +157,9 @@ def summary(outcomes: list[Outcome], seeds: list[int], timeout_s: float, wall_s:
         lines.append(f"| `{cmd}` | {len(rows)} | "
                      + " | ".join(str(hist.get(c, 0)) for c in _codes(outcomes)) + " |")
     lines += ["", "Exit codes: 0 ok, 2 refused input (one line), 3 the traced program crashed or "
-              "ran past its limit, 70 internal error (a traceback), -1 no answer within the "
-              "wall-clock limit (a hang).", ""]
-    bad = [o for o in outcomes if o.code in (-1, INTERNAL_ERROR) or "Traceback" in o.message]
+              "ran past its limit, 70 (or 1 with a Python traceback) internal error, -1 no "
+              "answer within the wall-clock limit (a hang).", ""]
+    bad = [o for o in outcomes if failed(o)]
     lines += [f"## Tracebacks and hangs: {len(bad)}", ""]
     for o in bad:
         lines += [f"* seed {o.seed}, `{o.command}`, exit {o.code}:", "", "```",
@@ -162,7 +168,7 @@ def summary(outcomes: list[Outcome], seeds: list[int], timeout_s: float, wall_s:
               "|---|---|---|---|"]
     groups: dict[tuple[str, str], list[Outcome]] = {}
     for o in outcomes:
-        if o.code not in (0, -1, INTERNAL_ERROR):
+        if o.code != 0 and not failed(o):
             groups.setdefault((o.command, normalise(o.message)), []).append(o)
     for (cmd, msg), rows in sorted(groups.items(), key=lambda kv: (kv[0][0], -len(kv[1]))):
         text = msg.replace("|", "\\|")
@@ -222,8 +228,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {args.out}")
     else:
         print(text)
-    bad = [o for o in outcomes if o.code in (-1, INTERNAL_ERROR)]
-    return 1 if bad else 0
+    return 1 if any(failed(o) for o in outcomes) else 0
 
 
 if __name__ == "__main__":

@@ -387,8 +387,14 @@ def _run(exe: Path, events: Path, meta: Path, options: TraceOptions, cwd: Path) 
         ) from None
     if res.returncode < 0:
         sig = signal.Signals(-res.returncode).name
+        why = (  # LLVM turns code it proves unreachable into a trap instruction
+            " (it reached code the compiler proved unreachable: undefined behaviour such as "
+            "an endless loop without side effects)"
+            if sig in ("SIGTRAP", "SIGILL")
+            else ""
+        )
         raise TraceRunError(
-            f"the traced program crashed with {sig}"
+            f"the traced program crashed with {sig}{why}"
             + (f": {res.stderr.strip().splitlines()[-1]}" if res.stderr.strip() else "")
         )
     if res.returncode != 0:

@@ -32,6 +32,7 @@ from .errors import (
 )
 from .instrument.irtext import parse_module
 from .instrument.memtrace import InstrumentError, MemInstr, instrument
+from .macros import macro_text
 from .regions import PRELUDE, mark_regions, read_source
 from .tracefile import (
     MAGIC,
@@ -107,7 +108,7 @@ def check_kernel_functions(
         if name not in graph:
             if re.search(rf"\b{re.escape(name)}\s*\([^;{{}}]*\)\s*\{{", source_text):
                 raise RegionError(
-                    f"--function {name}: it never runs (nothing in the program calls it)"
+                    f"--function {name}: it never runs: nothing in the program calls it"
                 )
             defined = ", ".join(sorted(graph))
             raise RegionError(f"--function {name}: no such function (defined: {defined})")
@@ -291,8 +292,6 @@ def _check_redefined(diagnostics: str, text: str, macros: dict[str, str]) -> Non
     ignored by the compiler: one line saying how to make it a size macro."""
     m = re.search(r"'(\w+)' macro redefined", diagnostics)
     if m and m.group(1) in macros:
-        from .macros import macro_text
-
         name = m.group(1)
         raise RegionError(
             f"size {name}={macros[name]} cannot take effect: the file #defines {name} as "

@@ -78,3 +78,13 @@ def test_work_size_of_an_expression_macro_is_its_value_not_the_trace_size():
     guarded_float = EXPR.replace("#pragma cgp trace N=65536\n",
                                  "#ifndef SCALE\n#define SCALE 0.5\n#endif\n")
     assert resolve_sizes(guarded_float, {}, {"N": 64})[:2] == ({"N": 1 << 24}, {"N": 64})
+
+
+def test_a_size_the_file_defines_unconditionally_cannot_be_traced_smaller(tmp_path):
+    from cgpredict.tracer import TraceOptions, trace_program
+
+    src = tmp_path / "fixed.c"
+    src.write_text(EXPR.replace("#ifndef N\n", "").replace("#endif\n", "", 1))
+    with pytest.raises(RegionError, match=r"size N=65536 cannot take effect: the file #defines "
+                                          r"N as '\(1 << 24\)' unconditionally"):
+        trace_program(src, tmp_path / "t.cgptrace", TraceOptions({"N": "65536"}))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from collections import Counter
 from dataclasses import dataclass
 
@@ -41,6 +42,13 @@ from .warps import (
     mapped_loops,
     single_thread,
 )
+
+
+def function_line(ir_text: str, name: str) -> int:
+    """Source line of function ``name`` (a --function kernel) from the IR's debug info; 0
+    when it has none."""
+    m = re.search(rf'DISubprogram\(name: "{re.escape(name)}",[^\n]*?\bline: (\d+)', ir_text)
+    return int(m.group(1)) if m else 0
 
 
 def _trip(model: TripModel, sizes: dict[str, int]) -> float:
@@ -175,7 +183,7 @@ def analyze_region(
     warnings += first.warnings
     return KernelReport(
         name=info.name,
-        location=f"{h.source_name}:{info.line}",
+        location=f"{h.source_name}:{info.line or function_line(h.ir_text, info.function)}",
         grid_dims=grid,
         block=str(block),
         grid_threads=first.grid_threads,

@@ -52,6 +52,7 @@ def test_a_function_the_optimiser_would_inline_is_one_kernel(tmp_path, static):
     rep = predict_source(_source(tmp_path, static), RunOptions(functions=("saxpy",)))
     (k,) = rep.kernels
     assert k.name == "saxpy" and k.launches == 1 and k.grid_threads == (4096, 1)
+    assert k.location == "sx.c:6"  # the line of its definition
     assert _mem(k) == {("x[i]", "load"): ("coalesced", 1.0), ("y[i]", "load"): ("coalesced", 1.0),
                        ("y[i]", "store"): ("coalesced", 1.0)}
 

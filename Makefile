@@ -1,7 +1,7 @@
 # Developer shortcuts. `make test` is what CI runs (through .ci/run).
 PY ?= python3
 
-.PHONY: install test bench measure gpu-session validate clean
+.PHONY: install test bench fuzz measure gpu-session validate clean
 
 install:
 	$(PY) -m pip install -e ".[test]"
@@ -13,6 +13,10 @@ bench:
 	$(PY) bench/bench_trace.py
 	$(PY) bench/bench_run.py
 	$(PY) bench/bench_cache.py
+
+N ?= 500
+fuzz:  # csmith programs through trace and run; summary in validation/results/fuzz.md
+	$(PY) validation/fuzz.py --n $(N) --out validation/results/fuzz.md
 
 measure:  # needs an NVIDIA GPU and nvcc
 	$(PY) validation/measure.py

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -29,10 +30,14 @@ IR_FLAGS = (
     "-fno-discard-value-names",
     "-Wno-unknown-pragmas",
     "-std=gnu11",
+    # a size given with -D that the file then #defines anyway would be silently ignored
+    "-Werror=macro-redefined",
     # no load PRE: it would carry a loaded value from one pseudo-thread to the next
     "-mllvm",
     "-enable-load-pre=false",
 )
+
+_DEFINE = re.compile(r"^define\b[^@]*@(\"[^\"]+\"|[\w.$-]+)\(")
 
 _PROBE_C = "int f(int *a, int n) { int s = 0; for (int i = 0; i < n; i++) s += a[i]; return s; }\n"
 
@@ -132,17 +137,70 @@ def compile_to_ir(
     include: Path | None = None,
     display_name: str | None = None,
     include_dirs: tuple[Path, ...] = (),
-) -> None:
-    """Compile ``source`` to textual LLVM IR at ``out_ll`` with the flags of SPEC §2.1."""
+    noinline: tuple[str, ...] = (),
+) -> str | None:
+    """Compile ``source`` to textual LLVM IR at ``out_ll`` with the flags of SPEC §2.1.
+
+    ``noinline`` names functions to keep out of line (kernels given by ``--function``): the
+    source is compiled in two steps, clang's front end without its optimisation passes, then
+    the same -O1 pipeline on that IR with ``noinline`` added to those functions, so the code
+    inside them is what -O1 makes of it, only not copied into its callers. Returns the
+    unoptimised IR in that case (every function the source defines and uses), else None."""
     cc = find_compiler()
     args = [*cc.command, "-S", "-emit-llvm", *IR_FLAGS]
     args += [f"-D{k}={v}" for k, v in macros.items()]
     args += [f"-I{d}" for d in include_dirs]
     if include is not None:
         args += ["-include", str(include)]
-    args += ["-o", str(out_ll), str(source)]
     rename = {str(source): display_name} if display_name else {}
-    _run_compiler(args, f"compiling {display_name or source}", rename)
+    what = f"compiling {display_name or source}"
+    if not noinline:
+        _run_compiler([*args, "-o", str(out_ll), str(source)], what, rename)
+        return None
+    front = out_ll.with_name(out_ll.stem + ".front.ll")
+    _run_compiler(
+        [*args, "-Xclang", "-disable-llvm-passes", "-o", str(front), str(source)], what, rename
+    )
+    unoptimised = front.read_text()
+    front.write_text(mark_noinline(unoptimised, noinline))
+    _run_compiler([*cc.command, "-S", "-emit-llvm", *IR_FLAGS, "-o", str(out_ll), str(front)],
+                  f"optimising {display_name or source}", rename)
+    return unoptimised
+
+
+def mark_noinline(ir_text: str, names: tuple[str, ...]) -> str:
+    """``ir_text`` with the function attribute ``noinline`` on the definitions of ``names``
+    (written after the parameter list, where LLVM accepts attributes beside a ``#N`` group;
+    an ``alwaysinline`` there would contradict it and is dropped)."""
+    out = []
+    for line in ir_text.split("\n"):
+        name = _defined_name(line)
+        if name in names:
+            close = _params_end(line, line.index("@" + _quoted(name)) + len(_quoted(name)) + 1)
+            head, tail = line[:close], line[close:].replace(" alwaysinline", "")
+            line = f"{head} noinline{tail}"
+        out.append(line)
+    return "\n".join(out)
+
+
+def _quoted(name: str) -> str:
+    return name if re.fullmatch(r"[\w.$-]+", name) else f'"{name}"'
+
+
+def _defined_name(line: str) -> str | None:
+    m = _DEFINE.match(line)
+    return m.group(1).strip('"') if m else None
+
+
+def _params_end(line: str, open_paren: int) -> int:
+    """Index just after the parenthesis closing the one at ``open_paren``."""
+    depth = 0
+    for i in range(open_paren, len(line)):
+        depth += line[i] == "("
+        depth -= line[i] == ")"
+        if depth == 0:
+            return i + 1
+    return len(line)
 
 
 def link_executable(ir_file: Path, runtime_c: Path, out_exe: Path) -> None:

@@ -87,7 +87,7 @@ def _call_cost(callee: str) -> tuple[int, bool]:
 def ptx_cost(opcode: str, ty: str, detail: str) -> tuple[int, bool, bool]:
     """(PTX instructions, is SFU, is floating point) of one executed LLVM operation."""
     fp = any(ty.startswith(t) for t in FP_TYPES)
-    if opcode in ("load", "store") or opcode in FREE_OPS:
+    if opcode in ("load", "store", "atomicrmw", "cmpxchg") or opcode in FREE_OPS:  # memory
         return 0, False, False
     if opcode == "fmul" and detail == "fma":
         return 0, False, False

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from collections import Counter
 from dataclasses import dataclass
 
@@ -32,7 +33,22 @@ from .shared import (
     transpose_addresses,
 )
 from .tracefile import Trace
-from .warps import Block, MappingError, WarpTrace, form_warps, form_warps_auto, mapped_loops
+from .warps import (
+    Block,
+    MappingError,
+    WarpTrace,
+    form_warps,
+    form_warps_auto,
+    mapped_loops,
+    single_thread,
+)
+
+
+def function_line(ir_text: str, name: str) -> int:
+    """Source line of function ``name`` (a --function kernel) from the IR's debug info; 0
+    when it has none."""
+    m = re.search(rf'DISubprogram\(name: "{re.escape(name)}",[^\n]*?\bline: (\d+)', ir_text)
+    return int(m.group(1)) if m else 0
 
 
 def _trip(model: TripModel, sizes: dict[str, int]) -> float:
@@ -60,15 +76,18 @@ def analyze_region(
     rows = np.flatnonzero((trace.launches["region"] == region) & (trace.launches["recorded"] == 1))
     if not len(rows):
         how = (
-            f"the function {info.function} was never called as a function (the compiler "
-            f"may have inlined it into its callers: mark its loop nest with '#pragma cgp "
-            f"kernel' or declare it __attribute__((noinline)))"
+            f"the program never called the function {info.function}"
             if info.line == 0
             else "the program never reached its loop nest"
         )
         raise PredictionError(f"kernel {info.name} did not run: {how}")
     launch = int(rows[0])
     warnings: list[str] = []
+    if single_thread(trace, region):
+        warnings.append(
+            f"{info.name}: the function has no loop to map to threads: predicted as a "
+            f"single-thread kernel (one GPU thread runs each call)"
+        )
     try:
         is_store = np.array([m.kind == "store" for m in h.mem] or [False])
         block2 = opts.block or DEFAULT_BLOCKS[2]
@@ -178,7 +197,7 @@ def analyze_region(
     warnings += _port_warnings(first.mem, h.port, info.name)
     return KernelReport(
         name=info.name,
-        location=f"{h.source_name}:{info.line}",
+        location=f"{h.source_name}:{info.line or function_line(h.ir_text, info.function)}",
         grid_dims=grid,
         block=str(block),
         grid_threads=first.grid_threads,
@@ -237,6 +256,8 @@ class _LaunchContext:
         """(x, y) pseudo-threads of trace launch ``row``, scaled to the work size."""
         tr = self.trace
         inner = self.d2 if self.grid == 2 else self.d1
+        if not inner:  # single_thread: one thread per call
+            return 1.0, 1.0
         iters = float(tr.loop_iters[row, inner].sum())
         entries = float(tr.loop_entries[row, inner].sum())
         x = iters / entries if entries else 0.0
@@ -256,7 +277,7 @@ class _LaunchContext:
     def model(self, row: int) -> tuple[_LaunchModel]:
         tr, h = self.trace, self.trace.header
         inner = self.d2 if self.grid == 2 else self.d1
-        threads = float(tr.loop_iters[row, inner].sum())
+        threads = float(tr.loop_iters[row, inner].sum()) if inner else 1.0
         bb = tr.bb_counts[row].astype(np.float64)
         per_thread = {
             b.id: (bb[b.id] / threads if threads else 0.0) * self.factor.get(b.id, 1.0)

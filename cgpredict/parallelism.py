@@ -49,8 +49,11 @@ def body_parallelism(body: dddg.LoopBody) -> Parallelism:
     for o in body.ops:
         counted = o.klass not in _NOT_INSTRUCTIONS
         is_load = o.klass == "load"
-        d = max((depth[k] for k in o.operands), default=0) + counted
-        m = max((loads[k] for k in o.operands), default=0) + is_load
+        # an operand later in block order (a join phi whose input block comes after it in
+        # the function's layout) starts no chain here
+        earlier = [k for k in o.operands if k < len(depth)]
+        d = max((depth[k] for k in earlier), default=0) + counted
+        m = max((loads[k] for k in earlier), default=0) + is_load
         depth.append(d)
         loads.append(m)
         n_insts += counted

@@ -30,7 +30,8 @@ from .prediction import (
     RunOptions,
 )
 from .regions import mark_regions, read_source
-from .scaling import PROBES, SizeModel, default_sizes, overridable_sizes, probe_sizes
+from .macros import evaluate_macros
+from .scaling import PROBES, SizeModel, overridable_sizes, probe_sizes
 from .tracefile import Trace
 from .tracer import TraceOptions, marked_source, trace_program
 from .warps import mapped_loops, perfectly_nested
@@ -38,14 +39,22 @@ from .warps import mapped_loops, perfectly_nested
 AUTO_TRACE_START = 32
 
 
-def resolve_sizes(source_text: str, work: dict[str, int], trace: dict[str, int]):
-    """(work sizes, trace sizes, automatic?): the file's defaults and declared trace size,
-    overridden by the options. Without a declared or given trace size, the trace size is
-    chosen automatically (``prepare`` grows it from AUTO_TRACE_START)."""
+def resolve_sizes(
+    source_text: str,
+    work: dict[str, int],
+    trace: dict[str, int],
+    include_dir: Path | None = None,
+):
+    """(work sizes, trace sizes, automatic?): the file's defaults (its #defines as the compiler
+    evaluates them, with the -D options) and declared trace size, overridden by the options.
+    Without a declared or given trace size, the trace size is chosen automatically
+    (``prepare`` grows it from AUTO_TRACE_START)."""
     declared = mark_regions(source_text).trace_sizes
     _check_size_names(source_text, work, trace)
     names = set(declared) | set(work) | set(trace) | set(overridable_sizes(source_text))
-    defaults = default_sizes(source_text, names)
+    unknown = sorted(names - set(work))
+    guessed = set(overridable_sizes(source_text)) - set(declared) - set(trace)
+    defaults = evaluate_macros(source_text, unknown, work, include_dir, guessed) if unknown else {}
     work_sizes = {**defaults, **work}
     trace_sizes = {**{n: v for n, v in work_sizes.items()}, **declared, **trace}
     # never trace more than the work: a declared trace size above a small -D is clamped
@@ -131,7 +140,9 @@ def prepare(source: Path, opts: RunOptions, progress=None) -> Prepared:
     t0 = time.perf_counter()
     text = read_source(source)  # one-line errors for unreadable or badly marked sources,
     marked_source(source, text, {k: str(v) for k, v in opts.work_sizes.items()}, opts.port)
-    work, tsizes, auto = resolve_sizes(text, opts.work_sizes, opts.trace_sizes)
+    work, tsizes, auto = resolve_sizes(
+        text, opts.work_sizes, opts.trace_sizes, Path(source).resolve().parent
+    )
     wanted = 2 * load_device(opts.device).max_threads_per_sm  # SPEC §2.1
     tmpdir = tempfile.TemporaryDirectory(prefix="cgp-run-")
     tmp = tmpdir.name

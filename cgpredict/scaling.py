@@ -30,28 +30,19 @@ import numpy as np
 from .tracefile import Trace
 
 _COMMENT = r"[ \t]*(?:/\*.*?\*/[ \t]*|//.*)?$"
-_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+\(?(\d+)\)?" + _COMMENT, re.M)
-
-
-def default_sizes(source_text: str, names) -> dict[str, int]:
-    """Integer values the source #defines for ``names`` (its defaults, e.g. ``#define NI 1024``)."""
-    found = {}
-    for m in _DEFINE.finditer(source_text):
-        if m.group(1) in names and m.group(1) not in found:
-            found[m.group(1)] = int(m.group(2))
-    return found
 
 
 _OVERRIDABLE = re.compile(
     r"^[ \t]*#[ \t]*ifndef[ \t]+([A-Za-z_]\w*)" + _COMMENT[:-1] + r"\n"
-    r"[ \t]*#[ \t]*define[ \t]+\1[ \t]+\(?(\d+)\)?" + _COMMENT,
+    r"[ \t]*#[ \t]*define[ \t]+\1[ \t]+(\S.*?)" + _COMMENT,
     re.M,
 )
 
 
-def overridable_sizes(source_text: str) -> dict[str, int]:
-    """Integer macros a -D can override (``#ifndef N`` / ``#define N 1024``): the size macros."""
-    return {m.group(1): int(m.group(2)) for m in _OVERRIDABLE.finditer(source_text)}
+def overridable_sizes(source_text: str) -> dict[str, str]:
+    """Macros a -D can override (``#ifndef N`` / ``#define N <value>``), the size macros, with
+    their replacement text (``macros.evaluate_macros`` gives their values)."""
+    return {m.group(1): m.group(2).strip() for m in _OVERRIDABLE.finditer(source_text)}
 
 
 PROBES = 3

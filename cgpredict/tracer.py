@@ -32,6 +32,7 @@ from .errors import (
 )
 from .instrument.irtext import parse_module
 from .instrument.memtrace import InstrumentError, MemInstr, instrument
+from .macros import macro_text
 from .regions import PRELUDE, mark_regions, read_source
 from .tracefile import (
     MAGIC,
@@ -96,6 +97,62 @@ def _defined_functions(ir_text: str) -> list[str]:
     return sorted(parse_module(ir_text).functions)
 
 
+def check_kernel_functions(
+    names: tuple[str, ...], unoptimised: str, optimised: list[str], source_text: str
+) -> None:
+    """One-line errors for ``--function`` names that cannot be kernels: not defined in the
+    source, defined but never called (the compiler drops them), or recursive (no GPU kernel
+    launches itself). ``unoptimised`` is the front end's IR, ``optimised`` the functions left
+    after -O1."""
+    graph = _call_graph(unoptimised)
+    for name in names:
+        if name not in graph:
+            if re.search(rf"\b{re.escape(name)}\s*\([^;{{}}]*\)\s*\{{", source_text):
+                raise RegionError(
+                    f"--function {name}: it never runs: nothing in the program calls it"
+                )
+            defined = ", ".join(sorted(graph))
+            raise RegionError(f"--function {name}: no such function (defined: {defined})")
+        if name not in optimised:
+            callers = sorted(f for f, callees in graph.items() if name in callees and f != name)
+            why = (
+                f"the compiler removed its calls from {', '.join(callers)}, as nothing the "
+                f"program prints or stores depends on them"
+                if callers
+                else "nothing in the program calls it"
+            )
+            raise RegionError(f"--function {name}: it never runs: {why}")
+        cycle = _cycle_through(graph, name)
+        if cycle:
+            raise RegionError(
+                f"--function {name} is recursive ({' -> '.join(cycle)}): a GPU kernel cannot "
+                f"launch itself; mark a loop inside it with '#pragma cgp kernel' instead"
+            )
+
+
+def _call_graph(ir_text: str) -> dict[str, set[str]]:
+    """The direct callees of every function defined in ``ir_text``."""
+    mod = parse_module(ir_text)
+    return {
+        name: {i.callee for b in fn.blocks for i in b.instrs if i.callee}
+        for name, fn in mod.functions.items()
+    }
+
+
+def _cycle_through(graph: dict[str, set[str]], name: str) -> list[str]:
+    """A call chain from ``name`` back to itself, or [] when it is not recursive."""
+    stack, seen = [(name, [name])], set()
+    while stack:
+        fn, path = stack.pop()
+        for callee in sorted(graph.get(fn) or ()):
+            if callee == name:
+                return [*path, name]
+            if callee in graph and callee not in seen:
+                seen.add(callee)
+                stack.append((callee, [*path, callee]))
+    return []
+
+
 def _check_output_path(output: Path, force: bool) -> None:
     check_writable(output, "trace")  # never opens it: a FIFO must not block
     if output.exists() and not force:
@@ -131,20 +188,22 @@ def trace_program(
         macros = dict(options.macros)
         port = options.port
 
-        def compile_marked() -> None:
+        def compile_marked() -> str | None:
             src.write_text(marked.text)
-            compile_to_ir(
+            return compile_to_ir(
                 src,
                 ir_file,
                 {**macros},
                 prelude,
                 display_name=str(source),
                 include_dirs=(source.resolve().parent,),
+                noinline=tuple(options.functions),
             )
 
         try:
-            compile_marked()
-        except CompileError:
+            unoptimised = compile_marked()
+        except CompileError as exc:
+            _check_redefined(str(exc), text, macros)
             # Show the diagnostics of the user's own text, not of the marked copy.
             compile_to_ir(source.resolve(), tmp / "plain.ll", {**macros}, display_name=str(source))
             if port == "restrict":
@@ -152,7 +211,7 @@ def trace_program(
             # the source compiles but not with its arrays behind pointers (an array the
             # rewrite cannot shadow): trace the restrict port and say so in the header
             marked, port = marked_source(source, text, options.macros, "restrict"), "restrict"
-            compile_marked()
+            unoptimised = compile_marked()
         ir_text = ir_file.read_text()
         lap("compile")
         functions = _defined_functions(ir_text)
@@ -163,11 +222,8 @@ def trace_program(
             )
         base = len(marked.regions)
         fn_regions = {name: base + k for k, name in enumerate(options.functions)}
-        for name in fn_regions:
-            if name not in functions:
-                raise RegionError(
-                    f"--function {name}: no such function (defined: {', '.join(functions)})"
-                )
+        if fn_regions:
+            check_kernel_functions(tuple(fn_regions), unoptimised or ir_text, functions, text)
         try:
             inst = instrument(ir_text, fn_regions)
         except InstrumentError as exc:
@@ -241,6 +297,19 @@ def trace_program(
             raise OutputPathError(f"cannot write trace {output}: {exc.strerror or exc}") from None
         lap("write")
     return read_trace(output)
+
+
+def _check_redefined(diagnostics: str, text: str, macros: dict[str, str]) -> None:
+    """A size given with -D (or a trace size) that the file #defines unconditionally would be
+    ignored by the compiler: one line saying how to make it a size macro."""
+    m = re.search(r"'(\w+)' macro redefined", diagnostics)
+    if m and m.group(1) in macros:
+        name = m.group(1)
+        raise RegionError(
+            f"size {name}={macros[name]} cannot take effect: the file #defines {name} as "
+            f"{macro_text(text, name)!r} unconditionally; write '#ifndef {name}' / "
+            f"'#define {name} ...' / '#endif' so that a -D or trace size can replace it"
+        )
 
 
 def _region_function(inst, index: int) -> str:
@@ -331,8 +400,14 @@ def _run(exe: Path, events: Path, meta: Path, options: TraceOptions, cwd: Path) 
         ) from None
     if res.returncode < 0:
         sig = signal.Signals(-res.returncode).name
+        why = (  # LLVM turns code it proves unreachable into a trap instruction
+            " (it reached code the compiler proved unreachable: undefined behaviour such as "
+            "an endless loop without side effects)"
+            if sig in ("SIGTRAP", "SIGILL")
+            else ""
+        )
         raise TraceRunError(
-            f"the traced program crashed with {sig}"
+            f"the traced program crashed with {sig}{why}"
             + (f": {res.stderr.strip().splitlines()[-1]}" if res.stderr.strip() else "")
         )
     if res.returncode != 0:

@@ -109,6 +109,13 @@ def mapped_loops(trace: Trace, region: int) -> tuple[list[int], list[int]]:
     return ([lp.id for lp in loops if lp.depth == 1], [lp.id for lp in loops if lp.depth == 2])
 
 
+def single_thread(trace: Trace, region: int) -> bool:
+    """True for a kernel given by ``--function`` whose function has no loop left: it is
+    predicted as one GPU thread running the whole call."""
+    info = trace.header.region(region)
+    return info.line == 0 and not mapped_loops(trace, region)[0]
+
+
 def carries(trace: Trace, region: int, depth: int) -> bool:
     """True when a loop of the region at ``depth`` carries a dependence through memory that
     the compiler forwarded in a register (so the trace shows no read of it)."""
@@ -227,7 +234,9 @@ def _map_events(trace: Trace, region: int, launch: int, grid_dims: int):
     id and address, and the grid's extent; independent of the block shape."""
     ev = np.asarray(trace.launch_events(launch))
     d1, d2 = mapped_loops(trace, region)
-    if not d1:
+    if not d1 and single_thread(trace, region):
+        grid_dims, d2 = 1, []
+    elif not d1:
         raise MappingError(
             "no loop left to map to threads: the compiler removed or replaced "
             "the loop nest (a constant result, a memset/memcpy, results the program "
@@ -244,7 +253,11 @@ def _map_events(trace: Trace, region: int, launch: int, grid_dims: int):
     i1, i2, valid2 = _indices(ev, d1, d2)
     tag = ev >> 48
     mem = tag < TAG_MARKERS
-    if grid_dims == 2:
+    if not d1:  # a whole function without a loop: one thread runs it
+        ok = mem
+        tx, ty = np.zeros(int(ok.sum()), np.int64), np.zeros(int(ok.sum()), np.int64)
+        gx, gy = 1, 1
+    elif grid_dims == 2:
         ok = mem & valid2
         tx, ty = i2[ok], i1[ok]
         gx, gy = _extent(ev, d2), _extent(ev, d1)

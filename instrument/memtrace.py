@@ -137,6 +137,12 @@ def _layout(ty: str) -> tuple[int, int]:
     if ty in _SCALARS:
         size = _SCALARS[ty]
         return size, min(size, 16)
+    m = re.fullmatch(r"i(\d+)", ty)
+    if m:  # bit-field storage (i24, i40, ...): aligned like the next standard integer
+        bits = int(m.group(1))
+        align = next((b // 8 for b in (8, 16, 32, 64, 128) if bits <= b), 16)
+        store = (bits + 7) // 8
+        return (store + align - 1) // align * align, align
     if ty.startswith("ptr"):
         return 8, 8
     m = re.fullmatch(r"<(\d+) x (.+)>", ty)
@@ -203,9 +209,24 @@ def _strip_flags(words: list[str]) -> list[str]:
     return words
 
 
+def mem_kind(opcode: str) -> str:
+    """'load' or 'store' for an instruction the trace records, '' for any other. An atomic
+    read-modify-write (``atomicrmw``, ``cmpxchg``) is one access that writes: a GPU performs
+    it as one atomic operation at the L2."""
+    return {"load": "load", "store": "store", "atomicrmw": "store", "cmpxchg": "store"}.get(
+        opcode, ""
+    )
+
+
 def _access(ins: Instr) -> tuple[str, str]:
-    """(value type, pointer operand text) of a load or store."""
+    """(value type, pointer operand text) of a load, store, atomicrmw or cmpxchg."""
     args = _strip_flags(ins.text.split(None, 1)[1].split())
+    if ins.opcode in ("atomicrmw", "cmpxchg"):
+        args = [w for w in args if w not in ("weak", "volatile")]
+        args = args[1:] if ins.opcode == "atomicrmw" else args  # the operation: add, xchg...
+        ops = split_operands(" ".join(args))
+        value = ops[1] if ins.opcode == "atomicrmw" else ops[2]
+        return _leading_type(value), _ORDERINGS.sub("", ops[0])
     ops = split_operands(" ".join(args))
     if ins.opcode == "load":
         ptr = next(o for o in ops[1:] if o.startswith("ptr"))
@@ -218,7 +239,7 @@ def _op_key(ins: Instr, uses: dict[str, list[Instr]]) -> tuple[str, str, str]:
     op = ins.opcode
     words = _strip_flags(ins.text.split()[1:]) if op not in ("call",) else []
     detail = ""
-    if op in ("load", "store"):
+    if mem_kind(op):
         return (op, _access(ins)[0], "")
     if op == "call":
         if re.search(r"\basm\b", ins.text):  # an inline asm (the plain port's opaque pointer)
@@ -439,10 +460,9 @@ class _Emitter:
         if ins.dbg is None:
             col = 0  # a borrowed location: the line is right, the column is not this access's
         base = _base_name(self.defs(fn), ptr)
+        kind = mem_kind(ins.opcode)
         self.mem.append(
-            MemInstr(
-                mid, region, fn.name, bid, ins.opcode, type_bytes(ty), ty, file, line, col, base
-            )
+            MemInstr(mid, region, fn.name, bid, kind, type_bytes(ty), ty, file, line, col, base)
         )
         a, r = self.name("a"), self.name("r")
         self.before.setdefault(ins.line, []).extend(
@@ -539,7 +559,7 @@ def _instrument_helper(mod: Module, fn: Function, fid: int, em: _Emitter, queue:
         line = b.instrs[b.first_non_phi].line
         block_ids[bi] = em.add_block(-1, fn, bi, 0, len(b.instrs), uses, True, line, False)
         for ins in b.instrs:
-            if ins.opcode in ("load", "store"):
+            if mem_kind(ins.opcode):
                 em.add_mem(-1, fn, b, block_ids[bi], ins)
     entry = fn.blocks[0].instrs[0].line
     em.before.setdefault(entry, []).insert(0, f"  call void @__cgp_fn_enter(i32 {fid})")
@@ -594,7 +614,7 @@ def _instrument_region(mod: Module, r: _Region, em: _Emitter, helpers: list[str]
             at, after = b.instrs[k].line, False
         block_ids[bi] = em.add_block(r.index, fn, bi, lo, hi, uses, False, at, after)
         for ins in b.instrs[lo:hi]:
-            if ins.opcode in ("load", "store"):
+            if mem_kind(ins.opcode):
                 em.add_mem(r.index, fn, b, block_ids[bi], ins)
     for ins, callee, bi in _callees(fn, r.blocks):
         traced = callee in mod.functions

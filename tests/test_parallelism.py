@@ -35,6 +35,14 @@ def test_pointer_chase_has_no_memory_parallelism():
     assert (p.ilp, p.mlp) == (1.0, 1.0)
 
 
+def test_an_operand_later_in_block_order_starts_no_chain():
+    # csmith seed 19: a join phi (op 1) whose input is defined by a block laid out after it
+    body = _body(("load", ()), ("phi", (0, 3)), ("fadd", (1,)), ("fmul", ()))
+    p = body_parallelism(body)
+    # chains: load -> phi -> fadd (2 instructions: phi is none), fmul alone
+    assert (p.ilp, p.mlp, p.instructions) == (3 / 2, 1.0, 3.0)
+
+
 def test_no_loads_and_empty_bodies():
     assert body_parallelism(_body(("fadd", ()), ("fmul", ()))).mlp == 1.0
     assert body_parallelism(_body(("fadd", ()), ("fmul", ()))).ilp == 2.0

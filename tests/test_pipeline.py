@@ -329,15 +329,6 @@ def test_function_kernel_with_two_top_level_loops_is_refused(tmp_path):
         predict_source(src, RunOptions(functions=("kern",)))
 
 
-def test_inlined_function_kernel_is_explained(tmp_path):
-    src = tmp_path / "inl.c"
-    src.write_text("#include <stdio.h>\n#define N 64\nstatic float A[N], B[N];\n"
-                   "void kern(void) { for (int i = 0; i < N; i++) B[i] = A[i] * 2; }\n"
-                   "int main(void) { kern(); printf(\"%f\\n\", B[3]); return 0; }\n")
-    with pytest.raises(PredictionError, match="inlined"):
-        predict_source(src, RunOptions(functions=("kern",)))
-
-
 def test_size_names_the_source_never_mentions_are_typos():
     from cgpredict.pipeline import resolve_sizes
     from cgpredict.prediction import PredictionError

@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 
 from cgpredict.pipeline import RunOptions, prepare
-from cgpredict.scaling import (PROBES, SizeModel, TripModel, default_sizes, fit, launch_counts,
-                               mean_trips, probe_sizes)
+from cgpredict.scaling import (PROBES, SizeModel, TripModel, fit, launch_counts, mean_trips,
+                               probe_sizes)
 from cgpredict.tracer import TraceOptions, trace_program
 
 # the points the pipeline uses: trace sizes and the two probes of probe_sizes
@@ -54,33 +54,6 @@ def test_probe_sizes_distinct_multiples_of_32():
         assert all(v % 32 == 0 and v > 0 for v in p.values())
         assert len(set(p.values())) == len(p)  # macros distinguishable
     assert all(p0[n] != p1[n] for n in t)
-
-
-DEFINES = """
-#include <stdio.h>
-#ifndef NI
-#define NI 1024
-#endif
-#ifndef NJ
-# define NJ (512)
-#endif
-  #define NK 256
-#define NAME "gemm"
-#define ALPHA 1.5f
-#define NI 7
-#define OTHER 9
-"""
-
-
-def test_default_sizes():
-    assert default_sizes(DEFINES, {"NI", "NJ", "NK", "TMAX", "ALPHA", "NAME"}) == {
-        "NI": 1024, "NJ": 512, "NK": 256}
-    assert default_sizes(DEFINES, ()) == {}
-
-
-def test_default_sizes_with_trailing_comment():
-    text = "#define N 1024  /* work size */\n#define M 64 // rows\n"
-    assert default_sizes(text, {"N", "M"}) == {"N": 1024, "M": 64}
 
 
 TRI_C = r"""

@@ -9,6 +9,7 @@ event among its thread's events in program order."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -56,6 +57,10 @@ def test_block_parse_rejects(text):
 @dataclass(frozen=True)
 class _Header:
     loops: tuple
+    function_kernel: bool = False  # a kernel given by --function (RegionInfo.line == 0)
+
+    def region(self, index: int) -> SimpleNamespace:
+        return SimpleNamespace(line=0 if self.function_kernel else 1)
 
 
 @dataclass(frozen=True)
@@ -237,6 +242,15 @@ def test_mapping_errors():
     no_loop = FakeTrace(_Header(()), np.array([_mem(0, A_BASE)], np.uint64))
     with pytest.raises(MappingError, match="no loop"):
         form_warps(no_loop, 0, 0, 1, Block(256), IS_STORE)
+
+
+def test_a_function_kernel_without_a_loop_is_one_thread():
+    events = np.array([_mem(0, A_BASE), _mem(0, A_BASE + 4), _mem(0, A_BASE + 8)], np.uint64)
+    wt = form_warps(FakeTrace(_Header((), function_kernel=True), events), 0, 0, 2, Block(32, 8),
+                    IS_STORE)
+    # every access belongs to thread 0 of a 1 x 1 grid: one warp, three warp instructions
+    assert (wt.grid_dims, wt.grid_x, wt.grid_y, wt.n_threads, wt.n_warps) == (1, 1, 1, 1, 1)
+    assert wt.n_insts == 3 and wt.unmapped_events == 0
 
 
 def test_synthetic_dependence_and_auto_fallback():

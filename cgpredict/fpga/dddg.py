@@ -34,6 +34,7 @@ import networkx as nx
 import numpy as np
 
 from ..instrument.irtext import CAST_OPCODES, Function, split_operands
+from ..instrument.memtrace import mem_kind
 
 __all__ = [
     "FREE_CLASSES",
@@ -267,7 +268,7 @@ def loop_body(
                     ty = _result_type(ins.opcode, body)
                 operands = tuple(by_name[u] for u in used if u in by_name)
                 mem_id, array = -1, ""
-                if ins.opcode in ("load", "store") and mems:
+                if mem_kind(ins.opcode) and mems:  # the trace's memory instructions
                     mem_id, base = mems.pop(0)
                     array = _array(base)
                 k = len(ops)

@@ -1,0 +1,158 @@
+"""Kernels given by --function (a whole function as one GPU kernel), whatever the optimiser
+would do to the function: static or not, inlined or not, called once or from a loop."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from cgpredict.compiler import compile_to_ir
+from cgpredict.errors import RegionError
+from cgpredict.pipeline import PredictionError, RunOptions, predict_source
+from cgpredict.regions import statement_end
+from cgpredict.scaling import overridable_sizes
+
+POLYBENCH = Path(__file__).resolve().parent.parent / "polybench_c"
+
+SAXPY = """#include <stdio.h>
+#ifndef N
+#define N 4096
+#endif
+static float x[N], y[N];
+STATIC void saxpy(float a) { for (int i = 0; i < N; i++) y[i] = a * x[i] + y[i]; }
+static float peek(void) { return x[3] + y[4]; }
+static int fact(int n) { return n <= 1 ? 1 : n * fact(n - 1); }
+static void unused(void) { for (int i = 0; i < N; i++) y[i] = 0; }
+void never(int k) { for (int i = 0; i < N; i++) y[i] = k; }
+int main(int argc, char **argv) {
+  for (int i = 0; i < N; i++) { x[i] = i; y[i] = 1; }
+  for (int t = 0; t < CALLS; t++) saxpy(2.0f);
+  if (argc > 5) never(3);
+  printf("%f %f %d\\n", y[7], peek(), fact(argc + 2));
+  return 0;
+}
+"""
+
+
+def _source(tmp_path: Path, static: bool = True, calls: int = 1) -> Path:
+    src = tmp_path / "sx.c"
+    text = SAXPY.replace("STATIC ", "static " if static else "").replace("CALLS", str(calls))
+    src.write_text(text)
+    return src
+
+
+def _mem(kernel) -> dict[tuple[str, str], tuple[str, float]]:
+    return {(m.text, m.kind): (m.pattern, m.per_thread) for m in kernel.mem}
+
+
+@pytest.mark.parametrize("static", [True, False])
+def test_a_function_the_optimiser_would_inline_is_one_kernel(tmp_path, static):
+    rep = predict_source(_source(tmp_path, static), RunOptions(functions=("saxpy",)))
+    (k,) = rep.kernels
+    assert k.name == "saxpy" and k.launches == 1 and k.grid_threads == (4096, 1)
+    assert k.location == "sx.c:6"  # the line of its definition
+    assert _mem(k) == {("x[i]", "load"): ("coalesced", 1.0), ("y[i]", "load"): ("coalesced", 1.0),
+                       ("y[i]", "store"): ("coalesced", 1.0)}
+
+
+def test_a_function_called_from_a_loop_is_one_launch_per_call(tmp_path):
+    one = predict_source(_source(tmp_path, calls=1), RunOptions(functions=("saxpy",))).kernels[0]
+    three = predict_source(_source(tmp_path, calls=3), RunOptions(functions=("saxpy",)))
+    k = three.kernels[0]
+    assert k.launches == 3
+    assert k.total_ms == pytest.approx(3 * one.total_ms, rel=0.02)
+
+
+def test_several_functions_are_several_kernels(tmp_path):
+    rep = predict_source(_source(tmp_path), RunOptions(functions=("saxpy", "peek")))
+    assert [k.name for k in rep.kernels] == ["saxpy", "peek"]
+    peek = rep.kernels[1]
+    assert peek.grid_threads == (1, 1) and peek.launches == 1
+    assert any("single-thread kernel" in w for w in peek.warnings)
+    assert set(_mem(peek)) == {("x[3]", "load"), ("y[4]", "load")}
+
+
+@pytest.mark.parametrize("name, error, message", [
+    ("fact", RegionError, r"--function fact is recursive \(fact -> fact\)"),
+    ("unused", RegionError, r"--function unused: it never runs"),
+    ("never", PredictionError, r"kernel never did not run: the program never called"),
+    ("nothere", RegionError,
+     r"--function nothere: no such function \(defined: fact, main, never, peek, saxpy\)"),
+])
+def test_functions_that_cannot_be_kernels_are_refused_in_one_line(tmp_path, name, error, message):
+    with pytest.raises(error, match=message):
+        predict_source(_source(tmp_path), RunOptions(functions=(name,)))
+
+
+def _body(ir: str, name: str) -> list[str]:
+    """The instructions of function ``name`` with metadata numbers and the module-wide
+    uniquing suffixes of value names (``%indvars.iv20``) blanked."""
+    lines = ir.split("\n")
+    start = next(i for i, x in enumerate(lines) if x.startswith("define") and f"@{name}(" in x)
+    end = lines.index("}", start)
+    blank = [re.sub(r"!\d+", "!N", x) for x in lines[start + 1:end]]
+    return [re.sub(r"%([A-Za-z_][\w.]*?)\d+\b", r"%\1#", x) for x in blank]
+
+
+def test_keeping_a_function_out_of_line_leaves_its_code_as_O1_makes_it(tmp_path):
+    """The two-step compile with noinline injected gives, inside the function, exactly the
+    code of a one-step -O1 compile of a source that declares it noinline itself."""
+    text = (POLYBENCH / "gemm.c").read_text()
+    loop = text[text.index("#pragma cgp kernel"):]
+    loop = loop[loop.index("\n") + 1:]
+    loop = loop[:statement_end(loop, 0)]
+    body = text.replace(text[text.index("#pragma cgp kernel"):text.index(loop) + len(loop)],
+                        "kern();")
+    fn = f"static void kern(void) {{\n{loop}\n}}\n"
+    plain = body.replace("int main(void)", fn + "int main(void)")
+    marked = body.replace("int main(void)", "__attribute__((noinline)) " + fn + "int main(void)")
+    (tmp_path / "plain.c").write_text(plain)
+    (tmp_path / "marked.c").write_text(marked)
+    unopt = compile_to_ir(tmp_path / "plain.c", tmp_path / "plain.ll", {}, noinline=("kern",))
+    compile_to_ir(tmp_path / "marked.c", tmp_path / "marked.ll", {})
+    assert "@kern(" in unopt
+    two_step = _body((tmp_path / "plain.ll").read_text(), "kern")
+    assert len(two_step) > 20
+    assert two_step == _body((tmp_path / "marked.ll").read_text(), "kern")
+
+
+def as_functions(text: str) -> tuple[str, list[str]]:
+    """A corpus file with every '#pragma cgp kernel NAME' loop nest moved into a function
+    ``static void NAME(void)`` defined before main and called where the loop was."""
+    names, defs = [], []
+    while True:
+        m = re.search(r"^[ \t]*#pragma cgp kernel (\w+).*\n", text, re.M)
+        if not m:
+            break
+        end = statement_end(text, m.end())
+        names.append(m.group(1))
+        defs.append(f"static void {m.group(1)}(void) {{\n{text[m.end():end]}\n}}\n")
+        text = text[:m.start()] + f"  {m.group(1)}();" + text[end:]
+    main = re.search(r"^int main\(", text, re.M).start()
+    return text[:main] + "\n".join(defs) + text[main:], names
+
+
+# files whose kernels use only globals (2dconv, fdtd2d, ... read locals of main)
+CORPUS = ["gemm", "atax", "bicg", "mvt", "2mm", "3mm", "gesummv", "syrk", "syr2k", "mm"]
+
+
+@pytest.mark.parametrize("name", CORPUS)
+def test_corpus_kernels_rewritten_as_functions_predict_as_their_pragmas(tmp_path, name):
+    text = (POLYBENCH / f"{name}.c").read_text()
+    grids = set(re.findall(r"#pragma cgp kernel \w+ grid=(\d)", text))
+    assert len(grids) == 1
+    fn_text, kernels = as_functions(text)
+    src = tmp_path / f"{name}_fn.c"
+    src.write_text(fn_text)
+    small = {n: 64 for n in overridable_sizes(text)}
+    opts = dict(grid=int(grids.pop()), work_sizes=small, trace_sizes=small)
+    ref = predict_source(POLYBENCH / f"{name}.c", RunOptions(**opts))
+    got = predict_source(src, RunOptions(functions=tuple(kernels), **opts))
+    assert [k.name for k in got.kernels] == [k.name for k in ref.kernels] == kernels
+    for g, r in zip(got.kernels, ref.kernels):
+        assert (g.grid_threads, g.launches, g.blocks) == (r.grid_threads, r.launches, r.blocks)
+        assert _mem(g) == _mem(r)
+        assert g.profile.comp_insts == pytest.approx(r.profile.comp_insts, rel=0.05)
+        assert g.total_ms == pytest.approx(r.total_ms, rel=0.05)

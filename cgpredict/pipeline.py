@@ -19,6 +19,7 @@ import numpy as np
 from .devices import GPUDevice, load_device
 from .errors import CGPredictError
 from .kernel_analysis import analyze_region
+from .macros import evaluate_macros
 from .memory import PATTERN_NAMES
 from .prediction import (
     DEFAULT_BLOCKS,
@@ -30,7 +31,6 @@ from .prediction import (
     RunOptions,
 )
 from .regions import mark_regions, read_source
-from .macros import evaluate_macros
 from .scaling import PROBES, SizeModel, overridable_sizes, probe_sizes
 from .tracefile import Trace
 from .tracer import TraceOptions, marked_source, trace_program

@@ -20,6 +20,10 @@ from __future__ import annotations
 import re
 
 PORTS = ("plain", "restrict")
+#: an opaque pointer in the IR: (its SSA name, the array it hides) -- ``%0 = asm ...(ptr @A)``
+OPAQUE_POINTER = re.compile(
+    r"%([\w.]+) = (?:tail )?call ptr asm [^\n]*?\(ptr (?:nonnull )?[%@]([\w.]+)\)"
+)
 DEFAULT_PORT = "plain"
 
 _INDEXED = re.compile(r"(?<![\w.>])([A-Za-z_]\w*)\s*\[")
@@ -32,6 +36,21 @@ _C_WORDS = frozenset(
     "inline int long register restrict return short signed sizeof static struct switch typedef "
     "union unsigned void volatile while _Bool __typeof__ typeof".split()
 )
+
+
+def opaque_aliases(ir_text: str) -> dict[tuple[str, str], str]:
+    """(function, SSA name) -> the array an opaque pointer of the plain port stands for (SSA
+    names such as ``%0`` are per function)."""
+    out: dict[tuple[str, str], str] = {}
+    function = ""
+    for line in ir_text.split("\n"):
+        if line.startswith("define "):
+            m = re.search(r"@([\w.$]+)\(", line)
+            function = m.group(1) if m else ""
+        elif "asm" in line:
+            for alias, base in OPAQUE_POINTER.findall(line):
+                out[(function, alias)] = base
+    return out
 
 
 def check_port(port: str) -> str:

@@ -226,11 +226,14 @@ def _parse_shared(args: str, lineno: int) -> SharedHint:
     return SharedHint(parts[0], rows, cols)
 
 
-def mark_regions(source: str, port: str = "restrict") -> MarkedSource:
+def mark_regions(
+    source: str, port: str = "restrict", functions: tuple[str, ...] = ()
+) -> MarkedSource:
     """Find the ``#pragma cgp`` lines of ``source`` and bracket each region with markers.
 
-    With ``port="plain"`` each region's arrays are also reached through opaque pointers, as
-    plain kernel parameters are in CUDA (``port.py``)."""
+    With ``port="plain"`` each region's arrays, and those of the bodies of the kernel
+    ``functions`` (``--function``), are also reached through opaque pointers, as plain kernel
+    parameters are in CUDA (``port.py``)."""
     lines = source.split("\n")
     offsets = [0]
     for line in lines:
@@ -288,7 +291,34 @@ def mark_regions(source: str, port: str = "restrict") -> MarkedSource:
     if dup:
         raise RegionError(f"kernel names used twice: {', '.join(sorted(dup))}")
     text = _apply(lines, offsets, edits, ends)
+    if port == "plain":
+        for k, name in enumerate(functions):
+            text = _plain_function(text, source, name, 1000 + k)
     return MarkedSource(text, tuple(regions), trace_sizes)
+
+
+def _plain_function(text: str, source: str, name: str, tag: int) -> str:
+    """``text`` with the body of the function ``name`` (its definition, not a prototype or a
+    call) wrapped in the plain port's opaque-pointer scope; lines do not move."""
+    for m in re.finditer(rf"(?<![\w.>]){re.escape(name)}\s*\(", text):
+        after = _skip_space(text, _match(text, m.end() - 1, "(", ")"))
+        while text.startswith("__attribute__", after):
+            after = _skip_space(text, _match(text, text.index("(", after), "(", ")"))
+        if after < len(text) and text[after] == "{":
+            end = _match(text, after, "{", "}")
+            arrays = indexed_arrays(text[after + 1 : end - 1], source)
+            opening, closing = plain_port_brackets(arrays, tag)
+            # only where no access moves: the braces alone at the ends of their lines (a
+            # body written on the line of its brace is traced as written, the restrict port)
+            line_rest = text[after + 1 : text.find("\n", after) % (len(text) + 1)]
+            line_head = text[text.rfind("\n", 0, end - 1) + 1 : end - 1]
+            if not opening or line_rest.strip() or line_head.strip():
+                return text
+            return (
+                text[: after + 1] + opening + text[after + 1 : end - 1] + closing
+                + text[end - 1 :]
+            )
+    return text
 
 
 def _close_region(source, offsets, idx, pending, shared, index) -> tuple[RegionSpec, int]:

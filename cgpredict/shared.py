@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from .port import opaque_aliases
 from .warps import WarpTrace
 
 _GLOBAL = re.compile(r"^@([\w.$]+) = .*?(?:global|constant) ((?:\[\d+ x )+)(\w+)\]")
@@ -62,7 +63,7 @@ def param_row_layouts(ir_text: str, names) -> dict[str, ArrayLayout]:
     out = {}
     # the plain port reaches an array through the result of an empty asm (port.py)
     aliases: dict[str, list[str]] = {}
-    for alias, base in _OPAQUE.findall(ir_text):
+    for (_, alias), base in opaque_aliases(ir_text).items():
         aliases.setdefault(base, []).append(alias)
     for name in names:
         for value in (name, *aliases.get(name, ())):
@@ -77,8 +78,6 @@ def param_row_layouts(ir_text: str, names) -> dict[str, ArrayLayout]:
                 break
     return out
 
-
-_OPAQUE = re.compile(r"%([\w.]+) = (?:tail )?call ptr asm [^\n]*?\(ptr (?:nonnull )?[%@]([\w.]+)\)")
 
 
 def array_name(access_text: str) -> str:

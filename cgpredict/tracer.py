@@ -14,7 +14,7 @@ import signal
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 
@@ -33,6 +33,7 @@ from .errors import (
 from .instrument.irtext import parse_module
 from .instrument.memtrace import InstrumentError, MemInstr, instrument
 from .macros import macro_text
+from .port import opaque_aliases
 from .regions import PRELUDE, mark_regions, read_source
 from .tracefile import (
     MAGIC,
@@ -170,7 +171,7 @@ def trace_program(
     source = Path(source)
     _check_output_path(output, force)
     text = read_source(source)
-    marked = marked_source(source, text, options.macros, options.port)
+    marked = marked_source(source, text, options.macros, options.port, tuple(options.functions))
     clock = [time.perf_counter()]
     seconds: dict[str, float] = {}
 
@@ -270,7 +271,16 @@ def trace_program(
         ]
         regions += [RegionInfo(i, name, name, 0, 0) for name, i in fn_regions.items()]
         lines = text.split("\n")
-        mem = tuple(_with_text(m, lines, source.name) for m in inst.mem)
+        opaque = opaque_aliases(ir_text)  # the plain port's pointers -> their arrays
+        fn_of = {b.id: b.function for b in inst.blocks}
+        mem = tuple(
+            _with_text(
+                replace(m, base=opaque.get((fn_of.get(m.block, ""), m.base), m.base)),
+                lines,
+                source.name,
+            )
+            for m in inst.mem
+        )
         header = TraceHeader(
             source_name=source.name,
             source_sha256=sha256_text(text),
@@ -320,8 +330,6 @@ def _region_function(inst, index: int) -> str:
 
 
 def _with_text(m: MemInstr, lines: list[str], name: str) -> MemInstr:
-    from dataclasses import replace
-
     own = Path(m.file).name == name
     line = lines[m.line - 1] if own and 0 < m.line <= len(lines) else ""
     text = access_text(line, m.column)
@@ -340,12 +348,16 @@ def _size_hint(trace_sizes: dict[str, int], macros: dict[str, str], text: str = 
 
 
 def marked_source(
-    source: Path, text: str, macros: dict[str, str] | None = None, port: str = "restrict"
+    source: Path,
+    text: str,
+    macros: dict[str, str] | None = None,
+    port: str = "restrict",
+    functions: tuple[str, ...] = (),
 ):
     """``mark_regions(text)``, but a RegionError names ``FILE:LINE``, and when the file does not
     compile (say, a syntax error inside the marked loop) the compiler's diagnostics come first."""
     try:
-        return mark_regions(text, port)
+        return mark_regions(text, port, functions)
     except RegionError as exc:
         msg = str(exc)
         m = re.match(r"line (\d+): (.*)", msg)

@@ -209,11 +209,12 @@ def form_warps(
     """
     mkey = ("mapped", region, launch, grid_dims)
     if cache is not None and mkey in cache:
-        tx, ty, sid, addr, gx, gy, unmapped = cache[mkey]
+        mapped = cache[mkey]
     else:
-        tx, ty, sid, addr, gx, gy, unmapped = _map_events(trace, region, launch, grid_dims)
+        mapped = _map_events(trace, region, launch, grid_dims)
         if cache is not None:
-            cache[mkey] = (tx, ty, sid, addr, gx, gy, unmapped)
+            cache[mkey] = mapped
+    tx, ty, sid, addr, gx, gy, unmapped, grid_dims = mapped
     events, inst_start, n_threads, n_warps, divergent = _order(tx, ty, sid, addr, gx, gy, block)
     key = ("dependence", region, launch, grid_dims)
     if cache is not None and key in cache:
@@ -230,8 +231,9 @@ def form_warps(
 
 
 def _map_events(trace: Trace, region: int, launch: int, grid_dims: int):
-    """(tx, ty, sid, addr, gx, gy, unmapped): each memory event's thread coordinates, static
-    id and address, and the grid's extent; independent of the block shape."""
+    """(tx, ty, sid, addr, gx, gy, unmapped, grid_dims): each memory event's thread
+    coordinates, static id and address, the grid's extent and its dimensions (1 for a function
+    without a loop); independent of the block shape."""
     ev = np.asarray(trace.launch_events(launch))
     d1, d2 = mapped_loops(trace, region)
     if not d1 and single_thread(trace, region):
@@ -268,7 +270,7 @@ def _map_events(trace: Trace, region: int, launch: int, grid_dims: int):
     unmapped = int(mem.sum() - ok.sum())
     sid = (tag[ok]).astype(np.uint16)
     addr = ev[ok] & ADDRESS_MASK
-    return tx, ty, sid, addr, gx, gy, unmapped
+    return tx, ty, sid, addr, gx, gy, unmapped, grid_dims
 
 
 def _extent(ev: np.ndarray, loops: list[int]) -> int:

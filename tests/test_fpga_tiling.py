@@ -169,7 +169,9 @@ def test_mvt_tiled_design_by_hand(mvt_report):
 
 _INDIRECT = """
 #include <stdio.h>
+#ifndef N
 #define N 256
+#endif
 #pragma cgp trace N=64
 static float A[N][N]; static int idx[N]; static float s[N];
 int main(void) {
@@ -185,7 +187,9 @@ int main(void) {
 
 _RECURSIVE = """
 #include <stdio.h>
+#ifndef N
 #define N 256
+#endif
 #pragma cgp trace N=64
 static float A[N];
 __attribute__((noinline)) static float f(int n) { return n <= 0 ? 0.0f : A[n % N] + f(n - 1); }
@@ -210,7 +214,7 @@ def test_non_affine_kernel_is_streamed_with_the_reason(compiler, tmp_path):
     src.write_text(_INDIRECT)
     r = CliRunner().invoke(main, ["fpga", str(src)])
     assert r.exit_code == 0, r.output
-    assert "not tiled: the access at line 11 (A) is not an affine function" in r.output
+    assert "not tiled: the access at line 13 (A) is not an affine function" in r.output
 
 
 def test_recursive_kernel_is_one_line_exit_2(compiler, tmp_path):
@@ -223,7 +227,7 @@ def test_recursive_kernel_is_one_line_exit_2(compiler, tmp_path):
     r = CliRunner().invoke(main, ["fpga", str(src)])
     assert r.exit_code == 2
     lines = [x for x in r.output.splitlines() if x.strip()]
-    assert len(lines) == 1 and "f() is recursive" in lines[0] and "line 6" in lines[0]
+    assert len(lines) == 1 and "f() is recursive" in lines[0] and "line 8" in lines[0]
     assert "Traceback" not in r.output
 
 

@@ -250,7 +250,8 @@ def explain(
     t_end = time.perf_counter()
     gpus = sorted({cf.gpu for cf in files.values()})
     return Explanation(
-        str(measured), mset.fmt, dev_name, model, rows, table.dropped, names, constant,
+        str(measured), mset.fmt, dev_name, model, rows, mset.skipped + table.dropped, names,
+        constant,
         fr.errors(pred, meas), fr.errors(loko, meas), fr.errors(hybrid, meas), tuple(importance),
         p.explained, tuple(tuple(p.top_loadings(c)) for c in range(min(3, len(p.explained)))),
         tuple(pdp), tuple(blind), str(counters) if counters else None,

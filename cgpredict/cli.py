@@ -45,6 +45,14 @@ class _Seconds(click.ParamType):
 _SECONDS = _Seconds()
 
 
+_corpus_option = click.option(
+    "--corpus",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=Path("polybench_c"),
+    show_default=True,
+    help="Folder of corpus kernels (the measured benchmarks name its files).",
+)
+
 _port_option = click.option(
     "--port",
     type=click.Choice(["plain", "restrict"]),
@@ -366,13 +374,7 @@ def run(
     help="Measurements from validation/measure.py [default: "
     "validation/measured/DEVICE.json when it exists].",
 )
-@click.option(
-    "--corpus",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    default=Path("polybench_c"),
-    show_default=True,
-    help="Folder of corpus kernels.",
-)
+@_corpus_option
 @_model_option("Analytical model.")
 @click.option("--only", multiple=True, metavar="NAME", help="Only these corpus files (stems).")
 @click.option(
@@ -732,13 +734,7 @@ def _block(text):
     help="Nsight Compute counters (ncu --csv --page raw) of one run of each measured "
     "configuration, matched to it by kernel, block and grid.",
 )
-@click.option(
-    "--corpus",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    default=Path("polybench_c"),
-    show_default=True,
-    help="Folder of corpus kernels the measured benchmarks name.",
-)
+@_corpus_option
 @_model_option("Analytical model that supplies the features and the baseline.")
 @click.option(
     "--out",

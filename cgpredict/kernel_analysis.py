@@ -16,7 +16,7 @@ from .compute import ComputeCounts, compute_counts, kernel_entry_insts
 from .devices import GPUDevice
 from .energy import predict_energy
 from .memory import COAL, CONST, UNCOAL, CacheScale, L1Config, MemoryAnalysis, analyze_memory
-from .models import LaunchGeometry, kernel_time_ms, launch_geometry
+from .models import LaunchGeometry, launch_geometry, launches_total_ms
 from .models import predict as model_predict
 from .occupancy import BlockDoesNotFit, occupancy
 from .parallelism import region_parallelism
@@ -190,7 +190,9 @@ def analyze_region(
     launch_profiles = tuple(
         (cache[key][0].profile, counts[key] * per_trace_launch) for key in cache
     )
-    total_ms = kernel_time_ms(launch_profiles, device, opts.model, **_model_options(opts))
+    total_ms = launches_total_ms(
+        [(cache[key][0].result.time_ms, counts[key] * per_trace_launch) for key in cache], device
+    )
     energy = None if energy is None else energy * per_trace_launch
     first = cache[trace.bb_counts[launch].tobytes() + trace.loop_iters[launch].tobytes()][0]
     warnings += first.warnings

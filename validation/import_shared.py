@@ -17,6 +17,8 @@ import json
 import sys
 from pathlib import Path
 
+from cgpredict.stats.measured import OTHER_LAUNCHES
+
 ROOT = Path(__file__).resolve().parents[1]
 
 #: benchmark name -> (corpus file stem, size macros set to the measured size, fixed macros)
@@ -29,11 +31,6 @@ BENCHES = {
     "MVT": ("mvt", ("N",), {}),
     "SYRK": ("syrk", ("NI", "NJ"), {}),
     "GEMVER": ("gemver", ("N",), {}),
-}
-#: rows whose launch is not the corpus file's thread mapping
-SKIPPED_VARIANTS = {
-    ("ATAX", "default"): "the suite's 32x8 launch indexes 1-D: 8x redundant threads",
-    ("MVT", "default"): "the suite's 32x8 launch indexes 1-D: 8x redundant threads",
 }
 H100_GPU = {
     "name": "NVIDIA H100 80GB HBM3 (SXM5)",
@@ -77,9 +74,9 @@ def h100_entries(shared: Path) -> list[dict]:
         if not line.strip():
             continue
         r = json.loads(line)
-        if (r["bench"], r["variant"]) in SKIPPED_VARIANTS:
-            continue
         block = f"{r['block_x']}x{r['block_y']}"
+        if (r["bench"], r["variant"], block) in OTHER_LAUNCHES:  # not the corpus mapping
+            continue
         out.append(
             _entry(
                 r["bench"],

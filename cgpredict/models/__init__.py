@@ -34,6 +34,7 @@ __all__ = [
     "ModelResult",
     "hongkim_inputs",
     "kernel_time_ms",
+    "launches_total_ms",
     "hongkim_raw",
     "launch_bounds",
     "launch_geometry",
@@ -97,5 +98,13 @@ def kernel_time_ms(
 ) -> float:
     """Time of all launches of one kernel: each (profile, how many launches it stands for)
     predicted once, plus the device's one-time cost of a kernel's first launch."""
-    total = sum(w * predict(p, device, model, **options).time_ms for p, w in launches)
-    return total + (device.first_launch_us * 1e-3 if launches else 0.0)
+    return launches_total_ms(
+        [(predict(p, device, model, **options).time_ms, w) for p, w in launches], device
+    )
+
+
+def launches_total_ms(times: Sequence[tuple[float, float]], device: GPUDevice) -> float:
+    """Total of (time of one launch in ms, launches it stands for), plus the device's one-time
+    cost of a kernel's first launch."""
+    total = sum(w * t for t, w in times)
+    return total + (device.first_launch_us * 1e-3 if times else 0.0)

@@ -422,23 +422,30 @@ def combined_fix(
     tiled: Path | None,
     notes: list[str],
 ) -> Fix | None:
-    """Register accumulation together with the best other fix, re-predicted as one change
-    (the effects do not multiply: tiling already keeps the sum in a register)."""
-    others = [f for f in fixes if f.kind in ("coalescing", "shared-memory") and f.speedup > 1]
+    """Register accumulation together with another fix, re-predicted as one change (the
+    effects do not multiply: tiling already keeps the sum in a register). Every coalescing
+    and tiling fix is tried, even one that gains nothing alone: when the stores bound the
+    kernel, removing loads pays only once the stores are gone too."""
+    others = [f for f in fixes if f.kind in ("coalescing", "shared-memory")]
     if not others:
         return None
-    best = max(others, key=lambda f: f.speedup)
     ropts = dataclasses.replace(opts, port="restrict")
     rbase = prep_restrict.analyze(ropts)
-    if best.kind == "shared-memory":
-        again = shared_fix(prep_restrict, ropts, rbase, tiled, notes)
-    else:
-        again = next(
-            (f for f in coalescing_fixes(prep_restrict, ropts, rbase, notes)
-             if f.title == best.title),
-            None,
-        )
-    if again is None or again.predicted_ms > min(f.predicted_ms for f in fixes) * (1 - COMBINE):
+    restrict_coal = {}
+    if any(f.kind == "coalescing" for f in others):
+        restrict_coal = {f.title: f for f in coalescing_fixes(prep_restrict, ropts, rbase, notes)}
+    tried = []
+    for other in others:
+        if other.kind == "shared-memory":
+            again = shared_fix(prep_restrict, ropts, rbase, tiled, notes)
+        else:
+            again = restrict_coal.get(other.title)
+        if again is not None:
+            tried.append((again, other))
+    if not tried:
+        return None
+    again, best = min(tried, key=lambda t: t[0].predicted_ms)
+    if again.predicted_ms > min(f.predicted_ms for f in fixes) * (1 - COMBINE):
         return None  # no better than one of the fixes alone: nothing to combine
     return Fix(
         "combined",

@@ -78,6 +78,14 @@ def _mape(rows: Sequence[ValidationRow], device: GPUDevice, model: str) -> float
     return 100 * sum(errs) / len(errs)
 
 
+def _effective(device: GPUDevice, name: str) -> float:
+    """The value the model uses for field ``name``: an unset store cost is the L2's."""
+    value = getattr(device, name)
+    if value is None and name == "dd_store_cycles":
+        return device.dd_l2_cycles
+    return value if value is not None else FIT_RANGES[name][0]
+
+
 def fit_parameters(
     rows: Sequence[ValidationRow],
     device: GPUDevice,
@@ -92,11 +100,9 @@ def fit_parameters(
     for n in names:
         if n not in FIT_RANGES:
             raise ValueError(f"{n} is not a fittable field ({', '.join(FIT_RANGES)})")
-    current = {
-        n: getattr(device, n) if getattr(device, n) is not None else FIT_RANGES[n][0]
-        for n in names
-    }
-    current = {n: min(max(v, FIT_RANGES[n][0]), FIT_RANGES[n][1]) for n, v in current.items()}
+    current = {n: min(max(_effective(device, n), FIT_RANGES[n][0]), FIT_RANGES[n][1])
+               for n in names}
+    prior = dict(current)
     for rnd in range(rounds):
         for n in names:
             lo, hi = FIT_RANGES[n]
@@ -104,9 +110,16 @@ def fit_parameters(
                 step = 2.5 ** (1 / rnd)
                 lo, hi = max(lo, current[n] / step), min(hi, current[n] * step)
             grid = [lo * (hi / lo) ** (k / 24) for k in range(25)]
+            if lo <= prior[n] <= hi:
+                grid.append(prior[n])
+            # where the rows do not tell values apart (a store cost no row's bound reaches),
+            # keep the one nearest the device file's own value rather than a range end
             best = min(
                 grid,
-                key=lambda v: _loss(rows, dataclasses.replace(device, **{**current, n: v}), model),
+                key=lambda v: (
+                    round(_loss(rows, dataclasses.replace(device, **{**current, n: v}), model), 12),
+                    abs(math.log(v / prior[n])),
+                ),
             )
             current[n] = best
     return {n: round(v, 3) for n, v in current.items()}

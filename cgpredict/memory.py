@@ -74,25 +74,49 @@ def classify(wt: WarpTrace, access_bytes: np.ndarray) -> np.ndarray:
     strides 4 bytes). An instruction with no two lanes in one row (blocks 1 wide) compares its
     consecutive lanes."""
     ev = wt.events
-    n = len(ev)
-    if not n:
+    if not len(ev):
         return np.zeros(0, np.int8)
-    addr = ev["addr"].astype(np.int64)
-    lane = ev["lane"].astype(np.int64)
-    wpb = max(-(-wt.block.threads // 32), 1)
-    row = ((ev["warp"].astype(np.int64) % wpb) * 32 + lane) // max(wt.block.x, 1)
-    first = np.zeros(n, bool)
-    first[wt.inst_start] = True  # no stride across warp instructions
-    diff = np.abs(np.diff(addr, prepend=addr[0]))
-    gap = np.maximum(np.diff(lane, prepend=lane[0]), 1)
-    neighbours = ~first & (row == np.concatenate(([-1], row[:-1])))
-    in_row = np.where(neighbours, diff // gap, 0)
-    stride = np.maximum.reduceat(in_row, wt.inst_start)
-    has_row = np.add.reduceat(neighbours.astype(np.int64), wt.inst_start) > 0
-    across = np.maximum.reduceat(np.where(first, 0, diff), wt.inst_start)
-    stride = np.where(has_row, stride, across)
-    size = access_bytes[ev["sid"][wt.inst_start]]
-    return np.where(stride == 0, CONST, np.where(stride <= size, COAL, UNCOAL)).astype(np.int8)
+    return _classify_kernel(  # field views, not copies: the kernel reads them strided
+        ev["addr"],
+        ev["lane"],
+        ev["warp"],
+        ev["sid"],
+        wt.inst_start.astype(np.int64),
+        np.asarray(access_bytes, np.int64),
+        max(-(-wt.block.threads // 32), 1),
+        max(wt.block.x, 1),
+    )
+
+
+@njit(cache=True)
+def _classify_kernel(addr, lane, warp, sid, inst_start, access_bytes, wpb, bx):  # pragma: no cover
+    """One pass over the events of each warp instruction (see classify)."""
+    n = addr.shape[0]
+    n_inst = inst_start.shape[0]
+    out = np.empty(n_inst, np.int8)
+    for i in range(n_inst):
+        lo = inst_start[i]
+        hi = inst_start[i + 1] if i + 1 < n_inst else n
+        stride = 0  # largest per-lane stride between neighbours in one block row
+        across = 0  # largest distance between consecutive lanes, rows ignored
+        has_row = False
+        prev_row = ((np.int64(warp[lo]) % wpb) * 32 + np.int64(lane[lo])) // bx
+        for t in range(lo + 1, hi):
+            d = abs(np.int64(addr[t]) - np.int64(addr[t - 1]))
+            across = max(across, d)
+            row = ((np.int64(warp[t]) % wpb) * 32 + np.int64(lane[t])) // bx
+            if row == prev_row:
+                has_row = True
+                stride = max(stride, d // max(np.int64(lane[t]) - np.int64(lane[t - 1]), 1))
+            prev_row = row
+        s = stride if has_row else across
+        if s == 0:
+            out[i] = CONST
+        elif s <= access_bytes[sid[lo]]:
+            out[i] = COAL
+        else:
+            out[i] = UNCOAL
+    return out
 
 
 @njit(cache=True)

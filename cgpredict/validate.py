@@ -249,18 +249,28 @@ def _fmt(x: float | None, spec: str) -> str:
     return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, spec)
 
 
+def _sizes(work: dict[str, int]) -> str:
+    """Work sizes in one cell: ``N=2048`` or ``NI=NJ=1024`` when the values agree."""
+    if not work:
+        return "default"
+    values = set(work.values())
+    if len(values) == 1 and len(work) > 1:
+        return "=".join(sorted(work)) + f"={values.pop()}"
+    return " ".join(f"{k}={v}" for k, v in sorted(work.items()))
+
+
 def to_markdown(v: Validation) -> str:
     lines = [
         f"# Accuracy on {v.gpu_name or v.device} ({v.model} model, device file `{v.device}`)",
         "",
         f"Measurements: `{v.measured_file}`" if v.measured_file else "No measurements given.",
         "",
-        "| kernel | block | predicted ms | measured ms | error % | note |",
-        "|---|---|---:|---:|---:|---|",
+        "| kernel | sizes | block | predicted ms | measured ms | error % | note |",
+        "|---|---|---|---:|---:|---:|---|",
     ]
     for r in v.rows:
         lines.append(
-            f"| {r.kernel} | {r.block} | {_fmt(r.predicted_ms, '.4g')} | "
+            f"| {r.kernel} | {_sizes(r.work_sizes)} | {r.block} | {_fmt(r.predicted_ms, '.4g')} | "
             f"{_fmt(r.measured_ms, '.4g')} | {_fmt(r.error_pct, '+.1f')} | {r.note} |"
         )
     lines += [

@@ -85,10 +85,12 @@ def test_gemm_shared_memory_fix():
     assert sh.title == "tile A, B in shared memory (32x32)"
     assert "A, B" in sh.instruction
     assert any("8192 B of shared memory per block" in e for e in sh.evidence)
-    assert sh.speedup > 1
+    # alone, tiling removes loads but not the plain port's store of C per k, and on the TK1
+    # that store stream bounds the kernel (L2 path): tiling pays only with the register
+    assert sh.speedup >= 1
     # first: the tiling with C[i][j] kept in a register, re-predicted as one kernel
     assert a.fixes[0].kind == "combined" and sh.title in a.fixes[0].title
-    assert a.fixes[1] is sh or a.fixes[0].speedup > sh.speedup
+    assert a.fixes[0].speedup > max(sh.speedup, 1.2)
 
 
 @pytest.fixture(scope="module")

@@ -43,11 +43,20 @@ def test_bounds_by_hand():
     assert b.dram_cycles == pytest.approx(b.dram_bytes / 3097e9 * 1980e6)
     # issue: 12 memory + 20 compute instructions per warp, 0.25 cycles each, over 132 SMs
     assert b.issue_cycles == pytest.approx(warps * 32 * 0.25 / 132)
-    # L2: 10 x 4 load sectors at dd_l2; stores 4 + 32 sectors, 28 of them partial (a warp
-    # writes 128 B: 4 full sectors' worth), each partial one twice, at dd_store
+    # L2: 10 x 4 load sectors at dd_l2 back; stores 4 + 32 sectors out, 28 of them partial (a
+    # warp writes 128 B: 4 full sectors' worth), each partial one twice, at dd_store; the two
+    # directions overlap, so the slower one (the stores: 128 > 40 cycles per warp) bounds
     assert b.l2_load_trans == pytest.approx(warps * 40)
-    assert b.l2_cycles == pytest.approx(warps * (40 * dev.dd_l2_cycles + (36 + 28) * 2.0) / 132)
+    assert b.l2_cycles == pytest.approx(warps * (36 + 28) * 2.0 / 132)
     assert b.binding == "l2" and b.cycles == b.l2_cycles
+
+
+def test_l2_bound_is_the_slower_direction():
+    # loads at 4 cycles per sector: 160 cycles per warp back, 128 out: the loads bound
+    dev = dataclasses.replace(load_device("h100"), dd_store_cycles=2.0, dd_l2_cycles=4.0)
+    p = _profile()
+    b = launch_bounds(p, dev, launch_geometry(p, dev))
+    assert b.l2_cycles == pytest.approx(1056 * 8 * 40 * 4.0 / 132)
 
 
 def test_prediction_is_floored_by_the_bounds_and_pays_its_launch():

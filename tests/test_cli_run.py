@@ -169,7 +169,7 @@ def test_validate(corpus, tmp_path):
                 "--measured", str(m)])
     assert r.exit_code == 0, r.stderr
     assert r.stdout.startswith("# Accuracy on Fake K1 (cgpredict model, device file `tk1`)")
-    assert "| gemm | 32x32 |" in r.stdout and "atax" not in r.stdout
+    assert "| gemm | NI=NJ=NK=64 | 32x32 |" in r.stdout and "atax" not in r.stdout
     assert "Mean absolute percentage error: " in r.stdout
     js, md = out / "tk1-cgpredict.json", out / "tk1-cgpredict.md"
     assert f"wrote {js}, {md}" in r.stdout

@@ -67,6 +67,58 @@ def test_classify_max_stride_and_partial_warp():
     assert list(classify(wt, FOUR)) == [COAL, UNCOAL, COAL, CONST]
 
 
+def _classify_reference(wt, access_bytes):
+    """The vectorised numpy statement of SPEC §2.3's rule (classify's former body): the oracle
+    for the one-pass numba kernel."""
+    ev = wt.events
+    n = len(ev)
+    addr = ev["addr"].astype(np.int64)
+    lane = ev["lane"].astype(np.int64)
+    wpb = max(-(-wt.block.threads // 32), 1)
+    row = ((ev["warp"].astype(np.int64) % wpb) * 32 + lane) // max(wt.block.x, 1)
+    first = np.zeros(n, bool)
+    first[wt.inst_start] = True
+    diff = np.abs(np.diff(addr, prepend=addr[0]))
+    gap = np.maximum(np.diff(lane, prepend=lane[0]), 1)
+    neighbours = ~first & (row == np.concatenate(([-1], row[:-1])))
+    stride = np.maximum.reduceat(np.where(neighbours, diff // gap, 0), wt.inst_start)
+    has_row = np.add.reduceat(neighbours.astype(np.int64), wt.inst_start) > 0
+    across = np.maximum.reduceat(np.where(first, 0, diff), wt.inst_start)
+    stride = np.where(has_row, stride, across)
+    size = access_bytes[ev["sid"][wt.inst_start]]
+    return np.where(stride == 0, CONST, np.where(stride <= size, COAL, UNCOAL)).astype(np.int8)
+
+
+@pytest.mark.parametrize("seed", range(20))
+@pytest.mark.parametrize("block", [Block(32, 8), Block(16, 16), Block(8, 4), Block(1, 64),
+                                   Block(256, 1)])
+def test_classify_matches_the_reference_on_random_warps(seed, block):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for w in range(6):
+        for k in range(8):
+            lanes = int(rng.integers(1, 33))
+            kind = rng.integers(0, 4)
+            base = int(rng.integers(0, 1 << 20)) * 4
+            if kind == 0:
+                addrs = [base] * lanes
+            elif kind == 1:
+                addrs = strided(base, int(rng.choice([4, 8, 12, 64, 4096])), lanes)
+            elif kind == 2:
+                addrs = [int(a) for a in rng.integers(0, 1 << 16, lanes) * 4]
+            else:
+                addrs = strided(base, 4, lanes // 2) + strided(base + 4096, 4, lanes - lanes // 2)
+            rows.append((w, k, int(rng.integers(0, 4)), addrs))
+    wt = dataclasses.replace(make_wt(rows), block=block)
+    # masked lanes: drop a random subset of events, keeping each instruction's first
+    keep = rng.random(len(wt.events)) < 0.8
+    keep[wt.inst_start] = True
+    ev = wt.events[keep]
+    starts = np.flatnonzero(np.isin(np.flatnonzero(keep), wt.inst_start))
+    wt = dataclasses.replace(wt, events=ev, inst_start=starts)
+    assert np.array_equal(classify(wt, FOUR), _classify_reference(wt, FOUR))
+
+
 def test_classify_compares_neighbours_in_a_block_row():
     """Block 16x16 over a 64-float-wide row-major array: lanes 0-15 read row y, lanes 16-31
     row y+1 (256 bytes on). Neighbours along x stride 4 bytes: coalesced (SPEC §2.3), though
@@ -351,3 +403,12 @@ def test_analyze_memory_does_not_mutate(gemm32):
     analyze_memory(wt, np.array([4] * len(gemm32.header.mem)), CacheConfig(64, 128, 16), 64,
                    CacheScale(4.0, 2.0, 1))
     assert np.array_equal(wt.events, before)
+
+
+@pytest.mark.parametrize("block", [Block(32, 32), Block(16, 16), Block(32, 8)])
+def test_classify_matches_the_reference_on_real_traces(gemm32, syrk32, block):
+    for tr in (gemm32, syrk32):
+        is_store = np.array([m.kind == "store" for m in tr.header.mem])
+        wt = form_warps(tr, 0, 0, 2, block, is_store)
+        access = np.array([m.bytes for m in tr.header.mem])
+        assert np.array_equal(classify(wt, access), _classify_reference(wt, access))

@@ -16,7 +16,7 @@ import pytest
 
 from cgpredict.pipeline import RunOptions, predict_source
 from cgpredict.validate import (ValidationError, ValidationRow, default_measured, load_measured,
-                                to_json, to_markdown, validate, write_results)
+                                _sizes, to_json, to_markdown, validate, write_results)
 from cgpredict.warps import Block
 
 pytestmark = pytest.mark.usefixtures("compiler")
@@ -116,6 +116,24 @@ def test_fit_recovers_a_known_launch_cost(validation):
     assert r.loko_errors_pct == {}  # one kernel: nothing is left to fit without it
 
 
+def test_fit_keeps_the_device_value_where_the_rows_are_silent(validation, monkeypatch):
+    """A field no row depends on (the TK1's L1 serves no global load, so the L1 wavefront
+    cost never enters GEMM) keeps the device file's value instead of a range end; an unset
+    store cost starts from the L2's."""
+    import dataclasses
+
+    from cgpredict import fit
+    from cgpredict.devices import load_device
+
+    v, _ = validation
+    tk1 = load_device("tk1")
+    monkeypatch.setitem(fit.FIT_RANGES, "smem_issue_cycles", (0.25, 8.0))
+    values = fit.fit_parameters(v.rows, tk1, ["smem_issue_cycles"])
+    assert values["smem_issue_cycles"] == pytest.approx(tk1.smem_issue_cycles)
+    unset = dataclasses.replace(tk1, dd_store_cycles=None)
+    assert fit._effective(unset, "dd_store_cycles") == tk1.dd_l2_cycles
+
+
 def test_failed_validation_never_overwrites_tables(validation, tmp_path):
     import dataclasses
 
@@ -136,8 +154,9 @@ def test_markdown_and_files(validation, tmp_path):
     assert md.startswith("# Accuracy on Test GPU (cgpredict model, device file `tk1`)")
     assert f"Measurements: `{m}`" in md
     g32 = v.rows[0]
-    assert (f"| gemm | 32x32 | {g32.predicted_ms:.4g} | 0.05 | {g32.error_pct:+.1f} |  |"
-            in md)
+    sizes = _sizes(g32.work_sizes)
+    assert (f"| gemm | {sizes} | 32x32 | {g32.predicted_ms:.4g} | 0.05 | "
+            f"{g32.error_pct:+.1f} |  |" in md)
     assert f"Mean absolute percentage error: {v.mape:.1f} %" in md
     js, mdfile, *_ = write_results(v, tmp_path / "out")
     assert js.name == "tk1-cgpredict.json" and mdfile.read_text() == md
@@ -270,4 +289,10 @@ def test_failed_row_note_is_one_line_and_binary_source_fails_its_row(tmp_path):
     assert notes["binary"] == f"prediction failed: {d / 'binary.c'}: not a UTF-8 text file"
     assert notes["syntax"].startswith("prediction failed: ") and "\n" not in notes["syntax"]
     table = [ln for ln in to_markdown(v).splitlines() if ln.startswith("| syntax")]
-    assert len(table) == 1 and table[0].count("|") == 7
+    assert len(table) == 1 and table[0].count("|") == 8
+
+
+def test_sizes_cell():
+    assert _sizes({}) == "default"
+    assert _sizes({"NI": 1024, "NJ": 1024}) == "NI=NJ=1024"
+    assert _sizes({"NX": 2048, "NY": 2048, "TMAX": 100}) == "NX=2048 NY=2048 TMAX=100"

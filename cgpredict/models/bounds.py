@@ -7,10 +7,13 @@ launch, each from the same profile the models read:
 * DRAM: the compulsory traffic (L2 misses of loads, plus every sector the stores dirty,
   written back once) at the device's DRAM bandwidth;
 * issue: every warp instruction at ``inst_cycles_per_warp_inst`` on the SMs the launch uses;
-* L2: every L2 transaction at the SM memory path's departure delay (``dd_l2_cycles`` per load
-  transaction; ``dd_store_cycles`` per store sector, twice for a sector the warp writes only
-  in part, which the L2 must read, merge and write back: an uncoalesced store of 4-byte
-  words to 32 sectors costs 60 sector times, a coalesced one 4) on the SMs the launch uses.
+* L2: the SM-L2 crossbar's two directions, each a separate network: the load data coming
+  back (``dd_l2_cycles`` per load transaction) and the store data going out
+  (``dd_store_cycles`` per store sector, twice for a sector the warp writes only in part,
+  which the L2 must read, merge and write back: an uncoalesced store of 4-byte words to 32
+  sectors costs 60 sector times, a coalesced one 4), on the SMs the launch uses. The two
+  directions work at once, so the bound is the slower of them, not their sum: on the Jetson
+  TK1 the naive GEMM's loads alone take its measured time (the sum predicted it 58% slow).
 
 Stores are the reason the last bound matters: a warp does not wait for its stores (write-back
 L2 on Kepler, write-through L1 on later GPUs), so the latency models see only the loads, and
@@ -71,7 +74,9 @@ def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry
     warp_bytes = device.warp_size * profile.bytes_per_access
     partial = st.partial_sectors(warp_bytes, device.l2_sector_bytes)
     store_cycles = (st.l2_trans + partial) * dd_store
-    l2_cycles = warps * (l2_loads * device.dd_l2_cycles + store_cycles) / sms
+    # loads' data returns on the reply network, stores' data rides the request network; the
+    # two are separate (full duplex), so the slower of the two paths bounds the launch
+    l2_cycles = warps * max(l2_loads * device.dd_l2_cycles, store_cycles) / sms
     return Bounds(
         dram_bytes=dram_bytes,
         dram_cycles=dram_cycles,

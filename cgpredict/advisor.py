@@ -23,6 +23,8 @@ warnings and the fixes that could not be predicted are given as notes.
 from __future__ import annotations
 
 import dataclasses
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -339,17 +341,24 @@ def block_fix(
     if current not in shapes:
         shapes.append(current)
     device = load_device(opts.device)
-    results: dict[str, float] = {}
-    for s in shapes:
-        b = Block.parse(s)
-        if b.threads > device.max_threads_per_block:
-            continue
-        if s == current:
-            results[s] = base.total_ms
-            continue
-        rep = _try_analyze(prep, dataclasses.replace(opts, block=b), f"blocks of {s}", notes)
-        if rep is not None:
-            results[s] = rep.total_ms
+    results: dict[str, float] = {current: base.total_ms} if current in shapes else {}
+    todo = [s for s in shapes if s != current
+            and Block.parse(s).threads <= device.max_threads_per_block]
+
+    def one(s: str) -> tuple[str, Report | None, list[str]]:
+        mine: list[str] = []  # notes per shape, merged in sweep order below
+        opts_s = dataclasses.replace(opts, block=Block.parse(s))
+        return s, _try_analyze(prep, opts_s, f"blocks of {s}", mine), mine
+
+    # the shapes are independent re-analyses of one trace whose heavy kernels release the
+    # GIL (numba nogil, numpy): threads sweep them side by side on the machine's cores
+    workers = max(1, min(len(todo), os.cpu_count() or 1))
+    with ThreadPoolExecutor(workers) as pool:
+        for s, rep, mine in pool.map(one, todo):
+            if notes is not None:
+                notes.extend(mine)
+            if rep is not None:
+                results[s] = rep.total_ms
     if not results:
         return None
     best = min(results, key=lambda s: (results[s], s != current))

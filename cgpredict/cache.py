@@ -153,7 +153,7 @@ def line_addresses(byte_addresses: np.ndarray, line_bytes: int) -> np.ndarray:
     return addrs >> np.uint64(line_bytes.bit_length() - 1)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _lru_stack_kernel(lines, n_sets, ways, out):
     """out[t] = hit of lines[t]; per-set LRU stacks of depth `ways` (see module docstring)."""
     stack = np.empty(n_sets * ways, dtype=np.uint64)
@@ -188,7 +188,7 @@ def _lru_stack_kernel(lines, n_sets, ways, out):
         stack[base] = m
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _lru_list_kernel(ids, set_of_id, n_sets, ways, out):
     """Same mask as _lru_stack_kernel, O(1) per access: ids are dense line ids (0..n_ids-1)."""
     n_ids = set_of_id.size
@@ -275,7 +275,7 @@ def analyze_cache(lines: np.ndarray, cache: CacheConfig) -> CacheStats:
     return CacheStats(accesses=int(mask.size), hits=int(np.count_nonzero(mask)))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _sector_stack_kernel(addrs, line_shift, sector_shift, sectors_per_line, n_sets, ways, out):
     """Like _lru_stack_kernel, with a fetched-sector bitmask moving along with each line."""
     stack = np.empty(n_sets * ways, dtype=np.uint64)

@@ -88,7 +88,7 @@ def classify(wt: WarpTrace, access_bytes: np.ndarray) -> np.ndarray:
     )
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _classify_kernel(addr, lane, warp, sid, inst_start, access_bytes, wpb, bx):  # pragma: no cover
     """One pass over the events of each warp instruction (see classify)."""
     n = addr.shape[0]
@@ -119,7 +119,7 @@ def _classify_kernel(addr, lane, warp, sid, inst_start, access_bytes, wpb, bx): 
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _distinct_lines(line, inst_start):  # pragma: no cover - numba
     """The distinct lines of each warp instruction (at most 32 lanes each), in first-use
     order, and the instruction they belong to."""
@@ -182,7 +182,7 @@ class CacheScale:
         return self.footprint <= 1.0 and self.grid_x <= 1.0 and self.batch_warps <= 1.0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _reuse_distances(
     units: np.ndarray, lines: np.ndarray, n_units: int, n_lines: int
 ):  # pragma: no cover - numba

@@ -86,7 +86,7 @@ def array_name(access_text: str) -> str:
     return m.group(0) if m else ""
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _conflict_degrees(words, starts, ends, banks, bank_bytes):  # pragma: no cover - numba
     """conflict_degree of each warp access words[starts[i]:ends[i]] (at most 32 lanes)."""
     out = np.empty(starts.shape[0], np.int64)

@@ -154,7 +154,7 @@ def form_warps_auto(
     return form_warps(trace, region, launch, 1, block1, is_store, cache)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _indices_kernel(ev, in_d1, in_d2):  # pragma: no cover - numba
     n = ev.shape[0]
     i1 = np.full(n, -1, np.int64)
@@ -280,7 +280,7 @@ def _extent(ev: np.ndarray, loops: list[int]) -> int:
     return int(idx.max()) + 1 if len(idx) else 0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _thread_events(tx, ty, gx, bx, by, nbx, wpb, n_threads):  # pragma: no cover - numba
     """Thread, warp, lane and k (rank among the thread's events, program order) of every
     event, and the number of threads that made at least one event."""
@@ -305,7 +305,7 @@ def _thread_events(tx, ty, gx, bx, by, nbx, wpb, n_threads):  # pragma: no cover
     return thread, warp, lane, k, used
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _sort_warp_k(warp, k):  # pragma: no cover - numba
     """Counting sort of events into (warp, k, lane) order, O(n), and the first event of every
     (warp, k) group. Lanes of a warp appear in increasing order in program order (x is the
@@ -342,7 +342,7 @@ def _sort_warp_k(warp, k):  # pragma: no cover - numba
     return perm, starts[:m]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _mixed(sid, perm, starts):  # pragma: no cover - numba
     """True when some (warp, k) group holds events of more than one static instruction."""
     n = perm.shape[0]
@@ -355,7 +355,7 @@ def _mixed(sid, perm, starts):  # pragma: no cover - numba
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _sid_ranks(thread, sid, n_threads, n_sids):  # pragma: no cover - numba
     """r of every event: its rank among its thread's events of the same static instruction.
     O(n) when every thread's events are contiguous in program order (each pseudo-thread is
@@ -398,7 +398,7 @@ def _sid_ranks_sorted(thread: np.ndarray, sid: np.ndarray) -> np.ndarray:
     return r
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _masked_order(perm, warp, lane, k, sid, r, n_sids):  # pragma: no cover - numba
     """Warp instructions of divergent warps: the events of one warp with the same (sid, r),
     i.e. the r-th execution of static instruction sid by the lanes that execute it (a masked
@@ -484,7 +484,7 @@ def _masked_order(perm, warp, lane, k, sid, r, n_sids):  # pragma: no cover - nu
     return out, slot, starts[:m]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _count_divergent(perm, warp, starts, gx, gy, bx, by, nbx, wpb):  # pragma: no cover - numba
     """Warp instructions whose active lanes are fewer than the warp's lanes inside the grid:
     lanes masked off by control flow (a partial warp at the grid edge is not divergent)."""
@@ -508,7 +508,7 @@ def _count_divergent(perm, warp, starts, gx, gy, bx, by, nbx, wpb):  # pragma: n
     return count
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _gather(  # pragma: no cover - numba
     perm, warp, k, lane, sid, thread, addr, o_warp, o_k, o_lane, o_sid, o_thread, o_addr
 ):

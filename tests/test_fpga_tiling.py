@@ -235,11 +235,15 @@ def test_compare_states_ratio_bounds_and_flip(compiler):
     from cgpredict.compare import compare_source
 
     c = compare_source(POLYBENCH / "mvt.c", work={"N": 2048}, trace_sizes={"N": 256})
+    fpga = {k.name: k for k in c.fpga.kernels}
     for r in c.kernels:
         lo, hi = sorted((r.gpu_ms, r.fpga_ms))
         assert r.ratio == pytest.approx(hi / lo)
         assert f"faster by {r.ratio:.1f}x" in r.reasons[0]
-        assert "-bound" in r.reasons[0] and "FPGA, transfers-bound" in r.reasons[0]
+        # the FPGA side names what bounds its estimate (here the fadd recurrence or the
+        # transfers: the two are within a few per cent of each other at this size)
+        assert fpga[r.name].bound in ("recurrence", "transfers")
+        assert f"FPGA, {fpga[r.name].bound}-bound" in r.reasons[0]
         assert r.reasons[1].startswith("what would flip it: ")
     assert any(x.startswith("bounds of the heaviest kernel") for x in c.reasons)
     assert any(x.startswith("what would flip it: ") for x in c.reasons)

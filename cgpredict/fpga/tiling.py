@@ -42,7 +42,7 @@ from . import dddg
 from .affine import AffineAccess, AffineNest
 from .arrays import _bram
 from .device import FPGADevice, Resources
-from .explore import _depth, _dsp_mii, _pow2
+from .explore import _depth, _dsp_mii, _pow2, instances
 from .hls import tiled_pragmas, tiled_structure
 from .loops import MAX_UNROLL, _Loop
 from .results import Buffer, TiledEstimate
@@ -81,12 +81,13 @@ def tree_reduction(lp: _Loop) -> bool:
 
 
 def _core(lp: _Loop, dev: FPGADevice, u: int, inner_coef: dict[int, int], dsp: float) -> _Core:
-    uses: dict[str, int] = {}
+    uses: dict[str, dict[int, int]] = {}
     for o in lp.body.ops:
         if o.index in lp.body.induction or o.klass in dddg.FREE_CLASSES:
             continue
         copies = 1 if (o.mem_id >= 0 and inner_coef.get(o.mem_id, 1) == 0) else u
-        uses[o.klass] = uses.get(o.klass, 0) + copies
+        by = uses.setdefault(o.klass, {})
+        by[copies] = by.get(copies, 0) + 1
     g = dddg.static_graph(lp.body, lp.deps, dev.latency)
     tree = tree_reduction(lp)
     rec = dddg.recurrence_mii(g, 1 if tree else u)  # eq. T3
@@ -270,9 +271,8 @@ def explore_tiled(
     for u, core in cores.items():
         ii = max(core.rec_mii, core.dsp_mii, parts[u][1])
         r = Resources()
-        for k, n in core.uses.items():
+        for k, m in instances(core.uses, ii).items():
             c = dev.op.get(k, dev.op["call"])
-            m = math.ceil(n / ii)
             r = r + Resources(m * c.dsp, 0, m * c.lut, m * c.ff)
         ops_res[u] = (ii, r)
     bram_of: dict[tuple[int, int], tuple[int, int]] = {}

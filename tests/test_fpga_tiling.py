@@ -329,6 +329,14 @@ def test_mm_cycles_ports_and_depth_by_hand(mm_reports):
             assert math.ceil(math.ceil(t.unroll / b.partition) / ZC702.bram_ports) <= t.ii
     a = next(b for b in t.buffers if b.array == "A")
     assert a.partition >= t.unroll // (ZC702.bram_ports * t.ii)
+    # the interface lines: every fill split over the 4 HP ports the estimate adds up, the
+    # burst length = one row's 64-bit beats (at most 256 per m_axi request)
+    for b in t.buffers:
+        line = next(p for p in t.pragmas if f"port={b.array}_k " in p)
+        beats = min(max(b.row_bytes // 8, 1), 256)
+        assert "bundle=gmem_k" in line and "k = 0..3" in line
+        assert (f"max_read_burst_length={beats}" in line) == b.read
+        assert (f"max_write_burst_length={beats}" in line) == b.written
 
 
 def test_mm_and_gemm_get_the_same_design(mm_reports):

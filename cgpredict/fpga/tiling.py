@@ -20,9 +20,12 @@ The design the published HLS accelerators use (loop tiling with BRAM buffers, Zh
   Lin-Analyzer's DDDG), so its recurrence MII is that of one iteration; any other recurrence
   grows with U (eq. T3). Buffers read by the unrolled copies are partitioned cyclically along
   the dimension the inner loop moves, by the smallest P whose 2-port banks keep the port MII
-  within max(recurrence MII, DSP MII). Per tile: ``(prod_outer T * ceil(T_in/U) - 1) * II +
-  depth`` when the nest is perfect (HLS flattens it), else ``prod_outer T * ((ceil(T_in/U) -
-  1) * II + depth)``; times the number of tiles (eq. T4).
+  within max(recurrence MII, DSP MII). Each of the U copies has its own operator cores
+  (``explore.instances``), so U is capped by the DSPs: a float multiply-add lane is fmul 3 +
+  fadd 2 DSP48E1, and the ZC702's usable 176 hold 32 lanes.
+  Per tile: ``(prod_outer T * ceil(T_in/U) - 1) * II + depth`` when the nest is perfect
+  (HLS flattens it), else ``prod_outer T * ((ceil(T_in/U) - 1) * II + depth)``; times the
+  number of tiles (eq. T4).
 * **Overlap.** With double buffering (two copies of every buffer filled more than once) the
   fills of the next tile overlap the compute of this one: ``max(compute, transfer) + first
   fill``; without it they add: ``compute + transfer`` (eq. T5).

@@ -353,3 +353,43 @@ def test_published_zc702_measurements_within_25_percent(mm_reports, mvt_report):
     # MM 1024 1450 ms, MVT 2048 (both kernels) 10.41 ms
     assert mm_reports["mm.c"].total_ms == pytest.approx(1450.0, rel=0.25)
     assert mvt_report.total_ms == pytest.approx(10.41, rel=0.25)
+
+
+def test_pareto_front_of_time_share_and_traffic_by_hand():
+    from cgpredict.fpga.tiling import _pareto
+
+    def pt(ms, share, traffic):
+        return (ms, share, (None,) * 8 + (traffic,))
+
+    pts = [
+        pt(10.0, 0.5, 100),  # fastest
+        pt(10.0, 0.6, 50),  # as fast, larger, less traffic: kept
+        pt(10.05, 0.4, 200),  # slower, smaller: kept
+        pt(11.0, 0.7, 300),  # worse than the first in all three: pruned
+        pt(12.0, 0.3, 1000),  # slowest, smallest: kept
+        pt(10.0, 0.5, 100),  # a duplicate of the first: pruned
+        pt(10.05, 0.6, 60),  # beaten by the second in all three: pruned
+    ]
+    front = _pareto(pts)
+    assert [(p[0], p[1], p[2][8]) for p in front] == [
+        (10.0, 0.5, 100),
+        (10.0, 0.6, 50),
+        (10.05, 0.4, 200),
+        (12.0, 0.3, 1000),
+    ]
+
+
+def test_mm_traffic_by_hand_and_least_traffic_among_ties(mm_reports):
+    t = mm_reports["mm.c"].kernels[0].tiled
+    ti, tj, tk = t.tiles
+    assert tk == 1024  # one k tile: A and B tiles change with every (ii, jj) tile
+    tiles = (1024 // ti) * (1024 // tj)
+    a = tiles * ti * 1024 * 4  # A tile: Ti rows of 4 KB
+    b = tiles * 1024 * max(tj * 4, 32)  # B tile: 1024 rows of Tj floats (>= one DDR burst)
+    c = tiles * ti * max(tj * 4, 32)  # C tile written back once
+    assert t.transfer_bytes == a + b + c
+    # among the designs as fast as the DSP-capped compute, the least DRAM traffic is kept:
+    # square-ish tiles whose transfers overlap well inside the compute, not the 1 x 8 tiles
+    # that move 4.6 GB in 32-byte bursts at the same compute time
+    assert t.transfer_bytes < 0.5e9 and t.transfer_cycles < 0.2 * t.compute_cycles
+    assert min(x.row_bytes for x in t.buffers if x.array == "B") >= 128

@@ -32,11 +32,14 @@ The design the published HLS accelerators use (loop tiling with BRAM buffers, Zh
 
 Every point must fit the device's usable DSP / BRAM36 / LUT / FF; the exploration counts the
 points it evaluated, skips tile sizes whose buffers cannot fit even unpartitioned, and keeps
-the Pareto front (time, resource share) of the rest.
+the Pareto front (time, resource share, DRAM traffic) of the rest. Of the points within 1% of
+the fastest it reports the one moving the least DRAM data (the most slack under the transfer
+estimate), then the smaller one.
 """
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import math
 from dataclasses import dataclass, replace
@@ -251,8 +254,8 @@ def explore_tiled(
     budget: Resources,
     names: dict[int, str] | None = None,
 ) -> tuple[TiledEstimate | None, str]:
-    """The fastest tiled design that fits ``budget`` (ties within 1%: the smaller one), or
-    None with the reason."""
+    """The fastest tiled design that fits ``budget`` (ties within 1% of the fastest: the least
+    DRAM traffic, then the smaller one), or None with the reason."""
     hz = dev.clock_mhz * 1e6
     bpc = bytes_per_cycle(dev)
     inner = len(trips) - 1
@@ -338,8 +341,10 @@ def explore_tiled(
             f"({evaluated} points evaluated, {skipped} skipped: buffers too large)"
         )
     front = _pareto(kept)
-    best = min(front, key=lambda k: (math.floor(math.log(max(k[0], 1e-12)) / math.log(1.01)),
-                                     k[1]))
+    # ties within 1% of the fastest: the one moving the least DRAM data (the most slack under
+    # the transfer estimate, the least DDR traffic), then the smaller one
+    fastest = front[0][0]
+    best = min((k for k in front if k[0] <= fastest * 1.01), key=lambda k: (k[2][8], k[1]))
     ms, _, (tiles, counts, u, double, core, ii, port, compute, traffic, transfer, res) = best
     bufs = _buffers(nest, tiles, counts, dev, parts[u][0], double)
     if transfer >= compute:  # overlapped or not, the fills take longer than the compute
@@ -363,11 +368,23 @@ def explore_tiled(
 
 
 def _pareto(points: list[tuple[float, float, tuple]]) -> list[tuple[float, float, tuple]]:
-    """The points no other point beats in both time and resource share."""
+    """The points no other point beats in time, resource share and DRAM traffic at once (the
+    fastest first). Taken in order of time, a point is dominated when an earlier kept one has
+    no more share and no more traffic: the kept (share, traffic) pairs form a staircase
+    (share up, traffic down), so the one with the largest share <= this one's holds the least
+    traffic among them."""
     out = []
-    best_share = math.inf
-    for p in sorted(points, key=lambda x: (x[0], x[1])):
-        if p[1] < best_share:
-            out.append(p)
-            best_share = p[1]
+    shares: list[float] = []  # staircase, share ascending
+    traffic: list[float] = []  # traffic strictly descending along it
+    for p in sorted(points, key=lambda x: (x[0], x[1], x[2][8])):
+        s, t = p[1], p[2][8]
+        k = bisect.bisect_right(shares, s)
+        if k and traffic[k - 1] <= t:
+            continue
+        out.append(p)
+        j = k
+        while j < len(shares) and traffic[j] >= t:
+            j += 1
+        shares[k:j] = [s]
+        traffic[k:j] = [t]
     return out

@@ -393,3 +393,20 @@ def test_mm_traffic_by_hand_and_least_traffic_among_ties(mm_reports):
     # that move 4.6 GB in 32-byte bursts at the same compute time
     assert t.transfer_bytes < 0.5e9 and t.transfer_cycles < 0.2 * t.compute_cycles
     assert min(x.row_bytes for x in t.buffers if x.array == "B") >= 128
+
+
+def test_buffers_that_fit_at_no_tile_size_stream_with_the_reason(compiler, tmp_path):
+    from click.testing import CliRunner
+
+    from cgpredict.cli import main
+    from cgpredict.fpga import bundled_fpga_dir
+
+    # a ZC702 with 6 BRAM36: the four AXI adapters' FIFOs (2 each) alone exceed 0.8 x 6
+    src = (bundled_fpga_dir() / "zc702.toml").read_text()
+    dev = tmp_path / "tiny.toml"
+    dev.write_text(src.replace("bram36 = 140 ", "bram36 = 6 "))
+    args = ["fpga", str(POLYBENCH / "mvt.c"), "-D", "N=256", "--fpga", str(dev)]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    assert r.output.count("not tiled: no tile size fits the tiny budget") == 2
+    assert "design: tiled" not in r.output

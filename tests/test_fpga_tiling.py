@@ -235,11 +235,178 @@ def test_compare_states_ratio_bounds_and_flip(compiler):
     from cgpredict.compare import compare_source
 
     c = compare_source(POLYBENCH / "mvt.c", work={"N": 2048}, trace_sizes={"N": 256})
+    fpga = {k.name: k for k in c.fpga.kernels}
     for r in c.kernels:
         lo, hi = sorted((r.gpu_ms, r.fpga_ms))
         assert r.ratio == pytest.approx(hi / lo)
         assert f"faster by {r.ratio:.1f}x" in r.reasons[0]
-        assert "-bound" in r.reasons[0] and "FPGA, transfers-bound" in r.reasons[0]
+        # the FPGA side names what bounds its estimate (here the fadd recurrence or the
+        # transfers: the two are within a few per cent of each other at this size)
+        assert fpga[r.name].bound in ("recurrence", "transfers")
+        assert f"FPGA, {fpga[r.name].bound}-bound" in r.reasons[0]
         assert r.reasons[1].startswith("what would flip it: ")
     assert any(x.startswith("bounds of the heaviest kernel") for x in c.reasons)
     assert any(x.startswith("what would flip it: ") for x in c.reasons)
+
+
+# ---- operator instances, the DSP cap on parallel multiply-adds (issue #13) ----------------
+
+
+def test_operator_instances_by_hand():
+    from cgpredict.fpga.explore import instances
+
+    # 32 unrolled copies of one fmul and one fadd at II 4: the copies start in the same
+    # cycle, so none shares: 32 + 32 instances
+    assert instances({"fmul": {32: 1}, "fadd": {32: 1}}, 4) == {"fmul": 32, "fadd": 32}
+    # two distinct fmuls per iteration (alpha * A * B), 32 copies each, II 4: the two take
+    # turns on one core per copy: 32 * ceil(2 / 4) = 32
+    assert instances({"fmul": {32: 2}}, 4) == {"fmul": 32}
+    # eight distinct fmuls, not unrolled, II 4: ceil(8 / 4) = 2; II 1: 8
+    assert instances({"fmul": {1: 8}}, 4) == {"fmul": 2}
+    assert instances({"fmul": {1: 8}}, 1) == {"fmul": 8}
+    # a loop-invariant load (1 copy) next to an unrolled one (16 copies), II 2
+    assert instances({"load": {1: 1, 16: 1}}, 2) == {"load": 1 + 16}
+
+
+def test_dsp_mii_cannot_share_copies():
+    from cgpredict.fpga.explore import _dsp_mii
+
+    # 64 lanes of fmul (3 DSP48E1) + fadd (2): 320 DSPs at any II; over the 176 usable, so
+    # the point is rejected (the returned II, 1, still needs 320)
+    uses = {"fmul": {64: 1}, "fadd": {64: 1}}
+    assert _dsp_mii(uses, ZC702, 176) == 1
+    # eight distinct fmuls (24 DSPs at II 1) under a budget of 6: ceil(8 / II) * 3 <= 6 -> 4
+    assert _dsp_mii({"fmul": {1: 8}}, ZC702, 6) == 4
+
+
+@pytest.fixture(scope="module")
+def mm_reports(compiler):
+    out = {}
+    for name, work, trace in (
+        ("mm.c", {"N": 1024}, {"N": 64}),
+        ("gemm.c", {"NI": 1024, "NJ": 1024, "NK": 1024}, {"NI": 64, "NJ": 64, "NK": 64}),
+    ):
+        with traced_source(POLYBENCH / name, work, trace) as t:
+            out[name] = estimate_trace(t.trace, ZC702, t.sizes, t.trace_sizes, t.work_sizes)
+    return out
+
+
+def test_mm_unroll_is_capped_by_the_dsps(mm_reports):
+    (k,) = mm_reports["mm.c"].kernels
+    assert k.design == "tiled", k.tiling_note
+    t = k.tiled
+    fmul, fadd = ZC702.op["fmul"].dsp, ZC702.op["fadd"].dsp
+    assert (fmul, fadd) == (3, 2)  # Vivado HLS fmul max_dsp, fadd full_dsp on 7-series
+    lane = fmul + fadd  # one multiply-add lane: 5 DSP48E1
+    usable = ZC702.usable().dsp  # 0.8 x 220 = 176
+    # the largest power-of-two unroll whose lanes fit: 32 x 5 = 160 <= 176 < 64 x 5
+    assert t.unroll * lane <= usable < 2 * t.unroll * lane and t.unroll == 32
+    assert t.resources.dsp == t.unroll * lane
+    # the fadd recurrence sets II (the adder tree sums the 32 products, one add carried)
+    assert t.ii == t.rec_mii == ZC702.op["fadd"].latency_cycles == 4
+    # at most U / II = 8 multiply-adds per cycle; the estimate stays below that peak
+    macs = 1024**3
+    assert t.compute_cycles >= macs / (t.unroll / t.ii)
+
+
+def test_mm_cycles_ports_and_depth_by_hand(mm_reports):
+    t = mm_reports["mm.c"].kernels[0].tiled
+    ti, tj, tk = t.tiles
+    n_tiles = math.ceil(1024 / ti) * math.ceil(1024 / tj) * math.ceil(1024 / tk)
+    # C[i][j] = 0 before the k loop: not a perfect nest, so every (i, j) of a tile enters
+    # the pipelined k loop once and pays its fill/drain (depth)
+    it = math.ceil(tk / t.unroll)
+    assert t.compute_cycles == n_tiles * ti * tj * ((it - 1) * t.ii + t.depth)
+    # depth: load (2) + fmul (3) + log2(32) adder levels (4 each) + the carried add (4)
+    lat = ZC702.op
+    floor = (lat["load"].latency_cycles + lat["fmul"].latency_cycles
+             + 5 * lat["fadd"].latency_cycles + lat["fadd"].latency_cycles)
+    assert floor <= t.depth <= floor + 4
+    # BRAM ports: a buffer the k loop walks is read by all 32 copies; cyclic banks of 2
+    # ports must serve them within the II: ceil(ceil(U / P) / 2) <= II
+    for b in t.buffers:
+        if b.partition > 1:
+            assert math.ceil(math.ceil(t.unroll / b.partition) / ZC702.bram_ports) <= t.ii
+    a = next(b for b in t.buffers if b.array == "A")
+    assert a.partition >= t.unroll // (ZC702.bram_ports * t.ii)
+    # the interface lines: every fill split over the 4 HP ports the estimate adds up, the
+    # burst length = one row's 64-bit beats (at most 256 per m_axi request)
+    for b in t.buffers:
+        line = next(p for p in t.pragmas if f"port={b.array}_k " in p)
+        beats = min(max(b.row_bytes // 8, 1), 256)
+        assert "bundle=gmem_k" in line and "k = 0..3" in line
+        assert (f"max_read_burst_length={beats}" in line) == b.read
+        assert (f"max_write_burst_length={beats}" in line) == b.written
+
+
+def test_mm_and_gemm_get_the_same_design(mm_reports):
+    a = mm_reports["mm.c"].kernels[0].tiled
+    b = mm_reports["gemm.c"].kernels[0].tiled
+    assert (a.tiles, a.unroll, a.ii, a.double_buffer) == (b.tiles, b.unroll, b.ii, b.double_buffer)
+    # GEMM's alpha * A * B is a second fmul per iteration: it shares the lane's core over
+    # the II (two distinct operations, 4 cycles), so the DSP count is the same
+    assert a.resources.dsp == b.resources.dsp
+
+
+def test_published_zc702_measurements_within_25_percent(mm_reports, mvt_report):
+    # ZC702, 100 MHz, Vivado HLS accelerators (Zhong et al., DATE 2017; TECS 2017 Table 7):
+    # MM 1024 1450 ms, MVT 2048 (both kernels) 10.41 ms
+    assert mm_reports["mm.c"].total_ms == pytest.approx(1450.0, rel=0.25)
+    assert mvt_report.total_ms == pytest.approx(10.41, rel=0.25)
+
+
+def test_pareto_front_of_time_share_and_traffic_by_hand():
+    from cgpredict.fpga.tiling import _pareto
+
+    def pt(ms, share, traffic):
+        return (ms, share, (None,) * 8 + (traffic,))
+
+    pts = [
+        pt(10.0, 0.5, 100),  # fastest
+        pt(10.0, 0.6, 50),  # as fast, larger, less traffic: kept
+        pt(10.05, 0.4, 200),  # slower, smaller: kept
+        pt(11.0, 0.7, 300),  # worse than the first in all three: pruned
+        pt(12.0, 0.3, 1000),  # slowest, smallest: kept
+        pt(10.0, 0.5, 100),  # a duplicate of the first: pruned
+        pt(10.05, 0.6, 60),  # beaten by the second in all three: pruned
+    ]
+    front = _pareto(pts)
+    assert [(p[0], p[1], p[2][8]) for p in front] == [
+        (10.0, 0.5, 100),
+        (10.0, 0.6, 50),
+        (10.05, 0.4, 200),
+        (12.0, 0.3, 1000),
+    ]
+
+
+def test_mm_traffic_by_hand_and_least_traffic_among_ties(mm_reports):
+    t = mm_reports["mm.c"].kernels[0].tiled
+    ti, tj, tk = t.tiles
+    assert tk == 1024  # one k tile: A and B tiles change with every (ii, jj) tile
+    tiles = (1024 // ti) * (1024 // tj)
+    a = tiles * ti * 1024 * 4  # A tile: Ti rows of 4 KB
+    b = tiles * 1024 * max(tj * 4, 32)  # B tile: 1024 rows of Tj floats (>= one DDR burst)
+    c = tiles * ti * max(tj * 4, 32)  # C tile written back once
+    assert t.transfer_bytes == a + b + c
+    # among the designs as fast as the DSP-capped compute, the least DRAM traffic is kept:
+    # square-ish tiles whose transfers overlap well inside the compute, not the 1 x 8 tiles
+    # that move 4.6 GB in 32-byte bursts at the same compute time
+    assert t.transfer_bytes < 0.5e9 and t.transfer_cycles < 0.2 * t.compute_cycles
+    assert min(x.row_bytes for x in t.buffers if x.array == "B") >= 128
+
+
+def test_buffers_that_fit_at_no_tile_size_stream_with_the_reason(compiler, tmp_path):
+    from click.testing import CliRunner
+
+    from cgpredict.cli import main
+    from cgpredict.fpga import bundled_fpga_dir
+
+    # a ZC702 with 6 BRAM36: the four AXI adapters' FIFOs (2 each) alone exceed 0.8 x 6
+    src = (bundled_fpga_dir() / "zc702.toml").read_text()
+    dev = tmp_path / "tiny.toml"
+    dev.write_text(src.replace("bram36 = 140 ", "bram36 = 6 "))
+    args = ["fpga", str(POLYBENCH / "mvt.c"), "-D", "N=256", "--fpga", str(dev)]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    assert r.output.count("not tiled: no tile size fits the tiny budget") == 2
+    assert "design: tiled" not in r.output

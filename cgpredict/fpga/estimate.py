@@ -11,8 +11,11 @@ For every kernel (region) and every innermost loop of it:
 3. **II** = max(recurrence MII, memory-port MII, DSP MII). recMII(U) = max over cycles of
    ceil(U * sum latency / sum distance); port MII: accesses per bank / 2 ports for on-chip
    arrays (U*V copies spread over P banks; loop-invariant accesses are one access), beats per
-   cycle of the AXI port for streamed arrays; DSP MII: the smallest II whose shared operator
-   instances, ceil(uses / II) per class, fit the DSP budget.
+   cycle of the AXI port for streamed arrays; DSP MII: the smallest II whose operator
+   instances fit the DSP budget. Instances (``explore.instances``): every unrolled copy of
+   an operation has its own core (the copies start in the same cycle); only distinct
+   operations of a class share over the II, ``copies * ceil(n / II)``. So the DSPs cap the
+   parallel lanes (a float multiply-add: fmul 3 + fadd 2 DSP48E1).
 4. **Cycles**: pipelined ``ceil(E/V) * ((ceil(T/U) - 1) * II + depth)`` for E entries of trip
    count T (one fill per enclosing iteration; once in all when the nest is perfect, as HLS
    flattens it), not pipelined ``ceil(E/V) * ceil(T/U) * depth``; depth = the list-scheduled

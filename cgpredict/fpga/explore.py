@@ -54,14 +54,15 @@ def _evaluate(
         for o in lp.body.ops
         if o.index not in lp.body.induction and o.klass not in dddg.FREE_CLASSES
     ]
-    uses: dict[str, int] = {}
+    uses: dict[str, dict[int, int]] = {}
     bank_acc: dict[str, int] = {}
     beats: dict[tuple[str, str], int] = {}
     stream_bytes = 0.0
     axi_elems = lambda b: max(dev.axi_port_bytes // max(b, 1), 1)
     for o in ops:
         c = _copies(lp, o, u, v)
-        uses[o.klass] = uses.get(o.klass, 0) + c
+        by = uses.setdefault(o.klass, {})
+        by[c] = by.get(c, 0) + 1
         if o.mem_id < 0:
             continue
         b = elem_bytes.get(o.mem_id, 4)
@@ -105,9 +106,8 @@ def _evaluate(
         cycles = groups * n_iter * max(depth, port_mii)
         share = 1
     res = Resources()
-    for k, n in uses.items():
+    for k, inst in instances(uses, share).items():
         c = dev.op.get(k, dev.op["call"])
-        inst = math.ceil(n / share)
         res = res + Resources(inst * c.dsp, 0, inst * c.lut, inst * c.ff)
     res = res + Resources(
         0,
@@ -196,15 +196,37 @@ def _partition_extra(
     return out
 
 
-def _dsp_mii(uses: dict[str, int], dev: FPGADevice, dsp_budget: float) -> int:
-    """Resource MII of the DSPs: the smallest II whose shared instances fit the budget."""
+def instances(uses: dict[str, dict[int, int]], ii: int) -> dict[str, int]:
+    """Operator instances per class of a loop pipelined at ``ii`` (HLS binding).
+
+    ``uses[class]`` maps a copy count c to the number n of distinct operations of the body
+    with c copies each (c = the unroll factor, times the jam factor; 1 for an access that
+    unrolling does not replicate). An instance is shared only by operations the modulo
+    schedule puts in different cycles mod II. The c copies of one operation are identical
+    and independent, so the schedule starts them in the same cycle, and the levels of an
+    adder tree are one adder latency apart (a multiple of the II when the adder's recurrence
+    sets it): each copy needs its own instance. Only the n distinct operations can take
+    turns over the II: ``c * ceil(n / II)`` instances. (An explicit ``#pragma HLS
+    allocation`` could force more sharing; the explored designs use pipeline, unroll and
+    partition only, as the published accelerators do.)"""
+    return {
+        k: sum(c * math.ceil(n / max(ii, 1)) for c, n in by.items()) for k, by in uses.items()
+    }
+
+
+def _dsp_mii(uses: dict[str, dict[int, int]], dev: FPGADevice, dsp_budget: float) -> int:
+    """Resource MII of the DSPs: the smallest II whose instances (``instances``) fit the
+    budget; when even the largest useful II does not fit, that II (the point is rejected)."""
 
     def need(ii: int) -> int:
-        return sum(math.ceil(n / ii) * dev.op.get(k, dev.op["call"]).dsp for k, n in uses.items())
+        return sum(
+            n * dev.op.get(k, dev.op["call"]).dsp for k, n in instances(uses, ii).items()
+        )
 
-    lo, hi = 1, max(max(uses.values(), default=1), 1)
+    lo = 1
+    hi = max([n for by in uses.values() for n in by.values()] + [1])
     if need(hi) > dsp_budget:
-        return hi  # even one instance of each does not fit: the point will be rejected
+        return hi  # the copies alone do not fit: the point will be rejected
     while lo < hi:
         mid = (lo + hi) // 2
         lo, hi = (mid + 1, hi) if need(mid) > dsp_budget else (lo, mid)

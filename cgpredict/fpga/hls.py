@@ -30,7 +30,7 @@ def tiled_pragmas(est, dev: FPGADevice) -> tuple[str, ...]:
             f"(an adder tree) and that once into the accumulator; HLS does not reassociate "
             f"floating-point adds itself (II would be {est.unroll} x the adder latency)"
         )
-    for n, b in enumerate(est.buffers):
+    for b in est.buffers:
         dims = "][".join(str(d) for d in b.dims)
         out.append(
             f"{b.array}_buf[{dims}]{'  x2 (ping-pong)' if b.double else ''}: "
@@ -41,11 +41,28 @@ def tiled_pragmas(est, dev: FPGADevice) -> tuple[str, ...]:
                 f"#pragma HLS array_partition variable={b.array}_buf cyclic "
                 f"factor={b.partition} dim={b.partition_dim}"
             )
-        out.append(
-            f"#pragma HLS interface m_axi port={b.array} offset=slave "
-            f"bundle=gmem{n % dev.axi_ports} max_read_burst_length="
-            f"{max(b.row_bytes // dev.axi_port_bytes, 1)}"
+        # beats of one row's burst; an m_axi adapter takes at most 256 per request (AXI4) and
+        # splits longer rows itself
+        beats = min(max(b.row_bytes // dev.axi_port_bytes, 1), 256)
+        lengths = " ".join(
+            f"max_{rw}_burst_length={beats}"
+            for rw, on in (("read", b.read), ("write", b.written))
+            if on
         )
+        if dev.axi_ports > 1:
+            # the estimate moves every fill at the ports' sum (eq. T2): one array's rows
+            # are split over all of them, the pointer passed once per port
+            k = dev.axi_ports
+            out.append(
+                f"#pragma HLS interface m_axi port={b.array}_k offset=slave bundle=gmem_k "
+                f"{lengths}    (k = 0..{k - 1}: {b.array} passed as {k} pointers, its tile's "
+                f"bursts split over the {k} ports)"
+            )
+        else:
+            out.append(
+                f"#pragma HLS interface m_axi port={b.array} offset=slave bundle=gmem0 "
+                f"{lengths}"
+            )
     if est.double_buffer:
         out.append("#pragma HLS dataflow    (load tile t+1 | compute tile t | store tile t-1)")
     return tuple(out)

@@ -59,7 +59,7 @@ def _tiled_text(t, note: str) -> list[str]:
         f"{_mb(t.transfer_bytes)} at {t.bytes_per_cycle:g} B/cycle = {t.transfer_ms:.4f} ms "
         f"({'overlapped' if t.double_buffer else 'not overlapped'}); bound: {t.bound}",
         f"  explored {t.points_evaluated} points ({t.points_skipped} skipped: buffers do not "
-        f"fit; {t.points_pareto} on the time/resource Pareto front)",
+        f"fit; {t.points_pareto} on the time/resource/traffic Pareto front)",
     ]
     for b in t.buffers:
         rw = ("r" if b.read else "") + ("w" if b.written else "")

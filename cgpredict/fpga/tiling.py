@@ -20,20 +20,26 @@ The design the published HLS accelerators use (loop tiling with BRAM buffers, Zh
   Lin-Analyzer's DDDG), so its recurrence MII is that of one iteration; any other recurrence
   grows with U (eq. T3). Buffers read by the unrolled copies are partitioned cyclically along
   the dimension the inner loop moves, by the smallest P whose 2-port banks keep the port MII
-  within max(recurrence MII, DSP MII). Per tile: ``(prod_outer T * ceil(T_in/U) - 1) * II +
-  depth`` when the nest is perfect (HLS flattens it), else ``prod_outer T * ((ceil(T_in/U) -
-  1) * II + depth)``; times the number of tiles (eq. T4).
+  within max(recurrence MII, DSP MII). Each of the U copies has its own operator cores
+  (``explore.instances``), so U is capped by the DSPs: a float multiply-add lane is fmul 3 +
+  fadd 2 DSP48E1, and the ZC702's usable 176 hold 32 lanes.
+  Per tile: ``(prod_outer T * ceil(T_in/U) - 1) * II + depth`` when the nest is perfect
+  (HLS flattens it), else ``prod_outer T * ((ceil(T_in/U) - 1) * II + depth)``; times the
+  number of tiles (eq. T4).
 * **Overlap.** With double buffering (two copies of every buffer filled more than once) the
   fills of the next tile overlap the compute of this one: ``max(compute, transfer) + first
   fill``; without it they add: ``compute + transfer`` (eq. T5).
 
 Every point must fit the device's usable DSP / BRAM36 / LUT / FF; the exploration counts the
 points it evaluated, skips tile sizes whose buffers cannot fit even unpartitioned, and keeps
-the Pareto front (time, resource share) of the rest.
+the Pareto front (time, resource share, DRAM traffic) of the rest. Of the points within 1% of
+the fastest it reports the one moving the least DRAM data (the most slack under the transfer
+estimate), then the smaller one.
 """
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import math
 from dataclasses import dataclass, replace
@@ -42,7 +48,7 @@ from . import dddg
 from .affine import AffineAccess, AffineNest
 from .arrays import _bram
 from .device import FPGADevice, Resources
-from .explore import _depth, _dsp_mii, _pow2
+from .explore import _depth, _dsp_mii, _pow2, instances
 from .hls import tiled_pragmas, tiled_structure
 from .loops import MAX_UNROLL, _Loop
 from .results import Buffer, TiledEstimate
@@ -81,12 +87,13 @@ def tree_reduction(lp: _Loop) -> bool:
 
 
 def _core(lp: _Loop, dev: FPGADevice, u: int, inner_coef: dict[int, int], dsp: float) -> _Core:
-    uses: dict[str, int] = {}
+    uses: dict[str, dict[int, int]] = {}
     for o in lp.body.ops:
         if o.index in lp.body.induction or o.klass in dddg.FREE_CLASSES:
             continue
         copies = 1 if (o.mem_id >= 0 and inner_coef.get(o.mem_id, 1) == 0) else u
-        uses[o.klass] = uses.get(o.klass, 0) + copies
+        by = uses.setdefault(o.klass, {})
+        by[copies] = by.get(copies, 0) + 1
     g = dddg.static_graph(lp.body, lp.deps, dev.latency)
     tree = tree_reduction(lp)
     rec = dddg.recurrence_mii(g, 1 if tree else u)  # eq. T3
@@ -247,8 +254,8 @@ def explore_tiled(
     budget: Resources,
     names: dict[int, str] | None = None,
 ) -> tuple[TiledEstimate | None, str]:
-    """The fastest tiled design that fits ``budget`` (ties within 1%: the smaller one), or
-    None with the reason."""
+    """The fastest tiled design that fits ``budget`` (ties within 1% of the fastest: the least
+    DRAM traffic, then the smaller one), or None with the reason."""
     hz = dev.clock_mhz * 1e6
     bpc = bytes_per_cycle(dev)
     inner = len(trips) - 1
@@ -270,9 +277,8 @@ def explore_tiled(
     for u, core in cores.items():
         ii = max(core.rec_mii, core.dsp_mii, parts[u][1])
         r = Resources()
-        for k, n in core.uses.items():
+        for k, m in instances(core.uses, ii).items():
             c = dev.op.get(k, dev.op["call"])
-            m = math.ceil(n / ii)
             r = r + Resources(m * c.dsp, 0, m * c.lut, m * c.ff)
         ops_res[u] = (ii, r)
     bram_of: dict[tuple[int, int], tuple[int, int]] = {}
@@ -335,8 +341,10 @@ def explore_tiled(
             f"({evaluated} points evaluated, {skipped} skipped: buffers too large)"
         )
     front = _pareto(kept)
-    best = min(front, key=lambda k: (math.floor(math.log(max(k[0], 1e-12)) / math.log(1.01)),
-                                     k[1]))
+    # ties within 1% of the fastest: the one moving the least DRAM data (the most slack under
+    # the transfer estimate, the least DDR traffic), then the smaller one
+    fastest = front[0][0]
+    best = min((k for k in front if k[0] <= fastest * 1.01), key=lambda k: (k[2][8], k[1]))
     ms, _, (tiles, counts, u, double, core, ii, port, compute, traffic, transfer, res) = best
     bufs = _buffers(nest, tiles, counts, dev, parts[u][0], double)
     if transfer >= compute:  # overlapped or not, the fills take longer than the compute
@@ -360,11 +368,23 @@ def explore_tiled(
 
 
 def _pareto(points: list[tuple[float, float, tuple]]) -> list[tuple[float, float, tuple]]:
-    """The points no other point beats in both time and resource share."""
+    """The points no other point beats in time, resource share and DRAM traffic at once (the
+    fastest first). Taken in order of time, a point is dominated when an earlier kept one has
+    no more share and no more traffic: the kept (share, traffic) pairs form a staircase
+    (share up, traffic down), so the one with the largest share <= this one's holds the least
+    traffic among them."""
     out = []
-    best_share = math.inf
-    for p in sorted(points, key=lambda x: (x[0], x[1])):
-        if p[1] < best_share:
-            out.append(p)
-            best_share = p[1]
+    shares: list[float] = []  # staircase, share ascending
+    traffic: list[float] = []  # traffic strictly descending along it
+    for p in sorted(points, key=lambda x: (x[0], x[1], x[2][8])):
+        s, t = p[1], p[2][8]
+        k = bisect.bisect_right(shares, s)
+        if k and traffic[k - 1] <= t:
+            continue
+        out.append(p)
+        j = k
+        while j < len(shares) and traffic[j] >= t:
+            j += 1
+        shares[k:j] = [s]
+        traffic[k:j] = [t]
     return out

@@ -54,6 +54,9 @@ class MarkedSource:
     text: str
     regions: tuple[RegionSpec, ...]
     trace_sizes: dict[str, int]
+    # --function kernels whose body holds several loop nests: each nest is its own region
+    # (one launch each, as a port gives each parallel nest its own kernel)
+    split_functions: tuple[str, ...] = ()
 
 
 def read_source(path) -> str:
@@ -286,6 +289,24 @@ def mark_regions(
             )
     if pending is not None:
         raise RegionError(f"line {pending[0] + 1}: '#pragma cgp kernel' is not followed by a loop")
+    split = []
+    for name in functions:
+        nests = function_nests(source, name)
+        if len(nests) < 2 or any(_inside(offsets[r.line - 1], nests) for r in regions):
+            continue
+        split.append(name)
+        for j, (start, end) in enumerate(nests, 1):
+            line = source.count("\n", 0, start) + 1
+            region = RegionSpec(len(regions), f"{name}_k{j}", line,
+                                source.count("\n", 0, end - 1) + 1, function=name)
+            regions.append(region)
+            opening, closing = "", ""
+            if port == "plain":
+                opening, closing = plain_port_brackets(
+                    indexed_arrays(source[start:end], source), region.index)
+            # begin and end markers on the nest's own lines: no line moves
+            ends.append((start, f"__cgp_region_begin({region.index}); {opening} "))
+            ends.append((end, f"{closing} __cgp_region_end({region.index});"))
     names = [r.name for r in regions]
     dup = {n for n in names if names.count(n) > 1}
     if dup:
@@ -293,8 +314,59 @@ def mark_regions(
     text = _apply(lines, offsets, edits, ends)
     if port == "plain":
         for k, name in enumerate(functions):
-            text = _plain_function(text, source, name, 1000 + k)
-    return MarkedSource(text, tuple(regions), trace_sizes)
+            if name not in split:
+                text = _plain_function(text, source, name, 1000 + k)
+    return MarkedSource(text, tuple(regions), trace_sizes, tuple(split))
+
+
+def _inside(pos: int, spans: list[tuple[int, int]]) -> bool:
+    return any(a <= pos < b for a, b in spans)
+
+
+def function_nests(source: str, name: str) -> list[tuple[int, int]]:
+    """(start, end) offsets of the top-level ``for`` statements of the body of function
+    ``name`` (its definition): loops not inside another loop. Empty when the function is not
+    defined in ``source`` or a top-level loop of its body is a ``while`` or ``do``, which is
+    kept whole."""
+    body = _function_body(source, name)
+    if body is None:
+        return []
+    pos, stop = body
+    nests = []
+    while pos < stop:
+        pos = _skip_space(source, pos)
+        if pos >= stop:
+            break
+        ch = source[pos]
+        if ch in "\"'":
+            pos = _skip_literal(source, pos)
+            continue
+        word = _word_at(source, pos)
+        if word in ("for", "while", "do") and (pos == 0 or not _is_ident(source[pos - 1])):
+            end = statement_end(source, pos)
+            if word != "for":
+                return []
+            nests.append((pos, end))
+            pos = end
+        else:
+            pos += max(len(word), 1)
+    return nests
+
+
+def _is_ident(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
+
+
+def _function_body(source: str, name: str) -> tuple[int, int] | None:
+    """(offset after the opening brace, offset of the closing brace) of the definition of
+    ``name``, or None."""
+    for m in re.finditer(rf"(?<![\w.>]){re.escape(name)}\s*\(", source):
+        after = _skip_space(source, _match(source, m.end() - 1, "(", ")"))
+        while source.startswith("__attribute__", after):
+            after = _skip_space(source, _match(source, source.index("(", after), "(", ")"))
+        if after < len(source) and source[after] == "{":
+            return after + 1, _match(source, after, "{", "}") - 1
+    return None
 
 
 def _plain_function(text: str, source: str, name: str, tag: int) -> str:

@@ -222,9 +222,13 @@ def trace_program(
                 f"name a function with --function ({', '.join(functions)})"
             )
         base = len(marked.regions)
-        fn_regions = {name: base + k for k, name in enumerate(options.functions)}
-        if fn_regions:
-            check_kernel_functions(tuple(fn_regions), unoptimised or ir_text, functions, text)
+        if options.functions:
+            check_kernel_functions(
+                tuple(options.functions), unoptimised or ir_text, functions, text
+            )
+        # a function split into its loop nests is traced through their marked regions
+        whole = [n for n in options.functions if n not in marked.split_functions]
+        fn_regions = {name: base + k for k, name in enumerate(whole)}
         try:
             inst = instrument(ir_text, fn_regions)
         except InstrumentError as exc:

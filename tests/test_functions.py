@@ -156,3 +156,64 @@ def test_corpus_kernels_rewritten_as_functions_predict_as_their_pragmas(tmp_path
         assert _mem(g) == _mem(r)
         assert g.profile.comp_insts == pytest.approx(r.profile.comp_insts, rel=0.05)
         assert g.total_ms == pytest.approx(r.total_ms, rel=0.05)
+
+
+def as_one_function(text: str) -> tuple[str, list[str]] | None:
+    """A corpus file whose consecutive '#pragma cgp kernel' loop nests are moved, pragmas
+    dropped, into one function ``static void all_nests(void)`` called where they were; None
+    when host code lies between two of them."""
+    spans, names = [], []
+    for m in re.finditer(r"^[ \t]*#pragma cgp kernel (\w+).*\n", text, re.M):
+        spans.append((m.start(), m.end(), statement_end(text, m.end())))
+        names.append(m.group(1))
+    if any(text[a[2]:b[0]].strip() for a, b in zip(spans, spans[1:])):
+        return None
+    body = "\n".join(text[s[1]:s[2]] for s in spans)
+    text = text[:spans[0][0]] + "  all_nests();" + text[spans[-1][2]:]
+    main = re.search(r"^int main\(", text, re.M).start()
+    return (text[:main] + f"static void all_nests(void) {{\n{body}\n}}\n" + text[main:], names)
+
+
+@pytest.mark.parametrize("name", ["atax", "mvt", "2mm", "3mm"])
+def test_a_function_with_several_loop_nests_is_a_kernel_per_nest(tmp_path, name):
+    """--function on a function holding several loop nests predicts each nest as its own
+    kernel, NAME_k1, NAME_k2, ... (one launch each per call), as the pragmas did."""
+    text = (POLYBENCH / f"{name}.c").read_text()
+    moved = as_one_function(text)
+    assert moved is not None
+    fn_text, kernels = moved
+    src = tmp_path / f"{name}_one.c"
+    src.write_text(fn_text)
+    grid = int(re.search(r"#pragma cgp kernel \w+ grid=(\d)", text).group(1))
+    small = {n: 64 for n in overridable_sizes(text)}
+    opts = dict(grid=grid, work_sizes=small, trace_sizes=small)
+    ref = predict_source(POLYBENCH / f"{name}.c", RunOptions(**opts))
+    got = predict_source(src, RunOptions(functions=("all_nests",), **opts))
+    assert [k.name for k in got.kernels] == [f"all_nests_k{j + 1}" for j in range(len(kernels))]
+    assert len(kernels) >= 2
+    for g, r in zip(got.kernels, ref.kernels):
+        assert (g.grid_threads, g.launches, g.blocks) == (r.grid_threads, r.launches, r.blocks)
+        assert _mem(g) == _mem(r)
+        assert g.total_ms == pytest.approx(r.total_ms, rel=0.05)
+
+
+def test_nests_of_a_function_called_twice_launch_twice(tmp_path):
+    src = tmp_path / "two.c"
+    src.write_text("""#include <stdio.h>
+#define N 1024
+static float x[N], y[N], z[N];
+static void two(float a) {
+  for (int i = 0; i < N; i++) y[i] = a * x[i] + y[i];
+  /* a comment with for ( in it */
+  for (int i = 0; i < N; i++) z[i] = y[i] * 2.0f;
+}
+int main(void) {
+  for (int i = 0; i < N; i++) { x[i] = i; y[i] = 1; }
+  for (int t = 0; t < 2; t++) two(2.0f);
+  printf("%f\\n", z[5]);
+  return 0;
+}
+""")
+    rep = predict_source(src, RunOptions(functions=("two",)))
+    assert [(k.name, k.location, k.launches) for k in rep.kernels] == [
+        ("two_k1", "two.c:5", 2), ("two_k2", "two.c:7", 2)]

@@ -79,15 +79,15 @@ class StoreCounts:
         return (self.coal, self.uncoal, self.const)
 
     def partial_sectors(self, warp_bytes: float, sector_bytes: int) -> float:
-        """Sectors a warp's stores only partly write (summed over its store instructions): a
-        warp store of ``warp_bytes`` over n sectors fills at most warp_bytes / sector_bytes
-        of them; the rest the L2 must read, merge and write (read-modify-write)."""
+        """Sectors a warp's stores only partly write (summed over its store instructions),
+        which the L2 must read, merge and write (read-modify-write). A contiguous (coalesced)
+        warp store of ``warp_bytes`` fills warp_bytes / sector_bytes of its sectors and only
+        partly writes the rest (misalignment); a strided (uncoalesced) or broadcast (constant)
+        one leaves gaps in every sector it touches."""
         full = warp_bytes / max(sector_bytes, 1)
-        return sum(
-            p.insts * max(max(p.l2_trans_per_warp, 1.0) - full, 0.0)
-            for p in self.patterns
-            if p.insts
-        )
+        coal = self.coal.insts * max(max(self.coal.l2_trans_per_warp, 1.0) - full, 0.0)
+        gaps = sum(p.insts * max(p.l2_trans_per_warp, 1.0) for p in (self.uncoal, self.const))
+        return coal + gaps
 
 
 def _without(all_: PatternCounts, st: PatternCounts) -> PatternCounts:

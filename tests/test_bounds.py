@@ -43,16 +43,16 @@ def test_bounds_by_hand():
     assert b.dram_cycles == pytest.approx(b.dram_bytes / 3097e9 * 1980e6)
     # issue: 12 memory + 20 compute instructions per warp, 0.25 cycles each, over 132 SMs
     assert b.issue_cycles == pytest.approx(warps * 32 * 0.25 / 132)
-    # L2: 10 x 4 load sectors at dd_l2 back; stores 4 + 32 sectors out, 28 of them partial (a
-    # warp writes 128 B: 4 full sectors' worth), each partial one twice, at dd_store; the two
-    # directions overlap, so the slower one (the stores: 128 > 40 cycles per warp) bounds
+    # L2: 10 x 4 load sectors at dd_l2 back; stores 4 + 32 sectors out, the strided store's
+    # 32 all partly written (4 of each 32 bytes), each partial one twice, at dd_store; the two
+    # directions overlap, so the slower one (the stores: 136 > 40 cycles per warp) bounds
     assert b.l2_load_trans == pytest.approx(warps * 40)
-    assert b.l2_cycles == pytest.approx(warps * (36 + 28) * 2.0 / 132)
+    assert b.l2_cycles == pytest.approx(warps * (36 + 32) * 2.0 / 132)
     assert b.binding == "l2" and b.cycles == b.l2_cycles
 
 
 def test_l2_bound_is_the_slower_direction():
-    # loads at 4 cycles per sector: 160 cycles per warp back, 128 out: the loads bound
+    # loads at 4 cycles per sector: 160 cycles per warp back, 136 out: the loads bound
     dev = dataclasses.replace(load_device("h100"), dd_store_cycles=2.0, dd_l2_cycles=4.0)
     p = _profile()
     b = launch_bounds(p, dev, launch_geometry(p, dev))
@@ -118,3 +118,12 @@ def test_no_corpus_prediction_beats_a_bound(path):
                     b = launch_bounds(prof, dev, launch_geometry(prof, dev))
                     for bound in (b.dram_cycles, b.issue_cycles, b.l2_cycles):
                         assert r.cycles >= bound * (1 - 1e-9), (name, k.name)
+
+
+def test_partial_sectors_by_pattern():
+    """A warp writes 32 x 4 B = 128 B = 4 sectors' worth. Contiguous over 5 sectors (not
+    aligned): 4 full, 1 partial. Strided over 32 sectors: each holds one 4-byte word, all 32
+    partial. All lanes on one word: its one sector is partial."""
+    st = StoreCounts(PatternCounts(2, 5.0, 0.0), PatternCounts(3, 32.0, 0.0),
+                     PatternCounts(5, 1.0, 0.0))
+    assert st.partial_sectors(128, 32) == pytest.approx(2 * 1 + 3 * 32 + 5 * 1)

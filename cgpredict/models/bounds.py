@@ -11,7 +11,7 @@ launch, each from the same profile the models read:
   back (``dd_l2_cycles`` per load transaction) and the store data going out
   (``dd_store_cycles`` per store sector, twice for a sector the warp writes only in part,
   which the L2 must read, merge and write back: an uncoalesced store of 4-byte words to 32
-  sectors costs 60 sector times, a coalesced one 4), on the SMs the launch uses. The two
+  sectors costs 64 sector times, a coalesced one 4), on the SMs the launch uses. The two
   directions work at once, so the bound is the slower of them, not their sum: on the Jetson
   TK1 the naive GEMM's loads alone take its measured time (the sum predicted it 58% slow).
 

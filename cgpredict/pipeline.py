@@ -44,12 +44,15 @@ def resolve_sizes(
     work: dict[str, int],
     trace: dict[str, int],
     include_dir: Path | None = None,
+    declared: dict[str, int] | None = None,
 ):
     """(work sizes, trace sizes, automatic?): the file's defaults (its #defines as the compiler
     evaluates them, with the -D options) and declared trace size, overridden by the options.
     Without a declared or given trace size, the trace size is chosen automatically
-    (``prepare`` grows it from AUTO_TRACE_START)."""
-    declared = mark_regions(source_text).trace_sizes
+    (``prepare`` grows it from AUTO_TRACE_START). ``declared``: the file's ``#pragma cgp
+    trace`` sizes when the caller has already marked it."""
+    if declared is None:
+        declared = mark_regions(source_text).trace_sizes
     _check_size_names(source_text, work, trace)
     names = set(declared) | set(work) | set(trace) | set(overridable_sizes(source_text))
     unknown = sorted(names - set(work))
@@ -139,9 +142,13 @@ def prepare(source: Path, opts: RunOptions, progress=None) -> Prepared:
     """Trace ``source`` at the trace size and fit its trip counts for the work size."""
     t0 = time.perf_counter()
     text = read_source(source)  # one-line errors for unreadable or badly marked sources,
-    marked_source(source, text, {k: str(v) for k, v in opts.work_sizes.items()}, opts.port)
+    marked = marked_source(
+        source, text, {k: str(v) for k, v in opts.work_sizes.items()}, opts.port,
+        tuple(opts.functions),
+    )
     work, tsizes, auto = resolve_sizes(
-        text, opts.work_sizes, opts.trace_sizes, Path(source).resolve().parent
+        text, opts.work_sizes, opts.trace_sizes, Path(source).resolve().parent,
+        declared=marked.trace_sizes,
     )
     wanted = 2 * load_device(opts.device).max_threads_per_sm  # SPEC §2.1
     tmpdir = tempfile.TemporaryDirectory(prefix="cgp-run-")

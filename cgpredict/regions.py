@@ -13,7 +13,7 @@ The source is rewritten, line numbers unchanged, so that each region is brackete
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .errors import RegionError
 from .port import indexed_arrays, plain_port_brackets
@@ -57,6 +57,8 @@ class MarkedSource:
     # --function kernels whose body holds several loop nests: each nest is its own region
     # (one launch each, as a port gives each parallel nest its own kernel)
     split_functions: tuple[str, ...] = ()
+    # '#pragma cgp shared' hints written inside the body of a --function kernel (kept whole)
+    function_shared: dict[str, tuple[SharedHint, ...]] = field(default_factory=dict)
 
 
 def read_source(path) -> str:
@@ -248,6 +250,8 @@ def mark_regions(
     edits: dict[int, str] = {}  # line index -> replacement text
     ends: list[tuple[int, str]] = []  # (char offset just after the region, text put there)
     commented = _comment_lines(source, offsets)
+    bodies = {n: b for n in functions if (b := _function_body(source, n)) is not None}
+    fn_hints: list[tuple[int, str, SharedHint]] = []  # (offset, function, hint)
     for idx, line in enumerate(lines):
         m = None if idx in commented else _PRAGMA.match(line)
         if not m:
@@ -274,11 +278,16 @@ def mark_regions(
             pending = (idx, name, grid)
             edits[idx] = ""
         elif verb == "shared":
-            if pending is None:
+            owner = next((n for n, (a, b) in bodies.items() if a <= offsets[idx] < b), None)
+            if pending is None and owner is None:
                 raise RegionError(
-                    f"line {lineno}: '#pragma cgp shared' must follow '#pragma cgp kernel'"
+                    f"line {lineno}: '#pragma cgp shared' must follow '#pragma cgp kernel' "
+                    f"or stand inside the body of a --function kernel"
                 )
-            shared.append(_parse_shared(args, lineno))
+            if pending is None:
+                fn_hints.append((offsets[idx], owner, _parse_shared(args, lineno)))
+            else:
+                shared.append(_parse_shared(args, lineno))
             edits[idx] = ""
         elif verb == "trace":
             trace_sizes.update(_parse_sizes(args, lineno))
@@ -295,10 +304,14 @@ def mark_regions(
         if len(nests) < 2 or any(_inside(offsets[r.line - 1], nests) for r in regions):
             continue
         split.append(name)
+        prev = 0
         for j, (start, end) in enumerate(nests, 1):
             line = source.count("\n", 0, start) + 1
+            # a shared hint belongs to the nest it stands before
+            hints = tuple(h for o, n, h in fn_hints if n == name and prev <= o < start)
+            prev = end
             region = RegionSpec(len(regions), f"{name}_k{j}", line,
-                                source.count("\n", 0, end - 1) + 1, function=name)
+                                source.count("\n", 0, end - 1) + 1, hints, function=name)
             regions.append(region)
             opening, closing = "", ""
             if port == "plain":
@@ -316,7 +329,12 @@ def mark_regions(
         for k, name in enumerate(functions):
             if name not in split:
                 text = _plain_function(text, source, name, 1000 + k)
-    return MarkedSource(text, tuple(regions), trace_sizes, tuple(split))
+    whole = {
+        n: tuple(h for _, o, h in fn_hints if o == n) for n in functions if n not in split
+    }
+    return MarkedSource(
+        text, tuple(regions), trace_sizes, tuple(split), {n: h for n, h in whole.items() if h}
+    )
 
 
 def _inside(pos: int, spans: list[tuple[int, int]]) -> bool:

@@ -273,7 +273,14 @@ def trace_program(
             )
             for r in marked.regions
         ]
-        regions += [RegionInfo(i, name, name, 0, 0) for name, i in fn_regions.items()]
+        regions += [
+            RegionInfo(
+                i, name, name, 0, 0,
+                tuple((h.array, h.tile_rows, h.tile_cols)
+                      for h in marked.function_shared.get(name, ())),
+            )
+            for name, i in fn_regions.items()
+        ]  # fmt: skip
         lines = text.split("\n")
         opaque = opaque_aliases(ir_text)  # the plain port's pointers -> their arrays
         fn_of = {b.id: b.function for b in inst.blocks}

@@ -317,14 +317,23 @@ def test_loops_inside_helper_functions_scale_to_the_work_size(tmp_path):
     assert h.comp_insts == pytest.approx(i.comp_insts, abs=3)  # + the call and its return
 
 
-def test_function_kernel_with_two_top_level_loops_is_refused(tmp_path):
+def test_function_kernel_with_two_top_level_loops(tmp_path):
+    """Two for nests: a kernel each. A while loop beside a for keeps the body whole, and one
+    kernel cannot hold two top-level loops: refused in one line."""
+    text = ("#include <stdio.h>\n#define N 64\nstatic float A[N], B[N], C[N];\n"
+            "__attribute__((noinline)) void kern(void) {\n"
+            "  for (int i = 0; i < N; i++) B[i] = A[i] * 2;\n"
+            "  for (int i = 0; i < N; i++) C[i] = B[i] + A[i];\n}\n"
+            "int main(void) { for (int i = 0; i < N; i++) A[i] = i;\n"
+            "  kern(); printf(\"%f\\n\", C[3]); return 0; }\n")
     src = tmp_path / "two.c"
-    src.write_text("#include <stdio.h>\n#define N 64\nstatic float A[N], B[N], C[N];\n"
-                   "__attribute__((noinline)) void kern(void) {\n"
-                   "  for (int i = 0; i < N; i++) B[i] = A[i] * 2;\n"
-                   "  for (int i = 0; i < N; i++) C[i] = B[i] + A[i];\n}\n"
-                   "int main(void) { for (int i = 0; i < N; i++) A[i] = i;\n"
-                   "  kern(); printf(\"%f\\n\", C[3]); return 0; }\n")
+    src.write_text(text)
+    rep = predict_source(src, RunOptions(functions=("kern",)))
+    assert [(k.name, k.location) for k in rep.kernels] == [("kern_k1", "two.c:5"),
+                                                           ("kern_k2", "two.c:6")]
+    src.write_text(text.replace("  for (int i = 0; i < N; i++) C[i]",
+                                "  int i = 0; while (i < N) { C[i] = B[i] + A[i]; i++; }\n"
+                                "  for (int i = 0; i < N; i++) C[i]"))
     with pytest.raises(PredictionError, match="top-level loops"):
         predict_source(src, RunOptions(functions=("kern",)))
 

@@ -303,6 +303,8 @@ def mark_regions(
         nests = function_nests(source, name)
         if len(nests) < 2 or any(_inside(offsets[r.line - 1], nests) for r in regions):
             continue
+        if any(re.search(r"\b(return|goto|longjmp|setjmp)\b", source[a:b]) for a, b in nests):
+            continue  # a nest left other than at its end would never close its region
         split.append(name)
         prev = 0
         for j, (start, end) in enumerate(nests, 1):

@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .devices import load_device
@@ -50,14 +50,52 @@ BLOCKS_1D = ("128x1", "256x1", "512x1", "1024x1")
 
 @dataclass(frozen=True)
 class Fix:
-    """One candidate change, its predicted effect and the evidence for it."""
+    """One candidate change, its predicted effect, the evidence for it and why (per kernel
+    whose time changes: before -> after, the bound, MWP/CWP, L2 transactions and hit rate)."""
 
-    kind: str  # "coalescing" | "shared-memory" | "block-shape"
+    kind: str  # "coalescing" | "shared-memory" | "block-shape" | "register-accumulation" | ...
     title: str
     instruction: str
     evidence: tuple[str, ...]
     predicted_ms: float
     speedup: float
+    why: tuple[str, ...] = ()
+    # the prediction with the fix applied (not in --json: the baseline report's shape)
+    report: Report | None = field(default=None, repr=False, compare=False)
+
+
+def _state(k) -> str:
+    """One kernel's prediction in a phrase: what bounds it and its memory traffic."""
+    r = k.result
+    what = r.bound if r.binding == "model" else f"{r.bound}, {r.binding} bound"
+    p = k.profile
+    l2 = sum(c.insts * (1 - c.l1_hit_fraction) * c.l2_trans_per_warp
+             for c in (p.coal, p.uncoal, p.const))
+    d = r.details
+    comp, mem = getattr(d, "comp_cycles", None), getattr(d, "mem_cycles", None)
+    cycles = (f", per warp {comp:.4g} computing / {mem:.4g} memory cycles"
+              if comp is not None and mem is not None else "")
+    return (f"{k.total_ms:.4g} ms ({what}, MWP {r.mwp:.1f} CWP {r.cwp:.1f}{cycles}, "
+            f"{l2:.4g} L2 transactions per warp, L2 hit {100 * k.l2_hit_rate:.0f}%)")
+
+
+def explain_change(base: Report, new: Report) -> tuple[str, ...]:
+    """Why a fix changes the time: each kernel whose time moves, before -> after."""
+    now = {k.name: k for k in base.kernels}
+    out = []
+    for k in new.kernels:
+        b = now.get(k.name)
+        if b is None or abs(k.total_ms - b.total_ms) <= b.total_ms * TOLERANCE:
+            continue
+        out.append(f"{k.name}: {_state(b)} -> {_state(k)}")
+    return tuple(out)
+
+
+def _explained(fix: Fix, base: Report, rep: Report | None) -> Fix:
+    """``fix`` with its why lines and the report they come from."""
+    if rep is None:
+        return fix
+    return dataclasses.replace(fix, why=explain_change(base, rep), report=rep)
 
 
 @dataclass(frozen=True)
@@ -88,8 +126,11 @@ class Advice:
         """What ``cgpredict advise --json`` prints (the baseline report left out)."""
         from .report import _jsonable
 
-        d = _jsonable(self)
+        d = _jsonable(dataclasses.replace(
+            self, fixes=tuple(dataclasses.replace(f, report=None) for f in self.fixes)))
         d.pop("baseline", None)
+        for f in d["fixes"]:
+            f.pop("report", None)
         d["schema_version"] = ADVICE_SCHEMA_VERSION
         return d
 
@@ -118,8 +159,11 @@ def coalescing_fixes(
                 e = (
                     k.name,
                     f"{m.text} at {m.location} in {k.name}: uncoalesced {m.kind}, "
-                    f"{m.l2_trans_per_warp:.0f} transactions per warp, "
-                    f"{m.per_thread:.0f} per thread",
+                    + (f"{m.l2_trans_per_warp:.0f} L2 transactions per warp"
+                       if m.l2_trans_per_warp >= 0.5 else
+                       "a line per thread, mostly served by the L1 (each line one pass "
+                       "of its load/store pipe)")
+                    + f", {m.per_thread:.0f} per thread",
                 )
                 if e not in found.setdefault(arr, []):
                     found[arr].append(e)
@@ -136,7 +180,7 @@ def coalescing_fixes(
         shown = [e for kname, e in evidence if kname in faster] or [e for _, e in evidence]
         texts = sorted({m.text for k in base.kernels for m in k.mem if array_name(m.text) == arr})
         swapped = ", ".join(f"{t} -> {_swap(t)}" for t in texts if _swap(t) != t)
-        fixes.append(
+        fixes.append(_explained(
             Fix(
                 "coalescing",
                 f"store {arr} transposed",
@@ -146,7 +190,7 @@ def coalescing_fixes(
                 tuple(shown),
                 rep.total_ms,
                 _speedup(base.total_ms, rep.total_ms),
-            )
+            ), base, rep)
         )
         # a kernel the transposition slows down keeps the original layout: the others read a
         # transposed copy (the copy kernel itself is not counted)
@@ -176,6 +220,7 @@ def coalescing_fixes(
                     + tuple(f"{n}: {now[n]:.4g} ms now, {after[n]:.4g} ms transposed" for n in now),
                     mixed,
                     _speedup(base.total_ms, mixed),
+                    tuple(w for w in explain_change(base, rep) if w.split(":")[0] in users),
                 )
             )
     return fixes
@@ -283,14 +328,14 @@ def shared_fix(
     if tiled is not None:
         check_tiled(tiled, base, opts.block)
         rep = predict_source(tiled, dataclasses.replace(opts, transpose=(), stage=()))
-        return Fix(
+        return _explained(Fix(
             "shared-memory",
             f"use the tiled variant {tiled.name}",
             f"replace the kernel by {tiled.name}",
             (f"{tiled.name} predicts {rep.total_ms:.4g} ms",),
             rep.total_ms,
             _speedup(base.total_ms, rep.total_ms),
-        )
+        ), base, rep)
     by_kernel = shared_candidates_by_kernel(prep, base)
     if not by_kernel:
         return None
@@ -315,7 +360,7 @@ def shared_fix(
                 f"{worst:.0f}-way"
             )
     where = "; ".join(f"{', '.join(arrs)} in {k}" for k, arrs in by_kernel.items())
-    return Fix(
+    return _explained(Fix(
         "shared-memory",
         f"tile {names} in shared memory ({TILE}x{TILE})",
         f"strip-mine the innermost loop by {TILE}, load {TILE}x{TILE} tiles ({where}) "
@@ -325,7 +370,7 @@ def shared_fix(
         tuple(evidence),
         rep.total_ms,
         _speedup(base.total_ms, rep.total_ms),
-    )
+    ), base, rep)
 
 
 def block_fix(
@@ -353,12 +398,14 @@ def block_fix(
     # the shapes are independent re-analyses of one trace whose heavy kernels release the
     # GIL (numba nogil, numpy): threads sweep them side by side on the machine's cores
     workers = max(1, min(len(todo), os.cpu_count() or 1))
+    reports: dict[str, Report] = {}
     with ThreadPoolExecutor(workers) as pool:
         for s, rep, mine in pool.map(one, todo):
             if notes is not None:
                 notes.extend(mine)
             if rep is not None:
                 results[s] = rep.total_ms
+                reports[s] = rep
     if not results:
         return None
     best = min(results, key=lambda s: (results[s], s != current))
@@ -368,14 +415,14 @@ def block_fix(
         for s, ms in sorted(results.items(), key=lambda x: x[1])
     )
     if results[best] < now * (1 - TOLERANCE):
-        return Fix(
+        return _explained(Fix(
             "block-shape",
             f"launch with blocks of {best}",
             f"use --block {best} (blockDim = dim3({best.replace('x', ', ')}))",
             evidence,
             results[best],
             _speedup(base.total_ms, results[best]),
-        )
+        ), base, reports.get(best))
     return Fix(
         "block-shape",
         f"keep blocks of {current}",
@@ -411,7 +458,7 @@ def register_fix(prep_restrict: Prepared, opts: RunOptions, base: Report) -> Fix
         f"warp each; the restrict port stores it once"
         for k, t, loc, n, tr in found
     )
-    return Fix(
+    return _explained(Fix(
         "register-accumulation",
         f"keep {', '.join(texts)} in a register",
         f"declare the kernel's array parameters __restrict__ (float * __restrict__ "
@@ -420,7 +467,7 @@ def register_fix(prep_restrict: Prepared, opts: RunOptions, base: Report) -> Fix
         evidence,
         rep.total_ms,
         _speedup(base.total_ms, rep.total_ms),
-    )
+    ), base, rep)
 
 
 def combined_fix(
@@ -463,6 +510,8 @@ def combined_fix(
         (f"re-predicted from the restrict port's trace: {again.predicted_ms:.4g} ms",),
         again.predicted_ms,
         _speedup(base.total_ms, again.predicted_ms),
+        explain_change(base, again.report) if again.report is not None else (),
+        again.report,
     )
 
 
@@ -568,6 +617,7 @@ def render_text(a: Advice) -> str:
         else:
             lines += ["", f"{i}. {f.title} ({f.speedup:.2f}x)", f"   do: {f.instruction}"]
         lines += [f"   evidence: {e}" for e in f.evidence]
+        lines += [f"   why: {w}" for w in f.why]
     if a.notes:
         lines += [""] + [f"note: {n}" for n in a.notes]
     lines += [

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from cgpredict.advisor import (BLOCKS_1D, BLOCKS_2D, Fix, _swap, advise, benefits, block_fix,
+from cgpredict.advisor import (BLOCKS_1D, BLOCKS_2D, COMBINE, Fix, _swap, advise, benefits, block_fix,
                                render_text, shared_candidates, shared_candidates_by_kernel,
                                shared_fix)
 from cgpredict.pipeline import RunOptions, predict_source, prepare
@@ -42,17 +42,25 @@ def test_syrk_coalescing_fix_first(syrk_advice):
     a = syrk_advice
     assert a.source == "syrk.c" and a.device == "tk1"
     assert [f.speedup for f in a.fixes] == sorted((f.speedup for f in a.fixes), reverse=True)
-    # first the transposition together with C[i][j] kept in a register (the plain port
-    # stores it every k), re-predicted as one kernel; then the transposition alone
-    assert a.fixes[0].kind == "combined" and "store A transposed" in a.fixes[0].title
+    # first the transposition, alone or together with C[i][j] kept in a register (the plain
+    # port stores it every k), re-predicted as one kernel; the pair is listed only when it
+    # beats the transposition alone by more than COMBINE (on the TK1 the transposed kernel's
+    # loads and its stores take the L2 path about equally long, so removing the stores gains
+    # little)
     top = next(f for f in a.fixes if f.kind == "coalescing")
-    assert a.fixes[0].speedup > top.speedup > 5
+    assert top.speedup > 5
+    both = [f for f in a.fixes if f.kind == "combined"]
+    assert a.fixes[0] in (both[:1] or [top])
+    if both:
+        assert "store A transposed" in both[0].title
+        assert both[0].speedup > top.speedup * (1 + COMBINE)
+    assert top.why and top.why[0].startswith("syrk: ") and " -> " in top.why[0]
     assert top.title == "store A transposed"
     assert "A[j][k] -> A[k][j]" in top.instruction
     line = next(n for n, t in enumerate(POLYBENCH.joinpath("syrk.c").read_text().split("\n"), 1)
                 if "A[i][k] * A[j][k]" in t)
     assert any(e.startswith(f"A[j][k] at syrk.c:{line}") and "uncoalesced" in e
-               and "32 transactions per warp" in e for e in top.evidence)
+               and "32 L2 transactions per warp" in e for e in top.evidence)
     assert top.predicted_ms == pytest.approx(a.baseline_ms / top.speedup)
     assert a.baseline_ms == pytest.approx(a.baseline.total_ms)
 

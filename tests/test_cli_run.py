@@ -113,28 +113,33 @@ def test_run_no_kernel(tmp_path):
 
 
 SMALL_SYRK = ["-D", "NI=128", "-D", "NJ=128", "--trace-size", "NI=64", "--trace-size", "NJ=64"]
+# large enough on the H100 for the kernel, not the launch, to set the time
+H100_SYRK = ["-D", "NI=512", "-D", "NJ=512", "--trace-size", "NI=64", "--trace-size", "NJ=64",
+             "--device", "h100"]
 
 
 def test_advise_text():
-    r = invoke(["advise", str(POLYBENCH / "syrk.c"), *SMALL_SYRK])
+    r = invoke(["advise", str(POLYBENCH / "syrk.c"), *H100_SYRK])
     assert r.exit_code == 0, r.stderr
     lines = r.stdout.split("\n")
-    assert lines[0].startswith("syrk.c on tk1: ")
+    assert lines[0].startswith("syrk.c on h100: ")
     first = next(line for line in lines if line.startswith("1 "))
     # the plain port's C[i][j] stored per k, kept in a register, and A transposed: one change
+    # (on the H100 the stores bound the transposed kernel; on the TK1 its loads take as long)
     assert "[combined] keep accumulators in registers and store A transposed" in first
     assert any("[coalescing] store A transposed" in line for line in lines)
     assert any("[register-accumulation] keep C[i][j] in a register" in line for line in lines)
 
 
 def test_advise_json(tmp_path):
-    r = invoke(["advise", str(POLYBENCH / "syrk.c"), *SMALL_SYRK, "--json", "--block", "32x8"])
+    r = invoke(["advise", str(POLYBENCH / "syrk.c"), *H100_SYRK, "--json", "--block", "32x8"])
     assert r.exit_code == 0, r.stderr
     d = json.loads(r.stdout)
     assert d["schema_version"] == 1 and "baseline" not in d
     kinds = {f["kind"]: f for f in d["fixes"]}
     assert d["fixes"][0]["kind"] == "combined"
-    assert kinds["coalescing"]["speedup"] > 5
+    assert kinds["coalescing"]["speedup"] > 2
+    assert kinds["coalescing"]["why"][0].startswith("syrk: ") and "report" not in kinds["coalescing"]
     assert [b["kernel"] for b in d["benefits"]] == ["syrk"]
 
 

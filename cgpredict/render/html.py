@@ -244,6 +244,7 @@ def _advice_section(a) -> str:
                 else f.instruction
             )
             ev = "".join(f"<li>{esc(e)}</li>" for e in f.evidence)
+            ev += "".join(f"<li>why: {esc(w)}</li>" for w in f.why)
             out.append(
                 f"<tr><td>{i}</td><td class='num'>{f.speedup:.2f}x</td>"
                 f"<td class='num'>{f.predicted_ms:.4g}</td><td>[{esc(f.kind)}] {esc(f.title)}"

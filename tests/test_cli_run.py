@@ -112,7 +112,6 @@ def test_run_no_kernel(tmp_path):
     assert r.stderr.startswith("cgpredict: error: ") and len(r.stderr.strip().split("\n")) == 1
 
 
-SMALL_SYRK = ["-D", "NI=128", "-D", "NJ=128", "--trace-size", "NI=64", "--trace-size", "NJ=64"]
 # large enough on the H100 for the kernel, not the launch, to set the time
 H100_SYRK = ["-D", "NI=512", "-D", "NJ=512", "--trace-size", "NI=64", "--trace-size", "NJ=64",
              "--device", "h100"]

@@ -114,9 +114,9 @@ def _run() -> dict:
 
 
 def _advise() -> dict:
-    from .advisor import ADVICE_SCHEMA_VERSION, Advice
+    from .advisor import ADVICE_SCHEMA_VERSION, Advice, Fix
 
-    s = dataclass_schema(Advice, drop={Advice: ("baseline",)})
+    s = dataclass_schema(Advice, drop={Advice: ("baseline",), Fix: ("report",)})
     return _extend(s, {"schema_version": {"const": ADVICE_SCHEMA_VERSION}})
 
 

@@ -542,6 +542,14 @@ def advise(source: Path, opts: RunOptions, tiled: Path | None = None, progress=N
         return advise_prepared(prep, source, opts, tiled, progress)
 
 
+def _discard(pending) -> None:
+    """Close a background trace nobody will read (its temporary files go with it)."""
+    try:
+        pending.result().close()
+    except Exception:  # noqa: BLE001 - the error that stopped the caller is the one to show
+        pass
+
+
 def advise_prepared(
     prep: Prepared,
     source: Path,
@@ -558,22 +566,35 @@ def advise_prepared(
     notes: list[str] = []
     base = base if base is not None else prep.analyze(opts)
     fixes: list[Fix] = []
-    fixes += coalescing_fixes(prep, opts, base, notes)
-    sh = shared_fix(prep, opts, base, tiled, notes)
-    if sh:
-        fixes.append(sh)
-    bl = None if quick else block_fix(prep, opts, base, notes)
-    if bl:
-        fixes.append(bl)
+    restrict = not quick and opts.port == "plain" and bool(restored_stores(base))
+    with ThreadPoolExecutor(1) as tracer:
+        # the restrict port is compiled and traced (mostly the compiler's and the traced
+        # program's time) while this thread re-analyses the plain trace for the other fixes
+        if restrict and progress is not None:
+            progress("tracing the restrict port")
+        pending = (
+            tracer.submit(prepare, source, dataclasses.replace(opts, port="restrict"))
+            if restrict else None
+        )
+        try:
+            fixes += coalescing_fixes(prep, opts, base, notes)
+            sh = shared_fix(prep, opts, base, tiled, notes)
+            if sh:
+                fixes.append(sh)
+            bl = None if quick else block_fix(prep, opts, base, notes)
+            if bl:
+                fixes.append(bl)
+        except BaseException:
+            if pending is not None:
+                _discard(pending)
+            raise
     if quick:
         notes.append(
             "quick advice: the block-shape sweep and the register fix (a trace of the "
             "restrict port) were left out"
         )
-    elif opts.port == "plain" and restored_stores(base):
-        if progress is not None:
-            progress("tracing the restrict port")
-        with prepare(source, dataclasses.replace(opts, port="restrict")) as prep_r:
+    elif pending is not None:
+        with pending.result() as prep_r:
             reg = register_fix(prep_r, opts, base)
             if reg:
                 fixes.append(reg)

@@ -163,44 +163,50 @@ def staged_accesses(
     if not len(ev):
         return ()
     inst_sid = ev["sid"][wt.inst_start]
-    bounds = np.r_[wt.inst_start, len(ev)]
-    out = []
+    bounds = np.r_[wt.inst_start, len(ev)].astype(np.int64)
+    staged = {sid: text for sid, text in sorted(mem_texts.items()) if array_name(text) in tiles}
+    # the events of each staged instruction, gathered once (not a mask over every event)
+    events = {sid: _sid_events(inst_sid, bounds, sid) for sid in staged}
     # one base per array: its run-time address, else the lowest address any of its
     # instructions touches (not one per instruction, which would shift each one's tile)
     lowest: dict[str, int] = {}
-    for sid, text in mem_texts.items():
-        arr = array_name(text)
-        mine = ev["sid"] == sid
-        if arr in tiles and mine.any():
-            low = int(ev["addr"][mine].min())
+    for sid, text in staged.items():
+        idx = events[sid][0]
+        if len(idx):
+            low = int(ev["addr"][idx].min())
+            arr = array_name(text)
             lowest[arr] = min(lowest.get(arr, low), low)
-    for sid, text in sorted(mem_texts.items()):
-        arr = array_name(text)
-        if arr not in tiles:
+    out = []
+    for sid, text in staged.items():
+        idx, lo, hi = events[sid]
+        if not len(idx):
             continue
+        arr = array_name(text)
         lay = layouts.get(arr)
         rows, cols = tiles[arr]
-        mine = ev["sid"] == sid
-        if not mine.any():
-            continue
         base = (bases or {}).get(arr, lowest[arr])
         elem = lay.elem_bytes if lay else 4
         row_len = lay.row_elems if lay else cols
-        e = (ev["addr"].astype(np.int64) - base) // elem
+        e = (ev["addr"][idx].astype(np.int64) - base) // elem
         # 4-byte words of the tile: element index x element bytes / 4 (a char tile packs four
         # elements in a word; a double spans two, its first word stands for it)
         words = ((e // row_len % rows) * cols + (e % row_len % cols)) * elem // 4
-        insts = np.flatnonzero(inst_sid == sid)
-        xs = _conflict_degrees(
-            words,
-            bounds[insts].astype(np.int64),
-            bounds[insts + 1].astype(np.int64),
-            banks,
-            bank_bytes,
-        )
+        xs = _conflict_degrees(words, lo, hi, banks, bank_bytes)
         values, counts = np.unique(xs, return_counts=True)
         out.append(StagedAccess(sid, arr, tuple((int(x), int(c)) for x, c in zip(values, counts))))
     return tuple(out)
+
+
+def _sid_events(inst_sid: np.ndarray, bounds: np.ndarray, sid: int):
+    """(event indices, start, end): the events of every warp instruction of static
+    instruction ``sid``, in order, and each instruction's range in that list."""
+    insts = np.flatnonzero(inst_sid == sid)
+    lens = bounds[insts + 1] - bounds[insts]
+    hi = np.cumsum(lens)
+    lo = hi - lens
+    idx = np.arange(int(hi[-1]) if len(hi) else 0, dtype=np.int64)
+    idx += np.repeat(bounds[insts] - lo, lens)
+    return idx, lo, hi
 
 
 def transpose_addresses(addr: np.ndarray, base: int, layout: ArrayLayout) -> np.ndarray:
@@ -224,18 +230,30 @@ def block_footprints(wt: WarpTrace, sids: dict[str, list[int]], elem_bytes: dict
         return {}
     wpb = -(-wt.block.threads // 32)
     blk = ev["warp"].astype(np.int64) // wpb
-    threads, first = np.unique(ev["thread"], return_index=True)
-    active = np.bincount(blk[first])
+    # threads per block: each thread's block (all its events lie in one), O(n), no sort
+    thread = ev["thread"].astype(np.int64)
+    block_of = np.full(int(thread.max()) + 1, -1, np.int64)
+    block_of[thread] = blk
+    active = np.bincount(block_of[block_of >= 0])
     full = np.flatnonzero(active == active.max())
+    inst_sid = ev["sid"][wt.inst_start]
+    bounds = np.r_[wt.inst_start, len(ev)].astype(np.int64)
     out = {}
     for arr, ids in sids.items():
-        mine = np.isin(ev["sid"], ids)
-        if not mine.any():
+        idx = np.concatenate([_sid_events(inst_sid, bounds, i)[0] for i in ids] or [[]])
+        idx = idx.astype(np.int64)
+        if not len(idx):
             continue
-        e = ev["addr"][mine].astype(np.int64) // max(elem_bytes.get(arr, 4), 1)
+        e = ev["addr"][idx].astype(np.int64) // max(elem_bytes.get(arr, 4), 1)
         e -= e.min()
         span = int(e.max()) + 1
-        keys = np.unique(blk[mine] * span + e)
+        keys = blk[idx] * span + e
+        if len(active) * span <= 1 << 26:  # a bitmap of (block, element): no sort
+            seen = np.zeros(len(active) * span, np.bool_)
+            seen[keys] = True
+            keys = np.flatnonzero(seen)
+        else:
+            keys = np.unique(keys)
         counts = np.bincount(keys // span, minlength=len(active))
         best = int(full[np.argmax(counts[full])])
         out[arr] = (int(counts[best]), int(active[best]))

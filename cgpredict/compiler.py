@@ -112,6 +112,32 @@ def find_compiler() -> Compiler:
     )
 
 
+def compiler_identity() -> dict[str, str]:
+    """What decides which compiler ``find_compiler`` picks and what it emits, found without
+    running it (a cache key: ``diskcache``): ``$CGP_CC``, the ``clang`` on PATH with its
+    size and time stamp, the ziglang and llvmlite versions, and the IR flags."""
+    from importlib import metadata
+
+    def version(pkg: str) -> str:
+        try:
+            return metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            return "none"
+
+    clang = shutil.which("clang") or ""
+    try:
+        st = os.stat(clang) if clang else None
+    except OSError:
+        st = None
+    return {
+        "CGP_CC": os.environ.get("CGP_CC", ""),
+        "clang": f"{clang}:{st.st_size}:{st.st_mtime_ns}" if st else "",
+        "ziglang": version("ziglang"),
+        "llvmlite": version("llvmlite"),
+        "flags": " ".join(IR_FLAGS),
+    }
+
+
 def _clean_diagnostics(stderr: str, rename: dict[str, str]) -> str:
     """The compiler's diagnostics with temporary paths replaced and driver noise removed."""
     lines = [x for x in stderr.splitlines() if "argument unused during compilation" not in x]

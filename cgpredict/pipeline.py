@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from .devices import GPUDevice, load_device
+from .diskcache import DiskCache, default_cache
 from .errors import CGPredictError
 from .kernel_analysis import analyze_region
 from .macros import evaluate_macros
@@ -32,7 +33,8 @@ from .prediction import (
 )
 from .regions import mark_regions, read_source
 from .scaling import PROBES, SizeModel, overridable_sizes, probe_sizes
-from .tracefile import Trace
+from .trace_store import cached_macros, load_prepared, prepared_key, store_prepared
+from .tracefile import Trace, read_trace
 from .tracer import TraceOptions, marked_source, trace_program
 from .warps import mapped_loops, perfectly_nested
 
@@ -44,6 +46,7 @@ def resolve_sizes(
     work: dict[str, int],
     trace: dict[str, int],
     include_dir: Path | None = None,
+    store: DiskCache | None = None,
 ):
     """(work sizes, trace sizes, automatic?): the file's defaults (its #defines as the compiler
     evaluates them, with the -D options) and declared trace size, overridden by the options.
@@ -54,7 +57,19 @@ def resolve_sizes(
     names = set(declared) | set(work) | set(trace) | set(overridable_sizes(source_text))
     unknown = sorted(names - set(work))
     guessed = set(overridable_sizes(source_text)) - set(declared) - set(trace)
-    defaults = evaluate_macros(source_text, unknown, work, include_dir, guessed) if unknown else {}
+    defaults = (
+        cached_macros(
+            store,
+            source_text,
+            include_dir,
+            unknown,
+            work,
+            guessed,
+            lambda: evaluate_macros(source_text, unknown, work, include_dir, guessed),
+        )
+        if unknown
+        else {}
+    )
     work_sizes = {**defaults, **work}
     trace_sizes = {**{n: v for n, v in work_sizes.items()}, **declared, **trace}
     # never trace more than the work: a declared trace size above a small -D is clamped
@@ -114,6 +129,7 @@ class Prepared:
     seconds: dict[str, float]
     _tmp: tempfile.TemporaryDirectory
     warps: dict = dataclasses.field(default_factory=dict)  # pseudo-warps per block, reused
+    cached: bool = False  # read from the on-disk cache, not traced now
 
     def close(self) -> None:
         self._tmp.cleanup()
@@ -136,15 +152,29 @@ class Prepared:
 
 
 def prepare(source: Path, opts: RunOptions, progress=None) -> Prepared:
-    """Trace ``source`` at the trace size and fit its trip counts for the work size."""
+    """Trace ``source`` at the trace size and fit its trip counts for the work size; from
+    the on-disk cache (``diskcache``, ``trace_store``) when the same program was traced
+    before."""
     t0 = time.perf_counter()
     text = read_source(source)  # one-line errors for unreadable or badly marked sources,
     marked_source(source, text, {k: str(v) for k, v in opts.work_sizes.items()}, opts.port)
+    store = default_cache()
     work, tsizes, auto = resolve_sizes(
-        text, opts.work_sizes, opts.trace_sizes, Path(source).resolve().parent
+        text, opts.work_sizes, opts.trace_sizes, Path(source).resolve().parent, store
     )
     wanted = 2 * load_device(opts.device).max_threads_per_sm  # SPEC §2.1
-    tmpdir = tempfile.TemporaryDirectory(prefix="cgp-run-")
+    key = None
+    if store is not None:
+        key = prepared_key(
+            Path(source), text, opts, tsizes, work != tsizes, (work, wanted) if auto else None
+        )
+        entry = store.get("prepared", key)
+        if entry is not None:
+            _step(progress, "trace from the cache")
+            return _from_entry(entry, work, t0)
+    tmpdir = tempfile.TemporaryDirectory(
+        prefix="cgp-run-", dir=store.tmp_dir() if store else None
+    )
     tmp = tmpdir.name
     try:
 
@@ -167,6 +197,7 @@ def prepare(source: Path, opts: RunOptions, progress=None) -> Prepared:
             _step(progress, f"tracing at {tsizes}")
             trace = run(tsizes, "trace.cgptrace")
         t1 = time.perf_counter()
+        files = [(tsizes, Path(tmp) / "trace.cgptrace")]
         if work != tsizes and tsizes:
             _step(progress, "probing loop bounds")
             runs = [(tsizes, trace)]
@@ -174,6 +205,7 @@ def prepare(source: Path, opts: RunOptions, progress=None) -> Prepared:
                 probe = {**tsizes, **probe_sizes(tsizes, k)}
                 try:
                     runs.append((probe, run(probe, f"probe{k}.cgptrace", True)))
+                    files.append((probe, Path(tmp) / f"probe{k}.cgptrace"))
                 except CGPredictError as exc:
                     sizes_text = " ".join(f"{n}={v}" for n, v in sorted(probe.items()))
                     raise PredictionError(
@@ -185,11 +217,26 @@ def prepare(source: Path, opts: RunOptions, progress=None) -> Prepared:
             sizes_model = SizeModel.from_runs(runs)
         else:
             sizes_model = SizeModel.constant(trace)
+        if store is not None and key is not None:
+            store_prepared(store, key, tsizes, files)  # moved in: the open trace stays valid
         t2 = time.perf_counter()
     except BaseException:
         tmpdir.cleanup()
         raise
     return Prepared(trace, sizes_model, tsizes, work, {"trace": t1 - t0, "probes": t2 - t1}, tmpdir)
+
+
+def _from_entry(entry, work: dict[str, int], t0: float) -> Prepared:
+    """A Prepared from a cache entry: its traces read back, the trip counts refitted (a
+    fraction of a second; the probe runs are what cost)."""
+    stored = load_prepared(entry)
+    runs = [(sizes, read_trace(path)) for sizes, path in stored.runs]
+    trace = runs[0][1]
+    model = SizeModel.from_runs(runs) if len(runs) > 1 else SizeModel.constant(trace)
+    secs = {"trace": time.perf_counter() - t0, "probes": 0.0}
+    return Prepared(
+        trace, model, stored.trace_sizes, work, secs, tempfile.TemporaryDirectory(), cached=True
+    )
 
 
 def predict_source(source: Path, opts: RunOptions, progress=None) -> Report:

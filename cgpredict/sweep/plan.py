@@ -126,8 +126,9 @@ def check_axes(axes: Axes) -> None:
 def _file_sizes(
     path: Path, text: str, label: dict[str, int], known: list[str]
 ) -> dict[str, int]:
-    """The -D values of one file for one point of the size axes: ``N`` (when the file has
-    no macro of that name) sets every size macro of the file."""
+    """The -D (or --trace-size) values of one file for one point of the size axes: the
+    names the file mentions; ``N``, when the file has no macro of that name, sets every size
+    macro of the file (so one axis spans files whose macros differ)."""
     out: dict[str, int] = {}
     for name, v in label.items():
         if name == ALL_SIZES and not re.search(rf"\b{ALL_SIZES}\b", text):
@@ -153,18 +154,22 @@ def plan(axes: Axes, progress=None) -> list[Config]:
     points = [dict(zip(names, vals)) for vals in itertools.product(*(v for _, v in axes.sizes))]
     store = default_cache()
     texts = {f: read_source(Path(f)) for f in axes.files}
-    for name in names:
-        if name != ALL_SIZES and not any(re.search(rf"\b{name}\b", t) for t in texts.values()):
-            raise SweepError(f"-D {name}: no file of the sweep mentions {name}")
+    for flag, given_names in (("-D", names), ("--trace-size", list(axes.trace_sizes))):
+        for name in given_names:
+            if name != ALL_SIZES and not any(
+                re.search(rf"\b{name}\b", t) for t in texts.values()
+            ):
+                raise SweepError(f"{flag} {name}: no file of the sweep mentions {name}")
     configs = []
     for f in axes.files:
         text = texts[f]
         known = sorted(overridable_sizes(text))
         for label in points or [{}]:
             given = _file_sizes(Path(f), text, label, known)
+            given_trace = _file_sizes(Path(f), text, dict(axes.trace_sizes), known)
             try:
                 work, tsizes, auto = resolve_sizes(
-                    text, given, dict(axes.trace_sizes), Path(f).resolve().parent, store
+                    text, given, given_trace, Path(f).resolve().parent, store
                 )
             except CGPredictError as exc:
                 raise SweepError(f"{f}: {str(exc).splitlines()[0]}") from None
@@ -176,7 +181,7 @@ def plan(axes: Axes, progress=None) -> list[Config]:
                         str(f), block, device, port, model,
                         tuple(label.items()),
                         tuple(sorted(given.items())),
-                        tuple(sorted(axes.trace_sizes.items())),
+                        tuple(sorted(given_trace.items())),
                         tuple(sorted(work.items())),
                         tuple(sorted(tsizes.items())),
                         auto,

@@ -33,7 +33,15 @@ from .prediction import (
 )
 from .regions import mark_regions, read_source
 from .scaling import PROBES, SizeModel, overridable_sizes, probe_sizes
-from .trace_store import cached_macros, load_prepared, prepared_key, store_prepared
+from .trace_store import (
+    cached_macros,
+    load_prepared,
+    load_report,
+    prepared_key,
+    report_key,
+    store_prepared,
+    store_report,
+)
 from .tracefile import Trace, read_trace
 from .tracer import TraceOptions, marked_source, trace_program
 from .warps import mapped_loops, perfectly_nested
@@ -151,11 +159,20 @@ class Prepared:
         return dataclasses.replace(rep, seconds=secs)
 
 
-def prepare(source: Path, opts: RunOptions, progress=None) -> Prepared:
-    """Trace ``source`` at the trace size and fit its trip counts for the work size; from
-    the on-disk cache (``diskcache``, ``trace_store``) when the same program was traced
-    before."""
-    t0 = time.perf_counter()
+@dataclass(frozen=True)
+class TracePlan:
+    """What ``prepare`` will trace: the sizes resolved, and the cache key of the result."""
+
+    text: str
+    work: dict[str, int]
+    trace_sizes: dict[str, int]
+    auto: bool
+    wanted: int
+    key: str | None  # None when the cache is off
+
+
+def plan_trace(source: Path, opts: RunOptions) -> TracePlan:
+    """Check the source, resolve its sizes and key the trace, tracing nothing."""
     text = read_source(source)  # one-line errors for unreadable or badly marked sources,
     marked_source(source, text, {k: str(v) for k, v in opts.work_sizes.items()}, opts.port)
     store = default_cache()
@@ -168,6 +185,22 @@ def prepare(source: Path, opts: RunOptions, progress=None) -> Prepared:
         key = prepared_key(
             Path(source), text, opts, tsizes, work != tsizes, (work, wanted) if auto else None
         )
+    return TracePlan(text, work, tsizes, auto, wanted, key)
+
+
+def prepare(
+    source: Path, opts: RunOptions, progress=None, plan: TracePlan | None = None
+) -> Prepared:
+    """Trace ``source`` at the trace size and fit its trip counts for the work size; from
+    the on-disk cache (``diskcache``, ``trace_store``) when the same program was traced
+    before."""
+    t0 = time.perf_counter()
+    plan = plan or plan_trace(source, opts)
+    work, tsizes, auto, wanted, key = (
+        plan.work, dict(plan.trace_sizes), plan.auto, plan.wanted, plan.key
+    )
+    store = default_cache()
+    if store is not None and key is not None:
         entry = store.get("prepared", key)
         if entry is not None:
             _step(progress, "trace from the cache")
@@ -240,10 +273,26 @@ def _from_entry(entry, work: dict[str, int], t0: float) -> Prepared:
 
 
 def predict_source(source: Path, opts: RunOptions, progress=None) -> Report:
-    """Trace ``source`` at the trace size and predict it at the work size."""
-    with prepare(source, opts, progress) as prep:
+    """Trace ``source`` at the trace size and predict it at the work size. The report is
+    kept in the on-disk cache too, keyed by the trace's key, every option and the device
+    file's content: asking the same again reads it back (its ``seconds`` say so: all of the
+    time is ``trace``, none ``analysis``)."""
+    t0 = time.perf_counter()
+    plan = plan_trace(source, opts)
+    store = default_cache()
+    rkey = report_key(plan.key, opts, load_device(opts.device)) if plan.key else None
+    if store is not None and rkey is not None:
+        rep = load_report(store, rkey)
+        if rep is not None:
+            _step(progress, "report from the cache")
+            secs = {"trace": time.perf_counter() - t0, "probes": 0.0, "analysis": 0.0}
+            return dataclasses.replace(rep, seconds={**secs, "total": sum(secs.values())})
+    with prepare(source, opts, progress, plan) as prep:
         _step(progress, "analysing")
-        return prep.analyze(opts)
+        rep = prep.analyze(opts)
+    if store is not None and rkey is not None:
+        store_report(store, rkey, rep)
+    return rep
 
 
 def _step(progress, what: str) -> None:

@@ -6,12 +6,17 @@ includes), the trace size, the port, the kernels given by function, the trace li
 compiler and the tool: that is the key. They do not depend on the work size (when the trace
 size is declared or given), so a sweep over -D sizes reuses one entry; nor on the block, the
 device or the model, which are re-analysed from it. The size macros' values, which cost a
-compiler run per ``run``, are kept the same way.
+compiler run per ``run``, are kept the same way, and so is each report ``run`` makes
+(keyed by the trace's key, the options and the device), so asking the same question twice
+costs no analysis.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import pickle
 import re
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -144,3 +149,41 @@ def cached_macros(
     value = compute()
     cache.put_json("macros", key, value)
     return value
+
+
+def report_key(prepared: str, opts: RunOptions, device) -> str:
+    """The key of a report: its trace's key, every option (block, grid, model, sizes,
+    registers, batch mode, port, ...) and the device as loaded (a changed device file is
+    another key)."""
+    return entry_key(
+        "report",
+        {
+            "prepared": prepared,
+            "options": dataclasses.asdict(opts),
+            "device": dataclasses.asdict(device),
+        },
+    )
+
+
+def load_report(cache: DiskCache, key: str):
+    """The Report stored under ``key`` (pickled; its bytes checked against their sha256
+    before unpickling, and written by this very tool version), or None."""
+    e = cache.get("report", key)
+    if e is None:
+        return None
+    try:
+        with open(e.file("report.pickle"), "rb") as f:
+            return pickle.load(f)
+    except Exception:  # an entry this tool cannot read back: rebuilt by the caller
+        return None
+
+
+def store_report(cache: DiskCache, key: str, report) -> None:
+    stage = cache.staging()
+    try:
+        p = stage / "report.pickle"
+        with open(p, "wb") as f:
+            pickle.dump(report, f, protocol=pickle.HIGHEST_PROTOCOL)
+        cache.put("report", key, {"report.pickle": p})
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)

@@ -177,3 +177,18 @@ def test_cache_info_and_clear_commands(cache_dir):
     assert cleared.exit_code == 0 and f"{on_disk} bytes freed" in cleared.stdout
     after = CliRunner().invoke(main, ["cache", "info"], catch_exceptions=False)
     assert "entries: 0 (none)" in after.stdout
+
+
+def test_same_question_twice_reads_the_report_back(cache_dir):
+    first = api.predict(GEMM, "32x8", "h100", SMALL, trace_sizes=TRACE)
+    again = api.predict(GEMM, "32x8", "h100", SMALL, trace_sizes=TRACE)
+    assert _json(again) == _json(first)
+    assert first.seconds["analysis"] > 0 and again.seconds["analysis"] == 0.0
+    other = api.predict(GEMM, "32x8", "tk1", SMALL, trace_sizes=TRACE)  # another device
+    assert other.seconds["analysis"] > 0 and other.device != first.device
+    reports = list((cache_dir / "entries" / "report").iterdir())
+    assert len(reports) == 2
+    for r in reports:  # damaged reports: never unpickled, analysed again
+        (r / "report.pickle").write_bytes(b"\x80\x05garbage")
+    third = api.predict(GEMM, "32x8", "h100", SMALL, trace_sizes=TRACE)
+    assert third.seconds["analysis"] > 0 and _json(third) == _json(first)

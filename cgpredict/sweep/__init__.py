@@ -80,7 +80,8 @@ def run_sweep(
 
 def _dask_workers(runner) -> int:
     try:
-        return max(1, sum(w["nthreads"] for w in runner.client.scheduler_info()["workers"].values()))
+        workers = runner.client.scheduler_info()["workers"].values()
+        return max(1, sum(w["nthreads"] for w in workers))
     except Exception:  # pragma: no cover - an old scheduler without the field
         return 1
 

@@ -142,8 +142,8 @@ def plan(axes: Axes, progress=None) -> list[Config]:
     """Every configuration of ``axes``, with its sizes resolved as ``run`` resolves them
     (the file's defaults, its trace size, clamped to the work size). Raises SweepError for a
     bad axis value or a size name that no file mentions."""
-    from ..pipeline import resolve_sizes
     from ..diskcache import default_cache
+    from ..pipeline import resolve_sizes
     from ..regions import read_source
     from ..scaling import overridable_sizes
 

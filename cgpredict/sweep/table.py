@@ -95,7 +95,8 @@ def write_parquet(rows: list[dict], path: Path) -> str | None:
 
             pd.DataFrame(data).to_parquet(tmp)
         except ImportError as exc:
-            return f"no Parquet writer ({exc.name or 'pyarrow'} is not installed: pip install pyarrow)"
+            missing = exc.name or "pyarrow"
+            return f"no Parquet writer ({missing} is not installed: pip install pyarrow)"
     tmp.replace(path)
     return None
 

@@ -171,15 +171,20 @@ class DiskCache:
     def put(
         self, kind: str, key: str, files: Mapping[str, Path], meta: Mapping | None = None
     ) -> Entry:
-        """Store ``files`` (name in the entry -> a file, moved in) as entry ``kind/key`` and
-        return it; when another process stored a valid one first, that one is returned."""
+        """Store ``files`` (name in the entry -> a file, hard-linked in when on the same file
+        system, else copied; the caller's files stay where they are) as entry ``kind/key``
+        and return it; when another process stored a valid one first, that one is
+        returned."""
         stage = self.staging()
         try:
             stamp: dict = {"format": FORMAT, "tool": tool_fingerprint(), "key": key,
                            "kind": kind, "files": {}, "meta": dict(meta or {})}
             for name, src in files.items():
                 dst = stage / name
-                shutil.move(str(src), dst)
+                try:
+                    os.link(src, dst)
+                except OSError:
+                    shutil.copy2(src, dst)
                 stamp["files"][name] = [dst.stat().st_size, file_sha256(dst)]
             (stage / _ENTRY).write_text(json.dumps(stamp, sort_keys=True))
             final = self._dir(kind, key)

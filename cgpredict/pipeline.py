@@ -131,7 +131,7 @@ class Prepared:
     its trip-count models and sizes. Owns the temporary trace files; use as a context manager."""
 
     trace: Trace
-    sizes: SizeModel
+    sizes: SizeModel  # or a PendingSizes, fitted while the analysis starts
     trace_sizes: dict[str, int]
     work_sizes: dict[str, int]
     seconds: dict[str, float]
@@ -140,6 +140,8 @@ class Prepared:
     cached: bool = False  # read from the on-disk cache, not traced now
 
     def close(self) -> None:
+        if isinstance(self.sizes, PendingSizes):
+            self.sizes.wait()
         self._tmp.cleanup()
 
     def __enter__(self) -> Prepared:
@@ -155,7 +157,8 @@ class Prepared:
             self.trace, dev, opts, self.sizes, self.trace_sizes, self.work_sizes, self.warps
         )
         secs = {**self.seconds, "analysis": time.perf_counter() - t0}
-        secs["total"] = sum(secs.values())
+        # the probes run beside the analysis: the wall time is the trace and the analysis
+        secs["total"] = secs["trace"] + secs["analysis"]
         return dataclasses.replace(rep, seconds=secs)
 
 
@@ -231,32 +234,74 @@ def prepare(
             trace = run(tsizes, "trace.cgptrace")
         t1 = time.perf_counter()
         files = [(tsizes, Path(tmp) / "trace.cgptrace")]
+        secs = {"trace": t1 - t0, "probes": 0.0}
         if work != tsizes and tsizes:
-            _step(progress, "probing loop bounds")
-            runs = [(tsizes, trace)]
-            for k in range(PROBES):
-                probe = {**tsizes, **probe_sizes(tsizes, k)}
-                try:
-                    runs.append((probe, run(probe, f"probe{k}.cgptrace", True)))
-                    files.append((probe, Path(tmp) / f"probe{k}.cgptrace"))
-                except CGPredictError as exc:
-                    sizes_text = " ".join(f"{n}={v}" for n, v in sorted(probe.items()))
-                    raise PredictionError(
-                        f"a count-only probe run at {sizes_text} (used to scale the trace to "
-                        f"the work size) failed: {str(exc).splitlines()[0]}; if the program "
-                        f"needs particular sizes, trace at the work size (--trace-size equal "
-                        f"to -D)"
-                    ) from None
-            sizes_model = SizeModel.from_runs(runs)
+            _step(progress, "probing loop bounds (beside the analysis)")
+            sizes_model = PendingSizes.start(
+                lambda: _probe(run, trace, tsizes, files, store, key, secs)
+            )
         else:
             sizes_model = SizeModel.constant(trace)
-        if store is not None and key is not None:
-            store_prepared(store, key, tsizes, files)  # moved in: the open trace stays valid
-        t2 = time.perf_counter()
+            if store is not None and key is not None:
+                store_prepared(store, key, tsizes, files)  # linked in
     except BaseException:
         tmpdir.cleanup()
         raise
-    return Prepared(trace, sizes_model, tsizes, work, {"trace": t1 - t0, "probes": t2 - t1}, tmpdir)
+    return Prepared(trace, sizes_model, tsizes, work, secs, tmpdir)
+
+
+def _probe(run, trace, tsizes, files, store, key, secs) -> SizeModel:
+    """The count-only probe runs at sizes around the trace size, the trip counts fitted on
+    them, and the whole (trace and probes) stored in the cache."""
+    t0 = time.perf_counter()
+    runs = [(tsizes, trace)]
+    for k in range(PROBES):
+        probe = {**tsizes, **probe_sizes(tsizes, k)}
+        try:
+            runs.append((probe, run(probe, f"probe{k}.cgptrace", True)))
+            files.append((probe, files[0][1].with_name(f"probe{k}.cgptrace")))
+        except CGPredictError as exc:
+            sizes_text = " ".join(f"{n}={v}" for n, v in sorted(probe.items()))
+            raise PredictionError(
+                f"a count-only probe run at {sizes_text} (used to scale the trace to "
+                f"the work size) failed: {str(exc).splitlines()[0]}; if the program "
+                f"needs particular sizes, trace at the work size (--trace-size equal "
+                f"to -D)"
+            ) from None
+    model = SizeModel.from_runs(runs)
+    if store is not None and key is not None:
+        store_prepared(store, key, tsizes, files)  # linked in
+    secs["probes"] = time.perf_counter() - t0
+    return model
+
+
+class PendingSizes:
+    """A SizeModel still being fitted in a background thread: the probe runs (compile,
+    link and run, mostly in child processes) overlap the analysis, which needs the trip
+    counts only after it has formed the pseudo-warps. Any attribute waits for the fit and
+    then reads the SizeModel's; a failed probe raises its error there."""
+
+    def __init__(self, future) -> None:
+        self._future = future
+
+    @classmethod
+    def start(cls, fit) -> PendingSizes:
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = ThreadPoolExecutor(1, thread_name_prefix="cgp-probes")
+        future = pool.submit(fit)
+        pool.shutdown(wait=False)
+        return cls(future)
+
+    def wait(self) -> None:
+        """Let the probes finish (their files live in the Prepared's directory)."""
+        try:
+            self._future.result()
+        except Exception:  # reported where the sizes are used
+            pass
+
+    def __getattr__(self, name: str):
+        return getattr(self._future.result(), name)
 
 
 def _from_entry(entry, work: dict[str, int], t0: float) -> Prepared:
@@ -313,6 +358,11 @@ def analyze_trace(
     sizes = sizes or SizeModel.constant(trace)
     tsz = trace_sizes or {}
     wsz = work_sizes or tsz
+    # kernels first: they need the trip counts (which may still be being fitted, see
+    # PendingSizes) only after forming their pseudo-warps
+    kernels = []
+    for r in trace.header.regions:
+        kernels.append(analyze_region(trace, r.index, device, opts, sizes, tsz, wsz, warps_cache))
     warnings = []
     if sizes.inexact():
         lines = sorted({lp.line for lp in trace.header.loops if lp.id in sizes.inexact()})
@@ -334,9 +384,6 @@ def analyze_trace(
             f"them are underestimated; trace a size where every loop iterates "
             f"at least twice"
         )
-    kernels = []
-    for r in trace.header.regions:
-        kernels.append(analyze_region(trace, r.index, device, opts, sizes, tsz, wsz, warps_cache))
     return Report(
         trace.header.source_name,
         device.name,

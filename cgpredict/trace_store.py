@@ -109,7 +109,7 @@ def store_prepared(
     trace_sizes: dict[str, int],
     runs: list[tuple[dict[str, int], Path]],
 ) -> Entry:
-    """Move the trace files of ``runs`` into the cache as entry ``key``."""
+    """Link the trace files of ``runs`` into the cache as entry ``key``."""
     files, listed = {}, []
     for i, (sizes, path) in enumerate(runs):
         name = TRACE_FILE if i == 0 else f"probe{i - 1}.cgptrace"

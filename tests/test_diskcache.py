@@ -61,7 +61,7 @@ def test_put_get_and_key(cache_dir, tmp_path):
     assert key != entry_key("test", {"a": 2}) and len(key) == 64
     assert c.get("test", key) is None
     e = c.put("test", key, {"x.bin": src}, {"note": "hi"})
-    assert not src.exists()  # moved in, not copied
+    assert src.exists()  # linked in: the caller's file stays
     got = c.get("test", key)
     assert got is not None and got.meta == {"note": "hi"}
     assert got.file("x.bin").read_bytes() == b"abc" * 1000 and got.path == e.path

@@ -83,7 +83,8 @@ def _emits_parsable_ir(command: tuple[str, ...]) -> bool:
         if res.returncode != 0 or not out.exists():
             return False
         try:
-            mod = llvm.parse_assembly(out.read_text())
+            # a context of its own: numba may be starting in another thread (warmup.py)
+            mod = llvm.parse_assembly(out.read_text(), context=llvm.create_context())
             mod.verify()
             mod.get_function("f")  # the probe's function must really be there
         except (RuntimeError, NameError):

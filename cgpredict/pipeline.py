@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import warmup
 from .devices import GPUDevice, load_device
 from .diskcache import DiskCache, default_cache
 from .errors import CGPredictError
@@ -198,6 +199,7 @@ def prepare(
     the on-disk cache (``diskcache``, ``trace_store``) when the same program was traced
     before."""
     t0 = time.perf_counter()
+    warmup.start()  # numba's start-up beside the compiler's work (or reading the cache)
     plan = plan or plan_trace(source, opts)
     work, tsizes, auto, wanted, key = (
         plan.work, dict(plan.trace_sizes), plan.auto, plan.wanted, plan.key

@@ -36,10 +36,12 @@ from .regions import mark_regions, read_source
 from .scaling import PROBES, SizeModel, overridable_sizes, probe_sizes
 from .trace_store import (
     cached_macros,
+    load_dependences,
     load_prepared,
     load_report,
     prepared_key,
     report_key,
+    store_dependences,
     store_prepared,
     store_report,
 )
@@ -126,6 +128,12 @@ def min_threads(trace: Trace) -> int:
     return min(out, default=0)
 
 
+def _recorded(trace: Trace, region: int) -> list[int]:
+    """The launches of ``region`` whose memory events were recorded."""
+    rows = (trace.launches["region"] == region) & (trace.launches["recorded"] == 1)
+    return [int(x) for x in np.flatnonzero(rows)]
+
+
 @dataclass
 class Prepared:
     """A traced program ready to be analysed any number of times (advisor sweeps): the trace,
@@ -139,6 +147,26 @@ class Prepared:
     _tmp: tempfile.TemporaryDirectory
     warps: dict = dataclasses.field(default_factory=dict)  # pseudo-warps per block, reused
     cached: bool = False  # read from the on-disk cache, not traced now
+    key: str | None = None  # its key in the on-disk cache (None: the cache is off)
+    _stored: set = dataclasses.field(default_factory=set)  # dependences already on disk
+
+    def load_dependences(self) -> None:
+        """Fill the memo with the trace's inter-thread dependences found by earlier runs
+        (trace_store), for the launches this analysis will form warps of."""
+        store = default_cache()
+        if store is None or self.key is None:
+            return
+        items = [("dependence", r.index, launch, g) for r in self.trace.header.regions
+                 for launch in _recorded(self.trace, r.index)[:1] for g in (1, 2)]
+        got = load_dependences(store, self.key, items)
+        self.warps.update(got)
+        self._stored |= set(got)
+
+    def _store_dependences(self) -> None:
+        store = default_cache()
+        if store is not None and self.key is not None:
+            store_dependences(store, self.key, self.warps, self._stored)
+            self._stored |= {k for k in self.warps if isinstance(k, tuple) and k[0] == "dependence"}
 
     def close(self) -> None:
         if isinstance(self.sizes, PendingSizes):
@@ -157,6 +185,7 @@ class Prepared:
         rep = analyze_trace(
             self.trace, dev, opts, self.sizes, self.trace_sizes, self.work_sizes, self.warps
         )
+        self._store_dependences()
         secs = {**self.seconds, "analysis": time.perf_counter() - t0}
         # the probes run beside the analysis: the wall time is the trace and the analysis
         secs["total"] = secs["trace"] + secs["analysis"]
@@ -209,7 +238,7 @@ def prepare(
         entry = store.get("prepared", key)
         if entry is not None:
             _step(progress, "trace from the cache")
-            return _from_entry(entry, work, t0)
+            return _from_entry(entry, work, t0, key)
     tmpdir = tempfile.TemporaryDirectory(
         prefix="cgp-run-", dir=store.tmp_dir() if store else None
     )
@@ -249,7 +278,7 @@ def prepare(
     except BaseException:
         tmpdir.cleanup()
         raise
-    return Prepared(trace, sizes_model, tsizes, work, secs, tmpdir)
+    return Prepared(trace, sizes_model, tsizes, work, secs, tmpdir, key=key)
 
 
 def _probe(run, trace, tsizes, files, store, key, secs) -> SizeModel:
@@ -306,7 +335,7 @@ class PendingSizes:
         return getattr(self._future.result(), name)
 
 
-def _from_entry(entry, work: dict[str, int], t0: float) -> Prepared:
+def _from_entry(entry, work: dict[str, int], t0: float, key: str) -> Prepared:
     """A Prepared from a cache entry: its traces read back, the trip counts refitted (a
     fraction of a second; the probe runs are what cost)."""
     stored = load_prepared(entry)
@@ -314,9 +343,12 @@ def _from_entry(entry, work: dict[str, int], t0: float) -> Prepared:
     trace = runs[0][1]
     model = SizeModel.from_runs(runs) if len(runs) > 1 else SizeModel.constant(trace)
     secs = {"trace": time.perf_counter() - t0, "probes": 0.0}
-    return Prepared(
-        trace, model, stored.trace_sizes, work, secs, tempfile.TemporaryDirectory(), cached=True
+    prep = Prepared(
+        trace, model, stored.trace_sizes, work, secs, tempfile.TemporaryDirectory(),
+        cached=True, key=key,
     )
+    prep.load_dependences()
+    return prep
 
 
 def predict_source(source: Path, opts: RunOptions, progress=None) -> Report:

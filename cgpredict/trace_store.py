@@ -187,3 +187,37 @@ def store_report(cache: DiskCache, key: str, report) -> None:
         cache.put("report", key, {"report.pickle": p})
     finally:
         shutil.rmtree(stage, ignore_errors=True)
+
+
+def _dependence_key(prepared: str, item: tuple) -> str:
+    _, region, launch, grid = item
+    return entry_key("dependence", {"prepared": prepared, "at": [region, launch, grid]})
+
+
+def load_dependences(cache: DiskCache, prepared: str, items: list[tuple]) -> dict:
+    """The inter-thread dependences (``warps.Dependence`` or None) of a trace's launches,
+    as stored by ``store_dependences``: they depend on the trace alone, not on the block,
+    device or sizes, and take a fraction of a second per launch to find. ``items``:
+    ``("dependence", region, launch, grid_dims)`` keys (those of ``warps.form_warps``)."""
+    from .warps import Dependence
+
+    out = {}
+    for item in items:
+        got = cache.get_json("dependence", _dependence_key(prepared, item))
+        if isinstance(got, dict) and "dependence" in got:
+            d = got["dependence"]
+            out[item] = None if d is None else Dependence(
+                int(d["addresses"]), tuple(d["store_ids"]), tuple(d["other_ids"]),
+                bool(d["forwarded"]),
+            )
+    return out
+
+
+def store_dependences(cache: DiskCache, prepared: str, warps: dict, known: set) -> None:
+    """Store the dependences found in ``warps`` (a Prepared's per-trace memo) that are not
+    in ``known`` (already stored)."""
+    for item, dep in list(warps.items()):
+        if not (isinstance(item, tuple) and item and item[0] == "dependence") or item in known:
+            continue
+        value = None if dep is None else dataclasses.asdict(dep)
+        cache.put_json("dependence", _dependence_key(prepared, item), {"dependence": value})

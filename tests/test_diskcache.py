@@ -192,3 +192,16 @@ def test_same_question_twice_reads_the_report_back(cache_dir):
         (r / "report.pickle").write_bytes(b"\x80\x05garbage")
     third = api.predict(GEMM, "32x8", "h100", SMALL, trace_sizes=TRACE)
     assert third.seconds["analysis"] > 0 and _json(third) == _json(first)
+
+
+def test_stored_dependences_give_the_same_prediction(cache_dir, monkeypatch):
+    """The inter-thread dependence found by one run is stored and read back by the next
+    (another block shape, so it is analysed again): same report as without any cache."""
+    api.predict(GEMM, "32x8", "h100", SMALL, trace_sizes=TRACE)
+    assert len(list((cache_dir / "entries" / "dependence").iterdir())) == 1
+    with prepare(GEMM, _opts()) as prep:
+        assert any(k[0] == "dependence" for k in prep.warps)  # read back, not recomputed
+    cached = api.predict(GEMM, "16x16", "h100", SMALL, trace_sizes=TRACE)
+    monkeypatch.setenv("CGPREDICT_NO_CACHE", "1")
+    fresh = api.predict(GEMM, "16x16", "h100", SMALL, trace_sizes=TRACE)
+    assert _json(cached) == _json(fresh)

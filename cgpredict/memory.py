@@ -72,27 +72,59 @@ def classify(wt: WarpTrace, access_bytes: np.ndarray) -> np.ndarray:
     blocks narrower than a warp, lanes 15 and 16 of a 16x16 block are not neighbours), and a
     stride is per lane (a masked instruction whose active lanes are 3 apart and 12 bytes apart
     strides 4 bytes). An instruction with no two lanes in one row (blocks 1 wide) compares its
-    consecutive lanes."""
+    consecutive lanes. One pass over the events (numba), no temporaries of their size."""
     ev = wt.events
-    n = len(ev)
-    if not n:
+    if not len(ev):
         return np.zeros(0, np.int8)
-    addr = ev["addr"].astype(np.int64)
-    lane = ev["lane"].astype(np.int64)
     wpb = max(-(-wt.block.threads // 32), 1)
-    row = ((ev["warp"].astype(np.int64) % wpb) * 32 + lane) // max(wt.block.x, 1)
-    first = np.zeros(n, bool)
-    first[wt.inst_start] = True  # no stride across warp instructions
-    diff = np.abs(np.diff(addr, prepend=addr[0]))
-    gap = np.maximum(np.diff(lane, prepend=lane[0]), 1)
-    neighbours = ~first & (row == np.concatenate(([-1], row[:-1])))
-    in_row = np.where(neighbours, diff // gap, 0)
-    stride = np.maximum.reduceat(in_row, wt.inst_start)
-    has_row = np.add.reduceat(neighbours.astype(np.int64), wt.inst_start) > 0
-    across = np.maximum.reduceat(np.where(first, 0, diff), wt.inst_start)
-    stride = np.where(has_row, stride, across)
-    size = access_bytes[ev["sid"][wt.inst_start]]
-    return np.where(stride == 0, CONST, np.where(stride <= size, COAL, UNCOAL)).astype(np.int8)
+    return _classify_kernel(
+        ev["addr"],
+        ev["lane"],
+        ev["warp"],
+        ev["sid"],
+        wt.inst_start.astype(np.int64),
+        np.asarray(access_bytes, np.int64),
+        wpb,
+        max(wt.block.x, 1),
+    )
+
+
+@njit(cache=True)
+def _classify_kernel(addr, lane, warp, sid, inst_start, access_bytes, wpb, bx):  # pragma: no cover
+    """``classify`` per warp instruction: the largest per-lane stride between neighbours in
+    one block row, else (no two lanes in a row) the largest gap between consecutive lanes;
+    0 = CONST, up to the access size = COAL, more = UNCOAL."""
+    n = addr.shape[0]
+    m = inst_start.shape[0]
+    out = np.empty(m, np.int8)
+    for i in range(m):
+        lo = inst_start[i]
+        hi = inst_start[i + 1] if i + 1 < m else n
+        if hi <= lo:
+            hi = lo + 1
+        stride = 0
+        across = 0
+        has_row = False
+        prev_row = ((np.int64(warp[lo]) % wpb) * 32 + np.int64(lane[lo])) // bx
+        for t in range(lo + 1, hi):
+            a, b = np.int64(addr[t]), np.int64(addr[t - 1])
+            d = a - b if a >= b else b - a
+            g = np.int64(lane[t]) - np.int64(lane[t - 1])
+            if g < 1:
+                g = 1
+            row = ((np.int64(warp[t]) % wpb) * 32 + np.int64(lane[t])) // bx
+            if row == prev_row:
+                has_row = True
+                v = d // g
+                if v > stride:
+                    stride = v
+            if d > across:
+                across = d
+            prev_row = row
+        s = stride if has_row else across
+        size = access_bytes[sid[lo]]
+        out[i] = CONST if s == 0 else (COAL if s <= size else UNCOAL)
+    return out
 
 
 @njit(cache=True)

@@ -175,6 +175,14 @@ def test_dask_local_cluster(tmp_path):
     assert res.csv.exists()
 
 
+def test_output_path_that_is_a_file(tmp_path):
+    f = tmp_path / "taken"
+    f.write_text("mine")
+    r = CliRunner().invoke(main, ["sweep", str(GEMM), "-o", str(f)], catch_exceptions=False)
+    assert r.exit_code == 2 and "exists and is not a folder" in r.stderr
+    assert f.read_text() == "mine"
+
+
 def test_bad_axes_raise_before_planning():
     with pytest.raises(SweepError, match="no such file"):
         plan(_axes(files=(Path("/nonexistent.c"),)))

@@ -61,6 +61,8 @@ def run_sweep(
     from .execute import DaskRunner, LocalRunner, default_jobs, run_configs
 
     t0 = time.perf_counter()
+    if out_dir is not None and Path(out_dir).exists() and not Path(out_dir).is_dir():
+        raise SweepError(f"-o {out_dir}: exists and is not a folder")
     configs = plan(axes)
     n_jobs = jobs or default_jobs()
     runner = DaskRunner(scheduler) if scheduler else LocalRunner(n_jobs)

@@ -179,8 +179,10 @@ def test_output_path_that_is_a_file(tmp_path):
     f = tmp_path / "taken"
     f.write_text("mine")
     r = CliRunner().invoke(main, ["sweep", str(GEMM), "-o", str(f)], catch_exceptions=False)
-    assert r.exit_code == 2 and "exists and is not a folder" in r.stderr
-    assert f.read_text() == "mine"
+    assert r.exit_code == 2 and "is a file" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and f.read_text() == "mine"
+    with pytest.raises(SweepError, match="exists and is not a folder"):
+        run_sweep(_axes(), f)
 
 
 def test_bad_axes_raise_before_planning():

@@ -7,10 +7,13 @@ about as long waiting for clang, the link and the traced program (child processe
 ``start()`` overlaps the two. The refresh takes numba's own compiler lock, so a numba
 function called meanwhile simply waits for it. LLVM's global context is numba's alone while
 it runs: cgpredict parses IR in contexts of its own (tracer._verify_ir, compiler's probe).
+A fork waits for the warm-up to end (``os.register_at_fork``), so a forked worker (sweep,
+explain) never inherits numba's compiler lock held by a thread it does not have.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 
 _thread: threading.Thread | None = None
@@ -26,6 +29,16 @@ def _refresh() -> None:
             cpu_target.target_context.refresh()
     except Exception:  # pragma: no cover - the first numba call initialises it anyway
         pass
+
+
+def _join() -> None:
+    t = _thread
+    if t is not None and t.is_alive() and t is not threading.current_thread():
+        t.join()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_join)
 
 
 def start() -> None:

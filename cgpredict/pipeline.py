@@ -162,7 +162,8 @@ class Prepared:
         self.warps.update(got)
         self._stored |= set(got)
 
-    def _store_dependences(self) -> None:
+    def store_dependences(self) -> None:
+        """Store the dependences this Prepared found (after an analysis) for later runs."""
         store = default_cache()
         if store is not None and self.key is not None:
             store_dependences(store, self.key, self.warps, self._stored)
@@ -185,7 +186,7 @@ class Prepared:
         rep = analyze_trace(
             self.trace, dev, opts, self.sizes, self.trace_sizes, self.work_sizes, self.warps
         )
-        self._store_dependences()
+        self.store_dependences()
         secs = {**self.seconds, "analysis": time.perf_counter() - t0}
         # the probes run beside the analysis: the wall time is the trace and the analysis
         secs["total"] = secs["trace"] + secs["analysis"]

@@ -56,6 +56,7 @@ def analyse_chunk(configs: list[Config]) -> list[tuple[int, list[dict]]]:
                 dict(cfg.work_sizes), prep.warps,
             )
             out.append((i, report_rows(rep, cfg)))
+        prep.store_dependences()  # for the other chunks of this trace still to run
     return out
 
 
@@ -68,19 +69,27 @@ class Chunk:
 
 
 def chunks(configs: list[Config], jobs: int, by_block: bool) -> list[Chunk]:
-    """Group by trace, then (``by_block``) by block shape; a chunk larger than its share of
-    the work is split so that ``jobs`` workers stay busy."""
+    """Group by trace, then (``by_block``) by block shape. A chunk larger than its share of
+    the work is split, and while the chunks do not divide evenly among ``jobs`` workers the
+    largest is halved (each extra chunk forms its pseudo-warps once more, but no worker waits
+    for another's last whole block); largest first, so a pool hands them out longest-first."""
     groups: dict[tuple, list[int]] = {}
     for i, c in enumerate(configs):
         groups.setdefault(c.group() + ((c.block,) if by_block else ()), []).append(i)
-    share = max(1, -(-len(configs) // max(jobs, 1)))
-    out = []
+    jobs = max(jobs, 1)
+    share = max(1, -(-len(configs) // jobs))
+    parts: list[list[int]] = []
     for idx in groups.values():
         step = share if by_block else len(idx)
-        for k in range(0, len(idx), step):
-            part = idx[k : k + step]
-            out.append(Chunk(tuple(part), tuple(configs[i] for i in part)))
-    return out
+        parts += [idx[k : k + step] for k in range(0, len(idx), step)]
+    while by_block and jobs > 1 and len(parts) % jobs and len(parts) < 4 * jobs:
+        big = max(parts, key=len)
+        if len(big) < 2:
+            break
+        parts.remove(big)
+        parts += [big[: len(big) // 2 + len(big) % 2], big[len(big) // 2 + len(big) % 2 :]]
+    parts.sort(key=len, reverse=True)
+    return [Chunk(tuple(p), tuple(configs[i] for i in p)) for p in parts]
 
 
 class Runner:

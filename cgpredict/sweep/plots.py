@@ -50,7 +50,15 @@ def _name(p: Point) -> str:
 
 def time_vs_size(pts: list[Point], size_name: str, path: Path) -> list[tuple[str, float]]:
     """Log-log time against the swept size, a line per (file, device, block, port, model);
-    returns (line label, fitted exponent)."""
+    returns (line label, fitted exponent). Past MAX_LINES lines, only the first block, port
+    and model are drawn (the title says so; the exponents of every line are still fitted)."""
+    all_exps = _exponents(pts) if len(_keys(pts)) > MAX_LINES else None
+    title = "predicted time vs size"
+    if all_exps is not None:
+        first = pts[0]
+        pts = [p for p in pts if (p.block, p.port, p.model) == (first.block, first.port,
+                                                                first.model)]
+        title += f" (block {first.block}, {first.port}, {first.model})"
     lines: dict[str, list[Point]] = {}
     for p in pts:
         label = f"{_name(p)} {p.device} {p.block}"
@@ -67,8 +75,26 @@ def time_vs_size(pts: list[Point], size_name: str, path: Path) -> list[tuple[str
             text = f"{label} (exponent {k:.2f})" if k is not None else label
             ax.plot(xs, ys, "o-", color=kernel_colour(i), label=text, ms=4)
         ax.set(xscale="log", yscale="log", xlabel=f"{size_name}",
-               ylabel=LABELS["predicted_ms"], title="predicted time vs size")
+               ylabel=LABELS["predicted_ms"], title=title)
         ax.legend(fontsize=6 if len(lines) > 6 else 8)
+    return all_exps if all_exps is not None else out
+
+
+MAX_LINES = 12
+
+
+def _keys(pts: list[Point]) -> set[tuple]:
+    return {(p.file, p.device, p.block, p.port, p.model) for p in pts}
+
+
+def _exponents(pts: list[Point]) -> list[tuple[str, float | None]]:
+    """The fitted exponent of every (file, device, block, port, model) line."""
+    out = []
+    for key in sorted(_keys(pts)):
+        ps = sorted((p for p in pts if (p.file, p.device, p.block, p.port, p.model) == key),
+                    key=lambda p: p.size)
+        label = f"{Path(key[0]).stem} {key[1]} {key[2]} {key[3]} {key[4]}"
+        out.append((label, fit_exponent([p.size for p in ps], [p.ms for p in ps])))
     return out
 
 

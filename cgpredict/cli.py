@@ -1,4 +1,5 @@
-"""The command line: a thin layer over the library (only this module imports click)."""
+"""The command line: a thin layer over the library (only this module and ``cli_explore``,
+which adds ``cache`` and ``sweep``, import click)."""
 
 from __future__ import annotations
 
@@ -102,8 +103,25 @@ class _Group(click.Group):
             sys.exit(70)
 
 
+def _set_no_cache(ctx, param, value) -> None:
+    """``--no-cache``: the on-disk cache (diskcache.py) is neither read nor written, in this
+    process and in the workers it starts (through the environment)."""
+    if value:
+        os.environ["CGPREDICT_NO_CACHE"] = "1"
+
+
+no_cache_option = click.option(
+    "--no-cache",
+    is_flag=True,
+    expose_value=False,
+    callback=_set_no_cache,
+    help="Do not read or write the trace cache (also: CGPREDICT_NO_CACHE=1).",
+)
+
+
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="cgpredict")
+@no_cache_option
 def main() -> None:
     """Predict how fast a single-threaded C kernel would run on an NVIDIA GPU (and an FPGA)."""
 
@@ -268,6 +286,7 @@ def _sizes(items: tuple[str, ...], flag: str) -> dict[str, int]:
 
 
 @main.command()
+@no_cache_option
 @_sizing_options
 @click.argument(
     "source", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path)
@@ -881,6 +900,10 @@ def doctor():
 
     click.echo(f"numba cache dir: {ncfg.CACHE_DIR or '(next to the package, __pycache__)'}")
 
+
+from . import cli_explore  # noqa: E402  (registers cache and sweep on main)
+
+cli_explore.register(main)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

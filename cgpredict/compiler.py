@@ -83,7 +83,8 @@ def _emits_parsable_ir(command: tuple[str, ...]) -> bool:
         if res.returncode != 0 or not out.exists():
             return False
         try:
-            mod = llvm.parse_assembly(out.read_text())
+            # a context of its own: numba may be starting in another thread (warmup.py)
+            mod = llvm.parse_assembly(out.read_text(), context=llvm.create_context())
             mod.verify()
             mod.get_function("f")  # the probe's function must really be there
         except (RuntimeError, NameError):
@@ -104,12 +105,52 @@ def find_compiler() -> Compiler:
         path = shutil.which(name)
         if path and _emits_parsable_ir((path,)):
             return Compiler((path,), "PATH", _version((path,)))
-    cmd = (sys.executable, "-m", "ziglang", "cc")
+    cmd = _ziglang_cc()
     if _emits_parsable_ir(cmd):
         return Compiler(cmd, "ziglang", _version(cmd))
     raise ToolchainError(
         "no usable C compiler: install clang matching llvmlite's LLVM, or `pip install ziglang`"
     )
+
+
+def _ziglang_cc() -> tuple[str, ...]:
+    """The ziglang wheel's ``zig cc``: its binary called directly when it is where the wheel
+    puts it (``python -m ziglang`` only execs it, after a Python start-up of its own, about
+    30 ms per compiler call), else through ``python -m ziglang``."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("ziglang")
+    for loc in (spec.submodule_search_locations or []) if spec else []:
+        zig = Path(loc) / "zig"
+        if os.name == "posix" and zig.is_file() and os.access(zig, os.X_OK):
+            return (str(zig), "cc")
+    return (sys.executable, "-m", "ziglang", "cc")
+
+
+def compiler_identity() -> dict[str, str]:
+    """What decides which compiler ``find_compiler`` picks and what it emits, found without
+    running it (a cache key: ``diskcache``): ``$CGP_CC``, the ``clang`` on PATH with its
+    size and time stamp, the ziglang and llvmlite versions, and the IR flags."""
+    from importlib import metadata
+
+    def version(pkg: str) -> str:
+        try:
+            return metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            return "none"
+
+    clang = shutil.which("clang") or ""
+    try:
+        st = os.stat(clang) if clang else None
+    except OSError:
+        st = None
+    return {
+        "CGP_CC": os.environ.get("CGP_CC", ""),
+        "clang": f"{clang}:{st.st_size}:{st.st_mtime_ns}" if st else "",
+        "ziglang": version("ziglang"),
+        "llvmlite": version("llvmlite"),
+        "flags": " ".join(IR_FLAGS),
+    }
 
 
 def _clean_diagnostics(stderr: str, rename: dict[str, str]) -> str:

@@ -11,6 +11,7 @@ of resident threads advance instruction by instruction.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -72,7 +73,7 @@ def classify(wt: WarpTrace, access_bytes: np.ndarray) -> np.ndarray:
     blocks narrower than a warp, lanes 15 and 16 of a 16x16 block are not neighbours), and a
     stride is per lane (a masked instruction whose active lanes are 3 apart and 12 bytes apart
     strides 4 bytes). An instruction with no two lanes in one row (blocks 1 wide) compares its
-    consecutive lanes."""
+    consecutive lanes. One pass over the events (numba), no temporaries of their size."""
     ev = wt.events
     if not len(ev):
         return np.zeros(0, np.int8)
@@ -295,6 +296,25 @@ def l1_hits(
     return hits
 
 
+_MEMO: dict[int, tuple] = {}
+
+
+def _memo(wt: WarpTrace, key: tuple, compute):
+    """``compute()`` once per pseudo-warp trace and ``key``: the patterns, transactions and
+    issue order depend on the warps and the line size or batch only, not on the cache size
+    or the work size, so the next device or size of a sweep (sweep, advise) reuses them.
+    Kept while ``wt`` lives; callers only read the arrays."""
+    entry = _MEMO.get(id(wt))
+    if entry is None or entry[0]() is not wt:
+        ident = id(wt)
+        entry = (weakref.ref(wt, lambda _ref: _MEMO.pop(ident, None)), {})
+        _MEMO[ident] = entry
+    values = entry[1]
+    if key not in values:
+        values[key] = compute()
+    return values[key]
+
+
 def analyze_memory(
     wt: WarpTrace,
     access_bytes: np.ndarray,
@@ -315,11 +335,14 @@ def analyze_memory(
     lines), a transaction is one sector: tags and LRU stay per line, a sector hits only if it
     was fetched since its line was allocated.
     """
-    pattern = classify(wt, access_bytes)
+    ab = np.asarray(access_bytes)
+    pattern = _memo(wt, ("classify", ab.tobytes()), lambda: classify(wt, ab))
     sectored = sector_bytes is not None and sector_bytes < cache.line_bytes
     unit = sector_bytes if sectored else cache.line_bytes
-    lines, inst = transactions(wt, unit)
-    order = issue_order(wt, inst, warps_per_batch)
+    lines, inst = _memo(wt, ("transactions", unit), lambda: transactions(wt, unit))
+    order = _memo(
+        wt, ("order", unit, warps_per_batch), lambda: issue_order(wt, inst, warps_per_batch)
+    )
     sid = wt.events["sid"][wt.inst_start].astype(np.int64)
     n = wt.n_insts
     l1_hit = np.zeros(len(lines), bool)

@@ -16,7 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
+from . import warmup
 from .devices import GPUDevice, load_device
+from .diskcache import DiskCache, default_cache
 from .errors import CGPredictError
 from .kernel_analysis import analyze_region
 from .macros import evaluate_macros
@@ -32,7 +34,18 @@ from .prediction import (
 )
 from .regions import mark_regions, read_source
 from .scaling import PROBES, SizeModel, overridable_sizes, probe_sizes
-from .tracefile import Trace
+from .trace_store import (
+    cached_macros,
+    load_dependences,
+    load_prepared,
+    load_report,
+    prepared_key,
+    report_key,
+    store_dependences,
+    store_prepared,
+    store_report,
+)
+from .tracefile import Trace, read_trace
 from .tracer import TraceOptions, marked_source, trace_program
 from .warps import mapped_loops, perfectly_nested
 
@@ -44,6 +57,7 @@ def resolve_sizes(
     work: dict[str, int],
     trace: dict[str, int],
     include_dir: Path | None = None,
+    store: DiskCache | None = None,
     declared: dict[str, int] | None = None,
 ):
     """(work sizes, trace sizes, automatic?): the file's defaults (its #defines as the compiler
@@ -57,7 +71,19 @@ def resolve_sizes(
     names = set(declared) | set(work) | set(trace) | set(overridable_sizes(source_text))
     unknown = sorted(names - set(work))
     guessed = set(overridable_sizes(source_text)) - set(declared) - set(trace)
-    defaults = evaluate_macros(source_text, unknown, work, include_dir, guessed) if unknown else {}
+    defaults = (
+        cached_macros(
+            store,
+            source_text,
+            include_dir,
+            unknown,
+            work,
+            guessed,
+            lambda: evaluate_macros(source_text, unknown, work, include_dir, guessed),
+        )
+        if unknown
+        else {}
+    )
     work_sizes = {**defaults, **work}
     trace_sizes = {**{n: v for n, v in work_sizes.items()}, **declared, **trace}
     # never trace more than the work: a declared trace size above a small -D is clamped
@@ -105,20 +131,50 @@ def min_threads(trace: Trace) -> int:
     return min(out, default=0)
 
 
+def _recorded(trace: Trace, region: int) -> list[int]:
+    """The launches of ``region`` whose memory events were recorded."""
+    rows = (trace.launches["region"] == region) & (trace.launches["recorded"] == 1)
+    return [int(x) for x in np.flatnonzero(rows)]
+
+
 @dataclass
 class Prepared:
     """A traced program ready to be analysed any number of times (advisor sweeps): the trace,
     its trip-count models and sizes. Owns the temporary trace files; use as a context manager."""
 
     trace: Trace
-    sizes: SizeModel
+    sizes: SizeModel  # or a PendingSizes, fitted while the analysis starts
     trace_sizes: dict[str, int]
     work_sizes: dict[str, int]
     seconds: dict[str, float]
     _tmp: tempfile.TemporaryDirectory
     warps: dict = dataclasses.field(default_factory=dict)  # pseudo-warps per block, reused
+    cached: bool = False  # read from the on-disk cache, not traced now
+    key: str | None = None  # its key in the on-disk cache (None: the cache is off)
+    _stored: set = dataclasses.field(default_factory=set)  # dependences already on disk
+
+    def load_dependences(self) -> None:
+        """Fill the memo with the trace's inter-thread dependences found by earlier runs
+        (trace_store), for the launches this analysis will form warps of."""
+        store = default_cache()
+        if store is None or self.key is None:
+            return
+        items = [("dependence", r.index, launch, g) for r in self.trace.header.regions
+                 for launch in _recorded(self.trace, r.index)[:1] for g in (1, 2)]
+        got = load_dependences(store, self.key, items)
+        self.warps.update(got)
+        self._stored |= set(got)
+
+    def store_dependences(self) -> None:
+        """Store the dependences this Prepared found (after an analysis) for later runs."""
+        store = default_cache()
+        if store is not None and self.key is not None:
+            store_dependences(store, self.key, self.warps, self._stored)
+            self._stored |= {k for k in self.warps if isinstance(k, tuple) and k[0] == "dependence"}
 
     def close(self) -> None:
+        if isinstance(self.sizes, PendingSizes):
+            self.sizes.wait()
         self._tmp.cleanup()
 
     def __enter__(self) -> Prepared:
@@ -133,25 +189,67 @@ class Prepared:
         rep = analyze_trace(
             self.trace, dev, opts, self.sizes, self.trace_sizes, self.work_sizes, self.warps
         )
+        self.store_dependences()
         secs = {**self.seconds, "analysis": time.perf_counter() - t0}
-        secs["total"] = sum(secs.values())
+        # the probes run beside the analysis: the wall time is the trace and the analysis
+        secs["total"] = secs["trace"] + secs["analysis"]
         return dataclasses.replace(rep, seconds=secs)
 
 
-def prepare(source: Path, opts: RunOptions, progress=None) -> Prepared:
-    """Trace ``source`` at the trace size and fit its trip counts for the work size."""
-    t0 = time.perf_counter()
+@dataclass(frozen=True)
+class TracePlan:
+    """What ``prepare`` will trace: the sizes resolved, and the cache key of the result."""
+
+    text: str
+    work: dict[str, int]
+    trace_sizes: dict[str, int]
+    auto: bool
+    wanted: int
+    key: str | None  # None when the cache is off
+
+
+def plan_trace(source: Path, opts: RunOptions) -> TracePlan:
+    """Check the source, resolve its sizes and key the trace, tracing nothing."""
     text = read_source(source)  # one-line errors for unreadable or badly marked sources,
     marked = marked_source(
         source, text, {k: str(v) for k, v in opts.work_sizes.items()}, opts.port,
         tuple(opts.functions),
     )
+    store = default_cache()
     work, tsizes, auto = resolve_sizes(
-        text, opts.work_sizes, opts.trace_sizes, Path(source).resolve().parent,
+        text, opts.work_sizes, opts.trace_sizes, Path(source).resolve().parent, store,
         declared=marked.trace_sizes,
     )
     wanted = 2 * load_device(opts.device).max_threads_per_sm  # SPEC §2.1
-    tmpdir = tempfile.TemporaryDirectory(prefix="cgp-run-")
+    key = None
+    if store is not None:
+        key = prepared_key(
+            Path(source), text, opts, tsizes, work != tsizes, (work, wanted) if auto else None
+        )
+    return TracePlan(text, work, tsizes, auto, wanted, key)
+
+
+def prepare(
+    source: Path, opts: RunOptions, progress=None, plan: TracePlan | None = None
+) -> Prepared:
+    """Trace ``source`` at the trace size and fit its trip counts for the work size; from
+    the on-disk cache (``diskcache``, ``trace_store``) when the same program was traced
+    before."""
+    t0 = time.perf_counter()
+    warmup.start()  # numba's start-up beside the compiler's work (or reading the cache)
+    plan = plan or plan_trace(source, opts)
+    work, tsizes, auto, wanted, key = (
+        plan.work, dict(plan.trace_sizes), plan.auto, plan.wanted, plan.key
+    )
+    store = default_cache()
+    if store is not None and key is not None:
+        entry = store.get("prepared", key)
+        if entry is not None:
+            _step(progress, "trace from the cache")
+            return _from_entry(entry, work, t0, key)
+    tmpdir = tempfile.TemporaryDirectory(
+        prefix="cgp-run-", dir=store.tmp_dir() if store else None
+    )
     tmp = tmpdir.name
     try:
 
@@ -174,36 +272,114 @@ def prepare(source: Path, opts: RunOptions, progress=None) -> Prepared:
             _step(progress, f"tracing at {tsizes}")
             trace = run(tsizes, "trace.cgptrace")
         t1 = time.perf_counter()
+        files = [(tsizes, Path(tmp) / "trace.cgptrace")]
+        secs = {"trace": t1 - t0, "probes": 0.0}
         if work != tsizes and tsizes:
-            _step(progress, "probing loop bounds")
-            runs = [(tsizes, trace)]
-            for k in range(PROBES):
-                probe = {**tsizes, **probe_sizes(tsizes, k)}
-                try:
-                    runs.append((probe, run(probe, f"probe{k}.cgptrace", True)))
-                except CGPredictError as exc:
-                    sizes_text = " ".join(f"{n}={v}" for n, v in sorted(probe.items()))
-                    raise PredictionError(
-                        f"a count-only probe run at {sizes_text} (used to scale the trace to "
-                        f"the work size) failed: {str(exc).splitlines()[0]}; if the program "
-                        f"needs particular sizes, trace at the work size (--trace-size equal "
-                        f"to -D)"
-                    ) from None
-            sizes_model = SizeModel.from_runs(runs)
+            _step(progress, "probing loop bounds (beside the analysis)")
+            sizes_model = PendingSizes.start(
+                lambda: _probe(run, trace, tsizes, files, store, key, secs)
+            )
         else:
             sizes_model = SizeModel.constant(trace)
-        t2 = time.perf_counter()
+            if store is not None and key is not None:
+                store_prepared(store, key, tsizes, files)  # linked in
     except BaseException:
         tmpdir.cleanup()
         raise
-    return Prepared(trace, sizes_model, tsizes, work, {"trace": t1 - t0, "probes": t2 - t1}, tmpdir)
+    return Prepared(trace, sizes_model, tsizes, work, secs, tmpdir, key=key)
+
+
+def _probe(run, trace, tsizes, files, store, key, secs) -> SizeModel:
+    """The count-only probe runs at sizes around the trace size, the trip counts fitted on
+    them, and the whole (trace and probes) stored in the cache."""
+    t0 = time.perf_counter()
+    runs = [(tsizes, trace)]
+    for k in range(PROBES):
+        probe = {**tsizes, **probe_sizes(tsizes, k)}
+        try:
+            runs.append((probe, run(probe, f"probe{k}.cgptrace", True)))
+            files.append((probe, files[0][1].with_name(f"probe{k}.cgptrace")))
+        except CGPredictError as exc:
+            sizes_text = " ".join(f"{n}={v}" for n, v in sorted(probe.items()))
+            raise PredictionError(
+                f"a count-only probe run at {sizes_text} (used to scale the trace to "
+                f"the work size) failed: {str(exc).splitlines()[0]}; if the program "
+                f"needs particular sizes, trace at the work size (--trace-size equal "
+                f"to -D)"
+            ) from None
+    model = SizeModel.from_runs(runs)
+    if store is not None and key is not None:
+        store_prepared(store, key, tsizes, files)  # linked in
+    secs["probes"] = time.perf_counter() - t0
+    return model
+
+
+class PendingSizes:
+    """A SizeModel still being fitted in a background thread: the probe runs (compile,
+    link and run, mostly in child processes) overlap the analysis, which needs the trip
+    counts only after it has formed the pseudo-warps. Any attribute waits for the fit and
+    then reads the SizeModel's; a failed probe raises its error there."""
+
+    def __init__(self, future) -> None:
+        self._future = future
+
+    @classmethod
+    def start(cls, fit) -> PendingSizes:
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = ThreadPoolExecutor(1, thread_name_prefix="cgp-probes")
+        future = pool.submit(fit)
+        pool.shutdown(wait=False)
+        return cls(future)
+
+    def wait(self) -> None:
+        """Let the probes finish (their files live in the Prepared's directory)."""
+        try:
+            self._future.result()
+        except Exception:  # reported where the sizes are used
+            pass
+
+    def __getattr__(self, name: str):
+        return getattr(self._future.result(), name)
+
+
+def _from_entry(entry, work: dict[str, int], t0: float, key: str) -> Prepared:
+    """A Prepared from a cache entry: its traces read back, the trip counts refitted (a
+    fraction of a second; the probe runs are what cost)."""
+    stored = load_prepared(entry)
+    runs = [(sizes, read_trace(path)) for sizes, path in stored.runs]
+    trace = runs[0][1]
+    model = SizeModel.from_runs(runs) if len(runs) > 1 else SizeModel.constant(trace)
+    secs = {"trace": time.perf_counter() - t0, "probes": 0.0}
+    prep = Prepared(
+        trace, model, stored.trace_sizes, work, secs, tempfile.TemporaryDirectory(),
+        cached=True, key=key,
+    )
+    prep.load_dependences()
+    return prep
 
 
 def predict_source(source: Path, opts: RunOptions, progress=None) -> Report:
-    """Trace ``source`` at the trace size and predict it at the work size."""
-    with prepare(source, opts, progress) as prep:
+    """Trace ``source`` at the trace size and predict it at the work size. The report is
+    kept in the on-disk cache too, keyed by the trace's key, every option and the device
+    file's content: asking the same again reads it back (its ``seconds`` say so: all of the
+    time is ``trace``, none ``analysis``)."""
+    t0 = time.perf_counter()
+    plan = plan_trace(source, opts)
+    store = default_cache()
+    rkey = report_key(plan.key, opts, load_device(opts.device)) if plan.key else None
+    if store is not None and rkey is not None:
+        rep = load_report(store, rkey)
+        if rep is not None:
+            _step(progress, "report from the cache")
+            secs = {"trace": time.perf_counter() - t0, "probes": 0.0, "analysis": 0.0}
+            return dataclasses.replace(rep, seconds={**secs, "total": sum(secs.values())})
+    with prepare(source, opts, progress, plan) as prep:
         _step(progress, "analysing")
-        return prep.analyze(opts)
+        rep = prep.analyze(opts)
+    if store is not None and rkey is not None:
+        store_report(store, rkey, rep)
+    return rep
 
 
 def _step(progress, what: str) -> None:
@@ -224,6 +400,11 @@ def analyze_trace(
     sizes = sizes or SizeModel.constant(trace)
     tsz = trace_sizes or {}
     wsz = work_sizes or tsz
+    # kernels first: they need the trip counts (which may still be being fitted, see
+    # PendingSizes) only after forming their pseudo-warps
+    kernels = []
+    for r in trace.header.regions:
+        kernels.append(analyze_region(trace, r.index, device, opts, sizes, tsz, wsz, warps_cache))
     warnings = []
     if sizes.inexact():
         lines = sorted({lp.line for lp in trace.header.loops if lp.id in sizes.inexact()})
@@ -245,9 +426,6 @@ def analyze_trace(
             f"them are underestimated; trace a size where every loop iterates "
             f"at least twice"
         )
-    kernels = []
-    for r in trace.header.regions:
-        kernels.append(analyze_region(trace, r.index, device, opts, sizes, tsz, wsz, warps_cache))
     return Report(
         trace.header.source_name,
         device.name,

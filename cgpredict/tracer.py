@@ -390,8 +390,11 @@ def check_source(source: Path, macros: dict[str, str] | None = None) -> None:
 
 
 def _verify_ir(ir: str) -> None:
+    """Verify instrumented IR in an LLVM context of its own: the probe runs trace in a
+    thread beside the analysis (pipeline.PendingSizes), whose numba functions load into
+    LLVM's global context, and one LLVM context must not be used by two threads at once."""
     try:
-        mod = llvm.parse_assembly(ir)
+        mod = llvm.parse_assembly(ir, context=llvm.create_context())
         mod.verify()
     except RuntimeError as exc:  # a bug in the pass, not the user's fault: say so clearly
         raise InstrumentError(f"internal error: instrumented IR does not verify: {exc}") from None

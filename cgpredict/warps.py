@@ -130,7 +130,7 @@ def perfectly_nested(trace: Trace, region: int, launch: int, is_store: np.ndarra
     if len(d1) != 1 or len(d2) != 1:
         return False
     ev = np.asarray(trace.launch_events(launch))
-    _, _, valid2 = _indices(ev, d1, d2)
+    _, _, valid2, _, _ = _indices(ev, d1, d2)
     tag = ev >> 48
     outside = (tag < TAG_MARKERS) & ~valid2
     return not (outside.any() and is_store[tag[outside].astype(np.int64)].any())
@@ -161,6 +161,7 @@ def _indices_kernel(ev, in_d1, in_d2):  # pragma: no cover - numba
     i2 = np.full(n, -1, np.int64)
     valid2 = np.zeros(n, np.bool_)
     cur1, cur2 = -1, -1
+    max1, max2 = -1, -1
     open2 = False
     for t in range(n):
         e = ev[t]
@@ -171,20 +172,87 @@ def _indices_kernel(ev, in_d1, in_d2):  # pragma: no cover - numba
                 if loop < in_d1.shape[0] and in_d1[loop]:
                     cur1 = np.int64(e & 0xFFFFFFFF)
                     open2 = False
+                    max1 = max(max1, cur1)
                 elif loop < in_d2.shape[0] and in_d2[loop]:
                     cur2 = np.int64(e & 0xFFFFFFFF)
                     open2 = cur1 >= 0
+                    max2 = max(max2, cur2)
             elif loop < in_d2.shape[0] and in_d2[loop]:
                 open2 = False
         i1[t] = cur1
         i2[t] = cur2
         valid2[t] = open2
-    return i1, i2, valid2
+    return i1, i2, valid2, max1 + 1, max2 + 1
+
+
+@njit(cache=True, nogil=True)
+def _map_kernel(ev, in_d1, in_d2, mode):  # pragma: no cover - numba
+    """``_map_events`` in two passes over the events (count, then fill), with the loop
+    state of ``_indices_kernel``: (tx, ty, sid, addr) of each memory event a thread makes
+    (mode 2: inside an open depth-2 iteration, x = its index, y = the depth-1 index; mode 1:
+    inside a depth-1 iteration, x = its index; mode 0: every memory event, thread 0), the
+    number of memory events, and the depth-1 and depth-2 extents."""
+    n = ev.shape[0]
+    count, n_mem = 0, 0
+    out_tx = np.empty(0, np.int64)
+    out_ty = np.empty(0, np.int64)
+    out_sid = np.empty(0, np.uint16)
+    out_addr = np.empty(0, np.uint64)
+    max1, max2 = -1, -1
+    for fill in range(2):
+        if fill:
+            out_tx = np.empty(count, np.int64)
+            out_ty = np.empty(count, np.int64)
+            out_sid = np.empty(count, np.uint16)
+            out_addr = np.empty(count, np.uint64)
+        cur1, cur2 = -1, -1
+        open2 = False
+        m = 0
+        for t in range(n):
+            e = ev[t]
+            tag = e >> 48
+            if tag == TAG_LOOP or tag == TAG_EXIT:
+                loop = (e >> 32) & 0xFFFF
+                if tag == TAG_LOOP:
+                    if loop < in_d1.shape[0] and in_d1[loop]:
+                        cur1 = np.int64(e & 0xFFFFFFFF)
+                        open2 = False
+                        max1 = max(max1, cur1)
+                    elif loop < in_d2.shape[0] and in_d2[loop]:
+                        cur2 = np.int64(e & 0xFFFFFFFF)
+                        open2 = cur1 >= 0
+                        max2 = max(max2, cur2)
+                elif loop < in_d2.shape[0] and in_d2[loop]:
+                    open2 = False
+                continue
+            if tag >= TAG_MARKERS:
+                continue
+            if not fill:
+                n_mem += 1
+            if mode == 2:
+                if not open2:
+                    continue
+                x, y = cur2, cur1
+            elif mode == 1:
+                if cur1 < 0:
+                    continue
+                x, y = cur1, np.int64(0)
+            else:
+                x, y = np.int64(0), np.int64(0)
+            if fill:
+                out_tx[m] = x
+                out_ty[m] = y
+                out_sid[m] = np.uint16(tag)
+                out_addr[m] = e & np.uint64(ADDRESS_MASK)
+            m += 1
+        count = m
+    return out_tx, out_ty, out_sid, out_addr, n_mem, max1 + 1, max2 + 1
 
 
 def _indices(ev: np.ndarray, d1: list[int], d2: list[int]):
     """For every event: iteration index of the current depth-1 and depth-2 loop, and whether
-    a depth-2 iteration is open inside the current depth-1 iteration."""
+    a depth-2 iteration is open inside the current depth-1 iteration; and the extents of the
+    depth-1 and depth-2 loops (largest iteration index + 1, 0 when none ran)."""
     size = max(d1 + d2 + [0]) + 1
     in_d1, in_d2 = np.zeros(size, np.bool_), np.zeros(size, np.bool_)
     in_d1[d1] = True
@@ -252,32 +320,17 @@ def _map_events(trace: Trace, region: int, launch: int, grid_dims: int):
         )
     if grid_dims == 2 and not d2:
         raise MappingError("a 2-D grid needs two nested loops; use --grid 1")
-    i1, i2, valid2 = _indices(ev, d1, d2)
-    tag = ev >> 48
-    mem = tag < TAG_MARKERS
-    if not d1:  # a whole function without a loop: one thread runs it
-        ok = mem
-        tx, ty = np.zeros(int(ok.sum()), np.int64), np.zeros(int(ok.sum()), np.int64)
-        gx, gy = 1, 1
-    elif grid_dims == 2:
-        ok = mem & valid2
-        tx, ty = i2[ok], i1[ok]
-        gx, gy = _extent(ev, d2), _extent(ev, d1)
-    else:
-        ok = mem & (i1 >= 0)
-        tx, ty = i1[ok], np.zeros(int(ok.sum()), np.int64)
-        gx, gy = _extent(ev, d1), 1
-    unmapped = int(mem.sum() - ok.sum())
-    sid = (tag[ok]).astype(np.uint16)
-    addr = ev[ok] & ADDRESS_MASK
+    mode = grid_dims if d1 else 0  # 0: a whole function without a loop, one thread runs it
+    size = max(d1 + d2 + [0]) + 1
+    in_d1, in_d2 = np.zeros(size, np.bool_), np.zeros(size, np.bool_)
+    in_d1[d1] = True
+    in_d2[d2] = True
+    tx, ty, sid, addr, n_mem, ext1, ext2 = _map_kernel(
+        np.ascontiguousarray(ev, dtype=np.uint64), in_d1, in_d2, mode
+    )
+    gx, gy = {0: (1, 1), 1: (ext1, 1), 2: (ext2, ext1)}[mode]
+    unmapped = int(n_mem - len(tx))
     return tx, ty, sid, addr, gx, gy, unmapped, grid_dims
-
-
-def _extent(ev: np.ndarray, loops: list[int]) -> int:
-    """Iterations of the given loops in one launch: the largest iteration index + 1."""
-    mark = ((ev >> 48) == TAG_LOOP) & np.isin((ev >> 32) & 0xFFFF, loops)
-    idx = ev[mark] & 0xFFFFFFFF
-    return int(idx.max()) + 1 if len(idx) else 0
 
 
 @njit(cache=True, nogil=True)

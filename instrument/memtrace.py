@@ -17,10 +17,12 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from .irtext import CAST_OPCODES, Block, Function, Instr, Module, parse_module, split_operands
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 MAX_MEM_IDS = 0xF000  # event tags above this are markers (see runtime/cgp_runtime.h)
 MARKED_DEPTH = 2  # loops this deep in a region emit iteration markers (1-D and 2-D grids)
@@ -281,6 +283,8 @@ def _use_map(fn: Function) -> dict[str, list[Instr]]:
 
 
 def _cfg(fn: Function) -> nx.DiGraph:
+    import networkx as nx  # loaded on first use: a cached run never instruments
+
     g = nx.DiGraph()
     for k, b in enumerate(fn.blocks):
         g.add_node(k)
@@ -294,6 +298,8 @@ def _cfg(fn: Function) -> nx.DiGraph:
 
 def natural_loops(fn: Function) -> list[tuple[int, frozenset[int]]]:
     """(header, body blocks) of each natural loop of ``fn``, outermost first."""
+    import networkx as nx
+
     g = _cfg(fn)
     if not fn.blocks:
         return []

@@ -7,6 +7,20 @@ import os
 import pytest
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _private_cache_dir(tmp_path_factory):
+    """Every test's cgpredict cache (diskcache) lives in a scratch directory, never in the
+    user's ~/.cache; shared by the session's tests, so a file traced by one test is reused
+    by the next as it would be by a user."""
+    old = os.environ.get("CGPREDICT_CACHE_DIR")
+    os.environ["CGPREDICT_CACHE_DIR"] = str(tmp_path_factory.mktemp("cgp-cache"))
+    yield
+    if old is None:
+        os.environ.pop("CGPREDICT_CACHE_DIR", None)
+    else:
+        os.environ["CGPREDICT_CACHE_DIR"] = old
+
+
 @pytest.fixture(scope="session")
 def compiler(tmp_path_factory):
     """The C compiler cgpredict uses, discovered once, from a scratch directory (so that a

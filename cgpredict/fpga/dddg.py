@@ -29,8 +29,8 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import networkx as nx
 import numpy as np
 
 from ..instrument.irtext import CAST_OPCODES, Function, split_operands
@@ -51,6 +51,10 @@ __all__ = [
     "static_graph",
     "trace_windows",
 ]
+
+if TYPE_CHECKING:  # networkx loads on first use (about 0.14 s of every run otherwise)
+    import networkx as nx
+
 
 _VALUE = re.compile(r"%([\w.$-]+|\"[^\"]+\")")
 # operations that are wiring in hardware: no latency, no resources
@@ -476,6 +480,8 @@ def build_dddg(
     """The DDDG of ``n`` consecutive iterations: nodes ``(t, op index)`` (attributes ``op``,
     ``klass``, ``latency``), edges with ``latency`` (the producer's), ``kind`` and ``distance``.
     Induction variables, and (unless ``keep_free``) branches, are left out."""
+    import networkx as nx
+
     g = nx.DiGraph()
     skip = set(body.induction) | {o.index for o in body.ops if o.klass in ("br", "ret")}
     if not keep_free:
@@ -519,6 +525,8 @@ def static_graph(
 ) -> nx.MultiDiGraph:
     """One iteration with its loop-carried edges (``distance`` >= 1): the graph of the
     recurrences. Induction variables are left out."""
+    import networkx as nx
+
     g = nx.MultiDiGraph()
     skip = set(body.induction)
     for o in body.ops:
@@ -547,6 +555,8 @@ def recurrence_mii(g: nx.MultiDiGraph, unroll: int = 1, max_cycles: int = 20000)
 
     Unrolling by U puts U copies of a distance-1 recurrence in series in one unrolled
     iteration (floating-point chains are not reassociated by HLS), hence the factor U."""
+    import networkx as nx
+
     simple = nx.DiGraph()
     for u, v, d in g.edges(data=True):
         # of parallel edges keep the most constraining (largest latency per distance)
@@ -562,6 +572,12 @@ def recurrence_mii(g: nx.MultiDiGraph, unroll: int = 1, max_cycles: int = 20000)
         if dist > 0:
             best = max(best, math.ceil(unroll * lat / dist))
     return best
+
+
+def _topological(g: nx.DiGraph):
+    import networkx as nx
+
+    return nx.topological_sort(g)
 
 
 def _worse(d: dict, old: dict) -> bool:
@@ -584,7 +600,7 @@ def schedule(
     start: dict = {}
     used: dict[tuple[str, int], int] = {}
     depth = 0
-    for node in nx.topological_sort(g):
+    for node in _topological(g):
         attrs = g.nodes[node]
         t = 0
         for p, _, d in g.in_edges(node, data=True):

@@ -1,9 +1,9 @@
-"""The command line: a thin layer over the library (only this module and ``cli_explore``,
-which adds ``cache`` and ``sweep``, import click)."""
+"""The command line: a thin layer over the library. The prediction commands live here;
+``cli_measure`` adds validate, explain and calibrate, ``cli_explore`` cache and sweep, all
+on the ``main`` group of ``cli_common`` (the only modules that import click)."""
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -11,124 +11,29 @@ import click
 from click.core import ParameterSource
 
 from . import __version__
-from .errors import CGPredictError, OutputPathError, check_writable
-
-_SIZE_HELP = "Set a size macro for compilation, e.g. -D NI=128 (repeatable)."
-
-
-def _macros(defines: tuple[str, ...]) -> dict[str, str]:
-    out = {}
-    for d in defines:
-        name, eq, value = d.partition("=")
-        if not name.isidentifier():
-            raise click.BadParameter(f"{d!r}: want NAME=VALUE", param_hint="-D")
-        out[name] = value if eq else "1"
-    return out
-
-
-class _Seconds(click.ParamType):
-    """A finite positive number of seconds."""
-
-    name = "seconds"
-
-    def convert(self, value, param, ctx):
-        import math
-
-        try:
-            x = float(value)
-        except (TypeError, ValueError):
-            self.fail(f"{value!r}: want a positive number of seconds", param, ctx)
-        if not (math.isfinite(x) and x > 0):
-            self.fail(f"{value!r}: want a finite positive number of seconds", param, ctx)
-        return x
-
-
-_SECONDS = _Seconds()
-
-
-_corpus_option = click.option(
-    "--corpus",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    default=Path("polybench_c"),
-    show_default=True,
-    help="Folder of corpus kernels (the measured benchmarks name its files).",
+from .cli_common import (
+    SECONDS,
+    SIZE_HELP,
+    api_kwargs,
+    block_option,
+    check_chart,
+    device_option,
+    main,
+    model_option,
+    no_cache_option,
+    parse_block,
+    parse_macros,
+    parse_sizes,
+    port_option,
+    progress_printer,
+    sizing_options,
 )
-
-_port_option = click.option(
-    "--port",
-    type=click.Choice(["plain", "restrict"]),
-    default="plain",
-    show_default=True,
-    help="The CUDA port predicted: arrays as plain pointer parameters (a first port, "
-    "PolyBench/GPU) or each array __restrict__.",
-)
-
-
-class _Group(click.Group):
-    """Turns cgpredict's own errors into one line on stderr and the error's exit code; click's
-    usage errors too (`cgpredict: error: ...`, exit 2), without the multi-line usage banner."""
-
-    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
-        if not standalone_mode:
-            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
-        try:
-            rv = super().main(args, prog_name, complete_var, False, **extra)
-        except click.ClickException as exc:
-            msg = " ".join(exc.format_message().split("\n"))
-            if isinstance(exc, click.UsageError) and exc.ctx is not None:
-                msg += f" (see '{exc.ctx.command_path} --help')"
-            click.echo(f"cgpredict: error: {msg}", err=True)
-            sys.exit(exc.exit_code)
-        except click.Abort:
-            click.echo("Aborted!", err=True)
-            sys.exit(1)
-        sys.exit(rv if isinstance(rv, int) else 0)
-
-    def invoke(self, ctx):
-        try:
-            return super().invoke(ctx)
-        except CGPredictError as exc:
-            click.echo(f"cgpredict: error: {exc}", err=True)
-            sys.exit(exc.exit_code)
-        except (click.exceptions.Exit, click.ClickException, click.Abort):
-            raise
-        except Exception as exc:  # a bug: say so in one line unless debugging
-            if os.environ.get("CGP_DEBUG"):
-                raise
-            click.echo(
-                f"cgpredict: internal error: {type(exc).__name__}: {exc} "
-                f"(set CGP_DEBUG=1 for the traceback)",
-                err=True,
-            )
-            sys.exit(70)
-
-
-def _set_no_cache(ctx, param, value) -> None:
-    """``--no-cache``: the on-disk cache (diskcache.py) is neither read nor written, in this
-    process and in the workers it starts (through the environment)."""
-    if value:
-        os.environ["CGPREDICT_NO_CACHE"] = "1"
-
-
-no_cache_option = click.option(
-    "--no-cache",
-    is_flag=True,
-    expose_value=False,
-    callback=_set_no_cache,
-    help="Do not read or write the trace cache (also: CGPREDICT_NO_CACHE=1).",
-)
-
-
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="cgpredict")
-@no_cache_option
-def main() -> None:
-    """Predict how fast a single-threaded C kernel would run on an NVIDIA GPU (and an FPGA)."""
+from .errors import CGPredictError, OutputPathError
 
 
 @main.command()
 @click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("-D", "defines", multiple=True, metavar="NAME=V", help=_SIZE_HELP)
+@click.option("-D", "defines", multiple=True, metavar="NAME=V", help=SIZE_HELP)
 @click.option(
     "--function",
     "functions",
@@ -145,7 +50,7 @@ def main() -> None:
 @click.option(
     "--timeout",
     "timeout_s",
-    type=_SECONDS,
+    type=SECONDS,
     default=120.0,
     show_default=True,
     help="Stop the traced program after this many seconds.",
@@ -166,14 +71,14 @@ def main() -> None:
     "operation counts are kept for every launch.",
 )
 @click.option("--force", is_flag=True, help="Overwrite the output even if it is not a trace.")
-@_port_option
+@port_option
 def trace(source, defines, functions, output, timeout_s, max_events, max_launches, force, port):
     """Compile SOURCE, run it instrumented and write a trace of its marked kernels."""
     from .tracer import TraceOptions, trace_program
 
     output = output or Path(source.stem + ".cgptrace")
     opts = TraceOptions(
-        _macros(defines), tuple(functions), timeout_s, max_events, max_launches, port=port
+        parse_macros(defines), tuple(functions), timeout_s, max_events, max_launches, port=port
     )
     tr = trace_program(source, output, opts, force=force)
     n_mem = int(((tr.events >> 48) < 0xF000).sum()) if len(tr.events) else 0
@@ -193,101 +98,9 @@ def trace_info(trace_file):
     click.echo(render_summary(read_trace(trace_file)))
 
 
-def _progress(enabled: bool = True):
-    """A stage reporter for stderr (only on a terminal): each stage with the time so far."""
-    if not enabled or not sys.stderr.isatty():
-        return None
-    import time
-
-    start = time.perf_counter()
-
-    def report(what: str) -> None:
-        click.echo(f"[{time.perf_counter() - start:6.1f} s] {what} ...", err=True)
-
-    return report
-
-
-MODELS = ["cgpredict", "hongkim", "gpuperf"]
-
-_device_option = click.option(
-    "--device",
-    default="tk1",
-    show_default=True,
-    help="GPU: a bundled name (see `cgpredict devices`) or a .toml device file.",
-)
-
-
-def _model_option(help_text: str):
-    return click.option(
-        "--model",
-        type=click.Choice(MODELS),
-        default="cgpredict",
-        show_default=True,
-        help=help_text,
-    )
-
-
-def _block_option(what: str):
-    return click.option(
-        "--block", metavar="XxY", help=f"{what} [default: 32x32 for 2-D grids, 256x1 for 1-D]."
-    )
-
-
-def _sizing_options(command):
-    """The options every predicting command shares: sizes, kernels given by function, timeout."""
-    for option in reversed(
-        (
-            click.option(
-                "-D",
-                "defines",
-                multiple=True,
-                metavar="NAME=V",
-                help="Work size to predict, e.g. -D NI=1024 [default: the file's macros].",
-            ),
-            click.option(
-                "--trace-size",
-                "trace_defs",
-                multiple=True,
-                metavar="NAME=V",
-                help="Smaller size actually traced [default: the file's "
-                "'#pragma cgp trace', else chosen automatically].",
-            ),
-            click.option(
-                "--function",
-                "functions",
-                multiple=True,
-                metavar="NAME",
-                help="Treat the whole function NAME as a kernel (repeatable).",
-            ),
-            click.option(
-                "--timeout",
-                "timeout_s",
-                type=_SECONDS,
-                default=120.0,
-                show_default=True,
-                help="Stop the traced program after this many seconds.",
-            ),
-        )
-    ):
-        command = option(command)
-    return command
-
-
-def _sizes(items: tuple[str, ...], flag: str) -> dict[str, int]:
-    out = {}
-    for d in items:
-        name, eq, value = d.partition("=")
-        if not name.isidentifier() or not eq or not value.isdigit() or int(value) <= 0:
-            raise click.BadParameter(
-                f"{d!r}: want NAME=N with N a positive integer", param_hint=flag
-            )
-        out[name] = int(value)
-    return out
-
-
 @main.command()
 @no_cache_option
-@_sizing_options
+@sizing_options
 @click.argument(
     "source", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path)
 )
@@ -298,15 +111,15 @@ def _sizes(items: tuple[str, ...], flag: str) -> dict[str, int]:
     help="Predict from a saved trace (cgpredict trace) instead of SOURCE; the work "
     "size is then the traced size.",
 )
-@_block_option("CUDA block shape")
+@block_option("CUDA block shape")
 @click.option(
     "--grid",
     type=click.IntRange(1, 2),
     help="Map 1 or 2 outer loops to threads "
     "[default: 2 when the two outer loops are perfectly nested and independent].",
 )
-@_device_option
-@_model_option("Analytical model.")
+@device_option
+@model_option("Analytical model.")
 @click.option(
     "--batch-mode",
     type=click.Choice(["whole", "paper"]),
@@ -322,7 +135,7 @@ def _sizes(items: tuple[str, ...], flag: str) -> dict[str, int]:
     show_default=True,
     help="Registers per thread assumed for occupancy.",
 )
-@_port_option
+@port_option
 @click.option("--json", "as_json", is_flag=True, help="Print the full report as JSON.")
 def run(
     source,
@@ -345,12 +158,12 @@ def run(
     from .report import to_json, to_text
 
     opts = RunOptions(
-        block=_block(block),
+        block=parse_block(block),
         grid=grid,
         device=device,
         model=model,
-        work_sizes=_sizes(defines, "-D"),
-        trace_sizes=_sizes(trace_defs, "--trace-size"),
+        work_sizes=parse_sizes(defines, "-D"),
+        trace_sizes=parse_sizes(trace_defs, "--trace-size"),
         functions=tuple(functions),
         timeout_s=timeout_s,
         registers_per_thread=registers,
@@ -380,75 +193,13 @@ def run(
     else:
         from .api import predict
 
-        progress = _progress(not as_json)
-        report = predict(source, progress=progress, **_api_kwargs(opts))
+        progress = progress_printer(not as_json)
+        report = predict(source, progress=progress, **api_kwargs(opts))
     click.echo(to_json(report) if as_json else to_text(report))
 
 
 @main.command()
-@_device_option
-@click.option(
-    "--measured",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="Measurements from validation/measure.py [default: "
-    "validation/measured/DEVICE.json when it exists].",
-)
-@_corpus_option
-@_model_option("Analytical model.")
-@click.option("--only", multiple=True, metavar="NAME", help="Only these corpus files (stems).")
-@click.option(
-    "--out-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("validation/results"),
-    show_default=True,
-    help="Where the JSON and Markdown tables are written.",
-)
-@click.option(
-    "--fit",
-    "fit_names",
-    metavar="FIELD,...",
-    help="Also fit these physical device fields (launch_overhead_us, first_launch_us, "
-    "dd_store_cycles, dd_l2_cycles) to the measurements and print their "
-    "leave-one-kernel-out errors.",
-)
-@_port_option
-def validate(device, measured, corpus, model, only, out_dir, port, fit_names):
-    """Predict every corpus kernel and compare with GPU measurements (mean abs. % error)."""
-    from .validate import default_measured, to_markdown, write_results
-    from .validate import validate as run_validation
-
-    measured = measured or default_measured(device, Path.cwd())
-    progress = _progress()
-    v = run_validation(device, corpus, measured, model, tuple(only), progress, port)
-    click.echo(to_markdown(v))
-    written = write_results(v, out_dir)
-    click.echo(f"wrote {', '.join(str(p) for p in written)}")
-    if fit_names:
-        from .devices import load_device
-        from .fit import FIT_RANGES, leave_one_kernel_out
-
-        names = [n.strip() for n in fit_names.split(",") if n.strip()]
-        bad = [n for n in names if n not in FIT_RANGES]
-        if bad:
-            raise click.BadParameter(
-                f"{', '.join(bad)}: not fittable (choose from {', '.join(FIT_RANGES)})",
-                param_hint="--fit",
-            )
-        r = leave_one_kernel_out(v, load_device(device), names, model)
-        click.echo(
-            "fitted: " + ", ".join(f"{k} = {x:g}" for k, x in r.values.items())
-            + f"; in-sample MAPE {r.in_sample_mape:.1f} %"
-        )
-        click.echo(
-            f"leave-one-kernel-out MAPE {r.loko_mape:.1f} % (worst {r.loko_worst[0]} "
-            f"{r.loko_worst[1]:+.1f} %):"
-        )
-        for k, errs in r.loko_errors_pct.items():
-            click.echo(f"  {k:<12} " + " ".join(f"{e:+.1f}%" for e in errs))
-
-
-@main.command()
-@_sizing_options
+@sizing_options
 @click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option(
     "--fpga",
@@ -466,8 +217,8 @@ def fpga(source, fpga_device, as_json, defines, trace_defs, functions, timeout_s
     rep = estimate_source(
         source,
         fpga_device,
-        _sizes(defines, "-D"),
-        _sizes(trace_defs, "--trace-size"),
+        parse_sizes(defines, "-D"),
+        parse_sizes(trace_defs, "--trace-size"),
         tuple(functions),
         timeout_s,
     )
@@ -475,7 +226,7 @@ def fpga(source, fpga_device, as_json, defines, trace_defs, functions, timeout_s
 
 
 @main.command()
-@_sizing_options
+@sizing_options
 @click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option(
     "--gpu",
@@ -491,7 +242,7 @@ def fpga(source, fpga_device, as_json, defines, trace_defs, functions, timeout_s
     show_default=True,
     help="FPGA: a bundled name (zc702, zcu102) or a .toml device file.",
 )
-@_block_option("CUDA block shape for the GPU estimate")
+@block_option("CUDA block shape for the GPU estimate")
 @click.option(
     "--chart",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -507,14 +258,14 @@ def compare(
     from .compare import compare_to_json, compare_to_text
 
     if chart:
-        _check_chart(chart)
+        check_chart(chart)
     c = run_compare(
         source,
-        _block(block),
+        parse_block(block),
         gpu_device,
-        _sizes(defines, "-D"),
+        parse_sizes(defines, "-D"),
         fpga=fpga_device,
-        trace_sizes=_sizes(trace_defs, "--trace-size"),
+        trace_sizes=parse_sizes(trace_defs, "--trace-size"),
         functions=tuple(functions),
         timeout_s=timeout_s,
     )
@@ -533,11 +284,11 @@ def compare(
 
 
 @main.command()
-@_sizing_options
+@sizing_options
 @click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@_block_option("Current CUDA block shape")
-@_device_option
-@_model_option("Analytical model the fixes are predicted with.")
+@block_option("Current CUDA block shape")
+@device_option
+@model_option("Analytical model the fixes are predicted with.")
 @click.option(
     "--tiled",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -549,7 +300,7 @@ def compare(
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write the GPUPerf benefit chart (.png/.svg/.pdf, a new file; needs matplotlib).",
 )
-@_port_option
+@port_option
 @click.option("--json", "as_json", is_flag=True, help="Print the advice as JSON.")
 def advise(
     source,
@@ -571,19 +322,19 @@ def advise(
     from .pipeline import RunOptions
 
     opts = RunOptions(
-        block=_block(block),
+        block=parse_block(block),
         device=device,
         model=model,
-        work_sizes=_sizes(defines, "-D"),
-        trace_sizes=_sizes(trace_defs, "--trace-size"),
+        work_sizes=parse_sizes(defines, "-D"),
+        trace_sizes=parse_sizes(trace_defs, "--trace-size"),
         functions=tuple(functions),
         timeout_s=timeout_s,
         port=port,
     )
     if chart:
-        _check_chart(chart)
-    progress = _progress(not as_json)
-    a = run_advise(source, tiled=tiled, progress=progress, **_api_kwargs(opts))
+        check_chart(chart)
+    progress = progress_printer(not as_json)
+    a = run_advise(source, tiled=tiled, progress=progress, **api_kwargs(opts))
     if as_json:
         click.echo(a.to_json())
     else:
@@ -598,7 +349,7 @@ def advise(
 
 
 @main.command()
-@_sizing_options
+@sizing_options
 @click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option(
     "-o",
@@ -606,10 +357,10 @@ def advise(
     type=click.Path(dir_okay=False, path_type=Path),
     help="HTML page to write [default: SOURCE stem + .html in the current directory].",
 )
-@_block_option("CUDA block shape")
-@_device_option
-@_model_option("Analytical model.")
-@_port_option
+@block_option("CUDA block shape")
+@device_option
+@model_option("Analytical model.")
+@port_option
 @click.option(
     "--fpga",
     "fpga_device",
@@ -664,15 +415,15 @@ def report(
         browser = check_pdf(pdf)
     page = report_page(
         source,
-        _block(block),
+        parse_block(block),
         device,
-        _sizes(defines, "-D"),
+        parse_sizes(defines, "-D"),
         port,
         advice="none" if no_advice else advice,
         fpga=None if no_fpga else fpga_device,
-        progress=_progress(),
+        progress=progress_printer(),
         model=model,
-        trace_sizes=_sizes(trace_defs, "--trace-size"),
+        trace_sizes=parse_sizes(trace_defs, "--trace-size"),
         functions=tuple(functions),
         timeout_s=timeout_s,
     )
@@ -699,157 +450,6 @@ def schema(command):
     click.echo(json.dumps(json_schema(command), indent=2, sort_keys=True))
 
 
-CHART_FORMATS = (".png", ".svg", ".pdf")
-
-
-def _check_chart(chart: Path) -> None:
-    """Everything about --chart that can fail, checked before the (long) analysis."""
-    import importlib.util
-
-    if chart.suffix.lower() not in CHART_FORMATS:
-        raise click.BadParameter(
-            f"{chart}: want a {'/'.join(CHART_FORMATS)} file", param_hint="--chart"
-        )
-    if chart.exists() or chart.is_symlink():
-        raise click.BadParameter(f"{chart} exists; choose another path", param_hint="--chart")
-    check_writable(chart, "chart")
-    if importlib.util.find_spec("matplotlib") is None:
-        raise click.UsageError("--chart needs matplotlib: pip install 'cgpredict[plot]'")
-
-
-def _api_kwargs(opts) -> dict:
-    """RunOptions as the keywords of the library API (api.py): the CLI calls the library."""
-    import dataclasses
-
-    d = {f.name: getattr(opts, f.name) for f in dataclasses.fields(opts)}
-    d["sizes"] = d.pop("work_sizes")
-    return d
-
-
-def _block(text):
-    from .warps import Block, MappingError
-
-    try:
-        return Block.parse(text) if text else None
-    except MappingError as exc:
-        raise click.BadParameter(str(exc), param_hint="--block") from None
-
-
-@main.command()
-@click.option(
-    "--measured",
-    required=True,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="Measured times: the shared jsonl (bench, size, block_x, block_y, kernel_ms_median), "
-    "a validation/measure.py JSON or a {BENCH: {work, grid, measured_ms}} table.",
-)
-@click.option(
-    "--device",
-    help="GPU the times were measured on [default: named by the file or its GPU].",
-)
-@click.option(
-    "--counters",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="Nsight Compute counters (ncu --csv --page raw) of one run of each measured "
-    "configuration, matched to it by kernel, block and grid.",
-)
-@_corpus_option
-@_model_option("Analytical model that supplies the features and the baseline.")
-@click.option(
-    "--out",
-    "out_dir",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="Existing folder for features.csv, importance.png, pca_biplot.png and "
-    "partial_dependence.png.",
-)
-@click.option(
-    "--jobs",
-    type=click.IntRange(min=1),
-    default=min(2, os.cpu_count() or 1),
-    show_default="2, or 1 on one core",
-    help="Corpus files predicted at once (worker processes).",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print everything as JSON.")
-def explain(measured, device, counters, corpus, model, out_dir, jobs, as_json):
-    """What drives the measured time: a random forest beside the analytical model."""
-    import importlib.util
-
-    if importlib.util.find_spec("sklearn") is None:
-        raise click.UsageError("explain needs scikit-learn: pip install 'cgpredict[stats]'")
-    if out_dir is not None and importlib.util.find_spec("matplotlib") is None:
-        raise click.UsageError("--out needs matplotlib: pip install 'cgpredict[stats]'")
-    from .stats.explain import explain as run_explain
-    from .stats.explain import to_json, to_text, write_outputs
-
-    if out_dir is not None:
-        check_writable(out_dir / "features.csv", "features")
-    e = run_explain(measured, device, corpus, model, counters, _progress(not as_json), jobs)
-    click.echo(to_json(e) if as_json else to_text(e), nl=not as_json)
-    if out_dir is not None:
-        try:
-            written = write_outputs(e, out_dir)
-        except OSError as exc:
-            raise OutputPathError(f"cannot write to {out_dir}: {exc.strerror or exc}") from None
-        if not as_json:
-            click.echo("wrote " + ", ".join(str(p) for p in written))
-
-
-@main.command()
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Device file to write [default: <gpu-name>.toml in the current directory]; "
-    "the raw results go beside it as <name>.raw.json.",
-)
-@click.option(
-    "--base",
-    default="h100",
-    show_default=True,
-    help="Device (name or .toml path) supplying every field that is not measured.",
-)
-@click.option(
-    "--only",
-    metavar="NAMES",
-    help="Comma-separated micro-benchmarks to run (props always runs): latency_l1, "
-    "latency_l2, line_l1, line_l2, smem, stream_l2, stream_dram, bandwidth, "
-    "inst, barrier, energy.",
-)
-@click.option(
-    "--timeout",
-    "timeout_s",
-    type=_SECONDS,
-    default=300.0,
-    show_default=True,
-    help="Stop a micro-benchmark after this many seconds.",
-)
-@click.option("--no-energy", is_flag=True, help="Skip the NVML power/energy runs.")
-@click.option(
-    "--from-raw",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="Analyse a saved <name>.raw.json again instead of measuring (no GPU needed).",
-)
-@click.option("--force", is_flag=True, help="Overwrite an existing device file and raw results.")
-def calibrate(output, base, only, timeout_s, no_energy, from_raw, force):
-    """Measure the local NVIDIA GPU with micro-benchmarks and write a device file."""
-    from . import calibrate as cal
-
-    if from_raw:
-        raw = cal.load_raw(from_raw)
-        result = cal.finish_from_raw(
-            raw, output or cal.default_output(raw.get("gpu_name", "")), base, force
-        )
-    else:
-        progress = _progress()
-        names = [n.strip() for n in only.split(",") if n.strip()] if only else None
-        result = cal.calibrate(
-            output, base, names, timeout_s, force=force, energy=not no_energy, progress=progress
-        )
-    click.echo(cal.format_result(result))
-    click.echo(
-        f"use it with: --device {result.output}  (or put its folder in "
-        f"$CGPREDICT_DEVICE_PATH and pass --device {result.output.stem})"
-    )
 
 
 @main.command()
@@ -901,7 +501,7 @@ def doctor():
     click.echo(f"numba cache dir: {ncfg.CACHE_DIR or '(next to the package, __pycache__)'}")
 
 
-from . import cli_explore  # noqa: E402  (registers cache and sweep on main)
+from . import cli_explore, cli_measure  # noqa: E402,F401  (their commands join main)
 
 cli_explore.register(main)
 

@@ -118,7 +118,7 @@ def _same(row: dict, c) -> bool:
 
 def register(main: click.Group) -> None:
     """Add ``cache`` and ``sweep`` to the main group."""
-    from .cli import no_cache_option
+    from .cli_common import no_cache_option
 
     main.add_command(cache_group)
     main.add_command(no_cache_option(sweep))

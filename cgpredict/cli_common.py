@@ -1,0 +1,255 @@
+"""What every command module of the command line shares: the ``main`` group (one-line
+errors, exit codes), the size, block, model and device options, progress and the small
+parsers. ``cli.py`` (predictions), ``cli_measure.py`` (validation, calibration, the
+statistical model) and ``cli_explore.py`` (cache, sweep) add their commands to ``main``."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from . import __version__
+from .errors import CGPredictError, check_writable
+
+SIZE_HELP = "Set a size macro for compilation, e.g. -D NI=128 (repeatable)."
+
+
+def parse_macros(defines: tuple[str, ...]) -> dict[str, str]:
+    out = {}
+    for d in defines:
+        name, eq, value = d.partition("=")
+        if not name.isidentifier():
+            raise click.BadParameter(f"{d!r}: want NAME=VALUE", param_hint="-D")
+        out[name] = value if eq else "1"
+    return out
+
+
+class _Seconds(click.ParamType):
+    """A finite positive number of seconds."""
+
+    name = "seconds"
+
+    def convert(self, value, param, ctx):
+        import math
+
+        try:
+            x = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r}: want a positive number of seconds", param, ctx)
+        if not (math.isfinite(x) and x > 0):
+            self.fail(f"{value!r}: want a finite positive number of seconds", param, ctx)
+        return x
+
+
+SECONDS = _Seconds()
+
+
+corpus_option = click.option(
+    "--corpus",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=Path("polybench_c"),
+    show_default=True,
+    help="Folder of corpus kernels (the measured benchmarks name its files).",
+)
+
+port_option = click.option(
+    "--port",
+    type=click.Choice(["plain", "restrict"]),
+    default="plain",
+    show_default=True,
+    help="The CUDA port predicted: arrays as plain pointer parameters (a first port, "
+    "PolyBench/GPU) or each array __restrict__.",
+)
+
+
+class _Group(click.Group):
+    """Turns cgpredict's own errors into one line on stderr and the error's exit code; click's
+    usage errors too (`cgpredict: error: ...`, exit 2), without the multi-line usage banner."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            rv = super().main(args, prog_name, complete_var, False, **extra)
+        except click.ClickException as exc:
+            msg = " ".join(exc.format_message().split("\n"))
+            if isinstance(exc, click.UsageError) and exc.ctx is not None:
+                msg += f" (see '{exc.ctx.command_path} --help')"
+            click.echo(f"cgpredict: error: {msg}", err=True)
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except CGPredictError as exc:
+            click.echo(f"cgpredict: error: {exc}", err=True)
+            sys.exit(exc.exit_code)
+        except (click.exceptions.Exit, click.ClickException, click.Abort):
+            raise
+        except Exception as exc:  # a bug: say so in one line unless debugging
+            if os.environ.get("CGP_DEBUG"):
+                raise
+            click.echo(
+                f"cgpredict: internal error: {type(exc).__name__}: {exc} "
+                f"(set CGP_DEBUG=1 for the traceback)",
+                err=True,
+            )
+            sys.exit(70)
+
+
+def _set_no_cache(ctx, param, value) -> None:
+    """``--no-cache``: the on-disk cache (diskcache.py) is neither read nor written, in this
+    process and in the workers it starts (through the environment)."""
+    if value:
+        os.environ["CGPREDICT_NO_CACHE"] = "1"
+
+
+no_cache_option = click.option(
+    "--no-cache",
+    is_flag=True,
+    expose_value=False,
+    callback=_set_no_cache,
+    help="Do not read or write the trace cache (also: CGPREDICT_NO_CACHE=1).",
+)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="cgpredict")
+@no_cache_option
+def main() -> None:
+    """Predict how fast a single-threaded C kernel would run on an NVIDIA GPU (and an FPGA)."""
+
+
+def progress_printer(enabled: bool = True):
+    """A stage reporter for stderr (only on a terminal): each stage with the time so far."""
+    if not enabled or not sys.stderr.isatty():
+        return None
+    import time
+
+    start = time.perf_counter()
+
+    def report(what: str) -> None:
+        click.echo(f"[{time.perf_counter() - start:6.1f} s] {what} ...", err=True)
+
+    return report
+
+
+MODELS = ["cgpredict", "hongkim", "gpuperf"]
+
+device_option = click.option(
+    "--device",
+    default="tk1",
+    show_default=True,
+    help="GPU: a bundled name (see `cgpredict devices`) or a .toml device file.",
+)
+
+
+def model_option(help_text: str):
+    return click.option(
+        "--model",
+        type=click.Choice(MODELS),
+        default="cgpredict",
+        show_default=True,
+        help=help_text,
+    )
+
+
+def block_option(what: str):
+    return click.option(
+        "--block", metavar="XxY", help=f"{what} [default: 32x32 for 2-D grids, 256x1 for 1-D]."
+    )
+
+
+def sizing_options(command):
+    """The options every predicting command shares: sizes, kernels given by function, timeout."""
+    for option in reversed(
+        (
+            click.option(
+                "-D",
+                "defines",
+                multiple=True,
+                metavar="NAME=V",
+                help="Work size to predict, e.g. -D NI=1024 [default: the file's macros].",
+            ),
+            click.option(
+                "--trace-size",
+                "trace_defs",
+                multiple=True,
+                metavar="NAME=V",
+                help="Smaller size actually traced [default: the file's "
+                "'#pragma cgp trace', else chosen automatically].",
+            ),
+            click.option(
+                "--function",
+                "functions",
+                multiple=True,
+                metavar="NAME",
+                help="Treat the whole function NAME as a kernel (repeatable).",
+            ),
+            click.option(
+                "--timeout",
+                "timeout_s",
+                type=SECONDS,
+                default=120.0,
+                show_default=True,
+                help="Stop the traced program after this many seconds.",
+            ),
+        )
+    ):
+        command = option(command)
+    return command
+
+
+def parse_sizes(items: tuple[str, ...], flag: str) -> dict[str, int]:
+    out = {}
+    for d in items:
+        name, eq, value = d.partition("=")
+        if not name.isidentifier() or not eq or not value.isdigit() or int(value) <= 0:
+            raise click.BadParameter(
+                f"{d!r}: want NAME=N with N a positive integer", param_hint=flag
+            )
+        out[name] = int(value)
+    return out
+
+
+CHART_FORMATS = (".png", ".svg", ".pdf")
+
+
+def check_chart(chart: Path) -> None:
+    """Everything about --chart that can fail, checked before the (long) analysis."""
+    import importlib.util
+
+    if chart.suffix.lower() not in CHART_FORMATS:
+        raise click.BadParameter(
+            f"{chart}: want a {'/'.join(CHART_FORMATS)} file", param_hint="--chart"
+        )
+    if chart.exists() or chart.is_symlink():
+        raise click.BadParameter(f"{chart} exists; choose another path", param_hint="--chart")
+    check_writable(chart, "chart")
+    if importlib.util.find_spec("matplotlib") is None:
+        raise click.UsageError("--chart needs matplotlib: pip install 'cgpredict[plot]'")
+
+
+def api_kwargs(opts) -> dict:
+    """RunOptions as the keywords of the library API (api.py): the CLI calls the library."""
+    import dataclasses
+
+    d = {f.name: getattr(opts, f.name) for f in dataclasses.fields(opts)}
+    d["sizes"] = d.pop("work_sizes")
+    return d
+
+
+def parse_block(text):
+    from .warps import Block, MappingError
+
+    try:
+        return Block.parse(text) if text else None
+    except MappingError as exc:
+        raise click.BadParameter(str(exc), param_hint="--block") from None

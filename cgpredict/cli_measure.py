@@ -179,7 +179,7 @@ def explain(measured, device, counters, corpus, model, out_dir, jobs, as_json):
 @click.option("--force", is_flag=True, help="Overwrite an existing device file and raw results.")
 def calibrate(output, base, only, timeout_s, no_energy, from_raw, force):
     """Measure the local NVIDIA GPU with micro-benchmarks and write a device file."""
-    from . import calibrate as cal
+    from .calibration import run as cal
 
     if from_raw:
         raw = cal.load_raw(from_raw)

@@ -14,8 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from cgpredict import calibrate as cal
-from cgpredict.calibrate_analysis import (
+from cgpredict.calibration import run as cal
+from cgpredict.calibration.analysis import (
     EnergyRun,
     analyse,
     bank_conflict_cost,

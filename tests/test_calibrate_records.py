@@ -1,4 +1,4 @@
-"""Tests of cgpredict.calibrate_records: device fields from JSON-lines micro-benchmark records,
+"""Tests of cgpredict.calibration.records: device fields from JSON-lines micro-benchmark records,
 each footprint assigned to a cache level by the device's own sizes (derived by hand)."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from cgpredict.calibrate import finish_from_raw, load_raw
-from cgpredict.calibrate_records import RecordsError, analyse_records, read_records
+from cgpredict.calibration.run import finish_from_raw, load_raw
+from cgpredict.calibration.records import RecordsError, analyse_records, read_records
 from cgpredict.devices import load_device
 
 RAW = Path(__file__).resolve().parents[1] / "validation" / "measured" / "raw"

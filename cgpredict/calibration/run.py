@@ -1,11 +1,11 @@
 """`cgpredict calibrate`: measure the local GPU, write a device file from the results (SPEC §6).
 
-Steps: find an NVIDIA GPU (`nvidia-smi`) and `nvcc`; build `cgpredict/microbench/*.cu`
+Steps: find an NVIDIA GPU (`nvidia-smi`) and `nvcc`; build `cgpredict/calibration/microbench/*.cu`
 (`nvcc -O3 -arch=native`, else the GPU's `sm_XY`); run each micro-benchmark with a timeout
 (each prints one JSON line of raw numbers); sample power through NVML (`pynvml` from the
 optional `nvidia-ml-py`, group `[gpu]`) around the energy runs; save the raw results as
 `<name>.raw.json` (before any analysis, so that no later failure loses them); analyse them
-(`cgpredict.calibrate_analysis`, pure functions); render a device file from a base device file
+(`cgpredict.calibration.analysis`, pure functions); render a device file from a base device file
 (datasheet fields) with the measured fields replaced and a `[provenance.notes]` entry for each
 (a measured value the file cannot take keeps the base value, with a note). `finish_from_raw`
 redoes the last two steps from a saved raw file, without a GPU.
@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from cgpredict import devices as _devices
-from cgpredict.calibrate_analysis import Analysis, Measured, analyse, integrate_energy_j
-from cgpredict.calibrate_records import analyse_records, read_records
+from cgpredict.calibration.analysis import Analysis, Measured, analyse, integrate_energy_j
+from cgpredict.calibration.records import analyse_records, read_records
 from cgpredict.devices import GPUDevice, device_path, load_device_file
 from cgpredict.errors import CGPredictError
 
@@ -59,7 +59,7 @@ __all__ = [
     "render_device_toml",
 ]
 
-# Micro-benchmark name -> source file (cgpredict/microbench/); `props` always runs.
+# Micro-benchmark name -> source file (cgpredict/calibration/microbench/); `props` always runs.
 BENCHMARKS: dict[str, str] = {
     "props": "props.cu",
     "latency_l1": "pchase.cu",
@@ -170,7 +170,7 @@ def find_nvcc(explicit: str | None = None) -> str:
 
 def microbench_dir() -> Path:
     """The folder of the micro-benchmark sources shipped with cgpredict."""
-    return Path(str(resources.files("cgpredict") / "microbench"))
+    return Path(str(resources.files("cgpredict.calibration") / "microbench"))
 
 
 def pick_arch(nvcc: str, gpu: GPUInfo, work: Path) -> str:
@@ -709,7 +709,7 @@ def finish_from_raw(
     doc, dev = _base_doc(base)
     bench = raw.get("benchmarks", {})
     try:
-        if "records" in raw:  # JSON-lines micro-benchmark records (calibrate_records.py)
+        if "records" in raw:  # JSON-lines micro-benchmark records (calibration/records.py)
             analysis = analyse_records(raw["records"], dev, Path(source or "records").name)
         else:
             analysis = analyse(
@@ -885,7 +885,7 @@ def format_result(result: CalibrationResult) -> str:
 
 def load_raw(path: Path) -> dict[str, Any]:
     """A raw results file written by `calibrate` (for `finish_from_raw`), or a JSON-lines file
-    of micro-benchmark records (``{"ubench": ...}`` per line, calibrate_records.py)."""
+    of micro-benchmark records (``{"ubench": ...}`` per line, calibration/records.py)."""
     if Path(path).suffix == ".jsonl":
         return {"records": read_records(path), "_path": str(path), "benchmarks": {}}
     try:

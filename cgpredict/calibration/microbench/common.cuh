@@ -1,9 +1,9 @@
-// Shared helpers of the cgpredict calibration micro-benchmarks (cgpredict/calibrate.py).
+// Shared helpers of the cgpredict calibration micro-benchmarks (cgpredict/calibration/run.py).
 //
 // Every micro-benchmark is one program that takes `key=value` arguments and prints exactly one
 // JSON object on one line to stdout: raw numbers only (cycles from clock64(), event times,
 // byte / operation counts, host wall-clock windows for the power sampler). The analysis lives
-// in Python (cgpredict/calibrate_analysis.py). Diagnostics go to stderr.
+// in Python (cgpredict/calibration/analysis.py). Diagnostics go to stderr.
 #pragma once
 #include <chrono>
 #include <cstdio>

@@ -24,9 +24,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .calibrate_analysis import Analysis, Measured
-from .devices import GPUDevice
-from .errors import CGPredictError
+from ..devices import GPUDevice
+from ..errors import CGPredictError
+from .analysis import Analysis, Measured
 
 __all__ = ["RecordsError", "analyse_records", "read_records"]
 

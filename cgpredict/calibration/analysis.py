@@ -1,10 +1,10 @@
 """Analysis of the calibration micro-benchmarks: raw numbers in, device parameters out (SPEC §6).
 
 Every function here is pure (no GPU, no files) so that it can be tested on synthetic data. The
-micro-benchmarks (`cgpredict/microbench/*.cu`) print raw cycles, times and counts; `analyse`
-turns one dictionary of those raw results (benchmark name -> its JSON object) into
-`Measured` values keyed by device-file field name. `cgpredict.calibrate` runs the programs and
-writes the device file.
+micro-benchmarks (`cgpredict/calibration/microbench/*.cu`) print raw cycles, times and counts;
+`analyse` turns one dictionary of those raw results (benchmark name -> its JSON object) into
+`Measured` values keyed by device-file field name. `cgpredict.calibration.run` runs the
+programs and writes the device file.
 """
 
 from __future__ import annotations

@@ -477,6 +477,7 @@ def combined_fix(
     fixes: list[Fix],
     tiled: Path | None,
     notes: list[str],
+    rbase: Report | None = None,
 ) -> Fix | None:
     """Register accumulation together with another fix, re-predicted as one change (the
     effects do not multiply: tiling already keeps the sum in a register). Every coalescing
@@ -486,7 +487,8 @@ def combined_fix(
     if not others:
         return None
     ropts = dataclasses.replace(opts, port="restrict")
-    rbase = prep_restrict.analyze(ropts)
+    # the restrict port's own prediction: the register fix's report when it has one
+    rbase = rbase if rbase is not None else prep_restrict.analyze(ropts)
     restrict_coal = {}
     if any(f.kind == "coalescing" for f in others):
         restrict_coal = {f.title: f for f in coalescing_fixes(prep_restrict, ropts, rbase, notes)}
@@ -599,7 +601,9 @@ def advise_prepared(
             if reg:
                 fixes.append(reg)
             # a tiled file of the user's is predicted as written: its accumulation is its own
-            both = None if tiled else combined_fix(prep_r, opts, base, fixes, tiled, notes)
+            both = None if tiled else combined_fix(
+                prep_r, opts, base, fixes, tiled, notes, reg.report if reg else None
+            )
             if both:
                 fixes.append(both)
     # the baseline's own warnings (unsafe port, block replaced, staging dropped, ...)

@@ -171,6 +171,12 @@ class GPUDevice:
         return self.dram_bandwidth_bytes_per_s / self.freq_hz
 
     @property
+    def store_cycles(self) -> float:
+        """Cycles an SM's store path is busy per store sector: dd_store_cycles, else the
+        L2's departure delay (a file that does not tell stores from loads)."""
+        return self.dd_l2_cycles if self.dd_store_cycles is None else self.dd_store_cycles
+
+    @property
     def registers_per_block(self) -> int:
         return self.registers_per_block_max or self.registers_per_sm
 

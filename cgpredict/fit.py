@@ -82,7 +82,7 @@ def _effective(device: GPUDevice, name: str) -> float:
     """The value the model uses for field ``name``: an unset store cost is the L2's."""
     value = getattr(device, name)
     if value is None and name == "dd_store_cycles":
-        return device.dd_l2_cycles
+        return device.store_cycles
     return value if value is not None else FIT_RANGES[name][0]
 
 

@@ -392,25 +392,19 @@ def _function_body(source: str, name: str) -> tuple[int, int] | None:
 def _plain_function(text: str, source: str, name: str, tag: int) -> str:
     """``text`` with the body of the function ``name`` (its definition, not a prototype or a
     call) wrapped in the plain port's opaque-pointer scope; lines do not move."""
-    for m in re.finditer(rf"(?<![\w.>]){re.escape(name)}\s*\(", text):
-        after = _skip_space(text, _match(text, m.end() - 1, "(", ")"))
-        while text.startswith("__attribute__", after):
-            after = _skip_space(text, _match(text, text.index("(", after), "(", ")"))
-        if after < len(text) and text[after] == "{":
-            end = _match(text, after, "{", "}")
-            arrays = indexed_arrays(text[after + 1 : end - 1], source)
-            opening, closing = plain_port_brackets(arrays, tag)
-            # only where no access moves: the braces alone at the ends of their lines (a
-            # body written on the line of its brace is traced as written, the restrict port)
-            line_rest = text[after + 1 : text.find("\n", after) % (len(text) + 1)]
-            line_head = text[text.rfind("\n", 0, end - 1) + 1 : end - 1]
-            if not opening or line_rest.strip() or line_head.strip():
-                return text
-            return (
-                text[: after + 1] + opening + text[after + 1 : end - 1] + closing
-                + text[end - 1 :]
-            )
-    return text
+    body = _function_body(text, name)
+    if body is None:
+        return text
+    start, stop = body  # after the opening brace, at the closing one
+    arrays = indexed_arrays(text[start:stop], source)
+    opening, closing = plain_port_brackets(arrays, tag)
+    # only where no access moves: the braces alone at the ends of their lines (a body
+    # written on the line of its brace is traced as written, the restrict port)
+    line_rest = text[start : text.find("\n", start - 1) % (len(text) + 1)]
+    line_head = text[text.rfind("\n", 0, stop) + 1 : stop]
+    if not opening or line_rest.strip() or line_head.strip():
+        return text
+    return text[:start] + opening + text[start:stop] + closing + text[stop:]
 
 
 def _close_region(source, offsets, idx, pending, shared, index) -> tuple[RegionSpec, int]:

@@ -155,6 +155,22 @@ def form_warps_auto(
 
 
 @njit(cache=True, nogil=True)
+def _loop_step(e, tag, in_d1, in_d2, cur1, cur2, open2):  # pragma: no cover - numba
+    """(depth-1 index, depth-2 index, depth-2 iteration open) after loop marker ``e``: a
+    depth-1 iteration closes any depth-2 one, a depth-2 iteration is open only inside a
+    depth-1 one, a depth-2 loop's exit closes it."""
+    loop = (e >> 32) & 0xFFFF
+    if tag == TAG_LOOP:
+        if loop < in_d1.shape[0] and in_d1[loop]:
+            return np.int64(e & 0xFFFFFFFF), cur2, False
+        if loop < in_d2.shape[0] and in_d2[loop]:
+            return cur1, np.int64(e & 0xFFFFFFFF), cur1 >= 0
+    elif loop < in_d2.shape[0] and in_d2[loop]:
+        return cur1, cur2, False
+    return cur1, cur2, open2
+
+
+@njit(cache=True, nogil=True)
 def _indices_kernel(ev, in_d1, in_d2):  # pragma: no cover - numba
     n = ev.shape[0]
     i1 = np.full(n, -1, np.int64)
@@ -167,18 +183,8 @@ def _indices_kernel(ev, in_d1, in_d2):  # pragma: no cover - numba
         e = ev[t]
         tag = e >> 48
         if tag == TAG_LOOP or tag == TAG_EXIT:
-            loop = (e >> 32) & 0xFFFF
-            if tag == TAG_LOOP:
-                if loop < in_d1.shape[0] and in_d1[loop]:
-                    cur1 = np.int64(e & 0xFFFFFFFF)
-                    open2 = False
-                    max1 = max(max1, cur1)
-                elif loop < in_d2.shape[0] and in_d2[loop]:
-                    cur2 = np.int64(e & 0xFFFFFFFF)
-                    open2 = cur1 >= 0
-                    max2 = max(max2, cur2)
-            elif loop < in_d2.shape[0] and in_d2[loop]:
-                open2 = False
+            cur1, cur2, open2 = _loop_step(e, tag, in_d1, in_d2, cur1, cur2, open2)
+            max1, max2 = max(max1, cur1), max(max2, cur2)
         i1[t] = cur1
         i2[t] = cur2
         valid2[t] = open2
@@ -212,18 +218,8 @@ def _map_kernel(ev, in_d1, in_d2, mode):  # pragma: no cover - numba
             e = ev[t]
             tag = e >> 48
             if tag == TAG_LOOP or tag == TAG_EXIT:
-                loop = (e >> 32) & 0xFFFF
-                if tag == TAG_LOOP:
-                    if loop < in_d1.shape[0] and in_d1[loop]:
-                        cur1 = np.int64(e & 0xFFFFFFFF)
-                        open2 = False
-                        max1 = max(max1, cur1)
-                    elif loop < in_d2.shape[0] and in_d2[loop]:
-                        cur2 = np.int64(e & 0xFFFFFFFF)
-                        open2 = cur1 >= 0
-                        max2 = max(max2, cur2)
-                elif loop < in_d2.shape[0] and in_d2[loop]:
-                    open2 = False
+                cur1, cur2, open2 = _loop_step(e, tag, in_d1, in_d2, cur1, cur2, open2)
+                max1, max2 = max(max1, cur1), max(max2, cur2)
                 continue
             if tag >= TAG_MARKERS:
                 continue

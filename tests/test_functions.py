@@ -47,6 +47,17 @@ def _mem(kernel) -> dict[tuple[str, str], tuple[str, float]]:
     return {(m.text, m.kind): (m.pattern, m.per_thread) for m in kernel.mem}
 
 
+def _assert_same_kernels(got, ref, comp: bool = False) -> None:
+    """Kernel by kernel, ``got`` predicts as ``ref``: grid, launches, blocks, memory
+    instructions, time within 5 % (and, with ``comp``, computation within 5 %)."""
+    for g, r in zip(got.kernels, ref.kernels):
+        assert (g.grid_threads, g.launches, g.blocks) == (r.grid_threads, r.launches, r.blocks)
+        assert _mem(g) == _mem(r)
+        if comp:
+            assert g.profile.comp_insts == pytest.approx(r.profile.comp_insts, rel=0.05)
+        assert g.total_ms == pytest.approx(r.total_ms, rel=0.05)
+
+
 @pytest.mark.parametrize("static", [True, False])
 def test_a_function_the_optimiser_would_inline_is_one_kernel(tmp_path, static):
     rep = predict_source(_source(tmp_path, static), RunOptions(functions=("saxpy",)))
@@ -189,10 +200,7 @@ def test_corpus_kernels_reading_main_locals_rewritten_as_functions(tmp_path, nam
     ref = predict_source(tmp_path / f"{name}.c", RunOptions(**opts))
     got = predict_source(src, RunOptions(functions=tuple(kernels), **opts))
     assert [k.name for k in got.kernels] == [k.name for k in ref.kernels] == kernels
-    for g, r in zip(got.kernels, ref.kernels):
-        assert (g.grid_threads, g.launches, g.blocks) == (r.grid_threads, r.launches, r.blocks)
-        assert _mem(g) == _mem(r)
-        assert g.total_ms == pytest.approx(r.total_ms, rel=0.05)
+    _assert_same_kernels(got, ref)
 
 
 # files whose kernels use only globals (2dconv, fdtd2d, ... read locals of main)
@@ -212,11 +220,7 @@ def test_corpus_kernels_rewritten_as_functions_predict_as_their_pragmas(tmp_path
     ref = predict_source(POLYBENCH / f"{name}.c", RunOptions(**opts))
     got = predict_source(src, RunOptions(functions=tuple(kernels), **opts))
     assert [k.name for k in got.kernels] == [k.name for k in ref.kernels] == kernels
-    for g, r in zip(got.kernels, ref.kernels):
-        assert (g.grid_threads, g.launches, g.blocks) == (r.grid_threads, r.launches, r.blocks)
-        assert _mem(g) == _mem(r)
-        assert g.profile.comp_insts == pytest.approx(r.profile.comp_insts, rel=0.05)
-        assert g.total_ms == pytest.approx(r.total_ms, rel=0.05)
+    _assert_same_kernels(got, ref, comp=True)
 
 
 def as_one_function(text: str) -> tuple[str, list[str]] | None:
@@ -252,10 +256,7 @@ def test_a_function_with_several_loop_nests_is_a_kernel_per_nest(tmp_path, name)
     got = predict_source(src, RunOptions(functions=("all_nests",), **opts))
     assert [k.name for k in got.kernels] == [f"all_nests_k{j + 1}" for j in range(len(kernels))]
     assert len(kernels) >= 2
-    for g, r in zip(got.kernels, ref.kernels):
-        assert (g.grid_threads, g.launches, g.blocks) == (r.grid_threads, r.launches, r.blocks)
-        assert _mem(g) == _mem(r)
-        assert g.total_ms == pytest.approx(r.total_ms, rel=0.05)
+    _assert_same_kernels(got, ref)
 
 
 def test_nests_of_a_function_called_twice_launch_twice(tmp_path):

@@ -70,10 +70,9 @@ def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry
     dram_cycles = dram_bytes / device.dram_bandwidth_bytes_per_s * device.freq_hz
     warp_insts = warps * (profile.total_insts + profile.shared.transactions)
     issue_cycles = warp_insts * device.inst_cycles_per_warp_inst / sms
-    dd_store = device.dd_l2_cycles if device.dd_store_cycles is None else device.dd_store_cycles
     warp_bytes = device.warp_size * profile.bytes_per_access
     partial = st.partial_sectors(warp_bytes, device.l2_sector_bytes)
-    store_cycles = (st.l2_trans + partial) * dd_store
+    store_cycles = (st.l2_trans + partial) * device.store_cycles
     # loads' data returns on the reply network, stores' data rides the request network; the
     # two are separate (full duplex), so the slower of the two paths bounds the launch
     l2_cycles = warps * max(l2_loads * device.dd_l2_cycles, store_cycles) / sms

@@ -21,10 +21,10 @@ time per access, O(K * A) memory, no sort and no per-line state. Hits are usuall
 associativities (<= 32).
 
 For a high associativity (more than ``_STACK_MAX_WAYS`` ways, e.g. a fully associative cache)
-an O(A) scan per access gets slow, and ``_lru_list_kernel`` is used instead: lines are renumbered
-densely (``np.unique``, O(n log n)) and each set's stack is a doubly linked list over line ids
-with a residency flag per line: O(1) per access, O(n) memory. Both kernels compute the same
-mask (tested).
+an O(A) scan per access gets slow, and ``_lru_list_kernel`` is used instead: lines are
+renumbered densely (``dense_ids``, a hash table, O(n)) and each set's stack is a doubly linked
+list over line ids with a residency flag per line: O(1) per access, O(n) memory. Both kernels
+compute the same mask (tested).
 
 ``sector_hit_mask`` extends the stack with a bitmask of fetched sectors per resident line, for
 sectored caches (128-B lines of 32-B sectors on recent NVIDIA GPUs): tags and LRU order at line
@@ -43,13 +43,14 @@ __all__ = [
     "CacheConfig",
     "CacheStats",
     "analyze_cache",
+    "dense_ids",
     "hit_mask",
     "line_addresses",
     "sector_hit_mask",
 ]
 
 # Above this associativity hit_mask switches from the O(A) LRU stack to the O(1) linked list
-# (whose np.unique renumbering costs O(n log n)). Measured crossover on random traces: between
+# (which first renumbers the lines with a hash table). Measured crossover on random traces: between
 # 64 and 128 ways; on GEMM-like traces the stack stays faster up to 256 ways.
 _STACK_MAX_WAYS = 64
 # Sector-valid bits are kept in one uint64 per resident line.
@@ -236,14 +237,59 @@ def _lru_list_kernel(ids, set_of_id, n_sets, ways, out):
         head[s] = i
 
 
+@njit(cache=True, nogil=True)
+def _dense_ids_kernel(keys, shift):  # pragma: no cover - numba
+    """ids, firsts: an id per (key >> shift), 0, 1, ... in order of first occurrence, by an
+    open-addressing hash table (Fibonacci hashing, linear probing) of twice the keys' count
+    rounded up to a power of two; firsts[j] is the key value that got id j."""
+    n = keys.shape[0]
+    bits = 1
+    while (1 << bits) < 2 * n:
+        bits += 1
+    size = 1 << bits
+    mask = np.uint64(size - 1)
+    slot_key = np.empty(size, np.uint64)
+    slot_id = np.full(size, -1, np.int64)
+    ids = np.empty(n, np.int64)
+    firsts = np.empty(n, np.uint64)
+    sh = np.uint64(shift)
+    down = np.uint64(64 - bits)
+    m = 0
+    for t in range(n):
+        v = keys[t] >> sh
+        h = (v * np.uint64(0x9E3779B97F4A7C15)) >> down
+        while True:
+            j = slot_id[h]
+            if j < 0:
+                slot_key[h] = v
+                slot_id[h] = m
+                firsts[m] = v
+                ids[t] = m
+                m += 1
+                break
+            if slot_key[h] == v:
+                ids[t] = j
+                break
+            h = (h + np.uint64(1)) & mask
+    return ids, firsts[:m]
+
+
+def dense_ids(keys: np.ndarray, shift: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """(ids, values): ``keys >> shift`` renumbered 0, 1, ... in order of first occurrence, and
+    the value of each id. O(n) (a hash table), where ``np.unique`` sorts: state indexed by
+    line id (last use, residency) then fits in arrays of the distinct lines' count."""
+    arr = _as_uint64_1d(keys, "keys")
+    if not arr.size:
+        return np.zeros(0, np.int64), np.zeros(0, np.uint64)
+    return _dense_ids_kernel(arr, int(shift))
+
+
 def _hit_mask_list(lines: np.ndarray, cache: CacheConfig) -> np.ndarray:
     out = np.empty(lines.size, dtype=np.bool_)
     if lines.size:
-        uniq, ids = np.unique(lines, return_inverse=True)
+        ids, uniq = dense_ids(lines)
         set_of_id = (uniq % np.uint64(cache.sets)).astype(np.int64)
-        _lru_list_kernel(
-            ids.astype(np.int64, copy=False).ravel(), set_of_id, cache.sets, cache.ways, out
-        )
+        _lru_list_kernel(ids, set_of_id, cache.sets, cache.ways, out)
     return out
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from .cache import CacheConfig, hit_mask, sector_hit_mask
+from .cache import CacheConfig, dense_ids, hit_mask, sector_hit_mask
 from .warps import WarpTrace
 
 COAL, UNCOAL, CONST = 0, 1, 2
@@ -121,20 +121,21 @@ def _classify_kernel(addr, lane, warp, sid, inst_start, access_bytes, wpb, bx): 
 
 
 @njit(cache=True, nogil=True)
-def _distinct_lines(line, inst_start):  # pragma: no cover - numba
-    """The distinct lines of each warp instruction (at most 32 lanes each), in first-use
-    order, and the instruction they belong to."""
-    n = line.shape[0]
+def _distinct_lines(addr, line_bytes, inst_start):  # pragma: no cover - numba
+    """The distinct lines (addr // line_bytes) of each warp instruction (at most 32 lanes
+    each), in first-use order, and the instruction they belong to."""
+    n = addr.shape[0]
     n_inst = inst_start.shape[0]
     out_line = np.empty(n, np.uint64)
     out_inst = np.empty(n, np.int64)
+    lb = np.uint64(line_bytes)
     m = 0
     for i in range(n_inst):
         lo = inst_start[i]
         hi = inst_start[i + 1] if i + 1 < n_inst else n
         first = m
         for t in range(lo, hi):
-            v = line[t]
+            v = np.uint64(addr[t]) // lb
             dup = False
             for q in range(first, m):
                 if out_line[q] == v:
@@ -144,22 +145,59 @@ def _distinct_lines(line, inst_start):  # pragma: no cover - numba
                 out_line[m] = v
                 out_inst[m] = i
                 m += 1
-    return out_line[:m], out_inst[:m]
+    return out_line[:m].copy(), out_inst[:m].copy()
 
 
 def transactions(wt: WarpTrace, line_bytes: int) -> tuple[np.ndarray, np.ndarray]:
     """(line address, warp-instruction index) of every L2 transaction: the distinct lines (or
     sectors, when ``line_bytes`` is the sector size) of each warp instruction."""
-    line = (wt.events["addr"] // np.uint64(line_bytes)).astype(np.uint64)
-    return _distinct_lines(line, wt.inst_start.astype(np.int64))
+    return _distinct_lines(
+        wt.events["addr"], int(line_bytes), wt.inst_start.astype(np.int64, copy=False)
+    )
 
 
 def issue_order(wt: WarpTrace, inst: np.ndarray, warps_per_batch: int) -> np.ndarray:
-    """Permutation of transactions into GPU issue order: batch, then k, then warp."""
-    ev = wt.events[wt.inst_start]
-    warp = ev["warp"][inst].astype(np.int64)
-    k = ev["k"][inst].astype(np.int64)
-    return np.lexsort((warp, k, warp // max(warps_per_batch, 1)))
+    """Permutation of transactions into GPU issue order: batch, then k, then warp. The
+    transactions come in (warp, k) order, so a stable counting sort by (batch, k) keeps the
+    warps of one (batch, k) in order: O(n)."""
+    if not len(inst):
+        return np.zeros(0, np.int64)
+    wpb = max(warps_per_batch, 1)
+    perm, ok = _issue_perm(inst.astype(np.int64, copy=False), wt.inst_warp, wt.inst_k, wpb)
+    if ok:
+        return perm
+    warp, k = wt.inst_warp[inst], wt.inst_k[inst]  # events built in another order
+    return np.lexsort((warp, k, warp // wpb))
+
+
+@njit(cache=True, nogil=True)
+def _issue_perm(inst, inst_warp, inst_k, wpb):  # pragma: no cover - numba
+    """Stable counting sort of transactions by (batch of their warp, k of their instruction);
+    ok=False when the transactions are not in (warp, k) order (the sort would then not put
+    the warps of one (batch, k) in order)."""
+    n = inst.shape[0]
+    for t in range(1, n):
+        a, b = inst[t - 1], inst[t]
+        if inst_warp[b] < inst_warp[a] or (inst_warp[b] == inst_warp[a] and inst_k[b] < inst_k[a]):
+            return np.empty(0, np.int64), False
+    kk = np.int64(0)
+    nb = np.int64(0)
+    for i in range(inst_warp.shape[0]):
+        kk = max(kk, inst_k[i] + 1)
+        nb = max(nb, inst_warp[i] // wpb + 1)
+    count = np.zeros(nb * kk + 1, np.int64)
+    key = np.empty(n, np.int64)
+    for t in range(n):
+        i = inst[t]
+        key[t] = (inst_warp[i] // wpb) * kk + inst_k[i]
+        count[key[t] + 1] += 1
+    for b in range(1, count.shape[0]):
+        count[b] += count[b - 1]
+    perm = np.empty(n, np.int64)
+    for t in range(n):
+        perm[count[key[t]]] = t
+        count[key[t]] += 1
+    return perm, True
 
 
 @dataclass(frozen=True)
@@ -248,10 +286,9 @@ def scale_hits(
     sectors (`units_per_line` > 1), `lines` are sector ids and distances count whole lines."""
     if scale.identity or not len(lines):
         return hits
-    _, ids = np.unique(lines, return_inverse=True)
-    _, line_ids = np.unique(lines // np.uint64(max(units_per_line, 1)), return_inverse=True)
-    ids, line_ids = ids.astype(np.int64), line_ids.astype(np.int64)
-    prev, dist = _reuse_distances(ids, line_ids, int(ids.max()) + 1, int(line_ids.max()) + 1)
+    ids, units = dense_ids(lines)
+    line_ids, whole = dense_ids(lines, max(units_per_line, 1).bit_length() - 1)
+    prev, dist = _reuse_distances(ids, line_ids, len(units), len(whole))
     crossed = (prev >= 0) & (batch != batch[np.maximum(prev, 0)])
     db = batch - batch[np.maximum(prev, 0)]
     grow = np.where(db >= scale.batches_per_row, scale.footprint * scale.grid_x, scale.footprint)
@@ -283,7 +320,7 @@ def l1_hits(
 ) -> np.ndarray:
     """Per transaction (in issue order): True when the SM's L1 serves it."""
     hits = np.zeros(len(inst_ordered), bool)
-    warp = wt.events["warp"][wt.inst_start][inst_ordered].astype(np.int64)
+    warp = wt.inst_warp[inst_ordered]
     sm = (warp // max(l1.warps_per_block, 1)) % max(l1.sms, 1)
     loads = is_load_inst[inst_ordered]
     byte_addr = ordered_units * np.uint64(unit)
@@ -343,7 +380,7 @@ def analyze_memory(
     order = _memo(
         wt, ("order", unit, warps_per_batch), lambda: issue_order(wt, inst, warps_per_batch)
     )
-    sid = wt.events["sid"][wt.inst_start].astype(np.int64)
+    sid = wt.inst_sid
     n = wt.n_insts
     l1_hit = np.zeros(len(lines), bool)
     if l1 is not None:
@@ -352,9 +389,7 @@ def analyze_memory(
     to_l2 = order[~l1_hit[order]]  # issue order of the transactions that reach the L2
     hits = np.zeros(len(lines), bool)
     ordered = lines[to_l2]
-    batch = wt.events["warp"][wt.inst_start][inst[to_l2]].astype(np.int64) // max(
-        warps_per_batch, 1
-    )
+    batch = wt.inst_warp[inst[to_l2]] // max(warps_per_batch, 1)
     if sectored:
         exact = sector_hit_mask(ordered * np.uint64(unit), cache, unit)
     else:
@@ -392,6 +427,7 @@ def _first_writes(lines, inst, order, sid, is_store) -> np.ndarray:
     st = is_store[sid][inst]
     so = order[st[order]]  # store transactions in issue order
     first = np.zeros(len(lines), bool)
-    _, idx = np.unique(lines[so], return_index=True)
-    first[so[idx]] = True
+    if len(so):
+        seen = np.maximum.accumulate(dense_ids(lines[so])[0])  # ids in order of first use
+        first[so[np.r_[True, seen[1:] > seen[:-1]]]] = True
     return np.bincount(inst, weights=first, minlength=n).astype(np.int64)

@@ -8,6 +8,7 @@ analyses (the advisor's sweeps); ``analyze_trace`` predicts from a saved trace
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import tempfile
 import time
@@ -387,6 +388,21 @@ def _step(progress, what: str) -> None:
         progress(what)
 
 
+def _map_regions(analyze, regions) -> list:
+    """``analyze`` of every region, in order, on a thread per core: the analysis spends its
+    time in numba kernels and numpy calls that release the GIL, and the kernels of one
+    program share nothing but the read-only trace."""
+    regions = list(regions)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    workers = min(len(regions), cores or 1)
+    if workers <= 1:
+        return [analyze(r) for r in regions]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(workers, thread_name_prefix="cgp-kernel") as pool:
+        return list(pool.map(analyze, regions))
+
+
 def analyze_trace(
     trace: Trace,
     device: GPUDevice,
@@ -402,9 +418,10 @@ def analyze_trace(
     wsz = work_sizes or tsz
     # kernels first: they need the trip counts (which may still be being fitted, see
     # PendingSizes) only after forming their pseudo-warps
-    kernels = []
-    for r in trace.header.regions:
-        kernels.append(analyze_region(trace, r.index, device, opts, sizes, tsz, wsz, warps_cache))
+    kernels = _map_regions(
+        lambda r: analyze_region(trace, r.index, device, opts, sizes, tsz, wsz, warps_cache),
+        trace.header.regions,
+    )
     warnings = []
     if sizes.inexact():
         lines = sorted({lp.line for lp in trace.header.loops if lp.id in sizes.inexact()})

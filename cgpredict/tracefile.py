@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
+from numba import njit
 
 from .errors import TraceFormatError
 from .instrument.memtrace import BlockInfo, CallSite, LoopInfo, MemInstr
@@ -367,22 +368,34 @@ def _check_events(tr: Trace) -> str | None:
     ev = tr.events
     for lo in range(0, len(ev), _CHUNK):
         chunk = np.asarray(ev[lo : lo + _CHUNK])
-        tag = (chunk >> np.uint64(48)).astype(np.uint32)
-        bad = (tag >= n_mem) & (tag < TAG_MARKERS)
-        if bad.any():
-            k = int(np.argmax(bad))
-            return f"event {lo + k} names memory instruction {int(tag[k])}, the trace has {n_mem}"
-        bad = (tag >= TAG_MARKERS) & (tag < TAG_EXIT)
-        if bad.any():
-            k = int(np.argmax(bad))
-            return f"event {lo + k} has the unknown tag {int(tag[k]):#x}"
-        loop_tag = (tag == TAG_LOOP) | (tag == TAG_EXIT)
-        loop = ((chunk >> np.uint64(32)) & np.uint64(0xFFFF)).astype(np.uint32)
-        bad = loop_tag & (loop >= n_loops)
-        if bad.any():
-            k = int(np.argmax(bad))
-            return f"event {lo + k} names loop {int(loop[k])}, the trace has {n_loops}"
+        k, what, value = _first_bad_event(chunk.view(np.uint64), n_mem, n_loops)
+        if k >= 0:
+            if what == 0:
+                return f"event {lo + k} names memory instruction {value}, the trace has {n_mem}"
+            if what == 1:
+                return f"event {lo + k} has the unknown tag {value:#x}"
+            return f"event {lo + k} names loop {value}, the trace has {n_loops}"
     return None
+
+
+@njit(cache=True, nogil=True)
+def _first_bad_event(ev, n_mem, n_loops):  # pragma: no cover - numba
+    """(index, kind, value) of the first event with an unknown memory instruction (kind 0),
+    an unknown marker tag (1) or an unknown loop (2); index -1 when every event is valid.
+    One pass, no temporaries: the trace may hold hundreds of millions of events."""
+    for t in range(ev.shape[0]):
+        e = ev[t]
+        tag = np.int64(e >> np.uint64(48))
+        if tag < TAG_MARKERS:
+            if tag >= n_mem:
+                return t, 0, tag
+        elif tag < TAG_EXIT:
+            return t, 1, tag
+        else:
+            loop = np.int64((e >> np.uint64(32)) & np.uint64(0xFFFF))
+            if (tag == TAG_LOOP or tag == TAG_EXIT) and loop >= n_loops:
+                return t, 2, loop
+    return np.int64(-1), 0, np.int64(0)
 
 
 def read_meta(meta_file: Path, nbb: int, nloops: int, nglobals: int = 0):

@@ -13,6 +13,7 @@ numbered (k) in a program-like issue order.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from numba import njit
@@ -93,6 +94,21 @@ class WarpTrace:
     @property
     def n_insts(self) -> int:
         return len(self.inst_start)
+
+    @cached_property
+    def inst_warp(self) -> np.ndarray:
+        """The warp of every warp instruction (int64), computed once for every stage."""
+        return self.events["warp"][self.inst_start].astype(np.int64)
+
+    @cached_property
+    def inst_k(self) -> np.ndarray:
+        """The index of every warp instruction within its warp (int64)."""
+        return self.events["k"][self.inst_start].astype(np.int64)
+
+    @cached_property
+    def inst_sid(self) -> np.ndarray:
+        """The static instruction of every warp instruction (int64)."""
+        return self.events["sid"][self.inst_start].astype(np.int64)
 
     @property
     def blocks(self) -> int:
@@ -340,17 +356,24 @@ def _thread_events(tx, ty, gx, bx, by, nbx, wpb, n_threads):  # pragma: no cover
     k = np.empty(n, np.int64)
     seen = np.zeros(n_threads, np.int64)
     used = 0
+    lx, ly = np.int64(-1), np.int64(-1)
+    th, w, ln = np.int64(0), np.int64(0), np.int64(0)
     for t in range(n):
         x, y = tx[t], ty[t]
-        th = y * gx + x
-        tib = (y % by) * bx + (x % bx)
+        if x != lx or y != ly:  # a thread's events are mostly contiguous: divide once
+            lx, ly = x, y
+            th = y * gx + x
+            tib = (y % by) * bx + (x % bx)
+            w = ((y // by) * nbx + x // bx) * wpb + tib // 32
+            ln = tib % 32
         thread[t] = th
-        warp[t] = ((y // by) * nbx + x // bx) * wpb + tib // 32
-        lane[t] = tib % 32
-        k[t] = seen[th]
-        if seen[th] == 0:
+        warp[t] = w
+        lane[t] = ln
+        c = seen[th]
+        k[t] = c
+        if c == 0:
             used += 1
-        seen[th] += 1
+        seen[th] = c + 1
     return thread, warp, lane, k, used
 
 
@@ -589,7 +612,8 @@ def _order(tx, ty, sid, addr, gx: int, gy: int, block: Block):
     wpb = _ceil(block.threads, WARP_SIZE)
     n_threads = gy * gx
     thread, warp, lane, k, n_threads_used = _thread_events(
-        tx.astype(np.int64), ty.astype(np.int64), gx, block.x, block.y, nbx, wpb, n_threads
+        tx.astype(np.int64, copy=False), ty.astype(np.int64, copy=False), gx, block.x, block.y,
+        nbx, wpb, n_threads,
     )
     perm, inst_start = _sort_warp_k(warp, k)
     if _mixed(sid, perm, inst_start):
@@ -613,25 +637,59 @@ def _dependence(events: np.ndarray, is_store: np.ndarray) -> Dependence | None:
     """Addresses written by one pseudo-thread and touched by another (SPEC §2.2)."""
     if not len(events):
         return None
-    store = is_store[events["sid"]]
-    if not store.any():
+    store = np.asarray(is_store, np.bool_)
+    n_shared, touched = _shared_addresses(events["addr"], events["thread"], events["sid"], store)
+    if not n_shared:
         return None
-    addr = events["addr"]
-    written = np.unique(addr[store])
-    # only events inside the written range can touch a written address (a cheap first cut)
-    near = np.flatnonzero((addr >= written[0]) & (addr <= written[-1]))
-    pos = np.minimum(np.searchsorted(written, addr[near]), len(written) - 1)
-    idx = near[written[pos] == addr[near]]
-    # one sort by address: an address is shared when its events span two threads or more
-    order = idx[np.argsort(addr[idx], kind="stable")]
-    a, t = addr[order], events["thread"][order]
-    starts = np.flatnonzero(np.r_[True, a[1:] != a[:-1]])
-    spans = np.minimum.reduceat(t, starts) != np.maximum.reduceat(t, starts)
-    shared = a[starts[spans]]
-    if not len(shared):
-        return None
-    hit = np.repeat(spans, np.diff(np.r_[starts, len(a)]))
-    sids = events["sid"][order][hit]
-    stores = tuple(sorted({int(s) for s in np.unique(sids) if is_store[s]}))
-    others = tuple(sorted({int(s) for s in np.unique(sids) if not is_store[s]}))
-    return Dependence(int(len(shared)), stores, others)
+    sids = np.flatnonzero(touched)
+    stores = tuple(int(s) for s in sids if store[s])
+    others = tuple(int(s) for s in sids if not store[s])
+    return Dependence(int(n_shared), stores, others)
+
+
+@njit(cache=True, nogil=True)
+def _shared_addresses(addr, thread, sid, is_store):  # pragma: no cover - numba
+    """(count, touched): the written addresses that two or more threads touch, and per static
+    instruction whether it touches one. Three passes over the events with a hash table of
+    the written addresses (open addressing): no sort of the trace."""
+    n = addr.shape[0]
+    n_written = 0
+    for t in range(n):
+        if is_store[sid[t]]:
+            n_written += 1
+    touched = np.zeros(is_store.shape[0], np.bool_)
+    if n_written == 0:
+        return 0, touched
+    bits = 1
+    while (1 << bits) < 2 * n_written:
+        bits += 1
+    mask = np.uint64((1 << bits) - 1)
+    down = np.uint64(64 - bits)
+    keys = np.empty(1 << bits, np.uint64)
+    first = np.full(1 << bits, -1, np.int64)  # thread that first touched the slot's address
+    shared = np.zeros(1 << bits, np.bool_)
+    for t in range(n):  # the written addresses
+        if is_store[sid[t]]:
+            v = np.uint64(addr[t])
+            h = (v * np.uint64(0x9E3779B97F4A7C15)) >> down
+            while first[h] >= 0 and keys[h] != v:
+                h = (h + np.uint64(1)) & mask
+            if first[h] < 0:
+                keys[h] = v
+                first[h] = np.int64(thread[t])
+    count = 0
+    for phase in range(2):  # which of them span two threads; then who touches those
+        for t in range(n):
+            v = np.uint64(addr[t])
+            h = (v * np.uint64(0x9E3779B97F4A7C15)) >> down
+            while first[h] >= 0 and keys[h] != v:
+                h = (h + np.uint64(1)) & mask
+            if first[h] < 0:
+                continue
+            if phase == 0:
+                if not shared[h] and np.int64(thread[t]) != first[h]:
+                    shared[h] = True
+                    count += 1
+            elif shared[h]:
+                touched[sid[t]] = True
+    return count, touched

@@ -432,3 +432,17 @@ def test_real_kernel_trace_against_lru_and_pycachesim(tmp_path, name, sizes):
         sim.load(int(line) * cfg.line_bytes, length=1)
     assert l2.LOAD_count == len(ordered)
     assert l2.HIT_count == int(got.sum())
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("shift", [0, 2, 7])
+def test_dense_ids_renumber_in_first_use_order(seed, shift):
+    """A hash-table renumbering equals the dictionary one: ids 0, 1, ... by first use."""
+    rng = np.random.default_rng(seed)
+    keys = rng.integers(0, 5000, 3000).astype(np.uint64) * np.uint64(1 + seed * 977)
+    ids, values = cache_mod.dense_ids(keys, shift)
+    seen: dict[int, int] = {}
+    want = [seen.setdefault(int(k) >> shift, len(seen)) for k in keys]
+    assert ids.tolist() == want
+    assert values.tolist() == list(seen)
+    assert [len(x) for x in cache_mod.dense_ids(np.zeros(0, np.uint64))] == [0, 0]

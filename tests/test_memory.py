@@ -9,16 +9,25 @@ stride 64: 32); stride 0 is constant, stride <= the access size coalesced, else 
 from __future__ import annotations
 
 import dataclasses
-
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from cgpredict.cache import CacheConfig, hit_mask
-from cgpredict.memory import (COAL, CONST, UNCOAL, CacheScale, _reuse_distances,
-                              _stack_distances, analyze_memory, classify, issue_order, scale_hits,
-                              transactions)
+from cgpredict.memory import (
+    COAL,
+    CONST,
+    UNCOAL,
+    CacheScale,
+    _reuse_distances,
+    _stack_distances,
+    analyze_memory,
+    classify,
+    issue_order,
+    scale_hits,
+    transactions,
+)
 from cgpredict.tracer import TraceOptions, trace_program
 from cgpredict.warps import EVENT_DTYPE, WARP_SIZE, Block, WarpTrace, form_warps
 
@@ -412,3 +421,26 @@ def test_classify_matches_the_reference_on_real_traces(gemm32, syrk32, block):
         wt = form_warps(tr, 0, 0, 2, block, is_store)
         access = np.array([m.bytes for m in tr.header.mem])
         assert np.array_equal(classify(wt, access), _classify_reference(wt, access))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_issue_order_counting_sort_equals_lexsort(seed):
+    """The O(n) issue order equals the three-key sort it replaces, on warps of uneven length,
+    and for events that are not in (warp, k) order (the fallback)."""
+    rng = np.random.default_rng(seed)
+    insts = [(w, k, 0, [int(a) for a in rng.integers(0, 4096, 1 + (w + k) % 3) * 4])
+             for w in range(int(rng.integers(3, 40))) for k in range(int(rng.integers(1, 6)))]
+    wt = make_wt(insts)
+    bounds = np.r_[wt.inst_start, len(wt.events)]
+    back = [wt.events[bounds[i]:bounds[i + 1]] for i in range(wt.n_insts)][::-1]
+    reversed_wt = dataclasses.replace(
+        wt, events=np.concatenate(back),
+        inst_start=np.r_[0, np.cumsum([len(b) for b in back])[:-1]].astype(np.int64),
+    )
+    for w in (wt, reversed_wt):
+        _, inst = transactions(w, 32)
+        ev = w.events[w.inst_start]
+        warp, k = ev["warp"][inst].astype(np.int64), ev["k"][inst].astype(np.int64)
+        for wpb in (1, 3, 64):
+            want = np.lexsort((warp, k, warp // wpb))
+            assert issue_order(w, inst, wpb).tolist() == want.tolist()

@@ -716,3 +716,33 @@ def test_two_x_loops_interleave_into_one_thread():
     ]
     assert got == expected_events(ny, nx, Block(32, 1))
     assert wt.divergent_insts == 0 and wt.n_threads == ny * nx
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_dependence_matches_a_dictionary_reference(seed):
+    """Shared written addresses and the instructions touching them, against a brute force:
+    per address, the threads that touch it, kept when it is written and spans two threads."""
+    from cgpredict.warps import EVENT_DTYPE, _dependence
+
+    rng = np.random.default_rng(seed)
+    n, n_sids = 4000, 5
+    ev = np.zeros(n, EVENT_DTYPE)
+    ev["addr"] = rng.integers(0, 300 + 400 * seed, n) * 4
+    ev["thread"] = rng.integers(0, 40, n) if seed % 2 else np.arange(n) // 8
+    ev["sid"] = rng.integers(0, n_sids, n)
+    is_store = np.array([False, True, False, True, False])
+    threads: dict[int, set[int]] = {}
+    written = set()
+    for a, t, s in zip(ev["addr"].tolist(), ev["thread"].tolist(), ev["sid"].tolist()):
+        threads.setdefault(a, set()).add(t)
+        if is_store[s]:
+            written.add(a)
+    shared = {a for a in written if len(threads[a]) > 1}
+    sids = {s for a, s in zip(ev["addr"].tolist(), ev["sid"].tolist()) if a in shared}
+    dep = _dependence(ev, is_store)
+    if not shared:
+        assert dep is None
+        return
+    assert dep.addresses == len(shared)
+    assert dep.store_ids == tuple(sorted(s for s in sids if is_store[s]))
+    assert dep.other_ids == tuple(sorted(s for s in sids if not is_store[s]))

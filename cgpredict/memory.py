@@ -288,13 +288,60 @@ def scale_hits(
         return hits
     ids, units = dense_ids(lines)
     line_ids, whole = dense_ids(lines, max(units_per_line, 1).bit_length() - 1)
-    prev, dist = _reuse_distances(ids, line_ids, len(units), len(whole))
-    crossed = (prev >= 0) & (batch != batch[np.maximum(prev, 0)])
-    db = batch - batch[np.maximum(prev, 0)]
-    grow = np.where(db >= scale.batches_per_row, scale.footprint * scale.grid_x, scale.footprint)
-    grow = np.where(crossed, grow * scale.batch_warps, scale.batch_warps)
-    capacity = cache.sets * cache.ways  # lines: LRU evicts whole lines, whatever their sectors
-    return hits & ~((prev >= 0) & (dist * grow >= capacity))
+    return _scaled_hits(
+        ids, line_ids, len(units), len(whole), np.ascontiguousarray(batch, np.int64),
+        np.ascontiguousarray(hits, np.bool_), scale.footprint, scale.footprint * scale.grid_x,
+        scale.batch_warps, scale.batches_per_row, cache.sets * cache.ways,
+    )  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def _scaled_hits(  # pragma: no cover - numba
+    units, lines, n_units, n_lines, batch, hits, grow_near, grow_far, batch_warps, row, capacity
+):
+    """scale_hits in one pass: _reuse_distances' Fenwick tree over the latest use of each line,
+    queried only for trace-size hits (a miss stays a miss). A reuse from ``row`` or more
+    batches back grows by ``grow_far`` (footprint and grid), an earlier batch by ``grow_near``
+    (footprint), both times ``batch_warps``; reuse inside a batch by ``batch_warps`` alone.
+    ``capacity`` counts lines: LRU evicts whole lines, whatever their sectors."""
+    n = units.shape[0]
+    out = np.empty(n, np.bool_)
+    tree = np.zeros(n + 1, np.int64)
+    last_unit = np.full(n_units, -1, np.int64)
+    last_line = np.full(n_lines, -1, np.int64)
+    for t in range(n):
+        p = last_unit[units[t]]
+        q = last_line[lines[t]]
+        keep = hits[t]
+        if keep and p >= 0:
+            s = 0
+            i = t  # prefix sum over positions [0, t-1]
+            while i > 0:
+                s += tree[i]
+                i -= i & -i
+            i = p + 1  # minus prefix over [0, p]
+            while i > 0:
+                s -= tree[i]
+                i -= i & -i
+            dist = s - 1 if q > p else s  # the line itself, touched since through another unit
+            if batch[t] != batch[p]:
+                grow = (grow_far if batch[t] - batch[p] >= row else grow_near) * batch_warps
+            else:
+                grow = batch_warps
+            keep = dist * grow < capacity
+        out[t] = keep
+        if q >= 0:
+            i = q + 1
+            while i <= n:
+                tree[i] -= 1
+                i += i & -i
+        i = t + 1
+        while i <= n:
+            tree[i] += 1
+            i += i & -i
+        last_unit[units[t]] = t
+        last_line[lines[t]] = t
+    return out
 
 
 @dataclass(frozen=True)
@@ -324,8 +371,10 @@ def l1_hits(
     sm = (warp // max(l1.warps_per_block, 1)) % max(l1.sms, 1)
     loads = is_load_inst[inst_ordered]
     byte_addr = ordered_units * np.uint64(unit)
-    for s in np.unique(sm[loads]):
-        mine = np.flatnonzero(loads & (sm == s))
+    idx = np.flatnonzero(loads)
+    by_sm = idx[np.argsort(sm[idx], kind="stable")]  # each SM's loads, in issue order
+    cuts = np.flatnonzero(np.diff(sm[by_sm])) + 1
+    for mine in np.split(by_sm, cuts) if len(by_sm) else ():
         if l1.sector_bytes < l1.cache.line_bytes:
             hits[mine] = sector_hit_mask(byte_addr[mine], l1.cache, l1.sector_bytes)
         else:
@@ -395,39 +444,73 @@ def analyze_memory(
     else:
         exact = hit_mask(ordered, cache)
     hits[to_l2] = scale_hits(ordered, batch, exact, cache, scale, cache.line_bytes // unit)
-    reach = ~l1_hit
-    l2_per_inst = np.bincount(inst, weights=reach, minlength=n).astype(np.int64)
-    miss_per_inst = np.bincount(inst, weights=reach & ~hits, minlength=n).astype(np.int64)
-    served = l2_per_inst == 0  # every transaction of the instruction hit in L1
-    written_per_inst = _first_writes(lines, inst, order, sid, is_store)
-    stats = []
-    for s in np.unique(sid):
-        m = sid == s
-        per = [m & (pattern == p) for p in (COAL, UNCOAL, CONST)]
-        stats.append(
-            InstrMemStats(
-                int(s),
-                tuple(int(x.sum()) for x in per),
-                tuple(int(l2_per_inst[x].sum()) for x in per),
-                tuple(int(miss_per_inst[x].sum()) for x in per),
-                tuple(int((x & served).sum()) if l1 is not None else 0 for x in per),
-                tuple(int(written_per_inst[x].sum()) for x in per),
-            )
+    first = _first_writes(lines, inst, order, sid, is_store)
+    n_sids = int(sid.max()) + 1 if n else 0
+    warp_insts, l2, dram, served, written, l2_total, hits_total = _tally(
+        inst, l1_hit, hits, first, sid, pattern, n_sids
+    )
+    stats = tuple(
+        InstrMemStats(
+            s,
+            tuple(int(x) for x in warp_insts[s]),
+            tuple(int(x) for x in l2[s]),
+            tuple(int(x) for x in dram[s]),
+            tuple(int(x) for x in served[s]) if l1 is not None else (0, 0, 0),
+            tuple(int(x) for x in written[s]),
         )
-    return MemoryAnalysis(tuple(stats), int(reach.sum()), int((hits & reach).sum()))
+        for s in range(n_sids)
+        if warp_insts[s].any()
+    )
+    return MemoryAnalysis(stats, int(l2_total), int(hits_total))
+
+
+@njit(cache=True, nogil=True)
+def _tally(inst, l1_hit, hits, first, sid, pattern, n_sids):  # pragma: no cover - numba
+    """Per (static instruction, pattern): warp instructions, L2 transactions (those the L1
+    does not serve), DRAM transactions (L2 misses), instructions the L1 serves entirely and
+    first writes of a sector; and the launch's L2 transactions and L2 hits."""
+    n_inst = sid.shape[0]
+    l2_i = np.zeros(n_inst, np.int64)
+    miss_i = np.zeros(n_inst, np.int64)
+    first_i = np.zeros(n_inst, np.int64)
+    l2_total, hit_total = 0, 0
+    for t in range(inst.shape[0]):
+        i = inst[t]
+        if not l1_hit[t]:
+            l2_i[i] += 1
+            l2_total += 1
+            if hits[t]:
+                hit_total += 1
+            else:
+                miss_i[i] += 1
+        if first[t]:
+            first_i[i] += 1
+    warp_insts = np.zeros((n_sids, 3), np.int64)
+    l2 = np.zeros((n_sids, 3), np.int64)
+    dram = np.zeros((n_sids, 3), np.int64)
+    served = np.zeros((n_sids, 3), np.int64)
+    written = np.zeros((n_sids, 3), np.int64)
+    for i in range(n_inst):
+        s, p = sid[i], pattern[i]
+        warp_insts[s, p] += 1
+        l2[s, p] += l2_i[i]
+        dram[s, p] += miss_i[i]
+        written[s, p] += first_i[i]
+        if l2_i[i] == 0:  # every transaction of the instruction hit in L1
+            served[s, p] += 1
+    return warp_insts, l2, dram, served, written, l2_total, hit_total
 
 
 def _first_writes(lines, inst, order, sid, is_store) -> np.ndarray:
-    """Per warp instruction: its store transactions that are the first write of their sector
-    in the launch. A write-back L2 sends each dirty sector to DRAM once, however often it is
+    """Per transaction: True for a store transaction that is the first write of its sector in
+    the launch. A write-back L2 sends each dirty sector to DRAM once, however often it is
     stored (an accumulator stored every iteration is written back once)."""
-    n = len(sid)
+    first = np.zeros(len(lines), bool)
     if is_store is None or not len(lines):
-        return np.zeros(n, np.int64)
+        return first
     st = is_store[sid][inst]
     so = order[st[order]]  # store transactions in issue order
-    first = np.zeros(len(lines), bool)
     if len(so):
         seen = np.maximum.accumulate(dense_ids(lines[so])[0])  # ids in order of first use
         first[so[np.r_[True, seen[1:] > seen[:-1]]]] = True
-    return np.bincount(inst, weights=first, minlength=n).astype(np.int64)
+    return first

@@ -266,40 +266,72 @@ def prepare(
             )
             return trace_program(Path(source), Path(tmp) / name, o)
 
+        early = None
+        if not auto and work != tsizes and tsizes:
+            # the sizes are declared: the count-only probes need nothing from the trace and
+            # run beside it (child processes, mostly), so they are done when the analysis
+            # needs the trip counts
+            early = _Probes(run, tsizes)
         _step(progress, "tracing")
-        trace = run(tsizes, "trace.cgptrace")
+        try:
+            trace = run(tsizes, "trace.cgptrace")
+        except BaseException:
+            if early is not None:
+                early.cancel_probes()
+            raise
         while auto and min_threads(trace) < wanted and tsizes != work:
             tsizes = {n: min(v * 2, work[n]) for n, v in tsizes.items()}
             _step(progress, f"tracing at {tsizes}")
             trace = run(tsizes, "trace.cgptrace")
         t1 = time.perf_counter()
-        files = [(tsizes, Path(tmp) / "trace.cgptrace")]
+        first = (tsizes, Path(tmp) / "trace.cgptrace")
         secs = {"trace": t1 - t0, "probes": 0.0}
         if work != tsizes and tsizes:
             _step(progress, "probing loop bounds (beside the analysis)")
+            probes = early or _Probes(run, tsizes)
             sizes_model = PendingSizes.start(
-                lambda: _probe(run, trace, tsizes, files, store, key, secs)
+                lambda: _fit_probes(trace, first, probes, store, key, secs, t1)
             )
         else:
             sizes_model = SizeModel.constant(trace)
             if store is not None and key is not None:
-                store_prepared(store, key, tsizes, files)  # linked in
+                store_prepared(store, key, tsizes, [first])  # linked in
     except BaseException:
         tmpdir.cleanup()
         raise
     return Prepared(trace, sizes_model, tsizes, work, secs, tmpdir, key=key)
 
 
-def _probe(run, trace, tsizes, files, store, key, secs) -> SizeModel:
-    """The count-only probe runs at sizes around the trace size, the trip counts fitted on
-    them, and the whole (trace and probes) stored in the cache."""
-    t0 = time.perf_counter()
-    runs = [(tsizes, trace)]
+class _Probes:
+    """The count-only probe runs in a background thread; ``cancel_probes`` stops them
+    before the next run starts (the traced program failed: its probes would too)."""
+
+    def __init__(self, run, tsizes: dict[str, int]) -> None:
+        import threading
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.cancelled = threading.Event()
+        pool = ThreadPoolExecutor(1, thread_name_prefix="cgp-probes")
+        self.future = pool.submit(_probe_runs, run, tsizes, self.cancelled)
+        pool.shutdown(wait=False)
+
+    def cancel_probes(self) -> None:
+        self.cancelled.set()
+
+    def result(self):
+        return self.future.result()
+
+
+def _probe_runs(run, tsizes, cancelled=None) -> list[tuple[dict, Path, Trace]]:
+    """(sizes, file, trace) of the count-only probe runs at sizes around the trace size,
+    used to fit the trip counts (scaling.SizeModel)."""
+    out = []
     for k in range(PROBES):
+        if cancelled is not None and cancelled.is_set():
+            raise PredictionError("the probe runs were cancelled: the traced program failed")
         probe = {**tsizes, **probe_sizes(tsizes, k)}
         try:
-            runs.append((probe, run(probe, f"probe{k}.cgptrace", True)))
-            files.append((probe, files[0][1].with_name(f"probe{k}.cgptrace")))
+            trace = run(probe, f"probe{k}.cgptrace", True)
         except CGPredictError as exc:
             sizes_text = " ".join(f"{n}={v}" for n, v in sorted(probe.items()))
             raise PredictionError(
@@ -308,10 +340,18 @@ def _probe(run, trace, tsizes, files, store, key, secs) -> SizeModel:
                 f"needs particular sizes, trace at the work size (--trace-size equal "
                 f"to -D)"
             ) from None
-    model = SizeModel.from_runs(runs)
+        out.append((probe, trace.path, trace))
+    return out
+
+
+def _fit_probes(trace, first, probes: _Probes, store, key, secs, t1) -> SizeModel:
+    """The trip counts fitted on the trace and its probes, and the whole (trace and probes)
+    stored in the cache."""
+    runs = probes.result()
+    model = SizeModel.from_runs([(first[0], trace)] + [(sz, tr) for sz, _, tr in runs])
     if store is not None and key is not None:
-        store_prepared(store, key, tsizes, files)  # linked in
-    secs["probes"] = time.perf_counter() - t0
+        store_prepared(store, key, first[0], [first] + [(sz, path) for sz, path, _ in runs])
+    secs["probes"] = time.perf_counter() - t1
     return model
 
 

@@ -22,7 +22,11 @@ A trace is taken at a small problem size; the prediction is for the work size. W
 
 from __future__ import annotations
 
+import functools
+import itertools
+
 import re
+from fractions import Fraction
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,14 +53,48 @@ PROBES = 3
 
 
 def probe_sizes(trace_sizes: dict[str, int], k: int) -> dict[str, int]:
-    """Small values for the size macros of the ``k``-th probe run (k < PROBES): multiples of
-    32 (tiled kernels stay legal), distinct between macros, and growing along a different
-    curve for each macro (linear, square and triangular in its rank), so that no two macros
-    stay affinely related over the trace and the probes. The three values of one macro are
-    pairwise distinct for every rank (a = j + 1: 1 + a < 2 + a^2 != 4 + a(a + 1)/2), so with
-    the trace at least three distinct values of each macro reach `fit`."""
-    curves = (lambda j: 2 + j, lambda j: 2 + (j + 1) ** 2, lambda j: 4 + (j + 1) * (j + 2) // 2)
-    return {n: 32 * curves[k](j) for j, n in enumerate(sorted(trace_sizes))}
+    """Values of the size macros for the ``k``-th probe run (k < PROBES): multiples of 32 of
+    at least 64 (tiled kernels stay legal and every tile loop iterates twice), distinct
+    between macros in one run, three distinct values per macro, and no two macros affinely
+    related over the trace and the probes (``fit`` could not tell them apart); as small as
+    that allows, because a probe runs the whole program at these sizes."""
+    names = sorted(trace_sizes)
+    design = _probe_design(tuple(int(trace_sizes[n]) for n in names))
+    return {n: 32 * design[k][j] for j, n in enumerate(names)}
+
+
+@functools.lru_cache(maxsize=64)
+def _probe_design(trace: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
+    """Units of 32 per probe and macro: run k gives macro j the unit 2 + (a_k j + b_k) mod p,
+    for the smallest prime p >= max(macros, PROBES) and the first (a, b) found in a fixed order
+    that meets probe_sizes' conditions (a permutation of the p smallest units per run, the
+    modulus prime)."""
+    m = len(trace)
+    p = max(m, PROBES)
+    while True:
+        while any(p % d == 0 for d in range(2, int(p**0.5) + 1)):
+            p += 1
+        lines = [(a, b) for a in range(1, p) for b in range(p)]
+        for combo in itertools.combinations(lines, PROBES):
+            runs = tuple(tuple(2 + (a * j + b) % p for j in range(m)) for a, b in combo)
+            if _separable(trace, runs):
+                return runs
+        p += 1
+
+
+def _separable(trace: tuple[int, ...], runs: tuple[tuple[int, ...], ...]) -> bool:
+    """Every macro takes PROBES distinct values over the probes, and no two macros lie on one
+    line over the trace and the probes."""
+    m = len(trace)
+    cols = [[float(trace[j])] + [32.0 * r[j] for r in runs] for j in range(m)]
+    for j in range(m):
+        if len({r[j] for r in runs}) < len(runs):
+            return False
+        for i in range(j):
+            pts = np.array([cols[i], cols[j], [1.0] * len(cols[j])])
+            if np.linalg.matrix_rank(pts) < 3:
+                return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -136,7 +174,21 @@ def fit(points: list[tuple[dict[str, int], float]]) -> TripModel:
     tol = 1e-6 * scale + 0.01
     # a line through two x values always fits: only three or more can confirm the model
     exact = best_err <= tol and (distinct[best.macro] >= 3 or len(points) < 3)
-    return TripModel(best.macro, best.alpha, best.beta, exact=exact)
+    alpha, beta = best.alpha, best.beta
+    if exact:
+        alpha, beta = _snapped(points, best.macro, alpha, beta, tol)
+    return TripModel(best.macro, alpha, beta, exact=exact)
+
+
+def _snapped(points, macro: str, alpha: float, beta: float, tol: float) -> tuple[float, float]:
+    """The least-squares line's coefficients as the simple fractions they are (a trip count
+    per iteration is N, N/32, (N - 1)/2, ...), when those fit as well: the growth from trace
+    to work size is then the same whatever the probe sizes, not 32 plus or minus rounding
+    noise that tips a reuse distance that lands exactly on the cache capacity."""
+    b = float(Fraction(beta).limit_denominator(4096))
+    a = float(Fraction(alpha).limit_denominator(4096))
+    err = max(abs(a + b * s[macro] - y) for s, y in points)
+    return (a, b) if err <= tol else (alpha, beta)
 
 
 @dataclass(frozen=True)

@@ -444,3 +444,29 @@ def test_issue_order_counting_sort_equals_lexsort(seed):
         for wpb in (1, 3, 64):
             want = np.lexsort((warp, k, warp // wpb))
             assert issue_order(w, inst, wpb).tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("per_line", [1, 4])
+def test_scale_hits_equals_the_reuse_distance_rule(seed, per_line):
+    """The one-pass scale_hits keeps a hit exactly when the rule on _reuse_distances' output
+    (distance grown by the footprint, the grid across a block row, the batch's warps) fits."""
+    rng = np.random.default_rng(seed)
+    n = 3000
+    sectors = rng.integers(0, 200, n).astype(np.uint64) * np.uint64(7 + seed)
+    batch = np.sort(rng.integers(0, 12, n))
+    cache = CacheConfig(128, 4, 4)
+    exact = rng.random(n) < 0.7
+    scale = CacheScale(footprint=1.5 + seed / 3, grid_x=2.0, batches_per_row=3,
+                       batch_warps=1.0 + (seed % 2))
+    _, ids = np.unique(sectors, return_inverse=True)
+    _, lid = np.unique(sectors // np.uint64(per_line), return_inverse=True)
+    prev, dist = _reuse_distances(ids.astype(np.int64), lid.astype(np.int64),
+                                  int(ids.max()) + 1, int(lid.max()) + 1)
+    before = batch[np.maximum(prev, 0)]
+    crossed = (prev >= 0) & (batch != before)
+    grow = np.where(batch - before >= 3, scale.footprint * 2.0, scale.footprint)
+    grow = np.where(crossed, grow * scale.batch_warps, scale.batch_warps)
+    want = exact & ~((prev >= 0) & (dist * grow >= 16))
+    got = scale_hits(sectors, batch, exact, cache, scale, per_line)
+    assert got.tolist() == want.tolist()

@@ -24,10 +24,9 @@ from __future__ import annotations
 
 import functools
 import itertools
-
 import re
-from fractions import Fraction
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 

@@ -162,51 +162,79 @@ def staged_accesses(
     ev = wt.events
     if not len(ev):
         return ()
-    inst_sid = ev["sid"][wt.inst_start]
+    inst_sid = wt.inst_sid
     bounds = np.r_[wt.inst_start, len(ev)].astype(np.int64)
+    addr = ev["addr"]
     staged = {sid: text for sid, text in sorted(mem_texts.items()) if array_name(text) in tiles}
-    # the events of each staged instruction, gathered once (not a mask over every event)
-    events = {sid: _sid_events(inst_sid, bounds, sid) for sid in staged}
     # one base per array: its run-time address, else the lowest address any of its
     # instructions touches (not one per instruction, which would shift each one's tile)
     lowest: dict[str, int] = {}
     for sid, text in staged.items():
-        idx = events[sid][0]
-        if len(idx):
-            low = int(ev["addr"][idx].min())
+        low = int(_sid_min_addr(addr, inst_sid, bounds, sid))
+        if low >= 0:
             arr = array_name(text)
             lowest[arr] = min(lowest.get(arr, low), low)
     out = []
     for sid, text in staged.items():
-        idx, lo, hi = events[sid]
-        if not len(idx):
-            continue
         arr = array_name(text)
+        if arr not in lowest:
+            continue
         lay = layouts.get(arr)
         rows, cols = tiles[arr]
         base = (bases or {}).get(arr, lowest[arr])
         elem = lay.elem_bytes if lay else 4
         row_len = lay.row_elems if lay else cols
-        e = (ev["addr"][idx].astype(np.int64) - base) // elem
-        # 4-byte words of the tile: element index x element bytes / 4 (a char tile packs four
-        # elements in a word; a double spans two, its first word stands for it)
-        words = ((e // row_len % rows) * cols + (e % row_len % cols)) * elem // 4
-        xs = _conflict_degrees(words, lo, hi, banks, bank_bytes)
+        xs = _staged_degrees(
+            addr, inst_sid, bounds, sid, base, elem, row_len, rows, cols, banks, bank_bytes
+        )
+        if not len(xs):
+            continue
         values, counts = np.unique(xs, return_counts=True)
         out.append(StagedAccess(sid, arr, tuple((int(x), int(c)) for x, c in zip(values, counts))))
     return tuple(out)
 
 
-def _sid_events(inst_sid: np.ndarray, bounds: np.ndarray, sid: int):
-    """(event indices, start, end): the events of every warp instruction of static
-    instruction ``sid``, in order, and each instruction's range in that list."""
-    insts = np.flatnonzero(inst_sid == sid)
-    lens = bounds[insts + 1] - bounds[insts]
-    hi = np.cumsum(lens)
-    lo = hi - lens
-    idx = np.arange(int(hi[-1]) if len(hi) else 0, dtype=np.int64)
-    idx += np.repeat(bounds[insts] - lo, lens)
-    return idx, lo, hi
+@njit(cache=True, nogil=True)
+def _sid_min_addr(addr, inst_sid, bounds, sid):  # pragma: no cover - numba
+    """The lowest address static instruction ``sid`` touches; -1 when it has no events."""
+    low = np.int64(-1)
+    for i in range(inst_sid.shape[0]):
+        if inst_sid[i] == sid:
+            for t in range(bounds[i], bounds[i + 1]):
+                a = np.int64(addr[t])
+                if low < 0 or a < low:
+                    low = a
+    return low
+
+
+@njit(cache=True, nogil=True)
+def _staged_degrees(  # pragma: no cover - numba
+    addr, inst_sid, bounds, sid, base, elem, row_len, rows, cols, banks, bank_bytes
+):
+    """Bank-conflict degree of every warp instruction of ``sid``, its lanes' addresses
+    mapped to 4-byte words of the tile: element index x element bytes / 4 (a char tile packs
+    four elements in a word; a double spans two, its first word stands for it)."""
+    n = 0
+    for i in range(inst_sid.shape[0]):
+        if inst_sid[i] == sid:
+            n += 1
+    starts = np.empty(n, np.int64)
+    ends = np.empty(n, np.int64)
+    m = 0
+    for i in range(inst_sid.shape[0]):
+        if inst_sid[i] == sid:
+            starts[m] = ends[m - 1] if m > 0 else 0
+            ends[m] = starts[m] + bounds[i + 1] - bounds[i]
+            m += 1
+    words = np.empty(ends[n - 1] if n else 0, np.int64)
+    q = 0
+    for i in range(inst_sid.shape[0]):
+        if inst_sid[i] == sid:
+            for t in range(bounds[i], bounds[i + 1]):
+                e = (np.int64(addr[t]) - base) // elem
+                words[q] = ((e // row_len % rows) * cols + (e % row_len % cols)) * elem // 4
+                q += 1
+    return _conflict_degrees(words, starts, ends, banks, bank_bytes)
 
 
 def transpose_addresses(addr: np.ndarray, base: int, layout: ArrayLayout) -> np.ndarray:
@@ -229,35 +257,92 @@ def block_footprints(wt: WarpTrace, sids: dict[str, list[int]], elem_bytes: dict
     if not len(ev):
         return {}
     wpb = -(-wt.block.threads // 32)
-    blk = ev["warp"].astype(np.int64) // wpb
-    # threads per block: each thread's block (all its events lie in one), O(n), no sort
-    thread = ev["thread"].astype(np.int64)
-    block_of = np.full(int(thread.max()) + 1, -1, np.int64)
-    block_of[thread] = blk
-    active = np.bincount(block_of[block_of >= 0])
+    active = _threads_per_block(ev["thread"], ev["warp"], wpb)
     full = np.flatnonzero(active == active.max())
-    inst_sid = ev["sid"][wt.inst_start]
     bounds = np.r_[wt.inst_start, len(ev)].astype(np.int64)
+    n_sids = int(wt.inst_sid.max()) + 1
     out = {}
     for arr, ids in sids.items():
-        idx = np.concatenate([_sid_events(inst_sid, bounds, i)[0] for i in ids] or [[]])
-        idx = idx.astype(np.int64)
-        if not len(idx):
+        mine = np.zeros(n_sids, np.bool_)
+        mine[[i for i in ids if 0 <= i < n_sids]] = True
+        counts = _block_elements(
+            ev["addr"], ev["warp"], wt.inst_sid, bounds, mine, wpb,
+            max(elem_bytes.get(arr, 4), 1), len(active),
+        )  # fmt: skip
+        if not counts.any():
             continue
-        e = ev["addr"][idx].astype(np.int64) // max(elem_bytes.get(arr, 4), 1)
-        e -= e.min()
-        span = int(e.max()) + 1
-        keys = blk[idx] * span + e
-        if len(active) * span <= 1 << 26:  # a bitmap of (block, element): no sort
-            seen = np.zeros(len(active) * span, np.bool_)
-            seen[keys] = True
-            keys = np.flatnonzero(seen)
-        else:
-            keys = np.unique(keys)
-        counts = np.bincount(keys // span, minlength=len(active))
         best = int(full[np.argmax(counts[full])])
         out[arr] = (int(counts[best]), int(active[best]))
     return out
+
+
+@njit(cache=True, nogil=True)
+def _threads_per_block(thread, warp, wpb):  # pragma: no cover - numba
+    """Pseudo-threads of every block (a thread's events all lie in one block)."""
+    n_threads = 0
+    for t in range(thread.shape[0]):
+        n_threads = max(n_threads, np.int64(thread[t]) + 1)
+    block_of = np.full(n_threads, -1, np.int64)
+    n_blocks = 0
+    for t in range(thread.shape[0]):
+        b = np.int64(warp[t]) // wpb
+        block_of[thread[t]] = b
+        n_blocks = max(n_blocks, b + 1)
+    active = np.zeros(n_blocks, np.int64)
+    for th in range(n_threads):
+        if block_of[th] >= 0:
+            active[block_of[th]] += 1
+    return active
+
+
+@njit(cache=True, nogil=True)
+def _block_elements(addr, warp, inst_sid, bounds, mine, wpb, elem, n_blocks):  # pragma: no cover
+    """Distinct elements (addr // elem) each block touches through the instructions marked
+    in ``mine``: a bitmap of (block, element) when it is small, else a hash set."""
+    lo, hi, n = np.int64(-1), np.int64(-1), 0
+    for i in range(inst_sid.shape[0]):
+        if mine[inst_sid[i]]:
+            for t in range(bounds[i], bounds[i + 1]):
+                e = np.int64(addr[t]) // elem
+                if lo < 0 or e < lo:
+                    lo = e
+                hi = max(hi, e)
+                n += 1
+    counts = np.zeros(n_blocks, np.int64)
+    if n == 0:
+        return counts
+    span = hi - lo + 1
+    if n_blocks * span <= (1 << 26):
+        seen = np.zeros(n_blocks * span, np.bool_)
+        for i in range(inst_sid.shape[0]):
+            if mine[inst_sid[i]]:
+                for t in range(bounds[i], bounds[i + 1]):
+                    b = np.int64(warp[t]) // wpb
+                    key = b * span + np.int64(addr[t]) // elem - lo
+                    if not seen[key]:
+                        seen[key] = True
+                        counts[b] += 1
+        return counts
+    bits = 1
+    while (1 << bits) < 2 * n:
+        bits += 1
+    mask = np.uint64((1 << bits) - 1)
+    down = np.uint64(64 - bits)
+    keys = np.empty(1 << bits, np.uint64)
+    used = np.zeros(1 << bits, np.bool_)
+    for i in range(inst_sid.shape[0]):
+        if mine[inst_sid[i]]:
+            for t in range(bounds[i], bounds[i + 1]):
+                b = np.int64(warp[t]) // wpb
+                v = np.uint64(b * span + np.int64(addr[t]) // elem - lo)
+                h = (v * np.uint64(0x9E3779B97F4A7C15)) >> down
+                while used[h] and keys[h] != v:
+                    h = (h + np.uint64(1)) & mask
+                if not used[h]:
+                    used[h] = True
+                    keys[h] = v
+                    counts[b] += 1
+    return counts
 
 
 def tile_bytes(hints, layouts) -> int:

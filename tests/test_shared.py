@@ -295,3 +295,37 @@ def test_parameter_array_bank_mapping_uses_row_length_from_ir(tmp_path, compiler
     assert [x for x, _ in k.profile.shared.insts_by_conflict] == [1.0, 16.0]
     assert k.profile.shared.load_insts == pytest.approx(8)
     assert not [w for w in k.warnings if "row length" in w]
+
+
+@pytest.mark.parametrize("huge", [False, True])
+def test_block_footprints_against_sets(huge):
+    """Distinct elements per block against Python sets, for a span that fits the bitmap and
+    one (elements 2^27 apart) that takes the hash set; threads per block from the events."""
+    from cgpredict.shared import block_footprints
+    from cgpredict.warps import EVENT_DTYPE, WarpTrace
+
+    rng = np.random.default_rng(7)
+    n_warps, per = 12, 6  # 4 blocks of 3 warps (block 96x1), 6 instructions per warp
+    rows = []
+    for w in range(n_warps):
+        for k in range(per):
+            sid = k % 3
+            for lane in range(32):
+                if w == n_warps - 1 and lane >= 16:
+                    continue  # a partial last warp: its block has fewer threads
+                elem = int(rng.integers(0, 50)) + (int(rng.integers(0, 2)) << 27 if huge else 0)
+                rows.append((w, k, lane, sid, w * 32 + lane, 4096 + 4 * elem))
+    ev = np.array(rows, EVENT_DTYPE)
+    new = np.r_[True, (ev["warp"][1:] != ev["warp"][:-1]) | (ev["k"][1:] != ev["k"][:-1])]
+    wt = WarpTrace(1, Block(96), 384, 1, ev, np.flatnonzero(new), 376, n_warps, 0, 0, None)
+    seen: dict[int, set] = {}
+    threads: dict[int, set] = {}
+    for w, _, _, sid, th, a in rows:
+        threads.setdefault(w // 3, set()).add(th)
+        if sid in (0, 2):
+            seen.setdefault(w // 3, set()).add(a // 4)
+    most = max(len(t) for t in threads.values())
+    full = [b for b in sorted(threads) if len(threads[b]) == most]
+    best = max(full, key=lambda b: (len(seen[b]), -b))
+    got = block_footprints(wt, {"A": [0, 2]}, {"A": 4})
+    assert got == {"A": (len(seen[best]), most)}

@@ -239,10 +239,34 @@ def _lru_list_kernel(ids, set_of_id, n_sets, ways, out):
 
 @njit(cache=True, nogil=True)
 def _dense_ids_kernel(keys, shift):  # pragma: no cover - numba
-    """ids, firsts: an id per (key >> shift), 0, 1, ... in order of first occurrence, by an
-    open-addressing hash table (Fibonacci hashing, linear probing) of twice the keys' count
-    rounded up to a power of two; firsts[j] is the key value that got id j."""
+    """ids, firsts: an id per (key >> shift), 0, 1, ... in order of first occurrence;
+    firsts[j] is the key value that got id j. A table indexed by value when the values span
+    little more than their count (lines of a few arrays: the usual case), else an
+    open-addressing hash table (Fibonacci hashing, linear probing) of twice the keys'
+    count rounded up to a power of two."""
     n = keys.shape[0]
+    ids = np.empty(n, np.int64)
+    firsts = np.empty(n, np.uint64)
+    sh = np.uint64(shift)
+    lo = keys[0] >> sh
+    hi = lo
+    for t in range(n):
+        v = keys[t] >> sh
+        lo = min(lo, v)
+        hi = max(hi, v)
+    m = 0
+    if hi - lo < np.uint64(max(4 * n, 1 << 20)):
+        table = np.full(np.int64(hi - lo) + 1, -1, np.int64)
+        for t in range(n):
+            v = keys[t] >> sh
+            j = table[v - lo]
+            if j < 0:
+                table[v - lo] = m
+                firsts[m] = v
+                j = m
+                m += 1
+            ids[t] = j
+        return ids, firsts[:m]
     bits = 1
     while (1 << bits) < 2 * n:
         bits += 1
@@ -250,11 +274,7 @@ def _dense_ids_kernel(keys, shift):  # pragma: no cover - numba
     mask = np.uint64(size - 1)
     slot_key = np.empty(size, np.uint64)
     slot_id = np.full(size, -1, np.int64)
-    ids = np.empty(n, np.int64)
-    firsts = np.empty(n, np.uint64)
-    sh = np.uint64(shift)
     down = np.uint64(64 - bits)
-    m = 0
     for t in range(n):
         v = keys[t] >> sh
         h = (v * np.uint64(0x9E3779B97F4A7C15)) >> down
@@ -322,21 +342,30 @@ def analyze_cache(lines: np.ndarray, cache: CacheConfig) -> CacheStats:
 
 
 @njit(cache=True, nogil=True)
-def _sector_stack_kernel(addrs, line_shift, sector_shift, sectors_per_line, n_sets, ways, out):
-    """Like _lru_stack_kernel, with a fetched-sector bitmask moving along with each line."""
-    stack = np.empty(n_sets * ways, dtype=np.uint64)
-    valid = np.empty(n_sets * ways, dtype=np.uint64)
-    fill = np.zeros(n_sets, dtype=np.int64)
+def _sector_stack_kernel(
+    addrs, part, active, line_shift, sector_shift, sectors_per_line, n_sets, ways, n_parts, out
+):  # pragma: no cover - numba
+    """Like _lru_stack_kernel, with a fetched-sector bitmask moving along with each line.
+    ``part`` (empty: all 0) picks one of ``n_parts`` independent caches for each access (one
+    L1 per SM); an access not ``active`` (empty: all are) passes by, out False."""
+    stack = np.empty(n_parts * n_sets * ways, dtype=np.uint64)
+    valid = np.empty(n_parts * n_sets * ways, dtype=np.uint64)
+    fill = np.zeros(n_parts * n_sets, dtype=np.int64)
     k = np.uint64(n_sets)
     lsh = np.uint64(line_shift)
     ssh = np.uint64(sector_shift)
     sector_mask = np.uint64(sectors_per_line - 1)
     one = np.uint64(1)
+    some = active.shape[0] > 0
+    parted = part.shape[0] > 0
     for t in range(addrs.size):
+        if some and not active[t]:
+            out[t] = False
+            continue
         a = addrs[t]
         m = a >> lsh
         bit = one << ((a >> ssh) & sector_mask)
-        s = np.int64(m % k)
+        s = np.int64(m % k) + (part[t] * n_sets if parted else 0)
         base = s * ways
         f = fill[s]
         pos = -1
@@ -364,9 +393,18 @@ def _sector_stack_kernel(addrs, line_shift, sector_shift, sectors_per_line, n_se
 
 
 def sector_hit_mask(
-    byte_addresses: np.ndarray, cache: CacheConfig, sector_bytes: int
+    byte_addresses: np.ndarray,
+    cache: CacheConfig,
+    sector_bytes: int,
+    parts: np.ndarray | None = None,
+    n_parts: int = 1,
+    active: np.ndarray | None = None,
 ) -> np.ndarray:
     """Per access, True when it hits in a sectored LRU cache (SPEC §2.3 with sectors).
+
+    With ``parts``, access t goes to cache ``parts[t]`` of ``n_parts`` identical, independent
+    caches (the L1 of each SM), all in one pass; accesses not ``active`` skip the caches and
+    are reported as misses.
 
     Tags and LRU order are kept per line (line hits are exactly hit_mask's); an access hits
     only when its line is resident and its sector was fetched since the line was allocated.
@@ -387,14 +425,24 @@ def sector_hit_mask(
         )
     addrs = _as_uint64_1d(byte_addresses, "byte addresses")
     out = np.empty(addrs.size, dtype=np.bool_)
+    if parts is not None and len(parts) != addrs.size:
+        raise ValueError(f"expected one part per access, got {len(parts)} for {addrs.size}")
+    if active is not None and len(active) != addrs.size:
+        raise ValueError(f"expected one flag per access, got {len(active)} for {addrs.size}")
     if addrs.size:
+        part = np.zeros(0, np.int64) if parts is None else np.asarray(parts, np.int64)
+        if len(part) and (part.min() < 0 or part.max() >= n_parts):
+            raise ValueError(f"parts must lie in [0, {n_parts}), got {part.min()}..{part.max()}")
         _sector_stack_kernel(
             addrs,
+            part,
+            np.zeros(0, np.bool_) if active is None else np.asarray(active, np.bool_),
             cache.line_bytes.bit_length() - 1,
             sector_bytes.bit_length() - 1,
             sectors_per_line,
             cache.sets,
             cache.ways,
+            max(n_parts, 1),
             out,
         )
     return out

@@ -306,7 +306,7 @@ def _scaled_hits(  # pragma: no cover - numba
     ``capacity`` counts lines: LRU evicts whole lines, whatever their sectors."""
     n = units.shape[0]
     out = np.empty(n, np.bool_)
-    tree = np.zeros(n + 1, np.int64)
+    tree = np.zeros(n + 1, np.int32)  # counts < 2^31: half the memory traffic of int64
     last_unit = np.full(n_units, -1, np.int64)
     last_line = np.full(n_lines, -1, np.int64)
     for t in range(n):
@@ -366,20 +366,13 @@ def l1_hits(
     l1: L1Config,
 ) -> np.ndarray:
     """Per transaction (in issue order): True when the SM's L1 serves it."""
-    hits = np.zeros(len(inst_ordered), bool)
-    warp = wt.inst_warp[inst_ordered]
-    sm = (warp // max(l1.warps_per_block, 1)) % max(l1.sms, 1)
+    sm_of_inst = (wt.inst_warp // max(l1.warps_per_block, 1)) % max(l1.sms, 1)
+    sm = sm_of_inst[inst_ordered]
     loads = is_load_inst[inst_ordered]
     byte_addr = ordered_units * np.uint64(unit)
-    idx = np.flatnonzero(loads)
-    by_sm = idx[np.argsort(sm[idx], kind="stable")]  # each SM's loads, in issue order
-    cuts = np.flatnonzero(np.diff(sm[by_sm])) + 1
-    for mine in np.split(by_sm, cuts) if len(by_sm) else ():
-        if l1.sector_bytes < l1.cache.line_bytes:
-            hits[mine] = sector_hit_mask(byte_addr[mine], l1.cache, l1.sector_bytes)
-        else:
-            hits[mine] = hit_mask(byte_addr[mine] // np.uint64(l1.cache.line_bytes), l1.cache)
-    return hits
+    # one pass, each SM's L1 its own cache; a line of one sector is a plain LRU line
+    sector = min(l1.sector_bytes, l1.cache.line_bytes)
+    return sector_hit_mask(byte_addr, l1.cache, sector, sm, max(l1.sms, 1), loads)
 
 
 _MEMO: dict[int, tuple] = {}

@@ -209,56 +209,47 @@ def _indices_kernel(ev, in_d1, in_d2):  # pragma: no cover - numba
 
 @njit(cache=True, nogil=True)
 def _map_kernel(ev, in_d1, in_d2, mode):  # pragma: no cover - numba
-    """``_map_events`` in two passes over the events (count, then fill), with the loop
+    """``_map_events`` in one pass over the events, with the loop
     state of ``_indices_kernel``: (tx, ty, sid, addr) of each memory event a thread makes
     (mode 2: inside an open depth-2 iteration, x = its index, y = the depth-1 index; mode 1:
     inside a depth-1 iteration, x = its index; mode 0: every memory event, thread 0), the
     number of memory events, and the depth-1 and depth-2 extents."""
     n = ev.shape[0]
-    count, n_mem = 0, 0
-    out_tx = np.empty(0, np.int64)
-    out_ty = np.empty(0, np.int64)
-    out_sid = np.empty(0, np.uint16)
-    out_addr = np.empty(0, np.uint64)
+    n_mem = 0
+    out_tx = np.empty(n, np.int64)  # at most one per event; the markers leave a slack
+    out_ty = np.empty(n, np.int64)
+    out_sid = np.empty(n, np.uint16)
+    out_addr = np.empty(n, np.uint64)
     max1, max2 = -1, -1
-    for fill in range(2):
-        if fill:
-            out_tx = np.empty(count, np.int64)
-            out_ty = np.empty(count, np.int64)
-            out_sid = np.empty(count, np.uint16)
-            out_addr = np.empty(count, np.uint64)
-        cur1, cur2 = -1, -1
-        open2 = False
-        m = 0
-        for t in range(n):
-            e = ev[t]
-            tag = e >> 48
-            if tag == TAG_LOOP or tag == TAG_EXIT:
-                cur1, cur2, open2 = _loop_step(e, tag, in_d1, in_d2, cur1, cur2, open2)
-                max1, max2 = max(max1, cur1), max(max2, cur2)
+    cur1, cur2 = -1, -1
+    open2 = False
+    m = 0
+    for t in range(n):
+        e = ev[t]
+        tag = e >> 48
+        if tag == TAG_LOOP or tag == TAG_EXIT:
+            cur1, cur2, open2 = _loop_step(e, tag, in_d1, in_d2, cur1, cur2, open2)
+            max1, max2 = max(max1, cur1), max(max2, cur2)
+            continue
+        if tag >= TAG_MARKERS:
+            continue
+        n_mem += 1
+        if mode == 2:
+            if not open2:
                 continue
-            if tag >= TAG_MARKERS:
+            x, y = cur2, cur1
+        elif mode == 1:
+            if cur1 < 0:
                 continue
-            if not fill:
-                n_mem += 1
-            if mode == 2:
-                if not open2:
-                    continue
-                x, y = cur2, cur1
-            elif mode == 1:
-                if cur1 < 0:
-                    continue
-                x, y = cur1, np.int64(0)
-            else:
-                x, y = np.int64(0), np.int64(0)
-            if fill:
-                out_tx[m] = x
-                out_ty[m] = y
-                out_sid[m] = np.uint16(tag)
-                out_addr[m] = e & np.uint64(ADDRESS_MASK)
-            m += 1
-        count = m
-    return out_tx, out_ty, out_sid, out_addr, n_mem, max1 + 1, max2 + 1
+            x, y = cur1, np.int64(0)
+        else:
+            x, y = np.int64(0), np.int64(0)
+        out_tx[m] = x
+        out_ty[m] = y
+        out_sid[m] = np.uint16(tag)
+        out_addr[m] = e & np.uint64(ADDRESS_MASK)
+        m += 1
+    return out_tx[:m], out_ty[:m], out_sid[:m], out_addr[:m], n_mem, max1 + 1, max2 + 1
 
 
 def _indices(ev: np.ndarray, d1: list[int], d2: list[int]):
@@ -415,19 +406,6 @@ def _sort_warp_k(warp, k):  # pragma: no cover - numba
 
 
 @njit(cache=True, nogil=True)
-def _mixed(sid, perm, starts):  # pragma: no cover - numba
-    """True when some (warp, k) group holds events of more than one static instruction."""
-    n = perm.shape[0]
-    for i in range(starts.shape[0]):
-        hi = starts[i + 1] if i + 1 < starts.shape[0] else n
-        s0 = sid[perm[starts[i]]]
-        for q in range(starts[i] + 1, hi):
-            if sid[perm[q]] != s0:
-                return True
-    return False
-
-
-@njit(cache=True, nogil=True)
 def _sid_ranks(thread, sid, n_threads, n_sids):  # pragma: no cover - numba
     """r of every event: its rank among its thread's events of the same static instruction.
     O(n) when every thread's events are contiguous in program order (each pseudo-thread is
@@ -557,30 +535,6 @@ def _masked_order(perm, warp, lane, k, sid, r, n_sids):  # pragma: no cover - nu
 
 
 @njit(cache=True, nogil=True)
-def _count_divergent(perm, warp, starts, gx, gy, bx, by, nbx, wpb):  # pragma: no cover - numba
-    """Warp instructions whose active lanes are fewer than the warp's lanes inside the grid:
-    lanes masked off by control flow (a partial warp at the grid edge is not divergent)."""
-    n = perm.shape[0]
-    count = 0
-    last = -1
-    full = 0
-    for i in range(starts.shape[0]):
-        w = warp[perm[starts[i]]]
-        if w != last:
-            last = w
-            b, wi = w // wpb, w % wpb
-            x0, y0 = (b % nbx) * bx, (b // nbx) * by
-            full = 0
-            for tib in range(wi * 32, min(wi * 32 + 32, bx * by)):
-                if x0 + tib % bx < gx and y0 + tib // bx < gy:
-                    full += 1
-        hi = starts[i + 1] if i + 1 < starts.shape[0] else n
-        if hi - starts[i] < full:
-            count += 1
-    return count
-
-
-@njit(cache=True, nogil=True)
 def _gather(  # pragma: no cover - numba
     perm, warp, k, lane, sid, thread, addr, o_warp, o_k, o_lane, o_sid, o_thread, o_addr
 ):
@@ -611,26 +565,135 @@ def _order(tx, ty, sid, addr, gx: int, gy: int, block: Block):
     nbx = _ceil(gx, block.x)
     wpb = _ceil(block.threads, WARP_SIZE)
     n_threads = gy * gx
-    thread, warp, lane, k, n_threads_used = _thread_events(
-        tx.astype(np.int64, copy=False), ty.astype(np.int64, copy=False), gx, block.x, block.y,
-        nbx, wpb, n_threads,
+    tx, ty = tx.astype(np.int64, copy=False), ty.astype(np.int64, copy=False)
+    out = np.empty(n, EVENT_DTYPE)
+    cols = (out["warp"], out["k"], out["lane"], out["sid"], out["thread"], out["addr"])
+    inst_start, n_threads_used, ok = _warp_sort(
+        tx, ty, sid, addr, gx, block.x, block.y, nbx, wpb, n_threads, *cols
     )
-    perm, inst_start = _sort_warp_k(warp, k)
-    if _mixed(sid, perm, inst_start):
+    if not ok:  # lanes that run different instructions: the general path
+        thread, warp, lane, k, n_threads_used = _thread_events(
+            tx, ty, gx, block.x, block.y, nbx, wpb, n_threads
+        )
+        perm, inst_start = _sort_warp_k(warp, k)
         n_sids = int(sid.max()) + 1
         r, ok = _sid_ranks(thread, sid, n_threads, n_sids)
         if not ok:
             r = _sid_ranks_sorted(thread, sid)
         perm, k, inst_start = _masked_order(perm, warp, lane, k, sid, r, n_sids)
-    divergent = _count_divergent(perm, warp, inst_start, gx, gy, block.x, block.y, nbx, wpb)
-    out = np.empty(n, EVENT_DTYPE)
-    _gather(
-        perm, warp, k, lane, sid, thread, addr,
-        out["warp"], out["k"], out["lane"], out["sid"], out["thread"], out["addr"],
-    )  # fmt: skip
-    w = out["warp"][inst_start]
-    n_warps = int(np.count_nonzero(np.r_[True, w[1:] != w[:-1]]))
+        _gather(perm, warp, k, lane, sid, thread, addr, *cols)
+    inst_warp = out["warp"][inst_start]
+    divergent = _count_divergent(inst_warp, inst_start, n, gx, gy, block.x, block.y, nbx, wpb)
+    n_warps = int(np.count_nonzero(np.r_[True, inst_warp[1:] != inst_warp[:-1]]))
     return out, inst_start, int(n_threads_used), n_warps, int(divergent)
+
+
+@njit(cache=True, nogil=True)
+def _lane_coords(x, y, gx, bx, by, nbx, wpb):  # pragma: no cover - numba
+    """(thread, warp, lane) of pseudo-thread (x, y)."""
+    tib = (y % by) * bx + (x % bx)
+    return y * gx + x, ((y // by) * nbx + x // bx) * wpb + tib // 32, tib % 32
+
+
+@njit(cache=True, nogil=True)
+def _warp_sort(  # pragma: no cover - numba
+    tx, ty, sid, addr, gx, bx, by, nbx, wpb, n_threads,
+    o_warp, o_k, o_lane, o_sid, o_thread, o_addr,
+):  # fmt: skip
+    """The events in (warp, k, lane) order written straight into the EVENT_DTYPE columns,
+    with the first event of every warp instruction: a counting sort by (warp, k), k being an
+    event's rank among its thread's events. Three passes over the events, each recomputing
+    (thread, warp, lane, k) (divisions only when the thread changes), so no per-event
+    temporaries. Lanes appear in increasing order in program order (x is the inner mapped
+    loop), so the stable scatter leaves each group in lane order. Returns (None, 0) when a
+    (warp, k) group holds events of two static instructions (divergent lanes), for
+    ``_masked_order`` (ok False)."""
+    n = tx.shape[0]
+    seen = np.zeros(n_threads, np.int64)
+    n_warps = nbx * ((n_threads // gx + by - 1) // by) * wpb  # every warp of the grid
+    kmax = np.zeros(n_warps, np.int64)
+    used = 0
+    lx, ly = np.int64(-1), np.int64(-1)
+    th, w, ln = np.int64(0), np.int64(0), np.int64(0)
+    for t in range(n):
+        if tx[t] != lx or ty[t] != ly:
+            lx, ly = tx[t], ty[t]
+            th, w, ln = _lane_coords(lx, ly, gx, bx, by, nbx, wpb)
+        c = seen[th]
+        if c == 0:
+            used += 1
+        seen[th] = c + 1
+        kmax[w] = max(kmax[w], c + 1)
+    base = np.zeros(n_warps + 1, np.int64)
+    for q in range(n_warps):
+        base[q + 1] = base[q] + kmax[q]
+    fill = np.zeros(base[n_warps] + 1, np.int64)  # events per (warp, k) slot, then offsets
+    group_sid = np.full(base[n_warps], -1, np.int64)
+    seen[:] = 0
+    lx, ly = np.int64(-1), np.int64(-1)
+    for t in range(n):
+        if tx[t] != lx or ty[t] != ly:
+            lx, ly = tx[t], ty[t]
+            th, w, ln = _lane_coords(lx, ly, gx, bx, by, nbx, wpb)
+        slot = base[w] + seen[th]
+        seen[th] += 1
+        fill[slot + 1] += 1
+        if group_sid[slot] < 0:
+            group_sid[slot] = sid[t]
+        elif group_sid[slot] != sid[t]:
+            return np.empty(0, np.int64), 0, False
+    n_inst = 0
+    for q in range(1, fill.shape[0]):
+        if fill[q] > 0:
+            n_inst += 1
+        fill[q] += fill[q - 1]
+    starts = np.empty(n_inst, np.int64)
+    m = 0
+    for q in range(fill.shape[0] - 1):
+        if fill[q + 1] > fill[q]:
+            starts[m] = fill[q]
+            m += 1
+    seen[:] = 0
+    lx, ly = np.int64(-1), np.int64(-1)
+    for t in range(n):
+        if tx[t] != lx or ty[t] != ly:
+            lx, ly = tx[t], ty[t]
+            th, w, ln = _lane_coords(lx, ly, gx, bx, by, nbx, wpb)
+        c = seen[th]
+        seen[th] = c + 1
+        slot = base[w] + c
+        pos = fill[slot]
+        fill[slot] = pos + 1
+        o_warp[pos] = w
+        o_k[pos] = c
+        o_lane[pos] = ln
+        o_sid[pos] = sid[t]
+        o_thread[pos] = th
+        o_addr[pos] = addr[t]
+    return starts, used, True
+
+
+@njit(cache=True, nogil=True)
+def _count_divergent(inst_warp, starts, n, gx, gy, bx, by, nbx, wpb):  # pragma: no cover
+    """Warp instructions whose active lanes are fewer than the warp's lanes inside the grid:
+    lanes masked off by control flow (a partial warp at the grid edge is not divergent)."""
+    count = 0
+    last = -1
+    full = 0
+    for i in range(starts.shape[0]):
+        w = inst_warp[i]
+        if w != last:
+            last = w
+            b, wi = w // wpb, w % wpb
+            x0, y0 = (b % nbx) * bx, (b // nbx) * by
+            full = 0
+            for tib in range(wi * 32, min(wi * 32 + 32, bx * by)):
+                if x0 + tib % bx < gx and y0 + tib // bx < gy:
+                    full += 1
+        hi = starts[i + 1] if i + 1 < starts.shape[0] else n
+        if hi - starts[i] < full:
+            count += 1
+    return count
 
 
 def _dependence(events: np.ndarray, is_store: np.ndarray) -> Dependence | None:

@@ -446,3 +446,31 @@ def test_dense_ids_renumber_in_first_use_order(seed, shift):
     assert ids.tolist() == want
     assert values.tolist() == list(seen)
     assert [len(x) for x in cache_mod.dense_ids(np.zeros(0, np.uint64))] == [0, 0]
+
+
+def test_dense_ids_far_apart_values_take_the_hash_table():
+    """Values spread over 2^40 (a stack and a heap array, say) renumber like close ones."""
+    keys = np.array([5 << 40, 7, 5 << 40, 9, 7, (1 << 41) + 3], np.uint64)
+    ids, values = cache_mod.dense_ids(keys)
+    assert ids.tolist() == [0, 1, 0, 2, 1, 3]
+    assert values.tolist() == [5 << 40, 7, 9, (1 << 41) + 3]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_sector_hit_mask_parts_are_independent_caches(seed):
+    """Accesses split over several caches in one pass (an L1 per SM) hit exactly as each
+    part's accesses do through a cache of its own; inactive accesses miss and touch nothing."""
+    rng = np.random.default_rng(seed)
+    n, n_parts = 4000, 5
+    cfg = CacheConfig(128, 4, 2)
+    addrs = (rng.integers(0, 64, n) * 32).astype(np.uint64)
+    parts = rng.integers(0, n_parts, n)
+    active = rng.random(n) < 0.8
+    got = sector_hit_mask(addrs, cfg, 32, parts, n_parts, active)
+    want = np.zeros(n, bool)
+    for p in range(n_parts):
+        idx = np.flatnonzero((parts == p) & active)
+        want[idx] = sector_hit_mask(addrs[idx], cfg, 32)
+    assert got.tolist() == want.tolist()
+    with pytest.raises(ValueError, match="parts must lie"):
+        sector_hit_mask(addrs, cfg, 32, parts, 2)

@@ -374,7 +374,11 @@ def shared_fix(
 
 
 def block_fix(
-    prep: Prepared, opts: RunOptions, base: Report, notes: list[str] | None = None
+    prep: Prepared,
+    opts: RunOptions,
+    base: Report,
+    notes: list[str] | None = None,
+    pool: ThreadPoolExecutor | None = None,
 ) -> Fix | None:
     """The best legal block shape for the file's kernels, against the block the baseline
     actually used (a 1-D kernel replaces a 2-D --block by its default); a change is
@@ -397,15 +401,18 @@ def block_fix(
 
     # the shapes are independent re-analyses of one trace whose heavy kernels release the
     # GIL (numba nogil, numpy): threads sweep them side by side on the machine's cores
-    workers = max(1, min(len(todo), os.cpu_count() or 1))
     reports: dict[str, Report] = {}
-    with ThreadPoolExecutor(workers) as pool:
-        for s, rep, mine in pool.map(one, todo):
+    own = pool or ThreadPoolExecutor(max(1, min(len(todo), _cores())))
+    try:
+        for s, rep, mine in own.map(one, todo):
             if notes is not None:
                 notes.extend(mine)
             if rep is not None:
                 results[s] = rep.total_ms
                 reports[s] = rep
+    finally:
+        if pool is None:
+            own.shutdown()
     if not results:
         return None
     best = min(results, key=lambda s: (results[s], s != current))
@@ -444,13 +451,17 @@ def restored_stores(base: Report) -> list[tuple[str, str, str, float, float]]:
     ]
 
 
-def register_fix(prep_restrict: Prepared, opts: RunOptions, base: Report) -> Fix | None:
+def register_fix(
+    prep_restrict: Prepared, opts: RunOptions, base: Report, rep: Report | None = None
+) -> Fix | None:
     """Keep each repeatedly stored accumulator in a register (``__restrict__`` pointers or a
-    local sum), re-predicted from a trace of the restrict port."""
+    local sum), re-predicted from a trace of the restrict port (``rep``: that prediction,
+    when it was made already)."""
     found = restored_stores(base)
     if not found:
         return None
-    rep = prep_restrict.analyze(dataclasses.replace(opts, port="restrict"))
+    if rep is None:
+        rep = prep_restrict.analyze(dataclasses.replace(opts, port="restrict"))
     texts = sorted({t for _, t, _, _, _ in found})
     example = texts[0]
     evidence = tuple(
@@ -470,6 +481,16 @@ def register_fix(prep_restrict: Prepared, opts: RunOptions, base: Report) -> Fix
     ), base, rep)
 
 
+class _now:
+    """A finished future: ``combined_fix`` without a pool runs its parts in turn."""
+
+    def __init__(self, fn, *args) -> None:
+        self._value = fn(*args)
+
+    def result(self):
+        return self._value
+
+
 def combined_fix(
     prep_restrict: Prepared,
     opts: RunOptions,
@@ -478,6 +499,7 @@ def combined_fix(
     tiled: Path | None,
     notes: list[str],
     rbase: Report | None = None,
+    pool: ThreadPoolExecutor | None = None,
 ) -> Fix | None:
     """Register accumulation together with another fix, re-predicted as one change (the
     effects do not multiply: tiling already keeps the sum in a register). Every coalescing
@@ -489,15 +511,25 @@ def combined_fix(
     ropts = dataclasses.replace(opts, port="restrict")
     # the restrict port's own prediction: the register fix's report when it has one
     rbase = rbase if rbase is not None else prep_restrict.analyze(ropts)
-    restrict_coal = {}
-    if any(f.kind == "coalescing" for f in others):
-        restrict_coal = {f.title: f for f in coalescing_fixes(prep_restrict, ropts, rbase, notes)}
+    own: list[list[str]] = [[], []]  # notes of the two re-analyses, merged in order
+    run = pool.submit if pool is not None else _now
+    coal = (
+        run(coalescing_fixes, prep_restrict, ropts, rbase, own[0])
+        if any(f.kind == "coalescing" for f in others) else None
+    )
+    sh = (
+        run(shared_fix, prep_restrict, ropts, rbase, tiled, own[1])
+        if any(f.kind == "shared-memory" for f in others) else None
+    )
+    restrict_coal = {f.title: f for f in coal.result()} if coal is not None else {}
+    restrict_shared = sh.result() if sh is not None else None
+    for n in own:
+        notes += n
     tried = []
     for other in others:
-        if other.kind == "shared-memory":
-            again = shared_fix(prep_restrict, ropts, rbase, tiled, notes)
-        else:
-            again = restrict_coal.get(other.title)
+        again = restrict_shared if other.kind == "shared-memory" else restrict_coal.get(
+            other.title
+        )
         if again is not None:
             tried.append((again, other))
     if not tried:
@@ -544,10 +576,28 @@ def advise(source: Path, opts: RunOptions, tiled: Path | None = None, progress=N
         return advise_prepared(prep, source, opts, tiled, progress)
 
 
+def _cores() -> int:
+    """Worker threads for independent re-analyses: one per usable core."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(len(os.sched_getaffinity(0)), 1)
+    return max(os.cpu_count() or 1, 1)
+
+
+def _restrict_base(source: Path, ropts: RunOptions) -> tuple[Prepared, Report]:
+    """The restrict port traced and predicted (the register fix's report, and the baseline
+    every combined fix is re-predicted from)."""
+    prep_r = prepare(source, ropts)
+    try:
+        return prep_r, prep_r.analyze(ropts)
+    except BaseException:
+        prep_r.close()
+        raise
+
+
 def _discard(pending) -> None:
     """Close a background trace nobody will read (its temporary files go with it)."""
     try:
-        pending.result().close()
+        pending.result()[0].close()
     except Exception:  # noqa: BLE001 - the error that stopped the caller is the one to show
         pass
 
@@ -569,43 +619,48 @@ def advise_prepared(
     base = base if base is not None else prep.analyze(opts)
     fixes: list[Fix] = []
     restrict = not quick and opts.port == "plain" and bool(restored_stores(base))
-    with ThreadPoolExecutor(1) as tracer:
-        # the restrict port is compiled and traced (mostly the compiler's and the traced
-        # program's time) while this thread re-analyses the plain trace for the other fixes
+    ropts = dataclasses.replace(opts, port="restrict")
+    with ThreadPoolExecutor(1) as tracer, ThreadPoolExecutor(_cores()) as pool:
+        # the restrict port is compiled, traced and predicted in the background (mostly the
+        # compiler's and the traced program's time) while the plain trace is re-analysed
+        # for the other fixes, each fix (and each block shape) a task of the pool
         if restrict and progress is not None:
             progress("tracing the restrict port")
-        pending = (
-            tracer.submit(prepare, source, dataclasses.replace(opts, port="restrict"))
-            if restrict else None
-        )
+        pending = tracer.submit(_restrict_base, source, ropts) if restrict else None
         try:
-            fixes += coalescing_fixes(prep, opts, base, notes)
-            sh = shared_fix(prep, opts, base, tiled, notes)
-            if sh:
-                fixes.append(sh)
-            bl = None if quick else block_fix(prep, opts, base, notes)
+            own = [[], [], []]  # notes per fix, merged in a fixed order
+            coal = pool.submit(coalescing_fixes, prep, opts, base, own[0])
+            sh = pool.submit(shared_fix, prep, opts, base, tiled, own[1])
+            bl = None if quick else block_fix(prep, opts, base, own[2], pool)
+            fixes += coal.result()
+            if sh.result():
+                fixes.append(sh.result())
             if bl:
                 fixes.append(bl)
+            for n in own:
+                notes += n
         except BaseException:
             if pending is not None:
                 _discard(pending)
             raise
-    if quick:
-        notes.append(
-            "quick advice: the block-shape sweep and the register fix (a trace of the "
-            "restrict port) were left out"
-        )
-    elif pending is not None:
-        with pending.result() as prep_r:
-            reg = register_fix(prep_r, opts, base)
-            if reg:
-                fixes.append(reg)
-            # a tiled file of the user's is predicted as written: its accumulation is its own
-            both = None if tiled else combined_fix(
-                prep_r, opts, base, fixes, tiled, notes, reg.report if reg else None
+        if quick:
+            notes.append(
+                "quick advice: the block-shape sweep and the register fix (a trace of the "
+                "restrict port) were left out"
             )
-            if both:
-                fixes.append(both)
+        elif pending is not None:
+            prep_r, rbase = pending.result()
+            with prep_r:
+                reg = register_fix(prep_r, opts, base, rbase)
+                if reg:
+                    fixes.append(reg)
+                # a tiled file of the user's is predicted as written: its accumulation is
+                # its own
+                both = None if tiled else combined_fix(
+                    prep_r, opts, base, fixes, tiled, notes, rbase, pool
+                )
+                if both:
+                    fixes.append(both)
     # the baseline's own warnings (unsafe port, block replaced, staging dropped, ...)
     for w in (w for k in base.kernels for w in k.warnings):
         if f"baseline: {w}" not in notes:

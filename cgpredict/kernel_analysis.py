@@ -103,7 +103,12 @@ def analyze_region(
             wt = form_warps(trace, region, launch, fixed, block, is_store, warps_cache)
         else:
             wt = form_warps_auto(trace, region, launch, block2, block1, is_store, warps_cache)
-        if warps_cache is not None:
+        if warps_cache is not None and not any(
+            isinstance(k, tuple) and len(k) == 5 and k[:3] == key[:3] for k in list(warps_cache)
+        ):
+            # the first block shape of a launch only (the advisor re-analyses that one with
+            # every fix); a sweep's other shapes are analysed once each and not kept, else
+            # their events (tens of bytes each) pile up
             warps_cache[key] = wt
         grid, block = wt.grid_dims, wt.block
         if grid == 1 and opts.block and opts.block != block:

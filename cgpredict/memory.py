@@ -130,6 +130,7 @@ def _distinct_lines(addr, line_bytes, inst_start):  # pragma: no cover - numba
     out_inst = np.empty(n, np.int64)
     lb = np.uint64(line_bytes)
     m = 0
+    top = np.uint64(0)  # the largest line of the current instruction so far
     for i in range(n_inst):
         lo = inst_start[i]
         hi = inst_start[i + 1] if i + 1 < n_inst else n
@@ -137,11 +138,13 @@ def _distinct_lines(addr, line_bytes, inst_start):  # pragma: no cover - numba
         for t in range(lo, hi):
             v = np.uint64(addr[t]) // lb
             dup = False
-            for q in range(first, m):
-                if out_line[q] == v:
-                    dup = True
-                    break
+            if m > first and v <= top:  # lanes mostly ascend: scan only when one does not
+                for q in range(first, m):
+                    if out_line[q] == v:
+                        dup = True
+                        break
             if not dup:
+                top = v if m == first or v > top else top
                 out_line[m] = v
                 out_inst[m] = i
                 m += 1
@@ -313,7 +316,13 @@ def _scaled_hits(  # pragma: no cover - numba
         p = last_unit[units[t]]
         q = last_line[lines[t]]
         keep = hits[t]
+        grow = batch_warps
         if keep and p >= 0:
+            if batch[t] != batch[p]:
+                grow = (grow_far if batch[t] - batch[p] >= row else grow_near) * batch_warps
+            # at most t - p - 1 lines were touched in between: no count needed below that
+            keep = (t - p - 1) * grow < capacity
+        if not keep and hits[t] and p >= 0:
             s = 0
             i = t  # prefix sum over positions [0, t-1]
             while i > 0:
@@ -324,10 +333,6 @@ def _scaled_hits(  # pragma: no cover - numba
                 s -= tree[i]
                 i -= i & -i
             dist = s - 1 if q > p else s  # the line itself, touched since through another unit
-            if batch[t] != batch[p]:
-                grow = (grow_far if batch[t] - batch[p] >= row else grow_near) * batch_warps
-            else:
-                grow = batch_warps
             keep = dist * grow < capacity
         out[t] = keep
         if q >= 0:
@@ -428,10 +433,11 @@ def analyze_memory(
     if l1 is not None:
         is_load_inst = ~(is_store[sid] if is_store is not None else np.zeros(n, bool))
         l1_hit[order] = l1_hits(wt, inst[order], lines[order], unit, is_load_inst, l1)
-    to_l2 = order[~l1_hit[order]]  # issue order of the transactions that reach the L2
+    # the transactions that reach the L2, in issue order: line (sector) and batch
+    to_l2, ordered, batch = _l2_stream(
+        order, l1_hit, lines, inst, wt.inst_warp, max(warps_per_batch, 1)
+    )
     hits = np.zeros(len(lines), bool)
-    ordered = lines[to_l2]
-    batch = wt.inst_warp[inst[to_l2]] // max(warps_per_batch, 1)
     if sectored:
         exact = sector_hit_mask(ordered * np.uint64(unit), cache, unit)
     else:
@@ -455,6 +461,27 @@ def analyze_memory(
         if warp_insts[s].any()
     )
     return MemoryAnalysis(stats, int(l2_total), int(hits_total))
+
+
+@njit(cache=True, nogil=True)
+def _l2_stream(order, l1_hit, lines, inst, inst_warp, wpb):  # pragma: no cover - numba
+    """(index, line, batch) of every transaction the L1 does not serve, in issue order."""
+    m = 0
+    for q in range(order.shape[0]):
+        if not l1_hit[order[q]]:
+            m += 1
+    idx = np.empty(m, np.int64)
+    line = np.empty(m, np.uint64)
+    batch = np.empty(m, np.int64)
+    j = 0
+    for q in range(order.shape[0]):
+        t = order[q]
+        if not l1_hit[t]:
+            idx[j] = t
+            line[j] = lines[t]
+            batch[j] = inst_warp[inst[t]] // wpb
+            j += 1
+    return idx, line, batch
 
 
 @njit(cache=True, nogil=True)

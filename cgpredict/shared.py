@@ -88,35 +88,38 @@ def array_name(access_text: str) -> str:
 
 @njit(cache=True, nogil=True)
 def _conflict_degrees(words, starts, ends, banks, bank_bytes):  # pragma: no cover - numba
-    """conflict_degree of each warp access words[starts[i]:ends[i]] (at most 32 lanes)."""
+    """conflict_degree of each warp access words[starts[i]:ends[i]] (at most 32 lanes used):
+    per bank, the distinct keys (words; 64-word segments with 8-byte banks) its lanes touch,
+    kept in a short list per bank, so a conflict-free access costs O(lanes)."""
     out = np.empty(starts.shape[0], np.int64)
-    seen_bank = np.empty(64, np.int64)
-    seen_key = np.empty(64, np.int64)
+    keys = np.empty((banks, 64), np.int64)
+    count = np.zeros(banks, np.int64)
+    touched = np.empty(banks, np.int64)  # the banks of one access with a key
     for i in range(starts.shape[0]):
-        m = 0
+        nt = 0
+        best = 1
         for t in range(starts[i], ends[i]):
             w = words[t]
             if bank_bytes == 8:
                 bank, key = (w // 2) % banks, w // 64
             else:
                 bank, key = w % banks, w
+            c = count[bank]
             dup = False
-            for q in range(m):
-                if seen_bank[q] == bank and seen_key[q] == key:
+            for q in range(c):
+                if keys[bank, q] == key:
                     dup = True
                     break
-            if not dup and m < 64:
-                seen_bank[m] = bank
-                seen_key[m] = key
-                m += 1
-        best = 1
-        for q in range(m):
-            c = 0
-            for r in range(m):
-                if seen_bank[r] == seen_bank[q]:
-                    c += 1
-            if c > best:
-                best = c
+            if not dup and c < 64:
+                if c == 0:
+                    touched[nt] = bank
+                    nt += 1
+                keys[bank, c] = key
+                count[bank] = c + 1
+                if c + 1 > best:
+                    best = c + 1
+        for q in range(nt):
+            count[touched[q]] = 0
         out[i] = best
     return out
 

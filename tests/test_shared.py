@@ -329,3 +329,22 @@ def test_block_footprints_against_sets(huge):
     best = max(full, key=lambda b: (len(seen[b]), -b))
     got = block_footprints(wt, {"A": [0, 2]}, {"A": 4})
     assert got == {"A": (len(seen[best]), most)}
+
+
+@pytest.mark.parametrize("bank_bytes", [4, 8])
+def test_conflict_degrees_of_many_accesses_equal_the_reference(bank_bytes):
+    """The one-pass degrees of many warp accesses equal conflict_degree of each (random words
+    from broadcast to 32-way conflicts)."""
+    from cgpredict.shared import _conflict_degrees
+
+    rng = np.random.default_rng(bank_bytes)
+    groups = []
+    for g in range(300):
+        lanes = int(rng.integers(1, 33))
+        spread = [1, 32, 64, 4096][g % 4]
+        groups.append(rng.integers(0, spread, lanes) * [1, 32, 2, 1][g % 4])
+    words = np.concatenate(groups).astype(np.int64)
+    ends = np.cumsum([len(x) for x in groups])
+    starts = ends - [len(x) for x in groups]
+    got = _conflict_degrees(words, starts.astype(np.int64), ends.astype(np.int64), 32, bank_bytes)
+    assert got.tolist() == [conflict_degree(x, 32, bank_bytes) for x in groups]

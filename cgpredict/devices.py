@@ -132,6 +132,10 @@ class GPUDevice:
     dd_store_cycles: float | None = None
     launch_overhead_us: float = 0.0  # host-observed cost of one kernel launch, microseconds
     first_launch_us: float = 0.0  # extra cost of a kernel's first launch in a program (loading)
+    # L2 bytes whose data a launch still finds from earlier launches; None: l2_bytes (an L2 of
+    # one partition keeps whatever it holds). Data read by SMs on both sides of a two-partition
+    # L2 (A100, H100) is cached in each partition, so there it is one partition's bytes.
+    l2_persist_bytes: int | None = None
     l1_ways: int = 4
     barrier_cycles: float | None = None
     smem_conflict_replay_cycles: float | None = None
@@ -175,6 +179,11 @@ class GPUDevice:
         """Cycles an SM's store path is busy per store sector: dd_store_cycles, else the
         L2's departure delay (a file that does not tell stores from loads)."""
         return self.dd_l2_cycles if self.dd_store_cycles is None else self.dd_store_cycles
+
+    @property
+    def persist_bytes(self) -> int:
+        """L2 bytes that keep their data from one launch to the next (l2_persist_bytes)."""
+        return self.l2_bytes if self.l2_persist_bytes is None else self.l2_persist_bytes
 
     @property
     def registers_per_block(self) -> int:
@@ -235,6 +244,7 @@ _SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
         "smem_bank_bytes": ("int", True),
         "dram_bandwidth_gbps": ("float", True),
         "dram_bytes": ("int", False),
+        "l2_persist_bytes": ("int", False),
     },
     "timing": {
         "l1_latency_cycles": ("float", True),

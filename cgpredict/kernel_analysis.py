@@ -15,13 +15,23 @@ from .cache import CacheConfig
 from .compute import ComputeCounts, compute_counts, kernel_entry_insts
 from .devices import GPUDevice
 from .energy import predict_energy
-from .memory import COAL, CONST, UNCOAL, CacheScale, L1Config, MemoryAnalysis, analyze_memory
+from .memory import (
+    COAL,
+    CONST,
+    UNCOAL,
+    CacheScale,
+    L1Config,
+    MemoryAnalysis,
+    analyze_memory,
+    warm_start,
+)
 from .models import LaunchGeometry, launch_geometry, launches_total_ms
 from .models import predict as model_predict
 from .occupancy import BlockDoesNotFit, occupancy
 from .parallelism import region_parallelism
 from .prediction import DEFAULT_BLOCKS, KernelReport, MemInstrReport, PredictionError, RunOptions
 from .profile import KernelProfile, PatternCounts, SharedMemoryCounts, StoreCounts
+from .residency import Resident, region_arrays, resident_arrays
 from .scaling import SizeModel, TripModel
 from .shared import (
     StagedAccess,
@@ -180,14 +190,25 @@ def analyze_region(
         staged,
         shared_spec,
     )
-    # Launches with identical block and loop counts (FDTD time steps) are modelled once.
+    # Launches with identical block and loop counts (FDTD time steps) and the same data left
+    # in the L2 by earlier launches (residency.py) are modelled once.
     cache: dict[bytes, tuple] = {}
     counts: dict[bytes, int] = {}
+    keys: dict[int, bytes] = {}
     energy = 0.0
+    touched = region_arrays(trace)
+    resident: dict[str, Resident] = {}
     for row in all_rows:
-        key = trace.bb_counts[row].tobytes() + trace.loop_iters[row].tobytes()
+        res = resident_arrays(trace, int(row), sizes, wsz, device.persist_bytes, touched)
+        names = {r.array for r in res}
+        warm = frozenset(s.sid for s in mem.instrs if array_name(h.mem[s.sid].base) in names)
+        key = keys[int(row)] = (
+            trace.bb_counts[row].tobytes() + trace.loop_iters[row].tobytes()
+            + np.array(sorted(warm), np.int64).tobytes()
+        )  # fmt: skip
         if key not in cache:
-            cache[key] = ctx.model(int(row))
+            cache[key] = ctx.model(int(row), warm_start(mem, warm))
+            resident.update({r.array: r for r in res if r.array not in resident})
         counts[key] = counts.get(key, 0) + 1
         lm = cache[key][0]
         energy = None if energy is None or lm.energy_mj is None else energy + lm.energy_mj
@@ -199,8 +220,9 @@ def analyze_region(
         [(cache[key][0].result.time_ms, counts[key] * per_trace_launch) for key in cache], device
     )
     energy = None if energy is None else energy * per_trace_launch
-    first = cache[trace.bb_counts[launch].tobytes() + trace.loop_iters[launch].tobytes()][0]
+    first = cache[keys[launch]][0]
     warnings += first.warnings
+    warnings += _resident_notes(resident.values(), device, info.name)
     warnings += _port_warnings(first.mem, h.port, info.name)
     return KernelReport(
         name=info.name,
@@ -213,7 +235,7 @@ def analyze_region(
         profile=first.profile,
         result=first.result,
         mem=first.mem,
-        l2_hit_rate=mem.l2_hit_rate,
+        l2_hit_rate=first.l2_hit_rate,
         warnings=tuple(warnings),
         total_ms=total_ms,
         distinct_launches=len(cache),
@@ -235,6 +257,7 @@ class _LaunchModel:
     warnings: tuple[str, ...]
     energy_mj: float | None = None
     geometry: LaunchGeometry | None = None
+    l2_hit_rate: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -281,7 +304,10 @@ class _LaunchContext:
         t = _trip(m, self.tsz)
         return _trip(m, self.wsz) / t if t > 0 else 1.0
 
-    def model(self, row: int) -> tuple[_LaunchModel]:
+    def model(self, row: int, mem: MemoryAnalysis | None = None) -> tuple[_LaunchModel]:
+        """The launch of trace row ``row``, with ``mem`` (the region's memory analysis, or
+        that with the data earlier launches left in the L2)."""
+        mem = self.mem if mem is None else mem
         tr, h = self.trace, self.trace.header
         inner = self.d2 if self.grid == 2 else self.d1
         threads = float(tr.loop_iters[row, inner].sum()) if inner else 1.0
@@ -294,14 +320,12 @@ class _LaunchContext:
         gx, gy = self.extents(row)
         blocks = max(math.ceil(gx / self.block.x) * math.ceil(gy / self.block.y), 1)
         skip = {a.sid for a in self.staged}
-        mem_reports, patterns, stores = _memory_profile(
-            tr, self.mem, per_thread, self.region, skip
-        )
+        mem_reports, patterns, stores = _memory_profile(tr, mem, per_thread, self.region, skip)
         shared, sync = self.shared_counts(row, per_thread, threads)
         ops: Counter = Counter()
         weights = [
             (per_thread.get(h.mem[s.sid].block, 0.0), h.mem[s.sid].bytes)
-            for s in self.mem.instrs
+            for s in mem.instrs
             if s.sid not in skip
         ]
         executed = sum(w for w, _ in weights)
@@ -313,7 +337,7 @@ class _LaunchContext:
                 for opcode, ty, detail, k in b.ops:
                     ops[(opcode, ty, detail)] += n * k
         comp: ComputeCounts = compute_counts(ops)
-        arrays = {array_name(h.mem[s.sid].base) for s in self.mem.instrs}
+        arrays = {array_name(h.mem[s.sid].base) for s in mem.instrs}
         entry = kernel_entry_insts(self.grid, len(arrays - {""}))
         warnings = []
         if comp.unknown_calls:
@@ -357,6 +381,7 @@ class _LaunchContext:
                 tuple(warnings),
                 est.total_mj if est else None,
                 geometry,
+                mem.l2_hit_rate,
             ),
         )
 
@@ -627,6 +652,25 @@ def _block_factors(trace: Trace, region: int, grid: int, sizes: SizeModel, tsz, 
                     if b.region == -1 and b.function == call.callee:
                         out[b.id] = max(out.get(b.id, 0.0), out[call.block] * own[b.id])
     return out
+
+
+def _resident_notes(resident, device: GPUDevice, name: str) -> list[str]:
+    """Say which arrays the kernel finds in the L2 from earlier launches (residency.py)."""
+    # scalars (a coefficient in a global) count in the model, not in the note
+    items = sorted((r for r in resident if r.bytes >= device.l2_line_bytes), key=lambda r: r.array)
+    if not items:
+        return []
+    what = ", ".join(
+        f"{r.array} ({_mb(r.bytes)}, {_mb(r.since_bytes)} touched since)" for r in items
+    )
+    return [
+        f"{name}: {what} still in the L2 from an earlier launch (up to "
+        f"{_mb(device.persist_bytes)} persist): their first reads hit"
+    ]
+
+
+def _mb(n: float) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 1e5 else f"{n / 1e3:.1f} KB"
 
 
 def _port_warnings(mem: tuple[MemInstrReport, ...], port: str, name: str) -> list[str]:

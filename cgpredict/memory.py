@@ -11,6 +11,7 @@ of resident threads advance instruction by instruction.
 
 from __future__ import annotations
 
+import dataclasses
 import weakref
 from dataclasses import dataclass
 
@@ -35,6 +36,9 @@ class InstrMemStats:
     l1_served: tuple[int, int, int] = (0, 0, 0)  # warp instructions the L1 serves entirely
     # store transactions that first dirty their sector in the launch: the DRAM write-backs
     written: tuple[int, int, int] = (0, 0, 0)
+    # load misses to a sector the launch touches for the first time (compulsory): what an
+    # L2 still holding the data from an earlier launch serves instead (warm_start)
+    cold: tuple[int, int, int] = (0, 0, 0)
 
     @property
     def pattern(self) -> str:
@@ -444,9 +448,15 @@ def analyze_memory(
         exact = hit_mask(ordered, cache)
     hits[to_l2] = scale_hits(ordered, batch, exact, cache, scale, cache.line_bytes // unit)
     first = _first_writes(lines, inst, order, sid, is_store)
+    cold = np.zeros(len(lines), bool)
+    if len(ordered):
+        seen = np.maximum.accumulate(dense_ids(ordered)[0])  # ids in order of first use
+        cold[to_l2] = np.r_[True, seen[1:] > seen[:-1]]
+        if is_store is not None:
+            cold &= ~is_store[sid][inst]
     n_sids = int(sid.max()) + 1 if n else 0
-    warp_insts, l2, dram, served, written, l2_total, hits_total = _tally(
-        inst, l1_hit, hits, first, sid, pattern, n_sids
+    warp_insts, l2, dram, served, written, cold_n, l2_total, hits_total = _tally(
+        inst, l1_hit, hits, first, cold, sid, pattern, n_sids
     )
     stats = tuple(
         InstrMemStats(
@@ -456,6 +466,7 @@ def analyze_memory(
             tuple(int(x) for x in dram[s]),
             tuple(int(x) for x in served[s]) if l1 is not None else (0, 0, 0),
             tuple(int(x) for x in written[s]),
+            tuple(int(x) for x in cold_n[s]),
         )
         for s in range(n_sids)
         if warp_insts[s].any()
@@ -485,14 +496,16 @@ def _l2_stream(order, l1_hit, lines, inst, inst_warp, wpb):  # pragma: no cover 
 
 
 @njit(cache=True, nogil=True)
-def _tally(inst, l1_hit, hits, first, sid, pattern, n_sids):  # pragma: no cover - numba
+def _tally(inst, l1_hit, hits, first, cold, sid, pattern, n_sids):  # pragma: no cover
     """Per (static instruction, pattern): warp instructions, L2 transactions (those the L1
-    does not serve), DRAM transactions (L2 misses), instructions the L1 serves entirely and
-    first writes of a sector; and the launch's L2 transactions and L2 hits."""
+    does not serve), DRAM transactions (L2 misses), instructions the L1 serves entirely,
+    first writes of a sector and compulsory load misses; and the launch's L2 transactions
+    and L2 hits."""
     n_inst = sid.shape[0]
     l2_i = np.zeros(n_inst, np.int64)
     miss_i = np.zeros(n_inst, np.int64)
     first_i = np.zeros(n_inst, np.int64)
+    cold_i = np.zeros(n_inst, np.int64)
     l2_total, hit_total = 0, 0
     for t in range(inst.shape[0]):
         i = inst[t]
@@ -505,7 +518,10 @@ def _tally(inst, l1_hit, hits, first, sid, pattern, n_sids):  # pragma: no cover
                 miss_i[i] += 1
         if first[t]:
             first_i[i] += 1
+        if cold[t]:
+            cold_i[i] += 1
     warp_insts = np.zeros((n_sids, 3), np.int64)
+    cold_n = np.zeros((n_sids, 3), np.int64)
     l2 = np.zeros((n_sids, 3), np.int64)
     dram = np.zeros((n_sids, 3), np.int64)
     served = np.zeros((n_sids, 3), np.int64)
@@ -516,9 +532,10 @@ def _tally(inst, l1_hit, hits, first, sid, pattern, n_sids):  # pragma: no cover
         l2[s, p] += l2_i[i]
         dram[s, p] += miss_i[i]
         written[s, p] += first_i[i]
+        cold_n[s, p] += cold_i[i]
         if l2_i[i] == 0:  # every transaction of the instruction hit in L1
             served[s, p] += 1
-    return warp_insts, l2, dram, served, written, l2_total, hit_total
+    return warp_insts, l2, dram, served, written, cold_n, l2_total, hit_total
 
 
 def _first_writes(lines, inst, order, sid, is_store) -> np.ndarray:
@@ -534,3 +551,21 @@ def _first_writes(lines, inst, order, sid, is_store) -> np.ndarray:
         seen = np.maximum.accumulate(dense_ids(lines[so])[0])  # ids in order of first use
         first[so[np.r_[True, seen[1:] > seen[:-1]]]] = True
     return first
+
+
+def warm_start(mem: MemoryAnalysis, warm: frozenset[int]) -> MemoryAnalysis:
+    """The launch with the data of static instructions ``warm`` already in the L2 (left there
+    by an earlier launch): their compulsory load misses become L2 hits."""
+    if not warm:
+        return mem
+    instrs = []
+    hits = mem.l2_hits
+    for s in mem.instrs:
+        if s.sid in warm and any(s.cold):
+            hits += sum(s.cold)
+            s = dataclasses.replace(
+                s, dram_trans=tuple(d - c for d, c in zip(s.dram_trans, s.cold)),
+                cold=(0, 0, 0),
+            )  # fmt: skip
+        instrs.append(s)
+    return MemoryAnalysis(tuple(instrs), mem.l2_accesses, hits)

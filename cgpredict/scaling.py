@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import functools
 import itertools
+import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 import numpy as np
@@ -46,6 +47,23 @@ def overridable_sizes(source_text: str) -> dict[str, str]:
     """Macros a -D can override (``#ifndef N`` / ``#define N <value>``), the size macros, with
     their replacement text (``macros.evaluate_macros`` gives their values)."""
     return {m.group(1): m.group(2).strip() for m in _OVERRIDABLE.finditer(source_text)}
+
+
+_GLOBAL_ARRAY = re.compile(r"^@([\w.$]+) = .*?(?:global|constant) ((?:\[\d+ x )*)(\w+)")
+_ELEM = {"float": 4, "double": 8, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "half": 2}
+
+
+def global_arrays(ir_text: str) -> dict[str, tuple[tuple[int, ...], int]]:
+    """(dimensions, element bytes) of every global array of a module, from its IR type
+    (``@A = global [128 x [128 x float]]``); a scalar global has no dimensions."""
+    out = {}
+    for line in ir_text.split("\n"):
+        if line.startswith("@"):
+            m = _GLOBAL_ARRAY.match(line)
+            if m and m.group(3) in _ELEM:
+                dims = tuple(int(x) for x in re.findall(r"\[(\d+) x ", m.group(2)))
+                out[m.group(1)] = (dims, _ELEM[m.group(3)])
+    return out
 
 
 PROBES = 3
@@ -199,13 +217,31 @@ class SizeModel:
     folded: tuple[
         tuple[int, int, int], ...
     ] = ()  # (region, line, n) of loops absent at the trace size
+    # global arrays: (a model per dimension, element bytes), to size them at the work size
+    arrays: dict[str, tuple[tuple[TripModel, ...], int]] = field(default_factory=dict)
 
     @classmethod
     def constant(cls, trace: Trace) -> "SizeModel":
         return cls(
             {k: TripModel(None, v, 0.0) for k, v in mean_trips(trace).items()},
             {k: TripModel(None, v, 0.0) for k, v in launch_counts(trace).items()},
+            (),
+            {
+                name: (tuple(TripModel(None, float(d), 0.0) for d in dims), elem)
+                for name, (dims, elem) in global_arrays(trace.header.ir_text).items()
+            },
         )
+
+    def array_bytes(self, name: str, sizes: dict[str, int]) -> float | None:
+        """Bytes of global array ``name`` at ``sizes``; None when unknown or not exactly
+        affine in the size macros (dimension by dimension)."""
+        got = self.arrays.get(name)
+        if got is None or not all(m.exact for m in got[0]):
+            return None
+        total = float(got[1])
+        for m in got[0]:
+            total *= max(m(sizes), 0.0) if m.macro is None or m.macro in sizes else math.nan
+        return None if math.isnan(total) else total
 
     @classmethod
     def from_runs(cls, runs: list[tuple[dict[str, int], Trace]]) -> "SizeModel":
@@ -229,7 +265,17 @@ class SizeModel:
         }
         known = set(keys[0].values())
         missing = sorted({kk for k in keys[1:] for kk in k.values()} - known)
-        return cls(trips, launches, tuple(missing))
+        layouts = [global_arrays(t.header.ir_text) for _, t in runs]
+        arrays = {}
+        for name, (dims, elem) in layouts[0].items():
+            seen = [(s, lay[name][0]) for (s, _), lay in zip(runs, layouts)
+                    if name in lay and len(lay[name][0]) == len(dims)]
+            if len(seen) == len(runs):
+                arrays[name] = (
+                    tuple(fit([(s, float(d[i])) for s, d in seen]) for i in range(len(dims))),
+                    elem,
+                )
+        return cls(trips, launches, tuple(missing), arrays)
 
     def inexact(self) -> list[int]:
         return [k for k, m in self.trips.items() if not m.exact]

@@ -349,6 +349,11 @@ def test_analyze_memory_hand():
     assert by[1].dram_trans == (0, 0, 0) and by[1].l2_hit_rate == 1.0
     assert m.l2_accesses == 2 + 2 + 32 + 1 and m.l2_hits == 3
     assert m.l2_hit_rate == pytest.approx(3 / 37)
+    # first-touch misses: every miss here is one (no line is evicted and missed again)
+    assert [by[s].cold for s in (0, 1, 2)] == [(2, 0, 0), (0, 0, 0), (0, 32, 0)]
+    # a store's misses are not counted: an earlier launch's data serves loads
+    stores = analyze_memory(wt, FOUR, cache, 64, is_store=np.array([False, False, True, False]))
+    assert stores.by_sid()[2].cold == (0, 0, 0) and stores.by_sid()[0].cold == (2, 0, 0)
 
 
 def _trace(tmp_path_factory, name, sizes):

@@ -195,7 +195,9 @@ def test_fdtd_launches_scale_with_tmax():
     # the grids of the C loop bounds: k1 NX x NY, k2 j from 1, k3 (NX-1) x (NY-1)
     assert [k.grid_threads for k in rep.kernels] == [(64, 64), (63, 64), (63, 63)]
     for k in rep.kernels:
-        assert k.total_ms == pytest.approx(10 * k.result.time_ms, rel=0.2)
+        # the first launch (k.result) starts from an empty L2; later steps find the 16 KB
+        # arrays in the 128 KB L2 (residency.py): never slower, never free
+        assert k.result.time_ms < k.total_ms <= 10 * k.result.time_ms * (1 + 1e-9)
     # time steps 2..TMAX repeat step 2: the time is linear in TMAX
     rep2 = predict_source(POLYBENCH / "fdtd2d.c", RunOptions(
         work_sizes={"NX": 64, "NY": 64, "TMAX": 20}, trace_sizes={"NX": 32, "NY": 32, "TMAX": 2}))

@@ -1,0 +1,82 @@
+"""Data a launch finds in the L2, left there by earlier launches of the program.
+
+Each launch's cache analysis starts from an empty L2 (``memory.analyze_memory``), but a GPU
+keeps its L2 between launches: when a kernel writes a 16 MB matrix and the next kernel reads
+it, the reads hit. Which arrays survive is decided at the work size, from the arrays' sizes
+(``scaling.SizeModel.array_bytes``) and the order of the launches in the trace: an array a
+launch touches is still in the L2 when the arrays touched since the last launch that touched
+it, that launch's included, fit in ``GPUDevice.persist_bytes`` (LRU keeps the most recently
+used data; whole arrays, as a streaming kernel touches them). Its first-touch loads then hit
+(``memory.warm_start``). The timed part of a program is its kernels: data the host copied in
+is not counted as resident.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .scaling import SizeModel
+from .shared import array_name
+from .tracefile import Trace
+
+__all__ = ["Resident", "region_arrays", "resident_arrays"]
+
+
+@dataclass(frozen=True)
+class Resident:
+    """An array a launch finds in the L2, and the bytes touched since it was last used."""
+
+    array: str
+    bytes: float
+    since_bytes: float
+
+
+def region_arrays(trace: Trace, kind: str | None = None) -> dict[int, frozenset[str]]:
+    """The global arrays each region's own memory instructions touch (``kind``: only its
+    "load" or "store" instructions)."""
+    out: dict[int, set[str]] = {}
+    for m in trace.header.mem:
+        if m.region >= 0 and kind in (None, m.kind):
+            out.setdefault(m.region, set()).add(array_name(m.base))
+    return {r: frozenset(a - {""}) for r, a in out.items()}
+
+
+def resident_arrays(
+    trace: Trace,
+    row: int,
+    sizes: SizeModel,
+    work: dict[str, int],
+    capacity: float,
+    touched: dict[int, frozenset[str]] | None = None,
+) -> tuple[Resident, ...]:
+    """The arrays launch ``row`` loads that are still in an L2 of ``capacity`` bytes from
+    an earlier launch (see the module docstring). An array whose size at the work size is
+    unknown (not a global, or not affine in the size macros) never counts as resident, and
+    neither does anything a launch of unknown footprint touched since."""
+    if capacity <= 0:
+        return ()
+    touched = region_arrays(trace) if touched is None else touched
+    regions = trace.launches["region"]
+    mine = region_arrays(trace, "load").get(int(regions[row]), frozenset())
+    out = []
+    for arr in sorted(mine):
+        own = sizes.array_bytes(arr, work)
+        if own is None:
+            continue
+        since: set[str] = set()
+        last = next((r for r in range(row - 1, -1, -1) if arr in touched.get(int(regions[r]), ())),
+                    None)  # fmt: skip
+        if last is None:
+            continue
+        for r in range(last, row):
+            since |= touched.get(int(regions[r]), frozenset())
+        total = 0.0
+        for a in since:
+            b = sizes.array_bytes(a, work)
+            if b is None:
+                total = float("inf")
+                break
+            total += b
+        if total <= capacity:
+            out.append(Resident(arr, own, total))
+    return tuple(out)

@@ -1,0 +1,139 @@
+"""Shared-memory staging of one kernel (SPEC §2.6): which of its accesses read a tile, the
+tile loop whose iterations are the tile phases, and the staging loads and tile bytes one
+block needs per phase, all from the addresses each block touches in the trace."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+from .devices import GPUDevice
+from .shared import (
+    array_layouts,
+    array_name,
+    block_footprints,
+    param_row_layouts,
+    staged_accesses,
+)
+from .tracefile import Trace
+from .warps import Block, WarpTrace, mapped_loops
+
+__all__ = ["staging_setup"]
+
+
+def staging_setup(
+    trace: Trace,
+    region: int,
+    wt: WarpTrace,
+    device: GPUDevice,
+    block: Block,
+    extra: tuple = (),
+    launch: int = 0,
+    warnings: list[str] | None = None,
+):
+    """Staged accesses and (tile loop, staging loads per phase, tile bytes, phase divisor) of a
+    tiled kernel. ``extra`` stages arrays of an untiled kernel (the advisor's modelled tiling):
+    ``(array, R, C)`` for every kernel or ``(kernel name, array, R, C)`` for one; an array the
+    kernel's own pragma stages keeps the pragma's tile. Its innermost loop then counts tile
+    phases every ``tile columns`` iterations.
+
+    Only accesses inside the tile loop are staged (one before or after it stays a global access,
+    with a warning). The tile loop is the innermost per-thread loop of most staged accesses (its
+    parent when a pragma'd kernel is strip-mined). Staging loads and tile bytes follow the block
+    shape: the distinct elements of each array a block touches per tile phase, from the trace."""
+    h = trace.header
+    info = h.region(region)
+    warnings = [] if warnings is None else warnings
+    hints = tuple(info.shared)
+    own = {x[0] for x in hints}
+    for x in extra:
+        if len(x) == 4:
+            if x[0] != info.name:
+                continue
+            x = x[1:]
+        if x[0] not in own:
+            hints += (tuple(x),)
+            own.add(x[0])
+    if not hints:
+        return (), None
+    layouts = array_layouts(h.ir_text)
+    texts = {m.id: m.base for m in h.mem if m.region == region}
+    unknown = [x[0] for x in hints if x[0] not in layouts]
+    rows = param_row_layouts(h.ir_text, unknown)  # row length of parameter arrays
+    for arr in unknown:
+        if arr not in rows and any(array_name(t) == arr for t in texts.values()):
+            warnings.append(
+                f"{info.name}: the row length of {arr} is unknown (not a global array): "
+                f"bank conflicts assume rows of the tile width"
+            )
+    staged = staged_accesses(
+        wt,
+        texts,
+        hints,
+        {**rows, **layouts},
+        device.smem_banks,
+        device.smem_bank_bytes,
+        h.globals,
+    )
+    if not staged:
+        return (), None
+    loops = {lp.id: lp for lp in h.loops if lp.region == region}
+
+    def innermost(sid: int):
+        blk = h.mem[sid].block
+        return max(
+            (lp for lp in loops.values() if blk in lp.blocks),
+            key=lambda lp: lp.depth,
+            default=None,
+        )
+
+    inner_of = {a.sid: innermost(a.sid) for a in staged}
+    deep = [lp for lp in inner_of.values() if lp is not None and lp.depth > wt.grid_dims]
+    if not deep:  # no per-thread loop: nothing reused
+        if info.shared:
+            warnings.append(
+                f"{info.name}: no staged access lies in a per-thread loop; "
+                f"shared-memory tiling not modelled"
+            )
+        return (), None
+    votes = Counter(lp.id for lp in deep)
+    inner = loops[max(votes, key=lambda i: (votes[i], loops[i].depth))]
+    parent = loops.get(inner.parent)
+    strip_mined = bool(info.shared) and parent is not None and parent.depth > wt.grid_dims
+    if info.shared and not strip_mined:
+        warnings.append(
+            f"{info.name}: the loop at line {inner.line} is not strip-mined (no per-thread loop "
+            f"around it); tile phases counted every tile-width iterations of it"
+        )
+    tile_loop = parent if strip_mined else inner
+    kept = []
+    for a in staged:
+        m = h.mem[a.sid]
+        if m.block in tile_loop.blocks:
+            kept.append(a)
+        else:
+            warnings.append(
+                f"{info.name}: {m.base} at line {m.line} is outside the tile loop (line "
+                f"{tile_loop.line}): read from global memory, not from the {a.array} tile"
+            )
+    staged = tuple(kept)
+    used = {a.array for a in staged}
+    hints = tuple(x for x in hints if x[0] in used)
+    divisor = 1.0 if strip_mined else float(max(c for _, _, c in hints))
+    mapped = mapped_loops(trace, region)[1 if wt.grid_dims == 2 else 0]
+    threads = float(trace.loop_iters[launch, mapped].sum())
+    iters = float(trace.loop_iters[launch, tile_loop.id])
+    phases = max(iters / threads / divisor if threads else 1.0, 1.0)
+    elem = {a: (layouts[a].elem_bytes if a in layouts else 4) for a in used}
+    sids: dict[str, list[int]] = {}
+    for a in staged:
+        sids.setdefault(a.array, []).append(a.sid)
+    loads, nbytes = 0, 0
+    for arr, (fp, active) in block_footprints(wt, sids, elem).items():
+        per_phase = fp / phases
+        loads += math.ceil(per_phase / active - 1e-9)
+        tile = math.ceil(per_phase * block.threads / active - 1e-9)
+        if arr in layouts:  # a tile never holds more than the whole array
+            tile = min(tile, math.prod(layouts[arr].dims))
+        nbytes += tile * elem[arr]
+    return staged, (tile_loop.id, float(loads), nbytes, divisor)

@@ -1,0 +1,396 @@
+"""Memory events into warp instructions (SPEC §2.2): the order ``warps.form_warps`` gives the
+events of one launch, (warp, instruction, lane), and the count of divergent instructions.
+
+When every lane of a warp runs the same sequence of static instructions (possibly cut short),
+a warp instruction is the warp's k-th event group, found by one counting sort that writes the
+events in place (``_warp_sort``). Otherwise (branches, trip counts that differ between lanes)
+the events are regrouped by (warp, static instruction, r-th execution): masked instructions
+of the lanes that run them (``_masked_order``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+from numba import njit
+
+if TYPE_CHECKING:
+    from .warps import Block
+
+__all__ = ["EVENT_DTYPE", "WARP_SIZE", "order_events"]
+
+WARP_SIZE = 32
+
+#: One memory event in warp order.
+EVENT_DTYPE = np.dtype(
+    [
+        ("warp", "<u4"),
+        ("k", "<u4"),  # index of the event's warp instruction within its warp (issue order)
+        ("lane", "<u1"),
+        ("sid", "<u2"),
+        ("thread", "<u8"),
+        ("addr", "<u8"),
+    ]
+)
+
+
+@njit(cache=True, nogil=True)
+def _thread_events(tx, ty, gx, bx, by, nbx, wpb, n_threads):  # pragma: no cover - numba
+    """Thread, warp, lane and k (rank among the thread's events, program order) of every
+    event, and the number of threads that made at least one event."""
+    n = tx.shape[0]
+    thread = np.empty(n, np.int64)
+    warp = np.empty(n, np.int64)
+    lane = np.empty(n, np.int64)
+    k = np.empty(n, np.int64)
+    seen = np.zeros(n_threads, np.int64)
+    used = 0
+    lx, ly = np.int64(-1), np.int64(-1)
+    th, w, ln = np.int64(0), np.int64(0), np.int64(0)
+    for t in range(n):
+        x, y = tx[t], ty[t]
+        if x != lx or y != ly:  # a thread's events are mostly contiguous: divide once
+            lx, ly = x, y
+            th = y * gx + x
+            tib = (y % by) * bx + (x % bx)
+            w = ((y // by) * nbx + x // bx) * wpb + tib // 32
+            ln = tib % 32
+        thread[t] = th
+        warp[t] = w
+        lane[t] = ln
+        c = seen[th]
+        k[t] = c
+        if c == 0:
+            used += 1
+        seen[th] = c + 1
+    return thread, warp, lane, k, used
+
+
+@njit(cache=True, nogil=True)
+def _sort_warp_k(warp, k):  # pragma: no cover - numba
+    """Counting sort of events into (warp, k, lane) order, O(n), and the first event of every
+    (warp, k) group. Lanes of a warp appear in increasing order in program order (x is the
+    inner mapped loop), so a stable scatter by (warp, k) leaves each group in lane order."""
+    n = warp.shape[0]
+    n_warps = 0
+    for t in range(n):
+        if warp[t] + 1 > n_warps:
+            n_warps = warp[t] + 1
+    kmax = np.zeros(n_warps, np.int64)
+    for t in range(n):
+        if k[t] + 1 > kmax[warp[t]]:
+            kmax[warp[t]] = k[t] + 1
+    base = np.zeros(n_warps + 1, np.int64)
+    for w in range(n_warps):
+        base[w + 1] = base[w] + kmax[w]
+    count = np.zeros(base[n_warps] + 1, np.int64)
+    for t in range(n):
+        count[base[warp[t]] + k[t] + 1] += 1
+    for s in range(1, count.shape[0]):
+        count[s] += count[s - 1]
+    perm = np.empty(n, np.int64)
+    fill = count[:-1].copy()
+    for t in range(n):
+        slot = base[warp[t]] + k[t]
+        perm[fill[slot]] = t
+        fill[slot] += 1
+    starts = np.empty(count.shape[0] - 1, np.int64)
+    m = 0
+    for s in range(count.shape[0] - 1):
+        if count[s + 1] > count[s]:
+            starts[m] = count[s]
+            m += 1
+    return perm, starts[:m]
+
+
+@njit(cache=True, nogil=True)
+def _sid_ranks(thread, sid, n_threads, n_sids):  # pragma: no cover - numba
+    """r of every event: its rank among its thread's events of the same static instruction.
+    O(n) when every thread's events are contiguous in program order (each pseudo-thread is
+    one iteration of the mapped loops); returns ok=False when a thread reappears later."""
+    n = thread.shape[0]
+    r = np.empty(n, np.int64)
+    cnt = np.zeros(n_sids, np.int64)
+    used = np.empty(n_sids, np.int64)
+    done = np.zeros(n_threads, np.bool_)
+    nu = 0
+    cur = -1
+    for t in range(n):
+        th = thread[t]
+        if th != cur:
+            if done[th]:
+                return r, False
+            done[th] = True
+            for i in range(nu):
+                cnt[used[i]] = 0
+            nu = 0
+            cur = th
+        s = sid[t]
+        if cnt[s] == 0:
+            used[nu] = s
+            nu += 1
+        r[t] = cnt[s]
+        cnt[s] += 1
+    return r, True
+
+
+def _sid_ranks_sorted(thread: np.ndarray, sid: np.ndarray) -> np.ndarray:
+    """_sid_ranks for any event order: a stable sort by (thread, sid), O(n log n)."""
+    key = (thread.astype(np.uint64) << np.uint64(16)) | sid.astype(np.uint64)
+    order = np.argsort(key, kind="stable")
+    ks = key[order]
+    idx = np.arange(len(key), dtype=np.int64)
+    first = np.maximum.accumulate(np.where(np.r_[True, ks[1:] != ks[:-1]], idx, 0))
+    r = np.empty(len(key), np.int64)
+    r[order] = idx - first
+    return r
+
+
+@njit(cache=True, nogil=True)
+def _masked_order(perm, warp, lane, k, sid, r, n_sids):  # pragma: no cover - numba
+    """Warp instructions of divergent warps: the events of one warp with the same (sid, r),
+    i.e. the r-th execution of static instruction sid by the lanes that execute it (a masked
+    instruction). A warp's instructions are issued in the order of the program position
+    (k) at which their last lane reaches them, the point where a SIMT warp has reconverged
+    and issues it; ties go by sid, then r.
+
+    perm: events grouped by warp. Returns the events in (warp, instruction, lane) order, the
+    instruction's index within its warp for every event (indexed like ``warp``), and the first
+    event of every instruction."""
+    n = perm.shape[0]
+    out = np.empty(n, np.int64)
+    slot = np.empty(n, np.int64)
+    starts = np.empty(n, np.int64)
+    rcount = np.zeros(n_sids, np.int64)
+    offset = np.zeros(n_sids, np.int64)
+    sids = np.empty(n_sids, np.int64)
+    gsize = np.empty(n, np.int64)
+    glast = np.empty(n, np.int64)
+    gfill = np.empty(n, np.int64)
+    gord = np.empty(n, np.int64)
+    m = 0
+    lo = 0
+    while lo < n:
+        w = warp[perm[lo]]
+        hi = lo + 1
+        while hi < n and warp[perm[hi]] == w:
+            hi += 1
+        ns = 0
+        for q in range(lo, hi):
+            t = perm[q]
+            s = sid[t]
+            if rcount[s] == 0:
+                sids[ns] = s
+                ns += 1
+            if r[t] >= rcount[s]:
+                rcount[s] = r[t] + 1
+        sids[:ns].sort()
+        n_groups = 0  # every (sid, r < rcount[sid]) is executed by some lane
+        for i in range(ns):
+            offset[sids[i]] = n_groups
+            n_groups += rcount[sids[i]]
+        for g in range(n_groups):
+            gsize[g] = 0
+            glast[g] = -1
+        for q in range(lo, hi):
+            t = perm[q]
+            g = offset[sid[t]] + r[t]
+            gsize[g] += 1
+            if k[t] > glast[g]:
+                glast[g] = k[t]
+        key = np.empty(n_groups, np.int64)
+        for g in range(n_groups):
+            key[g] = glast[g] * n_groups + g
+        order = np.argsort(key)
+        pos = lo
+        for j in range(n_groups):
+            g = order[j]
+            gfill[g] = pos
+            gord[g] = j
+            starts[m + j] = pos
+            pos += gsize[g]
+        for q in range(lo, hi):
+            t = perm[q]
+            g = offset[sid[t]] + r[t]
+            out[gfill[g]] = t
+            gfill[g] += 1
+            slot[t] = gord[g]
+        for j in range(n_groups):  # lane order inside each instruction (insertion sort)
+            a = starts[m + j]
+            b = starts[m + j + 1] if j + 1 < n_groups else hi
+            for p in range(a + 1, b):
+                t = out[p]
+                q = p - 1
+                while q >= a and lane[out[q]] > lane[t]:
+                    out[q + 1] = out[q]
+                    q -= 1
+                out[q + 1] = t
+        m += n_groups
+        for i in range(ns):
+            rcount[sids[i]] = 0
+        lo = hi
+    return out, slot, starts[:m]
+
+
+@njit(cache=True, nogil=True)
+def _gather(  # pragma: no cover - numba
+    perm, warp, k, lane, sid, thread, addr, o_warp, o_k, o_lane, o_sid, o_thread, o_addr
+):
+    """The EVENT_DTYPE columns in ``perm`` order, in one pass."""
+    for i in range(perm.shape[0]):
+        t = perm[i]
+        o_warp[i] = warp[t]
+        o_k[i] = k[t]
+        o_lane[i] = lane[t]
+        o_sid[i] = sid[t]
+        o_thread[i] = thread[t]
+        o_addr[i] = addr[t]
+
+
+def order_events(tx, ty, sid, addr, gx: int, gy: int, block: Block):
+    """(events, first event of each warp instruction, threads, warps, divergent instructions)
+    of one launch's mapped events (module docstring).
+
+    A warp instruction is the r-th execution of a static instruction by the lanes of a warp
+    that execute it. When every lane of a warp runs the same sequence of static instructions
+    (possibly cut short), that is the warp's k-th event group, found by an O(n) counting
+    sort; otherwise (branches, trip counts that differ between lanes) the events are
+    regrouped by (warp, sid, r)."""
+    n = len(tx)
+    if not n:
+        return np.zeros(0, EVENT_DTYPE), np.zeros(0, np.int64), 0, 0, 0
+    gx = max(gx, 1)
+    gy = max(gy, int(ty.max()) + 1)
+    nbx = -(-gx // block.x)
+    wpb = -(-block.threads // WARP_SIZE)
+    n_threads = gy * gx
+    tx, ty = tx.astype(np.int64, copy=False), ty.astype(np.int64, copy=False)
+    out = np.empty(n, EVENT_DTYPE)
+    cols = (out["warp"], out["k"], out["lane"], out["sid"], out["thread"], out["addr"])
+    inst_start, n_threads_used, ok = _warp_sort(
+        tx, ty, sid, addr, gx, block.x, block.y, nbx, wpb, n_threads, *cols
+    )
+    if not ok:  # lanes that run different instructions: the general path
+        thread, warp, lane, k, n_threads_used = _thread_events(
+            tx, ty, gx, block.x, block.y, nbx, wpb, n_threads
+        )
+        perm, inst_start = _sort_warp_k(warp, k)
+        n_sids = int(sid.max()) + 1
+        r, ok = _sid_ranks(thread, sid, n_threads, n_sids)
+        if not ok:
+            r = _sid_ranks_sorted(thread, sid)
+        perm, k, inst_start = _masked_order(perm, warp, lane, k, sid, r, n_sids)
+        _gather(perm, warp, k, lane, sid, thread, addr, *cols)
+    inst_warp = out["warp"][inst_start]
+    divergent = _count_divergent(inst_warp, inst_start, n, gx, gy, block.x, block.y, nbx, wpb)
+    n_warps = int(np.count_nonzero(np.r_[True, inst_warp[1:] != inst_warp[:-1]]))
+    return out, inst_start, int(n_threads_used), n_warps, int(divergent)
+
+
+@njit(cache=True, nogil=True)
+def _lane_coords(x, y, gx, bx, by, nbx, wpb):  # pragma: no cover - numba
+    """(thread, warp, lane) of pseudo-thread (x, y)."""
+    tib = (y % by) * bx + (x % bx)
+    return y * gx + x, ((y // by) * nbx + x // bx) * wpb + tib // 32, tib % 32
+
+
+@njit(cache=True, nogil=True)
+def _warp_sort(  # pragma: no cover - numba
+    tx, ty, sid, addr, gx, bx, by, nbx, wpb, n_threads,
+    o_warp, o_k, o_lane, o_sid, o_thread, o_addr,
+):  # fmt: skip
+    """The events in (warp, k, lane) order written straight into the EVENT_DTYPE columns,
+    with the first event of every warp instruction: a counting sort by (warp, k), k being an
+    event's rank among its thread's events. Three passes over the events, each recomputing
+    (thread, warp, lane, k) (divisions only when the thread changes), so no per-event
+    temporaries. Lanes appear in increasing order in program order (x is the inner mapped
+    loop), so the stable scatter leaves each group in lane order. Returns (None, 0) when a
+    (warp, k) group holds events of two static instructions (divergent lanes), for
+    ``_masked_order`` (ok False)."""
+    n = tx.shape[0]
+    seen = np.zeros(n_threads, np.int64)
+    n_warps = nbx * ((n_threads // gx + by - 1) // by) * wpb  # every warp of the grid
+    kmax = np.zeros(n_warps, np.int64)
+    used = 0
+    lx, ly = np.int64(-1), np.int64(-1)
+    th, w, ln = np.int64(0), np.int64(0), np.int64(0)
+    for t in range(n):
+        if tx[t] != lx or ty[t] != ly:
+            lx, ly = tx[t], ty[t]
+            th, w, ln = _lane_coords(lx, ly, gx, bx, by, nbx, wpb)
+        c = seen[th]
+        if c == 0:
+            used += 1
+        seen[th] = c + 1
+        kmax[w] = max(kmax[w], c + 1)
+    base = np.zeros(n_warps + 1, np.int64)
+    for q in range(n_warps):
+        base[q + 1] = base[q] + kmax[q]
+    fill = np.zeros(base[n_warps] + 1, np.int64)  # events per (warp, k) slot, then offsets
+    group_sid = np.full(base[n_warps], -1, np.int64)
+    seen[:] = 0
+    lx, ly = np.int64(-1), np.int64(-1)
+    for t in range(n):
+        if tx[t] != lx or ty[t] != ly:
+            lx, ly = tx[t], ty[t]
+            th, w, ln = _lane_coords(lx, ly, gx, bx, by, nbx, wpb)
+        slot = base[w] + seen[th]
+        seen[th] += 1
+        fill[slot + 1] += 1
+        if group_sid[slot] < 0:
+            group_sid[slot] = sid[t]
+        elif group_sid[slot] != sid[t]:
+            return np.empty(0, np.int64), 0, False
+    n_inst = 0
+    for q in range(1, fill.shape[0]):
+        if fill[q] > 0:
+            n_inst += 1
+        fill[q] += fill[q - 1]
+    starts = np.empty(n_inst, np.int64)
+    m = 0
+    for q in range(fill.shape[0] - 1):
+        if fill[q + 1] > fill[q]:
+            starts[m] = fill[q]
+            m += 1
+    seen[:] = 0
+    lx, ly = np.int64(-1), np.int64(-1)
+    for t in range(n):
+        if tx[t] != lx or ty[t] != ly:
+            lx, ly = tx[t], ty[t]
+            th, w, ln = _lane_coords(lx, ly, gx, bx, by, nbx, wpb)
+        c = seen[th]
+        seen[th] = c + 1
+        slot = base[w] + c
+        pos = fill[slot]
+        fill[slot] = pos + 1
+        o_warp[pos] = w
+        o_k[pos] = c
+        o_lane[pos] = ln
+        o_sid[pos] = sid[t]
+        o_thread[pos] = th
+        o_addr[pos] = addr[t]
+    return starts, used, True
+
+
+@njit(cache=True, nogil=True)
+def _count_divergent(inst_warp, starts, n, gx, gy, bx, by, nbx, wpb):  # pragma: no cover
+    """Warp instructions whose active lanes are fewer than the warp's lanes inside the grid:
+    lanes masked off by control flow (a partial warp at the grid edge is not divergent)."""
+    count = 0
+    last = -1
+    full = 0
+    for i in range(starts.shape[0]):
+        w = inst_warp[i]
+        if w != last:
+            last = w
+            b, wi = w // wpb, w % wpb
+            x0, y0 = (b % nbx) * bx, (b // nbx) * by
+            full = 0
+            for tib in range(wi * 32, min(wi * 32 + 32, bx * by)):
+                if x0 + tib % bx < gx and y0 + tib // bx < gy:
+                    full += 1
+        hi = starts[i + 1] if i + 1 < starts.shape[0] else n
+        if hi - starts[i] < full:
+            count += 1
+    return count

@@ -3,7 +3,8 @@
 For every region (between ``__cgp_region_begin(R)`` and ``__cgp_region_end(R)``, or a whole
 function given by name) it inserts
 
-* before each load/store: ``__cgp_mem((id << 48) | address)``: one 8-byte event;
+* before each load/store: ``__cgp_mem((id << 48) | address)``: one 8-byte event (through
+  ``__cgp_mem_fast``, inlined, which skips the call while the launch is not recorded);
 * at each loop header: ``__cgp_loop(loop_id)``: iteration markers and trip counts;
 * at each block start: an inline increment of ``__cgp_bbc[block_id]`` (executed-op counts).
 
@@ -475,7 +476,7 @@ class _Emitter:
             [
                 f"  {a} = ptrtoint {ptr} to i64",
                 f"  {r} = or i64 {a}, {mid << 48}",
-                f"  call void @__cgp_mem(i64 {r})",
+                f"  call void @__cgp_mem_fast(i64 {r})",
             ]
         )
 
@@ -743,6 +744,20 @@ def _render(
         f"[{', '.join(f'ptr @{a}' for a in arrays) or 'ptr null'}]",
         f"@__cgp_nglobals = constant i32 {len(arrays)}",
         "declare void @__cgp_mem(i64)",
+        # the recording check inline (the link's -O1 inlines it): an access of a launch that
+        # is not recorded costs a load and a branch, not a call
+        "@__cgp_recording = external global i32",
+        "define internal void @__cgp_mem_fast(i64 %r) alwaysinline {",
+        "entry:",
+        "  %f = load i32, ptr @__cgp_recording",
+        "  %c = icmp ne i32 %f, 0",
+        "  br i1 %c, label %rec, label %done",
+        "rec:",
+        "  call void @__cgp_mem(i64 %r)",
+        "  br label %done",
+        "done:",
+        "  ret void",
+        "}",
         "declare void @__cgp_loop(i32)",
         "declare void @__cgp_loop_exit(i32)",
         "declare void @__cgp_fn_enter(i32)",

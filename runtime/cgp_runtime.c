@@ -31,7 +31,10 @@ static FILE *events_f, *meta_f;
 static cgp_meta_header meta;
 static uint64_t max_events, max_launches, written;
 static int count_only;
-static int active = -1, recording;
+static int active = -1;
+/* read inline by the instrumented code (memtrace: @__cgp_mem_fast): no call per access of a
+ * launch that is not recorded (count-only probes, launches past --max-launches) */
+int __cgp_recording;
 static uint64_t tick, launch_tick;
 static uint32_t launches[MAX_REGIONS];
 static uint8_t *loop_open;
@@ -134,20 +137,20 @@ void __cgp_region_begin(int region) {
     active = region;
     cur.region = region;
     cur.launch = launches[region]++;
-    recording = !count_only && (max_launches == 0 || cur.launch < max_launches);
-    cur.recorded = (uint32_t)recording;
+    __cgp_recording = !count_only && (max_launches == 0 || cur.launch < max_launches);
+    cur.recorded = (uint32_t)__cgp_recording;
     cur.first_event = written + pos;
     memcpy(base_bb, __cgp_bbc, __cgp_nbb * sizeof(uint64_t));
     memcpy(base_iters, loop_iters, __cgp_nloops * sizeof(uint64_t));
     memcpy(base_entries, loop_entries, __cgp_nloops * sizeof(uint64_t));
     launch_tick = ++tick;
-    if (recording) emit((uint64_t)CGP_TAG_BEGIN << 48 | (uint64_t)region << 32 | cur.launch);
+    if (__cgp_recording) emit((uint64_t)CGP_TAG_BEGIN << 48 | (uint64_t)region << 32 | cur.launch);
 }
 
 void __cgp_region_end(int region) {
     if (active != region) return;
-    if (recording) emit((uint64_t)CGP_TAG_END << 48 | (uint64_t)region << 32 | cur.launch);
-    cur.n_events = recording ? written + pos - cur.first_event : 0;
+    if (__cgp_recording) emit((uint64_t)CGP_TAG_END << 48 | (uint64_t)region << 32 | cur.launch);
+    cur.n_events = __cgp_recording ? written + pos - cur.first_event : 0;
     uint32_t nb = __cgp_nbb, nl = __cgp_nloops;
     for (uint32_t b = 0; b < nb; b++) delta[b] = __cgp_bbc[b] - base_bb[b];
     for (uint32_t l = 0; l < nl; l++) {
@@ -158,11 +161,11 @@ void __cgp_region_end(int region) {
     fwrite(delta, sizeof(uint64_t), nb + 2 * (size_t)nl, meta_f);
     meta.n_launches++;
     active = -1;
-    recording = 0;
+    __cgp_recording = 0;
 }
 
 void __cgp_mem(uint64_t record) {
-    if (recording) emit(record);
+    if (__cgp_recording) emit(record);
 }
 
 void __cgp_loop(uint32_t loop) {
@@ -180,7 +183,7 @@ void __cgp_loop(uint32_t loop) {
     loop_serial[loop] = ++tick;
     loop_iters[loop]++;
     loop_open[loop] = 1;
-    if (recording && __cgp_loop_depth[loop] <= CGP_MARKED_DEPTH)
+    if (__cgp_recording && __cgp_loop_depth[loop] <= CGP_MARKED_DEPTH)
         emit((uint64_t)CGP_TAG_LOOP << 48 | (uint64_t)loop << 32 | (loop_idx[loop] & 0xFFFFFFFFu));
 }
 
@@ -189,7 +192,7 @@ void __cgp_loop(uint32_t loop) {
 void __cgp_loop_exit(uint32_t loop) {
     if (!loop_open[loop]) return;
     loop_open[loop] = 0;
-    if (recording) emit((uint64_t)CGP_TAG_EXIT << 48 | (uint64_t)loop << 32);
+    if (__cgp_recording) emit((uint64_t)CGP_TAG_EXIT << 48 | (uint64_t)loop << 32);
 }
 
 /* Heap arrays start where cudaMalloc would put them (256-byte aligned), so that coalescing

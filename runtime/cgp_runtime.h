@@ -50,6 +50,7 @@ enum { CGP_RUNNING = 0, CGP_FINISHED = 1, CGP_EVENT_LIMIT = 2, CGP_NESTED = 3 };
 void __cgp_region_begin(int region);
 void __cgp_region_end(int region);
 void __cgp_mem(uint64_t record);
+extern int __cgp_recording; /* nonzero while the active launch records its events */
 void __cgp_loop(uint32_t loop);
 void __cgp_loop_exit(uint32_t loop);
 void __cgp_bb_h(uint32_t block);

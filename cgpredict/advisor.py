@@ -23,7 +23,6 @@ warnings and the fixes that could not be predicted are given as notes.
 from __future__ import annotations
 
 import dataclasses
-import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +30,7 @@ from pathlib import Path
 from .devices import load_device
 from .models import predict as model_predict
 from .occupancy import BlockDoesNotFit
-from .pipeline import Prepared, Report, RunOptions, predict_source, prepare
+from .pipeline import Prepared, Report, RunOptions, predict_source, prepare, usable_cores
 from .prediction import PredictionError
 from .regions import read_source
 from .shared import array_layouts, array_name
@@ -402,7 +401,7 @@ def block_fix(
     # the shapes are independent re-analyses of one trace whose heavy kernels release the
     # GIL (numba nogil, numpy): threads sweep them side by side on the machine's cores
     reports: dict[str, Report] = {}
-    own = pool or ThreadPoolExecutor(max(1, min(len(todo), _cores())))
+    own = pool or ThreadPoolExecutor(max(1, min(len(todo), usable_cores())))
     try:
         for s, rep, mine in own.map(one, todo):
             if notes is not None:
@@ -576,13 +575,6 @@ def advise(source: Path, opts: RunOptions, tiled: Path | None = None, progress=N
         return advise_prepared(prep, source, opts, tiled, progress)
 
 
-def _cores() -> int:
-    """Worker threads for independent re-analyses: one per usable core."""
-    if hasattr(os, "sched_getaffinity"):
-        return max(len(os.sched_getaffinity(0)), 1)
-    return max(os.cpu_count() or 1, 1)
-
-
 def _restrict_base(source: Path, ropts: RunOptions) -> tuple[Prepared, Report]:
     """The restrict port traced and predicted (the register fix's report, and the baseline
     every combined fix is re-predicted from)."""
@@ -620,7 +612,7 @@ def advise_prepared(
     fixes: list[Fix] = []
     restrict = not quick and opts.port == "plain" and bool(restored_stores(base))
     ropts = dataclasses.replace(opts, port="restrict")
-    with ThreadPoolExecutor(1) as tracer, ThreadPoolExecutor(_cores()) as pool:
+    with ThreadPoolExecutor(1) as tracer, ThreadPoolExecutor(usable_cores()) as pool:
         # the restrict port is compiled, traced and predicted in the background (mostly the
         # compiler's and the traced program's time) while the plain trace is re-analysed
         # for the other fixes, each fix (and each block shape) a task of the pool

@@ -44,6 +44,8 @@ __all__ = [
     "CacheStats",
     "analyze_cache",
     "dense_ids",
+    "hash_slot",
+    "hash_table",
     "hit_mask",
     "line_addresses",
     "sector_hit_mask",
@@ -241,9 +243,8 @@ def _lru_list_kernel(ids, set_of_id, n_sets, ways, out):
 def _dense_ids_kernel(keys, shift):  # pragma: no cover - numba
     """ids, firsts: an id per (key >> shift), 0, 1, ... in order of first occurrence;
     firsts[j] is the key value that got id j. A table indexed by value when the values span
-    little more than their count (lines of a few arrays: the usual case), else an
-    open-addressing hash table (Fibonacci hashing, linear probing) of twice the keys'
-    count rounded up to a power of two."""
+    little more than their count (lines of a few arrays: the usual case), else a hash table
+    (``hash_table``)."""
     n = keys.shape[0]
     ids = np.empty(n, np.int64)
     firsts = np.empty(n, np.uint64)
@@ -267,31 +268,41 @@ def _dense_ids_kernel(keys, shift):  # pragma: no cover - numba
                 m += 1
             ids[t] = j
         return ids, firsts[:m]
+    slot_key, used, down = hash_table(n)
+    slot_id = np.empty(slot_key.shape[0], np.int64)
+    for t in range(n):
+        v = keys[t] >> sh
+        h = hash_slot(slot_key, used, v, down)
+        if not used[h]:
+            used[h] = True
+            slot_key[h] = v
+            slot_id[h] = m
+            firsts[m] = v
+            m += 1
+        ids[t] = slot_id[h]
+    return ids, firsts[:m]
+
+
+@njit(cache=True, nogil=True)
+def hash_table(n):  # pragma: no cover - numba
+    """(keys, used, shift) of an empty open-addressing hash table for ``n`` uint64 keys: twice
+    ``n`` slots rounded up to a power of two, for ``hash_slot``."""
     bits = 1
     while (1 << bits) < 2 * n:
         bits += 1
     size = 1 << bits
-    mask = np.uint64(size - 1)
-    slot_key = np.empty(size, np.uint64)
-    slot_id = np.full(size, -1, np.int64)
-    down = np.uint64(64 - bits)
-    for t in range(n):
-        v = keys[t] >> sh
-        h = (v * np.uint64(0x9E3779B97F4A7C15)) >> down
-        while True:
-            j = slot_id[h]
-            if j < 0:
-                slot_key[h] = v
-                slot_id[h] = m
-                firsts[m] = v
-                ids[t] = m
-                m += 1
-                break
-            if slot_key[h] == v:
-                ids[t] = j
-                break
-            h = (h + np.uint64(1)) & mask
-    return ids, firsts[:m]
+    return np.empty(size, np.uint64), np.zeros(size, np.bool_), np.uint64(64 - bits)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def hash_slot(keys, used, v, shift):  # pragma: no cover - numba
+    """The slot of key ``v``: where it is, or the free slot to put it (Fibonacci hashing,
+    linear probing; the table is never full)."""
+    mask = np.uint64(keys.shape[0] - 1)
+    h = (np.uint64(v) * np.uint64(0x9E3779B97F4A7C15)) >> shift
+    while used[h] and keys[h] != v:
+        h = (h + np.uint64(1)) & mask
+    return h
 
 
 def dense_ids(keys: np.ndarray, shift: int = 0) -> tuple[np.ndarray, np.ndarray]:

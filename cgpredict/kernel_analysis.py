@@ -194,10 +194,10 @@ def analyze_region(
     counts: dict[bytes, int] = {}
     keys: dict[int, bytes] = {}
     energy = 0.0
-    touched = region_arrays(trace)
+    touched, loaded = region_arrays(trace), region_arrays(trace, "load")
     resident: dict[str, Resident] = {}
     for row in all_rows:
-        res = resident_arrays(trace, int(row), sizes, wsz, device.persist_bytes, touched)
+        res = resident_arrays(trace, int(row), sizes, wsz, device.persist_bytes, touched, loaded)
         names = {r.array for r in res}
         warm = frozenset(s.sid for s in mem.instrs if array_name(h.mem[s.sid].base) in names)
         key = keys[int(row)] = (

@@ -247,29 +247,44 @@ def _reuse_distances(
         p = last_unit[units[t]]
         q = last_line[lines[t]]
         if p >= 0:
-            s = 0
-            i = t  # prefix sum over positions [0, t-1]
-            while i > 0:
-                s += tree[i]
-                i -= i & -i
-            i = p + 1  # minus prefix over [0, p]
-            while i > 0:
-                s -= tree[i]
-                i -= i & -i
             prev[t] = p
-            dist[t] = s - 1 if q > p else s  # the line itself, touched since through another unit
-        if q >= 0:
-            i = q + 1
-            while i <= n:
-                tree[i] -= 1
-                i += i & -i
-        i = t + 1
-        while i <= n:
-            tree[i] += 1
-            i += i & -i
+            dist[t] = _lines_between(tree, p, q, t)
+        _touch(tree, q, t)
         last_unit[units[t]] = t
         last_line[lines[t]] = t
     return prev, dist
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _lines_between(tree, p, q, t):  # pragma: no cover - numba
+    """Distinct lines whose latest use lies strictly between positions p and t (a Fenwick
+    prefix difference), less the accessed line itself when another unit of it was used
+    since (q > p: its latest use)."""
+    s = 0
+    i = t  # prefix sum over positions [0, t-1]
+    while i > 0:
+        s += tree[i]
+        i -= i & -i
+    i = p + 1  # minus prefix over [0, p]
+    while i > 0:
+        s -= tree[i]
+        i -= i & -i
+    return s - 1 if q > p else s
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _touch(tree, q, t):  # pragma: no cover - numba
+    """Move a line's latest use from position q (-1: none) to position t."""
+    n = tree.shape[0] - 1
+    if q >= 0:
+        i = q + 1
+        while i <= n:
+            tree[i] -= 1
+            i += i & -i
+    i = t + 1
+    while i <= n:
+        tree[i] += 1
+        i += i & -i
 
 
 def _stack_distances(ids: np.ndarray, n_ids: int):
@@ -327,27 +342,9 @@ def _scaled_hits(  # pragma: no cover - numba
             # at most t - p - 1 lines were touched in between: no count needed below that
             keep = (t - p - 1) * grow < capacity
         if not keep and hits[t] and p >= 0:
-            s = 0
-            i = t  # prefix sum over positions [0, t-1]
-            while i > 0:
-                s += tree[i]
-                i -= i & -i
-            i = p + 1  # minus prefix over [0, p]
-            while i > 0:
-                s -= tree[i]
-                i -= i & -i
-            dist = s - 1 if q > p else s  # the line itself, touched since through another unit
-            keep = dist * grow < capacity
+            keep = _lines_between(tree, p, q, t) * grow < capacity
         out[t] = keep
-        if q >= 0:
-            i = q + 1
-            while i <= n:
-                tree[i] -= 1
-                i += i & -i
-        i = t + 1
-        while i <= n:
-            tree[i] += 1
-            i += i & -i
+        _touch(tree, q, t)
         last_unit[units[t]] = t
         last_line[lines[t]] = t
     return out
@@ -450,8 +447,7 @@ def analyze_memory(
     first = _first_writes(lines, inst, order, sid, is_store)
     cold = np.zeros(len(lines), bool)
     if len(ordered):
-        seen = np.maximum.accumulate(dense_ids(ordered)[0])  # ids in order of first use
-        cold[to_l2] = np.r_[True, seen[1:] > seen[:-1]]
+        cold[to_l2] = _first_use(ordered)
         if is_store is not None:
             cold &= ~is_store[sid][inst]
     n_sids = int(sid.max()) + 1 if n else 0
@@ -548,9 +544,14 @@ def _first_writes(lines, inst, order, sid, is_store) -> np.ndarray:
     st = is_store[sid][inst]
     so = order[st[order]]  # store transactions in issue order
     if len(so):
-        seen = np.maximum.accumulate(dense_ids(lines[so])[0])  # ids in order of first use
-        first[so[np.r_[True, seen[1:] > seen[:-1]]]] = True
+        first[so[_first_use(lines[so])]] = True
     return first
+
+
+def _first_use(keys: np.ndarray) -> np.ndarray:
+    """True where a key occurs for the first time (dense_ids numbers keys in that order)."""
+    seen = np.maximum.accumulate(dense_ids(keys)[0])
+    return np.r_[True, seen[1:] > seen[:-1]]
 
 
 def warm_start(mem: MemoryAnalysis, warm: frozenset[int]) -> MemoryAnalysis:

@@ -289,7 +289,7 @@ def prepare(
         if work != tsizes and tsizes:
             _step(progress, "probing loop bounds (beside the analysis)")
             probes = early or _Probes(run, tsizes)
-            sizes_model = PendingSizes.start(
+            sizes_model = PendingSizes(
                 lambda: _fit_probes(trace, first, probes, store, key, secs, t1)
             )
         else:
@@ -311,9 +311,15 @@ class _Probes:
         from concurrent.futures import ThreadPoolExecutor
 
         self.cancelled = threading.Event()
+        self.done_at = 0.0  # perf_counter when the last probe run ended
         pool = ThreadPoolExecutor(1, thread_name_prefix="cgp-probes")
-        self.future = pool.submit(_probe_runs, run, tsizes, self.cancelled)
+        self.future = pool.submit(self._run, run, tsizes)
         pool.shutdown(wait=False)
+
+    def _run(self, run, tsizes):
+        out = _probe_runs(run, tsizes, self.cancelled)
+        self.done_at = time.perf_counter()
+        return out
 
     def cancel_probes(self) -> None:
         self.cancelled.set()
@@ -351,37 +357,44 @@ def _fit_probes(trace, first, probes: _Probes, store, key, secs, t1) -> SizeMode
     model = SizeModel.from_runs([(first[0], trace)] + [(sz, tr) for sz, _, tr in runs])
     if store is not None and key is not None:
         store_prepared(store, key, first[0], [first] + [(sz, path) for sz, path, _ in runs])
-    secs["probes"] = time.perf_counter() - t1
+    secs["probes"] = max(probes.done_at - t1, 0.0)  # how long the probes outlasted the trace
     return model
 
 
 class PendingSizes:
-    """A SizeModel still being fitted in a background thread: the probe runs (compile,
-    link and run, mostly in child processes) overlap the analysis, which needs the trip
-    counts only after it has formed the pseudo-warps. Any attribute waits for the fit and
-    then reads the SizeModel's; a failed probe raises its error there."""
+    """A SizeModel whose probe runs are still going (compile, link and run, mostly in child
+    processes, beside the analysis, which needs the trip counts only after it has formed the
+    pseudo-warps). The first attribute read waits for the probes and fits the model, once,
+    in the reading thread; a failed probe raises its error there."""
 
-    def __init__(self, future) -> None:
-        self._future = future
+    def __init__(self, fit) -> None:
+        import threading
 
-    @classmethod
-    def start(cls, fit) -> PendingSizes:
-        from concurrent.futures import ThreadPoolExecutor
+        self._fit = fit
+        self._lock = threading.Lock()
+        self._model: SizeModel | None = None
+        self._error: BaseException | None = None
 
-        pool = ThreadPoolExecutor(1, thread_name_prefix="cgp-probes")
-        future = pool.submit(fit)
-        pool.shutdown(wait=False)
-        return cls(future)
+    def _get(self) -> SizeModel:
+        with self._lock:  # the kernels of a file are analysed on several threads
+            if self._model is None and self._error is None:
+                try:
+                    self._model = self._fit()
+                except Exception as exc:  # noqa: BLE001 - raised to every reader
+                    self._error = exc
+        if self._error is not None:
+            raise self._error
+        return self._model
 
     def wait(self) -> None:
         """Let the probes finish (their files live in the Prepared's directory)."""
         try:
-            self._future.result()
+            self._get()
         except Exception:  # reported where the sizes are used
             pass
 
     def __getattr__(self, name: str):
-        return getattr(self._future.result(), name)
+        return getattr(self._get(), name)
 
 
 def _from_entry(entry, work: dict[str, int], t0: float, key: str) -> Prepared:
@@ -428,13 +441,19 @@ def _step(progress, what: str) -> None:
         progress(what)
 
 
+def usable_cores() -> int:
+    """Cores this process may run on (its affinity, where the platform tells)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(len(os.sched_getaffinity(0)), 1)
+    return max(os.cpu_count() or 1, 1)
+
+
 def _map_regions(analyze, regions) -> list:
     """``analyze`` of every region, in order, on a thread per core: the analysis spends its
     time in numba kernels and numpy calls that release the GIL, and the kernels of one
     program share nothing but the read-only trace."""
     regions = list(regions)
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    workers = min(len(regions), cores or 1)
+    workers = min(len(regions), usable_cores())
     if workers <= 1:
         return [analyze(r) for r in regions]
     from concurrent.futures import ThreadPoolExecutor

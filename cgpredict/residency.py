@@ -48,16 +48,20 @@ def resident_arrays(
     work: dict[str, int],
     capacity: float,
     touched: dict[int, frozenset[str]] | None = None,
+    loaded: dict[int, frozenset[str]] | None = None,
 ) -> tuple[Resident, ...]:
     """The arrays launch ``row`` loads that are still in an L2 of ``capacity`` bytes from
     an earlier launch (see the module docstring). An array whose size at the work size is
     unknown (not a global, or not affine in the size macros) never counts as resident, and
-    neither does anything a launch of unknown footprint touched since."""
+    neither does anything a launch of unknown footprint touched since. ``touched`` and
+    ``loaded`` (region_arrays of all instructions and of the loads) are computed when not
+    given: a caller asking for many launches passes them once."""
     if capacity <= 0:
         return ()
     touched = region_arrays(trace) if touched is None else touched
     regions = trace.launches["region"]
-    mine = region_arrays(trace, "load").get(int(regions[row]), frozenset())
+    loaded = region_arrays(trace, "load") if loaded is None else loaded
+    mine = loaded.get(int(regions[row]), frozenset())
     out = []
     for arr in sorted(mine):
         own = sizes.array_bytes(arr, work)

@@ -31,6 +31,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from .instrument.irtext import global_arrays
 from .tracefile import Trace
 
 _COMMENT = r"[ \t]*(?:/\*.*?\*/[ \t]*|//.*)?$"
@@ -47,23 +48,6 @@ def overridable_sizes(source_text: str) -> dict[str, str]:
     """Macros a -D can override (``#ifndef N`` / ``#define N <value>``), the size macros, with
     their replacement text (``macros.evaluate_macros`` gives their values)."""
     return {m.group(1): m.group(2).strip() for m in _OVERRIDABLE.finditer(source_text)}
-
-
-_GLOBAL_ARRAY = re.compile(r"^@([\w.$]+) = .*?(?:global|constant) ((?:\[\d+ x )*)(\w+)")
-_ELEM = {"float": 4, "double": 8, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "half": 2}
-
-
-def global_arrays(ir_text: str) -> dict[str, tuple[tuple[int, ...], int]]:
-    """(dimensions, element bytes) of every global array of a module, from its IR type
-    (``@A = global [128 x [128 x float]]``); a scalar global has no dimensions."""
-    out = {}
-    for line in ir_text.split("\n"):
-        if line.startswith("@"):
-            m = _GLOBAL_ARRAY.match(line)
-            if m and m.group(3) in _ELEM:
-                dims = tuple(int(x) for x in re.findall(r"\[(\d+) x ", m.group(2)))
-                out[m.group(1)] = (dims, _ELEM[m.group(3)])
-    return out
 
 
 PROBES = 3

@@ -24,11 +24,10 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from .cache import hash_slot, hash_table
+from .instrument.irtext import ELEM_BYTES, global_arrays
 from .port import opaque_aliases
 from .warps import WarpTrace
-
-_GLOBAL = re.compile(r"^@([\w.$]+) = .*?(?:global|constant) ((?:\[\d+ x )+)(\w+)\]")
-_ELEM_BYTES = {"float": 4, "double": 8, "i32": 4, "i64": 8, "i16": 2, "i8": 1}
 
 
 @dataclass(frozen=True)
@@ -45,15 +44,11 @@ class ArrayLayout:
 
 def array_layouts(ir_text: str) -> dict[str, ArrayLayout]:
     """The global arrays of a module, from their IR types (``[128 x [128 x float]]``)."""
-    out = {}
-    for line in ir_text.split("\n"):
-        if not line.startswith("@"):
-            continue
-        m = _GLOBAL.match(line)
-        if m and m.group(3) in _ELEM_BYTES:
-            dims = tuple(int(x) for x in re.findall(r"\[(\d+) x ", m.group(2)))
-            out[m.group(1)] = ArrayLayout(dims, _ELEM_BYTES[m.group(3)])
-    return out
+    return {
+        name: ArrayLayout(dims, elem)
+        for name, (dims, elem) in global_arrays(ir_text).items()
+        if dims
+    }
 
 
 def param_row_layouts(ir_text: str, names) -> dict[str, ArrayLayout]:
@@ -73,8 +68,8 @@ def param_row_layouts(ir_text: str, names) -> dict[str, ArrayLayout]:
                 + r",",
                 ir_text,
             )
-            if m and m.group(2) in _ELEM_BYTES:
-                out[name] = ArrayLayout((int(m.group(1)),), _ELEM_BYTES[m.group(2)])
+            if m and m.group(2) in ELEM_BYTES:
+                out[name] = ArrayLayout((int(m.group(1)),), ELEM_BYTES[m.group(2)])
                 break
     return out
 
@@ -326,21 +321,13 @@ def _block_elements(addr, warp, inst_sid, bounds, mine, wpb, elem, n_blocks):  #
                         seen[key] = True
                         counts[b] += 1
         return counts
-    bits = 1
-    while (1 << bits) < 2 * n:
-        bits += 1
-    mask = np.uint64((1 << bits) - 1)
-    down = np.uint64(64 - bits)
-    keys = np.empty(1 << bits, np.uint64)
-    used = np.zeros(1 << bits, np.bool_)
+    keys, used, down = hash_table(n)
     for i in range(inst_sid.shape[0]):
         if mine[inst_sid[i]]:
             for t in range(bounds[i], bounds[i + 1]):
                 b = np.int64(warp[t]) // wpb
                 v = np.uint64(b * span + np.int64(addr[t]) // elem - lo)
-                h = (v * np.uint64(0x9E3779B97F4A7C15)) >> down
-                while used[h] and keys[h] != v:
-                    h = (h + np.uint64(1)) & mask
+                h = hash_slot(keys, used, v, down)
                 if not used[h]:
                     used[h] = True
                     keys[h] = v

@@ -36,6 +36,13 @@ EVENT_DTYPE = np.dtype(
 
 
 @njit(cache=True, nogil=True)
+def _lane_coords(x, y, gx, bx, by, nbx, wpb):  # pragma: no cover - numba
+    """(thread, warp, lane) of pseudo-thread (x, y)."""
+    tib = (y % by) * bx + (x % bx)
+    return y * gx + x, ((y // by) * nbx + x // bx) * wpb + tib // 32, tib % 32
+
+
+@njit(cache=True, nogil=True)
 def _thread_events(tx, ty, gx, bx, by, nbx, wpb, n_threads):  # pragma: no cover - numba
     """Thread, warp, lane and k (rank among the thread's events, program order) of every
     event, and the number of threads that made at least one event."""
@@ -49,13 +56,9 @@ def _thread_events(tx, ty, gx, bx, by, nbx, wpb, n_threads):  # pragma: no cover
     lx, ly = np.int64(-1), np.int64(-1)
     th, w, ln = np.int64(0), np.int64(0), np.int64(0)
     for t in range(n):
-        x, y = tx[t], ty[t]
-        if x != lx or y != ly:  # a thread's events are mostly contiguous: divide once
-            lx, ly = x, y
-            th = y * gx + x
-            tib = (y % by) * bx + (x % bx)
-            w = ((y // by) * nbx + x // bx) * wpb + tib // 32
-            ln = tib % 32
+        if tx[t] != lx or ty[t] != ly:  # a thread's events are mostly contiguous: divide once
+            lx, ly = tx[t], ty[t]
+            th, w, ln = _lane_coords(lx, ly, gx, bx, by, nbx, wpb)
         thread[t] = th
         warp[t] = w
         lane[t] = ln
@@ -289,13 +292,6 @@ def order_events(tx, ty, sid, addr, gx: int, gy: int, block: Block):
 
 
 @njit(cache=True, nogil=True)
-def _lane_coords(x, y, gx, bx, by, nbx, wpb):  # pragma: no cover - numba
-    """(thread, warp, lane) of pseudo-thread (x, y)."""
-    tib = (y % by) * bx + (x % bx)
-    return y * gx + x, ((y // by) * nbx + x // bx) * wpb + tib // 32, tib % 32
-
-
-@njit(cache=True, nogil=True)
 def _warp_sort(  # pragma: no cover - numba
     tx, ty, sid, addr, gx, bx, by, nbx, wpb, n_threads,
     o_warp, o_k, o_lane, o_sid, o_thread, o_addr,
@@ -305,9 +301,9 @@ def _warp_sort(  # pragma: no cover - numba
     event's rank among its thread's events. Three passes over the events, each recomputing
     (thread, warp, lane, k) (divisions only when the thread changes), so no per-event
     temporaries. Lanes appear in increasing order in program order (x is the inner mapped
-    loop), so the stable scatter leaves each group in lane order. Returns (None, 0) when a
-    (warp, k) group holds events of two static instructions (divergent lanes), for
-    ``_masked_order`` (ok False)."""
+    loop), so the stable scatter leaves each group in lane order. ok is False (and nothing
+    written) when a (warp, k) group holds events of two static instructions (divergent
+    lanes): those go to ``_masked_order``."""
     n = tx.shape[0]
     seen = np.zeros(n_threads, np.int64)
     n_warps = nbx * ((n_threads // gx + by - 1) // by) * wpb  # every warp of the grid

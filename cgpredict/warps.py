@@ -18,6 +18,7 @@ from functools import cached_property
 import numpy as np
 from numba import njit
 
+from .cache import hash_slot, hash_table
 from .tracefile import ADDRESS_MASK, TAG_EXIT, TAG_LOOP, TAG_MARKERS, Trace
 from .warp_order import EVENT_DTYPE, WARP_SIZE, order_events
 
@@ -364,31 +365,22 @@ def _shared_addresses(addr, thread, sid, is_store):  # pragma: no cover - numba
     touched = np.zeros(is_store.shape[0], np.bool_)
     if n_written == 0:
         return 0, touched
-    bits = 1
-    while (1 << bits) < 2 * n_written:
-        bits += 1
-    mask = np.uint64((1 << bits) - 1)
-    down = np.uint64(64 - bits)
-    keys = np.empty(1 << bits, np.uint64)
-    first = np.full(1 << bits, -1, np.int64)  # thread that first touched the slot's address
-    shared = np.zeros(1 << bits, np.bool_)
+    keys, used, down = hash_table(n_written)
+    first = np.empty(keys.shape[0], np.int64)  # thread that first touched the slot's address
+    shared = np.zeros(keys.shape[0], np.bool_)
     for t in range(n):  # the written addresses
         if is_store[sid[t]]:
             v = np.uint64(addr[t])
-            h = (v * np.uint64(0x9E3779B97F4A7C15)) >> down
-            while first[h] >= 0 and keys[h] != v:
-                h = (h + np.uint64(1)) & mask
-            if first[h] < 0:
+            h = hash_slot(keys, used, v, down)
+            if not used[h]:
+                used[h] = True
                 keys[h] = v
                 first[h] = np.int64(thread[t])
     count = 0
     for phase in range(2):  # which of them span two threads; then who touches those
         for t in range(n):
-            v = np.uint64(addr[t])
-            h = (v * np.uint64(0x9E3779B97F4A7C15)) >> down
-            while first[h] >= 0 and keys[h] != v:
-                h = (h + np.uint64(1)) & mask
-            if first[h] < 0:
+            h = hash_slot(keys, used, np.uint64(addr[t]), down)
+            if not used[h]:
                 continue
             if phase == 0:
                 if not shared[h] and np.int64(thread[t]) != first[h]:

@@ -30,6 +30,25 @@ CAST_OPCODES = frozenset(
     }
 )
 
+#: Bytes of the element types a global array can hold (array layouts, sizes).
+ELEM_BYTES = {"float": 4, "double": 8, "i32": 4, "i64": 8, "i16": 2, "i8": 1}
+_GLOBAL_ARRAY = re.compile(r"^@([\w.$]+) = .*?(?:global|constant) ((?:\[\d+ x )*)(\w+)")
+
+
+def global_arrays(ir_text: str) -> dict[str, tuple[tuple[int, ...], int]]:
+    """(dimensions, element bytes) of every global of a module whose element type is in
+    ELEM_BYTES, from its IR type (``@A = global [128 x [128 x float]]``); a scalar global has
+    no dimensions."""
+    out = {}
+    for line in ir_text.split("\n"):
+        if line.startswith("@"):
+            m = _GLOBAL_ARRAY.match(line)
+            if m and m.group(3) in ELEM_BYTES:
+                dims = tuple(int(x) for x in re.findall(r"\[(\d+) x ", m.group(2)))
+                out[m.group(1)] = (dims, ELEM_BYTES[m.group(3)])
+    return out
+
+
 _DEFINE = re.compile(r"^define\b[^@]*@(\"[^\"]+\"|[\w.$-]+)\(")
 _LABEL = re.compile(r"^(\"[^\"]+\"|[\w.$-]+):")
 _RESULT = re.compile(r"^\s*(%[\w.$-]+|%\"[^\"]+\")\s*=\s*(.*)$")

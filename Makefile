@@ -14,6 +14,7 @@ bench:
 	$(PY) bench/bench_run.py
 	$(PY) bench/bench_cache.py
 	$(PY) bench/bench_cli.py
+	$(PY) bench/bench_advise.py
 
 N ?= 500
 fuzz:  # csmith programs through trace and run; summary in validation/results/fuzz.md

@@ -29,6 +29,7 @@ from .cli_common import (
     sizing_options,
 )
 from .errors import CGPredictError, OutputPathError
+from .heap import keep_freed_memory
 
 
 @main.command()
@@ -505,5 +506,13 @@ from . import cli_explore, cli_measure  # noqa: E402,F401  (their commands join 
 
 cli_explore.register(main)
 
-if __name__ == "__main__":  # pragma: no cover
+
+def entry() -> None:
+    """The `cgpredict` program: the command line in a process of its own, whose freed arrays
+    are kept for reuse (``heap``)."""
+    keep_freed_memory()
     main()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    entry()

@@ -28,7 +28,7 @@ from .memory import (
 from .models import LaunchGeometry, launch_geometry, launches_total_ms
 from .models import predict as model_predict
 from .occupancy import BlockDoesNotFit, occupancy
-from .parallelism import region_parallelism
+from .parallelism import ThreadBodies, thread_bodies
 from .prediction import DEFAULT_BLOCKS, KernelReport, MemInstrReport, PredictionError, RunOptions
 from .profile import KernelProfile, PatternCounts, SharedMemoryCounts, StoreCounts
 from .residency import Resident, region_arrays, resident_arrays
@@ -37,7 +37,7 @@ from .shared import (
     StagedAccess,
     array_layouts,
     array_name,
-    transpose_addresses,
+    transpose_events,
 )
 from .staging import staging_setup
 from .tracefile import Trace
@@ -187,6 +187,7 @@ def analyze_region(
         info.name,
         staged,
         shared_spec,
+        thread_bodies(trace, region, grid),
     )
     # Launches with identical block and loop counts (FDTD time steps) and the same data left
     # in the L2 by earlier launches (residency.py) are modelled once.
@@ -196,8 +197,11 @@ def analyze_region(
     energy = 0.0
     touched, loaded = region_arrays(trace), region_arrays(trace, "load")
     resident: dict[str, Resident] = {}
+    bytes_of: dict[str, float | None] = {}
     for row in all_rows:
-        res = resident_arrays(trace, int(row), sizes, wsz, device.persist_bytes, touched, loaded)
+        res = resident_arrays(
+            trace, int(row), sizes, wsz, device.persist_bytes, touched, loaded, bytes_of
+        )
         names = {r.array for r in res}
         warm = frozenset(s.sid for s in mem.instrs if array_name(h.mem[s.sid].base) in names)
         key = keys[int(row)] = (
@@ -279,6 +283,7 @@ class _LaunchContext:
     name: str
     staged: tuple[StagedAccess, ...] = ()
     shared_spec: tuple[int, float, int, float] | None = None  # see staging.staging_setup
+    bodies: ThreadBodies = ThreadBodies()  # the thread's code, for ILP and MLP
 
     def extents(self, row: int) -> tuple[float, float]:
         """(x, y) pseudo-threads of trace launch ``row``, scaled to the work size."""
@@ -327,7 +332,7 @@ class _LaunchContext:
             if s.sid not in skip
         ]
         executed = sum(w for w, _ in weights)
-        par = region_parallelism(tr, self.region, self.grid, per_thread)
+        par = self.bodies.parallelism(per_thread)
         bytes_per_access = round(sum(w * b for w, b in weights) / executed) if executed else 4
         for b in h.blocks:
             n = per_thread.get(b.id, 0.0)
@@ -407,15 +412,13 @@ def _transposed(trace: Trace, wt: WarpTrace, arrays: tuple[str, ...]) -> WarpTra
     """The warp trace with the given 2-D arrays' addresses remapped to transposed layouts."""
     h = trace.header
     layouts = array_layouts(h.ir_text)
-    events = wt.events.copy()
+    moves = []
     for arr in arrays:
         lay, base = layouts.get(arr), h.globals.get(arr)
         if lay is None or base is None or len(lay.dims) < 2:
             continue
-        sids = [m.id for m in h.mem if array_name(m.base) == arr]
-        mine = np.isin(events["sid"], sids)
-        events["addr"][mine] = transpose_addresses(events["addr"][mine], base, lay)
-    return dataclasses.replace(wt, events=events)
+        moves.append(([m.id for m in h.mem if array_name(m.base) == arr], base, lay))
+    return dataclasses.replace(wt, events=transpose_events(wt.events, moves))
 
 
 def _l1_config(device: GPUDevice, wt: WarpTrace, block: Block) -> L1Config | None:
@@ -606,11 +609,8 @@ def _memory_profile(
 ):
     """Per-instruction reports and the per-pattern counts of the profile (SPEC §2.3)."""
     h = trace.header
-    insts = np.zeros(3)
-    l2 = np.zeros(3)
-    dram = np.zeros(3)
-    served = np.zeros(3)
-    st_insts, st_l2, st_dram = np.zeros(3), np.zeros(3), np.zeros(3)
+    insts, l2, dram, served = [0.0] * 3, [0.0] * 3, [0.0] * 3, [0.0] * 3
+    st_insts, st_l2, st_dram = [0.0] * 3, [0.0] * 3, [0.0] * 3
     write_back = 0.0
     reports = []
     for s in mem.instrs:

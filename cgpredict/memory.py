@@ -325,29 +325,66 @@ def _scaled_hits(  # pragma: no cover - numba
     queried only for trace-size hits (a miss stays a miss). A reuse from ``row`` or more
     batches back grows by ``grow_far`` (footprint and grid), an earlier batch by ``grow_near``
     (footprint), both times ``batch_warps``; reuse inside a batch by ``batch_warps`` alone.
-    ``capacity`` counts lines: LRU evicts whole lines, whatever their sectors."""
+    ``capacity`` counts lines: LRU evicts whole lines, whatever their sectors.
+
+    The tree is indexed by a clock that ``_compact`` renumbers when it runs out: it holds
+    a few positions per distinct line, not one per access, so it stays in the CPU's cache."""
     n = units.shape[0]
     out = np.empty(n, np.bool_)
-    tree = np.zeros(n + 1, np.int32)  # counts < 2^31: half the memory traffic of int64
-    last_unit = np.full(n_units, -1, np.int64)
-    last_line = np.full(n_lines, -1, np.int64)
+    size = min(n, 4 * n_lines + 64)
+    tree = np.zeros(size + 1, np.int32)
+    last_time = np.full(n_units, -1, np.int64)  # a unit's last access (index into the stream)
+    last_unit = np.full(n_units, -1, np.int64)  # ... and its position on the clock
+    last_line = np.full(n_lines, -1, np.int64)  # a line's latest use on the clock
+    clock = 0
     for t in range(n):
-        p = last_unit[units[t]]
-        q = last_line[lines[t]]
+        if clock == size:
+            clock = _compact(tree, last_line, last_unit)
+        u, ln = units[t], lines[t]
+        p, q = last_unit[u], last_line[ln]
         keep = hits[t]
         grow = batch_warps
-        if keep and p >= 0:
-            if batch[t] != batch[p]:
-                grow = (grow_far if batch[t] - batch[p] >= row else grow_near) * batch_warps
-            # at most t - p - 1 lines were touched in between: no count needed below that
-            keep = (t - p - 1) * grow < capacity
-        if not keep and hits[t] and p >= 0:
-            keep = _lines_between(tree, p, q, t) * grow < capacity
+        if keep and last_time[u] >= 0:
+            pt = last_time[u]
+            if batch[t] != batch[pt]:
+                grow = (grow_far if batch[t] - batch[pt] >= row else grow_near) * batch_warps
+            # at most t - pt - 1 lines were touched in between: no count needed below that
+            keep = (t - pt - 1) * grow < capacity
+            if not keep:
+                keep = _lines_between(tree, p, q, clock) * grow < capacity
         out[t] = keep
-        _touch(tree, q, t)
-        last_unit[units[t]] = t
-        last_line[lines[t]] = t
+        _touch(tree, q, clock)
+        last_time[u] = t
+        last_unit[u] = clock
+        last_line[ln] = clock
+        clock += 1
     return out
+
+
+@njit(cache=True, nogil=True)
+def _compact(tree, last_line, last_unit):  # pragma: no cover - numba
+    """Renumber the clock of _scaled_hits: the lines' latest uses (the tree's ones) become
+    positions 0..L-1 in their order, and a unit's last access the number of them at or
+    before it, less one (-1: before all of them), so that every count _lines_between takes
+    is unchanged; returns L, the next free position."""
+    size = tree.shape[0] - 1
+    rank = np.zeros(size, np.int64)
+    for ln in range(last_line.shape[0]):
+        if last_line[ln] >= 0:
+            rank[last_line[ln]] = 1
+    for x in range(1, size):
+        rank[x] += rank[x - 1]
+    for ln in range(last_line.shape[0]):
+        if last_line[ln] >= 0:
+            last_line[ln] = rank[last_line[ln]] - 1
+    for u in range(last_unit.shape[0]):
+        if last_unit[u] >= 0:
+            last_unit[u] = rank[last_unit[u]] - 1
+    live = rank[size - 1]
+    for i in range(1, size + 1):  # the tree of ones at 0..live-1
+        low = i & -i
+        tree[i] = max(0, min(i, live) - (i - low))
+    return live
 
 
 @dataclass(frozen=True)

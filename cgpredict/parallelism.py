@@ -27,7 +27,7 @@ from .fpga import dddg
 from .instrument.irtext import Module, parse_module
 from .tracefile import Trace
 
-__all__ = ["Parallelism", "body_parallelism", "region_parallelism"]
+__all__ = ["Parallelism", "ThreadBodies", "body_parallelism", "region_parallelism", "thread_bodies"]
 
 _NOT_INSTRUCTIONS = frozenset({"phi", "br", "ret"})
 
@@ -70,14 +70,26 @@ def _module(ir_text: str) -> Module:
     return parse_module(ir_text)
 
 
-def region_parallelism(
-    trace: Trace, region: int, grid: int, per_thread: Mapping[int, float]
-) -> Parallelism:
-    """ILP and MLP of a pseudo-thread of `region` mapped on a `grid`-D grid.
+@dataclass(frozen=True)
+class ThreadBodies:
+    """The code a pseudo-thread of a region runs: the parallelism of each of its bodies and
+    the blocks of that body (its executions per thread are the launch's own)."""
 
-    `per_thread`: executions per thread of each block id. The thread's code is its innermost
+    bodies: tuple[tuple[Parallelism, tuple[int, ...]], ...] = ()
+
+    def parallelism(self, per_thread: Mapping[int, float]) -> Parallelism:
+        """ILP and MLP of the thread, each body weighted by its instructions executed
+        (``per_thread``: executions per thread of each block id)."""
+        return _weighted(
+            (p, max((per_thread.get(b, 0.0) for b in blocks), default=0.0))
+            for p, blocks in self.bodies
+        )
+
+
+def thread_bodies(trace: Trace, region: int, grid: int) -> ThreadBodies:
+    """The bodies of a pseudo-thread of `region` mapped on a `grid`-D grid: its innermost
     loops below the mapped ones, or, without such loops, the blocks inside the mapped loops.
-    """
+    Their ILP and MLP depend on the code only, so a kernel's launches share them."""
     h = trace.header
     loops = [lp for lp in h.loops if lp.region == region]
     inner = [lp for lp in loops if lp.depth > grid and not any(c.parent == lp.id for c in loops)]
@@ -87,19 +99,27 @@ def region_parallelism(
         mapped = [lp for lp in loops if lp.depth == grid]
         bodies = [(lp.function, lp.blocks) for lp in mapped]
     if not bodies:
-        return Parallelism()
+        return ThreadBodies()
     mod = _module(h.ir_text)
     mem = dddg.mem_by_label(h, region)
-    return _weighted(
+    return ThreadBodies(tuple(
         (
             body_parallelism(
                 dddg.loop_body(mod.functions[fn], [h.blocks[b].label for b in blocks], mem)
             ),
-            max((per_thread.get(b, 0.0) for b in blocks), default=0.0),
+            tuple(blocks),
         )
         for fn, blocks in bodies
         if fn in mod.functions
-    )
+    ))  # fmt: skip
+
+
+def region_parallelism(
+    trace: Trace, region: int, grid: int, per_thread: Mapping[int, float]
+) -> Parallelism:
+    """ILP and MLP of a pseudo-thread of `region` mapped on a `grid`-D grid (`per_thread`:
+    executions per thread of each block id); see ``thread_bodies``."""
+    return thread_bodies(trace, region, grid).parallelism(per_thread)
 
 
 def _weighted(parts: Iterable[tuple[Parallelism, float]]) -> Parallelism:

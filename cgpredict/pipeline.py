@@ -459,7 +459,13 @@ def _map_regions(analyze, regions) -> list:
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(workers, thread_name_prefix="cgp-kernel") as pool:
-        return list(pool.map(analyze, regions))
+        futures = [pool.submit(analyze, r) for r in regions]
+        try:
+            return [f.result() for f in futures]
+        except BaseException:
+            for f in futures:  # a kernel failed: the result is an error, its
+                f.cancel()  # siblings not yet started need not run
+            raise
 
 
 def analyze_trace(

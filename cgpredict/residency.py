@@ -49,22 +49,31 @@ def resident_arrays(
     capacity: float,
     touched: dict[int, frozenset[str]] | None = None,
     loaded: dict[int, frozenset[str]] | None = None,
+    bytes_of: dict[str, float | None] | None = None,
 ) -> tuple[Resident, ...]:
     """The arrays launch ``row`` loads that are still in an L2 of ``capacity`` bytes from
     an earlier launch (see the module docstring). An array whose size at the work size is
     unknown (not a global, or not affine in the size macros) never counts as resident, and
     neither does anything a launch of unknown footprint touched since. ``touched`` and
     ``loaded`` (region_arrays of all instructions and of the loads) are computed when not
-    given: a caller asking for many launches passes them once."""
+    given: a caller asking for many launches passes them once, and a dict ``bytes_of`` that
+    keeps the arrays' sizes at the work size between its calls."""
     if capacity <= 0:
         return ()
+    bytes_of = {} if bytes_of is None else bytes_of
+
+    def size(a: str) -> float | None:
+        if a not in bytes_of:
+            bytes_of[a] = sizes.array_bytes(a, work)
+        return bytes_of[a]
+
     touched = region_arrays(trace) if touched is None else touched
     regions = trace.launches["region"]
     loaded = region_arrays(trace, "load") if loaded is None else loaded
     mine = loaded.get(int(regions[row]), frozenset())
     out = []
     for arr in sorted(mine):
-        own = sizes.array_bytes(arr, work)
+        own = size(arr)
         if own is None:
             continue
         since: set[str] = set()
@@ -76,7 +85,7 @@ def resident_arrays(
             since |= touched.get(int(regions[r]), frozenset())
         total = 0.0
         for a in since:
-            b = sizes.array_bytes(a, work)
+            b = size(a)
             if b is None:
                 total = float("inf")
                 break

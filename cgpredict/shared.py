@@ -238,12 +238,44 @@ def _staged_degrees(  # pragma: no cover - numba
 def transpose_addresses(addr: np.ndarray, base: int, layout: ArrayLayout) -> np.ndarray:
     """Addresses of the same elements in the transposed layout of a 2-D array: element (r, c)
     of a D0 x D1 array moves to (c, r) of a D1 x D0 one (the advisor's coalescing fix)."""
-    d0, d1 = layout.dims[-2], layout.dims[-1]
-    e = (addr.astype(np.int64) - base) // layout.elem_bytes
-    outer, inner = e // (d0 * d1), e % (d0 * d1)
-    r, c = inner // d1, inner % d1
-    moved = outer * (d0 * d1) + c * d0 + r
-    return (base + moved * layout.elem_bytes).astype(np.uint64)
+    out = np.array(addr, np.uint64)
+    _transpose_in_place(out, np.zeros(len(out), np.uint16), _moves([([0], base, layout)], 1))
+    return out
+
+
+def transpose_events(events: np.ndarray, arrays) -> np.ndarray:
+    """A copy of warp-ordered ``events`` whose accesses by the static instructions of each
+    (sids, base, layout) in ``arrays`` are moved to that array's transposed layout."""
+    out = events.copy()
+    if len(out) and arrays:
+        n_sids = max([int(out["sid"].max())] + [s for sids, _, _ in arrays for s in sids]) + 1
+        _transpose_in_place(out["addr"], out["sid"], _moves(arrays, n_sids))
+    return out
+
+
+def _moves(arrays, n_sids: int) -> np.ndarray:
+    """Per static instruction: (moved?, base, D0, D1, element bytes) of its array's transposed
+    layout (row 0 of every column 0 when it is not moved)."""
+    table = np.zeros((n_sids, 5), np.int64)
+    for sids, base, lay in arrays:
+        for s in sids:
+            table[s] = (1, base, lay.dims[-2], lay.dims[-1], lay.elem_bytes)
+    return table
+
+
+@njit(cache=True, nogil=True)
+def _transpose_in_place(addr, sid, moves):  # pragma: no cover - numba
+    """transpose_addresses on the events of the instructions ``moves`` marks, one pass, no
+    temporaries: (outer, r, c) of a D0 x D1 plane goes to (outer, c, r) of a D1 x D0 one."""
+    for t in range(addr.shape[0]):
+        s = sid[t]
+        if moves[s, 0] == 0:
+            continue
+        base, d0, d1, elem = moves[s, 1], moves[s, 2], moves[s, 3], moves[s, 4]
+        e = (np.int64(addr[t]) - base) // elem
+        outer, inner = e // (d0 * d1), e % (d0 * d1)
+        r, c = inner // d1, inner % d1
+        addr[t] = np.uint64(base + (outer * (d0 * d1) + c * d0 + r) * elem)
 
 
 def block_footprints(wt: WarpTrace, sids: dict[str, list[int]], elem_bytes: dict[str, int]):

@@ -18,7 +18,7 @@ from numba import njit
 if TYPE_CHECKING:
     from .warps import Block
 
-__all__ = ["EVENT_DTYPE", "WARP_SIZE", "order_events"]
+__all__ = ["EVENT_DTYPE", "WARP_SIZE", "order_events", "thread_counts"]
 
 WARP_SIZE = 32
 
@@ -251,9 +251,32 @@ def _gather(  # pragma: no cover - numba
         o_addr[i] = addr[t]
 
 
-def order_events(tx, ty, sid, addr, gx: int, gy: int, block: Block):
+def _grid(ty: np.ndarray, gx: int, gy: int) -> tuple[int, int]:
+    """The pseudo-thread grid (x, y extents) of mapped events, at least one thread wide and as
+    tall as the largest y made an event."""
+    return max(gx, 1), max(gy, int(ty.max()) + 1 if len(ty) else 1)
+
+
+def thread_counts(tx: np.ndarray, ty: np.ndarray, gx: int, gy: int) -> np.ndarray:
+    """Memory events of every pseudo-thread of the grid (y * gx + x), in one pass: they do
+    not depend on the block shape, so a block-shape sweep counts them once."""
+    gx, gy = _grid(ty, gx, gy)
+    return _count_threads(tx.astype(np.int64, copy=False), ty.astype(np.int64, copy=False),
+                          gx, gx * gy)  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def _count_threads(tx, ty, gx, n_threads):  # pragma: no cover - numba
+    counts = np.zeros(n_threads, np.int64)
+    for t in range(tx.shape[0]):
+        counts[ty[t] * gx + tx[t]] += 1
+    return counts
+
+
+def order_events(tx, ty, sid, addr, gx: int, gy: int, block: Block, counts=None):
     """(events, first event of each warp instruction, threads, warps, divergent instructions)
-    of one launch's mapped events (module docstring).
+    of one launch's mapped events (module docstring); ``counts``: ``thread_counts`` of them,
+    when already known.
 
     A warp instruction is the r-th execution of a static instruction by the lanes of a warp
     that execute it. When every lane of a warp runs the same sequence of static instructions
@@ -263,17 +286,18 @@ def order_events(tx, ty, sid, addr, gx: int, gy: int, block: Block):
     n = len(tx)
     if not n:
         return np.zeros(0, EVENT_DTYPE), np.zeros(0, np.int64), 0, 0, 0
+    if counts is None:
+        counts = thread_counts(tx, ty, gx, gy)
     gx = max(gx, 1)
-    gy = max(gy, int(ty.max()) + 1)
+    gy = len(counts) // gx
     nbx = -(-gx // block.x)
     wpb = -(-block.threads // WARP_SIZE)
     n_threads = gy * gx
     tx, ty = tx.astype(np.int64, copy=False), ty.astype(np.int64, copy=False)
     out = np.empty(n, EVENT_DTYPE)
     cols = (out["warp"], out["k"], out["lane"], out["sid"], out["thread"], out["addr"])
-    inst_start, n_threads_used, ok = _warp_sort(
-        tx, ty, sid, addr, gx, block.x, block.y, nbx, wpb, n_threads, *cols
-    )
+    inst_start, ok = _warp_sort(tx, ty, sid, addr, counts, gx, block.x, block.y, nbx, wpb, *cols)
+    n_threads_used = int(np.count_nonzero(counts))
     if not ok:  # lanes that run different instructions: the general path
         thread, warp, lane, k, n_threads_used = _thread_events(
             tx, ty, gx, block.x, block.y, nbx, wpb, n_threads
@@ -293,22 +317,54 @@ def order_events(tx, ty, sid, addr, gx: int, gy: int, block: Block):
 
 @njit(cache=True, nogil=True)
 def _warp_sort(  # pragma: no cover - numba
-    tx, ty, sid, addr, gx, bx, by, nbx, wpb, n_threads,
+    tx, ty, sid, addr, counts, gx, bx, by, nbx, wpb,
     o_warp, o_k, o_lane, o_sid, o_thread, o_addr,
 ):  # fmt: skip
     """The events in (warp, k, lane) order written straight into the EVENT_DTYPE columns,
     with the first event of every warp instruction: a counting sort by (warp, k), k being an
-    event's rank among its thread's events. Three passes over the events, each recomputing
-    (thread, warp, lane, k) (divisions only when the thread changes), so no per-event
-    temporaries. Lanes appear in increasing order in program order (x is the inner mapped
-    loop), so the stable scatter leaves each group in lane order. ok is False (and nothing
-    written) when a (warp, k) group holds events of two static instructions (divergent
-    lanes): those go to ``_masked_order``."""
+    event's rank among its thread's events. The (warp, k) slot sizes come from the threads'
+    event counts (a thread of c events fills slots 0..c-1 of its warp), so the events are
+    read once, in the scatter, which recomputes (thread, warp, lane) only when the thread
+    changes. Lanes appear in increasing order in program order (x is the inner mapped
+    loop), so the stable scatter leaves each group in lane order. ok is False when a
+    (warp, k) group holds events of two static instructions (divergent lanes): those go to
+    ``_masked_order``, which rewrites every column."""
     n = tx.shape[0]
-    seen = np.zeros(n_threads, np.int64)
+    n_threads = counts.shape[0]
     n_warps = nbx * ((n_threads // gx + by - 1) // by) * wpb  # every warp of the grid
+    warp_of = np.empty(n_threads, np.int64)
     kmax = np.zeros(n_warps, np.int64)
-    used = 0
+    for th in range(n_threads):
+        _, w, _ = _lane_coords(th % gx, th // gx, gx, bx, by, nbx, wpb)
+        warp_of[th] = w
+        kmax[w] = max(kmax[w], counts[th])
+    base = np.zeros(n_warps + 1, np.int64)
+    for q in range(n_warps):
+        base[q + 1] = base[q] + kmax[q]
+    n_slots = base[n_warps]
+    ends = np.zeros(n_slots + 1, np.int64)  # threads whose last event is in the slot
+    for th in range(n_threads):
+        if counts[th] > 0:
+            ends[base[warp_of[th]] + counts[th] - 1] += 1
+    fill = np.zeros(n_slots + 1, np.int64)  # events per slot (threads still running), then
+    for w in range(n_warps):  # the offset of each slot's first event
+        running = 0
+        for slot in range(base[w + 1] - 1, base[w] - 1, -1):
+            running += ends[slot]
+            fill[slot + 1] = running
+    n_inst = 0
+    for q in range(1, n_slots + 1):
+        if fill[q] > 0:
+            n_inst += 1
+        fill[q] += fill[q - 1]
+    starts = np.empty(n_inst, np.int64)
+    m = 0
+    for q in range(n_slots):
+        if fill[q + 1] > fill[q]:
+            starts[m] = fill[q]
+            m += 1
+    seen = np.zeros(n_threads, np.int64)
+    group_sid = np.full(n_slots, -1, np.int64)
     lx, ly = np.int64(-1), np.int64(-1)
     th, w, ln = np.int64(0), np.int64(0), np.int64(0)
     for t in range(n):
@@ -316,48 +372,12 @@ def _warp_sort(  # pragma: no cover - numba
             lx, ly = tx[t], ty[t]
             th, w, ln = _lane_coords(lx, ly, gx, bx, by, nbx, wpb)
         c = seen[th]
-        if c == 0:
-            used += 1
         seen[th] = c + 1
-        kmax[w] = max(kmax[w], c + 1)
-    base = np.zeros(n_warps + 1, np.int64)
-    for q in range(n_warps):
-        base[q + 1] = base[q] + kmax[q]
-    fill = np.zeros(base[n_warps] + 1, np.int64)  # events per (warp, k) slot, then offsets
-    group_sid = np.full(base[n_warps], -1, np.int64)
-    seen[:] = 0
-    lx, ly = np.int64(-1), np.int64(-1)
-    for t in range(n):
-        if tx[t] != lx or ty[t] != ly:
-            lx, ly = tx[t], ty[t]
-            th, w, ln = _lane_coords(lx, ly, gx, bx, by, nbx, wpb)
-        slot = base[w] + seen[th]
-        seen[th] += 1
-        fill[slot + 1] += 1
+        slot = base[w] + c
         if group_sid[slot] < 0:
             group_sid[slot] = sid[t]
         elif group_sid[slot] != sid[t]:
-            return np.empty(0, np.int64), 0, False
-    n_inst = 0
-    for q in range(1, fill.shape[0]):
-        if fill[q] > 0:
-            n_inst += 1
-        fill[q] += fill[q - 1]
-    starts = np.empty(n_inst, np.int64)
-    m = 0
-    for q in range(fill.shape[0] - 1):
-        if fill[q + 1] > fill[q]:
-            starts[m] = fill[q]
-            m += 1
-    seen[:] = 0
-    lx, ly = np.int64(-1), np.int64(-1)
-    for t in range(n):
-        if tx[t] != lx or ty[t] != ly:
-            lx, ly = tx[t], ty[t]
-            th, w, ln = _lane_coords(lx, ly, gx, bx, by, nbx, wpb)
-        c = seen[th]
-        seen[th] = c + 1
-        slot = base[w] + c
+            return np.empty(0, np.int64), False
         pos = fill[slot]
         fill[slot] = pos + 1
         o_warp[pos] = w
@@ -366,7 +386,7 @@ def _warp_sort(  # pragma: no cover - numba
         o_sid[pos] = sid[t]
         o_thread[pos] = th
         o_addr[pos] = addr[t]
-    return starts, used, True
+    return starts, True
 
 
 @njit(cache=True, nogil=True)

@@ -20,7 +20,7 @@ from numba import njit
 
 from .cache import hash_slot, hash_table
 from .tracefile import ADDRESS_MASK, TAG_EXIT, TAG_LOOP, TAG_MARKERS, Trace
-from .warp_order import EVENT_DTYPE, WARP_SIZE, order_events
+from .warp_order import EVENT_DTYPE, WARP_SIZE, order_events, thread_counts
 
 __all__ = [
     "EVENT_DTYPE",
@@ -276,8 +276,9 @@ def form_warps(
     """Pseudo-warps of one recorded launch (see the module docstring).
 
     mem_kinds: bool per static memory instruction, True for stores (dependence detection).
-    cache: keeps the inter-thread dependence of (region, launch, grid_dims), which does not
-    depend on the block shape, for the next block analysed (a block-shape sweep).
+    cache: keeps what of (region, launch, grid_dims) does not depend on the block shape (the
+    mapped events, the threads' event counts, the inter-thread dependence) for the next
+    block analysed (a block-shape sweep).
     """
     mkey = ("mapped", region, launch, grid_dims)
     if cache is not None and mkey in cache:
@@ -287,7 +288,13 @@ def form_warps(
         if cache is not None:
             cache[mkey] = mapped
     tx, ty, sid, addr, gx, gy, unmapped, grid_dims = mapped
-    ordered = order_events(tx, ty, sid, addr, gx, gy, block)
+    ckey = ("counts", region, launch, grid_dims)
+    counts = cache.get(ckey) if cache is not None else None
+    if counts is None:
+        counts = thread_counts(tx, ty, gx, gy)
+        if cache is not None:
+            cache[ckey] = counts
+    ordered = order_events(tx, ty, sid, addr, gx, gy, block, counts)
     events, inst_start, n_threads, n_warps, divergent = ordered
     key = ("dependence", region, launch, grid_dims)
     if cache is not None and key in cache:

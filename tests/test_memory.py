@@ -21,6 +21,7 @@ from cgpredict.memory import (
     UNCOAL,
     CacheScale,
     _reuse_distances,
+    _scaled_hits,
     _stack_distances,
     analyze_memory,
     classify,
@@ -270,6 +271,40 @@ def test_stack_distances_hand():
 # --------------------------------------------------------------------------- scale_hits
 
 TINY = CacheConfig(64, sets=1, ways=4)  # capacity 4 lines, fully associative
+
+
+def _scaled_hits_reference(units, lines, batch, hits, near, far, bw, row, capacity):
+    """The rule of _scaled_hits from _reuse_distances (checked against brute force above),
+    without its clock renumbering."""
+    prev, dist = _reuse_distances(units, lines, int(units.max()) + 1, int(lines.max()) + 1)
+    out = []
+    for t in range(len(units)):
+        p = prev[t]
+        if not hits[t] or p < 0:
+            out.append(bool(hits[t]))
+            continue
+        grow = bw
+        if batch[t] != batch[p]:
+            grow = (far if batch[t] - batch[p] >= row else near) * bw
+        out.append(bool(dist[t] * grow < capacity))
+    return out
+
+
+@pytest.mark.parametrize("seed, m, per_line", [(0, 7, 1), (1, 40, 4), (2, 300, 4), (3, 5, 2)])
+def test_scaled_hits_renumbered_clock_matches_reference(seed, m, per_line):
+    """Streams of 3000 accesses to a few dozen units: the clock of _scaled_hits (4 positions
+    per line + 64) is renumbered tens of times; every verdict equals the reference's."""
+    rng = np.random.default_rng(seed)
+    n = 3000
+    units = rng.integers(0, m, n).astype(np.int64)
+    lines = units // per_line
+    batch = np.sort(rng.integers(0, 12, n)).astype(np.int64)
+    hits = rng.random(n) < 0.8
+    for near, far, bw, row, cap in [(1.5, 3.0, 1.0, 2, 6), (2.0, 8.0, 1.5, 3, 20), (1, 1, 1, 1, 3)]:
+        got = _scaled_hits(units, lines, m, int(lines.max()) + 1, batch, hits, near, far, bw,
+                           row, cap)
+        want = _scaled_hits_reference(units, lines, batch, hits, near, far, bw, row, cap)
+        assert got.tolist() == want
 
 
 def test_scale_hits_identity_is_exact():

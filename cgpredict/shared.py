@@ -246,7 +246,11 @@ def transpose_addresses(addr: np.ndarray, base: int, layout: ArrayLayout) -> np.
 def transpose_events(events: np.ndarray, arrays) -> np.ndarray:
     """A copy of warp-ordered ``events`` whose accesses by the static instructions of each
     (sids, base, layout) in ``arrays`` are moved to that array's transposed layout."""
-    out = events.copy()
+    out = np.empty_like(events)
+    if events.flags.c_contiguous:  # as bytes: numpy copies packed records field by field,
+        out.view(np.uint8)[:] = events.view(np.uint8)  # several times slower
+    else:
+        out[:] = events
     if len(out) and arrays:
         n_sids = max([int(out["sid"].max())] + [s for sids, _, _ in arrays for s in sids]) + 1
         _transpose_in_place(out["addr"], out["sid"], _moves(arrays, n_sids))

@@ -2,7 +2,8 @@
 events of one launch, (warp, instruction, lane), and the count of divergent instructions.
 
 When every lane of a warp runs the same sequence of static instructions (possibly cut short),
-a warp instruction is the warp's k-th event group, found by one counting sort that writes the
+a warp instruction is the warp's k-th event group: gathered lane by lane when each thread's
+events are contiguous (``_warp_gather``), else found by one counting sort that writes the
 events in place (``_warp_sort``). Otherwise (branches, trip counts that differ between lanes)
 the events are regrouped by (warp, static instruction, r-th execution): masked instructions
 of the lanes that run them (``_masked_order``).
@@ -10,6 +11,7 @@ of the lanes that run them (``_masked_order``).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -18,7 +20,7 @@ from numba import njit
 if TYPE_CHECKING:
     from .warps import Block
 
-__all__ = ["EVENT_DTYPE", "WARP_SIZE", "order_events", "thread_counts"]
+__all__ = ["EVENT_DTYPE", "WARP_SIZE", "ThreadEvents", "order_events", "thread_events"]
 
 WARP_SIZE = 32
 
@@ -257,37 +259,62 @@ def _grid(ty: np.ndarray, gx: int, gy: int) -> tuple[int, int]:
     return max(gx, 1), max(gy, int(ty.max()) + 1 if len(ty) else 1)
 
 
-def thread_counts(tx: np.ndarray, ty: np.ndarray, gx: int, gy: int) -> np.ndarray:
-    """Memory events of every pseudo-thread of the grid (y * gx + x), in one pass: they do
-    not depend on the block shape, so a block-shape sweep counts them once."""
+@dataclass(frozen=True)
+class ThreadEvents:
+    """Where each pseudo-thread's (y * gx + x) memory events lie among the mapped events: how
+    many, and from which index when every thread's events are contiguous (each pseudo-thread
+    one iteration of the mapped loops; None when a thread's events are split)."""
+
+    counts: np.ndarray
+    starts: np.ndarray | None
+
+
+def thread_events(tx: np.ndarray, ty: np.ndarray, gx: int, gy: int) -> ThreadEvents:
+    """``ThreadEvents`` of mapped events, in one pass: they do not depend on the block shape,
+    so a block-shape sweep finds them once."""
     gx, gy = _grid(ty, gx, gy)
-    return _count_threads(tx.astype(np.int64, copy=False), ty.astype(np.int64, copy=False),
-                          gx, gx * gy)  # fmt: skip
+    counts, starts, contiguous = _count_threads(
+        tx.astype(np.int64, copy=False), ty.astype(np.int64, copy=False), gx, gx * gy
+    )
+    return ThreadEvents(counts, starts if contiguous else None)
 
 
 @njit(cache=True, nogil=True)
 def _count_threads(tx, ty, gx, n_threads):  # pragma: no cover - numba
     counts = np.zeros(n_threads, np.int64)
+    starts = np.full(n_threads, -1, np.int64)
+    contiguous = True
+    last = np.int64(-1)
     for t in range(tx.shape[0]):
-        counts[ty[t] * gx + tx[t]] += 1
-    return counts
+        th = ty[t] * gx + tx[t]
+        if th != last:
+            if starts[th] >= 0:
+                contiguous = False
+            starts[th] = t
+            last = th
+        counts[th] += 1
+    return counts, starts, contiguous
 
 
-def order_events(tx, ty, sid, addr, gx: int, gy: int, block: Block, counts=None):
+def order_events(
+    tx, ty, sid, addr, gx: int, gy: int, block: Block, threads: ThreadEvents | None = None
+):
     """(events, first event of each warp instruction, threads, warps, divergent instructions)
-    of one launch's mapped events (module docstring); ``counts``: ``thread_counts`` of them,
+    of one launch's mapped events (module docstring); ``threads``: their ``thread_events``,
     when already known.
 
     A warp instruction is the r-th execution of a static instruction by the lanes of a warp
     that execute it. When every lane of a warp runs the same sequence of static instructions
-    (possibly cut short), that is the warp's k-th event group, found by an O(n) counting
-    sort; otherwise (branches, trip counts that differ between lanes) the events are
+    (possibly cut short), that is the warp's k-th event group, gathered lane by lane from
+    the threads' contiguous events, or found by an O(n) counting sort when a thread's events
+    are split; otherwise (branches, trip counts that differ between lanes) the events are
     regrouped by (warp, sid, r)."""
     n = len(tx)
     if not n:
         return np.zeros(0, EVENT_DTYPE), np.zeros(0, np.int64), 0, 0, 0
-    if counts is None:
-        counts = thread_counts(tx, ty, gx, gy)
+    if threads is None:
+        threads = thread_events(tx, ty, gx, gy)
+    counts = threads.counts
     gx = max(gx, 1)
     gy = len(counts) // gx
     nbx = -(-gx // block.x)
@@ -296,7 +323,14 @@ def order_events(tx, ty, sid, addr, gx: int, gy: int, block: Block, counts=None)
     tx, ty = tx.astype(np.int64, copy=False), ty.astype(np.int64, copy=False)
     out = np.empty(n, EVENT_DTYPE)
     cols = (out["warp"], out["k"], out["lane"], out["sid"], out["thread"], out["addr"])
-    inst_start, ok = _warp_sort(tx, ty, sid, addr, counts, gx, block.x, block.y, nbx, wpb, *cols)
+    if threads.starts is not None:
+        inst_start, ok = _warp_gather(
+            sid, addr, counts, threads.starts, gx, block.x, block.y, nbx, wpb, *cols
+        )
+    else:
+        inst_start, ok = _warp_sort(
+            tx, ty, sid, addr, counts, gx, block.x, block.y, nbx, wpb, *cols
+        )
     n_threads_used = int(np.count_nonzero(counts))
     if not ok:  # lanes that run different instructions: the general path
         thread, warp, lane, k, n_threads_used = _thread_events(
@@ -313,6 +347,57 @@ def order_events(tx, ty, sid, addr, gx: int, gy: int, block: Block, counts=None)
     divergent = _count_divergent(inst_warp, inst_start, n, gx, gy, block.x, block.y, nbx, wpb)
     n_warps = int(np.count_nonzero(np.r_[True, inst_warp[1:] != inst_warp[:-1]]))
     return out, inst_start, int(n_threads_used), n_warps, int(divergent)
+
+
+@njit(cache=True, nogil=True)
+def _warp_gather(  # pragma: no cover - numba
+    sid, addr, counts, starts, gx, bx, by, nbx, wpb,
+    o_warp, o_k, o_lane, o_sid, o_thread, o_addr,
+):  # fmt: skip
+    """``_warp_sort`` when every thread's events are contiguous (``starts``): the events
+    written in (warp, k, lane) order by reading, for each warp instruction, the k-th event
+    of each of its lanes' threads: the output is written in order and each lane's thread
+    read in order, where the scatter writes all over the output. Same result, same ok."""
+    n_threads = counts.shape[0]
+    gy = n_threads // gx
+    n_warps = nbx * ((gy + by - 1) // by) * wpb  # every warp of the grid
+    lane_thread = np.empty((n_warps, 32), np.int64)  # -1: no thread (grid edge, block end)
+    kmax = np.zeros(n_warps, np.int64)
+    for w in range(n_warps):
+        b, wi = w // wpb, w % wpb
+        x0, y0 = (b % nbx) * bx, (b // nbx) * by
+        for lane in range(32):
+            tib = wi * 32 + lane
+            x, y = x0 + tib % bx, y0 + tib // bx
+            th = y * gx + x if tib < bx * by and x < gx and y < gy else -1
+            lane_thread[w, lane] = th
+            if th >= 0:
+                kmax[w] = max(kmax[w], counts[th])
+    starts_out = np.empty(kmax.sum(), np.int64)  # every k < kmax has the longest lane
+    pos = 0
+    m = 0
+    for w in range(n_warps):
+        for k in range(kmax[w]):
+            starts_out[m] = pos
+            m += 1
+            s0 = -1
+            for lane in range(32):
+                th = lane_thread[w, lane]
+                if th < 0 or counts[th] <= k:
+                    continue
+                t = starts[th] + k
+                if s0 < 0:
+                    s0 = np.int64(sid[t])
+                elif np.int64(sid[t]) != s0:
+                    return np.empty(0, np.int64), False
+                o_warp[pos] = w
+                o_k[pos] = k
+                o_lane[pos] = lane
+                o_sid[pos] = sid[t]
+                o_thread[pos] = th
+                o_addr[pos] = addr[t]
+                pos += 1
+    return starts_out, True
 
 
 @njit(cache=True, nogil=True)

@@ -20,7 +20,7 @@ from numba import njit
 
 from .cache import hash_slot, hash_table
 from .tracefile import ADDRESS_MASK, TAG_EXIT, TAG_LOOP, TAG_MARKERS, Trace
-from .warp_order import EVENT_DTYPE, WARP_SIZE, order_events, thread_counts
+from .warp_order import EVENT_DTYPE, WARP_SIZE, order_events, thread_events
 
 __all__ = [
     "EVENT_DTYPE",
@@ -277,7 +277,7 @@ def form_warps(
 
     mem_kinds: bool per static memory instruction, True for stores (dependence detection).
     cache: keeps what of (region, launch, grid_dims) does not depend on the block shape (the
-    mapped events, the threads' event counts, the inter-thread dependence) for the next
+    mapped events, where each thread's events lie, the inter-thread dependence) for the next
     block analysed (a block-shape sweep).
     """
     mkey = ("mapped", region, launch, grid_dims)
@@ -288,13 +288,13 @@ def form_warps(
         if cache is not None:
             cache[mkey] = mapped
     tx, ty, sid, addr, gx, gy, unmapped, grid_dims = mapped
-    ckey = ("counts", region, launch, grid_dims)
-    counts = cache.get(ckey) if cache is not None else None
-    if counts is None:
-        counts = thread_counts(tx, ty, gx, gy)
+    tkey = ("threads", region, launch, grid_dims)
+    threads = cache.get(tkey) if cache is not None else None
+    if threads is None:
+        threads = thread_events(tx, ty, gx, gy)
         if cache is not None:
-            cache[ckey] = counts
-    ordered = order_events(tx, ty, sid, addr, gx, gy, block, counts)
+            cache[tkey] = threads
+    ordered = order_events(tx, ty, sid, addr, gx, gy, block, threads)
     events, inst_start, n_threads, n_warps, divergent = ordered
     key = ("dependence", region, launch, grid_dims)
     if cache is not None and key in cache:

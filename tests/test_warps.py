@@ -745,3 +745,44 @@ def test_dependence_matches_a_dictionary_reference(seed):
     assert dep.addresses == len(shared)
     assert dep.store_ids == tuple(sorted(s for s in sids if is_store[s]))
     assert dep.other_ids == tuple(sorted(s for s in sids if not is_store[s]))
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("block", [Block(32, 4), Block(16, 16), Block(64, 2), Block(8, 1)])
+def test_gather_and_scatter_give_the_same_warps(seed, block):
+    """Threads of contiguous events with random lengths (cut-short sequences of one static
+    instruction order): the lane-by-lane gather (starts known) and the counting-sort scatter
+    (starts unknown) write the same events and instruction starts, on grids with edges."""
+    from cgpredict.warp_order import ThreadEvents, order_events, thread_events
+
+    rng = np.random.default_rng(seed)
+    gx, gy = int(rng.integers(20, 90)), int(rng.integers(1, 9))
+    seq = rng.integers(0, 5, 12).astype(np.uint16)  # every thread runs a prefix of it
+    tx, ty, sid, addr = [], [], [], []
+    for y in range(gy):
+        for x in range(gx):
+            c = int(rng.integers(0, 13))
+            tx += [x] * c
+            ty += [y] * c
+            sid += list(seq[:c])
+            addr += list(rng.integers(0, 1 << 20, c))
+    tx, ty = np.array(tx, np.int64), np.array(ty, np.int64)
+    sid, addr = np.array(sid, np.uint16), np.array(addr, np.uint64)
+    threads = thread_events(tx, ty, gx, gy)
+    assert threads.starts is not None
+    gathered = order_events(tx, ty, sid, addr, gx, gy, block, threads)
+    scattered = order_events(tx, ty, sid, addr, gx, gy, block,
+                             ThreadEvents(threads.counts, None))
+    assert np.array_equal(gathered[0], scattered[0])
+    assert np.array_equal(gathered[1], scattered[1])
+    assert gathered[2:] == scattered[2:]
+
+
+def test_thread_events_finds_split_threads():
+    from cgpredict.warp_order import thread_events
+
+    tx, ty = np.array([0, 1, 0], np.int64), np.zeros(3, np.int64)
+    t = thread_events(tx, ty, 2, 1)
+    assert t.counts.tolist() == [2, 1] and t.starts is None
+    t = thread_events(np.array([0, 0, 1]), np.zeros(3, np.int64), 2, 1)
+    assert t.starts.tolist() == [0, 2]

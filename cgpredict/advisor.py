@@ -30,7 +30,15 @@ from pathlib import Path
 from .devices import load_device
 from .models import predict as model_predict
 from .occupancy import BlockDoesNotFit
-from .pipeline import Prepared, Report, RunOptions, predict_source, prepare, usable_cores
+from .pipeline import (
+    Prepared,
+    Report,
+    RunOptions,
+    analysis_worker,
+    predict_source,
+    prepare,
+    usable_cores,
+)
 from .prediction import PredictionError
 from .regions import read_source
 from .shared import array_layouts, array_name
@@ -401,7 +409,9 @@ def block_fix(
     # the shapes are independent re-analyses of one trace whose heavy kernels release the
     # GIL (numba nogil, numpy): threads sweep them side by side on the machine's cores
     reports: dict[str, Report] = {}
-    own = pool or ThreadPoolExecutor(max(1, min(len(todo), usable_cores())))
+    own = pool or ThreadPoolExecutor(
+        max(1, min(len(todo), usable_cores())), initializer=analysis_worker
+    )
     try:
         for s, rep, mine in own.map(one, todo):
             if notes is not None:
@@ -612,7 +622,10 @@ def advise_prepared(
     fixes: list[Fix] = []
     restrict = not quick and opts.port == "plain" and bool(restored_stores(base))
     ropts = dataclasses.replace(opts, port="restrict")
-    with ThreadPoolExecutor(1) as tracer, ThreadPoolExecutor(usable_cores()) as pool:
+    with (
+        ThreadPoolExecutor(1) as tracer,
+        ThreadPoolExecutor(usable_cores(), initializer=analysis_worker) as pool,
+    ):
         # the restrict port is compiled, traced and predicted in the background (mostly the
         # compiler's and the traced program's time) while the plain trace is re-analysed
         # for the other fixes, each fix (and each block shape) a task of the pool

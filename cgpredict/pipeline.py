@@ -11,6 +11,7 @@ import dataclasses
 import os
 import re
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -448,12 +449,22 @@ def usable_cores() -> int:
     return max(os.cpu_count() or 1, 1)
 
 
+_worker = threading.local()
+
+
+def analysis_worker() -> None:
+    """Mark the calling thread as one of a pool of analyses (the advisor's fixes, a block
+    sweep): it analyses a file's kernels in turn, the pool already keeping every core busy."""
+    _worker.serial = True
+
+
 def _map_regions(analyze, regions) -> list:
     """``analyze`` of every region, in order, on a thread per core: the analysis spends its
     time in numba kernels and numpy calls that release the GIL, and the kernels of one
-    program share nothing but the read-only trace."""
+    program share nothing but the read-only trace. In an ``analysis_worker`` thread, in
+    turn: threads within threads would only contend for the cores and their caches."""
     regions = list(regions)
-    workers = min(len(regions), usable_cores())
+    workers = 1 if getattr(_worker, "serial", False) else min(len(regions), usable_cores())
     if workers <= 1:
         return [analyze(r) for r in regions]
     from concurrent.futures import ThreadPoolExecutor

@@ -84,8 +84,8 @@ def classify(wt: WarpTrace, access_bytes: np.ndarray) -> np.ndarray:
     return _classify_kernel(  # field views, not copies: the kernel reads them strided
         ev["addr"],
         ev["lane"],
-        ev["warp"],
-        ev["sid"],
+        wt.inst_warp,
+        wt.inst_sid,
         wt.inst_start.astype(np.int64),
         np.asarray(access_bytes, np.int64),
         max(-(-wt.block.threads // 32), 1),
@@ -94,8 +94,11 @@ def classify(wt: WarpTrace, access_bytes: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
-def _classify_kernel(addr, lane, warp, sid, inst_start, access_bytes, wpb, bx):  # pragma: no cover
-    """One pass over the events of each warp instruction (see classify)."""
+def _classify_kernel(  # pragma: no cover - numba
+    addr, lane, inst_warp, inst_sid, inst_start, access_bytes, wpb, bx
+):
+    """One pass over the events of each warp instruction (see classify); the warp and the
+    static instruction are the instruction's own (``WarpTrace.inst_warp``, ``inst_sid``)."""
     n = addr.shape[0]
     n_inst = inst_start.shape[0]
     out = np.empty(n_inst, np.int8)
@@ -105,11 +108,12 @@ def _classify_kernel(addr, lane, warp, sid, inst_start, access_bytes, wpb, bx): 
         stride = 0  # largest per-lane stride between neighbours in one block row
         across = 0  # largest distance between consecutive lanes, rows ignored
         has_row = False
-        prev_row = ((np.int64(warp[lo]) % wpb) * 32 + np.int64(lane[lo])) // bx
+        first = (inst_warp[i] % wpb) * 32  # thread-in-block of the warp's lane 0
+        prev_row = (first + np.int64(lane[lo])) // bx
         for t in range(lo + 1, hi):
             d = abs(np.int64(addr[t]) - np.int64(addr[t - 1]))
             across = max(across, d)
-            row = ((np.int64(warp[t]) % wpb) * 32 + np.int64(lane[t])) // bx
+            row = (first + np.int64(lane[t])) // bx
             if row == prev_row:
                 has_row = True
                 stride = max(stride, d // max(np.int64(lane[t]) - np.int64(lane[t - 1]), 1))
@@ -117,7 +121,7 @@ def _classify_kernel(addr, lane, warp, sid, inst_start, access_bytes, wpb, bx): 
         s = stride if has_row else across
         if s == 0:
             out[i] = CONST
-        elif s <= access_bytes[sid[lo]]:
+        elif s <= access_bytes[inst_sid[i]]:
             out[i] = COAL
         else:
             out[i] = UNCOAL
@@ -125,9 +129,10 @@ def _classify_kernel(addr, lane, warp, sid, inst_start, access_bytes, wpb, bx): 
 
 
 @njit(cache=True, nogil=True)
-def _distinct_lines(addr, line_bytes, inst_start):  # pragma: no cover - numba
+def _distinct_lines(addr, line_bytes, inst_start, inst_order):  # pragma: no cover - numba
     """The distinct lines (addr // line_bytes) of each warp instruction (at most 32 lanes
-    each), in first-use order, and the instruction they belong to."""
+    each), in first-use order, and the instruction they belong to; instructions taken in
+    ``inst_order``."""
     n = addr.shape[0]
     n_inst = inst_start.shape[0]
     out_line = np.empty(n, np.uint64)
@@ -135,7 +140,8 @@ def _distinct_lines(addr, line_bytes, inst_start):  # pragma: no cover - numba
     lb = np.uint64(line_bytes)
     m = 0
     top = np.uint64(0)  # the largest line of the current instruction so far
-    for i in range(n_inst):
+    for j in range(inst_order.shape[0]):
+        i = inst_order[j]
         lo = inst_start[i]
         hi = inst_start[i + 1] if i + 1 < n_inst else n
         first = m
@@ -159,8 +165,20 @@ def transactions(wt: WarpTrace, line_bytes: int) -> tuple[np.ndarray, np.ndarray
     """(line address, warp-instruction index) of every L2 transaction: the distinct lines (or
     sectors, when ``line_bytes`` is the sector size) of each warp instruction."""
     return _distinct_lines(
-        wt.events["addr"], int(line_bytes), wt.inst_start.astype(np.int64, copy=False)
-    )
+        wt.events["addr"], int(line_bytes), wt.inst_start.astype(np.int64, copy=False),
+        np.arange(wt.n_insts, dtype=np.int64),
+    )  # fmt: skip
+
+
+def issued_transactions(
+    wt: WarpTrace, line_bytes: int, warps_per_batch: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """``transactions`` in GPU issue order (batch, then k, then warp): the instructions put
+    in that order first (``issue_order`` of one transaction per instruction), then each
+    one's distinct lines, so that no permutation of the transactions is needed."""
+    starts = wt.inst_start.astype(np.int64, copy=False)
+    order = issue_order(wt, np.arange(wt.n_insts, dtype=np.int64), warps_per_batch)
+    return _distinct_lines(wt.events["addr"], int(line_bytes), starts, order)
 
 
 def issue_order(wt: WarpTrace, inst: np.ndarray, warps_per_batch: int) -> np.ndarray:
@@ -299,16 +317,18 @@ def scale_hits(
     cache: CacheConfig,
     scale: CacheScale,
     units_per_line: int = 1,
+    unit_ids: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> np.ndarray:
     """Hits at the work size: a trace-size hit whose previous use lies in an earlier batch
     stays a hit only if its LRU stack distance, grown by the footprint (and, across a block
     row, the grid) ratio, still fits the cache. Reuse inside a batch keeps its exact result
     when the trace fills a batch (a batch's footprint per instruction round does not depend on
     the problem size); when it does not, that distance grows with the batch's warps. With
-    sectors (`units_per_line` > 1), `lines` are sector ids and distances count whole lines."""
+    sectors (`units_per_line` > 1), `lines` are sector ids and distances count whole lines.
+    ``unit_ids``: ``dense_ids(lines)``, when the caller has it already."""
     if scale.identity or not len(lines):
         return hits
-    ids, units = dense_ids(lines)
+    ids, units = dense_ids(lines) if unit_ids is None else unit_ids
     line_ids, whole = dense_ids(lines, max(units_per_line, 1).bit_length() - 1)
     return _scaled_hits(
         ids, line_ids, len(units), len(whole), np.ascontiguousarray(batch, np.int64),
@@ -461,30 +481,32 @@ def analyze_memory(
     pattern = _memo(wt, ("classify", ab.tobytes()), lambda: classify(wt, ab))
     sectored = sector_bytes is not None and sector_bytes < cache.line_bytes
     unit = sector_bytes if sectored else cache.line_bytes
-    lines, inst = _memo(wt, ("transactions", unit), lambda: transactions(wt, unit))
-    order = _memo(
-        wt, ("order", unit, warps_per_batch), lambda: issue_order(wt, inst, warps_per_batch)
-    )
+    # every transaction, in issue order
+    lines, inst = _memo(
+        wt, ("issued", unit, warps_per_batch),
+        lambda: issued_transactions(wt, unit, warps_per_batch),
+    )  # fmt: skip
     sid = wt.inst_sid
     n = wt.n_insts
     l1_hit = np.zeros(len(lines), bool)
     if l1 is not None:
         is_load_inst = ~(is_store[sid] if is_store is not None else np.zeros(n, bool))
-        l1_hit[order] = l1_hits(wt, inst[order], lines[order], unit, is_load_inst, l1)
-    # the transactions that reach the L2, in issue order: line (sector) and batch
-    to_l2, ordered, batch = _l2_stream(
-        order, l1_hit, lines, inst, wt.inst_warp, max(warps_per_batch, 1)
-    )
+        l1_hit = l1_hits(wt, inst, lines, unit, is_load_inst, l1)
+    # the transactions that reach the L2: line (sector) and batch
+    to_l2, ordered, batch = _l2_stream(l1_hit, lines, inst, wt.inst_warp, max(warps_per_batch, 1))
     hits = np.zeros(len(lines), bool)
     if sectored:
         exact = sector_hit_mask(ordered * np.uint64(unit), cache, unit)
     else:
         exact = hit_mask(ordered, cache)
-    hits[to_l2] = scale_hits(ordered, batch, exact, cache, scale, cache.line_bytes // unit)
-    first = _first_writes(lines, inst, order, sid, is_store)
+    unit_ids = dense_ids(ordered)  # for the scaling and the first touches
+    hits[to_l2] = scale_hits(
+        ordered, batch, exact, cache, scale, cache.line_bytes // unit, unit_ids
+    )
+    first = _first_writes(lines, inst, sid, is_store)
     cold = np.zeros(len(lines), bool)
     if len(ordered):
-        cold[to_l2] = _first_use(ordered)
+        cold[to_l2] = _first_ids(unit_ids[0])
         if is_store is not None:
             cold &= ~is_store[sid][inst]
     n_sids = int(sid.max()) + 1 if n else 0
@@ -508,18 +530,18 @@ def analyze_memory(
 
 
 @njit(cache=True, nogil=True)
-def _l2_stream(order, l1_hit, lines, inst, inst_warp, wpb):  # pragma: no cover - numba
-    """(index, line, batch) of every transaction the L1 does not serve, in issue order."""
+def _l2_stream(l1_hit, lines, inst, inst_warp, wpb):  # pragma: no cover - numba
+    """(index, line, batch) of every transaction the L1 does not serve (transactions in issue
+    order)."""
     m = 0
-    for q in range(order.shape[0]):
-        if not l1_hit[order[q]]:
+    for t in range(lines.shape[0]):
+        if not l1_hit[t]:
             m += 1
     idx = np.empty(m, np.int64)
     line = np.empty(m, np.uint64)
     batch = np.empty(m, np.int64)
     j = 0
-    for q in range(order.shape[0]):
-        t = order[q]
+    for t in range(lines.shape[0]):
         if not l1_hit[t]:
             idx[j] = t
             line[j] = lines[t]
@@ -571,24 +593,34 @@ def _tally(inst, l1_hit, hits, first, cold, sid, pattern, n_sids):  # pragma: no
     return warp_insts, l2, dram, served, written, cold_n, l2_total, hit_total
 
 
-def _first_writes(lines, inst, order, sid, is_store) -> np.ndarray:
-    """Per transaction: True for a store transaction that is the first write of its sector in
-    the launch. A write-back L2 sends each dirty sector to DRAM once, however often it is
-    stored (an accumulator stored every iteration is written back once)."""
+def _first_writes(lines, inst, sid, is_store) -> np.ndarray:
+    """Per transaction (in issue order): True for a store transaction that is the first write
+    of its sector in the launch. A write-back L2 sends each dirty sector to DRAM once, however
+    often it is stored (an accumulator stored every iteration is written back once)."""
     first = np.zeros(len(lines), bool)
     if is_store is None or not len(lines):
         return first
-    st = is_store[sid][inst]
-    so = order[st[order]]  # store transactions in issue order
+    so = np.flatnonzero(is_store[sid][inst])  # the store transactions
     if len(so):
         first[so[_first_use(lines[so])]] = True
     return first
 
 
 def _first_use(keys: np.ndarray) -> np.ndarray:
-    """True where a key occurs for the first time (dense_ids numbers keys in that order)."""
-    seen = np.maximum.accumulate(dense_ids(keys)[0])
-    return np.r_[True, seen[1:] > seen[:-1]]
+    """True where a key occurs for the first time."""
+    return _first_ids(dense_ids(keys)[0])
+
+
+@njit(cache=True, nogil=True)
+def _first_ids(ids):  # pragma: no cover - numba
+    """True where an id of ``dense_ids`` occurs for the first time: it numbers the keys in
+    that order, so a first occurrence is an id above every earlier one."""
+    out = np.empty(ids.shape[0], np.bool_)
+    top = np.int64(-1)
+    for t in range(ids.shape[0]):
+        out[t] = ids[t] > top
+        top = max(top, ids[t])
+    return out
 
 
 def warm_start(mem: MemoryAnalysis, warm: frozenset[int]) -> MemoryAnalysis:

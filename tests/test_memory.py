@@ -26,6 +26,7 @@ from cgpredict.memory import (
     analyze_memory,
     classify,
     issue_order,
+    issued_transactions,
     scale_hits,
     transactions,
 )
@@ -484,6 +485,11 @@ def test_issue_order_counting_sort_equals_lexsort(seed):
         for wpb in (1, 3, 64):
             want = np.lexsort((warp, k, warp // wpb))
             assert issue_order(w, inst, wpb).tolist() == want.tolist()
+            # the analysis builds the same sequence directly, instructions first
+            lines, inst_all = transactions(w, 32)
+            got_lines, got_inst = issued_transactions(w, 32, wpb)
+            assert got_lines.tolist() == lines[want].tolist()
+            assert got_inst.tolist() == inst_all[want].tolist()
 
 
 @pytest.mark.parametrize("seed", range(5))

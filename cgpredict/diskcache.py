@@ -6,7 +6,8 @@ sizes and tool give the same trace, so it is kept here and reused by ``run``, ``
 ``sweep`` and the rest. Not to be confused with ``cache.py``, the L2 cache *analyzer*.
 
 Layout: ``ROOT/entries/KIND/KEY/`` holds the entry's files and ``entry.json`` (the format
-stamp, the tool fingerprint, the key, the size and sha256 of every file, and free metadata);
+stamp, the tool fingerprint, the key, the size and CRC-32 (``file_digest``) of every file,
+and free metadata);
 ``ROOT/tmp/`` holds entries being written. An entry is built in ``tmp`` and renamed into
 place in one step, so a concurrent reader sees a whole entry or none, and two writers of the
 same key leave one of theirs. An entry whose stamp, fingerprint, key or file hashes do not
@@ -22,15 +23,17 @@ import functools
 import hashlib
 import importlib.util
 import json
+import mmap
 import os
 import shutil
 import tempfile
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 #: Layout and ``entry.json`` format; an entry of another format is rebuilt.
-FORMAT = 1
+FORMAT = 2
 _ENTRY = "entry.json"
 _PACKAGE = Path(__file__).resolve().parent
 
@@ -84,12 +87,16 @@ def entry_key(kind: str, parts: Mapping[str, object]) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
+def file_digest(path: Path) -> str:
+    """A checksum of a stored file's content (CRC-32 of the whole file, read through a
+    memory map): it catches a corrupt or truncated entry, and at 3-4 GB/s costs 0.04 s on
+    3MM's 150 MB of traces where SHA-256 with buffered reads cost 0.23 s on every read of
+    the entry. The entry's key, which must not collide, stays a SHA-256."""
     with open(path, "rb") as f:
-        while chunk := f.read(1 << 22):
-            h.update(chunk)
-    return h.hexdigest()
+        if os.fstat(f.fileno()).st_size == 0:
+            return "crc32:00000000"
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+            return f"crc32:{zlib.crc32(m):08x}"
 
 
 @dataclass(frozen=True)
@@ -162,7 +169,7 @@ class DiskCache:
                 return None
             for name, (size, digest) in meta["files"].items():
                 p = d / name
-                if p.stat().st_size != size or file_sha256(p) != digest:
+                if p.stat().st_size != size or file_digest(p) != digest:
                     return None
             return meta
         except (OSError, ValueError, KeyError, TypeError):
@@ -185,7 +192,7 @@ class DiskCache:
                     os.link(src, dst)
                 except OSError:
                     shutil.copy2(src, dst)
-                stamp["files"][name] = [dst.stat().st_size, file_sha256(dst)]
+                stamp["files"][name] = [dst.stat().st_size, file_digest(dst)]
             (stage / _ENTRY).write_text(json.dumps(stamp, sort_keys=True))
             final = self._dir(kind, key)
             final.parent.mkdir(parents=True, exist_ok=True)

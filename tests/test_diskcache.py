@@ -205,3 +205,15 @@ def test_stored_dependences_give_the_same_prediction(cache_dir, monkeypatch):
     monkeypatch.setenv("CGPREDICT_NO_CACHE", "1")
     fresh = api.predict(GEMM, "16x16", "h100", SMALL, trace_sizes=TRACE)
     assert _json(cached) == _json(fresh)
+
+
+def test_file_digest_is_the_crc32_of_the_content(tmp_path):
+    import zlib
+
+    from cgpredict.diskcache import file_digest
+
+    empty, data = tmp_path / "e", tmp_path / "d"
+    empty.write_bytes(b"")
+    data.write_bytes(b"cgpredict" * 1000)
+    assert file_digest(empty) == "crc32:00000000"
+    assert file_digest(data) == f"crc32:{zlib.crc32(b'cgpredict' * 1000):08x}"

@@ -28,8 +28,8 @@ def test_opt_out_changes_nothing():
 
 def test_cli_sets_it_for_its_own_process():
     """`python -m cgpredict` goes through cli.entry, which asks for the settings."""
-    code = ("import cgpredict.cli as c, cgpredict.heap as h; c.main = lambda: None; c.entry(); "
-            "print(h._done)")
+    code = ("import cgpredict.cli as c, cgpredict.heap as h; "
+            "c.main = lambda: print(h._done); c.entry()")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, env={**os.environ, "CGPREDICT_MALLOC": ""})
     assert out.stdout.strip() == str(platform.libc_ver()[0] == "glibc")

@@ -4,7 +4,10 @@ on the ``main`` group of ``cli_common`` (the only modules that import click)."""
 
 from __future__ import annotations
 
+import atexit
+import os
 import sys
+import threading
 from pathlib import Path
 
 import click
@@ -524,10 +527,6 @@ def _leave(code) -> None:
     machine): the exit handlers run (temporary directories) and the standard streams are
     flushed as in a normal exit, then os._exit. While another thread still works (a cache
     write, a warm-up), the normal exit, which waits for it."""
-    import atexit
-    import os
-    import threading
-
     me = threading.current_thread()
     if any(t is not me and not t.daemon for t in threading.enumerate()):
         sys.exit(code)

@@ -27,7 +27,7 @@ from .fpga import dddg
 from .instrument.irtext import Module, parse_module
 from .tracefile import Trace
 
-__all__ = ["Parallelism", "ThreadBodies", "body_parallelism", "region_parallelism", "thread_bodies"]
+__all__ = ["Parallelism", "ThreadBodies", "body_parallelism", "thread_bodies"]
 
 _NOT_INSTRUCTIONS = frozenset({"phi", "br", "ret"})
 
@@ -112,14 +112,6 @@ def thread_bodies(trace: Trace, region: int, grid: int) -> ThreadBodies:
         for fn, blocks in bodies
         if fn in mod.functions
     ))  # fmt: skip
-
-
-def region_parallelism(
-    trace: Trace, region: int, grid: int, per_thread: Mapping[int, float]
-) -> Parallelism:
-    """ILP and MLP of a pseudo-thread of `region` mapped on a `grid`-D grid (`per_thread`:
-    executions per thread of each block id); see ``thread_bodies``."""
-    return thread_bodies(trace, region, grid).parallelism(per_thread)
 
 
 def _weighted(parts: Iterable[tuple[Parallelism, float]]) -> Parallelism:

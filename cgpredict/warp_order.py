@@ -45,6 +45,15 @@ def _lane_coords(x, y, gx, bx, by, nbx, wpb):  # pragma: no cover - numba
 
 
 @njit(cache=True, nogil=True)
+def _lane_thread(w, lane, gx, gy, bx, by, nbx, wpb):  # pragma: no cover - numba
+    """The pseudo-thread (y * gx + x) that runs ``lane`` of warp ``w``: the inverse of
+    _lane_coords; -1 where the lane has none (past the block's threads, or the grid's edge)."""
+    b, tib = w // wpb, (w % wpb) * 32 + lane
+    x, y = (b % nbx) * bx + tib % bx, (b // nbx) * by + tib // bx
+    return y * gx + x if tib < bx * by and x < gx and y < gy else -1
+
+
+@njit(cache=True, nogil=True)
 def _thread_events(tx, ty, gx, bx, by, nbx, wpb, n_threads):  # pragma: no cover - numba
     """Thread, warp, lane and k (rank among the thread's events, program order) of every
     event, and the number of threads that made at least one event."""
@@ -253,12 +262,6 @@ def _gather(  # pragma: no cover - numba
         o_addr[i] = addr[t]
 
 
-def _grid(ty: np.ndarray, gx: int, gy: int) -> tuple[int, int]:
-    """The pseudo-thread grid (x, y extents) of mapped events, at least one thread wide and as
-    tall as the largest y made an event."""
-    return max(gx, 1), max(gy, int(ty.max()) + 1 if len(ty) else 1)
-
-
 @dataclass(frozen=True)
 class ThreadEvents:
     """Where each pseudo-thread's (y * gx + x) memory events lie among the mapped events: how
@@ -272,7 +275,7 @@ class ThreadEvents:
 def thread_events(tx: np.ndarray, ty: np.ndarray, gx: int, gy: int) -> ThreadEvents:
     """``ThreadEvents`` of mapped events, in one pass: they do not depend on the block shape,
     so a block-shape sweep finds them once."""
-    gx, gy = _grid(ty, gx, gy)
+    gx, gy = max(gx, 1), max(gy, int(ty.max()) + 1 if len(ty) else 1)
     counts, starts, contiguous = _count_threads(
         tx.astype(np.int64, copy=False), ty.astype(np.int64, copy=False), gx, gx * gy
     )
@@ -364,12 +367,8 @@ def _warp_gather(  # pragma: no cover - numba
     lane_thread = np.empty((n_warps, 32), np.int64)  # -1: no thread (grid edge, block end)
     kmax = np.zeros(n_warps, np.int64)
     for w in range(n_warps):
-        b, wi = w // wpb, w % wpb
-        x0, y0 = (b % nbx) * bx, (b // nbx) * by
         for lane in range(32):
-            tib = wi * 32 + lane
-            x, y = x0 + tib % bx, y0 + tib // bx
-            th = y * gx + x if tib < bx * by and x < gx and y < gy else -1
+            th = _lane_thread(w, lane, gx, gy, bx, by, nbx, wpb)
             lane_thread[w, lane] = th
             if th >= 0:
                 kmax[w] = max(kmax[w], counts[th])
@@ -485,11 +484,9 @@ def _count_divergent(inst_warp, starts, n, gx, gy, bx, by, nbx, wpb):  # pragma:
         w = inst_warp[i]
         if w != last:
             last = w
-            b, wi = w // wpb, w % wpb
-            x0, y0 = (b % nbx) * bx, (b // nbx) * by
             full = 0
-            for tib in range(wi * 32, min(wi * 32 + 32, bx * by)):
-                if x0 + tib % bx < gx and y0 + tib // bx < gy:
+            for lane in range(32):
+                if _lane_thread(w, lane, gx, gy, bx, by, nbx, wpb) >= 0:
                     full += 1
         hi = starts[i + 1] if i + 1 < starts.shape[0] else n
         if hi - starts[i] < full:

@@ -37,7 +37,7 @@ from .shared import (
     StagedAccess,
     array_layouts,
     array_name,
-    transpose_events,
+    transposed_addresses,
 )
 from .staging import staging_setup
 from .tracefile import Trace
@@ -418,7 +418,7 @@ def _transposed(trace: Trace, wt: WarpTrace, arrays: tuple[str, ...]) -> WarpTra
         if lay is None or base is None or len(lay.dims) < 2:
             continue
         moves.append(([m.id for m in h.mem if array_name(m.base) == arr], base, lay))
-    return dataclasses.replace(wt, events=transpose_events(wt.events, moves))
+    return dataclasses.replace(wt, addr=transposed_addresses(wt, moves))
 
 
 def _l1_config(device: GPUDevice, wt: WarpTrace, block: Block) -> L1Config | None:

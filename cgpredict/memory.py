@@ -78,12 +78,11 @@ def classify(wt: WarpTrace, access_bytes: np.ndarray) -> np.ndarray:
     stride is per lane (a masked instruction whose active lanes are 3 apart and 12 bytes apart
     strides 4 bytes). An instruction with no two lanes in one row (blocks 1 wide) compares its
     consecutive lanes. One pass over the events (numba), no temporaries of their size."""
-    ev = wt.events
-    if not len(ev):
+    if not wt.n_events:
         return np.zeros(0, np.int8)
-    return _classify_kernel(  # field views, not copies: the kernel reads them strided
-        ev["addr"],
-        ev["lane"],
+    return _classify_kernel(
+        wt.addr,
+        wt.lane,
         wt.inst_warp,
         wt.inst_sid,
         wt.inst_start.astype(np.int64),
@@ -165,7 +164,7 @@ def transactions(wt: WarpTrace, line_bytes: int) -> tuple[np.ndarray, np.ndarray
     """(line address, warp-instruction index) of every L2 transaction: the distinct lines (or
     sectors, when ``line_bytes`` is the sector size) of each warp instruction."""
     return _distinct_lines(
-        wt.events["addr"], int(line_bytes), wt.inst_start.astype(np.int64, copy=False),
+        wt.addr, int(line_bytes), wt.inst_start.astype(np.int64, copy=False),
         np.arange(wt.n_insts, dtype=np.int64),
     )  # fmt: skip
 
@@ -178,7 +177,7 @@ def issued_transactions(
     one's distinct lines, so that no permutation of the transactions is needed."""
     starts = wt.inst_start.astype(np.int64, copy=False)
     order = issue_order(wt, np.arange(wt.n_insts, dtype=np.int64), warps_per_batch)
-    return _distinct_lines(wt.events["addr"], int(line_bytes), starts, order)
+    return _distinct_lines(wt.addr, int(line_bytes), starts, order)
 
 
 def issue_order(wt: WarpTrace, inst: np.ndarray, warps_per_batch: int) -> np.ndarray:

@@ -157,12 +157,11 @@ def staged_accesses(
     """Bank-conflict degrees of every warp access to a staged array (``bases``: run-time
     addresses of the arrays; without one, the lowest address the kernel touches)."""
     tiles = {a: (r, c) for a, r, c in hints}
-    ev = wt.events
-    if not len(ev):
+    if not wt.n_events:
         return ()
     inst_sid = wt.inst_sid
-    bounds = np.r_[wt.inst_start, len(ev)].astype(np.int64)
-    addr = ev["addr"]
+    bounds = np.r_[wt.inst_start, wt.n_events].astype(np.int64)
+    addr = wt.addr
     staged = {sid: text for sid, text in sorted(mem_texts.items()) if array_name(text) in tiles}
     # one base per array: its run-time address, else the lowest address any of its
     # instructions touches (not one per instruction, which would shift each one's tile)
@@ -239,21 +238,18 @@ def transpose_addresses(addr: np.ndarray, base: int, layout: ArrayLayout) -> np.
     """Addresses of the same elements in the transposed layout of a 2-D array: element (r, c)
     of a D0 x D1 array moves to (c, r) of a D1 x D0 one (the advisor's coalescing fix)."""
     out = np.array(addr, np.uint64)
-    _transpose_in_place(out, np.zeros(len(out), np.uint16), _moves([([0], base, layout)], 1))
+    one = np.zeros(1, np.int64)  # every address one instruction of static id 0
+    _transpose_in_place(out, one, one, _moves([([0], base, layout)], 1))
     return out
 
 
-def transpose_events(events: np.ndarray, arrays) -> np.ndarray:
-    """A copy of warp-ordered ``events`` whose accesses by the static instructions of each
+def transposed_addresses(wt: WarpTrace, arrays) -> np.ndarray:
+    """A copy of ``wt``'s event addresses whose accesses by the static instructions of each
     (sids, base, layout) in ``arrays`` are moved to that array's transposed layout."""
-    out = np.empty_like(events)
-    if events.flags.c_contiguous:  # as bytes: numpy copies packed records field by field,
-        out.view(np.uint8)[:] = events.view(np.uint8)  # several times slower
-    else:
-        out[:] = events
+    out = wt.addr.copy()
     if len(out) and arrays:
-        n_sids = max([int(out["sid"].max())] + [s for sids, _, _ in arrays for s in sids]) + 1
-        _transpose_in_place(out["addr"], out["sid"], _moves(arrays, n_sids))
+        n_sids = max([int(wt.inst_sid.max())] + [s for sids, _, _ in arrays for s in sids]) + 1
+        _transpose_in_place(out, wt.inst_start, wt.inst_sid, _moves(arrays, n_sids))
     return out
 
 
@@ -268,18 +264,22 @@ def _moves(arrays, n_sids: int) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
-def _transpose_in_place(addr, sid, moves):  # pragma: no cover - numba
-    """transpose_addresses on the events of the instructions ``moves`` marks, one pass, no
-    temporaries: (outer, r, c) of a D0 x D1 plane goes to (outer, c, r) of a D1 x D0 one."""
-    for t in range(addr.shape[0]):
-        s = sid[t]
+def _transpose_in_place(addr, inst_start, inst_sid, moves):  # pragma: no cover - numba
+    """transpose_addresses on the events of the warp instructions whose static instruction
+    ``moves`` marks, one pass, no temporaries: (outer, r, c) of a D0 x D1 plane goes to
+    (outer, c, r) of a D1 x D0 one."""
+    n = addr.shape[0]
+    for i in range(inst_start.shape[0]):
+        s = inst_sid[i]
         if moves[s, 0] == 0:
             continue
         base, d0, d1, elem = moves[s, 1], moves[s, 2], moves[s, 3], moves[s, 4]
-        e = (np.int64(addr[t]) - base) // elem
-        outer, inner = e // (d0 * d1), e % (d0 * d1)
-        r, c = inner // d1, inner % d1
-        addr[t] = np.uint64(base + (outer * (d0 * d1) + c * d0 + r) * elem)
+        hi = inst_start[i + 1] if i + 1 < inst_start.shape[0] else n
+        for t in range(inst_start[i], hi):
+            e = (np.int64(addr[t]) - base) // elem
+            outer, inner = e // (d0 * d1), e % (d0 * d1)
+            r, c = inner // d1, inner % d1
+            addr[t] = np.uint64(base + (outer * (d0 * d1) + c * d0 + r) * elem)
 
 
 def block_footprints(wt: WarpTrace, sids: dict[str, list[int]], elem_bytes: dict[str, int]):
@@ -287,20 +287,19 @@ def block_footprints(wt: WarpTrace, sids: dict[str, list[int]], elem_bytes: dict
     the blocks with the most threads, so that a partial edge block of the trace grid does not
     set the figure) and that block's thread count. Two tiles of one array (syrk's A[i][k] and
     A[j][k]) are both in it; a tile larger than the array is not."""
-    ev = wt.events
-    if not len(ev):
+    if not wt.n_events:
         return {}
     wpb = -(-wt.block.threads // 32)
-    active = _threads_per_block(ev["thread"], ev["warp"], wpb)
+    active = _threads_per_block(wt.inst_warp, wt.inst_start, wt.lane, wpb, wt.n_events)
     full = np.flatnonzero(active == active.max())
-    bounds = np.r_[wt.inst_start, len(ev)].astype(np.int64)
+    bounds = np.r_[wt.inst_start, wt.n_events].astype(np.int64)
     n_sids = int(wt.inst_sid.max()) + 1
     out = {}
     for arr, ids in sids.items():
         mine = np.zeros(n_sids, np.bool_)
         mine[[i for i in ids if 0 <= i < n_sids]] = True
         counts = _block_elements(
-            ev["addr"], ev["warp"], wt.inst_sid, bounds, mine, wpb,
+            wt.addr, wt.inst_warp, wt.inst_sid, bounds, mine, wpb,
             max(elem_bytes.get(arr, 4), 1), len(active),
         )  # fmt: skip
         if not counts.any():
@@ -311,26 +310,29 @@ def block_footprints(wt: WarpTrace, sids: dict[str, list[int]], elem_bytes: dict
 
 
 @njit(cache=True, nogil=True)
-def _threads_per_block(thread, warp, wpb):  # pragma: no cover - numba
-    """Pseudo-threads of every block (a thread's events all lie in one block)."""
-    n_threads = 0
-    for t in range(thread.shape[0]):
-        n_threads = max(n_threads, np.int64(thread[t]) + 1)
-    block_of = np.full(n_threads, -1, np.int64)
-    n_blocks = 0
-    for t in range(thread.shape[0]):
-        b = np.int64(warp[t]) // wpb
-        block_of[thread[t]] = b
-        n_blocks = max(n_blocks, b + 1)
-    active = np.zeros(n_blocks, np.int64)
-    for th in range(n_threads):
-        if block_of[th] >= 0:
-            active[block_of[th]] += 1
+def _threads_per_block(inst_warp, inst_start, lane, wpb, n):  # pragma: no cover - numba
+    """Pseudo-threads of every block: the distinct (warp, lane) pairs of its warps (a
+    thread is one lane of one warp)."""
+    n_warps = 0
+    for i in range(inst_warp.shape[0]):
+        n_warps = max(n_warps, inst_warp[i] + 1)
+    used = np.zeros((n_warps, 32), np.bool_)
+    for i in range(inst_warp.shape[0]):
+        hi = inst_start[i + 1] if i + 1 < inst_start.shape[0] else n
+        for t in range(inst_start[i], hi):
+            used[inst_warp[i], lane[t]] = True
+    active = np.zeros((n_warps + wpb - 1) // wpb, np.int64)
+    for w in range(n_warps):
+        for ln in range(32):
+            if used[w, ln]:
+                active[w // wpb] += 1
     return active
 
 
 @njit(cache=True, nogil=True)
-def _block_elements(addr, warp, inst_sid, bounds, mine, wpb, elem, n_blocks):  # pragma: no cover
+def _block_elements(  # pragma: no cover - numba
+    addr, inst_warp, inst_sid, bounds, mine, wpb, elem, n_blocks
+):
     """Distinct elements (addr // elem) each block touches through the instructions marked
     in ``mine``: a bitmap of (block, element) when it is small, else a hash set."""
     lo, hi, n = np.int64(-1), np.int64(-1), 0
@@ -351,7 +353,7 @@ def _block_elements(addr, warp, inst_sid, bounds, mine, wpb, elem, n_blocks):  #
         for i in range(inst_sid.shape[0]):
             if mine[inst_sid[i]]:
                 for t in range(bounds[i], bounds[i + 1]):
-                    b = np.int64(warp[t]) // wpb
+                    b = inst_warp[i] // wpb
                     key = b * span + np.int64(addr[t]) // elem - lo
                     if not seen[key]:
                         seen[key] = True
@@ -361,7 +363,7 @@ def _block_elements(addr, warp, inst_sid, bounds, mine, wpb, elem, n_blocks):  #
     for i in range(inst_sid.shape[0]):
         if mine[inst_sid[i]]:
             for t in range(bounds[i], bounds[i + 1]):
-                b = np.int64(warp[t]) // wpb
+                b = inst_warp[i] // wpb
                 v = np.uint64(b * span + np.int64(addr[t]) // elem - lo)
                 h = hash_slot(keys, used, v, down)
                 if not used[h]:

@@ -20,11 +20,19 @@ from numba import njit
 if TYPE_CHECKING:
     from .warps import Block
 
-__all__ = ["EVENT_DTYPE", "WARP_SIZE", "ThreadEvents", "order_events", "thread_events"]
+__all__ = [
+    "EVENT_DTYPE",
+    "WARP_SIZE",
+    "OrderedEvents",
+    "ThreadEvents",
+    "event_records",
+    "order_events",
+    "thread_events",
+]
 
 WARP_SIZE = 32
 
-#: One memory event in warp order.
+#: One memory event in warp order, as a record (``event_records``: inspection and tests).
 EVENT_DTYPE = np.dtype(
     [
         ("warp", "<u4"),
@@ -248,17 +256,11 @@ def _masked_order(perm, warp, lane, k, sid, r, n_sids):  # pragma: no cover - nu
 
 
 @njit(cache=True, nogil=True)
-def _gather(  # pragma: no cover - numba
-    perm, warp, k, lane, sid, thread, addr, o_warp, o_k, o_lane, o_sid, o_thread, o_addr
-):
-    """The EVENT_DTYPE columns in ``perm`` order, in one pass."""
+def _gather(perm, lane, addr, o_lane, o_addr):  # pragma: no cover - numba
+    """The lane and address columns in ``perm`` order, in one pass."""
     for i in range(perm.shape[0]):
         t = perm[i]
-        o_warp[i] = warp[t]
-        o_k[i] = k[t]
         o_lane[i] = lane[t]
-        o_sid[i] = sid[t]
-        o_thread[i] = thread[t]
         o_addr[i] = addr[t]
 
 
@@ -299,12 +301,29 @@ def _count_threads(tx, ty, gx, n_threads):  # pragma: no cover - numba
     return counts, starts, contiguous
 
 
+@dataclass(frozen=True)
+class OrderedEvents:
+    """One launch's memory events in (warp, instruction, lane) order, as columns: per event
+    its address and lane, per warp instruction its first event, warp, index k within the
+    warp and static instruction (the warp, k and static id are the same for every event of
+    an instruction, and the pseudo-thread follows from the warp and the lane)."""
+
+    addr: np.ndarray  # uint64 per event
+    lane: np.ndarray  # uint8 per event
+    inst_start: np.ndarray  # int64 per warp instruction: index of its first event
+    inst_warp: np.ndarray  # int64
+    inst_k: np.ndarray  # int64
+    inst_sid: np.ndarray  # int64
+    n_threads: int  # pseudo-threads that made at least one event
+    n_warps: int  # warps with at least one instruction
+    divergent: int  # warp instructions with lanes masked off by control flow
+
+
 def order_events(
     tx, ty, sid, addr, gx: int, gy: int, block: Block, threads: ThreadEvents | None = None
-):
-    """(events, first event of each warp instruction, threads, warps, divergent instructions)
-    of one launch's mapped events (module docstring); ``threads``: their ``thread_events``,
-    when already known.
+) -> OrderedEvents:
+    """The ``OrderedEvents`` of one launch's mapped events (module docstring); ``threads``:
+    their ``thread_events``, when already known.
 
     A warp instruction is the r-th execution of a static instruction by the lanes of a warp
     that execute it. When every lane of a warp runs the same sequence of static instructions
@@ -314,7 +333,10 @@ def order_events(
     regrouped by (warp, sid, r)."""
     n = len(tx)
     if not n:
-        return np.zeros(0, EVENT_DTYPE), np.zeros(0, np.int64), 0, 0, 0
+        none = np.zeros(0, np.int64)
+        return OrderedEvents(
+            np.zeros(0, np.uint64), np.zeros(0, np.uint8), none, none, none, none, 0, 0, 0
+        )
     if threads is None:
         threads = thread_events(tx, ty, gx, gy)
     counts = threads.counts
@@ -324,38 +346,41 @@ def order_events(
     wpb = -(-block.threads // WARP_SIZE)
     n_threads = gy * gx
     tx, ty = tx.astype(np.int64, copy=False), ty.astype(np.int64, copy=False)
-    out = np.empty(n, EVENT_DTYPE)
-    cols = (out["warp"], out["k"], out["lane"], out["sid"], out["thread"], out["addr"])
+    o_addr, o_lane = np.empty(n, np.uint64), np.empty(n, np.uint8)
     if threads.starts is not None:
-        inst_start, ok = _warp_gather(
-            sid, addr, counts, threads.starts, gx, block.x, block.y, nbx, wpb, *cols
+        inst, ok = _warp_gather(
+            sid, addr, counts, threads.starts, gx, block.x, block.y, nbx, wpb, o_lane, o_addr
         )
     else:
-        inst_start, ok = _warp_sort(
-            tx, ty, sid, addr, counts, gx, block.x, block.y, nbx, wpb, *cols
-        )
+        inst, ok = _warp_sort(tx, ty, sid, addr, counts, gx, block.x, block.y, nbx, wpb,
+                              o_lane, o_addr)  # fmt: skip
     n_threads_used = int(np.count_nonzero(counts))
-    if not ok:  # lanes that run different instructions: the general path
+    if ok:
+        starts, inst_warp, inst_k, inst_sid = inst
+    else:  # lanes that run different instructions: the general path
         thread, warp, lane, k, n_threads_used = _thread_events(
             tx, ty, gx, block.x, block.y, nbx, wpb, n_threads
         )
-        perm, inst_start = _sort_warp_k(warp, k)
+        perm, starts = _sort_warp_k(warp, k)
         n_sids = int(sid.max()) + 1
         r, ok = _sid_ranks(thread, sid, n_threads, n_sids)
         if not ok:
             r = _sid_ranks_sorted(thread, sid)
-        perm, k, inst_start = _masked_order(perm, warp, lane, k, sid, r, n_sids)
-        _gather(perm, warp, k, lane, sid, thread, addr, *cols)
-    inst_warp = out["warp"][inst_start]
-    divergent = _count_divergent(inst_warp, inst_start, n, gx, gy, block.x, block.y, nbx, wpb)
+        perm, k, starts = _masked_order(perm, warp, lane, k, sid, r, n_sids)
+        _gather(perm, lane, addr, o_lane, o_addr)
+        first = perm[starts]
+        inst_warp, inst_k, inst_sid = warp[first], k[first], sid[first].astype(np.int64)
+    divergent = _count_divergent(inst_warp, starts, n, gx, gy, block.x, block.y, nbx, wpb)
     n_warps = int(np.count_nonzero(np.r_[True, inst_warp[1:] != inst_warp[:-1]]))
-    return out, inst_start, int(n_threads_used), n_warps, int(divergent)
+    return OrderedEvents(
+        o_addr, o_lane, starts, inst_warp, inst_k, inst_sid,
+        int(n_threads_used), n_warps, int(divergent),
+    )  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
 def _warp_gather(  # pragma: no cover - numba
-    sid, addr, counts, starts, gx, bx, by, nbx, wpb,
-    o_warp, o_k, o_lane, o_sid, o_thread, o_addr,
+    sid, addr, counts, starts, gx, bx, by, nbx, wpb, o_lane, o_addr
 ):  # fmt: skip
     """``_warp_sort`` when every thread's events are contiguous (``starts``): the events
     written in (warp, k, lane) order by reading, for each warp instruction, the k-th event
@@ -372,13 +397,16 @@ def _warp_gather(  # pragma: no cover - numba
             lane_thread[w, lane] = th
             if th >= 0:
                 kmax[w] = max(kmax[w], counts[th])
-    starts_out = np.empty(kmax.sum(), np.int64)  # every k < kmax has the longest lane
+    n_inst = kmax.sum()  # every k < kmax has the longest lane
+    i_start = np.empty(n_inst, np.int64)
+    i_warp = np.empty(n_inst, np.int64)
+    i_k = np.empty(n_inst, np.int64)
+    i_sid = np.empty(n_inst, np.int64)
     pos = 0
     m = 0
     for w in range(n_warps):
         for k in range(kmax[w]):
-            starts_out[m] = pos
-            m += 1
+            i_start[m] = pos
             s0 = -1
             for lane in range(32):
                 th = lane_thread[w, lane]
@@ -388,31 +416,31 @@ def _warp_gather(  # pragma: no cover - numba
                 if s0 < 0:
                     s0 = np.int64(sid[t])
                 elif np.int64(sid[t]) != s0:
-                    return np.empty(0, np.int64), False
-                o_warp[pos] = w
-                o_k[pos] = k
+                    return (i_start, i_warp, i_k, i_sid), False
                 o_lane[pos] = lane
-                o_sid[pos] = sid[t]
-                o_thread[pos] = th
                 o_addr[pos] = addr[t]
                 pos += 1
-    return starts_out, True
+            i_warp[m] = w
+            i_k[m] = k
+            i_sid[m] = s0
+            m += 1
+    return (i_start, i_warp, i_k, i_sid), True
 
 
 @njit(cache=True, nogil=True)
 def _warp_sort(  # pragma: no cover - numba
-    tx, ty, sid, addr, counts, gx, bx, by, nbx, wpb,
-    o_warp, o_k, o_lane, o_sid, o_thread, o_addr,
+    tx, ty, sid, addr, counts, gx, bx, by, nbx, wpb, o_lane, o_addr
 ):  # fmt: skip
-    """The events in (warp, k, lane) order written straight into the EVENT_DTYPE columns,
-    with the first event of every warp instruction: a counting sort by (warp, k), k being an
-    event's rank among its thread's events. The (warp, k) slot sizes come from the threads'
-    event counts (a thread of c events fills slots 0..c-1 of its warp), so the events are
-    read once, in the scatter, which recomputes (thread, warp, lane) only when the thread
-    changes. Lanes appear in increasing order in program order (x is the inner mapped
-    loop), so the stable scatter leaves each group in lane order. ok is False when a
-    (warp, k) group holds events of two static instructions (divergent lanes): those go to
-    ``_masked_order``, which rewrites every column."""
+    """The events in (warp, k, lane) order written straight into their columns (address,
+    lane), with the first event, warp, k and static id of every warp instruction: a
+    counting sort by (warp, k), k being an event's rank among its thread's events. The
+    (warp, k) slot sizes come from the threads' event counts (a thread of c events fills
+    slots 0..c-1 of its warp), so the events are read once, in the scatter, which
+    recomputes (thread, warp, lane) only when the thread changes. Lanes appear in
+    increasing order in program order (x is the inner mapped loop), so the stable scatter
+    leaves each group in lane order. ok is False when a (warp, k) group holds events of two
+    static instructions (divergent lanes): those go to ``_masked_order``, which rewrites
+    both columns."""
     n = tx.shape[0]
     n_threads = counts.shape[0]
     n_warps = nbx * ((n_threads // gx + by - 1) // by) * wpb  # every warp of the grid
@@ -442,11 +470,18 @@ def _warp_sort(  # pragma: no cover - numba
             n_inst += 1
         fill[q] += fill[q - 1]
     starts = np.empty(n_inst, np.int64)
+    i_warp = np.empty(n_inst, np.int64)
+    i_k = np.empty(n_inst, np.int64)
+    i_slot = np.empty(n_inst, np.int64)
     m = 0
-    for q in range(n_slots):
-        if fill[q + 1] > fill[q]:
-            starts[m] = fill[q]
-            m += 1
+    for w in range(n_warps):
+        for q in range(base[w], base[w + 1]):
+            if fill[q + 1] > fill[q]:
+                starts[m] = fill[q]
+                i_warp[m] = w
+                i_k[m] = q - base[w]
+                i_slot[m] = q
+                m += 1
     seen = np.zeros(n_threads, np.int64)
     group_sid = np.full(n_slots, -1, np.int64)
     lx, ly = np.int64(-1), np.int64(-1)
@@ -461,16 +496,39 @@ def _warp_sort(  # pragma: no cover - numba
         if group_sid[slot] < 0:
             group_sid[slot] = sid[t]
         elif group_sid[slot] != sid[t]:
-            return np.empty(0, np.int64), False
+            return (starts, i_warp, i_k, i_k), False
         pos = fill[slot]
         fill[slot] = pos + 1
-        o_warp[pos] = w
-        o_k[pos] = c
         o_lane[pos] = ln
-        o_sid[pos] = sid[t]
-        o_thread[pos] = th
         o_addr[pos] = addr[t]
-    return starts, True
+    i_sid = np.empty(n_inst, np.int64)
+    for m in range(n_inst):
+        i_sid[m] = group_sid[i_slot[m]]
+    return (starts, i_warp, i_k, i_sid), True
+
+
+def event_records(ev: OrderedEvents, gx: int, gy: int, block: Block) -> np.ndarray:
+    """The events as EVENT_DTYPE records (warp, k, lane, sid, thread, address each), a copy
+    for inspection and tests: the analysis reads the columns of ``OrderedEvents``."""
+    out = np.empty(len(ev.addr), EVENT_DTYPE)
+    counts = np.diff(np.r_[ev.inst_start, len(ev.addr)]).astype(np.int64)
+    for name, col in (("warp", ev.inst_warp), ("k", ev.inst_k), ("sid", ev.inst_sid)):
+        out[name] = np.repeat(col, counts)
+    out["lane"], out["addr"] = ev.lane, ev.addr
+    gx = max(gx, 1)
+    nbx, wpb = -(-gx // block.x), -(-block.threads // WARP_SIZE)
+    out["thread"] = _event_threads(
+        out["warp"].astype(np.int64), ev.lane, gx, gy, block.x, block.y, nbx, wpb
+    )
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _event_threads(warp, lane, gx, gy, bx, by, nbx, wpb):  # pragma: no cover - numba
+    out = np.empty(warp.shape[0], np.int64)
+    for t in range(warp.shape[0]):
+        out[t] = _lane_thread(warp[t], np.int64(lane[t]), gx, gy, bx, by, nbx, wpb)
+    return out
 
 
 @njit(cache=True, nogil=True)

@@ -13,14 +13,20 @@ numbered (k) in a program-like issue order.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
 
 import numpy as np
 from numba import njit
 
 from .cache import hash_slot, hash_table
 from .tracefile import ADDRESS_MASK, TAG_EXIT, TAG_LOOP, TAG_MARKERS, Trace
-from .warp_order import EVENT_DTYPE, WARP_SIZE, order_events, thread_events
+from .warp_order import (
+    EVENT_DTYPE,
+    WARP_SIZE,
+    OrderedEvents,
+    event_records,
+    order_events,
+    thread_events,
+)
 
 __all__ = [
     "EVENT_DTYPE",
@@ -78,14 +84,21 @@ class Dependence:
 
 @dataclass(frozen=True)
 class WarpTrace:
-    """The memory events of one launch in warp order, with the grid that produced them."""
+    """The memory events of one launch in warp order, with the grid that produced them: per
+    event its address and lane, per warp instruction its first event, warp, k and static
+    instruction (``OrderedEvents``' columns: 9 bytes an event, where records of every field
+    took 27 and were written by every block shape and read by every pass)."""
 
     grid_dims: int
     block: Block
     grid_x: int  # pseudo-threads along x (trace size)
     grid_y: int
-    events: np.ndarray  # EVENT_DTYPE, sorted by (warp, k, lane)
-    inst_start: np.ndarray  # index in events of each warp instruction's first event
+    addr: np.ndarray  # uint64 per event, in (warp, k, lane) order
+    lane: np.ndarray  # uint8 per event
+    inst_start: np.ndarray  # int64: index in addr of each warp instruction's first event
+    inst_warp: np.ndarray  # int64: the warp of every warp instruction
+    inst_k: np.ndarray  # int64: its index within its warp (issue order)
+    inst_sid: np.ndarray  # int64: its static instruction
     n_threads: int  # pseudo-threads that made at least one memory event
     n_warps: int
     divergent_insts: int
@@ -96,20 +109,38 @@ class WarpTrace:
     def n_insts(self) -> int:
         return len(self.inst_start)
 
-    @cached_property
-    def inst_warp(self) -> np.ndarray:
-        """The warp of every warp instruction (int64), computed once for every stage."""
-        return self.events["warp"][self.inst_start].astype(np.int64)
+    @property
+    def n_events(self) -> int:
+        return len(self.addr)
 
-    @cached_property
-    def inst_k(self) -> np.ndarray:
-        """The index of every warp instruction within its warp (int64)."""
-        return self.events["k"][self.inst_start].astype(np.int64)
+    @property
+    def ordered(self) -> OrderedEvents:
+        return OrderedEvents(
+            self.addr, self.lane, self.inst_start, self.inst_warp, self.inst_k, self.inst_sid,
+            self.n_threads, self.n_warps, self.divergent_insts,
+        )  # fmt: skip
 
-    @cached_property
-    def inst_sid(self) -> np.ndarray:
-        """The static instruction of every warp instruction (int64)."""
-        return self.events["sid"][self.inst_start].astype(np.int64)
+    @property
+    def events(self) -> np.ndarray:
+        """The events as EVENT_DTYPE records (a copy, for inspection and tests)."""
+        return event_records(self.ordered, self.grid_x, self.grid_y, self.block)
+
+    @classmethod
+    def from_records(
+        cls, grid_dims: int, block: Block, grid_x: int, grid_y: int, events: np.ndarray,
+        inst_start: np.ndarray, n_threads: int, n_warps: int, divergent_insts: int = 0,
+        unmapped_events: int = 0, dependence: Dependence | None = None,
+    ) -> WarpTrace:  # fmt: skip
+        """A WarpTrace from EVENT_DTYPE records in (warp, k, lane) order (tests, tools)."""
+        starts = np.asarray(inst_start, np.int64)
+        first = events[starts]
+        return cls(
+            grid_dims, block, grid_x, grid_y, np.ascontiguousarray(events["addr"], np.uint64),
+            np.ascontiguousarray(events["lane"], np.uint8), starts,
+            first["warp"].astype(np.int64), first["k"].astype(np.int64),
+            first["sid"].astype(np.int64), n_threads, n_warps, divergent_insts,
+            unmapped_events, dependence,
+        )  # fmt: skip
 
     @property
     def blocks(self) -> int:
@@ -294,20 +325,20 @@ def form_warps(
         threads = thread_events(tx, ty, gx, gy)
         if cache is not None:
             cache[tkey] = threads
-    ordered = order_events(tx, ty, sid, addr, gx, gy, block, threads)
-    events, inst_start, n_threads, n_warps, divergent = ordered
+    o = order_events(tx, ty, sid, addr, gx, gy, block, threads)
     key = ("dependence", region, launch, grid_dims)
     if cache is not None and key in cache:
         dep = cache[key]
     else:
-        dep = _dependence(events, mem_kinds)
+        dep = _dependence(addr, tx, ty, gx, sid, mem_kinds)
         if dep is None and any(carries(trace, region, d) for d in range(1, grid_dims + 1)):
             dep = Dependence(0, (), (), forwarded=True)
         if cache is not None:
             cache[key] = dep
     return WarpTrace(
-        grid_dims, block, gx, gy, events, inst_start, n_threads, n_warps, divergent, unmapped, dep
-    )
+        grid_dims, block, gx, gy, o.addr, o.lane, o.inst_start, o.inst_warp, o.inst_k,
+        o.inst_sid, o.n_threads, o.n_warps, o.divergent, unmapped, dep,
+    )  # fmt: skip
 
 
 def _map_events(trace: Trace, region: int, launch: int, grid_dims: int):
@@ -345,12 +376,13 @@ def _map_events(trace: Trace, region: int, launch: int, grid_dims: int):
     return tx, ty, sid, addr, gx, gy, unmapped, grid_dims
 
 
-def _dependence(events: np.ndarray, is_store: np.ndarray) -> Dependence | None:
-    """Addresses written by one pseudo-thread and touched by another (SPEC §2.2)."""
-    if not len(events):
+def _dependence(addr, tx, ty, gx: int, sid, is_store: np.ndarray) -> Dependence | None:
+    """Addresses written by one pseudo-thread (ty * gx + tx) and touched by another (SPEC
+    §2.2), from the mapped events in program order (the answer does not depend on it)."""
+    if not len(addr):
         return None
     store = np.asarray(is_store, np.bool_)
-    n_shared, touched = _shared_addresses(events["addr"], events["thread"], events["sid"], store)
+    n_shared, touched = _shared_addresses(addr, tx, ty, max(gx, 1), sid, store)
     if not n_shared:
         return None
     sids = np.flatnonzero(touched)
@@ -360,7 +392,7 @@ def _dependence(events: np.ndarray, is_store: np.ndarray) -> Dependence | None:
 
 
 @njit(cache=True, nogil=True)
-def _shared_addresses(addr, thread, sid, is_store):  # pragma: no cover - numba
+def _shared_addresses(addr, tx, ty, gx, sid, is_store):  # pragma: no cover - numba
     """(count, touched): the written addresses that two or more threads touch, and per static
     instruction whether it touches one. Three passes over the events with a hash table of
     the written addresses (open addressing): no sort of the trace."""
@@ -382,7 +414,7 @@ def _shared_addresses(addr, thread, sid, is_store):  # pragma: no cover - numba
             if not used[h]:
                 used[h] = True
                 keys[h] = v
-                first[h] = np.int64(thread[t])
+                first[h] = np.int64(ty[t]) * gx + np.int64(tx[t])
     count = 0
     for phase in range(2):  # which of them span two threads; then who touches those
         for t in range(n):
@@ -390,7 +422,7 @@ def _shared_addresses(addr, thread, sid, is_store):  # pragma: no cover - numba
             if not used[h]:
                 continue
             if phase == 0:
-                if not shared[h] and np.int64(thread[t]) != first[h]:
+                if not shared[h] and np.int64(ty[t]) * gx + np.int64(tx[t]) != first[h]:
                     shared[h] = True
                     count += 1
             elif shared[h]:

@@ -46,10 +46,8 @@ def make_wt(insts) -> WarpTrace:
     ev = np.array(rows, EVENT_DTYPE)
     new = np.r_[True, (ev["warp"][1:] != ev["warp"][:-1]) | (ev["k"][1:] != ev["k"][:-1])]
     warps = sorted({r[0] for r in rows})
-    return WarpTrace(grid_dims=1, block=Block(32 * (max(warps) + 1)),
-                     grid_x=32 * (max(warps) + 1), grid_y=1, events=ev,
-                     inst_start=np.flatnonzero(new), n_threads=len({r[4] for r in rows}),
-                     n_warps=len(warps), divergent_insts=0, unmapped_events=0, dependence=None)
+    return WarpTrace.from_records(1, Block(32 * (max(warps) + 1)), 32 * (max(warps) + 1), 1, ev,
+                                  np.flatnonzero(new), len({r[4] for r in rows}), len(warps))
 
 
 def strided(base, stride, lanes=32):
@@ -126,7 +124,8 @@ def test_classify_matches_the_reference_on_random_warps(seed, block):
     keep[wt.inst_start] = True
     ev = wt.events[keep]
     starts = np.flatnonzero(np.isin(np.flatnonzero(keep), wt.inst_start))
-    wt = dataclasses.replace(wt, events=ev, inst_start=starts)
+    wt = WarpTrace.from_records(wt.grid_dims, wt.block, wt.grid_x, wt.grid_y, ev, starts,
+                                wt.n_threads, wt.n_warps)
     assert np.array_equal(classify(wt, FOUR), _classify_reference(wt, FOUR))
 
 
@@ -149,14 +148,13 @@ def test_classify_masked_lanes_stride_per_lane():
     active lanes is 4 bytes per thread, a coalesced access."""
     rows = [(0, 0, lane, 0, lane, 4 * lane) for lane in range(0, 32, 3)]
     ev = np.array(rows, EVENT_DTYPE)
-    wt = WarpTrace(1, Block(32), 32, 1, ev, np.array([0]), 11, 1, 1, 0, None)
+    wt = WarpTrace.from_records(1, Block(32), 32, 1, ev, np.array([0]), 11, 1, 1)
     assert list(classify(wt, FOUR)) == [COAL]
 
 
 def test_classify_empty():
     wt = make_wt([(0, 0, 0, [0])])
-    empty = WarpTrace(1, Block(32), 0, 1, wt.events[:0], np.zeros(0, np.int64), 0, 0, 0, 0,
-                      None)
+    empty = WarpTrace.from_records(1, Block(32), 0, 1, wt.events[:0], np.zeros(0, np.int64), 0, 0)
     assert len(classify(empty, FOUR)) == 0
 
 
@@ -474,9 +472,10 @@ def test_issue_order_counting_sort_equals_lexsort(seed):
     wt = make_wt(insts)
     bounds = np.r_[wt.inst_start, len(wt.events)]
     back = [wt.events[bounds[i]:bounds[i + 1]] for i in range(wt.n_insts)][::-1]
-    reversed_wt = dataclasses.replace(
-        wt, events=np.concatenate(back),
-        inst_start=np.r_[0, np.cumsum([len(b) for b in back])[:-1]].astype(np.int64),
+    reversed_wt = WarpTrace.from_records(
+        wt.grid_dims, wt.block, wt.grid_x, wt.grid_y, np.concatenate(back),
+        np.r_[0, np.cumsum([len(b) for b in back])[:-1]].astype(np.int64), wt.n_threads,
+        wt.n_warps,
     )
     for w in (wt, reversed_wt):
         _, inst = transactions(w, 32)

@@ -17,7 +17,7 @@ from cgpredict.pipeline import RunOptions, prepare
 from cgpredict.shared import (ArrayLayout, array_layouts, array_name, conflict_degree,
                               staged_accesses, tile_bytes, transpose_addresses)
 from cgpredict.tracer import TraceOptions, trace_program
-from cgpredict.warps import Block, form_warps
+from cgpredict.warps import Block, WarpTrace, form_warps
 
 POLYBENCH = Path(__file__).resolve().parents[1] / "polybench_c"
 
@@ -232,14 +232,14 @@ def test_pragma_on_loop_that_is_not_strip_mined(tmp_path, compiler):
 
 def _one_warp(addrs, sid=0):
     """A WarpTrace of one warp instruction: lane L accesses addrs[L]."""
-    from cgpredict.warps import EVENT_DTYPE, WarpTrace
+    from cgpredict.warps import EVENT_DTYPE
     n = len(addrs)
     ev = np.zeros(n, EVENT_DTYPE)
     ev["lane"] = np.arange(n)
     ev["thread"] = np.arange(n)
     ev["sid"] = sid
     ev["addr"] = np.asarray(addrs, np.uint64)
-    return WarpTrace(1, Block(32, 1), n, 1, ev, np.array([0]), n, 1, 0, 0, None)
+    return WarpTrace.from_records(1, Block(32, 1), n, 1, ev, np.array([0]), n, 1)
 
 
 @pytest.mark.parametrize("bank_bytes, expected", [(4, 8), (8, 4)])
@@ -264,7 +264,7 @@ def test_block_footprints_two_tiles_and_active_threads():
     a, b = _one_warp(row, 0), _one_warp(col, 1)
     ev = np.concatenate([a.events, b.events])
     ev["k"][32:] = 1
-    wt = dataclasses.replace(a, events=ev, inst_start=np.array([0, 32]))
+    wt = WarpTrace.from_records(1, a.block, a.grid_x, 1, ev, np.array([0, 32]), 32, 1)
     assert block_footprints(wt, {"A": [0, 1]}, {"A": 4}) == {"A": (63, 32)}
     assert block_footprints(wt, {"A": [0]}, {"A": 4}) == {"A": (32, 32)}
 
@@ -302,7 +302,7 @@ def test_block_footprints_against_sets(huge):
     """Distinct elements per block against Python sets, for a span that fits the bitmap and
     one (elements 2^27 apart) that takes the hash set; threads per block from the events."""
     from cgpredict.shared import block_footprints
-    from cgpredict.warps import EVENT_DTYPE, WarpTrace
+    from cgpredict.warps import EVENT_DTYPE
 
     rng = np.random.default_rng(7)
     n_warps, per = 12, 6  # 4 blocks of 3 warps (block 96x1), 6 instructions per warp
@@ -317,7 +317,7 @@ def test_block_footprints_against_sets(huge):
                 rows.append((w, k, lane, sid, w * 32 + lane, 4096 + 4 * elem))
     ev = np.array(rows, EVENT_DTYPE)
     new = np.r_[True, (ev["warp"][1:] != ev["warp"][:-1]) | (ev["k"][1:] != ev["k"][:-1])]
-    wt = WarpTrace(1, Block(96), 384, 1, ev, np.flatnonzero(new), 376, n_warps, 0, 0, None)
+    wt = WarpTrace.from_records(1, Block(96), 384, 1, ev, np.flatnonzero(new), 376, n_warps)
     seen: dict[int, set] = {}
     threads: dict[int, set] = {}
     for w, _, _, sid, th, a in rows:

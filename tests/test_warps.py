@@ -725,7 +725,7 @@ def test_dependence_matches_a_dictionary_reference(seed):
 
     rng = np.random.default_rng(seed)
     n, n_sids = 4000, 5
-    ev = np.zeros(n, EVENT_DTYPE)
+    ev = np.zeros(n, EVENT_DTYPE)  # the thread given as (x, y) = (thread % 7, thread // 7)
     ev["addr"] = rng.integers(0, 300 + 400 * seed, n) * 4
     ev["thread"] = rng.integers(0, 40, n) if seed % 2 else np.arange(n) // 8
     ev["sid"] = rng.integers(0, n_sids, n)
@@ -738,7 +738,8 @@ def test_dependence_matches_a_dictionary_reference(seed):
             written.add(a)
     shared = {a for a in written if len(threads[a]) > 1}
     sids = {s for a, s in zip(ev["addr"].tolist(), ev["sid"].tolist()) if a in shared}
-    dep = _dependence(ev, is_store)
+    th = ev["thread"].astype(np.int64)
+    dep = _dependence(ev["addr"], th % 7, th // 7, 7, ev["sid"], is_store)
     if not shared:
         assert dep is None
         return
@@ -773,9 +774,10 @@ def test_gather_and_scatter_give_the_same_warps(seed, block):
     gathered = order_events(tx, ty, sid, addr, gx, gy, block, threads)
     scattered = order_events(tx, ty, sid, addr, gx, gy, block,
                              ThreadEvents(threads.counts, None))
-    assert np.array_equal(gathered[0], scattered[0])
-    assert np.array_equal(gathered[1], scattered[1])
-    assert gathered[2:] == scattered[2:]
+    for col in ("addr", "lane", "inst_start", "inst_warp", "inst_k", "inst_sid"):
+        assert np.array_equal(getattr(gathered, col), getattr(scattered, col)), col
+    assert (gathered.n_threads, gathered.n_warps, gathered.divergent) == (
+        scattered.n_threads, scattered.n_warps, scattered.divergent)
 
 
 def test_thread_events_finds_split_threads():

@@ -512,7 +512,15 @@ cli_explore.register(main)
 
 def entry() -> None:
     """The `cgpredict` program: the command line in a process of its own, whose freed arrays
-    are kept for reuse (``heap``) and which ends without Python's teardown (``_leave``)."""
+    are kept for reuse (``heap``), whose BLAS runs in the calling thread and which ends
+    without Python's teardown (``_leave``).
+
+    cgpredict's linear algebra is a few small least-squares fits; OpenBLAS's worker threads
+    (numpy's and, through numba, scipy's: one per core each) spin for a while after start-up
+    and after every call, 0.2-0.3 s of CPU a run on the README's 2-core machine (`perf`:
+    blas_thread_server). numpy is not imported yet here, so the setting takes; a value the
+    user set is kept."""
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     keep_freed_memory()
     try:
         main()

@@ -36,3 +36,17 @@ def test_json_report_is_complete_and_temporaries_are_removed(tmp_path):
     rep = json.loads(got.stdout)  # the whole document reached the pipe before os._exit
     assert [k["name"] for k in rep["kernels"]] == ["saxpy"]
     assert not any((tmp_path / "cache" / "tmp").glob("*"))  # exit handlers ran
+
+
+def test_blas_runs_in_the_calling_thread_unless_the_user_says_otherwise():
+    """cli.entry sets OPENBLAS_NUM_THREADS=1 before numpy loads (no spinning BLAS workers);
+    a value in the user's environment is kept."""
+    code = ("import sys, os, cgpredict.cli as c; c.main = lambda: print("
+            "os.environ['OPENBLAS_NUM_THREADS'], 'numpy' in sys.modules); c.entry()")
+    for given, want in ((None, "1 False"), ("3", "3 False")):
+        env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+        if given:
+            env["OPENBLAS_NUM_THREADS"] = given
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             check=True, env=env, cwd=ROOT)
+        assert out.stdout.strip() == want

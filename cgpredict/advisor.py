@@ -152,9 +152,51 @@ def _speedup(base: float, new: float) -> float:
 
 
 def coalescing_fixes(
-    prep: Prepared, opts: RunOptions, base: Report, notes: list[str] | None = None
+    prep: Prepared,
+    opts: RunOptions,
+    base: Report,
+    notes: list[str] | None = None,
+    pool: ThreadPoolExecutor | None = None,
 ) -> list[Fix]:
-    """Transpose each 2-D array that has uncoalesced accesses, and re-predict."""
+    """Transpose each 2-D array that has uncoalesced accesses, and re-predict (each array a
+    task of ``pool``, when given: call it then from outside the pool's threads)."""
+    return start_coalescing(prep, opts, base, notes, pool)()
+
+
+def start_coalescing(
+    prep: Prepared,
+    opts: RunOptions,
+    base: Report,
+    notes: list[str] | None = None,
+    pool: ThreadPoolExecutor | None = None,
+):
+    """``coalescing_fixes`` in two steps: the re-analyses are started now (on ``pool``, or
+    done at once without one) and the returned function collects the fixes, so that the
+    advisor queues the other fixes' analyses behind them before it waits."""
+    found = _uncoalesced_arrays(prep, base)
+    run = pool.submit if pool is not None else _now
+    own = {arr: [] for arr in found}  # notes per array, merged in order
+    pending = {
+        arr: run(_try_analyze, prep, dataclasses.replace(opts, transpose=(arr,)),
+                 f"storing {arr} transposed", own[arr])
+        for arr in found
+    }  # fmt: skip
+
+    def collect() -> list[Fix]:
+        fixes = []
+        for arr, evidence in found.items():
+            rep = pending[arr].result()
+            if notes is not None:
+                notes.extend(own[arr])
+            if rep is not None:
+                fixes += _transposition_fixes(arr, evidence, base, rep)
+        return fixes
+
+    return collect
+
+
+def _uncoalesced_arrays(prep: Prepared, base: Report) -> dict[str, list[tuple[str, str]]]:
+    """Per 2-D array with uncoalesced accesses: (kernel, evidence) of each, no repeats."""
     h = prep.trace.header
     layouts = array_layouts(h.ir_text)
     found: dict[str, list[tuple[str, str]]] = {}  # array -> (kernel, evidence), no repeats
@@ -174,62 +216,64 @@ def coalescing_fixes(
                 )
                 if e not in found.setdefault(arr, []):
                     found[arr].append(e)
+    return found
+
+
+def _transposition_fixes(
+    arr: str, evidence: list[tuple[str, str]], base: Report, rep: Report
+) -> list[Fix]:
+    """The fixes of storing ``arr`` transposed (``rep``: that prediction): the whole change,
+    and a transposed copy for the kernels it helps when it slows others down."""
     fixes = []
-    for arr, evidence in found.items():
-        rep = _try_analyze(
-            prep, dataclasses.replace(opts, transpose=(arr,)), f"storing {arr} transposed", notes
+    # evidence of the kernels the transposition makes faster (all, when none is)
+    now = {k.name: k.total_ms for k in base.kernels}
+    faster = {k.name for k in rep.kernels if k.total_ms < now[k.name] * (1 - TOLERANCE)}
+    shown = [e for kname, e in evidence if kname in faster] or [e for _, e in evidence]
+    texts = sorted({m.text for k in base.kernels for m in k.mem if array_name(m.text) == arr})
+    swapped = ", ".join(f"{t} -> {_swap(t)}" for t in texts if _swap(t) != t)
+    fixes.append(_explained(
+        Fix(
+            "coalescing",
+            f"store {arr} transposed",
+            f"keep {arr} in transposed layout ({arr}T[c][r] = {arr}[r][c]) and index it the "
+            f"other way round ({swapped}), so that consecutive threads read consecutive "
+            f"addresses",
+            tuple(shown),
+            rep.total_ms,
+            _speedup(base.total_ms, rep.total_ms),
+        ), base, rep)
+    )
+    # a kernel the transposition slows down keeps the original layout: the others read a
+    # transposed copy (the copy kernel itself is not counted)
+    after = {k.name: k.total_ms for k in rep.kernels}
+    slower = [n for n in now if after.get(n, now[n]) > now[n] * (1 + TOLERANCE)]
+    if faster and slower:
+        mixed = sum(min(now[n], after.get(n, now[n])) for n in now)
+        users = [n for n in now if n in faster]
+        texts = sorted(
+            {
+                m.text
+                for k in base.kernels
+                if k.name in faster
+                for m in k.mem
+                if array_name(m.text) == arr and _swap(m.text) != m.text
+            }
         )
-        if rep is None:
-            continue
-        # evidence of the kernels the transposition makes faster (all, when none is)
-        now = {k.name: k.total_ms for k in base.kernels}
-        faster = {k.name for k in rep.kernels if k.total_ms < now[k.name] * (1 - TOLERANCE)}
-        shown = [e for kname, e in evidence if kname in faster] or [e for _, e in evidence]
-        texts = sorted({m.text for k in base.kernels for m in k.mem if array_name(m.text) == arr})
-        swapped = ", ".join(f"{t} -> {_swap(t)}" for t in texts if _swap(t) != t)
-        fixes.append(_explained(
+        fixes.append(
             Fix(
                 "coalescing",
-                f"store {arr} transposed",
-                f"keep {arr} in transposed layout ({arr}T[c][r] = {arr}[r][c]) and index it the "
-                f"other way round ({swapped}), so that consecutive threads read consecutive "
-                f"addresses",
-                tuple(shown),
-                rep.total_ms,
-                _speedup(base.total_ms, rep.total_ms),
-            ), base, rep)
+                f"transposed copy of {arr} for {', '.join(users)}",
+                f"make {arr}T[c][r] = {arr}[r][c] once and read it in {', '.join(users)} "
+                f"({', '.join(f'{t} -> {arr}T{_swap(t)[len(arr) :]}' for t in texts)}); "
+                f"{', '.join(slower)} keep reading {arr} (the copy's own cost is not "
+                f"counted)",
+                tuple(shown)
+                + tuple(f"{n}: {now[n]:.4g} ms now, {after[n]:.4g} ms transposed" for n in now),
+                mixed,
+                _speedup(base.total_ms, mixed),
+                tuple(w for w in explain_change(base, rep) if w.split(":")[0] in users),
+            )
         )
-        # a kernel the transposition slows down keeps the original layout: the others read a
-        # transposed copy (the copy kernel itself is not counted)
-        after = {k.name: k.total_ms for k in rep.kernels}
-        slower = [n for n in now if after.get(n, now[n]) > now[n] * (1 + TOLERANCE)]
-        if faster and slower:
-            mixed = sum(min(now[n], after.get(n, now[n])) for n in now)
-            users = [n for n in now if n in faster]
-            texts = sorted(
-                {
-                    m.text
-                    for k in base.kernels
-                    if k.name in faster
-                    for m in k.mem
-                    if array_name(m.text) == arr and _swap(m.text) != m.text
-                }
-            )
-            fixes.append(
-                Fix(
-                    "coalescing",
-                    f"transposed copy of {arr} for {', '.join(users)}",
-                    f"make {arr}T[c][r] = {arr}[r][c] once and read it in {', '.join(users)} "
-                    f"({', '.join(f'{t} -> {arr}T{_swap(t)[len(arr) :]}' for t in texts)}); "
-                    f"{', '.join(slower)} keep reading {arr} (the copy's own cost is not "
-                    f"counted)",
-                    tuple(shown)
-                    + tuple(f"{n}: {now[n]:.4g} ms now, {after[n]:.4g} ms transposed" for n in now),
-                    mixed,
-                    _speedup(base.total_ms, mixed),
-                    tuple(w for w in explain_change(base, rep) if w.split(":")[0] in users),
-                )
-            )
     return fixes
 
 
@@ -520,17 +564,17 @@ def combined_fix(
     ropts = dataclasses.replace(opts, port="restrict")
     # the restrict port's own prediction: the register fix's report when it has one
     rbase = rbase if rbase is not None else prep_restrict.analyze(ropts)
-    own: list[list[str]] = [[], []]  # notes of the two re-analyses, merged in order
+    own: list[list[str]] = [[], []]  # notes of the re-analyses, merged in order
     run = pool.submit if pool is not None else _now
-    coal = (
-        run(coalescing_fixes, prep_restrict, ropts, rbase, own[0])
+    coal = (  # each array's transposition a task of its own
+        start_coalescing(prep_restrict, ropts, rbase, own[0], pool)
         if any(f.kind == "coalescing" for f in others) else None
     )
     sh = (
         run(shared_fix, prep_restrict, ropts, rbase, tiled, own[1])
         if any(f.kind == "shared-memory" for f in others) else None
     )
-    restrict_coal = {f.title: f for f in coal.result()} if coal is not None else {}
+    restrict_coal = {f.title: f for f in coal()} if coal is not None else {}
     restrict_shared = sh.result() if sh is not None else None
     for n in own:
         notes += n
@@ -634,10 +678,10 @@ def advise_prepared(
         pending = tracer.submit(_restrict_base, source, ropts) if restrict else None
         try:
             own = [[], [], []]  # notes per fix, merged in a fixed order
-            coal = pool.submit(coalescing_fixes, prep, opts, base, own[0])
+            coal = start_coalescing(prep, opts, base, own[0], pool)
             sh = pool.submit(shared_fix, prep, opts, base, tiled, own[1])
             bl = None if quick else block_fix(prep, opts, base, own[2], pool)
-            fixes += coal.result()
+            fixes += coal()
             if sh.result():
                 fixes.append(sh.result())
             if bl:

@@ -97,26 +97,40 @@ def _classify_kernel(  # pragma: no cover - numba
     addr, lane, inst_warp, inst_sid, inst_start, access_bytes, wpb, bx
 ):
     """One pass over the events of each warp instruction (see classify); the warp and the
-    static instruction are the instruction's own (``WarpTrace.inst_warp``, ``inst_sid``)."""
+    static instruction are the instruction's own (``WarpTrace.inst_warp``, ``inst_sid``).
+    Blocks a multiple of 32 wide keep every warp in one block row: no row to find; else
+    each lane's row comes from a table of the block's threads, not a division."""
     n = addr.shape[0]
     n_inst = inst_start.shape[0]
     out = np.empty(n_inst, np.int8)
+    whole_rows = bx % 32 == 0
+    row_of = np.empty(wpb * 32, np.int64)  # block row of each thread of the block
+    for tib in range(row_of.shape[0]):
+        row_of[tib] = tib // bx
     for i in range(n_inst):
         lo = inst_start[i]
         hi = inst_start[i + 1] if i + 1 < n_inst else n
-        stride = 0  # largest per-lane stride between neighbours in one block row
-        across = 0  # largest distance between consecutive lanes, rows ignored
+        stride = np.int64(0)  # largest per-lane stride between neighbours in one block row
+        across = np.int64(0)  # largest distance between consecutive lanes, rows ignored
         has_row = False
-        first = (inst_warp[i] % wpb) * 32  # thread-in-block of the warp's lane 0
-        prev_row = (first + np.int64(lane[lo])) // bx
-        for t in range(lo + 1, hi):
-            d = abs(np.int64(addr[t]) - np.int64(addr[t - 1]))
-            across = max(across, d)
-            row = (first + np.int64(lane[t])) // bx
-            if row == prev_row:
-                has_row = True
-                stride = max(stride, d // max(np.int64(lane[t]) - np.int64(lane[t - 1]), 1))
-            prev_row = row
+        if whole_rows:
+            has_row = hi - lo > 1
+            for t in range(lo + 1, hi):
+                d = abs(np.int64(addr[t]) - np.int64(addr[t - 1]))
+                gap = np.int64(lane[t]) - np.int64(lane[t - 1])
+                stride = max(stride, d if gap == 1 else d // max(gap, 1))
+        else:
+            first = (inst_warp[i] % wpb) * 32  # thread-in-block of the warp's lane 0
+            prev_row = row_of[first + np.int64(lane[lo])]
+            for t in range(lo + 1, hi):
+                d = abs(np.int64(addr[t]) - np.int64(addr[t - 1]))
+                across = max(across, d)
+                row = row_of[first + np.int64(lane[t])]
+                if row == prev_row:
+                    has_row = True
+                    gap = np.int64(lane[t]) - np.int64(lane[t - 1])
+                    stride = max(stride, d if gap == 1 else d // max(gap, 1))
+                prev_row = row
         s = stride if has_row else across
         if s == 0:
             out[i] = CONST
@@ -129,14 +143,16 @@ def _classify_kernel(  # pragma: no cover - numba
 
 @njit(cache=True, nogil=True)
 def _distinct_lines(addr, line_bytes, inst_start, inst_order):  # pragma: no cover - numba
-    """The distinct lines (addr // line_bytes) of each warp instruction (at most 32 lanes
-    each), in first-use order, and the instruction they belong to; instructions taken in
-    ``inst_order``."""
+    """The distinct lines (addr // line_bytes, a power of two: a shift) of each warp
+    instruction (at most 32 lanes each), in first-use order, and the instruction they
+    belong to; instructions taken in ``inst_order``."""
     n = addr.shape[0]
     n_inst = inst_start.shape[0]
     out_line = np.empty(n, np.uint64)
     out_inst = np.empty(n, np.int64)
-    lb = np.uint64(line_bytes)
+    shift = np.uint64(0)
+    while (np.int64(1) << np.int64(shift)) < line_bytes:
+        shift += np.uint64(1)
     m = 0
     top = np.uint64(0)  # the largest line of the current instruction so far
     for j in range(inst_order.shape[0]):
@@ -145,7 +161,7 @@ def _distinct_lines(addr, line_bytes, inst_start, inst_order):  # pragma: no cov
         hi = inst_start[i + 1] if i + 1 < n_inst else n
         first = m
         for t in range(lo, hi):
-            v = np.uint64(addr[t]) // lb
+            v = np.uint64(addr[t]) >> shift
             dup = False
             if m > first and v <= top:  # lanes mostly ascend: scan only when one does not
                 for q in range(first, m):
@@ -329,6 +345,9 @@ def scale_hits(
         return hits
     ids, units = dense_ids(lines) if unit_ids is None else unit_ids
     line_ids, whole = dense_ids(lines, max(units_per_line, 1).bit_length() - 1)
+    most = max(1.0, scale.footprint, scale.footprint * scale.grid_x) * scale.batch_warps
+    if (len(whole) - 1) * most < cache.sets * cache.ways:
+        return hits  # no reuse spans more lines than the launch has: each fits, grown
     return _scaled_hits(
         ids, line_ids, len(units), len(whole), np.ascontiguousarray(batch, np.int64),
         np.ascontiguousarray(hits, np.bool_), scale.footprint, scale.footprint * scale.grid_x,

@@ -316,6 +316,23 @@ def test_scale_hits_identity_is_exact():
     assert CacheScale().identity and CacheScale(0.5, 1.0, 3).identity
 
 
+@pytest.mark.parametrize("footprint", [4.0, 7.0, 8.0, 20.0])
+def test_scale_hits_small_launch_equals_the_rule(footprint):
+    """10 lines, a 64-line cache: up to a growth of 7 no reuse distance (at most 9 other
+    lines) grown reaches the capacity, so every hit stays (scale_hits answers without the
+    pass); from 8 on some do. Either way the verdicts are the reference rule's."""
+    rng = np.random.default_rng(3)
+    n = 2000
+    lines = rng.integers(0, 10, n).astype(np.int64)
+    batch = np.sort(rng.integers(0, 8, n)).astype(np.int64)
+    hits = rng.random(n) < 0.9
+    cache = CacheConfig(64, sets=4, ways=16)
+    got = scale_hits(lines.astype(np.uint64), batch, hits, cache, CacheScale(footprint=footprint))
+    want = _scaled_hits_reference(lines, lines, batch, hits, footprint, footprint, 1.0, 1, 64)
+    assert got.tolist() == want
+    assert (got.tolist() == hits.tolist()) == (footprint * 9 < 64)
+
+
 def test_scale_hits_cross_batch_reuse():
     """Line 0 is reused in the next batch after 2 other lines: a hit in a 4-line cache. Grown
     by 1.5 the distance (3) still fits; grown by 2 it (4) does not; reuse inside a batch keeps

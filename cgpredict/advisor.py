@@ -566,13 +566,13 @@ def combined_fix(
     rbase = rbase if rbase is not None else prep_restrict.analyze(ropts)
     own: list[list[str]] = [[], []]  # notes of the re-analyses, merged in order
     run = pool.submit if pool is not None else _now
+    sh = (  # the tiling first: the longest analysis, the transpositions beside it
+        run(shared_fix, prep_restrict, ropts, rbase, tiled, own[1])
+        if any(f.kind == "shared-memory" for f in others) else None
+    )
     coal = (  # each array's transposition a task of its own
         start_coalescing(prep_restrict, ropts, rbase, own[0], pool)
         if any(f.kind == "coalescing" for f in others) else None
-    )
-    sh = (
-        run(shared_fix, prep_restrict, ropts, rbase, tiled, own[1])
-        if any(f.kind == "shared-memory" for f in others) else None
     )
     restrict_coal = {f.title: f for f in coal()} if coal is not None else {}
     restrict_shared = sh.result() if sh is not None else None
@@ -629,10 +629,11 @@ def advise(source: Path, opts: RunOptions, tiled: Path | None = None, progress=N
         return advise_prepared(prep, source, opts, tiled, progress)
 
 
-def _restrict_base(source: Path, ropts: RunOptions) -> tuple[Prepared, Report]:
-    """The restrict port traced and predicted (the register fix's report, and the baseline
-    every combined fix is re-predicted from)."""
-    prep_r = prepare(source, ropts)
+def _restrict_base(traced, ropts: RunOptions) -> tuple[Prepared, Report]:
+    """The restrict port (``traced``: the future of its ``prepare``, which lends it the
+    plain port's probe runs when the loops are the same) predicted: the register fix's
+    report, and the baseline every combined fix is re-predicted from."""
+    prep_r = traced.result()
     try:
         return prep_r, prep_r.analyze(ropts)
     except BaseException:
@@ -640,10 +641,35 @@ def _restrict_base(source: Path, ropts: RunOptions) -> tuple[Prepared, Report]:
         raise
 
 
+def may_keep_in_register(prep: Prepared) -> bool:
+    """Whether a kernel may store inside a loop of its own threads (an accumulator the
+    restrict port keeps in a register), from the loop nest alone: a store deeper than the
+    loops its grid maps (2 when the region asks for it or is one depth-2 loop in one
+    depth-1 loop with no store between them; else 1), or a store in a helper function.
+    A guess: it decides only whether the restrict port is traced before the baseline
+    says whether it is needed."""
+    h = prep.trace.header
+    for r in h.regions:
+        loops = [lp for lp in h.loops if lp.region == r.index]
+        deepest: dict[int, int] = {}
+        for lp in loops:
+            for b in lp.blocks:
+                deepest[b] = max(deepest.get(b, 0), lp.depth)
+        depths = [deepest.get(m.block, 0) for m in h.mem
+                  if m.kind == "store" and m.region == r.index]  # fmt: skip
+        nest = [sum(lp.depth == d for lp in loops) for d in (1, 2)] == [1, 1]
+        mapped = r.grid or (2 if nest and 1 not in depths else 1)
+        if any(d > mapped for d in depths):
+            return True
+    return any(m.kind == "store" and m.region < 0 for m in h.mem)
+
+
 def _discard(pending) -> None:
-    """Close a background trace nobody will read (its temporary files go with it)."""
+    """Close a background trace nobody will read (its temporary files go with it):
+    ``pending`` gives a Prepared or a (Prepared, Report)."""
     try:
-        pending.result()[0].close()
+        got = pending.result()
+        (got[0] if isinstance(got, tuple) else got).close()
     except Exception:  # noqa: BLE001 - the error that stopped the caller is the one to show
         pass
 
@@ -662,24 +688,40 @@ def advise_prepared(
     ``quick``: no block-shape sweep and no restrict-port trace (the two costly parts; a note
     says they were left out)."""
     notes: list[str] = []
-    base = base if base is not None else prep.analyze(opts)
     fixes: list[Fix] = []
-    restrict = not quick and opts.port == "plain" and bool(restored_stores(base))
     ropts = dataclasses.replace(opts, port="restrict")
     with (
         ThreadPoolExecutor(1) as tracer,
         ThreadPoolExecutor(usable_cores(), initializer=analysis_worker) as pool,
     ):
-        # the restrict port is compiled, traced and predicted in the background (mostly the
-        # compiler's and the traced program's time) while the plain trace is re-analysed
-        # for the other fixes, each fix (and each block shape) a task of the pool
+        # the restrict port is compiled and traced in the background (the compiler's and
+        # the traced program's time, mostly), from the start when the loop nest says a
+        # kernel may store in its threads' own loops, and predicted once the baseline says
+        # it does; meanwhile the plain trace is re-analysed for the other fixes, each fix
+        # (and each block shape) a task of the pool
+        early = None
+        if base is None and not quick and opts.port == "plain" and may_keep_in_register(prep):
+            early = tracer.submit(prepare, source, ropts, probes_of=prep)
+        try:
+            base = base if base is not None else prep.analyze(opts)
+        except BaseException:
+            if early is not None:
+                _discard(early)
+            raise
+        restrict = not quick and opts.port == "plain" and bool(restored_stores(base))
         if restrict and progress is not None:
             progress("tracing the restrict port")
-        pending = tracer.submit(_restrict_base, source, ropts) if restrict else None
+        pending = None
+        if restrict:
+            traced = early or tracer.submit(prepare, source, ropts, probes_of=prep)
+            pending = tracer.submit(_restrict_base, traced, ropts)  # after it, one thread
+        elif early is not None:
+            tracer.submit(_discard, early)  # traced for nothing: closed when done
         try:
             own = [[], [], []]  # notes per fix, merged in a fixed order
-            coal = start_coalescing(prep, opts, base, own[0], pool)
+            # the tiling first (the longest analysis), then each transposition, each shape
             sh = pool.submit(shared_fix, prep, opts, base, tiled, own[1])
+            coal = start_coalescing(prep, opts, base, own[0], pool)
             bl = None if quick else block_fix(prep, opts, base, own[2], pool)
             fixes += coal()
             if sh.result():

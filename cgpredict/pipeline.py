@@ -13,6 +13,7 @@ import re
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,7 +36,15 @@ from .prediction import (
     RunOptions,
 )
 from .regions import mark_regions, read_source
-from .scaling import PROBES, SizeModel, overridable_sizes, probe_sizes
+from .scaling import (
+    PROBES,
+    SizeModel,
+    launch_counts,
+    loop_keys,
+    mean_trips,
+    overridable_sizes,
+    probe_sizes,
+)
 from .trace_store import (
     cached_macros,
     load_dependences,
@@ -154,6 +163,9 @@ class Prepared:
     cached: bool = False  # read from the on-disk cache, not traced now
     key: str | None = None  # its key in the on-disk cache (None: the cache is off)
     _stored: set = dataclasses.field(default_factory=set)  # dependences already on disk
+    # the count-only probe runs, (sizes, file, trace) each, waited for when still going;
+    # None when the trace is at the work size (no probes)
+    probe_runs: Callable[[], list[tuple[dict, Path, Trace]]] | None = None
 
     def load_dependences(self) -> None:
         """Fill the memo with the trace's inter-thread dependences found by earlier runs
@@ -232,11 +244,19 @@ def plan_trace(source: Path, opts: RunOptions) -> TracePlan:
 
 
 def prepare(
-    source: Path, opts: RunOptions, progress=None, plan: TracePlan | None = None
+    source: Path,
+    opts: RunOptions,
+    progress=None,
+    plan: TracePlan | None = None,
+    probes_of: Prepared | None = None,
 ) -> Prepared:
     """Trace ``source`` at the trace size and fit its trip counts for the work size; from
     the on-disk cache (``diskcache``, ``trace_store``) when the same program was traced
-    before."""
+    before. ``probes_of``: the same source prepared in another port at the same sizes (the
+    advisor's plain port, for its restrict port): its probe runs stand in for this one's
+    when the two traces have the same loops, trip counts and launches (``same_loops``: a
+    port changes what the compiler keeps in registers, not how often a loop runs), and the
+    probes' compiles are saved."""
     t0 = time.perf_counter()
     warmup.start()  # numba's start-up beside the compiler's work (or reading the cache)
     plan = plan or plan_trace(source, opts)
@@ -268,7 +288,7 @@ def prepare(
             return trace_program(Path(source), Path(tmp) / name, o)
 
         early = None
-        if not auto and work != tsizes and tsizes:
+        if not auto and work != tsizes and tsizes and probes_of is None:
             # the sizes are declared: the count-only probes need nothing from the trace and
             # run beside it (child processes, mostly), so they are done when the analysis
             # needs the trip counts
@@ -287,11 +307,17 @@ def prepare(
         t1 = time.perf_counter()
         first = (tsizes, Path(tmp) / "trace.cgptrace")
         secs = {"trace": t1 - t0, "probes": 0.0}
+        probe_runs = None
         if work != tsizes and tsizes:
-            _step(progress, "probing loop bounds (beside the analysis)")
-            probes = early or _Probes(run, tsizes)
+            borrowed = _borrowed_probes(probes_of, trace, tsizes)
+            if borrowed is not None:
+                probes, probe_runs = None, borrowed
+            else:
+                _step(progress, "probing loop bounds (beside the analysis)")
+                probes = early or _Probes(run, tsizes)
+                probe_runs = probes.result
             sizes_model = PendingSizes(
-                lambda: _fit_probes(trace, first, probes, store, key, secs, t1)
+                lambda: _fit_probes(trace, first, probe_runs, probes, store, key, secs, t1)
             )
         else:
             sizes_model = SizeModel.constant(trace)
@@ -300,7 +326,30 @@ def prepare(
     except BaseException:
         tmpdir.cleanup()
         raise
-    return Prepared(trace, sizes_model, tsizes, work, secs, tmpdir, key=key)
+    return Prepared(
+        trace, sizes_model, tsizes, work, secs, tmpdir, key=key, probe_runs=probe_runs
+    )
+
+
+def _borrowed_probes(other: Prepared | None, trace: Trace, tsizes: dict[str, int]):
+    """``other``'s probe runs when they can stand in for ``trace``'s (see prepare)."""
+    if other is None or other.probe_runs is None or other.trace_sizes != tsizes:
+        return None
+    return other.probe_runs if same_loops(trace, other.trace) else None
+
+
+def same_loops(a: Trace, b: Trace) -> bool:
+    """True when two traces of one program have the same loops (region, source line and
+    order on the line), each with the same mean trip count, and the same launches of every
+    region: the trip counts at other sizes are then the same functions of the sizes."""
+    if launch_counts(a) != launch_counts(b):
+        return False
+    ka, kb = loop_keys(a), loop_keys(b)
+    if sorted(ka.values()) != sorted(kb.values()):
+        return False
+    ta, tb = mean_trips(a), mean_trips(b)
+    by_key = {kb[i]: tb[i] for i in kb}
+    return all(by_key[ka[i]] == ta[i] for i in ka)
 
 
 class _Probes:
@@ -351,14 +400,16 @@ def _probe_runs(run, tsizes, cancelled=None) -> list[tuple[dict, Path, Trace]]:
     return out
 
 
-def _fit_probes(trace, first, probes: _Probes, store, key, secs, t1) -> SizeModel:
-    """The trip counts fitted on the trace and its probes, and the whole (trace and probes)
-    stored in the cache."""
-    runs = probes.result()
+def _fit_probes(trace, first, probe_runs, probes: _Probes | None, store, key, secs, t1):
+    """The trip counts fitted on the trace and its probes (``probe_runs()``: this trace's
+    own, ``probes``, or another port's), and the whole (trace and probes) stored in the
+    cache."""
+    runs = probe_runs()
     model = SizeModel.from_runs([(first[0], trace)] + [(sz, tr) for sz, _, tr in runs])
     if store is not None and key is not None:
         store_prepared(store, key, first[0], [first] + [(sz, path) for sz, path, _ in runs])
-    secs["probes"] = max(probes.done_at - t1, 0.0)  # how long the probes outlasted the trace
+    if probes is not None:  # how long the probes outlasted the trace
+        secs["probes"] = max(probes.done_at - t1, 0.0)
     return model
 
 
@@ -406,9 +457,10 @@ def _from_entry(entry, work: dict[str, int], t0: float, key: str) -> Prepared:
     trace = runs[0][1]
     model = SizeModel.from_runs(runs) if len(runs) > 1 else SizeModel.constant(trace)
     secs = {"trace": time.perf_counter() - t0, "probes": 0.0}
+    probes = [(sizes, path, tr) for (sizes, path), (_, tr) in zip(stored.runs[1:], runs[1:])]
     prep = Prepared(
         trace, model, stored.trace_sizes, work, secs, tempfile.TemporaryDirectory(),
-        cached=True, key=key,
+        cached=True, key=key, probe_runs=(lambda: probes) if probes else None,
     )
     prep.load_dependences()
     return prep

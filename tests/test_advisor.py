@@ -307,3 +307,20 @@ def test_tiled_file_must_tile_the_source_kernels(tmp_path):
     with pytest.raises(PredictionError, match=r"gemm_tiled.c:56: tile 32x32 of A and block "
                                               r"24x8 do not divide each other along x"):
         check_tiled(POLYBENCH / "gemm_tiled.c", base, Block(24, 8))
+
+
+@pytest.mark.parametrize("name, sizes, expect", [
+    ("gemm", {"NI": 32, "NJ": 32, "NK": 32}, True),  # C[i][j] += ... in the k loop
+    ("atax", {"NX": 32, "NY": 32}, True),  # 1-D: tmp[i] stored in the j loop
+    ("2dconv", {"NI": 32, "NJ": 32}, False),  # one store per 2-D thread
+    ("gemm_tiled", {"NI": 64, "NJ": 64, "NK": 64}, False),  # a local accumulator
+])
+def test_may_keep_in_register_reads_the_loop_nest(name, sizes, expect):
+    """The guess that starts the restrict port's trace early agrees with the baseline's
+    repeated stores (restored_stores) on kernels of each kind."""
+    from cgpredict.advisor import may_keep_in_register, restored_stores
+
+    opts = RunOptions(work_sizes=sizes, trace_sizes=sizes)
+    with prepare(POLYBENCH / f"{name}.c", opts) as prep:
+        assert may_keep_in_register(prep) is expect
+        assert bool(restored_stores(prep.analyze(opts))) is expect

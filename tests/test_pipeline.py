@@ -361,3 +361,39 @@ def test_a_trace_size_of_one_is_refused():
         resolve_sizes(text, {}, {"NI": 1})
     work, trace, _ = resolve_sizes(text, {"NI": 1}, {})  # a work size of 1 traces as it is
     assert work["NI"] == trace["NI"] == 1
+
+
+def test_restrict_port_borrows_the_plain_ports_probes(gemm_prep, monkeypatch):
+    """The restrict port of GEMM has the plain port's loops and trip counts (same_loops):
+    prepared with probes_of, it runs no probe of its own and its trip-count model is the one
+    its own probes give, loop for loop (matched by region and source line)."""
+    import cgpredict.pipeline as pipeline
+    from cgpredict.scaling import loop_keys
+
+    monkeypatch.setenv("CGPREDICT_NO_CACHE", "1")  # both restrict traces made here
+    ropts = dataclasses.replace(GEMM_OPTS, port="restrict")
+    with prepare(POLYBENCH / "gemm.c", ropts) as own:
+        own_trips = {loop_keys(own.trace)[i]: m for i, m in own.sizes.trips.items()}
+    assert pipeline.same_loops(own.trace, gemm_prep.trace)
+
+    def no_probes(*args, **kwargs):
+        raise AssertionError("a probe ran")
+
+    monkeypatch.setattr(pipeline, "_Probes", no_probes)
+    with prepare(POLYBENCH / "gemm.c", ropts, probes_of=gemm_prep) as lent:
+        assert lent.probe_runs is gemm_prep.probe_runs
+        lent_trips = {loop_keys(lent.trace)[i]: m for i, m in lent.sizes.trips.items()}
+    assert lent_trips == own_trips and own_trips
+
+
+def test_same_loops_tells_traces_apart(gemm_prep):
+    """Another size (other trip counts) or another program (other loops) is not the same."""
+    from cgpredict.pipeline import same_loops
+
+    assert same_loops(gemm_prep.trace, gemm_prep.trace)
+    other = dataclasses.replace(GEMM_OPTS, trace_sizes=sizes(GEMM_N, 48))
+    with prepare(POLYBENCH / "gemm.c", other) as bigger:
+        assert not same_loops(bigger.trace, gemm_prep.trace)
+    with prepare(POLYBENCH / "syrk.c", RunOptions(work_sizes={"NI": 64, "NJ": 64},
+                                                    trace_sizes={"NI": 32, "NJ": 32})) as syrk:
+        assert not same_loops(syrk.trace, gemm_prep.trace)

@@ -25,6 +25,7 @@ from .warp_order import (
     OrderedEvents,
     event_records,
     order_events,
+    regroup_warps,
     thread_events,
 )
 
@@ -308,8 +309,8 @@ def form_warps(
 
     mem_kinds: bool per static memory instruction, True for stores (dependence detection).
     cache: keeps what of (region, launch, grid_dims) does not depend on the block shape (the
-    mapped events, where each thread's events lie, the inter-thread dependence) for the next
-    block analysed (a block-shape sweep).
+    mapped events, where each thread's events lie, the inter-thread dependence), and the
+    warps of the first shape formed, for the next block analysed (a block-shape sweep).
     """
     mkey = ("mapped", region, launch, grid_dims)
     if cache is not None and mkey in cache:
@@ -325,7 +326,14 @@ def form_warps(
         threads = thread_events(tx, ty, gx, gy)
         if cache is not None:
             cache[tkey] = threads
-    o = order_events(tx, ty, sid, addr, gx, gy, block, threads)
+    # a block as wide as whole warps regroups the warps of the first shape formed (a sweep)
+    okey = ("ordered", region, launch, grid_dims)
+    first = cache.get(okey) if cache is not None else None
+    o = regroup_warps(first[1], gx, gy, first[0], block) if first is not None else None
+    if o is None:
+        o = order_events(tx, ty, sid, addr, gx, gy, block, threads)
+        if cache is not None and first is None:
+            cache[okey] = (block, o)
     key = ("dependence", region, launch, grid_dims)
     if cache is not None and key in cache:
         dep = cache[key]

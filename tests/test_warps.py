@@ -788,3 +788,44 @@ def test_thread_events_finds_split_threads():
     assert t.counts.tolist() == [2, 1] and t.starts is None
     t = thread_events(np.array([0, 0, 1]), np.zeros(3, np.int64), 2, 1)
     assert t.starts.tolist() == [0, 2]
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("old, new", [(Block(32, 8), Block(64, 2)), (Block(128, 1), Block(32, 4)),
+                                      (Block(32, 32), Block(32, 1)), (Block(64, 4), Block(64, 4))])
+def test_regrouped_warps_equal_warps_formed_anew(seed, old, new):
+    """Blocks a multiple of 32 wide: the warps of one shape regrouped for another (no new
+    gather) equal the warps formed for it from the events, on grids with ragged edges and with
+    divergent lanes (threads of different lengths and instruction orders)."""
+    from cgpredict.warp_order import order_events, regroup_warps, thread_events
+
+    rng = np.random.default_rng(seed)
+    gx, gy = int(rng.integers(20, 150)), int(rng.integers(1, 12))
+    tx, ty, sid, addr = [], [], [], []
+    for y in range(gy):
+        for x in range(gx):
+            c = int(rng.integers(0, 9))
+            seq = rng.integers(0, 4, c) if seed % 2 else np.arange(c) % 3
+            tx += [x] * c
+            ty += [y] * c
+            sid += list(seq)
+            addr += list(rng.integers(0, 1 << 20, c))
+    tx, ty = np.array(tx, np.int64), np.array(ty, np.int64)
+    sid, addr = np.array(sid, np.uint16), np.array(addr, np.uint64)
+    threads = thread_events(tx, ty, gx, gy)
+    want = order_events(tx, ty, sid, addr, gx, gy, new, threads)
+    got = regroup_warps(order_events(tx, ty, sid, addr, gx, gy, old, threads), gx, gy, old, new)
+    for col in ("addr", "lane", "inst_start", "inst_warp", "inst_k", "inst_sid"):
+        assert np.array_equal(getattr(got, col), getattr(want, col)), col
+    assert (got.n_threads, got.n_warps, got.divergent) == (
+        want.n_threads, want.n_warps, want.divergent)
+
+
+def test_regroup_refuses_blocks_narrower_than_a_warp():
+    from cgpredict.warp_order import OrderedEvents, regroup_warps
+
+    none = np.zeros(1, np.int64)
+    ev = OrderedEvents(np.zeros(1, np.uint64), np.zeros(1, np.uint8), none, none, none, none,
+                       1, 1, 0)
+    assert regroup_warps(ev, 64, 4, Block(32, 8), Block(16, 16)) is None
+    assert regroup_warps(ev, 64, 4, Block(16, 16), Block(32, 8)) is None

@@ -267,7 +267,7 @@ def _dense_ids_kernel(keys, shift):  # pragma: no cover - numba
                 j = m
                 m += 1
             ids[t] = j
-        return ids, firsts[:m]
+        return ids, firsts[:m].copy()  # not a view: the n-long buffer is freed
     slot_key, used, down = hash_table(n)
     slot_id = np.empty(slot_key.shape[0], np.int64)
     for t in range(n):
@@ -280,7 +280,7 @@ def _dense_ids_kernel(keys, shift):  # pragma: no cover - numba
             firsts[m] = v
             m += 1
         ids[t] = slot_id[h]
-    return ids, firsts[:m]
+    return ids, firsts[:m].copy()
 
 
 @njit(cache=True, nogil=True)

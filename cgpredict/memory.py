@@ -510,8 +510,13 @@ def analyze_memory(
     if l1 is not None:
         is_load_inst = ~(is_store[sid] if is_store is not None else np.zeros(n, bool))
         l1_hit = l1_hits(wt, inst, lines, unit, is_load_inst, l1)
-    # the transactions that reach the L2: line (sector) and batch
-    to_l2, ordered, batch = _l2_stream(l1_hit, lines, inst, wt.inst_warp, max(warps_per_batch, 1))
+    # the transactions that reach the L2: line (sector) and batch (without an L1, all of
+    # them: no copy of the stream)
+    wpb = max(warps_per_batch, 1)
+    if l1 is None:
+        to_l2, ordered, batch = slice(None), lines, _batches(inst, wt.inst_warp, wpb)
+    else:
+        to_l2, ordered, batch = _l2_stream(l1_hit, lines, inst, wt.inst_warp, wpb)
     hits = np.zeros(len(lines), bool)
     if sectored:
         exact = sector_hit_mask(ordered * np.uint64(unit), cache, unit)
@@ -566,6 +571,15 @@ def _l2_stream(l1_hit, lines, inst, inst_warp, wpb):  # pragma: no cover - numba
             batch[j] = inst_warp[inst[t]] // wpb
             j += 1
     return idx, line, batch
+
+
+@njit(cache=True, nogil=True)
+def _batches(inst, inst_warp, wpb):  # pragma: no cover - numba
+    """The batch of every transaction's warp."""
+    out = np.empty(inst.shape[0], np.int64)
+    for t in range(inst.shape[0]):
+        out[t] = inst_warp[inst[t]] // wpb
+    return out
 
 
 @njit(cache=True, nogil=True)

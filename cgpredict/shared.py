@@ -224,14 +224,37 @@ def _staged_degrees(  # pragma: no cover - numba
             ends[m] = starts[m] + bounds[i + 1] - bounds[i]
             m += 1
     words = np.empty(ends[n - 1] if n else 0, np.int64)
+    # element bytes and the tile's sides are powers of two in practice: shifts and masks
+    # then, one division (by the row length) an address instead of five
+    pow2 = _is_pow2(elem) and _is_pow2(rows) and _is_pow2(cols)
+    es, rm, cm = _log2(elem), rows - 1, cols - 1
     q = 0
     for i in range(inst_sid.shape[0]):
         if inst_sid[i] == sid:
             for t in range(bounds[i], bounds[i + 1]):
-                e = (np.int64(addr[t]) - base) // elem
-                words[q] = ((e // row_len % rows) * cols + (e % row_len % cols)) * elem // 4
+                if pow2:
+                    e = (np.int64(addr[t]) - base) >> es
+                    r = e // row_len
+                    words[q] = (((r & rm) * cols + ((e - r * row_len) & cm)) << es) >> 2
+                else:
+                    e = (np.int64(addr[t]) - base) // elem
+                    words[q] = ((e // row_len % rows) * cols + (e % row_len % cols)) * elem // 4
                 q += 1
     return _conflict_degrees(words, starts, ends, banks, bank_bytes)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _is_pow2(v):  # pragma: no cover - numba
+    return v > 0 and (v & (v - 1)) == 0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _log2(v):  # pragma: no cover - numba
+    """log2 of a power of two (0 for anything below 2)."""
+    s = np.int64(0)
+    while (np.int64(1) << (s + 1)) <= v:
+        s += 1
+    return s
 
 
 def transpose_addresses(addr: np.ndarray, base: int, layout: ArrayLayout) -> np.ndarray:
@@ -336,10 +359,11 @@ def _block_elements(  # pragma: no cover - numba
     """Distinct elements (addr // elem) each block touches through the instructions marked
     in ``mine``: a bitmap of (block, element) when it is small, else a hash set."""
     lo, hi, n = np.int64(-1), np.int64(-1), 0
+    es = _log2(elem) if _is_pow2(elem) else -1  # a shift for the usual element sizes
     for i in range(inst_sid.shape[0]):
         if mine[inst_sid[i]]:
             for t in range(bounds[i], bounds[i + 1]):
-                e = np.int64(addr[t]) // elem
+                e = _index(addr[t], elem, es)
                 if lo < 0 or e < lo:
                     lo = e
                 hi = max(hi, e)
@@ -354,7 +378,7 @@ def _block_elements(  # pragma: no cover - numba
             if mine[inst_sid[i]]:
                 for t in range(bounds[i], bounds[i + 1]):
                     b = inst_warp[i] // wpb
-                    key = b * span + np.int64(addr[t]) // elem - lo
+                    key = b * span + _index(addr[t], elem, es) - lo
                     if not seen[key]:
                         seen[key] = True
                         counts[b] += 1
@@ -364,13 +388,19 @@ def _block_elements(  # pragma: no cover - numba
         if mine[inst_sid[i]]:
             for t in range(bounds[i], bounds[i + 1]):
                 b = inst_warp[i] // wpb
-                v = np.uint64(b * span + np.int64(addr[t]) // elem - lo)
+                v = np.uint64(b * span + _index(addr[t], elem, es) - lo)
                 h = hash_slot(keys, used, v, down)
                 if not used[h]:
                     used[h] = True
                     keys[h] = v
                     counts[b] += 1
     return counts
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _index(a, elem, es):  # pragma: no cover - numba
+    """The element index a // elem, by the shift ``es`` when it is one (>= 0)."""
+    return np.int64(a) >> es if es >= 0 else np.int64(a) // elem
 
 
 def tile_bytes(hints, layouts) -> int:

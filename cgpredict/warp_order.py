@@ -279,9 +279,7 @@ def thread_events(tx: np.ndarray, ty: np.ndarray, gx: int, gy: int) -> ThreadEve
     """``ThreadEvents`` of mapped events, in one pass: they do not depend on the block shape,
     so a block-shape sweep finds them once."""
     gx, gy = max(gx, 1), max(gy, int(ty.max()) + 1 if len(ty) else 1)
-    counts, starts, contiguous = _count_threads(
-        tx.astype(np.int64, copy=False), ty.astype(np.int64, copy=False), gx, gx * gy
-    )
+    counts, starts, contiguous = _count_threads(tx, ty, gx, gx * gy)
     return ThreadEvents(counts, starts if contiguous else None)
 
 
@@ -346,7 +344,6 @@ def order_events(
     nbx = -(-gx // block.x)
     wpb = -(-block.threads // WARP_SIZE)
     n_threads = gy * gx
-    tx, ty = tx.astype(np.int64, copy=False), ty.astype(np.int64, copy=False)
     o_addr, o_lane = np.empty(n, np.uint64), np.empty(n, np.uint8)
     if threads.starts is not None:
         inst, ok = _warp_gather(

@@ -249,8 +249,8 @@ def _map_kernel(ev, in_d1, in_d2, mode):  # pragma: no cover - numba
     number of memory events, and the depth-1 and depth-2 extents."""
     n = ev.shape[0]
     n_mem = 0
-    out_tx = np.empty(n, np.int64)  # at most one per event; the markers leave a slack
-    out_ty = np.empty(n, np.int64)
+    out_tx = np.empty(n, np.int32)  # at most one per event; the markers leave a slack
+    out_ty = np.empty(n, np.int32)  # (a grid extent fits: the trace has fewer events)
     out_sid = np.empty(n, np.uint16)
     out_addr = np.empty(n, np.uint64)
     max1, max2 = -1, -1
@@ -277,8 +277,8 @@ def _map_kernel(ev, in_d1, in_d2, mode):  # pragma: no cover - numba
             x, y = cur1, np.int64(0)
         else:
             x, y = np.int64(0), np.int64(0)
-        out_tx[m] = x
-        out_ty[m] = y
+        out_tx[m] = np.int32(x)
+        out_ty[m] = np.int32(y)
         out_sid[m] = np.uint16(tag)
         out_addr[m] = e & np.uint64(ADDRESS_MASK)
         m += 1

@@ -348,3 +348,29 @@ def test_conflict_degrees_of_many_accesses_equal_the_reference(bank_bytes):
     starts = ends - [len(x) for x in groups]
     got = _conflict_degrees(words, starts.astype(np.int64), ends.astype(np.int64), 32, bank_bytes)
     assert got.tolist() == [conflict_degree(x, 32, bank_bytes) for x in groups]
+
+
+@pytest.mark.parametrize("elem, rows, cols", [(4, 32, 32), (8, 16, 32), (1, 32, 32), (4, 24, 32),
+                                              (4, 32, 48), (12, 32, 32)])
+def test_staged_degrees_equal_the_tile_word_reference(elem, rows, cols):
+    """Each warp access's conflict degree from its lanes' tile words, (r mod rows, c mod cols)
+    of element (addr - base) / elem in rows of 100 elements, against conflict_degree on
+    words computed in Python: the shifts and masks of power-of-two sides and element sizes
+    and the divisions of others give the same words."""
+    from cgpredict.shared import _staged_degrees, conflict_degree
+
+    rng = np.random.default_rng(elem * rows + cols)
+    base, row_len, n_inst = 4096, 100, 40
+    sid = np.array([2, 1] * (n_inst // 2), np.int64)
+    lanes = rng.integers(1, 33, n_inst)
+    bounds = np.r_[0, np.cumsum(lanes)].astype(np.int64)
+    addr = (base + elem * rng.integers(0, 100 * row_len, bounds[-1])).astype(np.uint64)
+    for banks, bank_bytes in ((32, 4), (32, 8)):
+        got = _staged_degrees(addr, sid, bounds, 1, base, elem, row_len, rows, cols, banks,
+                              bank_bytes)
+        want = []
+        for i in np.flatnonzero(sid == 1):
+            e = (addr[bounds[i]:bounds[i + 1]].astype(np.int64) - base) // elem
+            words = ((e // row_len % rows) * cols + (e % row_len % cols)) * elem // 4
+            want.append(conflict_degree(words, banks, bank_bytes))
+        assert got.tolist() == want

@@ -90,15 +90,17 @@ def _conflict_degrees(words, starts, ends, banks, bank_bytes):  # pragma: no cov
     keys = np.empty((banks, 64), np.int64)
     count = np.zeros(banks, np.int64)
     touched = np.empty(banks, np.int64)  # the banks of one access with a key
+    mask = banks - 1 if banks > 0 and banks & (banks - 1) == 0 else -1  # 32 banks: a mask
     for i in range(starts.shape[0]):
         nt = 0
         best = 1
         for t in range(starts[i], ends[i]):
             w = words[t]
             if bank_bytes == 8:
-                bank, key = (w // 2) % banks, w // 64
+                half = w >> 1
+                bank, key = half & mask if mask >= 0 else half % banks, w >> 6
             else:
-                bank, key = w % banks, w
+                bank, key = w & mask if mask >= 0 else w % banks, w
             c = count[bank]
             dup = False
             for q in range(c):
@@ -166,8 +168,11 @@ def staged_accesses(
     # one base per array: its run-time address, else the lowest address any of its
     # instructions touches (not one per instruction, which would shift each one's tile)
     lowest: dict[str, int] = {}
+    mine = np.zeros(int(inst_sid.max()) + 1, np.bool_)
+    mine[[s for s in staged if s < len(mine)]] = True
+    lows = _sid_min_addrs(addr, inst_sid, bounds, mine)
     for sid, text in staged.items():
-        low = int(_sid_min_addr(addr, inst_sid, bounds, sid))
+        low = int(lows[sid]) if sid < len(lows) else -1
         if low >= 0:
             arr = array_name(text)
             lowest[arr] = min(lowest.get(arr, low), low)
@@ -192,15 +197,17 @@ def staged_accesses(
 
 
 @njit(cache=True, nogil=True)
-def _sid_min_addr(addr, inst_sid, bounds, sid):  # pragma: no cover - numba
-    """The lowest address static instruction ``sid`` touches; -1 when it has no events."""
-    low = np.int64(-1)
+def _sid_min_addrs(addr, inst_sid, bounds, mine):  # pragma: no cover - numba
+    """The lowest address each static instruction marked in ``mine`` touches (-1: none), in
+    one pass over their events."""
+    low = np.full(mine.shape[0], -1, np.int64)
     for i in range(inst_sid.shape[0]):
-        if inst_sid[i] == sid:
+        s = inst_sid[i]
+        if mine[s]:
             for t in range(bounds[i], bounds[i + 1]):
                 a = np.int64(addr[t])
-                if low < 0 or a < low:
-                    low = a
+                if low[s] < 0 or a < low[s]:
+                    low[s] = a
     return low
 
 
@@ -228,13 +235,14 @@ def _staged_degrees(  # pragma: no cover - numba
     # then, one division (by the row length) an address instead of five
     pow2 = _is_pow2(elem) and _is_pow2(rows) and _is_pow2(cols)
     es, rm, cm = _log2(elem), rows - 1, cols - 1
+    rs = _log2(row_len) if _is_pow2(row_len) else -1  # rows of a power-of-two length too
     q = 0
     for i in range(inst_sid.shape[0]):
         if inst_sid[i] == sid:
             for t in range(bounds[i], bounds[i + 1]):
                 if pow2:
                     e = (np.int64(addr[t]) - base) >> es
-                    r = e // row_len
+                    r = e >> rs if rs >= 0 else e // row_len
                     words[q] = (((r & rm) * cols + ((e - r * row_len) & cm)) << es) >> 2
                 else:
                     e = (np.int64(addr[t]) - base) // elem

@@ -365,7 +365,7 @@ def test_staged_degrees_equal_the_tile_word_reference(elem, rows, cols):
     lanes = rng.integers(1, 33, n_inst)
     bounds = np.r_[0, np.cumsum(lanes)].astype(np.int64)
     addr = (base + elem * rng.integers(0, 100 * row_len, bounds[-1])).astype(np.uint64)
-    for banks, bank_bytes in ((32, 4), (32, 8)):
+    for banks, bank_bytes in ((32, 4), (32, 8), (24, 4), (24, 8)):  # 24: no bank mask
         got = _staged_degrees(addr, sid, bounds, 1, base, elem, row_len, rows, cols, banks,
                               bank_bytes)
         want = []

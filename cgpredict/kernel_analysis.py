@@ -44,6 +44,7 @@ from .tracefile import Trace
 from .warps import (
     Block,
     MappingError,
+    Origin,
     WarpTrace,
     form_warps,
     form_warps_auto,
@@ -418,7 +419,10 @@ def _transposed(trace: Trace, wt: WarpTrace, arrays: tuple[str, ...]) -> WarpTra
         if lay is None or base is None or len(lay.dims) < 2:
             continue
         moves.append(([m.id for m in h.mem if array_name(m.base) == arr], base, lay))
-    return dataclasses.replace(wt, addr=transposed_addresses(wt, moves))
+    moved = frozenset(s for sids, _, _ in moves for s in sids)
+    return dataclasses.replace(
+        wt, addr=transposed_addresses(wt, moves), origin=Origin(wt, None, moved)
+    )
 
 
 def _l1_config(device: GPUDevice, wt: WarpTrace, block: Block) -> L1Config | None:

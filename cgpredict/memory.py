@@ -71,13 +71,16 @@ class MemoryAnalysis:
         return {s.sid: s for s in self.instrs}
 
 
-def classify(wt: WarpTrace, access_bytes: np.ndarray) -> np.ndarray:
+def classify(
+    wt: WarpTrace, access_bytes: np.ndarray, todo: np.ndarray | None = None
+) -> np.ndarray:
     """Pattern (COAL/UNCOAL/CONST) of every warp instruction (SPEC §2.3): the largest address
     stride between adjacent threads. Adjacent means neighbours along x in one block row (with
     blocks narrower than a warp, lanes 15 and 16 of a 16x16 block are not neighbours), and a
     stride is per lane (a masked instruction whose active lanes are 3 apart and 12 bytes apart
     strides 4 bytes). An instruction with no two lanes in one row (blocks 1 wide) compares its
-    consecutive lanes. One pass over the events (numba), no temporaries of their size."""
+    consecutive lanes. One pass over the events (numba), no temporaries of their size.
+    ``todo``: only the instructions it marks (the others' entries are left 0)."""
     if not wt.n_events:
         return np.zeros(0, np.int8)
     return _classify_kernel(
@@ -89,12 +92,37 @@ def classify(wt: WarpTrace, access_bytes: np.ndarray) -> np.ndarray:
         np.asarray(access_bytes, np.int64),
         max(-(-wt.block.threads // 32), 1),
         max(wt.block.x, 1),
+        np.zeros(0, np.bool_) if todo is None else todo,
     )
+
+
+def _patterns(wt: WarpTrace, ab: np.ndarray) -> np.ndarray:
+    """``classify``, from the patterns of the trace ``wt`` was derived from (``Origin``):
+    a regrouped instruction keeps its pattern (whole-warp-row blocks: classify does not
+    look at the shape), one of a transposed array is classified anew."""
+    o = wt.origin
+    if o is None:
+        return classify(wt, ab)
+    old = _memo(o.trace, ("classify", ab.tobytes()), lambda: _patterns(o.trace, ab))
+    pattern = old if o.inst is None else old[o.inst]
+    todo = _moved(wt, o.moved)
+    if todo is not None:
+        pattern = np.where(todo, classify(wt, ab, todo), pattern)
+    return pattern
+
+
+def _moved(wt: WarpTrace, sids: frozenset[int]) -> np.ndarray | None:
+    """Per warp instruction: True when its static instruction is one of ``sids``."""
+    if not sids:
+        return None
+    mark = np.zeros(max(int(wt.inst_sid.max(initial=0)), max(sids)) + 1, np.bool_)
+    mark[list(sids)] = True
+    return mark[wt.inst_sid]
 
 
 @njit(cache=True, nogil=True)
 def _classify_kernel(  # pragma: no cover - numba
-    addr, lane, inst_warp, inst_sid, inst_start, access_bytes, wpb, bx
+    addr, lane, inst_warp, inst_sid, inst_start, access_bytes, wpb, bx, todo
 ):
     """One pass over the events of each warp instruction (see classify); the warp and the
     static instruction are the instruction's own (``WarpTrace.inst_warp``, ``inst_sid``).
@@ -108,6 +136,9 @@ def _classify_kernel(  # pragma: no cover - numba
     for tib in range(row_of.shape[0]):
         row_of[tib] = tib // bx
     for i in range(n_inst):
+        if todo.shape[0] and not todo[i]:
+            out[i] = 0
+            continue
         lo = inst_start[i]
         hi = inst_start[i + 1] if i + 1 < n_inst else n
         stride = np.int64(0)  # largest per-lane stride between neighbours in one block row
@@ -150,27 +181,79 @@ def _distinct_lines(addr, line_bytes, inst_start, inst_order):  # pragma: no cov
     n_inst = inst_start.shape[0]
     out_line = np.empty(n, np.uint64)
     out_inst = np.empty(n, np.int64)
+    shift = _shift_of(line_bytes)
+    m = 0
+    for j in range(inst_order.shape[0]):
+        i = inst_order[j]
+        hi = inst_start[i + 1] if i + 1 < n_inst else n
+        m = _lines_of(addr, inst_start[i], hi, shift, i, out_line, out_inst, m)
+    return out_line[:m].copy(), out_inst[:m].copy()
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _shift_of(line_bytes):  # pragma: no cover - numba
     shift = np.uint64(0)
     while (np.int64(1) << np.int64(shift)) < line_bytes:
         shift += np.uint64(1)
+    return shift
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _lines_of(addr, lo, hi, shift, i, out_line, out_inst, m):  # pragma: no cover - numba
+    """Append the distinct lines of events lo..hi-1 (instruction i) at m; the new m."""
+    first = m
+    top = np.uint64(0)  # the largest line of the instruction so far
+    for t in range(lo, hi):
+        v = np.uint64(addr[t]) >> shift
+        dup = False
+        if m > first and v <= top:  # lanes mostly ascend: scan only when one does not
+            for q in range(first, m):
+                if out_line[q] == v:
+                    dup = True
+                    break
+        if not dup:
+            top = v if m == first or v > top else top
+            out_line[m] = v
+            out_inst[m] = i
+            m += 1
+    return m
+
+
+@njit(cache=True, nogil=True)
+def _issued_from(  # pragma: no cover - numba
+    old_lines, old_inst, n_old, order, src, redo, addr, inst_start, line_bytes
+):
+    """_distinct_lines in ``order`` from another trace's transactions (``old_lines``,
+    ``old_inst``: each old instruction's lines in one run): instruction order[j] takes the
+    lines of old instruction src[j], or, where ``redo`` marks it, its own anew."""
+    seg = np.full(n_old, -1, np.int64)
+    cnt = np.zeros(n_old, np.int64)
+    for t in range(old_inst.shape[0]):
+        i = old_inst[t]
+        if seg[i] < 0:
+            seg[i] = t
+        cnt[i] += 1
+    n, n_inst = addr.shape[0], inst_start.shape[0]
+    size = 0
+    for j in range(order.shape[0]):
+        i = order[j]
+        if redo.shape[0] and redo[j]:
+            size += (inst_start[i + 1] if i + 1 < n_inst else n) - inst_start[i]
+        else:
+            size += cnt[src[j]]
+    out_line = np.empty(size, np.uint64)
+    out_inst = np.empty(size, np.int64)
+    shift = _shift_of(line_bytes)
     m = 0
-    top = np.uint64(0)  # the largest line of the current instruction so far
-    for j in range(inst_order.shape[0]):
-        i = inst_order[j]
-        lo = inst_start[i]
-        hi = inst_start[i + 1] if i + 1 < n_inst else n
-        first = m
-        for t in range(lo, hi):
-            v = np.uint64(addr[t]) >> shift
-            dup = False
-            if m > first and v <= top:  # lanes mostly ascend: scan only when one does not
-                for q in range(first, m):
-                    if out_line[q] == v:
-                        dup = True
-                        break
-            if not dup:
-                top = v if m == first or v > top else top
-                out_line[m] = v
+    for j in range(order.shape[0]):
+        i = order[j]
+        if redo.shape[0] and redo[j]:
+            hi = inst_start[i + 1] if i + 1 < n_inst else n
+            m = _lines_of(addr, inst_start[i], hi, shift, i, out_line, out_inst, m)
+        else:
+            s0 = seg[src[j]]
+            for q in range(cnt[src[j]]):
+                out_line[m] = old_lines[s0 + q]
                 out_inst[m] = i
                 m += 1
     return out_line[:m].copy(), out_inst[:m].copy()
@@ -194,6 +277,26 @@ def issued_transactions(
     starts = wt.inst_start.astype(np.int64, copy=False)
     order = issue_order(wt, np.arange(wt.n_insts, dtype=np.int64), warps_per_batch)
     return _distinct_lines(wt.addr, int(line_bytes), starts, order)
+
+
+def _issued(wt: WarpTrace, unit: int, wpb: int) -> tuple[np.ndarray, np.ndarray]:
+    """``issued_transactions``, from the transactions of the trace ``wt`` was derived from
+    (``Origin``; any issue order of them it has): a regrouped instruction has the same
+    lines, one of a transposed array is found anew."""
+    o = wt.origin
+    if o is None:
+        return issued_transactions(wt, unit, wpb)
+    got = _memo_find(o.trace, ("issued", unit))
+    if got is None:
+        got = _memo(o.trace, ("issued", unit, wpb), lambda: _issued(o.trace, unit, wpb))
+    order = issue_order(wt, np.arange(wt.n_insts, dtype=np.int64), wpb)
+    src = order if o.inst is None else o.inst[order]
+    todo = _moved(wt, o.moved)
+    redo = np.zeros(0, np.bool_) if todo is None else todo[order]
+    return _issued_from(
+        got[0], got[1], o.trace.n_insts, order, src, redo, wt.addr,
+        wt.inst_start.astype(np.int64, copy=False), int(unit),
+    )  # fmt: skip
 
 
 def issue_order(wt: WarpTrace, inst: np.ndarray, warps_per_batch: int) -> np.ndarray:
@@ -475,6 +578,14 @@ def _memo(wt: WarpTrace, key: tuple, compute):
     return values[key]
 
 
+def _memo_find(wt: WarpTrace, prefix: tuple):
+    """A value memoised for ``wt`` under a key that starts with ``prefix``, or None."""
+    entry = _MEMO.get(id(wt))
+    if entry is None or entry[0]() is not wt:
+        return None
+    return next((v for k, v in entry[1].items() if k[: len(prefix)] == prefix), None)
+
+
 def analyze_memory(
     wt: WarpTrace,
     access_bytes: np.ndarray,
@@ -496,13 +607,13 @@ def analyze_memory(
     was fetched since its line was allocated.
     """
     ab = np.asarray(access_bytes)
-    pattern = _memo(wt, ("classify", ab.tobytes()), lambda: classify(wt, ab))
+    pattern = _memo(wt, ("classify", ab.tobytes()), lambda: _patterns(wt, ab))
     sectored = sector_bytes is not None and sector_bytes < cache.line_bytes
     unit = sector_bytes if sectored else cache.line_bytes
     # every transaction, in issue order
     lines, inst = _memo(
         wt, ("issued", unit, warps_per_batch),
-        lambda: issued_transactions(wt, unit, warps_per_batch),
+        lambda: _issued(wt, unit, warps_per_batch),
     )  # fmt: skip
     sid = wt.inst_sid
     n = wt.n_insts

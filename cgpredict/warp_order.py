@@ -507,25 +507,27 @@ def _warp_sort(  # pragma: no cover - numba
 
 def regroup_warps(
     ev: OrderedEvents, gx: int, gy: int, old: Block, new: Block
-) -> OrderedEvents | None:
+) -> tuple[OrderedEvents, np.ndarray] | None:
     """``ev``, ordered for blocks ``old``, in the order of blocks ``new`` without gathering
     the events again, when both shapes are a multiple of 32 threads wide: every warp is then
     32 consecutive pseudo-threads of one row under either shape (lane l the one at x mod 32
     = l), so its instructions and their events are the same and only the warps' numbers and
-    order change: one copy of the events, warp by warp. None for other shapes."""
+    order change: one copy of the events, warp by warp. With the index in ``ev`` of every
+    warp instruction; None for other shapes."""
     if old.x % WARP_SIZE or new.x % WARP_SIZE:
         return None
     if not len(ev.addr) or old == new:
-        return ev
+        return ev, np.arange(len(ev.inst_start), dtype=np.int64)
     gx = max(gx, 1)
     renumber = _warp_renumbering(
         int(ev.inst_warp[-1]) + 1, gx, gy, old.x, old.y, -(-gx // old.x),
         -(-old.threads // WARP_SIZE), new.x, new.y, -(-gx // new.x), -(-new.threads // WARP_SIZE),
     )  # fmt: skip
-    addr, lane, starts, warp, k, sid = _move_warps(
+    addr, lane, starts, warp, k, sid, src = _move_warps(
         ev.addr, ev.lane, ev.inst_start, ev.inst_warp, ev.inst_k, ev.inst_sid, renumber
     )
-    return OrderedEvents(addr, lane, starts, warp, k, sid, ev.n_threads, ev.n_warps, ev.divergent)
+    moved = OrderedEvents(addr, lane, starts, warp, k, sid, ev.n_threads, ev.n_warps, ev.divergent)
+    return moved, src
 
 
 @njit(cache=True, nogil=True)
@@ -560,6 +562,7 @@ def _move_warps(addr, lane, inst_start, inst_warp, inst_k, inst_sid, renumber): 
     o_addr, o_lane = np.empty(n, np.uint64), np.empty(n, np.uint8)
     o_start, o_warp = np.empty(n_inst, np.int64), np.empty(n_inst, np.int64)
     o_k, o_sid = np.empty(n_inst, np.int64), np.empty(n_inst, np.int64)
+    o_src = np.empty(n_inst, np.int64)  # the instruction's index before the move
     m, pos = 0, 0
     for w in range(n_new):
         if first[w] < 0:
@@ -571,11 +574,12 @@ def _move_warps(addr, lane, inst_start, inst_warp, inst_k, inst_sid, renumber): 
             o_warp[m] = w
             o_k[m] = inst_k[i]
             o_sid[m] = inst_sid[i]
+            o_src[m] = i
             m += 1
         o_addr[pos : pos + hi - lo] = addr[lo:hi]
         o_lane[pos : pos + hi - lo] = lane[lo:hi]
         pos += hi - lo
-    return o_addr, o_lane, o_start, o_warp, o_k, o_sid
+    return o_addr, o_lane, o_start, o_warp, o_k, o_sid, o_src
 
 
 def event_records(ev: OrderedEvents, gx: int, gy: int, block: Block) -> np.ndarray:

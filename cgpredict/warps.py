@@ -12,7 +12,7 @@ numbered (k) in a program-like issue order.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numba import njit
@@ -35,6 +35,7 @@ __all__ = [
     "Block",
     "Dependence",
     "MappingError",
+    "Origin",
     "WarpTrace",
     "form_warps",
     "form_warps_auto",
@@ -84,6 +85,18 @@ class Dependence:
 
 
 @dataclass(frozen=True)
+class Origin:
+    """The warp trace another was derived from, so that the memory analysis reuses its
+    per-instruction results: ``inst``: the index there of every warp instruction (None: the
+    same instructions, in the same order); ``moved``: the static instructions whose
+    addresses changed (a transposed array), whose results are computed anew."""
+
+    trace: WarpTrace
+    inst: np.ndarray | None = None
+    moved: frozenset[int] = frozenset()
+
+
+@dataclass(frozen=True)
 class WarpTrace:
     """The memory events of one launch in warp order, with the grid that produced them: per
     event its address and lane, per warp instruction its first event, warp, k and static
@@ -105,6 +118,7 @@ class WarpTrace:
     divergent_insts: int
     unmapped_events: int
     dependence: Dependence | None
+    origin: Origin | None = field(default=None, compare=False, repr=False)
 
     @property
     def n_insts(self) -> int:
@@ -329,11 +343,10 @@ def form_warps(
     # a block as wide as whole warps regroups the warps of the first shape formed (a sweep)
     okey = ("ordered", region, launch, grid_dims)
     first = cache.get(okey) if cache is not None else None
-    o = regroup_warps(first[1], gx, gy, first[0], block) if first is not None else None
+    got = regroup_warps(first.ordered, gx, gy, first.block, block) if first else None
+    o, origin = (got[0], Origin(first, got[1])) if got is not None else (None, None)
     if o is None:
         o = order_events(tx, ty, sid, addr, gx, gy, block, threads)
-        if cache is not None and first is None:
-            cache[okey] = (block, o)
     key = ("dependence", region, launch, grid_dims)
     if cache is not None and key in cache:
         dep = cache[key]
@@ -343,10 +356,13 @@ def form_warps(
             dep = Dependence(0, (), (), forwarded=True)
         if cache is not None:
             cache[key] = dep
-    return WarpTrace(
+    wt = WarpTrace(
         grid_dims, block, gx, gy, o.addr, o.lane, o.inst_start, o.inst_warp, o.inst_k,
-        o.inst_sid, o.n_threads, o.n_warps, o.divergent, unmapped, dep,
+        o.inst_sid, o.n_threads, o.n_warps, o.divergent, unmapped, dep, origin,
     )  # fmt: skip
+    if cache is not None and first is None:
+        cache[okey] = wt
+    return wt
 
 
 def _map_events(trace: Trace, region: int, launch: int, grid_dims: int):

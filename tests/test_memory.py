@@ -532,3 +532,93 @@ def test_scale_hits_equals_the_reuse_distance_rule(seed, per_line):
     want = exact & ~((prev >= 0) & (dist * grow >= 16))
     got = scale_hits(sectors, batch, exact, cache, scale, per_line)
     assert got.tolist() == want.tolist()
+
+
+def _analyses(wt, tr, cache=CacheConfig(64, 128, 16)):
+    access = np.array([m.bytes for m in tr.header.mem])
+    is_store = np.array([m.kind == "store" for m in tr.header.mem])
+    return [analyze_memory(wt, access, cache, wpb, CacheScale(4.0, 2.0, 1), is_store=is_store)
+            for wpb in (8, 64)]
+
+
+@pytest.fixture(scope="module")
+def gemm_wide(tmp_path_factory, compiler):
+    """A grid 96 threads wide and 40 high: warps numbered differently by every shape."""
+    return _trace(tmp_path_factory, "gemm.c", {"NI": 40, "NJ": 96, "NK": 8})
+
+
+@pytest.mark.parametrize("primed", [True, False])
+@pytest.mark.parametrize("block", [Block(32, 8), Block(64, 4), Block(128, 1)])
+def test_regrouped_warps_analyse_as_warps_formed_anew(gemm_wide, syrk32, block, primed):
+    """A block shape formed by regrouping the first shape's warps (warps.Origin: patterns
+    and transactions taken from it) gives the memory analysis of warps formed from scratch,
+    whether the first shape was analysed before or not."""
+    from cgpredict.warps import form_warps as fw
+
+    for tr in (gemm_wide, syrk32):
+        is_store = np.array([m.kind == "store" for m in tr.header.mem])
+        cache: dict = {}
+        first = fw(tr, 0, 0, 2, Block(32, 32), is_store, cache)
+        if primed:
+            _analyses(first, tr)
+        derived = fw(tr, 0, 0, 2, block, is_store, cache)
+        assert derived.origin is not None and derived.origin.trace is first
+        if tr is gemm_wide:  # the warps were renumbered
+            assert not np.array_equal(derived.origin.inst, np.arange(derived.n_insts))
+        fresh = fw(tr, 0, 0, 2, block, is_store)
+        assert fresh.origin is None
+        assert _analyses(derived, tr) == _analyses(fresh, tr)
+
+
+@pytest.mark.parametrize("primed", [True, False])
+def test_transposed_warps_analyse_as_addresses_given_anew(syrk32, primed):
+    """A transposed array's instructions are classified and split in lines anew, the others'
+    results taken from the untransposed trace (Origin.moved): the same analysis as the
+    transposed addresses with no origin."""
+    from cgpredict.shared import ArrayLayout, transposed_addresses
+    from cgpredict.warps import Origin
+
+    tr = syrk32
+    is_store = np.array([m.kind == "store" for m in tr.header.mem])
+    wt = form_warps(tr, 0, 0, 2, Block(32, 8), is_store)
+    if primed:
+        _analyses(wt, tr)
+    sids = [m.id for m in tr.header.mem if m.base.startswith("A")]
+    moves = [(sids, int(wt.addr.min()), ArrayLayout((32, 32), 4))]
+    addr = transposed_addresses(wt, moves)
+    derived = dataclasses.replace(wt, addr=addr, origin=Origin(wt, None, frozenset(sids)))
+    fresh = dataclasses.replace(wt, addr=addr.copy(), origin=None)
+    got, want = _analyses(derived, tr), _analyses(fresh, tr)
+    assert got == want
+    assert got != _analyses(wt, tr)  # the transposition changed something
+
+
+def test_regrouped_patterns_follow_their_instructions():
+    """Random addresses (patterns that differ from warp to warp): each regrouped
+    instruction takes the pattern of its source instruction, which equals classifying the
+    regrouped warps directly."""
+    from cgpredict.memory import _patterns
+    from cgpredict.warp_order import order_events, regroup_warps, thread_events
+    from cgpredict.warps import Origin
+
+    rng = np.random.default_rng(5)
+    gx, gy, per = 96, 6, 4
+    tx = np.repeat(np.tile(np.arange(gx), gy), per)
+    ty = np.repeat(np.repeat(np.arange(gy), gx), per)
+    sid = np.tile(np.arange(per), gx * gy).astype(np.uint16)
+    mult = rng.choice([0, 4, 512], size=(gy, gx // 32))  # per warp: constant, coalesced or not
+    addr = (mult[ty, tx // 32] * tx + 1024 * sid).astype(np.uint64)
+    threads = thread_events(tx, ty, gx, gy)
+
+    def wt_of(o, block, origin=None):
+        return WarpTrace(2, block, gx, gy, o.addr, o.lane, o.inst_start, o.inst_warp, o.inst_k,
+                         o.inst_sid, o.n_threads, o.n_warps, o.divergent, 0, None, origin)
+
+    old = wt_of(order_events(tx, ty, sid, addr, gx, gy, Block(32, 4), threads), Block(32, 4))
+    moved, src = regroup_warps(old.ordered, gx, gy, Block(32, 4), Block(64, 2))
+    derived = wt_of(moved, Block(64, 2), Origin(old, src))
+    ab = np.array([4, 4, 4, 4])
+    got = _patterns(derived, ab)
+    assert len(set(classify(old, ab).tolist())) > 1
+    assert got.tolist() == classify(derived, ab).tolist()
+    assert got.tolist() != classify(old, ab).tolist()  # instructions did move

@@ -814,9 +814,16 @@ def test_regrouped_warps_equal_warps_formed_anew(seed, old, new):
     sid, addr = np.array(sid, np.uint16), np.array(addr, np.uint64)
     threads = thread_events(tx, ty, gx, gy)
     want = order_events(tx, ty, sid, addr, gx, gy, new, threads)
-    got = regroup_warps(order_events(tx, ty, sid, addr, gx, gy, old, threads), gx, gy, old, new)
+    before = order_events(tx, ty, sid, addr, gx, gy, old, threads)
+    got, src = regroup_warps(before, gx, gy, old, new)
     for col in ("addr", "lane", "inst_start", "inst_warp", "inst_k", "inst_sid"):
         assert np.array_equal(getattr(got, col), getattr(want, col)), col
+    # src: each instruction's index before, with its static id, k and events
+    assert np.array_equal(before.inst_sid[src], got.inst_sid)
+    assert np.array_equal(before.inst_k[src], got.inst_k)
+    ends = np.r_[before.inst_start[1:], len(before.addr)]
+    assert np.array_equal(np.concatenate([before.addr[before.inst_start[i]:ends[i]] for i in src]),
+                          got.addr)
     assert (got.n_threads, got.n_warps, got.divergent) == (
         want.n_threads, want.n_warps, want.divergent)
 

@@ -20,6 +20,7 @@ The table below says how many PTX instructions one LLVM operation becomes. Choic
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from dataclasses import dataclass
 
@@ -70,6 +71,7 @@ class ComputeCounts:
         )
 
 
+@functools.lru_cache(maxsize=1024)
 def _call_cost(callee: str) -> tuple[int, bool]:
     """(PTX instructions, is SFU) of a call to ``callee`` (libm names, float ``...f`` variants
     and ``llvm.*`` intrinsics)."""
@@ -84,8 +86,10 @@ def _call_cost(callee: str) -> tuple[int, bool]:
     return -1, False
 
 
+@functools.lru_cache(maxsize=4096)
 def ptx_cost(opcode: str, ty: str, detail: str) -> tuple[int, bool, bool]:
-    """(PTX instructions, is SFU, is floating point) of one executed LLVM operation."""
+    """(PTX instructions, is SFU, is floating point) of one executed LLVM operation (asked
+    for every operation of every launch modelled: cached)."""
     fp = any(ty.startswith(t) for t in FP_TYPES)
     if opcode in ("load", "store", "atomicrmw", "cmpxchg") or opcode in FREE_OPS:  # memory
         return 0, False, False

@@ -43,7 +43,8 @@ class InstrMemStats:
     @property
     def pattern(self) -> str:
         """The dominant pattern of this instruction."""
-        return PATTERN_NAMES[int(np.argmax(self.warp_insts))]
+        w = self.warp_insts  # the first of the largest, as np.argmax (3 ints: no array)
+        return PATTERN_NAMES[w.index(max(w))]
 
     @property
     def total_warp_insts(self) -> int:

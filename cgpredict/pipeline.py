@@ -45,6 +45,7 @@ from .scaling import (
     overridable_sizes,
     probe_sizes,
 )
+from .shared import array_name
 from .trace_store import (
     cached_macros,
     load_dependences,
@@ -531,6 +532,28 @@ def _map_regions(analyze, regions) -> list:
             raise
 
 
+def _kernel(trace, region, device, opts, sizes, tsz, wsz, warps_cache):
+    """``analyze_region``, once per set of options that matter to the region: a
+    transposition of an array it never touches, or a tile staged in another kernel, leaves
+    its analysis as it was (the advisor re-analyses a program of several kernels with
+    each fix), so the memo (``warps_cache``) answers."""
+    if warps_cache is None:
+        return analyze_region(trace, region.index, device, opts, sizes, tsz, wsz, None)
+    h = trace.header
+    mine = {array_name(m.base) for m in h.mem if m.region in (region.index, -1)}
+    own = dataclasses.replace(
+        opts,
+        transpose=tuple(a for a in opts.transpose if a in mine),
+        stage=tuple(s for s in opts.stage if len(s) != 4 or s[0] == region.name),
+    )
+    key = ("kernel", region.index, device, repr(own))
+    if key not in warps_cache:
+        warps_cache[key] = analyze_region(
+            trace, region.index, device, own, sizes, tsz, wsz, warps_cache
+        )
+    return warps_cache[key]
+
+
 def analyze_trace(
     trace: Trace,
     device: GPUDevice,
@@ -547,7 +570,7 @@ def analyze_trace(
     # kernels first: they need the trip counts (which may still be being fitted, see
     # PendingSizes) only after forming their pseudo-warps
     kernels = _map_regions(
-        lambda r: analyze_region(trace, r.index, device, opts, sizes, tsz, wsz, warps_cache),
+        lambda r: _kernel(trace, r, device, opts, sizes, tsz, wsz, warps_cache),
         trace.header.regions,
     )
     warnings = []

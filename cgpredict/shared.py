@@ -18,6 +18,7 @@ The same word never conflicts (broadcast). X-way conflict = X passes over the ba
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -75,8 +76,9 @@ def param_row_layouts(ir_text: str, names) -> dict[str, ArrayLayout]:
 
 
 
+@functools.lru_cache(maxsize=4096)
 def array_name(access_text: str) -> str:
-    """``A[i][k]`` -> ``A``."""
+    """``A[i][k]`` -> ``A`` (asked for every instruction of every launch modelled: cached)."""
     m = re.match(r"[A-Za-z_]\w*", access_text)
     return m.group(0) if m else ""
 

@@ -397,3 +397,22 @@ def test_same_loops_tells_traces_apart(gemm_prep):
     with prepare(POLYBENCH / "syrk.c", RunOptions(work_sizes={"NI": 64, "NJ": 64},
                                                     trace_sizes={"NI": 32, "NJ": 32})) as syrk:
         assert not same_loops(syrk.trace, gemm_prep.trace)
+
+
+def test_a_fix_leaves_the_kernels_it_does_not_touch_as_they_were():
+    """2mm: B is read by the first kernel only. Transposing it re-analyses that kernel; the
+    second kernel's report is the memo's (the very object of the baseline), and both equal an
+    analysis from scratch (no memo)."""
+    from cgpredict.pipeline import analyze_trace
+
+    names = ("NI", "NJ", "NK", "NL")
+    opts = RunOptions(work_sizes=sizes(names, 64), trace_sizes=sizes(names, 32))
+    with prepare(POLYBENCH / "2mm.c", opts) as prep:
+        base = prep.analyze(opts)
+        moved = dataclasses.replace(opts, transpose=("B",))
+        rep = prep.analyze(moved)
+        assert rep.kernels[1] is base.kernels[1]
+        assert rep.kernels[0] != base.kernels[0]
+        fresh = analyze_trace(prep.trace, load_device(opts.device), moved, prep.sizes,
+                              prep.trace_sizes, prep.work_sizes, None)
+        assert rep.kernels == fresh.kernels

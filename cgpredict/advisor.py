@@ -694,14 +694,15 @@ def advise_prepared(
         ThreadPoolExecutor(1) as tracer,
         ThreadPoolExecutor(usable_cores(), initializer=analysis_worker) as pool,
     ):
-        # the restrict port is compiled and traced in the background (the compiler's and
-        # the traced program's time, mostly), from the start when the loop nest says a
-        # kernel may store in its threads' own loops, and predicted once the baseline says
-        # it does; meanwhile the plain trace is re-analysed for the other fixes, each fix
-        # (and each block shape) a task of the pool
+        # the restrict port is compiled, traced and predicted in the background (the
+        # compiler's and the traced program's time, mostly), from the start, beside the
+        # baseline's analysis, when the loop nest says a kernel may store in its threads'
+        # own loops, else once the baseline says one does; meanwhile the plain trace is
+        # re-analysed for the other fixes, each fix (and each block shape) a task of the pool
         early = None
         if base is None and not quick and opts.port == "plain" and may_keep_in_register(prep):
-            early = tracer.submit(prepare, source, ropts, probes_of=prep)
+            traced = tracer.submit(prepare, source, ropts, probes_of=prep)
+            early = tracer.submit(_restrict_base, traced, ropts)
         try:
             base = base if base is not None else prep.analyze(opts)
         except BaseException:
@@ -711,12 +712,13 @@ def advise_prepared(
         restrict = not quick and opts.port == "plain" and bool(restored_stores(base))
         if restrict and progress is not None:
             progress("tracing the restrict port")
-        pending = None
-        if restrict:
-            traced = early or tracer.submit(prepare, source, ropts, probes_of=prep)
+        pending = early
+        if restrict and early is None:
+            traced = tracer.submit(prepare, source, ropts, probes_of=prep)
             pending = tracer.submit(_restrict_base, traced, ropts)  # after it, one thread
-        elif early is not None:
+        elif not restrict and early is not None:
             tracer.submit(_discard, early)  # traced for nothing: closed when done
+            pending = None
         try:
             own = [[], [], []]  # notes per fix, merged in a fixed order
             # the tiling first (the longest analysis), then each transposition, each shape

@@ -19,7 +19,6 @@ from .memory import (
     COAL,
     CONST,
     UNCOAL,
-    CacheScale,
     L1Config,
     MemoryAnalysis,
     analyze_memory,
@@ -32,6 +31,7 @@ from .parallelism import ThreadBodies, thread_bodies
 from .prediction import DEFAULT_BLOCKS, KernelReport, MemInstrReport, PredictionError, RunOptions
 from .profile import KernelProfile, PatternCounts, SharedMemoryCounts, StoreCounts
 from .residency import Resident, region_arrays, resident_arrays
+from .reuse import CacheScale
 from .scaling import SizeModel, TripModel
 from .shared import (
     StagedAccess,
@@ -458,7 +458,7 @@ def _resident_warps(device: GPUDevice, block: Block, registers: int, smem_bytes:
 def _cache_scale(
     trace, region, grid, block, wt, d1, d2, sizes, tsz, wsz, factor, warps_per_batch
 ) -> CacheScale:
-    """Reuse-distance growth from trace to work size (memory.scale_hits)."""
+    """Reuse-distance growth from trace to work size (reuse.scale_hits)."""
     inner = _inner_blocks(trace, region, grid)
     footprint = max((f for b, f in factor.items() if b in inner), default=1.0)
     xloop = d2 if grid == 2 else d1

@@ -1,4 +1,5 @@
-"""Tests of cgpredict.advisor: ranked fixes, each re-predicted from the same trace.
+"""Tests of cgpredict.advisor (advice, fixes, rank): ranked fixes, each re-predicted from the
+same trace.
 
 SYRK reads A[j][k] with adjacent threads a row apart (uncoalesced, 32 transactions per warp);
 storing A transposed makes it coalesced, and the predicted time must then match the
@@ -12,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from cgpredict.advisor import (BLOCKS_1D, BLOCKS_2D, COMBINE, Fix, _swap, advise, benefits, block_fix,
+from cgpredict.advisor import (BLOCKS_1D, BLOCKS_2D, COMBINE, Fix, advise, benefits, block_fix,
                                render_text, shared_candidates, shared_candidates_by_kernel,
                                shared_fix)
+from cgpredict.advisor.fixes import _swap
 from cgpredict.pipeline import RunOptions, predict_source, prepare
 from cgpredict.warps import Block
 

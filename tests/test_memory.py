@@ -14,22 +14,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cgpredict.cache import CacheConfig, hit_mask
+from cgpredict.cache import CacheConfig
 from cgpredict.memory import (
     COAL,
     CONST,
     UNCOAL,
-    CacheScale,
-    _reuse_distances,
-    _scaled_hits,
-    _stack_distances,
     analyze_memory,
     classify,
     issue_order,
     issued_transactions,
-    scale_hits,
     transactions,
 )
+from cgpredict.reuse import CacheScale
 from cgpredict.tracer import TraceOptions, trace_program
 from cgpredict.warps import EVENT_DTYPE, WARP_SIZE, Block, WarpTrace, form_warps
 
@@ -197,189 +193,6 @@ def test_issue_order_batch_then_k_then_warp():
     assert got == [(w, k) for k in range(2) for w in range(4)]
 
 
-# --------------------------------------------------------------------------- stack distances
-
-
-def brute_stack_distances(ids):
-    prev, dist = [], []
-    for t, x in enumerate(ids):
-        p = max((s for s in range(t) if ids[s] == x), default=-1)
-        prev.append(p)
-        dist.append(len(set(ids[p + 1:t])) if p >= 0 else -1)
-    return prev, dist
-
-
-@pytest.mark.parametrize("seed, n, m", [(0, 200, 5), (1, 300, 40), (2, 150, 150), (3, 1, 1),
-                                        (4, 64, 2)])
-def test_stack_distances_brute_force(seed, n, m):
-    rng = np.random.default_rng(seed)
-    ids = rng.integers(0, m, n).astype(np.int64)
-    prev, dist = _stack_distances(ids, m)
-    bp, bd = brute_stack_distances(ids.tolist())
-    assert prev.tolist() == bp and dist.tolist() == bd
-
-
-def brute_reuse_distances(units, per_line):
-    """Previous access to the same unit; distinct *other lines* (unit // per_line) between."""
-    prev, dist = [], []
-    for t, u in enumerate(units):
-        p = max((s for s in range(t) if units[s] == u), default=-1)
-        prev.append(p)
-        between = {x // per_line for x in units[p + 1:t]} - {u // per_line}
-        dist.append(len(between) if p >= 0 else -1)
-    return prev, dist
-
-
-@pytest.mark.parametrize("seed, n, m, per_line", [(0, 300, 16, 4), (1, 200, 64, 4),
-                                                   (2, 200, 9, 3), (3, 100, 8, 8)])
-def test_reuse_distances_count_lines_brute_force(seed, n, m, per_line):
-    rng = np.random.default_rng(seed)
-    units = rng.integers(0, m, n).astype(np.int64)
-    lines = units // per_line
-    prev, dist = _reuse_distances(units, lines, m, int(lines.max()) + 1)
-    bp, bd = brute_reuse_distances(units.tolist(), per_line)
-    assert prev.tolist() == bp and dist.tolist() == bd
-
-
-def test_scale_hits_sectors_count_whole_lines():
-    """32-B sectors of 128-B lines, a 64-line cache. Batch 0 reads sector 0 of lines 0..49,
-    batch 1 reads them again: 50 exact hits, each after 49 other lines. Grown by 1.2 (59
-    lines) they still fit; grown by 2 (98 lines, though only 98 sectors) they do not."""
-    cache = CacheConfig(128, sets=1, ways=64)
-    sectors = np.tile(np.arange(50, dtype=np.uint64) * 4, 2)
-    batch = np.repeat([0, 1], 50)
-    exact = np.repeat([False, True], 50)
-    keep = scale_hits(sectors, batch, exact, cache, CacheScale(footprint=1.2), 4)
-    assert keep.sum() == 50
-    lost = scale_hits(sectors, batch, exact, cache, CacheScale(footprint=2.0), 4)
-    assert lost.sum() == 0
-    # all four sectors of each line: the same lines, the same verdicts
-    full = np.tile(np.arange(200, dtype=np.uint64), 2)
-    exact4 = np.repeat([False, True], 200)
-    batch4 = np.repeat([0, 1], 200)
-    assert scale_hits(full, batch4, exact4, cache, CacheScale(footprint=1.2), 4).sum() == 200
-    assert scale_hits(full, batch4, exact4, cache, CacheScale(footprint=2.0), 4).sum() == 0
-
-
-def test_stack_distances_hand():
-    prev, dist = _stack_distances(np.array([0, 1, 2, 1, 0, 0], np.int64), 3)
-    assert prev.tolist() == [-1, -1, -1, 1, 0, 4]
-    assert dist.tolist() == [-1, -1, -1, 1, 2, 0]
-
-
-# --------------------------------------------------------------------------- scale_hits
-
-TINY = CacheConfig(64, sets=1, ways=4)  # capacity 4 lines, fully associative
-
-
-def _scaled_hits_reference(units, lines, batch, hits, near, far, bw, row, capacity):
-    """The rule of _scaled_hits from _reuse_distances (checked against brute force above),
-    without its clock renumbering."""
-    prev, dist = _reuse_distances(units, lines, int(units.max()) + 1, int(lines.max()) + 1)
-    out = []
-    for t in range(len(units)):
-        p = prev[t]
-        if not hits[t] or p < 0:
-            out.append(bool(hits[t]))
-            continue
-        grow = bw
-        if batch[t] != batch[p]:
-            grow = (far if batch[t] - batch[p] >= row else near) * bw
-        out.append(bool(dist[t] * grow < capacity))
-    return out
-
-
-@pytest.mark.parametrize("seed, m, per_line", [(0, 7, 1), (1, 40, 4), (2, 300, 4), (3, 5, 2)])
-def test_scaled_hits_renumbered_clock_matches_reference(seed, m, per_line):
-    """Streams of 3000 accesses to a few dozen units: the clock of _scaled_hits (4 positions
-    per line + 64) is renumbered tens of times; every verdict equals the reference's."""
-    rng = np.random.default_rng(seed)
-    n = 3000
-    units = rng.integers(0, m, n).astype(np.int64)
-    lines = units // per_line
-    batch = np.sort(rng.integers(0, 12, n)).astype(np.int64)
-    hits = rng.random(n) < 0.8
-    for near, far, bw, row, cap in [(1.5, 3.0, 1.0, 2, 6), (2.0, 8.0, 1.5, 3, 20), (1, 1, 1, 1, 3)]:
-        got = _scaled_hits(units, lines, m, int(lines.max()) + 1, batch, hits, near, far, bw,
-                           row, cap)
-        want = _scaled_hits_reference(units, lines, batch, hits, near, far, bw, row, cap)
-        assert got.tolist() == want
-
-
-def test_scale_hits_identity_is_exact():
-    rng = np.random.default_rng(7)
-    lines = rng.integers(0, 12, 500).astype(np.uint64)
-    batch = np.repeat(np.arange(5), 100)
-    exact = hit_mask(lines, TINY)
-    got = scale_hits(lines, batch, exact, TINY, CacheScale())
-    assert np.array_equal(got, exact)
-    assert CacheScale().identity and CacheScale(0.5, 1.0, 3).identity
-
-
-@pytest.mark.parametrize("footprint", [4.0, 7.0, 8.0, 20.0])
-def test_scale_hits_small_launch_equals_the_rule(footprint):
-    """10 lines, a 64-line cache: up to a growth of 7 no reuse distance (at most 9 other
-    lines) grown reaches the capacity, so every hit stays (scale_hits answers without the
-    pass); from 8 on some do. Either way the verdicts are the reference rule's."""
-    rng = np.random.default_rng(3)
-    n = 2000
-    lines = rng.integers(0, 10, n).astype(np.int64)
-    batch = np.sort(rng.integers(0, 8, n)).astype(np.int64)
-    hits = rng.random(n) < 0.9
-    cache = CacheConfig(64, sets=4, ways=16)
-    got = scale_hits(lines.astype(np.uint64), batch, hits, cache, CacheScale(footprint=footprint))
-    want = _scaled_hits_reference(lines, lines, batch, hits, footprint, footprint, 1.0, 1, 64)
-    assert got.tolist() == want
-    assert (got.tolist() == hits.tolist()) == (footprint * 9 < 64)
-
-
-def test_scale_hits_cross_batch_reuse():
-    """Line 0 is reused in the next batch after 2 other lines: a hit in a 4-line cache. Grown
-    by 1.5 the distance (3) still fits; grown by 2 it (4) does not; reuse inside a batch keeps
-    its exact result whatever the growth."""
-    lines = np.array([0, 1, 2, 0, 5, 6, 7, 5], np.uint64)
-    batch = np.array([0, 0, 0, 1, 1, 1, 1, 1])
-    exact = hit_mask(lines, TINY)
-    assert exact.tolist() == [False] * 3 + [True] + [False] * 3 + [True]
-    keep = scale_hits(lines, batch, exact, TINY, CacheScale(footprint=1.5))
-    assert keep.tolist() == exact.tolist()
-    lost = scale_hits(lines, batch, exact, TINY, CacheScale(footprint=2.0))
-    assert lost.tolist() == [False] * 7 + [True]
-    # the scaled hits never exceed the exact ones
-    big = scale_hits(lines, batch, exact, TINY, CacheScale(footprint=100.0))
-    assert not (big & ~exact).any() and big[-1]
-
-
-def test_scale_hits_block_row_uses_grid_growth():
-    """A reuse batches_per_row or more batches back grows by footprint * grid_x."""
-    lines = np.array([0, 1, 0, 2, 0], np.uint64)
-    batch = np.array([0, 0, 1, 1, 3])
-    exact = hit_mask(lines, TINY)
-    assert exact.tolist() == [False, False, True, False, True]
-    scale = CacheScale(footprint=1.0 + 1e-9, grid_x=3.0, batches_per_row=2)
-    # access 2: one batch back, distance 1 * 1 < 4 stays; access 4: two batches back,
-    # distance 1 (line 2) * 3 = 3 < 4 stays
-    assert scale_hits(lines, batch, exact, TINY, scale).tolist() == exact.tolist()
-    scale = CacheScale(footprint=1.0 + 1e-9, grid_x=4.0, batches_per_row=2)
-    assert scale_hits(lines, batch, exact, TINY, scale).tolist() == [False, False, True,
-                                                                      False, False]
-
-
-def test_scale_hits_small_batch_grows_intra_batch_reuse():
-    """When the trace holds fewer warps than a batch, reuse inside a batch spans more warps at
-    the work size: distance 2 (lines 1, 2 between the uses of 0) grown by 2 reaches the
-    4-line capacity and misses; grown by 1.5 it still hits."""
-    lines = np.array([0, 1, 2, 0], np.uint64)
-    batch = np.zeros(4, np.int64)
-    exact = hit_mask(lines, TINY)
-    assert exact.tolist() == [False, False, False, True]
-    assert not CacheScale(batch_warps=2.0).identity
-    keep = scale_hits(lines, batch, exact, TINY, CacheScale(batch_warps=1.5))
-    assert keep.tolist() == exact.tolist()
-    lost = scale_hits(lines, batch, exact, TINY, CacheScale(batch_warps=2.0))
-    assert lost.tolist() == [False] * 4
-
-
 # --------------------------------------------------------------------------- analyze_memory
 
 
@@ -506,32 +319,6 @@ def test_issue_order_counting_sort_equals_lexsort(seed):
             got_lines, got_inst = issued_transactions(w, 32, wpb)
             assert got_lines.tolist() == lines[want].tolist()
             assert got_inst.tolist() == inst_all[want].tolist()
-
-
-@pytest.mark.parametrize("seed", range(5))
-@pytest.mark.parametrize("per_line", [1, 4])
-def test_scale_hits_equals_the_reuse_distance_rule(seed, per_line):
-    """The one-pass scale_hits keeps a hit exactly when the rule on _reuse_distances' output
-    (distance grown by the footprint, the grid across a block row, the batch's warps) fits."""
-    rng = np.random.default_rng(seed)
-    n = 3000
-    sectors = rng.integers(0, 200, n).astype(np.uint64) * np.uint64(7 + seed)
-    batch = np.sort(rng.integers(0, 12, n))
-    cache = CacheConfig(128, 4, 4)
-    exact = rng.random(n) < 0.7
-    scale = CacheScale(footprint=1.5 + seed / 3, grid_x=2.0, batches_per_row=3,
-                       batch_warps=1.0 + (seed % 2))
-    _, ids = np.unique(sectors, return_inverse=True)
-    _, lid = np.unique(sectors // np.uint64(per_line), return_inverse=True)
-    prev, dist = _reuse_distances(ids.astype(np.int64), lid.astype(np.int64),
-                                  int(ids.max()) + 1, int(lid.max()) + 1)
-    before = batch[np.maximum(prev, 0)]
-    crossed = (prev >= 0) & (batch != before)
-    grow = np.where(batch - before >= 3, scale.footprint * 2.0, scale.footprint)
-    grow = np.where(crossed, grow * scale.batch_warps, scale.batch_warps)
-    want = exact & ~((prev >= 0) & (dist * grow >= 16))
-    got = scale_hits(sectors, batch, exact, cache, scale, per_line)
-    assert got.tolist() == want.tolist()
 
 
 def _analyses(wt, tr, cache=CacheConfig(64, 128, 16)):

@@ -1,154 +1,39 @@
-"""The optimisation advisor (``cgpredict advise``, SPEC §2.6 and §4): candidate fixes ranked by
-predicted speedup, each re-predicted from the same trace rather than guessed.
-
-* **coalescing**: every 2-D array with uncoalesced accesses is re-analysed with its layout
-  transposed (the recorded addresses remapped, then warps, cache and model run again); when
-  that slows some kernels down, a transposed copy read only by the kernels it speeds up;
-* **shared memory**: per kernel, the arrays it only reads inside its per-thread loops and does
-  not already stage are staged in 32x32 tiles (bank conflicts from the remapped addresses,
-  staging loads from what each block touches), or the user's tiled variant is predicted as
-  written; a tiling that does not fit the device is not proposed;
-* **block shape**: the model swept over legal block shapes, against the block the baseline
-  used; "keep" unless a shape is predicted faster;
-* **register accumulation**: in a plain port (pointers that may alias) an accumulator such as
-  ``C[i][j] += ...`` is stored on every iteration; ``__restrict__`` or a local sum keeps it in
-  a register, predicted from a second trace of the restrict port; and that change combined
-  with the best coalescing or tiling fix, re-predicted as one kernel (not multiplied);
-* **GPUPerf benefits** (B_itilp, B_memlp, B_fp, B_serial) and the bound of every kernel.
-
-A fix predicted slower than now is listed as not worth doing (no instruction); the baseline's
-warnings and the fixes that could not be predicted are given as notes.
-"""
+"""The candidate fixes, each re-predicted from the trace: transposition of uncoalesced arrays,
+shared-memory tiling, block shape, register accumulation (the restrict port), and that
+combined with another fix as one kernel (see the package docstring)."""
 
 from __future__ import annotations
 
 import dataclasses
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from .devices import load_device
-from .models import predict as model_predict
-from .occupancy import BlockDoesNotFit
-from .pipeline import (
+from ..devices import load_device
+from ..occupancy import BlockDoesNotFit
+from ..pipeline import (
     Prepared,
     Report,
     RunOptions,
     analysis_worker,
     predict_source,
-    prepare,
     usable_cores,
 )
-from .prediction import PredictionError
-from .regions import read_source
-from .shared import array_layouts, array_name
-from .tracer import marked_source
-from .warps import Block
-
-TILE = 32
-ADVICE_SCHEMA_VERSION = 1
-#: A fix is worth doing only when it is predicted faster than now by more than this fraction.
-TOLERANCE = 1e-3
-#: Two fixes are proposed together only when that beats each alone by more than this fraction.
-COMBINE = 0.01
-BLOCKS_2D = ("32x32", "32x16", "32x8", "64x4", "128x2", "16x16")
-BLOCKS_1D = ("128x1", "256x1", "512x1", "1024x1")
-
-
-@dataclass(frozen=True)
-class Fix:
-    """One candidate change, its predicted effect, the evidence for it and why (per kernel
-    whose time changes: before -> after, the bound, MWP/CWP, L2 transactions and hit rate)."""
-
-    kind: str  # "coalescing" | "shared-memory" | "block-shape" | "register-accumulation" | ...
-    title: str
-    instruction: str
-    evidence: tuple[str, ...]
-    predicted_ms: float
-    speedup: float
-    why: tuple[str, ...] = ()
-    # the prediction with the fix applied (not in --json: the baseline report's shape)
-    report: Report | None = field(default=None, repr=False, compare=False)
-
-
-def _state(k) -> str:
-    """One kernel's prediction in a phrase: what bounds it and its memory traffic."""
-    r = k.result
-    what = r.bound if r.binding == "model" else f"{r.bound}, {r.binding} bound"
-    p = k.profile
-    l2 = sum(c.insts * (1 - c.l1_hit_fraction) * c.l2_trans_per_warp
-             for c in (p.coal, p.uncoal, p.const))
-    d = r.details
-    comp, mem = getattr(d, "comp_cycles", None), getattr(d, "mem_cycles", None)
-    cycles = (f", per warp {comp:.4g} computing / {mem:.4g} memory cycles"
-              if comp is not None and mem is not None else "")
-    return (f"{k.total_ms:.4g} ms ({what}, MWP {r.mwp:.1f} CWP {r.cwp:.1f}{cycles}, "
-            f"{l2:.4g} L2 transactions per warp, L2 hit {100 * k.l2_hit_rate:.0f}%)")
-
-
-def explain_change(base: Report, new: Report) -> tuple[str, ...]:
-    """Why a fix changes the time: each kernel whose time moves, before -> after."""
-    now = {k.name: k for k in base.kernels}
-    out = []
-    for k in new.kernels:
-        b = now.get(k.name)
-        if b is None or abs(k.total_ms - b.total_ms) <= b.total_ms * TOLERANCE:
-            continue
-        out.append(f"{k.name}: {_state(b)} -> {_state(k)}")
-    return tuple(out)
-
-
-def _explained(fix: Fix, base: Report, rep: Report | None) -> Fix:
-    """``fix`` with its why lines and the report they come from."""
-    if rep is None:
-        return fix
-    return dataclasses.replace(fix, why=explain_change(base, rep), report=rep)
-
-
-@dataclass(frozen=True)
-class Benefits:
-    """GPUPerf's view of one kernel (SPEC §4), in cycles."""
-
-    kernel: str
-    bound: str
-    t_comp: float
-    t_mem_exposed: float  # T'_mem = T_mem - T_overlap
-    b_itilp: float
-    b_memlp: float
-    b_fp: float
-    b_serial: float
-
-
-@dataclass(frozen=True)
-class Advice:
-    source: str
-    device: str
-    baseline_ms: float
-    fixes: tuple[Fix, ...]  # best first
-    benefits: tuple[Benefits, ...]
-    baseline: Report
-    notes: tuple[str, ...] = ()  # fixes that could not be predicted, and why
-
-    def to_dict(self) -> dict:
-        """What ``cgpredict advise --json`` prints (the baseline report left out)."""
-        from .report import _jsonable
-
-        d = _jsonable(dataclasses.replace(
-            self, fixes=tuple(dataclasses.replace(f, report=None) for f in self.fixes)))
-        d.pop("baseline", None)
-        for f in d["fixes"]:
-            f.pop("report", None)
-        d["schema_version"] = ADVICE_SCHEMA_VERSION
-        return d
-
-    def to_json(self) -> str:
-        import json
-
-        return json.dumps(self.to_dict(), indent=2, sort_keys=True)
-
-
-def _speedup(base: float, new: float) -> float:
-    return base / new if new > 0 else float("inf")
+from ..prediction import PredictionError
+from ..regions import read_source
+from ..shared import array_layouts, array_name
+from ..tracer import marked_source
+from ..warps import Block
+from .advice import (
+    BLOCKS_1D,
+    BLOCKS_2D,
+    COMBINE,
+    TILE,
+    TOLERANCE,
+    Fix,
+    _explained,
+    _speedup,
+    explain_change,
+)
 
 
 def coalescing_fixes(
@@ -600,217 +485,3 @@ def combined_fix(
         explain_change(base, again.report) if again.report is not None else (),
         again.report,
     )
-
-
-def benefits(base: Report, device_name: str) -> tuple[Benefits, ...]:
-    """GPUPerf benefit metrics of every kernel's baseline profile."""
-    device = load_device(device_name)
-    out = []
-    for k in base.kernels:
-        d = model_predict(k.profile, device, "gpuperf").details
-        out.append(
-            Benefits(
-                k.name,
-                d.bound,
-                d.t_comp,
-                d.t_mem - d.t_overlap,
-                d.b_itilp,
-                d.b_memlp,
-                d.b_fp,
-                d.b_serial,
-            )
-        )
-    return tuple(out)
-
-
-def advise(source: Path, opts: RunOptions, tiled: Path | None = None, progress=None) -> Advice:
-    """Rank the candidate fixes of ``source`` by predicted speedup."""
-    with prepare(source, opts, progress) as prep:
-        return advise_prepared(prep, source, opts, tiled, progress)
-
-
-def _restrict_base(traced, ropts: RunOptions) -> tuple[Prepared, Report]:
-    """The restrict port (``traced``: the future of its ``prepare``, which lends it the
-    plain port's probe runs when the loops are the same) predicted: the register fix's
-    report, and the baseline every combined fix is re-predicted from."""
-    prep_r = traced.result()
-    try:
-        return prep_r, prep_r.analyze(ropts)
-    except BaseException:
-        prep_r.close()
-        raise
-
-
-def may_keep_in_register(prep: Prepared) -> bool:
-    """Whether a kernel may store inside a loop of its own threads (an accumulator the
-    restrict port keeps in a register), from the loop nest alone: a store deeper than the
-    loops its grid maps (2 when the region asks for it or is one depth-2 loop in one
-    depth-1 loop with no store between them; else 1), or a store in a helper function.
-    A guess: it decides only whether the restrict port is traced before the baseline
-    says whether it is needed."""
-    h = prep.trace.header
-    for r in h.regions:
-        loops = [lp for lp in h.loops if lp.region == r.index]
-        deepest: dict[int, int] = {}
-        for lp in loops:
-            for b in lp.blocks:
-                deepest[b] = max(deepest.get(b, 0), lp.depth)
-        depths = [deepest.get(m.block, 0) for m in h.mem
-                  if m.kind == "store" and m.region == r.index]  # fmt: skip
-        nest = [sum(lp.depth == d for lp in loops) for d in (1, 2)] == [1, 1]
-        mapped = r.grid or (2 if nest and 1 not in depths else 1)
-        if any(d > mapped for d in depths):
-            return True
-    return any(m.kind == "store" and m.region < 0 for m in h.mem)
-
-
-def _discard(pending) -> None:
-    """Close a background trace nobody will read (its temporary files go with it):
-    ``pending`` gives a Prepared or a (Prepared, Report)."""
-    try:
-        got = pending.result()
-        (got[0] if isinstance(got, tuple) else got).close()
-    except Exception:  # noqa: BLE001 - the error that stopped the caller is the one to show
-        pass
-
-
-def advise_prepared(
-    prep: Prepared,
-    source: Path,
-    opts: RunOptions,
-    tiled: Path | None = None,
-    progress=None,
-    base: Report | None = None,
-    quick: bool = False,
-) -> Advice:
-    """``advise`` on a trace already prepared (``cgpredict report`` reuses its own): the fixes
-    re-predicted from ``prep``; only the register fix traces again (the restrict port).
-    ``quick``: no block-shape sweep and no restrict-port trace (the two costly parts; a note
-    says they were left out)."""
-    notes: list[str] = []
-    fixes: list[Fix] = []
-    ropts = dataclasses.replace(opts, port="restrict")
-    with (
-        ThreadPoolExecutor(1) as tracer,
-        ThreadPoolExecutor(usable_cores(), initializer=analysis_worker) as pool,
-    ):
-        # the restrict port is compiled, traced and predicted in the background (the
-        # compiler's and the traced program's time, mostly), from the start, beside the
-        # baseline's analysis, when the loop nest says a kernel may store in its threads'
-        # own loops, else once the baseline says one does; meanwhile the plain trace is
-        # re-analysed for the other fixes, each fix (and each block shape) a task of the pool
-        early = None
-        if base is None and not quick and opts.port == "plain" and may_keep_in_register(prep):
-            traced = tracer.submit(prepare, source, ropts, probes_of=prep)
-            early = tracer.submit(_restrict_base, traced, ropts)
-        try:
-            base = base if base is not None else prep.analyze(opts)
-        except BaseException:
-            if early is not None:
-                _discard(early)
-            raise
-        restrict = not quick and opts.port == "plain" and bool(restored_stores(base))
-        if restrict and progress is not None:
-            progress("tracing the restrict port")
-        pending = early
-        if restrict and early is None:
-            traced = tracer.submit(prepare, source, ropts, probes_of=prep)
-            pending = tracer.submit(_restrict_base, traced, ropts)  # after it, one thread
-        elif not restrict and early is not None:
-            tracer.submit(_discard, early)  # traced for nothing: closed when done
-            pending = None
-        try:
-            own = [[], [], []]  # notes per fix, merged in a fixed order
-            # the tiling first (the longest analysis), then each transposition, each shape
-            sh = pool.submit(shared_fix, prep, opts, base, tiled, own[1])
-            coal = start_coalescing(prep, opts, base, own[0], pool)
-            bl = None if quick else block_fix(prep, opts, base, own[2], pool)
-            fixes += coal()
-            if sh.result():
-                fixes.append(sh.result())
-            if bl:
-                fixes.append(bl)
-            for n in own:
-                notes += n
-        except BaseException:
-            if pending is not None:
-                _discard(pending)
-            raise
-        if quick:
-            notes.append(
-                "quick advice: the block-shape sweep and the register fix (a trace of the "
-                "restrict port) were left out"
-            )
-        elif pending is not None:
-            prep_r, rbase = pending.result()
-            with prep_r:
-                reg = register_fix(prep_r, opts, base, rbase)
-                if reg:
-                    fixes.append(reg)
-                # a tiled file of the user's is predicted as written: its accumulation is
-                # its own
-                both = None if tiled else combined_fix(
-                    prep_r, opts, base, fixes, tiled, notes, rbase, pool
-                )
-                if both:
-                    fixes.append(both)
-    # the baseline's own warnings (unsafe port, block replaced, staging dropped, ...)
-    for w in (w for k in base.kernels for w in k.warnings):
-        if f"baseline: {w}" not in notes:
-            notes.append(f"baseline: {w}")
-    fixes.sort(key=lambda f: -f.speedup)
-    return Advice(
-        base.source,
-        base.device,
-        base.total_ms,
-        tuple(fixes),
-        benefits(base, opts.device),
-        base,
-        tuple(notes),
-    )
-
-
-def render_text(a: Advice) -> str:
-    lines = [
-        f"{a.source} on {a.device}: {a.baseline_ms:.4g} ms predicted now",
-        "",
-        f"{'#':<3}{'speedup':>8}  {'predicted ms':>12}  fix",
-    ]
-    for i, f in enumerate(a.fixes, 1):
-        slower = " (not worth doing)" if f.speedup < 1.0 - TOLERANCE else ""
-        lines.append(
-            f"{i:<3}{f.speedup:>7.2f}x  {f.predicted_ms:>12.4g}  [{f.kind}] {f.title}{slower}"
-        )
-    for i, f in enumerate(a.fixes, 1):
-        if f.speedup < 1.0 - TOLERANCE:
-            lines += [
-                "",
-                f"{i}. {f.title} ({f.speedup:.2f}x): not worth doing, predicted slower than now",
-            ]
-        else:
-            lines += ["", f"{i}. {f.title} ({f.speedup:.2f}x)", f"   do: {f.instruction}"]
-        lines += [f"   evidence: {e}" for e in f.evidence]
-        lines += [f"   why: {w}" for w in f.why]
-    if a.notes:
-        lines += [""] + [f"note: {n}" for n in a.notes]
-    lines += [
-        "",
-        "GPUPerf benefits (cycles; larger = more to gain):",
-        f"  {'kernel':<16}{'bound':<9}{'T_comp':>12}{'T_mem':>12}{'B_itilp':>12}"
-        f"{'B_memlp':>12}{'B_fp':>12}{'B_serial':>12}",
-    ]
-    for b in a.benefits:
-        lines.append(
-            f"  {b.kernel:<16}{b.bound:<9}{b.t_comp:>12.4g}{b.t_mem_exposed:>12.4g}"
-            f"{b.b_itilp:>12.4g}{b.b_memlp:>12.4g}{b.b_fp:>12.4g}{b.b_serial:>12.4g}"
-        )
-    return "\n".join(lines)
-
-
-def benefit_chart(a: Advice, path: Path) -> Path:
-    """The benefit chart: each kernel at (T'_mem, T_comp) with the bound diagonal (needs
-    matplotlib, the ``plot`` extra; drawn by the shared plotting module, plots.py)."""
-    from .plots import benefit_chart as draw
-
-    points = [(b.kernel, b.t_mem_exposed, b.t_comp) for b in a.benefits]
-    return draw(points, f"{a.source} on {a.device}", path)

@@ -1,0 +1,83 @@
+"""The optimisation advisor (``cgpredict advise``, SPEC §2.6 and §4): candidate fixes ranked by
+predicted speedup, each re-predicted from the same trace rather than guessed.
+
+* **coalescing**: every 2-D array with uncoalesced accesses is re-analysed with its layout
+  transposed (the recorded addresses remapped, then warps, cache and model run again); when
+  that slows some kernels down, a transposed copy read only by the kernels it speeds up;
+* **shared memory**: per kernel, the arrays it only reads inside its per-thread loops and does
+  not already stage are staged in 32x32 tiles (bank conflicts from the remapped addresses,
+  staging loads from what each block touches), or the user's tiled variant is predicted as
+  written; a tiling that does not fit the device is not proposed;
+* **block shape**: the model swept over legal block shapes, against the block the baseline
+  used; "keep" unless a shape is predicted faster;
+* **register accumulation**: in a plain port (pointers that may alias) an accumulator such as
+  ``C[i][j] += ...`` is stored on every iteration; ``__restrict__`` or a local sum keeps it in
+  a register, predicted from a second trace of the restrict port; and that change combined
+  with the best coalescing or tiling fix, re-predicted as one kernel (not multiplied);
+* **GPUPerf benefits** (B_itilp, B_memlp, B_fp, B_serial) and the bound of every kernel.
+
+A fix predicted slower than now is listed as not worth doing (no instruction); the baseline's
+warnings and the fixes that could not be predicted are given as notes.
+
+
+The package: ``advice`` (what it hands back, its text and chart), ``fixes`` (each candidate
+fix, re-predicted), ``rank`` (``advise``: the fixes predicted side by side and ranked).
+"""
+
+from .advice import (
+    ADVICE_SCHEMA_VERSION,
+    BLOCKS_1D,
+    BLOCKS_2D,
+    COMBINE,
+    TILE,
+    TOLERANCE,
+    Advice,
+    Benefits,
+    Fix,
+    benefit_chart,
+    benefits,
+    explain_change,
+    render_text,
+)
+from .fixes import (
+    block_fix,
+    check_tiled,
+    coalescing_fixes,
+    combined_fix,
+    register_fix,
+    restored_stores,
+    shared_candidates,
+    shared_candidates_by_kernel,
+    shared_fix,
+    start_coalescing,
+)
+from .rank import advise, advise_prepared, may_keep_in_register
+
+__all__ = [
+    "ADVICE_SCHEMA_VERSION",
+    "BLOCKS_1D",
+    "BLOCKS_2D",
+    "COMBINE",
+    "TILE",
+    "TOLERANCE",
+    "Advice",
+    "Benefits",
+    "Fix",
+    "advise",
+    "advise_prepared",
+    "benefit_chart",
+    "benefits",
+    "block_fix",
+    "check_tiled",
+    "coalescing_fixes",
+    "combined_fix",
+    "explain_change",
+    "may_keep_in_register",
+    "register_fix",
+    "render_text",
+    "restored_stores",
+    "shared_candidates",
+    "shared_candidates_by_kernel",
+    "shared_fix",
+    "start_coalescing",
+]

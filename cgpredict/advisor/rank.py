@@ -1,0 +1,173 @@
+"""``advise``: the baseline predicted, every fix re-predicted on a pool of a thread per core,
+the restrict port traced beside them, and the fixes ranked by predicted speedup."""
+
+from __future__ import annotations
+
+import dataclasses
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from ..pipeline import (
+    Prepared,
+    Report,
+    RunOptions,
+    analysis_worker,
+    prepare,
+    usable_cores,
+)
+from .advice import Advice, Fix, benefits
+from .fixes import (
+    block_fix,
+    combined_fix,
+    register_fix,
+    restored_stores,
+    shared_fix,
+    start_coalescing,
+)
+
+
+def advise(source: Path, opts: RunOptions, tiled: Path | None = None, progress=None) -> Advice:
+    """Rank the candidate fixes of ``source`` by predicted speedup."""
+    with prepare(source, opts, progress) as prep:
+        return advise_prepared(prep, source, opts, tiled, progress)
+
+
+def _restrict_base(traced, ropts: RunOptions) -> tuple[Prepared, Report]:
+    """The restrict port (``traced``: the future of its ``prepare``, which lends it the
+    plain port's probe runs when the loops are the same) predicted: the register fix's
+    report, and the baseline every combined fix is re-predicted from."""
+    prep_r = traced.result()
+    try:
+        return prep_r, prep_r.analyze(ropts)
+    except BaseException:
+        prep_r.close()
+        raise
+
+
+def may_keep_in_register(prep: Prepared) -> bool:
+    """Whether a kernel may store inside a loop of its own threads (an accumulator the
+    restrict port keeps in a register), from the loop nest alone: a store deeper than the
+    loops its grid maps (2 when the region asks for it or is one depth-2 loop in one
+    depth-1 loop with no store between them; else 1), or a store in a helper function.
+    A guess: it decides only whether the restrict port is traced before the baseline
+    says whether it is needed."""
+    h = prep.trace.header
+    for r in h.regions:
+        loops = [lp for lp in h.loops if lp.region == r.index]
+        deepest: dict[int, int] = {}
+        for lp in loops:
+            for b in lp.blocks:
+                deepest[b] = max(deepest.get(b, 0), lp.depth)
+        depths = [deepest.get(m.block, 0) for m in h.mem
+                  if m.kind == "store" and m.region == r.index]  # fmt: skip
+        nest = [sum(lp.depth == d for lp in loops) for d in (1, 2)] == [1, 1]
+        mapped = r.grid or (2 if nest and 1 not in depths else 1)
+        if any(d > mapped for d in depths):
+            return True
+    return any(m.kind == "store" and m.region < 0 for m in h.mem)
+
+
+def _discard(pending) -> None:
+    """Close a background trace nobody will read (its temporary files go with it):
+    ``pending`` gives a Prepared or a (Prepared, Report)."""
+    try:
+        got = pending.result()
+        (got[0] if isinstance(got, tuple) else got).close()
+    except Exception:  # noqa: BLE001 - the error that stopped the caller is the one to show
+        pass
+
+
+def advise_prepared(
+    prep: Prepared,
+    source: Path,
+    opts: RunOptions,
+    tiled: Path | None = None,
+    progress=None,
+    base: Report | None = None,
+    quick: bool = False,
+) -> Advice:
+    """``advise`` on a trace already prepared (``cgpredict report`` reuses its own): the fixes
+    re-predicted from ``prep``; only the register fix traces again (the restrict port).
+    ``quick``: no block-shape sweep and no restrict-port trace (the two costly parts; a note
+    says they were left out)."""
+    notes: list[str] = []
+    fixes: list[Fix] = []
+    ropts = dataclasses.replace(opts, port="restrict")
+    with (
+        ThreadPoolExecutor(1) as tracer,
+        ThreadPoolExecutor(usable_cores(), initializer=analysis_worker) as pool,
+    ):
+        # the restrict port is compiled, traced and predicted in the background (the
+        # compiler's and the traced program's time, mostly), from the start, beside the
+        # baseline's analysis, when the loop nest says a kernel may store in its threads'
+        # own loops, else once the baseline says one does; meanwhile the plain trace is
+        # re-analysed for the other fixes, each fix (and each block shape) a task of the pool
+        early = None
+        if base is None and not quick and opts.port == "plain" and may_keep_in_register(prep):
+            traced = tracer.submit(prepare, source, ropts, probes_of=prep)
+            early = tracer.submit(_restrict_base, traced, ropts)
+        try:
+            base = base if base is not None else prep.analyze(opts)
+        except BaseException:
+            if early is not None:
+                _discard(early)
+            raise
+        restrict = not quick and opts.port == "plain" and bool(restored_stores(base))
+        if restrict and progress is not None:
+            progress("tracing the restrict port")
+        pending = early
+        if restrict and early is None:
+            traced = tracer.submit(prepare, source, ropts, probes_of=prep)
+            pending = tracer.submit(_restrict_base, traced, ropts)  # after it, one thread
+        elif not restrict and early is not None:
+            tracer.submit(_discard, early)  # traced for nothing: closed when done
+            pending = None
+        try:
+            own = [[], [], []]  # notes per fix, merged in a fixed order
+            # the tiling first (the longest analysis), then each transposition, each shape
+            sh = pool.submit(shared_fix, prep, opts, base, tiled, own[1])
+            coal = start_coalescing(prep, opts, base, own[0], pool)
+            bl = None if quick else block_fix(prep, opts, base, own[2], pool)
+            fixes += coal()
+            if sh.result():
+                fixes.append(sh.result())
+            if bl:
+                fixes.append(bl)
+            for n in own:
+                notes += n
+        except BaseException:
+            if pending is not None:
+                _discard(pending)
+            raise
+        if quick:
+            notes.append(
+                "quick advice: the block-shape sweep and the register fix (a trace of the "
+                "restrict port) were left out"
+            )
+        elif pending is not None:
+            prep_r, rbase = pending.result()
+            with prep_r:
+                reg = register_fix(prep_r, opts, base, rbase)
+                if reg:
+                    fixes.append(reg)
+                # a tiled file of the user's is predicted as written: its accumulation is
+                # its own
+                both = None if tiled else combined_fix(
+                    prep_r, opts, base, fixes, tiled, notes, rbase, pool
+                )
+                if both:
+                    fixes.append(both)
+    # the baseline's own warnings (unsafe port, block replaced, staging dropped, ...)
+    for w in (w for k in base.kernels for w in k.warnings):
+        if f"baseline: {w}" not in notes:
+            notes.append(f"baseline: {w}")
+    fixes.sort(key=lambda f: -f.speedup)
+    return Advice(
+        base.source,
+        base.device,
+        base.total_ms,
+        tuple(fixes),
+        benefits(base, opts.device),
+        base,
+        tuple(notes),
+    )

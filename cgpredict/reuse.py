@@ -1,0 +1,206 @@
+"""L2 hits at the work size from the trace size's (SPEC §2.3): reuse distances, and the rule
+that re-judges each hit by its distance grown from the trace to the work size.
+
+The exact cache analysis (``cache.hit_mask``) runs on the transactions of the trace size. A
+hit whose previous use lies in an earlier batch of threads stays a hit only if its LRU stack
+distance (the distinct lines touched in between), grown by how much more a batch touches at
+the work size (and, across a row of blocks, the grid), still fits the cache
+(``scale_hits``). Distances are counted with a Fenwick tree over the positions of each
+line's latest use.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from .cache import CacheConfig, dense_ids
+
+__all__ = ["CacheScale", "scale_hits"]
+
+
+@dataclass(frozen=True)
+class CacheScale:
+    """How reuse distances grow from the trace size to the work size (see analyze_memory).
+
+    footprint: growth of what one batch of threads touches (the per-thread loops' trip counts);
+    grid_x: growth of the grid's x extent; batches_per_row: batches that cover one row of
+    blocks at the trace size (a reuse that far back crosses a whole block row); batch_warps:
+    growth of the warps in one batch, above 1 when the trace has fewer pseudo-threads than
+    a batch holds (reuse inside a batch then spans more warps at the work size).
+    """
+
+    footprint: float = 1.0
+    grid_x: float = 1.0
+    batches_per_row: int = 1
+    batch_warps: float = 1.0
+
+    @property
+    def identity(self) -> bool:
+        return self.footprint <= 1.0 and self.grid_x <= 1.0 and self.batch_warps <= 1.0
+
+
+@njit(cache=True, nogil=True)
+def _reuse_distances(
+    units: np.ndarray, lines: np.ndarray, n_units: int, n_lines: int
+):  # pragma: no cover - numba
+    """Per access: position of the previous access to the same unit (sector; -1: none) and the
+    number of distinct other lines accessed in between, with a Fenwick tree over the positions
+    of each line's latest access. LRU keeps whole lines: a sector is still cached iff its line
+    was not evicted since the sector's last use, i.e. iff fewer other lines than the capacity
+    were touched in between."""
+    n = units.shape[0]
+    tree = np.zeros(n + 1, np.int64)
+    last_unit = np.full(n_units, -1, np.int64)
+    last_line = np.full(n_lines, -1, np.int64)
+    prev = np.full(n, -1, np.int64)
+    dist = np.full(n, -1, np.int64)
+    for t in range(n):
+        p = last_unit[units[t]]
+        q = last_line[lines[t]]
+        if p >= 0:
+            prev[t] = p
+            dist[t] = _lines_between(tree, p, q, t)
+        _touch(tree, q, t)
+        last_unit[units[t]] = t
+        last_line[lines[t]] = t
+    return prev, dist
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _lines_between(tree, p, q, t):  # pragma: no cover - numba
+    """Distinct lines whose latest use lies strictly between positions p and t (a Fenwick
+    prefix difference), less the accessed line itself when another unit of it was used
+    since (q > p: its latest use)."""
+    s = 0
+    i = t  # prefix sum over positions [0, t-1]
+    while i > 0:
+        s += tree[i]
+        i -= i & -i
+    i = p + 1  # minus prefix over [0, p]
+    while i > 0:
+        s -= tree[i]
+        i -= i & -i
+    return s - 1 if q > p else s
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _touch(tree, q, t):  # pragma: no cover - numba
+    """Move a line's latest use from position q (-1: none) to position t."""
+    n = tree.shape[0] - 1
+    if q >= 0:
+        i = q + 1
+        while i <= n:
+            tree[i] -= 1
+            i += i & -i
+    i = t + 1
+    while i <= n:
+        tree[i] += 1
+        i += i & -i
+
+
+def _stack_distances(ids: np.ndarray, n_ids: int):
+    """Per access: previous access to the same line and the LRU stack distance (lines)."""
+    return _reuse_distances(ids, ids, n_ids, n_ids)
+
+
+def scale_hits(
+    lines: np.ndarray,
+    batch: np.ndarray,
+    hits: np.ndarray,
+    cache: CacheConfig,
+    scale: CacheScale,
+    units_per_line: int = 1,
+    unit_ids: tuple[np.ndarray, np.ndarray] | None = None,
+) -> np.ndarray:
+    """Hits at the work size: a trace-size hit whose previous use lies in an earlier batch
+    stays a hit only if its LRU stack distance, grown by the footprint (and, across a block
+    row, the grid) ratio, still fits the cache. Reuse inside a batch keeps its exact result
+    when the trace fills a batch (a batch's footprint per instruction round does not depend on
+    the problem size); when it does not, that distance grows with the batch's warps. With
+    sectors (`units_per_line` > 1), `lines` are sector ids and distances count whole lines.
+    ``unit_ids``: ``dense_ids(lines)``, when the caller has it already."""
+    if scale.identity or not len(lines):
+        return hits
+    ids, units = dense_ids(lines) if unit_ids is None else unit_ids
+    line_ids, whole = dense_ids(lines, max(units_per_line, 1).bit_length() - 1)
+    most = max(1.0, scale.footprint, scale.footprint * scale.grid_x) * scale.batch_warps
+    if (len(whole) - 1) * most < cache.sets * cache.ways:
+        return hits  # no reuse spans more lines than the launch has: each fits, grown
+    return _scaled_hits(
+        ids, line_ids, len(units), len(whole), np.ascontiguousarray(batch, np.int64),
+        np.ascontiguousarray(hits, np.bool_), scale.footprint, scale.footprint * scale.grid_x,
+        scale.batch_warps, scale.batches_per_row, cache.sets * cache.ways,
+    )  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def _scaled_hits(  # pragma: no cover - numba
+    units, lines, n_units, n_lines, batch, hits, grow_near, grow_far, batch_warps, row, capacity
+):
+    """scale_hits in one pass: _reuse_distances' Fenwick tree over the latest use of each line,
+    queried only for trace-size hits (a miss stays a miss). A reuse from ``row`` or more
+    batches back grows by ``grow_far`` (footprint and grid), an earlier batch by ``grow_near``
+    (footprint), both times ``batch_warps``; reuse inside a batch by ``batch_warps`` alone.
+    ``capacity`` counts lines: LRU evicts whole lines, whatever their sectors.
+
+    The tree is indexed by a clock that ``_compact`` renumbers when it runs out: it holds
+    a few positions per distinct line, not one per access, so it stays in the CPU's cache."""
+    n = units.shape[0]
+    out = np.empty(n, np.bool_)
+    size = min(n, 4 * n_lines + 64)
+    tree = np.zeros(size + 1, np.int32)
+    last_time = np.full(n_units, -1, np.int64)  # a unit's last access (index into the stream)
+    last_unit = np.full(n_units, -1, np.int64)  # ... and its position on the clock
+    last_line = np.full(n_lines, -1, np.int64)  # a line's latest use on the clock
+    clock = 0
+    for t in range(n):
+        if clock == size:
+            clock = _compact(tree, last_line, last_unit)
+        u, ln = units[t], lines[t]
+        p, q = last_unit[u], last_line[ln]
+        keep = hits[t]
+        grow = batch_warps
+        if keep and last_time[u] >= 0:
+            pt = last_time[u]
+            if batch[t] != batch[pt]:
+                grow = (grow_far if batch[t] - batch[pt] >= row else grow_near) * batch_warps
+            # at most t - pt - 1 lines were touched in between: no count needed below that
+            keep = (t - pt - 1) * grow < capacity
+            if not keep:
+                keep = _lines_between(tree, p, q, clock) * grow < capacity
+        out[t] = keep
+        _touch(tree, q, clock)
+        last_time[u] = t
+        last_unit[u] = clock
+        last_line[ln] = clock
+        clock += 1
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _compact(tree, last_line, last_unit):  # pragma: no cover - numba
+    """Renumber the clock of _scaled_hits: the lines' latest uses (the tree's ones) become
+    positions 0..L-1 in their order, and a unit's last access the number of them at or
+    before it, less one (-1: before all of them), so that every count _lines_between takes
+    is unchanged; returns L, the next free position."""
+    size = tree.shape[0] - 1
+    rank = np.zeros(size, np.int64)
+    for ln in range(last_line.shape[0]):
+        if last_line[ln] >= 0:
+            rank[last_line[ln]] = 1
+    for x in range(1, size):
+        rank[x] += rank[x - 1]
+    for ln in range(last_line.shape[0]):
+        if last_line[ln] >= 0:
+            last_line[ln] = rank[last_line[ln]] - 1
+    for u in range(last_unit.shape[0]):
+        if last_unit[u] >= 0:
+            last_unit[u] = rank[last_unit[u]] - 1
+    live = rank[size - 1]
+    for i in range(1, size + 1):  # the tree of ones at 0..live-1
+        low = i & -i
+        tree[i] = max(0, min(i, live) - (i - low))
+    return live

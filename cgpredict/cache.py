@@ -48,6 +48,7 @@ __all__ = [
     "hash_table",
     "hit_mask",
     "line_addresses",
+    "pow2_log2",
     "sector_hit_mask",
 ]
 
@@ -303,6 +304,18 @@ def hash_slot(keys, used, v, shift):  # pragma: no cover - numba
     while used[h] and keys[h] != v:
         h = (h + np.uint64(1)) & mask
     return h
+
+
+@njit(cache=True, nogil=True, inline="always")
+def pow2_log2(v):  # pragma: no cover - numba
+    """log2 of ``v`` when it is a power of two (a shift or a mask then replaces a division
+    by it in a numba loop), else -1."""
+    if v <= 0 or v & (v - 1):
+        return np.int64(-1)
+    s = np.int64(0)
+    while (np.int64(1) << (s + 1)) <= v:
+        s += 1
+    return s
 
 
 def dense_ids(keys: np.ndarray, shift: int = 0) -> tuple[np.ndarray, np.ndarray]:

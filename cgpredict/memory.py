@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from .cache import CacheConfig, dense_ids, hit_mask, sector_hit_mask
+from .cache import CacheConfig, dense_ids, hit_mask, pow2_log2, sector_hit_mask
 from .reuse import CacheScale, scale_hits
 from .warps import WarpTrace
 
@@ -183,21 +183,13 @@ def _distinct_lines(addr, line_bytes, inst_start, inst_order):  # pragma: no cov
     n_inst = inst_start.shape[0]
     out_line = np.empty(n, np.uint64)
     out_inst = np.empty(n, np.int64)
-    shift = _shift_of(line_bytes)
+    shift = np.uint64(pow2_log2(line_bytes))
     m = 0
     for j in range(inst_order.shape[0]):
         i = inst_order[j]
         hi = inst_start[i + 1] if i + 1 < n_inst else n
         m = _lines_of(addr, inst_start[i], hi, shift, i, out_line, out_inst, m)
     return out_line[:m].copy(), out_inst[:m].copy()
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _shift_of(line_bytes):  # pragma: no cover - numba
-    shift = np.uint64(0)
-    while (np.int64(1) << np.int64(shift)) < line_bytes:
-        shift += np.uint64(1)
-    return shift
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -245,7 +237,7 @@ def _issued_from(  # pragma: no cover - numba
             size += cnt[src[j]]
     out_line = np.empty(size, np.uint64)
     out_inst = np.empty(size, np.int64)
-    shift = _shift_of(line_bytes)
+    shift = np.uint64(pow2_log2(line_bytes))
     m = 0
     for j in range(order.shape[0]):
         i = order[j]

@@ -125,7 +125,8 @@ def scale_hits(
     if scale.identity or not len(lines):
         return hits
     ids, units = dense_ids(lines) if unit_ids is None else unit_ids
-    line_ids, whole = dense_ids(lines, max(units_per_line, 1).bit_length() - 1)
+    shift = max(units_per_line, 1).bit_length() - 1  # units of a line: sectors
+    line_ids, whole = dense_ids(lines, shift) if shift else (ids, units)
     most = max(1.0, scale.footprint, scale.footprint * scale.grid_x) * scale.batch_warps
     if (len(whole) - 1) * most < cache.sets * cache.ways:
         return hits  # no reuse spans more lines than the launch has: each fits, grown

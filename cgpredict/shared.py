@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from .cache import hash_slot, hash_table
+from .cache import hash_slot, hash_table, pow2_log2
 from .instrument.irtext import ELEM_BYTES, global_arrays
 from .port import opaque_aliases
 from .warps import WarpTrace
@@ -92,7 +92,7 @@ def _conflict_degrees(words, starts, ends, banks, bank_bytes):  # pragma: no cov
     keys = np.empty((banks, 64), np.int64)
     count = np.zeros(banks, np.int64)
     touched = np.empty(banks, np.int64)  # the banks of one access with a key
-    mask = banks - 1 if banks > 0 and banks & (banks - 1) == 0 else -1  # 32 banks: a mask
+    mask = banks - 1 if pow2_log2(banks) >= 0 else -1  # 32 banks: a mask
     for i in range(starts.shape[0]):
         nt = 0
         best = 1
@@ -235,9 +235,9 @@ def _staged_degrees(  # pragma: no cover - numba
     words = np.empty(ends[n - 1] if n else 0, np.int64)
     # element bytes and the tile's sides are powers of two in practice: shifts and masks
     # then, one division (by the row length) an address instead of five
-    pow2 = _is_pow2(elem) and _is_pow2(rows) and _is_pow2(cols)
-    es, rm, cm = _log2(elem), rows - 1, cols - 1
-    rs = _log2(row_len) if _is_pow2(row_len) else -1  # rows of a power-of-two length too
+    es, rm, cm = pow2_log2(elem), rows - 1, cols - 1
+    pow2 = es >= 0 and pow2_log2(rows) >= 0 and pow2_log2(cols) >= 0
+    rs = pow2_log2(row_len)  # rows of a power-of-two length too (-1: divide)
     q = 0
     for i in range(inst_sid.shape[0]):
         if inst_sid[i] == sid:
@@ -251,20 +251,6 @@ def _staged_degrees(  # pragma: no cover - numba
                     words[q] = ((e // row_len % rows) * cols + (e % row_len % cols)) * elem // 4
                 q += 1
     return _conflict_degrees(words, starts, ends, banks, bank_bytes)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _is_pow2(v):  # pragma: no cover - numba
-    return v > 0 and (v & (v - 1)) == 0
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _log2(v):  # pragma: no cover - numba
-    """log2 of a power of two (0 for anything below 2)."""
-    s = np.int64(0)
-    while (np.int64(1) << (s + 1)) <= v:
-        s += 1
-    return s
 
 
 def transpose_addresses(addr: np.ndarray, base: int, layout: ArrayLayout) -> np.ndarray:
@@ -369,7 +355,7 @@ def _block_elements(  # pragma: no cover - numba
     """Distinct elements (addr // elem) each block touches through the instructions marked
     in ``mine``: a bitmap of (block, element) when it is small, else a hash set."""
     lo, hi, n = np.int64(-1), np.int64(-1), 0
-    es = _log2(elem) if _is_pow2(elem) else -1  # a shift for the usual element sizes
+    es = pow2_log2(elem)  # a shift for the usual element sizes
     for i in range(inst_sid.shape[0]):
         if mine[inst_sid[i]]:
             for t in range(bounds[i], bounds[i + 1]):

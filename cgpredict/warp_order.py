@@ -46,6 +46,11 @@ EVENT_DTYPE = np.dtype(
 )
 
 
+def _blocks_across(gx: int, block: Block) -> tuple[int, int]:
+    """(blocks along x of a grid ``gx`` pseudo-threads wide, warps per block)."""
+    return -(-max(gx, 1) // block.x), -(-block.threads // WARP_SIZE)
+
+
 @njit(cache=True, nogil=True)
 def _lane_coords(x, y, gx, bx, by, nbx, wpb):  # pragma: no cover - numba
     """(thread, warp, lane) of pseudo-thread (x, y)."""
@@ -341,8 +346,7 @@ def order_events(
     counts = threads.counts
     gx = max(gx, 1)
     gy = len(counts) // gx
-    nbx = -(-gx // block.x)
-    wpb = -(-block.threads // WARP_SIZE)
+    nbx, wpb = _blocks_across(gx, block)
     n_threads = gy * gx
     o_addr, o_lane = np.empty(n, np.uint64), np.empty(n, np.uint8)
     if threads.starts is not None:
@@ -470,7 +474,6 @@ def _warp_sort(  # pragma: no cover - numba
     starts = np.empty(n_inst, np.int64)
     i_warp = np.empty(n_inst, np.int64)
     i_k = np.empty(n_inst, np.int64)
-    i_slot = np.empty(n_inst, np.int64)
     m = 0
     for w in range(n_warps):
         for q in range(base[w], base[w + 1]):
@@ -478,7 +481,6 @@ def _warp_sort(  # pragma: no cover - numba
                 starts[m] = fill[q]
                 i_warp[m] = w
                 i_k[m] = q - base[w]
-                i_slot[m] = q
                 m += 1
     seen = np.zeros(n_threads, np.int64)
     group_sid = np.full(n_slots, -1, np.int64)
@@ -501,7 +503,7 @@ def _warp_sort(  # pragma: no cover - numba
         o_addr[pos] = addr[t]
     i_sid = np.empty(n_inst, np.int64)
     for m in range(n_inst):
-        i_sid[m] = group_sid[i_slot[m]]
+        i_sid[m] = group_sid[base[i_warp[m]] + i_k[m]]
     return (starts, i_warp, i_k, i_sid), True
 
 
@@ -520,13 +522,16 @@ def regroup_warps(
         return ev, np.arange(len(ev.inst_start), dtype=np.int64)
     gx = max(gx, 1)
     renumber = _warp_renumbering(
-        int(ev.inst_warp[-1]) + 1, gx, gy, old.x, old.y, -(-gx // old.x),
-        -(-old.threads // WARP_SIZE), new.x, new.y, -(-gx // new.x), -(-new.threads // WARP_SIZE),
+        int(ev.inst_warp[-1]) + 1, gx, gy, old.x, old.y, *_blocks_across(gx, old),
+        new.x, new.y, *_blocks_across(gx, new),
     )  # fmt: skip
-    addr, lane, starts, warp, k, sid, src = _move_warps(
-        ev.addr, ev.lane, ev.inst_start, ev.inst_warp, ev.inst_k, ev.inst_sid, renumber
+    addr, lane, starts, warp, src = _move_warps(
+        ev.addr, ev.lane, ev.inst_start, ev.inst_warp, renumber
     )
-    moved = OrderedEvents(addr, lane, starts, warp, k, sid, ev.n_threads, ev.n_warps, ev.divergent)
+    moved = OrderedEvents(
+        addr, lane, starts, warp, ev.inst_k[src], ev.inst_sid[src],
+        ev.n_threads, ev.n_warps, ev.divergent,
+    )  # fmt: skip
     return moved, src
 
 
@@ -545,9 +550,10 @@ def _warp_renumbering(  # pragma: no cover - numba
 
 
 @njit(cache=True, nogil=True)
-def _move_warps(addr, lane, inst_start, inst_warp, inst_k, inst_sid, renumber):  # pragma: no cover
+def _move_warps(addr, lane, inst_start, inst_warp, renumber):  # pragma: no cover - numba
     """The instructions and events of each warp moved, whole and in order, to the place of
-    its new number ``renumber[warp]`` (instructions grouped by warp, warps ascending)."""
+    its new number ``renumber[warp]`` (instructions grouped by warp, warps ascending): the
+    events, each instruction's first event and warp, and its index before the move."""
     n, n_inst = addr.shape[0], inst_start.shape[0]
     n_new = 0
     for w in range(renumber.shape[0]):
@@ -561,8 +567,7 @@ def _move_warps(addr, lane, inst_start, inst_warp, inst_k, inst_sid, renumber): 
         last[w] = i + 1
     o_addr, o_lane = np.empty(n, np.uint64), np.empty(n, np.uint8)
     o_start, o_warp = np.empty(n_inst, np.int64), np.empty(n_inst, np.int64)
-    o_k, o_sid = np.empty(n_inst, np.int64), np.empty(n_inst, np.int64)
-    o_src = np.empty(n_inst, np.int64)  # the instruction's index before the move
+    o_src = np.empty(n_inst, np.int64)
     m, pos = 0, 0
     for w in range(n_new):
         if first[w] < 0:
@@ -572,14 +577,12 @@ def _move_warps(addr, lane, inst_start, inst_warp, inst_k, inst_sid, renumber): 
         for i in range(first[w], last[w]):
             o_start[m] = pos + inst_start[i] - lo
             o_warp[m] = w
-            o_k[m] = inst_k[i]
-            o_sid[m] = inst_sid[i]
             o_src[m] = i
             m += 1
         o_addr[pos : pos + hi - lo] = addr[lo:hi]
         o_lane[pos : pos + hi - lo] = lane[lo:hi]
         pos += hi - lo
-    return o_addr, o_lane, o_start, o_warp, o_k, o_sid, o_src
+    return o_addr, o_lane, o_start, o_warp, o_src
 
 
 def event_records(ev: OrderedEvents, gx: int, gy: int, block: Block) -> np.ndarray:
@@ -591,7 +594,7 @@ def event_records(ev: OrderedEvents, gx: int, gy: int, block: Block) -> np.ndarr
         out[name] = np.repeat(col, counts)
     out["lane"], out["addr"] = ev.lane, ev.addr
     gx = max(gx, 1)
-    nbx, wpb = -(-gx // block.x), -(-block.threads // WARP_SIZE)
+    nbx, wpb = _blocks_across(gx, block)
     out["thread"] = _event_threads(
         out["warp"].astype(np.int64), ev.lane, gx, gy, block.x, block.y, nbx, wpb
     )

@@ -326,43 +326,45 @@ def form_warps(
     mapped events, where each thread's events lie, the inter-thread dependence), and the
     warps of the first shape formed, for the next block analysed (a block-shape sweep).
     """
-    mkey = ("mapped", region, launch, grid_dims)
-    if cache is not None and mkey in cache:
-        mapped = cache[mkey]
-    else:
-        mapped = _map_events(trace, region, launch, grid_dims)
-        if cache is not None:
-            cache[mkey] = mapped
-    tx, ty, sid, addr, gx, gy, unmapped, grid_dims = mapped
-    tkey = ("threads", region, launch, grid_dims)
-    threads = cache.get(tkey) if cache is not None else None
-    if threads is None:
-        threads = thread_events(tx, ty, gx, gy)
-        if cache is not None:
-            cache[tkey] = threads
+    tx, ty, sid, addr, gx, gy, unmapped, grid_dims = _kept(
+        cache, ("mapped", region, launch, grid_dims),
+        lambda: _map_events(trace, region, launch, grid_dims),
+    )  # fmt: skip
+    at = (region, launch, grid_dims)
+    threads = _kept(cache, ("threads", *at), lambda: thread_events(tx, ty, gx, gy))
+    dep = _kept(cache, ("dependence", *at), lambda: _launch_dependence(
+        trace, region, grid_dims, addr, tx, ty, gx, sid, mem_kinds))  # fmt: skip
     # a block as wide as whole warps regroups the warps of the first shape formed (a sweep)
-    okey = ("ordered", region, launch, grid_dims)
-    first = cache.get(okey) if cache is not None else None
-    got = regroup_warps(first.ordered, gx, gy, first.block, block) if first else None
+    first = cache.get(("ordered", *at)) if cache is not None else None
+    got = regroup_warps(first.ordered, gx, gy, first.block, block) if first is not None else None
     o, origin = (got[0], Origin(first, got[1])) if got is not None else (None, None)
     if o is None:
         o = order_events(tx, ty, sid, addr, gx, gy, block, threads)
-    key = ("dependence", region, launch, grid_dims)
-    if cache is not None and key in cache:
-        dep = cache[key]
-    else:
-        dep = _dependence(addr, tx, ty, gx, sid, mem_kinds)
-        if dep is None and any(carries(trace, region, d) for d in range(1, grid_dims + 1)):
-            dep = Dependence(0, (), (), forwarded=True)
-        if cache is not None:
-            cache[key] = dep
     wt = WarpTrace(
         grid_dims, block, gx, gy, o.addr, o.lane, o.inst_start, o.inst_warp, o.inst_k,
         o.inst_sid, o.n_threads, o.n_warps, o.divergent, unmapped, dep, origin,
     )  # fmt: skip
     if cache is not None and first is None:
-        cache[okey] = wt
+        cache[("ordered", *at)] = wt
     return wt
+
+
+def _kept(cache: dict | None, key: tuple, compute):
+    """``compute()``, kept in ``cache`` under ``key`` for the next block shape."""
+    if cache is None:
+        return compute()
+    if key not in cache:
+        cache[key] = compute()
+    return cache[key]
+
+
+def _launch_dependence(trace, region, grid_dims, addr, tx, ty, gx, sid, mem_kinds):
+    """The launch's inter-thread dependence (``_dependence``), or one the compiler forwarded
+    in a register when a mapped loop carries one (no addresses to show)."""
+    dep = _dependence(addr, tx, ty, gx, sid, mem_kinds)
+    if dep is None and any(carries(trace, region, d) for d in range(1, grid_dims + 1)):
+        dep = Dependence(0, (), (), forwarded=True)
+    return dep
 
 
 def _map_events(trace: Trace, region: int, launch: int, grid_dims: int):

@@ -317,10 +317,12 @@ def test_tiled_file_must_tile_the_source_kernels(tmp_path):
     ("2dconv", {"NI": 32, "NJ": 32}, False),  # one store per 2-D thread
     ("gemm_tiled", {"NI": 64, "NJ": 64, "NK": 64}, False),  # a local accumulator
 ])
-def test_may_keep_in_register_reads_the_loop_nest(name, sizes, expect):
+def test_may_keep_in_register_reads_the_loop_nest(name, sizes, expect, monkeypatch):
     """The guess that starts the restrict port's trace early agrees with the baseline's
     repeated stores (restored_stores) on kernels of each kind."""
     from cgpredict.advisor import may_keep_in_register, restored_stores
+
+    monkeypatch.setenv("CGPREDICT_NO_CACHE", "1")  # leave no entry other tests would read
 
     opts = RunOptions(work_sizes=sizes, trace_sizes=sizes)
     with prepare(POLYBENCH / f"{name}.c", opts) as prep:

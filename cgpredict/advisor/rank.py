@@ -32,11 +32,13 @@ def advise(source: Path, opts: RunOptions, tiled: Path | None = None, progress=N
         return advise_prepared(prep, source, opts, tiled, progress)
 
 
-def _restrict_base(traced, ropts: RunOptions) -> tuple[Prepared, Report]:
-    """The restrict port (``traced``: the future of its ``prepare``, which lends it the
-    plain port's probe runs when the loops are the same) predicted: the register fix's
-    report, and the baseline every combined fix is re-predicted from."""
-    prep_r = traced.result()
+def _restrict_base(
+    source: Path, ropts: RunOptions, plain: Prepared
+) -> tuple[Prepared, Report]:
+    """The restrict port traced and predicted (the register fix's report, and the baseline
+    every combined fix is re-predicted from); the ``plain`` port's probe runs stand in for
+    its own when the loops are the same (pipeline.prepare)."""
+    prep_r = prepare(source, ropts, probes_of=plain)
     try:
         return prep_r, prep_r.analyze(ropts)
     except BaseException:
@@ -68,11 +70,9 @@ def may_keep_in_register(prep: Prepared) -> bool:
 
 
 def _discard(pending) -> None:
-    """Close a background trace nobody will read (its temporary files go with it):
-    ``pending`` gives a Prepared or a (Prepared, Report)."""
+    """Close a background trace nobody will read (its temporary files go with it)."""
     try:
-        got = pending.result()
-        (got[0] if isinstance(got, tuple) else got).close()
+        pending.result()[0].close()
     except Exception:  # noqa: BLE001 - the error that stopped the caller is the one to show
         pass
 
@@ -102,25 +102,22 @@ def advise_prepared(
         # baseline's analysis, when the loop nest says a kernel may store in its threads'
         # own loops, else once the baseline says one does; meanwhile the plain trace is
         # re-analysed for the other fixes, each fix (and each block shape) a task of the pool
-        early = None
+        pending = None
         if base is None and not quick and opts.port == "plain" and may_keep_in_register(prep):
-            traced = tracer.submit(prepare, source, ropts, probes_of=prep)
-            early = tracer.submit(_restrict_base, traced, ropts)
+            pending = tracer.submit(_restrict_base, source, ropts, prep)
         try:
             base = base if base is not None else prep.analyze(opts)
         except BaseException:
-            if early is not None:
-                _discard(early)
+            if pending is not None:
+                _discard(pending)
             raise
         restrict = not quick and opts.port == "plain" and bool(restored_stores(base))
         if restrict and progress is not None:
             progress("tracing the restrict port")
-        pending = early
-        if restrict and early is None:
-            traced = tracer.submit(prepare, source, ropts, probes_of=prep)
-            pending = tracer.submit(_restrict_base, traced, ropts)  # after it, one thread
-        elif not restrict and early is not None:
-            tracer.submit(_discard, early)  # traced for nothing: closed when done
+        if restrict and pending is None:
+            pending = tracer.submit(_restrict_base, source, ropts, prep)
+        elif not restrict and pending is not None:
+            tracer.submit(_discard, pending)  # traced for nothing: closed when done
             pending = None
         try:
             own = [[], [], []]  # notes per fix, merged in a fixed order

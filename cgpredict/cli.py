@@ -28,6 +28,7 @@ from .cli_common import (
     parse_macros,
     parse_sizes,
     port_option,
+    sync_option,
     progress_printer,
     sizing_options,
 )
@@ -140,10 +141,12 @@ def trace_info(trace_file):
     help="Registers per thread assumed for occupancy.",
 )
 @port_option
+@sync_option
 @click.option("--json", "as_json", is_flag=True, help="Print the full report as JSON.")
 def run(
     source,
     port,
+    sync,
     from_trace,
     block,
     grid,
@@ -173,6 +176,7 @@ def run(
         registers_per_thread=registers,
         batch_mode=batch_mode,
         port=port,
+        sync=sync,
     )
     if from_trace:
         ctx = click.get_current_context()
@@ -305,6 +309,7 @@ def compare(
     help="Write the GPUPerf benefit chart (.png/.svg/.pdf, a new file; needs matplotlib).",
 )
 @port_option
+@sync_option
 @click.option("--json", "as_json", is_flag=True, help="Print the advice as JSON.")
 def advise(
     source,
@@ -314,6 +319,7 @@ def advise(
     tiled,
     chart,
     port,
+    sync,
     as_json,
     defines,
     trace_defs,
@@ -334,6 +340,7 @@ def advise(
         functions=tuple(functions),
         timeout_s=timeout_s,
         port=port,
+        sync=sync,
     )
     if chart:
         check_chart(chart)
@@ -365,6 +372,7 @@ def advise(
 @device_option
 @model_option("Analytical model.")
 @port_option
+@sync_option
 @click.option(
     "--fpga",
     "fpga_device",
@@ -395,6 +403,7 @@ def report(
     device,
     model,
     port,
+    sync,
     fpga_device,
     advice,
     no_advice,
@@ -427,6 +436,7 @@ def report(
         fpga=None if no_fpga else fpga_device,
         progress=progress_printer(),
         model=model,
+        sync=sync,
         trace_sizes=parse_sizes(trace_defs, "--trace-size"),
         functions=tuple(functions),
         timeout_s=timeout_s,

@@ -65,6 +65,16 @@ port_option = click.option(
 )
 
 
+sync_option = click.option(
+    "--sync",
+    type=click.Choice(["each", "end"]),
+    default="each",
+    show_default=True,
+    help="How the port's host waits for its launches: after each launch (a round trip "
+    "each, as PolyBench/GPU) or once after the last (launches queued back to back).",
+)
+
+
 class _Group(click.Group):
     """Turns cgpredict's own errors into one line on stderr and the error's exit code; click's
     usage errors too (`cgpredict: error: ...`, exit 2), without the multi-line usage banner."""

@@ -42,7 +42,7 @@ from .errors import OutputPathError, check_writable
     "--fit",
     "fit_names",
     metavar="FIELD,...",
-    help="Also fit these physical device fields (launch_overhead_us, first_launch_us, "
+    help="Also fit these physical device fields (launch_sync_us, first_launch_us, "
     "dd_store_cycles, dd_l2_cycles) to the measurements and print their "
     "leave-one-kernel-out errors.",
 )

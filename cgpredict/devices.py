@@ -130,7 +130,11 @@ class GPUDevice:
     # not waited for: they cost issue and path occupancy, not a latency; a partly written
     # sector costs twice, read-modify-write); None: dd_l2_cycles
     dd_store_cycles: float | None = None
-    launch_overhead_us: float = 0.0  # host-observed cost of one kernel launch, microseconds
+    # the launch stream (models/launches.py): one launch followed by the host's
+    # synchronisation (a round trip, the kernel's work excluded), and the least interval
+    # between the starts of launches queued back to back, microseconds
+    launch_sync_us: float = 0.0
+    launch_gap_us: float = 0.0
     first_launch_us: float = 0.0  # extra cost of a kernel's first launch in a program (loading)
     # L2 bytes whose data a launch still finds from earlier launches; None: l2_bytes (an L2 of
     # one partition keeps whatever it holds). Data read by SMs on both sides of a two-partition
@@ -257,7 +261,9 @@ _SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
         "smem_load_cycles": ("float", True),
         "smem_issue_cycles": ("float", False),
         "dd_store_cycles": ("float", False),
-        "launch_overhead_us": ("float", False),
+        "launch_sync_us": ("float", False),
+        "launch_gap_us": ("float", False),
+        "launch_overhead_us": ("float", False),  # the old name of launch_sync_us
         "first_launch_us": ("float", False),
         "barrier_cycles": ("float", False),
         "smem_conflict_replay_cycles": ("float", False),
@@ -274,7 +280,7 @@ _SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
 }
 _SECTIONED = ("sm", "memory", "timing")
 _TABLE_OF = {key: table for table, keys in _SCHEMA.items() for key in keys if table in _SECTIONED}
-_NOTE_KEYS = {f.name for f in fields(GPUDevice)} | set(_SCHEMA["energy"])
+_NOTE_KEYS = {f.name for f in fields(GPUDevice)} | set(_SCHEMA["energy"]) | {"launch_overhead_us"}
 
 
 def _where(table: str, key: str) -> str:
@@ -381,6 +387,22 @@ def _cross_check(path: str, d: GPUDevice) -> None:
         fail("schedulers_per_sm", "must divide registers_per_sm")
 
 
+#: keys of schema 1 files that later took another name: old -> new
+_LEGACY_KEYS = {"launch_overhead_us": "launch_sync_us"}
+
+
+def _rename_legacy(path: str, kwargs: dict[str, Any]) -> None:
+    """Read an old key as its new name (a file written before the rename keeps working);
+    both at once is ambiguous and refused."""
+    for old, new in _LEGACY_KEYS.items():
+        if old in kwargs:
+            if new in kwargs:
+                raise DeviceError(
+                    f"{path}: [timing] {old} is the old name of {new}: give only {new}"
+                )
+            kwargs[new] = kwargs.pop(old)
+
+
 def _parse(path: str, name: str, doc: dict[str, Any]) -> GPUDevice:
     kwargs: dict[str, Any] = {"name": name, "source_path": path}
     for key, value in doc.items():
@@ -399,6 +421,7 @@ def _parse(path: str, name: str, doc: dict[str, Any]) -> GPUDevice:
         if table not in doc:
             raise DeviceError(f"{path}: missing required table [{table}]")
         kwargs.update(_read_table(path, table, doc[table]))
+    _rename_legacy(path, kwargs)
     if "energy" in doc:
         kwargs["energy"] = EnergyTable(**_read_table(path, "energy", doc["energy"]))
     if "provenance" in doc:

@@ -22,14 +22,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .devices import GPUDevice
-from .models import kernel_time_ms
+from .models import kernel_parts, program_sync_ms
 from .validate import Validation, ValidationRow
 
 __all__ = ["FIT_RANGES", "FitResult", "fit_parameters", "leave_one_kernel_out", "row_ms"]
 
 #: physical range of each fittable field (the search never leaves it)
 FIT_RANGES: dict[str, tuple[float, float]] = {
-    "launch_overhead_us": (0.5, 50.0),
+    "launch_sync_us": (0.5, 50.0),
     "first_launch_us": (0.5, 200.0),
     "dd_store_cycles": (0.25, 64.0),
     "dd_l2_cycles": (0.25, 16.0),
@@ -61,8 +61,15 @@ class FitResult:
 
 
 def row_ms(row: ValidationRow, device: GPUDevice, model: str = "cgpredict") -> float:
-    """The predicted time of a measured row on ``device`` from its kept launch profiles."""
-    return sum(kernel_time_ms(k.launch_profiles, device, model) for k in row.report.kernels)
+    """The predicted time of a measured row on ``device`` from its kept launch profiles,
+    with the launch stream of the row's host code (its ``--sync``)."""
+    sync = row.report.sync
+    parts = [kernel_parts(k.launch_profiles, device, model, sync) for k in row.report.kernels]
+    first = row.report.kernels[0].launches if parts else 0
+    if row.timer == "events":  # the GPU's work alone
+        return sum(p.kernel_ms for p in parts)
+    once = program_sync_ms(device, sync, parts[0] if parts else None, first)
+    return sum(p.total_ms for p in parts) + once
 
 
 def _usable(rows: Sequence[ValidationRow]) -> list[ValidationRow]:

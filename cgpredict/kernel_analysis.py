@@ -24,7 +24,7 @@ from .memory import (
     analyze_memory,
     warm_start,
 )
-from .models import LaunchGeometry, launch_geometry, launches_total_ms
+from .models import LaunchGeometry, kernel_time, launch_geometry
 from .models import predict as model_predict
 from .occupancy import BlockDoesNotFit, occupancy
 from .parallelism import ThreadBodies, thread_bodies
@@ -219,8 +219,10 @@ def analyze_region(
     launch_profiles = tuple(
         (cache[key][0].profile, counts[key] * per_trace_launch) for key in cache
     )
-    total_ms = launches_total_ms(
-        [(cache[key][0].result.time_ms, counts[key] * per_trace_launch) for key in cache], device
+    parts = kernel_time(
+        [(cache[key][0].result.time_ms, counts[key] * per_trace_launch) for key in cache],
+        device,
+        opts.sync,
     )
     energy = None if energy is None else energy * per_trace_launch
     first = cache[keys[launch]][0]
@@ -240,7 +242,10 @@ def analyze_region(
         mem=first.mem,
         l2_hit_rate=first.l2_hit_rate,
         warnings=tuple(warnings),
-        total_ms=total_ms,
+        total_ms=parts.total_ms,
+        kernel_ms=parts.kernel_ms,
+        launch_ms=parts.launch_ms,
+        once_ms=parts.once_ms,
         distinct_launches=len(cache),
         energy_mj=energy,
         occupancy=first.geometry.n_warps / device.max_warps_per_sm,

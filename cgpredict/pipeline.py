@@ -26,6 +26,7 @@ from .errors import CGPredictError
 from .kernel_analysis import analyze_region
 from .macros import evaluate_macros
 from .memory import PATTERN_NAMES
+from .models import KernelTime, program_sync_ms
 from .prediction import (
     DEFAULT_BLOCKS,
     SCHEMA_VERSION,
@@ -594,16 +595,20 @@ def analyze_trace(
             f"them are underestimated; trace a size where every loop iterates "
             f"at least twice"
         )
+    first = kernels[0] if kernels else None  # in source order: the first launched
+    parts = None if first is None else KernelTime(first.kernel_ms, first.launch_ms, first.once_ms)
     return Report(
-        trace.header.source_name,
-        device.name,
-        opts.model,
-        wsz,
-        tsz,
-        tuple(kernels),
-        tuple(warnings),
-        {},
-        trace.header.port,
+        source=trace.header.source_name,
+        device=device.name,
+        model=opts.model,
+        work_sizes=wsz,
+        trace_sizes=tsz,
+        kernels=tuple(kernels),
+        warnings=tuple(warnings),
+        seconds={},
+        port=trace.header.port,
+        sync=opts.sync,
+        sync_ms=program_sync_ms(device, opts.sync, parts, first.launches if first else 0),
     )
 
 

@@ -8,7 +8,7 @@ from .errors import CGPredictError
 from .profile import KernelProfile
 from .warps import Block
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3  # 3: kernel_ms, launch_ms, once_ms, sync, sync_ms; no launch_overhead_ms
 DEFAULT_BLOCKS = {1: Block(256, 1), 2: Block(32, 32)}
 
 
@@ -33,6 +33,7 @@ class RunOptions:
     batch_mode: str = "whole"
     max_launches: int = 2  # launches per kernel whose memory events are recorded and analysed
     port: str = "plain"  # the CUDA port predicted: plain pointers or __restrict__ (port.py)
+    sync: str = "each"  # how the host waits for its launches (models/launches.py)
     transpose: tuple[str, ...] = ()  # 2-D arrays to analyse in transposed layout (advisor)
     # extra shared-memory tiles (advisor): (array, rows, cols) for every kernel, or
     # (kernel, array, rows, cols) for one kernel
@@ -71,7 +72,7 @@ class KernelReport:
     mem: tuple[MemInstrReport, ...]
     l2_hit_rate: float
     warnings: tuple[str, ...]
-    total_ms: float  # every launch at the work size
+    total_ms: float  # every launch at the work size: kernel_ms + launch_ms + once_ms
     distinct_launches: int = 1  # launches of the trace that needed their own model evaluation
     energy_mj: float | None = None  # every launch; None when the device has no energy table
     occupancy: float = 0.0  # active warps / max warps per SM
@@ -80,6 +81,11 @@ class KernelReport:
     # each distinct launch's profile and how many work-size launches it stands for: enough
     # to re-predict the kernel on another device file without re-analysing (fit.py)
     launch_profiles: tuple[tuple[KernelProfile, float], ...] = ()
+    # the parts of total_ms (models/launches.py): the GPU's work over every launch, what the
+    # launches add under the port's --sync, the one-off module load of its first launch
+    kernel_ms: float = 0.0
+    launch_ms: float = 0.0
+    once_ms: float = 0.0
 
     @property
     def time_ms(self) -> float:
@@ -97,10 +103,12 @@ class Report:
     warnings: tuple[str, ...]
     seconds: dict[str, float]
     port: str = "plain"  # the CUDA port predicted (port.py)
+    sync: str = "each"  # how the host waits for its launches (models/launches.py)
+    sync_ms: float = 0.0  # the host's one synchronisation of queued launches (--sync end)
 
     @property
     def total_ms(self) -> float:
-        return sum(k.time_ms for k in self.kernels)
+        return sum(k.time_ms for k in self.kernels) + self.sync_ms
 
     @property
     def total_energy_mj(self) -> float | None:

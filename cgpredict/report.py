@@ -54,12 +54,21 @@ def _bounds_text(r) -> list[str]:
     return [
         f"  time set by {binding}: model {r.model_cycles:.4g} cycles; bounds DRAM "
         f"{b.dram_cycles:.4g} ({b.dram_bytes / 1e6:.4g} MB), issue {b.issue_cycles:.4g}, "
-        f"L2 path {b.l2_cycles:.4g} ({b.l2_store_trans:.4g} store transactions); "
-        f"launch cost {r.launch_overhead_ms * 1e3:.3g} us"
+        f"L2 path {b.l2_cycles:.4g} ({b.l2_store_trans:.4g} store transactions)"
     ]
 
 
-def _kernel_text(k: KernelReport) -> list[str]:
+def _parts_text(k: KernelReport, sync: str) -> str:
+    """The kernel's time in parts (models/launches.py): GPU work, launches, one-off load."""
+    how = "a round trip each" if sync == "each" else "queued"
+    return (
+        f"  time: kernel {k.kernel_ms:.4g} ms + launches {k.launch_ms:.4g} ms ({k.launches} "
+        f"launch{'es' if k.launches != 1 else ''}, {how}) + first launch {k.once_ms:.4g} ms "
+        f"(module load, once)"
+    )
+
+
+def _kernel_text(k: KernelReport, sync: str = "each") -> list[str]:
     r = k.result
     p = k.profile
     gx, gy = k.grid_threads
@@ -67,6 +76,7 @@ def _kernel_text(k: KernelReport) -> list[str]:
         f"kernel {k.name} ({k.location}): {k.time_ms:.4f} ms"
         + (f", {k.energy_mj:.4g} mJ" if k.energy_mj is not None else "")
         + (f" for {k.launches} launches" if k.launches > 1 else ""),
+        _parts_text(k, sync),
         f"  grid {k.grid_dims}-D {gx}x{gy} threads, block {k.block}, {k.blocks} blocks; "
         f"B={r.b_blocks} blocks/SM, N={r.n_warps} warps/SM, occupancy {k.occupancy:.0%} "
         f"(limited by {k.occupancy_limit}), {k.batches:.4g} batches",
@@ -107,13 +117,19 @@ def to_text(report: Report) -> str:
     sizes = " ".join(f"{k}={v}" for k, v in sorted(report.work_sizes.items()))
     tsizes = " ".join(f"{k}={v}" for k, v in sorted(report.trace_sizes.items()))
     lines = [
-        f"{report.source} on {report.device} ({report.model} model, {report.port} port)",
+        f"{report.source} on {report.device} ({report.model} model, {report.port} port, "
+        f"--sync {report.sync})",
         f"work size: {sizes or '(as traced)'}; traced at: {tsizes or '(file defaults)'}",
         "",
     ]
     for k in report.kernels:
-        lines += _kernel_text(k)
+        lines += _kernel_text(k, report.sync)
         lines.append("")
+    if report.sync_ms:
+        lines.append(
+            f"host synchronisation after the queued launches (--sync end): "
+            f"{report.sync_ms:.4g} ms, once"
+        )
     lines.append(
         f"total predicted time: {report.total_ms:.4f} ms"
         + (

@@ -101,13 +101,13 @@ def _extend(s: dict, extra: dict) -> dict:
 
 
 def _run() -> dict:
-    from .prediction import KernelReport, Report
+    from .prediction import SCHEMA_VERSION, KernelReport, Report
 
     s = dataclass_schema(Report, drop={KernelReport: ("launch_profiles",)})
     kernel = _extend(s["properties"]["kernels"]["items"], {"time_ms": _NUMBER})
     s = _extend(
         s,
-        {"schema_version": {"const": 2}, "total_ms": _NUMBER, "total_energy_mj": _NUMBER},
+        {"schema_version": {"const": SCHEMA_VERSION}, "total_ms": _NUMBER, "total_energy_mj": _NUMBER},
     )
     s["properties"]["kernels"] = {"type": "array", "items": kernel}
     return s

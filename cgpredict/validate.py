@@ -17,8 +17,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import CGPredictError
+from .models.launches import SYNC_MODES
 from .pipeline import RunOptions, prepare
 from .warps import Block, MappingError
+
+
+#: how a measurement was timed (ValidationRow.timer)
+TIMERS = ("host", "events")
+
+
+def timed_ms(report, timer: str) -> float:
+    """What a timer of kind ``timer`` sees of a prediction: everything the host waits for,
+    or (cudaEvents) the kernels' work alone."""
+    return report.total_ms if timer == "host" else sum(k.kernel_ms for k in report.kernels)
 
 
 class ValidationError(CGPredictError):
@@ -35,6 +46,10 @@ class ValidationRow:
     seconds: float
     note: str = ""
     report: object = field(default=None, compare=False, repr=False)  # the prediction (fit.py)
+    # how the measurement was timed: "host" (a host clock around the launches and the last
+    # synchronisation: the launch stream's costs included) or "events" (cudaEvents around
+    # the launches: the GPU's work alone)
+    timer: str = "host"
 
     @property
     def error_pct(self) -> float | None:
@@ -111,6 +126,14 @@ def _check_entry(where: str, e: dict) -> None:
         or not (math.isfinite(ms) and ms > 0)
     ):
         raise ValidationError(f"{where}.result.total_ms: want a positive number, got {ms!r}")
+    if e.get("timer", "host") not in TIMERS:
+        raise ValidationError(
+            f"{where}.timer: want one of {', '.join(TIMERS)}, got {e.get('timer')!r}"
+        )
+    if e.get("sync", "each") not in SYNC_MODES:
+        raise ValidationError(
+            f"{where}.sync: want one of {', '.join(SYNC_MODES)}, got {e.get('sync')!r}"
+        )
 
 
 def default_measured(device: str, root: Path) -> Path | None:
@@ -170,13 +193,14 @@ def validate(
         wanted = [{"kernel": k} for k in files if not only or k in only]
     groups: dict[tuple, list[dict]] = {}
     for e in wanted:
-        key = (e["kernel"], tuple(sorted(e.get("work_sizes", {}).items())))
+        key = (e["kernel"], tuple(sorted(e.get("work_sizes", {}).items())), e.get("sync", "each"))
         groups.setdefault(key, []).append(e)
     rows = []
-    for (stem, work), group in sorted(groups.items()):
+    for (stem, work, sync), group in sorted(groups.items()):
         if progress:
             progress(f"{stem} {dict(work)}")
-        rows += _rows(files[stem], dict(work), group, device, model, port, measured)
+        base = RunOptions(device=device, model=model, work_sizes=dict(work), port=port, sync=sync)
+        rows += _rows(files[stem], base, group, measured)
     return Validation(device, model, _shown(measured) if measured else None, gpu, tuple(rows))
 
 
@@ -190,17 +214,12 @@ def _shown(path: Path) -> str:
 
 
 def _rows(
-    f: Path,
-    work: dict[str, int],
-    group: list[dict],
-    device: str,
-    model: str,
-    port: str,
-    measured: Path | None,
+    f: Path, base: RunOptions, group: list[dict], measured: Path | None
 ) -> list[ValidationRow]:
-    """One row per entry of ``group`` (one file, one work size): traced once, analysed per
-    block. A size the file does not have is the measured file's error, named."""
-    base = RunOptions(device=device, model=model, work_sizes=work, port=port)
+    """One row per entry of ``group`` (one file, one work size, one host synchronisation):
+    traced once, analysed per block. A size the file does not have is the measured file's
+    error, named."""
+    work = base.work_sizes
     text = f.read_bytes().decode("utf-8", "replace") if work else ""
     for name in work:
         if not re.search(rf"\b{re.escape(name)}\b", text):
@@ -221,16 +240,24 @@ def _rows(
             cfg = e.get("config")
             t1 = time.perf_counter()
             opts = dataclasses.replace(base, block=Block.parse(cfg) if cfg else None)
+            timer = e.get("timer", "host")
             try:
                 rep = prep.analyze(opts)
-                predicted, note, sizes, report = rep.total_ms, "", rep.work_sizes, rep
+                predicted, note, sizes, report = timed_ms(rep, timer), "", rep.work_sizes, rep
             except CGPredictError as exc:
                 predicted, note, sizes, report = None, _failure(exc), work, None
             secs = time.perf_counter() - t1 + (t1 - t0 if not out else 0.0)
             out.append(
                 ValidationRow(
-                    f.stem, cfg or "default", sizes, predicted, _ms(e), secs,
-                    note or ("" if "result" in e else "not measured"), report,
+                    kernel=f.stem,
+                    block=cfg or "default",
+                    work_sizes=sizes,
+                    predicted_ms=predicted,
+                    measured_ms=_ms(e),
+                    seconds=secs,
+                    note=note or ("" if "result" in e else "not measured"),
+                    report=report,
+                    timer=timer,
                 )
             )
     return out

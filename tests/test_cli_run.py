@@ -31,7 +31,7 @@ def test_run_json():
     r = invoke(["run", GEMM, *SMALL_GEMM, "--json"])
     assert r.exit_code == 0, r.stderr
     d = json.loads(r.stdout)
-    assert d["schema_version"] == 2
+    assert d["schema_version"] == 3
     assert [k["name"] for k in d["kernels"]] == ["gemm"]
     assert d["work_sizes"] == {"NI": 64, "NJ": 64, "NK": 64}
     assert d["trace_sizes"] == {"NI": 32, "NJ": 32, "NK": 32}
@@ -43,7 +43,7 @@ def test_run_text_and_options():
     r = invoke(["run", GEMM, *SMALL_GEMM, "--block", "16x16", "--device", "tk1",
                 "--batch-mode", "paper", "--registers", "40"])
     assert r.exit_code == 0, r.stderr
-    assert r.stdout.startswith("gemm.c on tk1 (cgpredict model, plain port)\n")
+    assert r.stdout.startswith("gemm.c on tk1 (cgpredict model, plain port, --sync each)\n")
     assert "block 16x16" in r.stdout
     assert re.search(r"^total predicted time: \d+\.\d{4} ms$", r.stdout, re.M)
 
@@ -52,7 +52,7 @@ def test_run_text_and_options():
 def test_run_other_models(model):
     r = invoke(["run", GEMM, *SMALL_GEMM, "--model", model])
     assert r.exit_code == 0, r.stderr
-    assert r.stdout.startswith(f"gemm.c on tk1 ({model} model, plain port)")
+    assert r.stdout.startswith(f"gemm.c on tk1 ({model} model, plain port, --sync each)")
 
 
 def test_run_block_too_large():

@@ -66,7 +66,7 @@ def test_json_golden(report, compiler):
 
 def test_json_content(report):
     d = json.loads(to_json(report))
-    assert d["schema_version"] == SCHEMA_VERSION == 2
+    assert d["schema_version"] == SCHEMA_VERSION == 3
     assert d["source"] == "gemm.c" and d["device"] == "tk1" and d["model"] == "cgpredict"
     assert d["work_sizes"] == {"NI": 64, "NJ": 64, "NK": 64}
     assert d["trace_sizes"] == {"NI": 32, "NJ": 32, "NK": 32}
@@ -89,7 +89,7 @@ def test_json_deterministic(report):
 def test_text_content(report):
     text = to_text(report)
     lines = text.split("\n")
-    assert lines[0] == "gemm.c on tk1 (cgpredict model, plain port)"
+    assert lines[0] == "gemm.c on tk1 (cgpredict model, plain port, --sync each)"
     assert lines[1] == "work size: NI=64 NJ=64 NK=64; traced at: NI=32 NJ=32 NK=32"
     assert lines[-1].startswith("total predicted time: ") or any(
         line.startswith("total predicted time: ") for line in lines)
@@ -108,12 +108,12 @@ def _empty(**kw) -> Report:
 
 def test_render_empty_report():
     text = to_text(_empty())
-    assert text.split("\n") == ["x.c on tk1 (cgpredict model, plain port)",
+    assert text.split("\n") == ["x.c on tk1 (cgpredict model, plain port, --sync each)",
                                 "work size: (as traced); traced at: (file defaults)", "",
                                 "total predicted time: 0.0000 ms",
                                 "warning: loops [3] are odd"]
     d = json.loads(to_json(_empty()))
-    assert d["kernels"] == [] and d["total_ms"] == 0 and d["schema_version"] == 2
+    assert d["kernels"] == [] and d["total_ms"] == 0 and d["schema_version"] == 3
 
 
 def test_jsonable_values():

@@ -101,7 +101,7 @@ def test_unknown_kernel_or_size_is_named(corpus, tmp_path):
 
 def test_fit_recovers_a_known_launch_cost(validation):
     """Measurements made of the predictions plus 10 us per launch (one launch each): fitting
-    launch_overhead_us alone must find 10 us."""
+    launch_sync_us alone must find 10 us."""
     import dataclasses
 
     from cgpredict.devices import load_device
@@ -110,8 +110,8 @@ def test_fit_recovers_a_known_launch_cost(validation):
     v, _ = validation
     rows = tuple(dataclasses.replace(r, measured_ms=r.predicted_ms + 0.010) for r in v.rows)
     fake = dataclasses.replace(v, rows=rows)
-    r = leave_one_kernel_out(fake, load_device("tk1"), ["launch_overhead_us"])
-    assert r.values["launch_overhead_us"] == pytest.approx(10.0, rel=0.05)
+    r = leave_one_kernel_out(fake, load_device("tk1"), ["launch_sync_us"])
+    assert r.values["launch_sync_us"] == pytest.approx(10.0, rel=0.05)
     assert r.in_sample_mape < 1.0
     assert r.loko_errors_pct == {}  # one kernel: nothing is left to fit without it
 

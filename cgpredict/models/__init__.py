@@ -14,6 +14,7 @@ from cgpredict.models.base import LaunchGeometry, ModelDetails, ModelResult, lau
 from cgpredict.models.bounds import Bounds, launch_bounds
 from cgpredict.models.cgpredict_model import CGPredictResult, predict_cgpredict
 from cgpredict.models.gpuperf import GPUPerfResult, predict_gpuperf
+from cgpredict.models.launches import DEFAULT_SYNC, KernelTime, kernel_time, program_sync_ms
 from cgpredict.models.hongkim import (
     HongKimInputs,
     HongKimResult,
@@ -33,8 +34,12 @@ __all__ = [
     "LaunchGeometry",
     "ModelResult",
     "hongkim_inputs",
+    "DEFAULT_SYNC",
+    "KernelTime",
+    "kernel_parts",
+    "kernel_time",
     "kernel_time_ms",
-    "launches_total_ms",
+    "program_sync_ms",
     "hongkim_raw",
     "launch_bounds",
     "launch_geometry",
@@ -59,7 +64,7 @@ def predict(
     Every model sees the loads as the memory instructions a warp waits for and the stores as
     issued instructions (a warp does not wait for its stores); the physical bounds of
     models/bounds.py (DRAM traffic, issue, L2 path, stores included) then floor its time, and
-    each launch adds the device's launch overhead."""
+    the launch stream's costs are added per kernel (models/launches.py), not here."""
     try:
         fn = MODELS[model]
     except KeyError:
@@ -70,12 +75,11 @@ def predict(
     per_launch = d.cycles / launches
     binding = "model" if per_launch >= bounds.cycles else bounds.binding
     cycles = max(per_launch, bounds.cycles) * launches
-    overhead_ms = launches * device.launch_overhead_us * 1e-3
     bound = d.bound if binding == "model" else ("compute" if binding == "issue" else "memory")
     return ModelResult(
         model=model,
         cycles=cycles,
-        time_ms=device.cycles_to_ms(cycles) + overhead_ms,
+        time_ms=device.cycles_to_ms(cycles),
         bound=bound,
         mwp=d.mwp,
         cwp=d.cwp,
@@ -86,7 +90,20 @@ def predict(
         model_cycles=d.cycles,
         bounds=bounds,
         binding=binding,
-        launch_overhead_ms=overhead_ms,
+    )
+
+
+def kernel_parts(
+    launches: Sequence[tuple[KernelProfile, float]],
+    device: GPUDevice,
+    model: str = "cgpredict",
+    sync: str = DEFAULT_SYNC,
+    **options: Any,
+) -> KernelTime:
+    """Time of all launches of one kernel, in parts: each (profile, how many launches it
+    stands for) predicted once, plus the launch stream's costs (models/launches.py)."""
+    return kernel_time(
+        [(predict(p, device, model, **options).time_ms, w) for p, w in launches], device, sync
     )
 
 
@@ -94,17 +111,8 @@ def kernel_time_ms(
     launches: Sequence[tuple[KernelProfile, float]],
     device: GPUDevice,
     model: str = "cgpredict",
+    sync: str = DEFAULT_SYNC,
     **options: Any,
 ) -> float:
-    """Time of all launches of one kernel: each (profile, how many launches it stands for)
-    predicted once, plus the device's one-time cost of a kernel's first launch."""
-    return launches_total_ms(
-        [(predict(p, device, model, **options).time_ms, w) for p, w in launches], device
-    )
-
-
-def launches_total_ms(times: Sequence[tuple[float, float]], device: GPUDevice) -> float:
-    """Total of (time of one launch in ms, launches it stands for), plus the device's one-time
-    cost of a kernel's first launch."""
-    total = sum(w * t for t, w in times)
-    return total + (device.first_launch_us * 1e-3 if times else 0.0)
+    """Total time of all launches of one kernel (``kernel_parts``' sum)."""
+    return kernel_parts(launches, device, model, sync, **options).total_ms

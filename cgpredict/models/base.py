@@ -43,11 +43,10 @@ class ModelResult:
     case: str
     details: Any
     # what the model's own time was before the physical bounds (models/bounds.py), the
-    # bounds, which one binds ("model" when none does) and the launch cost included
+    # bounds and which one binds ("model" when none does)
     model_cycles: float = 0.0
     bounds: Any = None
     binding: str = "model"
-    launch_overhead_ms: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """The sweep's pictures, drawn with the shared plotting module (``cgpredict/plots.py``):
 time against size (log-log, with the fitted exponent), a block-shape heatmap per device and
 the devices side by side. Each figure sums a configuration's kernels (``report.total_ms``,
-the program's predicted GPU time)."""
+the program's predicted GPU time), except time against size: its exponent is the GPU work's
+(``kernel.kernel_ms`` summed), which launch costs and module loading would flatten."""
 
 from __future__ import annotations
 
@@ -25,16 +26,20 @@ class Point:
     model: str
     size: int | None  # the value of the first swept size, None when sizes are not swept
     ms: float
+    work_ms: float = 0.0  # the kernels' work alone: no launch cost, no module load
 
 
 def points(rows: list[dict], size_name: str | None) -> list[Point]:
-    """One Point per configuration (its rows share ``report.total_ms``)."""
-    seen: dict[tuple, Point] = {}
+    """One Point per configuration (its rows share ``report.total_ms``; one row a kernel,
+    whose ``kernel.kernel_ms`` add up to the work)."""
+    total: dict[tuple, float] = {}
+    work: dict[tuple, float] = {}
     for r in rows:
         size = r.get(f"cfg.size.{size_name}") if size_name else None
         key = (r["cfg.file"], r["cfg.block"], r["cfg.device"], r["cfg.port"], r["cfg.model"], size)
-        seen.setdefault(key, Point(*key[:5], size, float(r["report.total_ms"])))
-    return list(seen.values())
+        total.setdefault(key, float(r["report.total_ms"]))
+        work[key] = work.get(key, 0.0) + float(r.get("kernel.kernel_ms", 0.0))
+    return [Point(*key[:5], key[5], total[key], work[key]) for key in total]
 
 
 def fit_exponent(xs: list[float], ys: list[float]) -> float | None:
@@ -53,7 +58,7 @@ def time_vs_size(pts: list[Point], size_name: str, path: Path) -> list[tuple[str
     returns (line label, fitted exponent). Past MAX_LINES lines, only the first block, port
     and model are drawn (the title says so; the exponents of every line are still fitted)."""
     all_exps = _exponents(pts) if len(_keys(pts)) > MAX_LINES else None
-    title = "predicted time vs size"
+    title = "predicted GPU work vs size"
     if all_exps is not None:
         first = pts[0]
         pts = [p for p in pts if (p.block, p.port, p.model) == (first.block, first.port,
@@ -69,13 +74,14 @@ def time_vs_size(pts: list[Point], size_name: str, path: Path) -> list[tuple[str
     with figure(path, (6.5, 5.0)) as (_, ax):
         for i, (label, ps) in enumerate(sorted(lines.items())):
             ps = sorted(ps, key=lambda p: p.size)
-            xs, ys = [p.size for p in ps], [p.ms for p in ps]
+            xs, ys = [p.size for p in ps], [p.work_ms for p in ps]
             k = fit_exponent(xs, ys)
             out.append((label, k))
             text = f"{label} (exponent {k:.2f})" if k is not None else label
             ax.plot(xs, ys, "o-", color=kernel_colour(i), label=text, ms=4)
         ax.set(xscale="log", yscale="log", xlabel=f"{size_name}",
-               ylabel=LABELS["predicted_ms"], title=title)
+               ylabel="predicted GPU work (ms; launches and module load left out)",
+               title=title)
         ax.legend(fontsize=6 if len(lines) > 6 else 8)
     return all_exps if all_exps is not None else out
 

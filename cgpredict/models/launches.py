@@ -1,0 +1,82 @@
+"""The launch stream: what the host pays around a kernel's launches, apart from the GPU work.
+
+A port launches each kernel from the host, once or in a host loop. What a host timer sees
+besides the kernels' own work depends on how the host waits (``--sync``):
+
+* ``each``: the host synchronises after every launch (``cudaDeviceSynchronize``, as 17 of
+  the 19 PolyBench/GPU benchmarks do). Every launch is a round trip: the launch call, the
+  GPU's start, the completion seen by the host: ``launch_sync_us`` per launch.
+* ``end``: launches are queued back to back and the host waits once, after the last one
+  (PolyBench/GPU's MVT and 3DCONV). Queued launches follow each other without a round trip,
+  but no faster than the GPU accepts launches: one launch takes ``max(its work,
+  launch_gap_us)``. The host's one synchronisation (``launch_sync_us``) is paid once per
+  program.
+
+Apart from the launches, a kernel's first launch in a process loads its module (CUDA lazy
+loading): ``first_launch_us``, once per kernel. The three costs are reported apart from the
+kernel's work (``KernelTime``), so a sweep or a comparison can take the work alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from cgpredict.devices import GPUDevice
+
+__all__ = ["DEFAULT_SYNC", "SYNC_MODES", "KernelTime", "kernel_time", "program_sync_ms"]
+
+#: how the host waits for its launches (module docstring)
+SYNC_MODES = ("each", "end")
+#: a first port's choice: synchronise after each launch, as PolyBench/GPU does
+DEFAULT_SYNC = "each"
+
+
+@dataclass(frozen=True)
+class KernelTime:
+    """One kernel's time at the work size, in parts: the GPU's work over every launch, what
+    the launches add (round trips or the queued-launch floor) and the one-off module load."""
+
+    kernel_ms: float
+    launch_ms: float
+    once_ms: float
+
+    @property
+    def total_ms(self) -> float:
+        return self.kernel_ms + self.launch_ms + self.once_ms
+
+
+def check_sync(sync: str) -> str:
+    """``sync`` itself when it is a known mode, else ValueError naming the modes."""
+    if sync not in SYNC_MODES:
+        raise ValueError(f"unknown --sync {sync!r}: want one of {', '.join(SYNC_MODES)}")
+    return sync
+
+
+def kernel_time(
+    launches: Sequence[tuple[float, float]], device: GPUDevice, sync: str = DEFAULT_SYNC
+) -> KernelTime:
+    """The parts of one kernel's time from (work of one launch in ms, launches it stands for)
+    pairs: per launch ``launch_sync_us`` (``each``) or the gap up to ``launch_gap_us``
+    (``end``), and ``first_launch_us`` once when the kernel is launched at all."""
+    check_sync(sync)
+    work = sum(w * t for t, w in launches)
+    if sync == "each":
+        extra = sum(w for _, w in launches) * device.launch_sync_us * 1e-3
+    else:
+        gap_ms = device.launch_gap_us * 1e-3
+        extra = sum(w * max(gap_ms - t, 0.0) for t, w in launches)
+    once = device.first_launch_us * 1e-3 if launches else 0.0
+    return KernelTime(kernel_ms=work, launch_ms=extra, once_ms=once)
+
+
+def program_sync_ms(device: GPUDevice, sync: str, first: KernelTime | None, launches: int) -> float:
+    """The host's one round trip of a program whose launches are queued (``end``): the
+    program's first launch is a round trip (``launch_sync_us``) instead of a queued one, so
+    what ``first`` (the first kernel launched, of ``launches`` launches) paid for it as a
+    queued launch is taken back. A program of one launch costs the same under either mode;
+    nothing under ``each``, whose every launch already paid its round trip."""
+    check_sync(sync)
+    if sync != "end" or first is None or launches <= 0:
+        return 0.0
+    return max(device.launch_sync_us * 1e-3 - first.launch_ms / launches, 0.0)

@@ -28,9 +28,9 @@ from .cli_common import (
     parse_macros,
     parse_sizes,
     port_option,
-    sync_option,
     progress_printer,
     sizing_options,
+    sync_option,
 )
 from .errors import CGPredictError, OutputPathError
 from .heap import keep_freed_memory

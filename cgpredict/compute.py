@@ -111,6 +111,24 @@ def ptx_cost(opcode: str, ty: str, detail: str) -> tuple[int, bool, bool]:
     return 1, False, fp
 
 
+#: source iterations per trip of a thread's innermost loop in the binaries nvcc builds: the
+#: measured ports' hot loops (compile-time trip counts, as every size here is a macro) are
+#: unrolled 8 to 80 times, most 16 to 40 (validation/results/sass-check.md, unrolling table)
+LOOP_UNROLL = 16
+
+
+def integer_insts(block_ops) -> float:
+    """PTX-equivalent integer and branch instructions of one execution of a block's ops
+    ((opcode, type, detail, count) tuples): the loop control and address arithmetic that
+    unrolling folds away when they follow the induction variables."""
+    total = 0.0
+    for opcode, ty, detail, k in block_ops:
+        cost, is_sfu, is_fp = ptx_cost(opcode, ty, detail)
+        if cost > 0 and not is_sfu and not is_fp and opcode not in ("fcmp", "call"):
+            total += cost * k
+    return total
+
+
 def kernel_entry_insts(grid_dims: int, arrays: int) -> int:
     """PTX instructions a kernel runs once per thread before its loops: per grid dimension
     ``mov`` of %tid, %ctaid and %ntid, a ``mad`` and the bound's ``setp``; one guard branch;

@@ -65,10 +65,10 @@ def row_ms(row: ValidationRow, device: GPUDevice, model: str = "cgpredict") -> f
     with the launch stream of the row's host code (its ``--sync``)."""
     sync = row.report.sync
     parts = [kernel_parts(k.launch_profiles, device, model, sync) for k in row.report.kernels]
-    first = row.report.kernels[0].launches if parts else 0
+    launched = sum(k.launches for k in row.report.kernels)
     if row.timer == "events":  # the GPU's work alone
         return sum(p.kernel_ms for p in parts)
-    once = program_sync_ms(device, sync, parts[0] if parts else None, first)
+    once = program_sync_ms(device, sync, launched)
     return sum(p.total_ms for p in parts) + once
 
 

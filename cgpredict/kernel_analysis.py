@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .cache import CacheConfig
-from .compute import ComputeCounts, compute_counts, kernel_entry_insts
+from .compute import ComputeCounts, compute_counts, integer_insts, kernel_entry_insts
 from .devices import GPUDevice
 from .energy import predict_energy
 from .memory import (
@@ -189,6 +189,7 @@ def analyze_region(
         staged,
         shared_spec,
         thread_bodies(trace, region, grid),
+        _busiest_share(wt),
     )
     # Launches with identical block and loop counts (FDTD time steps) and the same data left
     # in the L2 by earlier launches (residency.py) are modelled once.
@@ -290,6 +291,7 @@ class _LaunchContext:
     staged: tuple[StagedAccess, ...] = ()
     shared_spec: tuple[int, float, int, float] | None = None  # see staging.staging_setup
     bodies: ThreadBodies = ThreadBodies()  # the thread's code, for ILP and MLP
+    busiest: float = 1.0  # the busiest thread's memory events / the mean thread's
 
     def extents(self, row: int) -> tuple[float, float]:
         """(x, y) pseudo-threads of trace launch ``row``, scaled to the work size."""
@@ -339,6 +341,7 @@ class _LaunchContext:
         ]
         executed = sum(w for w, _ in weights)
         par = self.bodies.parallelism(per_thread)
+        chain = self.chain_cycles(per_thread, mem)
         bytes_per_access = round(sum(w * b for w, b in weights) / executed) if executed else 4
         for b in h.blocks:
             n = per_thread.get(b.id, 0.0)
@@ -346,6 +349,9 @@ class _LaunchContext:
                 for opcode, ty, detail, k in b.ops:
                     ops[(opcode, ty, detail)] += n * k
         comp: ComputeCounts = compute_counts(ops)
+        folded = self.bodies.unrolled_savings(
+            per_thread, lambda b: integer_insts(h.blocks[b].ops)
+        )
         arrays = {array_name(h.mem[s.sid].base) for s in mem.instrs}
         entry = kernel_entry_insts(self.grid, len(arrays - {""}))
         warnings = []
@@ -360,7 +366,7 @@ class _LaunchContext:
             coal=patterns[COAL],
             uncoal=patterns[UNCOAL],
             const=patterns[CONST],
-            comp_insts=comp.total + entry,
+            comp_insts=max(comp.total - folded, 0.0) + entry,
             sfu_insts=comp.sfu,
             fp_insts=comp.fp,
             registers_per_thread=self.opts.registers_per_thread,
@@ -371,6 +377,7 @@ class _LaunchContext:
             shared=shared,
             sync_insts=sync,
             stores=stores,
+            chain_cycles=chain,
         )
         try:
             result = model_predict(
@@ -392,6 +399,24 @@ class _LaunchContext:
                 geometry,
                 mem.l2_hit_rate,
             ),
+        )
+
+    def chain_cycles(self, per_thread: dict, mem: MemoryAnalysis) -> float:
+        """The critical path of the launch's busiest thread (models/bounds.py): the mean
+        thread's body executions times ``busiest``, each iteration its chain
+        (parallelism.body_chain) with every load at its own mean latency."""
+        dev = self.device
+        staged = {a.sid for a in self.staged}
+        lat = {s.sid: _load_latency(s, dev) for s in mem.instrs}
+        for sid in staged:
+            lat[sid] = dev.shared_latency_cycles
+
+        def load_cycles(sid: int) -> float:
+            return lat.get(sid, dev.l2_latency_cycles)
+
+        busiest = {b: n * self.busiest for b, n in per_thread.items()}
+        return self.bodies.chain_cycles(
+            busiest, load_cycles, dev.fp_latency_cycles, dev.inst_latency_cycles
         )
 
     def shared_counts(self, row: int, per_thread: dict, threads: float):
@@ -607,6 +632,29 @@ def _mapping_warnings(trace: Trace, wt: WarpTrace, name: str) -> list[str]:
             f"synchronisation or another mapping"
         )
     return out
+
+
+def _load_latency(s, device: GPUDevice) -> float:
+    """Mean latency of static load ``s`` (memory.InstrMemStats): the L1's for the warp
+    instructions it serves, else the L2's plus DRAM's for the share of transactions that
+    miss (SPEC eq. (2))."""
+    total = max(s.total_warp_insts, 1)
+    l1 = sum(s.l1_served) / total
+    l2 = sum(s.l2_trans)
+    miss = sum(s.dram_trans) / l2 if l2 else 0.0
+    beyond = device.l2_latency_cycles + min(miss, 1.0) * device.dram_latency_cycles
+    return l1 * device.l1_latency_cycles + (1 - l1) * beyond
+
+
+def _busiest_share(wt) -> float:
+    """How many times the mean pseudo-thread's memory events the busiest thread makes: a
+    warp instruction holds at most one event of each lane, so the busiest warp's instruction
+    count is its busiest lane's events at most (1 when every thread works alike)."""
+    threads = max(wt.grid_x, 1) * max(wt.grid_y, 1)
+    if not wt.n_events or not len(wt.inst_warp):
+        return 1.0
+    most = float(np.bincount(wt.inst_warp).max())
+    return max(most / (wt.n_events / threads), 1.0)
 
 
 def _memory_profile(

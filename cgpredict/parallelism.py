@@ -20,14 +20,35 @@ are weighted by how many of their instructions a thread executes.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from .compute import LOOP_UNROLL
 from .fpga import dddg
 from .instrument.irtext import Module, parse_module
 from .tracefile import Trace
 
-__all__ = ["Parallelism", "ThreadBodies", "body_parallelism", "thread_bodies"]
+__all__ = [
+    "LOADS_IN_FLIGHT",
+    "affine_share",
+    "Parallelism",
+    "ThreadBodies",
+    "body_chain",
+    "body_parallelism",
+    "thread_bodies",
+]
+
+#: loads one thread keeps in flight in a loop whose loads do not wait for a loop-carried
+#: value: nvcc unrolls a loop of known trip count and hoists the loads of the unrolled
+#: iterations above their uses (the sm_90 SASS of GRAMSCHMIDT's single-thread norm loop,
+#: ``validation/cuda/gramschmidt.cu`` gs_k1, issues 16 LDG.E before the first FFMA that
+#: consumes one; registers bound how many). Iterations overlap only that far.
+LOADS_IN_FLIGHT = 16
+#: integer and control classes of a body (dddg.op_class): what unrolling can fold away
+_INTEGER = frozenset({"iadd", "imul", "logic", "icmp", "select", "gep", "cast", "br"})
+#: classes that are not instructions of the thread (control flow, SSA joins)
+_NO_LATENCY = frozenset({"phi", "br", "ret", "store"})
 
 _NOT_INSTRUCTIONS = frozenset({"phi", "br", "ret"})
 
@@ -64,6 +85,77 @@ def body_parallelism(body: dddg.LoopBody) -> Parallelism:
     return Parallelism(max(ilp, 1.0), max(mlp, 1.0), float(n_insts))
 
 
+def _latencies(body: dddg.LoopBody, load_cycles, fp_cycles: float, int_cycles: float):
+    """The latency of each op of ``body``: a load its ``load_cycles(mem_id)``, a floating
+    point op ``fp_cycles``, any other instruction ``int_cycles``; stores (not waited for),
+    phis and branches none."""
+    out = []
+    for o in body.ops:
+        if o.klass == "load":
+            out.append(float(load_cycles(o.mem_id)))
+        elif o.klass in _NO_LATENCY:
+            out.append(0.0)
+        elif o.klass.startswith(("f", "d")):  # fadd, fmul, fdiv, fcmp, fcvt, dadd, ...
+            out.append(fp_cycles)
+        else:
+            out.append(int_cycles)
+    return out
+
+
+def _longest(body: dddg.LoopBody, lat: list[float], start: int = -1) -> list[float]:
+    """Latency of the longest chain ending at each op within one iteration (from ``start``
+    only, when given: -inf where it does not reach)."""
+    far: list[float] = []
+    for o in body.ops:
+        ins = [far[k] for k in o.operands if k < len(far)]
+        if start >= 0:
+            base = 0.0 if o.index == start else max(ins, default=-math.inf)
+        else:
+            base = max(ins, default=0.0)
+        far.append(base + lat[o.index] if base > -math.inf else -math.inf)
+    return far
+
+
+def body_chain(
+    body: dddg.LoopBody, load_cycles, fp_cycles: float, int_cycles: float, looped: bool = True
+) -> float:
+    """Cycles one iteration of ``body`` takes at least on its thread's own critical path
+    (issue 24): the longest loop-carried recurrence (an accumulator's add, a pointer chase
+    through its loads), and the iteration's longest chain of latencies (a load and its uses)
+    shared by the iterations whose loads one thread keeps in flight (LOADS_IN_FLIGHT). Code
+    that is not a loop (``looped`` False: a thread's straight-line body) runs its chain once."""
+    lat = _latencies(body, load_cycles, fp_cycles, int_cycles)
+    within = max(_longest(body, lat), default=0.0)
+    loads = sum(o.klass == "load" for o in body.ops)
+    overlap = max(LOADS_IN_FLIGHT // max(loads, 1), 1) if looped else 1
+    rec = 0.0
+    for o in body.ops:
+        if o.klass == "phi" and o.carried >= 0:
+            reach = _longest(body, lat, o.index)[o.carried]
+            rec = max(rec, reach if reach > -math.inf else 0.0)
+    return max(rec, within / overlap)
+
+
+def affine_share(body: dddg.LoopBody) -> float:
+    """The share of ``body``'s integer and branch ops that follow only its induction
+    variables and loop invariants (loop control, the addresses of affine accesses): the ones
+    an unrolled loop folds into immediate offsets. A value computed from a load (a gathered
+    index, ``hist[data[i] & 255]``) or another recurrence is work every iteration keeps."""
+    data: list[bool] = []
+    n = affine = 0
+    for o in body.ops:
+        tainted = (
+            o.klass in ("load", "call")
+            or (o.klass == "phi" and o.index not in body.induction)
+            or any(data[k] for k in o.operands if k < len(data))
+        )
+        data.append(tainted)
+        if o.klass in _INTEGER:
+            n += 1
+            affine += not tainted
+    return affine / n if n else 0.0
+
+
 @functools.lru_cache(maxsize=4)
 def _module(ir_text: str) -> Module:
     """The parsed IR, once per trace (a kernel's distinct launches each ask for it)."""
@@ -76,6 +168,36 @@ class ThreadBodies:
     the blocks of that body (its executions per thread are the launch's own)."""
 
     bodies: tuple[tuple[Parallelism, tuple[int, ...]], ...] = ()
+    # the same bodies' dependence graphs, for the thread's critical path (body_chain), and
+    # whether each is a loop of the thread (else its straight-line code, run once)
+    graphs: tuple[dddg.LoopBody, ...] = ()
+    looped: tuple[bool, ...] = ()
+
+    def unrolled_savings(self, per_thread: Mapping[int, float], integer_of) -> float:
+        """Instructions per thread that unrolling folds away: of each loop body's integer
+        and branch instructions (``integer_of(block id)`` an execution), the affine share
+        (affine_share) bar one trip in LOOP_UNROLL. Nothing for straight-line code."""
+        keep = 1.0 / LOOP_UNROLL
+        saved = 0.0
+        for (_, blocks), g, looped in zip(self.bodies, self.graphs, self.looped):
+            share = affine_share(g) if looped else 0.0
+            if share > 0:
+                saved += share * (1 - keep) * sum(
+                    per_thread.get(b, 0.0) * integer_of(b) for b in blocks
+                )
+        return saved
+
+    def chain_cycles(
+        self, per_thread: Mapping[int, float], load_cycles, fp_cycles: float, int_cycles: float
+    ) -> float:
+        """The thread's critical path: each body's iterations (``per_thread``: executions
+        of each block id by the thread) times its per-iteration chain (body_chain)."""
+        total = 0.0
+        for (_, blocks), g, looped in zip(self.bodies, self.graphs, self.looped):
+            runs = max((per_thread.get(b, 0.0) for b in blocks), default=0.0)
+            if runs > 0:
+                total += runs * body_chain(g, load_cycles, fp_cycles, int_cycles, looped)
+        return total
 
     def parallelism(self, per_thread: Mapping[int, float]) -> Parallelism:
         """ILP and MLP of the thread, each body weighted by its instructions executed
@@ -88,30 +210,33 @@ class ThreadBodies:
 
 def thread_bodies(trace: Trace, region: int, grid: int) -> ThreadBodies:
     """The bodies of a pseudo-thread of `region` mapped on a `grid`-D grid: its innermost
-    loops below the mapped ones, or, without such loops, the blocks inside the mapped loops.
-    Their ILP and MLP depend on the code only, so a kernel's launches share them."""
+    loops below the mapped ones, or, without such loops, the blocks inside the mapped loops;
+    and the innermost loops of helper functions the threads call (region -1: a launch that
+    calls none executes none of their blocks, weight 0). Their ILP and MLP depend on the code
+    only, so a kernel's launches share them."""
     h = trace.header
     loops = [lp for lp in h.loops if lp.region == region]
     inner = [lp for lp in loops if lp.depth > grid and not any(c.parent == lp.id for c in loops)]
-    if inner:
-        bodies = [(lp.function, lp.blocks) for lp in inner]
-    else:
-        mapped = [lp for lp in loops if lp.depth == grid]
-        bodies = [(lp.function, lp.blocks) for lp in mapped]
+    helpers = [lp for lp in h.loops if lp.region == -1]
+    called = [lp for lp in helpers if not any(c.parent == lp.id for c in helpers)]
+    own = inner or [lp for lp in loops if lp.depth == grid]
+    bodies = [(lp.function, lp.blocks, bool(inner)) for lp in own]
+    bodies += [(lp.function, lp.blocks, True) for lp in called]
     if not bodies:
         return ThreadBodies()
     mod = _module(h.ir_text)
     mem = dddg.mem_by_label(h, region)
-    return ThreadBodies(tuple(
-        (
-            body_parallelism(
-                dddg.loop_body(mod.functions[fn], [h.blocks[b].label for b in blocks], mem)
-            ),
-            tuple(blocks),
-        )
-        for fn, blocks in bodies
+    graphs = [
+        (dddg.loop_body(mod.functions[fn], [h.blocks[b].label for b in blocks], mem), blocks,
+         looped)
+        for fn, blocks, looped in bodies
         if fn in mod.functions
-    ))  # fmt: skip
+    ]
+    return ThreadBodies(
+        bodies=tuple((body_parallelism(g), tuple(blocks)) for g, blocks, _ in graphs),
+        graphs=tuple(g for g, _, _ in graphs),
+        looped=tuple(looped for _, _, looped in graphs),
+    )
 
 
 def _weighted(parts: Iterable[tuple[Parallelism, float]]) -> Parallelism:

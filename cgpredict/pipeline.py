@@ -26,7 +26,7 @@ from .errors import CGPredictError
 from .kernel_analysis import analyze_region
 from .macros import evaluate_macros
 from .memory import PATTERN_NAMES
-from .models import KernelTime, program_sync_ms
+from .models import program_sync_ms
 from .prediction import (
     DEFAULT_BLOCKS,
     SCHEMA_VERSION,
@@ -595,8 +595,7 @@ def analyze_trace(
             f"them are underestimated; trace a size where every loop iterates "
             f"at least twice"
         )
-    first = kernels[0] if kernels else None  # in source order: the first launched
-    parts = None if first is None else KernelTime(first.kernel_ms, first.launch_ms, first.once_ms)
+    launched = sum(k.launches for k in kernels)
     return Report(
         source=trace.header.source_name,
         device=device.name,
@@ -608,7 +607,7 @@ def analyze_trace(
         seconds={},
         port=trace.header.port,
         sync=opts.sync,
-        sync_ms=program_sync_ms(device, opts.sync, parts, first.launches if first else 0),
+        sync_ms=program_sync_ms(device, opts.sync, launched),
     )
 
 

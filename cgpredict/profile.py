@@ -133,6 +133,9 @@ class KernelProfile:
     mlp: float = 1.0
     launches: int = 1
     stores: StoreCounts = field(default_factory=StoreCounts)
+    # the critical path of the launch's busiest thread, cycles (parallelism.body_chain): its
+    # loop iterations times each one's recurrence or shared load-to-use chain
+    chain_cycles: float = 0.0
 
     def loads_only(self) -> KernelProfile:
         """This profile with its stores taken out of the memory patterns: what a warp waits

@@ -54,7 +54,8 @@ def _bounds_text(r) -> list[str]:
     return [
         f"  time set by {binding}: model {r.model_cycles:.4g} cycles; bounds DRAM "
         f"{b.dram_cycles:.4g} ({b.dram_bytes / 1e6:.4g} MB), issue {b.issue_cycles:.4g}, "
-        f"L2 path {b.l2_cycles:.4g} ({b.l2_store_trans:.4g} store transactions)"
+        f"L2 path {b.l2_cycles:.4g} ({b.l2_store_trans:.4g} store transactions), "
+        f"critical path {b.chain_cycles:.4g} (the busiest thread's own chain)"
     ]
 
 

@@ -107,7 +107,11 @@ def _run() -> dict:
     kernel = _extend(s["properties"]["kernels"]["items"], {"time_ms": _NUMBER})
     s = _extend(
         s,
-        {"schema_version": {"const": SCHEMA_VERSION}, "total_ms": _NUMBER, "total_energy_mj": _NUMBER},
+        {
+            "schema_version": {"const": SCHEMA_VERSION},
+            "total_ms": _NUMBER,
+            "total_energy_mj": _NUMBER,
+        },
     )
     s["properties"]["kernels"] = {"type": "array", "items": kernel}
     return s

@@ -28,20 +28,18 @@ def test_each_launch_is_a_round_trip():
     assert t.total_ms == pytest.approx(3.05)
 
 
-def test_queued_launches_cost_their_work_above_the_gap():
-    """Queued launches (--sync end) longer than the 3 us gap add nothing to their work;
-    shorter ones take the gap: 200 x 1 us launches take 200 x 3 us."""
-    long = kernel_time([(0.020, 100.0)], DEV, "end")
-    assert long.launch_ms == 0.0 and long.kernel_ms == pytest.approx(2.0)
-    short = kernel_time([(0.001, 200.0)], DEV, "end")
-    assert short.kernel_ms + short.launch_ms == pytest.approx(200 * 0.003)
+def test_queued_launches_add_the_gap_to_their_work():
+    """Queued launches (--sync end) each add the 3 us gap (dispatch, ramp-up, drain) to
+    their work, not a round trip: 100 x 20 us launches take 2 ms + 100 x 3 us."""
+    t = kernel_time([(0.020, 100.0)], DEV, "end")
+    assert t.kernel_ms == pytest.approx(2.0) and t.launch_ms == pytest.approx(0.3)
 
 
 def test_distinct_launches_add_up():
-    """Launches of two kinds (a host loop whose launches differ) are costed each by its own
-    work: 10 x 1 us and 5 x 5 us queued, gap 3 us: 10 x 3 + 5 x 5 = 55 us."""
+    """Launches of two kinds (a host loop whose launches differ): 10 x 1 us and 5 x 5 us
+    queued, gap 3 us: 10 x 1 + 5 x 5 of work and 15 x 3 of gaps."""
     t = kernel_time([(0.001, 10.0), (0.005, 5.0)], DEV, "end")
-    assert t.kernel_ms + t.launch_ms == pytest.approx(0.055)
+    assert t.kernel_ms == pytest.approx(0.035) and t.launch_ms == pytest.approx(0.045)
     assert kernel_time([], DEV, "each") == KernelTime(0.0, 0.0, 0.0)  # never launched: no load
 
 
@@ -51,10 +49,8 @@ def test_one_launch_costs_the_same_under_both_modes():
     for work in (0.0005, 0.020):  # below and above the gap
         each = kernel_time([(work, 1.0)], DEV, "each")
         end = kernel_time([(work, 1.0)], DEV, "end")
-        assert each.total_ms == pytest.approx(
-            end.total_ms + program_sync_ms(DEV, "end", end, 1)
-        )
-        assert program_sync_ms(DEV, "each", each, 1) == 0.0
+        assert each.total_ms == pytest.approx(end.total_ms + program_sync_ms(DEV, "end", 1))
+        assert program_sync_ms(DEV, "each", 1) == 0.0 and program_sync_ms(DEV, "end", 0) == 0
 
 
 def test_unknown_mode_is_refused():
@@ -107,7 +103,7 @@ def _run(src: Path, *args: str) -> dict:
 def test_run_reports_the_parts_of_a_host_loop(tmp_path):
     """A host loop of 8 tiny launches on the H100: the JSON gives the work, the launches and
     the module load apart, their sum is the kernel's time, and --sync end queues them (each
-    at least the device's gap; one round trip for the program)."""
+    the device's gap; one round trip for the program, in place of its first gap)."""
     dev = load_device("h100")
     src = tmp_path / "loop.c"
     src.write_text(HOST_LOOP)
@@ -121,8 +117,8 @@ def test_run_reports_the_parts_of_a_host_loop(tmp_path):
     ke, kq = each["kernels"][0], end["kernels"][0]
     assert ke["kernel_ms"] == pytest.approx(kq["kernel_ms"])
     assert ke["launch_ms"] == pytest.approx(8 * dev.launch_sync_us * 1e-3, abs=1e-6)
-    per_launch = (kq["kernel_ms"] + kq["launch_ms"]) / 8
-    assert per_launch == pytest.approx(max(kq["kernel_ms"] / 8, dev.launch_gap_us * 1e-3))
+    assert kq["launch_ms"] == pytest.approx(8 * dev.launch_gap_us * 1e-3, abs=1e-6)
+    assert end["sync_ms"] == pytest.approx((dev.launch_sync_us - dev.launch_gap_us) * 1e-3)
     assert each["sync"] == "each" and each["sync_ms"] == 0.0 and end["sync"] == "end"
     assert end["total_ms"] < each["total_ms"]  # 7 round trips saved
     assert end["total_ms"] == pytest.approx(

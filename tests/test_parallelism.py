@@ -8,7 +8,13 @@ from pathlib import Path
 import pytest
 
 from cgpredict.fpga.dddg import LoopBody, Op
-from cgpredict.parallelism import Parallelism, _weighted, body_parallelism
+from cgpredict.parallelism import (
+    LOADS_IN_FLIGHT,
+    Parallelism,
+    _weighted,
+    body_chain,
+    body_parallelism,
+)
 from cgpredict.pipeline import RunOptions, predict_source
 
 POLYBENCH = Path(__file__).resolve().parents[1] / "polybench_c"
@@ -61,3 +67,93 @@ def test_gemm_loads_two_independent_values_per_iteration():
     (k,) = predict_source(POLYBENCH / "gemm.c", RunOptions(model="gpuperf")).kernels
     assert k.profile.mlp == 2.0  # A[i][k] and B[k][j]
     assert k.profile.ilp > 1.0
+
+
+# ---- a thread's own critical path (body_chain), by hand: loads 100 cycles, FP 4, int 1 ----
+
+def _chain(body: LoopBody) -> float:
+    return body_chain(body, lambda sid: 100.0, fp_cycles=4.0, int_cycles=1.0)
+
+
+def _carried(body: LoopBody, phi: int, update: int) -> LoopBody:
+    ops = list(body.ops)
+    o = ops[phi]
+    ops[phi] = Op(o.index, o.name, o.klass, o.type, o.operands, update)
+    return LoopBody(tuple(ops), body.induction)
+
+
+def test_independent_loads_overlap_as_far_as_a_thread_keeps_them_in_flight():
+    """sum += a[i] * b[i]: the iteration's chain gep (1) -> load (100) -> fmul (4) -> fadd
+    (4) is 109 cycles; two loads an iteration, so 16 / 2 = 8 iterations overlap: 109 / 8;
+    the accumulator's own recurrence (one fadd, 4 cycles) is shorter."""
+    body = _carried(_body(("phi", ()), ("gep", ()), ("load", (1,)), ("gep", ()),
+                          ("load", (3,)), ("fmul", (2, 4)), ("fadd", (5, 0)), ("br", ())), 0, 6)
+    assert LOADS_IN_FLIGHT == 16
+    assert _chain(body) == pytest.approx(109 / 8)
+
+
+def test_a_pointer_chase_is_its_recurrence():
+    """p = *p: each iteration's load waits for the previous one's: 100 cycles an iteration,
+    however many loads a thread could keep in flight."""
+    body = _carried(_body(("phi", ()), ("load", (0,)), ("br", ())), 0, 1)
+    assert _chain(body) == pytest.approx(100.0)
+
+
+def test_an_accumulator_through_memory_is_a_recurrence():
+    """x = load acc; x += v; the next iteration's load of acc waits for it (a phi carrying
+    the stored value, as a reload the compiler cannot forward): load + fadd a trip."""
+    body = _carried(_body(("phi", ()), ("load", (0,)), ("fadd", (1,)), ("store", (2,))), 0, 2)
+    assert _chain(body) == pytest.approx(104.0)
+
+
+@pytest.mark.usefixtures("compiler")
+def test_single_thread_kernel_is_bound_by_its_chain(tmp_path):
+    """One thread of 256 sums a 4096-element column on the H100: its 4096 loads can only be
+    16 in flight at a time, so the launch takes at least 4096 / 16 x (an L2 latency) cycles,
+    whatever the 8 warps of its block; 256 threads summing a column each are not so bound."""
+    src = tmp_path / "norm.c"
+    src.write_text(NORM)
+    one = predict_source(src, RunOptions(device="h100"))
+    (k,) = one.kernels
+    b = k.result.bounds
+    dev_l2 = 369.2
+    assert k.result.binding == "chain" and k.result.bound == "latency"
+    assert b.chain_cycles >= 4096 / 16 * dev_l2
+    assert k.result.cycles == pytest.approx(b.chain_cycles)
+    many = predict_source(src, RunOptions(device="h100", work_sizes={"ONE": 0}))
+    assert many.kernels[0].result.binding != "chain"
+
+
+NORM = r"""
+#ifndef N
+#define N 4096
+#endif
+#ifndef ONE
+#define ONE 1
+#endif
+static float A[N][256];
+static float R[256];
+int main(void) {
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < 256; j++)
+      A[i][j] = (float)((i + j) % 7);
+#pragma cgp kernel norm grid=1
+  for (int t = 0; t < 256; t++) {
+    if (!ONE || t == 0) {
+      float s = 0.0f;
+      for (int i = 0; i < N; i++)
+        s += A[i][t] * A[i][t];
+      R[t] = s;
+    }
+  }
+  return R[0] > 0.0f ? 0 : 1;
+}
+"""
+
+
+def test_straight_line_code_runs_its_chain_once():
+    """A thread's body that is not a loop (a stencil point) overlaps no iterations: its one
+    load and the add after it take 104 cycles, not 104 / 16."""
+    body = _body(("load", ()), ("fadd", (0,)), ("store", (1,)))
+    assert body_chain(body, lambda sid: 100.0, 4.0, 1.0, looped=False) == pytest.approx(104.0)
+    assert _chain(body) == pytest.approx(104.0 / 16)

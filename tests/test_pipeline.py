@@ -149,7 +149,10 @@ def test_batch_modes(gemm_prep):
     assert whole.kernels[0].result.model_cycles > paper.kernels[0].result.model_cycles
 
 
-def test_prepared_cleans_up():
+def test_prepared_cleans_up(monkeypatch):
+    """A trace of its own (the cache off: another test may have cached this size) is
+    removed when the prepared trace is closed."""
+    monkeypatch.setenv("CGPREDICT_NO_CACHE", "1")
     opts = RunOptions(work_sizes=sizes(GEMM_N, 32), trace_sizes=sizes(GEMM_N, 32))
     with prepare(POLYBENCH / "gemm.c", opts) as prep:
         path = prep.trace.path

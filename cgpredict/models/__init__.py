@@ -14,7 +14,6 @@ from cgpredict.models.base import LaunchGeometry, ModelDetails, ModelResult, lau
 from cgpredict.models.bounds import Bounds, launch_bounds
 from cgpredict.models.cgpredict_model import CGPredictResult, predict_cgpredict
 from cgpredict.models.gpuperf import GPUPerfResult, predict_gpuperf
-from cgpredict.models.launches import DEFAULT_SYNC, KernelTime, kernel_time, program_sync_ms
 from cgpredict.models.hongkim import (
     HongKimInputs,
     HongKimResult,
@@ -22,6 +21,7 @@ from cgpredict.models.hongkim import (
     hongkim_raw,
     predict_hongkim,
 )
+from cgpredict.models.launches import DEFAULT_SYNC, KernelTime, kernel_time, program_sync_ms
 from cgpredict.profile import KernelProfile
 
 __all__ = [
@@ -49,6 +49,9 @@ __all__ = [
     "predict_hongkim",
 ]
 
+#: what a binding physical bound makes the kernel: the chain is a thread's own latency
+_BOUND_KIND = {"dram": "memory", "l2": "memory", "issue": "compute", "chain": "latency"}
+
 MODELS: dict[str, Callable[..., Any]] = {
     "cgpredict": predict_cgpredict,
     "hongkim": predict_hongkim,
@@ -75,7 +78,7 @@ def predict(
     per_launch = d.cycles / launches
     binding = "model" if per_launch >= bounds.cycles else bounds.binding
     cycles = max(per_launch, bounds.cycles) * launches
-    bound = d.bound if binding == "model" else ("compute" if binding == "issue" else "memory")
+    bound = d.bound if binding == "model" else _BOUND_KIND[binding]
     return ModelResult(
         model=model,
         cycles=cycles,

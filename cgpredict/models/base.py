@@ -12,7 +12,7 @@ from cgpredict.profile import KernelProfile
 
 __all__ = ["Bound", "LaunchGeometry", "ModelDetails", "ModelResult", "launch_geometry"]
 
-Bound = Literal["memory", "compute"]
+Bound = Literal["memory", "compute", "latency"]  # latency: a thread's own critical path
 
 
 class ModelDetails(Protocol):

@@ -15,13 +15,21 @@ launch, each from the same profile the models read:
   directions work at once, so the bound is the slower of them, not their sum: on the Jetson
   TK1 the naive GEMM's loads alone take its measured time (the sum predicted it 58% slow).
 
-Stores are the reason the last bound matters: a warp does not wait for its stores (write-back
+A fourth bound is latency, not throughput: the **critical path** of the launch's busiest
+thread (``KernelProfile.chain_cycles``: its loop iterations times each one's loop-carried
+recurrence or load-to-use chain, overlapped only as far as one thread keeps loads in flight,
+parallelism.py). A GPU issues a thread's instructions in order, so however many warps an SM
+holds, every wave of blocks lasts at least that long: a single-thread kernel, a small grid or a
+thread that does all the work is bound by it (``waves`` x chain).
+
+Stores are the reason the L2 bound matters: a warp does not wait for its stores (write-back
 L2 on Kepler, write-through L1 on later GPUs), so the latency models see only the loads, and
 the stores cost issue slots (counted as instructions) and memory-path time (here).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from cgpredict.devices import GPUDevice
@@ -30,7 +38,7 @@ from cgpredict.profile import KernelProfile
 
 __all__ = ["BOUND_NAMES", "Bounds", "launch_bounds"]
 
-BOUND_NAMES = ("dram", "issue", "l2")
+BOUND_NAMES = ("dram", "issue", "l2", "chain")
 
 
 @dataclass(frozen=True)
@@ -44,20 +52,21 @@ class Bounds:
     l2_load_trans: float
     l2_store_trans: float
     l2_cycles: float
+    chain_cycles: float = 0.0  # waves x the busiest thread's critical path
 
     @property
     def cycles(self) -> float:
-        return max(self.dram_cycles, self.issue_cycles, self.l2_cycles)
+        return max(self.dram_cycles, self.issue_cycles, self.l2_cycles, self.chain_cycles)
 
     @property
     def binding(self) -> str:
         """The name of the largest bound."""
-        values = (self.dram_cycles, self.issue_cycles, self.l2_cycles)
+        values = (self.dram_cycles, self.issue_cycles, self.l2_cycles, self.chain_cycles)
         return BOUND_NAMES[values.index(max(values))]
 
 
 def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry) -> Bounds:
-    """The three bounds of one launch of ``profile`` (all its warps, all waves)."""
+    """The four bounds of one launch of ``profile`` (all its warps, all waves)."""
     warps = float(geo.total_warps)
     sms = max(geo.active_sms, 1)
     loads = profile.loads_only()
@@ -84,4 +93,5 @@ def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry
         l2_load_trans=warps * l2_loads,
         l2_store_trans=warps * st.l2_trans,
         l2_cycles=l2_cycles,
+        chain_cycles=profile.chain_cycles * max(math.ceil(geo.waves - 1e-9), 1),
     )

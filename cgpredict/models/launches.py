@@ -8,9 +8,11 @@ besides the kernels' own work depends on how the host waits (``--sync``):
   GPU's start, the completion seen by the host: ``launch_sync_us`` per launch.
 * ``end``: launches are queued back to back and the host waits once, after the last one
   (PolyBench/GPU's MVT and 3DCONV). Queued launches follow each other without a round trip,
-  but no faster than the GPU accepts launches: one launch takes ``max(its work,
-  launch_gap_us)``. The host's one synchronisation (``launch_sync_us``) is paid once per
-  program.
+  but each still costs the GPU its dispatch, ramp-up and drain, since a kernel in a stream
+  starts only when the previous one has finished: ``launch_gap_us`` a launch on top of its
+  work (the interval between back-to-back launches of empty kernels). The program's first
+  launch is a round trip instead (``launch_sync_us``: the host waits once), so a program of
+  one launch costs the same under both modes.
 
 Apart from the launches, a kernel's first launch in a process loads its module (CUDA lazy
 loading): ``first_launch_us``, once per kernel. The three costs are reported apart from the
@@ -57,26 +59,21 @@ def kernel_time(
     launches: Sequence[tuple[float, float]], device: GPUDevice, sync: str = DEFAULT_SYNC
 ) -> KernelTime:
     """The parts of one kernel's time from (work of one launch in ms, launches it stands for)
-    pairs: per launch ``launch_sync_us`` (``each``) or the gap up to ``launch_gap_us``
-    (``end``), and ``first_launch_us`` once when the kernel is launched at all."""
+    pairs: per launch ``launch_sync_us`` (``each``) or ``launch_gap_us`` (``end``), and
+    ``first_launch_us`` once when the kernel is launched at all."""
     check_sync(sync)
     work = sum(w * t for t, w in launches)
-    if sync == "each":
-        extra = sum(w for _, w in launches) * device.launch_sync_us * 1e-3
-    else:
-        gap_ms = device.launch_gap_us * 1e-3
-        extra = sum(w * max(gap_ms - t, 0.0) for t, w in launches)
+    per_launch = device.launch_sync_us if sync == "each" else device.launch_gap_us
+    extra = sum(w for _, w in launches) * per_launch * 1e-3
     once = device.first_launch_us * 1e-3 if launches else 0.0
     return KernelTime(kernel_ms=work, launch_ms=extra, once_ms=once)
 
 
-def program_sync_ms(device: GPUDevice, sync: str, first: KernelTime | None, launches: int) -> float:
-    """The host's one round trip of a program whose launches are queued (``end``): the
-    program's first launch is a round trip (``launch_sync_us``) instead of a queued one, so
-    what ``first`` (the first kernel launched, of ``launches`` launches) paid for it as a
-    queued launch is taken back. A program of one launch costs the same under either mode;
-    nothing under ``each``, whose every launch already paid its round trip."""
+def program_sync_ms(device: GPUDevice, sync: str, launches: float) -> float:
+    """What a program whose launches are queued (``end``) pays once: its first launch is a
+    host round trip (``launch_sync_us``), not a queued launch (``launch_gap_us``, already
+    counted with the kernel's launches). Nothing under ``each``, or without launches."""
     check_sync(sync)
-    if sync != "end" or first is None or launches <= 0:
+    if sync != "end" or launches <= 0:
         return 0.0
-    return max(device.launch_sync_us * 1e-3 - first.launch_ms / launches, 0.0)
+    return max(device.launch_sync_us - device.launch_gap_us, 0.0) * 1e-3

@@ -110,6 +110,8 @@ def _kernel_section(k, dev, source_name: str) -> str:
         f'<p class="big">{k.time_ms:.4g} ms predicted'
         + (f" for {k.launches} launches" if k.launches > 1 else "")
         + "</p>",
+        f"<p class='parts'>GPU work {k.kernel_ms:.4g} ms + launch costs {k.launch_ms:.4g} ms "
+        f"+ first launch (module load, once) {k.once_ms:.4g} ms.</p>",
         f"<p>Time set by {esc(_bound_text(r))}. MWP {r.mwp:.2f}, CWP {r.cwp:.2f}, "
         f"N {r.n_warps} warps and B {r.b_blocks} blocks per SM, occupancy {k.occupancy:.0%} "
         f"(limited by {esc(k.occupancy_limit)}), grid {k.grid_dims}-D "
@@ -123,6 +125,7 @@ def _kernel_section(k, dev, source_name: str) -> str:
             ("issue", b.issue_cycles, f"{b.warp_insts:.4g} warp instructions"),
             ("l2", b.l2_cycles, f"{b.l2_load_trans:.4g} load and {b.l2_store_trans:.4g} "
                                 "store transactions"),
+            ("chain", b.chain_cycles, "the busiest thread's own critical path, every wave"),
         ]
         out.append("<table class='bounds'><tr><th>bound</th><th>cycles per launch</th>"
                    "<th>what it counts</th></tr>")

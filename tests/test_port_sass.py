@@ -111,7 +111,7 @@ def test_the_tiled_gemm_compute_phase_vectorises_shared_loads_when_unrolled(tmp_
     phase = sass_check._between_barriers(k, hot)
     assert (phase["ld_shared_128"], phase["ld_shared_32"]) == (8, 32)
     plain = sass_counts.port_kernels("gemm_tiled", "plain", tmp_path)["gemm_tiled"]
-    h = sass_check.hot_loop(plain, k, 32.0)
+    h = sass_check.hot_loop(plain, k, sass_check.ModelLoop(0, 2, 32.0))
     assert h.factor == 32
     assert h.nounroll["ld_shared"] == pytest.approx(2.0, abs=0.05)
     assert h.unrolled["ld_shared"] == pytest.approx(1.25)
@@ -157,16 +157,23 @@ _Z3fooPfS_:
 _Z3barv:
 .text._Z3barv:
         /*0000*/                   MOV R1, c[0x0][0x28] ;
-        /*0010*/                   EXIT ;
+        /*0010*/                   CALL.REL.NOINC `($__internal_0_$__cuda_sm3x_div_rn_noftz_f32_slowpath) ;
+        /*0020*/                   EXIT ;
+$__internal_0_$__cuda_sm3x_div_rn_noftz_f32_slowpath:
+        /*0030*/                   SHF.R.U32.HI R7, RZ, 0x17, R3 ;
+.L_x_6:
+        /*0040*/                   FFMA R8, R0, 1.84467440737095516160e+19, RZ ;
+        /*0050*/                   RET.REL.NODEC R4 `(_Z3barv) ;
 .L_x_4:
-        /*0020*/                   BRA `(.L_x_4);
+        /*0060*/                   BRA `(.L_x_4);
 """
 
 
 def test_sass_parser_finds_nested_loops_and_counts_their_own_instructions_by_class() -> None:
     foo, bar = sass_counts.parse_sass(_SASS)
     assert (foo.mangled, foo.name, bar.name) == ("_Z3fooPfS_", "foo", "bar")
-    assert len(foo.insts) == 20 and len(bar.insts) == 2  # padding (BRA to itself, NOP) dropped
+    assert len(foo.insts) == 20 and foo.cold == 0  # padding (BRA to itself, NOP) dropped
+    assert (len(bar.insts), bar.cold) == (3, 4)  # the slow-path subroutine is left out
     outer, staging, inner = foo.loops
     assert (outer.label, outer.depth, outer.parent) == (".L_x_1", 1, -1)
     assert (staging.label, staging.depth, staging.parent) == (".L_x_5", 2, 0)
@@ -181,7 +188,7 @@ def test_sass_parser_finds_nested_loops_and_counts_their_own_instructions_by_cla
     assert nonzero(foo.outside) == {
         "other": 2, "integer": 1, "branch": 2, "st_global": 1, "st_shared_64": 1,
     }  # fmt: skip
-    assert nonzero(bar.outside) == {"other": 1, "branch": 1} and bar.loops == []
+    assert nonzero(bar.outside) == {"other": 1, "branch": 2} and bar.loops == []
 
 
 def test_per_thread_counts_are_each_loops_own_counts_times_its_iterations() -> None:

@@ -17,7 +17,10 @@ For one port (``validation/cuda/NAME.cu``) and one pointer model (``plain`` or `
    excluded) and outside every loop, by class (``sass_class``): global loads and stores,
    shared loads and stores by width, FP32, integer/address, branch, barrier and other.
 
-Padding after the kernel (the ``BRA`` to itself and the ``NOP`` after it) is not counted.
+Padding after the kernel (the ``BRA`` to itself and the ``NOP`` after it) is not counted,
+nor are the subroutines ptxas appends after it (``$__internal_..._slowpath``: the slow paths
+of IEEE division and square root, called only for operands out of the fast path's range); the
+``CALL`` to one is counted where it stands.
 A predicated instruction counts as issued whatever its predicate (a warp issues it).
 
 Unrolling. ptxas keeps nvcc's unrolling and unrolls further (constant trip counts are known
@@ -77,6 +80,7 @@ _BRANCH = frozenset("BRA BRX JMP JMX CALL RET EXIT".split())
 _SECTION = re.compile(r"^\s*\.section\s+\.text\.([\w$.]+)\s*,", re.M)
 _INST = re.compile(r"^\s*/\*([0-9a-f]+)\*/\s+(.*?)\s*;?\s*$")
 _LABEL = re.compile(r"^\s*(\.L[\w$]+):\s*$")
+_SUBROUTINE = re.compile(r"^\s*(\$[\w$.]+):\s*$")  # e.g. $__internal_0_$__cuda_sm3x_div_rn...
 _TARGET = re.compile(r"`\(\s*(\.L[\w$]+)\s*\)")
 
 
@@ -166,6 +170,7 @@ class SassKernel:
     loops: list[SassLoop]
     outside: ClassCounts
     insts: list[SassInst]
+    cold: int = 0  # instructions of called subroutines (slow paths), not counted
 
     def range_counts(self, lo: int, hi: int) -> ClassCounts:
         """Counts of instructions ``lo`` to ``hi`` inclusive, inner loops included once."""
@@ -183,11 +188,15 @@ def _opcode(text: str) -> str:
     return tok[0].rstrip(";") if tok else ""
 
 
-def _read_body(lines: list[str]) -> tuple[list[SassInst], dict[str, int]]:
-    """Instructions and label positions of one kernel's listing, padding removed."""
+def _read_body(lines: list[str]) -> tuple[list[SassInst], dict[str, int], int]:
+    """Instructions and label positions of one kernel's listing, padding removed, and the
+    number of instructions of the called subroutines after it (left out)."""
     insts: list[SassInst] = []
     label_at: dict[str, int] = {}
-    for line in lines:
+    for k, line in enumerate(lines):
+        if insts and _SUBROUTINE.match(line):
+            cold = sum(bool(_INST.match(x)) for x in lines[k:])
+            return insts, label_at, cold
         m = _LABEL.match(line)
         if m:
             label_at[m.group(1)] = len(insts)
@@ -198,12 +207,15 @@ def _read_body(lines: list[str]) -> tuple[list[SassInst], dict[str, int]]:
         text = m.group(2).split(";")[0].strip()
         t = _TARGET.search(text)
         insts.append(SassInst(int(m.group(1), 16), _opcode(text), t.group(1) if t else None))
-    # the end-of-kernel padding: BRA to itself, then NOPs
+    return _unpadded(insts, label_at), label_at, 0
+
+
+def _unpadded(insts: list[SassInst], label_at: dict[str, int]) -> list[SassInst]:
+    """``insts`` without the end-of-kernel padding (a BRA to itself, then NOPs)."""
     for i, inst in enumerate(insts):
         if inst.opcode.startswith("BRA") and inst.target and label_at.get(inst.target) == i:
-            insts = insts[:i]
-            break
-    return insts, {k: v for k, v in label_at.items() if v < len(insts)}
+            return insts[:i]
+    return insts
 
 
 def _find_loops(insts: list[SassInst], label_at: dict[str, int]) -> list[SassLoop]:
@@ -227,14 +239,15 @@ def _find_loops(insts: list[SassInst], label_at: dict[str, int]) -> list[SassLoo
 
 def parse_kernel(mangled: str, lines: list[str]) -> SassKernel:
     """Loops and counts of one kernel whose listing lines are ``lines``."""
-    insts, label_at = _read_body(lines)
+    insts, label_at, cold = _read_body(lines)
+    label_at = {k: v for k, v in label_at.items() if v < len(insts)}
     loops = _find_loops(insts, label_at)
     outside = ClassCounts()
     for i, inst in enumerate(insts):
         inner = [k for k, lp in enumerate(loops) if lp.start <= i <= lp.end]
         target = loops[max(inner, key=lambda k: loops[k].start)].own if inner else outside
         target.add(sass_class(inst.opcode))
-    return SassKernel(mangled, ptx_counts.demangle(mangled), loops, outside, insts)
+    return SassKernel(mangled, ptx_counts.demangle(mangled), loops, outside, insts, cold)
 
 
 def parse_sass(text: str) -> list[SassKernel]:

@@ -157,9 +157,9 @@ _Z3fooPfS_:
 _Z3barv:
 .text._Z3barv:
         /*0000*/                   MOV R1, c[0x0][0x28] ;
-        /*0010*/                   CALL.REL.NOINC `($__internal_0_$__cuda_sm3x_div_rn_noftz_f32_slowpath) ;
+        /*0010*/                   CALL.REL.NOINC `($__internal_0_$__cuda_sm3x_div_slowpath) ;
         /*0020*/                   EXIT ;
-$__internal_0_$__cuda_sm3x_div_rn_noftz_f32_slowpath:
+$__internal_0_$__cuda_sm3x_div_slowpath:
         /*0030*/                   SHF.R.U32.HI R7, RZ, 0x17, R3 ;
 .L_x_6:
         /*0040*/                   FFMA R8, R0, 1.84467440737095516160e+19, RZ ;
@@ -246,8 +246,11 @@ def test_the_models_operations_and_entry_code_are_split_into_the_same_classes() 
 def test_nvdisasm_is_found_on_path_or_in_the_wheel_or_reported_missing(monkeypatch) -> None:
     monkeypatch.setattr(sass_counts.shutil, "which", lambda _: None)
     monkeypatch.setattr(sass_counts.sys, "path", [])
-    monkeypatch.setattr(sass_counts.sysconfig, "get_paths", lambda: {"purelib": "/nonexistent",
-                                                                     "platlib": "/nonexistent"})
+    monkeypatch.setattr(
+        sass_counts.sysconfig,
+        "get_paths",
+        lambda: {"purelib": "/nonexistent", "platlib": "/nonexistent"},
+    )
     assert sass_counts.find_nvdisasm() is None
     with pytest.raises(RuntimeError, match="pip install nvidia-cuda-nvdisasm"):
         sass_counts.disassemble(Path("/nonexistent/x.cubin"))

@@ -383,8 +383,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     for name, ks in result.items():
         for launch, k in ks.items():
-            print(f"{name} {launch} ({k.mangled}, port {a.port}): outside loops: "
-                  f"{_fmt(k.outside)}")
+            print(f"{name} {launch} ({k.mangled}, port {a.port}): outside loops: {_fmt(k.outside)}")
             for lp in k.loops:
                 print(f"  {'  ' * lp.depth}loop {lp.label} depth {lp.depth}: {_fmt(lp.own)}")
     return 0

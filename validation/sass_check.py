@@ -242,6 +242,7 @@ class HotLoop:
     unrolled: dict[str, float]
     factor: float  # source iterations per trip of the unrolled SASS region
     model: dict[str, float] = field(default_factory=dict)  # cgpredict, the C loop's own blocks
+    widths: dict[str, float] = field(default_factory=dict)  # unrolled shared ld/st by width
 
 
 def _mix(c: ClassCounts) -> tuple[float, float]:
@@ -290,7 +291,8 @@ def hot_loop(plain: SassKernel, unrolled: SassKernel, ml: ModelLoop) -> HotLoop 
         phase = _between_barriers(plain, parent).plus(h0.own, factor - 1)
         per_iter = {c: v / factor for c, v in summary(phase).items()}
     unr = {c: v / factor for c, v in summary(region).items()}
-    return HotLoop(ml.iters_per_thread, per_iter, unr, factor, ml.per_iter)
+    widths = {c: v / factor for c, v in region.counts.items() if "shared" in c and v}
+    return HotLoop(ml.iters_per_thread, per_iter, unr, factor, ml.per_iter, widths)
 
 
 @dataclass
@@ -432,8 +434,9 @@ def _hot_rows(checks: list[KernelCheck]) -> list[str]:
     rows = [
         "| file | kernel | port | iterations per trip | "
         + " | ".join(cls)
-        + " | per thread: SASS no unroll -> unrolled estimate | cgpredict |",
-        "|" + "---|" * (len(cls) + 6),
+        + " | unrolled shared widths | per thread: SASS no unroll -> unrolled estimate "
+        "| cgpredict |",
+        "|" + "---|" * (len(cls) + 7),
     ]
     for k in checks:
         h = k.hot
@@ -443,8 +446,9 @@ def _hot_rows(checks: list[KernelCheck]) -> list[str]:
         cells = " | ".join(
             f"{_num(h.nounroll[c])} / {_num(h.unrolled[c])} / {_num(h.model.get(c))}" for c in cls
         )
+        widths = ", ".join(f"{c.replace('_shared', '')} {v:.2f}" for c, v in h.widths.items())
         rows.append(
-            f"| {k.file} | {k.launch} | {k.port} | {_num(h.factor)} | {cells} | "
+            f"| {k.file} | {k.launch} | {k.port} | {_num(h.factor)} | {cells} | {widths} | "
             f"{_num(k.sass['total'])} -> {_num(est['total'])} | {_num(k.model['total'])} |"
         )
     return rows

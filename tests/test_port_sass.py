@@ -1,0 +1,256 @@
+"""cgpredict's per-thread instruction counts by class against the sm_90 SASS of the CUDA ports
+(what the GPU runs; ``validation/sass_check.py`` says how each side is counted).
+
+For every kernel of every port and both pointer models, per thread:
+
+* global loads, global stores, shared loads and barriers must equal the SASS counts;
+* the FP32, integer/address, branch and other instructions, and the total, must be within 10%
+  (the target of issue 24).
+
+The oracle is nvcc + nvdisasm (``nvcc -cubin -O3 -arch=sm_90``, unrolling off:
+``validation/sass_counts.py``); the tests skip without either (nvdisasm: ``pip install
+nvidia-cuda-nvdisasm nvidia-cuda-cuobjdump``). The gaps that are real (the model counts
+otherwise than ptxas emits) are strict xfails with the reason, kept in
+``sass_check.known_gap`` so that the table and these markers say the same. The parser is
+tested on a hand-written listing without either tool.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "validation"))
+
+import ptx_counts  # noqa: E402
+import sass_check  # noqa: E402
+import sass_counts  # noqa: E402
+
+needs_tools = pytest.mark.skipif(
+    shutil.which("nvcc") is None or sass_counts.find_nvdisasm() is None,
+    reason=(
+        "nvcc not found" if shutil.which("nvcc") is None
+        else f"nvdisasm not found: {sass_counts.INSTALL_HINT}"
+    ),
+)  # fmt: skip
+
+CASES = [
+    (name, launch, port)
+    for name in ptx_counts.port_names()
+    for launch in dict.fromkeys(launch for launch, _ in ptx_counts.launches(name))
+    for port in ptx_counts.PORTS
+]
+EXACT = ("ld_global", "st_global", "ld_shared", "barrier")
+WITHIN = ("fp32", "integer", "branch", "other", "total")
+
+
+def _params(classes: tuple[str, ...]) -> list:
+    out = []
+    for name, launch, port in CASES:
+        for cls in classes:
+            reason = sass_check.known_gap(launch, port, cls)
+            marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
+            out.append(
+                pytest.param(name, launch, port, cls, marks=marks, id=f"{launch}-{port}-{cls}")
+            )
+    return out
+
+
+@pytest.fixture(scope="session")
+def checks(tmp_path_factory):
+    """check_file results per (port file, pointer model), computed once per session (each
+    port compiled once, without unrolling, into one temporary directory)."""
+    out_dir = tmp_path_factory.mktemp("sass")
+    cache: dict[tuple[str, str], dict[str, sass_check.KernelCheck]] = {}
+
+    def get(name: str, port: str) -> dict[str, sass_check.KernelCheck]:
+        if (name, port) not in cache:
+            got = sass_check.check_file(name, port, out_dir, unrolled=False)
+            cache[(name, port)] = {k.launch: k for k in got}
+        return cache[(name, port)]
+
+    return get
+
+
+@needs_tools
+@pytest.mark.parametrize("name,launch,port,cls", _params(EXACT))
+def test_memory_instructions_and_barriers_per_thread_equal_sass(
+    checks, name: str, launch: str, port: str, cls: str
+) -> None:
+    kc = checks(name, port)[launch]
+    assert kc.sass is not None, kc.structure
+    assert kc.model[cls] == pytest.approx(kc.sass[cls], rel=1e-6, abs=1e-6), (
+        f"{launch} ({port}) {cls}: cgpredict {kc.model[cls]:.2f}, SASS {kc.sass[cls]:.2f}"
+    )
+
+
+@needs_tools
+@pytest.mark.parametrize("name,launch,port,cls", _params(WITHIN))
+def test_compute_instructions_per_thread_within_10_percent_of_sass(
+    checks, name: str, launch: str, port: str, cls: str
+) -> None:
+    kc = checks(name, port)[launch]
+    assert kc.sass is not None, kc.structure
+    assert kc.within(cls), (
+        f"{launch} ({port}) {cls}: cgpredict {kc.model[cls]:.1f}, SASS {kc.sass[cls]:.1f}"
+    )
+
+
+@needs_tools
+def test_the_tiled_gemm_compute_phase_vectorises_shared_loads_when_unrolled(tmp_path) -> None:
+    """ptxas fully unrolls the 32-step loop of a tile and reads the row of As with LDS.128:
+    per multiply-add 1.25 shared loads (8 LDS.128 + 32 LDS per 32), where the loop without
+    unrolling has 2, and the address arithmetic almost vanishes."""
+    port = sass_counts.port_kernels("gemm_tiled", "plain", tmp_path, unroll=True)
+    k = port["gemm_tiled"]
+    hot = sass_check._hot(k)
+    phase = sass_check._between_barriers(k, hot)
+    assert (phase["ld_shared_128"], phase["ld_shared_32"]) == (8, 32)
+    plain = sass_counts.port_kernels("gemm_tiled", "plain", tmp_path)["gemm_tiled"]
+    h = sass_check.hot_loop(plain, k, sass_check.ModelLoop(0, 2, 32.0))
+    assert h.factor == 32
+    assert h.nounroll["ld_shared"] == pytest.approx(2.0, abs=0.05)
+    assert h.unrolled["ld_shared"] == pytest.approx(1.25)
+    assert h.unrolled["integer"] < 1.0 < h.nounroll["integer"]
+
+
+_SASS = """
+//--------------------- .text._Z3fooPfS_ --------------------------
+\t.section\t.text._Z3fooPfS_,"ax",@progbits
+\t.align\t128
+_Z3fooPfS_:
+.text._Z3fooPfS_:
+        /*0000*/                   LDC R1, c[0x0][0x28] ;
+        /*0010*/                   S2R R0, SR_TID.X ;
+        /*0020*/                   ISETP.GE.AND P0, PT, R0, 0x10, PT ;
+        /*0030*/               @P0 EXIT ;
+.L_x_1:
+        /*0040*/                   LDG.E R2, desc[UR4][R4.64] ;
+.L_x_5:
+        /*0050*/                   LDG.E R9, desc[UR4][R10.64] ;
+        /*0060*/                   STS [R7], R9 ;
+        /*0070*/               @P3 BRA `(.L_x_5) ;
+        /*0080*/                   BAR.SYNC.DEFER_BLOCKING 0x0 ;
+.L_x_0:
+        /*0090*/                   LDS.128 R8, [R3] ;
+        /*00a0*/                   LDS R12, [R3+0x80] ;
+        /*00b0*/                   FFMA R13, R8, R12, R13 ;
+        /*00c0*/                   UIADD3 UR4, UR4, 0x1, URZ ;
+        /*00d0*/                   ISETP.NE.AND P1, PT, R6, 0x20, PT ;
+        /*00e0*/               @P1 BRA `(.L_x_0) ;
+        /*00f0*/                   BAR.SYNC.DEFER_BLOCKING 0x0 ;
+        /*0100*/              @!P2 BRA `(.L_x_1) ;
+        /*0110*/                   STS.64 [R7], R8 ;
+        /*0120*/                   STG.E desc[UR4][R4.64], R13 ;
+        /*0130*/                   EXIT ;
+.L_x_2:
+        /*0140*/                   BRA `(.L_x_2);
+        /*0130*/                   NOP;
+        /*0140*/                   NOP;
+.L_x_3:
+//--------------------- .text._Z3barv --------------------------
+\t.section\t.text._Z3barv,"ax",@progbits
+_Z3barv:
+.text._Z3barv:
+        /*0000*/                   MOV R1, c[0x0][0x28] ;
+        /*0010*/                   CALL.REL.NOINC `($__internal_0_$__cuda_sm3x_div_slowpath) ;
+        /*0020*/                   EXIT ;
+$__internal_0_$__cuda_sm3x_div_slowpath:
+        /*0030*/                   SHF.R.U32.HI R7, RZ, 0x17, R3 ;
+.L_x_6:
+        /*0040*/                   FFMA R8, R0, 1.84467440737095516160e+19, RZ ;
+        /*0050*/                   RET.REL.NODEC R4 `(_Z3barv) ;
+.L_x_4:
+        /*0060*/                   BRA `(.L_x_4);
+"""
+
+
+def test_sass_parser_finds_nested_loops_and_counts_their_own_instructions_by_class() -> None:
+    foo, bar = sass_counts.parse_sass(_SASS)
+    assert (foo.mangled, foo.name, bar.name) == ("_Z3fooPfS_", "foo", "bar")
+    assert len(foo.insts) == 20 and foo.cold == 0  # padding (BRA to itself, NOP) dropped
+    assert (len(bar.insts), bar.cold) == (3, 4)  # the slow-path subroutine is left out
+    outer, staging, inner = foo.loops
+    assert (outer.label, outer.depth, outer.parent) == (".L_x_1", 1, -1)
+    assert (staging.label, staging.depth, staging.parent) == (".L_x_5", 2, 0)
+    assert (inner.label, inner.depth, inner.parent) == (".L_x_0", 2, 0)
+    assert sass_check.is_staging(staging) and not sass_check.is_staging(outer)
+    nonzero = lambda c: {k: v for k, v in c.counts.items() if v}  # noqa: E731
+    assert nonzero(inner.own) == {
+        "ld_shared_128": 1, "ld_shared_32": 1, "fp32": 1, "integer": 2, "branch": 1,
+    }  # fmt: skip
+    assert nonzero(outer.own) == {"ld_global": 1, "barrier": 2, "branch": 1}
+    assert nonzero(staging.own) == {"ld_global": 1, "st_shared_32": 1, "branch": 1}
+    assert nonzero(foo.outside) == {
+        "other": 2, "integer": 1, "branch": 2, "st_global": 1, "st_shared_64": 1,
+    }  # fmt: skip
+    assert nonzero(bar.outside) == {"other": 1, "branch": 2} and bar.loops == []
+
+
+def test_per_thread_counts_are_each_loops_own_counts_times_its_iterations() -> None:
+    """2 trips of the outer loop, 32 of the inner per outer trip: 64 inner trips per thread;
+    the staging loop runs once per trip of the outer loop."""
+    (foo, _) = sass_counts.parse_sass(_SASS)
+    loops = [sass_check.ModelLoop(10, 1, 2.0), sass_check.ModelLoop(11, 2, 64.0)]
+    total, why = sass_check.sass_per_thread(foo, loops)
+    assert why == ""
+    s = sass_check.summary(total)
+    assert (s["ld_global"], s["st_global"], s["ld_shared"], s["st_shared"]) == (4, 1, 128, 3)
+    assert (s["fp32"], s["integer"], s["branch"], s["barrier"], s["other"]) == (64, 129, 70, 4, 2)
+    assert s["total"] == 4 + 1 + 128 + 3 + 64 + 129 + 70 + 4 + 2
+    bad, why = sass_check.sass_per_thread(foo, loops[:1])
+    assert bad is None and "loop nests differ" in why
+
+
+def test_the_compute_phase_of_a_tiled_loop_lies_between_its_barriers() -> None:
+    (foo, _) = sass_counts.parse_sass(_SASS)
+    phase = sass_check._between_barriers(foo, foo.loops[0])
+    assert phase.total == 6 and phase["ld_shared_128"] == 1 and phase["ld_global"] == 0
+
+
+@pytest.mark.parametrize(
+    "opcode,cls",
+    [
+        ("LDG.E.128.CONSTANT", "ld_global"), ("STG.E", "st_global"), ("LDS.U.128", "ld_shared_128"),
+        ("LDS.64", "ld_shared_64"), ("LDS.U8", "ld_shared_32"), ("STS", "st_shared_32"),
+        ("FFMA", "fp32"), ("FSETP.GT.AND", "fp32"), ("IMAD.WIDE.U32", "integer"),
+        ("LEA.HI.X", "integer"), ("UIADD3", "integer"), ("ULEA", "integer"),
+        ("BRA", "branch"), ("EXIT", "branch"), ("BAR.SYNC.DEFER_BLOCKING", "barrier"),
+        ("MOV", "other"), ("S2R", "other"), ("HFMA2.MMA", "other"), ("MUFU.RCP", "other"),
+        ("I2F.U32.RP", "other"), ("BSSY", "other"), ("LDC.64", "other"),
+    ],
+)  # fmt: skip
+def test_sass_opcodes_fall_in_the_classes_of_the_issue(opcode: str, cls: str) -> None:
+    assert sass_counts.sass_class(opcode) == cls
+
+
+def test_the_models_operations_and_entry_code_are_split_into_the_same_classes() -> None:
+    from cgpredict.compute import kernel_entry_insts
+
+    cls = sass_check.model_op_class
+    assert cls("fadd", "float", "") == ("fp32", 1) and cls("fmul", "float", "fma")[1] == 0
+    assert cls("br", "", "cond") == ("branch", 1) and cls("br", "", "")[1] == 0
+    assert cls("getelementptr", "ptr", "2") == ("integer", 2)
+    assert cls("icmp", "i32", "") == ("integer", 1)
+    assert cls("sitofp", "float", "") == ("other", 1) and cls("fdiv", "float", "")[0] == "other"
+    for grid, arrays in ((1, 2), (2, 3)):
+        assert sum(sass_check.entry_classes(grid, arrays).values()) == kernel_entry_insts(
+            grid, arrays
+        )
+
+
+def test_nvdisasm_is_found_on_path_or_in_the_wheel_or_reported_missing(monkeypatch) -> None:
+    monkeypatch.setattr(sass_counts.shutil, "which", lambda _: None)
+    monkeypatch.setattr(sass_counts.sys, "path", [])
+    monkeypatch.setattr(
+        sass_counts.sysconfig,
+        "get_paths",
+        lambda: {"purelib": "/nonexistent", "platlib": "/nonexistent"},
+    )
+    assert sass_counts.find_nvdisasm() is None
+    with pytest.raises(RuntimeError, match="pip install nvidia-cuda-nvdisasm"):
+        sass_counts.disassemble(Path("/nonexistent/x.cubin"))

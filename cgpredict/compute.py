@@ -111,10 +111,23 @@ def ptx_cost(opcode: str, ty: str, detail: str) -> tuple[int, bool, bool]:
     return 1, False, fp
 
 
-#: source iterations per trip of a thread's innermost loop in the binaries nvcc builds: the
-#: measured ports' hot loops (compile-time trip counts, as every size here is a macro) are
-#: unrolled 8 to 80 times, most 16 to 40 (validation/results/sass-check.md, unrolling table)
-LOOP_UNROLL = 16
+#: source iterations per trip of a loop that nvcc unrolls without knowing its trip count: a
+#: port passes the sizes as kernel parameters, as PolyBench/GPU does (its loop bounds are
+#: POLYBENCH_LOOP_BOUND(N, n): the run-time n), and nvcc unrolls such a loop 4 times
+UNROLL_RUNTIME = 4
+#: a loop of a constant trip count up to this many iterations (a strip-mined tile loop of 32)
+#: is unrolled whole: the measured ports' tile loops are 32 iterations a trip in their sm_90
+#: SASS (validation/results/sass-check.md, unrolling table)
+UNROLL_WHOLE = 32
+
+
+def loop_unroll(trips_per_entry: float) -> int:
+    """Iterations per trip nvcc gives a loop of ``trips_per_entry`` iterations an entry: all
+    of them up to UNROLL_WHOLE (a constant trip count of the code, such as a tile's 32),
+    else UNROLL_RUNTIME (a trip count that follows a size, a run-time parameter)."""
+    if 1 <= trips_per_entry <= UNROLL_WHOLE:
+        return max(int(round(trips_per_entry)), 1)
+    return UNROLL_RUNTIME
 
 
 def integer_insts(block_ops) -> float:

@@ -12,7 +12,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from .cache import CacheConfig
-from .compute import ComputeCounts, compute_counts, integer_insts, kernel_entry_insts
+from .compute import (
+    ComputeCounts,
+    compute_counts,
+    integer_insts,
+    kernel_entry_insts,
+    loop_unroll,
+)
 from .devices import GPUDevice
 from .energy import predict_energy
 from .memory import (
@@ -350,7 +356,7 @@ class _LaunchContext:
                     ops[(opcode, ty, detail)] += n * k
         comp: ComputeCounts = compute_counts(ops)
         folded = self.bodies.unrolled_savings(
-            per_thread, lambda b: integer_insts(h.blocks[b].ops)
+            per_thread, lambda b: integer_insts(h.blocks[b].ops), self.unroll
         )
         arrays = {array_name(h.mem[s.sid].base) for s in mem.instrs}
         entry = kernel_entry_insts(self.grid, len(arrays - {""}))
@@ -416,8 +422,20 @@ class _LaunchContext:
 
         busiest = {b: n * self.busiest for b, n in per_thread.items()}
         return self.bodies.chain_cycles(
-            busiest, load_cycles, dev.fp_latency_cycles, dev.inst_latency_cycles
+            busiest, load_cycles, dev.fp_latency_cycles, dev.inst_latency_cycles, self.unroll
         )
+
+    def unroll(self, loop: int) -> int:
+        """How many iterations nvcc unrolls loop ``loop`` into one trip (compute.loop_unroll):
+        a loop of at most UNROLL_WHOLE iterations an entry at the work size (a strip-mined
+        tile loop) is one of constant trip count in the port's code; a longer one is bounded
+        by a size, a run-time parameter of the port."""
+        if loop < 0:
+            return 1
+        tr = self.trace
+        entries = float(tr.loop_entries[:, loop].sum())
+        per_entry = float(tr.loop_iters[:, loop].sum()) / entries if entries else 0.0
+        return loop_unroll(per_entry * self._ratio(loop))
 
     def shared_counts(self, row: int, per_thread: dict, threads: float):
         """SharedMemoryCounts and barriers per thread of a tiled launch (SPEC §2.6)."""
@@ -428,15 +446,20 @@ class _LaunchContext:
         phases = (iters / threads if threads else 0.0) * self._ratio(tile_loop) / divisor
         by_x: dict[float, float] = {}
         h = self.trace.header
+        waves = 0.0
         for a in self.staged:
-            count = per_thread.get(h.mem[a.sid].block, 0.0)
+            count = per_thread.get(h.mem[a.sid].block, 0.0)  # elements read per thread
             total = sum(c for _, c in a.conflicts)
-            for x, c in a.conflicts:
-                by_x[float(x)] = by_x.get(float(x), 0.0) + count * c / total
-        return (
-            SharedMemoryCounts(phases * loads_per_phase, tuple(sorted(by_x.items())), nbytes),
-            2.0 * phases,
+            for x, c in a.conflicts:  # shared loads (vectors of a.vector elements)
+                by_x[float(x)] = by_x.get(float(x), 0.0) + count * c / total / a.vector
+            waves += count * a.wavefronts
+        counts = SharedMemoryCounts(
+            load_insts=phases * loads_per_phase,
+            insts_by_conflict=tuple(sorted(by_x.items())),
+            bytes_per_block=nbytes,
+            wavefronts=waves,
         )
+        return counts, 2.0 * phases
 
 
 def _transposed(trace: Trace, wt: WarpTrace, arrays: tuple[str, ...]) -> WarpTrace:

@@ -24,7 +24,6 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from .compute import LOOP_UNROLL
 from .fpga import dddg
 from .instrument.irtext import Module, parse_module
 from .tracefile import Trace
@@ -117,17 +116,23 @@ def _longest(body: dddg.LoopBody, lat: list[float], start: int = -1) -> list[flo
 
 
 def body_chain(
-    body: dddg.LoopBody, load_cycles, fp_cycles: float, int_cycles: float, looped: bool = True
+    body: dddg.LoopBody,
+    load_cycles,
+    fp_cycles: float,
+    int_cycles: float,
+    looped: bool = True,
+    unroll: int = LOADS_IN_FLIGHT,
 ) -> float:
     """Cycles one iteration of ``body`` takes at least on its thread's own critical path
     (issue 24): the longest loop-carried recurrence (an accumulator's add, a pointer chase
     through its loads), and the iteration's longest chain of latencies (a load and its uses)
-    shared by the iterations whose loads one thread keeps in flight (LOADS_IN_FLIGHT). Code
+    shared by the iterations whose loads one thread keeps in flight: those of one unrolled
+    trip (``unroll`` iterations, compute.loop_unroll), at most LOADS_IN_FLIGHT loads. Code
     that is not a loop (``looped`` False: a thread's straight-line body) runs its chain once."""
     lat = _latencies(body, load_cycles, fp_cycles, int_cycles)
     within = max(_longest(body, lat), default=0.0)
     loads = sum(o.klass == "load" for o in body.ops)
-    overlap = max(LOADS_IN_FLIGHT // max(loads, 1), 1) if looped else 1
+    overlap = max(min(unroll, LOADS_IN_FLIGHT // max(loads, 1)), 1) if looped else 1
     rec = 0.0
     for o in body.ops:
         if o.klass == "phi" and o.carried >= 0:
@@ -172,31 +177,44 @@ class ThreadBodies:
     # whether each is a loop of the thread (else its straight-line code, run once)
     graphs: tuple[dddg.LoopBody, ...] = ()
     looped: tuple[bool, ...] = ()
+    loop_ids: tuple[int, ...] = ()  # each body's loop (-1: straight-line code)
 
-    def unrolled_savings(self, per_thread: Mapping[int, float], integer_of) -> float:
+    def unrolled_savings(self, per_thread: Mapping[int, float], integer_of, unroll_of) -> float:
         """Instructions per thread that unrolling folds away: of each loop body's integer
         and branch instructions (``integer_of(block id)`` an execution), the affine share
-        (affine_share) bar one trip in LOOP_UNROLL. Nothing for straight-line code."""
-        keep = 1.0 / LOOP_UNROLL
+        (affine_share) bar one in ``unroll_of(loop id)``. Nothing for straight-line code."""
         saved = 0.0
-        for (_, blocks), g, looped in zip(self.bodies, self.graphs, self.looped):
+        for (_, blocks), g, looped, lid in zip(
+            self.bodies, self.graphs, self.looped, self.loop_ids
+        ):
             share = affine_share(g) if looped else 0.0
             if share > 0:
+                keep = 1.0 / unroll_of(lid)
                 saved += share * (1 - keep) * sum(
                     per_thread.get(b, 0.0) * integer_of(b) for b in blocks
                 )
         return saved
 
     def chain_cycles(
-        self, per_thread: Mapping[int, float], load_cycles, fp_cycles: float, int_cycles: float
+        self,
+        per_thread: Mapping[int, float],
+        load_cycles,
+        fp_cycles: float,
+        int_cycles: float,
+        unroll_of,
     ) -> float:
         """The thread's critical path: each body's iterations (``per_thread``: executions
-        of each block id by the thread) times its per-iteration chain (body_chain)."""
+        of each block id by the thread) times its per-iteration chain (body_chain), its
+        loop unrolled ``unroll_of(loop id)`` times."""
         total = 0.0
-        for (_, blocks), g, looped in zip(self.bodies, self.graphs, self.looped):
+        for (_, blocks), g, looped, lid in zip(
+            self.bodies, self.graphs, self.looped, self.loop_ids
+        ):
             runs = max((per_thread.get(b, 0.0) for b in blocks), default=0.0)
             if runs > 0:
-                total += runs * body_chain(g, load_cycles, fp_cycles, int_cycles, looped)
+                total += runs * body_chain(
+                    g, load_cycles, fp_cycles, int_cycles, looped, unroll_of(lid)
+                )
         return total
 
     def parallelism(self, per_thread: Mapping[int, float]) -> Parallelism:
@@ -220,22 +238,23 @@ def thread_bodies(trace: Trace, region: int, grid: int) -> ThreadBodies:
     helpers = [lp for lp in h.loops if lp.region == -1]
     called = [lp for lp in helpers if not any(c.parent == lp.id for c in helpers)]
     own = inner or [lp for lp in loops if lp.depth == grid]
-    bodies = [(lp.function, lp.blocks, bool(inner)) for lp in own]
-    bodies += [(lp.function, lp.blocks, True) for lp in called]
+    bodies = [(lp.function, lp.blocks, bool(inner), lp.id if inner else -1) for lp in own]
+    bodies += [(lp.function, lp.blocks, True, lp.id) for lp in called]
     if not bodies:
         return ThreadBodies()
     mod = _module(h.ir_text)
     mem = dddg.mem_by_label(h, region)
     graphs = [
         (dddg.loop_body(mod.functions[fn], [h.blocks[b].label for b in blocks], mem), blocks,
-         looped)
-        for fn, blocks, looped in bodies
+         looped, lid)
+        for fn, blocks, looped, lid in bodies
         if fn in mod.functions
     ]
     return ThreadBodies(
-        bodies=tuple((body_parallelism(g), tuple(blocks)) for g, blocks, _ in graphs),
-        graphs=tuple(g for g, _, _ in graphs),
-        looped=tuple(looped for _, _, looped in graphs),
+        bodies=tuple((body_parallelism(g), tuple(blocks)) for g, blocks, _, _ in graphs),
+        graphs=tuple(g for g, _, _, _ in graphs),
+        looped=tuple(looped for _, _, looped, _ in graphs),
+        loop_ids=tuple(lid for _, _, _, lid in graphs),
     )
 
 

@@ -40,6 +40,10 @@ class SharedMemoryCounts:
     load_insts: float = 0.0
     insts_by_conflict: tuple[tuple[float, float], ...] = ()
     bytes_per_block: int = 0
+    # wavefronts through the shared pipe per thread (shared.StagedAccess.wavefronts: the
+    # registers each load returns a lane times its conflict degree, packed for broadcasts);
+    # 0: one per access and conflict way
+    wavefronts: float = 0.0
 
     @property
     def accesses(self) -> float:
@@ -47,8 +51,9 @@ class SharedMemoryCounts:
 
     @property
     def transactions(self) -> float:
-        """Shared-memory transactions per thread: each access times its conflict degree."""
-        return sum(x * n for x, n in self.insts_by_conflict)
+        """Shared-memory transactions (pipe wavefronts) per thread: ``wavefronts`` when
+        known, else each access times its conflict degree."""
+        return self.wavefronts or sum(x * n for x, n in self.insts_by_conflict)
 
 
 @dataclass(frozen=True)

@@ -107,7 +107,8 @@ def _kernel_text(k: KernelReport, sync: str = "each") -> list[str]:
         worst = max((x for x, _ in weights), default=1.0)
         lines.append(
             f"  shared: {sh.load_insts:.1f} staging loads and {p.sync_insts:.0f} barriers per "
-            f"thread, {total:.1f} tile accesses per thread (bank conflict mean {mean:.2f}-way, "
+            f"thread, {total:.1f} shared loads per thread ({sh.transactions:.1f} wavefronts; "
+            f"bank conflict mean {mean:.2f}-way, "
             f"worst {worst:.0f}-way), {sh.bytes_per_block} B per block"
         )
     lines += [f"  warning: {w}" for w in k.warnings]

@@ -142,6 +142,24 @@ class StagedAccess:
     sid: int
     array: str
     conflicts: tuple[tuple[int, int], ...]  # (X, number of warp instructions)
+    # what ptxas makes of it in the unrolled loop: elements one shared load returns (a
+    # thread reading consecutive elements of a tile row, iteration after iteration, gets one
+    # LDS.64/LDS.128 for 2 or 4 of them) and whether every lane reads the same word
+    vector: int = 1
+    uniform: bool = False
+    elem_bytes: int = 4
+
+    @property
+    def wavefronts(self) -> float:
+        """Shared-memory wavefronts (128-B returns, one a cycle) per element a thread reads:
+        a load returns one 4-B register a lane per wavefront, times its bank-conflict degree;
+        a load whose lanes all read one address packs two registers a wavefront when it
+        returns several (an LDS.128 broadcast takes 2 wavefronts, not 4: NVIDIA's account of
+        the L1/shared return path, 128 B a cycle, for cc 7.x)."""
+        regs = max(self.vector * self.elem_bytes // 4, 1)
+        if self.uniform and regs > 1:
+            return regs / 2 / self.vector
+        return regs * self.mean_degree / self.vector
 
     @property
     def mean_degree(self) -> float:
@@ -194,8 +212,64 @@ def staged_accesses(
         if not len(xs):
             continue
         values, counts = np.unique(xs, return_counts=True)
-        out.append(StagedAccess(sid, arr, tuple((int(x), int(c)) for x, c in zip(values, counts))))
+        uniform, stride1 = _thread_shape(addr, inst_sid, wt.inst_warp, bounds, sid, elem)
+        vector = _vector_width(stride1, elem, cols)
+        out.append(
+            StagedAccess(
+                sid=sid,
+                array=arr,
+                conflicts=tuple((int(x), int(c)) for x, c in zip(values, counts)),
+                vector=vector,
+                uniform=uniform >= VECTOR_SHARE,
+                elem_bytes=elem,
+            )
+        )
     return tuple(out)
+
+
+#: share of a staged load's warp instructions that must show a pattern for ptxas's treatment
+#: of it to be assumed (a thread's next element one element on; every lane one address)
+VECTOR_SHARE = 0.75
+
+
+def _vector_width(stride1: float, elem: int, cols: int) -> int:
+    """Elements one shared load returns once ptxas has unrolled the loop: a thread that reads
+    the next element of its tile row each iteration gets them 16 bytes at a time (LDS.128 of
+    four floats, as the sm_90 SASS of the tiled GEMM reads its A tile) when the tile row
+    holds whole vectors; otherwise one (validation/results/sass-check.md)."""
+    if stride1 < VECTOR_SHARE or elem >= 16:
+        return 1
+    width = 16 // elem
+    while width > 1 and cols % width:
+        width //= 2
+    return width
+
+
+@njit(cache=True, nogil=True)
+def _thread_shape(addr, inst_sid, inst_warp, bounds, sid, elem):  # pragma: no cover - numba
+    """(share of ``sid``'s warp instructions whose lanes all read one address, share of its
+    instructions whose first lane reads one element past its previous instance in the same
+    warp): broadcast and per-thread unit stride, the two shapes ptxas turns into packed or
+    vector shared loads."""
+    n = same = unit = pairs = 0
+    last_warp = np.int64(-1)
+    last_addr = np.int64(0)
+    for i in range(inst_sid.shape[0]):
+        if inst_sid[i] != sid:
+            continue
+        n += 1
+        a0 = np.int64(addr[bounds[i]])
+        one = True
+        for t in range(bounds[i] + 1, bounds[i + 1]):
+            if np.int64(addr[t]) != a0:
+                one = False
+                break
+        same += one
+        if inst_warp[i] == last_warp:
+            pairs += 1
+            unit += a0 - last_addr == elem
+        last_warp, last_addr = inst_warp[i], a0
+    return (same / n if n else 0.0), (unit / pairs if pairs else 0.0)
 
 
 @njit(cache=True, nogil=True)

@@ -41,9 +41,10 @@ transactions * l2_sector_bytes); with no DRAM traffic the bound is infinite.
 Shared memory (§2.6): applied when the profile has shared-memory use. Two readings differ from
 the printed equations (the ``smem_cost="latency"`` reading keeps them): (22) takes the slower of
 the issue time and the load/store pipe's time (shared and L1 accesses), which are separate units
-working at once, instead of their sum; and the sync cost (23) is hidden in the compute-bound case
-(17) when two or more blocks are resident, since the other block keeps the pipes busy while one
-waits at its barrier (the textbook tiled GEMM on the H100 measures at the shared pipe's bound).
+working at once, instead of their sum; and in the compute-bound case (17) with two or more blocks
+resident the sync cost (23) is the staging latency exposed once a strip for the whole SM
+(``lockstep_staging_cycles``: resident blocks run in step, so they wait for their tiles at the
+same time), not a per-block departure-delay product.
 no_smem_load_inst staging loads cost eq. (19) and are memory instructions for the no_mem_insts
 of eq. (16); mem_l and departure_delay (7)-(8) average over the global pattern instructions
 only. Otherwise the sync cost (23) is added whenever the profile has sync instructions.
@@ -130,6 +131,16 @@ def _l1_cycles(profile: KernelProfile, device: GPUDevice) -> float:
     )
 
 
+def lockstep_staging_cycles(profile: KernelProfile, device: GPUDevice) -> float:
+    """Cycles a batch of resident blocks of a compute-bound tiled kernel waits for its tiles:
+    the blocks an SM holds run the same code from the same start, so they reach each strip's
+    staging together; its loads' latency (``smem_load_cycles``, eq. (19)'s) is then exposed
+    once a strip (two barriers) for the whole SM, the pipes idle, instead of being hidden
+    behind another block's work. The issue and shared pipes already count every warp's work."""
+    strips = profile.sync_insts / 2.0
+    return strips * device.smem_load_cycles if profile.shared.load_insts > 0 else 0.0
+
+
 def predict_cgpredict(
     profile: KernelProfile,
     device: GPUDevice,
@@ -208,10 +219,7 @@ def predict_cgpredict(
             exec_cycles = mem_l + comp_cycles * n * batch  # (17) as printed
     sync_cost = dep * max(mwp - 1, 0.0) * profile.sync_insts * b * batch  # (23)
     if whole and case == "eq17" and b >= 2 and smem_cost != "latency":
-        # compute-bound with another block resident: while one block waits at a barrier the
-        # other keeps the issue and load/store pipes busy, so the barriers cost no time
-        # beyond the pipes' (which already count every warp's work)
-        sync_cost = 0.0
+        sync_cost = lockstep_staging_cycles(profile, device) * batch
     per_launch = exec_cycles + sync_cost
     cycles = per_launch * profile.launches
     return CGPredictResult(

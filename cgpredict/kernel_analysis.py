@@ -384,6 +384,7 @@ class _LaunchContext:
             sync_insts=sync,
             stores=stores,
             chain_cycles=chain,
+            folded_insts=folded,
         )
         try:
             result = model_predict(

@@ -141,6 +141,9 @@ class KernelProfile:
     # the critical path of the launch's busiest thread, cycles (parallelism.body_chain): its
     # loop iterations times each one's recurrence or shared load-to-use chain
     chain_cycles: float = 0.0
+    # integer and branch instructions per thread that nvcc's unrolling folds away, already
+    # taken out of comp_insts (parallelism.ThreadBodies.unrolled_savings)
+    folded_insts: float = 0.0
 
     def loads_only(self) -> KernelProfile:
         """This profile with its stores taken out of the memory patterns: what a warp waits

@@ -25,12 +25,14 @@ def cache_info() -> None:
 
 @cache_group.command("clear")
 def cache_clear() -> None:
-    """Remove every entry of the cache."""
+    """Remove every entry of the cache, and the temp folders of killed cgpredict runs."""
     from .diskcache import DiskCache
+    from .tempdirs import sweep_stale
 
     c = DiskCache()
     freed = c.clear()
-    click.echo(f"cleared {c.root}: {freed} bytes freed")
+    stale = sweep_stale(everything=True)
+    click.echo(f"cleared {c.root}: {freed} bytes freed; {stale} stale temp folder(s) removed")
 
 
 def _lists(values: tuple[str, ...], what: str) -> tuple[str, ...]:

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import re
 import subprocess
-import tempfile
 from pathlib import Path
 
 from .compiler import find_compiler
 from .errors import CompileError, RegionError
+from .tempdirs import make_tempdir
 
 _PREFIX = "__cgp_value_"
 _VALUE = re.compile(rf"^@{_PREFIX}(\w+) = internal (?:unnamed_addr )?constant i64 (-?\d+)", re.M)
@@ -87,7 +87,7 @@ def evaluate_macros(
 def _compile_probe(text: str, defines: dict[str, int], include_dir: Path | None):
     """(compiled?, IR text or the compiler's diagnostics) of the probe source ``text``."""
     cc = find_compiler()
-    with tempfile.TemporaryDirectory(prefix="cgp-macros-") as tmp:
+    with make_tempdir("cgp-macros-") as tmp:
         src, out = Path(tmp, "probe.c"), Path(tmp, "probe.ll")
         src.write_text(text)
         args = [*cc.command, "-S", "-emit-llvm", "-O0", "-w", "-std=gnu11", "-o", str(out)]

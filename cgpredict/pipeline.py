@@ -46,8 +46,10 @@ from .scaling import (
     probe_sizes,
 )
 from .shared import array_name
+from .tempdirs import make_tempdir
 from .trace_store import (
     cached_macros,
+    dependencies,
     load_dependences,
     load_prepared,
     load_report,
@@ -71,6 +73,7 @@ def resolve_sizes(
     include_dir: Path | None = None,
     store: DiskCache | None = None,
     declared: dict[str, int] | None = None,
+    deps: dict[str, str] | None = None,
 ):
     """(work sizes, trace sizes, automatic?): the file's defaults (its #defines as the compiler
     evaluates them, with the -D options) and declared trace size, overridden by the options.
@@ -92,6 +95,7 @@ def resolve_sizes(
             work,
             guessed,
             lambda: evaluate_macros(source_text, unknown, work, include_dir, guessed),
+            deps,
         )
         if unknown
         else {}
@@ -231,15 +235,20 @@ def plan_trace(source: Path, opts: RunOptions) -> TracePlan:
         tuple(opts.functions),
     )
     store = default_cache()
+    deps = None
+    if store is not None:  # every file the preprocessor opens is part of the keys
+        deps = dependencies(store, Path(source), text,
+                            {k: str(v) for k, v in opts.work_sizes.items()})
     work, tsizes, auto = resolve_sizes(
         text, opts.work_sizes, opts.trace_sizes, Path(source).resolve().parent, store,
-        declared=marked.trace_sizes,
+        declared=marked.trace_sizes, deps=deps,
     )
     wanted = 2 * load_device(opts.device).max_threads_per_sm  # SPEC §2.1
     key = None
     if store is not None:
         key = prepared_key(
-            Path(source), text, opts, tsizes, work != tsizes, (work, wanted) if auto else None
+            Path(source), text, opts, tsizes, work != tsizes, (work, wanted) if auto else None,
+            deps,
         )
     return TracePlan(text, work, tsizes, auto, wanted, key)
 
@@ -270,9 +279,7 @@ def prepare(
         if entry is not None:
             _step(progress, "trace from the cache")
             return _from_entry(entry, work, t0, key)
-    tmpdir = tempfile.TemporaryDirectory(
-        prefix="cgp-run-", dir=store.tmp_dir() if store else None
-    )
+    tmpdir = make_tempdir("cgp-run-", store.tmp_dir() if store else None)
     tmp = tmpdir.name
     try:
 

@@ -12,7 +12,6 @@ import os
 import re
 import signal
 import subprocess
-import tempfile
 import time
 from dataclasses import dataclass, field, replace
 from importlib import resources
@@ -35,6 +34,7 @@ from .instrument.memtrace import InstrumentError, MemInstr, instrument
 from .macros import macro_text
 from .port import opaque_aliases
 from .regions import PRELUDE, mark_regions, read_source
+from .tempdirs import make_tempdir, sweep_once
 from .tracefile import (
     MAGIC,
     STATUS_EVENT_LIMIT,
@@ -180,7 +180,8 @@ def trace_program(
         seconds[name] = now - clock[0]
         clock[0] = now
 
-    with tempfile.TemporaryDirectory(prefix="cgp-") as tmpdir:
+    sweep_once()  # the leftovers of cgpredict processes that were killed
+    with make_tempdir("cgp-") as tmpdir:
         tmp = Path(tmpdir)
         src = tmp / source.name
         prelude = tmp / "cgp_prelude.h"
@@ -374,7 +375,7 @@ def marked_source(
         m = re.match(r"line (\d+): (.*)", msg)
         where = f"{source}:{m.group(1)}: {m.group(2)}" if m else f"{source}: {msg}"
         if "unbalanced" in msg or "unterminated" in msg or "ends before" in msg:
-            with tempfile.TemporaryDirectory(prefix="cgp-chk-") as tmp:
+            with make_tempdir("cgp-chk-") as tmp:
                 compile_to_ir(  # raises CompileError with clang's diagnostics
                     Path(source).resolve(),
                     Path(tmp) / "plain.ll",

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 import struct
-import zlib
 import subprocess
+import zlib
 from pathlib import Path
 
 import numpy as np

@@ -217,12 +217,13 @@ def compile_to_ir(
         args += ["-include", str(include)]
     rename = {str(source): display_name} if display_name else {}
     what = f"compiling {display_name or source}"
+    as_c = ["-x", "c", str(source)]  # any file name is compiled as C (a .h too)
     if not noinline:
-        _run_compiler([*args, "-o", str(out_ll), str(source)], what, rename)
+        _run_compiler([*args, "-o", str(out_ll), *as_c], what, rename)
         return None
     front = out_ll.with_name(out_ll.stem + ".front.ll")
     _run_compiler(
-        [*args, "-Xclang", "-disable-llvm-passes", "-o", str(front), str(source)], what, rename
+        [*args, "-Xclang", "-disable-llvm-passes", "-o", str(front), *as_c], what, rename
     )
     unoptimised = front.read_text()
     front.write_text(mark_noinline(unoptimised, noinline))

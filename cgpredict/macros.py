@@ -57,11 +57,13 @@ def evaluate_macros(
     include_dir: Path | None = None,
     optional: set[str] | None = None,
     required: set[str] | None = None,
+    display_name: str | None = None,
 ) -> dict[str, int]:
     """Values of the macros ``names`` that the source defines, as the compiler evaluates them
     with ``defines`` given on the command line (as -D). Macros it does not define are left
     out. A macro whose value is not an integer constant expression raises RegionError, unless
-    it is ``optional`` (a guessed size, e.g. any ``#ifndef`` macro) and not ``required``."""
+    it is ``optional`` (a guessed size, e.g. any ``#ifndef`` macro) and not ``required``.
+    ``display_name``: the source file's name, for the compiler's own diagnostics."""
     names = sorted(set(names))
     if not names:
         return {}
@@ -72,7 +74,8 @@ def evaluate_macros(
         if ok:
             return {m.group(1): int(m.group(2)) for m in _VALUE.finditer(out)}
         bad = _failed_macros(out, names, first)
-        if not bad:
+        if not bad:  # the source's own error: shown against the user's file, not the probe
+            out = re.sub(r"[^\s:]*cgp-macros-[^/\s]+/probe\.c", display_name or "the source", out)
             raise CompileError(f"evaluating the size macros failed:\n{out.strip()}")
         for name, why in bad.items():
             if name not in optional:

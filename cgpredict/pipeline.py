@@ -74,6 +74,7 @@ def resolve_sizes(
     store: DiskCache | None = None,
     declared: dict[str, int] | None = None,
     deps: dict[str, str] | None = None,
+    source_name: str | None = None,
 ):
     """(work sizes, trace sizes, automatic?): the file's defaults (its #defines as the compiler
     evaluates them, with the -D options) and declared trace size, overridden by the options.
@@ -94,7 +95,9 @@ def resolve_sizes(
             unknown,
             work,
             guessed,
-            lambda: evaluate_macros(source_text, unknown, work, include_dir, guessed),
+            lambda: evaluate_macros(
+                source_text, unknown, work, include_dir, guessed, display_name=source_name
+            ),
             deps,
         )
         if unknown
@@ -241,7 +244,7 @@ def plan_trace(source: Path, opts: RunOptions) -> TracePlan:
                             {k: str(v) for k, v in opts.work_sizes.items()})
     work, tsizes, auto = resolve_sizes(
         text, opts.work_sizes, opts.trace_sizes, Path(source).resolve().parent, store,
-        declared=marked.trace_sizes, deps=deps,
+        declared=marked.trace_sizes, deps=deps, source_name=str(source),
     )
     wanted = 2 * load_device(opts.device).max_threads_per_sm  # SPEC §2.1
     key = None
@@ -292,6 +295,8 @@ def prepare(
                 opts.max_launches,
                 count_only=count_only,
                 port=opts.port,
+                size_flag="--trace-size",
+                limit_flag=None,
             )
             return trace_program(Path(source), Path(tmp) / name, o)
 

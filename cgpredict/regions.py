@@ -62,8 +62,17 @@ class MarkedSource:
 
 
 def read_source(path) -> str:
-    """The text of a C source file, or a one-line RegionError (missing, unreadable, not UTF-8)."""
+    """The text of a C source file (any name: it is compiled as C), or a one-line RegionError
+    (missing, unreadable, not UTF-8, or not a regular file: a FIFO would block, a device
+    never end, a directory has no text)."""
+    import os
+    import stat
+
     try:
+        mode = os.stat(path).st_mode
+        if not stat.S_ISREG(mode):
+            kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
+            raise RegionError(f"cannot read {path} as C source: {kind}")
         data = open(path, "rb").read()
     except OSError as exc:
         raise RegionError(f"cannot read {path}: {exc.strerror or exc}") from None

@@ -66,6 +66,10 @@ class TraceOptions:
     max_launches: int = 0  # record memory events of the first N launches per region; 0 = all
     count_only: bool = False  # record no memory events: block and loop counts only (probes)
     port: str = "restrict"  # the CUDA port whose aliasing the trace reproduces (port.py)
+    # how the calling command names the options a message suggests: `trace` has -D and
+    # --max-events, `run` traces at --trace-size and has no event limit option
+    size_flag: str = "-D"
+    limit_flag: str | None = "--max-events"
 
 
 def access_text(source_line: str, column: int) -> str:
@@ -183,7 +187,7 @@ def trace_program(
     sweep_once()  # the leftovers of cgpredict processes that were killed
     with make_tempdir("cgp-") as tmpdir:
         tmp = Path(tmpdir)
-        src = tmp / source.name
+        src = tmp / (source.stem + ".c")  # a private copy: never the user's name or suffix
         prelude = tmp / "cgp_prelude.h"
         prelude.write_text(PRELUDE)
         ir_file = tmp / (source.stem + ".ll")
@@ -251,11 +255,13 @@ def trace_program(
             meta, len(inst.blocks), len(inst.loops), len(inst.globals)
         )
         if status == STATUS_EVENT_LIMIT:
-            hint = _size_hint(marked.trace_sizes, macros, text)
+            hint = _size_hint(marked.trace_sizes, macros, text, options.size_flag)
+            limit = (f"{options.limit_flag}={options.max_events}" if options.limit_flag
+                     else f"the limit of {options.max_events}")
             raise TraceRunError(
-                f"the trace exceeds --max-events={options.max_events} events; "
+                f"the trace exceeds {limit} events; "
                 + (
-                    f"trace a smaller problem size (e.g. -D {hint})"
+                    f"trace a smaller problem size (e.g. {options.size_flag} {hint})"
                     if hint
                     else "the program may loop endlessly (the file has no size macro to shrink)"
                 )
@@ -351,12 +357,14 @@ def _with_text(m: MemInstr, lines: list[str], name: str) -> MemInstr:
     return replace(m, file=name if own else m.file, base=text or m.base)
 
 
-def _size_hint(trace_sizes: dict[str, int], macros: dict[str, str], text: str = "") -> str:
+def _size_hint(
+    trace_sizes: dict[str, int], macros: dict[str, str], text: str = "", flag: str = "-D"
+) -> str:
     """Half of each size actually traced (-D values first, else the declared trace size), only
-    for macros the source names; '' when it names none."""
+    for macros the source names, joined by ``flag``; '' when it names none."""
     sizes = {k: int(v) for k, v in macros.items() if str(v).isdigit()} or trace_sizes
     sizes = {k: v for k, v in sizes.items() if re.search(rf"\b{re.escape(k)}\b", text)}
-    return " -D ".join(f"{k}={max(1, v // 2)}" for k, v in sizes.items())
+    return f" {flag} ".join(f"{k}={max(1, v // 2)}" for k, v in sizes.items())
 
 
 def marked_source(

@@ -1,0 +1,71 @@
+"""Inputs checked before anything runs (issue 29): any file name is compiled as C, files that
+are not regular files are refused in one line, pragmas are validated against the source, the
+grid and the loop counters against CUDA's limits and their C types, and messages name what
+the user typed (their file, the command's own options)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cgpredict import api
+from cgpredict.cli import main
+from cgpredict.errors import CGPredictError, RegionError
+from cgpredict.regions import read_source
+
+pytestmark = pytest.mark.usefixtures("compiler")
+
+GEMM = Path(__file__).resolve().parents[1] / "polybench_c" / "gemm.c"
+SMALL = ["-D", "NI=8", "-D", "NJ=8", "-D", "NK=8"]
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def one_line_error(result, code: int) -> str:
+    assert result.exit_code == code, result.output
+    assert isinstance(result.exception, SystemExit), result.exception
+    lines = [x for x in result.stderr.splitlines() if x.startswith("cgpredict: error: ")]
+    assert len(lines) == 1 and "Traceback" not in result.output, result.stderr
+    return result.stderr
+
+
+@pytest.mark.parametrize("name", ["prog", "x.txt", "kernel.h"])
+def test_any_file_name_is_compiled_as_c(tmp_path, name):
+    src = tmp_path / name
+    src.write_text(GEMM.read_text())
+    r = invoke("trace", src, *SMALL, "-o", tmp_path / "o.cgptrace")
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "o.cgptrace").exists()
+
+
+def test_fifos_devices_and_directories_are_refused(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for path, what in ((fifo, "not a regular file"), ("/dev/null", "not a regular file"),
+                       (tmp_path, "a directory")):
+        with pytest.raises(RegionError, match=f"cannot read .* as C source: {what}"):
+            read_source(path)
+    msg = one_line_error(invoke("trace", fifo, "-o", tmp_path / "o.cgptrace"), 2)
+    assert "not a regular file" in msg
+
+
+def test_a_syntax_error_names_the_users_file(tmp_path):
+    src = tmp_path / "syn.c"
+    src.write_text(GEMM.read_text().replace("C[i][j] *= beta;", "C[i][j] *= beta +;"))
+    msg = one_line_error(invoke("run", src), 2)
+    assert f"{src}:" in msg and "cgp-macros" not in msg and "probe.c" not in msg
+
+
+def test_run_suggests_its_own_options_at_the_event_limit(tmp_path):
+    with pytest.raises(CGPredictError) as exc:
+        api.predict(GEMM, "32x8", "tk1", {"NI": 64, "NJ": 64, "NK": 64},
+                    trace_sizes={"NI": 16, "NJ": 16, "NK": 16},
+                    max_events=1000)
+    msg = str(exc.value)
+    assert "--max-events" not in msg and "the limit of 1000 events" in msg
+    assert "--trace-size NI=8" in msg and exc.value.exit_code == 3

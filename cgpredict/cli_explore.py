@@ -120,7 +120,7 @@ def _same(row: dict, c) -> bool:
 
 def register(main: click.Group) -> None:
     """Add ``cache`` and ``sweep`` to the main group."""
-    from .cli_common import no_cache_option
+    from .cli_common import no_cache_option, no_sandbox_option
 
     main.add_command(cache_group)
-    main.add_command(no_cache_option(sweep))
+    main.add_command(no_sandbox_option(no_cache_option(sweep)))

@@ -141,6 +141,9 @@ def analyze_region(
             f"size for representative cache behaviour"
         )
 
+    problem = tile_problem(h, info, device)
+    if problem:
+        raise PredictionError(f"kernel {info.name}: {problem}")
     staged, shared_spec = staging_setup(
         trace, region, wt, device, block, opts.stage, launch, warnings
     )
@@ -250,6 +253,36 @@ def analyze_region(
     )
 
 
+MAX_GRID_X = 2**31 - 1  # CUDA's limits on the blocks of a grid
+MAX_GRID_YZ = 65535
+
+
+def grid_problem(gx: float, gy: float, block) -> str | None:
+    """Why CUDA would refuse a grid of ``gx`` x ``gy`` threads in ``block``s, or None."""
+    bx, by = math.ceil(gx / block.x), math.ceil(gy / block.y)
+    if bx <= MAX_GRID_X and by <= MAX_GRID_YZ:
+        return None
+    return (
+        f"a grid of {bx} x {by} blocks of {block} exceeds CUDA's limits (x at most "
+        f"{MAX_GRID_X}, y at most {MAX_GRID_YZ} blocks); predict a smaller size"
+    )
+
+
+def tile_problem(h, info, device) -> str | None:
+    """Why a ``#pragma cgp shared`` tile cannot fit the device's shared memory per block
+    (its elements sized as the kernel accesses the array), or None."""
+    for array, rows, cols in info.shared:
+        sizes = [m.bytes for m in h.mem if m.region == info.index and array_name(m.base) == array]
+        nbytes = rows * cols * max(sizes or [4])
+        if nbytes > device.shared_mem_per_block_max_bytes:
+            return (
+                f"'#pragma cgp shared {array} tile {rows}x{cols}' needs {nbytes} bytes of "
+                f"shared memory per block; {device.name} allows "
+                f"{device.shared_mem_per_block_max_bytes}"
+            )
+    return None
+
+
 @dataclass(frozen=True)
 class _LaunchModel:
     profile: KernelProfile
@@ -322,6 +355,9 @@ class _LaunchContext:
             if b.region in (self.region, -1)
         }
         gx, gy = self.extents(row)
+        problem = grid_problem(gx, gy, self.block)
+        if problem:
+            raise PredictionError(f"kernel {self.name}: {problem}")
         blocks = max(math.ceil(gx / self.block.x) * math.ceil(gy / self.block.y), 1)
         skip = {a.sid for a in self.staged}
         mem_reports, patterns, stores = _memory_profile(tr, mem, per_thread, self.region, skip)

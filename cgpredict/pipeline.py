@@ -22,7 +22,7 @@ import numpy as np
 from . import warmup
 from .devices import GPUDevice, load_device
 from .diskcache import DiskCache, default_cache
-from .errors import CGPredictError
+from .errors import CGPredictError, RegionError
 from .kernel_analysis import analyze_region
 from .macros import evaluate_macros
 from .memory import PATTERN_NAMES
@@ -35,7 +35,7 @@ from .prediction import (
     Report,
     RunOptions,
 )
-from .regions import mark_regions, read_source
+from .regions import counter_problem, mark_regions, read_source
 from .scaling import (
     PROBES,
     SizeModel,
@@ -117,6 +117,14 @@ def resolve_sizes(
                 f"iteration away, and the loops mapped to threads with it)"
             )
     return work_sizes, trace_sizes, auto
+
+
+def _check_counters(source: Path, text: str, sizes: dict[str, int]) -> None:
+    """A loop counter whose C type cannot count to its size is refused in one line."""
+    problem = counter_problem(text, sizes)
+    if problem:
+        line, _, what = problem.partition(": ")
+        raise RegionError(f"{source}:{line.removeprefix('line ')}: {what}")
 
 
 def _check_size_names(source_text: str, work: dict[str, int], trace: dict[str, int]) -> None:
@@ -246,6 +254,7 @@ def plan_trace(source: Path, opts: RunOptions) -> TracePlan:
         text, opts.work_sizes, opts.trace_sizes, Path(source).resolve().parent, store,
         declared=marked.trace_sizes, deps=deps, source_name=str(source),
     )
+    _check_counters(source, text, {**tsizes, **work})
     wanted = 2 * load_device(opts.device).max_threads_per_sm  # SPEC §2.1
     key = None
     if store is not None:

@@ -14,6 +14,7 @@ PREFIX = "cgp-"
 OWNER = ".cgp-owner"  # "PID START" of the owning process
 UNOWNED_AGE_S = 24 * 3600  # a cgp-* folder without an owner file (older tools) kept this long
 _swept: set[str] = set()
+_live: set[str] = set()  # the folders this process made, for remove_all
 
 
 def _start_time(pid: int) -> str:
@@ -31,7 +32,15 @@ def make_tempdir(prefix: str = PREFIX, folder: Path | str | None = None):
     tmp = tempfile.TemporaryDirectory(prefix=prefix, dir=folder)
     pid = os.getpid()
     (Path(tmp.name) / OWNER).write_text(f"{pid} {_start_time(pid)}")
+    _live.add(tmp.name)
     return tmp
+
+
+def remove_all() -> None:
+    """Remove every temp folder this process made that is still there (signal handlers)."""
+    for name in list(_live):
+        shutil.rmtree(name, ignore_errors=True)
+        _live.discard(name)
 
 
 def owner_alive(folder: Path) -> bool | None:

@@ -28,6 +28,7 @@ from . import datafile
 from .compiler import compiler_identity
 from .diskcache import DiskCache, Entry, entry_key
 from .prediction import RunOptions
+from .sandbox import enabled as sandbox_enabled
 
 _INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 TRACE_FILE = "trace.cgptrace"
@@ -155,6 +156,7 @@ def prepared_key(
             "functions": list(opts.functions),
             "max_events": opts.max_events,
             "max_launches": opts.max_launches,
+            "sandbox": sandbox_enabled(),  # unconfined, a program may see other inputs
         },
     )
 

@@ -8,10 +8,8 @@ intermediate files live in a temporary directory.
 
 from __future__ import annotations
 
-import os
 import re
 import signal
-import subprocess
 import time
 from dataclasses import dataclass, field, replace
 from importlib import resources
@@ -33,7 +31,8 @@ from .instrument.irtext import parse_module
 from .instrument.memtrace import InstrumentError, MemInstr, instrument
 from .macros import macro_text
 from .port import opaque_aliases
-from .regions import PRELUDE, mark_regions, read_source
+from .regions import PRELUDE, check_pragmas, counter_problem, mark_regions, read_source
+from .sandbox import run_confined
 from .tempdirs import make_tempdir, sweep_once
 from .tracefile import (
     MAGIC,
@@ -176,6 +175,11 @@ def trace_program(
     _check_output_path(output, force)
     text = read_source(source)
     marked = marked_source(source, text, options.macros, options.port, tuple(options.functions))
+    sizes = {k: int(v) for k, v in options.macros.items() if str(v).isdigit()}
+    problem = counter_problem(text, {**marked.trace_sizes, **sizes})
+    if problem:
+        line, _, what = problem.partition(": ")
+        raise RegionError(f"{source}:{line.removeprefix('line ')}: {what}")
     clock = [time.perf_counter()]
     seconds: dict[str, float] = {}
 
@@ -266,8 +270,11 @@ def trace_program(
                     else "the program may loop endlessly (the file has no size macro to shrink)"
                 )
             )
-        if status == STATUS_NESTED:
-            raise TraceRunError("a marked region started inside another marked region")
+        if status == STATUS_NESTED:  # a bad pragma (exit 2), found only when it ran
+            raise RegionError(
+                "a marked kernel started inside another marked kernel (a function called from "
+                "a kernel holds a kernel pragma, or a --function kernel calls another)"
+            )
         regions = [
             RegionInfo(
                 r.index,
@@ -375,9 +382,14 @@ def marked_source(
     functions: tuple[str, ...] = (),
 ):
     """``mark_regions(text)``, but a RegionError names ``FILE:LINE``, and when the file does not
-    compile (say, a syntax error inside the marked loop) the compiler's diagnostics come first."""
+    compile (say, a syntax error inside the marked loop) the compiler's diagnostics come first.
+    The pragmas are checked against the source (``regions.check_pragmas``)."""
     try:
-        return mark_regions(text, port, functions)
+        marked = mark_regions(text, port, functions)
+        problem = check_pragmas(text, marked)
+        if problem:
+            raise RegionError(problem)
+        return marked
     except RegionError as exc:
         msg = str(exc)
         m = re.match(r"line (\d+): (.*)", msg)
@@ -410,46 +422,54 @@ def _verify_ir(ir: str) -> None:
 
 
 def _run(exe: Path, events: Path, meta: Path, options: TraceOptions, cwd: Path) -> str:
-    env = dict(
-        os.environ,
-        CGP_EVENTS=str(events),
-        CGP_META=str(meta),
-        CGP_MAX_EVENTS=str(options.max_events),
-        CGP_MAX_LAUNCHES=str(options.max_launches),
-        CGP_COUNT_ONLY="1" if options.count_only else "0",
-    )
-    try:
-        res = subprocess.run(
-            [str(exe)],
-            env=env,
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            timeout=options.timeout_s,
-            stdin=subprocess.DEVNULL,
-        )
-    except subprocess.TimeoutExpired:
+    """Run the instrumented program confined (``sandbox``); its stdout's tail, or a one-line
+    error for a crash, a timeout, a limit of the sandbox or a non-zero exit."""
+    env = {
+        "CGP_EVENTS": str(events),
+        "CGP_META": str(meta),
+        "CGP_MAX_EVENTS": str(options.max_events),
+        "CGP_MAX_LAUNCHES": str(options.max_launches),
+        "CGP_COUNT_ONLY": "1" if options.count_only else "0",
+    }
+    res = run_confined([str(exe)], cwd, env, options.timeout_s, 8 * options.max_events)
+    if res.timed_out:
         raise TraceRunError(
             f"the traced program ran longer than --timeout={options.timeout_s:g} s; trace a "
             f"smaller size or raise the limit"
-        ) from None
+        )
+    last = (res.stderr.strip().splitlines() or [""])[-1]
+    if res.returncode == 97 and "inside another" in last:  # the runtime's own check
+        raise RegionError(
+            "a marked kernel started inside another marked kernel (a function called from "
+            "a kernel holds a kernel pragma, or a --function kernel calls another)"
+        )
     if res.returncode < 0:
-        sig = signal.Signals(-res.returncode).name
-        why = (  # LLVM turns code it proves unreachable into a trap instruction
-            " (it reached code the compiler proved unreachable: undefined behaviour such as "
-            "an endless loop without side effects)"
-            if sig in ("SIGTRAP", "SIGILL")
-            else ""
-        )
-        raise TraceRunError(
-            f"the traced program crashed with {sig}{why}"
-            + (f": {res.stderr.strip().splitlines()[-1]}" if res.stderr.strip() else "")
-        )
+        raise TraceRunError(_crash_text(-res.returncode, last))
     if res.returncode != 0:
-        last = res.stderr.strip().splitlines()[-1:] or [""]
         raise TraceRunError(
-            f"the traced program exited with status {res.returncode} {last[0]}".strip()
+            f"the traced program exited with status {res.returncode} {last}".strip()
         )
     if not meta.exists() or meta.stat().st_size == 0:
         raise TraceFormatError("the traced program wrote no trace")
     return res.stdout
+
+
+_CRASH_WHY = {  # LLVM turns code it proves unreachable into a trap instruction
+    "SIGTRAP": " (it reached code the compiler proved unreachable: undefined behaviour such as "
+    "an endless loop without side effects)",
+    "SIGXCPU": " (it used more CPU time than --timeout allows)",
+    "SIGXFSZ": " (it wrote a file past the sandbox's size limit)",
+    "SIGSYS": " (a system call the sandbox forbids)",
+}
+_CRASH_WHY["SIGILL"] = _CRASH_WHY["SIGTRAP"]
+
+
+def _crash_text(signum: int, last: str) -> str:
+    """One line for a program killed by signal ``signum``."""
+    try:
+        sig = signal.Signals(signum).name
+    except ValueError:
+        sig = f"signal {signum}"
+    return f"the traced program crashed with {sig}{_CRASH_WHY.get(sig, '')}" + (
+        f": {last}" if last else ""
+    )

@@ -69,3 +69,86 @@ def test_run_suggests_its_own_options_at_the_event_limit(tmp_path):
     msg = str(exc.value)
     assert "--max-events" not in msg and "the limit of 1000 events" in msg
     assert "--trace-size NI=8" in msg and exc.value.exit_code == 3
+
+
+TILED = Path(__file__).resolve().parents[1] / "polybench_c" / "gemm_tiled.c"
+
+
+@pytest.mark.parametrize("edit, fragment", [
+    (("#pragma cgp shared A tile 32x32", "#pragma cgp shared Aa tile 32x32"),
+     "'#pragma cgp shared Aa': kernel gemm_tiled indexes no array Aa (it indexes A, B, C)"),
+    (("#pragma cgp trace NI=128", "#pragma cgp trace QQ=8 NI=128"),
+     "'#pragma cgp trace QQ=...': the source has no macro QQ"),
+])
+def test_pragmas_are_checked_against_the_source(tmp_path, edit, fragment):
+    src = tmp_path / "k.c"
+    src.write_text(TILED.read_text().replace(*edit))
+    msg = one_line_error(invoke("trace", src, "-o", tmp_path / "o.cgptrace"), 2)
+    assert fragment in msg
+
+
+def test_a_tile_larger_than_shared_memory_is_refused(tmp_path):
+    src = tmp_path / "k.c"
+    src.write_text(TILED.read_text().replace("#pragma cgp shared A tile 32x32",
+                                             "#pragma cgp shared A tile 512x512"))
+    msg = one_line_error(invoke("run", src, "--trace-size", "NI=32", "--trace-size", "NJ=32",
+                                "--trace-size", "NK=32"), 2)
+    assert "'#pragma cgp shared A tile 512x512' needs 1048576 bytes" in msg and "tk1" in msg
+
+
+NESTED = """#define N 8
+float A[N][N];
+int main(void) {
+#pragma cgp kernel outer
+  for (int i = 0; i < N; i++) {
+#pragma cgp kernel inner
+    for (int j = 0; j < N; j++)
+      A[i][j] = 1.0f;
+  }
+  return 0;
+}
+"""
+
+
+def test_nested_kernel_pragmas_are_refused_before_running(tmp_path):
+    src = tmp_path / "n.c"
+    src.write_text(NESTED)
+    msg = one_line_error(invoke("trace", src, "-o", tmp_path / "o.cgptrace"), 2)
+    assert "kernel inner lies inside kernel outer (lines 5-9)" in msg
+    assert not (tmp_path / "o.cgptrace").exists()
+
+
+def test_a_counter_that_cannot_count_to_its_size_is_refused(tmp_path):
+    msg = one_line_error(invoke("run", GEMM, "-D", "NI=99999999999"), 2)
+    assert "the loop counter i (int) cannot count to NI=99999999999" in msg
+    assert f"{GEMM}:34:" in msg
+
+
+def test_a_grid_past_cudas_limits_is_refused():
+    msg = one_line_error(invoke("run", GEMM, "-D", "NI=3000000", "-D", "NJ=64", "-D", "NK=64",
+                                "--trace-size", "NI=64", "--trace-size", "NJ=64",
+                                "--trace-size", "NK=8"), 2)
+    assert "exceeds CUDA's limits" in msg and "y at most 65535" in msg
+
+
+CALLED = """#define N 8
+float A[N][N];
+__attribute__((noinline)) void row(int i) {
+#pragma cgp kernel inner
+  for (int j = 0; j < N; j++)
+    A[i][j] = 1.0f;
+}
+int main(void) {
+#pragma cgp kernel outer
+  for (int i = 0; i < N; i++)
+    row(i);
+  return 0;
+}
+"""
+
+
+def test_a_kernel_reached_from_another_kernel_is_a_pragma_error(tmp_path):
+    src = tmp_path / "c.c"
+    src.write_text(CALLED)
+    msg = one_line_error(invoke("trace", src, "-o", tmp_path / "o.cgptrace"), 2)
+    assert "started inside another marked kernel" in msg

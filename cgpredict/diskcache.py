@@ -290,6 +290,10 @@ class DiskCache:
         finally:
             shutil.rmtree(stage, ignore_errors=True)
 
+    def remove(self, entry: Entry) -> None:
+        """Remove ``entry`` (one found unusable after all)."""
+        self._discard(entry.path)
+
     def _discard(self, d: Path) -> None:
         """Remove an entry directory: renamed out of the way first, so no reader can find
         it half-deleted."""

@@ -22,7 +22,7 @@ import numpy as np
 from . import warmup
 from .devices import GPUDevice, load_device
 from .diskcache import DiskCache, default_cache
-from .errors import CGPredictError, RegionError
+from .errors import CGPredictError, RegionError, TraceFormatError
 from .kernel_analysis import analyze_region
 from .macros import evaluate_macros
 from .memory import PATTERN_NAMES
@@ -290,7 +290,10 @@ def prepare(
         entry = store.get("prepared", key)
         if entry is not None:
             _step(progress, "trace from the cache")
-            return _from_entry(entry, work, t0, key)
+            try:
+                return _from_entry(entry, work, t0, key)
+            except TraceFormatError:  # a planted or damaged trace: traced again
+                store.remove(entry)
     tmpdir = make_tempdir("cgp-run-", store.tmp_dir() if store else None)
     tmp = tmpdir.name
     try:

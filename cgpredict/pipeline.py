@@ -119,6 +119,13 @@ def resolve_sizes(
     return work_sizes, trace_sizes, auto
 
 
+def _typed_sizes(opts: RunOptions) -> dict[str, str]:
+    """Each size the user gave, as they typed it (-D, or --trace-size when both)."""
+    out = {n: f"-D {n}={v}" for n, v in opts.work_sizes.items()}
+    out.update({n: f"--trace-size {n}={v}" for n, v in opts.trace_sizes.items()})
+    return out
+
+
 def _check_counters(source: Path, text: str, sizes: dict[str, int]) -> None:
     """A loop counter whose C type cannot count to its size is refused in one line."""
     problem = counter_problem(text, sizes)
@@ -309,6 +316,7 @@ def prepare(
                 port=opts.port,
                 size_flag="--trace-size",
                 limit_flag=None,
+                typed=_typed_sizes(opts),
             )
             return trace_program(Path(source), Path(tmp) / name, o)
 

@@ -69,6 +69,7 @@ class TraceOptions:
     # --max-events, `run` traces at --trace-size and has no event limit option
     size_flag: str = "-D"
     limit_flag: str | None = "--max-events"
+    typed: dict[str, str] = field(default_factory=dict)  # size -> as the user typed it
 
 
 def access_text(source_line: str, column: int) -> str:
@@ -213,7 +214,8 @@ def trace_program(
         try:
             unoptimised = compile_marked()
         except CompileError as exc:
-            _check_redefined(str(exc), text, macros)
+            _check_redefined(str(exc), text, macros, options.typed or {
+                n: f"{options.size_flag} {n}={v}" for n, v in macros.items()})
             # Show the diagnostics of the user's own text, not of the marked copy.
             compile_to_ir(source.resolve(), tmp / "plain.ll", {**macros}, display_name=str(source))
             if port == "restrict":
@@ -334,14 +336,18 @@ def trace_program(
     return read_trace(output)
 
 
-def _check_redefined(diagnostics: str, text: str, macros: dict[str, str]) -> None:
+def _check_redefined(
+    diagnostics: str, text: str, macros: dict[str, str], typed: dict[str, str] | None = None
+) -> None:
     """A size given with -D (or a trace size) that the file #defines unconditionally would be
-    ignored by the compiler: one line saying how to make it a size macro."""
+    ignored by the compiler: one line saying how to make it a size macro, naming the size as
+    the user typed it (``typed``) when they did."""
     m = re.search(r"'(\w+)' macro redefined", diagnostics)
     if m and m.group(1) in macros:
         name = m.group(1)
+        what = (typed or {}).get(name) or f"size {name}={macros[name]}"
         raise RegionError(
-            f"size {name}={macros[name]} cannot take effect: the file #defines {name} as "
+            f"{what} cannot take effect: the file #defines {name} as "
             f"{macro_text(text, name)!r} unconditionally; write '#ifndef {name}' / "
             f"'#define {name} ...' / '#endif' so that a -D or trace size can replace it"
         )

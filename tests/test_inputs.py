@@ -152,3 +152,24 @@ def test_a_kernel_reached_from_another_kernel_is_a_pragma_error(tmp_path):
     src.write_text(CALLED)
     msg = one_line_error(invoke("trace", src, "-o", tmp_path / "o.cgptrace"), 2)
     assert "started inside another marked kernel" in msg
+
+
+REDEFINED = """#include <stdio.h>
+#define N 4096
+float A[N];
+int main(void) {
+#pragma cgp kernel k
+  for (int i = 0; i < N; i++) A[i] = i;
+  printf("%f\\n", A[3]);
+  return 0;
+}
+"""
+
+
+def test_a_refused_size_is_named_as_typed(tmp_path):
+    src = tmp_path / "r.c"
+    src.write_text(REDEFINED)
+    msg = one_line_error(invoke("run", src, "-D", "N=128"), 2)
+    assert "-D N=128 cannot take effect" in msg
+    msg = one_line_error(invoke("trace", src, "-D", "N=100", "-o", tmp_path / "o.t"), 2)
+    assert "-D N=100 cannot take effect" in msg

@@ -40,7 +40,7 @@ from .shared import (
     transposed_addresses,
 )
 from .staging import staging_setup
-from .tracefile import Trace
+from .tracefile import TAG_BEGIN, Trace
 from .warps import (
     Block,
     MappingError,
@@ -67,6 +67,13 @@ def _trip(model: TripModel, sizes: dict[str, int]) -> float:
         return model.alpha
 
 
+def _began(trace: Trace, region: int) -> bool:
+    """Whether the events hold a BEGIN of ``region`` (a launch that began, with no end)."""
+    ev = np.asarray(trace.events)
+    begins = ev[(ev >> np.uint64(48)) == TAG_BEGIN]
+    return bool(((begins >> np.uint64(32)) & np.uint64(0xFFFF) == region).any())
+
+
 def analyze_region(
     trace: Trace,
     region: int,
@@ -84,12 +91,16 @@ def analyze_region(
     info = h.region(region)
     rows = np.flatnonzero((trace.launches["region"] == region) & (trace.launches["recorded"] == 1))
     if not len(rows):
-        how = (
-            f"the program never called the function {info.function}"
-            if info.line == 0
-            else "the program never reached its loop nest"
-        )
-        raise PredictionError(f"kernel {info.name} did not run: {how}")
+        if info.line == 0:
+            how = f"did not run: the program never called the function {info.function}"
+        elif _began(trace, region):
+            how = (
+                "began but never ended: the program left its loop nest before the loop ended "
+                "(a return, goto, exit() or longjmp out of it); a kernel runs its loop to the end"
+            )
+        else:
+            how = "did not run: the program never reached its loop nest"
+        raise PredictionError(f"kernel {info.name} {how}")
     launch = int(rows[0])
     warnings: list[str] = []
     if single_thread(trace, region):

@@ -483,15 +483,25 @@ MAX_COUNT = 1 << 48  # block and loop counts: more would take a program days to 
 
 def _check_events(tr: Trace) -> str | None:
     """Every event's tag and id against the header: memory instructions and loops exist, and
-    a loop's iteration index lies within the iterations its launches counted."""
+    within each recorded launch a loop's iteration index lies below the iterations that
+    launch counted."""
     n_mem, n_loops = len(tr.header.mem), len(tr.header.loops)
-    if len(tr.launches) and n_loops:
-        limits = np.asarray(tr.loop_iters).max(axis=0).astype(np.int64)
-    else:
-        limits = np.zeros(n_loops, np.int64)
-    ev = tr.events
-    for lo in range(0, len(ev), _CHUNK):
-        chunk = np.asarray(ev[lo : lo + _CHUNK])
+    unlimited = np.full(n_loops, np.iinfo(np.int64).max, np.int64)
+    spans = [(0, len(tr.events), unlimited)]  # tags and ids everywhere (an unfinished launch
+    for k in np.flatnonzero(tr.launches["recorded"] != 0):  # too), iterations per launch
+        first, count = int(tr.launches["first_event"][k]), int(tr.launches["n_events"][k])
+        spans.append((first, first + count, np.asarray(tr.loop_iters[k], np.int64)))
+    for start, stop, limits in spans:
+        problem = _check_span(tr.events, start, stop, n_mem, n_loops, limits)
+        if problem:
+            return problem
+    return None
+
+
+def _check_span(ev, start: int, stop: int, n_mem: int, n_loops: int, limits) -> str | None:
+    """The first bad event of ``ev[start:stop]`` (``_first_bad_event``) as a line, or None."""
+    for lo in range(start, stop, _CHUNK):
+        chunk = np.asarray(ev[lo : min(lo + _CHUNK, stop)])
         k, what, value = _first_bad_event(chunk.view(np.uint64), n_mem, n_loops, limits)
         if k >= 0:
             if what == 0:

@@ -173,3 +173,28 @@ def test_a_refused_size_is_named_as_typed(tmp_path):
     assert "-D N=128 cannot take effect" in msg
     msg = one_line_error(invoke("trace", src, "-D", "N=100", "-o", tmp_path / "o.t"), 2)
     assert "-D N=100 cannot take effect" in msg
+
+
+LEFT = """#include <stdio.h>
+#include <stdlib.h>
+#define N 16
+float A[N][N];
+int main(void) {
+#pragma cgp kernel k
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++) {
+      A[i][j] = i + j;
+      if (i == N - 1 && j == N - 1) LEAVE;
+    }
+  printf("%f\\n", A[3][3]);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("leave", ["return 0", "exit(0)"])
+def test_a_kernel_left_early_is_named_as_such(tmp_path, leave):
+    src = tmp_path / "l.c"
+    src.write_text(LEFT.replace("LEAVE", leave))
+    msg = one_line_error(invoke("run", src), 2)
+    assert "kernel k began but never ended: the program left its loop nest" in msg

@@ -13,6 +13,8 @@ import functools
 import importlib
 import json
 import math
+import types
+import typing
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -109,7 +111,43 @@ def _decode_dataclass(data, arrays):
     names = {f.name for f in dataclasses.fields(cls) if f.init}
     if set(fields) - names:
         raise DataFileError(f"{cls.__qualname__} has no field {sorted(set(fields) - names)[0]}")
-    return cls(**{k: decode(v, arrays) for k, v in fields.items()})
+    values = {k: decode(v, arrays) for k, v in fields.items()}
+    hints = _hints(cls)
+    for k, v in values.items():
+        if k in hints and not _fits(v, hints[k]):
+            raise DataFileError(f"{cls.__qualname__}.{k} holds a {type(v).__name__}")
+    return cls(**values)
+
+
+@functools.lru_cache(maxsize=256)
+def _hints(cls: type) -> dict:
+    """The resolved type hints of a dataclass (empty where they cannot be resolved)."""
+    try:
+        return typing.get_type_hints(cls)
+    except Exception:  # noqa: BLE001 - a hint naming what its module cannot see
+        return {}
+
+
+def _fits(value, hint) -> bool:
+    """Whether ``value`` has the outer type of ``hint`` (containers not looked into): a
+    planted value of another type is refused before anything renders it."""
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        return any(_fits(value, arm) for arm in typing.get_args(hint))
+    if hint is type(None):
+        return value is None
+    if hint is float:
+        return isinstance(value, (int, float, np.floating, np.integer)) and not isinstance(
+            value, (bool, np.bool_))
+    if hint is int:
+        return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+    target = origin or hint
+    if not isinstance(target, type) or target is object:
+        return True  # Any, a TypeVar, a Literal: not checked
+    try:
+        return isinstance(value, target) or (target is bool and isinstance(value, np.bool_))
+    except TypeError:
+        return True
 
 
 _DECODERS = {

@@ -397,3 +397,15 @@ def test_an_unusable_cache_home_still_leaves_zig_a_cache(tmp_path, monkeypatch):
     monkeypatch.delenv("ZIG_GLOBAL_CACHE_DIR")
     compiler._usable_zig_cache()
     assert "ZIG_GLOBAL_CACHE_DIR" not in compiler.os.environ
+
+
+def test_datafile_refuses_a_field_of_another_type(tmp_path):
+    from cgpredict import datafile
+    from cgpredict.warps import Block
+
+    datafile.dump((Block(32, 8),), tmp_path, "b")
+    doc = json.loads((tmp_path / "b.json").read_text())
+    doc["v"][0]["f"]["x"] = "32"
+    (tmp_path / "b.json").write_text(json.dumps(doc))
+    with pytest.raises(datafile.DataFileError, match="Block.x holds a str"):
+        datafile.load(tmp_path, "b")

@@ -35,7 +35,7 @@ from .prediction import (
     Report,
     RunOptions,
 )
-from .regions import counter_problem, mark_regions, read_source
+from .regions import counter_problem, mark_regions, read_source, tile_problem
 from .scaling import (
     PROBES,
     SizeModel,
@@ -262,7 +262,11 @@ def plan_trace(source: Path, opts: RunOptions) -> TracePlan:
         declared=marked.trace_sizes, deps=deps, source_name=str(source),
     )
     _check_counters(source, text, {**tsizes, **work})
-    wanted = 2 * load_device(opts.device).max_threads_per_sm  # SPEC §2.1
+    device = load_device(opts.device)
+    problem = tile_problem(text, marked, device.shared_mem_per_block_max_bytes, device.name)
+    if problem:
+        raise RegionError(f"{source}: {problem}")
+    wanted = 2 * device.max_threads_per_sm  # SPEC §2.1
     key = None
     if store is not None:
         key = prepared_key(

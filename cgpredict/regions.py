@@ -520,3 +520,35 @@ def counter_problem(source: str, sizes: dict[str, int]) -> str | None:
                 f"size"
             )
     return None
+
+
+_C_SIZES = {"char": 1, "short": 2, "int": 4, "float": 4, "long": 8, "double": 8,
+            "int8_t": 1, "uint8_t": 1, "int16_t": 2, "uint16_t": 2, "int32_t": 4,
+            "uint32_t": 4, "int64_t": 8, "uint64_t": 8, "size_t": 8}
+
+
+def element_bytes(source: str, array: str) -> int | None:
+    """The element size of ``array`` as the source declares it (``double A[N][M]``,
+    ``float *A``), or None when the declaration does not say (a typedef: the check after
+    tracing, with the sizes the program accessed, judges that tile)."""
+    m = re.search(
+        r"\b(" + "|".join(_C_SIZES) + r")\b[\w\s]*?[\s*(]+" + re.escape(array) + r"\s*[\[\)=;,]",
+        source,
+    )
+    return _C_SIZES[m.group(1)] if m else None
+
+
+def tile_problem(source: str, marked: MarkedSource, limit_bytes: int, device: str) -> str | None:
+    """The first ``#pragma cgp shared`` tile larger than ``limit_bytes`` of shared memory per
+    block (``device``'s), or None: checked before anything runs."""
+    hints = [(r.name, h) for r in marked.regions for h in r.shared]
+    hints += [(n, h) for n, hs in marked.function_shared.items() for h in hs]
+    for name, h in hints:
+        nbytes = h.tile_rows * h.tile_cols * (element_bytes(source, h.array) or 0)
+        if nbytes > limit_bytes:
+            return (
+                f"kernel {name}: '#pragma cgp shared {h.array} tile {h.tile_rows}x"
+                f"{h.tile_cols}' needs {nbytes} bytes of shared memory per block; {device} "
+                f"allows {limit_bytes}"
+            )
+    return None

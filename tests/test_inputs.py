@@ -87,12 +87,19 @@ def test_pragmas_are_checked_against_the_source(tmp_path, edit, fragment):
     assert fragment in msg
 
 
-def test_a_tile_larger_than_shared_memory_is_refused(tmp_path):
+@pytest.mark.parametrize("typedef", [False, True])
+def test_a_tile_larger_than_shared_memory_is_refused(tmp_path, typedef):
+    """Before running when the declaration gives the element size, else after tracing."""
+    text = TILED.read_text().replace("#pragma cgp shared A tile 32x32",
+                                     "#pragma cgp shared A tile 512x512")
+    if typedef:
+        text = text.replace("static float A[NI][NK];",
+                            "typedef float real;\nstatic real A[NI][NK];")
     src = tmp_path / "k.c"
-    src.write_text(TILED.read_text().replace("#pragma cgp shared A tile 32x32",
-                                             "#pragma cgp shared A tile 512x512"))
-    msg = one_line_error(invoke("run", src, "--trace-size", "NI=32", "--trace-size", "NJ=32",
-                                "--trace-size", "NK=32"), 2)
+    src.write_text(text)
+    r = invoke("run", src, "--trace-size", "NI=32", "--trace-size", "NJ=32",
+               "--trace-size", "NK=32", "--timeout", "0.001" if not typedef else "60")
+    msg = one_line_error(r, 2)  # the 1 ms timeout would fail a run: refused before it
     assert "'#pragma cgp shared A tile 512x512' needs 1048576 bytes" in msg and "tk1" in msg
 
 

@@ -134,9 +134,13 @@ no_sandbox_option = click.option(
 def _on_signal(signum, frame) -> None:
     """SIGTERM or SIGHUP: kill the traced programs' process groups, remove the temp folders,
     say so in one line and leave with 128 + the signal."""
+    import multiprocessing
+
     from . import sandbox, tempdirs
 
     sandbox.kill_all()
+    for child in multiprocessing.active_children():  # sweep workers: their own handler
+        child.terminate()  # (inherited through fork) cleans up after them
     tempdirs.remove_all()
     try:
         sys.stderr.write(f"cgpredict: stopped by {signal.Signals(signum).name}\n")

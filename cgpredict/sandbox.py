@@ -6,8 +6,9 @@ cgpredict compiles the user's C and runs it to record its trace. By default the 
   working folder, ``LANG=C``, the runtime's ``CGP_*`` variables; nothing else of the caller's);
 * in a private working folder (the trace's own temp folder);
 * under resource limits: address space (``ADDRESS_SPACE_BYTES``), file size (the event limit's
-  bytes and some), CPU time (``--timeout`` and a second), no core files, and no new processes
-  (``RLIMIT_NPROC`` 0; the kernel does not apply it to root);
+  bytes and some), CPU time (``--timeout`` and two seconds), no core files, and no new
+  processes (``RLIMIT_NPROC`` 0, which the kernel does not apply to root, and on x86-64 a
+  seccomp filter, ``no_process_filter``, which it does);
 * in a process group of its own, killed whole when the program's ``main`` returns, at the
   timeout, and when cgpredict exits or gets SIGTERM/SIGHUP (``kill_all``, the CLI's handlers),
   so no forked child outlives the run and a child left behind does not hold the run up;
@@ -25,9 +26,11 @@ from __future__ import annotations
 import atexit
 import ctypes
 import os
+import platform
 import resource
 import shutil
 import signal
+import struct
 import subprocess
 import threading
 from dataclasses import dataclass
@@ -37,6 +40,9 @@ KEEP_BYTES = 64 * 1024
 ADDRESS_SPACE_BYTES = 32 * 2**30
 FILE_SLACK_BYTES = 256 * 2**20
 _PR_SET_PDEATHSIG = 1
+_PR_SET_NO_NEW_PRIVS = 38
+_PR_SET_SECCOMP = 22
+_SECCOMP_MODE_FILTER = 2
 _groups: set[int] = set()
 _lock = threading.Lock()
 
@@ -75,9 +81,44 @@ def rlimits(timeout_s: float, max_file_bytes: int) -> list[tuple[int, int]]:
     ]
 
 
-def _preexec(limits: list[tuple[int, int]]):
-    """The function run in the child between fork and exec: die with cgpredict, then the
-    limits (each lowered only, never raised above the caller's hard limit)."""
+_ALLOW, _ERRNO = 0x7FFF0000, 0x00050000
+_EPERM, _ENOSYS = 1, 38
+
+
+def no_process_filter() -> bytes | None:
+    """A seccomp BPF program (x86-64 only, else None) that forbids new processes, root's
+    included (RLIMIT_NPROC spares root): fork, vfork and a clone without CLONE_THREAD fail
+    with EPERM, clone3 with ENOSYS (libc then falls back to clone), x32 calls with EPERM."""
+    if platform.machine() != "x86_64":
+        return None
+    ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
+    prog = [
+        (ld, 0, 0, 4),  # 0: A = arch
+        (jeq, 1, 0, 0xC000003E),  # 1: x86-64 -> 3
+        (ret, 0, 0, _ALLOW),  # 2: another ABI (the kernel checks it apart)
+        (ld, 0, 0, 0),  # 3: A = syscall number
+        (jge, 7, 0, 0x40000000),  # 4: x32 -> 12
+        (jeq, 6, 0, 57),  # 5: fork -> 12
+        (jeq, 5, 0, 58),  # 6: vfork -> 12
+        (jeq, 5, 0, 435),  # 7: clone3 -> 13
+        (jeq, 0, 2, 56),  # 8: clone -> 9, else -> 11
+        (ld, 0, 0, 16),  # 9: A = low word of its flags
+        (jset, 0, 1, 0x10000),  # 10: CLONE_THREAD (a thread) -> 11, else -> 12
+        (ret, 0, 0, _ALLOW),  # 11
+        (ret, 0, 0, _ERRNO | _EPERM),  # 12
+        (ret, 0, 0, _ERRNO | _ENOSYS),  # 13
+    ]
+    return b"".join(struct.pack("<HBBI", *ins) for ins in prog)
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
+
+
+def _preexec(limits: list[tuple[int, int]], no_processes: bytes | None = None):
+    """The function run in the child between fork and exec: die with cgpredict, the limits
+    (each lowered only, never raised above the caller's hard limit), then the seccomp filter
+    ``no_processes`` (built here, before the fork)."""
     try:
         prctl = ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):  # pragma: no cover - not Linux
@@ -87,6 +128,7 @@ def _preexec(limits: list[tuple[int, int]]):
         soft, hard = resource.getrlimit(res)
         cap = value if hard == resource.RLIM_INFINITY else min(value, hard)
         wanted.append((res, (cap, cap)))
+    fprog = _SockFprog(len(no_processes) // 8, no_processes) if no_processes else None
 
     def run() -> None:
         if prctl is not None:
@@ -96,21 +138,35 @@ def _preexec(limits: list[tuple[int, int]]):
                 resource.setrlimit(res, pair)
             except (ValueError, OSError):
                 pass
+        if prctl is not None and fprog is not None:
+            prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+            prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0)
 
     return run
 
 
-def bwrap_command(argv: list[str], workdir: Path) -> list[str] | None:
+def bwrap_command(argv: list[str], workdir: Path, seccomp_fd: int | None = None
+                  ) -> list[str] | None:
     """``argv`` inside bubblewrap (no network, read-only file system but ``workdir``, a private
-    /tmp), or None when ``bwrap`` is not on PATH."""
+    /tmp; the seccomp filter read from ``seccomp_fd``), or None when ``bwrap`` is not on
+    PATH."""
     bwrap = shutil.which("bwrap")
     if not bwrap:
         return None
+    seccomp = ["--seccomp", str(seccomp_fd)] if seccomp_fd is not None else []
     return [
         bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
         "--bind", str(workdir), str(workdir), "--unshare-net", "--unshare-pid", "--unshare-ipc",
-        "--die-with-parent", "--new-session", "--chdir", str(workdir), "--", *argv,
+        "--die-with-parent", "--new-session", *seccomp, "--chdir", str(workdir), "--", *argv,
     ]
+
+
+def _filter_fd(data: bytes) -> int:
+    """A pipe's read end holding ``data`` (bwrap's ``--seccomp`` reads the filter there)."""
+    r, w = os.pipe()
+    os.write(w, data)
+    os.close(w)
+    return r
 
 
 def _drain(stream, keep: bytearray) -> None:
@@ -149,15 +205,22 @@ def run_confined(
     off), wait for it at most ``timeout_s``, then kill its whole process group."""
     confine = enabled() if confine is None else confine
     env = minimal_env(workdir, extra_env) if confine else {**os.environ, **extra_env}
-    wrapped = bwrap_command(argv, workdir) if confine else None
+    seccomp = no_process_filter() if confine else None
+    fd = _filter_fd(seccomp) if seccomp and shutil.which("bwrap") else None
+    wrapped = bwrap_command(argv, workdir, fd) if confine else None
     limits = rlimits(timeout_s, max_file_bytes)
-    if wrapped is not None:  # bwrap forks inside: no RLIMIT_NPROC for it
+    if wrapped is not None:  # bwrap forks inside: no RLIMIT_NPROC for it, the filter after
         limits = [x for x in limits if x[0] != resource.RLIMIT_NPROC]
-    proc = subprocess.Popen(
-        wrapped or argv, cwd=workdir, env=env, stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-        preexec_fn=_preexec(limits) if confine else None,
-    )
+    try:
+        proc = subprocess.Popen(
+            wrapped or argv, cwd=workdir, env=env, stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+            preexec_fn=_preexec(limits, None if wrapped else seccomp) if confine else None,
+            pass_fds=(fd,) if fd is not None else (),
+        )
+    finally:
+        if fd is not None:
+            os.close(fd)
     with _lock:
         _groups.add(proc.pid)
     out, err = bytearray(), bytearray()

@@ -84,6 +84,39 @@ def test_writes_and_commands_outside_the_output_folder_are_confined(tmp_path):
     assert (tmp_path / "o.cgptrace").exists()
 
 
+@pytest.mark.skipif(sandbox.no_process_filter() is None, reason="seccomp filter: x86-64 only")
+@pytest.mark.parametrize("bwrap", [False, True])
+def test_no_new_processes_even_for_root_but_threads_run(tmp_path, monkeypatch, bwrap):
+    if bwrap and not HAVE_BWRAP:
+        pytest.skip("bwrap is not installed")
+    if not bwrap:
+        monkeypatch.setattr(sandbox.shutil, "which",
+                            lambda n, _w=shutil.which: None if n == "bwrap" else _w(n))
+    touched = tmp_path / "touched"
+    src, _ = program(tmp_path, before='pid_t p = fork(); if (p == 0) _exit(0); '
+                                      f'int r = system("touch {touched}");',
+                     after='printf("fork=%d system=%d\\n", (int)p, r);')
+    src.write_text("#include <pthread.h>\n" + src.read_text())
+    tr = trace_program(src, tmp_path / "o.cgptrace", TraceOptions())
+    assert "fork=-1 system=32512" in tr.header.stdout_tail and not touched.exists()
+    monkeypatch.setenv("CGPREDICT_NO_SANDBOX", "1")
+    tr = trace_program(src, tmp_path / "p.cgptrace", TraceOptions())
+    assert "fork=-1" not in tr.header.stdout_tail and touched.exists()
+
+
+def test_the_filter_is_fourteen_instructions_that_end_in_returns():
+    import struct
+
+    prog = sandbox.no_process_filter()
+    if prog is None:
+        pytest.skip("x86-64 only")
+    ins = [struct.unpack("<HBBI", prog[k:k + 8]) for k in range(0, len(prog), 8)]
+    assert len(ins) == 14 and all(code == 0x06 for code, *_ in ins[-3:])
+    for k, (code, jt, jf, _) in enumerate(ins):  # every jump lands inside the program
+        if code & 0x07 == 0x05:
+            assert k + 1 + max(jt, jf) < len(ins)
+
+
 def test_the_environment_is_minimal_unless_the_sandbox_is_off(tmp_path, monkeypatch):
     src, _ = program(tmp_path, after='printf("secret=%s\\n", getenv("CGP_TEST_SECRET") ? '
                                      'getenv("CGP_TEST_SECRET") : "none");')

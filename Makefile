@@ -17,8 +17,9 @@ bench:
 	$(PY) bench/bench_advise.py
 
 N ?= 500
-fuzz:  # csmith programs through trace and run; summary in validation/results/fuzz.md
+fuzz:  # csmith programs through trace and run, then mutated traces and a tampered cache
 	$(PY) validation/fuzz.py --n $(N) --out validation/results/fuzz.md
+	$(PY) validation/fuzz_inputs.py --n $(N) --out validation/results/fuzz-inputs.md
 
 measure:  # needs an NVIDIA GPU and nvcc
 	$(PY) validation/measure.py

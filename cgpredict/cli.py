@@ -24,6 +24,7 @@ from .cli_common import (
     main,
     model_option,
     no_cache_option,
+    no_sandbox_option,
     parse_block,
     parse_macros,
     parse_sizes,
@@ -77,6 +78,7 @@ from .heap import keep_freed_memory
 )
 @click.option("--force", is_flag=True, help="Overwrite the output even if it is not a trace.")
 @port_option
+@no_sandbox_option
 def trace(source, defines, functions, output, timeout_s, max_events, max_launches, force, port):
     """Compile SOURCE, run it instrumented and write a trace of its marked kernels."""
     from .tracer import TraceOptions, trace_program
@@ -105,6 +107,7 @@ def trace_info(trace_file):
 
 @main.command()
 @no_cache_option
+@no_sandbox_option
 @sizing_options
 @click.argument(
     "source", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path)

@@ -6,7 +6,9 @@ statistical model) and ``cli_explore.py`` (cache, sweep) add their commands to `
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 from pathlib import Path
 
 import click
@@ -82,6 +84,7 @@ class _Group(click.Group):
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        install_signal_handlers()
         try:
             rv = super().main(args, prog_name, complete_var, False, **extra)
         except click.ClickException as exc:
@@ -121,6 +124,49 @@ def _set_no_cache(ctx, param, value) -> None:
         os.environ["CGPREDICT_NO_CACHE"] = "1"
 
 
+def _set_no_sandbox(ctx, param, value) -> None:
+    """``--no-sandbox``: the traced program runs with the caller's environment, without
+    resource limits or bubblewrap (``sandbox``), here and in the workers it starts."""
+    if value:
+        os.environ["CGPREDICT_NO_SANDBOX"] = "1"
+
+
+no_sandbox_option = click.option(
+    "--no-sandbox",
+    is_flag=True,
+    expose_value=False,
+    callback=_set_no_sandbox,
+    help="Run the traced program unconfined: the caller's environment, no resource limits, "
+    "no bubblewrap (also: CGPREDICT_NO_SANDBOX=1).",
+)
+
+
+def _on_signal(signum, frame) -> None:
+    """SIGTERM or SIGHUP: kill the traced programs' process groups, remove the temp folders,
+    say so in one line and leave with 128 + the signal."""
+    import multiprocessing
+
+    from . import sandbox, tempdirs
+
+    sandbox.kill_all()
+    for child in multiprocessing.active_children():  # sweep workers: their own handler
+        child.terminate()  # (inherited through fork) cleans up after them
+    tempdirs.remove_all()
+    try:
+        sys.stderr.write(f"cgpredict: stopped by {signal.Signals(signum).name}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    os._exit(128 + signum)
+
+
+def install_signal_handlers() -> None:
+    """Clean up on SIGTERM and SIGHUP as on Ctrl-C (only the main thread can install them)."""
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, _on_signal)
+
+
 no_cache_option = click.option(
     "--no-cache",
     is_flag=True,
@@ -133,6 +179,7 @@ no_cache_option = click.option(
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="cgpredict")
 @no_cache_option
+@no_sandbox_option
 def main() -> None:
     """Predict how fast a single-threaded C kernel would run on an NVIDIA GPU (and an FPGA)."""
 

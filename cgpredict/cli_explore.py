@@ -25,12 +25,14 @@ def cache_info() -> None:
 
 @cache_group.command("clear")
 def cache_clear() -> None:
-    """Remove every entry of the cache."""
+    """Remove every entry of the cache, and the temp folders of killed cgpredict runs."""
     from .diskcache import DiskCache
+    from .tempdirs import sweep_stale
 
     c = DiskCache()
     freed = c.clear()
-    click.echo(f"cleared {c.root}: {freed} bytes freed")
+    stale = sweep_stale(everything=True)
+    click.echo(f"cleared {c.root}: {freed} bytes freed; {stale} stale temp folder(s) removed")
 
 
 def _lists(values: tuple[str, ...], what: str) -> tuple[str, ...]:
@@ -118,7 +120,7 @@ def _same(row: dict, c) -> bool:
 
 def register(main: click.Group) -> None:
     """Add ``cache`` and ``sweep`` to the main group."""
-    from .cli_common import no_cache_option
+    from .cli_common import no_cache_option, no_sandbox_option
 
     main.add_command(cache_group)
-    main.add_command(no_cache_option(sweep))
+    main.add_command(no_sandbox_option(no_cache_option(sweep)))

@@ -106,10 +106,32 @@ def find_compiler() -> Compiler:
         if path and _emits_parsable_ir((path,)):
             return Compiler((path,), "PATH", _version((path,)))
     cmd = _ziglang_cc()
+    _usable_zig_cache()
     if _emits_parsable_ir(cmd):
         return Compiler(cmd, "ziglang", _version(cmd))
     raise ToolchainError(
         "no usable C compiler: install clang matching llvmlite's LLVM, or `pip install ziglang`"
+    )
+
+
+def _usable_zig_cache() -> None:
+    """Point zig's global cache (``$XDG_CACHE_HOME/zig`` or ``~/.cache/zig``) at a private
+    folder under the temp dir when that location cannot be made (a file where the folder
+    should be, read-only): zig cannot compile without one."""
+    if os.environ.get("ZIG_GLOBAL_CACHE_DIR"):
+        return
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    default = (Path(xdg) if xdg else Path.home() / ".cache") / "zig"
+    try:
+        default.mkdir(parents=True, exist_ok=True)
+        if os.access(default, os.W_OK | os.X_OK):
+            return
+    except OSError:
+        pass
+    import tempfile
+
+    os.environ["ZIG_GLOBAL_CACHE_DIR"] = str(
+        Path(tempfile.gettempdir()) / f"cgpredict-zig-{os.getuid()}"
     )
 
 
@@ -195,12 +217,13 @@ def compile_to_ir(
         args += ["-include", str(include)]
     rename = {str(source): display_name} if display_name else {}
     what = f"compiling {display_name or source}"
+    as_c = ["-x", "c", str(source)]  # any file name is compiled as C (a .h too)
     if not noinline:
-        _run_compiler([*args, "-o", str(out_ll), str(source)], what, rename)
+        _run_compiler([*args, "-o", str(out_ll), *as_c], what, rename)
         return None
     front = out_ll.with_name(out_ll.stem + ".front.ll")
     _run_compiler(
-        [*args, "-Xclang", "-disable-llvm-passes", "-o", str(front), str(source)], what, rename
+        [*args, "-Xclang", "-disable-llvm-passes", "-o", str(front), *as_c], what, rename
     )
     unoptimised = front.read_text()
     front.write_text(mark_noinline(unoptimised, noinline))

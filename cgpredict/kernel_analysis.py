@@ -46,7 +46,7 @@ from .shared import (
     transposed_addresses,
 )
 from .staging import staging_setup
-from .tracefile import Trace
+from .tracefile import TAG_BEGIN, Trace
 from .warps import (
     Block,
     MappingError,
@@ -73,6 +73,13 @@ def _trip(model: TripModel, sizes: dict[str, int]) -> float:
         return model.alpha
 
 
+def _began(trace: Trace, region: int) -> bool:
+    """Whether the events hold a BEGIN of ``region`` (a launch that began, with no end)."""
+    ev = np.asarray(trace.events)
+    begins = ev[(ev >> np.uint64(48)) == TAG_BEGIN]
+    return bool(((begins >> np.uint64(32)) & np.uint64(0xFFFF) == region).any())
+
+
 def analyze_region(
     trace: Trace,
     region: int,
@@ -90,12 +97,16 @@ def analyze_region(
     info = h.region(region)
     rows = np.flatnonzero((trace.launches["region"] == region) & (trace.launches["recorded"] == 1))
     if not len(rows):
-        how = (
-            f"the program never called the function {info.function}"
-            if info.line == 0
-            else "the program never reached its loop nest"
-        )
-        raise PredictionError(f"kernel {info.name} did not run: {how}")
+        if info.line == 0:
+            how = f"did not run: the program never called the function {info.function}"
+        elif _began(trace, region):
+            how = (
+                "began but never ended: the program left its loop nest before the loop ended "
+                "(a return, goto, exit() or longjmp out of it); a kernel runs its loop to the end"
+            )
+        else:
+            how = "did not run: the program never reached its loop nest"
+        raise PredictionError(f"kernel {info.name} {how}")
     launch = int(rows[0])
     warnings: list[str] = []
     if single_thread(trace, region):
@@ -147,6 +158,9 @@ def analyze_region(
             f"size for representative cache behaviour"
         )
 
+    problem = tile_problem(h, info, device)
+    if problem:
+        raise PredictionError(f"kernel {info.name}: {problem}")
     staged, shared_spec = staging_setup(
         trace, region, wt, device, block, opts.stage, launch, warnings
     )
@@ -262,6 +276,36 @@ def analyze_region(
     )
 
 
+MAX_GRID_X = 2**31 - 1  # CUDA's limits on the blocks of a grid
+MAX_GRID_YZ = 65535
+
+
+def grid_problem(gx: float, gy: float, block) -> str | None:
+    """Why CUDA would refuse a grid of ``gx`` x ``gy`` threads in ``block``s, or None."""
+    bx, by = math.ceil(gx / block.x), math.ceil(gy / block.y)
+    if bx <= MAX_GRID_X and by <= MAX_GRID_YZ:
+        return None
+    return (
+        f"a grid of {bx} x {by} blocks of {block} exceeds CUDA's limits (x at most "
+        f"{MAX_GRID_X}, y at most {MAX_GRID_YZ} blocks); predict a smaller size"
+    )
+
+
+def tile_problem(h, info, device) -> str | None:
+    """Why a ``#pragma cgp shared`` tile cannot fit the device's shared memory per block
+    (its elements sized as the kernel accesses the array), or None."""
+    for array, rows, cols in info.shared:
+        sizes = [m.bytes for m in h.mem if m.region == info.index and array_name(m.base) == array]
+        nbytes = rows * cols * max(sizes or [4])
+        if nbytes > device.shared_mem_per_block_max_bytes:
+            return (
+                f"'#pragma cgp shared {array} tile {rows}x{cols}' needs {nbytes} bytes of "
+                f"shared memory per block; {device.name} allows "
+                f"{device.shared_mem_per_block_max_bytes}"
+            )
+    return None
+
+
 @dataclass(frozen=True)
 class _LaunchModel:
     profile: KernelProfile
@@ -335,6 +379,9 @@ class _LaunchContext:
             if b.region in (self.region, -1)
         }
         gx, gy = self.extents(row)
+        problem = grid_problem(gx, gy, self.block)
+        if problem:
+            raise PredictionError(f"kernel {self.name}: {problem}")
         blocks = max(math.ceil(gx / self.block.x) * math.ceil(gy / self.block.y), 1)
         skip = {a.sid for a in self.staged}
         mem_reports, patterns, stores = _memory_profile(tr, mem, per_thread, self.region, skip)

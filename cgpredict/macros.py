@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import re
 import subprocess
-import tempfile
 from pathlib import Path
 
 from .compiler import find_compiler
 from .errors import CompileError, RegionError
+from .tempdirs import make_tempdir
 
 _PREFIX = "__cgp_value_"
 _VALUE = re.compile(rf"^@{_PREFIX}(\w+) = internal (?:unnamed_addr )?constant i64 (-?\d+)", re.M)
@@ -57,11 +57,13 @@ def evaluate_macros(
     include_dir: Path | None = None,
     optional: set[str] | None = None,
     required: set[str] | None = None,
+    display_name: str | None = None,
 ) -> dict[str, int]:
     """Values of the macros ``names`` that the source defines, as the compiler evaluates them
     with ``defines`` given on the command line (as -D). Macros it does not define are left
     out. A macro whose value is not an integer constant expression raises RegionError, unless
-    it is ``optional`` (a guessed size, e.g. any ``#ifndef`` macro) and not ``required``."""
+    it is ``optional`` (a guessed size, e.g. any ``#ifndef`` macro) and not ``required``.
+    ``display_name``: the source file's name, for the compiler's own diagnostics."""
     names = sorted(set(names))
     if not names:
         return {}
@@ -72,7 +74,8 @@ def evaluate_macros(
         if ok:
             return {m.group(1): int(m.group(2)) for m in _VALUE.finditer(out)}
         bad = _failed_macros(out, names, first)
-        if not bad:
+        if not bad:  # the source's own error: shown against the user's file, not the probe
+            out = re.sub(r"[^\s:]*cgp-macros-[^/\s]+/probe\.c", display_name or "the source", out)
             raise CompileError(f"evaluating the size macros failed:\n{out.strip()}")
         for name, why in bad.items():
             if name not in optional:
@@ -87,7 +90,7 @@ def evaluate_macros(
 def _compile_probe(text: str, defines: dict[str, int], include_dir: Path | None):
     """(compiled?, IR text or the compiler's diagnostics) of the probe source ``text``."""
     cc = find_compiler()
-    with tempfile.TemporaryDirectory(prefix="cgp-macros-") as tmp:
+    with make_tempdir("cgp-macros-") as tmp:
         src, out = Path(tmp, "probe.c"), Path(tmp, "probe.ll")
         src.write_text(text)
         args = [*cc.command, "-S", "-emit-llvm", "-O0", "-w", "-std=gnu11", "-o", str(out)]

@@ -22,7 +22,7 @@ import numpy as np
 from . import warmup
 from .devices import GPUDevice, load_device
 from .diskcache import DiskCache, default_cache
-from .errors import CGPredictError
+from .errors import CGPredictError, RegionError, TraceFormatError
 from .kernel_analysis import analyze_region
 from .macros import evaluate_macros
 from .memory import PATTERN_NAMES
@@ -36,7 +36,7 @@ from .prediction import (
     Report,
     RunOptions,
 )
-from .regions import mark_regions, read_source
+from .regions import counter_problem, mark_regions, read_source, tile_problem
 from .scaling import (
     PROBES,
     SizeModel,
@@ -47,8 +47,10 @@ from .scaling import (
     probe_sizes,
 )
 from .shared import array_name
+from .tempdirs import make_tempdir
 from .trace_store import (
     cached_macros,
+    dependencies,
     load_dependences,
     load_prepared,
     load_report,
@@ -72,6 +74,8 @@ def resolve_sizes(
     include_dir: Path | None = None,
     store: DiskCache | None = None,
     declared: dict[str, int] | None = None,
+    deps: dict[str, str] | None = None,
+    source_name: str | None = None,
 ):
     """(work sizes, trace sizes, automatic?): the file's defaults (its #defines as the compiler
     evaluates them, with the -D options) and declared trace size, overridden by the options.
@@ -92,7 +96,10 @@ def resolve_sizes(
             unknown,
             work,
             guessed,
-            lambda: evaluate_macros(source_text, unknown, work, include_dir, guessed),
+            lambda: evaluate_macros(
+                source_text, unknown, work, include_dir, guessed, display_name=source_name
+            ),
+            deps,
         )
         if unknown
         else {}
@@ -111,6 +118,21 @@ def resolve_sizes(
                 f"iteration away, and the loops mapped to threads with it)"
             )
     return work_sizes, trace_sizes, auto
+
+
+def _typed_sizes(opts: RunOptions) -> dict[str, str]:
+    """Each size the user gave, as they typed it (-D, or --trace-size when both)."""
+    out = {n: f"-D {n}={v}" for n, v in opts.work_sizes.items()}
+    out.update({n: f"--trace-size {n}={v}" for n, v in opts.trace_sizes.items()})
+    return out
+
+
+def _check_counters(source: Path, text: str, sizes: dict[str, int]) -> None:
+    """A loop counter whose C type cannot count to its size is refused in one line."""
+    problem = counter_problem(text, sizes)
+    if problem:
+        line, _, what = problem.partition(": ")
+        raise RegionError(f"{source}:{line.removeprefix('line ')}: {what}")
 
 
 def _check_size_names(source_text: str, work: dict[str, int], trace: dict[str, int]) -> None:
@@ -232,15 +254,25 @@ def plan_trace(source: Path, opts: RunOptions) -> TracePlan:
         tuple(opts.functions),
     )
     store = default_cache()
+    deps = None
+    if store is not None:  # every file the preprocessor opens is part of the keys
+        deps = dependencies(store, Path(source), text,
+                            {k: str(v) for k, v in opts.work_sizes.items()})
     work, tsizes, auto = resolve_sizes(
         text, opts.work_sizes, opts.trace_sizes, Path(source).resolve().parent, store,
-        declared=marked.trace_sizes,
+        declared=marked.trace_sizes, deps=deps, source_name=str(source),
     )
-    wanted = 2 * load_device(opts.device).max_threads_per_sm  # SPEC §2.1
+    _check_counters(source, text, {**tsizes, **work})
+    device = load_device(opts.device)
+    problem = tile_problem(text, marked, device.shared_mem_per_block_max_bytes, device.name)
+    if problem:
+        raise RegionError(f"{source}: {problem}")
+    wanted = 2 * device.max_threads_per_sm  # SPEC §2.1
     key = None
     if store is not None:
         key = prepared_key(
-            Path(source), text, opts, tsizes, work != tsizes, (work, wanted) if auto else None
+            Path(source), text, opts, tsizes, work != tsizes, (work, wanted) if auto else None,
+            deps,
         )
     return TracePlan(text, work, tsizes, auto, wanted, key)
 
@@ -270,10 +302,11 @@ def prepare(
         entry = store.get("prepared", key)
         if entry is not None:
             _step(progress, "trace from the cache")
-            return _from_entry(entry, work, t0, key)
-    tmpdir = tempfile.TemporaryDirectory(
-        prefix="cgp-run-", dir=store.tmp_dir() if store else None
-    )
+            try:
+                return _from_entry(entry, work, t0, key)
+            except TraceFormatError:  # a planted or damaged trace: traced again
+                store.remove(entry)
+    tmpdir = make_tempdir("cgp-run-", store.tmp_dir() if store else None)
     tmp = tmpdir.name
     try:
 
@@ -286,6 +319,9 @@ def prepare(
                 opts.max_launches,
                 count_only=count_only,
                 port=opts.port,
+                size_flag="--trace-size",
+                limit_flag=None,
+                typed=_typed_sizes(opts),
             )
             return trace_program(Path(source), Path(tmp) / name, o)
 

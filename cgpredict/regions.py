@@ -62,8 +62,17 @@ class MarkedSource:
 
 
 def read_source(path) -> str:
-    """The text of a C source file, or a one-line RegionError (missing, unreadable, not UTF-8)."""
+    """The text of a C source file (any name: it is compiled as C), or a one-line RegionError
+    (missing, unreadable, not UTF-8, or not a regular file: a FIFO would block, a device
+    never end, a directory has no text)."""
+    import os
+    import stat
+
     try:
+        mode = os.stat(path).st_mode
+        if not stat.S_ISREG(mode):
+            kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
+            raise RegionError(f"cannot read {path} as C source: {kind}")
         data = open(path, "rb").read()
     except OSError as exc:
         raise RegionError(f"cannot read {path}: {exc.strerror or exc}") from None
@@ -326,17 +335,51 @@ def mark_regions(
     dup = {n for n in names if names.count(n) > 1}
     if dup:
         raise RegionError(f"kernel names used twice: {', '.join(sorted(dup))}")
+    whole = {
+        n: tuple(h for _, o, h in fn_hints if o == n) for n in functions if n not in split
+    }
     text = _apply(lines, offsets, edits, ends)
     if port == "plain":
         for k, name in enumerate(functions):
             if name not in split:
                 text = _plain_function(text, source, name, 1000 + k)
-    whole = {
-        n: tuple(h for _, o, h in fn_hints if o == n) for n in functions if n not in split
-    }
     return MarkedSource(
         text, tuple(regions), trace_sizes, tuple(split), {n: h for n, h in whole.items() if h}
     )
+
+
+def check_pragmas(source: str, marked: MarkedSource) -> str | None:
+    """The first pragma of ``marked`` that does not fit its ``source``, or None: a kernel
+    inside another kernel, a shared array the kernel never indexes, a trace size for a name
+    the source never mentions (checked before anything runs)."""
+    regions, trace_sizes, fn_hints = marked.regions, marked.trace_sizes, marked.function_shared
+    fn_bodies = {n: source[a:b] for n in fn_hints if (ab := _function_body(source, n))
+                 for a, b in [ab]}
+    lines = source.split("\n")
+    for r in regions:
+        outer = next((o for o in regions if o.line < r.line <= o.end_line), None)
+        if outer is not None:
+            return (
+                f"line {r.line}: kernel {r.name} lies inside kernel {outer.name} (lines "
+                f"{outer.line}-{outer.end_line}); a kernel cannot launch another: mark one"
+            )
+    texts = [(r.name, "\n".join(lines[r.line - 1 : r.end_line]), r.shared, r.line)
+             for r in regions]
+    texts += [(n, fn_bodies[n], hints, None) for n, hints in fn_hints.items() if hints]
+    for name, text, hints, line in texts:
+        arrays = indexed_arrays(text, source)
+        for h in hints:
+            if h.array not in arrays:
+                where = f"line {line}: " if line else ""
+                return (
+                    f"{where}'#pragma cgp shared {h.array}': kernel {name} indexes no array "
+                    f"{h.array} (it indexes {', '.join(arrays) or 'none'})"
+                )
+    rest = "\n".join(x for x in lines if not _PRAGMA.match(x))
+    for n in trace_sizes:
+        if not re.search(rf"\b{re.escape(n)}\b", rest):
+            return f"'#pragma cgp trace {n}=...': the source has no macro {n}"
+    return None
 
 
 def _inside(pos: int, spans: list[tuple[int, int]]) -> bool:
@@ -428,3 +471,84 @@ def _apply(lines, offsets, edits: dict[int, str], ends: list[tuple[int, str]]) -
         col = end - offsets[line]
         out[line] = out[line][:col] + text + out[line][col:]
     return "\n".join(out)
+
+
+_FOR_HEAD = re.compile(
+    r"\bfor\s*\(\s*(?:((?:unsigned|signed|short|long|int|char|size_t|u?int(?:8|16|32|64)_t)"
+    r"(?:\s+(?:unsigned|signed|short|long|int|char))*)\s+)?([A-Za-z_]\w*)\s*=[^;]*;"
+    r"\s*([A-Za-z_]\w*)\s*(<=?)\s*([A-Za-z_]\w*)\s*;"
+)
+_TYPE_MAX = {
+    "char": 2**7 - 1, "signed char": 2**7 - 1, "unsigned char": 2**8 - 1, "int8_t": 2**7 - 1,
+    "uint8_t": 2**8 - 1, "short": 2**15 - 1, "short int": 2**15 - 1, "int16_t": 2**15 - 1,
+    "unsigned short": 2**16 - 1, "uint16_t": 2**16 - 1, "int": 2**31 - 1, "signed": 2**31 - 1,
+    "signed int": 2**31 - 1, "int32_t": 2**31 - 1, "unsigned": 2**32 - 1,
+    "unsigned int": 2**32 - 1, "uint32_t": 2**32 - 1,
+}
+
+
+def _declared_type(source: str, before: int, var: str) -> str | None:
+    """The type of the last declaration of ``var`` before offset ``before`` (simple
+    declarations: ``int i;``, ``int i, j;``), or None."""
+    decl = re.compile(
+        r"\b((?:unsigned|signed|short|long|int|char|u?int(?:8|16|32|64)_t)"
+        r"(?:\s+(?:unsigned|signed|short|long|int|char))*)\s+(?:[A-Za-z_]\w*\s*(?:=[^,;]*)?,\s*)*"
+        + re.escape(var) + r"\s*[;,=]"
+    )
+    found = None
+    for m in decl.finditer(source, 0, before):
+        found = m.group(1)
+    return found
+
+
+def counter_problem(source: str, sizes: dict[str, int]) -> str | None:
+    """The first ``for (T i = ...; i < SIZE; ...)`` whose counter type ``T`` cannot hold the
+    value ``sizes[SIZE]`` it counts to (a signed overflow, or a loop that never ends), as
+    ``line N: ...``; None when every counter fits."""
+    for m in _FOR_HEAD.finditer(source):
+        typ, var, tested, op, bound = m.groups()
+        if tested != var or bound not in sizes:
+            continue
+        typ = " ".join((typ or _declared_type(source, m.start(), var) or "").split())
+        limit = _TYPE_MAX.get(typ)
+        last = sizes[bound] + (1 if op == "<=" else 0)
+        if limit is not None and last > limit:
+            line = source.count("\n", 0, m.start()) + 1
+            return (
+                f"line {line}: the loop counter {var} ({typ}) cannot count to {bound}="
+                f"{sizes[bound]}: {typ} holds at most {limit}; use a wider type or a smaller "
+                f"size"
+            )
+    return None
+
+
+_C_SIZES = {"char": 1, "short": 2, "int": 4, "float": 4, "long": 8, "double": 8,
+            "int8_t": 1, "uint8_t": 1, "int16_t": 2, "uint16_t": 2, "int32_t": 4,
+            "uint32_t": 4, "int64_t": 8, "uint64_t": 8, "size_t": 8}
+
+
+def element_bytes(source: str, array: str) -> int | None:
+    """The element size of ``array`` as the source declares it (``double A[N][M]``,
+    ``float *A``), or None when the declaration does not say (a typedef: the check after
+    tracing, with the sizes the program accessed, judges that tile)."""
+    m = re.search(
+        r"\b(" + "|".join(_C_SIZES) + r")\b[\w\s]*?[\s*(]+" + re.escape(array) + r"\s*[\[\)=;,]",
+        source,
+    )
+    return _C_SIZES[m.group(1)] if m else None
+
+
+def tile_problem(source: str, marked: MarkedSource, limit_bytes: int, device: str) -> str | None:
+    """The first ``#pragma cgp shared`` tile larger than ``limit_bytes`` of shared memory per
+    block (``device``'s), or None: checked before anything runs."""
+    hints = [(r.name, h) for r in marked.regions for h in r.shared]
+    hints += [(n, h) for n, hs in marked.function_shared.items() for h in hs]
+    for name, h in hints:
+        nbytes = h.tile_rows * h.tile_cols * (element_bytes(source, h.array) or 0)
+        if nbytes > limit_bytes:
+            return (
+                f"kernel {name}: '#pragma cgp shared {h.array} tile {h.tile_rows}x"
+                f"{h.tile_cols}' needs {nbytes} bytes of shared memory per block; {device} "
+                f"allows {limit_bytes}"
+            )
+    return None

@@ -1,29 +1,34 @@
 """The traces ``pipeline.prepare`` makes, kept in the on-disk cache (``diskcache``).
 
-A prepared program is the trace at the trace size plus the count-only probe runs that fit
-its trip counts (``scaling.SizeModel``). Both depend on the source (and the local headers it
-includes), the trace size, the port, the kernels given by function, the trace limits, the
-compiler and the tool: that is the key. They do not depend on the work size (when the trace
-size is declared or given), so a sweep over -D sizes reuses one entry; nor on the block, the
-device or the model, which are re-analysed from it. The size macros' values, which cost a
-compiler run per ``run``, are kept the same way, and so is each report ``run`` makes
-(keyed by the trace's key, the options and the device), so asking the same question twice
-costs no analysis.
+A prepared program is the trace at the trace size plus the count-only probe runs that fit its
+trip counts (``scaling.SizeModel``). Both depend on the source (and every file the preprocessor
+opens for it, as the compiler lists them: ``dependencies``), the trace size, the port, the
+kernels given by function, the trace limits, the compiler and the tool: that is the key. They
+do not depend on the work size (when the trace size is declared or given), so a sweep over -D
+sizes reuses one entry; nor on the block, the device or the model, which are re-analysed from
+it. The size macros' values, which cost a compiler run per ``run``, are kept the same way, and
+so is each report ``run`` makes (keyed by the trace's key, the options and the device), so
+asking the same question twice costs no analysis.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import pickle
+import hashlib
+import json
+import os
 import re
 import shutil
+import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import datafile
 from .compiler import compiler_identity
 from .diskcache import DiskCache, Entry, entry_key
 from .prediction import RunOptions
+from .sandbox import enabled as sandbox_enabled
 
 _INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 TRACE_FILE = "trace.cgptrace"
@@ -53,12 +58,77 @@ def local_headers(text: str, directory: Path, depth: int = 8) -> dict[str, str]:
     return out
 
 
-def source_parts(source: Path, text: str) -> dict:
-    """The parts of a key that come from the source file and the compiler."""
+_INCLUDE_ENV = ("CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "OBJC_INCLUDE_PATH")
+
+
+def include_env() -> dict[str, str]:
+    """The environment variables that change which header an ``#include`` finds."""
+    return {k: os.environ[k] for k in _INCLUDE_ENV if k in os.environ}
+
+
+def _sha256_file(path: str) -> str:
+    try:
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+    except OSError:
+        return "<missing>"
+
+
+def _parse_make_deps(text: str) -> list[str]:
+    """The prerequisites of a make rule as ``cc -M`` prints it (escaped spaces kept)."""
+    body = text.replace("\\\n", " ").partition(": ")[2]
+    tokens = re.findall(r"(?:\\.|[^\s\\])+", body)
+    return [t.replace("\\ ", " ") for t in tokens]
+
+
+def compiler_dependencies(source: Path, macros: dict[str, str]) -> list[str] | None:
+    """Every file the preprocessor opens for ``source`` (``cc -M``, with the flags the trace
+    compile uses), or None when the compiler cannot tell (the compile will say why)."""
+    from .compiler import find_compiler
+
+    source = Path(source).resolve()
+    args = [*find_compiler().command, "-M", f"-I{source.parent}"]
+    args += [f"-D{k}={v}" for k, v in sorted(macros.items())] + ["-x", "c", str(source)]
+    try:
+        res = subprocess.run(args, capture_output=True, text=True, timeout=120,
+                             stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if res.returncode != 0:
+        return None
+    return sorted({str(Path(p).resolve()) for p in _parse_make_deps(res.stdout)})
+
+
+def dependencies(cache, source: Path, text: str, macros: dict[str, str]) -> dict[str, str]:
+    """{file: SHA-256} of every file the preprocessor opens for ``source`` (headers found
+    through -I the source folder, ``#include MACRO``, headers of headers, CPATH). The list is
+    asked of the compiler once and kept in the cache while every file in it is unchanged;
+    when the compiler cannot tell, the ``#include "..."`` files found by reading the text."""
+    key = entry_key("deps", {"name": str(Path(source).resolve()), "text": text,
+                             "macros": dict(sorted(macros.items())), "env": include_env(),
+                             "compiler": compiler_identity()})
+    got = cache.get_json("deps", key) if cache is not None else None
+    if isinstance(got, dict) and all(_sha256_file(p) == h for p, h in got.items()):
+        return got
+    files = compiler_dependencies(source, macros)
+    if files is None:
+        return {"<compiler could not list them>": json.dumps(
+            local_headers(text, Path(source).resolve().parent), sort_keys=True)}
+    value = {p: _sha256_file(p) for p in files}
+    if cache is not None:
+        cache.put_json("deps", key, value)
+    return value
+
+
+def source_parts(source: Path, text: str, deps: dict[str, str] | None = None) -> dict:
+    """The parts of a key that come from the source file, the files it includes and the
+    compiler."""
     return {
         "name": str(source),
         "text": text,
-        "headers": local_headers(text, Path(source).resolve().parent),
+        "headers": deps if deps is not None else local_headers(
+            text, Path(source).resolve().parent),
+        "include_env": include_env(),
         "compiler": compiler_identity(),
     }
 
@@ -70,13 +140,15 @@ def prepared_key(
     trace_sizes: dict[str, int],
     probes: bool,
     auto: tuple | None = None,
+    deps: dict[str, str] | None = None,
 ) -> str:
     """The key of a prepared program. ``auto``: (work sizes, wanted threads) when the trace
-    size is grown automatically, which makes the traced size depend on them."""
+    size is grown automatically, which makes the traced size depend on them. ``deps``: the
+    files the source includes (``dependencies``)."""
     return entry_key(
         "prepared",
         {
-            **source_parts(source, text),
+            **source_parts(source, text, deps),
             "trace_sizes": dict(sorted(trace_sizes.items())),
             "probes": probes,
             "auto": auto,
@@ -84,6 +156,7 @@ def prepared_key(
             "functions": list(opts.functions),
             "max_events": opts.max_events,
             "max_launches": opts.max_launches,
+            "sandbox": sandbox_enabled(),  # unconfined, a program may see other inputs
         },
     )
 
@@ -126,16 +199,21 @@ def cached_macros(
     work: dict[str, int],
     guessed: set[str],
     compute: Callable[[], dict[str, int]],
+    deps: dict[str, str] | None = None,
 ) -> dict[str, int]:
     """``compute()`` (the size macros' values as the compiler evaluates them), from the
-    cache when the same source, headers, names, -D values and compiler asked before."""
+    cache when the same source, headers (``deps``, else those read from the text), names,
+    -D values and compiler asked before."""
     if cache is None:
         return compute()
+    if deps is None:
+        deps = local_headers(source_text, include_dir) if include_dir else {}
     key = entry_key(
         "macros",
         {
             "text": source_text,
-            "headers": local_headers(source_text, include_dir) if include_dir else {},
+            "headers": deps,
+            "include_env": include_env(),
             "include_dir": str(include_dir),
             "names": sorted(names),
             "work": dict(sorted(work.items())),
@@ -166,25 +244,25 @@ def report_key(prepared: str, opts: RunOptions, device) -> str:
 
 
 def load_report(cache: DiskCache, key: str):
-    """The Report stored under ``key`` (pickled; its bytes checked against their sha256
-    before unpickling, and written by this very tool version), or None."""
+    """The Report stored under ``key`` (JSON and NPZ data, never pickle: ``datafile``; its
+    files checked against their SHA-256 and written by this very tool version), or None."""
+    from .prediction import Report
+
     e = cache.get("report", key)
     if e is None:
         return None
     try:
-        with open(e.file("report.pickle"), "rb") as f:
-            return pickle.load(f)
-    except Exception:  # an entry this tool cannot read back: rebuilt by the caller
+        rep = datafile.load(e.path, "report")
+    except datafile.DataFileError:  # an entry this tool cannot read back: rebuilt by the caller
         return None
+    return rep if isinstance(rep, Report) else None
 
 
 def store_report(cache: DiskCache, key: str, report) -> None:
     stage = cache.staging()
     try:
-        p = stage / "report.pickle"
-        with open(p, "wb") as f:
-            pickle.dump(report, f, protocol=pickle.HIGHEST_PROTOCOL)
-        cache.put("report", key, {"report.pickle": p})
+        files = datafile.dump(report, stage, "report")
+        cache.put("report", key, {p.name: p for p in files})
     finally:
         shutil.rmtree(stage, ignore_errors=True)
 

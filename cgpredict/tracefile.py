@@ -2,8 +2,12 @@
 
 Layout::
 
-    b"CGPTRACE" | u32 version | u32 header length | header (UTF-8 JSON, padded to 64 bytes)
-    | sections, each 64-byte aligned, at the offsets the header lists
+    b"CGPTRACE" | u32 version | u32 header length | u32 CRC-32 of the header | u32 0
+    | header (UTF-8 JSON, padded to 64 bytes) | sections, each 64-byte aligned, at the
+    offsets the header lists, each with the CRC-32 of its bytes
+
+Every section's checksum is verified on read (a flipped byte anywhere is a corrupt trace, never
+another answer), and every number read is range-checked before it sizes an array.
 
 Sections: ``events`` (u64, see ``runtime/cgp_runtime.h``), ``launches`` (LAUNCH_DTYPE),
 ``bb_counts`` (launches x blocks, u64), ``loop_iters`` and ``loop_entries`` (launches x loops).
@@ -17,6 +21,8 @@ import json
 import os
 import stat
 import struct
+import tempfile
+import zlib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -27,8 +33,10 @@ from .errors import TraceFormatError
 from .instrument.memtrace import BlockInfo, CallSite, LoopInfo, MemInstr
 
 MAGIC = b"CGPTRACE"
-VERSION = 1
+VERSION = 2  # 2: per-section CRC-32 and a 24-byte prefix
 ALIGN = 64
+PREFIX = struct.Struct("<8sIIII")  # magic, version, header length, header CRC-32, reserved
+MAX_DIM = 1 << 40  # no section of a real trace comes near (8 TiB of events)
 
 # Mirrors of runtime/cgp_runtime.h (checked by tests/test_tracefile.py).
 TAG_MARKERS = 0xF000
@@ -195,23 +203,28 @@ def write_trace(
     meta = _to_json(header)
     # Section offsets depend on the header length; iterate until stable.
     sections: dict[str, dict] = {}
+    events_crc = _file_crc(events_file, n_events * 8)
     for _ in range(3):
         meta["sections"] = sections
         blob = json.dumps(meta, separators=(",", ":")).encode()
-        off = 16 + len(blob) + _pad(16 + len(blob))
-        new = {"events": {"offset": off, "dtype": "<u8", "shape": [n_events]}}
+        off = PREFIX.size + len(blob) + _pad(PREFIX.size + len(blob))
+        new = {"events": {"offset": off, "dtype": "<u8", "shape": [n_events],
+                          "crc32": events_crc}}
         off += n_events * 8 + _pad(n_events * 8)
         for name, arr in arrays:
             new[name] = {
                 "offset": off,
                 "dtype": arr.dtype.descr if arr.dtype.names else arr.dtype.str,
                 "shape": list(arr.shape),
+                "crc32": zlib.crc32(np.ascontiguousarray(arr).tobytes()),
             }
             off += arr.nbytes + _pad(arr.nbytes)
         if new == sections:
             break
         sections = new
-    tmp = path.with_name(path.name + ".part")
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+    os.close(fd)
+    tmp = Path(name)  # a fresh name: a user's own ``X.part`` is never touched
     try:
         _write_file(tmp, blob, events_file, n_events, arrays)
         os.replace(tmp, path)
@@ -220,10 +233,22 @@ def write_trace(
         raise
 
 
+def _file_crc(path: Path, nbytes: int) -> int:
+    """CRC-32 of the first ``nbytes`` of ``path``, read in 16 MiB steps."""
+    crc, left = 0, nbytes
+    with open(path, "rb") as f:
+        while left > 0 and (chunk := f.read(min(left, 1 << 24))):
+            crc = zlib.crc32(chunk, crc)
+            left -= len(chunk)
+    return crc
+
+
 def _write_file(tmp: Path, blob: bytes, events_file: Path, n_events: int, arrays) -> None:
     with open(tmp, "wb") as f:
         f.write(
-            MAGIC + struct.pack("<II", VERSION, len(blob)) + blob + b"\0" * _pad(16 + len(blob))
+            PREFIX.pack(MAGIC, VERSION, len(blob), zlib.crc32(blob), 0)
+            + blob
+            + b"\0" * _pad(PREFIX.size + len(blob))
         )
         with open(events_file, "rb") as ev:
             _copy(ev, f, n_events * 8)
@@ -266,46 +291,19 @@ def read_trace(path: str | Path) -> Trace:
         st = path.stat()
         if not stat.S_ISREG(st.st_mode):
             raise TraceFormatError(f"{path}: not a cgpredict trace (not a regular file)")
-        size = st.st_size
         with open(path, "rb") as f:
-            head = f.read(16)
-            if len(head) < 16 or head[:8] != MAGIC:
-                raise TraceFormatError(f"{path}: not a cgpredict trace (bad magic)")
-            version, hlen = struct.unpack("<II", head[8:])
-            if version != VERSION:
-                raise TraceFormatError(
-                    f"{path}: trace format version {version}, this cgpredict reads version "
-                    f"{VERSION}; trace the program again"
-                )
-            blob = f.read(hlen)
-        if len(blob) < hlen:
-            raise TraceFormatError(f"{path}: truncated trace (header cut short)")
-        meta = json.loads(blob)
-        header = _from_json(meta)
-        arrays = {}
-        for name, sec in meta["sections"].items():
-            dt = _dtype(sec["dtype"])
-            shape = tuple(sec["shape"])
-            nbytes = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
-            if sec["offset"] + nbytes > size:
-                raise TraceFormatError(f"{path}: truncated trace (section {name} cut short)")
-            if nbytes == 0:
-                arrays[name] = np.zeros(shape, dt)
-            elif name == "events":
-                arrays[name] = np.memmap(path, dt, "r", sec["offset"], shape)
-            else:
-                with open(path, "rb") as f:
-                    f.seek(sec["offset"])
-                    arrays[name] = np.frombuffer(f.read(nbytes), dt).reshape(shape)
+            meta = _read_header(f, path, st.st_size)
+            header = _from_json(meta)
+            layout = _layout(meta.get("sections"), st.st_size)
+            if isinstance(layout, str):
+                raise TraceFormatError(f"{path}: {layout}")
+            arrays = {name: _read_section(f, path, name, *layout[name]) for name in SECTIONS}
     except TraceFormatError:
         raise
     except FileNotFoundError:
         raise TraceFormatError(f"{path}: no such trace file") from None
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, OverflowError) as exc:
         raise TraceFormatError(f"{path}: corrupt trace ({type(exc).__name__}: {exc})") from None
-    missing = [name for name in SECTIONS if name not in arrays]
-    if missing:
-        raise TraceFormatError(f"{path}: corrupt trace (missing section {', '.join(missing)})")
     trace = Trace(path, header, *(arrays[name] for name in SECTIONS))
     problem = _check_header(header) or _check_sections(trace) or _check_events(trace)
     if problem:
@@ -313,7 +311,102 @@ def read_trace(path: str | Path) -> Trace:
     return trace
 
 
+def _read_header(f, path: Path, size: int) -> dict:
+    """The header JSON after the prefix, its version and checksum verified."""
+    head = f.read(PREFIX.size)
+    if head[:8] != MAGIC:
+        raise TraceFormatError(f"{path}: not a cgpredict trace (bad magic)")
+    if len(head) >= 12:
+        version = struct.unpack("<I", head[8:12])[0]
+        if version != VERSION:
+            old = " (an old trace format)" if version < VERSION else ""
+            raise TraceFormatError(
+                f"{path}: trace format version {version}{old}, this cgpredict reads version "
+                f"{VERSION}; trace the program again"
+            )
+    if len(head) < PREFIX.size:
+        raise TraceFormatError(f"{path}: truncated trace (prefix cut short)")
+    _, _, hlen, crc, _ = PREFIX.unpack(head)
+    if hlen > size - PREFIX.size:
+        raise TraceFormatError(f"{path}: truncated trace (header cut short)")
+    blob = f.read(hlen)
+    if zlib.crc32(blob) != crc:
+        raise TraceFormatError(f"{path}: corrupt trace (header checksum mismatch)")
+    meta = json.loads(blob)
+    if not isinstance(meta, dict):
+        raise TraceFormatError(f"{path}: corrupt trace (the header is not a JSON object)")
+    return meta
+
+
 SECTIONS = ("events", "launches", "bb_counts", "loop_iters", "loop_entries")
+SECTION_DTYPES = {
+    "events": np.dtype("<u8"),
+    "launches": LAUNCH_DTYPE,
+    "bb_counts": np.dtype("<u8"),
+    "loop_iters": np.dtype("<u8"),
+    "loop_entries": np.dtype("<u8"),
+}
+
+
+def _is_int(x, lo: int = 0, hi: int = MAX_DIM) -> bool:
+    """``x`` is a JSON integer (not a bool) within [lo, hi]."""
+    return isinstance(x, int) and not isinstance(x, bool) and lo <= x <= hi
+
+
+def _layout(sections, size: int) -> dict | str:
+    """Each section's (offset, shape, dtype, crc) checked against the file size and its
+    expected layout before anything is allocated, or the problem (one line)."""
+    if not isinstance(sections, dict):
+        return "corrupt trace (no section table)"
+    missing = [name for name in SECTIONS if name not in sections]
+    if missing:
+        return f"corrupt trace (missing section {', '.join(missing)})"
+    out = {}
+    for name in SECTIONS:
+        sec = sections[name]
+        if not isinstance(sec, dict):
+            return f"corrupt trace (section {name} is not described)"
+        dt = SECTION_DTYPES[name]
+        shape = sec.get("shape")
+        ndim = 1 if name in ("events", "launches") else 2
+        if not (isinstance(shape, list) and len(shape) == ndim and all(map(_is_int, shape))):
+            return f"corrupt trace (section {name} has shape {shape!r})"
+        if _dtype(sec.get("dtype")) != dt:
+            return f"corrupt trace (section {name} has the wrong layout)"
+        offset, crc = sec.get("offset"), sec.get("crc32")
+        if not _is_int(offset, 0, size) or not _is_int(crc, 0, 0xFFFFFFFF):
+            return f"corrupt trace (section {name} has offset {offset!r}, checksum {crc!r})"
+        nbytes = dt.itemsize
+        for d in shape:
+            nbytes *= d
+        if offset + nbytes > size:
+            return f"truncated trace (section {name} cut short)"
+        out[name] = (offset, tuple(shape), dt, crc)
+    return out
+
+
+def _read_section(f, path: Path, name: str, offset: int, shape, dt, crc: int) -> np.ndarray:
+    """One section (the events memory-mapped), its checksum verified."""
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+    if nbytes == 0:
+        arr = np.zeros(shape, dt)
+        got = 0
+    elif name == "events":
+        arr = np.memmap(path, dt, "r", offset, shape)
+        got = 0
+        flat = arr.reshape(-1).view(np.uint8)
+        for lo in range(0, nbytes, 1 << 26):
+            got = zlib.crc32(flat[lo : lo + (1 << 26)], got)
+    else:
+        f.seek(offset)
+        raw = f.read(nbytes)
+        got = zlib.crc32(raw)
+        arr = np.frombuffer(raw, dt).reshape(shape)
+    if got != crc:
+        raise TraceFormatError(f"{path}: corrupt trace (section {name}: checksum mismatch)")
+    return arr
+
+
 _CHUNK = 1 << 22  # events checked per step (32 MiB), so a huge trace is never copied whole
 
 
@@ -356,6 +449,10 @@ def _check_sections(tr: Trace) -> str | None:
             return (
                 f"section {name} has shape {tuple(arr.shape)}, want ({n}, {width}) for {n} launches"
             )
+    for name in ("bb_counts", "loop_iters", "loop_entries"):
+        arr = getattr(tr, name)
+        if arr.size and int(arr.max()) >= MAX_COUNT:
+            return f"section {name} holds the count {int(arr.max())}, more than 2^48"
     if n:
         regions = np.array(sorted({r.index for r in h.regions}), np.int64)
         bad = ~np.isin(tr.launches["region"].astype(np.int64), regions)
@@ -381,26 +478,47 @@ def _check_sections(tr: Trace) -> str | None:
     return None
 
 
+MAX_COUNT = 1 << 48  # block and loop counts: more would take a program days to execute
+
+
 def _check_events(tr: Trace) -> str | None:
-    """Every event's tag and id against the header: memory instructions and loops exist."""
+    """Every event's tag and id against the header: memory instructions and loops exist, and
+    within each recorded launch a loop's iteration index lies below the iterations that
+    launch counted."""
     n_mem, n_loops = len(tr.header.mem), len(tr.header.loops)
-    ev = tr.events
-    for lo in range(0, len(ev), _CHUNK):
-        chunk = np.asarray(ev[lo : lo + _CHUNK])
-        k, what, value = _first_bad_event(chunk.view(np.uint64), n_mem, n_loops)
+    unlimited = np.full(n_loops, np.iinfo(np.int64).max, np.int64)
+    spans = [(0, len(tr.events), unlimited)]  # tags and ids everywhere (an unfinished launch
+    for k in np.flatnonzero(tr.launches["recorded"] != 0):  # too), iterations per launch
+        first, count = int(tr.launches["first_event"][k]), int(tr.launches["n_events"][k])
+        spans.append((first, first + count, np.asarray(tr.loop_iters[k], np.int64)))
+    for start, stop, limits in spans:
+        problem = _check_span(tr.events, start, stop, n_mem, n_loops, limits)
+        if problem:
+            return problem
+    return None
+
+
+def _check_span(ev, start: int, stop: int, n_mem: int, n_loops: int, limits) -> str | None:
+    """The first bad event of ``ev[start:stop]`` (``_first_bad_event``) as a line, or None."""
+    for lo in range(start, stop, _CHUNK):
+        chunk = np.asarray(ev[lo : min(lo + _CHUNK, stop)])
+        k, what, value = _first_bad_event(chunk.view(np.uint64), n_mem, n_loops, limits)
         if k >= 0:
             if what == 0:
                 return f"event {lo + k} names memory instruction {value}, the trace has {n_mem}"
             if what == 1:
                 return f"event {lo + k} has the unknown tag {value:#x}"
+            if what == 3:
+                return f"event {lo + k}: iteration {value} is past its loop's iteration count"
             return f"event {lo + k} names loop {value}, the trace has {n_loops}"
     return None
 
 
 @njit(cache=True, nogil=True)
-def _first_bad_event(ev, n_mem, n_loops):  # pragma: no cover - numba
+def _first_bad_event(ev, n_mem, n_loops, limits):  # pragma: no cover - numba
     """(index, kind, value) of the first event with an unknown memory instruction (kind 0),
-    an unknown marker tag (1) or an unknown loop (2); index -1 when every event is valid.
+    an unknown marker tag (1), an unknown loop (2) or an iteration index past the loop's
+    largest count in a launch (3); index -1 when every event is valid.
     One pass, no temporaries: the trace may hold hundreds of millions of events."""
     for t in range(ev.shape[0]):
         e = ev[t]
@@ -414,6 +532,10 @@ def _first_bad_event(ev, n_mem, n_loops):  # pragma: no cover - numba
             loop = np.int64((e >> np.uint64(32)) & np.uint64(0xFFFF))
             if (tag == TAG_LOOP or tag == TAG_EXIT) and loop >= n_loops:
                 return t, 2, loop
+            if tag == TAG_LOOP:
+                it = np.int64(e & np.uint64(0xFFFFFFFF))
+                if it >= limits[loop]:
+                    return t, 3, it
     return np.int64(-1), 0, np.int64(0)
 
 

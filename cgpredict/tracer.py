@@ -8,11 +8,8 @@ intermediate files live in a temporary directory.
 
 from __future__ import annotations
 
-import os
 import re
 import signal
-import subprocess
-import tempfile
 import time
 from dataclasses import dataclass, field, replace
 from importlib import resources
@@ -34,7 +31,9 @@ from .instrument.irtext import parse_module
 from .instrument.memtrace import InstrumentError, MemInstr, instrument
 from .macros import macro_text
 from .port import opaque_aliases
-from .regions import PRELUDE, mark_regions, read_source
+from .regions import PRELUDE, check_pragmas, counter_problem, mark_regions, read_source
+from .sandbox import run_confined
+from .tempdirs import make_tempdir, sweep_once
 from .tracefile import (
     MAGIC,
     STATUS_EVENT_LIMIT,
@@ -66,6 +65,11 @@ class TraceOptions:
     max_launches: int = 0  # record memory events of the first N launches per region; 0 = all
     count_only: bool = False  # record no memory events: block and loop counts only (probes)
     port: str = "restrict"  # the CUDA port whose aliasing the trace reproduces (port.py)
+    # how the calling command names the options a message suggests: `trace` has -D and
+    # --max-events, `run` traces at --trace-size and has no event limit option
+    size_flag: str = "-D"
+    limit_flag: str | None = "--max-events"
+    typed: dict[str, str] = field(default_factory=dict)  # size -> as the user typed it
 
 
 def access_text(source_line: str, column: int) -> str:
@@ -172,6 +176,11 @@ def trace_program(
     _check_output_path(output, force)
     text = read_source(source)
     marked = marked_source(source, text, options.macros, options.port, tuple(options.functions))
+    sizes = {k: int(v) for k, v in options.macros.items() if str(v).isdigit()}
+    problem = counter_problem(text, {**marked.trace_sizes, **sizes})
+    if problem:
+        line, _, what = problem.partition(": ")
+        raise RegionError(f"{source}:{line.removeprefix('line ')}: {what}")
     clock = [time.perf_counter()]
     seconds: dict[str, float] = {}
 
@@ -180,9 +189,10 @@ def trace_program(
         seconds[name] = now - clock[0]
         clock[0] = now
 
-    with tempfile.TemporaryDirectory(prefix="cgp-") as tmpdir:
+    sweep_once()  # the leftovers of cgpredict processes that were killed
+    with make_tempdir("cgp-") as tmpdir:
         tmp = Path(tmpdir)
-        src = tmp / source.name
+        src = tmp / (source.stem + ".c")  # a private copy: never the user's name or suffix
         prelude = tmp / "cgp_prelude.h"
         prelude.write_text(PRELUDE)
         ir_file = tmp / (source.stem + ".ll")
@@ -204,7 +214,8 @@ def trace_program(
         try:
             unoptimised = compile_marked()
         except CompileError as exc:
-            _check_redefined(str(exc), text, macros)
+            _check_redefined(str(exc), text, macros, options.typed or {
+                n: f"{options.size_flag} {n}={v}" for n, v in macros.items()})
             # Show the diagnostics of the user's own text, not of the marked copy.
             compile_to_ir(source.resolve(), tmp / "plain.ll", {**macros}, display_name=str(source))
             if port == "restrict":
@@ -250,17 +261,22 @@ def trace_program(
             meta, len(inst.blocks), len(inst.loops), len(inst.globals)
         )
         if status == STATUS_EVENT_LIMIT:
-            hint = _size_hint(marked.trace_sizes, macros, text)
+            hint = _size_hint(marked.trace_sizes, macros, text, options.size_flag)
+            limit = (f"{options.limit_flag}={options.max_events}" if options.limit_flag
+                     else f"the limit of {options.max_events}")
             raise TraceRunError(
-                f"the trace exceeds --max-events={options.max_events} events; "
+                f"the trace exceeds {limit} events; "
                 + (
-                    f"trace a smaller problem size (e.g. -D {hint})"
+                    f"trace a smaller problem size (e.g. {options.size_flag} {hint})"
                     if hint
                     else "the program may loop endlessly (the file has no size macro to shrink)"
                 )
             )
-        if status == STATUS_NESTED:
-            raise TraceRunError("a marked region started inside another marked region")
+        if status == STATUS_NESTED:  # a bad pragma (exit 2), found only when it ran
+            raise RegionError(
+                "a marked kernel started inside another marked kernel (a function called from "
+                "a kernel holds a kernel pragma, or a --function kernel calls another)"
+            )
         regions = [
             RegionInfo(
                 r.index,
@@ -320,14 +336,18 @@ def trace_program(
     return read_trace(output)
 
 
-def _check_redefined(diagnostics: str, text: str, macros: dict[str, str]) -> None:
+def _check_redefined(
+    diagnostics: str, text: str, macros: dict[str, str], typed: dict[str, str] | None = None
+) -> None:
     """A size given with -D (or a trace size) that the file #defines unconditionally would be
-    ignored by the compiler: one line saying how to make it a size macro."""
+    ignored by the compiler: one line saying how to make it a size macro, naming the size as
+    the user typed it (``typed``) when they did."""
     m = re.search(r"'(\w+)' macro redefined", diagnostics)
     if m and m.group(1) in macros:
         name = m.group(1)
+        what = (typed or {}).get(name) or f"size {name}={macros[name]}"
         raise RegionError(
-            f"size {name}={macros[name]} cannot take effect: the file #defines {name} as "
+            f"{what} cannot take effect: the file #defines {name} as "
             f"{macro_text(text, name)!r} unconditionally; write '#ifndef {name}' / "
             f"'#define {name} ...' / '#endif' so that a -D or trace size can replace it"
         )
@@ -350,12 +370,14 @@ def _with_text(m: MemInstr, lines: list[str], name: str) -> MemInstr:
     return replace(m, file=name if own else m.file, base=text or m.base)
 
 
-def _size_hint(trace_sizes: dict[str, int], macros: dict[str, str], text: str = "") -> str:
+def _size_hint(
+    trace_sizes: dict[str, int], macros: dict[str, str], text: str = "", flag: str = "-D"
+) -> str:
     """Half of each size actually traced (-D values first, else the declared trace size), only
-    for macros the source names; '' when it names none."""
+    for macros the source names, joined by ``flag``; '' when it names none."""
     sizes = {k: int(v) for k, v in macros.items() if str(v).isdigit()} or trace_sizes
     sizes = {k: v for k, v in sizes.items() if re.search(rf"\b{re.escape(k)}\b", text)}
-    return " -D ".join(f"{k}={max(1, v // 2)}" for k, v in sizes.items())
+    return f" {flag} ".join(f"{k}={max(1, v // 2)}" for k, v in sizes.items())
 
 
 def marked_source(
@@ -366,15 +388,20 @@ def marked_source(
     functions: tuple[str, ...] = (),
 ):
     """``mark_regions(text)``, but a RegionError names ``FILE:LINE``, and when the file does not
-    compile (say, a syntax error inside the marked loop) the compiler's diagnostics come first."""
+    compile (say, a syntax error inside the marked loop) the compiler's diagnostics come first.
+    The pragmas are checked against the source (``regions.check_pragmas``)."""
     try:
-        return mark_regions(text, port, functions)
+        marked = mark_regions(text, port, functions)
+        problem = check_pragmas(text, marked)
+        if problem:
+            raise RegionError(problem)
+        return marked
     except RegionError as exc:
         msg = str(exc)
         m = re.match(r"line (\d+): (.*)", msg)
         where = f"{source}:{m.group(1)}: {m.group(2)}" if m else f"{source}: {msg}"
         if "unbalanced" in msg or "unterminated" in msg or "ends before" in msg:
-            with tempfile.TemporaryDirectory(prefix="cgp-chk-") as tmp:
+            with make_tempdir("cgp-chk-") as tmp:
                 compile_to_ir(  # raises CompileError with clang's diagnostics
                     Path(source).resolve(),
                     Path(tmp) / "plain.ll",
@@ -401,46 +428,54 @@ def _verify_ir(ir: str) -> None:
 
 
 def _run(exe: Path, events: Path, meta: Path, options: TraceOptions, cwd: Path) -> str:
-    env = dict(
-        os.environ,
-        CGP_EVENTS=str(events),
-        CGP_META=str(meta),
-        CGP_MAX_EVENTS=str(options.max_events),
-        CGP_MAX_LAUNCHES=str(options.max_launches),
-        CGP_COUNT_ONLY="1" if options.count_only else "0",
-    )
-    try:
-        res = subprocess.run(
-            [str(exe)],
-            env=env,
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            timeout=options.timeout_s,
-            stdin=subprocess.DEVNULL,
-        )
-    except subprocess.TimeoutExpired:
+    """Run the instrumented program confined (``sandbox``); its stdout's tail, or a one-line
+    error for a crash, a timeout, a limit of the sandbox or a non-zero exit."""
+    env = {
+        "CGP_EVENTS": str(events),
+        "CGP_META": str(meta),
+        "CGP_MAX_EVENTS": str(options.max_events),
+        "CGP_MAX_LAUNCHES": str(options.max_launches),
+        "CGP_COUNT_ONLY": "1" if options.count_only else "0",
+    }
+    res = run_confined([str(exe)], cwd, env, options.timeout_s, 8 * options.max_events)
+    if res.timed_out:
         raise TraceRunError(
             f"the traced program ran longer than --timeout={options.timeout_s:g} s; trace a "
             f"smaller size or raise the limit"
-        ) from None
+        )
+    last = (res.stderr.strip().splitlines() or [""])[-1]
+    if res.returncode == 97 and "inside another" in last:  # the runtime's own check
+        raise RegionError(
+            "a marked kernel started inside another marked kernel (a function called from "
+            "a kernel holds a kernel pragma, or a --function kernel calls another)"
+        )
     if res.returncode < 0:
-        sig = signal.Signals(-res.returncode).name
-        why = (  # LLVM turns code it proves unreachable into a trap instruction
-            " (it reached code the compiler proved unreachable: undefined behaviour such as "
-            "an endless loop without side effects)"
-            if sig in ("SIGTRAP", "SIGILL")
-            else ""
-        )
-        raise TraceRunError(
-            f"the traced program crashed with {sig}{why}"
-            + (f": {res.stderr.strip().splitlines()[-1]}" if res.stderr.strip() else "")
-        )
+        raise TraceRunError(_crash_text(-res.returncode, last))
     if res.returncode != 0:
-        last = res.stderr.strip().splitlines()[-1:] or [""]
         raise TraceRunError(
-            f"the traced program exited with status {res.returncode} {last[0]}".strip()
+            f"the traced program exited with status {res.returncode} {last}".strip()
         )
     if not meta.exists() or meta.stat().st_size == 0:
         raise TraceFormatError("the traced program wrote no trace")
     return res.stdout
+
+
+_CRASH_WHY = {  # LLVM turns code it proves unreachable into a trap instruction
+    "SIGTRAP": " (it reached code the compiler proved unreachable: undefined behaviour such as "
+    "an endless loop without side effects)",
+    "SIGXCPU": " (it used more CPU time than --timeout allows)",
+    "SIGXFSZ": " (it wrote a file past the sandbox's size limit)",
+    "SIGSYS": " (a system call the sandbox forbids)",
+}
+_CRASH_WHY["SIGILL"] = _CRASH_WHY["SIGTRAP"]
+
+
+def _crash_text(signum: int, last: str) -> str:
+    """One line for a program killed by signal ``signum``."""
+    try:
+        sig = signal.Signals(signum).name
+    except ValueError:
+        sig = f"signal {signum}"
+    return f"the traced program crashed with {sig}{_CRASH_WHY.get(sig, '')}" + (
+        f": {last}" if last else ""
+    )

@@ -270,13 +270,13 @@ def test_from_trace_rejects_tracing_options(small_trace, extra):
 def test_from_trace_corrupt_is_exit_4(small_trace, tmp_path):
     raw = bytearray(small_trace.read_bytes())
     hlen = int.from_bytes(raw[12:16], "little")
-    sections = json.loads(raw[16:16 + hlen])["sections"]
+    sections = json.loads(raw[24:24 + hlen])["sections"]
     off = sections["events"]["offset"] + 8 * 2  # a memory event: tag 131 does not exist
     raw[off + 6:off + 8] = (131).to_bytes(2, "little")
     bad = tmp_path / "bad.cgptrace"
     bad.write_bytes(bytes(raw))
     msg = one_line_error(invoke(["run", "--from-trace", str(bad)]), code=4)
-    assert "corrupt trace (event 2 names memory instruction 131" in msg
+    assert "corrupt trace (section events: checksum mismatch)" in msg
 
 
 @pytest.mark.parametrize("chart, fragment", [

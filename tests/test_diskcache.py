@@ -188,8 +188,8 @@ def test_same_question_twice_reads_the_report_back(cache_dir):
     assert other.seconds["analysis"] > 0 and other.device != first.device
     reports = list((cache_dir / "entries" / "report").iterdir())
     assert len(reports) == 2
-    for r in reports:  # damaged reports: never unpickled, analysed again
-        (r / "report.pickle").write_bytes(b"\x80\x05garbage")
+    for r in reports:  # damaged reports: never used, analysed again
+        (r / "report.json").write_text('{"__cgp__": "dataclass"}')
     third = api.predict(GEMM, "32x8", "h100", SMALL, trace_sizes=TRACE)
     assert third.seconds["analysis"] > 0 and _json(third) == _json(first)
 
@@ -207,13 +207,205 @@ def test_stored_dependences_give_the_same_prediction(cache_dir, monkeypatch):
     assert _json(cached) == _json(fresh)
 
 
-def test_file_digest_is_the_crc32_of_the_content(tmp_path):
-    import zlib
+def test_file_digest_is_the_sha256_of_the_content(tmp_path):
+    import hashlib
 
     from cgpredict.diskcache import file_digest
 
     empty, data = tmp_path / "e", tmp_path / "d"
     empty.write_bytes(b"")
     data.write_bytes(b"cgpredict" * 1000)
-    assert file_digest(empty) == "crc32:00000000"
-    assert file_digest(data) == f"crc32:{zlib.crc32(b'cgpredict' * 1000):08x}"
+    assert file_digest(empty) == f"sha256:{hashlib.sha256(b'').hexdigest()}"
+    assert file_digest(data) == f"sha256:{hashlib.sha256(b'cgpredict' * 1000).hexdigest()}"
+
+
+# --------------------------------------------------------------------------- issue 29
+
+
+def _planted(entry: Path, name: str, content: bytes) -> None:
+    """Replace a file of an entry and make its stamp agree (as an attacker with write access
+    to a shared cache would)."""
+    from cgpredict.diskcache import file_digest
+
+    (entry / name).write_bytes(content)
+    stamp = json.loads((entry / "entry.json").read_text())
+    stamp["files"][name] = [len(content), file_digest(entry / name)]
+    (entry / "entry.json").write_text(json.dumps(stamp))
+
+
+def test_reports_are_data_and_a_planted_entry_runs_nothing(cache_dir, tmp_path):
+    import pickle
+
+    api.predict(GEMM, "32x8", "h100", SMALL, trace_sizes=TRACE)
+    (report,) = (cache_dir / "entries" / "report").iterdir()
+    assert sorted(p.name for p in report.iterdir()) == ["entry.json", "report.json"]
+    json.loads((report / "report.json").read_text())  # plain JSON
+    marker = tmp_path / "pwned"
+
+    class Boom:
+        def __reduce__(self):
+            return (Path.touch, (marker,))
+
+    _planted(report, "report.json", pickle.dumps(Boom()))
+    stamp = json.loads((report / "entry.json").read_text())
+    stamp["files"]["report.pickle"] = stamp["files"].pop("report.json")
+    (report / "report.pickle").write_bytes(pickle.dumps(Boom()))
+    (report / "entry.json").write_text(json.dumps(stamp))
+    again = api.predict(GEMM, "32x8", "h100", SMALL, trace_sizes=TRACE)
+    assert again.seconds["analysis"] > 0 and not marker.exists()
+
+
+def test_a_planted_report_naming_a_foreign_type_is_refused(cache_dir, tmp_path):
+    from cgpredict import datafile
+
+    doc = {"__cgp__": "dataclass", "type": "os:system", "f": {"command": "touch x"}}
+    (tmp_path / "r.json").write_text(json.dumps(doc))
+    with pytest.raises(datafile.DataFileError, match="not a cgpredict type"):
+        datafile.load(tmp_path, "r")
+    api.predict(GEMM, "32x8", "h100", SMALL, trace_sizes=TRACE)
+    (report,) = (cache_dir / "entries" / "report").iterdir()
+    _planted(report, "report.json", json.dumps(doc).encode())
+    again = api.predict(GEMM, "32x8", "h100", SMALL, trace_sizes=TRACE)
+    assert again.seconds["analysis"] > 0
+
+
+def test_datafile_round_trip_keeps_types(tmp_path):
+    import numpy as np
+
+    from cgpredict import datafile
+    from cgpredict.warps import Block
+
+    value = {"t": (1, 2.5, float("inf"), None), "b": Block(32, 8), "n": np.float64(0.1),
+             "a": np.arange(6, dtype=np.int32).reshape(2, 3), 3: [True, "x"]}
+    files = datafile.dump(value, tmp_path, "v")
+    assert [p.name for p in files] == ["v.json", "v.npz"]
+    back = datafile.load(tmp_path, "v")
+    assert back["t"] == (1, 2.5, float("inf"), None) and back["b"] == Block(32, 8)
+    assert type(back["n"]) is np.float64 and back[3] == [True, "x"]
+    np.testing.assert_array_equal(back["a"], value["a"])
+
+
+def _entry(c: DiskCache, tmp_path: Path, name: str, nbytes: int, when: float) -> Path:
+    import os
+
+    src = tmp_path / f"{name}.bin"
+    src.write_bytes(b"x" * nbytes)
+    e = c.put("test", entry_key("test", {"n": name}), {"data.bin": src})
+    os.utime(e.path, (when, when))
+    return e.path
+
+
+def test_eviction_keeps_the_recently_used_under_the_cap(cache_dir, tmp_path, monkeypatch):
+    c = DiskCache()
+    old = _entry(c, tmp_path, "old", 4000, 1_000)
+    mid = _entry(c, tmp_path, "mid", 4000, 2_000)
+    new = _entry(c, tmp_path, "new", 4000, 3_000)
+    assert c.get("test", entry_key("test", {"n": "old"})) is not None  # a hit: used just now
+    freed = c.evict(limit=9000)
+    assert not mid.exists() and old.exists() and new.exists() and freed >= 4000
+    monkeypatch.setenv("CGPREDICT_CACHE_MAX_MB", "0")
+    c.evict()
+    assert not old.exists() and not new.exists()
+
+
+def test_entries_of_an_older_format_are_removed(cache_dir, tmp_path):
+    c = DiskCache()
+    e = _entry(c, tmp_path, "e", 10, 5_000)
+    stale = cache_dir / "entries" / "report" / ("0" * 64)
+    stale.mkdir(parents=True)
+    (stale / "report.pickle").write_bytes(b"\x80\x05.")
+    (stale / "entry.json").write_text(json.dumps({"format": 2}))
+    c.evict()
+    assert not stale.exists() and e.exists()
+
+
+@pytest.mark.parametrize("where", ["file", "readonly"])
+def test_an_unusable_cache_location_turns_the_cache_off(tmp_path, monkeypatch, capsys, where):
+    import os
+
+    from cgpredict import diskcache
+
+    if where == "file":
+        (tmp_path / "f").write_text("x")
+        root = tmp_path / "f" / "cache"
+    else:
+        if os.geteuid() == 0:
+            pytest.skip("root writes to read-only folders")
+        root = tmp_path / "ro"
+        root.mkdir(mode=0o500)
+    monkeypatch.setenv("CGPREDICT_CACHE_DIR", str(root))
+    monkeypatch.delenv("CGPREDICT_NO_CACHE", raising=False)
+    diskcache._usable.cache_clear()
+    assert default_cache() is None and default_cache() is None
+    err = capsys.readouterr().err
+    assert err.count("warning: the cache at") == 1 and err.count("\n") == 1
+    rep = api.predict(GEMM, "32x8", "h100", SMALL, trace_sizes=TRACE)
+    assert rep.kernels
+
+
+KEYED = """#include "sub/a.h"
+#define CFG "cfg.h"
+#include CFG
+#include <extra.h>
+#ifndef N
+#define N 16
+#endif
+float A[N];
+int main(void) {
+#pragma cgp kernel k
+  for (int i = 0; i < N; i++) A[i] = A[i] * SCALE + OFFSET + EXTRA;
+  return 0;
+}
+"""
+
+
+def test_the_key_covers_every_file_the_preprocessor_opens(cache_dir, tmp_path, monkeypatch):
+    """A header of a header in a sub-folder, ``#include MACRO`` and a header found through
+    CPATH: changing any of them changes the trace's key (the compiler lists them)."""
+    from cgpredict.pipeline import plan_trace
+    from cgpredict.prediction import RunOptions
+
+    src = tmp_path / "src"
+    (src / "sub").mkdir(parents=True)
+    (tmp_path / "inc").mkdir()
+    (src / "k.c").write_text(KEYED)
+    (src / "sub" / "a.h").write_text('#include "b.h"\n')
+    (src / "sub" / "b.h").write_text("#define SCALE 2.0f\n")
+    (src / "cfg.h").write_text("#define OFFSET 1.0f\n")
+    (tmp_path / "inc" / "extra.h").write_text("#define EXTRA 0.0f\n")
+    monkeypatch.setenv("CPATH", str(tmp_path / "inc"))
+    key = lambda: plan_trace(src / "k.c", RunOptions()).key  # noqa: E731
+    keys = [key()]
+    assert key() == keys[0]  # the dependency list read back from the cache
+    for f, text in [(src / "sub" / "b.h", "#define SCALE 3.0f\n"),
+                    (src / "cfg.h", "#define OFFSET 2.0f\n"),
+                    (tmp_path / "inc" / "extra.h", "#define EXTRA 1.0f\n")]:
+        f.write_text(text)
+        keys.append(key())
+    assert len(set(keys)) == 4
+
+
+def test_an_unusable_cache_home_still_leaves_zig_a_cache(tmp_path, monkeypatch):
+    from cgpredict import compiler
+
+    (tmp_path / "f").write_text("x")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "f"))
+    monkeypatch.delenv("ZIG_GLOBAL_CACHE_DIR", raising=False)
+    compiler._usable_zig_cache()
+    assert "cgpredict-zig-" in compiler.os.environ["ZIG_GLOBAL_CACHE_DIR"]
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "ok"))
+    monkeypatch.delenv("ZIG_GLOBAL_CACHE_DIR")
+    compiler._usable_zig_cache()
+    assert "ZIG_GLOBAL_CACHE_DIR" not in compiler.os.environ
+
+
+def test_datafile_refuses_a_field_of_another_type(tmp_path):
+    from cgpredict import datafile
+    from cgpredict.warps import Block
+
+    datafile.dump((Block(32, 8),), tmp_path, "b")
+    doc = json.loads((tmp_path / "b.json").read_text())
+    doc["v"][0]["f"]["x"] = "32"
+    (tmp_path / "b.json").write_text(json.dumps(doc))
+    with pytest.raises(datafile.DataFileError, match="Block.x holds a str"):
+        datafile.load(tmp_path, "b")

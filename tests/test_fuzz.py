@@ -68,3 +68,36 @@ def test_twenty_csmith_programs_give_no_traceback_and_no_hang(tmp_path):
     assert "## Tracebacks and hangs: 0" in text
     runs = re.findall(r"^\| `[^`]+` \| (\d+) \|", text, re.M)
     assert int(runs[0]) == int(runs[1]) == 20
+
+
+# --------------------------------------------------------------------------- traces and the cache
+
+INPUTS = Path(__file__).resolve().parent.parent / "validation" / "fuzz_inputs.py"
+ispec = importlib.util.spec_from_file_location("cgp_fuzz_inputs", INPUTS)
+fuzz_inputs = importlib.util.module_from_spec(ispec)
+sys.modules["cgp_fuzz_inputs"] = fuzz_inputs
+ispec.loader.exec_module(fuzz_inputs)
+
+
+@pytest.mark.usefixtures("compiler")
+def test_a_fixed_seed_set_of_mutated_traces_and_tampered_caches_breaks_no_rule(
+        tmp_path, monkeypatch):
+    """CI's short run of validation/fuzz_inputs.py (make fuzz runs it at length): 24 mutated
+    traces and three tamperings of the cache, none giving another answer, a traceback or
+    running planted code."""
+    monkeypatch.setenv("CGPREDICT_CACHE_DIR", str(tmp_path / "cache"))
+    trace = fuzz_inputs.small_trace(tmp_path)
+    results = fuzz_inputs.fuzz_traces(trace, 24, 29, tmp_path)
+    results += fuzz_inputs.fuzz_cache(tmp_path, ("planted pickle", "foreign type",
+                                                 "resealed bad trace"))
+    assert len(results) == 27
+    assert [r for r in results if r.bad] == []
+    assert {r.kind for r in results} >= {"flip", "cache"}
+
+
+def test_mutants_are_judged_by_the_rules():
+    assert fuzz_inputs.judge(0, "a", "", "a", False) == ""
+    assert fuzz_inputs.judge(0, "b", "", "a", False) == "exit 0 with another answer"
+    assert fuzz_inputs.judge(0, "b", "", "a", True) == ""  # resealed: a valid trace
+    assert fuzz_inputs.judge(4, "", "cgpredict: error: x: corrupt trace\n", "a", False) == ""
+    assert fuzz_inputs.judge(70, "", "boom", "a", False).startswith("internal error")

@@ -85,6 +85,6 @@ def test_a_size_the_file_defines_unconditionally_cannot_be_traced_smaller(tmp_pa
 
     src = tmp_path / "fixed.c"
     src.write_text(EXPR.replace("#ifndef N\n", "").replace("#endif\n", "", 1))
-    with pytest.raises(RegionError, match=r"size N=65536 cannot take effect: the file #defines "
+    with pytest.raises(RegionError, match=r"-D N=65536 cannot take effect: the file #defines "
                                           r"N as '\(1 << 24\)' unconditionally"):
         trace_program(src, tmp_path / "t.cgptrace", TraceOptions({"N": "65536"}))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import struct
 import subprocess
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -186,9 +187,10 @@ def test_layout_magic_version_alignment(tmp_path):
     write_sample(path)
     raw = path.read_bytes()
     assert raw[:8] == b"CGPTRACE"
-    version, hlen = struct.unpack("<II", raw[8:16])
-    assert version == tracefile.VERSION
-    meta = json.loads(raw[16:16 + hlen])
+    version, hlen, crc, zero = struct.unpack("<IIII", raw[8:24])
+    assert version == tracefile.VERSION and zero == 0
+    assert zlib.crc32(raw[24:24 + hlen]) == crc
+    meta = json.loads(raw[24:24 + hlen])
     sections = meta["sections"]
     assert set(sections) == {"events", "launches", "bb_counts", "loop_iters", "loop_entries"}
     for sec in sections.values():
@@ -196,6 +198,9 @@ def test_layout_magic_version_alignment(tmp_path):
     ev = sections["events"]
     assert np.frombuffer(raw[ev["offset"]:ev["offset"] + 8 * len(EVENTS)], "<u8").tolist() == \
         EVENTS.tolist()
+    for sec in sections.values():  # each section carries the CRC-32 of its bytes
+        nbytes = int(np.prod(sec["shape"])) * tracefile._dtype(sec["dtype"]).itemsize
+        assert zlib.crc32(raw[sec["offset"]:sec["offset"] + nbytes]) == sec["crc32"]
 
 
 def test_empty_trace_round_trip(tmp_path):
@@ -243,11 +248,15 @@ def test_wrong_version(tmp_path, good):
         read_trace(bad)
 
 
+def _prefix(blob: bytes) -> bytes:
+    return tracefile.PREFIX.pack(tracefile.MAGIC, tracefile.VERSION, len(blob), zlib.crc32(blob), 0)
+
+
 def _cut_points(path):
     raw = path.read_bytes()
     hlen = struct.unpack("<I", raw[12:16])[0]
-    sections = json.loads(raw[16:16 + hlen])["sections"]
-    cuts = [0, 7, 8, 12, 15, 16, 17, 16 + hlen // 2, 16 + hlen - 1]
+    sections = json.loads(raw[24:24 + hlen])["sections"]
+    cuts = [0, 7, 8, 12, 15, 16, 17, 23, 24, 25, 24 + hlen // 2, 24 + hlen - 1]
     for sec in sections.values():
         nbytes = int(np.prod(sec["shape"])) * np.dtype(tracefile._dtype(sec["dtype"])).itemsize
         if nbytes:
@@ -272,7 +281,7 @@ def test_truncated_file(tmp_path, good):
                                   b'{"source_name": 1}'])
 def test_garbage_header(tmp_path, blob):
     bad = tmp_path / "g.cgptrace"
-    bad.write_bytes(tracefile.MAGIC + struct.pack("<II", tracefile.VERSION, len(blob)) + blob)
+    bad.write_bytes(_prefix(blob) + blob)
     with pytest.raises(TraceFormatError, match="corrupt trace"):
         read_trace(bad)
 
@@ -280,12 +289,11 @@ def test_garbage_header(tmp_path, blob):
 def test_garbage_section_table(tmp_path, good):
     raw = good.read_bytes()
     hlen = struct.unpack("<I", raw[12:16])[0]
-    meta = json.loads(raw[16:16 + hlen])
+    meta = json.loads(raw[24:24 + hlen])
     meta["sections"]["launches"]["dtype"] = "not-a-dtype"
     blob = json.dumps(meta).encode()
     bad = tmp_path / "s.cgptrace"
-    bad.write_bytes(tracefile.MAGIC + struct.pack("<II", tracefile.VERSION, len(blob)) + blob
-                    + raw[16 + hlen:])
+    bad.write_bytes(_prefix(blob) + blob + raw[24 + hlen:])
     with pytest.raises(TraceFormatError):
         read_trace(bad)
 
@@ -346,29 +354,43 @@ def test_read_meta_bad_magic(tmp_path):
 
 
 def _rewrite(good, tmp_path, edit_meta=None, edit_raw=None):
-    """A copy of ``good`` with its header JSON and/or raw bytes edited (sections kept in place)."""
+    """A copy of ``good`` with its header JSON and/or raw bytes edited (sections kept in place),
+    its checksums made right again, so only the consistency checks can find the edit."""
     raw = bytearray(good.read_bytes())
     hlen = struct.unpack("<I", raw[12:16])[0]
-    meta = json.loads(raw[16:16 + hlen])
-    if edit_meta:
-        edit_meta(meta)
-    blob = json.dumps(meta, separators=(",", ":")).encode()
-    assert len(blob) <= hlen + tracefile._pad(16 + hlen)  # still fits before the sections
-    body = raw[16 + hlen:]
-    raw = bytearray(tracefile.MAGIC + struct.pack("<II", tracefile.VERSION, len(blob)) + blob
-                    + b" " * (hlen - len(blob)) + body) if len(blob) <= hlen else None
-    if raw is None:
-        pytest.skip("edited header does not fit")
+    meta = json.loads(raw[24:24 + hlen])
     if edit_raw:
         edit_raw(raw, meta["sections"])
+    for sec in meta["sections"].values():
+        nbytes = int(np.prod(sec["shape"])) * tracefile._dtype(sec["dtype"]).itemsize
+        sec["crc32"] = zlib.crc32(raw[sec["offset"]:sec["offset"] + nbytes])
+    if edit_meta:
+        edit_meta(meta)
+    base = 24 + hlen + tracefile._pad(24 + hlen)  # where the sections start now
+    body, shift = bytes(raw[base:]), 0
+    for _ in range(3):  # the sections move when the header grows or shrinks
+        blob = json.dumps(meta, separators=(",", ":")).encode()
+        new = 24 + len(blob) + tracefile._pad(24 + len(blob)) - base
+        if new == shift:
+            break
+        for sec in meta.get("sections", {}).values():
+            sec["offset"] += new - shift
+        shift = new
     bad = tmp_path / "bad.cgptrace"
-    bad.write_bytes(bytes(raw))
+    bad.write_bytes(_prefix(blob) + blob + b"\0" * tracefile._pad(24 + len(blob)) + body)
     return bad
 
 
 def _set_event(k, value):
     def edit(raw, sections):
         off = sections["events"]["offset"] + 8 * k
+        raw[off:off + 8] = struct.pack("<Q", value)
+    return edit
+
+
+def _set_count(section, value):
+    def edit(raw, sections):
+        off = sections[section]["offset"]
         raw[off:off + 8] = struct.pack("<Q", value)
     return edit
 
@@ -387,6 +409,10 @@ def _set_launch(k, field, value):
      r"corrupt trace \(event 2 names memory instruction 131, the trace has 2\)"),
     (None, _set_event(1, tag(tracefile.TAG_LOOP, 7 << 32)), "event 1 names loop 7"),
     (None, _set_event(1, tag(0xF123, 0)), "unknown tag"),
+    (None, _set_event(1, tag(tracefile.TAG_LOOP, 4)), "event 1: iteration 4 is past"),
+    (None, _set_event(1, tag(tracefile.TAG_LOOP, 0xFFFFFFF0)), "iteration 4294967280 is past"),
+    (None, _set_count("bb_counts", 1 << 62), "section bb_counts holds the count"),
+    (None, _set_count("loop_iters", 1 << 50), "section loop_iters holds the count"),
     (None, _set_event(0, tag(0, 0x1000)), "does not start at a BEGIN"),
     (None, _set_launch(1, "first_event", 1 << 40), r"launch 1: .* within the 8 events"),
     (None, _set_launch(0, "n_events", 0), "launch 0"),
@@ -435,3 +461,105 @@ def test_consistency_check_is_fast(tmp_path):
     start = time.perf_counter()
     read_trace(path)
     assert time.perf_counter() - start < 1.0
+
+
+# --------------------------------------------------------------------------- integrity (issue 29)
+
+
+def _same(a, b) -> bool:
+    """Two traces read back hold the same header and arrays (so give the same answer)."""
+    return a.header == b.header and all(
+        np.array_equal(getattr(a, n), getattr(b, n)) for n in tracefile.SECTIONS)
+
+
+@pytest.mark.parametrize("section", tracefile.SECTIONS)
+def test_a_flipped_byte_in_a_section_is_a_checksum_mismatch(tmp_path, good, section):
+    raw = bytearray(good.read_bytes())
+    hlen = struct.unpack("<I", raw[12:16])[0]
+    raw[json.loads(raw[24:24 + hlen])["sections"][section]["offset"]] ^= 0x10
+    bad = tmp_path / "flip.cgptrace"
+    bad.write_bytes(bytes(raw))
+    with pytest.raises(TraceFormatError, match=f"section {section}: checksum mismatch") as exc:
+        read_trace(bad)
+    assert exc.value.exit_code == 4
+
+
+def test_a_flipped_byte_in_the_header_is_a_checksum_mismatch(tmp_path, good):
+    raw = bytearray(good.read_bytes())
+    raw[40] ^= 0x01
+    bad = tmp_path / "flip.cgptrace"
+    bad.write_bytes(bytes(raw))
+    with pytest.raises(TraceFormatError, match="header checksum mismatch"):
+        read_trace(bad)
+
+
+def test_an_old_trace_format_is_named(tmp_path, good):
+    raw = bytearray(good.read_bytes())
+    raw[8:12] = struct.pack("<I", 1)
+    bad = tmp_path / "old.cgptrace"
+    bad.write_bytes(bytes(raw))
+    with pytest.raises(TraceFormatError, match="version 1 \\(an old trace format\\).*trace the "
+                                                "program again"):
+        read_trace(bad)
+
+
+@pytest.mark.parametrize("shape, message", [
+    ([1 << 62], "section events has shape"), ([-3], "section events has shape"),
+    ([True], "section events has shape"), (["8"], "section events has shape"),
+    ([1 << 37], r"truncated trace \(section events cut short\)"), ([4, 2], "has shape"),
+])
+def test_section_sizes_are_range_checked_before_allocating(tmp_path, good, shape, message):
+    def edit(meta):
+        meta["sections"]["events"]["shape"] = shape
+    with pytest.raises(TraceFormatError, match=message) as exc:
+        read_trace(_rewrite(good, tmp_path, edit))
+    assert "\n" not in str(exc.value)
+
+
+@pytest.mark.parametrize("field, value", [("offset", -64), ("offset", 1 << 50), ("crc32", -1),
+                                          ("crc32", "x"), ("dtype", "<f8"), ("dtype", "V99")])
+def test_section_descriptions_are_checked(tmp_path, good, field, value):
+    def edit(meta):
+        meta["sections"]["bb_counts"][field] = value
+    with pytest.raises(TraceFormatError, match="section bb_counts"):
+        read_trace(_rewrite(good, tmp_path, edit))
+
+
+def test_writing_never_touches_a_users_part_file(tmp_path):
+    part = tmp_path / "t.cgptrace.part"
+    part.write_bytes(b"mine")
+    write_sample(tmp_path / "t.cgptrace")
+    assert part.read_bytes() == b"mine"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["events.bin", "t.cgptrace",
+                                                          "t.cgptrace.part"]
+
+
+@pytest.fixture(scope="module")
+def real_trace(tmp_path_factory):
+    """A small real trace: GEMM at 8x8x8 traced by the whole tool chain."""
+    from cgpredict.tracer import TraceOptions, trace_program
+
+    gemm = Path(__file__).resolve().parent.parent / "polybench_c" / "gemm.c"
+    out = tmp_path_factory.mktemp("real") / "gemm.cgptrace"
+    return trace_program(gemm, out, TraceOptions(macros={"NI": "8", "NJ": "8", "NK": "8"}))
+
+
+def test_byte_flips_of_a_real_trace_never_give_another_answer(tmp_path, real_trace):
+    """300 single-byte flips (fixed seed) anywhere in a real trace: each is refused in one
+    line (exit 4) or, in the padding only, reads back the very same trace."""
+    raw = real_trace.path.read_bytes()
+    rng = np.random.default_rng(29)
+    bad = tmp_path / "flip.cgptrace"
+    refused = 0
+    for pos, bit in zip(rng.integers(0, len(raw), 300), rng.integers(0, 8, 300)):
+        flipped = bytearray(raw)
+        flipped[pos] ^= 1 << int(bit)
+        bad.write_bytes(bytes(flipped))
+        try:
+            got = read_trace(bad)
+        except TraceFormatError as exc:
+            assert "\n" not in str(exc) and exc.exit_code == 4
+            refused += 1
+            continue
+        assert _same(got, real_trace), f"byte {pos} flipped gives another trace"
+    assert refused > 250

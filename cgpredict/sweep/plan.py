@@ -169,7 +169,8 @@ def plan(axes: Axes, progress=None) -> list[Config]:
             given_trace = _file_sizes(Path(f), text, dict(axes.trace_sizes), known)
             try:
                 work, tsizes, auto = resolve_sizes(
-                    text, given, given_trace, Path(f).resolve().parent, store
+                    text, given, given_trace, Path(f).resolve().parent, store,
+                    source_name=str(f),
                 )
             except CGPredictError as exc:
                 raise SweepError(f"{f}: {str(exc).splitlines()[0]}") from None

@@ -577,8 +577,10 @@ def analyze_trace(
     if sizes.inexact():
         lines = sorted({lp.line for lp in trace.header.loops if lp.id in sizes.inexact()})
         warnings.append(
-            f"loops at lines {lines} have trip counts that are not affine in one "
-            f"size macro; their work-size counts are approximate"
+            f"loops at lines {lines} have trip counts that the probe runs do not confirm "
+            f"(not affine in one size macro or a ratio of two, or folded away at the probe "
+            f"sizes); their work-size counts are approximate: trace at the work size "
+            f"(--trace-size equal to -D) for exact ones"
         )
     if opts.port != trace.header.port:
         warnings.append(

@@ -28,6 +28,7 @@ from .models import LaunchGeometry, launch_geometry, launches_total_ms
 from .models import predict as model_predict
 from .occupancy import BlockDoesNotFit, occupancy
 from .parallelism import ThreadBodies, thread_bodies
+from .port import restoring_stores
 from .prediction import DEFAULT_BLOCKS, KernelReport, MemInstrReport, PredictionError, RunOptions
 from .profile import KernelProfile, PatternCounts, SharedMemoryCounts, StoreCounts
 from .residency import Resident, region_arrays, resident_arrays
@@ -155,6 +156,9 @@ def analyze_region(
     scale = _cache_scale(
         trace, region, grid, block, wt, d1, d2, sizes, tsz, wsz, factor, warps_per_batch
     )
+    restores = restoring_stores(
+        wt.addr, wt.lane, wt.inst_start, wt.inst_warp, wt.inst_sid, is_store
+    )
     mem = analyze_memory(
         wt,
         access_bytes,
@@ -189,6 +193,7 @@ def analyze_region(
         staged,
         shared_spec,
         thread_bodies(trace, region, grid),
+        restores,
     )
     # Launches with identical block and loop counts (FDTD time steps) and the same data left
     # in the L2 by earlier launches (residency.py) are modelled once.
@@ -285,6 +290,7 @@ class _LaunchContext:
     staged: tuple[StagedAccess, ...] = ()
     shared_spec: tuple[int, float, int, float] | None = None  # see staging.staging_setup
     bodies: ThreadBodies = ThreadBodies()  # the thread's code, for ILP and MLP
+    restores: frozenset[int] = frozenset()  # stores of an accumulator (port.restoring_stores)
 
     def extents(self, row: int) -> tuple[float, float]:
         """(x, y) pseudo-threads of trace launch ``row``, scaled to the work size."""
@@ -324,7 +330,9 @@ class _LaunchContext:
         gx, gy = self.extents(row)
         blocks = max(math.ceil(gx / self.block.x) * math.ceil(gy / self.block.y), 1)
         skip = {a.sid for a in self.staged}
-        mem_reports, patterns, stores = _memory_profile(tr, mem, per_thread, self.region, skip)
+        mem_reports, patterns, stores = _memory_profile(
+            tr, mem, per_thread, self.region, skip, self.restores
+        )
         shared, sync = self.shared_counts(row, per_thread, threads)
         ops: Counter = Counter()
         weights = [
@@ -610,6 +618,7 @@ def _memory_profile(
     per_thread: dict[int, float],
     region: int,
     skip: set[int] = frozenset(),
+    restores: frozenset[int] = frozenset(),
 ):
     """Per-instruction reports and the per-pattern counts of the profile (SPEC §2.3)."""
     h = trace.header
@@ -646,9 +655,7 @@ def _memory_profile(
                 l2_trans_per_warp=sum(s.l2_trans) / total if total else 0.0,
                 l2_hit_rate=0.0 if staged else s.l2_hit_rate,
                 per_thread=count,
-                restored=m.kind == "store"
-                and count > 1.5
-                and sum(s.written) < 0.5 * max(sum(s.l2_trans), 1),
+                restored=s.sid in restores and count > 1.5,
             )
         )
     patterns = []

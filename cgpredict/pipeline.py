@@ -285,6 +285,7 @@ def prepare(
                 opts.max_launches,
                 count_only=count_only,
                 port=opts.port,
+                size_option="--trace-size",
             )
             return trace_program(Path(source), Path(tmp) / name, o)
 

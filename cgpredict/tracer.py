@@ -50,8 +50,11 @@ from .tracefile import (
 
 DEFAULT_MAX_EVENTS = 200_000_000
 DEFAULT_TIMEOUT_S = 120.0
-_ACCESS_TEXT = re.compile(r"[A-Za-z_]\w*(?:\s*(?:\[[^\]]*\]|->\s*\w+|\.\s*\w+))*")
-_LVALUE_BEFORE = re.compile(r"([A-Za-z_]\w*(?:\s*(?:\[[^\]]*\]|->\s*\w+|\.\s*\w+))*)\s*$")
+# a subscript, with up to two levels of subscripts inside it (x[col[k]], a[idx[b[i]]])
+_SUBSCRIPT = r"\[(?:[^\[\]]|\[(?:[^\[\]]|\[[^\[\]]*\])*\])*\]"
+_ACCESS_TEXT = re.compile(rf"[A-Za-z_]\w*(?:\s*(?:{_SUBSCRIPT}|->\s*\w+|\.\s*\w+))*")
+_LVALUE_BEFORE = re.compile(rf"([A-Za-z_]\w*(?:\s*(?:{_SUBSCRIPT}|->\s*\w+|\.\s*\w+))*)\s*$")
+_LOOP_VAR = re.compile(r"\bfor\s*\(\s*(?:[A-Za-z_]\w*\s+)*\**([A-Za-z_]\w*)\s*=")
 _ASSIGN_OPS = ("=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=", "++", "--")
 
 
@@ -66,6 +69,9 @@ class TraceOptions:
     max_launches: int = 0  # record memory events of the first N launches per region; 0 = all
     count_only: bool = False  # record no memory events: block and loop counts only (probes)
     port: str = "restrict"  # the CUDA port whose aliasing the trace reproduces (port.py)
+    # the option that sets the traced sizes, for the hint of a trace too large to record:
+    # -D for `cgpredict trace`, --trace-size where -D is the work size (run, advise, ...)
+    size_option: str = "-D"
 
 
 def access_text(source_line: str, column: int) -> str:
@@ -250,11 +256,11 @@ def trace_program(
             meta, len(inst.blocks), len(inst.loops), len(inst.globals)
         )
         if status == STATUS_EVENT_LIMIT:
-            hint = _size_hint(marked.trace_sizes, macros, text)
+            hint = _size_hint(marked.trace_sizes, macros, text, options.size_option)
             raise TraceRunError(
                 f"the trace exceeds --max-events={options.max_events} events; "
                 + (
-                    f"trace a smaller problem size (e.g. -D {hint})"
+                    f"trace a smaller problem size (e.g. {hint})"
                     if hint
                     else "the program may loop endlessly (the file has no size macro to shrink)"
                 )
@@ -347,15 +353,38 @@ def _with_text(m: MemInstr, lines: list[str], name: str) -> MemInstr:
     if not text and line and m.base.isidentifier():  # a borrowed line: find the array there
         hit = re.search(rf"\b{re.escape(m.base)}\s*[\[.-]", line)
         text = access_text(line, hit.start() + 1) if hit else ""
+    if not text and line and m.base.isidentifier():
+        text = hoisted_text(lines, m.line, m.base)
     return replace(m, file=name if own else m.file, base=text or m.base)
 
 
-def _size_hint(trace_sizes: dict[str, int], macros: dict[str, str], text: str = "") -> str:
+def hoisted_text(lines: list[str], line: int, base: str, reach: int = 40) -> str:
+    """The access of array ``base`` that a load located at ``line`` (1-based) stands for when
+    the line does not name it: the compiler hoisted it out of the loop that starts there and
+    gave it the loop's location. The first access of ``base`` in the lines below whose text
+    does not use that loop's variable (``px[i]``, not ``px[j]``, hoisted out of the j loop);
+    else the first access; '' when there is none."""
+    var = _LOOP_VAR.search(lines[line - 1])
+    found = []
+    for text_line in lines[line : line + reach]:
+        for hit in re.finditer(rf"\b{re.escape(base)}\s*[\[.-]", text_line):
+            text = access_text(text_line, hit.start() + 1)
+            if text and text != base:
+                found.append(text)
+    if var:
+        invariant = [t for t in found if not re.search(rf"\b{var.group(1)}\b", t)]
+        found = invariant or found
+    return found[0] if found else ""
+
+
+def _size_hint(
+    trace_sizes: dict[str, int], macros: dict[str, str], text: str = "", option: str = "-D"
+) -> str:
     """Half of each size actually traced (-D values first, else the declared trace size), only
-    for macros the source names; '' when it names none."""
+    for macros the source names, each after ``option``; '' when it names none."""
     sizes = {k: int(v) for k, v in macros.items() if str(v).isdigit()} or trace_sizes
     sizes = {k: v for k, v in sizes.items() if re.search(rf"\b{re.escape(k)}\b", text)}
-    return " -D ".join(f"{k}={max(1, v // 2)}" for k, v in sizes.items())
+    return " ".join(f"{option} {k}={max(1, v // 2)}" for k, v in sizes.items())
 
 
 def marked_source(

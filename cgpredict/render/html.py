@@ -301,8 +301,11 @@ def _setup_section(page) -> str:
         ("block", str(o.block) if o.block else "default (32x32 for 2-D grids, 256x1 for 1-D)"),
         ("work size", _fmt_sizes(rep.work_sizes)),
         ("traced at", _fmt_sizes(rep.trace_sizes)),
-        ("seconds", ", ".join(f"{k} {v:.2f}" for k, v in sorted(rep.seconds.items()))),
     ]
+    if rep.seconds:  # wall-clock times, only when asked for (report --timings)
+        rows.append(
+            ("seconds", ", ".join(f"{k} {v:.2f}" for k, v in sorted(rep.seconds.items())))
+        )
     out = ['<section id="setup"><h2>Device, port and sizes used</h2><table>']
     out += [f"<tr><th>{esc(a)}</th><td>{esc(b)}</td></tr>" for a, b in rows]
     out.append("</table>")

@@ -63,10 +63,20 @@ def probe_sizes(trace_sizes: dict[str, int], k: int) -> dict[str, int]:
     iterating at every probe); as small as that allows, because a probe runs the whole
     program at these sizes."""
     names = sorted(trace_sizes)
-    trace = tuple(int(trace_sizes[n]) for n in names)
-    scales = _group_scales(trace)
-    design = _probe_design(trace, scales)
+    scales, design = _design(tuple(int(trace_sizes[n]) for n in names))
     return {n: scales[j] * design[k][j] for j, n in enumerate(names)}
+
+
+def near_probe_sizes(trace_sizes: dict[str, int], k: int) -> dict[str, int]:
+    """Values of the size macros for the ``k``-th fallback probe run, close to the trace
+    size (2/5, 3/5 or 4/5 of each value, a different fraction for each of three macros in a
+    run, multiples of 32 from 64 on): run when a loop was folded away at the small probes or not confirmed by
+    them (a loop striding by a constant, ``k += 256``, runs once or never at N = 64..128)."""
+    out = {}
+    for j, n in enumerate(sorted(trace_sizes)):
+        v = int(trace_sizes[n]) * (2 + (j + k) % PROBES) // (PROBES + 2)
+        out[n] = max(v - v % 32, 32) if int(trace_sizes[n]) >= 64 else max(v, 1)
+    return out
 
 
 def _smallest_prime(m: int) -> int:
@@ -78,18 +88,38 @@ def _smallest_prime(m: int) -> int:
 
 
 @functools.lru_cache(maxsize=64)
-def _group_scales(trace: tuple[int, ...]) -> tuple[int, ...]:
-    """Per macro, the factor of its probe units (2 .. p + 1). Macros of equal trace value
-    share one factor, 32 (multiples of 32 of at least 64: tiled kernels stay legal and every
-    tile loop iterates twice). Where the trace orders macros (``NT`` < ``N``), each larger
-    value takes at least p + 1 times the factor below it, so the larger macro stays at least
-    twice the smaller at every probe; a value below 64 under a larger one (a time-step
-    count) then starts at the largest power of two up to half its value instead of 32,
-    keeping the probes small."""
+def _design(trace: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[tuple[int, ...], ...]]:
+    """(factor per macro, units per probe and macro). Where the trace orders at most three
+    macros the units are first tried as powers of two (2, 4, 8): one macro's probe value then
+    divides the larger ones', so a ratio of macros (a strided loop's N / M) is a whole trip
+    count at every probe; else, and for every other trace, 2, 3, 4, ..."""
+    tries = [True, False] if len(set(trace)) > 1 and _smallest_prime(len(trace)) == 3 else [False]
+    for pow2 in tries:
+        scales = _group_scales(trace, pow2)
+        runs = _probe_design(trace, scales, pow2)
+        if runs is not None:
+            return scales, runs
+    raise AssertionError("unreachable: the linear design always exists")  # pragma: no cover
+
+
+def _unit(pow2: bool, i: int) -> int:
+    """The i-th smallest probe unit."""
+    return 2 << i if pow2 else 2 + i
+
+
+def _group_scales(trace: tuple[int, ...], pow2: bool = False) -> tuple[int, ...]:
+    """Per macro, the factor of its probe units. Macros of equal trace value share one
+    factor, 32 (multiples of 32 of at least 64: tiled kernels stay legal and every tile loop
+    iterates twice). Where the trace orders macros (``NT`` < ``N``), each larger value takes
+    at least twice the largest unit over the smallest times the factor below it, so the
+    larger macro stays at least twice the smaller at every probe; a value below 64 under a
+    larger one (a time-step count) then starts at the largest power of two up to half its
+    value instead of 32, keeping the probes small."""
     values = sorted(set(trace))
     if len(values) == 1:
         return (32,) * len(trace)
-    ratio = _smallest_prime(len(trace)) + 1
+    p = _smallest_prime(len(trace))
+    ratio = 2 * _unit(pow2, p - 1) // _unit(pow2, 0)
     scale: dict[int, int] = {}
     below = 0
     for v in values:
@@ -99,36 +129,44 @@ def _group_scales(trace: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(scale[v] for v in trace)
 
 
-@functools.lru_cache(maxsize=64)
 def _probe_design(
-    trace: tuple[int, ...], scales: tuple[int, ...]
-) -> tuple[tuple[int, ...], ...]:
-    """Units per probe and macro: run k gives macro j the unit 2 + (a_k j + b_k) mod p, for
-    the smallest prime p >= max(macros, PROBES) and the first (a, b) found in a fixed order
-    that meets probe_sizes' conditions (a permutation of the p smallest units per run, the
-    modulus prime)."""
+    trace: tuple[int, ...], scales: tuple[int, ...], pow2: bool = False
+) -> tuple[tuple[int, ...], ...] | None:
+    """Units per probe and macro: run k gives macro j the unit number (a_k j + b_k) mod p
+    (_unit), for the smallest prime p >= max(macros, PROBES) and the first (a, b) found in a
+    fixed order that meets probe_sizes' conditions (a permutation of the p smallest units per
+    run, the modulus prime); p grows until one does (powers of two: p stays, else None)."""
     m = len(trace)
     p = _smallest_prime(m)
     while True:
         lines = [(a, b) for a in range(1, p) for b in range(p)]
         for combo in itertools.combinations(lines, PROBES):
-            runs = tuple(tuple(2 + (a * j + b) % p for j in range(m)) for a, b in combo)
+            runs = tuple(tuple(_unit(pow2, (a * j + b) % p) for j in range(m))
+                         for a, b in combo)
             if _separable(trace, runs, scales):
                 return runs
+        if pow2:
+            return None
         p = _smallest_prime(p + 1)
 
 
 def _separable(
     trace: tuple[int, ...], runs: tuple[tuple[int, ...], ...], scales: tuple[int, ...]
 ) -> bool:
-    """Every macro takes PROBES distinct values over the probes, and no two features (the
+    """Every macro takes PROBES distinct values over the probes, the trace's order between
+    two macros is kept with the larger at least twice the smaller, and no two features (the
     macros; where the trace orders macros, also their ratios) lie on one line over the trace
     and the probes."""
     m = len(trace)
     for j in range(m):
         if len({r[j] for r in runs}) < len(runs):
             return False
-    cols = [[float(trace[j])] + [float(scales[j] * r[j]) for r in runs] for j in range(m)]
+    values = [[scales[j] * r[j] for j in range(m)] for r in runs]
+    for i in range(m):
+        for j in range(m):
+            if trace[i] < trace[j] and any(v[j] < 2 * v[i] for v in values):
+                return False
+    cols = [[float(trace[j])] + [float(v[j]) for v in values] for j in range(m)]
     if len(set(trace)) > 1:
         cols += [[a / b for a, b in zip(cols[i], cols[j])]
                  for i in range(m) for j in range(m) if i != j]
@@ -255,6 +293,16 @@ def _snapped(points, model: TripModel, tol: float) -> tuple[float, float]:
     return (a, b) if err <= tol else (model.alpha, model.beta)
 
 
+def _loop_points(runs, keys, key) -> list[tuple[dict[str, int], float]]:
+    """(sizes, mean trips) of the loop ``key`` in every run that has it."""
+    points = []
+    for (sizes, t), k in zip(runs, keys):
+        match = [i for i, kk in k.items() if kk == key]
+        if match:
+            points.append((sizes, mean_trips(t)[match[0]]))
+    return points
+
+
 @dataclass(frozen=True)
 class SizeModel:
     """Trip-count models of every loop and launch-count models of every region."""
@@ -293,22 +341,26 @@ class SizeModel:
 
     @classmethod
     def from_runs(cls, runs: list[tuple[dict[str, int], Trace]]) -> "SizeModel":
-        """Fit every loop of the first run's trace on all runs. Loops are matched across runs
-        by region and source line (their ids change when the compiler folds a loop away at
-        one size); a loop of another run with no partner in the first is reported."""
+        """Fit every loop of the first run's trace on all runs (a loop they do not confirm,
+        on the trace and the runs after the first PROBES alone: the fallback probes near the
+        trace size, when there are). Loops are matched across runs by region and source line
+        (their ids change when the compiler folds a loop away at one size); a loop of another
+        run with no partner in the first is reported."""
         first = runs[0][1]
         keys = [loop_keys(t) for _, t in runs]
         trips: dict[int, TripModel] = {}
         for lp in first.header.loops:
             key = keys[0][lp.id]
-            points = []
-            for (sizes, t), k in zip(runs, keys):
-                match = [i for i, kk in k.items() if kk == key]
-                if match:
-                    points.append((sizes, mean_trips(t)[match[0]]))
+            points = _loop_points(runs, keys, key)
             # a loop the probes folded away keeps its trace count, unconfirmed
             trips[lp.id] = (fit(points) if len(points) > 1
                             else TripModel(None, points[0][1], 0.0, exact=len(runs) == 1))
+            if not trips[lp.id].exact and len(runs) > 1 + PROBES:
+                # the fallback probes near the trace size (near_probe_sizes) alone
+                near = _loop_points([runs[0]] + runs[1 + PROBES:], [keys[0]] + keys[1 + PROBES:],
+                                    key)
+                if len(near) > 1 and fit(near).exact:
+                    trips[lp.id] = fit(near)
         launches = {
             r.index: fit([(s, launch_counts(t)[r.index]) for s, t in runs])
             for r in first.header.regions

@@ -70,8 +70,9 @@ def probe_sizes(trace_sizes: dict[str, int], k: int) -> dict[str, int]:
 def near_probe_sizes(trace_sizes: dict[str, int], k: int) -> dict[str, int]:
     """Values of the size macros for the ``k``-th fallback probe run, close to the trace
     size (2/5, 3/5 or 4/5 of each value, a different fraction for each of three macros in a
-    run, multiples of 32 from 64 on): run when a loop was folded away at the small probes or not confirmed by
-    them (a loop striding by a constant, ``k += 256``, runs once or never at N = 64..128)."""
+    run, multiples of 32 from 64 on): run when a loop was folded away at the small probes or
+    not confirmed by them (a loop striding by a constant, ``k += 256``, runs once or never
+    at N = 64..128)."""
     out = {}
     for j, n in enumerate(sorted(trace_sizes)):
         v = int(trace_sizes[n]) * (2 + (j + k) % PROBES) // (PROBES + 2)
@@ -93,7 +94,8 @@ def _design(trace: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[tuple[int, .
     macros the units are first tried as powers of two (2, 4, 8): one macro's probe value then
     divides the larger ones', so a ratio of macros (a strided loop's N / M) is a whole trip
     count at every probe; else, and for every other trace, 2, 3, 4, ..."""
-    tries = [True, False] if len(set(trace)) > 1 and _smallest_prime(len(trace)) == 3 else [False]
+    ordered = len(set(trace)) > 1 and _smallest_prime(len(trace)) == PROBES
+    tries = [True, False] if ordered else [False]
     for pow2 in tries:
         scales = _group_scales(trace, pow2)
         runs = _probe_design(trace, scales, pow2)

@@ -516,7 +516,8 @@ def _result(bound, comp, mem, n, mwp, binding="model"):
     """A ModelResult stand-in with the fields bound_text reads."""
     from types import SimpleNamespace
 
-    details = SimpleNamespace(comp_cycles=comp, mem_cycles=mem, n_warps=n, mwp=mwp, launches=1)
+    details = SimpleNamespace(comp_cycles=comp, mem_cycles=mem, n_warps=n, mwp=mwp,
+                              launches=1)
     return SimpleNamespace(bound=bound, binding=binding, details=details, model_cycles=1e6)
 
 

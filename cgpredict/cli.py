@@ -5,6 +5,7 @@ on the ``main`` group of ``cli_common`` (the only modules that import click)."""
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import os
 import sys
 import threading
@@ -25,6 +26,7 @@ from .cli_common import (
     model_option,
     no_cache_option,
     no_sandbox_option,
+    once,
     parse_block,
     parse_macros,
     parse_sizes,
@@ -32,6 +34,7 @@ from .cli_common import (
     progress_printer,
     sizing_options,
     sync_option,
+    timings_option,
 )
 from .errors import CGPredictError, OutputPathError
 from .heap import keep_freed_memory
@@ -80,19 +83,35 @@ from .heap import keep_freed_memory
 @port_option
 @no_sandbox_option
 def trace(source, defines, functions, output, timeout_s, max_events, max_launches, force, port):
-    """Compile SOURCE, run it instrumented and write a trace of its marked kernels."""
+    """Compile SOURCE, run it instrumented and write a trace of its marked kernels (at the
+    sizes of its `#pragma cgp trace` line, each replaced by a -D of the same name)."""
     from .tracer import TraceOptions, trace_program
 
     output = output or Path(source.stem + ".cgptrace")
+    macros = {**declared_trace_sizes(source), **parse_macros(defines)}
     opts = TraceOptions(
-        parse_macros(defines), tuple(functions), timeout_s, max_events, max_launches, port=port
+        macros, tuple(functions), timeout_s, max_events, max_launches, port=port
     )
     tr = trace_program(source, output, opts, force=force)
     n_mem = int(((tr.events >> 48) < 0xF000).sum()) if len(tr.events) else 0
+    sizes = " ".join(f"{k}={v}" for k, v in sorted(macros.items()))
     click.echo(
         f"wrote {output}: {len(tr.header.regions)} kernel(s), {len(tr.launches)} launch(es), "
         f"{n_mem} memory events, {output.stat().st_size} bytes"
+        + (f" (traced at {sizes})" if sizes else "")
     )
+
+
+def declared_trace_sizes(source: Path) -> dict[str, str]:
+    """The sizes of the source's ``#pragma cgp trace`` line (none when it has none, or when
+    the source is badly marked: tracing then says so, with the file and line)."""
+    from .regions import mark_regions, read_source
+
+    try:
+        marked = mark_regions(read_source(source))
+    except CGPredictError:
+        return {}
+    return {k: str(v) for k, v in marked.trace_sizes.items()}
 
 
 @main.command("trace-info")
@@ -146,10 +165,12 @@ def trace_info(trace_file):
 @port_option
 @sync_option
 @click.option("--json", "as_json", is_flag=True, help="Print the full report as JSON.")
+@timings_option
 def run(
     source,
     port,
     sync,
+    timings,
     from_trace,
     block,
     grid,
@@ -189,7 +210,6 @@ def run(
                 "--from-trace takes no SOURCE, -D, --trace-size, --function or --timeout: "
                 "a saved trace is not traced again and its work size is its traced size"
             )
-        import dataclasses
 
         from .devices import load_device
         from .tracefile import read_trace
@@ -206,6 +226,8 @@ def run(
 
         progress = progress_printer(not as_json)
         report = predict(source, progress=progress, **api_kwargs(opts))
+    if not timings:  # wall-clock times: the one thing two identical runs would not share
+        report = dataclasses.replace(report, seconds={})
     click.echo(to_json(report) if as_json else to_text(report))
 
 
@@ -242,9 +264,10 @@ def fpga(source, fpga_device, as_json, defines, trace_defs, functions, timeout_s
 @click.option(
     "--gpu",
     "gpu_device",
-    default="tk1",
-    show_default=True,
-    help="GPU: a bundled name (see `cgpredict devices`) or a .toml device file.",
+    multiple=True,
+    callback=once("tk1", "`cgpredict sweep --device a,b` predicts several GPUs"),
+    help="GPU: a bundled name (see `cgpredict devices`) or a .toml device file.  "
+    "[default: tk1]",
 )
 @click.option(
     "--fpga",
@@ -399,8 +422,10 @@ def advise(
     help="Also print the page to this PDF (needs a headless Chromium on PATH).",
 )
 @click.option("--force", is_flag=True, help="Overwrite OUTPUT even if it is not a report.")
+@timings_option
 def report(
     source,
+    timings,
     output,
     block,
     device,
@@ -444,6 +469,8 @@ def report(
         functions=tuple(functions),
         timeout_s=timeout_s,
     )
+    if not timings:  # two identical runs write identical pages
+        page = dataclasses.replace(page, report=dataclasses.replace(page.report, seconds={}))
     try:
         write_report(page, output, force)
     except OSError as exc:

@@ -57,13 +57,32 @@ corpus_option = click.option(
     help="Folder of corpus kernels (the measured benchmarks name its files).",
 )
 
+def once(default: str | None, several: str = ""):
+    """A click callback for an option given ``multiple=True`` so that a repeat is seen: the
+    one value (``default`` when absent), or a one-line refusal of a repeat, which click would
+    otherwise silently replace by the last value (``several``: where several are predicted)."""
+
+    def callback(ctx, param, values):
+        if len(values) > 1:
+            where = f"; {several}" if several else ""
+            raise click.BadParameter(
+                f"given {len(values)} times ({', '.join(values)}): one value per run{where}",
+                param_hint=param.opts[0],
+            )
+        return values[0] if values else default
+
+    return callback
+
+
+_SWEEP_DEVICES = "`cgpredict sweep FILE --device tk1,h100` predicts several devices"
+
 port_option = click.option(
     "--port",
     type=click.Choice(["plain", "restrict"]),
-    default="plain",
-    show_default=True,
+    multiple=True,
+    callback=once("plain", "`cgpredict sweep --port plain,restrict` predicts both"),
     help="The CUDA port predicted: arrays as plain pointer parameters (a first port, "
-    "PolyBench/GPU) or each array __restrict__.",
+    "PolyBench/GPU) or each array __restrict__.  [default: plain]",
 )
 
 
@@ -184,16 +203,27 @@ def main() -> None:
     """Predict how fast a single-threaded C kernel would run on an NVIDIA GPU (and an FPGA)."""
 
 
-def progress_printer(enabled: bool = True):
-    """A stage reporter for stderr (only on a terminal): each stage with the time so far."""
-    if not enabled or not sys.stderr.isatty():
+#: a piped run prints its stages once it has run this long (a quick one, or a quick
+#: failure, keeps stderr to its one error line)
+PIPED_AFTER_S = 1.0
+
+
+def progress_printer(enabled: bool = True, stream=None, after_s: float | None = None):
+    """A stage reporter, a line per stage with the time so far on ``stream`` (stderr): on a
+    terminal from the start; piped, from ``after_s`` seconds on (PIPED_AFTER_S), so a long
+    run is not silent; None when disabled."""
+    if not enabled:
         return None
     import time
 
+    out = stream if stream is not None else sys.stderr
+    after = 0.0 if out.isatty() else (PIPED_AFTER_S if after_s is None else after_s)
     start = time.perf_counter()
 
     def report(what: str) -> None:
-        click.echo(f"[{time.perf_counter() - start:6.1f} s] {what} ...", err=True)
+        elapsed = time.perf_counter() - start
+        if elapsed >= after:
+            click.echo(f"[{elapsed:6.1f} s] {what} ...", file=out)
 
     return report
 
@@ -202,9 +232,10 @@ MODELS = ["cgpredict", "hongkim", "gpuperf"]
 
 device_option = click.option(
     "--device",
-    default="tk1",
-    show_default=True,
-    help="GPU: a bundled name (see `cgpredict devices`) or a .toml device file.",
+    multiple=True,
+    callback=once("tk1", _SWEEP_DEVICES),
+    help="GPU: a bundled name (see `cgpredict devices`) or a .toml device file, once "
+    "(several: `cgpredict sweep --device a,b`).  [default: tk1]",
 )
 
 
@@ -212,16 +243,28 @@ def model_option(help_text: str):
     return click.option(
         "--model",
         type=click.Choice(MODELS),
-        default="cgpredict",
-        show_default=True,
-        help=help_text,
+        multiple=True,
+        callback=once("cgpredict", "`cgpredict sweep --model a,b` predicts several"),
+        help=f"{help_text}  [default: cgpredict]",
     )
 
 
 def block_option(what: str):
     return click.option(
-        "--block", metavar="XxY", help=f"{what} [default: 32x32 for 2-D grids, 256x1 for 1-D]."
+        "--block",
+        metavar="XxY",
+        multiple=True,
+        callback=once(None, "`cgpredict sweep --block 32x8,16x16` predicts several"),
+        help=f"{what} [default: 32x32 for 2-D grids, 256x1 for 1-D].",
     )
+
+
+timings_option = click.option(
+    "--timings",
+    is_flag=True,
+    help="Include the wall-clock seconds of each stage (JSON 'seconds', the page's setup "
+    "table); without it two identical runs write identical bytes.",
+)
 
 
 def sizing_options(command):

@@ -34,6 +34,7 @@ from .models import LaunchGeometry, kernel_time, launch_geometry
 from .models import predict as model_predict
 from .occupancy import BlockDoesNotFit, occupancy
 from .parallelism import ThreadBodies, thread_bodies
+from .port import restoring_stores
 from .prediction import DEFAULT_BLOCKS, KernelReport, MemInstrReport, PredictionError, RunOptions
 from .profile import KernelProfile, PatternCounts, SharedMemoryCounts, StoreCounts
 from .residency import Resident, region_arrays, resident_arrays
@@ -175,6 +176,9 @@ def analyze_region(
     scale = _cache_scale(
         trace, region, grid, block, wt, d1, d2, sizes, tsz, wsz, factor, warps_per_batch
     )
+    restores = restoring_stores(
+        wt.addr, wt.lane, wt.inst_start, wt.inst_warp, wt.inst_sid, is_store
+    )
     mem = analyze_memory(
         wt,
         access_bytes,
@@ -210,6 +214,7 @@ def analyze_region(
         shared_spec,
         thread_bodies(trace, region, grid),
         _busiest_share(wt),
+        restores,
     )
     # Launches with identical block and loop counts (FDTD time steps) and the same data left
     # in the L2 by earlier launches (residency.py) are modelled once.
@@ -342,6 +347,7 @@ class _LaunchContext:
     shared_spec: tuple[int, float, int, float] | None = None  # see staging.staging_setup
     bodies: ThreadBodies = ThreadBodies()  # the thread's code, for ILP and MLP
     busiest: float = 1.0  # the busiest thread's memory events / the mean thread's
+    restores: frozenset[int] = frozenset()  # stores of an accumulator (port.restoring_stores)
 
     def extents(self, row: int) -> tuple[float, float]:
         """(x, y) pseudo-threads of trace launch ``row``, scaled to the work size."""
@@ -384,7 +390,9 @@ class _LaunchContext:
             raise PredictionError(f"kernel {self.name}: {problem}")
         blocks = max(math.ceil(gx / self.block.x) * math.ceil(gy / self.block.y), 1)
         skip = {a.sid for a in self.staged}
-        mem_reports, patterns, stores = _memory_profile(tr, mem, per_thread, self.region, skip)
+        mem_reports, patterns, stores = _memory_profile(
+            tr, mem, per_thread, self.region, skip, self.restores
+        )
         shared, sync = self.shared_counts(row, per_thread, threads)
         ops: Counter = Counter()
         weights = [
@@ -734,6 +742,7 @@ def _memory_profile(
     per_thread: dict[int, float],
     region: int,
     skip: set[int] = frozenset(),
+    restores: frozenset[int] = frozenset(),
 ):
     """Per-instruction reports and the per-pattern counts of the profile (SPEC §2.3)."""
     h = trace.header
@@ -770,9 +779,7 @@ def _memory_profile(
                 l2_trans_per_warp=sum(s.l2_trans) / total if total else 0.0,
                 l2_hit_rate=0.0 if staged else s.l2_hit_rate,
                 per_thread=count,
-                restored=m.kind == "store"
-                and count > 1.5
-                and sum(s.written) < 0.5 * max(sum(s.l2_trans), 1),
+                restored=s.sid in restores and count > 1.5,
             )
         )
     patterns = []

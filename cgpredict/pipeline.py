@@ -8,6 +8,7 @@ analyses (the advisor's sweeps); ``analyze_trace`` predicts from a saved trace
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import re
 import tempfile
@@ -43,6 +44,7 @@ from .scaling import (
     launch_counts,
     loop_keys,
     mean_trips,
+    near_probe_sizes,
     overridable_sizes,
     probe_sizes,
 )
@@ -354,8 +356,13 @@ def prepare(
                 _step(progress, "probing loop bounds (beside the analysis)")
                 probes = early or _Probes(run, tsizes)
                 probe_runs = probes.result
+            near = functools.partial(
+                _probe_runs, run, tsizes, sizes_of=near_probe_sizes, prefix="near"
+            )
             sizes_model = PendingSizes(
-                lambda: _fit_probes(trace, first, probe_runs, probes, store, key, secs, t1)
+                lambda: _fit_probes(
+                    trace, first, probe_runs, probes, store, key, secs, t1, near
+                )
             )
         else:
             sizes_model = SizeModel.constant(trace)
@@ -416,16 +423,19 @@ class _Probes:
         return self.future.result()
 
 
-def _probe_runs(run, tsizes, cancelled=None) -> list[tuple[dict, Path, Trace]]:
-    """(sizes, file, trace) of the count-only probe runs at sizes around the trace size,
-    used to fit the trip counts (scaling.SizeModel)."""
+def _probe_runs(
+    run, tsizes, cancelled=None, sizes_of=probe_sizes, prefix: str = "probe"
+) -> list[tuple[dict, Path, Trace]]:
+    """(sizes, file, trace) of the count-only probe runs at sizes around the trace size
+    (``sizes_of``: probe_sizes, or near_probe_sizes for the fallback), used to fit the trip
+    counts (scaling.SizeModel)."""
     out = []
     for k in range(PROBES):
         if cancelled is not None and cancelled.is_set():
             raise PredictionError("the probe runs were cancelled: the traced program failed")
-        probe = {**tsizes, **probe_sizes(tsizes, k)}
+        probe = {**tsizes, **sizes_of(tsizes, k)}
         try:
-            trace = run(probe, f"probe{k}.cgptrace", True)
+            trace = run(probe, f"{prefix}{k}.cgptrace", True)
         except CGPredictError as exc:
             sizes_text = " ".join(f"{n}={v}" for n, v in sorted(probe.items()))
             raise PredictionError(
@@ -438,12 +448,17 @@ def _probe_runs(run, tsizes, cancelled=None) -> list[tuple[dict, Path, Trace]]:
     return out
 
 
-def _fit_probes(trace, first, probe_runs, probes: _Probes | None, store, key, secs, t1):
+def _fit_probes(trace, first, probe_runs, probes: _Probes | None, store, key, secs, t1,
+                near=None):
     """The trip counts fitted on the trace and its probes (``probe_runs()``: this trace's
     own, ``probes``, or another port's), and the whole (trace and probes) stored in the
-    cache."""
+    cache. A loop the probes do not confirm (folded away at their small sizes, or off
+    pattern there) is fitted again on probes near the trace size (``near()``)."""
     runs = probe_runs()
     model = SizeModel.from_runs([(first[0], trace)] + [(sz, tr) for sz, _, tr in runs])
+    if model.inexact() and near is not None:
+        runs = list(runs) + near()
+        model = SizeModel.from_runs([(first[0], trace)] + [(sz, tr) for sz, _, tr in runs])
     if store is not None and key is not None:
         store_prepared(store, key, first[0], [first] + [(sz, path) for sz, path, _ in runs])
     if probes is not None:  # how long the probes outlasted the trace
@@ -614,8 +629,10 @@ def analyze_trace(
     if sizes.inexact():
         lines = sorted({lp.line for lp in trace.header.loops if lp.id in sizes.inexact()})
         warnings.append(
-            f"loops at lines {lines} have trip counts that are not affine in one "
-            f"size macro; their work-size counts are approximate"
+            f"loops at lines {lines} have trip counts that the probe runs do not confirm "
+            f"(not affine in one size macro or a ratio of two, or folded away at the probe "
+            f"sizes); their work-size counts are approximate: trace at the work size "
+            f"(--trace-size equal to -D) for exact ones"
         )
     if opts.port != trace.header.port:
         warnings.append(

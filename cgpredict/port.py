@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
 PORTS = ("plain", "restrict")
 #: an opaque pointer in the IR: (its SSA name, the array it hides) -- ``%0 = asm ...(ptr @A)``
 OPAQUE_POINTER = re.compile(
@@ -91,3 +93,27 @@ def _strip_comments_and_literals(text: str) -> str:
     text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
     text = re.sub(r"//[^\n]*", " ", text)
     return re.sub(r'"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\'', '""', text)
+
+
+def restoring_stores(
+    addr: np.ndarray, lane: np.ndarray, inst_start: np.ndarray, inst_warp: np.ndarray,
+    inst_sid: np.ndarray, is_store: np.ndarray,
+) -> frozenset[int]:
+    """Static stores that write back to the same address in the same pseudo-thread on most
+    of their executions: the accumulator a plain port stores on every iteration of a loop
+    (``C[i][j] += ...`` over k). A store that writes each address once (``out[i][j] = ...``
+    over j) is not one, however often it runs per thread. Arguments: a WarpTrace's columns."""
+    if not len(addr) or not len(inst_start):
+        return frozenset()
+    sizes = np.diff(np.append(inst_start, len(addr)))
+    sid = np.repeat(inst_sid, sizes)
+    keep = is_store[sid]
+    if not keep.any():
+        return frozenset()
+    sid, warp = sid[keep], np.repeat(inst_warp, sizes)[keep]
+    keys = np.stack([sid.astype(np.uint64), warp.astype(np.uint64),
+                     lane[keep].astype(np.uint64), addr[keep].astype(np.uint64)], axis=1)
+    first = np.unique(keys, axis=0)[:, 0]
+    stores = np.bincount(sid.astype(np.int64))
+    distinct = np.bincount(first.astype(np.int64), minlength=len(stores))
+    return frozenset(int(s) for s in np.flatnonzero(stores) if distinct[s] < 0.5 * stores[s])

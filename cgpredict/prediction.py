@@ -53,9 +53,19 @@ class MemInstrReport:
     l2_trans_per_warp: float
     l2_hit_rate: float
     per_thread: float  # executions per thread at the work size
-    # a store that writes the same sectors again and again (an accumulator kept in memory:
+    # a store that writes the same address again and again (an accumulator kept in memory:
     # in a plain port nvcc must store it every iteration)
     restored: bool = False
+
+    def hit_text(self, digits: int = 1) -> str:
+        """What the L2-hit column shows: '-' for a shared-memory read or a store (a store
+        writes into the L2, it has nothing to hit), 'L1' for a load the L1 serves entirely
+        (no L2 transaction), else the L2 hit rate."""
+        if self.pattern == "shared" or self.kind == "store":
+            return "-"
+        if self.l2_trans_per_warp == 0 and self.per_thread > 0:
+            return "L1"
+        return f"{self.l2_hit_rate:.{digits}%}"
 
 
 @dataclass(frozen=True)

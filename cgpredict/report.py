@@ -6,6 +6,7 @@ import dataclasses
 import json
 import math
 
+from .models import bound_text
 from .pipeline import SCHEMA_VERSION, KernelReport, Report
 
 
@@ -81,23 +82,26 @@ def _kernel_text(k: KernelReport, sync: str = "each") -> list[str]:
         f"  grid {k.grid_dims}-D {gx}x{gy} threads, block {k.block}, {k.blocks} blocks; "
         f"B={r.b_blocks} blocks/SM, N={r.n_warps} warps/SM, occupancy {k.occupancy:.0%} "
         f"(limited by {k.occupancy_limit}), {k.batches:.4g} batches",
-        f"  MWP={r.mwp:.2f} CWP={r.cwp:.2f} case={r.case}, {r.bound}-bound, "
+        f"  MWP={r.mwp:.2f} CWP={r.cwp:.2f} case={r.case}, {bound_text(r)}, "
         f"{r.cycles:.4g} cycles, L2 hit rate {k.l2_hit_rate:.1%}",
         *_bounds_text(r),
         f"  per thread: {p.comp_insts:.1f} compute ({p.sfu_insts:.1f} SFU), "
         f"{p.mem_insts:.1f} memory (coalesced {p.coal.insts:.1f}, uncoalesced "
         f"{p.uncoal.insts:.1f}, constant {p.const.insts:.1f}), {p.sync_insts:.0f} sync",
         "  memory instructions:",
-        f"    {'access':<18} {'where':<16} {'kind':<5} {'pattern':<11} {'trans/warp':>10} "
-        f"{'L2 hit':>7} {'per thread':>10}",
     ]
+    wide = max([18] + [len(m.text) for m in k.mem])  # the whole access, however long
+    where = max([16] + [len(m.location) for m in k.mem])
+    lines.append(
+        f"    {'access':<{wide}} {'where':<{where}} {'kind':<5} {'pattern':<11} "
+        f"{'trans/warp':>10} {'L2 hit':>7} {'per thread':>10}"
+    )
     for m in k.mem:
         shared = m.pattern == "shared"  # read from a tile: no global transactions, no L2
         trans = f"{'-':>10}" if shared else f"{m.l2_trans_per_warp:>10.2f}"
-        hit = f"{'-':>7}" if shared else f"{m.l2_hit_rate:>7.1%}"
         lines.append(
-            f"    {m.text:<18} {m.location:<16} {m.kind:<5} {m.pattern:<11} "
-            f"{trans} {hit} {m.per_thread:>10.1f}"
+            f"    {m.text:<{wide}} {m.location:<{where}} {m.kind:<5} {m.pattern:<11} "
+            f"{trans} {m.hit_text():>7} {m.per_thread:>10.1f}"
         )
     sh = p.shared
     if sh.bytes_per_block:

@@ -49,8 +49,11 @@ from .tracefile import (
 
 DEFAULT_MAX_EVENTS = 200_000_000
 DEFAULT_TIMEOUT_S = 120.0
-_ACCESS_TEXT = re.compile(r"[A-Za-z_]\w*(?:\s*(?:\[[^\]]*\]|->\s*\w+|\.\s*\w+))*")
-_LVALUE_BEFORE = re.compile(r"([A-Za-z_]\w*(?:\s*(?:\[[^\]]*\]|->\s*\w+|\.\s*\w+))*)\s*$")
+# a subscript, with up to two levels of subscripts inside it (x[col[k]], a[idx[b[i]]])
+_SUBSCRIPT = r"\[(?:[^\[\]]|\[(?:[^\[\]]|\[[^\[\]]*\])*\])*\]"
+_ACCESS_TEXT = re.compile(rf"[A-Za-z_]\w*(?:\s*(?:{_SUBSCRIPT}|->\s*\w+|\.\s*\w+))*")
+_LVALUE_BEFORE = re.compile(rf"([A-Za-z_]\w*(?:\s*(?:{_SUBSCRIPT}|->\s*\w+|\.\s*\w+))*)\s*$")
+_LOOP_VAR = re.compile(r"\bfor\s*\(\s*(?:[A-Za-z_]\w*\s+)*\**([A-Za-z_]\w*)\s*=")
 _ASSIGN_OPS = ("=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=", "++", "--")
 
 
@@ -367,7 +370,28 @@ def _with_text(m: MemInstr, lines: list[str], name: str) -> MemInstr:
     if not text and line and m.base.isidentifier():  # a borrowed line: find the array there
         hit = re.search(rf"\b{re.escape(m.base)}\s*[\[.-]", line)
         text = access_text(line, hit.start() + 1) if hit else ""
+    if not text and line and m.base.isidentifier():
+        text = hoisted_text(lines, m.line, m.base)
     return replace(m, file=name if own else m.file, base=text or m.base)
+
+
+def hoisted_text(lines: list[str], line: int, base: str, reach: int = 40) -> str:
+    """The access of array ``base`` that a load located at ``line`` (1-based) stands for when
+    the line does not name it: the compiler hoisted it out of the loop that starts there and
+    gave it the loop's location. The first access of ``base`` in the lines below whose text
+    does not use that loop's variable (``px[i]``, not ``px[j]``, hoisted out of the j loop);
+    else the first access; '' when there is none."""
+    var = _LOOP_VAR.search(lines[line - 1])
+    found = []
+    for text_line in lines[line : line + reach]:
+        for hit in re.finditer(rf"\b{re.escape(base)}\s*[\[.-]", text_line):
+            text = access_text(text_line, hit.start() + 1)
+            if text and text != base:
+                found.append(text)
+    if var:
+        invariant = [t for t in found if not re.search(rf"\b{var.group(1)}\b", t)]
+        found = invariant or found
+    return found[0] if found else ""
 
 
 def _size_hint(

@@ -328,3 +328,16 @@ def test_may_keep_in_register_reads_the_loop_nest(name, sizes, expect, monkeypat
     with prepare(POLYBENCH / f"{name}.c", opts) as prep:
         assert may_keep_in_register(prep) is expect
         assert bool(restored_stores(prep.analyze(opts))) is expect
+
+
+def test_a_row_written_once_per_element_is_no_accumulator(monkeypatch):
+    """A row-wise softmax writes out[i][j] once per j (a store per iteration, each to a new
+    address): no accumulator to keep in a register, no warning, no fix offered."""
+    from cgpredict.advisor import restored_stores
+
+    monkeypatch.setenv("CGPREDICT_NO_CACHE", "1")
+    src = Path(__file__).resolve().parents[1] / "examples" / "user" / "softmax.c"
+    sizes = {"R": 64, "C": 64}
+    rep = predict_source(src, RunOptions(work_sizes=sizes, trace_sizes=sizes))
+    assert restored_stores(rep) == []
+    assert not any("stored on every iteration" in w for k in rep.kernels for w in k.warnings)

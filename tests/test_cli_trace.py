@@ -47,7 +47,7 @@ def test_trace_writes_the_file_and_prints_counts(gemm_trace):
     assert out.exists()
     assert re.fullmatch(
         rf"wrote {re.escape(str(out))}: 1 kernel\(s\), 1 launch\(es\), {GEMM_MEM_EVENTS} memory "
-        rf"events, {out.stat().st_size} bytes\n", result.output)
+        rf"events, {out.stat().st_size} bytes \(traced at NI=8 NJ=8 NK=8\)\n", result.output)
 
 
 def test_trace_default_output_in_cwd(tmp_path, monkeypatch):

@@ -510,3 +510,38 @@ def test_l1_lines_ignore_roundoff_in_scaled_transactions() -> None:
 
     assert cycles(4.000000000000003) == cycles(4.0) == cycles(3.999999999999996)
     assert cycles(4.5) == 2 * cycles(4.0)  # a misaligned access does span two lines
+
+
+def _result(bound, comp, mem, n, mwp, binding="model"):
+    """A ModelResult stand-in with the fields bound_text reads."""
+    from types import SimpleNamespace
+
+    details = SimpleNamespace(comp_cycles=comp, mem_cycles=mem, n_warps=n, mwp=mwp,
+                              launches=1)
+    return SimpleNamespace(bound=bound, binding=binding, details=details, model_cycles=1e6)
+
+
+@pytest.mark.parametrize("comp, mem, n, mwp, expect", [
+    (490.1, 11150.0, 64, 30.35, "compute"),  # CSR SpMV on the H100: 64 x 490 > 64 x 11150 / 30
+    (86022.0, 2.8e6, 8, 8.0, "memory"),  # n-body: 8 warps, each waiting on 65536 loads
+    (93.5, 36770.0, 64, 2.95, "memory"),  # CSR SpMV on the TK1
+])
+def test_bound_label_follows_the_sm_figures(comp, mem, n, mwp, expect):
+    from cgpredict.models.cgpredict_model import bound_of, sm_figures
+
+    c, m = sm_figures(comp, mem, n, mwp)
+    assert bound_of(comp, mem, n, mwp) == expect == ("memory" if m >= c else "compute")
+
+
+def test_bound_text_prints_the_figures_of_its_label():
+    from cgpredict.models import bound_text
+
+    spmv = bound_text(_result("compute", 490.1, 11150.0, 64, 30.35))
+    assert spmv.startswith("compute-bound (per SM: compute 3.137e+04 = 64 warps x 490.1")
+    assert "memory 2.351e+04 = 64 x 1.115e+04 / MWP 30.35" in spmv
+    # every warp may wait at memory at once (MWP = N): latency, not DRAM traffic
+    assert bound_text(_result("memory", 86022.0, 2.8e6, 8, 8.0)).startswith(
+        "memory-latency-bound")
+    assert bound_text(_result("memory", 93.5, 36770.0, 64, 2.95)).startswith("memory-bound (")
+    assert bound_text(_result("memory", 1, 1, 1, 1, binding="dram")) == (
+        "memory-bound (the dram bound sets the time)")

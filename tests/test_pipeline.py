@@ -419,3 +419,16 @@ def test_a_fix_leaves_the_kernels_it_does_not_touch_as_they_were():
         fresh = analyze_trace(prep.trace, load_device(opts.device), moved, prep.sizes,
                               prep.trace_sizes, prep.work_sizes, None)
         assert rep.kernels == fresh.kernels
+
+
+def test_a_trace_too_large_names_the_trace_size_option(tmp_path):
+    """In run, -D is the work size: the hint of a trace past --max-events is --trace-size."""
+    from cgpredict.errors import TraceRunError
+
+    src = tmp_path / "big.c"
+    src.write_text("#ifndef NB\n#define NB 4096\n#endif\nstatic float a[NB];\nint main(void) {\n"
+                   "#pragma cgp kernel k\n  for (int i = 0; i < NB; i++) a[i] = i;\n"
+                   "  return a[3] < 0;\n}\n")
+    opts = RunOptions(work_sizes={"NB": 8192}, trace_sizes={"NB": 4096}, max_events=100)
+    with pytest.raises(TraceRunError, match=r"e\.g\. --trace-size NB=2048\)"):
+        predict_source(src, opts)

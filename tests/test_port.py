@@ -56,3 +56,30 @@ def test_check_port():
     assert check_port("plain") == "plain"
     with pytest.raises(ValueError, match="plain or restrict"):
         check_port("const")
+
+
+def _columns(threads: list[list[int]], sid: int):
+    """WarpTrace columns of one warp whose lanes store to ``threads[k][lane]`` at step k."""
+    import numpy as np
+
+    addr = np.array([a for step in threads for a in step], np.uint64)
+    lane = np.array([i for step in threads for i in range(len(step))], np.uint8)
+    starts = np.cumsum([0] + [len(s) for s in threads[:-1]]).astype(np.int64)
+    n = len(threads)
+    return addr, lane, starts, np.zeros(n, np.int64), np.full(n, sid, np.int64)
+
+
+def test_an_accumulator_restores_its_address():
+    """C[i][j] += ... over k: every lane stores the same address at each of 4 steps."""
+    import numpy as np
+
+    from cgpredict.port import restoring_stores
+
+    acc = _columns([[0, 4, 8, 12]] * 4, 1)
+    assert restoring_stores(*acc, np.array([False, True])) == {1}
+    # out[i][j] = ... over j: each lane writes a new address at every step, however near
+    # the last one (the same sector, not the same address): not an accumulator
+    row = _columns([[4096 * lane + 4 * j for lane in range(4)] for j in range(4)], 1)
+    assert restoring_stores(*row, np.array([False, True])) == frozenset()
+    # a load of one address is no store
+    assert restoring_stores(*acc, np.array([False, False])) == frozenset()

@@ -147,3 +147,18 @@ def test_text_shows_shared_memory_cost(compiler):
             if " shared " in ln and "load" in ln and not ln.strip().startswith("shared:")]
     assert sorted(r[0] for r in rows) == ["A[i][k]", "B[k][j]"]
     assert all(r[4:6] == ["-", "-"] for r in rows)
+
+
+def test_hit_column_names_l1_hits_and_stores():
+    """A load the L1 serves has no L2 transaction to hit or miss, and a store writes into the
+    L2: neither shows an L2 hit rate."""
+    from cgpredict.prediction import MemInstrReport
+
+    def mem(kind, trans, rate, pattern="coalesced"):
+        return MemInstrReport(0, "p[i].y", "f.c:3", kind, pattern, (1.0, 0.0, 0.0), trans, rate,
+                              1.0)
+
+    assert mem("load", 0.0, 0.0).hit_text() == "L1"
+    assert mem("store", 4.0, 1.0).hit_text() == "-"
+    assert mem("load", 0.0, 0.0, "shared").hit_text() == "-"
+    assert mem("load", 4.0, 0.875).hit_text() == "87.5%"

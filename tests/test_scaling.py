@@ -190,3 +190,132 @@ def test_two_distinct_values_cannot_confirm_a_fit():
     sizes[1] = {"N": 128, "M": 64}
     m = fit([(s, 3 * s["N"] + 1) for s in sizes])
     assert m.exact and m.macro == "N" and (m.alpha, m.beta) == pytest.approx((1, 3))
+
+
+def test_fit_ratio_of_two_macros():
+    """A grid-stride loop `for (k = t; k < N; k += NT)` runs N / NT times per thread: no
+    single macro fits it, the ratio does, confirmed by the points the line did not need."""
+    t = {"N": 262144, "NT": 4096}
+    pts = [(s, s["N"] / s["NT"]) for s in [t] + [probe_sizes(t, k) for k in range(PROBES)]]
+    m = fit(pts)
+    assert (m.macro, m.per, m.exact) == ("N", "NT", True)
+    assert m({"N": 1 << 24, "NT": 1 << 16}) == pytest.approx(256)
+    assert m({"N": 1 << 24, "NT": 4096}) == pytest.approx(4096)
+
+
+def test_two_points_never_confirm_a_line():
+    # the probes folded the loop away: the trace and one probe remain, and a line through
+    # two points is no evidence
+    m = fit([({"N": 262144, "NT": 4096}, 64.0), ({"N": 512, "NT": 64}, 8.0)])
+    assert not m.exact
+
+
+@pytest.mark.parametrize("trace", [{"N": 262144, "NT": 4096}, {"NX": 64, "NY": 64, "TMAX": 4},
+                                   {"N": 32, "M": 16}, {"A": 64, "B": 128, "C": 4096},
+                                   {"N": 1024, "M": 16}])
+def test_probes_keep_the_trace_order_of_macros(trace):
+    """Where the trace orders two macros, every probe keeps the larger at least twice the
+    smaller (a grid-stride or triangular loop over them keeps iterating), each macro takes
+    three distinct values, and the probes stay no larger than needed."""
+    runs = [probe_sizes(trace, k) for k in range(PROBES)]
+    for a in trace:
+        assert len({r[a] for r in runs}) == PROBES
+        for b in trace:
+            if trace[a] < trace[b]:
+                assert all(r[b] >= 2 * r[a] for r in runs), (a, b, runs)
+    assert max(v for r in runs for v in r.values()) <= max(4 * max(trace.values()), 1024)
+
+
+def test_equal_trace_sizes_keep_the_probe_design():
+    # every macro equal in the trace: the design every corpus file was fitted with
+    t = {"NI": 128, "NJ": 128, "NK": 128}
+    assert [probe_sizes(t, k) for k in range(PROBES)] == [
+        {"NI": 64, "NJ": 96, "NK": 128}, {"NI": 96, "NJ": 128, "NK": 64},
+        {"NI": 128, "NJ": 64, "NK": 96}]
+
+
+GRID_STRIDE_C = r"""
+#ifndef N
+#define N 8192
+#endif
+#ifndef NT
+#define NT 256
+#endif
+static double x[N];
+static double y[N];
+static double part[NT];
+int main(void) {
+  for (int k = 0; k < N; k++) { x[k] = k % 7; y[k] = k % 5; }
+#pragma cgp kernel dot grid=1
+  for (int t = 0; t < NT; t++) {
+    double s = 0.0;
+    for (int k = t; k < N; k += NT)
+      s += x[k] * y[k];
+    part[t] = s;
+  }
+  return part[3] < 0.0;
+}
+"""
+
+
+@pytest.mark.parametrize("work", [{"N": 65536, "NT": 1024}, {"N": 65536, "NT": 256}])
+def test_grid_stride_trip_count_at_the_work_size(tmp_path, compiler, work):
+    """Traced at N=8192 NT=256 (32 per thread), predicted with N / NT per thread, and the
+    compulsory DRAM bytes (x and y read once, part written once)."""
+    src = tmp_path / "dot.c"
+    src.write_text(GRID_STRIDE_C)
+    opts = RunOptions(work_sizes=work, trace_sizes={"N": 8192, "NT": 256}, device="h100")
+    with prepare(src, opts) as prep:
+        rep = prep.analyze(opts)
+    k = rep.kernels[0]
+    per = {m.text: m.per_thread for m in k.mem}
+    assert per["x[k]"] == pytest.approx(work["N"] / work["NT"])
+    assert k.result.bounds.dram_bytes == pytest.approx(16 * work["N"] + 8 * work["NT"], rel=0.01)
+    assert not any("not affine" in w for w in rep.warnings)
+
+
+def test_a_strided_ratio_is_a_whole_trip_count_at_every_probe():
+    """`for (j = i; j < N; j += M)` averages (N / M + 1) / 2 over i only where M divides N:
+    the probes of two ordered macros are powers of two apart, so the fit is exact."""
+    import math
+
+    t = {"N": 1024, "M": 16}
+    runs = [t] + [probe_sizes(t, k) for k in range(PROBES)]
+    assert all(r["N"] % r["M"] == 0 for r in runs)
+    pts = [(r, sum(math.ceil((r["N"] - i) / r["M"]) for i in range(r["N"])) / r["N"])
+           for r in runs]
+    m = fit(pts)
+    assert (m.macro, m.per, m.exact) == ("N", "M", True) and (m.alpha, m.beta) == (0.5, 0.5)
+
+
+STRIDED_C = r"""
+#ifndef N
+#define N 65536
+#endif
+static float a[N];
+static float out[256];
+int main(void) {
+  for (int k = 0; k < N; k++) a[k] = k % 3;
+#pragma cgp kernel strided grid=1
+  for (int t = 0; t < 256; t++) {
+    float s = 0.0f;
+    for (int k = t; k < N; k += 256)
+      s += a[k];
+    out[t] = s;
+  }
+  return out[1] < 0;
+}
+"""
+
+
+def test_a_loop_folded_at_the_small_probes_is_fitted_near_the_trace_size(tmp_path, compiler):
+    """`k += 256` runs once or never at N = 64..128, and the compiler folds it away there:
+    probes near the trace size confirm N / 256 per thread."""
+    src = tmp_path / "strided.c"
+    src.write_text(STRIDED_C)
+    opts = RunOptions(work_sizes={"N": 1 << 20}, trace_sizes={"N": 16384}, device="h100")
+    with prepare(src, opts) as prep:
+        rep = prep.analyze(opts)
+    per = {m.text: m.per_thread for m in rep.kernels[0].mem}
+    assert per["a[k]"] == pytest.approx((1 << 20) / 256)
+    assert not any("do not confirm" in w for w in rep.warnings)

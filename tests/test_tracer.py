@@ -493,6 +493,9 @@ def test_cgp_cc_that_emits_no_ir_is_rejected(fresh_discovery, monkeypatch):
     ("  s += q->v[i];", 11, "q->v[i]"),
     ("  y[ j ] = 3;", 3, "y[j]"),
     ("  y = 3;", 0, ""),
+    ("      s += val[k] * x[col[k]];", 21, "x[col[k]]"),  # a subscript inside a subscript
+    ("    hist[data[i] & (BINS - 1)]++;", 5, "hist[data[i]&(BINS-1)]"),
+    ("  a[idx[b[i]]] = 1;", 3, "a[idx[b[i]]]"),
 ])
 def test_access_text(line, column, text):
     from cgpredict.tracer import access_text
@@ -563,8 +566,10 @@ def test_size_hint_names_only_macros_of_the_file():
     from cgpredict.tracer import _size_hint
 
     text = "#define NI 64\nint A[NI];\n"
-    assert _size_hint({}, {"NI": "64", "FOO": "3"}, text) == "NI=32"
-    assert _size_hint({"NI": 16}, {}, text) == "NI=8"
+    assert _size_hint({}, {"NI": "64", "FOO": "3"}, text) == "-D NI=32"
+    assert _size_hint({"NI": 16}, {}, text) == "-D NI=8"
+    # run, advise, report: -D is the work size, the trace size is --trace-size
+    assert _size_hint({"NI": 16}, {}, text, "--trace-size") == "--trace-size NI=8"
     assert _size_hint({}, {"FOO": "3"}, "int main(void) { for (;;); }\n") == ""
 
 
@@ -577,3 +582,14 @@ def test_marked_source_names_file_and_line(tmp_path):
             "  for (;;) ;\n}\n")
     with pytest.raises(RegionError, match=rf"^{re.escape(str(src))}:3: tile 0x0: want positive"):
         marked_source(src, text)
+
+
+def test_a_hoisted_load_is_named_by_its_access():
+    """A load hoisted out of the j loop carries the loop's line, where the array is not
+    written: named by its loop-invariant access below (px[i], not px[j] nor px)."""
+    from cgpredict.tracer import hoisted_text
+
+    lines = ["  for (int i = 0; i < N; i++) {", "    for (int j = 0; j < N; j++) {",
+             "      float dx = px[j] - px[i];", "    }", "  }"]
+    assert hoisted_text(lines, 2, "px") == "px[i]"
+    assert hoisted_text(lines, 2, "qx") == ""

@@ -101,6 +101,11 @@ def _bram(dev: FPGADevice, nbytes: int, p: int) -> tuple[int, int]:
 
 
 def _touched(trace, launch, ids, launch_ratio, counts, mems) -> int:
+    """Distinct bytes the instructions ``ids`` touch in one launch (an array reached through
+    a pointer, as a swapped Jacobi grid), scaled to the work size by the growth of their
+    accesses per launch: ``counts`` hold every work-size launch, the trace's counts every
+    traced launch, so their ratio carries ``launch_ratio`` (work over traced launches), which
+    sizes no array."""
     ev = np.asarray(trace.launch_events(launch))
     tags = ev >> np.uint64(48)
     sel = np.isin(tags, np.array(ids, dtype=np.uint64))
@@ -108,6 +113,7 @@ def _touched(trace, launch, ids, launch_ratio, counts, mems) -> int:
     trace_acc = sum(float(trace.bb_counts[:, m.block].sum()) for m in mems if m.id in ids)
     work_acc = sum(counts.get(m.block, 0.0) for m in mems if m.id in ids)
     elem = max((m.bytes for m in mems if m.id in ids), default=4)
-    return int(n * elem * max(work_acc / trace_acc if trace_acc else 1.0, 1.0))
+    per_launch = work_acc / trace_acc / max(launch_ratio, 1e-12) if trace_acc else 1.0
+    return int(n * elem * max(per_launch, 1.0))
 
 

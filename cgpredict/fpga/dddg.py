@@ -444,7 +444,8 @@ def strides(window: Window) -> dict[int, tuple[int | None, int | None]]:
     between the first two iterations of the first entry with two iterations holding the
     access (triangular nests start with empty or one-iteration entries), and between the
     first occurrences in the first two entries holding it (None when the window does not show
-    it)."""
+    it, or when the inner step changes within that entry: a data-dependent index such as
+    ``hist[data[i]]``)."""
     inner: dict[int, int] = {}
     firsts: dict[int, list[int]] = {}
     for entry in window.entries:
@@ -458,9 +459,9 @@ def strides(window: Window) -> dict[int, tuple[int | None, int | None]]:
         for mid, occ in seen.items():
             firsts.setdefault(mid, []).append(occ[0][1])
             if mid not in inner:
-                pair = next((b - a for (s, a), (t, b) in zip(occ, occ[1:]) if t == s + 1), None)
-                if pair is not None:
-                    inner[mid] = pair
+                steps = {b - a for (s, a), (t, b) in zip(occ, occ[1:]) if t == s + 1}
+                if steps:  # one step throughout the entry, else no stride (data-dependent)
+                    inner[mid] = steps.pop() if len(steps) == 1 else None
     out: dict[int, tuple[int | None, int | None]] = {}
     for mid, fs in firsts.items():
         out[mid] = (inner.get(mid), fs[1] - fs[0] if len(fs) > 1 else None)

@@ -149,9 +149,10 @@ def estimate_region(
     chosen, fits = _combine(choices, loop_budget, analysed)
     # partition BRAM of on-chip arrays
     part = {a: 1 for a in on_chip}
+    unbanked = data_dependent_arrays(analysed)  # no static bank: never partitioned
     for lp, est in zip(analysed, chosen):
         for o in lp.body.mem_ops:
-            if o.array in on_chip and est is not None:
+            if o.array in on_chip and est is not None and o.array not in unbanked:
                 part[o.array] = max(part[o.array], est.point.partition)
     bram = sum(_bram(dev, arr_bytes[a], part[a])[0] for a in on_chip)
     lutram = sum(_bram(dev, arr_bytes[a], part[a])[1] for a in on_chip)
@@ -274,6 +275,13 @@ def _tiled_design(trace, launch, loops, analysed, mems, dev, sizes, wsz):
         nest, lp, trips, tuple(c.line for c in chain), dev, dev.usable(), names
     )
     return est, (f"not tiled: {why}" if est is None else "")
+
+
+def data_dependent_arrays(loops) -> set[str]:
+    """Arrays some access of ``loops`` indexes with no stride in the trace (a data-dependent
+    index such as ``hist[data[i]]``): no cyclic partition gives their accesses fixed banks."""
+    return {o.array for lp in loops for o in lp.body.mem_ops
+            if lp.strides.get(o.mem_id, (None, None))[0] is None}
 
 
 def _check_recursion(h, region: int, name: str) -> None:

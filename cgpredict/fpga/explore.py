@@ -167,11 +167,15 @@ def _per_bank(lp: _Loop, o: dddg.Op, b: int, u: int, v: int, p: int) -> int:
     """Accesses to the busiest of ``p`` cyclic banks by the copies of access ``o``. The U
     copies along the inner loop, ``s`` elements apart, fall in p / gcd(p, s) distinct banks
     (``a[4 * i]`` by 32 banks: 8); the V jammed copies are taken to spread (the enclosing
-    loop's index is another dimension of the array, partitioned on its own)."""
+    loop's index is another dimension of the array, partitioned on its own). An index the
+    trace shows no stride for (``hist[data[i]]``: data-dependent) has no static bank: its
+    copies may all meet in one bank, however many there are."""
     inner, outer = lp.strides.get(o.mem_id, (None, None))
     cu = 1 if inner == 0 else u
     cv = 1 if outer == 0 else v
     c = cu * cv
+    if inner is None:
+        return c
     du = cu
     if inner is not None and inner != 0 and cu > 1:
         step = abs(inner) // b if abs(inner) % b == 0 else 1

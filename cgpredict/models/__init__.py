@@ -12,7 +12,7 @@ from typing import Any
 from cgpredict.devices import GPUDevice
 from cgpredict.models.base import LaunchGeometry, ModelDetails, ModelResult, launch_geometry
 from cgpredict.models.bounds import Bounds, launch_bounds
-from cgpredict.models.cgpredict_model import CGPredictResult, predict_cgpredict
+from cgpredict.models.cgpredict_model import CGPredictResult, predict_cgpredict, sm_figures
 from cgpredict.models.gpuperf import GPUPerfResult, predict_gpuperf
 from cgpredict.models.hongkim import (
     HongKimInputs,
@@ -27,6 +27,7 @@ from cgpredict.profile import KernelProfile
 __all__ = [
     "MODELS",
     "Bounds",
+    "bound_text",
     "CGPredictResult",
     "GPUPerfResult",
     "HongKimInputs",
@@ -119,3 +120,26 @@ def kernel_time_ms(
 ) -> float:
     """Total time of all launches of one kernel (``kernel_parts``' sum)."""
     return kernel_parts(launches, device, model, sync, **options).total_ms
+
+
+def bound_text(result: ModelResult) -> str:
+    """The bound label with the figures it rests on: an SM's compute and memory cycles (the
+    cgpredict model's own time), or the physical bound that sets the time; a memory bound
+    with MWP = N (too few warps to cover the loads' latency, whatever DRAM traffic) is named
+    memory-latency-bound."""
+    d = result.details
+    if result.binding != "model":
+        return f"{result.bound}-bound (the {result.binding} bound sets the time)"
+    need = ("comp_cycles", "mem_cycles", "n_warps", "mwp")
+    if not all(hasattr(d, a) for a in need):
+        return f"{result.bound}-bound"
+    # MWP = N: every warp may wait at memory at once, neither the departure delay nor the
+    # DRAM bandwidth holds them back: the time is the loads' latency
+    latency = result.bound == "memory" and d.mwp >= d.n_warps
+    comp, mem = sm_figures(d.comp_cycles, d.mem_cycles, d.n_warps, d.mwp)
+    label = "memory-latency" if latency else result.bound
+    return (
+        f"{label}-bound (per SM: compute {comp:.4g} = {d.n_warps:g} warps x "
+        f"{d.comp_cycles:.4g} cycles, memory {mem:.4g} = {d.n_warps:g} x {d.mem_cycles:.4g} "
+        f"/ MWP {d.mwp:.2f})"
+    )

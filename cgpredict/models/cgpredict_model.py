@@ -251,7 +251,19 @@ def predict_cgpredict(
         launches=profile.launches,
         cycles=cycles,
         time_ms=device.cycles_to_ms(cycles),  # (18)
-        bound="memory"
-        if case == "eq16" or (case == "eq22" and mem_cycles >= comp_cycles)
-        else "compute",
+        bound=bound_of(comp_cycles, mem_cycles, n, mwp),
     )
+
+
+def sm_figures(comp_cycles: float, mem_cycles: float, n: float, mwp: float) -> tuple[float, float]:
+    """(compute, memory) cycles of an SM's N warps, the figures the bound label compares:
+    every warp's computing issued one after another (N x computing cycles), every warp's
+    memory periods MWP at a time (N x memory cycles / MWP)."""
+    return comp_cycles * n, mem_cycles * n / mwp if mwp > 0 else math.inf
+
+
+def bound_of(comp_cycles: float, mem_cycles: float, n: float, mwp: float) -> Bound:
+    """'memory' when an SM's warps spend longer in memory periods than in computing (the
+    figures of sm_figures, which the report prints beside the label), else 'compute'."""
+    comp, mem = sm_figures(comp_cycles, mem_cycles, n, mwp)
+    return "memory" if mem >= comp else "compute"

@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 
 from ..errors import OutputExistsError, check_writable
+from ..models import bound_text
 from .svg import COLOURS, Bar, RooflinePoint, TimelineInputs, bars_svg, roofline_svg, timeline_svg
 
 __all__ = ["GENERATOR", "is_report", "render_html", "write_report"]
@@ -67,7 +68,7 @@ def _fmt_sizes(sizes: dict) -> str:
 
 def _bound_text(r) -> str:
     if r.binding == "model":
-        return f"the model's own time ({r.bound}-bound, case {r.case})"
+        return f"the model's own time ({bound_text(r)}, case {r.case})"
     return f"the physical {r.binding} bound ({r.bound}-bound; the model's case was {r.case})"
 
 
@@ -166,7 +167,7 @@ def _mem_table(k, source_name: str) -> str:
             f"<tr><td><code>{esc(m.text)}</code></td><td>{where}</td><td>{esc(m.kind)}</td>"
             f"<td>{esc(m.pattern)}</td>"
             f"<td class='num'>{'-' if shared else f'{m.l2_trans_per_warp:.2f}'}</td>"
-            f"<td class='num'>{'-' if shared else f'{m.l2_hit_rate:.1%}'}</td>"
+            f"<td class='num'>{esc(m.hit_text())}</td>"
             f"<td class='num'>{m.per_thread:.4g}</td>"
             f"<td class='num' style='{_heat(wt / total)}'>{wt / total:.1%}</td></tr>"
         )
@@ -189,8 +190,10 @@ def _annotations(report, source_name: str) -> dict[int, list[tuple[str, str, flo
             shared = m.pattern == "shared"
             text = (
                 f"{k.name}: {m.text} {m.kind}, {m.pattern}"
-                + ("" if shared else f", {m.l2_trans_per_warp:.2f} trans/warp, "
-                                     f"L2 hit {m.l2_hit_rate:.0%}")
+                + ("" if shared else f", {m.l2_trans_per_warp:.2f} trans/warp"
+                   + ("" if m.hit_text() == "-" else
+                      " (the L1 serves it)" if m.hit_text() == "L1" else
+                      f", L2 hit {m.hit_text(0)}"))
                 + f", {wt / total:.0%} of memory time"
             )
             out.setdefault(loc[1], []).append((k.name, text, wt / total))
@@ -301,8 +304,11 @@ def _setup_section(page) -> str:
         ("block", str(o.block) if o.block else "default (32x32 for 2-D grids, 256x1 for 1-D)"),
         ("work size", _fmt_sizes(rep.work_sizes)),
         ("traced at", _fmt_sizes(rep.trace_sizes)),
-        ("seconds", ", ".join(f"{k} {v:.2f}" for k, v in sorted(rep.seconds.items()))),
     ]
+    if rep.seconds:  # wall-clock times, only when asked for (report --timings)
+        rows.append(
+            ("seconds", ", ".join(f"{k} {v:.2f}" for k, v in sorted(rep.seconds.items())))
+        )
     out = ['<section id="setup"><h2>Device, port and sizes used</h2><table>']
     out += [f"<tr><th>{esc(a)}</th><td>{esc(b)}</td></tr>" for a, b in rows]
     out.append("</table>")

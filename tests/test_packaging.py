@@ -44,7 +44,7 @@ def test_test_extra_brings_every_optional_import_of_the_tests():
         "optional-dependencies"]["test"]
     names = {re.split(r"[\[<>=; ]", req, maxsplit=1)[0].lower() for req in extra}
     imported = {m.split(".")[0] for p in (ROOT / "tests").glob("test_*.py")
-                for m in re.findall(r"importorskip\(\"([\w.]+)\"", p.read_text())}
+                for m in re.findall(r"(?:importorskip|require)\(\"([\w.]+)\"", p.read_text())}
     assert imported, "no importorskip found: the pattern is stale"
     assert imported <= set(_SKIPPED_IMPORTS), sorted(imported - set(_SKIPPED_IMPORTS))
     assert {_SKIPPED_IMPORTS[m] for m in imported} <= names

@@ -100,10 +100,21 @@ def _gxx_has_cxx20() -> bool:
     return r.returncode == 0
 
 
-@pytest.mark.parametrize("port,block", [("gemm", "32x8"), ("syrk_tiled", "32x8"),
-                                        ("fdtd2d", "16x16"), ("gramschmidt", "256x1")])
+# the ports run under host emulation, with a block each
+EMULATED = [("gemm", "32x8"), ("syrk_tiled", "32x8"), ("fdtd2d", "16x16"),
+            ("gramschmidt", "256x1"), ("atax", "256x1")]
+
+
+def test_every_port_compiled_with_nvcc_is_also_emulated() -> None:
+    assert set(REPRESENTATIVE) <= {port for port, _ in EMULATED}
+
+
+@pytest.mark.parametrize("port,block", EMULATED)
 def test_port_matches_host_reference_under_emulation(port: str, block: str,
                                                      tmp_path: Path) -> None:
+    """The CPU twin of test_port_compiles_with_nvcc (every REPRESENTATIVE port's source
+    compiled, here by g++ through validation/emu) and of test_gemm_passes_its_check_on_the_gpu
+    (the same ``--check`` against the host reference, on emulated threads)."""
     if not _gxx_has_cxx20():
         pytest.skip("g++ with C++20 <barrier> not found: host emulation unavailable")
     size = 64 if port.endswith("_tiled") else 37  # odd sizes exercise the guards

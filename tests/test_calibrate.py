@@ -334,6 +334,7 @@ def test_unknown_benchmark_name(tmp_path):
 
 
 # ---- the CUDA sources compile --------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.skipif(not (shutil.which("nvcc") or os.environ.get("NVCC")), reason="no nvcc")
 def test_every_microbenchmark_compiles(tmp_path):
     sources = sorted(p.name for p in cal.microbench_dir().glob("*.cu"))
@@ -366,6 +367,7 @@ def _assert_launches_fit_the_register_file(logs: dict[str, str]) -> None:
     assert seen == set(LAUNCH_THREADS)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (shutil.which("nvcc") or os.environ.get("NVCC")), reason="no nvcc")
 def test_every_kernel_launch_fits_the_register_file(tmp_path):
     nvcc = cal.find_nvcc()

@@ -29,9 +29,12 @@ sys.path.insert(0, str(ROOT / "validation"))
 import ptx_check  # noqa: E402
 import ptx_counts  # noqa: E402
 
-needs_nvcc = pytest.mark.skipif(
-    shutil.which("nvcc") is None, reason="nvcc not found: the ports' PTX cannot be generated"
-)
+
+def needs_nvcc(test):
+    """Skipped without nvcc; slow with it (nvcc compiles every port twice)."""
+    skip = pytest.mark.skipif(shutil.which("nvcc") is None,
+                              reason="nvcc not found: the ports' PTX cannot be generated")
+    return pytest.mark.slow(skip(test))
 
 CASES = [
     (name, launch, port)

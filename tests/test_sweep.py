@@ -57,6 +57,7 @@ def test_plan_cross_product_and_groups():
     assert all(len({c.block for c in p.configs}) == 1 for p in parts)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_rows_equal_run_json(tmp_path, jobs):
     res = run_sweep(_axes(), tmp_path / "out", jobs=jobs, plots=False)

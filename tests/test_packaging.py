@@ -27,8 +27,14 @@ def _readme_test_command() -> str:
 
 
 def test_ci_runs_exactly_the_readme_test_command():
-    ci = (ROOT / ".ci" / "run").read_text().splitlines()
-    assert _readme_test_command() in [ln.strip() for ln in ci]
+    """.ci/run's commands after its system packages are the README's steps, one per line, in
+    order (lines may come between them, as another install into the same environment)."""
+    steps = _readme_test_command().split(" && ")
+    assert steps[0] == "python3 -m venv .venv" and steps[-1].startswith("python -m pytest")
+    lines = [ln.strip() for ln in (ROOT / ".ci" / "run").read_text().splitlines()]
+    at = [lines.index(step) for step in steps]  # ValueError: a step is missing or changed
+    assert at == sorted(at) and lines[-1] == steps[-1]
+    assert "set -euo pipefail" in lines[:at[0]]  # a failed step stops the script
 
 
 # what a test imports with importorskip -> the distribution that brings it

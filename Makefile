@@ -1,13 +1,16 @@
 # Developer shortcuts. `make test` is what CI runs (through .ci/run).
 PY ?= python3
 
-.PHONY: install test bench fuzz measure gpu-session validate clean
+.PHONY: install test test-fast bench fuzz measure gpu-session validate clean
 
 install:
 	$(PY) -m pip install -e ".[test]"
 
 test:
 	$(PY) -m pytest -q
+
+test-fast:  # the suite less the tests marked slow (a browser, a Dask cluster, nvcc, numba warm-up)
+	$(PY) -m pytest -q -m "not slow"
 
 bench:
 	$(PY) bench/bench_trace.py

@@ -279,6 +279,24 @@ def plan_trace(source: Path, opts: RunOptions) -> TracePlan:
     return TracePlan(text, work, tsizes, auto, wanted, key)
 
 
+
+_numba_checked = False
+
+
+def _say_if_numba_compiles(progress) -> None:
+    """On the progress line (a terminal), once per process: numba has no compiled kernels
+    of cgpredict for this numba and this source, so this run compiles them (numba_warm)."""
+    global _numba_checked
+    if progress is None or _numba_checked:
+        return
+    _numba_checked = True
+    from . import numba_warm
+
+    if numba_warm.cold():
+        progress(f"compiling numba's kernels for this machine, once (about 15 s; cached in "
+                 f"{numba_warm.cache_dir()})")
+
+
 def prepare(
     source: Path,
     opts: RunOptions,
@@ -295,6 +313,7 @@ def prepare(
     probes' compiles are saved."""
     t0 = time.perf_counter()
     warmup.start()  # numba's start-up beside the compiler's work (or reading the cache)
+    _say_if_numba_compiles(progress)
     plan = plan or plan_trace(source, opts)
     work, tsizes, auto, wanted, key = (
         plan.work, dict(plan.trace_sizes), plan.auto, plan.wanted, plan.key

@@ -37,3 +37,13 @@ def compiler(tmp_path_factory):
         pytest.skip(f"no C compiler: {exc}")
     finally:
         os.chdir(old)
+
+
+def require(module: str):
+    """``module`` imported. Where it is missing: a skip on a developer's machine, a failure in
+    CI (``CI`` set), whose ``pip install '.[test]'`` must have brought it."""
+    import importlib
+
+    if os.environ.get("CI"):
+        return importlib.import_module(module)
+    return pytest.importorskip(module)

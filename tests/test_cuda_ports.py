@@ -77,6 +77,7 @@ def test_measure_plans_the_reference_configurations() -> None:
     assert "'NI': 256" in plan["3dconv"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("port", REPRESENTATIVE)
 def test_port_compiles_with_nvcc(port: str, tmp_path: Path) -> None:
     nvcc = _nvcc()
@@ -100,10 +101,22 @@ def _gxx_has_cxx20() -> bool:
     return r.returncode == 0
 
 
-@pytest.mark.parametrize("port,block", [("gemm", "32x8"), ("syrk_tiled", "32x8"),
-                                        ("fdtd2d", "16x16"), ("gramschmidt", "256x1")])
+# the ports run under host emulation, with a block each
+EMULATED = [("gemm", "32x8"), ("syrk_tiled", "32x8"), ("fdtd2d", "16x16"),
+            ("gramschmidt", "256x1"), ("atax", "256x1")]
+
+
+def test_every_port_compiled_with_nvcc_is_also_emulated() -> None:
+    assert set(REPRESENTATIVE) <= {port for port, _ in EMULATED}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("port,block", EMULATED)
 def test_port_matches_host_reference_under_emulation(port: str, block: str,
                                                      tmp_path: Path) -> None:
+    """The CPU twin of test_port_compiles_with_nvcc (every REPRESENTATIVE port's source
+    compiled, here by g++ through validation/emu) and of test_gemm_passes_its_check_on_the_gpu
+    (the same ``--check`` against the host reference, on emulated threads)."""
     if not _gxx_has_cxx20():
         pytest.skip("g++ with C++20 <barrier> not found: host emulation unavailable")
     size = 64 if port.endswith("_tiled") else 37  # odd sizes exercise the guards
@@ -118,6 +131,7 @@ def test_port_matches_host_reference_under_emulation(port: str, block: str,
     assert r.returncode == 0
 
 
+@pytest.mark.slow
 def test_measure_end_to_end_under_emulation(tmp_path: Path) -> None:
     """measure.py's whole flow (build, check, time, JSON) with the host emulation standing in
     for nvcc and a stand-in nvidia-smi; cgpredict.validate then reads what it wrote."""
@@ -164,6 +178,7 @@ def test_gpu_session_without_a_gpu_says_so(tmp_path: Path) -> None:
                                 "machine with one")
 
 
+@pytest.mark.slow
 def test_gemm_passes_its_check_on_the_gpu(tmp_path: Path) -> None:
     if shutil.which("nvidia-smi") is None:
         pytest.skip("nvidia-smi not found: no NVIDIA GPU to run the ports on")

@@ -70,6 +70,7 @@ def test_a_function_the_optimiser_would_inline_is_one_kernel(tmp_path, static):
                        ("y[i]", "store"): ("coalesced", 1.0)}
 
 
+@pytest.mark.slow
 def test_a_function_called_from_a_loop_is_one_launch_per_call(tmp_path):
     one = predict_source(_source(tmp_path, calls=1), RunOptions(functions=("saxpy",))).kernels[0]
     three = predict_source(_source(tmp_path, calls=3), RunOptions(functions=("saxpy",)))

@@ -16,3 +16,42 @@ def test_every_subpackage_is_installed():
              if p.parent != ROOT / "cgpredict"}
     assert found <= listed, sorted(found - listed)
     assert {"cgpredict", "cgpredict.instrument", "cgpredict.runtime"} <= listed
+
+
+def _readme_test_command() -> str:
+    """The one-line test command of the README's "Set up on a fresh machine"."""
+    text = (ROOT / "README.md").read_text()
+    lines = [ln for ln in text.splitlines() if "pip install '.[test]'" in ln and "pytest" in ln]
+    assert len(lines) == 1, lines
+    return lines[0].strip()
+
+
+def test_ci_runs_exactly_the_readme_test_command():
+    """.ci/run's commands after its system packages are the README's steps, one per line, in
+    order (lines may come between them, as another install into the same environment)."""
+    steps = _readme_test_command().split(" && ")
+    assert steps[0] == "python3 -m venv .venv" and steps[-1].startswith("python -m pytest")
+    lines = [ln.strip() for ln in (ROOT / ".ci" / "run").read_text().splitlines()]
+    at = [lines.index(step) for step in steps]  # ValueError: a step is missing or changed
+    assert at == sorted(at) and lines[-1] == steps[-1]
+    assert "set -euo pipefail" in lines[:at[0]]  # a failed step stops the script
+
+
+# what a test imports with importorskip -> the distribution that brings it
+_SKIPPED_IMPORTS = {"sklearn": "scikit-learn", "matplotlib": "matplotlib", "cachesim": "pycachesim",
+                    "pyarrow": "pyarrow", "dask": "dask"}
+
+
+def test_test_extra_brings_every_optional_import_of_the_tests():
+    """`pip install '.[test]'` installs every module a test would otherwise skip without."""
+    import re
+
+    extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]["test"]
+    names = {re.split(r"[\[<>=; ]", req, maxsplit=1)[0].lower() for req in extra}
+    imported = {m.split(".")[0] for p in (ROOT / "tests").glob("test_*.py")
+                for m in re.findall(r"(?:importorskip|require)\(\"([\w.]+)\"", p.read_text())}
+    assert imported, "no importorskip found: the pattern is stale"
+    assert imported <= set(_SKIPPED_IMPORTS), sorted(imported - set(_SKIPPED_IMPORTS))
+    assert {_SKIPPED_IMPORTS[m] for m in imported} <= names
+    assert {"dask", "pyarrow"} <= names

@@ -16,6 +16,7 @@ failures until the marker goes.
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 from pathlib import Path
@@ -28,9 +29,12 @@ sys.path.insert(0, str(ROOT / "validation"))
 import ptx_check  # noqa: E402
 import ptx_counts  # noqa: E402
 
-needs_nvcc = pytest.mark.skipif(
-    shutil.which("nvcc") is None, reason="nvcc not found: the ports' PTX cannot be generated"
-)
+
+def needs_nvcc(test):
+    """Skipped without nvcc; slow with it (nvcc compiles every port twice)."""
+    skip = pytest.mark.skipif(shutil.which("nvcc") is None,
+                              reason="nvcc not found: the ports' PTX cannot be generated")
+    return pytest.mark.slow(skip(test))
 
 CASES = [
     (name, launch, port)
@@ -74,14 +78,7 @@ def checks(tmp_path_factory):
     return get
 
 
-@needs_nvcc
-@pytest.mark.parametrize(
-    "name,launch,port", _params(lambda launch, port: LDST_XFAIL.get((launch, port)))
-)
-def test_global_loads_and_stores_per_loop_iteration_match_ptx(
-    checks, name: str, launch: str, port: str
-) -> None:
-    kc = checks(name, port)[launch]
+def _assert_loads_and_stores(kc: ptx_check.KernelCheck, launch: str, port: str) -> None:
     assert not kc.structure, kc.structure
     assert len(kc.rows) >= 1
     for row in kc.rows:
@@ -91,12 +88,7 @@ def test_global_loads_and_stores_per_loop_iteration_match_ptx(
         )
 
 
-@needs_nvcc
-@pytest.mark.parametrize("name,launch,port", _params(_compute_xfail))
-def test_compute_instructions_per_thread_within_15_percent_of_ptx(
-    checks, name: str, launch: str, port: str
-) -> None:
-    kc = checks(name, port)[launch]
+def _assert_compute(kc: ptx_check.KernelCheck, launch: str, port: str) -> None:
     ratio = kc.compute_ratio
     assert ratio is not None, kc.structure or "no PTX count"
     assert abs(ratio - 1.0) <= ptx_check.COMPUTE_TOL, (
@@ -105,20 +97,112 @@ def test_compute_instructions_per_thread_within_15_percent_of_ptx(
     )
 
 
+def _gemm_k_loop_accesses(ptx_dir: Path) -> dict[str, tuple[int, int]]:
+    """Global loads and stores of one trip of GEMM's k loop, per port, from the PTX in (or
+    compiled into) ``ptx_dir``."""
+    got = {}
+    for port in ptx_counts.PORTS:
+        ptx = ptx_counts.compile_ptx("gemm", port, ptx_dir)
+        k = ptx_counts.kernels_by_launch("gemm", ptx.read_text())["gemm"]
+        assert len(k.loops) == 1
+        got[port] = (k.loops[0].own.ld_global, k.loops[0].own.st_global)
+    return got
+
+
 @needs_nvcc
-def test_the_plain_port_stores_the_accumulator_every_iteration_and_restrict_once() -> None:
+@pytest.mark.parametrize(
+    "name,launch,port", _params(lambda launch, port: LDST_XFAIL.get((launch, port)))
+)
+def test_global_loads_and_stores_per_loop_iteration_match_ptx(
+    checks, name: str, launch: str, port: str
+) -> None:
+    _assert_loads_and_stores(checks(name, port)[launch], launch, port)
+
+
+@needs_nvcc
+@pytest.mark.parametrize("name,launch,port", _params(_compute_xfail))
+def test_compute_instructions_per_thread_within_15_percent_of_ptx(
+    checks, name: str, launch: str, port: str
+) -> None:
+    _assert_compute(checks(name, port)[launch], launch, port)
+
+
+@needs_nvcc
+def test_the_plain_port_stores_the_accumulator_every_iteration_and_restrict_once(
+    tmp_path: Path,
+) -> None:
     """The two builds of a port differ as the port model says (GEMM's k loop): the PTX of the
     plain build stores C[i][j] in the loop, the restrict build after it."""
-    import tempfile
+    assert _gemm_k_loop_accesses(tmp_path) == {"plain": (2, 1), "restrict": (2, 0)}
 
-    with tempfile.TemporaryDirectory() as tmp:
-        got = {}
-        for port in ptx_counts.PORTS:
-            ptx = ptx_counts.compile_ptx("gemm", port, Path(tmp))
-            k = ptx_counts.kernels_by_launch("gemm", ptx.read_text())["gemm"]
-            assert len(k.loops) == 1
-            got[port] = (k.loops[0].own.ld_global, k.loops[0].own.st_global)
-    assert got == {"plain": (2, 1), "restrict": (2, 0)}
+
+# ---- the CPU twins: the same checks on PTX nvcc wrote before (tests/data/nvcc) --------------
+RECORDED = ROOT / "tests" / "data" / "nvcc"
+MANIFEST = json.loads((RECORDED / "manifest.json").read_text())
+RECORDED_PORTS = sorted({f.split(".")[0] for f in MANIFEST["ptx"]})
+
+
+def _recorded(xfails) -> list:
+    return [p for p in _params(xfails) if p.values[0] in RECORDED_PORTS]
+
+
+@pytest.fixture(scope="session")
+def recorded_ptx(tmp_path_factory) -> Path:
+    """A folder holding the recorded PTX, where compile_ptx finds (and reuses) it."""
+    out = tmp_path_factory.mktemp("recorded-ptx")
+    for f in (RECORDED / "ptx").glob("*.ptx"):
+        shutil.copy(f, out / f.name)
+    return out
+
+
+@pytest.fixture(scope="session")
+def recorded_checks(recorded_ptx):
+    """check_file on the recorded PTX: no nvcc is run (compile_ptx reuses what it finds)."""
+    cache: dict[tuple[str, str], dict[str, ptx_check.KernelCheck]] = {}
+
+    def get(name: str, port: str) -> dict[str, ptx_check.KernelCheck]:
+        if (name, port) not in cache:
+            cache[(name, port)] = {
+                k.launch: k for k in ptx_check.check_file(name, port, recorded_ptx)
+            }
+        return cache[(name, port)]
+
+    return get
+
+
+def test_recorded_ptx_is_of_the_current_ports() -> None:
+    """Each recorded PTX came from the port sources as they are now (else: run
+    tests/data/nvcc/record.py where nvcc is)."""
+    sys.path.insert(0, str(RECORDED))
+    import record
+
+    assert set(RECORDED_PORTS) == set(record.PORTS) and len(MANIFEST["ptx"]) == 8
+    for ptx, sources in MANIFEST["ptx"].items():
+        assert (RECORDED / "ptx" / ptx).is_file(), ptx
+        assert sources == record.port_sources(ptx.split(".")[0]), f"{ptx} is stale"
+
+
+@pytest.mark.parametrize(
+    "name,launch,port", _recorded(lambda launch, port: LDST_XFAIL.get((launch, port)))
+)
+def test_recorded_ptx_loads_and_stores_per_loop_iteration(
+    recorded_checks, name: str, launch: str, port: str
+) -> None:
+    _assert_loads_and_stores(recorded_checks(name, port)[launch], launch, port)
+
+
+@pytest.mark.parametrize("name,launch,port", _recorded(_compute_xfail))
+def test_recorded_ptx_compute_instructions_within_15_percent(
+    recorded_checks, name: str, launch: str, port: str
+) -> None:
+    _assert_compute(recorded_checks(name, port)[launch], launch, port)
+
+
+def test_recorded_ptx_plain_port_stores_the_accumulator_every_iteration(
+    recorded_ptx, monkeypatch
+) -> None:
+    monkeypatch.setenv("PATH", "")  # no nvcc: the recorded PTX or nothing
+    assert _gemm_k_loop_accesses(recorded_ptx) == {"plain": (2, 1), "restrict": (2, 0)}
 
 
 _PTX = """

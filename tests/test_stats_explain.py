@@ -90,6 +90,7 @@ def test_unpredictable_rows_are_dropped_with_the_reason():
     assert len(table.data) == 1
 
 
+@pytest.mark.slow
 def test_explain_with_counters(tmp_path):
     pytest.importorskip("sklearn")
     pytest.importorskip("matplotlib")
@@ -114,6 +115,7 @@ def test_explain_with_counters(tmp_path):
         assert (tmp_path / name).stat().st_size > 0
 
 
+@pytest.mark.slow
 def test_explain_text(tmp_path):
     pytest.importorskip("sklearn")
     r = invoke(["explain", "--measured", str(REAL)])

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import require
 
 from cgpredict import api
 from cgpredict.cli import main
@@ -56,6 +57,7 @@ def test_plan_cross_product_and_groups():
     assert all(len({c.block for c in p.configs}) == 1 for p in parts)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_rows_equal_run_json(tmp_path, jobs):
     res = run_sweep(_axes(), tmp_path / "out", jobs=jobs, plots=False)
@@ -151,12 +153,43 @@ def test_cli_writes_table_and_plots(tmp_path):
         assert len(list(csv.DictReader(f))) == 8
 
 
-def test_parquet_when_available(tmp_path):
-    pa = pytest.importorskip("pyarrow.parquet")
-    res = run_sweep(_axes(devices=("h100",), blocks=("32x8",)), tmp_path, jobs=1, plots=False)
-    table = pa.read_table(res.parquet)
-    assert table.num_rows == 2
-    assert table.column("kernel.time_ms").to_pylist() == [r["kernel.time_ms"] for r in res.rows]
+def _arrow_type(values: list) -> str:
+    """The Parquet column type a sweep column's Python values call for."""
+    kinds = {type(v) for v in values if v is not None}
+    if not kinds:
+        return "null"  # a field no row has (as the energy of a device without a power model)
+    if kinds == {bool}:
+        return "bool"
+    if kinds == {int}:
+        return "int64"
+    if kinds and kinds <= {int, float}:
+        return "double"
+    return "string"
+
+
+def test_parquet_written_and_read_back(tmp_path):
+    """sweep.parquet (pyarrow) holds the CSV's columns in its order, each with the type its
+    values call for, and reads back to the same values."""
+    pq = require("pyarrow.parquet")
+    res = run_sweep(_axes(blocks=("32x8",)), tmp_path, jobs=1, plots=False)
+    assert res.parquet == tmp_path / "sweep.parquet" and res.notes == []
+    table = pq.read_table(res.parquet)
+    with open(res.csv, newline="") as f:
+        header = next(csv.reader(f))
+    assert table.schema.names == header and table.num_rows == len(res.rows) == 4
+    types = {f.name: str(f.type) for f in table.schema}
+    assert types["kernel.time_ms"] == types["report.total_ms"] == "double"
+    assert types["cfg.block"] == types["cfg.device"] == types["kernel.name"] == "string"
+    assert types["cfg.size.N"] == "int64"
+    for name in header:
+        values = [r.get(name) for r in res.rows]
+        assert types[name] == _arrow_type(values), name
+        back = table.column(name).to_pylist()
+        if types[name] == "string":
+            assert back == [None if v is None else str(v) for v in values], name
+        else:
+            assert back == values, name
+    assert pq.read_metadata(res.parquet).num_row_groups >= 1
 
 
 def test_fit_exponent():
@@ -164,15 +197,106 @@ def test_fit_exponent():
     assert fit_exponent([8], [1.0]) is None
 
 
-def test_dask_local_cluster(tmp_path):
-    distributed = pytest.importorskip("dask.distributed")
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
-                                  dashboard_address=None) as cluster:
-        res = run_sweep(_axes(), tmp_path / "out", scheduler=cluster.scheduler_address,
-                        plots=False)
-    local = run_sweep(_axes(), None, jobs=1)
-    assert [_without_cfg(r) for r in res.rows] == [_without_cfg(r) for r in local.rows]
-    assert res.csv.exists()
+# 3 blocks x 3 devices x 2 sizes: 18 configurations, several tasks per phase
+AXES_3x3x2 = dict(blocks=("16x16", "32x8", "32x4"), devices=("tk1", "h100", "gtx980"),
+                  sizes=(("N", (64, 128)),))
+
+
+@pytest.fixture(scope="module")
+def local_3x3x2(tmp_path_factory):
+    """The 3x3x2 sweep on the local process pool (2 processes): the reference table."""
+    return run_sweep(_axes(**AXES_3x3x2), tmp_path_factory.mktemp("local"), jobs=2, plots=False)
+
+
+@pytest.fixture
+def cluster():
+    """A real Dask cluster on this machine: a scheduler and 2 worker processes (each under a
+    nanny that restarts it if it dies), one thread each."""
+    distributed = require("dask.distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None, silence_logs=50) as c:
+        c.finished = []  # (function name, worker address) of every task a worker finished
+        c.scheduler.add_plugin(_finished_plugin(distributed, c.finished), name="cgp-finished")
+        yield c
+
+
+def _finished_plugin(distributed, into: list):
+    """A scheduler plugin that records each task a worker finishes (its result in memory)."""
+    import re
+
+    class Finished(distributed.SchedulerPlugin):
+        def transition(self, key, start, finish, *args, **kwargs) -> None:
+            if start == "processing" and finish == "memory":
+                into.append((re.match(r"\w+", str(key)).group(), kwargs.get("worker")))
+
+    return Finished()
+
+
+@pytest.mark.slow
+def test_dask_cluster_table_equals_local_pool(tmp_path, cluster, local_3x3x2):
+    r = CliRunner().invoke(main, [
+        "sweep", str(GEMM), "--block", "16x16,32x8,32x4", "--device", "tk1,h100,gtx980",
+        "-D", "N=64,128", *[a for n, v in TRACE.items() for a in ("--trace-size", f"{n}={v}")],
+        "-o", str(tmp_path / "dask"), "--scheduler", cluster.scheduler_address, "--no-plots",
+        "--quiet"], catch_exceptions=False)
+    assert r.exit_code == 0, r.stderr
+    assert "18 configurations, 18 rows" in r.stdout
+    dask_rows = read_csv(tmp_path / "dask" / "sweep.csv")
+    local_rows = read_csv(local_3x3x2.csv)
+    assert len(dask_rows) == len(local_rows) == 18
+    for mine, theirs in zip(dask_rows, local_rows, strict=True):
+        assert mine == theirs  # row for row, every field
+    # the work really ran on the cluster's workers: one trace, then the chunks
+    names = [name for name, _ in cluster.finished]
+    assert names.count("trace_group") == 1 and names.count("_analyse_indexed") >= 2
+    assert {w for _, w in cluster.finished} <= set(cluster.scheduler.workers)
+
+
+def _kill_a_busy_worker(cluster, client, killed: dict, stop) -> None:
+    """Wait until a worker is analysing a chunk of the sweep, then SIGKILL that worker
+    process; what was killed goes to ``killed``."""
+    import os
+    import signal
+    import time
+
+    pids = client.run(os.getpid)  # worker address -> process id
+    while not stop.is_set():
+        for key, ts in list(cluster.scheduler.tasks.items()):
+            if "analyse_indexed" in str(key) and ts.state == "processing" and ts.processing_on:
+                addr = ts.processing_on.address
+                os.kill(pids[addr], signal.SIGKILL)
+                killed.update(key=key, worker=addr, pid=pids[addr])
+                return
+        time.sleep(0.02)
+
+
+@pytest.mark.slow
+def test_dask_worker_killed_mid_sweep_is_retried(tmp_path, cluster, local_3x3x2):
+    """A worker process killed while it analyses a chunk: the scheduler gives the chunk to
+    another worker, the nanny starts a new one, and the table is still complete and right."""
+    import os
+    import threading
+
+    from dask.distributed import Client
+
+    killed: dict = {}
+    stop = threading.Event()
+    with Client(cluster, set_as_default=False) as client:
+        killer = threading.Thread(target=_kill_a_busy_worker,
+                                  args=(cluster, client, killed, stop), daemon=True)
+        killer.start()
+        try:
+            res = run_sweep(_axes(**AXES_3x3x2), tmp_path / "out",
+                            scheduler=cluster.scheduler_address, plots=False)
+        finally:
+            stop.set()
+            killer.join(10)
+    assert killed, "no worker was busy with a chunk: nothing was killed"
+    with pytest.raises(ProcessLookupError):
+        os.kill(killed["pid"], 0)  # that process is gone
+    assert len(res.rows) == 18 and len(res.configs) == 18
+    assert [_without_cfg(r) for r in res.rows] == [_without_cfg(r) for r in local_3x3x2.rows]
+    assert read_csv(res.csv) == read_csv(local_3x3x2.csv)
 
 
 def test_output_path_that_is_a_file(tmp_path):

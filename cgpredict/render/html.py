@@ -23,17 +23,21 @@ __all__ = ["GENERATOR", "is_report", "render_html", "write_report"]
 GENERATOR = "cgpredict report"
 
 CSS = """
-body{font-family:system-ui,sans-serif;margin:0 2em 3em;color:#222;max-width:1100px}
+body{font-family:system-ui,sans-serif;margin:0 2em 3em;color:#222;max-width:1100px;
+overflow-wrap:break-word}
 h1{font-size:1.5em}h2{border-bottom:1px solid #ccc;padding-top:.6em}
-table{border-collapse:collapse;margin:.4em 0}td,th{padding:2px 8px;border-bottom:1px solid #eee;
-text-align:left;vertical-align:top}th{background:#f5f5f5}td.num{text-align:right}
+table{border-collapse:collapse;margin:.4em 0;display:block;max-width:100%;overflow-x:auto}
+td,th{padding:2px 8px;border-bottom:1px solid #eee;text-align:left;vertical-align:top}
+th{background:#f5f5f5}td.num{text-align:right}
 nav a{margin-right:1em}.note{color:#8a6d3b;background:#fcf8e3;padding:4px 8px}
 pre.src{font-size:12px;line-height:1.35;margin:0}
-table.src td{padding:0 6px;border:none;font-family:monospace;font-size:12px;white-space:pre}
+table.src{display:table}table.src td{padding:0 6px;border:none;font-family:monospace;
+font-size:12px;white-space:pre-wrap;overflow-wrap:anywhere}
 table.src td.ln{color:#999;text-align:right;user-select:none}
 table.src tr.acc td.code{font-weight:600}
 table.src td.ann{font-family:system-ui,sans-serif;white-space:normal;color:#444;font-size:11px}
 .big{font-size:1.3em;font-weight:600}code{background:#f5f5f5;padding:0 3px}
+svg{max-width:100%;height:auto}
 """
 
 

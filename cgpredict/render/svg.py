@@ -33,6 +33,15 @@ def _t(
     )
 
 
+def _open(cls: str, width: float, height: float, label: str) -> str:
+    """The ``<svg>`` start tag: its natural size and a viewBox of the same size, so that the
+    page's CSS (``max-width:100%``) scales the whole chart down in a narrow window instead of
+    cutting it off."""
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" class="{cls}" width="{width}" '
+            f'height="{height}" viewBox="0 0 {width} {height}" role="img" '
+            f'aria-label="{label}">')
+
+
 @dataclass(frozen=True)
 class TimelineInputs:
     """The model's per-warp picture: each memory period (``mem_l`` cycles) follows a computation
@@ -79,8 +88,7 @@ def timeline_svg(t: TimelineInputs, max_warps: int = 8, periods: int = 3) -> str
     height = top + warps * row_h + 44
     scale = width / end
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="timeline" width="{left + width + 20}" '
-        f'height="{height}" role="img" aria-label="MWP-CWP timeline">',
+        _open("timeline", left + width + 20, height, "MWP-CWP timeline"),
         _t(left, 14, f"MWP {t.mwp:.2f}, CWP {t.cwp:.2f}, N {t.n_warps} warps per SM"
            + (f" (first {warps} shown)" if t.n_warps > warps else "")),
     ]
@@ -132,8 +140,7 @@ def roofline_svg(points: list[RooflinePoint], peak: float, bandwidth: float, tit
         return 10 + h - (math.log10(y) - math.log10(y_lo)) / math.log10(y_hi / y_lo) * h
 
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="roofline" width="{left + w + 30}" '
-        f'height="{h + bottom + 30}" role="img" aria-label="roofline">',
+        _open("roofline", left + w + 30, h + bottom + 30, "roofline"),
         f'<rect x="{left}" y="10" width="{w}" height="{h}" fill="none" stroke="#ccc"/>',
         f'<polyline fill="none" stroke="{COLOURS["roof"]}" stroke-width="2" points="'
         f'{px(x_lo):.1f},{py(bandwidth * x_lo):.1f} {px(ridge):.1f},{py(peak):.1f} '
@@ -178,8 +185,7 @@ def bars_svg(bars: list[Bar], unit: str, log: bool = False) -> str:
     hi = max(vals, default=1.0)
     lo = min(vals, default=1.0)
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="bars" width="{label_w + w + 120}" '
-        f'height="{len(bars) * row_h + 24}" role="img" aria-label="bar chart">'
+        _open("bars", label_w + w + 120, len(bars) * row_h + 24, "bar chart")
     ]
     for i, b in enumerate(bars):
         y = 4 + i * row_h

@@ -1,0 +1,98 @@
+"""numba's compiled kernels, made before the first run.
+
+Every numba function of cgpredict is ``@njit(cache=True)``: numba compiles it on its first
+call (all of them: about 15 s on a 2-core machine, against 1-2 s for a whole warm ``run``)
+and keeps the machine code in its cache, keyed by numba's version, the CPU and a hash of the
+source file's content. The cache sits where numba puts it: next to the module
+(``cgpredict/__pycache__``) when that folder is writable, else ``$NUMBA_CACHE_DIR``, else
+numba's user-wide cache (``~/.cache/numba``).
+
+``pip install .`` builds the wheel with ``setup.py``, whose ``build_py`` step runs
+``python -m cgpredict.numba_warm CORPUS`` on the built package: the README's first command
+(``cgpredict run polybench_c/gemm.c --block 32x32``) and a tiled file, with the trace cache
+off, so that numba writes the kernels the analysis uses into ``build/.../__pycache__``, and
+the wheel carries them. Installed on the machine that built it (numba's version and the CPU
+match), the first run reads them back. Elsewhere (another CPU, another numba, a read-only
+install) numba compiles them on the first run, once; ``cold()`` tells, and ``run`` then
+says so on its progress line.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+__all__ = ["WARM_RUNS", "cache_dir", "cold", "warm"]
+
+# (file under the corpus folder, cgpredict run arguments): what the warm-up runs
+WARM_RUNS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("gemm.c", ("--block", "32x32")),
+    ("gemm_tiled.c", ("--block", "32x32", "-D", "NI=256", "-D", "NJ=256", "-D", "NK=256",
+                      "--trace-size", "NI=64", "--trace-size", "NJ=64", "--trace-size",
+                      "NK=64")),
+)
+
+
+def _probe_cache():
+    """numba's cache of one kernel every analysis calls (the pseudo-warps' index map)."""
+    from .warps import _map_kernel
+
+    return getattr(_map_kernel, "_cache", None)
+
+
+def cache_dir() -> Path | None:
+    """Where numba keeps cgpredict's compiled kernels in this process (None: unknown)."""
+    cache = _probe_cache()
+    path = getattr(cache, "_cache_path", None)
+    return Path(path) if path else None
+
+
+def cold() -> bool:
+    """True when numba has no usable compiled kernels of cgpredict for this numba version
+    and this source: the next analysis compiles them (about 15 s, once). False when they are
+    there, or when numba's cache cannot be inspected."""
+    cache = _probe_cache()
+    try:
+        return not cache._cache_file._load_index()  # {}: missing, other version, stale
+    except Exception:  # numba's internals moved: say nothing rather than something wrong
+        return False
+
+
+def warm(corpus: Path) -> list[str]:
+    """Run the warm-up analyses of ``corpus`` (a ``polybench_c`` folder) in this process,
+    with cgpredict's trace cache off; returns the commands run."""
+    from click.testing import CliRunner
+
+    from .cli import main
+
+    os.environ["CGPREDICT_NO_CACHE"] = "1"
+    done = []
+    for name, args in WARM_RUNS:
+        argv = ["run", str(corpus / name), *args]
+        r = CliRunner().invoke(main, argv, catch_exceptions=False)
+        if r.exit_code != 0:
+            raise RuntimeError(f"cgpredict {' '.join(argv)}: exit {r.exit_code}: "
+                               f"{r.stderr.strip()[-500:]}")
+        done.append("cgpredict " + " ".join(argv))
+    return done
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m cgpredict.numba_warm CORPUS``: warm numba's cache, one line on stdout."""
+    import time
+
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1 or not Path(argv[0], WARM_RUNS[0][0]).is_file():
+        print("usage: python -m cgpredict.numba_warm POLYBENCH_C_FOLDER", file=sys.stderr)
+        return 2
+    t0 = time.perf_counter()
+    runs = warm(Path(argv[0]))
+    n = len(list(cache_dir().glob("*.nbi"))) if cache_dir() else 0
+    print(f"cgpredict: numba kernels compiled once and cached in {cache_dir()} "
+          f"({n} functions, {time.perf_counter() - t0:.1f} s; {len(runs)} warm-up runs)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -710,15 +710,16 @@ _UNROLL_DEEPER = (
     "ptxas unrolls this hot loop 32-64 times (0.1-0.2 integer instructions per source "
     "iteration left, cgpredict keeps 0.2-0.3 with its 16), and outside the loop it folds "
     "the constant offsets of the accesses into one base address per array where cgpredict "
-    "counts a mad per index and a cvta per array: 5-6 integer instructions per thread more "
-    "in cgpredict's 11-18"
+    "counts a mad per index and a cvta per array: 4.7-5.9 integer instructions per thread "
+    "more in cgpredict's 11-18"
 )
 _UNROLL_SHALLOW = (
     "ptxas unrolls this hot loop only 8-16 times (the plain port's store in the loop, or 3-4 "
     "pointers that advance: SYR2K, GESUMMV, Deriche's forward passes, the restrict "
-    "matrix products) and keeps 0.4-1.8 integer instructions per source iteration where "
-    "cgpredict keeps 0.2-0.4 (the affine share once per 16 iterations); SYRK's triangular "
-    "bounds add 3 per thread of setup"
+    "matrix products) and keeps 0.5-1.8 integer instructions per source iteration where "
+    "cgpredict keeps 0.2-0.4 (the affine share once per 16 iterations); SYRK plain: outside "
+    "the loop, the 64-bit bases of its two rows of A (a shift and a wide mad each), 3 integer "
+    "instructions per thread more than cgpredict's"
 )
 _OUTER_LOOP = (
     "the hot loop is nested in another sequential loop (j2 from j1: 8 trips per thread at "

@@ -482,16 +482,8 @@ class _LaunchContext:
         )
 
     def unroll(self, loop: int) -> int:
-        """How many iterations nvcc unrolls loop ``loop`` into one trip (compute.loop_unroll):
-        a loop of at most UNROLL_WHOLE iterations an entry at the work size (a strip-mined
-        tile loop) is one of constant trip count in the port's code; a longer one is bounded
-        by a size, a run-time parameter of the port."""
-        if loop < 0:
-            return 1
-        tr = self.trace
-        entries = float(tr.loop_entries[:, loop].sum())
-        per_entry = float(tr.loop_iters[:, loop].sum()) / entries if entries else 0.0
-        return loop_unroll(per_entry * self._ratio(loop))
+        """How many iterations nvcc unrolls loop ``loop`` into one trip (loop_unroll_at)."""
+        return loop_unroll_at(self.trace, loop, self._ratio(loop) if loop >= 0 else 1.0)
 
     def shared_counts(self, row: int, per_thread: dict, threads: float):
         """SharedMemoryCounts and barriers per thread of a tiled launch (SPEC §2.6)."""
@@ -711,6 +703,19 @@ def _mapping_warnings(trace: Trace, wt: WarpTrace, name: str) -> list[str]:
             f"synchronisation or another mapping"
         )
     return out
+
+
+def loop_unroll_at(trace: Trace, loop: int, ratio: float = 1.0) -> int:
+    """How many iterations nvcc unrolls loop ``loop`` of ``trace`` into one trip
+    (compute.loop_unroll), its iterations an entry grown by ``ratio`` to the work size: a loop
+    of at most UNROLL_WHOLE iterations an entry (a strip-mined tile loop) is one of constant
+    trip count in the port's code; a longer one is bounded by a size, a run-time parameter
+    of the port. 1 for straight-line code (loop -1)."""
+    if loop < 0:
+        return 1
+    entries = float(trace.loop_entries[:, loop].sum())
+    per_entry = float(trace.loop_iters[:, loop].sum()) / entries if entries else 0.0
+    return loop_unroll(per_entry * ratio)
 
 
 def _load_latency(s, device: GPUDevice) -> float:

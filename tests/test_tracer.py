@@ -565,11 +565,12 @@ int main(void) {
 def test_size_hint_names_only_macros_of_the_file():
     from cgpredict.tracer import _size_hint
 
-    text = "#define NI 64\nint A[NI];\n"
-    assert _size_hint({}, {"NI": "64", "FOO": "3"}, text) == "-D NI=32"
-    assert _size_hint({"NI": 16}, {}, text) == "-D NI=8"
+    text = "#define NI 64\n#define NJ 64\nint A[NI][NJ];\n"
+    # the message puts the option before the first; the hint joins the others with it
+    assert _size_hint({}, {"NI": "64", "FOO": "3"}, text) == "NI=32"
+    assert _size_hint({"NI": 16, "NJ": 16}, {}, text) == "NI=8 -D NJ=8"
     # run, advise, report: -D is the work size, the trace size is --trace-size
-    assert _size_hint({"NI": 16}, {}, text, "--trace-size") == "--trace-size NI=8"
+    assert _size_hint({"NI": 16, "NJ": 16}, {}, text, "--trace-size") == "NI=8 --trace-size NJ=8"
     assert _size_hint({}, {"FOO": "3"}, "int main(void) { for (;;); }\n") == ""
 
 

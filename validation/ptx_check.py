@@ -325,7 +325,10 @@ def model_kernels(name: str, port: str) -> dict[str, _ModelKernel]:
             *tc, tcomp = counts(tblocks, threads)
             arrays = {array_name(m.text) for m in kr.mem} - {""}
             thread = _ModelLoop(-1, 0, 0, *tc, tcomp + kernel_entry_insts(grid, len(arrays)), 1.0)
-            total = kr.profile.comp_insts  # what the model itself counts per thread
+            # what the model itself counts per thread, before it folds the loop control that
+            # nvcc's unrolling removes: this PTX is built with every loop `unroll 1`
+            # (sass_check.py compares the folded counts with the unrolled SASS)
+            total = kr.profile.comp_insts + kr.profile.folded_insts
             out[r.name] = _ModelKernel(
                 grid, thread, mloops, total, kr.profile.shared.load_insts
             )

@@ -23,7 +23,8 @@ models (``--port plain|restrict``), per kernel:
   model's unrolling fold is subtracted as the model does it (``kernel_analysis``: ``folded``,
   ``ThreadBodies.unrolled_savings``): of each innermost loop of the thread, the affine share
   (``parallelism.affine_share``) of its integer and branch instructions
-  (``compute.integer_insts``) is counted once per ``compute.LOOP_UNROLL`` iterations; it is
+  (``compute.integer_insts``) is counted once per unrolled trip
+  (``kernel_analysis.loop_unroll_at``); it is
   taken from the integer, branch and other classes by the same call on each class's share of
   the operations (``folded_classes``). The per-thread entry code
   (``compute.kernel_entry_insts``) is split as its docstring reads: per grid dimension 3
@@ -124,7 +125,7 @@ class ModelKernel:
     split_sum: float = 0.0  # the compute classes summed for that launch: comp_insts again
 
 
-def folded_classes(h, bodies, per_thread: dict[int, float]) -> dict[str, float]:
+def folded_classes(h, bodies, per_thread: dict[int, float], unroll_of) -> dict[str, float]:
     """What the model subtracts for unrolling (``kernel_analysis``: ``folded``, of
     ``ThreadBodies.unrolled_savings`` with ``compute.integer_insts``), split by comparison
     class: the same call with each class's share of every block's integer and branch
@@ -139,14 +140,16 @@ def folded_classes(h, bodies, per_thread: dict[int, float]) -> dict[str, float]:
             ops = [op for op in h.blocks[b].ops if model_op_class(*op[:3])[0] == cls]
             return integer_insts(ops)
 
-        out[cls] = bodies.unrolled_savings(per_thread, of)
-    whole = bodies.unrolled_savings(per_thread, lambda b: integer_insts(h.blocks[b].ops))
+        out[cls] = bodies.unrolled_savings(per_thread, of, unroll_of)
+    whole = bodies.unrolled_savings(
+        per_thread, lambda b: integer_insts(h.blocks[b].ops), unroll_of
+    )
     assert abs(sum(out.values()) - whole) <= 1e-9 * max(1.0, whole), (out, whole)
     return out
 
 
 def _block_classes(
-    h, bb, staged: set[int], blocks: set[int] | None, per: float, bodies=None
+    h, bb, staged: set[int], blocks: set[int] | None, per: float, bodies=None, unroll_of=None
 ) -> dict:
     """cgpredict's executed memory instructions and compute operations by comparison class
     in ``blocks`` (every block when None) of block executions ``bb``, divided by ``per``;
@@ -166,7 +169,7 @@ def _block_classes(
                 cls, cost = model_op_class(opcode, ty, detail)
                 out[cls] += cost * k * n / per
     if bodies is not None:
-        for cls, n in folded_classes(h, bodies, per_thread).items():
+        for cls, n in folded_classes(h, bodies, per_thread, unroll_of).items():
             out[cls] -= n
     out["total"] = sum(out[k] for k in SUMMARY if k != "total")
     return out
@@ -175,7 +178,7 @@ def _block_classes(
 COMPUTE = ("fp32", "integer", "branch", "other")
 
 
-def _model_classes(tr, kr, bb, threads: float, bodies) -> dict[str, float]:
+def _model_classes(tr, kr, bb, threads: float, bodies, unroll_of=None) -> dict[str, float]:
     """cgpredict's per-thread counts by comparison class for the kernel of report ``kr``
     with block executions ``bb`` over ``threads`` threads: its operations (less the unrolling
     fold) and memory instructions, staging loads, barriers and entry code."""
@@ -183,7 +186,9 @@ def _model_classes(tr, kr, bb, threads: float, bodies) -> dict[str, float]:
     from cgpredict.shared import array_name
 
     staged = {m.id for m in kr.mem if m.pattern == "shared"}
-    out = _block_classes(tr.header, bb, staged, None, threads, bodies)
+    out = _block_classes(tr.header, bb, staged, None, threads, bodies, unroll_of)
+    if staged:  # the model's shared loads: vectors of the elements a thread reads
+        out["ld_shared"] = kr.profile.shared.accesses
     out["ld_global"] += kr.profile.shared.load_insts
     out["barrier"] = kr.profile.sync_insts
     arrays = len({array_name(m.text) for m in kr.mem} - {""})
@@ -199,6 +204,7 @@ def model_kernels(name: str, port: str) -> dict[str, ModelKernel]:
     """cgpredict's per-thread classes and sequential loops for every kernel of ``name``.c."""
     import numpy as np
 
+    from cgpredict.kernel_analysis import loop_unroll_at
     from cgpredict.parallelism import thread_bodies
     from cgpredict.pipeline import RunOptions, prepare
     from cgpredict.summary import region_block_counts
@@ -220,6 +226,10 @@ def model_kernels(name: str, port: str) -> dict[str, ModelKernel]:
             mapped = d2 if grid == 2 else d1
             threads = float(sum(iters[i] for i in mapped))
             bodies = thread_bodies(tr, r.index, grid)
+
+            def unroll_of(lid: int, tr=tr) -> int:  # the model's (kernel_analysis), traced size
+                return loop_unroll_at(tr, lid)
+
             seq = sorted(
                 (lp for lp in tr.header.loops if lp.region == r.index and lp.depth > grid),
                 key=lambda lp: (lp.line, lp.depth),
@@ -233,16 +243,18 @@ def model_kernels(name: str, port: str) -> dict[str, ModelKernel]:
                 for c in tr.header.loops:
                     if c.parent == lp.id:
                         own -= set(c.blocks)
-                per_iter = _block_classes(tr.header, bb, staged, own, n, bodies) if n else {}
+                per_iter = (
+                    _block_classes(tr.header, bb, staged, own, n, bodies, unroll_of) if n else {}
+                )
                 loops.append(ModelLoop(lp.line, lp.depth - grid, n / threads, per_iter))
             # the launch the report's profile is of (kernel_analysis: the first recorded one)
             first = int(np.flatnonzero(rows & (tr.launches["recorded"] == 1))[0])
             n1 = float(tr.loop_iters[first, mapped].sum()) if mapped else 1.0
-            one = _model_classes(tr, kr, tr.bb_counts[first], n1, bodies)
+            one = _model_classes(tr, kr, tr.bb_counts[first], n1, bodies, unroll_of)
             out[r.name] = ModelKernel(
                 grid,
                 loops,
-                _model_classes(tr, kr, bb, threads, bodies),
+                _model_classes(tr, kr, bb, threads, bodies, unroll_of),
                 kr.profile.comp_insts,
                 sum(one[c] for c in COMPUTE),
             )
@@ -555,12 +567,6 @@ def _gap_rows(checks: list[KernelCheck]) -> list[str]:
     return lines or ["none"]
 
 
-def _unroll() -> int:
-    from cgpredict.compute import LOOP_UNROLL
-
-    return LOOP_UNROLL
-
-
 def render(checks: list[KernelCheck]) -> str:
     """The Markdown of validation/results/sass-check.md."""
     ok = [k for k in checks if k.sass is not None]
@@ -576,8 +582,10 @@ def render(checks: list[KernelCheck]) -> str:
         "default blocks). cgpredict = what the model counts: its",
         "compute count (`comp_insts`, of which the affine share of an innermost loop's integer "
         "and branch",
-        f"instructions is counted once per {_unroll()} iterations: nvcc's unrolling) split by "
-        "class, its memory",
+        "instructions is counted once per unrolled trip: 4 iterations for a loop bounded by a "
+        "size, a run-time parameter of a PolyBench/GPU port, a whole tile loop of up to 32; "
+        "these ports bound their loops by compile-time macros, which ptxas unrolls 8-80 times) "
+        "split by class, its memory",
         "instructions, shared loads and barriers. SASS = what the measured binaries run, "
         "estimated: the",
         "counts with every loop `#pragma unroll 1` (per-loop counts x the C loops' iterations "

@@ -156,9 +156,25 @@ def bwrap_command(argv: list[str], workdir: Path, seccomp_fd: int | None = None
     seccomp = ["--seccomp", str(seccomp_fd)] if seccomp_fd is not None else []
     return [
         bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+        *_tmp_program(argv, workdir),
         "--bind", str(workdir), str(workdir), "--unshare-net", "--unshare-pid", "--unshare-ipc",
         "--die-with-parent", "--new-session", *seccomp, "--chdir", str(workdir), "--", *argv,
     ]
+
+
+def _tmp_program(argv: list[str], workdir: Path) -> list[str]:
+    """A read-only view of the folder under /tmp that holds the program run, when it lies
+    there and outside ``workdir`` (an interpreter in a virtual environment under /tmp): the
+    private /tmp would hide it. Nothing else of the caller's /tmp is shown."""
+    if not argv or not os.path.isabs(argv[0]):
+        return []
+    parts = Path(argv[0]).parts
+    if len(parts) < 3 or parts[1] != "tmp":
+        return []
+    top = Path(parts[0], parts[1], parts[2])
+    if Path(workdir).is_relative_to(top):
+        return []
+    return ["--ro-bind", str(top), str(top)]
 
 
 def _filter_fd(data: bytes) -> int:

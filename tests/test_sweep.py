@@ -233,7 +233,11 @@ def _finished_plugin(distributed, into: list):
 
 
 @pytest.mark.slow
-def test_dask_cluster_table_equals_local_pool(tmp_path, cluster, local_3x3x2):
+def test_dask_cluster_table_equals_local_pool(tmp_path, cluster, local_3x3x2, monkeypatch):
+    # the trace is a task of the cluster when the cache is on (an in-process --no-cache of
+    # another test may have turned it off): on, in a folder of this test's own
+    monkeypatch.delenv("CGPREDICT_NO_CACHE", raising=False)
+    monkeypatch.setenv("CGPREDICT_CACHE_DIR", str(tmp_path / "cache"))
     r = CliRunner().invoke(main, [
         "sweep", str(GEMM), "--block", "16x16,32x8,32x4", "--device", "tk1,h100,gtx980",
         "-D", "N=64,128", *[a for n, v in TRACE.items() for a in ("--trace-size", f"{n}={v}")],

@@ -4,6 +4,7 @@ scaling to the work size, and the model, launch by launch (SPEC §2.2-2.6)."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import re
 from collections import Counter
@@ -481,9 +482,19 @@ class _LaunchContext:
             busiest, load_cycles, dev.fp_latency_cycles, dev.inst_latency_cycles, self.unroll
         )
 
+    @functools.cached_property
+    def _unrolls(self) -> dict[int, int]:
+        """loop_unroll_at of every loop a thread body runs, found once for the region (the
+        trace's loop counts over all launches: the same for each launch modelled)."""
+        return {
+            lid: loop_unroll_at(self.trace, lid, self._ratio(lid))
+            for lid in self.bodies.loop_ids
+            if lid >= 0
+        }
+
     def unroll(self, loop: int) -> int:
         """How many iterations nvcc unrolls loop ``loop`` into one trip (loop_unroll_at)."""
-        return loop_unroll_at(self.trace, loop, self._ratio(loop) if loop >= 0 else 1.0)
+        return self._unrolls.get(loop, 1)
 
     def shared_counts(self, row: int, per_thread: dict, threads: float):
         """SharedMemoryCounts and barriers per thread of a tiled launch (SPEC §2.6)."""

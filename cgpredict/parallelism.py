@@ -178,16 +178,14 @@ class ThreadBodies:
     graphs: tuple[dddg.LoopBody, ...] = ()
     looped: tuple[bool, ...] = ()
     loop_ids: tuple[int, ...] = ()  # each body's loop (-1: straight-line code)
+    affine: tuple[float, ...] = ()  # each body's affine_share (0 for straight-line code)
 
     def unrolled_savings(self, per_thread: Mapping[int, float], integer_of, unroll_of) -> float:
         """Instructions per thread that unrolling folds away: of each loop body's integer
         and branch instructions (``integer_of(block id)`` an execution), the affine share
         (affine_share) bar one in ``unroll_of(loop id)``. Nothing for straight-line code."""
         saved = 0.0
-        for (_, blocks), g, looped, lid in zip(
-            self.bodies, self.graphs, self.looped, self.loop_ids
-        ):
-            share = affine_share(g) if looped else 0.0
+        for (_, blocks), share, lid in zip(self.bodies, self.affine, self.loop_ids):
             if share > 0:
                 keep = 1.0 / unroll_of(lid)
                 saved += share * (1 - keep) * sum(
@@ -255,6 +253,7 @@ def thread_bodies(trace: Trace, region: int, grid: int) -> ThreadBodies:
         graphs=tuple(g for g, _, _, _ in graphs),
         looped=tuple(looped for _, _, looped, _ in graphs),
         loop_ids=tuple(lid for _, _, _, lid in graphs),
+        affine=tuple(affine_share(g) if looped else 0.0 for g, _, looped, _ in graphs),
     )
 
 

@@ -169,6 +169,19 @@ def _opcode(stmt: str) -> str:
     return tok[0].rstrip(";") if tok else ""
 
 
+def nest_loops(loops: list) -> list:
+    """Loops (each with ``start``/``end`` instruction indices) in layout order, nested by
+    containment: each one's ``parent`` (the innermost loop around it) and ``depth`` set; the
+    PTX and the SASS check find loops alike, from back edges."""
+    loops = sorted(loops, key=lambda lp: (lp.start, -lp.end))
+    for k, lp in enumerate(loops):
+        encl = [p for p in range(k) if loops[p].start <= lp.start and lp.end <= loops[p].end]
+        if encl:
+            lp.parent = max(encl, key=lambda p: loops[p].start)
+            lp.depth = loops[lp.parent].depth + 1
+    return loops
+
+
 def parse_kernel(mangled: str, body: str) -> PtxKernel:
     """Loops and counts of one kernel whose body (between its braces) is ``body``."""
     stmts = _instructions(body)
@@ -185,15 +198,7 @@ def parse_kernel(mangled: str, body: str) -> PtxKernel:
             m = _BRANCH_TARGET.search(stmt)
             if m and m.group(1) in label_at and label_at[m.group(1)] <= i:
                 ends[m.group(1)] = max(ends.get(m.group(1), -1), i)
-    loops = sorted(
-        (PtxLoop(lbl, label_at[lbl], end) for lbl, end in ends.items()),
-        key=lambda lp: (lp.start, -lp.end),
-    )
-    for k, lp in enumerate(loops):
-        encl = [p for p in range(k) if loops[p].start <= lp.start and lp.end <= loops[p].end]
-        if encl:
-            lp.parent = max(encl, key=lambda p: loops[p].start)
-            lp.depth = loops[lp.parent].depth + 1
+    loops = nest_loops([PtxLoop(lbl, label_at[lbl], end) for lbl, end in ends.items()])
     outside = Counts()
     for i, stmt in enumerate(insts):
         inner = [k for k, lp in enumerate(loops) if lp.start <= i <= lp.end]

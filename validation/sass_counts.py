@@ -225,16 +225,7 @@ def _find_loops(insts: list[SassInst], label_at: dict[str, int]) -> list[SassLoo
         if sass_class(inst.opcode) == "branch" and inst.target in label_at:
             if label_at[inst.target] <= i:
                 ends[inst.target] = max(ends.get(inst.target, -1), i)
-    loops = sorted(
-        (SassLoop(lbl, label_at[lbl], end) for lbl, end in ends.items()),
-        key=lambda lp: (lp.start, -lp.end),
-    )
-    for k, lp in enumerate(loops):
-        encl = [p for p in range(k) if loops[p].start <= lp.start and lp.end <= loops[p].end]
-        if encl:
-            lp.parent = max(encl, key=lambda p: loops[p].start)
-            lp.depth = loops[lp.parent].depth + 1
-    return loops
+    return ptx_counts.nest_loops([SassLoop(lbl, label_at[lbl], end) for lbl, end in ends.items()])
 
 
 def parse_kernel(mangled: str, lines: list[str]) -> SassKernel:

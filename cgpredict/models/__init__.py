@@ -39,7 +39,6 @@ __all__ = [
     "KernelTime",
     "kernel_parts",
     "kernel_time",
-    "kernel_time_ms",
     "program_sync_ms",
     "hongkim_raw",
     "launch_bounds",
@@ -109,17 +108,6 @@ def kernel_parts(
     return kernel_time(
         [(predict(p, device, model, **options).time_ms, w) for p, w in launches], device, sync
     )
-
-
-def kernel_time_ms(
-    launches: Sequence[tuple[KernelProfile, float]],
-    device: GPUDevice,
-    model: str = "cgpredict",
-    sync: str = DEFAULT_SYNC,
-    **options: Any,
-) -> float:
-    """Total time of all launches of one kernel (``kernel_parts``' sum)."""
-    return kernel_parts(launches, device, model, sync, **options).total_ms
 
 
 def bound_text(result: ModelResult) -> str:

@@ -59,9 +59,18 @@ def csmith_include() -> Path | None:
 
 
 def generate(seed: int, out: Path) -> None:
-    """The csmith program of ``seed`` at ``out``."""
-    subprocess.run(["csmith", "--seed", str(seed), "-o", out.name], check=True, cwd=out.parent,
-                   capture_output=True, timeout=120)  # it also writes platform.info there
+    """The csmith program of ``seed`` at ``out``.
+
+    csmith also writes platform.info into its working folder, so each program is made in a
+    folder of its own: two seeds generated at once in one folder race on that file (csmith
+    exits 255)."""
+    with tempfile.TemporaryDirectory(prefix=f"gen{seed}-", dir=out.parent) as gen:
+        res = subprocess.run(["csmith", "--seed", str(seed), "-o", out.name], cwd=gen,
+                             capture_output=True, text=True, timeout=120)
+        if res.returncode != 0:
+            raise RuntimeError(f"csmith --seed {seed} failed ({res.returncode}): "
+                               f"{res.stderr.strip() or res.stdout.strip()}")
+        shutil.move(str(Path(gen, out.name)), out)
 
 
 def insert_pragma(text: str) -> str | None:

@@ -181,6 +181,8 @@ def _shapes(nest: AffineNest, trace_trips=None) -> list[_Shape]:
 
 @dataclass(frozen=True)
 class _Geometry:
+    """One array's tile at given tile sizes: extents, fills and how its fills reach DRAM."""
+
     shape: _Shape
     ext: tuple[int, ...]
     bytes: int

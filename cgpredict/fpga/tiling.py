@@ -38,8 +38,7 @@ Every point must fit the device's usable DSP / BRAM36 / LUT / FF; the exploratio
 points it evaluated, skips tile sizes whose buffers cannot fit even unpartitioned, and keeps
 the Pareto front (time, resource share, DRAM transfer time) of the rest. Of the points within
 1% of the fastest it reports the one with the shortest transfers (long bursts, little data: the
-most slack under the transfer
-estimate), then the smaller one.
+most slack under the transfer estimate), then the smaller one.
 """
 
 from __future__ import annotations

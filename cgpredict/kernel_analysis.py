@@ -12,6 +12,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .atomics import (
+    AtomicSite,
+    PortShape,
+    as_atomics,
+    atomic_notes,
+    drop_covered,
+    find_sites,
+    port_costs,
+    site_sids,
+    with_shared,
+)
 from .cache import CacheConfig
 from .compute import (
     ComputeCounts,
@@ -147,7 +158,9 @@ def analyze_region(
         wt = _transposed(trace, wt, opts.transpose)
     access_bytes = np.array([m.bytes for m in h.mem] or [4])
     cache = CacheConfig(device.l2_line_bytes, device.l2_sets, device.l2_ways)
-    warnings += _mapping_warnings(trace, wt, info.name)
+    sites = find_sites(trace, region, grid, wt, device.l2_sector_bytes)
+    warnings += drop_covered(_mapping_warnings(trace, wt, info.name), sites)
+    warnings += atomic_notes(sites, info.name, opts.reduce)
     if wt.n_threads == 0:
         warnings.append(
             f"{info.name}: no pseudo-thread made a memory access at the trace size "
@@ -216,6 +229,12 @@ def analyze_region(
         thread_bodies(trace, region, grid),
         _busiest_share(wt),
         restores,
+        sites=sites,
+        shape=PortShape(threads_per_block=block.threads, blocks=0,
+                        resident_blocks=device.sm_count * max(
+                            warps_per_batch * device.warp_size // block.threads, 1),
+                        warp_size=device.warp_size, sector_bytes=device.l2_sector_bytes,
+                        level=opts.reduce),
     )
     # Launches with identical block and loop counts (FDTD time steps) and the same data left
     # in the L2 by earlier launches (residency.py) are modelled once.
@@ -349,6 +368,8 @@ class _LaunchContext:
     bodies: ThreadBodies = ThreadBodies()  # the thread's code, for ILP and MLP
     busiest: float = 1.0  # the busiest thread's memory events / the mean thread's
     restores: frozenset[int] = frozenset()  # stores of an accumulator (port.restoring_stores)
+    sites: tuple[AtomicSite, ...] = ()  # locations every thread updates (atomics.py)
+    shape: PortShape | None = None  # what their port's atomics depend on
 
     def extents(self, row: int) -> tuple[float, float]:
         """(x, y) pseudo-threads of trace launch ``row``, scaled to the work size."""
@@ -390,11 +411,13 @@ class _LaunchContext:
         if problem:
             raise PredictionError(f"kernel {self.name}: {problem}")
         blocks = max(math.ceil(gx / self.block.x) * math.ceil(gy / self.block.y), 1)
-        skip = {a.sid for a in self.staged}
+        skip = {a.sid for a in self.staged} | site_sids(self.sites)
         mem_reports, patterns, stores = _memory_profile(
             tr, mem, per_thread, self.region, skip, self.restores
         )
         shared, sync = self.shared_counts(row, per_thread, threads)
+        port = port_costs(self.sites, per_thread, self.shape, blocks)
+        mem_reports, shared = as_atomics(mem_reports, self.sites), with_shared(shared, port)
         ops: Counter = Counter()
         weights = [
             (per_thread.get(h.mem[s.sid].block, 0.0), h.mem[s.sid].bytes)
@@ -428,7 +451,8 @@ class _LaunchContext:
             coal=patterns[COAL],
             uncoal=patterns[UNCOAL],
             const=patterns[CONST],
-            comp_insts=max(comp.total - folded, 0.0) + entry,
+            comp_insts=max(comp.total - folded, 0.0) + entry + port.extra_insts
+            + port.atomics.insts,
             sfu_insts=comp.sfu,
             fp_insts=comp.fp,
             registers_per_thread=self.opts.registers_per_thread,
@@ -437,8 +461,9 @@ class _LaunchContext:
             mlp=par.mlp,
             launches=1,
             shared=shared,
-            sync_insts=sync,
+            sync_insts=sync + port.barriers,
             stores=stores,
+            atomics=port.atomics,
             chain_cycles=chain,
             folded_insts=folded,
         )

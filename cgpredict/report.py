@@ -57,6 +57,8 @@ def _bounds_text(r) -> list[str]:
         f"{b.dram_cycles:.4g} ({b.dram_bytes / 1e6:.4g} MB), issue {b.issue_cycles:.4g}, "
         f"L2 path {b.l2_cycles:.4g} ({b.l2_store_trans:.4g} store transactions), "
         f"critical path {b.chain_cycles:.4g} (the busiest thread's own chain)"
+        + (f", atomic {b.atomic_cycles:.4g} ({b.atomic_ops:.4g} atomic operations, the "
+           f"busiest address's one after another)" if b.atomic_ops else "")
     ]
 
 

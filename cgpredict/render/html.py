@@ -132,6 +132,9 @@ def _kernel_section(k, dev, source_name: str) -> str:
                                 "store transactions"),
             ("chain", b.chain_cycles, "the busiest thread's own critical path, every wave"),
         ]
+        if b.atomic_ops:
+            rows.append(("atomic", b.atomic_cycles, f"{b.atomic_ops:.4g} atomic operations, "
+                         "the busiest address's applied one after another"))
         out.append("<table class='bounds'><tr><th>bound</th><th>cycles per launch</th>"
                    "<th>what it counts</th></tr>")
         for name, cyc, what in rows:

@@ -33,6 +33,7 @@ from .compute import (
 )
 from .devices import GPUDevice
 from .energy import predict_energy
+from .footprint import check_lines, moved_warning, size_check
 from .memory import (
     COAL,
     CONST,
@@ -190,19 +191,14 @@ def analyze_region(
     scale = _cache_scale(
         trace, region, grid, block, wt, d1, d2, sizes, tsz, wsz, factor, warps_per_batch
     )
+    check = size_check(trace, region, sizes, tsz, wsz, device)
+    scale = dataclasses.replace(scale, gathers=check.gathers)
     restores = restoring_stores(
         wt.addr, wt.lane, wt.inst_start, wt.inst_warp, wt.inst_sid, is_store
     )
-    mem = analyze_memory(
-        wt,
-        access_bytes,
-        cache,
-        warps_per_batch,
-        scale,
-        device.l2_sector_bytes,
-        _l1_config(device, wt, block),
-        is_store,
-    )
+    memory_args = (wt, access_bytes, cache, warps_per_batch, scale, device.l2_sector_bytes,
+                   _l1_config(device, wt, block), is_store)
+    mem = analyze_memory(*memory_args)
     all_rows = np.flatnonzero(trace.launches["region"] == region)
     launches_work = (
         max(int(round(_trip(sizes.launches[region], wsz))), 1)
@@ -273,6 +269,11 @@ def analyze_region(
     energy = None if energy is None else energy * per_trace_launch
     first = cache[keys[launch]][0]
     warnings += first.warnings
+    if check.gathers:  # the prediction with the trace's own reuse of the gathers
+        args = list(memory_args)
+        args[4] = dataclasses.replace(scale, gathers=())
+        plain = dataclasses.replace(ctx, mem=analyze_memory(*args)).model(launch)[0]
+        warnings += moved_warning(info.name, check, first.result.time_ms, plain.result.time_ms)
     warnings += _resident_notes(resident.values(), device, info.name)
     warnings += _port_warnings(first.mem, h.port, info.name)
     return KernelReport(
@@ -298,6 +299,7 @@ def analyze_region(
         occupancy_limit=_occupancy_limit(first.geometry),
         batches=first.geometry.waves,
         launch_profiles=launch_profiles,
+        size_check=check_lines(check),
     )
 
 

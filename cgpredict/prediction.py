@@ -99,6 +99,9 @@ class KernelReport:
     kernel_ms: float = 0.0
     launch_ms: float = 0.0
     once_ms: float = 0.0
+    # the trace-size check (footprint.py): per cache level, the arrays' bytes traced and at
+    # the work size, and the reuse scaled for it
+    size_check: tuple[str, ...] = ()
 
     @property
     def time_ms(self) -> float:

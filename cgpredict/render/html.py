@@ -123,6 +123,9 @@ def _kernel_section(k, dev, source_name: str) -> str:
         f"{k.grid_threads[0]}x{k.grid_threads[1]} threads, block {esc(k.block)}, "
         f"L2 hit rate {k.l2_hit_rate:.1%}.</p>",
     ]
+    if k.size_check:
+        out.append("<p class='size-check'>Trace size: "
+                   + "; ".join(esc(x) for x in k.size_check) + ".</p>")
     if b is not None:
         rows = [
             ("model", r.model_cycles, "the model's own estimate"),

@@ -337,6 +337,7 @@ def with_shared(shared: SharedMemoryCounts, port: PortCosts) -> SharedMemoryCoun
         shared,
         insts_by_conflict=shared.insts_by_conflict + port.shared,
         wavefronts=shared.wavefronts + extra if shared.wavefronts else 0.0,
+        bytes_per_block=shared.bytes_per_block + int(port.atomics.footprint_bytes),
     )
 
 

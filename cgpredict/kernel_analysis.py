@@ -227,7 +227,7 @@ def analyze_region(
         restores,
         sites=sites,
         shape=PortShape(threads_per_block=block.threads, blocks=0,
-                        resident_blocks=device.sm_count * max(
+                        resident_blocks=max(  # every SM's
                             warps_per_batch * device.warp_size // block.threads, 1),
                         warp_size=device.warp_size, sector_bytes=device.l2_sector_bytes,
                         level=opts.reduce),

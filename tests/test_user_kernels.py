@@ -2,8 +2,8 @@
 256-bin histogram, a naive transpose, Jacobi-2D with swapped grids, a row-wise softmax, AoS
 vs SoA particles, n-body, a grid-stride dot product), predicted with physical checks:
 
-* no prediction beats its DRAM, issue or L2-path bound (models/bounds.py), on the TK1 and
-  the H100;
+* no prediction beats its DRAM, issue, L2-path or atomic bound (models/bounds.py), on the
+  TK1 and the H100;
 * a streaming kernel whose data exceed the L2 moves exactly its compulsory DRAM bytes: what
   it reads once and the sectors it dirties, written back once (on the TK1, 128 KB of L2, so
   small work sizes already overflow it);
@@ -66,7 +66,7 @@ def test_no_prediction_beats_a_bound(reports, name, device):
             r = predict(prof, dev)
             b = launch_bounds(prof, dev, launch_geometry(prof, dev))
             for what, bound in (("DRAM", b.dram_cycles), ("issue", b.issue_cycles),
-                                ("L2", b.l2_cycles)):
+                                ("L2", b.l2_cycles), ("atomic", b.atomic_cycles)):
                 assert r.cycles >= bound * (1 - 1e-9), (k.name, what)
 
 

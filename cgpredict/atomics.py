@@ -86,8 +86,8 @@ def _address_stats(wt, sid: int, sector: int) -> tuple[int, float, float, float]
         return 0, 0.0, 0.0, 0.0
     _, per_addr = np.unique(addr, return_counts=True)
     n_insts = len(np.unique(inst))
-    sectors = len(np.unique(np.stack([inst, (addr // np.uint64(sector)).astype(np.int64)]),
-                            axis=1))
+    pairs = np.stack([inst, (addr // np.uint64(sector)).astype(np.int64)])
+    sectors = np.unique(pairs, axis=1).shape[1]  # distinct (instruction, sector) pairs
     order = np.lexsort((addr, inst))
     a, i = addr[order], inst[order]
     new_run = np.concatenate([[True], (a[1:] != a[:-1]) | (i[1:] != i[:-1])])
@@ -124,9 +124,12 @@ def _rmw_sites(trace: Trace, wt, sector: int) -> list[AtomicSite]:
     return out
 
 
-def _is_reduction(body: dddg.LoopBody, phi: int) -> bool:
+def _is_reduction(body: dddg.LoopBody, phi: int, kept: frozenset[int] = frozenset()
+                  ) -> bool:
     """True when header phi ``phi`` is only combined with each iteration's value by one
-    associative operation chain ending in its latch value, and nothing else reads it."""
+    associative operation chain ending in its latch value, and nothing else reads it but
+    stores of ``kept`` (static stores of one location every thread writes: the accumulator
+    kept in memory too, where pointers may alias)."""
     users: dict[int, list[int]] = {}
     for o in body.ops:
         for k in o.operands:
@@ -142,12 +145,23 @@ def _is_reduction(body: dddg.LoopBody, phi: int) -> bool:
             return False
         cur, cls = nxt.index, nxt.klass
         if cur == end:
-            return not users.get(end)
+            return all(body.ops[u].klass == "store" and body.ops[u].mem_id in kept
+                       for u in users.get(end, []))
     return False
 
 
-def _register_sites(trace: Trace, region: int, grid: int) -> list[AtomicSite]:
-    """Reductions kept in a register: accumulators carried by a mapped loop (depth <= grid)."""
+def _one_location_stores(trace: Trace, wt, sector: int) -> frozenset[int]:
+    """Stores of the launch's inter-thread dependence that write one location only."""
+    dep = wt.dependence
+    if dep is None or dep.forwarded:
+        return frozenset()
+    return frozenset(s for s in dep.store_ids if _address_stats(wt, s, sector)[0] == 1)
+
+
+def _register_sites(trace: Trace, region: int, grid: int, kept: frozenset[int] = frozenset()
+                    ) -> list[AtomicSite]:
+    """Reductions kept in a register: accumulators carried by a mapped loop (depth <= grid),
+    also stored every iteration only by ``kept`` stores (see _is_reduction)."""
     h = trace.header
     out = []
     mod = _module(h.ir_text)
@@ -162,9 +176,14 @@ def _register_sites(trace: Trace, region: int, grid: int) -> list[AtomicSite]:
         body = dddg.loop_body(mod.functions[lp.function], labels, mem)
         for o in body.ops:
             if (o.klass == "phi" and o.carried >= 0 and o.index not in body.induction
-                    and _is_reduction(body, o.index)):
+                    and _is_reduction(body, o.index, kept)):
+                stores = tuple(sorted(
+                    u.mem_id for u in body.ops if u.klass == "store" and u.mem_id in kept
+                    and o.carried in u.operands))
+                text = (h.mem[stores[0]].base if stores
+                        else _accumulator_name(trace, region, lp.blocks))
                 out.append(AtomicSite(
-                    kind="reduction", text=_accumulator_name(trace, region, lp.blocks),
+                    kind="reduction", text=text, sids=stores,
                     location=f"{h.source_name}:{lp.line}", bytes=_type_bytes(o.type),
                 ))
     return out
@@ -188,7 +207,10 @@ def _accumulator_name(trace: Trace, region: int, loop_blocks) -> str:
 def find_sites(trace: Trace, region: int, grid: int, wt, sector_bytes: int
                ) -> tuple[AtomicSite, ...]:
     """The region's locations updated by every thread: atomic sites and reductions."""
-    return tuple(_rmw_sites(trace, wt, sector_bytes) + _register_sites(trace, region, grid))
+    rmw = _rmw_sites(trace, wt, sector_bytes)
+    taken = site_sids(tuple(rmw))
+    kept = _one_location_stores(trace, wt, sector_bytes) - taken
+    return tuple(rmw + _register_sites(trace, region, grid, kept))
 
 
 def site_sids(sites: tuple[AtomicSite, ...]) -> frozenset[int]:

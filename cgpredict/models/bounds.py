@@ -108,7 +108,7 @@ def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry
         warp_insts=warp_insts,
         issue_cycles=issue_cycles,
         l2_load_trans=warps * l2_loads,
-        l2_store_trans=warps * st.l2_trans,
+        l2_store_trans=warps * (st.l2_trans + at.trans),  # atomics ride the store path
         l2_cycles=l2_cycles,
         chain_cycles=profile.chain_cycles * max(math.ceil(geo.waves - 1e-9), 1),
         atomic_ops=atomic_ops,

@@ -14,6 +14,10 @@ predicted speedup, each re-predicted from the same trace rather than guessed.
   ``C[i][j] += ...`` is stored on every iteration; ``__restrict__`` or a local sum keeps it in
   a register, predicted from a second trace of the restrict port; and that change combined
   with the best coalescing or tiling fix, re-predicted as one kernel (not multiplied);
+* **block reduction** and **privatisation** (atomic_fixes): a reduction over the threads
+  combined per block (shuffles, shared memory, one atomicAdd per block) instead of per warp;
+  a histogram's bins kept per block in shared memory and merged once per block; both
+  re-predicted with ``RunOptions.reduce = "block"`` (atomics.py), each with a CUDA snippet;
 * **GPUPerf benefits** (B_itilp, B_memlp, B_fp, B_serial) and the bound of every kernel.
 
 A fix predicted slower than now is listed as not worth doing (no instruction); the baseline's
@@ -21,7 +25,8 @@ warnings and the fixes that could not be predicted are given as notes.
 
 
 The package: ``advice`` (what it hands back, its text and chart), ``fixes`` (each candidate
-fix, re-predicted), ``rank`` (``advise``: the fixes predicted side by side and ranked).
+fix, re-predicted), ``atomic_fixes`` (the fixes of reductions and atomics), ``rank``
+(``advise``: the fixes predicted side by side and ranked).
 """
 
 from .advice import (

@@ -16,6 +16,7 @@ from ..pipeline import (
     usable_cores,
 )
 from .advice import Advice, Fix, benefits
+from .atomic_fixes import atomic_fixes
 from .fixes import (
     block_fix,
     combined_fix,
@@ -125,7 +126,9 @@ def advise_prepared(
             sh = pool.submit(shared_fix, prep, opts, base, tiled, own[1])
             coal = start_coalescing(prep, opts, base, own[0], pool)
             bl = None if quick else block_fix(prep, opts, base, own[2], pool)
+            at = pool.submit(atomic_fixes, prep, opts, base)
             fixes += coal()
+            fixes += at.result()
             if sh.result():
                 fixes.append(sh.result())
             if bl:

@@ -13,9 +13,19 @@ from pathlib import Path
 
 import pytest
 
-from cgpredict.advisor import (BLOCKS_1D, BLOCKS_2D, COMBINE, Fix, advise, benefits, block_fix,
-                               render_text, shared_candidates, shared_candidates_by_kernel,
-                               shared_fix)
+from cgpredict.advisor import (
+    BLOCKS_1D,
+    BLOCKS_2D,
+    COMBINE,
+    Fix,
+    advise,
+    benefits,
+    block_fix,
+    render_text,
+    shared_candidates,
+    shared_candidates_by_kernel,
+    shared_fix,
+)
 from cgpredict.advisor.fixes import _swap
 from cgpredict.pipeline import RunOptions, predict_source, prepare
 from cgpredict.warps import Block

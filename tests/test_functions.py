@@ -4,7 +4,6 @@ would do to the function: static or not, inlined or not, called once or from a l
 from __future__ import annotations
 
 import dataclasses
-
 import re
 from pathlib import Path
 

@@ -12,8 +12,8 @@ import pytest
 
 from cgpredict.devices import load_device
 from cgpredict.kernel_analysis import _resident_warps
-from cgpredict.pipeline import RunOptions, predict_source
 from cgpredict.occupancy import BlockDoesNotFit
+from cgpredict.pipeline import RunOptions, predict_source
 from cgpredict.warps import Block
 
 ROWS = """\

@@ -10,7 +10,6 @@ B and C coalesced. SYRK: NJ loads each of A[i][k]
 from __future__ import annotations
 
 import dataclasses
-
 import math
 from pathlib import Path
 
@@ -18,8 +17,14 @@ import pytest
 
 from cgpredict.devices import load_device
 from cgpredict.errors import CGPredictError
-from cgpredict.pipeline import (PredictionError, RunOptions, analyze_trace, predict_source,
-                                prepare, resolve_sizes)
+from cgpredict.pipeline import (
+    PredictionError,
+    RunOptions,
+    analyze_trace,
+    predict_source,
+    prepare,
+    resolve_sizes,
+)
 from cgpredict.tracefile import read_trace
 from cgpredict.warps import Block
 
@@ -245,7 +250,8 @@ def test_resolve_sizes():
     assert resolve_sizes(text, {}, {})[:2] == (sizes(GEMM_N, 1024), sizes(GEMM_N, 128))
     assert resolve_sizes(text, {"NI": 2048}, {"NK": 16})[:2] == (
         {"NI": 2048, "NJ": 1024, "NK": 1024}, {"NI": 128, "NJ": 128, "NK": 16})
-    plain = "#ifndef N\n#define N 4096\n#endif\nint main(void) {\n#pragma cgp kernel k\n  for (int i = 0; i < N; i++);\n}\n"
+    plain = ("#ifndef N\n#define N 4096\n#endif\nint main(void) {\n#pragma cgp kernel k\n"
+             "  for (int i = 0; i < N; i++);\n}\n")
     work, trace = resolve_sizes(plain, {}, {})[:2]
     assert work == {"N": 4096} and trace["N"] <= 4096
     assert resolve_sizes(plain, {"N": 64}, {"N": 32})[:2] == ({"N": 64}, {"N": 32})

@@ -14,8 +14,15 @@ import numpy as np
 import pytest
 
 from cgpredict.pipeline import RunOptions, prepare
-from cgpredict.shared import (ArrayLayout, array_layouts, array_name, conflict_degree,
-                              staged_accesses, tile_bytes, transpose_addresses)
+from cgpredict.shared import (
+    ArrayLayout,
+    array_layouts,
+    array_name,
+    conflict_degree,
+    staged_accesses,
+    tile_bytes,
+    transpose_addresses,
+)
 from cgpredict.tracer import TraceOptions, trace_program
 from cgpredict.warps import Block, WarpTrace, form_warps
 

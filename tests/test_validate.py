@@ -15,8 +15,17 @@ from pathlib import Path
 import pytest
 
 from cgpredict.pipeline import RunOptions, predict_source
-from cgpredict.validate import (ValidationError, ValidationRow, default_measured, load_measured,
-                                _sizes, to_json, to_markdown, validate, write_results)
+from cgpredict.validate import (
+    ValidationError,
+    ValidationRow,
+    _sizes,
+    default_measured,
+    load_measured,
+    to_json,
+    to_markdown,
+    validate,
+    write_results,
+)
 from cgpredict.warps import Block
 
 pytestmark = pytest.mark.usefixtures("compiler")

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .block import Block, MappingError
 from .cache import CacheConfig
 from .compute import (
     ComputeCounts,
@@ -50,8 +51,6 @@ from .shared import (
 from .staging import staging_setup
 from .tracefile import TAG_BEGIN, Trace
 from .warps import (
-    Block,
-    MappingError,
     Origin,
     WarpTrace,
     form_warps,

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from .cache import CacheConfig, dense_ids, hit_mask, pow2_log2, sector_hit_mask
+from .cache import CacheConfig, hit_mask, sector_hit_mask
+from .hashing import dense_ids, pow2_log2
 from .reuse import CacheScale, scale_hits
 from .warps import WarpTrace
 

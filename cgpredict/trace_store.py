@@ -1,4 +1,4 @@
-"""The traces ``pipeline.prepare`` makes, kept in the on-disk cache (``diskcache``).
+"""The traces ``prepared.prepare`` makes, kept in the on-disk cache (``diskcache``).
 
 A prepared program is the trace at the trace size plus the count-only probe runs that fit its
 trip counts (``scaling.SizeModel``). Both depend on the source (and every file the preprocessor

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
-from .cache import hash_slot, hash_table
+from .block import Block, MappingError
+from .hashing import hash_slot, hash_table
 from .tracefile import ADDRESS_MASK, TAG_EXIT, TAG_LOOP, TAG_MARKERS, Trace
 from .warp_order import (
     EVENT_DTYPE,
@@ -43,36 +44,6 @@ __all__ = [
     "perfectly_nested",
     "single_thread",
 ]
-
-class MappingError(ValueError):
-    """The region cannot be mapped to the requested grid."""
-
-
-@dataclass(frozen=True)
-class Block:
-    """A CUDA block shape, x fastest."""
-
-    x: int
-    y: int = 1
-
-    @property
-    def threads(self) -> int:
-        return self.x * self.y
-
-    @classmethod
-    def parse(cls, text: str) -> "Block":
-        parts = text.lower().split("x")
-        try:
-            dims = [int(p) for p in parts]
-        except ValueError:
-            raise MappingError(f"block shape {text!r}: want XxY, e.g. 32x8") from None
-        if len(dims) not in (1, 2) or min(dims) < 1:
-            raise MappingError(f"block shape {text!r}: want positive XxY, e.g. 32x8")
-        return cls(dims[0], dims[1] if len(dims) == 2 else 1)
-
-    def __str__(self) -> str:
-        return f"{self.x}x{self.y}"
-
 
 @dataclass(frozen=True)
 class Dependence:

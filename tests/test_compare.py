@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cgpredict.compare import (
+from cgpredict.gpu_vs_fpga import (
     compare_source,
     compare_to_json,
     compare_to_text,

@@ -206,7 +206,7 @@ def test_dependence_longer_than_the_unroll_window(compiler, tmp_path):
 
 
 def test_call_to_a_function_with_a_loop_is_flagged(compiler, tmp_path):
-    from cgpredict.compare import compare_source, compare_to_text
+    from cgpredict.gpu_vs_fpga import compare_source, compare_to_text
 
     src = tmp_path / "callloop.c"
     src.write_text("""#include <stdio.h>
@@ -249,10 +249,10 @@ def test_partition_bram_is_part_of_the_exploration(compiler, tmp_path):
 
 
 def test_banks_hit_by_a_strided_access():
-    from cgpredict.fpga import dddg
+    from cgpredict.instrument import loopbody
 
-    op = dddg.Op(0, "%x", "load", "i32", mem_id=0, array="a")
-    body = dddg.LoopBody((op,), frozenset())
+    op = loopbody.Op(0, "%x", "load", "i32", mem_id=0, array="a")
+    body = loopbody.LoopBody((op,), frozenset())
 
     def loop(inner, outer=None):
         return loops._Loop(

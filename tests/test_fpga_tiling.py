@@ -232,7 +232,7 @@ def test_recursive_kernel_is_one_line_exit_2(compiler, tmp_path):
 
 
 def test_compare_states_ratio_bounds_and_flip(compiler):
-    from cgpredict.compare import compare_source
+    from cgpredict.gpu_vs_fpga import compare_source
 
     c = compare_source(POLYBENCH / "mvt.c", work={"N": 2048}, trace_sizes={"N": 256})
     fpga = {k.name: k for k in c.fpga.kernels}

@@ -27,7 +27,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cgpredict.version", "cgpredict.errors", "cgpredict.tempdirs", "cgpredict.heap",
      "cgpredict.datafile", "cgpredict.sandbox", "cgpredict.warmup", "cgpredict.plots",
      "cgpredict.profile", "cgpredict.port", "cgpredict.compute", "cgpredict.diskcache",
-     "cgpredict.block", "cgpredict.hashing", "cgpredict.numba_cache",
+     "cgpredict.block", "cgpredict.hashing", "cgpredict.jsondata",
      "cgpredict.instrument", "cgpredict.instrument.*", "cgpredict.runtime"),
     # device files, the front end and the trace
     ("cgpredict.devices", "cgpredict.occupancy", "cgpredict.compiler", "cgpredict.macros",
@@ -36,13 +36,14 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # pseudo-warps, memory and computation analysis, the analytical models
     ("cgpredict.warp_order", "cgpredict.warps", "cgpredict.cache", "cgpredict.reuse",
      "cgpredict.memory", "cgpredict.shared", "cgpredict.staging", "cgpredict.residency",
-     "cgpredict.parallelism", "cgpredict.energy", "cgpredict.models", "cgpredict.models.*"),
+     "cgpredict.parallelism", "cgpredict.energy", "cgpredict.models", "cgpredict.models.*",
+     "cgpredict.numba_cache"),
     # what a prediction hands back, and its rendering as text and JSON
     ("cgpredict.prediction", "cgpredict.report"),
     # one kernel analysed, traces and reports kept on disk
-    ("cgpredict.kernel_analysis", "cgpredict.analysis_memo", "cgpredict.trace_store"),
+    ("cgpredict.kernel_analysis", "cgpredict.trace_store"),
     # the GPU prediction: sizes, the prepared trace, the analysis of every kernel, predict
-    ("cgpredict.trace_sizes", "cgpredict.trace_analysis", "cgpredict.prepare",
+    ("cgpredict.trace_sizes", "cgpredict.trace_analysis", "cgpredict.prepared",
      "cgpredict.pipeline"),
     # the FPGA estimator (on the GPU pipeline's prepared trace)
     ("cgpredict.fpga", "cgpredict.fpga.*"),
@@ -143,7 +144,7 @@ def test_no_import_from_a_lower_layer_to_a_higher_one():
 
 
 #: what `cgpredict run` loads to predict a GPU time (the FPGA estimator is not among them)
-GPU_PATH = ("cgpredict.pipeline", "cgpredict.prepare", "cgpredict.trace_analysis",
+GPU_PATH = ("cgpredict.pipeline", "cgpredict.prepared", "cgpredict.trace_analysis",
             "cgpredict.report", "cgpredict.api", "cgpredict.cli")
 
 

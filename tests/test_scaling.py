@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from cgpredict.pipeline import RunOptions, prepare
+from cgpredict.prediction import RunOptions
+from cgpredict.prepared import prepare
 from cgpredict.scaling import (
     PROBES,
     SizeModel,

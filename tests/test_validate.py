@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from cgpredict.pipeline import RunOptions, predict_source
+from cgpredict.block import Block
+from cgpredict.pipeline import predict_source
+from cgpredict.prediction import RunOptions
 from cgpredict.validate import (
     ValidationError,
     ValidationRow,
@@ -26,7 +28,6 @@ from cgpredict.validate import (
     validate,
     write_results,
 )
-from cgpredict.warps import Block
 
 pytestmark = pytest.mark.usefixtures("compiler")
 

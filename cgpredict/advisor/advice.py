@@ -8,10 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..devices import load_device
+from ..jsondata import jsonable
 from ..models import predict as model_predict
-from ..pipeline import (
-    Report,
-)
+from ..prediction import Report
 
 TILE = 32
 ADVICE_SCHEMA_VERSION = 1
@@ -99,9 +98,7 @@ class Advice:
 
     def to_dict(self) -> dict:
         """What ``cgpredict advise --json`` prints (the baseline report left out)."""
-        from ..report import _jsonable
-
-        d = _jsonable(dataclasses.replace(
+        d = jsonable(dataclasses.replace(
             self, fixes=tuple(dataclasses.replace(f, report=None) for f in self.fixes)))
         d.pop("baseline", None)
         for f in d["fixes"]:

@@ -8,21 +8,16 @@ import dataclasses
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from ..block import Block
 from ..devices import load_device
 from ..occupancy import BlockDoesNotFit
-from ..pipeline import (
-    Prepared,
-    Report,
-    RunOptions,
-    analysis_worker,
-    predict_source,
-    usable_cores,
-)
-from ..prediction import PredictionError
+from ..pipeline import predict_source
+from ..prediction import PredictionError, Report, RunOptions
+from ..prepared import Prepared
 from ..regions import read_source
 from ..shared import array_layouts, array_name
+from ..trace_analysis import analysis_worker, usable_cores
 from ..tracer import marked_source
-from ..warps import Block
 from .advice import (
     BLOCKS_1D,
     BLOCKS_2D,

@@ -7,14 +7,9 @@ import dataclasses
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from ..pipeline import (
-    Prepared,
-    Report,
-    RunOptions,
-    analysis_worker,
-    prepare,
-    usable_cores,
-)
+from ..prediction import Report, RunOptions
+from ..prepared import Prepared, prepare
+from ..trace_analysis import analysis_worker, usable_cores
 from .advice import Advice, Fix, benefits
 from .fixes import (
     block_fix,
@@ -37,7 +32,7 @@ def _restrict_base(
 ) -> tuple[Prepared, Report]:
     """The restrict port traced and predicted (the register fix's report, and the baseline
     every combined fix is re-predicted from); the ``plain`` port's probe runs stand in for
-    its own when the loops are the same (pipeline.prepare)."""
+    its own when the loops are the same (prepared.prepare)."""
     prep_r = prepare(source, ropts, probes_of=plain)
     try:
         return prep_r, prep_r.analyze(ropts)

@@ -54,7 +54,10 @@ from pathlib import Path
 
 import numpy as np
 
+from ..instrument import loopbody
 from ..instrument.irtext import parse_module
+from ..prediction import RunOptions
+from ..prepared import prepare
 from ..scaling import SizeModel
 from ..tracefile import Trace
 from . import dddg
@@ -86,7 +89,7 @@ def estimate_region(
     launch_ratio = launches / max(launches_trace, 1)
     counts = _block_work_counts(trace, region, sizes, tsz, wsz, launch_ratio)
     mod = parse_module(h.ir_text)
-    mem_by_label = dddg.mem_by_label(h, region)
+    mem_by_label = loopbody.mem_by_label(h, region)
     loops = [lp for lp in h.loops if lp.region == region]
     inner = [lp for lp in loops if not any(c.parent == lp.id for c in loops)]
     _check_recursion(h, region, info.name)
@@ -332,7 +335,7 @@ def _call_warnings(h, region: int, name: str) -> list[str]:
 
 
 def _block_cycles(fn, label: str, dev: FPGADevice, mem_by_label) -> int:
-    body = dddg.loop_body(fn, [label], mem_by_label)
+    body = loopbody.loop_body(fn, [label], mem_by_label)
     g = dddg.build_dddg(body, 1, (), dev.latency)
     return max(dddg.schedule(g)[1], 1)
 
@@ -404,9 +407,7 @@ def traced_source(
     max_events: int = 200_000_000,
 ) -> Iterator:
     """Trace ``source`` and fit its trip counts exactly as ``cgpredict run`` does
-    (``pipeline.prepare``); the trace lives while the context is open."""
-    from ..pipeline import RunOptions, prepare
-
+    (``prepared.prepare``); the trace lives while the context is open."""
     opts = RunOptions(
         work_sizes=dict(work),
         trace_sizes=dict(trace_sizes),

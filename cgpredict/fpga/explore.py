@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+from ..instrument import loopbody
 from . import dddg
 from .arrays import _bram
 from .device import FPGADevice, Resources
@@ -24,14 +25,14 @@ def _pow2(limit: float, cap: int) -> list[int]:
     return out or [1]
 
 
-def _copies(lp: _Loop, o: dddg.Op, u: int, v: int) -> int:
+def _copies(lp: _Loop, o: loopbody.Op, u: int, v: int) -> int:
     inner, outer = lp.strides.get(o.mem_id, (None, None)) if o.mem_id >= 0 else (None, None)
     cu = 1 if (o.mem_id >= 0 and inner == 0) else u
     cv = 1 if (o.mem_id >= 0 and outer == 0) else v
     return cu * cv
 
 
-def _contiguous(lp: _Loop, o: dddg.Op, bytes_: int, v: int) -> tuple[bool, bool]:
+def _contiguous(lp: _Loop, o: loopbody.Op, bytes_: int, v: int) -> tuple[bool, bool]:
     inner, outer = lp.strides.get(o.mem_id, (None, None))
     return (
         inner is not None and abs(inner) == bytes_,
@@ -52,7 +53,7 @@ def _evaluate(
     ops = [
         o
         for o in lp.body.ops
-        if o.index not in lp.body.induction and o.klass not in dddg.FREE_CLASSES
+        if o.index not in lp.body.induction and o.klass not in loopbody.FREE_CLASSES
     ]
     uses: dict[str, dict[int, int]] = {}
     bank_acc: dict[str, int] = {}
@@ -163,7 +164,7 @@ def _evaluate(
     )
 
 
-def _per_bank(lp: _Loop, o: dddg.Op, b: int, u: int, v: int, p: int) -> int:
+def _per_bank(lp: _Loop, o: loopbody.Op, b: int, u: int, v: int, p: int) -> int:
     """Accesses to the busiest of ``p`` cyclic banks by the copies of access ``o``. The U
     copies along the inner loop, ``s`` elements apart, fall in p / gcd(p, s) distinct banks
     (``a[4 * i]`` by 32 banks: 8); the V jammed copies are taken to spread (the enclosing

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from ..instrument import loopbody
 from ..instrument.memtrace import MARKED_DEPTH  # noqa: F401  (loops with markers)
 from ..scaling import SizeModel, TripModel
 from ..tracefile import Trace
@@ -23,7 +24,7 @@ MAX_UNROLL = 64  # largest unroll (and jam) factor explored
 @dataclass(frozen=True)
 class _Loop:
     info: Any  # LoopInfo
-    body: dddg.LoopBody
+    body: loopbody.LoopBody
     deps: tuple[dddg.MemDep, ...]
     strides: dict[int, tuple[int | None, int | None]]
     jam_ok: bool
@@ -98,7 +99,7 @@ def _analyze_loop(
 ) -> _Loop:
     h = trace.header
     labels = [h.blocks[b].label for b in lp.blocks]
-    body = dddg.loop_body(fn, labels, mem_by_label)
+    body = loopbody.loop_body(fn, labels, mem_by_label)
     pos = {o.mem_id: k for k, o in enumerate(body.mem_ops)}
     anc = _ancestors(h.loops, lp.id)
     events = trace.launch_events(launch)
@@ -158,7 +159,7 @@ def _parent_independent(h, fn, parent, parent_anc, mem_by_label, events) -> bool
     wrote, its own blocks outside the inner loop included (``x[i] = s`` read by the inner
     loop of iteration i + 1). The memory check needs the enclosing loop's markers."""
     labels = [h.blocks[b].label for b in parent.blocks]
-    pbody = dddg.loop_body(fn, labels, mem_by_label)
+    pbody = loopbody.loop_body(fn, labels, mem_by_label)
     for o in pbody.ops:
         if o.klass != "phi" or o.carried < 0 or o.index in pbody.induction:
             continue

@@ -44,6 +44,7 @@ import itertools
 import math
 from dataclasses import dataclass, replace
 
+from ..instrument import loopbody
 from . import dddg
 from .affine import AffineAccess, AffineNest
 from .arrays import _bram
@@ -89,7 +90,7 @@ def tree_reduction(lp: _Loop) -> bool:
 def _core(lp: _Loop, dev: FPGADevice, u: int, inner_coef: dict[int, int], dsp: float) -> _Core:
     uses: dict[str, dict[int, int]] = {}
     for o in lp.body.ops:
-        if o.index in lp.body.induction or o.klass in dddg.FREE_CLASSES:
+        if o.index in lp.body.induction or o.klass in loopbody.FREE_CLASSES:
             continue
         copies = 1 if (o.mem_id >= 0 and inner_coef.get(o.mem_id, 1) == 0) else u
         by = uses.setdefault(o.klass, {})

@@ -33,7 +33,7 @@ def _options(cfg: Config):
 
 def trace_group(cfg: Config) -> str:
     """Phase 1: make the trace of ``cfg``'s group (into the on-disk cache)."""
-    from ..pipeline import prepare
+    from ..prepared import prepare
 
     with prepare(Path(cfg.file), _options(cfg)) as prep:
         return "cache" if prep.cached else "traced"
@@ -43,7 +43,8 @@ def analyse_chunk(configs: list[Config]) -> list[tuple[int, list[dict]]]:
     """Trace (or read back) the group of ``configs`` once and predict each of them; returns
     (position in ``configs``, its rows). All of ``configs`` share one group."""
     from ..devices import load_device
-    from ..pipeline import analyze_trace, prepare
+    from ..prepared import prepare
+    from ..trace_analysis import analyze_trace
 
     out = []
     devices: dict = {}

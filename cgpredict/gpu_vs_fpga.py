@@ -15,9 +15,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import sys
 import time
-import types
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,7 +27,9 @@ from .fpga import (
     load_fpga_device,
     traced_source,
 )
-from .fpga.report import SCHEMA_VERSION, _fpga_dict, _mb, _plain, fpga_to_json, fpga_to_text
+from .fpga.report import SCHEMA_VERSION, fpga_dict, mb_text
+from .jsondata import jsonable
+from .prediction import Report
 
 __all__ = [
     "Comparison",
@@ -40,8 +40,6 @@ __all__ = [
     "compare_source",
     "compare_to_json",
     "compare_to_text",
-    "fpga_to_json",
-    "fpga_to_text",
 ]
 
 
@@ -67,7 +65,7 @@ class Comparison:
     fpga_total_ms: float
     recommendation: str
     reasons: tuple[str, ...]
-    gpu: object  # pipeline.Report
+    gpu: Report  # the GPU prediction (left out of the JSON)
     fpga: FPGAReport
 
     def to_dict(self) -> dict:
@@ -107,7 +105,7 @@ def _tiled_reasons(k: KernelEstimate, fdev: FPGADevice) -> list[str]:
     lanes = t.unroll / t.ii
     what = {
         "transfers": (
-            f"transfers bound it: {_mb(t.transfer_bytes)} of tile fills at "
+            f"transfers bound it: {mb_text(t.transfer_bytes)} of tile fills at "
             f"{t.bytes_per_cycle * fdev.clock_mhz / 1e3:g} GB/s ({fdev.axi_ports} AXI ports x "
             f"{fdev.axi_port_bytes * 8} bits) take {t.transfer_ms:.2f} ms against "
             f"{t.compute_ms:.2f} ms of compute"
@@ -170,8 +168,8 @@ def _fpga_reasons(k: KernelEstimate, fdev: FPGADevice) -> list[str]:
     if off:
         tot = sum(a.bytes for a in off)
         out.append(
-            f"FPGA: {_mb(tot)} of arrays ({', '.join(a.name for a in off)}) do not fit in "
-            f"the {_mb(fdev.bram36 * fdev.bram36_bytes)} of BRAM and stream from DRAM"
+            f"FPGA: {mb_text(tot)} of arrays ({', '.join(a.name for a in off)}) do not fit in "
+            f"the {mb_text(fdev.bram36 * fdev.bram36_bytes)} of BRAM and stream from DRAM"
         )
     if k.loops:
         lp = max(k.loops, key=lambda e: e.time_ms)
@@ -184,7 +182,7 @@ def _fpga_reasons(k: KernelEstimate, fdev: FPGADevice) -> list[str]:
             ),
             "DSP": f"the DSP budget forces operator sharing (II {lp.ii})",
             "bandwidth": (
-                f"off-chip bandwidth: {_mb(lp.stream_bytes)} at "
+                f"off-chip bandwidth: {mb_text(lp.stream_bytes)} at "
                 f"{fdev.dram_bandwidth_gbps:g} GB/s take {lp.stream_ms:.2f} ms, more "
                 f"than the {lp.compute_ms:.2f} ms of compute"
             ),
@@ -198,7 +196,7 @@ def _fpga_reasons(k: KernelEstimate, fdev: FPGADevice) -> list[str]:
         )
     if k.bound == "transfers":
         out.append(
-            f"FPGA: copying {_mb(k.transfer_bytes)} in and out takes "
+            f"FPGA: copying {mb_text(k.transfer_bytes)} in and out takes "
             f"{k.transfer_ms:.2f} ms, more than the computation"
         )
     share = k.resources.share(fdev.budget())
@@ -320,7 +318,8 @@ def compare_source(
 ) -> Comparison:
     """``cgpredict compare``: one trace, both estimates, the recommendation."""
     from .devices import load_device
-    from .pipeline import RunOptions, analyze_trace
+    from .prediction import RunOptions
+    from .trace_analysis import analyze_trace
 
     gdev, fdev = load_device(gpu), load_fpga_device(fpga)
     with traced_source(Path(source), work or {}, trace_sizes or {}, functions, timeout_s) as t:
@@ -345,7 +344,7 @@ def compare_source(
 
 
 def compare_prepared(prep, gpu_report, gdev, fpga: str = "zc702") -> Comparison:
-    """GPU vs FPGA from a trace already prepared and predicted (``pipeline.Prepared`` and its
+    """GPU vs FPGA from a trace already prepared and predicted (``prepared.Prepared`` and its
     Report): only the FPGA estimate is added, nothing is traced again."""
     fdev = load_fpga_device(fpga)
     t0 = time.perf_counter()
@@ -367,12 +366,12 @@ def compare_dict(c: Comparison) -> dict:
         "fpga_device": c.fpga_device,
         "work_sizes": c.work_sizes,
         "trace_sizes": c.trace_sizes,
-        "kernels": _plain(c.kernels),
+        "kernels": jsonable(c.kernels),
         "gpu_total_ms": round(c.gpu_total_ms, 6),
         "fpga_total_ms": round(c.fpga_total_ms, 6),
         "recommendation": c.recommendation,
         "reasons": list(c.reasons),
-        "fpga": _fpga_dict(c.fpga),
+        "fpga": fpga_dict(c.fpga),
     }
 
 
@@ -395,16 +394,3 @@ def compare_to_text(c: Comparison) -> str:
     for r in c.kernels:
         out += ["", f"{r.name}:"] + [f"  - {x}" for x in r.reasons]
     return "\n".join(out)
-
-
-class _CallableModule(types.ModuleType):
-    """``cgpredict.compare`` is both this module and the library function ``api.compare``:
-    importing the module sets the package attribute to it, so calling it calls the function."""
-
-    def __call__(self, *args, **kwargs) -> Comparison:
-        from .api import compare
-
-        return compare(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule

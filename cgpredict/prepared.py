@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from . import numba_cache, warmup
+from .analysis_memo import AnalysisMemo
 from .devices import GPUDevice, load_device
 from .diskcache import default_cache
 from .errors import CGPredictError, RegionError, TraceFormatError
@@ -68,10 +69,9 @@ class Prepared:
     work_sizes: dict[str, int]
     seconds: dict[str, float]
     _tmp: tempfile.TemporaryDirectory
-    warps: dict = dataclasses.field(default_factory=dict)  # pseudo-warps per block, reused
+    memo: AnalysisMemo = dataclasses.field(default_factory=AnalysisMemo)  # see analysis_memo
     cached: bool = False  # read from the on-disk cache, not traced now
     key: str | None = None  # its key in the on-disk cache (None: the cache is off)
-    _stored: set = dataclasses.field(default_factory=set)  # dependences already on disk
     # the count-only probe runs, (sizes, file, trace) each, waited for when still going;
     # None when the trace is at the work size (no probes)
     probe_runs: Callable[[], list[tuple[dict, Path, Trace]]] | None = None
@@ -85,15 +85,16 @@ class Prepared:
         items = [("dependence", r.index, launch, g) for r in self.trace.header.regions
                  for launch in _recorded(self.trace, r.index)[:1] for g in (1, 2)]
         got = load_dependences(store, self.key, items)
-        self.warps.update(got)
-        self._stored |= set(got)
+        self.memo.launch_parts.update(got)
+        self.memo.stored |= set(got)
 
     def store_dependences(self) -> None:
         """Store the dependences this Prepared found (after an analysis) for later runs."""
         store = default_cache()
         if store is not None and self.key is not None:
-            store_dependences(store, self.key, self.warps, self._stored)
-            self._stored |= {k for k in self.warps if isinstance(k, tuple) and k[0] == "dependence"}
+            found = self.memo.dependences()
+            store_dependences(store, self.key, found, self.memo.stored)
+            self.memo.stored |= set(found)
 
     def close(self) -> None:
         if isinstance(self.sizes, PendingSizes):
@@ -110,7 +111,7 @@ class Prepared:
         t0 = time.perf_counter()
         dev = device or load_device(opts.device)
         rep = analyze_trace(
-            self.trace, dev, opts, self.sizes, self.trace_sizes, self.work_sizes, self.warps
+            self.trace, dev, opts, self.sizes, self.trace_sizes, self.work_sizes, self.memo
         )
         self.store_dependences()
         secs = {**self.seconds, "analysis": time.perf_counter() - t0}

@@ -12,6 +12,7 @@ import dataclasses
 import os
 import threading
 
+from .analysis_memo import AnalysisMemo
 from .devices import GPUDevice
 from .kernel_analysis import analyze_region
 from .models import program_sync_ms
@@ -59,12 +60,12 @@ def _map_regions(analyze, regions) -> list:
             raise
 
 
-def _kernel(trace, region, device, opts, sizes, tsz, wsz, warps_cache):
+def _kernel(trace, region, device, opts, sizes, tsz, wsz, memo: AnalysisMemo | None):
     """``analyze_region``, once per set of options that matter to the region: a
     transposition of an array it never touches, or a tile staged in another kernel, leaves
     its analysis as it was (the advisor re-analyses a program of several kernels with
-    each fix), so the memo (``warps_cache``) answers."""
-    if warps_cache is None:
+    each fix), so the ``memo`` answers."""
+    if memo is None:
         return analyze_region(trace, region.index, device, opts, sizes, tsz, wsz, None)
     h = trace.header
     mine = {array_name(m.base) for m in h.mem if m.region in (region.index, -1)}
@@ -73,12 +74,12 @@ def _kernel(trace, region, device, opts, sizes, tsz, wsz, warps_cache):
         transpose=tuple(a for a in opts.transpose if a in mine),
         stage=tuple(s for s in opts.stage if len(s) != 4 or s[0] == region.name),
     )
-    key = ("kernel", region.index, device, repr(own))
-    if key not in warps_cache:
-        warps_cache[key] = analyze_region(
-            trace, region.index, device, own, sizes, tsz, wsz, warps_cache
+    key = (region.index, device, repr(own))
+    if key not in memo.kernels:
+        memo.kernels[key] = analyze_region(
+            trace, region.index, device, own, sizes, tsz, wsz, memo
         )
-    return warps_cache[key]
+    return memo.kernels[key]
 
 
 def analyze_trace(
@@ -88,16 +89,17 @@ def analyze_trace(
     sizes: SizeModel | None = None,
     trace_sizes: dict[str, int] | None = None,
     work_sizes: dict[str, int] | None = None,
-    warps_cache: dict | None = None,
+    memo: AnalysisMemo | None = None,
 ) -> Report:
-    """Predict every region of a trace (work size = trace size unless a SizeModel says)."""
+    """Predict every region of a trace (work size = trace size unless a SizeModel says);
+    ``memo``: what earlier analyses of the trace kept (a Prepared's)."""
     sizes = sizes or SizeModel.constant(trace)
     tsz = trace_sizes or {}
     wsz = work_sizes or tsz
     # kernels first: they need the trip counts (which may still be being fitted, see
     # PendingSizes) only after forming their pseudo-warps
     kernels = _map_regions(
-        lambda r: _kernel(trace, r, device, opts, sizes, tsz, wsz, warps_cache),
+        lambda r: _kernel(trace, r, device, opts, sizes, tsz, wsz, memo),
         trace.header.regions,
     )
     warnings = []

@@ -90,6 +90,9 @@ class WarpTrace:
     unmapped_events: int
     dependence: Dependence | None
     origin: Origin | None = field(default=None, compare=False, repr=False)
+    # what the memory analysis derives from these warps alone (patterns, transactions in
+    # issue order: memory._memo), kept while they live; never copied by dataclasses.replace
+    derived: dict = field(default_factory=dict, init=False, compare=False, repr=False)
 
     @property
     def n_insts(self) -> int:

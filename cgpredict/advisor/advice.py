@@ -65,7 +65,7 @@ def explain_change(base: Report, new: Report) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _explained(fix: Fix, base: Report, rep: Report | None) -> Fix:
+def explained(fix: Fix, base: Report, rep: Report | None) -> Fix:
     """``fix`` with its why lines and the report they come from."""
     if rep is None:
         return fix
@@ -112,7 +112,7 @@ class Advice:
         return json.dumps(self.to_dict(), indent=2, sort_keys=True)
 
 
-def _speedup(base: float, new: float) -> float:
+def speedup_of(base: float, new: float) -> float:
     return base / new if new > 0 else float("inf")
 
 
@@ -124,14 +124,14 @@ def benefits(base: Report, device_name: str) -> tuple[Benefits, ...]:
         d = model_predict(k.profile, device, "gpuperf").details
         out.append(
             Benefits(
-                k.name,
-                d.bound,
-                d.t_comp,
-                d.t_mem - d.t_overlap,
-                d.b_itilp,
-                d.b_memlp,
-                d.b_fp,
-                d.b_serial,
+                kernel=k.name,
+                bound=d.bound,
+                t_comp=d.t_comp,
+                t_mem_exposed=d.t_mem - d.t_overlap,
+                b_itilp=d.b_itilp,
+                b_memlp=d.b_memlp,
+                b_fp=d.b_fp,
+                b_serial=d.b_serial,
             )
         )
     return tuple(out)

@@ -155,11 +155,11 @@ def advise_prepared(
             notes.append(f"baseline: {w}")
     fixes.sort(key=lambda f: -f.speedup)
     return Advice(
-        base.source,
-        base.device,
-        base.total_ms,
-        tuple(fixes),
-        benefits(base, opts.device),
-        base,
-        tuple(notes),
+        source=base.source,
+        device=base.device,
+        baseline_ms=base.total_ms,
+        fixes=tuple(fixes),
+        benefits=benefits(base, opts.device),
+        baseline=base,
+        notes=tuple(notes),
     )

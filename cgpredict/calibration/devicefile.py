@@ -13,9 +13,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from cgpredict import devices as _devices
 from cgpredict.calibration.analysis import Analysis, Measured
-from cgpredict.devices import GPUDevice, device_path, load_device_file
+from cgpredict.devices import (
+    FIELD_SCHEMA,
+    GPUDevice,
+    check_value,
+    device_path,
+    load_device_file,
+)
 from cgpredict.errors import CGPredictError
 
 if sys.version_info >= (3, 11):
@@ -29,7 +34,7 @@ _ORDER = ("sm", "memory", "timing", "energy", "provenance")
 
 
 def _kind(table: str, key: str) -> str | None:
-    return _devices._SCHEMA.get(table, {}).get(key, (None,))[0]
+    return FIELD_SCHEMA.get(table, {}).get(key, (None,))[0]
 
 
 def _table_of(key: str) -> str | None:
@@ -161,7 +166,7 @@ def schema_screen(analysis: Analysis) -> Analysis:
                 continue
             try:
                 value = float(m.value) if where == "energy" else _typed(where, key, m.value)
-                _devices._check_value("calibrated", where, key, kind, value)
+                check_value("calibrated", where, key, kind, value)
             except (CGPredictError, ValueError, TypeError) as exc:
                 analysis = drop(analysis, key, f"{key}: {exc}; base value kept")
     return analysis

@@ -54,7 +54,7 @@ def analyse_chunk(configs: list[Config]) -> list[tuple[int, list[dict]]]:
             dev = devices.get(cfg.device) or devices.setdefault(cfg.device, load_device(cfg.device))
             rep = analyze_trace(
                 prep.trace, dev, opts, prep.sizes, prep.trace_sizes,
-                dict(cfg.work_sizes), prep.warps,
+                dict(cfg.work_sizes), prep.memo,
             )
             out.append((i, report_rows(rep, cfg)))
         prep.store_dependences()  # for the other chunks of this trace still to run

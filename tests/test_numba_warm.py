@@ -52,7 +52,7 @@ def _python(args: list[str], cache: Path) -> subprocess.CompletedProcess:
 def test_warm_up_leaves_nothing_for_the_first_run_to_compile(tmp_path):
     cache = tmp_path / "numba-cache"
     cache.mkdir()
-    cold = _python(["-c", "import cgpredict.numba_warm as w; print(w.cold(), w.cache_dir())"],
+    cold = _python(["-c", "import cgpredict.numba_cache as w; print(w.cold(), w.cache_dir())"],
                    cache)
     is_cold, where = cold.stdout.split()
     assert is_cold == "True" and where.startswith(str(cache))  # NUMBA_CACHE_DIR, empty

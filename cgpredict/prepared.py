@@ -200,33 +200,13 @@ def prepare(
         plan.work, dict(plan.trace_sizes), plan.auto, plan.wanted, plan.key
     )
     store = default_cache()
-    if store is not None and key is not None:
-        entry = store.get("prepared", key)
-        if entry is not None:
-            step(progress, "trace from the cache")
-            try:
-                return _from_entry(entry, work, t0, key)
-            except TraceFormatError:  # a planted or damaged trace: traced again
-                store.remove(entry)
+    cached = _cached(store, key, work, t0, progress)
+    if cached is not None:
+        return cached
     tmpdir = make_tempdir("cgp-run-", store.tmp_dir() if store else None)
     tmp = tmpdir.name
     try:
-
-        def run(sizes, name, count_only=False):
-            o = TraceOptions(
-                {k: str(v) for k, v in sizes.items()},
-                opts.functions,
-                opts.timeout_s,
-                opts.max_events,
-                opts.max_launches,
-                count_only=count_only,
-                port=opts.port,
-                size_flag="--trace-size",
-                limit_flag=None,
-                typed=typed_sizes(opts),
-            )
-            return trace_program(Path(source), Path(tmp) / name, o)
-
+        run = functools.partial(_trace, Path(source), opts, Path(tmp))
         early = None
         if not auto and work != tsizes and tsizes and probes_of is None:
             # the sizes are declared: the count-only probes need nothing from the trace and
@@ -274,6 +254,40 @@ def prepare(
     return Prepared(
         trace, sizes_model, tsizes, work, secs, tmpdir, key=key, probe_runs=probe_runs
     )
+
+
+def _cached(store, key: str | None, work: dict[str, int], t0: float, progress):
+    """The Prepared of the on-disk cache's entry ``key``, or None (no cache, no entry, or a
+    planted or damaged trace: removed, traced again)."""
+    if store is None or key is None:
+        return None
+    entry = store.get("prepared", key)
+    if entry is None:
+        return None
+    step(progress, "trace from the cache")
+    try:
+        return _from_entry(entry, work, t0, key)
+    except TraceFormatError:
+        store.remove(entry)
+        return None
+
+
+def _trace(source: Path, opts: RunOptions, tmp: Path, sizes: dict[str, int], name: str,
+           count_only: bool = False) -> Trace:
+    """Trace ``source`` at ``sizes`` into ``tmp / name`` (count-only: a probe run)."""
+    o = TraceOptions(
+        {k: str(v) for k, v in sizes.items()},
+        opts.functions,
+        opts.timeout_s,
+        opts.max_events,
+        opts.max_launches,
+        count_only=count_only,
+        port=opts.port,
+        size_flag="--trace-size",
+        limit_flag=None,
+        typed=typed_sizes(opts),
+    )
+    return trace_program(source, tmp / name, o)
 
 
 def _borrowed_probes(other: Prepared | None, trace: Trace, tsizes: dict[str, int]):

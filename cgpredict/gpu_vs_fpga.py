@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from .devices import GPUDevice, load_device
 from .fpga import (
     FPGADevice,
     FPGAReport,
@@ -29,7 +30,8 @@ from .fpga import (
 )
 from .fpga.report import SCHEMA_VERSION, fpga_dict, mb_text
 from .jsondata import jsonable
-from .prediction import Report
+from .prediction import KernelReport, Report, RunOptions
+from .trace_analysis import analyze_trace
 
 __all__ = [
     "Comparison",
@@ -213,53 +215,64 @@ def _times(ratio: float) -> str:
     return f"{ratio:.1f}x" if math.isfinite(ratio) else "n/a"
 
 
-def compare_reports(gpu, fpga: FPGAReport, gdev, fdev: FPGADevice) -> Comparison:
-    """Pair the kernels of a GPU report and an FPGA report of the same trace."""
+def _kernel_row(g: KernelReport, f: KernelEstimate, gdev: GPUDevice,
+                fdev: FPGADevice) -> KernelComparison:
+    """One kernel on both: the faster, by how much, and why (an FPGA design that does not
+    fit loses whatever its time)."""
+    lo, hi = sorted((g.time_ms, f.time_ms))
+    ratio = hi / lo if lo > 0 else math.inf
+    if not f.fits:  # an infeasible design's time is no FPGA time at all
+        win, ratio = "GPU", math.inf
+        reasons = [f"GPU: no explored FPGA design of {g.name} fits {fdev.name}"]
+    else:
+        win = "GPU" if g.time_ms <= f.time_ms else "FPGA"
+        reasons = [
+            f"{win} faster by {_times(ratio)} ({g.time_ms:.3f} ms GPU, "
+            f"{_bound('GPU', g=g)}, vs {f.time_ms:.3f} ms FPGA, {_bound('FPGA', f=f)})"
+        ]
+        flip = _flip(win, ratio, g, f, fdev)
+        if flip:
+            reasons.append(flip)
+    reasons += _gpu_reasons(g, gdev) + _fpga_reasons(f, fdev)
+    return KernelComparison(
+        name=g.name, gpu_ms=g.time_ms, fpga_ms=f.time_ms, winner=win, ratio=ratio,
+        reasons=tuple(reasons),
+    )
+
+
+def _recommendation(gpu: Report, fpga: FPGAReport, rows: list[KernelComparison],
+                    gdev: GPUDevice, fdev: FPGADevice) -> tuple[str, list[str]]:
+    """The device recommended for the whole program, and its first reasons."""
     by_name = {k.name: k for k in fpga.kernels}
-    rows = []
-    for g in gpu.kernels:
-        f = by_name.get(g.name)
-        if f is None:
-            continue
-        lo, hi = sorted((g.time_ms, f.time_ms))
-        ratio = hi / lo if lo > 0 else math.inf
-        if not f.fits:  # an infeasible design's time is no FPGA time at all
-            win, ratio = "GPU", math.inf
-            reasons = [f"GPU: no explored FPGA design of {g.name} fits {fdev.name}"]
-        else:
-            win = "GPU" if g.time_ms <= f.time_ms else "FPGA"
-            reasons = [
-                f"{win} faster by {_times(ratio)} ({g.time_ms:.3f} ms GPU, "
-                f"{_bound('GPU', g=g)}, vs {f.time_ms:.3f} ms FPGA, {_bound('FPGA', f=f)})"
-            ]
-            flip = _flip(win, ratio, g, f, fdev)
-            if flip:
-                reasons.append(flip)
-        reasons += _gpu_reasons(g, gdev) + _fpga_reasons(f, fdev)
-        rows.append(KernelComparison(g.name, g.time_ms, f.time_ms, win, ratio, tuple(reasons)))
     gt, ft = gpu.total_ms, fpga.total_ms
     lo, hi = sorted((gt, ft))
     misfits = [r.name for r in rows if not by_name[r.name].fits]
     if misfits:
-        rec = "GPU"
-        reasons = [
+        return "GPU", [
             f"GPU: the FPGA cannot hold the program (no explored design of "
             f"{', '.join(misfits)} fits {fdev.name})"
         ]
-    else:
-        rec = "GPU" if gt <= ft else "FPGA"
-        reasons = [
-            f"{rec}: {_times(hi / lo if lo else math.inf)} faster in total "
-            f"({gt:.3f} ms on {gdev.name} vs {ft:.3f} ms on {fdev.name})"
-        ]
-        heavy = max(rows, key=lambda r: max(r.gpu_ms, r.fpga_ms), default=None)
-        if heavy is not None:
-            reasons += [x for x in heavy.reasons[1:2] if x.startswith("what would flip")]
-            reasons.append(
-                f"bounds of the heaviest kernel {heavy.name}: GPU "
-                f"{_bound('GPU', g=next(g for g in gpu.kernels if g.name == heavy.name))}, "
-                f"FPGA {_bound('FPGA', f=by_name[heavy.name])}"
-            )
+    rec = "GPU" if gt <= ft else "FPGA"
+    reasons = [
+        f"{rec}: {_times(hi / lo if lo else math.inf)} faster in total "
+        f"({gt:.3f} ms on {gdev.name} vs {ft:.3f} ms on {fdev.name})"
+    ]
+    heavy = max(rows, key=lambda r: max(r.gpu_ms, r.fpga_ms), default=None)
+    if heavy is not None:
+        reasons += [x for x in heavy.reasons[1:2] if x.startswith("what would flip")]
+        reasons.append(
+            f"bounds of the heaviest kernel {heavy.name}: GPU "
+            f"{_bound('GPU', g=next(g for g in gpu.kernels if g.name == heavy.name))}, "
+            f"FPGA {_bound('FPGA', f=by_name[heavy.name])}"
+        )
+    return rec, reasons
+
+
+def _program_notes(fpga: FPGAReport, rows: list[KernelComparison], rec: str,
+                   gdev: GPUDevice, fdev: FPGADevice) -> list[str]:
+    """What follows the recommendation: an unreliable FPGA estimate, kernels better on the
+    other device, the two clocks and bandwidths, the other side's reasons for the slowest."""
+    reasons = []
     doubtful = [
         f
         for f in fpga.kernels
@@ -290,19 +303,30 @@ def compare_reports(gpu, fpga: FPGAReport, gdev, fdev: FPGADevice) -> Comparison
     if top is not None:
         side = "FPGA" if rec == "GPU" else "GPU"
         reasons += [r for r in top.reasons[1:] if r.startswith(side)][:2]
+    return reasons
+
+
+def compare_reports(gpu: Report, fpga: FPGAReport, gdev: GPUDevice,
+                    fdev: FPGADevice) -> Comparison:
+    """Pair the kernels of a GPU report and an FPGA report of the same trace."""
+    by_name = {k.name: k for k in fpga.kernels}
+    rows = [_kernel_row(g, by_name[g.name], gdev, fdev) for g in gpu.kernels
+            if g.name in by_name]
+    rec, reasons = _recommendation(gpu, fpga, rows, gdev, fdev)
+    reasons += _program_notes(fpga, rows, rec, gdev, fdev)
     return Comparison(
-        gpu.source,
-        gdev.name,
-        fdev.name,
-        fpga.work_sizes,
-        fpga.trace_sizes,
-        tuple(rows),
-        gt,
-        ft,
-        rec,
-        tuple(reasons),
-        gpu,
-        fpga,
+        source=gpu.source,
+        gpu_device=gdev.name,
+        fpga_device=fdev.name,
+        work_sizes=fpga.work_sizes,
+        trace_sizes=fpga.trace_sizes,
+        kernels=tuple(rows),
+        gpu_total_ms=gpu.total_ms,
+        fpga_total_ms=fpga.total_ms,
+        recommendation=rec,
+        reasons=tuple(reasons),
+        gpu=gpu,
+        fpga=fpga,
     )
 
 
@@ -317,10 +341,6 @@ def compare_source(
     timeout_s: float = 120.0,
 ) -> Comparison:
     """``cgpredict compare``: one trace, both estimates, the recommendation."""
-    from .devices import load_device
-    from .prediction import RunOptions
-    from .trace_analysis import analyze_trace
-
     gdev, fdev = load_device(gpu), load_fpga_device(fpga)
     with traced_source(Path(source), work or {}, trace_sizes or {}, functions, timeout_s) as t:
         t0 = time.perf_counter()

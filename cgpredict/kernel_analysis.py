@@ -1,5 +1,14 @@
 """Analysis of one kernel (region) of a trace: warps, memory, computation, shared memory,
-scaling to the work size, and the model, launch by launch (SPEC §2.2-2.6)."""
+scaling to the work size, and the model, launch by launch (SPEC §2.2-2.6).
+
+``analyze_region`` runs the steps in turn: the first recorded launch (``_first_launch``), its
+pseudo-warps (``_region_warps``), the tiles, resident warps and growth to the work size
+(``_setup`` -> ``RegionSetup``), the memory analysis (``_region_memory``), every launch
+modelled (``_model_launches``, ``_LaunchContext.model``) and the report (``_kernel_report``).
+
+Over 500 lines for now: the launch model (``_LaunchContext`` and its helpers) is to move to
+a module of its own once the reductions/atomics work in this module has landed (issue 27).
+"""
 
 from __future__ import annotations
 

@@ -38,6 +38,7 @@ from cgpredict.calibration.errors import CalibrationError, NoGPUError
 from cgpredict.calibration.power import measure_energy
 from cgpredict.calibration.records import analyse_records, read_records
 from cgpredict.calibration.toolchain import (
+    GPUInfo,
     build,
     find_nvcc,
     pick_arch,
@@ -242,9 +243,20 @@ def calibrate(
             bench["energy"] = _energy(
                 exe, steps, bus or gpu.pci_bus_id, energy_duration_ms, timeout_s, notes
             )
+    raw = _raw_results(gpu, bus or gpu.pci_bus_id, arch, base, notes, bench)
+    raw_path = out.with_name(out.stem + ".raw.json")
+    _save_raw(raw, raw_path)  # before any analysis: a failure there never loses the run
+    raw["_path"] = str(raw_path)
+    return finish_from_raw(raw, out, base, force)
+
+
+def _raw_results(gpu: GPUInfo, pci: str, arch: str, base: str, notes: list[str],
+                 bench: Mapping[str, Any]) -> dict[str, Any]:
+    """What a calibration run saves (``<stem>.raw.json``): the GPU, the notes, each
+    micro-benchmark's raw numbers, and the ones that failed with their errors."""
     raw: dict[str, Any] = {
         "gpu_name": gpu.name,
-        "pci_bus_id": bus or gpu.pci_bus_id,
+        "pci_bus_id": pci,
         "compute_capability": gpu.compute_cap,
         "arch": arch,
         "date": datetime.date.today().isoformat(),
@@ -253,10 +265,7 @@ def calibrate(
         "benchmarks": {k: v for k, v in bench.items() if "error" not in v},
     }
     raw["failed"] = {k: v["error"] for k, v in bench.items() if "error" in v}
-    raw_path = out.with_name(out.stem + ".raw.json")
-    _save_raw(raw, raw_path)  # before any analysis: a failure there never loses the run
-    raw["_path"] = str(raw_path)
-    return finish_from_raw(raw, out, base, force)
+    return raw
 
 
 def _energy(

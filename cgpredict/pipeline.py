@@ -22,6 +22,7 @@ from .trace_store import load_report, report_key, store_report
 
 __all__ = ["predict_source"]
 
+
 def predict_source(source: Path, opts: RunOptions, progress=None) -> Report:
     """Trace ``source`` at the trace size and predict it at the work size. The report is
     kept in the on-disk cache too, keyed by the trace's key, every option and the device

@@ -52,6 +52,7 @@ from .tracer import TraceOptions, marked_source, trace_program
 __all__ = ["PendingSizes", "Prepared", "TracePlan", "plan_trace", "prepare", "same_loops",
            "step"]
 
+
 def _recorded(trace: Trace, region: int) -> list[int]:
     """The launches of ``region`` whose memory events were recorded."""
     rows = (trace.launches["region"] == region) & (trace.launches["recorded"] == 1)

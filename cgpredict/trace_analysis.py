@@ -23,6 +23,7 @@ from .tracefile import Trace
 
 __all__ = ["analysis_worker", "analyze_trace", "usable_cores"]
 
+
 def usable_cores() -> int:
     """Cores this process may run on (its affinity, where the platform tells)."""
     if hasattr(os, "sched_getaffinity"):

@@ -45,6 +45,7 @@ __all__ = [
     "single_thread",
 ]
 
+
 @dataclass(frozen=True)
 class Dependence:
     """Locations one pseudo-thread writes and another reads or writes in the same launch."""

@@ -14,9 +14,9 @@ __all__ = ["cache_dir", "cold"]
 
 def _probe_cache():
     """numba's cache of one kernel every analysis calls (the pseudo-warps' index map)."""
-    from .warps import _map_kernel
+    from .warps import map_kernel
 
-    return getattr(_map_kernel, "_cache", None)
+    return getattr(map_kernel, "_cache", None)
 
 
 def cache_dir() -> Path | None:

@@ -33,13 +33,12 @@ from .warp_order import (
 __all__ = [
     "EVENT_DTYPE",
     "WARP_SIZE",
-    "Block",
     "Dependence",
-    "MappingError",
     "Origin",
     "WarpTrace",
     "form_warps",
     "form_warps_auto",
+    "map_kernel",
     "mapped_loops",
     "perfectly_nested",
     "single_thread",
@@ -230,7 +229,7 @@ def _indices_kernel(ev, in_d1, in_d2):  # pragma: no cover - numba
 
 
 @njit(cache=True, nogil=True)
-def _map_kernel(ev, in_d1, in_d2, mode):  # pragma: no cover - numba
+def map_kernel(ev, in_d1, in_d2, mode):  # pragma: no cover - numba
     """``_map_events`` in one pass over the events, with the loop
     state of ``_indices_kernel``: (tx, ty, sid, addr) of each memory event a thread makes
     (mode 2: inside an open depth-2 iteration, x = its index, y = the depth-1 index; mode 1:
@@ -369,7 +368,7 @@ def _map_events(trace: Trace, region: int, launch: int, grid_dims: int):
     in_d1, in_d2 = np.zeros(size, np.bool_), np.zeros(size, np.bool_)
     in_d1[d1] = True
     in_d2[d2] = True
-    tx, ty, sid, addr, n_mem, ext1, ext2 = _map_kernel(
+    tx, ty, sid, addr, n_mem, ext1, ext2 = map_kernel(
         np.ascontiguousarray(ev, dtype=np.uint64), in_d1, in_d2, mode
     )
     gx, gy = {0: (1, 1), 1: (ext1, 1), 2: (ext2, ext1)}[mode]

@@ -79,9 +79,9 @@ def test_cold_cache_said_once_on_the_progress_line(monkeypatch):
 
 
 def test_cache_dir_is_numbas():
-    from cgpredict.warps import _map_kernel
+    from cgpredict.warps import map_kernel
 
-    assert _map_kernel.stats.cache_path == str(numba_cache.cache_dir())
+    assert map_kernel.stats.cache_path == str(numba_cache.cache_dir())
 
 
 def test_the_build_can_run_the_warm_up():

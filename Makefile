@@ -1,7 +1,7 @@
 # Developer shortcuts. `make test` is what CI runs (through .ci/run).
 PY ?= python3
 
-.PHONY: install test test-fast bench fuzz measure gpu-session validate clean
+.PHONY: install test test-fast lint bench fuzz measure gpu-session validate clean
 
 install:
 	$(PY) -m pip install -e ".[test]"
@@ -11,6 +11,9 @@ test:
 
 test-fast:  # the suite less the tests marked slow (a browser, a Dask cluster, nvcc, numba warm-up)
 	$(PY) -m pytest -q -m "not slow"
+
+lint:  # what CI runs after the tests (ruff comes with the test extra)
+	ruff check cgpredict tests
 
 bench:
 	$(PY) bench/bench_trace.py

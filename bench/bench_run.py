@@ -10,7 +10,8 @@ import argparse
 import time
 from pathlib import Path
 
-from cgpredict.pipeline import RunOptions, predict_source
+from cgpredict.pipeline import predict_source
+from cgpredict.prediction import RunOptions
 
 ROOT = Path(__file__).resolve().parents[1]
 

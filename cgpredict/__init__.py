@@ -2,7 +2,7 @@
 
 import os as _os
 
-__version__ = "0.1.0"
+from .version import __version__ as __version__
 
 # Installed, `instrument/` and `runtime/` are the subpackages cgpredict.instrument and
 # cgpredict.runtime (pyproject's package-dir). Imported straight from a source checkout

@@ -17,9 +17,14 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from .block import Block
 from .prediction import Report, RunOptions
-from .warps import Block
+
+if TYPE_CHECKING:  # imported where used: `import cgpredict.api` loads no advisor, no FPGA
+    from .advisor.advice import Advice
+    from .gpu_vs_fpga import Comparison
 
 __all__ = ["ReportPage", "advise", "compare", "options", "predict", "report_page"]
 
@@ -28,8 +33,8 @@ Progress = Callable[[str], None] | None
 
 def _block(block: str | Block | None) -> Block | None:
     """A Block from ``"32x8"``; a bad shape is a one-line PredictionError."""
+    from .block import MappingError
     from .prediction import PredictionError
-    from .warps import MappingError
 
     try:
         return Block.parse(block) if isinstance(block, str) else block
@@ -115,7 +120,7 @@ def compare(
 ):
     """GPU vs FPGA per kernel with a recommendation (``cgpredict compare``): a
     ``compare.Comparison``."""
-    from .compare import compare_source
+    from .gpu_vs_fpga import compare_source
 
     return compare_source(
         Path(source),
@@ -140,8 +145,8 @@ class ReportPage:
     source_text: str
     device_file: str
     options: RunOptions
-    advice: object | None = None  # advisor.Advice
-    comparison: object | None = None  # compare.Comparison
+    advice: Advice | None = None
+    comparison: Comparison | None = None
     fpga_device: str = "zc702"
     notes: tuple[str, ...] = ()  # parts left out, and why
 
@@ -165,7 +170,7 @@ def report_page(
     from .advisor import advise_prepared
     from .devices import device_path, load_device
     from .errors import CGPredictError
-    from .pipeline import prepare
+    from .prepared import prepare
     from .regions import read_source
 
     path = Path(source)
@@ -179,7 +184,7 @@ def report_page(
             progress("analysing")
         rep = prep.analyze(opts, dev)
         if fpga:
-            from .compare import compare_prepared
+            from .gpu_vs_fpga import compare_prepared
 
             if progress is not None:
                 progress("FPGA estimate")

@@ -26,8 +26,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .fpga import dddg
-from .parallelism import _module
+from .instrument import loopbody
+from .parallelism import ir_module
 from .profile import AtomicCounts, SharedMemoryCounts
 from .tracefile import Trace
 
@@ -49,7 +49,7 @@ __all__ = [
 #: where partial results are combined before the global atomics: each warp (the plain
 #: port) or each block (the advisor's block reduction and shared-memory privatisation)
 REDUCE_LEVELS = ("warp", "block")
-#: operator classes that combine an accumulator associatively (dddg.op_class)
+#: operator classes that combine an accumulator associatively (loopbody.op_class)
 _ASSOCIATIVE = frozenset({"iadd", "fadd", "dadd", "imul", "fmul", "dmul", "logic"})
 
 
@@ -124,7 +124,7 @@ def _rmw_sites(trace: Trace, wt, sector: int) -> list[AtomicSite]:
     return out
 
 
-def _is_reduction(body: dddg.LoopBody, phi: int, kept: frozenset[int] = frozenset()
+def _is_reduction(body: loopbody.LoopBody, phi: int, kept: frozenset[int] = frozenset()
                   ) -> bool:
     """True when header phi ``phi`` is only combined with each iteration's value by one
     associative operation chain ending in its latch value, and nothing else reads it but
@@ -164,8 +164,8 @@ def _register_sites(trace: Trace, region: int, grid: int, kept: frozenset[int] =
     also stored every iteration only by ``kept`` stores (see _is_reduction)."""
     h = trace.header
     out = []
-    mod = _module(h.ir_text)
-    mem = dddg.mem_by_label(h, region)
+    mod = ir_module(h.ir_text)
+    mem = loopbody.mem_by_label(h, region)
     for lp in h.loops:
         if lp.region != region or lp.depth > grid or lp.function not in mod.functions:
             continue
@@ -173,7 +173,7 @@ def _register_sites(trace: Trace, region: int, grid: int, kept: frozenset[int] =
         head = h.blocks[lp.blocks[0]].label if lp.blocks else ""
         if head != lp.header:  # loop_body takes the first block as the header
             labels = [lp.header] + [x for x in labels if x != lp.header]
-        body = dddg.loop_body(mod.functions[lp.function], labels, mem)
+        body = loopbody.loop_body(mod.functions[lp.function], labels, mem)
         for o in body.ops:
             if (o.klass == "phi" and o.carried >= 0 and o.index not in body.induction
                     and _is_reduction(body, o.index, kept)):

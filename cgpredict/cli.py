@@ -14,7 +14,6 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
-from . import __version__
 from .cli_common import (
     SECONDS,
     SIZE_HELP,
@@ -38,6 +37,7 @@ from .cli_common import (
 )
 from .errors import CGPredictError, OutputPathError
 from .heap import keep_freed_memory
+from .version import __version__
 
 
 @main.command()
@@ -185,8 +185,9 @@ def run(
     as_json,
 ):
     """Predict the GPU time of the marked kernels of SOURCE."""
-    from .pipeline import RunOptions, analyze_trace
+    from .prediction import RunOptions
     from .report import to_json, to_text
+    from .trace_analysis import analyze_trace
 
     opts = RunOptions(
         block=parse_block(block),
@@ -289,7 +290,7 @@ def compare(
 ):
     """GPU vs FPGA estimate of SOURCE per kernel, with a recommendation and its reasons."""
     from .api import compare as run_compare
-    from .compare import compare_to_json, compare_to_text
+    from .gpu_vs_fpga import compare_to_json, compare_to_text
 
     if chart:
         check_chart(chart)
@@ -355,7 +356,7 @@ def advise(
     """Rank fixes (coalescing, shared memory, block shape) by predicted speedup."""
     from .advisor import benefit_chart, render_text
     from .api import advise as run_advise
-    from .pipeline import RunOptions
+    from .prediction import RunOptions
 
     opts = RunOptions(
         block=parse_block(block),

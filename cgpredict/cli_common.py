@@ -13,8 +13,8 @@ from pathlib import Path
 
 import click
 
-from . import __version__
 from .errors import CGPredictError, check_writable
+from .version import __version__
 
 SIZE_HELP = "Set a size macro for compilation, e.g. -D NI=128 (repeatable)."
 
@@ -347,7 +347,7 @@ def api_kwargs(opts) -> dict:
 
 
 def parse_block(text):
-    from .warps import Block, MappingError
+    from .block import Block, MappingError
 
     try:
         return Block.parse(text) if text else None

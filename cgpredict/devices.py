@@ -3,7 +3,7 @@
 A device file is data, not code. `schema_version = 1` files group their keys into the tables
 [sm], [memory], [timing], an optional [energy] and an optional [provenance]; units are part of
 every key name (`clock_mhz`, `l2_bytes`, `dram_latency_cycles`). The schema is documented in
-`devices/SCHEMA.md` and defined once, in `_SCHEMA` below.
+`devices/SCHEMA.md` and defined once, in `FIELD_SCHEMA` below.
 
 Search order for a device *name*: every directory of `$CGPREDICT_DEVICE_PATH` (os.pathsep
 separated) first, then the bundled folder `cgpredict/devices/` (read through
@@ -212,7 +212,7 @@ MAX_FLOAT = 1e12  # any number (clocks, latencies, bandwidths, energies)
 
 # ---- schema: table -> key -> (kind, required) -------------------------------------------
 # kind: "int" (positive), "int0" (>= 0), "float" (positive, finite), "bool", "str", "table"
-_SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
+FIELD_SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
     "": {
         "schema_version": ("int", True),
         "description": ("str", False),
@@ -283,15 +283,19 @@ _SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
     },
 }
 _SECTIONED = ("sm", "memory", "timing")
-_TABLE_OF = {key: table for table, keys in _SCHEMA.items() for key in keys if table in _SECTIONED}
-_NOTE_KEYS = {f.name for f in fields(GPUDevice)} | set(_SCHEMA["energy"]) | {"launch_overhead_us"}
+_TABLE_OF = {
+    key: table for table, keys in FIELD_SCHEMA.items() for key in keys if table in _SECTIONED
+}
+_NOTE_KEYS = (
+    {f.name for f in fields(GPUDevice)} | set(FIELD_SCHEMA["energy"]) | {"launch_overhead_us"}
+)
 
 
 def _where(table: str, key: str) -> str:
     return f"[{table}] {key}" if table else key
 
 
-def _check_value(path: str, table: str, key: str, kind: str, value: Any) -> Any:
+def check_value(path: str, table: str, key: str, kind: str, value: Any) -> Any:
     """Return `value` converted to the schema kind, or raise DeviceError naming path and key."""
     where = f"{path}: {_where(table, key)}"
     if kind == "bool":
@@ -328,7 +332,7 @@ def _unknown(path: str, table: str, key: str) -> DeviceError:
     home = _TABLE_OF.get(key)
     if home is not None and home != table:
         hint = f" (it belongs in [{home}])"
-    elif key in _SCHEMA and table == "":
+    elif key in FIELD_SCHEMA and table == "":
         hint = f" (a table name: write [{key}])"
     return DeviceError(f"{path}: unknown key {_where(table, key)!r}{hint}")
 
@@ -336,14 +340,14 @@ def _unknown(path: str, table: str, key: str) -> DeviceError:
 def _read_table(path: str, table: str, data: Any) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise DeviceError(f"{path}: [{table}] must be a table, got {data!r}")
-    spec = _SCHEMA[table]
+    spec = FIELD_SCHEMA[table]
     out: dict[str, Any] = {}
     for key, value in data.items():
         if key not in spec:
             raise _unknown(path, table, key)
         kind, _ = spec[key]
         if kind != "table":
-            out[key] = _check_value(path, table, key, kind, value)
+            out[key] = check_value(path, table, key, kind, value)
     for key, (_, required) in spec.items():
         if required and key not in data:
             raise DeviceError(f"{path}: missing required key {_where(table, key)!r}")
@@ -359,7 +363,7 @@ def _read_provenance(path: str, data: Any) -> Provenance:
     for key, text in notes_raw.items():
         if key not in _NOTE_KEYS:
             raise DeviceError(f"{path}: [provenance.notes] {key}: no device field of that name")
-        notes.append((key, _check_value(path, "provenance.notes", key, "str", text)))
+        notes.append((key, check_value(path, "provenance.notes", key, "str", text)))
     return Provenance(notes=tuple(sorted(notes)), **values)
 
 
@@ -410,11 +414,11 @@ def _rename_legacy(path: str, kwargs: dict[str, Any]) -> None:
 def _parse(path: str, name: str, doc: dict[str, Any]) -> GPUDevice:
     kwargs: dict[str, Any] = {"name": name, "source_path": path}
     for key, value in doc.items():
-        if key in _SCHEMA and key != "" and isinstance(value, dict):
+        if key in FIELD_SCHEMA and key != "" and isinstance(value, dict):
             continue
-        if key not in _SCHEMA[""]:
+        if key not in FIELD_SCHEMA[""]:
             raise _unknown(path, "", key)
-    top = _read_table(path, "", {k: v for k, v in doc.items() if k in _SCHEMA[""]})
+    top = _read_table(path, "", {k: v for k, v in doc.items() if k in FIELD_SCHEMA[""]})
     if top["schema_version"] != SCHEMA_VERSION:
         raise DeviceError(
             f"{path}: schema_version: expected {SCHEMA_VERSION}, got {top['schema_version']!r}"

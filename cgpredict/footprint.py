@@ -20,8 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .devices import GPUDevice
-from .fpga import dddg
-from .parallelism import _module
+from .instrument import loopbody
+from .parallelism import ir_module
 from .residency import region_arrays
 from .scaling import SizeModel
 from .shared import array_name
@@ -62,7 +62,7 @@ class SizeCheck:
     unknown: tuple[str, ...] = ()  # arrays whose bytes at a size are not known
 
 
-def _tainted_loads(body: dddg.LoopBody) -> set[int]:
+def _tainted_loads(body: loopbody.LoopBody) -> set[int]:
     """Memory ids of the loads of ``body`` whose address depends on a value loaded in the
     same iteration."""
     data: list[bool] = []
@@ -79,8 +79,8 @@ def gathered_loads(trace: Trace, region: int) -> frozenset[int]:
     """Static loads of ``region`` whose address comes from another load of the same
     iteration of an innermost loop (gathers; ``col[k]`` from k = rowptr[r] is none)."""
     h = trace.header
-    mod = _module(h.ir_text)
-    mem = dddg.mem_by_label(h, region)
+    mod = ir_module(h.ir_text)
+    mem = loopbody.mem_by_label(h, region)
     out: set[int] = set()
     parents = {lp.parent for lp in h.loops}
     for lp in h.loops:  # innermost loops: an outer body's joins carry values from loads
@@ -88,7 +88,7 @@ def gathered_loads(trace: Trace, region: int) -> frozenset[int]:
             continue
         labels = [lp.header] + [h.blocks[b].label for b in lp.blocks
                                 if h.blocks[b].label != lp.header]
-        out |= _tainted_loads(dddg.loop_body(mod.functions[lp.function], labels, mem))
+        out |= _tainted_loads(loopbody.loop_body(mod.functions[lp.function], labels, mem))
     return frozenset(s for s in out if h.mem[s].kind == "load")
 
 

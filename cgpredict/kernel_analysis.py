@@ -1,5 +1,14 @@
 """Analysis of one kernel (region) of a trace: warps, memory, computation, shared memory,
-scaling to the work size, and the model, launch by launch (SPEC §2.2-2.6)."""
+scaling to the work size, and the model, launch by launch (SPEC §2.2-2.6).
+
+``analyze_region`` runs the steps in turn: the first recorded launch (``_first_launch``), its
+pseudo-warps (``_region_warps``), the tiles, resident warps and growth to the work size
+(``_setup`` -> ``RegionSetup``), the memory analysis (``_region_memory``), every launch
+modelled (``_model_launches``, ``_LaunchContext.model``) and the report (``_kernel_report``).
+
+Over 500 lines for now: the launch model (``_LaunchContext`` and its helpers) is to move to
+a module of its own once the reductions/atomics work in this module has landed (issue 27).
+"""
 
 from __future__ import annotations
 
@@ -23,6 +32,8 @@ from .atomics import (
     site_sids,
     with_shared,
 )
+from .analysis_memo import AnalysisMemo
+from .block import Block, MappingError
 from .cache import CacheConfig
 from .compute import (
     ComputeCounts,
@@ -33,7 +44,7 @@ from .compute import (
 )
 from .devices import GPUDevice
 from .energy import predict_energy
-from .footprint import check_lines, moved_warning, size_check
+from .footprint import SizeCheck, check_lines, moved_warning, size_check
 from .memory import (
     COAL,
     CONST,
@@ -62,8 +73,6 @@ from .shared import (
 from .staging import staging_setup
 from .tracefile import TAG_BEGIN, Trace
 from .warps import (
-    Block,
-    MappingError,
     Origin,
     WarpTrace,
     form_warps,
@@ -94,6 +103,34 @@ def _began(trace: Trace, region: int) -> bool:
     return bool(((begins >> np.uint64(32)) & np.uint64(0xFFFF) == region).any())
 
 
+@dataclass(frozen=True, eq=False)
+class RegionSetup:
+    """One region mapped onto the GPU at the trace size, and what scales it to the work size:
+    what the memory analysis and the launch models of ``analyze_region`` share."""
+
+    trace: Trace
+    region: int
+    launch: int  # the first recorded launch: its pseudo-warps stand for every launch
+    wt: WarpTrace
+    d1: list  # the loops mapped to x (1-D) or y (2-D), and to x (2-D) (warps.mapped_loops)
+    d2: list
+    sizes: SizeModel
+    tsz: dict[str, int]
+    wsz: dict[str, int]
+    factor: dict  # per block: work-size count / trace-size count (_block_factors)
+    warps_per_batch: int  # warps resident on an SM at once (_resident_warps)
+    staged: tuple[StagedAccess, ...] = ()
+    shared_spec: tuple[int, float, int, float] | None = None  # see staging.staging_setup
+
+    @property
+    def grid(self) -> int:
+        return self.wt.grid_dims
+
+    @property
+    def block(self) -> Block:
+        return self.wt.block
+
+
 def analyze_region(
     trace: Trace,
     region: int,
@@ -102,139 +139,242 @@ def analyze_region(
     sizes: SizeModel,
     tsz: dict[str, int],
     wsz: dict[str, int],
-    warps_cache: dict | None = None,
+    memo: AnalysisMemo | None = None,
 ) -> KernelReport:
-    """Predict one region of a trace. ``warps_cache`` keeps the pseudo-warps formed per
+    """Predict one region of a trace. ``memo`` keeps the pseudo-warps formed per
     (region, launch, grid, block) for the next analysis of the same trace (they depend on
     the trace and the block only: not on the device, the model or the work size)."""
-    h = trace.header
-    info = h.region(region)
-    rows = np.flatnonzero((trace.launches["region"] == region) & (trace.launches["recorded"] == 1))
-    if not len(rows):
-        if info.line == 0:
-            how = f"did not run: the program never called the function {info.function}"
-        elif _began(trace, region):
-            how = (
-                "began but never ended: the program left its loop nest before the loop ended "
-                "(a return, goto, exit() or longjmp out of it); a kernel runs its loop to the end"
-            )
-        else:
-            how = "did not run: the program never reached its loop nest"
-        raise PredictionError(f"kernel {info.name} {how}")
-    launch = int(rows[0])
+    info = trace.header.region(region)
+    launch = _first_launch(trace, region, info)
     warnings: list[str] = []
+    wt = _region_warps(trace, region, launch, device, opts, memo, warnings)
+    if opts.transpose:
+        wt = _transposed(trace, wt, opts.transpose)
+    sites = find_sites(trace, region, wt.grid_dims, wt, device.l2_sector_bytes)
+    warnings += drop_covered(_mapping_warnings(trace, wt, info.name), sites)
+    warnings += atomic_notes(sites, info.name, opts.reduce)
+    warnings += _thread_warnings(wt, info.name, device)
+    setup = _setup(trace, region, launch, wt, device, opts, sizes, tsz, wsz, warnings)
+    check = size_check(trace, region, sizes, tsz, wsz, device)
+    mem = _region_memory(setup, device, check.gathers)
+    ctx = _LaunchContext(
+        trace=trace,
+        region=region,
+        grid=setup.grid,
+        block=setup.block,
+        d1=setup.d1,
+        d2=setup.d2,
+        sizes=sizes,
+        tsz=tsz,
+        wsz=wsz,
+        factor=setup.factor,
+        mem=mem,
+        opts=opts,
+        device=device,
+        name=info.name,
+        staged=setup.staged,
+        shared_spec=setup.shared_spec,
+        bodies=thread_bodies(trace, region, setup.grid),
+        busiest=_busiest_share(wt),
+        restores=restoring_stores(
+            wt.addr, wt.lane, wt.inst_start, wt.inst_warp, wt.inst_sid, _is_store(trace)
+        ),
+        sites=sites,
+        shape=PortShape(
+            threads_per_block=setup.block.threads,
+            blocks=0,
+            resident_blocks=max(  # every SM's
+                setup.warps_per_batch * device.warp_size // setup.block.threads, 1
+            ),
+            warp_size=device.warp_size,
+            sector_bytes=device.l2_sector_bytes,
+            level=opts.reduce,
+        ),
+    )
+    return _kernel_report(setup, ctx, _model_launches(setup, ctx), check, warnings)
+
+
+def _is_store(trace: Trace) -> np.ndarray:
+    """True per static memory instruction of the trace that is a store."""
+    return np.array([m.kind == "store" for m in trace.header.mem] or [False])
+
+
+def _first_launch(trace: Trace, region: int, info) -> int:
+    """The first launch of ``region`` whose events were recorded; one line saying why when
+    the kernel never ran (or began and never ended)."""
+    rows = np.flatnonzero((trace.launches["region"] == region) & (trace.launches["recorded"] == 1))
+    if len(rows):
+        return int(rows[0])
+    if info.line == 0:
+        how = f"did not run: the program never called the function {info.function}"
+    elif _began(trace, region):
+        how = (
+            "began but never ended: the program left its loop nest before the loop ended "
+            "(a return, goto, exit() or longjmp out of it); a kernel runs its loop to the end"
+        )
+    else:
+        how = "did not run: the program never reached its loop nest"
+    raise PredictionError(f"kernel {info.name} {how}")
+
+
+def _region_warps(
+    trace: Trace,
+    region: int,
+    launch: int,
+    device: GPUDevice,
+    opts: RunOptions,
+    memo: AnalysisMemo | None,
+    warnings: list[str],
+) -> WarpTrace:
+    """The pseudo-warps of the launch (SPEC §2.2) in the asked or default block shape, the
+    grid fixed by the options or the region, else chosen (form_warps_auto); kept in the
+    ``memo`` for the first block shape of a launch."""
+    info = trace.header.region(region)
     if single_thread(trace, region):
         warnings.append(
             f"{info.name}: the function has no loop to map to threads: predicted as a "
             f"single-thread kernel (one GPU thread runs each call)"
         )
     try:
-        is_store = np.array([m.kind == "store" for m in h.mem] or [False])
+        is_store = _is_store(trace)
         block2 = opts.block or DEFAULT_BLOCKS[2]
         block1 = opts.block if opts.block and opts.block.y == 1 else DEFAULT_BLOCKS[1]
         for b in {block1, block2}:
             _check_block(b, device, warnings)
         fixed = opts.grid or info.grid
         key = (region, launch, fixed, block2, block1)
-        if warps_cache is not None and key in warps_cache:
-            wt = warps_cache[key]
+        parts = memo.launch_parts if memo is not None else None
+        if memo is not None and key in memo.warps:
+            wt = memo.warps[key]
         elif fixed:
             block = block2 if fixed == 2 else block1
-            wt = form_warps(trace, region, launch, fixed, block, is_store, warps_cache)
+            wt = form_warps(trace, region, launch, fixed, block, is_store, parts)
         else:
-            wt = form_warps_auto(trace, region, launch, block2, block1, is_store, warps_cache)
-        if warps_cache is not None and not any(
-            isinstance(k, tuple) and len(k) == 5 and k[:3] == key[:3] for k in list(warps_cache)
-        ):
+            wt = form_warps_auto(trace, region, launch, block2, block1, is_store, parts)
+        if memo is not None and not memo.has_warps_of(region, launch, fixed):
             # the first block shape of a launch only (the advisor re-analyses that one with
             # every fix); a sweep's other shapes are analysed once each and not kept, else
             # their events (tens of bytes each) pile up
-            warps_cache[key] = wt
-        grid, block = wt.grid_dims, wt.block
-        if grid == 1 and opts.block and opts.block != block:
-            warnings.append(f"{info.name} is a 1-D kernel: block {opts.block} replaced by {block}")
+            memo.warps[key] = wt
+        if wt.grid_dims == 1 and opts.block and opts.block != wt.block:
+            warnings.append(
+                f"{info.name} is a 1-D kernel: block {opts.block} replaced by {wt.block}"
+            )
     except MappingError as exc:
         raise PredictionError(f"kernel {info.name}: {exc}") from None
-    if opts.transpose:
-        wt = _transposed(trace, wt, opts.transpose)
-    access_bytes = np.array([m.bytes for m in h.mem] or [4])
-    cache = CacheConfig(device.l2_line_bytes, device.l2_sets, device.l2_ways)
-    sites = find_sites(trace, region, grid, wt, device.l2_sector_bytes)
-    warnings += drop_covered(_mapping_warnings(trace, wt, info.name), sites)
-    warnings += atomic_notes(sites, info.name, opts.reduce)
+    return wt
+
+
+def _thread_warnings(wt: WarpTrace, name: str, device: GPUDevice) -> list[str]:
+    """Too few pseudo-threads at the trace size for representative cache behaviour."""
     if wt.n_threads == 0:
-        warnings.append(
-            f"{info.name}: no pseudo-thread made a memory access at the trace size "
+        return [
+            f"{name}: no pseudo-thread made a memory access at the trace size "
             f"(zero iterations?); its prediction is empty"
-        )
-    elif wt.n_threads < 2 * device.max_threads_per_sm:
-        warnings.append(
-            f"{info.name}: only {wt.n_threads} pseudo-threads traced, fewer than "
+        ]
+    if wt.n_threads < 2 * device.max_threads_per_sm:
+        return [
+            f"{name}: only {wt.n_threads} pseudo-threads traced, fewer than "
             f"2 x threads_per_SM = {2 * device.max_threads_per_sm}; trace a larger "
             f"size for representative cache behaviour"
-        )
+        ]
+    return []
 
-    problem = tile_problem(h, info, device)
+
+def _setup(
+    trace: Trace,
+    region: int,
+    launch: int,
+    wt: WarpTrace,
+    device: GPUDevice,
+    opts: RunOptions,
+    sizes: SizeModel,
+    tsz: dict[str, int],
+    wsz: dict[str, int],
+    warnings: list[str],
+) -> RegionSetup:
+    """The region's shared-memory tiles (SPEC §2.6), resident warps per SM and growth to
+    the work size; one line when a tile or the block cannot fit the device."""
+    info = trace.header.region(region)
+    problem = tile_problem(trace.header, info, device)
     if problem:
         raise PredictionError(f"kernel {info.name}: {problem}")
     staged, shared_spec = staging_setup(
-        trace, region, wt, device, block, opts.stage, launch, warnings
+        trace, region, wt, device, wt.block, opts.stage, launch, warnings
     )
     try:
         warps_per_batch = _resident_warps(
-            device, block, opts.registers_per_thread, int(shared_spec[2]) if shared_spec else 0
-        )
+            device, wt.block, opts.registers_per_thread,
+            int(shared_spec[2]) if shared_spec else 0,
+        )  # fmt: skip
     except BlockDoesNotFit as exc:
         raise PredictionError(f"kernel {info.name}: {exc}") from None
     d1, d2 = mapped_loops(trace, region)
-    factor = _block_factors(trace, region, grid, sizes, tsz, wsz)
-    scale = _cache_scale(
-        trace, region, grid, block, wt, d1, d2, sizes, tsz, wsz, factor, warps_per_batch
+    return RegionSetup(
+        trace=trace,
+        region=region,
+        launch=launch,
+        wt=wt,
+        d1=d1,
+        d2=d2,
+        sizes=sizes,
+        tsz=tsz,
+        wsz=wsz,
+        factor=_block_factors(trace, region, wt.grid_dims, sizes, tsz, wsz),
+        warps_per_batch=warps_per_batch,
+        staged=staged,
+        shared_spec=shared_spec,
     )
-    check = size_check(trace, region, sizes, tsz, wsz, device)
-    scale = dataclasses.replace(scale, gathers=check.gathers)
-    restores = restoring_stores(
-        wt.addr, wt.lane, wt.inst_start, wt.inst_warp, wt.inst_sid, is_store
+
+
+def _region_memory(
+    setup: RegionSetup, device: GPUDevice, gathers: tuple[tuple[int, float], ...] = ()
+) -> MemoryAnalysis:
+    """The memory analysis of the launch's pseudo-warps (SPEC §2.3): patterns, L1 and L2
+    transactions, reuse scaled to the work size (_cache_scale), the ``gathers``' reuse grown
+    by their arrays' growth (footprint.py)."""
+    h = setup.trace.header
+    return analyze_memory(
+        setup.wt,
+        np.array([m.bytes for m in h.mem] or [4]),
+        CacheConfig(device.l2_line_bytes, device.l2_sets, device.l2_ways),
+        setup.warps_per_batch,
+        dataclasses.replace(_cache_scale(setup), gathers=gathers),
+        device.l2_sector_bytes,
+        _l1_config(device, setup.wt, setup.block),
+        _is_store(setup.trace),
     )
-    memory_args = (wt, access_bytes, cache, warps_per_batch, scale, device.l2_sector_bytes,
-                   _l1_config(device, wt, block), is_store)
-    mem = analyze_memory(*memory_args)
+
+
+@dataclass(frozen=True)
+class _Launches:
+    """The distinct launch models of a region (``_LaunchModel`` by key: block and loop
+    counts and the arrays found in the L2), how many trace launches each stands for, and the
+    key of every trace launch."""
+
+    models: dict[bytes, _LaunchModel]
+    counts: dict[bytes, int]
+    keys: dict[int, bytes]
+    energy_mj: float | None  # every trace launch; None when the device has no energy table
+    resident: tuple[Resident, ...]
+    work_launches: int  # launches at the work size
+    rows: int  # launches in the trace
+
+
+def _model_launches(setup: RegionSetup, ctx: _LaunchContext) -> _Launches:
+    """Model every launch of the region in the trace. Launches with identical block and loop
+    counts (FDTD time steps) and the same data left in the L2 by earlier launches
+    (residency.py) are modelled once."""
+    trace, region, sizes, wsz, device = setup.trace, setup.region, setup.sizes, setup.wsz, \
+        ctx.device
+    h = trace.header
     all_rows = np.flatnonzero(trace.launches["region"] == region)
     launches_work = (
         max(int(round(_trip(sizes.launches[region], wsz))), 1)
         if region in sizes.launches
         else len(all_rows)
     )
-    ctx = _LaunchContext(
-        trace,
-        region,
-        grid,
-        block,
-        d1,
-        d2,
-        sizes,
-        tsz,
-        wsz,
-        factor,
-        mem,
-        opts,
-        device,
-        info.name,
-        staged,
-        shared_spec,
-        thread_bodies(trace, region, grid),
-        _busiest_share(wt),
-        restores,
-        sites=sites,
-        shape=PortShape(threads_per_block=block.threads, blocks=0,
-                        resident_blocks=max(  # every SM's
-                            warps_per_batch * device.warp_size // block.threads, 1),
-                        warp_size=device.warp_size, sector_bytes=device.l2_sector_bytes,
-                        level=opts.reduce),
-    )
-    # Launches with identical block and loop counts (FDTD time steps) and the same data left
-    # in the L2 by earlier launches (residency.py) are modelled once.
-    cache: dict[bytes, tuple] = {}
+    models: dict[bytes, _LaunchModel] = {}
     counts: dict[bytes, int] = {}
     keys: dict[int, bytes] = {}
     energy = 0.0
@@ -246,44 +386,70 @@ def analyze_region(
             trace, int(row), sizes, wsz, device.persist_bytes, touched, loaded, bytes_of
         )
         names = {r.array for r in res}
-        warm = frozenset(s.sid for s in mem.instrs if array_name(h.mem[s.sid].base) in names)
+        warm = frozenset(
+            s.sid for s in ctx.mem.instrs if array_name(h.mem[s.sid].base) in names
+        )
         key = keys[int(row)] = (
             trace.bb_counts[row].tobytes() + trace.loop_iters[row].tobytes()
             + np.array(sorted(warm), np.int64).tobytes()
         )  # fmt: skip
-        if key not in cache:
-            cache[key] = ctx.model(int(row), warm_start(mem, warm))
+        if key not in models:
+            models[key] = ctx.model(int(row), warm_start(ctx.mem, warm))[0]
             resident.update({r.array: r for r in res if r.array not in resident})
         counts[key] = counts.get(key, 0) + 1
-        lm = cache[key][0]
+        lm = models[key]
         energy = None if energy is None or lm.energy_mj is None else energy + lm.energy_mj
-    per_trace_launch = launches_work / max(len(all_rows), 1)
+    return _Launches(
+        models=models,
+        counts=counts,
+        keys=keys,
+        energy_mj=energy,
+        resident=tuple(resident.values()),
+        work_launches=launches_work,
+        rows=len(all_rows),
+    )
+
+
+def _kernel_report(
+    setup: RegionSetup, ctx: _LaunchContext, ls: _Launches, check: SizeCheck,
+    warnings: list[str],
+) -> KernelReport:
+    """The region's report: the first launch's model, and every launch at the work size
+    (each distinct launch's time and energy weighted by the launches it stands for)."""
+    h, device, info = setup.trace.header, ctx.device, setup.trace.header.region(setup.region)
+    per_trace_launch = ls.work_launches / max(ls.rows, 1)
     launch_profiles = tuple(
-        (cache[key][0].profile, counts[key] * per_trace_launch) for key in cache
+        (ls.models[key].profile, ls.counts[key] * per_trace_launch) for key in ls.models
     )
     parts = kernel_time(
-        [(cache[key][0].result.time_ms, counts[key] * per_trace_launch) for key in cache],
+        [(ls.models[key].result.time_ms, ls.counts[key] * per_trace_launch)
+         for key in ls.models],
         device,
-        opts.sync,
+        ctx.opts.sync,
     )
-    energy = None if energy is None else energy * per_trace_launch
-    first = cache[keys[launch]][0]
-    warnings += first.warnings
+    energy = None if ls.energy_mj is None else ls.energy_mj * per_trace_launch
+    first = ls.models[ls.keys[setup.launch]]
     if check.gathers:  # the prediction with the trace's own reuse of the gathers
-        args = list(memory_args)
-        args[4] = dataclasses.replace(scale, gathers=())
-        plain = dataclasses.replace(ctx, mem=analyze_memory(*args)).model(launch)[0]
-        warnings += moved_warning(info.name, check, first.result.time_ms, plain.result.time_ms)
-    warnings += _resident_notes(resident.values(), device, info.name)
-    warnings += _port_warnings(first.mem, h.port, info.name)
+        plain_mem = _region_memory(setup, device)
+        plain = dataclasses.replace(ctx, mem=plain_mem).model(setup.launch)[0]
+        moved = moved_warning(info.name, check, first.result.time_ms, plain.result.time_ms)
+    else:
+        moved = []
+    warnings = [
+        *warnings,
+        *first.warnings,
+        *moved,
+        *_resident_notes(ls.resident, device, info.name),
+        *_port_warnings(first.mem, h.port, info.name),
+    ]
     return KernelReport(
         name=info.name,
         location=f"{h.source_name}:{info.line or function_line(h.ir_text, info.function)}",
-        grid_dims=grid,
-        block=str(block),
+        grid_dims=setup.grid,
+        block=str(setup.block),
         grid_threads=first.grid_threads,
         blocks=first.blocks,
-        launches=launches_work,
+        launches=ls.work_launches,
         profile=first.profile,
         result=first.result,
         mem=first.mem,
@@ -293,7 +459,7 @@ def analyze_region(
         kernel_ms=parts.kernel_ms,
         launch_ms=parts.launch_ms,
         once_ms=parts.once_ms,
-        distinct_launches=len(cache),
+        distinct_launches=len(ls.models),
         energy_mj=energy,
         occupancy=first.geometry.n_warps / device.max_warps_per_sm,
         occupancy_limit=_occupancy_limit(first.geometry),
@@ -594,10 +760,13 @@ def _resident_warps(device: GPUDevice, block: Block, registers: int, smem_bytes:
     return max(occ.blocks_per_sm * occ.warps_per_block * device.sm_count, 1)
 
 
-def _cache_scale(
-    trace, region, grid, block, wt, d1, d2, sizes, tsz, wsz, factor, warps_per_batch
-) -> CacheScale:
+def _cache_scale(setup: RegionSetup) -> CacheScale:
     """Reuse-distance growth from trace to work size (reuse.scale_hits)."""
+    trace, region, grid, block, wt = (
+        setup.trace, setup.region, setup.grid, setup.block, setup.wt
+    )
+    d1, d2, sizes, tsz, wsz = setup.d1, setup.d2, setup.sizes, setup.tsz, setup.wsz
+    factor, warps_per_batch = setup.factor, setup.warps_per_batch
     inner = _inner_blocks(trace, region, grid)
     footprint = max((f for b, f in factor.items() if b in inner), default=1.0)
     xloop = d2 if grid == 2 else d1

@@ -12,13 +12,13 @@ of resident threads advance instruction by instruction.
 from __future__ import annotations
 
 import dataclasses
-import weakref
 from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
 
-from .cache import CacheConfig, dense_ids, hit_mask, pow2_log2, sector_hit_mask
+from .cache import CacheConfig, hit_mask, sector_hit_mask
+from .hashing import dense_ids, pow2_log2
 from .reuse import CacheScale, scale_gathered, scale_hits
 from .warps import WarpTrace
 
@@ -368,20 +368,12 @@ def l1_hits(
     return sector_hit_mask(byte_addr, l1.cache, sector, sm, max(l1.sms, 1), loads)
 
 
-_MEMO: dict[int, tuple] = {}
-
-
 def _memo(wt: WarpTrace, key: tuple, compute):
     """``compute()`` once per pseudo-warp trace and ``key``: the patterns, transactions and
     issue order depend on the warps and the line size or batch only, not on the cache size
     or the work size, so the next device or size of a sweep (sweep, advise) reuses them.
-    Kept while ``wt`` lives; callers only read the arrays."""
-    entry = _MEMO.get(id(wt))
-    if entry is None or entry[0]() is not wt:
-        ident = id(wt)
-        entry = (weakref.ref(wt, lambda _ref: _MEMO.pop(ident, None)), {})
-        _MEMO[ident] = entry
-    values = entry[1]
+    Kept with ``wt`` (``WarpTrace.derived``); callers only read the arrays."""
+    values = wt.derived
     if key not in values:
         values[key] = compute()
     return values[key]
@@ -389,10 +381,7 @@ def _memo(wt: WarpTrace, key: tuple, compute):
 
 def _memo_find(wt: WarpTrace, prefix: tuple):
     """A value memoised for ``wt`` under a key that starts with ``prefix``, or None."""
-    entry = _MEMO.get(id(wt))
-    if entry is None or entry[0]() is not wt:
-        return None
-    return next((v for k, v in entry[1].items() if k[: len(prefix)] == prefix), None)
+    return next((v for k, v in list(wt.derived.items()) if k[: len(prefix)] == prefix), None)
 
 
 def analyze_memory(

@@ -13,8 +13,9 @@ numba's user-wide cache (``~/.cache/numba``).
 off, so that numba writes the kernels the analysis uses into ``build/.../__pycache__``, and
 the wheel carries them. Installed on the machine that built it (numba's version and the CPU
 match), the first run reads them back. Elsewhere (another CPU, another numba, a read-only
-install) numba compiles them on the first run, once; ``cold()`` tells, and ``run`` then
-says so on its progress line.
+install) numba compiles them on the first run, once; ``numba_cache.cold()`` tells, and
+``run`` then says so on its progress line. This module runs the command line (``warm``), so it
+sits above it; what the prediction asks about numba's cache is in ``numba_cache``.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ import os
 import sys
 from pathlib import Path
 
-__all__ = ["WARM_RUNS", "cache_dir", "cold", "warm"]
+from .numba_cache import cache_dir
+
+__all__ = ["WARM_RUNS", "warm"]
 
 # (file under the corpus folder, cgpredict run arguments): what the warm-up runs
 WARM_RUNS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -32,31 +35,6 @@ WARM_RUNS: tuple[tuple[str, tuple[str, ...]], ...] = (
                       "--trace-size", "NI=64", "--trace-size", "NJ=64", "--trace-size",
                       "NK=64")),
 )
-
-
-def _probe_cache():
-    """numba's cache of one kernel every analysis calls (the pseudo-warps' index map)."""
-    from .warps import _map_kernel
-
-    return getattr(_map_kernel, "_cache", None)
-
-
-def cache_dir() -> Path | None:
-    """Where numba keeps cgpredict's compiled kernels in this process (None: unknown)."""
-    cache = _probe_cache()
-    path = getattr(cache, "_cache_path", None)
-    return Path(path) if path else None
-
-
-def cold() -> bool:
-    """True when numba has no usable compiled kernels of cgpredict for this numba version
-    and this source: the next analysis compiles them (about 15 s, once). False when they are
-    there, or when numba's cache cannot be inspected."""
-    cache = _probe_cache()
-    try:
-        return not cache._cache_file._load_index()  # {}: missing, other version, stale
-    except Exception:  # numba's internals moved: say nothing rather than something wrong
-        return False
 
 
 def warm(corpus: Path) -> list[str]:

@@ -3,7 +3,7 @@
 GPUPerf divides a warp's instructions by ITILP = min(ILP * N, ITILP_max) and its memory
 requests by ITMLP = min(MLP * MWP_cp, MWP_peak_bw). Both come from the dependence structure of
 one thread's code, read here from the IR of the loop bodies a thread executes
-(``dddg.loop_body``: register operands within one iteration):
+(``loopbody.loop_body``: register operands within one iteration):
 
 * ILP = instructions / the longest chain of dependent instructions (instructions that could
   issue together, on average);
@@ -24,7 +24,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from .fpga import dddg
+from .instrument import loopbody
 from .instrument.irtext import Module, parse_module
 from .tracefile import Trace
 
@@ -44,7 +44,7 @@ __all__ = [
 #: ``validation/cuda/gramschmidt.cu`` gs_k1, issues 16 LDG.E before the first FFMA that
 #: consumes one; registers bound how many). Iterations overlap only that far.
 LOADS_IN_FLIGHT = 16
-#: integer and control classes of a body (dddg.op_class): what unrolling can fold away
+#: integer and control classes of a body (loopbody.op_class): what unrolling can fold away
 _INTEGER = frozenset({"iadd", "imul", "logic", "icmp", "select", "gep", "cast", "br"})
 #: classes that are not instructions of the thread (control flow, SSA joins)
 _NO_LATENCY = frozenset({"phi", "br", "ret", "store"})
@@ -61,7 +61,7 @@ class Parallelism:
     instructions: float = 0.0
 
 
-def body_parallelism(body: dddg.LoopBody) -> Parallelism:
+def body_parallelism(body: loopbody.LoopBody) -> Parallelism:
     """ILP and MLP of one iteration of `body` (register dependences within the iteration)."""
     depth: list[int] = []  # longest chain of instructions ending at each op
     loads: list[int] = []  # most loads on a chain ending at each op
@@ -84,7 +84,7 @@ def body_parallelism(body: dddg.LoopBody) -> Parallelism:
     return Parallelism(max(ilp, 1.0), max(mlp, 1.0), float(n_insts))
 
 
-def _latencies(body: dddg.LoopBody, load_cycles, fp_cycles: float, int_cycles: float):
+def _latencies(body: loopbody.LoopBody, load_cycles, fp_cycles: float, int_cycles: float):
     """The latency of each op of ``body``: a load its ``load_cycles(mem_id)``, a floating
     point op ``fp_cycles``, any other instruction ``int_cycles``; stores (not waited for),
     phis and branches none."""
@@ -101,7 +101,7 @@ def _latencies(body: dddg.LoopBody, load_cycles, fp_cycles: float, int_cycles: f
     return out
 
 
-def _longest(body: dddg.LoopBody, lat: list[float], start: int = -1) -> list[float]:
+def _longest(body: loopbody.LoopBody, lat: list[float], start: int = -1) -> list[float]:
     """Latency of the longest chain ending at each op within one iteration (from ``start``
     only, when given: -inf where it does not reach)."""
     far: list[float] = []
@@ -116,7 +116,7 @@ def _longest(body: dddg.LoopBody, lat: list[float], start: int = -1) -> list[flo
 
 
 def body_chain(
-    body: dddg.LoopBody,
+    body: loopbody.LoopBody,
     load_cycles,
     fp_cycles: float,
     int_cycles: float,
@@ -141,7 +141,7 @@ def body_chain(
     return max(rec, within / overlap)
 
 
-def affine_share(body: dddg.LoopBody) -> float:
+def affine_share(body: loopbody.LoopBody) -> float:
     """The share of ``body``'s integer and branch ops that follow only its induction
     variables and loop invariants (loop control, the addresses of affine accesses): the ones
     an unrolled loop folds into immediate offsets. A value computed from a load (a gathered
@@ -162,7 +162,7 @@ def affine_share(body: dddg.LoopBody) -> float:
 
 
 @functools.lru_cache(maxsize=4)
-def _module(ir_text: str) -> Module:
+def ir_module(ir_text: str) -> Module:
     """The parsed IR, once per trace (a kernel's distinct launches each ask for it)."""
     return parse_module(ir_text)
 
@@ -175,7 +175,7 @@ class ThreadBodies:
     bodies: tuple[tuple[Parallelism, tuple[int, ...]], ...] = ()
     # the same bodies' dependence graphs, for the thread's critical path (body_chain), and
     # whether each is a loop of the thread (else its straight-line code, run once)
-    graphs: tuple[dddg.LoopBody, ...] = ()
+    graphs: tuple[loopbody.LoopBody, ...] = ()
     looped: tuple[bool, ...] = ()
     loop_ids: tuple[int, ...] = ()  # each body's loop (-1: straight-line code)
     affine: tuple[float, ...] = ()  # each body's affine_share (0 for straight-line code)
@@ -240,10 +240,10 @@ def thread_bodies(trace: Trace, region: int, grid: int) -> ThreadBodies:
     bodies += [(lp.function, lp.blocks, True, lp.id) for lp in called]
     if not bodies:
         return ThreadBodies()
-    mod = _module(h.ir_text)
-    mem = dddg.mem_by_label(h, region)
+    mod = ir_module(h.ir_text)
+    mem = loopbody.mem_by_label(h, region)
     graphs = [
-        (dddg.loop_body(mod.functions[fn], [h.blocks[b].label for b in blocks], mem), blocks,
+        (loopbody.loop_body(mod.functions[fn], [h.blocks[b].label for b in blocks], mem), blocks,
          looped, lid)
         for fn, blocks, looped, lid in bodies
         if fn in mod.functions

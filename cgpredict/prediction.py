@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
+from .block import Block
 from .errors import CGPredictError
+from .jsondata import jsonable
+from .models.base import ModelResult
 from .profile import KernelProfile
-from .warps import Block
 
 SCHEMA_VERSION = 3  # 3: kernel_ms, launch_ms, once_ms, sync, sync_ms; no launch_overhead_ms
 DEFAULT_BLOCKS = {1: Block(256, 1), 2: Block(32, 32)}
@@ -81,7 +84,7 @@ class KernelReport:
     blocks: int
     launches: int
     profile: KernelProfile
-    result: object  # models.ModelResult
+    result: ModelResult
     mem: tuple[MemInstrReport, ...]
     l2_hit_rate: float
     warnings: tuple[str, ...]
@@ -132,12 +135,19 @@ class Report:
         return None if not parts or any(p is None for p in parts) else sum(parts)
 
     def to_dict(self) -> dict:
-        """What ``cgpredict run --json`` prints, as plain data (report.report_dict)."""
-        from .report import report_dict
-
-        return report_dict(self)
+        """What ``cgpredict run --json`` prints: the whole report with a schema version as
+        plain data."""
+        d = jsonable(self)
+        d["schema_version"] = SCHEMA_VERSION
+        d["total_ms"] = round(self.total_ms, 6)
+        d["total_energy_mj"] = (
+            None if self.total_energy_mj is None else round(self.total_energy_mj, 6)
+        )
+        for k, kr in zip(d["kernels"], self.kernels):
+            k["time_ms"] = round(kr.time_ms, 6)
+            k.pop("launch_profiles", None)  # the profiles again, once per distinct launch
+        return d
 
     def to_json(self) -> str:
-        from .report import to_json
-
-        return to_json(self)
+        """The whole report, with a schema version, as deterministic JSON."""
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True)

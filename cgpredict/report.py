@@ -2,48 +2,18 @@
 
 from __future__ import annotations
 
-import dataclasses
-import json
-import math
-
 from .models import bound_text
-from .pipeline import SCHEMA_VERSION, KernelReport, Report
-
-
-def _jsonable(x):
-    if dataclasses.is_dataclass(x) and not isinstance(x, type):
-        out = {f.name: _jsonable(getattr(x, f.name)) for f in dataclasses.fields(x)}
-        return out
-    if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in sorted(x.items())}
-    if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
-    if isinstance(x, float):
-        if math.isinf(x) or math.isnan(x):
-            return None
-        return round(x, 6)
-    if hasattr(x, "item"):  # numpy scalar
-        return _jsonable(x.item())
-    return x
+from .prediction import KernelReport, Report
 
 
 def to_json(report: Report) -> str:
-    """The whole report, with a schema version, as deterministic JSON."""
-    return json.dumps(report_dict(report), indent=2, sort_keys=True)
+    """The whole report, with a schema version, as deterministic JSON (``Report.to_json``)."""
+    return report.to_json()
 
 
 def report_dict(report: Report) -> dict:
-    """The whole report with a schema version as plain data (what ``to_json`` prints)."""
-    d = _jsonable(report)
-    d["schema_version"] = SCHEMA_VERSION
-    d["total_ms"] = round(report.total_ms, 6)
-    d["total_energy_mj"] = (
-        None if report.total_energy_mj is None else round(report.total_energy_mj, 6)
-    )
-    for k, kr in zip(d["kernels"], report.kernels):
-        k["time_ms"] = round(kr.time_ms, 6)
-        k.pop("launch_profiles", None)  # the profiles again, once per distinct launch
-    return d
+    """The whole report with a schema version as plain data (``Report.to_dict``)."""
+    return report.to_dict()
 
 
 def _bounds_text(r) -> list[str]:

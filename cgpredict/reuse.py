@@ -16,7 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from .cache import CacheConfig, dense_ids
+from .cache import CacheConfig
+from .hashing import dense_ids
 
 __all__ = ["CacheScale", "scale_gathered", "scale_hits"]
 

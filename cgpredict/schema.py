@@ -132,8 +132,8 @@ def _fpga() -> dict:
 
 
 def _compare() -> dict:
-    from .compare import Comparison
     from .fpga.report import SCHEMA_VERSION
+    from .gpu_vs_fpga import Comparison
 
     s = dataclass_schema(Comparison, drop={Comparison: ("gpu",)})
     return _extend(s, {"schema_version": {"const": SCHEMA_VERSION}, "fpga": _fpga()})

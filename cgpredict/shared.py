@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from .cache import hash_slot, hash_table, pow2_log2
+from .hashing import hash_slot, hash_table, pow2_log2
 from .instrument.irtext import ELEM_BYTES, global_arrays
 from .port import opaque_aliases
 from .warps import WarpTrace

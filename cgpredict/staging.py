@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 
+from .block import Block
 from .devices import GPUDevice
 from .shared import (
     array_layouts,
@@ -16,7 +17,7 @@ from .shared import (
     staged_accesses,
 )
 from .tracefile import Trace
-from .warps import Block, WarpTrace, mapped_loops
+from .warps import WarpTrace, mapped_loops
 
 __all__ = ["staging_setup"]
 

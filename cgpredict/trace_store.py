@@ -1,4 +1,4 @@
-"""The traces ``pipeline.prepare`` makes, kept in the on-disk cache (``diskcache``).
+"""The traces ``prepared.prepare`` makes, kept in the on-disk cache (``diskcache``).
 
 A prepared program is the trace at the trace size plus the count-only probe runs that fit its
 trip counts (``scaling.SizeModel``). Both depend on the source (and every file the preprocessor
@@ -291,10 +291,11 @@ def load_dependences(cache: DiskCache, prepared: str, items: list[tuple]) -> dic
     return out
 
 
-def store_dependences(cache: DiskCache, prepared: str, warps: dict, known: set) -> None:
-    """Store the dependences found in ``warps`` (a Prepared's per-trace memo) that are not
-    in ``known`` (already stored)."""
-    for item, dep in list(warps.items()):
+def store_dependences(cache: DiskCache, prepared: str, found: dict, known: set) -> None:
+    """Store the dependences ``found`` (``AnalysisMemo.dependences``: ``("dependence",
+    region, launch, grid_dims)`` -> ``warps.Dependence`` or None) that are not in ``known``
+    (already stored)."""
+    for item, dep in list(found.items()):
         if not (isinstance(item, tuple) and item and item[0] == "dependence") or item in known:
             continue
         value = None if dep is None else dataclasses.asdict(dep)

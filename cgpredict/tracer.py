@@ -442,7 +442,7 @@ def check_source(source: Path, macros: dict[str, str] | None = None) -> None:
 
 def _verify_ir(ir: str) -> None:
     """Verify instrumented IR in an LLVM context of its own: the probe runs trace in a
-    thread beside the analysis (pipeline.PendingSizes), whose numba functions load into
+    thread beside the analysis (prepared.PendingSizes), whose numba functions load into
     LLVM's global context, and one LLVM context must not be used by two threads at once."""
     try:
         mod = llvm.parse_assembly(ir, context=llvm.create_context())

@@ -16,10 +16,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .block import Block, MappingError
 from .errors import CGPredictError
 from .models.launches import SYNC_MODES
-from .pipeline import RunOptions, prepare
-from .warps import Block, MappingError
+from .prediction import RunOptions
+from .prepared import prepare
 
 #: how the measured suite's host code waits for its launches, per corpus file (the
 #: PolyBench/GPU CUDA of the PolyBench-ACC distribution: cudaThreadSynchronize() after every

@@ -12,13 +12,11 @@ of the lanes that run them (``_masked_order``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit
 
-if TYPE_CHECKING:
-    from .warps import Block
+from .block import Block
 
 __all__ = [
     "EVENT_DTYPE",

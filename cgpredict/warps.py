@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
-from .cache import hash_slot, hash_table
+from .block import Block, MappingError
+from .hashing import hash_slot, hash_table
 from .tracefile import ADDRESS_MASK, TAG_EXIT, TAG_LOOP, TAG_MARKERS, Trace
 from .warp_order import (
     EVENT_DTYPE,
@@ -32,46 +33,16 @@ from .warp_order import (
 __all__ = [
     "EVENT_DTYPE",
     "WARP_SIZE",
-    "Block",
     "Dependence",
-    "MappingError",
     "Origin",
     "WarpTrace",
     "form_warps",
     "form_warps_auto",
+    "map_kernel",
     "mapped_loops",
     "perfectly_nested",
     "single_thread",
 ]
-
-class MappingError(ValueError):
-    """The region cannot be mapped to the requested grid."""
-
-
-@dataclass(frozen=True)
-class Block:
-    """A CUDA block shape, x fastest."""
-
-    x: int
-    y: int = 1
-
-    @property
-    def threads(self) -> int:
-        return self.x * self.y
-
-    @classmethod
-    def parse(cls, text: str) -> "Block":
-        parts = text.lower().split("x")
-        try:
-            dims = [int(p) for p in parts]
-        except ValueError:
-            raise MappingError(f"block shape {text!r}: want XxY, e.g. 32x8") from None
-        if len(dims) not in (1, 2) or min(dims) < 1:
-            raise MappingError(f"block shape {text!r}: want positive XxY, e.g. 32x8")
-        return cls(dims[0], dims[1] if len(dims) == 2 else 1)
-
-    def __str__(self) -> str:
-        return f"{self.x}x{self.y}"
 
 
 @dataclass(frozen=True)
@@ -119,6 +90,9 @@ class WarpTrace:
     unmapped_events: int
     dependence: Dependence | None
     origin: Origin | None = field(default=None, compare=False, repr=False)
+    # what the memory analysis derives from these warps alone (patterns, transactions in
+    # issue order: memory._memo), kept while they live; never copied by dataclasses.replace
+    derived: dict = field(default_factory=dict, init=False, compare=False, repr=False)
 
     @property
     def n_insts(self) -> int:
@@ -255,7 +229,7 @@ def _indices_kernel(ev, in_d1, in_d2):  # pragma: no cover - numba
 
 
 @njit(cache=True, nogil=True)
-def _map_kernel(ev, in_d1, in_d2, mode):  # pragma: no cover - numba
+def map_kernel(ev, in_d1, in_d2, mode):  # pragma: no cover - numba
     """``_map_events`` in one pass over the events, with the loop
     state of ``_indices_kernel``: (tx, ty, sid, addr) of each memory event a thread makes
     (mode 2: inside an open depth-2 iteration, x = its index, y = the depth-1 index; mode 1:
@@ -394,7 +368,7 @@ def _map_events(trace: Trace, region: int, launch: int, grid_dims: int):
     in_d1, in_d2 = np.zeros(size, np.bool_), np.zeros(size, np.bool_)
     in_d1[d1] = True
     in_d2[d2] = True
-    tx, ty, sid, addr, n_mem, ext1, ext2 = _map_kernel(
+    tx, ty, sid, addr, n_mem, ext1, ext2 = map_kernel(
         np.ascontiguousarray(ev, dtype=np.uint64), in_d1, in_d2, mode
     )
     gx, gy = {0: (1, 1), 1: (ext1, 1), 2: (ext2, ext1)}[mode]

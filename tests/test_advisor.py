@@ -13,12 +13,24 @@ from pathlib import Path
 
 import pytest
 
-from cgpredict.advisor import (BLOCKS_1D, BLOCKS_2D, COMBINE, Fix, advise, benefits, block_fix,
-                               render_text, shared_candidates, shared_candidates_by_kernel,
-                               shared_fix)
+from cgpredict.advisor import (
+    BLOCKS_1D,
+    BLOCKS_2D,
+    COMBINE,
+    Fix,
+    advise,
+    benefits,
+    block_fix,
+    render_text,
+    shared_candidates,
+    shared_candidates_by_kernel,
+    shared_fix,
+)
 from cgpredict.advisor.fixes import _swap
-from cgpredict.pipeline import RunOptions, predict_source, prepare
-from cgpredict.warps import Block
+from cgpredict.block import Block
+from cgpredict.pipeline import predict_source
+from cgpredict.prediction import RunOptions
+from cgpredict.prepared import prepare
 
 pytestmark = pytest.mark.usefixtures("compiler")
 
@@ -295,7 +307,7 @@ def test_no_register_fix_for_a_restrict_port():
 
 def test_tiled_file_must_tile_the_source_kernels(tmp_path):
     from cgpredict.advisor import check_tiled
-    from cgpredict.pipeline import PredictionError
+    from cgpredict.prediction import PredictionError
 
     base = predict_source(POLYBENCH / "gemm.c", GEMM_OPTS)
     check_tiled(POLYBENCH / "gemm_tiled.c", base, Block(32, 8))  # gemm_tiled tiles gemm

@@ -14,7 +14,9 @@ import pytest
 
 from cgpredict.devices import list_devices, load_device
 from cgpredict.models import launch_bounds, launch_geometry, predict
-from cgpredict.pipeline import RunOptions, predict_source, prepare
+from cgpredict.pipeline import predict_source
+from cgpredict.prediction import RunOptions
+from cgpredict.prepared import prepare
 from cgpredict.profile import KernelProfile, PatternCounts, StoreCounts
 
 POLYBENCH = Path(__file__).resolve().parents[1] / "polybench_c"

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from cgpredict import cache as cache_mod
+from cgpredict import hashing
 from cgpredict.cache import (
     CacheConfig,
     CacheStats,
@@ -408,9 +409,10 @@ def test_real_kernel_trace_against_lru_and_pycachesim(tmp_path, name, sizes):
     instruction by instruction), gives the same hits as a plain LRU simulator and pycachesim."""
     from pathlib import Path
 
+    from cgpredict.block import Block
     from cgpredict.memory import issue_order, transactions
     from cgpredict.tracer import TraceOptions, trace_program
-    from cgpredict.warps import Block, form_warps
+    from cgpredict.warps import form_warps
 
     src = Path(__file__).resolve().parents[1] / "polybench_c" / name
     tr = trace_program(src, tmp_path / "t.cgptrace", TraceOptions(macros=sizes))
@@ -440,18 +442,18 @@ def test_dense_ids_renumber_in_first_use_order(seed, shift):
     """A hash-table renumbering equals the dictionary one: ids 0, 1, ... by first use."""
     rng = np.random.default_rng(seed)
     keys = rng.integers(0, 5000, 3000).astype(np.uint64) * np.uint64(1 + seed * 977)
-    ids, values = cache_mod.dense_ids(keys, shift)
+    ids, values = hashing.dense_ids(keys, shift)
     seen: dict[int, int] = {}
     want = [seen.setdefault(int(k) >> shift, len(seen)) for k in keys]
     assert ids.tolist() == want
     assert values.tolist() == list(seen)
-    assert [len(x) for x in cache_mod.dense_ids(np.zeros(0, np.uint64))] == [0, 0]
+    assert [len(x) for x in hashing.dense_ids(np.zeros(0, np.uint64))] == [0, 0]
 
 
 def test_dense_ids_far_apart_values_take_the_hash_table():
     """Values spread over 2^40 (a stack and a heap array, say) renumber like close ones."""
     keys = np.array([5 << 40, 7, 5 << 40, 9, 7, (1 << 41) + 3], np.uint64)
-    ids, values = cache_mod.dense_ids(keys)
+    ids, values = hashing.dense_ids(keys)
     assert ids.tolist() == [0, 1, 0, 2, 1, 3]
     assert values.tolist() == [5 << 40, 7, 9, (1 << 41) + 3]
 

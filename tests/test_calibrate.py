@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from cgpredict.calibration import benchmarks, power, toolchain
 from cgpredict.calibration import run as cal
 from cgpredict.calibration.analysis import (
     EnergyRun,
@@ -30,6 +31,7 @@ from cgpredict.calibration.analysis import (
     sectors_per_warp,
     value_problem,
 )
+from cgpredict.calibration.errors import CalibrationError, NoGPUError
 from cgpredict.devices import load_device
 from cgpredict.errors import CGPredictError
 
@@ -246,13 +248,13 @@ def test_existing_files_are_not_overwritten_without_force(tmp_path):
     raw = {"gpu_name": "Synthetic GPU", "date": "2025-01-02", "benchmarks": synthetic_raw()}
     out = tmp_path / "mine.toml"
     out.write_text("# the user's own device file\n")
-    with pytest.raises(cal.CalibrationError, match="mine.toml exists: pass --force"):
+    with pytest.raises(CalibrationError, match="mine.toml exists: pass --force"):
         cal.finish_from_raw(raw, out, "h100")
-    with pytest.raises(cal.CalibrationError, match="mine.toml exists"):
+    with pytest.raises(CalibrationError, match="mine.toml exists"):
         cal.calibrate(out, base="h100")  # refused before any GPU is looked for
     assert out.read_text() == "# the user's own device file\n"
     (tmp_path / "other.raw.json").write_text("{}")
-    with pytest.raises(cal.CalibrationError, match="other.raw.json exists"):
+    with pytest.raises(CalibrationError, match="other.raw.json exists"):
         cal.finish_from_raw(raw, tmp_path / "other.toml", "h100")
     res = cal.finish_from_raw(raw, out, "h100", force=True)
     assert res.device.l2_latency_cycles == 260.0
@@ -279,12 +281,12 @@ def test_validation_failure_without_a_measured_culprit_keeps_the_raw_file(tmp_pa
 
     def picky(path):
         if str(path).endswith(".tmp"):
-            raise cal.CalibrationError(f"{path}: something the calibration did not measure")
+            raise CalibrationError(f"{path}: something the calibration did not measure")
         return real(path)
 
     monkeypatch.setattr(cal, "load_device_file", picky)
     raw = {"gpu_name": "X", "benchmarks": synthetic_raw()}
-    with pytest.raises(cal.CalibrationError, match="does not validate.*raw results saved in"):
+    with pytest.raises(CalibrationError, match="does not validate.*raw results saved in"):
         cal.finish_from_raw(raw, tmp_path / "bad.toml", "h100")
     assert not (tmp_path / "bad.toml").exists() and not (tmp_path / "bad.toml.tmp").exists()
     saved = cal.load_raw(tmp_path / "bad.raw.json")
@@ -292,8 +294,8 @@ def test_validation_failure_without_a_measured_culprit_keeps_the_raw_file(tmp_pa
 
 
 def test_plan_sizes_follow_the_gpu():
-    steps = cal.plan(synthetic_raw()["props"], load_device("h100"))
-    assert set(steps) == set(cal.BENCHMARKS) - {"props", "energy"}
+    steps = benchmarks.plan(synthetic_raw()["props"], load_device("h100"))
+    assert set(steps) == set(benchmarks.BENCHMARKS) - {"props", "energy"}
     fp = dict(a.split("=") for a in steps["stream_dram"][1])["footprint"]
     assert int(fp) == 512 << 20  # >= 8 x 50 MB L2, a power of two
     vals = [int(x) for x in dict(a.split("=") for a in steps["latency_l2"][1])["values"].split(",")]
@@ -302,8 +304,8 @@ def test_plan_sizes_follow_the_gpu():
 
 # ---- no GPU ------------------------------------------------------------------------------
 def test_calibrate_without_nvidia_smi(monkeypatch, tmp_path):
-    monkeypatch.setattr(cal.shutil, "which", lambda name: None)
-    with pytest.raises(cal.NoGPUError, match="no NVIDIA GPU: nvidia-smi not found") as ei:
+    monkeypatch.setattr(toolchain.shutil, "which", lambda name: None)
+    with pytest.raises(NoGPUError, match="no NVIDIA GPU: nvidia-smi not found") as ei:
         cal.calibrate(tmp_path / "x.toml", base="h100")
     assert isinstance(ei.value, CGPredictError) and "\n" not in str(ei.value)
     assert not (tmp_path / "x.toml").exists()
@@ -315,21 +317,21 @@ def test_calibrate_when_nvidia_smi_lists_no_gpu(monkeypatch, tmp_path):
     fake.write_text("#!/bin/sh\nexit 0\n")
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
     monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}")
-    with pytest.raises(cal.NoGPUError, match="lists no GPU"):
+    with pytest.raises(NoGPUError, match="lists no GPU"):
         cal.calibrate(tmp_path / "x.toml", base="h100")
 
 
 def test_calibrate_without_nvcc(monkeypatch, tmp_path):
-    monkeypatch.setattr(cal, "query_gpu", lambda **kw: cal.GPUInfo("Fake GPU", "9.0"))
-    monkeypatch.setattr(cal.shutil, "which", lambda name: None)
+    monkeypatch.setattr(cal, "query_gpu", lambda **kw: toolchain.GPUInfo("Fake GPU", "9.0"))
+    monkeypatch.setattr(toolchain.shutil, "which", lambda name: None)
     monkeypatch.delenv("NVCC", raising=False)
-    monkeypatch.setattr(cal, "DEFAULT_NVCC", str(tmp_path / "no-nvcc"))
-    with pytest.raises(cal.NoGPUError, match="nvcc not found"):
+    monkeypatch.setattr(toolchain, "DEFAULT_NVCC", str(tmp_path / "no-nvcc"))
+    with pytest.raises(NoGPUError, match="nvcc not found"):
         cal.calibrate(tmp_path / "x.toml", base="h100")
 
 
 def test_unknown_benchmark_name(tmp_path):
-    with pytest.raises(cal.CalibrationError, match="unknown micro-benchmark"):
+    with pytest.raises(CalibrationError, match="unknown micro-benchmark"):
         cal.calibrate(tmp_path / "x.toml", only=["latency_l3"])
 
 
@@ -337,9 +339,9 @@ def test_unknown_benchmark_name(tmp_path):
 @pytest.mark.slow
 @pytest.mark.skipif(not (shutil.which("nvcc") or os.environ.get("NVCC")), reason="no nvcc")
 def test_every_microbenchmark_compiles(tmp_path):
-    sources = sorted(p.name for p in cal.microbench_dir().glob("*.cu"))
-    assert set(sources) == {s for s in cal.BENCHMARKS.values() if s}
-    exes = cal.build(cal.find_nvcc(), "sm_90", sources, tmp_path)
+    sources = sorted(p.name for p in toolchain.microbench_dir().glob("*.cu"))
+    assert set(sources) == {s for s in benchmarks.BENCHMARKS.values() if s}
+    exes = toolchain.build(toolchain.find_nvcc(), "sm_90", sources, tmp_path)
     assert all(exes[s].is_file() for s in sources)
 
 
@@ -370,8 +372,8 @@ def _assert_launches_fit_the_register_file(logs: dict[str, str]) -> None:
 @pytest.mark.slow
 @pytest.mark.skipif(not (shutil.which("nvcc") or os.environ.get("NVCC")), reason="no nvcc")
 def test_every_kernel_launch_fits_the_register_file(tmp_path):
-    nvcc = cal.find_nvcc()
-    src = cal.microbench_dir()
+    nvcc = toolchain.find_nvcc()
+    src = toolchain.microbench_dir()
 
     def ptxas_log(cu):
         r = subprocess.run([nvcc, "-O3", "-arch=sm_90", "-std=c++17", "-Xptxas", "-v", "-I",
@@ -398,7 +400,7 @@ def _recorded_ptxas_logs() -> dict[str, str]:
         got = hashlib.sha256((root / rel).read_bytes()).hexdigest()
         assert got == digest, f"{rel} changed since its ptxas log was recorded"
     assert {Path(r).name for r in manifest["ptxas"]} == {
-        p.name for p in cal.microbench_dir().iterdir() if p.suffix in (".cu", ".cuh", ".h")}
+        p.name for p in toolchain.microbench_dir().iterdir() if p.suffix in (".cu", ".cuh", ".h")}
     return {p.stem + ".cu": p.read_text() for p in (RECORDED / "ptxas").glob("*.log")}
 
 
@@ -406,7 +408,7 @@ def test_every_microbenchmark_compiled_when_recorded():
     """Twin of test_every_microbenchmark_compiles: each benchmark source has a ptxas log of
     its current text, and each log compiled at least one kernel without an error."""
     logs = _recorded_ptxas_logs()
-    assert set(logs) == {s for s in cal.BENCHMARKS.values() if s}
+    assert set(logs) == {s for s in benchmarks.BENCHMARKS.values() if s}
     for cu, log in logs.items():
         assert "Compiling entry function" in log and "error" not in log.lower(), cu
 
@@ -525,7 +527,7 @@ def test_bandwidth_counts_every_pass():
 
 
 def test_plan_limits_and_sizes():
-    steps = cal.plan(synthetic_raw()["props"], load_device("h100"))
+    steps = benchmarks.plan(synthetic_raw()["props"], load_device("h100"))
     line = dict(a.split("=") for a in steps["line_l2"][1])
     assert line["values"] == "8,16,32,64,128,256"  # <= 2 x 128-B lines
     assert int(line["flush"]) == 4 * 52428800
@@ -577,7 +579,7 @@ def test_energy_run_without_power_samples_is_recorded_not_raised():
 
     inst = {"idle_energy_t0_ns": 1_000_000_000, "idle_energy_t1_ns": 2_500_000_000,
             "idle_energy_kernel_ms": 1400.0}
-    runs = cal._energy_runs(inst, {}, {}, {}, no_samples)
+    runs = power._energy_runs(inst, {}, {}, {}, no_samples)
     assert len(runs) == 1 and runs[0]["energy_j"] is None and "samples" in runs[0]["error"]
     assert runs[0]["seconds"] == 1.5  # the window, not the 1.4-s kernel (m3)
     a = analyse({"energy": {"runs": runs}}, 128, 16)
@@ -589,8 +591,8 @@ def test_program_printing_nan_is_a_calibration_error(tmp_path):
     exe = tmp_path / "clock"
     exe.write_text('#!/bin/sh\necho \'{"clock_mhz": nan}\'\n')
     exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
-    with pytest.raises(cal.CalibrationError, match="unreadable result"):
-        cal.run_program(exe, [], 10)
+    with pytest.raises(CalibrationError, match="unreadable result"):
+        toolchain.run_program(exe, [], 10)
 
 
 # ---- a whole calibrate run with stand-ins for the GPU (B3, B4, B5, W1) ---------------------
@@ -617,14 +619,15 @@ def _fake_gpu(monkeypatch, tmp_path, smi_names=None, fail=()):
     """calibrate's GPU, compiler and programs replaced by synthetic results."""
     raw = synthetic_raw()
     raw["props"]["pci_bus_id"] = "0000:3B:00.0"
-    steps = cal.plan(raw["props"], load_device("h100"))
+    steps = benchmarks.plan(raw["props"], load_device("h100"))
     by_args = {tuple(args): name for name, (_, args) in steps.items()}
     queried = []
 
     def query_gpu(nvidia_smi=None, gpu_id=""):
         queried.append(gpu_id)
         names = smi_names or {}
-        return cal.GPUInfo(names.get(gpu_id, "NVIDIA H100 80GB HBM3"), "9.0", "00000000:18:00.0")
+        return toolchain.GPUInfo(names.get(gpu_id, "NVIDIA H100 80GB HBM3"), "9.0",
+                                 "00000000:18:00.0")
 
     def run_program(exe, args, timeout_s):
         if exe.name == "props":
@@ -635,14 +638,14 @@ def _fake_gpu(monkeypatch, tmp_path, smi_names=None, fail=()):
                       "energy_kernel_ms": 1500.0}
             if exe.name == "stream":
                 if "stream" in fail:
-                    raise cal.CalibrationError("stream: too many resources requested for launch")
+                    raise CalibrationError("stream: too many resources requested for launch")
                 return {**window, "energy_sectors": 1e9, "energy_warp_insts": 1e8}
             if exe.name == "smem":
                 return {**window, "smem_transactions": 1e10}
             return {f"idle_{k}": v for k, v in window.items()}
         name = by_args[tuple(args)]
         if name in fail:
-            raise cal.CalibrationError(f"{exe.name}: exit status 2")
+            raise CalibrationError(f"{exe.name}: exit status 2")
         return raw[name]
 
     _NoSamples.made = []
@@ -652,7 +655,7 @@ def _fake_gpu(monkeypatch, tmp_path, smi_names=None, fail=()):
     monkeypatch.setattr(cal, "build", lambda nvcc, arch, sources, out: {
         s: out / s.removesuffix(".cu") for s in sources})
     monkeypatch.setattr(cal, "run_program", run_program)
-    monkeypatch.setattr(cal, "PowerSampler", _NoSamples)
+    monkeypatch.setattr(power, "PowerSampler", _NoSamples)
     monkeypatch.chdir(tmp_path)
     return queried
 
@@ -684,7 +687,7 @@ def test_calibrate_saves_raw_before_the_analysis(monkeypatch, tmp_path):
         raise ValueError("analysis bug")
 
     monkeypatch.setattr(cal, "analyse", broken)
-    with pytest.raises(cal.CalibrationError, match="analysis bug.*saved in"):
+    with pytest.raises(CalibrationError, match="analysis bug.*saved in"):
         cal.calibrate(tmp_path / "out.toml", base="h100")
     raw = cal.load_raw(tmp_path / "out.raw.json")
     assert raw["benchmarks"]["latency_l2"]["values"] == synthetic_raw()["latency_l2"]["values"]
@@ -703,7 +706,7 @@ def test_default_output_is_checked_before_the_benchmarks(monkeypatch, tmp_path):
         raise AssertionError("built although the output exists")
 
     monkeypatch.setattr(cal, "find_nvcc", no_build)
-    with pytest.raises(cal.CalibrationError, match="nvidia_h100_80gb_hbm3.toml exists"):
+    with pytest.raises(CalibrationError, match="nvidia_h100_80gb_hbm3.toml exists"):
         cal.calibrate(None, base="h100")
 
 
@@ -715,7 +718,7 @@ def test_default_output_follows_the_gpu_cuda_runs_on(monkeypatch, tmp_path):
     real_run = cal.run_program
     monkeypatch.setattr(cal, "run_program", lambda exe, a, t: seen.append(exe.name) or
                         real_run(exe, a, t))
-    with pytest.raises(cal.CalibrationError, match="nvidia_h100_80gb_hbm3.toml exists"):
+    with pytest.raises(CalibrationError, match="nvidia_h100_80gb_hbm3.toml exists"):
         cal.calibrate(None, base="h100")
     assert seen == ["props"]  # refused before any benchmark
 
@@ -726,7 +729,7 @@ def test_from_raw_refuses_to_write_over_its_own_input(tmp_path):
     raw_file.write_text(json.dumps({"gpu_name": "G", "benchmarks": synthetic_raw()}))
     before = raw_file.read_text()
     for force in (False, True):
-        with pytest.raises(cal.CalibrationError, match="is the raw file being read"):
+        with pytest.raises(CalibrationError, match="is the raw file being read"):
             cal.finish_from_raw(cal.load_raw(raw_file), raw_file, "h100", force=force)
     assert raw_file.read_text() == before
 
@@ -734,7 +737,7 @@ def test_from_raw_refuses_to_write_over_its_own_input(tmp_path):
 def test_failed_reanalysis_leaves_no_copy(tmp_path):
     raw_file = tmp_path / "a.raw.json"
     raw_file.write_text(json.dumps({"gpu_name": "G", "benchmarks": {}}))
-    with pytest.raises(cal.CalibrationError, match="nothing was measured in .*a.raw.json"):
+    with pytest.raises(CalibrationError, match="nothing was measured in .*a.raw.json"):
         cal.finish_from_raw(cal.load_raw(raw_file), tmp_path / "gpu.toml", "h100")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.raw.json"]
     # a successful one writes the device file and its raw copy beside it
@@ -750,5 +753,5 @@ def test_failed_reanalysis_leaves_no_copy(tmp_path):
 def test_malformed_raw_file(tmp_path, body, what):
     p = tmp_path / "b.raw.json"
     p.write_text(json.dumps(body))
-    with pytest.raises(cal.CalibrationError, match=re.escape(what)):
+    with pytest.raises(CalibrationError, match=re.escape(what)):
         cal.load_raw(p)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from cgpredict.calibration.run import finish_from_raw, load_raw
 from cgpredict.calibration.records import RecordsError, analyse_records, read_records
+from cgpredict.calibration.run import finish_from_raw, load_raw
 from cgpredict.devices import load_device
 
 RAW = Path(__file__).resolve().parents[1] / "validation" / "measured" / "raw"

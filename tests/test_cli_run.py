@@ -138,7 +138,8 @@ def test_advise_json(tmp_path):
     kinds = {f["kind"]: f for f in d["fixes"]}
     assert d["fixes"][0]["kind"] == "combined"
     assert kinds["coalescing"]["speedup"] > 2
-    assert kinds["coalescing"]["why"][0].startswith("syrk: ") and "report" not in kinds["coalescing"]
+    assert kinds["coalescing"]["why"][0].startswith("syrk: ")
+    assert "report" not in kinds["coalescing"]
     assert [b["kernel"] for b in d["benefits"]] == ["syrk"]
 
 

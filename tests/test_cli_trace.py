@@ -118,7 +118,9 @@ def test_event_limit_exit_code(tmp_path):
     assert_one_line_error(result, 3, "--max-events=100", "-D")
 
 
-@pytest.mark.parametrize("content", [None, b"garbage", b"CGPTRACE\x01\x00\x00\x00\xff\x00\x00\x00{"])
+@pytest.mark.parametrize(
+    "content", [None, b"garbage", b"CGPTRACE\x01\x00\x00\x00\xff\x00\x00\x00{"]
+)
 def test_trace_info_bad_file_exit_code(tmp_path, content):
     path = tmp_path / "t.cgptrace"
     if content is not None:

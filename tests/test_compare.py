@@ -1,4 +1,4 @@
-"""Tests of cgpredict.compare: GPU vs FPGA per kernel, the recommendation and its reasons,
+"""Tests of cgpredict.gpu_vs_fpga: GPU vs FPGA per kernel, the recommendation and its reasons,
 and the text / JSON renderings."""
 
 from __future__ import annotations
@@ -8,13 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from cgpredict.compare import (
-    compare_source,
-    compare_to_json,
-    compare_to_text,
-    fpga_to_json,
-    fpga_to_text,
-)
+from cgpredict.fpga.report import fpga_to_json, fpga_to_text
+from cgpredict.gpu_vs_fpga import compare_source, compare_to_json, compare_to_text
 
 POLYBENCH = Path(__file__).resolve().parents[1] / "polybench_c"
 

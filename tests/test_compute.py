@@ -2,8 +2,8 @@
 
 The table (module docstring of compute.py): fmul feeding fadd fuses into one fma (the fmul
 costs 0, the fadd 1); llvm.fmuladd is one fma; a compare feeding a loop branch is its setp
-(1, as in nvcc's PTX); a conditional branch is 1, an unconditional 0; getelementptr costs its number of
-variable indices; integer casts are free, float conversions one cvt; division, remainder,
+(1, as in nvcc's PTX); a conditional branch is 1, an unconditional 0; getelementptr costs its
+number of variable indices; integer casts are free, float conversions one cvt; division, remainder,
 sqrt and transcendental calls are SFU instructions; loads and stores are not counted here."""
 
 from __future__ import annotations

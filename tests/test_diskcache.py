@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from cgpredict import api
 from cgpredict.cli import main
 from cgpredict.diskcache import DiskCache, cache_root, default_cache, entry_key
-from cgpredict.pipeline import prepare
+from cgpredict.prepared import prepare
 
 GEMM = Path(__file__).resolve().parents[1] / "polybench_c" / "gemm.c"
 SMALL = {"NI": 64, "NJ": 64, "NK": 64}
@@ -200,7 +200,7 @@ def test_stored_dependences_give_the_same_prediction(cache_dir, monkeypatch):
     api.predict(GEMM, "32x8", "h100", SMALL, trace_sizes=TRACE)
     assert len(list((cache_dir / "entries" / "dependence").iterdir())) == 1
     with prepare(GEMM, _opts()) as prep:
-        assert any(k[0] == "dependence" for k in prep.warps)  # read back, not recomputed
+        assert prep.memo.dependences()  # read back, not recomputed
     cached = api.predict(GEMM, "16x16", "h100", SMALL, trace_sizes=TRACE)
     monkeypatch.setenv("CGPREDICT_NO_CACHE", "1")
     fresh = api.predict(GEMM, "16x16", "h100", SMALL, trace_sizes=TRACE)
@@ -273,7 +273,7 @@ def test_datafile_round_trip_keeps_types(tmp_path):
     import numpy as np
 
     from cgpredict import datafile
-    from cgpredict.warps import Block
+    from cgpredict.block import Block
 
     value = {"t": (1, 2.5, float("inf"), None), "b": Block(32, 8), "n": np.float64(0.1),
              "a": np.arange(6, dtype=np.int32).reshape(2, 3), 3: [True, "x"]}
@@ -362,8 +362,8 @@ int main(void) {
 def test_the_key_covers_every_file_the_preprocessor_opens(cache_dir, tmp_path, monkeypatch):
     """A header of a header in a sub-folder, ``#include MACRO`` and a header found through
     CPATH: changing any of them changes the trace's key (the compiler lists them)."""
-    from cgpredict.pipeline import plan_trace
     from cgpredict.prediction import RunOptions
+    from cgpredict.prepared import plan_trace
 
     src = tmp_path / "src"
     (src / "sub").mkdir(parents=True)
@@ -401,7 +401,7 @@ def test_an_unusable_cache_home_still_leaves_zig_a_cache(tmp_path, monkeypatch):
 
 def test_datafile_refuses_a_field_of_another_type(tmp_path):
     from cgpredict import datafile
-    from cgpredict.warps import Block
+    from cgpredict.block import Block
 
     datafile.dump((Block(32, 8),), tmp_path, "b")
     doc = json.loads((tmp_path / "b.json").read_text())

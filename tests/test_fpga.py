@@ -206,7 +206,7 @@ def test_dependence_longer_than_the_unroll_window(compiler, tmp_path):
 
 
 def test_call_to_a_function_with_a_loop_is_flagged(compiler, tmp_path):
-    from cgpredict.compare import compare_source, compare_to_text
+    from cgpredict.gpu_vs_fpga import compare_source, compare_to_text
 
     src = tmp_path / "callloop.c"
     src.write_text("""#include <stdio.h>
@@ -249,13 +249,13 @@ def test_partition_bram_is_part_of_the_exploration(compiler, tmp_path):
 
 
 def test_banks_hit_by_a_strided_access():
-    from cgpredict.fpga import dddg
+    from cgpredict.instrument import loopbody
 
-    op = dddg.Op(0, "%x", "load", "i32", mem_id=0, array="a")
-    body = dddg.LoopBody((op,), frozenset())
+    op = loopbody.Op(0, "%x", "load", "i32", mem_id=0, array="a")
+    body = loopbody.LoopBody((op,), frozenset())
 
     def loop(inner, outer=None):
-        return loops._Loop(
+        return loops.AnalyzedLoop(
             None, body, (), {0: (inner, outer)}, False, 1, 4096.0, 1.0, False, {0: 4096.0}
         )
 
@@ -270,8 +270,9 @@ def test_banks_hit_by_a_strided_access():
 
 
 def test_trip_counts_are_snapped_to_integers_only_within_fit_noise():
-    assert loops._snap(64.0000001) == 64.0 and loops._snap(65536.00000000038) == 65536.0
-    assert loops._snap(255.5) == 255.5 and loops._snap(63.9) == 63.9
+    assert loops.snap_integer(64.0000001) == 64.0
+    assert loops.snap_integer(65536.00000000038) == 65536.0
+    assert loops.snap_integer(255.5) == 255.5 and loops.snap_integer(63.9) == 63.9
 
 
 def test_heap_array_size_uses_the_element_size(compiler, tmp_path):
@@ -304,7 +305,7 @@ def test_array_sizes_follow_the_source_declaration():
     """Both macros traced at 64, only NI grows: A[NI][NJ] is 1024 x 64 floats at the work
     size (matching IR dimensions by value would scale both); a[4*N] scales with N; a fixed
     dimension that happens to equal a trace value stays fixed."""
-    from cgpredict.fpga.arrays import _array_bytes
+    from cgpredict.fpga.arrays import array_bytes
 
     ir = "\n".join([
         "@A = internal global [64 x [64 x float]] zeroinitializer, align 16",
@@ -314,10 +315,10 @@ def test_array_sizes_follow_the_source_declaration():
     src = "static float A[NI][NJ];\nstatic float a[4 * N];\nstatic double w[64];\n"
     tsz = {"NI": 64, "NJ": 64, "N": 64}
     wsz = {"NI": 1024, "NJ": 64, "N": 1000}
-    got = _array_bytes(ir, tsz, wsz, src)
+    got = array_bytes(ir, tsz, wsz, src)
     assert got == {"A": 1024 * 64 * 4, "a": 4 * 1000 * 4, "w": 64 * 8}
     # without the source, the old value matching (kept as the fallback) scales by value
-    assert _array_bytes(ir, tsz, wsz)["A"] == 1024 * 1024 * 4
+    assert array_bytes(ir, tsz, wsz)["A"] == 1024 * 1024 * 4
 
 
 def test_schema_md_documents_every_device_key():

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import networkx as nx
 import numpy as np
+from cgpredict.instrument import loopbody
 from cgpredict.instrument.irtext import parse_module
 
 from cgpredict.fpga import dddg
@@ -59,13 +60,13 @@ exit:
 LAT = {"fadd": 3, "fmul": 2, "load": 2, "store": 1}
 
 
-def lat(o: dddg.Op) -> int:
+def lat(o: loopbody.Op) -> int:
     return LAT.get(o.klass, 0)
 
 
-def dot_body() -> dddg.LoopBody:
+def dot_body() -> loopbody.LoopBody:
     fn = parse_module(DOT_IR).functions["dot"]
-    return dddg.loop_body(fn, ["for.body"], {"for.body": [(0, "a[i]"), (1, "b[i]")]})
+    return loopbody.loop_body(fn, ["for.body"], {"for.body": [(0, "a[i]"), (1, "b[i]")]})
 
 
 def test_body_ops_and_induction():
@@ -120,7 +121,7 @@ def test_recurrence_mii_of_accumulation_with_3_cycle_adder():
 
 def test_fmuladd_is_split_so_only_the_adder_is_on_the_recurrence():
     fn = parse_module(FMA_IR).functions["acc"]
-    body = dddg.loop_body(fn, ["for.body"], {"for.body": [(0, "a[i]"), (1, "b[i]")]})
+    body = loopbody.loop_body(fn, ["for.body"], {"for.body": [(0, "a[i]"), (1, "b[i]")]})
     kinds = [o.klass for o in body.ops]
     assert kinds[4:6] == ["fmul", "fadd"]
     assert dddg.recurrence_mii(dddg.static_graph(body, (), lat)) == 3
@@ -128,7 +129,7 @@ def test_fmuladd_is_split_so_only_the_adder_is_on_the_recurrence():
 
 def test_memory_dependences_from_a_window_and_memory_recurrence():
     fn = parse_module(FMA_IR).functions["acc"]
-    body = dddg.loop_body(fn, ["for.body"], {"for.body": [(0, "a[i]"), (1, "a[i]")]})
+    body = loopbody.loop_body(fn, ["for.body"], {"for.body": [(0, "a[i]"), (1, "a[i]")]})
     # store a[i+1] ... load a[i]: the load of iteration t reads what iteration t-2 stored
     its = tuple(((0, 100 + 4 * t), (1, 100 + 4 * (t + 2))) for t in range(6))
     deps = dddg.memory_dependences(body, dddg.Window((its,)))
@@ -150,7 +151,7 @@ def test_strides_and_cross_entry_dependence():
     w = dddg.Window((e0, e1))
     assert dddg.strides(w) == {0: (4, 1000), 1: (0, 4)}
     fn = parse_module(FMA_IR).functions["acc"]
-    body = dddg.loop_body(fn, ["for.body"], {"for.body": [(0, "a[i]"), (1, "b[i]")]})
+    body = loopbody.loop_body(fn, ["for.body"], {"for.body": [(0, "a[i]"), (1, "b[i]")]})
     assert not dddg.cross_entry_dependence(body, w)
     w2 = dddg.Window(((((1, 64),),), (((0, 64),),)))  # entry 1 loads what entry 0 stored
     assert dddg.cross_entry_dependence(body, w2)
@@ -215,7 +216,7 @@ exit:
 
 def test_pointer_chasing_is_a_recurrence_not_an_induction():
     fn = parse_module(CHASE_IR).functions["chase"]
-    body = dddg.loop_body(fn, ["for.body"], {"for.body": [(0, "nxt[j]"), (1, "out[i]")]})
+    body = loopbody.loop_body(fn, ["for.body"], {"for.body": [(0, "nxt[j]"), (1, "out[i]")]})
     names = {o.name: o.index for o in body.ops}
     # only %i / %i.next (step 1, a constant) are induction variables
     assert body.induction == frozenset({names["%i"], names["%i.next"]})
@@ -260,7 +261,7 @@ exit:
 
 def test_join_phi_is_a_same_iteration_merge():
     fn = parse_module(MERGE_IR).functions["merge"]
-    body = dddg.loop_body(
+    body = loopbody.loop_body(
         fn, ["for.body", "if.then", "if.else", "for.inc"], {"for.body": [(0, "b[i]")]}
     )
     names = {o.name: o.index for o in body.ops}

@@ -230,7 +230,7 @@ def test_recursive_kernel_is_one_line_exit_2(compiler, tmp_path):
 
 
 def test_compare_states_ratio_bounds_and_flip(compiler):
-    from cgpredict.compare import compare_source
+    from cgpredict.gpu_vs_fpga import compare_source
 
     c = compare_source(POLYBENCH / "mvt.c", work={"N": 2048}, trace_sizes={"N": 256})
     fpga = {k.name: k for k in c.fpga.kernels}
@@ -267,14 +267,14 @@ def test_operator_instances_by_hand():
 
 
 def test_dsp_mii_cannot_share_copies():
-    from cgpredict.fpga.explore import _dsp_mii
+    from cgpredict.fpga.explore import dsp_resource_mii
 
     # 64 lanes of fmul (3 DSP48E1) + fadd (2): 320 DSPs at any II; over the 176 usable, so
     # the point is rejected (the returned II, 1, still needs 320)
     uses = {"fmul": {64: 1}, "fadd": {64: 1}}
-    assert _dsp_mii(uses, ZC702, 176) == 1
+    assert dsp_resource_mii(uses, ZC702, 176) == 1
     # eight distinct fmuls (24 DSPs at II 1) under a budget of 6: ceil(8 / II) * 3 <= 6 -> 4
-    assert _dsp_mii({"fmul": {1: 8}}, ZC702, 6) == 4
+    assert dsp_resource_mii({"fmul": {1: 8}}, ZC702, 6) == 4
 
 
 @pytest.fixture(scope="module")

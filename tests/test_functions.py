@@ -4,7 +4,6 @@ would do to the function: static or not, inlined or not, called once or from a l
 from __future__ import annotations
 
 import dataclasses
-
 import re
 from pathlib import Path
 
@@ -12,7 +11,8 @@ import pytest
 
 from cgpredict.compiler import compile_to_ir
 from cgpredict.errors import RegionError
-from cgpredict.pipeline import PredictionError, RunOptions, predict_source
+from cgpredict.pipeline import predict_source
+from cgpredict.prediction import PredictionError, RunOptions
 from cgpredict.regions import statement_end
 from cgpredict.scaling import overridable_sizes
 
@@ -82,7 +82,7 @@ def test_a_function_called_from_a_loop_is_one_launch_per_call(tmp_path):
     assert any("still in the L2 from an earlier launch" in w for w in k.warnings)
     # with nothing kept between launches, three calls cost three times one
     from cgpredict.devices import load_device
-    from cgpredict.pipeline import prepare
+    from cgpredict.prepared import prepare
 
     cold = dataclasses.replace(load_device("tk1"), l2_persist_bytes=0)
     opts = RunOptions(functions=("saxpy",))

@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from cgpredict.block import Block
 from cgpredict.devices import load_device
 from cgpredict.kernel_analysis import _resident_warps
-from cgpredict.pipeline import RunOptions, predict_source
 from cgpredict.occupancy import BlockDoesNotFit
-from cgpredict.warps import Block
+from cgpredict.pipeline import predict_source
+from cgpredict.prediction import RunOptions
 
 ROWS = """\
 #ifndef N

@@ -4,7 +4,7 @@ import pytest
 
 from cgpredict.errors import CompileError, RegionError
 from cgpredict.macros import evaluate_macros
-from cgpredict.pipeline import resolve_sizes
+from cgpredict.trace_sizes import resolve_sizes
 
 DEFINES = """
 #include <stdio.h>

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from cgpredict.block import Block
 from cgpredict.cache import CacheConfig
 from cgpredict.memory import (
     COAL,
@@ -27,7 +28,7 @@ from cgpredict.memory import (
 )
 from cgpredict.reuse import CacheScale
 from cgpredict.tracer import TraceOptions, trace_program
-from cgpredict.warps import EVENT_DTYPE, WARP_SIZE, Block, WarpTrace, form_warps
+from cgpredict.warps import EVENT_DTYPE, WARP_SIZE, WarpTrace, form_warps
 
 POLYBENCH = Path(__file__).resolve().parents[1] / "polybench_c"
 

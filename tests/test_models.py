@@ -422,7 +422,8 @@ def test_l1_served_loads_cost_load_store_issue_cycles() -> None:
         comp_insts=50,
     )
     r = predict_cgpredict(prof, h100)
-    assert r.l1_cycles == pytest.approx(h100.smem_issue_cycles * (100 * 0.5 * 1 + 10 * 32 + 20 * 0.25))
+    assert r.l1_cycles == pytest.approx(
+        h100.smem_issue_cycles * (100 * 0.5 * 1 + 10 * 32 + 20 * 0.25))
     no_l1 = predict_cgpredict(dataclasses.replace(
         prof, coal=PatternCounts(100, 4, 0), uncoal=PatternCounts(10, 32, 0),
         const=PatternCounts(20, 1, 0)), h100)

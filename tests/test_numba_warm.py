@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import tomllib
 
-from cgpredict import numba_warm, pipeline
+from cgpredict import numba_cache, numba_warm, prepared
 
 ROOT = Path(__file__).resolve().parents[1]
 POLY = ROOT / "polybench_c"
@@ -25,7 +25,7 @@ RUN_AND_COUNT = """
 import json, sys
 from click.testing import CliRunner
 from numba.core.registry import CPUDispatcher
-import cgpredict, cgpredict.numba_warm as w
+import cgpredict, cgpredict.numba_cache as w
 from cgpredict.cli import main
 cold = w.cold()
 r = CliRunner().invoke(main, ["run", sys.argv[1], "--block", "32x32", "--no-cache"])
@@ -52,7 +52,7 @@ def _python(args: list[str], cache: Path) -> subprocess.CompletedProcess:
 def test_warm_up_leaves_nothing_for_the_first_run_to_compile(tmp_path):
     cache = tmp_path / "numba-cache"
     cache.mkdir()
-    cold = _python(["-c", "import cgpredict.numba_warm as w; print(w.cold(), w.cache_dir())"],
+    cold = _python(["-c", "import cgpredict.numba_cache as w; print(w.cold(), w.cache_dir())"],
                    cache)
     is_cold, where = cold.stdout.split()
     assert is_cold == "True" and where.startswith(str(cache))  # NUMBA_CACHE_DIR, empty
@@ -67,21 +67,21 @@ def test_warm_up_leaves_nothing_for_the_first_run_to_compile(tmp_path):
 
 def test_cold_cache_said_once_on_the_progress_line(monkeypatch):
     said: list[str] = []
-    monkeypatch.setattr(pipeline, "_numba_checked", False)
-    monkeypatch.setattr(numba_warm, "cold", lambda: True)
-    pipeline._say_if_numba_compiles(said.append)
-    pipeline._say_if_numba_compiles(said.append)
+    monkeypatch.setattr(prepared, "_numba_checked", False)
+    monkeypatch.setattr(numba_cache, "cold", lambda: True)
+    prepared._say_if_numba_compiles(said.append)
+    prepared._say_if_numba_compiles(said.append)
     assert len(said) == 1 and said[0].startswith("compiling numba's kernels for this machine")
-    monkeypatch.setattr(pipeline, "_numba_checked", False)
-    monkeypatch.setattr(numba_warm, "cold", lambda: False)
-    pipeline._say_if_numba_compiles(said.append)
+    monkeypatch.setattr(prepared, "_numba_checked", False)
+    monkeypatch.setattr(numba_cache, "cold", lambda: False)
+    prepared._say_if_numba_compiles(said.append)
     assert len(said) == 1  # a warm cache: nothing said
 
 
 def test_cache_dir_is_numbas():
-    from cgpredict.warps import _map_kernel
+    from cgpredict.warps import map_kernel
 
-    assert _map_kernel.stats.cache_path == str(numba_warm.cache_dir())
+    assert map_kernel.stats.cache_path == str(numba_cache.cache_dir())
 
 
 def test_the_build_can_run_the_warm_up():

@@ -2,8 +2,9 @@
 subpackage left out of the list would pass them and be missing from `pip install .` (as
 cgpredict.render, and with it `report --html/--pdf`, once was)."""
 
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -26,15 +27,28 @@ def _readme_test_command() -> str:
     return lines[0].strip()
 
 
+LINT = "ruff check cgpredict tests"
+
+
 def test_ci_runs_exactly_the_readme_test_command():
     """.ci/run's commands after its system packages are the README's steps, one per line, in
-    order (lines may come between them, as another install into the same environment)."""
+    order (lines may come between them, as another install into the same environment), then
+    the lint alone (`make lint`'s command)."""
     steps = _readme_test_command().split(" && ")
     assert steps[0] == "python3 -m venv .venv" and steps[-1].startswith("python -m pytest")
     lines = [ln.strip() for ln in (ROOT / ".ci" / "run").read_text().splitlines()]
     at = [lines.index(step) for step in steps]  # ValueError: a step is missing or changed
-    assert at == sorted(at) and lines[-1] == steps[-1]
+    assert at == sorted(at)
+    after = [ln for ln in lines[at[-1] + 1:] if ln and not ln.startswith("#")]
+    assert after == [LINT], after
     assert "set -euo pipefail" in lines[:at[0]]  # a failed step stops the script
+
+
+def test_make_lint_is_the_ci_lint():
+    """`make lint` runs the lint that CI runs after the tests."""
+    text = (ROOT / "Makefile").read_text()
+    recipe = text.split("\nlint:", 1)[1].splitlines()[1]
+    assert recipe == "\t" + LINT
 
 
 # what a test imports with importorskip -> the distribution that brings it

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from cgpredict.instrument.loopbody import LoopBody, Op
 
-from cgpredict.fpga.dddg import LoopBody, Op
 from cgpredict.parallelism import (
     LOADS_IN_FLIGHT,
     Parallelism,
@@ -15,7 +15,8 @@ from cgpredict.parallelism import (
     body_chain,
     body_parallelism,
 )
-from cgpredict.pipeline import RunOptions, predict_source
+from cgpredict.pipeline import predict_source
+from cgpredict.prediction import RunOptions
 
 POLYBENCH = Path(__file__).resolve().parents[1] / "polybench_c"
 

@@ -10,18 +10,20 @@ B and C coalesced. SYRK: NJ loads each of A[i][k]
 from __future__ import annotations
 
 import dataclasses
-
 import math
 from pathlib import Path
 
 import pytest
 
+from cgpredict.block import Block
 from cgpredict.devices import load_device
 from cgpredict.errors import CGPredictError
-from cgpredict.pipeline import (PredictionError, RunOptions, analyze_trace, predict_source,
-                                prepare, resolve_sizes)
+from cgpredict.pipeline import predict_source
+from cgpredict.prediction import PredictionError, RunOptions
+from cgpredict.prepared import prepare
+from cgpredict.trace_analysis import analyze_trace
+from cgpredict.trace_sizes import resolve_sizes
 from cgpredict.tracefile import read_trace
-from cgpredict.warps import Block
 
 pytestmark = pytest.mark.usefixtures("compiler")
 
@@ -245,7 +247,8 @@ def test_resolve_sizes():
     assert resolve_sizes(text, {}, {})[:2] == (sizes(GEMM_N, 1024), sizes(GEMM_N, 128))
     assert resolve_sizes(text, {"NI": 2048}, {"NK": 16})[:2] == (
         {"NI": 2048, "NJ": 1024, "NK": 1024}, {"NI": 128, "NJ": 128, "NK": 16})
-    plain = "#ifndef N\n#define N 4096\n#endif\nint main(void) {\n#pragma cgp kernel k\n  for (int i = 0; i < N; i++);\n}\n"
+    plain = ("#ifndef N\n#define N 4096\n#endif\nint main(void) {\n#pragma cgp kernel k\n"
+             "  for (int i = 0; i < N; i++);\n}\n")
     work, trace = resolve_sizes(plain, {}, {})[:2]
     assert work == {"N": 4096} and trace["N"] <= 4096
     assert resolve_sizes(plain, {"N": 64}, {"N": 32})[:2] == ({"N": 64}, {"N": 32})
@@ -344,8 +347,8 @@ def test_function_kernel_with_two_top_level_loops(tmp_path):
 
 
 def test_size_names_the_source_never_mentions_are_typos():
-    from cgpredict.pipeline import resolve_sizes
     from cgpredict.prediction import PredictionError
+    from cgpredict.trace_sizes import resolve_sizes
 
     text = (POLYBENCH / "gemm.c").read_text()
     with pytest.raises(PredictionError, match=r"-D Ni: the source never mentions Ni "
@@ -356,8 +359,8 @@ def test_size_names_the_source_never_mentions_are_typos():
 
 
 def test_a_trace_size_of_one_is_refused():
-    from cgpredict.pipeline import resolve_sizes
     from cgpredict.prediction import PredictionError
+    from cgpredict.trace_sizes import resolve_sizes
 
     text = (POLYBENCH / "gemm.c").read_text()
     with pytest.raises(PredictionError, match="trace size NI=1: trace at least 2"):
@@ -370,19 +373,19 @@ def test_restrict_port_borrows_the_plain_ports_probes(gemm_prep, monkeypatch):
     """The restrict port of GEMM has the plain port's loops and trip counts (same_loops):
     prepared with probes_of, it runs no probe of its own and its trip-count model is the one
     its own probes give, loop for loop (matched by region and source line)."""
-    import cgpredict.pipeline as pipeline
+    import cgpredict.prepared as prepared
     from cgpredict.scaling import loop_keys
 
     monkeypatch.setenv("CGPREDICT_NO_CACHE", "1")  # both restrict traces made here
     ropts = dataclasses.replace(GEMM_OPTS, port="restrict")
     with prepare(POLYBENCH / "gemm.c", ropts) as own:
         own_trips = {loop_keys(own.trace)[i]: m for i, m in own.sizes.trips.items()}
-    assert pipeline.same_loops(own.trace, gemm_prep.trace)
+    assert prepared.same_loops(own.trace, gemm_prep.trace)
 
     def no_probes(*args, **kwargs):
         raise AssertionError("a probe ran")
 
-    monkeypatch.setattr(pipeline, "_Probes", no_probes)
+    monkeypatch.setattr(prepared, "_Probes", no_probes)
     with prepare(POLYBENCH / "gemm.c", ropts, probes_of=gemm_prep) as lent:
         assert lent.probe_runs is gemm_prep.probe_runs
         lent_trips = {loop_keys(lent.trace)[i]: m for i, m in lent.sizes.trips.items()}
@@ -391,7 +394,7 @@ def test_restrict_port_borrows_the_plain_ports_probes(gemm_prep, monkeypatch):
 
 def test_same_loops_tells_traces_apart(gemm_prep):
     """Another size (other trip counts) or another program (other loops) is not the same."""
-    from cgpredict.pipeline import same_loops
+    from cgpredict.prepared import same_loops
 
     assert same_loops(gemm_prep.trace, gemm_prep.trace)
     other = dataclasses.replace(GEMM_OPTS, trace_sizes=sizes(GEMM_N, 48))
@@ -406,7 +409,7 @@ def test_a_fix_leaves_the_kernels_it_does_not_touch_as_they_were():
     """2mm: B is read by the first kernel only. Transposing it re-analyses that kernel; the
     second kernel's report is the memo's (the very object of the baseline), and both equal an
     analysis from scratch (no memo)."""
-    from cgpredict.pipeline import analyze_trace
+    from cgpredict.trace_analysis import analyze_trace
 
     names = ("NI", "NJ", "NK", "NL")
     opts = RunOptions(work_sizes=sizes(names, 64), trace_sizes=sizes(names, 32))

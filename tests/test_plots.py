@@ -30,7 +30,8 @@ def test_validation_plot(tmp_path):
 
 def test_benefit_chart(tmp_path):
     b = Benefits("gemm", "memory", 100.0, 400.0, 1.0, 2.0, 3.0, 4.0)
-    a = Advice("gemm.c", "tk1", 1.0, (), (b,), None)
+    a = Advice(source="gemm.c", device="tk1", baseline_ms=1.0, fixes=(), benefits=(b,),
+               baseline=None)
     assert _is_png(benefit_chart(a, tmp_path / "b.png"))
     svg = benefit_chart(a, tmp_path / "b.svg").read_text()
     assert svg.lstrip().startswith("<?xml") and "<svg" in svg

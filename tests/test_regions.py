@@ -138,7 +138,8 @@ def test_comment_between_pragma_and_loop():
 
 
 def test_crlf_source_keeps_line_count():
-    text = "int f(int s){\r\n#pragma cgp kernel k\r\n  for (int i=0;i<4;i++)\r\n    s+=i;\r\nreturn s;}\r\n"
+    text = ("int f(int s){\r\n#pragma cgp kernel k\r\n  for (int i=0;i<4;i++)\r\n    s+=i;\r\n"
+            "return s;}\r\n")
     m = mark_regions(text)
     assert m.regions[0].name == "k"
     assert (m.regions[0].line, m.regions[0].end_line) == (3, 4)
@@ -194,7 +195,8 @@ def test_two_kernel_names_are_rejected():
 
 
 def test_kernel_pragma_at_end_of_file():
-    with pytest.raises(RegionError, match=r"^line 2: '#pragma cgp kernel' is not followed by a loop"):
+    with pytest.raises(RegionError,
+                       match=r"^line 2: '#pragma cgp kernel' is not followed by a loop"):
         mark_regions(src("int x;", "#pragma cgp kernel k", "", ""))
 
 

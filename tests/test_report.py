@@ -16,8 +16,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cgpredict.pipeline import SCHEMA_VERSION, Report, RunOptions, predict_source
-from cgpredict.report import _jsonable, to_json, to_text
+from cgpredict.jsondata import jsonable
+from cgpredict.pipeline import predict_source
+from cgpredict.prediction import SCHEMA_VERSION, Report, RunOptions
+from cgpredict.report import to_json, to_text
 
 POLYBENCH = Path(__file__).resolve().parents[1] / "polybench_c"
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -123,7 +125,7 @@ def test_jsonable_values():
         b: tuple
         c: dict
 
-    got = _jsonable(X(math.inf, (np.float64(1.23456789), np.int64(3), math.nan),
+    got = jsonable(X(math.inf, (np.float64(1.23456789), np.int64(3), math.nan),
                       {2: "b", 1: np.float32(0.5)}))
     assert got == {"a": None, "b": [1.234568, 3, None], "c": {"1": 0.5, "2": "b"}}
     json.dumps(got)  # plain JSON types only

@@ -15,7 +15,8 @@ import pytest
 
 from cgpredict.devices import load_device
 from cgpredict.memory import InstrMemStats, MemoryAnalysis, warm_start
-from cgpredict.pipeline import RunOptions, prepare
+from cgpredict.prediction import RunOptions
+from cgpredict.prepared import prepare
 from cgpredict.residency import region_arrays, resident_arrays
 
 THREE_C = r"""

@@ -9,9 +9,17 @@ from __future__ import annotations
 
 import pytest
 
-from cgpredict.pipeline import RunOptions, prepare
-from cgpredict.scaling import (PROBES, SizeModel, TripModel, fit, launch_counts, mean_trips,
-                               probe_sizes)
+from cgpredict.prediction import RunOptions
+from cgpredict.prepared import prepare
+from cgpredict.scaling import (
+    PROBES,
+    SizeModel,
+    TripModel,
+    fit,
+    launch_counts,
+    mean_trips,
+    probe_sizes,
+)
 from cgpredict.tracer import TraceOptions, trace_program
 
 # the points the pipeline uses: trace sizes and the two probes of probe_sizes

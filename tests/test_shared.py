@@ -13,11 +13,20 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cgpredict.pipeline import RunOptions, prepare
-from cgpredict.shared import (ArrayLayout, array_layouts, array_name, conflict_degree,
-                              staged_accesses, tile_bytes, transpose_addresses)
+from cgpredict.block import Block
+from cgpredict.prediction import RunOptions
+from cgpredict.prepared import prepare
+from cgpredict.shared import (
+    ArrayLayout,
+    array_layouts,
+    array_name,
+    conflict_degree,
+    staged_accesses,
+    tile_bytes,
+    transpose_addresses,
+)
 from cgpredict.tracer import TraceOptions, trace_program
-from cgpredict.warps import Block, WarpTrace, form_warps
+from cgpredict.warps import WarpTrace, form_warps
 
 POLYBENCH = Path(__file__).resolve().parents[1] / "polybench_c"
 

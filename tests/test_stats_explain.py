@@ -9,12 +9,13 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from cgpredict.block import Block
 from cgpredict.cli import main
 from cgpredict.devices import load_device
-from cgpredict.pipeline import RunOptions, predict_source
+from cgpredict.pipeline import predict_source
+from cgpredict.prediction import RunOptions
 from cgpredict.stats.features import FEATURES, build_table, write_csv
 from cgpredict.stats.measured import MeasuredRow
-from cgpredict.warps import Block
 
 pytestmark = pytest.mark.usefixtures("compiler")
 

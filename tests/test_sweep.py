@@ -77,17 +77,17 @@ def test_each_file_traced_once_per_trace_size(tmp_path, monkeypatch):
     """The tracer runs once per (file, trace size): the first two runs of each prepared
     program are a trace and its probes, and no configuration traces again."""
     monkeypatch.setenv("CGPREDICT_CACHE_DIR", str(tmp_path / "cache"))
-    import cgpredict.pipeline as pipeline
+    import cgpredict.prepared as prepared
 
     calls = []
-    real = pipeline.trace_program
+    real = prepared.trace_program
 
     def counting(source, output, options, force=False):
         calls.append((Path(source).name, tuple(sorted(options.macros.items())),
                       options.count_only))
         return real(source, output, options, force)
 
-    monkeypatch.setattr(pipeline, "trace_program", counting)
+    monkeypatch.setattr(prepared, "trace_program", counting)
     res = run_sweep(_axes(files=(GEMM, SYRK), devices=("tk1",)), None, jobs=1)
     assert len(res.configs) == 2 * 2 * 2
     full = [c for c in calls if not c[2]]

@@ -16,8 +16,13 @@ import numpy as np
 import pytest
 
 from cgpredict import compiler as cc
-from cgpredict.errors import (CompileError, OutputExistsError, RegionError, ToolchainError,
-                              TraceRunError)
+from cgpredict.errors import (
+    CompileError,
+    OutputExistsError,
+    RegionError,
+    ToolchainError,
+    TraceRunError,
+)
 from cgpredict.summary import summarize
 from cgpredict.tracefile import ADDRESS_MASK, TAG_BEGIN, TAG_END, TAG_EXIT, TAG_LOOP, TAG_MARKERS
 from cgpredict.tracer import TraceOptions, trace_program
@@ -225,7 +230,7 @@ def test_2dconv(tmp_path, ni, nj):
         (1, 1, ni - 2), (2, ni - 2, nj - 2)]
 
 
-# --------------------------------------------------------------------------- helpers, libm, launches
+# ------------------------------------------------------------------------- helpers, libm, launches
 
 HELPER_C = """\
 #include <math.h>
@@ -509,7 +514,7 @@ def test_trip_counts_with_break_and_while_loops(tmp_path):
     src = write(tmp_path, "brk.c", """\
 float A[16][16], B[16][16];
 int main(void) {
-  for (int i = 0; i < 16; i++) for (int j = 0; j < 16; j++) A[i][j] = j == 2 * i || j == 15 ? -1 : 1;
+  for (int i = 0; i < 16; i++) for (int j = 0; j < 16; j++) A[i][j] = j == 2*i || j == 15 ? -1 : 1;
 #pragma cgp kernel brk grid=1
   for (int i = 0; i < 16; i++) {
     for (int j = 0; j < 16; j++) {

@@ -23,7 +23,8 @@ import pytest
 
 from cgpredict.devices import load_device
 from cgpredict.models import launch_bounds, launch_geometry, predict
-from cgpredict.pipeline import RunOptions, prepare
+from cgpredict.prediction import RunOptions
+from cgpredict.prepared import prepare
 
 pytestmark = pytest.mark.usefixtures("compiler")
 

@@ -14,10 +14,20 @@ from pathlib import Path
 
 import pytest
 
-from cgpredict.pipeline import RunOptions, predict_source
-from cgpredict.validate import (ValidationError, ValidationRow, default_measured, load_measured,
-                                _sizes, to_json, to_markdown, validate, write_results)
-from cgpredict.warps import Block
+from cgpredict.block import Block
+from cgpredict.pipeline import predict_source
+from cgpredict.prediction import RunOptions
+from cgpredict.validate import (
+    ValidationError,
+    ValidationRow,
+    _sizes,
+    default_measured,
+    load_measured,
+    to_json,
+    to_markdown,
+    validate,
+    write_results,
+)
 
 pytestmark = pytest.mark.usefixtures("compiler")
 

@@ -254,7 +254,8 @@ def model_kernels(name: str, port: str) -> dict[str, _ModelKernel]:
     import numpy as np
 
     from cgpredict.compute import compute_counts, kernel_entry_insts
-    from cgpredict.pipeline import RunOptions, prepare
+    from cgpredict.prediction import RunOptions
+    from cgpredict.prepared import prepare
     from cgpredict.shared import array_name
     from cgpredict.summary import region_block_counts
     from cgpredict.warps import mapped_loops

@@ -206,7 +206,8 @@ def model_kernels(name: str, port: str) -> dict[str, ModelKernel]:
 
     from cgpredict.kernel_analysis import loop_unroll_at
     from cgpredict.parallelism import thread_bodies
-    from cgpredict.pipeline import RunOptions, prepare
+    from cgpredict.prediction import RunOptions
+    from cgpredict.prepared import prepare
     from cgpredict.summary import region_block_counts
     from cgpredict.warps import mapped_loops
 

@@ -8,10 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..devices import load_device
+from ..jsondata import jsonable
 from ..models import predict as model_predict
-from ..pipeline import (
-    Report,
-)
+from ..prediction import Report
 
 TILE = 32
 ADVICE_SCHEMA_VERSION = 1
@@ -68,7 +67,7 @@ def explain_change(base: Report, new: Report) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _explained(fix: Fix, base: Report, rep: Report | None) -> Fix:
+def explained(fix: Fix, base: Report, rep: Report | None) -> Fix:
     """``fix`` with its why lines and the report they come from."""
     if rep is None:
         return fix
@@ -101,9 +100,7 @@ class Advice:
 
     def to_dict(self) -> dict:
         """What ``cgpredict advise --json`` prints (the baseline report left out)."""
-        from ..report import _jsonable
-
-        d = _jsonable(dataclasses.replace(
+        d = jsonable(dataclasses.replace(
             self, fixes=tuple(dataclasses.replace(f, report=None) for f in self.fixes)))
         d.pop("baseline", None)
         for f in d["fixes"]:
@@ -117,7 +114,7 @@ class Advice:
         return json.dumps(self.to_dict(), indent=2, sort_keys=True)
 
 
-def _speedup(base: float, new: float) -> float:
+def speedup_of(base: float, new: float) -> float:
     return base / new if new > 0 else float("inf")
 
 
@@ -129,14 +126,14 @@ def benefits(base: Report, device_name: str) -> tuple[Benefits, ...]:
         d = model_predict(k.profile, device, "gpuperf").details
         out.append(
             Benefits(
-                k.name,
-                d.bound,
-                d.t_comp,
-                d.t_mem - d.t_overlap,
-                d.b_itilp,
-                d.b_memlp,
-                d.b_fp,
-                d.b_serial,
+                kernel=k.name,
+                bound=d.bound,
+                t_comp=d.t_comp,
+                t_mem_exposed=d.t_mem - d.t_overlap,
+                b_itilp=d.b_itilp,
+                b_memlp=d.b_memlp,
+                b_fp=d.b_fp,
+                b_serial=d.b_serial,
             )
         )
     return tuple(out)

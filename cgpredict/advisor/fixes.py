@@ -8,21 +8,16 @@ import dataclasses
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from ..block import Block
 from ..devices import load_device
 from ..occupancy import BlockDoesNotFit
-from ..pipeline import (
-    Prepared,
-    Report,
-    RunOptions,
-    analysis_worker,
-    predict_source,
-    usable_cores,
-)
-from ..prediction import PredictionError
+from ..pipeline import predict_source
+from ..prediction import PredictionError, Report, RunOptions
+from ..prepared import Prepared
 from ..regions import read_source
 from ..shared import array_layouts, array_name
+from ..trace_analysis import analysis_worker, usable_cores
 from ..tracer import marked_source
-from ..warps import Block
 from .advice import (
     BLOCKS_1D,
     BLOCKS_2D,
@@ -30,9 +25,9 @@ from .advice import (
     TILE,
     TOLERANCE,
     Fix,
-    _explained,
-    _speedup,
     explain_change,
+    explained,
+    speedup_of,
 )
 
 
@@ -116,7 +111,7 @@ def _transposition_fixes(
     shown = [e for kname, e in evidence if kname in faster] or [e for _, e in evidence]
     texts = sorted({m.text for k in base.kernels for m in k.mem if array_name(m.text) == arr})
     swapped = ", ".join(f"{t} -> {_swap(t)}" for t in texts if _swap(t) != t)
-    fixes.append(_explained(
+    fixes.append(explained(
         Fix(
             "coalescing",
             f"store {arr} transposed",
@@ -125,7 +120,7 @@ def _transposition_fixes(
             f"addresses",
             tuple(shown),
             rep.total_ms,
-            _speedup(base.total_ms, rep.total_ms),
+            speedup_of(base.total_ms, rep.total_ms),
         ), base, rep)
     )
     # a kernel the transposition slows down keeps the original layout: the others read a
@@ -155,7 +150,7 @@ def _transposition_fixes(
                 tuple(shown)
                 + tuple(f"{n}: {now[n]:.4g} ms now, {after[n]:.4g} ms transposed" for n in now),
                 mixed,
-                _speedup(base.total_ms, mixed),
+                speedup_of(base.total_ms, mixed),
                 tuple(w for w in explain_change(base, rep) if w.split(":")[0] in users),
             )
         )
@@ -264,13 +259,13 @@ def shared_fix(
     if tiled is not None:
         check_tiled(tiled, base, opts.block)
         rep = predict_source(tiled, dataclasses.replace(opts, transpose=(), stage=()))
-        return _explained(Fix(
+        return explained(Fix(
             "shared-memory",
             f"use the tiled variant {tiled.name}",
             f"replace the kernel by {tiled.name}",
             (f"{tiled.name} predicts {rep.total_ms:.4g} ms",),
             rep.total_ms,
-            _speedup(base.total_ms, rep.total_ms),
+            speedup_of(base.total_ms, rep.total_ms),
         ), base, rep)
     by_kernel = shared_candidates_by_kernel(prep, base)
     if not by_kernel:
@@ -296,7 +291,7 @@ def shared_fix(
                 f"{worst:.0f}-way"
             )
     where = "; ".join(f"{', '.join(arrs)} in {k}" for k, arrs in by_kernel.items())
-    return _explained(Fix(
+    return explained(Fix(
         "shared-memory",
         f"tile {names} in shared memory ({TILE}x{TILE})",
         f"strip-mine the innermost loop by {TILE}, load {TILE}x{TILE} tiles ({where}) "
@@ -305,7 +300,7 @@ def shared_fix(
         f"{TILE}x{TILE}' to predict your version",
         tuple(evidence),
         rep.total_ms,
-        _speedup(base.total_ms, rep.total_ms),
+        speedup_of(base.total_ms, rep.total_ms),
     ), base, rep)
 
 
@@ -360,13 +355,13 @@ def block_fix(
         for s, ms in sorted(results.items(), key=lambda x: x[1])
     )
     if results[best] < now * (1 - TOLERANCE):
-        return _explained(Fix(
+        return explained(Fix(
             "block-shape",
             f"launch with blocks of {best}",
             f"use --block {best} (blockDim = dim3({best.replace('x', ', ')}))",
             evidence,
             results[best],
-            _speedup(base.total_ms, results[best]),
+            speedup_of(base.total_ms, results[best]),
         ), base, reports.get(best))
     return Fix(
         "block-shape",
@@ -374,7 +369,7 @@ def block_fix(
         f"the current block shape {current} is the best swept",
         evidence,
         now,
-        _speedup(base.total_ms, now),
+        speedup_of(base.total_ms, now),
     )
 
 
@@ -407,7 +402,7 @@ def register_fix(
         f"warp each; the restrict port stores it once"
         for k, t, loc, n, tr in found
     )
-    return _explained(Fix(
+    return explained(Fix(
         "register-accumulation",
         f"keep {', '.join(texts)} in a register",
         f"declare the kernel's array parameters __restrict__ (float * __restrict__ "
@@ -415,7 +410,7 @@ def register_fix(
         f"`float sum = {example}; for (...) sum += ...; {example} = sum;`",
         evidence,
         rep.total_ms,
-        _speedup(base.total_ms, rep.total_ms),
+        speedup_of(base.total_ms, rep.total_ms),
     ), base, rep)
 
 
@@ -481,7 +476,7 @@ def combined_fix(
         "both changes, as one kernel (what the textbook version of this kernel does)",
         (f"re-predicted from the restrict port's trace: {again.predicted_ms:.4g} ms",),
         again.predicted_ms,
-        _speedup(base.total_ms, again.predicted_ms),
+        speedup_of(base.total_ms, again.predicted_ms),
         explain_change(base, again.report) if again.report is not None else (),
         again.report,
     )

@@ -7,14 +7,9 @@ import dataclasses
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from ..pipeline import (
-    Prepared,
-    Report,
-    RunOptions,
-    analysis_worker,
-    prepare,
-    usable_cores,
-)
+from ..prediction import Report, RunOptions
+from ..prepared import Prepared, prepare
+from ..trace_analysis import analysis_worker, usable_cores
 from .advice import Advice, Fix, benefits
 from .atomic_fixes import atomic_fixes
 from .fixes import (
@@ -38,7 +33,7 @@ def _restrict_base(
 ) -> tuple[Prepared, Report]:
     """The restrict port traced and predicted (the register fix's report, and the baseline
     every combined fix is re-predicted from); the ``plain`` port's probe runs stand in for
-    its own when the loops are the same (pipeline.prepare)."""
+    its own when the loops are the same (prepared.prepare)."""
     prep_r = prepare(source, ropts, probes_of=plain)
     try:
         return prep_r, prep_r.analyze(ropts)
@@ -163,11 +158,11 @@ def advise_prepared(
             notes.append(f"baseline: {w}")
     fixes.sort(key=lambda f: -f.speedup)
     return Advice(
-        base.source,
-        base.device,
-        base.total_ms,
-        tuple(fixes),
-        benefits(base, opts.device),
-        base,
-        tuple(notes),
+        source=base.source,
+        device=base.device,
+        baseline_ms=base.total_ms,
+        fixes=tuple(fixes),
+        benefits=benefits(base, opts.device),
+        baseline=base,
+        notes=tuple(notes),
     )

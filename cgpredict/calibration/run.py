@@ -9,88 +9,55 @@ optional `nvidia-ml-py`, group `[gpu]`) around the energy runs; save the raw res
 (datasheet fields) with the measured fields replaced and a `[provenance.notes]` entry for each
 (a measured value the file cannot take keeps the base value, with a note). `finish_from_raw`
 redoes the last two steps from a saved raw file, without a GPU.
+
+This module conducts; the steps are modules of their own: `toolchain` (GPU, nvcc, build, run),
+`benchmarks` (what to run, sized from the GPU), `power` (NVML energy runs), `devicefile`
+(the device file written), `errors`.
 """
 
 from __future__ import annotations
 
-import concurrent.futures
-import copy
-import dataclasses
 import datetime
 import json
-import os
-import re
-import shutil
-import subprocess
-import sys
 import tempfile
-import threading
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from cgpredict import devices as _devices
-from cgpredict.calibration.analysis import Analysis, Measured, analyse, integrate_energy_j
+from cgpredict.calibration.analysis import Analysis, analyse
+from cgpredict.calibration.benchmarks import BENCHMARKS, plan
+from cgpredict.calibration.devicefile import (
+    base_doc,
+    culprit,
+    drop,
+    render_device_toml,
+    schema_screen,
+)
+from cgpredict.calibration.errors import CalibrationError, NoGPUError
+from cgpredict.calibration.power import measure_energy
 from cgpredict.calibration.records import analyse_records, read_records
-from cgpredict.devices import GPUDevice, device_path, load_device_file
+from cgpredict.calibration.toolchain import (
+    GPUInfo,
+    build,
+    find_nvcc,
+    pick_arch,
+    query_gpu,
+    run_program,
+    visible_gpu_id,
+)
+from cgpredict.devices import GPUDevice, load_device_file
 from cgpredict.errors import CGPredictError
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
-
 __all__ = [
-    "BENCHMARKS",
-    "CalibrationError",
     "CalibrationResult",
-    "NoGPUError",
     "calibrate",
     "check_output",
     "default_output",
-    "find_nvcc",
     "finish_from_raw",
     "format_result",
     "load_raw",
-    "query_gpu",
-    "render_device_toml",
 ]
-
-# Micro-benchmark name -> source file (cgpredict/calibration/microbench/); `props` always runs.
-BENCHMARKS: dict[str, str] = {
-    "props": "props.cu",
-    "latency_l1": "pchase.cu",
-    "latency_l2": "pchase.cu",
-    "line_l1": "pchase.cu",
-    "line_l2": "pchase.cu",
-    "smem": "smem.cu",
-    "stream_l2": "stream.cu",
-    "stream_dram": "stream.cu",
-    "bandwidth": "bandwidth.cu",
-    "inst": "inst.cu",
-    "barrier": "barrier.cu",
-    "energy": "",
-}
-
-
-class CalibrationError(CGPredictError):
-    """Calibration could not run or its results cannot make a device file."""
-
-    exit_code = 5
-
-
-class NoGPUError(CalibrationError):
-    """No NVIDIA GPU, driver or CUDA compiler on this machine."""
-
-
-@dataclass(frozen=True)
-class GPUInfo:
-    name: str
-    compute_cap: str = ""
-    pci_bus_id: str = ""
 
 
 @dataclass(frozen=True)
@@ -103,522 +70,6 @@ class CalibrationResult:
     analysis: Analysis
     gpu_name: str
     notes: tuple[str, ...]
-
-
-# ---- toolchain ---------------------------------------------------------------------------
-def query_gpu(nvidia_smi: str | None = None, gpu_id: str = "") -> GPUInfo:
-    """The GPU `gpu_id` (an nvidia-smi --id: index, UUID or PCI bus id), else the first GPU
-    `nvidia-smi` lists; NoGPUError when there is no driver or no GPU."""
-    smi = nvidia_smi or shutil.which("nvidia-smi")
-    if not smi:
-        raise NoGPUError(
-            "no NVIDIA GPU: nvidia-smi not found (calibrate needs an NVIDIA GPU, "
-            "its driver and the CUDA toolkit)"
-        )
-    for fields in ("name,compute_cap,pci.bus_id", "name"):
-        try:
-            r = subprocess.run(
-                [
-                    smi,
-                    f"--query-gpu={fields}",
-                    "--format=csv,noheader",
-                    *([f"--id={gpu_id}"] if gpu_id else []),
-                ],
-                check=False,
-                capture_output=True,
-                text=True,
-                timeout=60,
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise NoGPUError(f"no usable NVIDIA GPU: nvidia-smi failed ({exc})") from None
-        if r.returncode == 0:
-            break
-    else:
-        msg = (r.stderr or r.stdout).strip().splitlines()
-        why = msg[0] if msg else f"exit status {r.returncode}"
-        raise NoGPUError(f"no usable NVIDIA GPU: nvidia-smi failed ({why})")
-    lines = [ln for ln in r.stdout.splitlines() if ln.strip()]
-    if not lines:
-        raise NoGPUError("no NVIDIA GPU: nvidia-smi lists no GPU")
-    parts = [p.strip() for p in lines[0].split(",")]
-    return GPUInfo(*parts[:3])
-
-
-def visible_gpu_id() -> str:
-    """nvidia-smi's id of the GPU the benchmarks run on (CUDA device 0), as far as
-    CUDA_VISIBLE_DEVICES tells it before any CUDA program ran: its first entry (an index or a
-    UUID; MIG instances and an empty list give ""). `calibrate` re-selects by the PCI bus id
-    that `props` reports."""
-    first = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")[0].strip()
-    if first.isdigit() or first.startswith("GPU-"):
-        return first
-    return ""
-
-
-DEFAULT_NVCC = "/usr/local/cuda/bin/nvcc"
-
-
-def find_nvcc(explicit: str | None = None) -> str:
-    """nvcc: `explicit`, $NVCC, nvcc on PATH or DEFAULT_NVCC."""
-    for cand in (explicit, os.environ.get("NVCC"), shutil.which("nvcc"), DEFAULT_NVCC):
-        if cand and Path(cand).is_file():
-            return cand
-    raise NoGPUError(
-        "no CUDA compiler: nvcc not found (install the CUDA toolkit, put nvcc on PATH or set $NVCC)"
-    )
-
-
-def microbench_dir() -> Path:
-    """The folder of the micro-benchmark sources shipped with cgpredict."""
-    return Path(str(resources.files("cgpredict.calibration") / "microbench"))
-
-
-def pick_arch(nvcc: str, gpu: GPUInfo, work: Path) -> str:
-    """`native` when nvcc accepts it here, else sm_XY from nvidia-smi's compute capability."""
-    probe = work / "_probe.cu"
-    probe.write_text("__global__ void k() {}\n")
-    r = subprocess.run(
-        [nvcc, "-arch=native", "-c", str(probe), "-o", str(work / "_probe.o")],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    if r.returncode == 0:
-        return "native"
-    if gpu.compute_cap:
-        return "sm_" + gpu.compute_cap.replace(".", "")
-    raise CalibrationError(
-        "nvcc rejects -arch=native and nvidia-smi reports no compute "
-        "capability: cannot choose a GPU architecture"
-    )
-
-
-def build(nvcc: str, arch: str, sources: Sequence[str], out_dir: Path) -> dict[str, Path]:
-    """Compile each source (`nvcc -O3 -arch=ARCH`) in parallel; returns source -> executable."""
-    src_dir = microbench_dir()
-
-    def one(src: str) -> Path:
-        exe = out_dir / Path(src).stem
-        cmd = [
-            nvcc,
-            "-O3",
-            f"-arch={arch}",
-            "-std=c++17",
-            "-I",
-            str(src_dir),
-            "-o",
-            str(exe),
-            str(src_dir / src),
-        ]
-        r = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=600)
-        if r.returncode != 0:
-            tail = " | ".join((r.stderr or r.stdout).strip().splitlines()[-3:])
-            raise CalibrationError(f"nvcc failed on {src}: {tail}")
-        return exe
-
-    uniq = sorted(set(sources))
-    with concurrent.futures.ThreadPoolExecutor(min(8, len(uniq) or 1)) as pool:
-        return dict(zip(uniq, pool.map(one, uniq)))
-
-
-def run_program(exe: Path, args: Sequence[str], timeout_s: float) -> dict[str, Any]:
-    """Run one micro-benchmark; its last stdout line is its JSON result."""
-    try:
-        r = subprocess.run(
-            [str(exe), *args], check=False, capture_output=True, text=True, timeout=timeout_s
-        )
-    except subprocess.TimeoutExpired:
-        raise CalibrationError(
-            f"{exe.name} {' '.join(args)}: timed out after {timeout_s:g} s"
-        ) from None
-    lines = [ln for ln in r.stdout.splitlines() if ln.startswith("{")]
-    if r.returncode != 0 or not lines:
-        why = (r.stderr.strip().splitlines() or [f"exit status {r.returncode}"])[-1]
-        raise CalibrationError(f"{exe.name} {' '.join(args)}: {why}")
-    try:
-        result = json.loads(lines[-1])
-    except ValueError as exc:  # e.g. nan or inf printed by %g
-        raise CalibrationError(
-            f"{exe.name} {' '.join(args)}: unreadable result ({exc}): {lines[-1][:200]}"
-        ) from None
-    if not isinstance(result, dict):
-        raise CalibrationError(f"{exe.name} {' '.join(args)}: result is not a JSON object")
-    return result
-
-
-# ---- what to run -------------------------------------------------------------------------
-def _geom(lo: int, hi: int, per_octave: int = 4, align: int = 128) -> str:
-    """Comma list of sizes from lo to hi, `per_octave` per doubling, multiples of `align`."""
-    out: list[int] = []
-    k = 0
-    while True:
-        v = round(lo * 2 ** (k / per_octave) / align) * align
-        if v > hi:
-            break
-        if not out or v != out[-1]:
-            out.append(v)
-        k += 1
-    return ",".join(map(str, out))
-
-
-def _pow2_at_least(n: int) -> int:
-    return 1 << max(int(n) - 1, 1).bit_length()
-
-
-def _pow2_at_most(n: int) -> int:
-    return 1 << max(int(n), 2).bit_length() - 1
-
-
-def plan(props: Mapping[str, Any], base: GPUDevice) -> dict[str, tuple[str, list[str]]]:
-    """Benchmark name -> (source, arguments), sized from the GPU's L2 and free memory."""
-    l2 = int(props.get("l2_bytes") or base.l2_bytes)
-    free = int(props.get("free_bytes") or 8 << 30)
-    big = min(_pow2_at_least(8 * l2), _pow2_at_most(free // 4))  # DRAM-sized buffers
-    strides = "8,16,32,64,128,256,512"
-    # L2<-DRAM strides up to 2 lines: beyond, DRAM rows and the TLB lift the top of the curve
-    line_strides = ",".join(
-        str(v) for v in (8, 16, 32, 64, 128, 256, 512) if v <= 2 * base.l2_line_bytes
-    )
-    return {
-        "latency_l1": (
-            "pchase.cu",
-            [
-                "sweep=footprint",
-                "mode=ca",
-                "stride=128",
-                "accesses=4096",
-                f"values={_geom(4096, 2 << 20)}",
-            ],
-        ),
-        "latency_l2": (
-            "pchase.cu",
-            [
-                "sweep=footprint",
-                "mode=cg",
-                "stride=128",
-                "accesses=8192",
-                f"values={_geom(256 << 10, min(8 * l2, big))}",  # DRAM level past the ramp
-            ],
-        ),
-        "line_l1": (
-            "pchase.cu",
-            [
-                "sweep=stride",
-                "mode=ca",
-                "warm=cg",
-                "footprint=0",
-                "accesses=2048",
-                f"values={strides}",
-            ],
-        ),
-        "line_l2": (
-            "pchase.cu",
-            [
-                "sweep=stride",
-                "mode=cg",
-                "warm=none",
-                "footprint=0",
-                "accesses=2048",
-                f"flush={4 * l2}",
-                f"values={line_strides}",
-            ],
-        ),
-        "smem": ("smem.cu", ["strides=0,1,2,4,8,16,32", "iters=2048"]),
-        "stream_l2": (
-            "stream.cu",
-            [
-                f"footprint={max(_pow2_at_most(l2 // 4), 1 << 16)}",
-                "strides=0,1,2,4,8",
-                f"bytes_per_point={8 << 30}",
-            ],
-        ),
-        "stream_dram": (
-            "stream.cu",
-            [f"footprint={big}", "strides=0,1,2,4,8", f"bytes_per_point={4 << 30}"],
-        ),
-        "bandwidth": (
-            "bandwidth.cu",
-            [f"bytes={big}", "reps=5", f"passes={max(1, (4 << 30) // big)}"],  # >= 4 GiB a run
-        ),
-        "inst": ("inst.cu", ["classes=int32,fp32,fp64,sfu", "iters=4096"]),
-        "barrier": ("barrier.cu", ["threads=64,128,256,512,1024", "iters=4096"]),
-    }
-
-
-# ---- power -------------------------------------------------------------------------------
-class PowerSampler:
-    """Samples board power (and the energy counter when there is one) through NVML."""
-
-    def __init__(self, pci_bus_id: str = "", interval_s: float = 0.005) -> None:
-        import pynvml  # optional dependency (nvidia-ml-py): ImportError when missing
-
-        self._nvml = pynvml
-        pynvml.nvmlInit()
-        try:
-            self._h = (
-                pynvml.nvmlDeviceGetHandleByPciBusId(pci_bus_id)
-                if pci_bus_id
-                else pynvml.nvmlDeviceGetHandleByIndex(0)
-            )
-        except Exception:
-            pynvml.nvmlShutdown()
-            raise
-        try:
-            pynvml.nvmlDeviceGetTotalEnergyConsumption(self._h)
-            self._counter = True
-        except pynvml.NVMLError:
-            self._counter = False
-        self.interval_s = interval_s
-        self.t_ns: list[int] = []
-        self.power_w: list[float] = []
-        self.energy_mj: list[float] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, daemon=True)
-
-    def _loop(self) -> None:
-        nv = self._nvml
-        while not self._stop.is_set():
-            t = time.time_ns()
-            try:
-                p = nv.nvmlDeviceGetPowerUsage(self._h) / 1e3
-                e = (
-                    float(nv.nvmlDeviceGetTotalEnergyConsumption(self._h))
-                    if self._counter
-                    else None
-                )
-            except nv.NVMLError:
-                p, e = None, None
-            if p is not None:
-                self.t_ns.append(t)
-                self.power_w.append(p)
-                if e is not None:
-                    self.energy_mj.append(e)
-            self._stop.wait(self.interval_s)
-
-    def __enter__(self) -> PowerSampler:  # noqa: PYI034
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-        self._nvml.nvmlShutdown()
-
-    def energy_j(self, t0_ns: int, t1_ns: int) -> float:
-        same = self._counter and len(self.energy_mj) == len(self.t_ns)
-        counter = self.energy_mj if same else None
-        return integrate_energy_j(self.t_ns, self.power_w, t0_ns, t1_ns, counter)
-
-
-def _energy_runs(
-    r_inst: Mapping[str, Any],
-    r_dram: Mapping[str, Any],
-    r_l2: Mapping[str, Any],
-    r_smem: Mapping[str, Any],
-    energy_j: Callable[[int, int], float],
-) -> list[dict[str, Any]]:
-    """One record per energy run that reported its time window; `energy_j(t0_ns, t1_ns)` is
-    the sampler's energy in a window (a run whose energy cannot be had keeps energy_j None)."""
-    runs = []
-
-    def add(name: str, res: Mapping[str, Any], prefix: str, counts: dict[str, float]) -> None:
-        t0, t1 = res.get(f"{prefix}energy_t0_ns"), res.get(f"{prefix}energy_t1_ns")
-        if t0 is None or t1 is None:
-            return
-        run: dict[str, Any] = {
-            "name": name,
-            # the static power acts over the whole window the energy is integrated over
-            "seconds": (t1 - t0) / 1e9,
-            "kernel_s": res.get(f"{prefix}energy_kernel_ms", 0.0) / 1e3,
-            "window_ns": [t0, t1],
-            "counts": counts,
-        }
-        try:
-            run["energy_j"] = energy_j(t0, t1)
-        except ValueError as exc:  # e.g. fewer than two power samples
-            run["energy_j"] = None
-            run["error"] = str(exc)
-        runs.append(run)
-
-    add("idle", r_inst, "idle_", {})
-    for c in ("int32", "fp32", "fp64", "sfu"):
-        if f"{c}_energy_thread_ops" in r_inst:
-            add(c, r_inst, f"{c}_", {f"{c}_op": r_inst[f"{c}_energy_thread_ops"]})
-    for name, res, dram in (("stream_dram", r_dram, True), ("stream_l2", r_l2, False)):
-        if "energy_sectors" in res:
-            n = res["energy_sectors"]
-            counts = {"l2_transaction": n, "int32_op": res["energy_warp_insts"] * 32 * 4}
-            if dram:
-                counts["dram_transaction"] = n
-            add(name, res, "", counts)
-    if "smem_transactions" in r_smem:
-        add("smem", r_smem, "", {"smem_transaction": r_smem["smem_transactions"]})
-    return runs
-
-
-def _measure_energy(
-    exe: Mapping[str, Path],
-    steps: Mapping[str, tuple[str, list[str]]],
-    pci: str,
-    duration_ms: float,
-    timeout_s: float,
-) -> dict[str, Any]:
-    """Energy runs under the NVML sampler; a failing program drops only its own runs."""
-    try:
-        sampler = PowerSampler(pci)
-    except ImportError:
-        return {"skipped": "pynvml not installed (pip install 'cgpredict[gpu]', i.e. nvidia-ml-py)"}
-    except Exception as exc:  # noqa: BLE001 - any NVML failure only skips energy
-        return {"skipped": f"NVML unavailable: {exc}"}
-    d = f"duration_ms={duration_ms:g}"
-    programs = {
-        "inst": ("inst.cu", ["classes=idle,int32,fp32,fp64,sfu", "iters=1024", d]),
-        "stream_dram": (
-            "stream.cu",
-            [*steps["stream_dram"][1][:1], "strides=1", "bytes_per_point=1073741824", d],
-        ),
-        "stream_l2": (
-            "stream.cu",
-            [*steps["stream_l2"][1][:1], "strides=1", "bytes_per_point=4294967296", d],
-        ),
-        "smem": ("smem.cu", ["strides=1", "iters=256", d]),
-    }
-    res: dict[str, dict[str, Any]] = {}
-    errors: list[str] = []
-    with sampler:
-        for name, (src, args) in programs.items():
-            try:
-                res[name] = run_program(exe[src], args, timeout_s)
-            except CalibrationError as exc:
-                res[name] = {}
-                errors.append(f"{name}: {exc}")
-        time.sleep(2 * sampler.interval_s)
-    out = {
-        "runs": _energy_runs(
-            res["inst"], res["stream_dram"], res["stream_l2"], res["smem"], sampler.energy_j
-        ),
-        "samples": len(sampler.t_ns),
-        "energy_counter": bool(sampler.energy_mj),
-        "pci_bus_id": pci,
-    }
-    if errors:
-        out["errors"] = errors
-    return out
-
-
-# ---- the device file -----------------------------------------------------------------------
-_ORDER = ("sm", "memory", "timing", "energy", "provenance")
-
-
-def _kind(table: str, key: str) -> str | None:
-    return _devices._SCHEMA.get(table, {}).get(key, (None,))[0]
-
-
-def _table_of(key: str) -> str | None:
-    return next((t for t in ("sm", "memory", "timing") if _kind(t, key)), None)
-
-
-def _toml_value(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        text = repr(v)
-        return text if any(c in text for c in ".eE") else text + ".0"
-    return json.dumps(str(v), ensure_ascii=False)
-
-
-def _typed(table: str, key: str, value: Any) -> Any:
-    kind = _kind(table, key)
-    if kind in ("int", "int0"):
-        return round(float(value))
-    if kind == "float":
-        return float(value)
-    return value
-
-
-def _note(m: Measured, date: str, gpu: str) -> str:
-    acc = (
-        f"; micro-benchmark accuracy {m.accuracy:.0%} (timed instructions / all instructions "
-        "of the timed loop)"
-        if m.accuracy is not None
-        else ""
-    )
-    return f"{m.kind} {date} on {gpu}: {m.method}{acc}"
-
-
-def render_device_toml(
-    base_doc: Mapping[str, Any], analysis: Analysis, gpu_name: str, date: str, base_name: str
-) -> str:
-    """A device file: `base_doc` (a parsed base device file) with the measured fields replaced.
-
-    Each replaced field gets a `[provenance.notes]` entry (method, date, GPU, accuracy);
-    measured quantities that the schema has no key for are written as comments.
-    """
-    doc = copy.deepcopy(dict(base_doc))
-    prov = dict(doc.get("provenance", {}))
-    notes = dict(prov.get("notes", {}))
-    comments: list[str] = []
-    for key, m in sorted(analysis.values.items()):
-        table = _table_of(key)
-        if table is None:
-            comments.append(f"{key} = {_toml_value(m.value)}  # {m.method}")
-            continue
-        doc.setdefault(table, {})[key] = _typed(table, key, m.value)
-        notes[key] = _note(m, date, gpu_name)
-    for key, m in sorted(analysis.energy.items()):
-        if _kind("energy", key):
-            doc.setdefault("energy", {})[key] = float(m.value)
-            notes[key] = _note(m, date, gpu_name)
-        else:
-            comments.append(f"[energy] {key} = {_toml_value(m.value)}  # proposed key; {m.method}")
-    for key, m in sorted(analysis.extra.items()):
-        table = _table_of(key)
-        if table:
-            doc[table][key] = _typed(table, key, m.value)
-            notes[key] = _note(m, date, gpu_name)
-        else:
-            comments.append(f"{key} = {_toml_value(m.value)}  # {m.method}")
-    base_source = prov.get("source", "")
-    prov.update(
-        source=f"cgpredict calibrate on {gpu_name}, {date}: the fields noted "
-        f"'measured', 'queried' (CUDA runtime) or 'derived' below; every other "
-        f"field from the base device file {base_name!r} ({base_source})",
-        date=date,
-        gpu_name=gpu_name,
-        notes=notes,
-    )
-    doc["provenance"] = prov
-    doc["description"] = f"{gpu_name}, calibrated {date} by cgpredict calibrate (base {base_name})"
-    lines = [
-        f"# {gpu_name}: device file written by `cgpredict calibrate` on {date}.",
-        "# Raw micro-benchmark results: the .raw.json file beside this one.",
-    ]
-    lines += [f"# not in the schema: {c}" for c in comments]
-    lines += [f"# note: {n}" for n in analysis.notes]
-    for key, v in doc.items():
-        if not isinstance(v, dict):
-            lines.append(f"{key} = {_toml_value(v)}")
-    for table in _ORDER + tuple(k for k in doc if k not in _ORDER):
-        body = doc.get(table)
-        if not isinstance(body, dict):
-            continue
-        lines += ["", f"[{table}]"]
-        lines += [f"{k} = {_toml_value(v)}" for k, v in body.items() if not isinstance(v, dict)]
-        for sub, subbody in body.items():
-            if isinstance(subbody, dict):
-                lines += ["", f"[{table}.{sub}]"]
-                lines += [f"{k} = {_toml_value(v)}" for k, v in sorted(subbody.items())]
-    return "\n".join(lines) + "\n"
-
-
-def _base_doc(base: str) -> tuple[dict[str, Any], GPUDevice]:
-    path = Path(base) if base.endswith(".toml") else device_path(base)
-    dev = load_device_file(path)
-    with open(path, "rb") as fh:
-        return tomllib.load(fh), dev
 
 
 def check_output(output: Path, force: bool = False, keep_raw: Path | None = None) -> None:
@@ -644,47 +95,6 @@ def _save_raw(raw: Mapping[str, Any], path: Path) -> None:
     tmp.replace(path)
 
 
-def _drop(analysis: Analysis, key: str, note: str) -> Analysis:
-    """`analysis` without the measured value `key` (the base value stays), plus a note."""
-    return dataclasses.replace(
-        analysis,
-        values={k: m for k, m in analysis.values.items() if k != key},
-        energy={k: m for k, m in analysis.energy.items() if k != key},
-        extra={k: m for k, m in analysis.extra.items() if k != key},
-        notes=(*analysis.notes, note),
-    )
-
-
-def _schema_screen(analysis: Analysis) -> Analysis:
-    """Drop measured values that the device-file schema would reject (type, sign, finiteness),
-    including findings that have a schema key and are therefore written as fields."""
-    tables = (("", analysis.values), ("", analysis.extra), ("energy", analysis.energy))
-    for label, table in tables:
-        for key, m in list(table.items()):
-            where = label or _table_of(key)
-            kind = _kind(where, key) if where else None
-            if kind is None:
-                continue
-            try:
-                value = float(m.value) if where == "energy" else _typed(where, key, m.value)
-                _devices._check_value("calibrated", where, key, kind, value)
-            except (CGPredictError, ValueError, TypeError) as exc:
-                analysis = _drop(analysis, key, f"{key}: {exc}; base value kept")
-    return analysis
-
-
-def _culprit(message: str, analysis: Analysis) -> str | None:
-    """The measured key a validation error is about: the key it names, else the first
-    measured key it mentions; None when it mentions none."""
-    measured = set(analysis.values) | set(analysis.energy)
-    measured |= {k for k in analysis.extra if _table_of(k)}
-    named = re.search(r"\] (\w+):", message)
-    if named and named.group(1) in measured:
-        return named.group(1)
-    hits = [(m.start(), k) for k in measured if (m := re.search(rf"\b{k}\b", message))]
-    return min(hits)[1] if hits else None
-
-
 def finish_from_raw(
     raw: Mapping[str, Any], output: Path, base: str = "h100", force: bool = False
 ) -> CalibrationResult:
@@ -706,7 +116,7 @@ def finish_from_raw(
     copy_raw = Path(raw_path).resolve() != Path(source or "").resolve()
     if copy_raw and not source:  # fresh measurements: keep them whatever happens next
         _save_raw(raw, raw_path)
-    doc, dev = _base_doc(base)
+    doc, dev = base_doc(base)
     bench = raw.get("benchmarks", {})
     try:
         if "records" in raw:  # JSON-lines micro-benchmark records (calibration/records.py)
@@ -724,7 +134,7 @@ def finish_from_raw(
             f"cannot analyse the raw results ({type(exc).__name__}: {exc}); they are saved "
             f"in {raw_path}"
         ) from None
-    analysis = _schema_screen(analysis)
+    analysis = schema_screen(analysis)
     if not (analysis.values or analysis.energy or analysis.extra):
         where = f"in {source}" if source else "by this run"
         raise CalibrationError(
@@ -741,14 +151,14 @@ def finish_from_raw(
             break
         except CGPredictError as exc:
             tmp.unlink()
-            key = _culprit(str(exc), analysis)
+            key = culprit(str(exc), analysis)
             if key is None:
                 raise CalibrationError(
                     f"the calibrated device file does not validate: {exc} (raw results "
                     f"saved in {raw_path})"
                 ) from None
             why = str(exc).split(": ", 1)[-1]
-            analysis = _drop(
+            analysis = drop(
                 analysis,
                 key,
                 f"{key}: the measured value fails validation ({why}); base value kept",
@@ -787,7 +197,7 @@ def calibrate(
         raise CalibrationError(
             f"unknown micro-benchmark(s) {', '.join(unknown)} (known: {', '.join(BENCHMARKS)})"
         )
-    _, base_dev = _base_doc(base)
+    _, base_dev = base_doc(base)
     if output is not None:
         check_output(output, force)  # before minutes of measuring, not after
     vid = visible_gpu_id()
@@ -830,21 +240,23 @@ def calibrate(
                     bench[name] = {"error": str(exc)}
         if energy and "energy" in chosen:
             say("energy (NVML)")
-            try:
-                bench["energy"] = _measure_energy(
-                    exe, steps, bus or gpu.pci_bus_id, energy_duration_ms, timeout_s
-                )
-            except Exception as exc:  # noqa: BLE001 - energy is optional, the rest is kept
-                bench["energy"] = {"skipped": f"{type(exc).__name__}: {exc}"}
-            if "skipped" in bench["energy"]:
-                notes.append(f"energy not measured: {bench['energy']['skipped']}")
-            notes += [f"energy run failed: {e}" for e in bench["energy"].get("errors", ())]
-            bad = [r["name"] for r in bench["energy"].get("runs", ()) if r.get("energy_j") is None]
-            if bad:
-                notes.append(f"no energy for run(s) {', '.join(bad)} (too few power samples?)")
+            bench["energy"] = _energy(
+                exe, steps, bus or gpu.pci_bus_id, energy_duration_ms, timeout_s, notes
+            )
+    raw = _raw_results(gpu, bus or gpu.pci_bus_id, arch, base, notes, bench)
+    raw_path = out.with_name(out.stem + ".raw.json")
+    _save_raw(raw, raw_path)  # before any analysis: a failure there never loses the run
+    raw["_path"] = str(raw_path)
+    return finish_from_raw(raw, out, base, force)
+
+
+def _raw_results(gpu: GPUInfo, pci: str, arch: str, base: str, notes: list[str],
+                 bench: Mapping[str, Any]) -> dict[str, Any]:
+    """What a calibration run saves (``<stem>.raw.json``): the GPU, the notes, each
+    micro-benchmark's raw numbers, and the ones that failed with their errors."""
     raw: dict[str, Any] = {
         "gpu_name": gpu.name,
-        "pci_bus_id": bus or gpu.pci_bus_id,
+        "pci_bus_id": pci,
         "compute_capability": gpu.compute_cap,
         "arch": arch,
         "date": datetime.date.today().isoformat(),
@@ -853,10 +265,30 @@ def calibrate(
         "benchmarks": {k: v for k, v in bench.items() if "error" not in v},
     }
     raw["failed"] = {k: v["error"] for k, v in bench.items() if "error" in v}
-    raw_path = out.with_name(out.stem + ".raw.json")
-    _save_raw(raw, raw_path)  # before any analysis: a failure there never loses the run
-    raw["_path"] = str(raw_path)
-    return finish_from_raw(raw, out, base, force)
+    return raw
+
+
+def _energy(
+    exe: Mapping[str, Path],
+    steps: Mapping[str, tuple[str, list[str]]],
+    pci: str,
+    duration_ms: float,
+    timeout_s: float,
+    notes: list[str],
+) -> dict[str, Any]:
+    """The energy runs (``power.measure_energy``), optional: any failure only skips them;
+    what went wrong is added to ``notes``."""
+    try:
+        out = measure_energy(exe, steps, pci, duration_ms, timeout_s, run_program)
+    except Exception as exc:  # noqa: BLE001 - energy is optional, the rest is kept
+        out = {"skipped": f"{type(exc).__name__}: {exc}"}
+    if "skipped" in out:
+        notes.append(f"energy not measured: {out['skipped']}")
+    notes += [f"energy run failed: {e}" for e in out.get("errors", ())]
+    bad = [r["name"] for r in out.get("runs", ()) if r.get("energy_j") is None]
+    if bad:
+        notes.append(f"no energy for run(s) {', '.join(bad)} (too few power samples?)")
+    return out
 
 
 def default_output(gpu_name: str) -> Path:

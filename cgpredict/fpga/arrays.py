@@ -60,7 +60,7 @@ def _declared_dims(source_text: str) -> dict[str, list[str]]:
     return out
 
 
-def _array_bytes(
+def array_bytes(
     ir_text: str, tsz: dict[str, int], wsz: dict[str, int], source_text: str = ""
 ) -> dict[str, int]:
     """Bytes of every global array at the work size. The dimensions come from the source's
@@ -91,7 +91,7 @@ def _array_bytes(
     return out
 
 
-def _bram(dev: FPGADevice, nbytes: int, p: int) -> tuple[int, int]:
+def bram_cost(dev: FPGADevice, nbytes: int, p: int) -> tuple[int, int]:
     """(BRAM36, LUT) of an array of nbytes split in p banks."""
     bank = math.ceil(nbytes / p)
     if bank <= dev.lutram_max_bytes:
@@ -100,7 +100,7 @@ def _bram(dev: FPGADevice, nbytes: int, p: int) -> tuple[int, int]:
 
 
 
-def _touched(trace, launch, ids, launch_ratio, counts, mems) -> int:
+def touched_bytes(trace, launch, ids, launch_ratio, counts, mems) -> int:
     """Distinct bytes the instructions ``ids`` touch in one launch (an array reached through
     a pointer, as a swapped Jacobi grid), scaled to the work size by the growth of their
     accesses per launch: ``counts`` hold every work-size launch, the trace's counts every

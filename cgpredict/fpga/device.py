@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CGPredictError
-from . import dddg
+from ..instrument import loopbody
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -133,8 +133,8 @@ class FPGADevice:
             int(self.dsp * u), int(self.bram36 * u), int(self.lut * u), int(self.ff * u)
         )
 
-    def latency(self, o: dddg.Op) -> int:
-        if o.klass in dddg.FREE_CLASSES:
+    def latency(self, o: loopbody.Op) -> int:
+        if o.klass in loopbody.FREE_CLASSES:
             return 0
         return self.op.get(o.klass, self.op["call"]).latency_cycles
 

@@ -54,16 +54,19 @@ from pathlib import Path
 
 import numpy as np
 
+from ..instrument import loopbody
 from ..instrument.irtext import parse_module
+from ..prediction import RunOptions
+from ..prepared import prepare
 from ..scaling import SizeModel
 from ..tracefile import Trace
 from . import dddg
 from .affine import affine_nest
-from .arrays import _array_bytes, _bram, _touched
+from .arrays import array_bytes, bram_cost, touched_bytes
 from .device import FPGADevice, Resources, load_fpga_device
-from .explore import _partition_extra, explore_loop
+from .explore import explore_loop, partition_extra
 from .hls import loop_variable
-from .loops import MARKED_DEPTH, _analyze_loop, _block_work_counts, _snap, _trip
+from .loops import MARKED_DEPTH, analyze_loop, block_work_counts, snap_integer, work_trips
 from .results import ArrayPlacement, FPGAEstimateError, FPGAReport, KernelEstimate, LoopEstimate
 from .tiling import explore_tiled
 
@@ -82,17 +85,17 @@ def estimate_region(
     if not len(rows):
         raise FPGAEstimateError(f"kernel {info.name}: no launch was recorded (did it run?)")
     launches_trace = int((trace.launches["region"] == region).sum())
-    launches = max(round(_trip(sizes.launches.get(region), wsz)), 1)
+    launches = max(round(work_trips(sizes.launches.get(region), wsz)), 1)
     launch_ratio = launches / max(launches_trace, 1)
-    counts = _block_work_counts(trace, region, sizes, tsz, wsz, launch_ratio)
+    counts = block_work_counts(trace, region, sizes, tsz, wsz, launch_ratio)
     mod = parse_module(h.ir_text)
-    mem_by_label = dddg.mem_by_label(h, region)
+    mem_by_label = loopbody.mem_by_label(h, region)
     loops = [lp for lp in h.loops if lp.region == region]
     inner = [lp for lp in loops if not any(c.parent == lp.id for c in loops)]
     _check_recursion(h, region, info.name)
     warnings: list[str] = _call_warnings(h, region, info.name)
     analysed = [
-        _analyze_loop(
+        analyze_loop(
             trace,
             region,
             lp,
@@ -108,14 +111,14 @@ def estimate_region(
         for lp in inner
     ]
     # arrays: sizes, placement
-    sizes_b = _array_bytes(h.ir_text, tsz, wsz, h.source_text)
+    sizes_b = array_bytes(h.ir_text, tsz, wsz, h.source_text)
     mems = [m for m in h.mem if m.region == region]
     names = sorted({m.base.split("[")[0] for m in mems})
     elem = {m.id: m.bytes for m in mems}
     arr_bytes = {
         a: sizes_b[a]
         if a in sizes_b
-        else _touched(
+        else touched_bytes(
             trace,
             int(rows[0]),
             [m.id for m in mems if m.base.split("[")[0] == a],
@@ -129,7 +132,7 @@ def estimate_region(
     on_chip: set[str] = set()
     used = 0
     for a in sorted(names, key=lambda x: arr_bytes[x]):
-        need = _bram(dev, arr_bytes[a], 1)[0]
+        need = bram_cost(dev, arr_bytes[a], 1)[0]
         if used + need <= usable.bram36 * 0.75:
             on_chip.add(a)
             used += need
@@ -154,12 +157,12 @@ def estimate_region(
         for o in lp.body.mem_ops:
             if o.array in on_chip and est is not None and o.array not in unbanked:
                 part[o.array] = max(part[o.array], est.point.partition)
-    bram = sum(_bram(dev, arr_bytes[a], part[a])[0] for a in on_chip)
-    lutram = sum(_bram(dev, arr_bytes[a], part[a])[1] for a in on_chip)
+    bram = sum(bram_cost(dev, arr_bytes[a], part[a])[0] for a in on_chip)
+    lutram = sum(bram_cost(dev, arr_bytes[a], part[a])[1] for a in on_chip)
     res = Resources(0, bram + dev.axi_port_bram36 * len(streamed), base.lut + lutram, base.ff)
     for lp, est in zip(analysed, chosen):
         if est is not None:  # the partition storage is counted above, once per array
-            extra = _partition_extra(lp, est.point.partition, dev, on_chip, arr_bytes)
+            extra = partition_extra(lp, est.point.partition, dev, on_chip, arr_bytes)
             r = est.resources
             res = res + Resources(r.dsp, r.bram36 - extra.bram36, r.lut - extra.lut, r.ff)
     if not res.fits(usable):
@@ -267,7 +270,7 @@ def _tiled_design(trace, launch, loops, analysed, mems, dev, sizes, wsz, tsz):
         return None, f"not tiled: {nest.problem}"
     if not nest.accesses:
         return None, "not tiled: no memory access to buffer"
-    trips = tuple(max(_snap(_trip(sizes.trips.get(c.id), wsz)), 1.0) for c in chain)
+    trips = tuple(max(snap_integer(work_trips(sizes.trips.get(c.id), wsz)), 1.0) for c in chain)
     src = h.source_text.split("\n")
     names = {
         k: loop_variable(src[c.line - 1] if 0 < c.line <= len(src) else "", f"l{k}")
@@ -335,7 +338,7 @@ def _call_warnings(h, region: int, name: str) -> list[str]:
 
 
 def _block_cycles(fn, label: str, dev: FPGADevice, mem_by_label) -> int:
-    body = dddg.loop_body(fn, [label], mem_by_label)
+    body = loopbody.loop_body(fn, [label], mem_by_label)
     g = dddg.build_dddg(body, 1, (), dev.latency)
     return max(dddg.schedule(g)[1], 1)
 
@@ -407,9 +410,7 @@ def traced_source(
     max_events: int = 200_000_000,
 ) -> Iterator:
     """Trace ``source`` and fit its trip counts exactly as ``cgpredict run`` does
-    (``pipeline.prepare``); the trace lives while the context is open."""
-    from ..pipeline import RunOptions, prepare
-
+    (``prepared.prepare``); the trace lives while the context is open."""
     opts = RunOptions(
         work_sizes=dict(work),
         trace_sizes=dict(trace_sizes),

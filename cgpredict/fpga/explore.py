@@ -7,16 +7,17 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+from ..instrument import loopbody
 from . import dddg
-from .arrays import _bram
+from .arrays import bram_cost
 from .device import FPGADevice, Resources
-from .loops import MAX_UNROLL, _Loop
+from .loops import MAX_UNROLL, AnalyzedLoop
 from .results import DesignPoint, LoopEstimate
 
 # ---- design points ------------------------------------------------------------------------
 
 
-def _pow2(limit: float, cap: int) -> list[int]:
+def powers_of_two(limit: float, cap: int) -> list[int]:
     out, k = [], 1
     while k <= min(limit, cap):
         out.append(k)
@@ -24,14 +25,14 @@ def _pow2(limit: float, cap: int) -> list[int]:
     return out or [1]
 
 
-def _copies(lp: _Loop, o: dddg.Op, u: int, v: int) -> int:
+def _copies(lp: AnalyzedLoop, o: loopbody.Op, u: int, v: int) -> int:
     inner, outer = lp.strides.get(o.mem_id, (None, None)) if o.mem_id >= 0 else (None, None)
     cu = 1 if (o.mem_id >= 0 and inner == 0) else u
     cv = 1 if (o.mem_id >= 0 and outer == 0) else v
     return cu * cv
 
 
-def _contiguous(lp: _Loop, o: dddg.Op, bytes_: int, v: int) -> tuple[bool, bool]:
+def _contiguous(lp: AnalyzedLoop, o: loopbody.Op, bytes_: int, v: int) -> tuple[bool, bool]:
     inner, outer = lp.strides.get(o.mem_id, (None, None))
     return (
         inner is not None and abs(inner) == bytes_,
@@ -40,7 +41,7 @@ def _contiguous(lp: _Loop, o: dddg.Op, bytes_: int, v: int) -> tuple[bool, bool]
 
 
 def _evaluate(
-    lp: _Loop,
+    lp: AnalyzedLoop,
     pt: DesignPoint,
     dev: FPGADevice,
     on_chip: set[str],
@@ -52,7 +53,7 @@ def _evaluate(
     ops = [
         o
         for o in lp.body.ops
-        if o.index not in lp.body.induction and o.klass not in dddg.FREE_CLASSES
+        if o.index not in lp.body.induction and o.klass not in loopbody.FREE_CLASSES
     ]
     uses: dict[str, dict[int, int]] = {}
     bank_acc: dict[str, int] = {}
@@ -91,9 +92,9 @@ def _evaluate(
         [math.ceil(a / dev.bram_ports) for a in bank_acc.values()] + list(beats.values()) + [1]
     )
     rec_mii = _rec_mii(lp, dev, u)
-    dsp_mii = _dsp_mii(uses, dev, budget.dsp) if pt.pipeline else 1
+    dsp_mii = dsp_resource_mii(uses, dev, budget.dsp) if pt.pipeline else 1
     ii = max(rec_mii, port_mii, dsp_mii)
-    depth = _depth(lp, dev, u, v, p, on_chip, beats)
+    depth = scheduled_depth(lp, dev, u, v, p, on_chip, beats)
     groups = math.ceil(lp.entries / v)
     n_iter = math.ceil(lp.trip / u)
     if pt.pipeline:
@@ -115,7 +116,7 @@ def _evaluate(
         dev.loop_lut * 2 + dev.bank_mux_lut * p * len(bank_acc),
         dev.loop_ff * 2 + 32 * depth * (u * v if pt.pipeline else 1),
     )
-    res = res + _partition_extra(lp, p, dev, on_chip, arr_bytes or {})
+    res = res + partition_extra(lp, p, dev, on_chip, arr_bytes or {})
     if not res.fits(budget):
         return None
     hz = dev.clock_mhz * 1e6
@@ -163,7 +164,7 @@ def _evaluate(
     )
 
 
-def _per_bank(lp: _Loop, o: dddg.Op, b: int, u: int, v: int, p: int) -> int:
+def _per_bank(lp: AnalyzedLoop, o: loopbody.Op, b: int, u: int, v: int, p: int) -> int:
     """Accesses to the busiest of ``p`` cyclic banks by the copies of access ``o``. The U
     copies along the inner loop, ``s`` elements apart, fall in p / gcd(p, s) distinct banks
     (``a[4 * i]`` by 32 banks: 8); the V jammed copies are taken to spread (the enclosing
@@ -183,8 +184,8 @@ def _per_bank(lp: _Loop, o: dddg.Op, b: int, u: int, v: int, p: int) -> int:
     return math.ceil(c / max(min(p, du * cv), 1))
 
 
-def _partition_extra(
-    lp: _Loop, p: int, dev: FPGADevice, on_chip: set[str], arr_bytes: dict[str, int]
+def partition_extra(
+    lp: AnalyzedLoop, p: int, dev: FPGADevice, on_chip: set[str], arr_bytes: dict[str, int]
 ) -> Resources:
     """BRAM36 and LUT RAM that partitioning the loop's on-chip arrays in ``p`` banks adds to
     their unpartitioned storage (which the kernel's base budget already holds)."""
@@ -194,8 +195,8 @@ def _partition_extra(
     for a in sorted({o.array for o in lp.body.mem_ops if o.array in on_chip}):
         if a not in arr_bytes:
             continue
-        b1, l1 = _bram(dev, arr_bytes[a], 1)
-        bp, lp_ = _bram(dev, arr_bytes[a], p)
+        b1, l1 = bram_cost(dev, arr_bytes[a], 1)
+        bp, lp_ = bram_cost(dev, arr_bytes[a], p)
         out = out + Resources(0, max(bp - b1, 0), max(lp_ - l1, 0), 0)
     return out
 
@@ -218,7 +219,7 @@ def instances(uses: dict[str, dict[int, int]], ii: int) -> dict[str, int]:
     }
 
 
-def _dsp_mii(uses: dict[str, dict[int, int]], dev: FPGADevice, dsp_budget: float) -> int:
+def dsp_resource_mii(uses: dict[str, dict[int, int]], dev: FPGADevice, dsp_budget: float) -> int:
     """Resource MII of the DSPs: the smallest II whose instances (``instances``) fit the
     budget; when even the largest useful II does not fit, that II (the point is rejected)."""
 
@@ -237,7 +238,7 @@ def _dsp_mii(uses: dict[str, dict[int, int]], dev: FPGADevice, dsp_budget: float
     return lo
 
 
-def _static(lp: _Loop, dev: FPGADevice):
+def _static(lp: AnalyzedLoop, dev: FPGADevice):
     return dddg.static_graph(lp.body, lp.deps, dev.latency)
 
 
@@ -255,7 +256,7 @@ def _rec_mii(lp, dev, u: int) -> int:
     return _REC_MEMO[key]
 
 
-def _depth(lp, dev, u, v, p, on_chip, beats) -> int:
+def scheduled_depth(lp, dev, u, v, p, on_chip, beats) -> int:
     """Scheduled length of U iterations under the memory ports (memoised: the exploration
     asks for the same (U, ports) many times)."""
     ports = max(dev.bram_ports * p // max(v, 1), 1)
@@ -285,7 +286,7 @@ def _depth_uncached(lp, dev, u, v, p, on_chip) -> int:
 
 
 def explore_loop(
-    lp: _Loop,
+    lp: AnalyzedLoop,
     dev: FPGADevice,
     on_chip: set[str],
     elem_bytes: dict[int, int],
@@ -297,7 +298,7 @@ def explore_loop(
     to an array it also loads unrolls at most by the traced window's length: a dependence at
     a longer distance would be invisible."""
     out = []
-    jams = _pow2(lp.jam_max, max_unroll) if lp.jam_ok else [1]
+    jams = powers_of_two(lp.jam_max, max_unroll) if lp.jam_ok else [1]
     stored = {o.array for o in lp.body.mem_ops if o.klass == "store"}
     loaded = {o.array for o in lp.body.mem_ops if o.klass == "load"}
     u_cap = max_unroll
@@ -305,11 +306,11 @@ def explore_loop(
         u_cap = min(u_cap, max(lp.window_len - 1, 1))
     n = 0
     for pipe in (True, False):
-        for u in _pow2(lp.trip, u_cap):
+        for u in powers_of_two(lp.trip, u_cap):
             for v in jams:
                 if u * v > max_unroll * 2:
                     continue
-                for p in _pow2(u * v, 64):
+                for p in powers_of_two(u * v, 64):
                     n += 1
                     est = _evaluate(
                         lp, DesignPoint(pipe, u, v, p), dev, on_chip, elem_bytes, budget, arr_bytes

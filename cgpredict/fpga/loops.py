@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from ..instrument import loopbody
 from ..instrument.memtrace import MARKED_DEPTH  # noqa: F401  (loops with markers)
 from ..scaling import SizeModel, TripModel
 from ..tracefile import Trace
@@ -21,9 +22,9 @@ MAX_UNROLL = 64  # largest unroll (and jam) factor explored
 
 
 @dataclass(frozen=True)
-class _Loop:
+class AnalyzedLoop:
     info: Any  # LoopInfo
-    body: dddg.LoopBody
+    body: loopbody.LoopBody
     deps: tuple[dddg.MemDep, ...]
     strides: dict[int, tuple[int | None, int | None]]
     jam_ok: bool
@@ -35,7 +36,7 @@ class _Loop:
     window_len: int = MAX_UNROLL + 1  # iterations of the longest traced window entry
 
 
-def _trip(model: TripModel | None, sizes: dict[str, int]) -> float:
+def work_trips(model: TripModel | None, sizes: dict[str, int]) -> float:
     if model is None:
         return 1.0
     try:
@@ -45,7 +46,7 @@ def _trip(model: TripModel | None, sizes: dict[str, int]) -> float:
 
 
 def _ratio(sizes: SizeModel, lid: int, tsz, wsz) -> float:
-    t0, t1 = _trip(sizes.trips.get(lid), tsz), _trip(sizes.trips.get(lid), wsz)
+    t0, t1 = work_trips(sizes.trips.get(lid), tsz), work_trips(sizes.trips.get(lid), wsz)
     return t1 / t0 if t0 > 0 else 1.0
 
 
@@ -57,7 +58,7 @@ def _ancestors(loops, lid: int) -> list:
     return out
 
 
-def _block_work_counts(
+def block_work_counts(
     trace: Trace, region: int, sizes: SizeModel, tsz, wsz, launch_ratio: float
 ) -> dict[int, float]:
     h = trace.header
@@ -93,12 +94,12 @@ _FLOAT_OR_MEM = (
 )
 
 
-def _analyze_loop(
+def analyze_loop(
     trace, region, lp, fn, mem_by_label, counts, sizes, tsz, wsz, launch, launch_ratio
-) -> _Loop:
+) -> AnalyzedLoop:
     h = trace.header
     labels = [h.blocks[b].label for b in lp.blocks]
-    body = dddg.loop_body(fn, labels, mem_by_label)
+    body = loopbody.loop_body(fn, labels, mem_by_label)
     pos = {o.mem_id: k for k, o in enumerate(body.mem_ops)}
     anc = _ancestors(h.loops, lp.id)
     events = trace.launch_events(launch)
@@ -117,7 +118,7 @@ def _analyze_loop(
         and not dddg.cross_entry_dependence(body, window)
         and _parent_independent(h, fn, parent, anc[1:], mem_by_label, events)
     )
-    trip = _trip(sizes.trips.get(lp.id), wsz)
+    trip = work_trips(sizes.trips.get(lp.id), wsz)
     entries_trace = float(trace.loop_entries[:, lp.id].sum()) if trace.loop_entries.size else 1.0
     entries = entries_trace * launch_ratio
     for a in anc:
@@ -127,24 +128,24 @@ def _analyze_loop(
         for b in parent.blocks
         if b not in lp.blocks
     )
-    jam_max = int(max(1, _trip(sizes.trips.get(parent.id), wsz))) if parent is not None else 1
+    jam_max = int(max(1, work_trips(sizes.trips.get(parent.id), wsz))) if parent is not None else 1
     access = {m.id: counts.get(m.block, 0.0) for m in h.mem if m.id in pos}
-    return _Loop(
+    return AnalyzedLoop(
         lp,
         body,
         deps,
         dddg.strides(window),
         jam_ok,
         jam_max,
-        max(_snap(trip), 1.0),
-        max(_snap(entries), 1.0),
+        max(snap_integer(trip), 1.0),
+        max(snap_integer(entries), 1.0),
         perfect,
         access,
         max((len(e) for e in window.entries), default=0),
     )
 
 
-def _snap(x: float) -> float:
+def snap_integer(x: float) -> float:
     """The nearest integer when ``x`` is one up to the noise of the trip-count fit (64.0000001
     must not become two unrolled iterations of 64)."""
     r = round(x)
@@ -158,7 +159,7 @@ def _parent_independent(h, fn, parent, parent_anc, mem_by_label, events) -> bool
     wrote, its own blocks outside the inner loop included (``x[i] = s`` read by the inner
     loop of iteration i + 1). The memory check needs the enclosing loop's markers."""
     labels = [h.blocks[b].label for b in parent.blocks]
-    pbody = dddg.loop_body(fn, labels, mem_by_label)
+    pbody = loopbody.loop_body(fn, labels, mem_by_label)
     for o in pbody.ops:
         if o.klass != "phi" or o.carried < 0 or o.index in pbody.induction:
             continue

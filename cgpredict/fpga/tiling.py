@@ -48,13 +48,14 @@ import itertools
 import math
 from dataclasses import dataclass, replace
 
+from ..instrument import loopbody
 from . import dddg
 from .affine import AffineAccess, AffineNest
-from .arrays import _bram
+from .arrays import bram_cost
 from .device import FPGADevice, Resources
-from .explore import _depth, _dsp_mii, _pow2, instances
+from .explore import dsp_resource_mii, instances, powers_of_two, scheduled_depth
 from .hls import tiled_pragmas, tiled_structure
-from .loops import MAX_UNROLL, _Loop
+from .loops import MAX_UNROLL, AnalyzedLoop
 from .results import Buffer, TiledEstimate
 from .transfer import Flow, burst_efficiency, transfer_cycles
 
@@ -73,7 +74,7 @@ class _Core:
     depth: int
 
 
-def tree_reduction(lp: _Loop) -> bool:
+def tree_reduction(lp: AnalyzedLoop) -> bool:
     """Are all recurrences of the loop register reductions through an add (``s += ...``), so
     that an unrolled body can sum its copies in a tree and add once to the accumulator?"""
     if any(d.distance >= 1 for d in lp.deps):
@@ -85,10 +86,12 @@ def tree_reduction(lp: _Loop) -> bool:
     return True
 
 
-def _core(lp: _Loop, dev: FPGADevice, u: int, inner_coef: dict[int, int], dsp: float) -> _Core:
+def _core(
+    lp: AnalyzedLoop, dev: FPGADevice, u: int, inner_coef: dict[int, int], dsp: float
+) -> _Core:
     uses: dict[str, dict[int, int]] = {}
     for o in lp.body.ops:
-        if o.index in lp.body.induction or o.klass in dddg.FREE_CLASSES:
+        if o.index in lp.body.induction or o.klass in loopbody.FREE_CLASSES:
             continue
         copies = 1 if (o.mem_id >= 0 and inner_coef.get(o.mem_id, 1) == 0) else u
         by = uses.setdefault(o.klass, {})
@@ -100,10 +103,10 @@ def _core(lp: _Loop, dev: FPGADevice, u: int, inner_coef: dict[int, int], dsp: f
     if tree and u > 1:  # one iteration, then log2(U) levels of the adder tree
         add = max((dev.op[o.klass].latency_cycles for o in lp.body.ops
                    if o.klass in ADD_CLASSES), default=0)
-        depth = _depth(lp, dev, 1, 1, 1, arrays, {}) + math.ceil(math.log2(u)) * add
+        depth = scheduled_depth(lp, dev, 1, 1, 1, arrays, {}) + math.ceil(math.log2(u)) * add
     else:
-        depth = _depth(lp, dev, u, 1, u, arrays, {})
-    return _Core(u, uses, rec, _dsp_mii(uses, dev, dsp), depth)
+        depth = scheduled_depth(lp, dev, u, 1, u, arrays, {})
+    return _Core(u, uses, rec, dsp_resource_mii(uses, dev, dsp), depth)
 
 
 @dataclass(frozen=True)
@@ -228,7 +231,7 @@ def _geometry(sh: _Shape, tiles, counts, min_transfer: int) -> _Geometry:
 
 def _buffer(g: _Geometry, dev: FPGADevice, p: int, double: bool) -> Buffer:
     sh = g.shape
-    b36, lut = _bram(dev, g.bytes, p)
+    b36, lut = bram_cost(dev, g.bytes, p)
     dbl = double and g.fills > 1
     k = 2 if dbl else 1
     way = "mixed" if (sh.read and sh.written and double) else ("read" if sh.read else "write")
@@ -258,7 +261,7 @@ def _buffers(
 
 
 def _partitions(
-    nest: AffineNest, lp: _Loop, u: int, target: int, dev: FPGADevice
+    nest: AffineNest, lp: AnalyzedLoop, u: int, target: int, dev: FPGADevice
 ) -> tuple[dict[str, int], int]:
     """Smallest cyclic partition per array keeping its port MII within ``target`` (at most U
     banks), and the resulting port MII."""
@@ -283,7 +286,7 @@ def _partitions(
 
 def _candidates(trip: float) -> list[int]:
     t = max(int(round(trip)), 1)
-    out = _pow2(t, MAX_TILE)
+    out = powers_of_two(t, MAX_TILE)
     if t <= MAX_TILE and t not in out:
         out.append(t)
     return out
@@ -291,7 +294,7 @@ def _candidates(trip: float) -> list[int]:
 
 def explore_tiled(
     nest: AffineNest,
-    lp: _Loop,
+    lp: AnalyzedLoop,
     trips: tuple[float, ...],
     lines: tuple[int, ...],
     dev: FPGADevice,
@@ -307,7 +310,7 @@ def explore_tiled(
     inner_coef = {a.mem_id: a.coef[inner] for a in nest.accesses}
     cores = {
         u: _core(lp, dev, u, inner_coef, budget.dsp)
-        for u in _pow2(trips[inner], MAX_UNROLL)
+        for u in powers_of_two(trips[inner], MAX_UNROLL)
     }
     axi = Resources(0, dev.axi_port_bram36 * dev.axi_ports, dev.axi_port_lut * dev.axi_ports,
                     dev.axi_port_ff * dev.axi_ports)
@@ -334,7 +337,7 @@ def explore_tiled(
     for tiles in itertools.product(*cands):
         counts = tuple(math.ceil(t / s) for t, s in zip(trips, tiles))
         geo = [_geometry(sh, tiles, counts, mt) for sh in shapes]
-        if sum(_bram(dev, g.bytes, 1)[0] for g in geo) + axi.bram36 > budget.bram36:
+        if sum(bram_cost(dev, g.bytes, 1)[0] for g in geo) + axi.bram36 > budget.bram36:
             skipped += 2 * sum(1 for u in cores if u <= tiles[inner])
             continue
         flow = sum((g.flow(g.fills) for g in geo), Flow())
@@ -363,7 +366,7 @@ def explore_tiled(
                     p = part.get(g.shape.name, 1)
                     key = (g.bytes, p)
                     if key not in bram_of:
-                        bram_of[key] = _bram(dev, g.bytes, p)
+                        bram_of[key] = bram_cost(dev, g.bytes, p)
                     b36, lt = bram_of[key]
                     k = 2 if (double and g.fills > 1) else 1
                     bram += k * b36

@@ -41,7 +41,7 @@ class ModelResult:
     n_warps: int
     b_blocks: int
     case: str
-    details: Any
+    details: ModelDetails  # the model's own result (hongkim, gpuperf, cgpredict_model)
     # what the model's own time was before the physical bounds (models/bounds.py), the
     # bounds and which one binds ("model" when none does)
     model_cycles: float = 0.0

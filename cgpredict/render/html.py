@@ -330,8 +330,8 @@ def _setup_section(page) -> str:
 
 def render_html(page) -> str:
     """The whole page of an ``api.ReportPage`` as one self-contained HTML document."""
-    from .. import __version__
     from ..devices import load_device
+    from ..version import __version__
 
     rep = page.report
     dev = load_device(page.options.device)

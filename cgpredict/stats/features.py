@@ -25,11 +25,12 @@ from pathlib import Path
 
 import numpy as np
 
+from ..block import Block
 from ..devices import GPUDevice
 from ..errors import CGPredictError
-from ..pipeline import Prepared, analyze_trace, prepare
 from ..prediction import Report, RunOptions
-from ..warps import Block
+from ..prepared import Prepared, prepare
+from ..trace_analysis import analyze_trace
 from .measured import MeasuredRow
 
 OCC_LIMITS = ("warps", "blocks", "registers", "shared_memory")

@@ -26,11 +26,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..block import Block, MappingError
 from ..devices import list_devices
 from ..errors import CGPredictError
 from ..regions import read_source
 from ..scaling import overridable_sizes
-from ..warps import Block, MappingError
 
 # Size macros that are not a spatial dimension, as the shared measurements set them.
 JSONL_FIXED_SIZES = {"TMAX": 100}

@@ -33,7 +33,7 @@ def _options(cfg: Config):
 
 def trace_group(cfg: Config) -> str:
     """Phase 1: make the trace of ``cfg``'s group (into the on-disk cache)."""
-    from ..pipeline import prepare
+    from ..prepared import prepare
 
     with prepare(Path(cfg.file), _options(cfg)) as prep:
         return "cache" if prep.cached else "traced"
@@ -43,7 +43,8 @@ def analyse_chunk(configs: list[Config]) -> list[tuple[int, list[dict]]]:
     """Trace (or read back) the group of ``configs`` once and predict each of them; returns
     (position in ``configs``, its rows). All of ``configs`` share one group."""
     from ..devices import load_device
-    from ..pipeline import analyze_trace, prepare
+    from ..prepared import prepare
+    from ..trace_analysis import analyze_trace
 
     out = []
     devices: dict = {}
@@ -53,7 +54,7 @@ def analyse_chunk(configs: list[Config]) -> list[tuple[int, list[dict]]]:
             dev = devices.get(cfg.device) or devices.setdefault(cfg.device, load_device(cfg.device))
             rep = analyze_trace(
                 prep.trace, dev, opts, prep.sizes, prep.trace_sizes,
-                dict(cfg.work_sizes), prep.warps,
+                dict(cfg.work_sizes), prep.memo,
             )
             out.append((i, report_rows(rep, cfg)))
         prep.store_dependences()  # for the other chunks of this trace still to run

@@ -90,8 +90,8 @@ def parse_size_axis(text: str) -> tuple[str, tuple[int, ...]]:
 
 def check_axes(axes: Axes) -> None:
     """One SweepError naming the first bad value of any axis; nothing is traced."""
+    from ..block import Block, MappingError
     from ..devices import load_device
-    from ..warps import Block, MappingError
 
     if not axes.files:
         raise SweepError("no source file given")
@@ -143,9 +143,9 @@ def plan(axes: Axes, progress=None) -> list[Config]:
     (the file's defaults, its trace size, clamped to the work size). Raises SweepError for a
     bad axis value or a size name that no file mentions."""
     from ..diskcache import default_cache
-    from ..pipeline import resolve_sizes
     from ..regions import read_source
     from ..scaling import overridable_sizes
+    from ..trace_sizes import resolve_sizes
 
     check_axes(axes)
     names = [n for n, _ in axes.sizes]

@@ -43,7 +43,7 @@ def port_sources(name: str) -> dict[str, str]:
 
 
 def microbench_sources() -> dict[str, str]:
-    from cgpredict.calibration.run import microbench_dir
+    from cgpredict.calibration.toolchain import microbench_dir
 
     src = microbench_dir()
     return {str(f.relative_to(ROOT)): sha(f) for f in sorted(src.iterdir())
@@ -74,7 +74,7 @@ def main() -> int:
             ptx = ptx_counts.compile_ptx(name, port, ptx_dir, nvcc=nvcc)
             manifest["ptx"][ptx.name] = port_sources(name)
     shutil.rmtree(ptx_dir / "src-nounroll", ignore_errors=True)
-    from cgpredict.calibration.run import microbench_dir
+    from cgpredict.calibration.toolchain import microbench_dir
 
     for cu in sorted(microbench_dir().glob("*.cu")):
         log = ptxas_log(nvcc, cu, log_dir / f"{cu.stem}.o")

@@ -15,12 +15,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import sys
 import time
-import types
 from dataclasses import dataclass
 from pathlib import Path
 
+from .devices import GPUDevice, load_device
 from .fpga import (
     FPGADevice,
     FPGAReport,
@@ -29,7 +28,10 @@ from .fpga import (
     load_fpga_device,
     traced_source,
 )
-from .fpga.report import SCHEMA_VERSION, _fpga_dict, _mb, _plain, fpga_to_json, fpga_to_text
+from .fpga.report import SCHEMA_VERSION, fpga_dict, mb_text
+from .jsondata import jsonable
+from .prediction import KernelReport, Report, RunOptions
+from .trace_analysis import analyze_trace
 
 __all__ = [
     "Comparison",
@@ -40,8 +42,6 @@ __all__ = [
     "compare_source",
     "compare_to_json",
     "compare_to_text",
-    "fpga_to_json",
-    "fpga_to_text",
 ]
 
 
@@ -67,7 +67,7 @@ class Comparison:
     fpga_total_ms: float
     recommendation: str
     reasons: tuple[str, ...]
-    gpu: object  # pipeline.Report
+    gpu: Report  # the GPU prediction (left out of the JSON)
     fpga: FPGAReport
 
     def to_dict(self) -> dict:
@@ -107,7 +107,7 @@ def _tiled_reasons(k: KernelEstimate, fdev: FPGADevice) -> list[str]:
     lanes = t.unroll / t.ii
     what = {
         "transfers": (
-            f"transfers bound it: {_mb(t.transfer_bytes)} of tile fills at "
+            f"transfers bound it: {mb_text(t.transfer_bytes)} of tile fills at "
             f"{t.bytes_per_cycle * fdev.clock_mhz / 1e3:.3g} GB/s (set by the "
             f"{t.transfer_limit}; {fdev.axi_ports} AXI ports x {fdev.axi_port_bytes * 8} bits) "
             f"take {t.transfer_ms:.2f} ms against "
@@ -171,8 +171,8 @@ def _fpga_reasons(k: KernelEstimate, fdev: FPGADevice) -> list[str]:
     if off:
         tot = sum(a.bytes for a in off)
         out.append(
-            f"FPGA: {_mb(tot)} of arrays ({', '.join(a.name for a in off)}) do not fit in "
-            f"the {_mb(fdev.bram36 * fdev.bram36_bytes)} of BRAM and stream from DRAM"
+            f"FPGA: {mb_text(tot)} of arrays ({', '.join(a.name for a in off)}) do not fit in "
+            f"the {mb_text(fdev.bram36 * fdev.bram36_bytes)} of BRAM and stream from DRAM"
         )
     if k.loops:
         lp = max(k.loops, key=lambda e: e.time_ms)
@@ -185,7 +185,7 @@ def _fpga_reasons(k: KernelEstimate, fdev: FPGADevice) -> list[str]:
             ),
             "DSP": f"the DSP budget forces operator sharing (II {lp.ii})",
             "bandwidth": (
-                f"off-chip bandwidth: {_mb(lp.stream_bytes)} at "
+                f"off-chip bandwidth: {mb_text(lp.stream_bytes)} at "
                 f"{fdev.dram_bandwidth_gbps:g} GB/s take {lp.stream_ms:.2f} ms, more "
                 f"than the {lp.compute_ms:.2f} ms of compute"
             ),
@@ -199,7 +199,7 @@ def _fpga_reasons(k: KernelEstimate, fdev: FPGADevice) -> list[str]:
         )
     if k.bound == "transfers":
         out.append(
-            f"FPGA: copying {_mb(k.transfer_bytes)} in and out takes "
+            f"FPGA: copying {mb_text(k.transfer_bytes)} in and out takes "
             f"{k.transfer_ms:.2f} ms, more than the computation"
         )
     share = k.resources.share(fdev.budget())
@@ -216,53 +216,64 @@ def _times(ratio: float) -> str:
     return f"{ratio:.1f}x" if math.isfinite(ratio) else "n/a"
 
 
-def compare_reports(gpu, fpga: FPGAReport, gdev, fdev: FPGADevice) -> Comparison:
-    """Pair the kernels of a GPU report and an FPGA report of the same trace."""
+def _kernel_row(g: KernelReport, f: KernelEstimate, gdev: GPUDevice,
+                fdev: FPGADevice) -> KernelComparison:
+    """One kernel on both: the faster, by how much, and why (an FPGA design that does not
+    fit loses whatever its time)."""
+    lo, hi = sorted((g.time_ms, f.time_ms))
+    ratio = hi / lo if lo > 0 else math.inf
+    if not f.fits:  # an infeasible design's time is no FPGA time at all
+        win, ratio = "GPU", math.inf
+        reasons = [f"GPU: no explored FPGA design of {g.name} fits {fdev.name}"]
+    else:
+        win = "GPU" if g.time_ms <= f.time_ms else "FPGA"
+        reasons = [
+            f"{win} faster by {_times(ratio)} ({g.time_ms:.3f} ms GPU, "
+            f"{_bound('GPU', g=g)}, vs {f.time_ms:.3f} ms FPGA, {_bound('FPGA', f=f)})"
+        ]
+        flip = _flip(win, ratio, g, f, fdev)
+        if flip:
+            reasons.append(flip)
+    reasons += _gpu_reasons(g, gdev) + _fpga_reasons(f, fdev)
+    return KernelComparison(
+        name=g.name, gpu_ms=g.time_ms, fpga_ms=f.time_ms, winner=win, ratio=ratio,
+        reasons=tuple(reasons),
+    )
+
+
+def _recommendation(gpu: Report, fpga: FPGAReport, rows: list[KernelComparison],
+                    gdev: GPUDevice, fdev: FPGADevice) -> tuple[str, list[str]]:
+    """The device recommended for the whole program, and its first reasons."""
     by_name = {k.name: k for k in fpga.kernels}
-    rows = []
-    for g in gpu.kernels:
-        f = by_name.get(g.name)
-        if f is None:
-            continue
-        lo, hi = sorted((g.time_ms, f.time_ms))
-        ratio = hi / lo if lo > 0 else math.inf
-        if not f.fits:  # an infeasible design's time is no FPGA time at all
-            win, ratio = "GPU", math.inf
-            reasons = [f"GPU: no explored FPGA design of {g.name} fits {fdev.name}"]
-        else:
-            win = "GPU" if g.time_ms <= f.time_ms else "FPGA"
-            reasons = [
-                f"{win} faster by {_times(ratio)} ({g.time_ms:.3f} ms GPU, "
-                f"{_bound('GPU', g=g)}, vs {f.time_ms:.3f} ms FPGA, {_bound('FPGA', f=f)})"
-            ]
-            flip = _flip(win, ratio, g, f, fdev)
-            if flip:
-                reasons.append(flip)
-        reasons += _gpu_reasons(g, gdev) + _fpga_reasons(f, fdev)
-        rows.append(KernelComparison(g.name, g.time_ms, f.time_ms, win, ratio, tuple(reasons)))
     gt, ft = gpu.total_ms, fpga.total_ms
     lo, hi = sorted((gt, ft))
     misfits = [r.name for r in rows if not by_name[r.name].fits]
     if misfits:
-        rec = "GPU"
-        reasons = [
+        return "GPU", [
             f"GPU: the FPGA cannot hold the program (no explored design of "
             f"{', '.join(misfits)} fits {fdev.name})"
         ]
-    else:
-        rec = "GPU" if gt <= ft else "FPGA"
-        reasons = [
-            f"{rec}: {_times(hi / lo if lo else math.inf)} faster in total "
-            f"({gt:.3f} ms on {gdev.name} vs {ft:.3f} ms on {fdev.name})"
-        ]
-        heavy = max(rows, key=lambda r: max(r.gpu_ms, r.fpga_ms), default=None)
-        if heavy is not None:
-            reasons += [x for x in heavy.reasons[1:2] if x.startswith("what would flip")]
-            reasons.append(
-                f"bounds of the heaviest kernel {heavy.name}: GPU "
-                f"{_bound('GPU', g=next(g for g in gpu.kernels if g.name == heavy.name))}, "
-                f"FPGA {_bound('FPGA', f=by_name[heavy.name])}"
-            )
+    rec = "GPU" if gt <= ft else "FPGA"
+    reasons = [
+        f"{rec}: {_times(hi / lo if lo else math.inf)} faster in total "
+        f"({gt:.3f} ms on {gdev.name} vs {ft:.3f} ms on {fdev.name})"
+    ]
+    heavy = max(rows, key=lambda r: max(r.gpu_ms, r.fpga_ms), default=None)
+    if heavy is not None:
+        reasons += [x for x in heavy.reasons[1:2] if x.startswith("what would flip")]
+        reasons.append(
+            f"bounds of the heaviest kernel {heavy.name}: GPU "
+            f"{_bound('GPU', g=next(g for g in gpu.kernels if g.name == heavy.name))}, "
+            f"FPGA {_bound('FPGA', f=by_name[heavy.name])}"
+        )
+    return rec, reasons
+
+
+def _program_notes(fpga: FPGAReport, rows: list[KernelComparison], rec: str,
+                   gdev: GPUDevice, fdev: FPGADevice) -> list[str]:
+    """What follows the recommendation: an unreliable FPGA estimate, kernels better on the
+    other device, the two clocks and bandwidths, the other side's reasons for the slowest."""
+    reasons = []
     doubtful = [
         f
         for f in fpga.kernels
@@ -293,19 +304,30 @@ def compare_reports(gpu, fpga: FPGAReport, gdev, fdev: FPGADevice) -> Comparison
     if top is not None:
         side = "FPGA" if rec == "GPU" else "GPU"
         reasons += [r for r in top.reasons[1:] if r.startswith(side)][:2]
+    return reasons
+
+
+def compare_reports(gpu: Report, fpga: FPGAReport, gdev: GPUDevice,
+                    fdev: FPGADevice) -> Comparison:
+    """Pair the kernels of a GPU report and an FPGA report of the same trace."""
+    by_name = {k.name: k for k in fpga.kernels}
+    rows = [_kernel_row(g, by_name[g.name], gdev, fdev) for g in gpu.kernels
+            if g.name in by_name]
+    rec, reasons = _recommendation(gpu, fpga, rows, gdev, fdev)
+    reasons += _program_notes(fpga, rows, rec, gdev, fdev)
     return Comparison(
-        gpu.source,
-        gdev.name,
-        fdev.name,
-        fpga.work_sizes,
-        fpga.trace_sizes,
-        tuple(rows),
-        gt,
-        ft,
-        rec,
-        tuple(reasons),
-        gpu,
-        fpga,
+        source=gpu.source,
+        gpu_device=gdev.name,
+        fpga_device=fdev.name,
+        work_sizes=fpga.work_sizes,
+        trace_sizes=fpga.trace_sizes,
+        kernels=tuple(rows),
+        gpu_total_ms=gpu.total_ms,
+        fpga_total_ms=fpga.total_ms,
+        recommendation=rec,
+        reasons=tuple(reasons),
+        gpu=gpu,
+        fpga=fpga,
     )
 
 
@@ -320,9 +342,6 @@ def compare_source(
     timeout_s: float = 120.0,
 ) -> Comparison:
     """``cgpredict compare``: one trace, both estimates, the recommendation."""
-    from .devices import load_device
-    from .pipeline import RunOptions, analyze_trace
-
     gdev, fdev = load_device(gpu), load_fpga_device(fpga)
     with traced_source(Path(source), work or {}, trace_sizes or {}, functions, timeout_s) as t:
         t0 = time.perf_counter()
@@ -346,7 +365,7 @@ def compare_source(
 
 
 def compare_prepared(prep, gpu_report, gdev, fpga: str = "zc702") -> Comparison:
-    """GPU vs FPGA from a trace already prepared and predicted (``pipeline.Prepared`` and its
+    """GPU vs FPGA from a trace already prepared and predicted (``prepared.Prepared`` and its
     Report): only the FPGA estimate is added, nothing is traced again."""
     fdev = load_fpga_device(fpga)
     t0 = time.perf_counter()
@@ -368,12 +387,12 @@ def compare_dict(c: Comparison) -> dict:
         "fpga_device": c.fpga_device,
         "work_sizes": c.work_sizes,
         "trace_sizes": c.trace_sizes,
-        "kernels": _plain(c.kernels),
+        "kernels": jsonable(c.kernels),
         "gpu_total_ms": round(c.gpu_total_ms, 6),
         "fpga_total_ms": round(c.fpga_total_ms, 6),
         "recommendation": c.recommendation,
         "reasons": list(c.reasons),
-        "fpga": _fpga_dict(c.fpga),
+        "fpga": fpga_dict(c.fpga),
     }
 
 
@@ -396,16 +415,3 @@ def compare_to_text(c: Comparison) -> str:
     for r in c.kernels:
         out += ["", f"{r.name}:"] + [f"  - {x}" for x in r.reasons]
     return "\n".join(out)
-
-
-class _CallableModule(types.ModuleType):
-    """``cgpredict.compare`` is both this module and the library function ``api.compare``:
-    importing the module sets the package attribute to it, so calling it calls the function."""
-
-    def __call__(self, *args, **kwargs) -> Comparison:
-        from .api import compare
-
-        return compare(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule

@@ -1,0 +1,56 @@
+"""What the analyses of one trace keep for the next (``AnalysisMemo``), owned by its
+``prepared.Prepared``: the advisor re-analyses a trace with every fix, a sweep with every
+block shape and device, and most of the work depends on the trace alone.
+
+Three kinds of entries, each in a dictionary of its own:
+
+* ``kernels``: a region's whole report, per device and per the options that matter to it
+  (``trace_analysis``);
+* ``warps``: the pseudo-warps of a launch in its first block shape (``kernel_analysis``; a
+  sweep's other shapes are analysed once each and not kept, their events would pile up);
+* ``launch_parts``: what ``warps.form_warps`` finds of a launch whatever the block shape (its
+  mapped events, threads, inter-thread dependence and warp order), keyed by
+  ``(part, region, launch, grid_dims)``; the dependences go to the on-disk cache too
+  (``trace_store``).
+
+What the memory analysis derives from a pseudo-warp trace (patterns, transactions in issue
+order) lives with that trace (``WarpTrace.derived``), so it goes when the trace goes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .block import Block
+from .devices import GPUDevice
+from .prediction import KernelReport
+from .warps import WarpTrace
+
+__all__ = ["AnalysisMemo", "KernelKey", "LaunchPartKey", "WarpsKey"]
+
+#: (region, device, repr of the options that matter to the region)
+KernelKey = tuple[int, GPUDevice, str]
+#: (region, launch, grid asked for (0: chosen), 2-D block, 1-D block)
+WarpsKey = tuple[int, int, int, Block, Block]
+#: ("mapped" | "threads" | "dependence" | "ordered", region, launch, grid_dims)
+LaunchPartKey = tuple[str, int, int, int]
+
+
+@dataclass(eq=False)
+class AnalysisMemo:
+    """The memo of one trace's analyses (see the module docstring); ``stored``: the
+    dependences already in the on-disk cache."""
+
+    kernels: dict[KernelKey, KernelReport] = field(default_factory=dict)
+    warps: dict[WarpsKey, WarpTrace] = field(default_factory=dict)
+    launch_parts: dict[LaunchPartKey, object] = field(default_factory=dict)
+    stored: set[LaunchPartKey] = field(default_factory=set)
+
+    def has_warps_of(self, region: int, launch: int, grid: int) -> bool:
+        """Whether pseudo-warps of this launch and grid are kept, in any block shape."""
+        return any(k[:3] == (region, launch, grid) for k in list(self.warps))
+
+    def dependences(self) -> dict[LaunchPartKey, object]:
+        """The launches' inter-thread dependences found so far (``warps.Dependence`` or
+        None each)."""
+        return {k: v for k, v in list(self.launch_parts.items()) if k[0] == "dependence"}

@@ -1,0 +1,142 @@
+"""Every kernel of a trace analysed and modelled: the report of one program on one device.
+
+``analyze_trace`` runs ``kernel_analysis.analyze_region`` for each region on a thread per
+core (``_map_regions``), once per set of options that matter to the region (``_kernel``: the
+advisor re-analyses a program of several kernels with each fix), and adds the program's
+warnings and its host synchronisation (``models.program_sync_ms``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import threading
+
+from .analysis_memo import AnalysisMemo
+from .devices import GPUDevice
+from .kernel_analysis import analyze_region
+from .models import program_sync_ms
+from .prediction import Report, RunOptions
+from .scaling import SizeModel
+from .shared import array_name
+from .tracefile import Trace
+
+__all__ = ["analysis_worker", "analyze_trace", "usable_cores"]
+
+
+def usable_cores() -> int:
+    """Cores this process may run on (its affinity, where the platform tells)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(len(os.sched_getaffinity(0)), 1)
+    return max(os.cpu_count() or 1, 1)
+
+
+_worker = threading.local()
+
+
+def analysis_worker() -> None:
+    """Mark the calling thread as one of a pool of analyses (the advisor's fixes, a block
+    sweep): it analyses a file's kernels in turn, the pool already keeping every core busy."""
+    _worker.serial = True
+
+
+def _map_regions(analyze, regions) -> list:
+    """``analyze`` of every region, in order, on a thread per core: the analysis spends its
+    time in numba kernels and numpy calls that release the GIL, and the kernels of one
+    program share nothing but the read-only trace. In an ``analysis_worker`` thread, in
+    turn: threads within threads would only contend for the cores and their caches."""
+    regions = list(regions)
+    workers = 1 if getattr(_worker, "serial", False) else min(len(regions), usable_cores())
+    if workers <= 1:
+        return [analyze(r) for r in regions]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(workers, thread_name_prefix="cgp-kernel") as pool:
+        futures = [pool.submit(analyze, r) for r in regions]
+        try:
+            return [f.result() for f in futures]
+        except BaseException:
+            for f in futures:  # a kernel failed: the result is an error, its
+                f.cancel()  # siblings not yet started need not run
+            raise
+
+
+def _kernel(trace, region, device, opts, sizes, tsz, wsz, memo: AnalysisMemo | None):
+    """``analyze_region``, once per set of options that matter to the region: a
+    transposition of an array it never touches, or a tile staged in another kernel, leaves
+    its analysis as it was (the advisor re-analyses a program of several kernels with
+    each fix), so the ``memo`` answers."""
+    if memo is None:
+        return analyze_region(trace, region.index, device, opts, sizes, tsz, wsz, None)
+    h = trace.header
+    mine = {array_name(m.base) for m in h.mem if m.region in (region.index, -1)}
+    own = dataclasses.replace(
+        opts,
+        transpose=tuple(a for a in opts.transpose if a in mine),
+        stage=tuple(s for s in opts.stage if len(s) != 4 or s[0] == region.name),
+    )
+    key = (region.index, device, repr(own))
+    if key not in memo.kernels:
+        memo.kernels[key] = analyze_region(
+            trace, region.index, device, own, sizes, tsz, wsz, memo
+        )
+    return memo.kernels[key]
+
+
+def analyze_trace(
+    trace: Trace,
+    device: GPUDevice,
+    opts: RunOptions,
+    sizes: SizeModel | None = None,
+    trace_sizes: dict[str, int] | None = None,
+    work_sizes: dict[str, int] | None = None,
+    memo: AnalysisMemo | None = None,
+) -> Report:
+    """Predict every region of a trace (work size = trace size unless a SizeModel says);
+    ``memo``: what earlier analyses of the trace kept (a Prepared's)."""
+    sizes = sizes or SizeModel.constant(trace)
+    tsz = trace_sizes or {}
+    wsz = work_sizes or tsz
+    # kernels first: they need the trip counts (which may still be being fitted, see
+    # PendingSizes) only after forming their pseudo-warps
+    kernels = _map_regions(
+        lambda r: _kernel(trace, r, device, opts, sizes, tsz, wsz, memo),
+        trace.header.regions,
+    )
+    warnings = []
+    if sizes.inexact():
+        lines = sorted({lp.line for lp in trace.header.loops if lp.id in sizes.inexact()})
+        warnings.append(
+            f"loops at lines {lines} have trip counts that the probe runs do not confirm "
+            f"(not affine in one size macro or a ratio of two, or folded away at the probe "
+            f"sizes); their work-size counts are approximate: trace at the work size "
+            f"(--trace-size equal to -D) for exact ones"
+        )
+    if opts.port != trace.header.port:
+        warnings.append(
+            f"the {opts.port} port was asked for, but the trace is of the "
+            f"{trace.header.port} port (its arrays could not be reached through pointers); "
+            f"predicted as the {trace.header.port} port"
+        )
+    if sizes.folded:
+        lines = sorted({line for _, line, _ in sizes.folded})
+        warnings.append(
+            f"loops at lines {lines} run at other sizes but were folded away by "
+            f"the compiler at the trace size (a single iteration): counts inside "
+            f"them are underestimated; trace a size where every loop iterates "
+            f"at least twice"
+        )
+    launched = sum(k.launches for k in kernels)
+    return Report(
+        source=trace.header.source_name,
+        device=device.name,
+        model=opts.model,
+        work_sizes=wsz,
+        trace_sizes=tsz,
+        kernels=tuple(kernels),
+        warnings=tuple(warnings),
+        seconds={},
+        port=trace.header.port,
+        sync=opts.sync,
+        sync_ms=program_sync_ms(device, opts.sync, launched),
+    )

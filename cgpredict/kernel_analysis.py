@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .analysis_memo import AnalysisMemo
 from .atomics import (
     AtomicSite,
     PortShape,
@@ -32,7 +33,6 @@ from .atomics import (
     site_sids,
     with_shared,
 )
-from .analysis_memo import AnalysisMemo
 from .block import Block, MappingError
 from .cache import CacheConfig
 from .compute import (

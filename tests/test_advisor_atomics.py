@@ -18,7 +18,8 @@ import pytest
 
 from cgpredict.advisor import advise_prepared
 from cgpredict.advisor.atomic_fixes import atomic_fixes
-from cgpredict.pipeline import RunOptions, prepare
+from cgpredict.prediction import RunOptions
+from cgpredict.prepared import prepare
 
 pytestmark = pytest.mark.usefixtures("compiler")
 

@@ -19,7 +19,8 @@ import pytest
 
 from cgpredict.atomics import _address_stats
 from cgpredict.devices import load_device
-from cgpredict.pipeline import RunOptions, predict_source
+from cgpredict.pipeline import predict_source
+from cgpredict.prediction import RunOptions
 from cgpredict.render.html import _kernel_section
 from cgpredict.report import to_json, to_text
 

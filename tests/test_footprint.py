@@ -18,7 +18,9 @@ import pytest
 
 from cgpredict.cache import CacheConfig, hit_mask
 from cgpredict.footprint import gathered_loads
-from cgpredict.pipeline import RunOptions, predict_source, prepare
+from cgpredict.pipeline import predict_source
+from cgpredict.prediction import RunOptions
+from cgpredict.prepared import prepare
 from cgpredict.reuse import CacheScale, scale_gathered
 
 

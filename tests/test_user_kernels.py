@@ -10,8 +10,8 @@ vs SoA particles, n-body, a grid-stride dot product), predicted with physical ch
 * a grid-stride loop runs N / NT times per thread at every NT.
 
 Reductions and atomics (a dot product into one accumulator, a histogram's bins) are
-predicted as their ports (atomics.py): named, with an atomic bound. Work sizes are small, the traces smaller: the whole file runs in well under a
-minute."""
+predicted as their ports (atomics.py): named, with an atomic bound. Work sizes are small,
+the traces smaller: the whole file runs in well under a minute."""
 
 from __future__ import annotations
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..pipeline import Prepared, Report, RunOptions
-from ..prediction import PredictionError
-from .advice import Fix, _explained, _speedup
+from ..prediction import PredictionError, Report, RunOptions
+from ..prepared import Prepared
+from .advice import Fix, explained, speedup_of
 
 __all__ = ["atomic_fixes", "BLOCK_REDUCTION", "PRIVATISATION"]
 
@@ -96,12 +96,12 @@ def atomic_fixes(prep: Prepared, opts: RunOptions, base: Report) -> list[Fix]:
             "block-reduction", f"reduce per block in {names}",
             "combine each block's partial sums through warp shuffles and shared memory and "
             "add them with one atomicAdd per block (not one per warp):\n" + BLOCK_REDUCTION,
-            evidence, rep.total_ms, _speedup(base.total_ms, rep.total_ms)))
+            evidence, rep.total_ms, speedup_of(base.total_ms, rep.total_ms)))
     if "atomic" in kinds:
         fixes.append(Fix(
             "privatisation", f"privatise the histogram bins per block in {names}",
             "keep a private copy of the bins per block in shared memory, update it with "
             "shared-memory atomics and merge it into the global bins once per block:\n"
             + PRIVATISATION,
-            evidence, rep.total_ms, _speedup(base.total_ms, rep.total_ms)))
-    return [_explained(f, base, rep) for f in fixes]
+            evidence, rep.total_ms, speedup_of(base.total_ms, rep.total_ms)))
+    return [explained(f, base, rep) for f in fixes]

@@ -276,7 +276,7 @@ def _tiled_design(trace, launch, loops, analysed, mems, dev, sizes, wsz, tsz):
         k: loop_variable(src[c.line - 1] if 0 < c.line <= len(src) else "", f"l{k}")
         for k, c in enumerate(chain)
     }
-    traced = tuple(max(_snap(_trip(sizes.trips.get(c.id), tsz)), 1.0) for c in chain)
+    traced = tuple(max(snap_integer(work_trips(sizes.trips.get(c.id), tsz)), 1.0) for c in chain)
     est, why = explore_tiled(
         nest, lp, trips, tuple(c.line for c in chain), dev, dev.usable(), names, traced
     )

@@ -34,6 +34,7 @@ from .advice import (
     _speedup,
     explain_change,
 )
+from .legality import LayoutVerdict, copy_allowed, layout_verdict
 
 
 def coalescing_fixes(
@@ -59,6 +60,12 @@ def start_coalescing(
     done at once without one) and the returned function collects the fixes, so that the
     advisor queues the other fixes' analyses behind them before it waits."""
     found = _uncoalesced_arrays(prep, base)
+    verdicts = {arr: layout_verdict(prep, base, arr, _swap) for arr in found}
+    for arr, v in verdicts.items():
+        if not v.offered:
+            del found[arr]
+            if notes is not None:
+                notes.append(v.reason)
     run = pool.submit if pool is not None else _now
     own = {arr: [] for arr in found}  # notes per array, merged in order
     pending = {
@@ -74,7 +81,7 @@ def start_coalescing(
             if notes is not None:
                 notes.extend(own[arr])
             if rep is not None:
-                fixes += _transposition_fixes(arr, evidence, base, rep)
+                fixes += _transposition_fixes(arr, evidence, base, rep, verdicts[arr])
         return fixes
 
     return collect
@@ -105,10 +112,12 @@ def _uncoalesced_arrays(prep: Prepared, base: Report) -> dict[str, list[tuple[st
 
 
 def _transposition_fixes(
-    arr: str, evidence: list[tuple[str, str]], base: Report, rep: Report
+    arr: str, evidence: list[tuple[str, str]], base: Report, rep: Report,
+    verdict: LayoutVerdict,
 ) -> list[Fix]:
     """The fixes of storing ``arr`` transposed (``rep``: that prediction): the whole change,
-    and a transposed copy for the kernels it helps when it slows others down."""
+    applied everywhere ``arr`` is used (``verdict``), and a transposed copy for the kernels it
+    helps when it slows others down and no kernel writes ``arr``."""
     fixes = []
     # evidence of the kernels the transposition makes faster (all, when none is)
     now = {k.name: k.total_ms for k in base.kernels}
@@ -122,7 +131,7 @@ def _transposition_fixes(
             f"store {arr} transposed",
             f"keep {arr} in transposed layout ({arr}T[c][r] = {arr}[r][c]) and index it the "
             f"other way round ({swapped}), so that consecutive threads read consecutive "
-            f"addresses",
+            f"addresses; {verdict.reason}",
             tuple(shown),
             rep.total_ms,
             _speedup(base.total_ms, rep.total_ms),
@@ -132,7 +141,7 @@ def _transposition_fixes(
     # transposed copy (the copy kernel itself is not counted)
     after = {k.name: k.total_ms for k in rep.kernels}
     slower = [n for n in now if after.get(n, now[n]) > now[n] * (1 + TOLERANCE)]
-    if faster and slower:
+    if faster and slower and copy_allowed(verdict):
         mixed = sum(min(now[n], after.get(n, now[n])) for n in now)
         users = [n for n in now if n in faster]
         texts = sorted(

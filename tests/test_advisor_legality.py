@@ -67,3 +67,39 @@ def test_shared_tiles_only_arrays_the_kernel_does_not_write():
 def test_swap_is_an_involution():
     for t in ("A[i][j]", "B[k + 1][j]", "T[a][b][c]"):
         assert _swap(_swap(t)) == t
+
+
+def test_block_sweep_reaches_every_sm_on_a_small_grid():
+    """A 4096-row softmax on the H100 launches 16 blocks of 256 threads (16 of 132 SMs): the
+    sweep goes down to 32-thread blocks, and the fastest shape it reports is the one it
+    recommends, with the blocks it launches."""
+    from cgpredict.advisor import BLOCKS_1D, block_fix
+
+    opts = RunOptions(device="h100", work_sizes={"R": 4096}, trace_sizes={"R": 1024, "C": 256})
+    with prepare(USER / "softmax.c", opts) as prep:
+        base = prep.analyze(opts)
+        fix = block_fix(prep, opts, base)
+    times = {e.split(":")[0]: float(e.split(": ")[1].split()[0]) for e in fix.evidence}
+    assert sorted(times) == sorted(BLOCKS_1D)
+    assert "256x1: " in fix.evidence[[e.split(":")[0] for e in fix.evidence].index("256x1")]
+    assert any("16 blocks: 16 of 132 SMs busy" in e for e in fix.evidence)
+    best = min(times, key=times.get)
+    assert fix.title == f"launch with blocks of {best}"
+    assert int(best.split("x")[0]) < 256
+    assert fix.predicted_ms == pytest.approx(times[best], rel=1e-3)
+
+
+def test_keep_block_statement_matches_the_times():
+    """A shape faster by less than TOLERANCE: "keep", but never "the best swept" beside it."""
+    from cgpredict.advisor.fixes import _block_choice
+
+    class _Base:
+        total_ms = 1.0
+
+    fix = _block_choice({"32x32": 1.0, "128x2": 0.9999}, "32x32", _Base(), {}, 132, {})
+    assert fix.title == "keep blocks of 32x32"
+    assert "best" not in fix.instruction and "128x2" in fix.instruction
+    assert fix.evidence[0].startswith("128x2: ")
+    fix = _block_choice({"32x32": 1.0, "128x2": 0.5}, "32x32", _Base(), {"128x2": 200}, 132, {})
+    assert fix.title == "launch with blocks of 128x2" and fix.speedup == pytest.approx(2.0)
+    assert fix.evidence[0] == "128x2: 0.5 ms (every SM busy)"

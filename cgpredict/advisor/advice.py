@@ -19,8 +19,11 @@ ADVICE_SCHEMA_VERSION = 1
 TOLERANCE = 1e-3
 #: Two fixes are proposed together only when that beats each alone by more than this fraction.
 COMBINE = 0.01
-BLOCKS_2D = ("32x32", "32x16", "32x8", "64x4", "128x2", "16x16")
-BLOCKS_1D = ("128x1", "256x1", "512x1", "1024x1")
+#: The block shapes swept, 32 to 1024 threads: the small ones let a small grid reach every SM
+#: (a 4096-thread kernel fills 128 SMs only with 32-thread blocks), the large ones give the
+#: most warps per block.
+BLOCKS_2D = ("32x32", "32x16", "32x8", "64x4", "128x2", "16x16", "32x4", "32x2", "32x1")
+BLOCKS_1D = ("32x1", "64x1", "128x1", "256x1", "512x1", "1024x1")
 
 
 @dataclass(frozen=True)

@@ -362,11 +362,34 @@ def block_fix(
             own.shutdown()
     if not results:
         return None
+    blocks = {s: _fewest_blocks(r, two_d) for s, r in reports.items()}
+    blocks[current] = _fewest_blocks(base, two_d)
+    return _block_choice(results, current, base, blocks, device.sm_count, reports)
+
+
+def _fewest_blocks(rep: Report, two_d: bool) -> int:
+    """The fewest blocks any swept kernel of ``rep`` launches (the one likeliest to leave SMs
+    idle)."""
+    return min((k.blocks for k in rep.kernels if k.grid_dims == (2 if two_d else 1)), default=0)
+
+
+def _block_choice(
+    results: dict[str, float], current: str, base: Report, blocks: dict[str, int], sms: int,
+    reports: dict[str, Report],
+) -> Fix:
+    """The block-shape fix from the swept times: the fastest shape, or "keep" when none beats
+    the current one by more than TOLERANCE (said so, with the fastest one named)."""
     best = min(results, key=lambda s: (results[s], s != current))
     now = results.get(current, base.total_ms)
+
+    def busy(s: str) -> str:
+        n = blocks.get(s, 0)
+        return (" (every SM busy)" if n >= sms else f" ({n} blocks: {n} of {sms} SMs busy)"
+                if n else "")
+
     evidence = tuple(
-        f"{s}: {ms:.4g} ms" + (" (current)" if s == current else "")
-        for s, ms in sorted(results.items(), key=lambda x: x[1])
+        f"{s}: {ms:.4g} ms" + (" (current)" if s == current else "") + busy(s)
+        for s, ms in sorted(results.items(), key=lambda x: (x[1], x[0] != current))
     )
     if results[best] < now * (1 - TOLERANCE):
         return _explained(Fix(
@@ -377,10 +400,13 @@ def block_fix(
             results[best],
             _speedup(base.total_ms, results[best]),
         ), base, reports.get(best))
+    said = (f"the current block shape {current} is the fastest swept" if best == current else
+            f"no swept shape beats the current {current} by more than {TOLERANCE:.1%} "
+            f"(the fastest, {best}, is predicted {results[best]:.4g} ms against {now:.4g} ms)")
     return Fix(
         "block-shape",
         f"keep blocks of {current}",
-        f"the current block shape {current} is the best swept",
+        said,
         evidence,
         now,
         _speedup(base.total_ms, now),

@@ -103,3 +103,28 @@ def test_keep_block_statement_matches_the_times():
     fix = _block_choice({"32x32": 1.0, "128x2": 0.5}, "32x32", _Base(), {"128x2": 200}, 132, {})
     assert fix.title == "launch with blocks of 128x2" and fix.speedup == pytest.approx(2.0)
     assert fix.evidence[0] == "128x2: 0.5 ms (every SM busy)"
+
+
+def test_roofline_saxpy_at_the_dram_bound():
+    """SAXPY streams x and y in and y out (12 bytes an element): at the DRAM bound, said so,
+    and its DRAM bound is those bytes at the device's bandwidth."""
+    import json
+
+    from cgpredict.advisor import advise, render_text
+    from cgpredict.devices import load_device
+
+    n = 1 << 20
+    opts = RunOptions(device="h100", work_sizes={"N": n}, trace_sizes={"N": 1 << 16})
+    a = advise(USER / "saxpy.c", opts)
+    (x,) = a.roofline
+    assert x.nearest == "DRAM" and x.ratio == pytest.approx(1.0, abs=0.1)
+    assert x.dram_mb == pytest.approx(12 * n / 1e6, rel=0.02)
+    bw = load_device("h100").dram_bandwidth_bytes_per_s
+    assert x.dram_ms == pytest.approx(x.dram_mb * 1e6 / bw * 1e3, rel=1e-6)
+    text = render_text(a)
+    assert "no fix can beat the DRAM bound without reducing DRAM traffic" in text
+    d = json.loads(a.to_json())
+    assert d["roofline"][0]["nearest"] == "DRAM" and d["schema_version"] == 2
+    floors = {f.kind: f.floor_ms for f in a.floors}
+    for f in a.fixes:  # no fix below the floor of its kind
+        assert f.predicted_ms >= floors.get(f.kind, 0.0) * (1 - 1e-9)

@@ -12,9 +12,10 @@ from ..models import predict as model_predict
 from ..pipeline import (
     Report,
 )
+from .roofline import KernelRoofline, KindFloor, floor_text, roofline_text
 
 TILE = 32
-ADVICE_SCHEMA_VERSION = 1
+ADVICE_SCHEMA_VERSION = 2  # 2: roofline and floors
 #: A fix is worth doing only when it is predicted faster than now by more than this fraction.
 TOLERANCE = 1e-3
 #: Two fixes are proposed together only when that beats each alone by more than this fraction.
@@ -99,6 +100,8 @@ class Advice:
     benefits: tuple[Benefits, ...]
     baseline: Report
     notes: tuple[str, ...] = ()  # fixes that could not be predicted, and why
+    roofline: tuple[KernelRoofline, ...] = ()  # each kernel's bounds and how close it is
+    floors: tuple[KindFloor, ...] = ()  # the best a fix of each kind can reach
 
     def to_dict(self) -> dict:
         """What ``cgpredict advise --json`` prints (the baseline report left out)."""
@@ -146,6 +149,8 @@ def benefits(base: Report, device_name: str) -> tuple[Benefits, ...]:
 def render_text(a: Advice) -> str:
     lines = [
         f"{a.source} on {a.device}: {a.baseline_ms:.4g} ms predicted now",
+        *(f"roofline: {roofline_text(x)}" for x in a.roofline),
+        *(f"  {floor_text(f)}" for f in a.floors),
         "",
         f"{'#':<3}{'speedup':>8}  {'predicted ms':>12}  fix",
     ]

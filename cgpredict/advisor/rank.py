@@ -7,6 +7,7 @@ import dataclasses
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from ..devices import load_device
 from ..pipeline import (
     Prepared,
     Report,
@@ -24,6 +25,7 @@ from .fixes import (
     shared_fix,
     start_coalescing,
 )
+from .roofline import kind_floors, roofline
 
 
 def advise(source: Path, opts: RunOptions, tiled: Path | None = None, progress=None) -> Advice:
@@ -158,13 +160,17 @@ def advise_prepared(
     for w in (w for k in base.kernels for w in k.warnings):
         if f"baseline: {w}" not in notes:
             notes.append(f"baseline: {w}")
-    fixes.sort(key=lambda f: -f.speedup)
+    fixes.sort(key=lambda f: (f.predicted_ms, f.kind, f.title))  # fastest first, stable
+    device = load_device(opts.device)
+    lines = roofline(base, device)
     return Advice(
-        base.source,
-        base.device,
-        base.total_ms,
-        tuple(fixes),
-        benefits(base, opts.device),
-        base,
-        tuple(notes),
+        source=base.source,
+        device=base.device,
+        baseline_ms=base.total_ms,
+        fixes=tuple(fixes),
+        benefits=benefits(base, opts.device),
+        baseline=base,
+        notes=tuple(notes),
+        roofline=lines,
+        floors=kind_floors(lines, device.sm_count),
     )

@@ -230,12 +230,22 @@ def _source_section(page) -> str:
     return "\n".join(out)
 
 
+def _advice_roofline(a) -> list[str]:
+    """The advice's roofline: each kernel's bounds, and the best each kind of fix can reach."""
+    from ..advisor.roofline import floor_text, roofline_text
+
+    items = [f"<li>{esc(roofline_text(x))}</li>" for x in getattr(a, "roofline", ())]
+    items += [f"<li>{esc(floor_text(f))}</li>" for f in getattr(a, "floors", ())]
+    return ["<h3>Roofline</h3><ul class='roofline'>" + "".join(items) + "</ul>"] if items else []
+
+
 def _advice_section(a) -> str:
     out = ['<section id="advice"><h2>Advice: fixes ranked by predicted speedup</h2>']
     if a is None:
         out.append("<p>No advice in this report.</p></section>")
         return "\n".join(out)
     out.append(f"<p>Now: {a.baseline_ms:.4g} ms predicted.</p>")
+    out += _advice_roofline(a)
     if not a.fixes:
         out.append("<p>No candidate fix was found.</p>")
     else:

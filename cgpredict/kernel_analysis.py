@@ -47,6 +47,7 @@ from .shared import (
     array_name,
     transposed_addresses,
 )
+from .soa import soa_addresses, struct_arrays
 from .staging import staging_setup
 from .tracefile import TAG_BEGIN, Trace
 from .warps import (
@@ -145,6 +146,8 @@ def analyze_region(
         raise PredictionError(f"kernel {info.name}: {exc}") from None
     if opts.transpose:
         wt = _transposed(trace, wt, opts.transpose)
+    if opts.soa:
+        wt = _as_soa(trace, wt, opts.soa)
     access_bytes = np.array([m.bytes for m in h.mem] or [4])
     cache = CacheConfig(device.l2_line_bytes, device.l2_sets, device.l2_ways)
     warnings += _mapping_warnings(trace, wt, info.name)
@@ -534,6 +537,20 @@ def _transposed(trace: Trace, wt: WarpTrace, arrays: tuple[str, ...]) -> WarpTra
     moved = frozenset(s for sids, _, _ in moves for s in sids)
     return dataclasses.replace(
         wt, addr=transposed_addresses(wt, moves), origin=Origin(wt, None, moved)
+    )
+
+
+def _as_soa(trace: Trace, wt: WarpTrace, arrays: tuple[str, ...]) -> WarpTrace:
+    """The warp trace with the given arrays of structs remapped to one array per field
+    (soa.py)."""
+    h = trace.header
+    structs = struct_arrays(h.ir_text)
+    moves = [([m.id for m in h.mem if array_name(m.base) == a], h.globals[a], structs[a])
+             for a in arrays if a in structs and a in h.globals]
+    moved = frozenset(s for sids, _, _ in moves for s in sids)
+    access = np.array([m.bytes for m in h.mem] or [4], np.int64)
+    return dataclasses.replace(
+        wt, addr=soa_addresses(wt, moves, access), origin=Origin(wt, None, moved)
     )
 
 

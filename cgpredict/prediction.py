@@ -35,6 +35,7 @@ class RunOptions:
     port: str = "plain"  # the CUDA port predicted: plain pointers or __restrict__ (port.py)
     sync: str = "each"  # how the host waits for its launches (models/launches.py)
     transpose: tuple[str, ...] = ()  # 2-D arrays to analyse in transposed layout (advisor)
+    soa: tuple[str, ...] = ()  # arrays of structs to analyse as structures of arrays (advisor)
     # extra shared-memory tiles (advisor): (array, rows, cols) for every kernel, or
     # (kernel, array, rows, cols) for one kernel
     stage: tuple[tuple[str, int, int] | tuple[str, str, int, int], ...] = ()

@@ -128,3 +128,30 @@ def test_roofline_saxpy_at_the_dram_bound():
     floors = {f.kind: f.floor_ms for f in a.floors}
     for f in a.fixes:  # no fix below the floor of its kind
         assert f.predicted_ms >= floors.get(f.kind, 0.0) * (1 - 1e-9)
+
+
+def test_aos_to_soa_matches_the_hand_written_soa_kernel():
+    """particles.c holds the same step in both layouts: storing q as a structure of arrays,
+    re-predicted from step_aos's trace with remapped addresses, predicts step_aos as fast as
+    step_soa (which the file writes by hand); the fix says where it applies and shows code."""
+    from cgpredict.advisor.soa_fix import soa_fixes, soa_text
+    from cgpredict.soa import struct_arrays
+
+    assert soa_text("q[i].vx") == "q_vx[i]" and soa_text("x[i]") == "x[i]"
+    opts = RunOptions(device="h100", work_sizes={"NP": 1 << 20}, trace_sizes={"NP": 1 << 14})
+    notes: list[str] = []
+    with prepare(USER / "particles.c", opts) as prep:
+        s = struct_arrays(prep.trace.header.ir_text)["q"]
+        assert (s.count, s.size, s.offsets, s.c_type) == (1 << 14, 24, (0, 4, 8, 12, 16, 20),
+                                                          "float")
+        base = prep.analyze(opts)
+        (fix,) = soa_fixes(prep, opts, base, notes)
+    ms = {k.name: k.total_ms for k in base.kernels}
+    after = {k.name: k.total_ms for k in fix.report.kernels}
+    assert ms["step_aos"] > ms["step_soa"] * 1.2  # the AoS step is slower now
+    assert after["step_aos"] == pytest.approx(ms["step_soa"], rel=0.02)
+    assert after["step_soa"] == ms["step_soa"]  # the other kernel is untouched
+    assert fix.kind == "aos-to-soa" and fix.speedup > 1
+    assert "q[i].vx -> q_vx[i]" in fix.instruction and "step_aos" in fix.instruction
+    assert "host code that reads it" in fix.instruction
+    assert "q_vx[i]" in fix.code and "__global__" in fix.code

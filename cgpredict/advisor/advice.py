@@ -39,6 +39,7 @@ class Fix:
     predicted_ms: float
     speedup: float
     why: tuple[str, ...] = ()
+    code: str = ""  # the change in CUDA, a snippet (text and HTML show it as written)
     # the prediction with the fix applied (not in --json: the baseline report's shape)
     report: Report | None = field(default=None, repr=False, compare=False)
 
@@ -167,6 +168,7 @@ def render_text(a: Advice) -> str:
             ]
         else:
             lines += ["", f"{i}. {f.title} ({f.speedup:.2f}x)", f"   do: {f.instruction}"]
+            lines += [f"   | {c}" for c in f.code.splitlines()]
         lines += [f"   evidence: {e}" for e in f.evidence]
         lines += [f"   why: {w}" for w in f.why]
     if a.notes:

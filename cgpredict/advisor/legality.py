@@ -53,9 +53,14 @@ def makes_copy(texts: list[str], array: str, swapped: str) -> bool:
     return any(array_name(t) != array and subscripts(t) == new for t in texts)
 
 
-def layout_verdict(prep: Prepared, base: Report, array: str, swap) -> LayoutVerdict:
-    """Whether storing ``array`` with its last two subscripts exchanged (``swap``: an access
-    text -> the same access after the change) keeps the program's result, and where it applies."""
+def layout_verdict(
+    prep: Prepared, base: Report, array: str, swap, permutes: bool = True, what: str = ""
+) -> LayoutVerdict:
+    """Whether storing ``array`` in another layout (``swap``: an access text -> the same access
+    after the change; ``permutes``: the change moves elements to other indices, as a
+    transposition does, not only to other addresses, as AoS->SoA does) keeps the program's
+    result, and where it applies."""
+    what = what or f"storing {array} transposed"
     users, written = [], False
     for k in base.kernels:
         texts = [m.text for m in k.mem]
@@ -64,11 +69,11 @@ def layout_verdict(prep: Prepared, base: Report, array: str, swap) -> LayoutVerd
             continue
         users.append(k.name)
         written = written or any(m.kind == "store" for m in mine)
-        if moves_data_only(prep, k.name) and any(makes_copy(texts, array, swap(m.text))
+        if permutes and moves_data_only(prep, k.name) and any(makes_copy(texts, array, swap(m.text))
                                                  for m in mine):
             return LayoutVerdict(
                 array, False,
-                f"storing {array} transposed is not offered: {k.name} only moves data, and "
+                f"{what} is not offered: {k.name} only moves data, and "
                 f"with {array} transposed it would copy instead of computing what it does "
                 f"now (the layout is the computation)", tuple(users), written)
     host = ("the host code that reads it after the kernels" if written
@@ -76,7 +81,7 @@ def layout_verdict(prep: Prepared, base: Report, array: str, swap) -> LayoutVerd
     return LayoutVerdict(
         array, True,
         f"applied everywhere {array} is used: in {', '.join(users)} (re-predicted with the new "
-        f"layout) and in {host}, which must index it the other way round too",
+        f"layout) and in {host}, which must use the new layout too",
         tuple(users), written)
 
 

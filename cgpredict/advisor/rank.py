@@ -25,6 +25,7 @@ from .fixes import (
     shared_fix,
     start_coalescing,
 )
+from .registry import FIX_KINDS, KEEP_INSTRUCTIONS
 from .roofline import kind_floors, roofline
 
 
@@ -122,14 +123,19 @@ def advise_prepared(
             tracer.submit(_discard, pending)  # traced for nothing: closed when done
             pending = None
         try:
-            own = [[], [], []]  # notes per fix, merged in a fixed order
-            # the tiling first (the longest analysis), then each transposition, each shape
+            own = [[], [], []] + [[] for _ in FIX_KINDS]  # notes per fix, in a fixed order
+            # the tiling first (the longest analysis), then each transposition, the
+            # registry's kinds, each shape
             sh = pool.submit(shared_fix, prep, opts, base, tiled, own[1])
             coal = start_coalescing(prep, opts, base, own[0], pool)
+            more = [pool.submit(k.propose, prep, opts, base, own[3 + i])
+                    for i, k in enumerate(FIX_KINDS)]
             bl = None if quick else block_fix(prep, opts, base, own[2], pool)
             fixes += coal()
             if sh.result():
                 fixes.append(sh.result())
+            for m in more:
+                fixes += m.result()
             if bl:
                 fixes.append(bl)
             for n in own:
@@ -172,5 +178,5 @@ def advise_prepared(
         baseline=base,
         notes=tuple(notes),
         roofline=lines,
-        floors=kind_floors(lines, device.sm_count),
+        floors=kind_floors(lines, device.sm_count, KEEP_INSTRUCTIONS),
     )

@@ -74,13 +74,15 @@ def roofline(base: Report, device: GPUDevice) -> tuple[KernelRoofline, ...]:
     return tuple(kernel_roofline(k, device) for k in base.kernels)
 
 
-def kind_floors(lines: tuple[KernelRoofline, ...], sm_count: int) -> tuple[KindFloor, ...]:
-    """The best a block-shape or a layout fix (transposition, AoS->SoA) can reach: both keep
-    every instruction of every thread, so neither beats the issue bound with the work spread
-    over all SMs (plus the launches' own time, which neither changes)."""
+def kind_floors(
+    lines: tuple[KernelRoofline, ...], sm_count: int, kinds: tuple[str, ...]
+) -> tuple[KindFloor, ...]:
+    """The best a fix of each of ``kinds`` can reach: each keeps every instruction of every
+    thread (a block shape, a layout change), so none beats the issue bound with the work
+    spread over all SMs (plus the launches' own time, which none changes)."""
     floor = sum(x.issue_all_sms_ms + x.overhead_ms for x in lines)
     why = f"it keeps every instruction: no such fix beats the issue bound on all {sm_count} SMs"
-    return (KindFloor("block-shape", floor, why), KindFloor("coalescing", floor, why))
+    return tuple(KindFloor(kind=k, floor_ms=floor, why=why) for k in kinds)
 
 
 def at_dram_bound(x: KernelRoofline) -> bool:
@@ -102,4 +104,4 @@ def roofline_text(x: KernelRoofline) -> str:
 
 def floor_text(f: KindFloor) -> str:
     """One kind's floor in a line."""
-    return f"best a {f.kind} fix can reach: {f.floor_ms:.4g} ms ({f.why})"
+    return f"best any {f.kind} fix can reach: {f.floor_ms:.4g} ms ({f.why})"

@@ -263,12 +263,14 @@ def _advice_section(a) -> str:
                 if f.speedup < 1 - 1e-3
                 else f.instruction
             )
+            code = (f"<pre class='code'>{esc(f.code)}</pre>"
+                    if f.code and f.speedup >= 1 - 1e-3 else "")
             ev = "".join(f"<li>{esc(e)}</li>" for e in f.evidence)
             ev += "".join(f"<li>why: {esc(w)}</li>" for w in f.why)
             out.append(
                 f"<tr><td>{i}</td><td class='num'>{f.speedup:.2f}x</td>"
                 f"<td class='num'>{f.predicted_ms:.4g}</td><td>[{esc(f.kind)}] {esc(f.title)}"
-                f"</td><td>{esc(what)}<ul>{ev}</ul></td></tr>"
+                f"</td><td>{esc(what)}{code}<ul>{ev}</ul></td></tr>"
             )
         out.append("</table>")
     if a.benefits:

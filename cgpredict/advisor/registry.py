@@ -1,0 +1,32 @@
+"""The fix kinds that propose themselves from the baseline alone (issue #26): each a function
+of the prepared trace, the options, the baseline and a list for its notes, returning its
+fixes re-predicted. ``advise`` runs every entry as a task of its pool; a new kind (another
+layout change, a reduction or privatisation fix) is one more entry here."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..pipeline import Prepared, Report, RunOptions
+from .advice import Fix
+from .soa_fix import soa_fixes
+
+
+@dataclass(frozen=True)
+class FixKind:
+    """One kind of fix: its name, what proposes it, and whether it keeps every instruction
+    (then no fix of it beats the issue bound on all SMs: roofline.kind_floors)."""
+
+    kind: str
+    propose: Callable[[Prepared, RunOptions, Report, list[str]], list[Fix]]
+    keeps_instructions: bool = False
+
+
+FIX_KINDS: tuple[FixKind, ...] = (
+    FixKind(kind="aos-to-soa", propose=soa_fixes, keeps_instructions=True),
+)
+
+#: Kinds whose fixes keep every instruction of every thread (block shape, layout changes).
+KEEP_INSTRUCTIONS = ("block-shape", "coalescing") + tuple(
+    k.kind for k in FIX_KINDS if k.keeps_instructions)

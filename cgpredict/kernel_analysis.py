@@ -49,6 +49,7 @@ from .shared import (
 )
 from .soa import soa_addresses, struct_arrays
 from .staging import staging_setup
+from .tile_exchange import tile_exchanged_addresses
 from .tracefile import TAG_BEGIN, Trace
 from .warps import (
     Block,
@@ -148,6 +149,8 @@ def analyze_region(
         wt = _transposed(trace, wt, opts.transpose)
     if opts.soa:
         wt = _as_soa(trace, wt, opts.soa)
+    if opts.tile_exchange:
+        wt = _tile_exchanged(trace, wt, opts.tile_exchange)
     access_bytes = np.array([m.bytes for m in h.mem] or [4])
     cache = CacheConfig(device.l2_line_bytes, device.l2_sets, device.l2_ways)
     warnings += _mapping_warnings(trace, wt, info.name)
@@ -551,6 +554,20 @@ def _as_soa(trace: Trace, wt: WarpTrace, arrays: tuple[str, ...]) -> WarpTrace:
     access = np.array([m.bytes for m in h.mem] or [4], np.int64)
     return dataclasses.replace(
         wt, addr=soa_addresses(wt, moves, access), origin=Origin(wt, None, moved)
+    )
+
+
+def _tile_exchanged(trace: Trace, wt: WarpTrace, arrays: tuple[str, ...]) -> WarpTrace:
+    """The warp trace with the given 2-D arrays' accesses exchanged inside 32x32 tiles
+    (tile_exchange.py)."""
+    h = trace.header
+    layouts = array_layouts(h.ir_text)
+    moves = [([m.id for m in h.mem if array_name(m.base) == a], h.globals[a],
+              layouts[a].dims[-1], layouts[a].elem_bytes)
+             for a in arrays if a in h.globals and a in layouts and len(layouts[a].dims) >= 2]
+    moved = frozenset(s for sids, *_ in moves for s in sids)
+    return dataclasses.replace(
+        wt, addr=tile_exchanged_addresses(wt, moves, 32), origin=Origin(wt, None, moved)
     )
 
 

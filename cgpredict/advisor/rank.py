@@ -178,5 +178,6 @@ def advise_prepared(
         baseline=base,
         notes=tuple(notes),
         roofline=lines,
-        floors=kind_floors(lines, device.sm_count, KEEP_INSTRUCTIONS),
+        floors=kind_floors(lines, device.sm_count,
+                           tuple(k for k in KEEP_INSTRUCTIONS if any(f.kind == k for f in fixes))),
     )

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from ..pipeline import Prepared, Report, RunOptions
 from .advice import Fix
 from .soa_fix import soa_fixes
+from .tile_fix import tile_fixes
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,7 @@ class FixKind:
 
 FIX_KINDS: tuple[FixKind, ...] = (
     FixKind(kind="aos-to-soa", propose=soa_fixes, keeps_instructions=True),
+    FixKind(kind="shared-transpose", propose=tile_fixes),
 )
 
 #: Kinds whose fixes keep every instruction of every thread (block shape, layout changes).

@@ -210,3 +210,31 @@ def test_transpose_gets_the_padded_tile_instead():
     assert fix.predicted_ms < unpadded < base.total_ms
     assert "32-way" in fix.evidence[-1]
     assert "tile[32][33]" in fix.code and "__syncthreads" in fix.code
+
+
+# user kernel -> (work sizes, trace sizes, the fix kind a CUDA expert would rank first or
+# second): the transpose's padded tile, the particles' SoA, the small softmax grid's blocks
+EXPECTED = {
+    "transpose": ({"N": 1024}, {"N": 256}, "shared-transpose"),
+    "particles": ({"NP": 1 << 20}, {"NP": 1 << 14}, "aos-to-soa"),
+    "softmax": ({"R": 4096, "C": 256}, {"R": 1024, "C": 64}, "block-shape"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_user_kernel_advice_expected_kind_in_top_two(name):
+    """The expected kind ranks in the top two, ranked by the times printed beside it, no fix
+    beats the floor of its kind, and no transposition of the transpose is offered."""
+    from cgpredict.advisor import advise
+
+    work, trace, kind = EXPECTED[name]
+    a = advise(USER / f"{name}.c", RunOptions(device="h100", work_sizes=work,
+                                              trace_sizes=trace))
+    assert kind in [f.kind for f in a.fixes[:2]]
+    assert a.fixes[0].speedup > 1
+    ms = [f.predicted_ms for f in a.fixes]
+    assert ms == sorted(ms)
+    floors = {f.kind: f.floor_ms for f in a.floors}
+    assert all(f.predicted_ms >= floors.get(f.kind, 0.0) * (1 - 1e-9) for f in a.fixes)
+    if name == "transpose":
+        assert not any(f.kind == "coalescing" for f in a.fixes)

@@ -39,9 +39,9 @@ class Fix:
     predicted_ms: float
     speedup: float
     why: tuple[str, ...] = ()
-    code: str = ""  # the change in CUDA, a snippet (text and HTML show it as written)
     # the prediction with the fix applied (not in --json: the baseline report's shape)
     report: Report | None = field(default=None, repr=False, compare=False)
+    code: str = ""  # the change in CUDA, a snippet (text and HTML show it as written)
 
 
 def _state(k) -> str:

@@ -91,7 +91,7 @@ def test_block_sweep_reaches_every_sm_on_a_small_grid():
 
 def test_keep_block_statement_matches_the_times():
     """A shape faster by less than TOLERANCE: "keep", but never "the best swept" beside it."""
-    from cgpredict.advisor.fixes import _block_choice
+    from cgpredict.advisor.blocks import _block_choice
 
     class _Base:
         total_ms = 1.0

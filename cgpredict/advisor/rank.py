@@ -17,8 +17,8 @@ from ..pipeline import (
     usable_cores,
 )
 from .advice import Advice, Fix, benefits
+from .blocks import block_fix
 from .fixes import (
-    block_fix,
     combined_fix,
     register_fix,
     restored_stores,

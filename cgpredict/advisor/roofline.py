@@ -81,7 +81,8 @@ def kind_floors(
     thread (a block shape, a layout change), so none beats the issue bound with the work
     spread over all SMs (plus the launches' own time, which none changes)."""
     floor = sum(x.issue_all_sms_ms + x.overhead_ms for x in lines)
-    why = f"it keeps every instruction: no such fix beats the issue bound on all {sm_count} SMs"
+    sms = f"all {sm_count} SMs" if sm_count > 1 else "the device's one SM"
+    why = f"it keeps every instruction: no such fix beats the issue bound on {sms}"
     return tuple(KindFloor(kind=k, floor_ms=floor, why=why) for k in kinds)
 
 

@@ -108,8 +108,9 @@ def _tiled_reasons(k: KernelEstimate, fdev: FPGADevice) -> list[str]:
     what = {
         "transfers": (
             f"transfers bound it: {_mb(t.transfer_bytes)} of tile fills at "
-            f"{t.bytes_per_cycle * fdev.clock_mhz / 1e3:g} GB/s ({fdev.axi_ports} AXI ports x "
-            f"{fdev.axi_port_bytes * 8} bits) take {t.transfer_ms:.2f} ms against "
+            f"{t.bytes_per_cycle * fdev.clock_mhz / 1e3:.3g} GB/s (set by the "
+            f"{t.transfer_limit}; {fdev.axi_ports} AXI ports x {fdev.axi_port_bytes * 8} bits) "
+            f"take {t.transfer_ms:.2f} ms against "
             f"{t.compute_ms:.2f} ms of compute"
         ),
         "recurrence": f"the accumulation's recurrence (MII {t.rec_mii}) sets II {t.ii}",

@@ -141,6 +141,9 @@ class GPUDevice:
     # L2 (A100, H100) is cached in each partition, so there it is one partition's bytes.
     l2_persist_bytes: int | None = None
     l1_ways: int = 4
+    # cycles the L2 takes per atomic operation on one address: updates of one address are
+    # applied one after another (models/bounds.py, the atomic bound)
+    atomic_address_cycles: float = 1.0
     barrier_cycles: float | None = None
     smem_conflict_replay_cycles: float | None = None
     registers_per_block_max: int | None = None
@@ -266,6 +269,7 @@ _SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
         "launch_overhead_us": ("float", False),  # the old name of launch_sync_us
         "first_launch_us": ("float", False),
         "barrier_cycles": ("float", False),
+        "atomic_address_cycles": ("float", False),
         "smem_conflict_replay_cycles": ("float", False),
         "inst_latency_cycles": ("float", True),
         "fp_latency_cycles": ("float", True),

@@ -12,6 +12,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .atomics import (
+    AtomicSite,
+    PortShape,
+    as_atomics,
+    atomic_notes,
+    drop_covered,
+    find_sites,
+    port_costs,
+    site_sids,
+    with_shared,
+)
 from .cache import CacheConfig
 from .compute import (
     ComputeCounts,
@@ -22,6 +33,7 @@ from .compute import (
 )
 from .devices import GPUDevice
 from .energy import predict_energy
+from .footprint import check_lines, moved_warning, size_check
 from .memory import (
     COAL,
     CONST,
@@ -153,7 +165,9 @@ def analyze_region(
         wt = _tile_exchanged(trace, wt, opts.tile_exchange)
     access_bytes = np.array([m.bytes for m in h.mem] or [4])
     cache = CacheConfig(device.l2_line_bytes, device.l2_sets, device.l2_ways)
-    warnings += _mapping_warnings(trace, wt, info.name)
+    sites = find_sites(trace, region, grid, wt, device.l2_sector_bytes)
+    warnings += drop_covered(_mapping_warnings(trace, wt, info.name), sites)
+    warnings += atomic_notes(sites, info.name, opts.reduce)
     if wt.n_threads == 0:
         warnings.append(
             f"{info.name}: no pseudo-thread made a memory access at the trace size "
@@ -183,19 +197,14 @@ def analyze_region(
     scale = _cache_scale(
         trace, region, grid, block, wt, d1, d2, sizes, tsz, wsz, factor, warps_per_batch
     )
+    check = size_check(trace, region, sizes, tsz, wsz, device)
+    scale = dataclasses.replace(scale, gathers=check.gathers)
     restores = restoring_stores(
         wt.addr, wt.lane, wt.inst_start, wt.inst_warp, wt.inst_sid, is_store
     )
-    mem = analyze_memory(
-        wt,
-        access_bytes,
-        cache,
-        warps_per_batch,
-        scale,
-        device.l2_sector_bytes,
-        _l1_config(device, wt, block),
-        is_store,
-    )
+    memory_args = (wt, access_bytes, cache, warps_per_batch, scale, device.l2_sector_bytes,
+                   _l1_config(device, wt, block), is_store)
+    mem = analyze_memory(*memory_args)
     all_rows = np.flatnonzero(trace.launches["region"] == region)
     launches_work = (
         max(int(round(_trip(sizes.launches[region], wsz))), 1)
@@ -222,6 +231,12 @@ def analyze_region(
         thread_bodies(trace, region, grid),
         _busiest_share(wt),
         restores,
+        sites=sites,
+        shape=PortShape(threads_per_block=block.threads, blocks=0,
+                        resident_blocks=max(  # every SM's
+                            warps_per_batch * device.warp_size // block.threads, 1),
+                        warp_size=device.warp_size, sector_bytes=device.l2_sector_bytes,
+                        level=opts.reduce),
     )
     # Launches with identical block and loop counts (FDTD time steps) and the same data left
     # in the L2 by earlier launches (residency.py) are modelled once.
@@ -260,6 +275,11 @@ def analyze_region(
     energy = None if energy is None else energy * per_trace_launch
     first = cache[keys[launch]][0]
     warnings += first.warnings
+    if check.gathers:  # the prediction with the trace's own reuse of the gathers
+        args = list(memory_args)
+        args[4] = dataclasses.replace(scale, gathers=())
+        plain = dataclasses.replace(ctx, mem=analyze_memory(*args)).model(launch)[0]
+        warnings += moved_warning(info.name, check, first.result.time_ms, plain.result.time_ms)
     warnings += _resident_notes(resident.values(), device, info.name)
     warnings += _port_warnings(first.mem, h.port, info.name)
     return KernelReport(
@@ -285,6 +305,7 @@ def analyze_region(
         occupancy_limit=_occupancy_limit(first.geometry),
         batches=first.geometry.waves,
         launch_profiles=launch_profiles,
+        size_check=check_lines(check),
     )
 
 
@@ -355,6 +376,8 @@ class _LaunchContext:
     bodies: ThreadBodies = ThreadBodies()  # the thread's code, for ILP and MLP
     busiest: float = 1.0  # the busiest thread's memory events / the mean thread's
     restores: frozenset[int] = frozenset()  # stores of an accumulator (port.restoring_stores)
+    sites: tuple[AtomicSite, ...] = ()  # locations every thread updates (atomics.py)
+    shape: PortShape | None = None  # what their port's atomics depend on
 
     def extents(self, row: int) -> tuple[float, float]:
         """(x, y) pseudo-threads of trace launch ``row``, scaled to the work size."""
@@ -396,11 +419,13 @@ class _LaunchContext:
         if problem:
             raise PredictionError(f"kernel {self.name}: {problem}")
         blocks = max(math.ceil(gx / self.block.x) * math.ceil(gy / self.block.y), 1)
-        skip = {a.sid for a in self.staged}
+        skip = {a.sid for a in self.staged} | site_sids(self.sites)
         mem_reports, patterns, stores = _memory_profile(
             tr, mem, per_thread, self.region, skip, self.restores
         )
         shared, sync = self.shared_counts(row, per_thread, threads)
+        port = port_costs(self.sites, per_thread, self.shape, blocks)
+        mem_reports, shared = as_atomics(mem_reports, self.sites), with_shared(shared, port)
         ops: Counter = Counter()
         weights = [
             (per_thread.get(h.mem[s.sid].block, 0.0), h.mem[s.sid].bytes)
@@ -434,7 +459,8 @@ class _LaunchContext:
             coal=patterns[COAL],
             uncoal=patterns[UNCOAL],
             const=patterns[CONST],
-            comp_insts=max(comp.total - folded, 0.0) + entry,
+            comp_insts=max(comp.total - folded, 0.0) + entry + port.extra_insts
+            + port.atomics.insts,
             sfu_insts=comp.sfu,
             fp_insts=comp.fp,
             registers_per_thread=self.opts.registers_per_thread,
@@ -443,8 +469,9 @@ class _LaunchContext:
             mlp=par.mlp,
             launches=1,
             shared=shared,
-            sync_insts=sync,
+            sync_insts=sync + port.barriers,
             stores=stores,
+            atomics=port.atomics,
             chain_cycles=chain,
             folded_insts=folded,
         )

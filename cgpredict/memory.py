@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit
 
 from .cache import CacheConfig, dense_ids, hit_mask, pow2_log2, sector_hit_mask
-from .reuse import CacheScale, scale_hits
+from .reuse import CacheScale, scale_gathered, scale_hits
 from .warps import WarpTrace
 
 COAL, UNCOAL, CONST = 0, 1, 2
@@ -443,9 +443,11 @@ def analyze_memory(
     else:
         exact = hit_mask(ordered, cache)
     unit_ids = dense_ids(ordered)  # for the scaling and the first touches
-    hits[to_l2] = scale_hits(
-        ordered, batch, exact, cache, scale, cache.line_bytes // unit, unit_ids
-    )
+    hits[to_l2] = scale_gathered(
+        ordered,
+        scale_hits(ordered, batch, exact, cache, scale, cache.line_bytes // unit, unit_ids),
+        sid[inst][to_l2], cache, scale, cache.line_bytes // unit, unit_ids,
+    )  # fmt: skip
     first = _first_writes(lines, inst, sid, is_store)
     cold = np.zeros(len(lines), bool)
     if len(ordered):

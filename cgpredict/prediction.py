@@ -42,6 +42,9 @@ class RunOptions:
     # extra shared-memory tiles (advisor): (array, rows, cols) for every kernel, or
     # (kernel, array, rows, cols) for one kernel
     stage: tuple[tuple[str, int, int] | tuple[str, str, int, int], ...] = ()
+    # where a reduction's or an atomic site's partial results are combined before the global
+    # atomics (atomics.REDUCE_LEVELS): each warp (the plain port) or each block (advisor)
+    reduce: str = "warp"
 
 
 @dataclass(frozen=True)
@@ -62,10 +65,10 @@ class MemInstrReport:
     restored: bool = False
 
     def hit_text(self, digits: int = 1) -> str:
-        """What the L2-hit column shows: '-' for a shared-memory read or a store (a store
+        """What the L2-hit column shows: '-' for a shared-memory read, an atomic or a store (a store
         writes into the L2, it has nothing to hit), 'L1' for a load the L1 serves entirely
         (no L2 transaction), else the L2 hit rate."""
-        if self.pattern == "shared" or self.kind == "store":
+        if self.pattern in ("shared", "atomic") or self.kind == "store":
             return "-"
         if self.l2_trans_per_warp == 0 and self.per_thread > 0:
             return "L1"
@@ -100,6 +103,9 @@ class KernelReport:
     kernel_ms: float = 0.0
     launch_ms: float = 0.0
     once_ms: float = 0.0
+    # the trace-size check (footprint.py): per cache level, the arrays' bytes traced and at
+    # the work size, and the reuse scaled for it
+    size_check: tuple[str, ...] = ()
 
     @property
     def time_ms(self) -> float:

@@ -95,6 +95,27 @@ class StoreCounts:
         return coal + gaps
 
 
+@dataclass(frozen=True)
+class AtomicCounts:
+    """The atomic updates of a GPU port of a kernel whose threads update shared locations
+    (atomics.py: a histogram's bins, a reduction's accumulator), per thread.
+
+    insts: atomic warp instructions (RED) per thread; issued, never waited for.
+    ops: L2 atomic operations per thread (one per active lane: the L2 applies each).
+    trans: L2 transactions (request sectors) per thread, on the store path.
+    hot_share: the share of all operations that fall on the busiest address (which the L2
+        applies one after another: contention).
+    footprint_bytes: sectors of the updated locations per launch, read from DRAM once and
+        written back once.
+    """
+
+    insts: float = 0.0
+    ops: float = 0.0
+    trans: float = 0.0
+    hot_share: float = 0.0
+    footprint_bytes: float = 0.0
+
+
 def _without(all_: PatternCounts, st: PatternCounts) -> PatternCounts:
     """``all_`` less its stores ``st`` (stores reach the L2: none is L1-served)."""
     insts = all_.insts - st.insts
@@ -144,6 +165,8 @@ class KernelProfile:
     # integer and branch instructions per thread that nvcc's unrolling folds away, already
     # taken out of comp_insts (parallelism.ThreadBodies.unrolled_savings)
     folded_insts: float = 0.0
+    # atomic updates of shared locations (atomics.py); their instructions are in comp_insts
+    atomics: AtomicCounts = field(default_factory=AtomicCounts)
 
     def loads_only(self) -> KernelProfile:
         """This profile with its stores taken out of the memory patterns: what a warp waits

@@ -57,6 +57,8 @@ def _bounds_text(r) -> list[str]:
         f"{b.dram_cycles:.4g} ({b.dram_bytes / 1e6:.4g} MB), issue {b.issue_cycles:.4g}, "
         f"L2 path {b.l2_cycles:.4g} ({b.l2_store_trans:.4g} store transactions), "
         f"critical path {b.chain_cycles:.4g} (the busiest thread's own chain)"
+        + (f", atomic {b.atomic_cycles:.4g} ({b.atomic_ops:.4g} atomic operations, the "
+           f"busiest address's one after another)" if b.atomic_ops else "")
     ]
 
 
@@ -85,6 +87,7 @@ def _kernel_text(k: KernelReport, sync: str = "each") -> list[str]:
         f"  MWP={r.mwp:.2f} CWP={r.cwp:.2f} case={r.case}, {bound_text(r)}, "
         f"{r.cycles:.4g} cycles, L2 hit rate {k.l2_hit_rate:.1%}",
         *_bounds_text(r),
+        *(f"  trace size: {line}" for line in k.size_check),
         f"  per thread: {p.comp_insts:.1f} compute ({p.sfu_insts:.1f} SFU), "
         f"{p.mem_insts:.1f} memory (coalesced {p.coal.insts:.1f}, uncoalesced "
         f"{p.uncoal.insts:.1f}, constant {p.const.insts:.1f}), {p.sync_insts:.0f} sync",
@@ -97,7 +100,8 @@ def _kernel_text(k: KernelReport, sync: str = "each") -> list[str]:
         f"{'trans/warp':>10} {'L2 hit':>7} {'per thread':>10}"
     )
     for m in k.mem:
-        shared = m.pattern == "shared"  # read from a tile: no global transactions, no L2
+        # read from a tile, or an atomic: no global transactions of its own
+        shared = m.pattern in ("shared", "atomic")
         trans = f"{'-':>10}" if shared else f"{m.l2_trans_per_warp:>10.2f}"
         lines.append(
             f"    {m.text:<{wide}} {m.location:<{where}} {m.kind:<5} {m.pattern:<11} "

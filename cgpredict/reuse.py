@@ -18,7 +18,7 @@ from numba import njit
 
 from .cache import CacheConfig, dense_ids
 
-__all__ = ["CacheScale", "scale_hits"]
+__all__ = ["CacheScale", "scale_gathered", "scale_hits"]
 
 
 @dataclass(frozen=True)
@@ -36,6 +36,9 @@ class CacheScale:
     grid_x: float = 1.0
     batches_per_row: int = 1
     batch_warps: float = 1.0
+    # gathers whose array crosses the cache between the trace and the work size
+    # (footprint.size_check): (static load, growth of its reuse distances)
+    gathers: tuple[tuple[int, float], ...] = ()
 
     @property
     def identity(self) -> bool:
@@ -135,6 +138,32 @@ def scale_hits(
         np.ascontiguousarray(hits, np.bool_), scale.footprint, scale.footprint * scale.grid_x,
         scale.batch_warps, scale.batches_per_row, cache.sets * cache.ways,
     )  # fmt: skip
+
+
+def scale_gathered(
+    lines: np.ndarray,
+    hits: np.ndarray,
+    sids: np.ndarray,
+    cache: CacheConfig,
+    scale: CacheScale,
+    units_per_line: int = 1,
+    unit_ids: tuple[np.ndarray, np.ndarray] | None = None,
+) -> np.ndarray:
+    """Hits at the work size of the gathers of ``scale.gathers`` (``sids``: each access's
+    static instruction): a hit stays one only if its LRU stack distance (lines), grown by
+    its gather's growth, still fits the cache, whichever batch it reuses from (footprint.py:
+    a gather picks lines at random from an array that grows by that much)."""
+    if not scale.gathers or not len(lines):
+        return hits
+    grow = np.ones(int(max(sids.max(), max(s for s, _ in scale.gathers))) + 1)
+    for s, g in scale.gathers:
+        grow[s] = g
+    ids, units = dense_ids(lines) if unit_ids is None else unit_ids
+    shift = max(units_per_line, 1).bit_length() - 1
+    line_ids, whole = dense_ids(lines, shift) if shift else (ids, units)
+    _, dist = _reuse_distances(ids, line_ids, len(units), len(whole))
+    g = grow[sids]
+    return hits & ((g <= 1.0) | (dist * g < cache.sets * cache.ways))
 
 
 @njit(cache=True, nogil=True)

@@ -49,6 +49,14 @@ def test_error_lines_are_grouped_without_seeds_and_numbers():
     assert a == b == "cgpredict: error: PROG.c:#: kernel func_1: # top-level loops"
 
 
+def test_the_error_line_is_the_error_not_the_progress_printed_before_it():
+    err = ("[   1 s] tracing ...\n[   3 s] analysing ...\n"
+           "cgpredict: error: s5.c: --function func_1: it never runs\n")
+    assert fuzz.error_line(err) == "cgpredict: error: s5.c: --function func_1: it never runs"
+    assert fuzz.error_line("[   2 s] tracing ...\nsomething else\n") == "something else"
+    assert fuzz.error_line("") == ""
+
+
 def test_summary_counts_every_run_and_lists_tracebacks_and_hangs():
     runs = [fuzz.Outcome(1, fuzz.COMMANDS[0], 0, "", 1.0),
             fuzz.Outcome(1, fuzz.COMMANDS[1], 2, "cgpredict: error: s1.c: bad", 1.0),

@@ -91,8 +91,17 @@ def insert_pragma(text: str) -> str | None:
     return text[: f.start()] + "\n#pragma cgp kernel\n" + text[f.start():]
 
 
+def error_line(stderr: str) -> str:
+    """The one-line error of a refused run: the ``cgpredict: error:`` line, not the progress lines
+    (``[  3 s] analysing ...``) printed before it when stderr is not a terminal."""
+    lines = [x for x in stderr.splitlines() if x.strip()]
+    errors = [x for x in lines if x.startswith("cgpredict: error")]
+    rest = [x for x in lines if not re.match(r"^\[\s*\d+ s\]", x)]
+    return (errors or rest or lines or [""])[-1]
+
+
 def run_one(args: list[str], cwd: Path, limit_s: float) -> tuple[int, str, float]:
-    """(exit code, first stderr line or traceback, seconds) of ``cgpredict ARGS``."""
+    """(exit code, error line or traceback, seconds) of ``cgpredict ARGS``."""
     env = dict(os.environ, CGP_DEBUG="1")
     t0 = time.perf_counter()
     try:
@@ -104,7 +113,7 @@ def run_one(args: list[str], cwd: Path, limit_s: float) -> tuple[int, str, float
     if res.returncode == INTERNAL_ERROR or "Traceback (most recent call last)" in err:
         message = err[-3000:]
     else:
-        message = err.splitlines()[0] if err else ""
+        message = error_line(err)
     return res.returncode, message, time.perf_counter() - t0
 
 

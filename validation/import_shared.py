@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Copy the shared GPU measurements into validation/measured/ in measure.py's format.
 
-The shared folder (``../shared/measurements``, see its README) holds real run times of the
-PolyBench/GPU CUDA kernels as distributed (plain ``float *`` parameters, no ``__restrict__``)
-on an H100 SXM5 and, published, on a Jetson TK1. This script maps each benchmark to its corpus
-file and size macros and writes ``validation/measured/h100.json`` and ``tk1.json`` with the
-provenance of every row, so ``cgpredict validate --device h100|tk1`` compares with them.
+The shared measurements, copied into ``validation/measured/raw/`` (see its README), hold
+real run times of the PolyBench/GPU CUDA kernels as distributed (plain ``float *``
+parameters, no ``__restrict__``) on an H100 SXM5 and, published, on a Jetson TK1. This
+script maps each benchmark to its corpus file and size macros and writes
+``validation/measured/h100.json`` and ``tk1.json`` with the provenance of every row, so
+``cgpredict validate --device h100|tk1`` compares with them.
 
     python validation/import_shared.py [--shared validation/measured/raw]
 """

@@ -14,6 +14,10 @@ predicted speedup, each re-predicted from the same trace rather than guessed.
   ``C[i][j] += ...`` is stored on every iteration; ``__restrict__`` or a local sum keeps it in
   a register, predicted from a second trace of the restrict port; and that change combined
   with the best coalescing or tiling fix, re-predicted as one kernel (not multiplied);
+* **block reduction** and **privatisation** (atomic_fixes): a reduction over the threads
+  combined per block (shuffles, shared memory, one atomicAdd per block) instead of per warp;
+  a histogram's bins kept per block in shared memory and merged once per block; both
+  re-predicted with ``RunOptions.reduce = "block"`` (atomics.py), each with a CUDA snippet;
 * **padded shared-memory transposition**: an uncoalesced access each thread of a 2-D kernel
   makes once goes through a 32x33 tile (thread (tx, ty) makes the access of thread (ty, tx)),
   re-predicted with the access exchanged inside 32x32 tiles and the tile's shared store,
@@ -35,8 +39,9 @@ warnings and the fixes that could not be predicted are given as notes.
 
 
 The package: ``advice`` (what it hands back, its text and chart), ``fixes`` (each candidate
-fix, re-predicted), ``rank`` (``advise``: the fixes predicted side by side and ranked),
-``legality``, ``roofline``, ``registry``, ``soa_fix``, ``tile_fix``.
+fix, re-predicted), ``atomic_fixes`` (the fixes of reductions and atomics), ``rank``
+(``advise``: the fixes predicted side by side and ranked), ``legality``, ``roofline``,
+``registry``, ``soa_fix``, ``tile_fix``.
 """
 
 from .advice import (

@@ -32,7 +32,9 @@ class Fix:
     """One candidate change, its predicted effect, the evidence for it and why (per kernel
     whose time changes: before -> after, the bound, MWP/CWP, L2 transactions and hit rate)."""
 
-    kind: str  # "coalescing" | "shared-memory" | "block-shape" | "register-accumulation" | ...
+    # "coalescing" | "shared-memory" | "block-shape" | "register-accumulation" |
+    # "block-reduction" | "privatisation" | ...
+    kind: str
     title: str
     instruction: str
     evidence: tuple[str, ...]

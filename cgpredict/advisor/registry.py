@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from ..pipeline import Prepared, Report, RunOptions
 from .advice import Fix
+from .atomic_fixes import atomic_fixes
 from .soa_fix import soa_fixes
 from .tile_fix import tile_fixes
 
@@ -24,7 +25,13 @@ class FixKind:
     keeps_instructions: bool = False
 
 
+def _atomic(prep: Prepared, opts: RunOptions, base: Report, notes: list[str]) -> list[Fix]:
+    """atomic_fixes (block reduction, privatisation: one re-analysis for both) as an entry."""
+    return atomic_fixes(prep, opts, base)
+
+
 FIX_KINDS: tuple[FixKind, ...] = (
+    FixKind(kind="block-reduction, privatisation", propose=_atomic),
     FixKind(kind="aos-to-soa", propose=soa_fixes, keeps_instructions=True),
     FixKind(kind="shared-transpose", propose=tile_fixes),
 )

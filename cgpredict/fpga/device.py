@@ -1,7 +1,9 @@
 """FPGA device files (`cgpredict/fpga/devices/*.toml`): parsing and lookup (SPEC §5).
 
 A device file gives the clock, the resource budget (DSP, BRAM36, LUT, FF), the memory system
-(AXI/DRAM bandwidth, minimum transfer) and one operator table entry per class of OP_CLASSES
+(AXI/DRAM bandwidth, minimum transfer, the DDR controller's published efficiencies that
+``transfer.py`` turns into per-burst and turnaround costs) and one operator table entry per
+class of OP_CLASSES
 (latency, initiation interval and resource cost of one instance). The schema is documented in
 `cgpredict/fpga/devices/SCHEMA.md`; errors name the file and the key.
 """
@@ -106,6 +108,14 @@ class FPGADevice:
     axi_port_ff: int
     axi_port_bram36: int
     bank_mux_lut: int
+    dram_efficiency_read: float
+    dram_efficiency_write: float
+    dram_efficiency_mixed: float
+    dram_efficiency_read_random: float
+    dram_efficiency_write_random: float
+    dram_efficiency_mixed_random: float
+    dram_reference_burst_bytes: int
+    dram_reference_gbps: float
     operators: tuple[tuple[str, OperatorCost], ...]
     description: str = ""
     provenance: tuple[tuple[str, str], ...] = ()
@@ -154,7 +164,18 @@ _SCHEMA: dict[str, dict[str, str]] = {
         "axi_port_bram36": "int",
         "bank_mux_lut": "int",
     },
+    "dram": {
+        "efficiency_read": "float",
+        "efficiency_write": "float",
+        "efficiency_mixed": "float",
+        "efficiency_read_random": "float",
+        "efficiency_write_random": "float",
+        "efficiency_mixed_random": "float",
+        "reference_burst_bytes": "int",
+        "reference_gbps": "float",
+    },
 }
+_PREFIX = {"dram": "dram_"}  # tables whose keys carry a prefix in FPGADevice
 _OPTIONAL = {"description"}
 _OP_KEYS = {f.name: "int0" for f in fields(OperatorCost)}
 
@@ -200,6 +221,20 @@ def _table(path: str, name: str, data: Any, spec: dict[str, str], optional=()) -
     return out
 
 
+def _check_dram(path: str, kw: dict[str, Any]) -> None:
+    """Efficiencies are shares of the DDR peak (<= 1), and a random pattern cannot beat the
+    sequential one (the derived row-miss cost, eq. T2c, would be negative)."""
+    for d in ("read", "write", "mixed"):
+        seq, rnd = kw[f"dram_efficiency_{d}"], kw[f"dram_efficiency_{d}_random"]
+        for k, v in ((f"efficiency_{d}", seq), (f"efficiency_{d}_random", rnd)):
+            if v > 1:
+                raise FPGADeviceError(f"{path}: [dram] {k}: expected 0 < value <= 1, got {v!r}")
+        if rnd > seq:
+            raise FPGADeviceError(
+                f"{path}: [dram] efficiency_{d}_random ({rnd:g}) exceeds efficiency_{d} ({seq:g})"
+            )
+
+
 def parse_fpga_device(path: str, name: str, doc: dict) -> FPGADevice:
     top = {k: v for k, v in doc.items() if not isinstance(v, dict)}
     for k, v in doc.items():
@@ -212,12 +247,14 @@ def parse_fpga_device(path: str, name: str, doc: dict) -> FPGADevice:
             f"{path}: schema_version: expected {SCHEMA_VERSION}, got {t['schema_version']}"
         )
     kw["description"] = t.get("description", "")
-    for sec in ("device", "resources", "memory", "overheads"):
+    for sec in ("device", "resources", "memory", "overheads", "dram"):
         if sec not in doc:
             raise FPGADeviceError(f"{path}: missing required table [{sec}]")
-        kw.update(_table(path, sec, doc[sec], _SCHEMA[sec]))
+        pre = _PREFIX.get(sec, "")
+        kw.update({pre + k: v for k, v in _table(path, sec, doc[sec], _SCHEMA[sec]).items()})
     if not 0 < kw["utilisation"] <= 1:
         raise FPGADeviceError(f"{path}: [memory] utilisation: expected 0 < value <= 1")
+    _check_dram(path, kw)
     ops = doc.get("operators")
     if not isinstance(ops, dict):
         raise FPGADeviceError(f"{path}: missing required table [operators]")

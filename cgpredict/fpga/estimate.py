@@ -202,7 +202,9 @@ def estimate_region(
     bound = max(loops_out, key=lambda e: e.time_ms).bound if loops_out else "latency"
     if transfer_ms > loop_ms:
         bound = "transfers"
-    tiled, note = _tiled_design(trace, int(rows[0]), loops, analysed, mems, dev, sizes, wsz)
+    tiled, note = _tiled_design(
+        trace, int(rows[0]), loops, analysed, mems, dev, sizes, wsz, tsz
+    )
     design = "streamed"
     if warnings:
         tiled, note = None, "not tiled: the kernel calls a function with a loop"
@@ -237,7 +239,7 @@ def estimate_region(
     )
 
 
-def _tiled_design(trace, launch, loops, analysed, mems, dev, sizes, wsz):
+def _tiled_design(trace, launch, loops, analysed, mems, dev, sizes, wsz, tsz):
     """The best tiled design of the kernel's loop nest (``tiling.py``), or None and why
     (not a single perfect chain of loops, not affine, no tile size fits)."""
     h = trace.header
@@ -271,8 +273,9 @@ def _tiled_design(trace, launch, loops, analysed, mems, dev, sizes, wsz):
         k: loop_variable(src[c.line - 1] if 0 < c.line <= len(src) else "", f"l{k}")
         for k, c in enumerate(chain)
     }
+    traced = tuple(max(_snap(_trip(sizes.trips.get(c.id), tsz)), 1.0) for c in chain)
     est, why = explore_tiled(
-        nest, lp, trips, tuple(c.line for c in chain), dev, dev.usable(), names
+        nest, lp, trips, tuple(c.line for c in chain), dev, dev.usable(), names, traced
     )
     return est, (f"not tiled: {why}" if est is None else "")
 

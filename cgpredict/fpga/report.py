@@ -56,17 +56,19 @@ def _tiled_text(t, note: str) -> list[str]:
         f"(recurrence {t.rec_mii}, ports {t.port_mii}, DSP {t.dsp_mii}) and unrolled x{t.unroll}, "
         f"depth {t.depth}, {'double' if t.double_buffer else 'single'} buffering",
         f"  compute {t.compute_cycles:.0f} cycles = {t.compute_ms:.4f} ms; transfers "
-        f"{_mb(t.transfer_bytes)} at {t.bytes_per_cycle:g} B/cycle = {t.transfer_ms:.4f} ms "
+        f"{_mb(t.transfer_bytes)} at {t.bytes_per_cycle:.3g} B/cycle ({t.transfer_limit}) = "
+        f"{t.transfer_ms:.4f} ms "
         f"({'overlapped' if t.double_buffer else 'not overlapped'}); bound: {t.bound}",
         f"  explored {t.points_evaluated} points ({t.points_skipped} skipped: buffers do not "
-        f"fit; {t.points_pareto} on the time/resource/traffic Pareto front)",
+        f"fit; {t.points_pareto} on the time/resource/transfer Pareto front)",
     ]
     for b in t.buffers:
         rw = ("r" if b.read else "") + ("w" if b.written else "")
         out.append(
             f"  buffer {b.array + '_buf':<12} {'x'.join(str(d) for d in b.dims):>10} "
             f"{_mb(b.bytes):>9} {rw:<2} partition {b.partition}, {b.bram36} BRAM36, filled "
-            f"{b.fills:.0f}x, {_mb(b.traffic_bytes)} moved in {b.row_bytes}-byte bursts"
+            f"{b.fills:.0f}x, {_mb(b.traffic_bytes)} moved in {b.row_bytes}-byte bursts "
+            f"({b.ddr_efficiency:.0%} of the DDR peak)"
         )
     out.append("  HLS:")
     out += [f"    {p}" for p in t.pragmas]

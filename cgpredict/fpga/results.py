@@ -92,6 +92,8 @@ class Buffer:
     row_bytes: int  # bytes of one burst (one contiguous row of the tile)
     read: bool
     written: bool
+    run_bytes: int = 0  # contiguous bytes per DRAM run (rows spanning the array merge)
+    ddr_efficiency: float = 1.0  # share of the DDR peak its runs get (row misses, turnaround)
 
 
 @dataclass(frozen=True)
@@ -110,7 +112,7 @@ class TiledEstimate:
     compute_cycles: float
     transfer_bytes: float
     transfer_cycles: float
-    bytes_per_cycle: float
+    bytes_per_cycle: float  # effective: transfer bytes / transfer cycles (eq. T2)
     compute_ms: float
     transfer_ms: float
     time_ms: float
@@ -122,6 +124,7 @@ class TiledEstimate:
     pragmas: tuple[str, ...]
     structure: tuple[str, ...]
     reduction_tree: bool = False  # the unrolled reduction is summed by an adder tree
+    transfer_limit: str = "AXI ports"  # what sets the transfer rate: AXI ports | DDR
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,13 @@ The design the published HLS accelerators use (loop tiling with BRAM buffers, Zh
   ``prod_{L <= last(X)} n_L`` times, ``last(X)`` the innermost tile loop moving array X (eq.
   T1); written arrays are written back as often, read-write ones both.
 * **Bursts.** A fill moves rows along the array's contiguous dimension (coefficient = element
-  size) as AXI bursts; each row is rounded up to ``dram_min_transfer_bytes``. All fills share
-  ``axi_ports`` ports of ``axi_port_bytes`` per cycle, capped by the DRAM bandwidth (eq. T2):
-  ``bytes/cycle = min(axi_ports * axi_port_bytes, dram_bandwidth / clock)``.
+  size) as AXI bursts; each row is rounded up to ``dram_min_transfer_bytes``. Rows that span
+  a whole array row continue each other (one sequential run); otherwise every row starts a
+  run at a new address, which opens a DDR row. The fills move through ``axi_ports`` ports of
+  ``axi_port_bytes`` per cycle (read and write channels apart) and the DDR at its published
+  efficiency per direction, reads and write-backs that overlap sharing it (turnaround), plus
+  a fixed row-miss cost per run (eq. T2, ``transfer.py``): a 2048 x 8 column strip read and
+  written back in 32-byte bursts gets 63% of the DDR peak, a row strip 87%.
 * **Compute.** The innermost point loop is pipelined and unrolled by U. A reduction carried
   only through an add (``s += a * b``) is summed by an adder tree (tree-height reduction, as in
   Lin-Analyzer's DDDG), so its recurrence MII is that of one iteration; any other recurrence
@@ -32,9 +36,9 @@ The design the published HLS accelerators use (loop tiling with BRAM buffers, Zh
 
 Every point must fit the device's usable DSP / BRAM36 / LUT / FF; the exploration counts the
 points it evaluated, skips tile sizes whose buffers cannot fit even unpartitioned, and keeps
-the Pareto front (time, resource share, DRAM traffic) of the rest. Of the points within 1% of
-the fastest it reports the one moving the least DRAM data (the most slack under the transfer
-estimate), then the smaller one.
+the Pareto front (time, resource share, DRAM transfer time) of the rest. Of the points within
+1% of the fastest it reports the one with the shortest transfers (long bursts, little data: the
+most slack under the transfer estimate), then the smaller one.
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ from .explore import _depth, _dsp_mii, _pow2, instances
 from .hls import tiled_pragmas, tiled_structure
 from .loops import MAX_UNROLL, _Loop
 from .results import Buffer, TiledEstimate
+from .transfer import Flow, burst_efficiency, transfer_cycles
 
 ADD_CLASSES = frozenset({"fadd", "dadd", "iadd"})
 MAX_TILE = 4096  # largest tile size explored per loop
@@ -66,12 +71,6 @@ class _Core:
     rec_mii: int
     dsp_mii: int
     depth: int
-
-
-def bytes_per_cycle(dev: FPGADevice) -> float:
-    """Eq. T2: the AXI ports' width, capped by the DRAM bandwidth at the fabric clock."""
-    ddr = dev.dram_bandwidth_gbps * 1e9 / (dev.clock_mhz * 1e6)
-    return min(dev.axi_ports * dev.axi_port_bytes, ddr)
 
 
 def tree_reduction(lp: _Loop) -> bool:
@@ -120,9 +119,23 @@ class _Shape:
     inner_dim: int  # 1-based dimension the innermost loop moves (0: none)
     read: bool
     written: bool
+    spans: tuple[bool, ...] = ()  # per dimension: its loops' range covers the array's extent
 
 
-def _shape(name: str, accs: list[AffineAccess], inner: int) -> _Shape:
+def _spans(dims, halo, trace_trips) -> tuple[bool, ...]:
+    """Per dimension, whether the loops moving it cover the array's whole extent there (at the
+    trace size: the next outer stride / this stride, in steps), so that a tile spanning the
+    loops' range spans an array row and its rows continue each other. Unknown: False."""
+    if trace_trips is None:
+        return tuple(False for _ in dims)
+    out = []
+    for d, ((c, ks), h) in enumerate(zip(dims, halo)):
+        reach = sum(trace_trips[k] for k in ks) - (len(ks) - 1) + h
+        out.append(d > 0 and reach * c >= dims[d - 1][0])
+    return tuple(out)
+
+
+def _shape(name: str, accs: list[AffineAccess], inner: int, trace_trips=None) -> _Shape:
     elem = max(a.bytes for a in accs)
     n = len(accs[0].coef)
     coefs = sorted({abs(c) for a in accs for c in a.coef if c}, reverse=True)
@@ -153,25 +166,52 @@ def _shape(name: str, accs: list[AffineAccess], inner: int) -> _Shape:
         next((d + 1 for d, (c, ks) in enumerate(dims) if inner in ks), 0),
         any(a.kind == "load" for a in accs),
         any(a.kind == "store" for a in accs),
+        _spans(dims, halo, trace_trips),
     )
 
 
-def _shapes(nest: AffineNest) -> list[_Shape]:
+def _shapes(nest: AffineNest, trace_trips=None) -> list[_Shape]:
     by_array: dict[str, list[AffineAccess]] = {}
     for a in nest.accesses:
         by_array.setdefault(a.array, []).append(a)
     inner = len(nest.loops) - 1
-    return [_shape(name, by_array[name], inner) for name in sorted(by_array)]
+    return [_shape(name, by_array[name], inner, trace_trips) for name in sorted(by_array)]
 
 
 @dataclass(frozen=True)
 class _Geometry:
+    """One array's tile at given tile sizes: extents, fills and how its fills reach DRAM."""
+
     shape: _Shape
     ext: tuple[int, ...]
     bytes: int
     fills: float
     per_fill: float  # DRAM bytes of one fill (read or write), burst rounding included
     row: int
+    runs: int  # runs of one fill that start at a non-sequential address (DDR row misses)
+    run: int  # contiguous bytes of one run
+
+    def flow(self, rounds: float) -> Flow:
+        """The DRAM traffic of ``rounds`` fills (and write-backs) of this buffer (eq. T2)."""
+        sh, b, r = self.shape, rounds * self.per_fill, rounds * self.runs
+        return Flow(
+            read_bytes=b if sh.read else 0.0,
+            write_bytes=b if sh.written else 0.0,
+            read_runs=r if sh.read else 0.0,
+            write_runs=r if sh.written else 0.0,
+        )
+
+
+def _runs(sh: _Shape, ext: tuple[int, ...], row: int, counts) -> tuple[int, int]:
+    """Runs per fill and bytes per run: while the tile spans a whole array row (one tile along
+    loops that cover the array's extent), the next row continues the run (eq. T2b)."""
+    if sh.row_dim < 0:
+        return math.prod(ext), sh.elem
+    run, k = row, sh.row_dim
+    while k > 0 and sh.spans and sh.spans[k] and all(counts[j] == 1 for j in sh.dims[k][1]):
+        run, k = run * ext[k - 1], k - 1
+    inner = math.prod(ext[sh.row_dim + 1:])  # dimensions finer than the row (none normally)
+    return math.prod(ext[:k]) * inner, run
 
 
 def _geometry(sh: _Shape, tiles, counts, min_transfer: int) -> _Geometry:
@@ -182,7 +222,8 @@ def _geometry(sh: _Shape, tiles, counts, min_transfer: int) -> _Geometry:
     fills = float(math.prod(counts[: sh.last + 1])) if sh.last >= 0 else 1.0  # eq. T1
     row = ext[sh.row_dim] * sh.elem if sh.row_dim >= 0 else sh.elem
     per_fill = nbytes / row * math.ceil(row / min_transfer) * min_transfer
-    return _Geometry(sh, ext, nbytes, fills, per_fill, row)
+    runs, run = _runs(sh, ext, row, counts) if sh.dims else (1, nbytes)
+    return _Geometry(sh, ext, nbytes, fills, per_fill, row, runs, run)
 
 
 def _buffer(g: _Geometry, dev: FPGADevice, p: int, double: bool) -> Buffer:
@@ -190,10 +231,12 @@ def _buffer(g: _Geometry, dev: FPGADevice, p: int, double: bool) -> Buffer:
     b36, lut = _bram(dev, g.bytes, p)
     dbl = double and g.fills > 1
     k = 2 if dbl else 1
+    way = "mixed" if (sh.read and sh.written and double) else ("read" if sh.read else "write")
+    run = g.run if g.runs > 1 else g.per_fill  # a sequential fill opens one row per fill
     return Buffer(
         sh.name, g.ext, g.bytes, p, sh.inner_dim if p > 1 else 0, dbl, k * b36, k * lut,
         g.fills, g.fills * g.per_fill * (int(sh.read) + int(sh.written)), int(g.row),
-        sh.read, sh.written,
+        sh.read, sh.written, int(g.run), burst_efficiency(run, dev, way),
     )
 
 
@@ -204,12 +247,13 @@ def _buffers(
     dev: FPGADevice,
     partition: dict[str, int],
     double: bool,
+    trace_trips: tuple[float, ...] | None = None,
 ) -> list[Buffer]:
     """The buffers of every array of the nest at these tile sizes (eq. T1, bursts)."""
     return [
         _buffer(_geometry(sh, tiles, counts, dev.dram_min_transfer_bytes), dev,
                 partition.get(sh.name, 1), double)
-        for sh in _shapes(nest)
+        for sh in _shapes(nest, trace_trips)
     ]
 
 
@@ -253,11 +297,12 @@ def explore_tiled(
     dev: FPGADevice,
     budget: Resources,
     names: dict[int, str] | None = None,
+    trace_trips: tuple[float, ...] | None = None,
 ) -> tuple[TiledEstimate | None, str]:
-    """The fastest tiled design that fits ``budget`` (ties within 1% of the fastest: the least
-    DRAM traffic, then the smaller one), or None with the reason."""
+    """The fastest tiled design that fits ``budget`` (ties within 1% of the fastest: the
+    shortest transfers, then the smaller one), or None with the reason. ``trace_trips``: the
+    loops' trips at the trace size, to tell tiles spanning whole array rows (long bursts)."""
     hz = dev.clock_mhz * 1e6
-    bpc = bytes_per_cycle(dev)
     inner = len(trips) - 1
     inner_coef = {a.mem_id: a.coef[inner] for a in nest.accesses}
     cores = {
@@ -267,7 +312,7 @@ def explore_tiled(
     axi = Resources(0, dev.axi_port_bram36 * dev.axi_ports, dev.axi_port_lut * dev.axi_ports,
                     dev.axi_port_ff * dev.axi_ports)
     cands = [_candidates(t) for t in trips]
-    shapes = _shapes(nest)
+    shapes = _shapes(nest, trace_trips)
     mt = dev.dram_min_transfer_bytes
     loop_lut, loop_ff = dev.loop_lut * 2 * len(trips), dev.loop_ff * 2 * len(trips)
     parts = {}
@@ -292,10 +337,11 @@ def explore_tiled(
         if sum(_bram(dev, g.bytes, 1)[0] for g in geo) + axi.bram36 > budget.bram36:
             skipped += 2 * sum(1 for u in cores if u <= tiles[inner])
             continue
-        traffic = sum(g.fills * g.per_fill * (int(g.shape.read) + int(g.shape.written))
-                      for g in geo)
-        first = sum(g.per_fill * (int(g.shape.read) + int(g.shape.written)) for g in geo)
-        transfer, first = traffic / bpc, first / bpc  # eq. T2
+        flow = sum((g.flow(g.fills) for g in geo), Flow())
+        one = sum((g.flow(1) for g in geo), Flow())
+        traffic = flow.bytes
+        moves = {d: transfer_cycles(flow, dev, d) for d in (False, True)}  # eq. T2
+        first = transfer_cycles(one, dev, True)[0]
         outer = math.prod(tiles[:inner])
         n_tiles = math.prod(counts)
         for u, core in cores.items():
@@ -311,6 +357,7 @@ def explore_tiled(
             compute = n_tiles * per_tile  # eq. T4
             for double in (False, True):
                 evaluated += 1
+                transfer, limit = moves[double]
                 bram = lut = nbanks = 0
                 for g in geo:
                     p = part.get(g.shape.name, 1)
@@ -334,19 +381,20 @@ def explore_tiled(
                 res = Resources(*need)
                 kept.append((cycles / hz * 1e3, max(x / b for x, b in zip(need, cap1)),
                              (tiles, counts, u, double, core, ii, port, compute, traffic,
-                              transfer, res)))
+                              transfer, res, limit)))
     if not kept:
         return None, (
             f"no tile size fits the {dev.name} budget "
             f"({evaluated} points evaluated, {skipped} skipped: buffers too large)"
         )
     front = _pareto(kept)
-    # ties within 1% of the fastest: the one moving the least DRAM data (the most slack under
-    # the transfer estimate, the least DDR traffic), then the smaller one
+    # ties within 1% of the fastest: the one with the shortest transfers (long bursts, little
+    # DRAM data: the most slack under the transfer estimate), then the smaller one
     fastest = front[0][0]
-    best = min((k for k in front if k[0] <= fastest * 1.01), key=lambda k: (k[2][8], k[1]))
-    ms, _, (tiles, counts, u, double, core, ii, port, compute, traffic, transfer, res) = best
-    bufs = _buffers(nest, tiles, counts, dev, parts[u][0], double)
+    best = min((k for k in front if k[0] <= fastest * 1.01), key=lambda k: (k[2][9], k[1]))
+    ms, _, (tiles, counts, u, double, core, ii, port, compute, traffic, transfer, res,
+            limit) = best
+    bufs = _buffers(nest, tiles, counts, dev, parts[u][0], double, trace_trips)
     if transfer >= compute:  # overlapped or not, the fills take longer than the compute
         bound = "transfers"
     else:
@@ -357,9 +405,10 @@ def explore_tiled(
         )
     est = TiledEstimate(
         lines, trips, tiles, u, double, tuple(bufs), ii, core.rec_mii, port, core.dsp_mii,
-        core.depth, float(compute), float(traffic), float(transfer), bpc,
+        core.depth, float(compute), float(traffic), float(transfer),
+        traffic / transfer if transfer else float(dev.axi_ports * dev.axi_port_bytes),
         compute / hz * 1e3, transfer / hz * 1e3, ms, bound, res, evaluated, skipped,
-        len(front), (), (),
+        len(front), (), (), transfer_limit=limit,
     )
     est = replace(est, reduction_tree=tree_reduction(lp) and u > 1 and core.rec_mii > 1)
     return replace(
@@ -368,16 +417,16 @@ def explore_tiled(
 
 
 def _pareto(points: list[tuple[float, float, tuple]]) -> list[tuple[float, float, tuple]]:
-    """The points no other point beats in time, resource share and DRAM traffic at once (the
-    fastest first). Taken in order of time, a point is dominated when an earlier kept one has
-    no more share and no more traffic: the kept (share, traffic) pairs form a staircase
-    (share up, traffic down), so the one with the largest share <= this one's holds the least
-    traffic among them."""
+    """The points no other point beats in time, resource share and DRAM transfer time at once
+    (the fastest first). Taken in order of time, a point is dominated when an earlier kept one
+    has no more share and no longer transfers: the kept (share, transfer) pairs form a
+    staircase (share up, transfer down), so the one with the largest share <= this one's holds
+    the shortest transfers among them."""
     out = []
     shares: list[float] = []  # staircase, share ascending
-    traffic: list[float] = []  # traffic strictly descending along it
-    for p in sorted(points, key=lambda x: (x[0], x[1], x[2][8])):
-        s, t = p[1], p[2][8]
+    traffic: list[float] = []  # transfer cycles strictly descending along it
+    for p in sorted(points, key=lambda x: (x[0], x[1], x[2][9])):
+        s, t = p[1], p[2][9]
         k = bisect.bisect_right(shares, s)
         if k and traffic[k - 1] <= t:
             continue

@@ -22,6 +22,12 @@ parallelism.py). A GPU issues a thread's instructions in order, so however many 
 holds, every wave of blocks lasts at least that long: a single-thread kernel, a small grid or a
 thread that does all the work is bound by it (``waves`` x chain).
 
+A fifth is the **atomic** bound (atomics.py): the L2 applies the atomic updates of one address
+one after another, ``atomic_address_cycles`` each, so a launch lasts at least as long as the
+updates of its busiest address (a histogram's fullest bin, a reduction's accumulator). The
+atomics' request sectors ride the store path of the L2 bound, and the locations they update
+are read from DRAM once and written back once.
+
 Stores are the reason the L2 bound matters: a warp does not wait for its stores (write-back
 L2 on Kepler, write-through L1 on later GPUs), so the latency models see only the loads, and
 the stores cost issue slots (counted as instructions) and memory-path time (here).
@@ -38,7 +44,7 @@ from cgpredict.profile import KernelProfile
 
 __all__ = ["BOUND_NAMES", "Bounds", "launch_bounds"]
 
-BOUND_NAMES = ("dram", "issue", "l2", "chain")
+BOUND_NAMES = ("dram", "issue", "l2", "chain", "atomic")
 
 
 @dataclass(frozen=True)
@@ -53,20 +59,28 @@ class Bounds:
     l2_store_trans: float
     l2_cycles: float
     chain_cycles: float = 0.0  # waves x the busiest thread's critical path
+    atomic_ops: float = 0.0  # atomic operations at the L2
+    atomic_cycles: float = 0.0  # the updates of the busiest address, one after another
 
     @property
     def cycles(self) -> float:
-        return max(self.dram_cycles, self.issue_cycles, self.l2_cycles, self.chain_cycles)
+        return max(self._values)
+
+    @property
+    def _values(self) -> tuple[float, ...]:
+        """The bounds in BOUND_NAMES order."""
+        return (self.dram_cycles, self.issue_cycles, self.l2_cycles, self.chain_cycles,
+                self.atomic_cycles)
 
     @property
     def binding(self) -> str:
         """The name of the largest bound."""
-        values = (self.dram_cycles, self.issue_cycles, self.l2_cycles, self.chain_cycles)
+        values = self._values
         return BOUND_NAMES[values.index(max(values))]
 
 
 def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry) -> Bounds:
-    """The four bounds of one launch of ``profile`` (all its warps, all waves)."""
+    """The five bounds of one launch of ``profile`` (all its warps, all waves)."""
     warps = float(geo.total_warps)
     sms = max(geo.active_sms, 1)
     loads = profile.loads_only()
@@ -75,15 +89,18 @@ def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry
     l2_loads = sum(n * max(p.l2_trans_per_warp, 1.0) for n, p in zip(reaching, pats) if n > 0)
     dram_loads = sum(n * p.dram_trans_per_warp for n, p in zip(reaching, pats))
     st = profile.stores
+    at = profile.atomics
     dram_bytes = warps * (dram_loads + st.write_back_trans) * device.l2_sector_bytes
+    dram_bytes += 2 * at.footprint_bytes  # the updated locations: read once, written back once
     dram_cycles = dram_bytes / device.dram_bandwidth_bytes_per_s * device.freq_hz
     warp_insts = warps * (profile.total_insts + profile.shared.transactions)
     issue_cycles = warp_insts * device.inst_cycles_per_warp_inst / sms
     warp_bytes = device.warp_size * profile.bytes_per_access
     partial = st.partial_sectors(warp_bytes, device.l2_sector_bytes)
-    store_cycles = (st.l2_trans + partial) * device.store_cycles
+    store_cycles = (st.l2_trans + partial + at.trans) * device.store_cycles
     # loads' data returns on the reply network, stores' data rides the request network; the
     # two are separate (full duplex), so the slower of the two paths bounds the launch
+    atomic_ops = warps * device.warp_size * at.ops
     l2_cycles = warps * max(l2_loads * device.dd_l2_cycles, store_cycles) / sms
     return Bounds(
         dram_bytes=dram_bytes,
@@ -91,7 +108,9 @@ def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry
         warp_insts=warp_insts,
         issue_cycles=issue_cycles,
         l2_load_trans=warps * l2_loads,
-        l2_store_trans=warps * st.l2_trans,
+        l2_store_trans=warps * (st.l2_trans + at.trans),  # atomics ride the store path
         l2_cycles=l2_cycles,
         chain_cycles=profile.chain_cycles * max(math.ceil(geo.waves - 1e-9), 1),
+        atomic_ops=atomic_ops,
+        atomic_cycles=atomic_ops * at.hot_share * device.atomic_address_cycles,
     )

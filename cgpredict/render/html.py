@@ -123,6 +123,9 @@ def _kernel_section(k, dev, source_name: str) -> str:
         f"{k.grid_threads[0]}x{k.grid_threads[1]} threads, block {esc(k.block)}, "
         f"L2 hit rate {k.l2_hit_rate:.1%}.</p>",
     ]
+    if k.size_check:
+        out.append("<p class='size-check'>Trace size: "
+                   + "; ".join(esc(x) for x in k.size_check) + ".</p>")
     if b is not None:
         rows = [
             ("model", r.model_cycles, "the model's own estimate"),
@@ -132,6 +135,9 @@ def _kernel_section(k, dev, source_name: str) -> str:
                                 "store transactions"),
             ("chain", b.chain_cycles, "the busiest thread's own critical path, every wave"),
         ]
+        if b.atomic_ops:
+            rows.append(("atomic", b.atomic_cycles, f"{b.atomic_ops:.4g} atomic operations, "
+                         "the busiest address's applied one after another"))
         out.append("<table class='bounds'><tr><th>bound</th><th>cycles per launch</th>"
                    "<th>what it counts</th></tr>")
         for name, cyc, what in rows:

@@ -26,7 +26,7 @@ class KernelRoofline:
     issue_ms: float
     issue_all_sms_ms: float  # the same instructions spread over every SM of the device
     nearest: str  # "DRAM" | "L2" | "issue": the largest bound, the one the time is closest to
-    ratio: float  # predicted time over the nearest bound (1.0: at it)
+    ratio: float  # predicted time over the nearest bound (1.0: at it; 0.0: every bound 0)
     overhead_ms: float = 0.0  # launches and module load: no fix here changes them
 
 
@@ -64,7 +64,7 @@ def kernel_roofline(k, device: GPUDevice) -> KernelRoofline:
         issue_ms=named["issue"],
         issue_all_sms_ms=ms(issue_all),
         nearest=nearest,
-        ratio=gpu_ms / named[nearest] if named[nearest] > 0 else float("inf"),
+        ratio=gpu_ms / named[nearest] if named[nearest] > 0 else 0.0,  # 0: no bound
         overhead_ms=max(k.total_ms - (k.kernel_ms or k.total_ms), 0.0),
     )
 

@@ -163,6 +163,10 @@ def analyze_region(
         wt = _as_soa(trace, wt, opts.soa)
     if opts.tile_exchange:
         wt = _tile_exchanged(trace, wt, opts.tile_exchange)
+    if opts.row_exchange:
+        inner = {b for lp in h.loops if lp.region == region and lp.depth > wt.grid_dims
+                 for b in lp.blocks}
+        wt = _tile_exchanged(trace, wt, opts.row_exchange, inner)
     access_bytes = np.array([m.bytes for m in h.mem] or [4])
     cache = CacheConfig(device.l2_line_bytes, device.l2_sets, device.l2_ways)
     sites = find_sites(trace, region, grid, wt, device.l2_sector_bytes)
@@ -584,12 +588,15 @@ def _as_soa(trace: Trace, wt: WarpTrace, arrays: tuple[str, ...]) -> WarpTrace:
     )
 
 
-def _tile_exchanged(trace: Trace, wt: WarpTrace, arrays: tuple[str, ...]) -> WarpTrace:
-    """The warp trace with the given 2-D arrays' accesses exchanged inside 32x32 tiles
-    (tile_exchange.py)."""
+def _tile_exchanged(
+    trace: Trace, wt: WarpTrace, arrays: tuple[str, ...], blocks: set[int] | None = None
+) -> WarpTrace:
+    """The warp trace with the given 2-D arrays' accesses (those in ``blocks`` only, when
+    given) exchanged inside 32x32 tiles (tile_exchange.py)."""
     h = trace.header
     layouts = array_layouts(h.ir_text)
-    moves = [([m.id for m in h.mem if array_name(m.base) == a], h.globals[a],
+    moves = [([m.id for m in h.mem if array_name(m.base) == a
+               and (blocks is None or m.block in blocks)], h.globals[a],
               layouts[a].dims[-1], layouts[a].elem_bytes)
              for a in arrays if a in h.globals and a in layouts and len(layouts[a].dims) >= 2]
     moved = frozenset(s for sids, *_ in moves for s in sids)

@@ -238,3 +238,42 @@ def test_user_kernel_advice_expected_kind_in_top_two(name):
     assert all(f.predicted_ms >= floors.get(f.kind, 0.0) * (1 - 1e-9) for f in a.fixes)
     if name == "transpose":
         assert not any(f.kind == "coalescing" for f in a.fixes)
+
+
+def test_softmax_warp_per_row():
+    """One thread per row: lanes splitting each row make every access inside the row loops
+    coalesced (in[i][0], outside them, stays as it was); the two loops that reduce a row (max,
+    sum) each add a 10-instruction shuffle butterfly per row, 32 rows per lane."""
+    import dataclasses as dc
+
+    from cgpredict.advisor.row_fix import row_candidates, row_fixes, row_loops
+
+    opts = RunOptions(device="h100", work_sizes={"R": 4096, "C": 256},
+                      trace_sizes={"R": 1024, "C": 64})
+    notes: list[str] = []
+    with prepare(USER / "softmax.c", opts) as prep:
+        base = prep.analyze(opts)
+        assert row_candidates(prep, base) == {"softmax": ("in", "out")}
+        assert row_loops(prep, "softmax", 1)[1] == 2
+        (fix,) = row_fixes(prep, opts, base, notes)
+        plain = prep.analyze(dc.replace(opts, row_exchange=("in", "out")))
+    (k,) = fix.report.kernels
+    pat = {(m.text, m.location): m.pattern for m in k.mem}
+    assert [p for (t, _), p in pat.items() if t == "in[i][0]"] == ["uncoalesced"]
+    assert all(p == "coalesced" for (t, _), p in pat.items() if t != "in[i][0]")
+    assert k.profile.comp_insts == pytest.approx(plain.kernels[0].profile.comp_insts + 640)
+    assert fix.kind == "warp-per-row" and fix.speedup > 1
+    assert "__shfl_xor_sync" in fix.code
+
+
+def test_no_warp_per_row_over_an_accumulator_in_memory():
+    """ATAX's plain port stores tmp[i] on every j: lanes splitting the row would race on it,
+    so no warp per row is offered there."""
+    from cgpredict.advisor.row_fix import row_candidates
+
+    opts = RunOptions(work_sizes={"NX": 256, "NY": 256}, trace_sizes={"NX": 64, "NY": 64})
+    poly = Path(__file__).resolve().parents[1] / "polybench_c"
+    with prepare(poly / "atax.c", opts) as prep:
+        base = prep.analyze(opts)
+        assert any(m.restored for k in base.kernels for m in k.mem)  # stored every j
+        assert row_candidates(prep, base) == {}

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from ..pipeline import Prepared, Report, RunOptions
 from .advice import Fix
 from .atomic_fixes import atomic_fixes
+from .row_fix import row_fixes
 from .soa_fix import soa_fixes
 from .tile_fix import tile_fixes
 
@@ -34,6 +35,7 @@ FIX_KINDS: tuple[FixKind, ...] = (
     FixKind(kind="block-reduction, privatisation", propose=_atomic),
     FixKind(kind="aos-to-soa", propose=soa_fixes, keeps_instructions=True),
     FixKind(kind="shared-transpose", propose=tile_fixes),
+    FixKind(kind="warp-per-row", propose=row_fixes),
 )
 
 #: Kinds whose fixes keep every instruction of every thread (block shape, layout changes).

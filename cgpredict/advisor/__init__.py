@@ -24,6 +24,8 @@ predicted speedup, each re-predicted from the same trace rather than guessed.
   barrier and conflict-free column load added (``tile_fix``);
 * **AoS->SoA**: an array of structs read with the struct's stride, re-predicted with one array
   per field (``soa_fix``);
+* **warp per row**: a kernel with one thread per row has each warp take its 32 rows in turn,
+  lanes splitting each row loop, a shuffle butterfly per reducing loop (``row_fix``);
 * **GPUPerf benefits** (B_itilp, B_memlp, B_fp, B_serial) and the bound of every kernel;
 * **roofline**: each kernel's DRAM, L2 and issue bounds, how close it is to the nearest, and
   the best a fix of a kind that keeps every instruction can reach (``roofline``).
@@ -41,7 +43,7 @@ warnings and the fixes that could not be predicted are given as notes.
 The package: ``advice`` (what it hands back, its text and chart), ``fixes`` (each candidate
 fix, re-predicted), ``atomic_fixes`` (the fixes of reductions and atomics), ``rank``
 (``advise``: the fixes predicted side by side and ranked), ``legality``, ``roofline``,
-``registry``, ``soa_fix``, ``tile_fix``.
+``registry``, ``soa_fix``, ``tile_fix``, ``row_fix``.
 """
 
 from .advice import (

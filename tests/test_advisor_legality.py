@@ -52,6 +52,7 @@ def test_softmax_output_layout_change_says_where_it_applies():
     assert "store in transposed" in titles
     assert "host code that fills it" in titles["store in transposed"].instruction
     assert not any(f.title.startswith("transposed copy of out") for f in fixes)
+    assert "out[i][j]  ->  out[j][i]" in titles["store out transposed"].code
 
 
 def test_shared_tiles_only_arrays_the_kernel_does_not_write():
@@ -103,6 +104,7 @@ def test_keep_block_statement_matches_the_times():
     fix = _block_choice({"32x32": 1.0, "128x2": 0.5}, "32x32", _Base(), {"128x2": 200}, 132, {})
     assert fix.title == "launch with blocks of 128x2" and fix.speedup == pytest.approx(2.0)
     assert fix.evidence[0] == "128x2: 0.5 ms (every SM busy)"
+    assert "dim3 block(128, 2);" in fix.code
 
 
 def test_roofline_saxpy_at_the_dram_bound():

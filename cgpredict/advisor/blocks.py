@@ -69,6 +69,16 @@ def _fewest_blocks(rep: Report, two_d: bool) -> int:
     return min((k.blocks for k in rep.kernels if k.grid_dims == (2 if two_d else 1)), default=0)
 
 
+def _launch_code(shape: str) -> str:
+    """The launch with blocks of ``shape`` (a 2-D grid when it has rows), in CUDA."""
+    b = Block.parse(shape)
+    if b.y == 1:
+        return f"kernel<<<(n + {b.x - 1}) / {b.x}, {b.x}>>>(...);  // n: the threads mapped"
+    return "\n".join([f"dim3 block({b.x}, {b.y});",
+                      f"dim3 grid((nx + {b.x - 1}) / {b.x}, (ny + {b.y - 1}) / {b.y});",
+                      "kernel<<<grid, block>>>(...);"])
+
+
 def _block_choice(
     results: dict[str, float], current: str, base: Report, blocks: dict[str, int], sms: int,
     reports: dict[str, Report],
@@ -95,6 +105,7 @@ def _block_choice(
             evidence,
             results[best],
             _speedup(base.total_ms, results[best]),
+            code=_launch_code(best),
         ), base, reports.get(best))
     said = (f"the current block shape {current} is the fastest swept" if best == current else
             f"no swept shape beats the current {current} by more than {TOLERANCE:.1%} "

@@ -130,6 +130,8 @@ def _transposition_fixes(
             tuple(shown),
             rep.total_ms,
             _speedup(base.total_ms, rep.total_ms),
+            code="\n".join([f"// {arr} stored transposed: every access, kernels and host"]
+                            + [f"{t}  ->  {_swap(t)}" for t in texts if _swap(t) != t]),
         ), base, rep)
     )
     # a kernel the transposition slows down keeps the original layout: the others read a

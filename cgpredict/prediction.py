@@ -38,6 +38,13 @@ class RunOptions:
     port: str = "plain"  # the CUDA port predicted: plain pointers or __restrict__ (port.py)
     sync: str = "each"  # how the host waits for its launches (models/launches.py)
     transpose: tuple[str, ...] = ()  # 2-D arrays to analyse in transposed layout (advisor)
+    soa: tuple[str, ...] = ()  # arrays of structs to analyse as structures of arrays (advisor)
+    # 2-D arrays whose accesses are exchanged inside 32x32 tiles through shared memory
+    # (the advisor's tiled transposition: tile_exchange.py)
+    tile_exchange: tuple[str, ...] = ()
+    # 2-D arrays whose accesses inside a kernel's per-thread loops are exchanged inside 32x32
+    # tiles of rows and columns (the advisor's warp per row: lanes split each row's loop)
+    row_exchange: tuple[str, ...] = ()
     # extra shared-memory tiles (advisor): (array, rows, cols) for every kernel, or
     # (kernel, array, rows, cols) for one kernel
     stage: tuple[tuple[str, int, int] | tuple[str, str, int, int], ...] = ()

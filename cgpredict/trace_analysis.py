@@ -73,6 +73,9 @@ def _kernel(trace, region, device, opts, sizes, tsz, wsz, memo: AnalysisMemo | N
     own = dataclasses.replace(
         opts,
         transpose=tuple(a for a in opts.transpose if a in mine),
+        soa=tuple(a for a in opts.soa if a in mine),
+        tile_exchange=tuple(a for a in opts.tile_exchange if a in mine),
+        row_exchange=tuple(a for a in opts.row_exchange if a in mine),
         stage=tuple(s for s in opts.stage if len(s) != 4 or s[0] == region.name),
     )
     key = (region.index, device, repr(own))

@@ -69,7 +69,7 @@ def test_compare_function_and_module():
 def test_advise_to_json():
     a = cgpredict.advise(GEMM, sizes=WORK, trace_sizes=TRACE)
     d = json.loads(a.to_json())
-    assert d["schema_version"] == 1 and "baseline" not in d
+    assert d["schema_version"] == 2 and "baseline" not in d  # 2: roofline and floors
     assert d["fixes"] and d["fixes"][0]["speedup"] >= d["fixes"][-1]["speedup"]
 
 

@@ -134,7 +134,8 @@ def test_advise_json(tmp_path):
     r = invoke(["advise", str(POLYBENCH / "syrk.c"), *H100_SYRK, "--json", "--block", "32x8"])
     assert r.exit_code == 0, r.stderr
     d = json.loads(r.stdout)
-    assert d["schema_version"] == 1 and "baseline" not in d
+    assert d["schema_version"] == 2 and "baseline" not in d  # 2: roofline and floors
+    assert [x["kernel"] for x in d["roofline"]] == ["syrk"] and d["roofline"][0]["dram_ms"] > 0
     kinds = {f["kind"]: f for f in d["fixes"]}
     assert d["fixes"][0]["kind"] == "combined"
     assert kinds["coalescing"]["speedup"] > 2

@@ -117,6 +117,7 @@ def test_advice_and_compare_on_page(gemm_page):
     _, page, _ = gemm_page
     text = " ".join(page.text)
     assert "predicted speedup" in text and "keep C[i][j] in a register" in text
+    assert "gemm: predicted" in text and "the nearest, the" in text  # the advice's roofline
     assert "recommendation" in text and "gemm FPGA" in text
 
 
@@ -180,3 +181,24 @@ def test_pdf_with_chromium(tmp_path):
                 "--advice", "none", "--no-fpga"])
     assert r.exit_code == 0, r.stderr
     assert pdf.read_bytes()[:5] == b"%PDF-" and pdf.stat().st_size > 5000
+
+
+def test_advice_code_and_roofline_in_html():
+    """A fix's CUDA snippet is shown as written (escaped, in <pre>) and the roofline lines."""
+    from types import SimpleNamespace
+
+    from cgpredict.advisor import Fix
+    from cgpredict.advisor.roofline import KernelRoofline, KindFloor
+    from cgpredict.render.html import _advice_section
+
+    fix = Fix(kind="shared-transpose", title="t", instruction="do it", evidence=("e",),
+              predicted_ms=1.0, speedup=2.0, code="tile[a][b] = v; if (x < y) {}")
+    line = KernelRoofline(kernel="k", predicted_ms=2.0, dram_ms=1.9, dram_mb=5.0, l2_ms=1.0,
+                          issue_ms=0.5, issue_all_sms_ms=0.5, nearest="DRAM", ratio=2.0 / 1.9)
+    a = SimpleNamespace(baseline_ms=2.0, fixes=(fix,), benefits=(), notes=(), roofline=(line,),
+                        floors=(KindFloor(kind="block-shape", floor_ms=0.5, why="w"),))
+    html = _advice_section(a)
+    assert "<pre class='code'>tile[a][b] = v; if (x &lt; y) {}</pre>" in html
+    assert "k: predicted 2 ms; bounds DRAM 1.9 ms (5 MB)" in html
+    assert "no fix can beat the DRAM bound without reducing DRAM traffic" in html
+    assert "best any block-shape fix can reach: 0.5 ms (w)" in html

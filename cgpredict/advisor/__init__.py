@@ -18,7 +18,23 @@ predicted speedup, each re-predicted from the same trace rather than guessed.
   combined per block (shuffles, shared memory, one atomicAdd per block) instead of per warp;
   a histogram's bins kept per block in shared memory and merged once per block; both
   re-predicted with ``RunOptions.reduce = "block"`` (atomics.py), each with a CUDA snippet;
-* **GPUPerf benefits** (B_itilp, B_memlp, B_fp, B_serial) and the bound of every kernel.
+* **padded shared-memory transposition**: an uncoalesced access each thread of a 2-D kernel
+  makes once goes through a 32x33 tile (thread (tx, ty) makes the access of thread (ty, tx)),
+  re-predicted with the access exchanged inside 32x32 tiles and the tile's shared store,
+  barrier and conflict-free column load added (``tile_fix``);
+* **AoS->SoA**: an array of structs read with the struct's stride, re-predicted with one array
+  per field (``soa_fix``);
+* **warp per row**: a kernel with one thread per row has each warp take its 32 rows in turn,
+  lanes splitting each row loop, a shuffle butterfly per reducing loop (``row_fix``);
+* **GPUPerf benefits** (B_itilp, B_memlp, B_fp, B_serial) and the bound of every kernel;
+* **roofline**: each kernel's DRAM, L2 and issue bounds, how close it is to the nearest, and
+  the best a fix of a kind that keeps every instruction can reach (``roofline``).
+
+**Legality** (``legality``): a layout change is applied everywhere the array is used and says
+so (each kernel, the host code that fills or reads it); none that makes a data-moving kernel
+a copy (storing a transpose's output transposed) is offered; no transposed copy of an array a
+kernel writes. Fix kinds that propose themselves from the baseline alone are entries of
+``registry.FIX_KINDS``, each run as a task of the advisor's pool.
 
 A fix predicted slower than now is listed as not worth doing (no instruction); the baseline's
 warnings and the fixes that could not be predicted are given as notes.
@@ -26,7 +42,8 @@ warnings and the fixes that could not be predicted are given as notes.
 
 The package: ``advice`` (what it hands back, its text and chart), ``fixes`` (each candidate
 fix, re-predicted), ``atomic_fixes`` (the fixes of reductions and atomics), ``rank``
-(``advise``: the fixes predicted side by side and ranked).
+(``advise``: the fixes predicted side by side and ranked), ``legality``, ``roofline``,
+``registry``, ``soa_fix``, ``tile_fix``, ``row_fix``.
 """
 
 from .advice import (
@@ -44,8 +61,8 @@ from .advice import (
     explain_change,
     render_text,
 )
+from .blocks import block_fix
 from .fixes import (
-    block_fix,
     check_tiled,
     coalescing_fixes,
     combined_fix,

@@ -11,15 +11,19 @@ from ..devices import load_device
 from ..jsondata import jsonable
 from ..models import predict as model_predict
 from ..prediction import Report
+from .roofline import KernelRoofline, KindFloor, floor_text, roofline_text
 
 TILE = 32
-ADVICE_SCHEMA_VERSION = 1
+ADVICE_SCHEMA_VERSION = 2  # 2: roofline and floors
 #: A fix is worth doing only when it is predicted faster than now by more than this fraction.
 TOLERANCE = 1e-3
 #: Two fixes are proposed together only when that beats each alone by more than this fraction.
 COMBINE = 0.01
-BLOCKS_2D = ("32x32", "32x16", "32x8", "64x4", "128x2", "16x16")
-BLOCKS_1D = ("128x1", "256x1", "512x1", "1024x1")
+#: The block shapes swept, 32 to 1024 threads: the small ones let a small grid reach every SM
+#: (a 4096-thread kernel fills 128 SMs only with 32-thread blocks), the large ones give the
+#: most warps per block.
+BLOCKS_2D = ("32x32", "32x16", "32x8", "64x4", "128x2", "16x16", "32x4", "32x2", "32x1")
+BLOCKS_1D = ("32x1", "64x1", "128x1", "256x1", "512x1", "1024x1")
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,7 @@ class Fix:
     why: tuple[str, ...] = ()
     # the prediction with the fix applied (not in --json: the baseline report's shape)
     report: Report | None = field(default=None, repr=False, compare=False)
+    code: str = ""  # the change in CUDA, a snippet (text and HTML show it as written)
 
 
 def _state(k) -> str:
@@ -97,6 +102,8 @@ class Advice:
     benefits: tuple[Benefits, ...]
     baseline: Report
     notes: tuple[str, ...] = ()  # fixes that could not be predicted, and why
+    roofline: tuple[KernelRoofline, ...] = ()  # each kernel's bounds and how close it is
+    floors: tuple[KindFloor, ...] = ()  # the best a fix of each kind can reach
 
     def to_dict(self) -> dict:
         """What ``cgpredict advise --json`` prints (the baseline report left out)."""
@@ -142,6 +149,8 @@ def benefits(base: Report, device_name: str) -> tuple[Benefits, ...]:
 def render_text(a: Advice) -> str:
     lines = [
         f"{a.source} on {a.device}: {a.baseline_ms:.4g} ms predicted now",
+        *(f"roofline: {roofline_text(x)}" for x in a.roofline),
+        *(f"  {floor_text(f)}" for f in a.floors),
         "",
         f"{'#':<3}{'speedup':>8}  {'predicted ms':>12}  fix",
     ]
@@ -158,6 +167,7 @@ def render_text(a: Advice) -> str:
             ]
         else:
             lines += ["", f"{i}. {f.title} ({f.speedup:.2f}x)", f"   do: {f.instruction}"]
+            lines += [f"   | {c}" for c in f.code.splitlines()]
         lines += [f"   evidence: {e}" for e in f.evidence]
         lines += [f"   why: {w}" for w in f.why]
     if a.notes:

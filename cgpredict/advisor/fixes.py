@@ -9,18 +9,14 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ..block import Block
-from ..devices import load_device
 from ..occupancy import BlockDoesNotFit
 from ..pipeline import predict_source
 from ..prediction import PredictionError, Report, RunOptions
 from ..prepared import Prepared
 from ..regions import read_source
 from ..shared import array_layouts, array_name
-from ..trace_analysis import analysis_worker, usable_cores
 from ..tracer import marked_source
 from .advice import (
-    BLOCKS_1D,
-    BLOCKS_2D,
     COMBINE,
     TILE,
     TOLERANCE,
@@ -29,6 +25,7 @@ from .advice import (
     explained,
     speedup_of,
 )
+from .legality import LayoutVerdict, copy_allowed, layout_verdict
 
 
 def coalescing_fixes(
@@ -54,6 +51,12 @@ def start_coalescing(
     done at once without one) and the returned function collects the fixes, so that the
     advisor queues the other fixes' analyses behind them before it waits."""
     found = _uncoalesced_arrays(prep, base)
+    verdicts = {arr: layout_verdict(prep, base, arr, _swap) for arr in found}
+    for arr, v in verdicts.items():
+        if not v.offered:
+            del found[arr]
+            if notes is not None:
+                notes.append(v.reason)
     run = pool.submit if pool is not None else _now
     own = {arr: [] for arr in found}  # notes per array, merged in order
     pending = {
@@ -69,7 +72,7 @@ def start_coalescing(
             if notes is not None:
                 notes.extend(own[arr])
             if rep is not None:
-                fixes += _transposition_fixes(arr, evidence, base, rep)
+                fixes += _transposition_fixes(arr, evidence, base, rep, verdicts[arr])
         return fixes
 
     return collect
@@ -100,10 +103,12 @@ def _uncoalesced_arrays(prep: Prepared, base: Report) -> dict[str, list[tuple[st
 
 
 def _transposition_fixes(
-    arr: str, evidence: list[tuple[str, str]], base: Report, rep: Report
+    arr: str, evidence: list[tuple[str, str]], base: Report, rep: Report,
+    verdict: LayoutVerdict,
 ) -> list[Fix]:
     """The fixes of storing ``arr`` transposed (``rep``: that prediction): the whole change,
-    and a transposed copy for the kernels it helps when it slows others down."""
+    applied everywhere ``arr`` is used (``verdict``), and a transposed copy for the kernels it
+    helps when it slows others down and no kernel writes ``arr``."""
     fixes = []
     # evidence of the kernels the transposition makes faster (all, when none is)
     now = {k.name: k.total_ms for k in base.kernels}
@@ -117,17 +122,19 @@ def _transposition_fixes(
             f"store {arr} transposed",
             f"keep {arr} in transposed layout ({arr}T[c][r] = {arr}[r][c]) and index it the "
             f"other way round ({swapped}), so that consecutive threads read consecutive "
-            f"addresses",
+            f"addresses; {verdict.reason}",
             tuple(shown),
             rep.total_ms,
             speedup_of(base.total_ms, rep.total_ms),
+            code="\n".join([f"// {arr} stored transposed: every access, kernels and host"]
+                            + [f"{t}  ->  {_swap(t)}" for t in texts if _swap(t) != t]),
         ), base, rep)
     )
     # a kernel the transposition slows down keeps the original layout: the others read a
     # transposed copy (the copy kernel itself is not counted)
     after = {k.name: k.total_ms for k in rep.kernels}
     slower = [n for n in now if after.get(n, now[n]) > now[n] * (1 + TOLERANCE)]
-    if faster and slower:
+    if faster and slower and copy_allowed(verdict):
         mixed = sum(min(now[n], after.get(n, now[n])) for n in now)
         users = [n for n in now if n in faster]
         texts = sorted(
@@ -302,75 +309,6 @@ def shared_fix(
         rep.total_ms,
         speedup_of(base.total_ms, rep.total_ms),
     ), base, rep)
-
-
-def block_fix(
-    prep: Prepared,
-    opts: RunOptions,
-    base: Report,
-    notes: list[str] | None = None,
-    pool: ThreadPoolExecutor | None = None,
-) -> Fix | None:
-    """The best legal block shape for the file's kernels, against the block the baseline
-    actually used (a 1-D kernel replaces a 2-D --block by its default); a change is
-    recommended only when it is predicted faster than the current shape, otherwise "keep"."""
-    two_d = any(k.grid_dims == 2 for k in base.kernels)
-    shapes = list(BLOCKS_2D if two_d else BLOCKS_1D)
-    used = [k.block for k in base.kernels if k.grid_dims == (2 if two_d else 1)]
-    current = used[0] if used else str(opts.block or Block.parse(shapes[0]))
-    if current not in shapes:
-        shapes.append(current)
-    device = load_device(opts.device)
-    results: dict[str, float] = {current: base.total_ms} if current in shapes else {}
-    todo = [s for s in shapes if s != current
-            and Block.parse(s).threads <= device.max_threads_per_block]
-
-    def one(s: str) -> tuple[str, Report | None, list[str]]:
-        mine: list[str] = []  # notes per shape, merged in sweep order below
-        opts_s = dataclasses.replace(opts, block=Block.parse(s))
-        return s, _try_analyze(prep, opts_s, f"blocks of {s}", mine), mine
-
-    # the shapes are independent re-analyses of one trace whose heavy kernels release the
-    # GIL (numba nogil, numpy): threads sweep them side by side on the machine's cores
-    reports: dict[str, Report] = {}
-    own = pool or ThreadPoolExecutor(
-        max(1, min(len(todo), usable_cores())), initializer=analysis_worker
-    )
-    try:
-        for s, rep, mine in own.map(one, todo):
-            if notes is not None:
-                notes.extend(mine)
-            if rep is not None:
-                results[s] = rep.total_ms
-                reports[s] = rep
-    finally:
-        if pool is None:
-            own.shutdown()
-    if not results:
-        return None
-    best = min(results, key=lambda s: (results[s], s != current))
-    now = results.get(current, base.total_ms)
-    evidence = tuple(
-        f"{s}: {ms:.4g} ms" + (" (current)" if s == current else "")
-        for s, ms in sorted(results.items(), key=lambda x: x[1])
-    )
-    if results[best] < now * (1 - TOLERANCE):
-        return explained(Fix(
-            "block-shape",
-            f"launch with blocks of {best}",
-            f"use --block {best} (blockDim = dim3({best.replace('x', ', ')}))",
-            evidence,
-            results[best],
-            speedup_of(base.total_ms, results[best]),
-        ), base, reports.get(best))
-    return Fix(
-        "block-shape",
-        f"keep blocks of {current}",
-        f"the current block shape {current} is the best swept",
-        evidence,
-        now,
-        speedup_of(base.total_ms, now),
-    )
 
 
 def restored_stores(base: Report) -> list[tuple[str, str, str, float, float]]:

@@ -7,19 +7,21 @@ import dataclasses
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from ..devices import load_device
 from ..prediction import Report, RunOptions
 from ..prepared import Prepared, prepare
 from ..trace_analysis import analysis_worker, usable_cores
 from .advice import Advice, Fix, benefits
-from .atomic_fixes import atomic_fixes
+from .blocks import block_fix
 from .fixes import (
-    block_fix,
     combined_fix,
     register_fix,
     restored_stores,
     shared_fix,
     start_coalescing,
 )
+from .registry import FIX_KINDS, KEEP_INSTRUCTIONS
+from .roofline import kind_floors, roofline
 
 
 def advise(source: Path, opts: RunOptions, tiled: Path | None = None, progress=None) -> Advice:
@@ -116,16 +118,19 @@ def advise_prepared(
             tracer.submit(_discard, pending)  # traced for nothing: closed when done
             pending = None
         try:
-            own = [[], [], []]  # notes per fix, merged in a fixed order
-            # the tiling first (the longest analysis), then each transposition, each shape
+            own = [[], [], []] + [[] for _ in FIX_KINDS]  # notes per fix, in a fixed order
+            # the tiling first (the longest analysis), then each transposition, the
+            # registry's kinds, each shape
             sh = pool.submit(shared_fix, prep, opts, base, tiled, own[1])
             coal = start_coalescing(prep, opts, base, own[0], pool)
+            more = [pool.submit(k.propose, prep, opts, base, own[3 + i])
+                    for i, k in enumerate(FIX_KINDS)]
             bl = None if quick else block_fix(prep, opts, base, own[2], pool)
-            at = pool.submit(atomic_fixes, prep, opts, base)
             fixes += coal()
-            fixes += at.result()
             if sh.result():
                 fixes.append(sh.result())
+            for m in more:
+                fixes += m.result()
             if bl:
                 fixes.append(bl)
             for n in own:
@@ -156,7 +161,9 @@ def advise_prepared(
     for w in (w for k in base.kernels for w in k.warnings):
         if f"baseline: {w}" not in notes:
             notes.append(f"baseline: {w}")
-    fixes.sort(key=lambda f: -f.speedup)
+    fixes.sort(key=lambda f: (f.predicted_ms, f.kind, f.title))  # fastest first, stable
+    device = load_device(opts.device)
+    lines = roofline(base, device)
     return Advice(
         source=base.source,
         device=base.device,
@@ -165,4 +172,7 @@ def advise_prepared(
         benefits=benefits(base, opts.device),
         baseline=base,
         notes=tuple(notes),
+        roofline=lines,
+        floors=kind_floors(lines, device.sm_count,
+                           tuple(k for k in KEEP_INSTRUCTIONS if any(f.kind == k for f in fixes))),
     )

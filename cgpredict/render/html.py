@@ -236,12 +236,22 @@ def _source_section(page) -> str:
     return "\n".join(out)
 
 
+def _advice_roofline(a) -> list[str]:
+    """The advice's roofline: each kernel's bounds, and the best each kind of fix can reach."""
+    from ..advisor.roofline import floor_text, roofline_text
+
+    items = [f"<li>{esc(roofline_text(x))}</li>" for x in getattr(a, "roofline", ())]
+    items += [f"<li>{esc(floor_text(f))}</li>" for f in getattr(a, "floors", ())]
+    return ["<h3>Roofline</h3><ul class='roofline'>" + "".join(items) + "</ul>"] if items else []
+
+
 def _advice_section(a) -> str:
     out = ['<section id="advice"><h2>Advice: fixes ranked by predicted speedup</h2>']
     if a is None:
         out.append("<p>No advice in this report.</p></section>")
         return "\n".join(out)
     out.append(f"<p>Now: {a.baseline_ms:.4g} ms predicted.</p>")
+    out += _advice_roofline(a)
     if not a.fixes:
         out.append("<p>No candidate fix was found.</p>")
     else:
@@ -259,12 +269,14 @@ def _advice_section(a) -> str:
                 if f.speedup < 1 - 1e-3
                 else f.instruction
             )
+            code = (f"<pre class='code'>{esc(f.code)}</pre>"
+                    if f.code and f.speedup >= 1 - 1e-3 else "")
             ev = "".join(f"<li>{esc(e)}</li>" for e in f.evidence)
             ev += "".join(f"<li>why: {esc(w)}</li>" for w in f.why)
             out.append(
                 f"<tr><td>{i}</td><td class='num'>{f.speedup:.2f}x</td>"
                 f"<td class='num'>{f.predicted_ms:.4g}</td><td>[{esc(f.kind)}] {esc(f.title)}"
-                f"</td><td>{esc(what)}<ul>{ev}</ul></td></tr>"
+                f"</td><td>{esc(what)}{code}<ul>{ev}</ul></td></tr>"
             )
         out.append("</table>")
     if a.benefits:

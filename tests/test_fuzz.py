@@ -60,6 +60,7 @@ def test_summary_counts_every_run_and_lists_tracebacks_and_hangs():
     assert "| `run --function func_1` | 1 | 1 | cgpredict: error: PROG.c: bad |" in text
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(fuzz.csmith_include() is None, reason="csmith and libcsmith-dev not installed")
 def test_twenty_csmith_programs_give_no_traceback_and_no_hang(tmp_path):
     out = tmp_path / "fuzz.md"

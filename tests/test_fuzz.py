@@ -80,6 +80,7 @@ sys.modules["cgp_fuzz_inputs"] = fuzz_inputs
 ispec.loader.exec_module(fuzz_inputs)
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("compiler")
 def test_a_fixed_seed_set_of_mutated_traces_and_tampered_caches_breaks_no_rule(
         tmp_path, monkeypatch):

@@ -6,11 +6,14 @@ PY ?= python3
 install:
 	$(PY) -m pip install -e ".[test]"
 
+# pytest-xdist: a worker per core, each test file on one worker (its fixtures made once)
+XDIST ?= -n auto --dist loadfile
+
 test:
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q $(XDIST)
 
 test-fast:  # the suite less the tests marked slow (a browser, a Dask cluster, nvcc, numba warm-up)
-	$(PY) -m pytest -q -m "not slow"
+	$(PY) -m pytest -q $(XDIST) -m "not slow"
 
 lint:  # what CI runs after the tests (ruff comes with the test extra)
 	ruff check cgpredict tests

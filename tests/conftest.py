@@ -3,17 +3,29 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
+
+
+def session_scratch(tmp_path_factory, name: str) -> Path:
+    """A scratch folder shared by the whole run: under pytest-xdist (``-n``) the one folder
+    above the workers' own base temp folders, so every worker finds what another made."""
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    folder = root / name
+    folder.mkdir(exist_ok=True)
+    return folder
 
 
 @pytest.fixture(autouse=True, scope="session")
 def _private_cache_dir(tmp_path_factory):
     """Every test's cgpredict cache (diskcache) lives in a scratch directory, never in the
-    user's ~/.cache; shared by the session's tests, so a file traced by one test is reused
-    by the next as it would be by a user."""
+    user's ~/.cache; shared by the session's tests (and by the xdist workers, whose processes
+    use it at once as a sweep's pool does), so a file traced by one test is reused by the
+    next as it would be by a user."""
     old = os.environ.get("CGPREDICT_CACHE_DIR")
-    os.environ["CGPREDICT_CACHE_DIR"] = str(tmp_path_factory.mktemp("cgp-cache"))
+    os.environ["CGPREDICT_CACHE_DIR"] = str(session_scratch(tmp_path_factory, "cgp-cache"))
     yield
     if old is None:
         os.environ.pop("CGPREDICT_CACHE_DIR", None)

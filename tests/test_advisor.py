@@ -100,6 +100,7 @@ def test_syrk_other_fixes_and_benefits(syrk_advice):
     assert "GPUPerf benefits" in text
 
 
+@pytest.mark.slow
 def test_gemm_shared_memory_fix():
     a = advise(POLYBENCH / "gemm.c", GEMM_OPTS)
     assert not [f for f in a.fixes if f.kind == "coalescing"]  # nothing uncoalesced
@@ -204,6 +205,7 @@ def test_staging_is_chosen_per_kernel():
                for e in fix.evidence)
 
 
+@pytest.mark.slow
 def test_advise_48k_tiled_kernel_does_not_crash(tmp_path):
     """gemm_tiled in double with 32x96 and 96x32 tiles: (32*96 + 96*32) * 8 = 49152 B per
     32x32 block, exactly tk1's limit, so the launch is legal and advise must not raise. A and
@@ -279,6 +281,7 @@ def test_mvt_transposed_copy_per_kernel():
     assert [e for e in copy.evidence if "uncoalesced" in e][0].startswith("A[i][j] at mvt.c:")
 
 
+@pytest.mark.slow
 def test_register_accumulation_fix_is_the_restrict_port():
     """In a plain port GEMM stores C[i][j] on each of its NK iterations; the fix keeps it in a
     register and is predicted exactly as the restrict port, traced anew."""

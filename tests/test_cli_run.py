@@ -117,6 +117,7 @@ H100_SYRK = ["-D", "NI=512", "-D", "NJ=512", "--trace-size", "NI=64", "--trace-s
              "--device", "h100"]
 
 
+@pytest.mark.slow
 def test_advise_text():
     r = invoke(["advise", str(POLYBENCH / "syrk.c"), *H100_SYRK])
     assert r.exit_code == 0, r.stderr
@@ -130,6 +131,7 @@ def test_advise_text():
     assert any("[register-accumulation] keep C[i][j] in a register" in line for line in lines)
 
 
+@pytest.mark.slow
 def test_advise_json(tmp_path):
     r = invoke(["advise", str(POLYBENCH / "syrk.c"), *H100_SYRK, "--json", "--block", "32x8"])
     assert r.exit_code == 0, r.stderr

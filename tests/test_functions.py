@@ -222,6 +222,7 @@ def test_corpus_kernels_reading_main_locals_rewritten_as_functions(tmp_path, nam
 CORPUS = ["gemm", "atax", "bicg", "mvt", "2mm", "3mm", "gesummv", "syrk", "syr2k", "mm"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", CORPUS)
 def test_corpus_kernels_rewritten_as_functions_predict_as_their_pragmas(tmp_path, name):
     text = (POLYBENCH / f"{name}.c").read_text()

@@ -68,6 +68,7 @@ def test_summary_counts_every_run_and_lists_tracebacks_and_hangs():
     assert "| `run --function func_1` | 1 | 1 | cgpredict: error: PROG.c: bad |" in text
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(fuzz.csmith_include() is None, reason="csmith and libcsmith-dev not installed")
 def test_twenty_csmith_programs_give_no_traceback_and_no_hang(tmp_path):
     out = tmp_path / "fuzz.md"
@@ -87,6 +88,7 @@ sys.modules["cgp_fuzz_inputs"] = fuzz_inputs
 ispec.loader.exec_module(fuzz_inputs)
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("compiler")
 def test_a_fixed_seed_set_of_mutated_traces_and_tampered_caches_breaks_no_rule(
         tmp_path, monkeypatch):

@@ -62,6 +62,7 @@ def test_a_piped_run_prints_its_stages():
     assert progress_printer(False, stream=piped) is None
 
 
+@pytest.mark.slow
 def test_identical_runs_print_identical_bytes(tmp_path, monkeypatch):
     monkeypatch.setenv("CGPREDICT_NO_CACHE", "1")  # every run analysed afresh
     runs = [invoke("run", USER / "saxpy.c", *SAXPY, "--json").stdout for _ in range(2)]

@@ -100,6 +100,7 @@ def _run(src: Path, *args: str) -> dict:
     return json.loads(out.stdout)
 
 
+@pytest.mark.slow
 def test_run_reports_the_parts_of_a_host_loop(tmp_path):
     """A host loop of 8 tiny launches on the H100: the JSON gives the work, the launches and
     the module load apart, their sum is the kernel's time, and --sync end queues them (each

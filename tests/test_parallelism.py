@@ -63,6 +63,7 @@ def test_bodies_weighted_by_executed_instructions():
     assert _weighted([(a, 0.0)]) == Parallelism()
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("compiler")
 def test_gemm_loads_two_independent_values_per_iteration():
     (k,) = predict_source(POLYBENCH / "gemm.c", RunOptions(model="gpuperf")).kernels
@@ -107,6 +108,7 @@ def test_an_accumulator_through_memory_is_a_recurrence():
     assert _chain(body) == pytest.approx(104.0)
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("compiler")
 def test_single_thread_kernel_is_bound_by_its_chain(tmp_path):
     """One thread of 256 sums a 4096-element column on the H100: the loop's trip count is a

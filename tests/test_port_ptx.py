@@ -62,10 +62,16 @@ def _params(xfails) -> list:
 
 
 @pytest.fixture(scope="session")
-def checks(tmp_path_factory):
+def ptx_dir(tmp_path_factory) -> Path:
+    """The one folder the session's PTX is compiled into (compile_ptx reuses what is there,
+    so each port is compiled once whichever test asks first)."""
+    return tmp_path_factory.mktemp("ptx")
+
+
+@pytest.fixture(scope="session")
+def checks(ptx_dir):
     """check_file results per (port file, pointer model), computed once per session (the PTX
-    of every port is compiled once into one temporary directory)."""
-    ptx_dir = tmp_path_factory.mktemp("ptx")
+    of every port is compiled once into ``ptx_dir``)."""
     cache: dict[tuple[str, str], dict[str, ptx_check.KernelCheck]] = {}
 
     def get(name: str, port: str) -> dict[str, ptx_check.KernelCheck]:
@@ -129,11 +135,11 @@ def test_compute_instructions_per_thread_within_15_percent_of_ptx(
 
 @needs_nvcc
 def test_the_plain_port_stores_the_accumulator_every_iteration_and_restrict_once(
-    tmp_path: Path,
+    ptx_dir: Path,
 ) -> None:
     """The two builds of a port differ as the port model says (GEMM's k loop): the PTX of the
     plain build stores C[i][j] in the loop, the restrict build after it."""
-    assert _gemm_k_loop_accesses(tmp_path) == {"plain": (2, 1), "restrict": (2, 0)}
+    assert _gemm_k_loop_accesses(ptx_dir) == {"plain": (2, 1), "restrict": (2, 0)}
 
 
 # ---- the CPU twins: the same checks on PTX nvcc wrote before (tests/data/nvcc) --------------

@@ -66,10 +66,17 @@ def _params(classes: tuple[str, ...]) -> list:
 
 
 @pytest.fixture(scope="session")
-def checks(tmp_path_factory):
+def sass_dir(tmp_path_factory) -> Path:
+    """The one folder the session's cubins and listings go to (compile_cubin and disassemble
+    reuse what is there: each port and build is compiled once whichever test asks first)."""
+    return tmp_path_factory.mktemp("sass")
+
+
+@pytest.fixture(scope="session")
+def checks(sass_dir):
     """check_file results per (port file, pointer model), computed once per session (each
-    port compiled twice, without and with unrolling, into one temporary directory)."""
-    out_dir = tmp_path_factory.mktemp("sass")
+    port compiled twice, without and with unrolling, into ``sass_dir``)."""
+    out_dir = sass_dir
     cache: dict[tuple[str, str], dict[str, sass_check.KernelCheck]] = {}
 
     def get(name: str, port: str) -> dict[str, sass_check.KernelCheck]:
@@ -120,16 +127,17 @@ def test_the_class_split_adds_up_to_the_models_compute_count(
 
 
 @needs_tools
-def test_the_tiled_gemm_compute_phase_vectorises_shared_loads_when_unrolled(tmp_path) -> None:
+@pytest.mark.slow
+def test_the_tiled_gemm_compute_phase_vectorises_shared_loads_when_unrolled(sass_dir) -> None:
     """ptxas fully unrolls the 32-step loop of a tile and reads the row of As with LDS.128:
     per multiply-add 1.25 shared loads (8 LDS.128 + 32 LDS per 32), where the loop without
     unrolling has 2, and the address arithmetic almost vanishes."""
-    port = sass_counts.port_kernels("gemm_tiled", "plain", tmp_path, unroll=True)
+    port = sass_counts.port_kernels("gemm_tiled", "plain", sass_dir, unroll=True)
     k = port["gemm_tiled"]
     hot = sass_check._hot(k)
     phase = sass_check._between_barriers(k, hot)
     assert (phase["ld_shared_128"], phase["ld_shared_32"]) == (8, 32)
-    plain = sass_counts.port_kernels("gemm_tiled", "plain", tmp_path)["gemm_tiled"]
+    plain = sass_counts.port_kernels("gemm_tiled", "plain", sass_dir)["gemm_tiled"]
     h = sass_check.hot_loop(plain, k, sass_check.ModelLoop(0, 2, 32.0))
     assert h.factor == 32
     assert h.nounroll["ld_shared"] == pytest.approx(2.0, abs=0.05)

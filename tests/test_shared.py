@@ -220,6 +220,7 @@ def test_stage_1d_kernel_per_kernel(compiler):
     assert k2.profile.shared.bytes_per_block == 0 and k2.profile.shared.load_insts == 0
 
 
+@pytest.mark.slow
 def test_pragma_on_loop_that_is_not_strip_mined(tmp_path, compiler):
     """gemm.c with A and B pragma'd but its k loop not strip-mined: phases are counted every
     32 iterations of k (NK = 128: 4 phases, 2 loads and 2 barriers each), not from the mapped
@@ -278,6 +279,7 @@ def test_block_footprints_two_tiles_and_active_threads():
     assert block_footprints(wt, {"A": [0]}, {"A": 4}) == {"A": (32, 32)}
 
 
+@pytest.mark.slow
 def test_parameter_array_bank_mapping_uses_row_length_from_ir(tmp_path, compiler):
     """syrk tiled inside a function taking float A[N][N] (malloc'd, not a global, N = 128):
     the row length comes from the IR's [128 x float] GEP. A[j][k] (lanes j, k fixed) is tile

@@ -38,6 +38,7 @@ def _row(n: int, block: str) -> MeasuredRow:
     return MeasuredRow("gemm", "GEMM", {"NI": n, "NJ": n, "NK": n}, block, "default", 1.0, "t")
 
 
+@pytest.mark.slow
 def test_features_match_a_plain_prediction(tmp_path):
     """One trace per file and pseudo-warps shared across sizes change nothing: every row's
     features come from the same prediction ``cgpredict run`` makes."""
@@ -64,6 +65,7 @@ def test_features_match_a_plain_prediction(tmp_path):
     assert len(out.read_text().splitlines()) == 4
 
 
+@pytest.mark.slow
 def test_rows_below_the_trace_size_are_traced_on_their_own():
     table, _ = build_table((_row(64, "32x8"), _row(256, "32x8")), load_device("h100"), "h100",
                            CORPUS)
@@ -73,6 +75,7 @@ def test_rows_below_the_trace_size_are_traced_on_their_own():
     assert table.data[0]["predicted_ms"] == pytest.approx(alone.total_ms, rel=1e-9)
 
 
+@pytest.mark.slow
 def test_worker_processes_predict_the_same():
     dev = load_device("h100")
     syrk = MeasuredRow("syrk", "SYRK", {"NI": 128, "NJ": 128}, "32x8", "default", 1.0, "t")
@@ -84,6 +87,7 @@ def test_worker_processes_predict_the_same():
         assert np.array_equal(one.data[name], two.data[name]), name
 
 
+@pytest.mark.slow
 def test_unpredictable_rows_are_dropped_with_the_reason():
     table, _ = build_table((_row(128, "2000x1"), _row(256, "32x8")), load_device("h100"),
                            "h100", CORPUS)
@@ -175,6 +179,7 @@ def test_explain_needs_a_device(tmp_path):
     assert r.exit_code == 2 and "give --device" in r.stderr
 
 
+@pytest.mark.slow
 def test_feature_table_is_typed():
     dev = load_device("h100")
     table, _ = build_table((_row(128, "32x8"),), dev, "h100", CORPUS)

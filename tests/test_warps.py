@@ -360,6 +360,7 @@ def _per_sid(wt, line_bytes=64):
     return out
 
 
+@pytest.mark.slow
 def test_triangular_loop_masked_instructions():
     """tri (hand oracle). Warp w holds i = 32w .. 32w+31 (4 lanes in warp 3); lane i runs
     i + 1 iterations. Instruction (A, r) is run by the lanes with i >= r: warps have 32, 64, 96

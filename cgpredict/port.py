@@ -95,6 +95,15 @@ def _strip_comments_and_literals(text: str) -> str:
     return re.sub(r'"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\'', '""', text)
 
 
+def _distinct_pairs(a: np.ndarray, b: np.ndarray) -> int:
+    """How many distinct (a, b) pairs: ``b`` renumbered densely, then one 64-bit key per pair
+    (exact: both ids are below the number of pairs, whose square fits in 64 bits)."""
+    _, bid = np.unique(b, return_inverse=True)
+    _, aid = np.unique(a, return_inverse=True)
+    n_b = np.uint64(bid.max() + 1)
+    return len(np.unique(aid.astype(np.uint64) * n_b + bid.astype(np.uint64)))
+
+
 def restoring_stores(
     addr: np.ndarray, lane: np.ndarray, inst_start: np.ndarray, inst_warp: np.ndarray,
     inst_sid: np.ndarray, is_store: np.ndarray,
@@ -110,10 +119,11 @@ def restoring_stores(
     keep = is_store[sid]
     if not keep.any():
         return frozenset()
-    sid, warp = sid[keep], np.repeat(inst_warp, sizes)[keep]
-    keys = np.stack([sid.astype(np.uint64), warp.astype(np.uint64),
-                     lane[keep].astype(np.uint64), addr[keep].astype(np.uint64)], axis=1)
-    first = np.unique(keys, axis=0)[:, 0]
-    stores = np.bincount(sid.astype(np.int64))
-    distinct = np.bincount(first.astype(np.int64), minlength=len(stores))
+    sid, warp = sid[keep].astype(np.int64), np.repeat(inst_warp, sizes)[keep]
+    thread = warp.astype(np.uint64) * np.uint64(64) + lane[keep].astype(np.uint64)
+    stores = np.bincount(sid)
+    distinct = np.zeros(len(stores), np.int64)
+    for s in np.flatnonzero(stores):  # a few static stores: one pass each over its events
+        mine = sid == s
+        distinct[s] = _distinct_pairs(thread[mine], addr[keep][mine].astype(np.uint64))
     return frozenset(int(s) for s in np.flatnonzero(stores) if distinct[s] < 0.5 * stores[s])

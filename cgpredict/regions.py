@@ -22,7 +22,12 @@ _PRAGMA = re.compile(r"^[ \t]*#[ \t]*pragma[ \t]+cgp\b(.*)$")
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _TILE = re.compile(r"^(\d+)x(\d+)$")
 
-PRELUDE = "void __cgp_region_begin(int region);\nvoid __cgp_region_end(int region);\n"
+#: the markers are ``nomerge``: the optimiser may not merge two kernels' marker calls into one
+#: whose region number is a phi (tail merging, code sinking), which would lose their bounds
+PRELUDE = (
+    "__attribute__((nomerge)) void __cgp_region_begin(int region);\n"
+    "__attribute__((nomerge)) void __cgp_region_end(int region);\n"
+)
 
 
 @dataclass(frozen=True)

@@ -365,8 +365,18 @@ def _find_regions(mod: Module, function_regions: dict[str, int]) -> list[_Region
 
 
 def _marker_index(ins: Instr) -> int:
-    """The region number passed to a __cgp_region_begin/end call."""
-    return int(re.search(r"\(i32 (?:noundef )?(-?\d+)\)", ins.text).group(1))
+    """The region number passed to a __cgp_region_begin/end call. The optimiser may merge two
+    marker calls of different kernels into one whose number is a phi (tail merging): the
+    kernels' boundaries are then lost, which is said in one line."""
+    m = re.search(r"\(i32 (?:noundef )?(-?\d+)\)", ins.text)
+    if m is None:
+        raise InstrumentError(
+            "the compiler merged the markers of several kernels into one call (their code "
+            "ends in the same place): mark the loop nests with '#pragma cgp kernel' yourself, "
+            "or keep them apart (e.g. __attribute__((noinline)) on their functions) "
+            f"[{ins.text.strip()[:80]}]"
+        )
+    return int(m.group(1))
 
 
 def _collect_region_blocks(r: _Region) -> None:

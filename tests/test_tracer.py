@@ -599,3 +599,36 @@ def test_a_hoisted_load_is_named_by_its_access():
              "      float dx = px[j] - px[i];", "    }", "  }"]
     assert hoisted_text(lines, 2, "px") == "px[i]"
     assert hoisted_text(lines, 2, "qx") == ""
+
+
+TWO_BRANCH_NESTS = """#include <stdio.h>
+#define N 1024
+int a[N];
+__attribute__((noinline)) void f(int c) {
+  int i;
+  if (c) {
+    for (i = 0; i < N; i++) a[i] = i;
+  } else {
+    for (i = 0; i < N; i++) a[i] = 2 * i + 1;
+  }
+}
+int main(int argc, char **argv) {
+  f(argc > 1);
+  f(argc > 2);
+  printf("%d\\n", a[7]);
+  return 0;
+}
+"""
+
+
+def test_kernels_ending_in_one_place_keep_their_own_end_markers(tmp_path):
+    """Two loop nests of a --function body in the two arms of an if end where the arms join:
+    without ``nomerge`` on the markers, the optimiser sank their end calls into one whose
+    region number is a phi (csmith seed 217: an internal error). Each is its own kernel, the
+    arm that ran launched twice (argc is 1: c is 0 both times)."""
+    src = tmp_path / "two.c"
+    src.write_text(TWO_BRANCH_NESTS)
+    tr = trace_program(src, tmp_path / "two.cgptrace", TraceOptions(functions=("f",)))
+    assert len(tr.header.regions) == 2
+    assert len(tr.launches) == 2 and len(set(tr.launches["region"].tolist())) == 1
+    assert mem_events(tr) == 2 * 1024  # the else arm's a[i] stores, N per call

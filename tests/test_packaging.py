@@ -2,6 +2,7 @@
 subpackage left out of the list would pass them and be missing from `pip install .` (as
 cgpredict.render, and with it `report --html/--pdf`, once was)."""
 
+import re
 from pathlib import Path
 
 import tomllib
@@ -49,6 +50,13 @@ def test_make_lint_is_the_ci_lint():
     text = (ROOT / "Makefile").read_text()
     recipe = text.split("\nlint:", 1)[1].splitlines()[1]
     assert recipe == "\t" + LINT
+
+
+def test_the_test_extra_brings_the_lint():
+    """CI's lint runs in the venv the README's test command made: the test extra must bring
+    ruff (a fresh CI machine has none: 'ruff: command not found' failed a clean-clone run)."""
+    extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert any(re.match(r"ruff\b", d) for d in extra["test"]), extra["test"]
 
 
 # what a test imports with importorskip -> the distribution that brings it

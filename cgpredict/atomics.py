@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .instrument import loopbody
-from .parallelism import ir_module
+from .parallelism import traced_loop_body
 from .profile import AtomicCounts, SharedMemoryCounts
 from .tracefile import Trace
 
@@ -164,16 +164,11 @@ def _register_sites(trace: Trace, region: int, grid: int, kept: frozenset[int] =
     also stored every iteration only by ``kept`` stores (see _is_reduction)."""
     h = trace.header
     out = []
-    mod = ir_module(h.ir_text)
     mem = loopbody.mem_by_label(h, region)
     for lp in h.loops:
-        if lp.region != region or lp.depth > grid or lp.function not in mod.functions:
+        body = traced_loop_body(h, lp, mem) if lp.region == region and lp.depth <= grid else None
+        if body is None:
             continue
-        labels = [h.blocks[b].label for b in lp.blocks]
-        head = h.blocks[lp.blocks[0]].label if lp.blocks else ""
-        if head != lp.header:  # loop_body takes the first block as the header
-            labels = [lp.header] + [x for x in labels if x != lp.header]
-        body = loopbody.loop_body(mod.functions[lp.function], labels, mem)
         for o in body.ops:
             if (o.klass == "phi" and o.carried >= 0 and o.index not in body.induction
                     and _is_reduction(body, o.index, kept)):

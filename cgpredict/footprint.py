@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from .devices import GPUDevice
 from .instrument import loopbody
-from .parallelism import ir_module
+from .parallelism import traced_loop_body
 from .residency import region_arrays
 from .scaling import SizeModel
 from .shared import array_name
@@ -79,16 +79,14 @@ def gathered_loads(trace: Trace, region: int) -> frozenset[int]:
     """Static loads of ``region`` whose address comes from another load of the same
     iteration of an innermost loop (gathers; ``col[k]`` from k = rowptr[r] is none)."""
     h = trace.header
-    mod = ir_module(h.ir_text)
     mem = loopbody.mem_by_label(h, region)
     out: set[int] = set()
     parents = {lp.parent for lp in h.loops}
     for lp in h.loops:  # innermost loops: an outer body's joins carry values from loads
-        if lp.region != region or lp.function not in mod.functions or lp.id in parents:
-            continue
-        labels = [lp.header] + [h.blocks[b].label for b in lp.blocks
-                                if h.blocks[b].label != lp.header]
-        out |= _tainted_loads(loopbody.loop_body(mod.functions[lp.function], labels, mem))
+        body = traced_loop_body(h, lp, mem) if lp.region == region and lp.id not in parents \
+            else None
+        if body is not None:
+            out |= _tainted_loads(body)
     return frozenset(s for s in out if h.mem[s].kind == "load")
 
 

@@ -167,6 +167,17 @@ def ir_module(ir_text: str) -> Module:
     return parse_module(ir_text)
 
 
+def traced_loop_body(h, lp, mem) -> loopbody.LoopBody | None:
+    """The IR body of the trace's loop ``lp`` (``mem``: loopbody.mem_by_label of its region),
+    its header first, as loop_body takes it; None when its function is not in the IR."""
+    mod = ir_module(h.ir_text)
+    if lp.function not in mod.functions:
+        return None
+    labels = [lp.header] + [h.blocks[b].label for b in lp.blocks
+                            if h.blocks[b].label != lp.header]
+    return loopbody.loop_body(mod.functions[lp.function], labels, mem)
+
+
 @dataclass(frozen=True)
 class ThreadBodies:
     """The code a pseudo-thread of a region runs: the parallelism of each of its bodies and

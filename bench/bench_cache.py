@@ -1,4 +1,4 @@
-"""Benchmark of cgpredict.cache.hit_mask (SPEC §2.3) against pycachesim.
+"""Benchmark of cgpredict.memory.lru.hit_mask (SPEC §2.3) against pycachesim.
 
 Run: python bench/bench_cache.py [--accesses 20000000] [--pycachesim-accesses 1000000]
 
@@ -19,8 +19,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from cgpredict import cache as cache_mod
-from cgpredict.cache import CacheConfig, hit_mask, line_addresses, sector_hit_mask
+from cgpredict.memory import lru as cache_mod
+from cgpredict.memory.lru import CacheConfig, hit_mask, line_addresses, sector_hit_mask
 
 FLOAT_BYTES = 4
 WARP = 32

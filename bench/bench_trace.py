@@ -10,8 +10,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from cgpredict.tracefile import TAG_MARKERS
-from cgpredict.tracer import TraceOptions, trace_program
+from cgpredict.frontend.tracefile import TAG_MARKERS
+from cgpredict.frontend.tracer import TraceOptions, trace_program
 
 ROOT = Path(__file__).resolve().parents[1]
 

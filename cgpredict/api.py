@@ -170,8 +170,8 @@ def report_page(
     from .advisor import advise_prepared
     from .devices import device_path, load_device
     from .errors import CGPredictError
+    from .frontend.regions import read_source
     from .prepared import prepare
-    from .regions import read_source
 
     path = Path(source)
     opts = options(block, device, sizes, port, **kw)

@@ -26,10 +26,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from .frontend.tracefile import Trace
 from .instrument import loopbody
 from .parallelism import traced_loop_body
 from .profile import AtomicCounts, SharedMemoryCounts
-from .tracefile import Trace
 
 __all__ = [
     "AtomicSite",

@@ -85,7 +85,7 @@ from .version import __version__
 def trace(source, defines, functions, output, timeout_s, max_events, max_launches, force, port):
     """Compile SOURCE, run it instrumented and write a trace of its marked kernels (at the
     sizes of its `#pragma cgp trace` line, each replaced by a -D of the same name)."""
-    from .tracer import TraceOptions, trace_program
+    from .frontend.tracer import TraceOptions, trace_program
 
     output = output or Path(source.stem + ".cgptrace")
     macros = {**declared_trace_sizes(source), **parse_macros(defines)}
@@ -105,7 +105,7 @@ def trace(source, defines, functions, output, timeout_s, max_events, max_launche
 def declared_trace_sizes(source: Path) -> dict[str, str]:
     """The sizes of the source's ``#pragma cgp trace`` line (none when it has none, or when
     the source is badly marked: tracing then says so, with the file and line)."""
-    from .regions import mark_regions, read_source
+    from .frontend.regions import mark_regions, read_source
 
     try:
         marked = mark_regions(read_source(source))
@@ -118,8 +118,8 @@ def declared_trace_sizes(source: Path) -> dict[str, str]:
 @click.argument("trace_file", type=click.Path(dir_okay=False, path_type=Path))
 def trace_info(trace_file):
     """Show a trace's kernels, loops, memory instructions and operation mix."""
-    from .summary import render_summary
-    from .tracefile import read_trace
+    from .frontend.summary import render_summary
+    from .frontend.tracefile import read_trace
 
     click.echo(render_summary(read_trace(trace_file)))
 
@@ -213,7 +213,7 @@ def run(
             )
 
         from .devices import load_device
-        from .tracefile import read_trace
+        from .frontend.tracefile import read_trace
 
         tr = read_trace(from_trace)
         opts = dataclasses.replace(opts, port=tr.header.port)
@@ -524,7 +524,7 @@ def doctor():
     import llvmlite.binding as llvm
     import numba
 
-    from .compiler import find_compiler
+    from .frontend.compiler import find_compiler
 
     click.echo(f"cgpredict {__version__}  (Python {sys.version.split()[0]})")
     click.echo(

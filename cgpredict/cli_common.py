@@ -165,7 +165,8 @@ def _on_signal(signum, frame) -> None:
     say so in one line and leave with 128 + the signal."""
     import multiprocessing
 
-    from . import sandbox, tempdirs
+    from . import tempdirs
+    from .frontend import sandbox
 
     sandbox.kill_all()
     for child in multiprocessing.active_children():  # sweep workers: their own handler

@@ -3,7 +3,7 @@
 Tracing a file (compile, instrument, link, run, and the count-only probe runs that fit the
 trip counts to the work size) takes most of a cold ``cgpredict run``; the same source, flags,
 sizes and tool give the same trace, so it is kept here and reused by ``run``, ``advise``,
-``sweep`` and the rest. Not to be confused with ``cache.py``, the L2 cache *analyzer*.
+``sweep`` and the rest. Not to be confused with ``memory/lru.py``, the L2 cache *analyzer*.
 
 Layout: ``ROOT/entries/KIND/KEY/`` holds the entry's files and ``entry.json`` (the format
 stamp, the tool fingerprint, the key, the size and SHA-256 (``file_digest``) of every file,

@@ -34,7 +34,6 @@ from .atomics import (
     with_shared,
 )
 from .block import Block, MappingError
-from .cache import CacheConfig
 from .compute import (
     ComputeCounts,
     compute_counts,
@@ -44,8 +43,15 @@ from .compute import (
 )
 from .devices import GPUDevice
 from .energy import predict_energy
-from .footprint import SizeCheck, check_lines, moved_warning, size_check
-from .memory import (
+from .frontend.port import restoring_stores
+from .frontend.tracefile import TAG_BEGIN, Trace
+from .memory.footprint import SizeCheck, check_lines, moved_warning, size_check
+from .memory.lru import CacheConfig
+from .memory.residency import Resident, region_arrays, resident_arrays
+from .memory.reuse import CacheScale
+from .memory.shared import StagedAccess, array_layouts, array_name, transposed_addresses
+from .memory.staging import staging_setup
+from .memory.transactions import (
     COAL,
     CONST,
     UNCOAL,
@@ -58,22 +64,11 @@ from .models import LaunchGeometry, kernel_time, launch_geometry
 from .models import predict as model_predict
 from .occupancy import BlockDoesNotFit, occupancy
 from .parallelism import ThreadBodies, thread_bodies
-from .port import restoring_stores
 from .prediction import DEFAULT_BLOCKS, KernelReport, MemInstrReport, PredictionError, RunOptions
 from .profile import KernelProfile, PatternCounts, SharedMemoryCounts, StoreCounts
-from .residency import Resident, region_arrays, resident_arrays
-from .reuse import CacheScale
 from .scaling import SizeModel, TripModel
-from .shared import (
-    StagedAccess,
-    array_layouts,
-    array_name,
-    transposed_addresses,
-)
 from .soa import soa_addresses, struct_arrays
-from .staging import staging_setup
 from .tile_exchange import tile_exchanged_addresses
-from .tracefile import TAG_BEGIN, Trace
 from .warps import (
     Origin,
     WarpTrace,

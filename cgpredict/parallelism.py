@@ -24,9 +24,9 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from .frontend.tracefile import Trace
 from .instrument import loopbody
 from .instrument.irtext import Module, parse_module
-from .tracefile import Trace
 
 __all__ = [
     "LOADS_IN_FLIGHT",

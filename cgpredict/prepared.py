@@ -24,8 +24,10 @@ from .analysis_memo import AnalysisMemo
 from .devices import GPUDevice, load_device
 from .diskcache import default_cache
 from .errors import CGPredictError, RegionError, TraceFormatError
+from .frontend.regions import read_source, tile_problem
+from .frontend.tracefile import Trace, read_trace
+from .frontend.tracer import TraceOptions, marked_source, trace_program
 from .prediction import PredictionError, Report, RunOptions
-from .regions import read_source, tile_problem
 from .scaling import (
     PROBES,
     SizeModel,
@@ -46,8 +48,6 @@ from .trace_store import (
     store_dependences,
     store_prepared,
 )
-from .tracefile import Trace, read_trace
-from .tracer import TraceOptions, marked_source, trace_program
 
 __all__ = ["PendingSizes", "Prepared", "TracePlan", "plan_trace", "prepare", "same_loops",
            "step"]

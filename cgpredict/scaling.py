@@ -32,8 +32,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from .frontend.tracefile import Trace
 from .instrument.irtext import global_arrays
-from .tracefile import Trace
 
 _COMMENT = r"[ \t]*(?:/\*.*?\*/[ \t]*|//.*)?$"
 

@@ -14,12 +14,12 @@ import threading
 
 from .analysis_memo import AnalysisMemo
 from .devices import GPUDevice
+from .frontend.tracefile import Trace
 from .kernel_analysis import analyze_region
+from .memory.shared import array_name
 from .models import program_sync_ms
 from .prediction import Report, RunOptions
 from .scaling import SizeModel
-from .shared import array_name
-from .tracefile import Trace
 
 __all__ = ["analysis_worker", "analyze_trace", "usable_cores"]
 

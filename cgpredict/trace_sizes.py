@@ -16,12 +16,12 @@ import numpy as np
 
 from .diskcache import DiskCache
 from .errors import RegionError
-from .macros import evaluate_macros
+from .frontend.macros import evaluate_macros
+from .frontend.regions import counter_problem, mark_regions
+from .frontend.tracefile import Trace
 from .prediction import PredictionError, RunOptions
-from .regions import counter_problem, mark_regions
 from .scaling import overridable_sizes
 from .trace_store import cached_macros
-from .tracefile import Trace
 from .warps import mapped_loops, perfectly_nested
 
 __all__ = ["AUTO_TRACE_START", "check_counters", "min_threads", "resolve_sizes", "typed_sizes"]

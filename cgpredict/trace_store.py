@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import datafile
-from .compiler import compiler_identity
 from .diskcache import DiskCache, Entry, entry_key
+from .frontend.compiler import compiler_identity
+from .frontend.sandbox import enabled as sandbox_enabled
 from .prediction import RunOptions
-from .sandbox import enabled as sandbox_enabled
 
 _INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 TRACE_FILE = "trace.cgptrace"
@@ -84,7 +84,7 @@ def _parse_make_deps(text: str) -> list[str]:
 def compiler_dependencies(source: Path, macros: dict[str, str]) -> list[str] | None:
     """Every file the preprocessor opens for ``source`` (``cc -M``, with the flags the trace
     compile uses), or None when the compiler cannot tell (the compile will say why)."""
-    from .compiler import find_compiler
+    from .frontend.compiler import find_compiler
 
     source = Path(source).resolve()
     args = [*find_compiler().command, "-M", f"-I{source.parent}"]

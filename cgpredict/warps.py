@@ -18,8 +18,8 @@ import numpy as np
 from numba import njit
 
 from .block import Block, MappingError
+from .frontend.tracefile import ADDRESS_MASK, TAG_EXIT, TAG_LOOP, TAG_MARKERS, Trace
 from .hashing import hash_slot, hash_table
-from .tracefile import ADDRESS_MASK, TAG_EXIT, TAG_LOOP, TAG_MARKERS, Trace
 from .warp_order import (
     EVENT_DTYPE,
     WARP_SIZE,

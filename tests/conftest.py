@@ -37,8 +37,8 @@ def _private_cache_dir(tmp_path_factory):
 def compiler(tmp_path_factory):
     """The C compiler cgpredict uses, discovered once, from a scratch directory (so that a
     discovery probe that leaves a file behind cannot litter the repository)."""
-    from cgpredict.compiler import find_compiler
     from cgpredict.errors import ToolchainError
+    from cgpredict.frontend.compiler import find_compiler
 
     scratch = tmp_path_factory.mktemp("cc-probe")
     old = os.getcwd()

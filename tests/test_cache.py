@@ -1,4 +1,4 @@
-"""Tests of cgpredict.cache (SPEC §2.3): hand-computed cases, a brute-force LRU oracle,
+"""Tests of cgpredict.memory.lru (SPEC §2.3): hand-computed cases, a brute-force LRU oracle,
 pycachesim, and the temporal-conflict-set definition itself. Inputs stay small so the suite
 also passes with NUMBA_DISABLE_JIT=1."""
 
@@ -9,9 +9,9 @@ from collections import OrderedDict
 import numpy as np
 import pytest
 
-from cgpredict import cache as cache_mod
 from cgpredict import hashing
-from cgpredict.cache import (
+from cgpredict.memory import lru as cache_mod
+from cgpredict.memory.lru import (
     CacheConfig,
     CacheStats,
     analyze_cache,
@@ -410,8 +410,8 @@ def test_real_kernel_trace_against_lru_and_pycachesim(tmp_path, name, sizes):
     from pathlib import Path
 
     from cgpredict.block import Block
-    from cgpredict.memory import issue_order, transactions
-    from cgpredict.tracer import TraceOptions, trace_program
+    from cgpredict.frontend.tracer import TraceOptions, trace_program
+    from cgpredict.memory.transactions import issue_order, transactions
     from cgpredict.warps import form_warps
 
     src = Path(__file__).resolve().parents[1] / "polybench_c" / name

@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from numba import njit
 
-from cgpredict import cache as cache_mod
-from cgpredict.cache import CacheConfig, analyze_cache, hit_mask, line_addresses
+from cgpredict.memory import lru as cache_mod
+from cgpredict.memory.lru import CacheConfig, analyze_cache, hit_mask, line_addresses
 
 NO_JIT = os.environ.get("NUMBA_DISABLE_JIT") == "1"
 TRACES_PER_EXAMPLE = 50

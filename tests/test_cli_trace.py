@@ -147,7 +147,7 @@ def test_internal_error_is_one_line(tmp_path, monkeypatch):
     """A bug in the pass (instrumented IR that does not verify) is reported, not a traceback."""
     from cgpredict.instrument.memtrace import InstrumentError
 
-    from cgpredict import tracer
+    from cgpredict.frontend import tracer
 
     def broken(ir):
         raise InstrumentError("internal error: instrumented IR does not verify: test")

@@ -386,7 +386,7 @@ def test_the_key_covers_every_file_the_preprocessor_opens(cache_dir, tmp_path, m
 
 
 def test_an_unusable_cache_home_still_leaves_zig_a_cache(tmp_path, monkeypatch):
-    from cgpredict import compiler
+    from cgpredict.frontend import compiler
 
     (tmp_path / "f").write_text("x")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "f"))

@@ -16,12 +16,12 @@ from collections import OrderedDict
 import numpy as np
 import pytest
 
-from cgpredict.cache import CacheConfig, hit_mask
-from cgpredict.footprint import gathered_loads
+from cgpredict.memory.footprint import gathered_loads
+from cgpredict.memory.lru import CacheConfig, hit_mask
+from cgpredict.memory.reuse import CacheScale, scale_gathered
 from cgpredict.pipeline import predict_source
 from cgpredict.prediction import RunOptions
 from cgpredict.prepared import prepare
-from cgpredict.reuse import CacheScale, scale_gathered
 
 
 def _lru_hit_rate(lines: list[int], capacity: int) -> float:

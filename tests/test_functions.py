@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from cgpredict.compiler import compile_to_ir
 from cgpredict.errors import RegionError
+from cgpredict.frontend.compiler import compile_to_ir
+from cgpredict.frontend.regions import statement_end
 from cgpredict.pipeline import predict_source
 from cgpredict.prediction import PredictionError, RunOptions
-from cgpredict.regions import statement_end
 from cgpredict.scaling import overridable_sizes
 
 POLYBENCH = Path(__file__).resolve().parent.parent / "polybench_c"

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from cgpredict import api
 from cgpredict.cli import main
 from cgpredict.errors import CGPredictError, RegionError
-from cgpredict.regions import read_source
+from cgpredict.frontend.regions import read_source
 
 pytestmark = pytest.mark.usefixtures("compiler")
 

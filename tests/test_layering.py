@@ -25,20 +25,19 @@ PACKAGES = {"cgpredict": "cgpredict", "instrument": "cgpredict.instrument",
 LAYERS: tuple[tuple[str, ...], ...] = (
     # foundations: errors, files and processes, the IR text, value types of the analysis
     ("cgpredict.version", "cgpredict.errors", "cgpredict.tempdirs", "cgpredict.heap",
-     "cgpredict.datafile", "cgpredict.sandbox", "cgpredict.warmup", "cgpredict.plots",
-     "cgpredict.profile", "cgpredict.port", "cgpredict.compute", "cgpredict.diskcache",
-     "cgpredict.block", "cgpredict.hashing", "cgpredict.jsondata",
-     "cgpredict.instrument", "cgpredict.instrument.*", "cgpredict.runtime"),
+     "cgpredict.datafile", "cgpredict.frontend", "cgpredict.frontend.sandbox",
+     "cgpredict.warmup", "cgpredict.plots", "cgpredict.profile", "cgpredict.frontend.port",
+     "cgpredict.compute", "cgpredict.diskcache", "cgpredict.block", "cgpredict.hashing",
+     "cgpredict.jsondata", "cgpredict.instrument", "cgpredict.instrument.*",
+     "cgpredict.runtime"),
     # device files, the front end and the trace
-    ("cgpredict.devices", "cgpredict.occupancy", "cgpredict.compiler", "cgpredict.macros",
-     "cgpredict.regions", "cgpredict.tracefile", "cgpredict.tracer", "cgpredict.summary",
-     "cgpredict.scaling"),
+    ("cgpredict.devices", "cgpredict.occupancy", "cgpredict.frontend.compiler",
+     "cgpredict.frontend.macros", "cgpredict.frontend.regions", "cgpredict.frontend.tracefile",
+     "cgpredict.frontend.tracer", "cgpredict.frontend.summary", "cgpredict.scaling"),
     # pseudo-warps, memory and computation analysis, the analytical models
-    ("cgpredict.warp_order", "cgpredict.warps", "cgpredict.cache", "cgpredict.reuse",
-     "cgpredict.memory", "cgpredict.shared", "cgpredict.staging", "cgpredict.residency",
+    ("cgpredict.warp_order", "cgpredict.warps", "cgpredict.memory", "cgpredict.memory.*",
      "cgpredict.parallelism", "cgpredict.energy", "cgpredict.models", "cgpredict.models.*",
-     "cgpredict.numba_cache", "cgpredict.atomics", "cgpredict.footprint", "cgpredict.soa",
-     "cgpredict.tile_exchange"),
+     "cgpredict.numba_cache", "cgpredict.atomics", "cgpredict.soa", "cgpredict.tile_exchange"),
     # what a prediction hands back, and its rendering as text and JSON
     ("cgpredict.prediction", "cgpredict.report"),
     # one kernel analysed, traces and reports kept on disk
@@ -157,3 +156,4 @@ def test_gpu_prediction_path_loads_no_fpga_module(module):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=ROOT, check=True).stdout.strip()
     assert out == "", f"import {module} loads {out}"
+

@@ -1,9 +1,9 @@
-"""Size macros evaluated by the compiler (cgpredict.macros): values derived by hand."""
+"""Size macros evaluated by the compiler (cgpredict.frontend.macros): values derived by hand."""
 
 import pytest
 
 from cgpredict.errors import CompileError, RegionError
-from cgpredict.macros import evaluate_macros
+from cgpredict.frontend.macros import evaluate_macros
 from cgpredict.trace_sizes import resolve_sizes
 
 DEFINES = """
@@ -81,7 +81,7 @@ def test_work_size_of_an_expression_macro_is_its_value_not_the_trace_size():
 
 
 def test_a_size_the_file_defines_unconditionally_cannot_be_traced_smaller(tmp_path):
-    from cgpredict.tracer import TraceOptions, trace_program
+    from cgpredict.frontend.tracer import TraceOptions, trace_program
 
     src = tmp_path / "fixed.c"
     src.write_text(EXPR.replace("#ifndef N\n", "").replace("#endif\n", "", 1))

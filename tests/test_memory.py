@@ -1,6 +1,6 @@
-"""Tests of cgpredict.memory (SPEC §2.3): classification of warp memory instructions, L2
-transactions per warp instruction, GPU issue order, cache hits (exact and scaled to the work
-size), and the whole analysis on traced GEMM and SYRK.
+"""Tests of cgpredict.memory.transactions (SPEC §2.3): classification of warp memory
+instructions, L2 transactions per warp instruction, GPU issue order, cache hits (exact and
+scaled to the work size), and the whole analysis on traced GEMM and SYRK.
 
 Hand oracles: a warp of 32 lanes reading 4-byte words with stride s bytes touches
 ceil((31 s + 4) / 64) 64-byte lines when aligned (stride 4: 2 lines, misaligned by 4: 3,
@@ -15,8 +15,10 @@ import numpy as np
 import pytest
 
 from cgpredict.block import Block
-from cgpredict.cache import CacheConfig
-from cgpredict.memory import (
+from cgpredict.frontend.tracer import TraceOptions, trace_program
+from cgpredict.memory.lru import CacheConfig
+from cgpredict.memory.reuse import CacheScale
+from cgpredict.memory.transactions import (
     COAL,
     CONST,
     UNCOAL,
@@ -26,8 +28,6 @@ from cgpredict.memory import (
     issued_transactions,
     transactions,
 )
-from cgpredict.reuse import CacheScale
-from cgpredict.tracer import TraceOptions, trace_program
 from cgpredict.warps import EVENT_DTYPE, WARP_SIZE, WarpTrace, form_warps
 
 POLYBENCH = Path(__file__).resolve().parents[1] / "polybench_c"
@@ -363,7 +363,7 @@ def test_transposed_warps_analyse_as_addresses_given_anew(syrk32, primed):
     """A transposed array's instructions are classified and split in lines anew, the others'
     results taken from the untransposed trace (Origin.moved): the same analysis as the
     transposed addresses with no origin."""
-    from cgpredict.shared import ArrayLayout, transposed_addresses
+    from cgpredict.memory.shared import ArrayLayout, transposed_addresses
     from cgpredict.warps import Origin
 
     tr = syrk32
@@ -385,7 +385,7 @@ def test_regrouped_patterns_follow_their_instructions():
     """Random addresses (patterns that differ from warp to warp): each regrouped
     instruction takes the pattern of its source instruction, which equals classifying the
     regrouped warps directly."""
-    from cgpredict.memory import _patterns
+    from cgpredict.memory.transactions import _patterns
     from cgpredict.warp_order import order_events, regroup_warps, thread_events
     from cgpredict.warps import Origin
 

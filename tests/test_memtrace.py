@@ -18,8 +18,8 @@ from cgpredict.instrument.memtrace import (
     type_bytes,
 )
 
-from cgpredict.compiler import compile_to_ir
-from cgpredict.regions import PRELUDE, mark_regions
+from cgpredict.frontend.compiler import compile_to_ir
+from cgpredict.frontend.regions import PRELUDE, mark_regions
 
 pytestmark = pytest.mark.usefixtures("compiler")
 
@@ -254,7 +254,7 @@ def test_no_region_instruments_nothing(tmp_path):
 
 
 def test_max_mem_ids_matches_runtime_tags():
-    from cgpredict import tracefile
+    from cgpredict.frontend import tracefile
 
     assert MAX_MEM_IDS == tracefile.TAG_MARKERS
 

@@ -18,12 +18,12 @@ import pytest
 from cgpredict.block import Block
 from cgpredict.devices import load_device
 from cgpredict.errors import CGPredictError
+from cgpredict.frontend.tracefile import read_trace
 from cgpredict.pipeline import predict_source
 from cgpredict.prediction import PredictionError, RunOptions
 from cgpredict.prepared import prepare
 from cgpredict.trace_analysis import analyze_trace
 from cgpredict.trace_sizes import resolve_sizes
-from cgpredict.tracefile import read_trace
 
 pytestmark = pytest.mark.usefixtures("compiler")
 

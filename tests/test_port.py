@@ -1,11 +1,11 @@
-"""Tests of cgpredict.port: the plain port's opaque array pointers, derived by hand."""
+"""Tests of cgpredict.frontend.port: the plain port's opaque array pointers, derived by hand."""
 
 from __future__ import annotations
 
 import pytest
 
-from cgpredict.port import check_port, indexed_arrays, plain_port_brackets
-from cgpredict.regions import mark_regions
+from cgpredict.frontend.port import check_port, indexed_arrays, plain_port_brackets
+from cgpredict.frontend.regions import mark_regions
 
 SRC = """#define N 8
 static float A[N][N], x[N], y[N];
@@ -73,7 +73,7 @@ def test_an_accumulator_restores_its_address():
     """C[i][j] += ... over k: every lane stores the same address at each of 4 steps."""
     import numpy as np
 
-    from cgpredict.port import restoring_stores
+    from cgpredict.frontend.port import restoring_stores
 
     acc = _columns([[0, 4, 8, 12]] * 4, 1)
     assert restoring_stores(*acc, np.array([False, True])) == {1}

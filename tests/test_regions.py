@@ -1,4 +1,4 @@
-"""Tests of cgpredict.regions: ``#pragma cgp`` parsing, the C statement scanner and the
+"""Tests of cgpredict.frontend.regions: ``#pragma cgp`` parsing, the C statement scanner and the
 line-preserving rewrite (SPEC §2.1). Pure text: no compiler needed."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import re
 import pytest
 
 from cgpredict.errors import RegionError
-from cgpredict.regions import PRELUDE, SharedHint, mark_regions, statement_end
+from cgpredict.frontend.regions import PRELUDE, SharedHint, mark_regions, statement_end
 
 
 def src(*lines: str) -> str:
@@ -272,7 +272,7 @@ def test_statement_end_errors(text):
 
 
 def test_read_source_refuses_non_utf8(tmp_path):
-    from cgpredict.regions import read_source
+    from cgpredict.frontend.regions import read_source
 
     good, bad = tmp_path / "g.c", tmp_path / "b.c"
     good.write_text("int x; /* \u00e9 */\n")

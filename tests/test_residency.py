@@ -1,4 +1,4 @@
-"""Tests of cgpredict.residency and memory.warm_start: data a launch finds in the L2 from
+"""Tests of cgpredict.memory.residency and memory.warm_start: data a launch finds in the L2 from
 earlier launches.
 
 Hand oracles on a three-kernel program at N = 256 (floats): k1 writes A (N x N, 256 KiB)
@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 from cgpredict.devices import load_device
-from cgpredict.memory import InstrMemStats, MemoryAnalysis, warm_start
+from cgpredict.memory.residency import region_arrays, resident_arrays
+from cgpredict.memory.transactions import InstrMemStats, MemoryAnalysis, warm_start
 from cgpredict.prediction import RunOptions
 from cgpredict.prepared import prepare
-from cgpredict.residency import region_arrays, resident_arrays
 
 THREE_C = r"""
 #include <stdio.h>

@@ -1,4 +1,4 @@
-"""Tests of cgpredict.reuse: reuse distances against brute force, and the work-size rule of
+"""Tests of cgpredict.memory.reuse: reuse distances against brute force, and the work-size rule of
 scale_hits (a trace-size hit kept while its distance, grown, fits the cache) against the
 rule applied to those distances."""
 
@@ -7,8 +7,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cgpredict.cache import CacheConfig, hit_mask
-from cgpredict.reuse import CacheScale, _reuse_distances, _scaled_hits, _stack_distances, scale_hits
+from cgpredict.memory.lru import CacheConfig, hit_mask
+from cgpredict.memory.reuse import (
+    CacheScale,
+    _reuse_distances,
+    _scaled_hits,
+    _stack_distances,
+    scale_hits,
+)
 
 # --------------------------------------------------------------------------- stack distances
 

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from cgpredict import sandbox
 from cgpredict.errors import TraceRunError
-from cgpredict.tracer import TraceOptions, trace_program
+from cgpredict.frontend import sandbox
+from cgpredict.frontend.tracer import TraceOptions, trace_program
 
 pytestmark = pytest.mark.usefixtures("compiler")
 HAVE_BWRAP = shutil.which("bwrap") is not None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from cgpredict.frontend.tracer import TraceOptions, trace_program
 from cgpredict.prediction import RunOptions
 from cgpredict.prepared import prepare
 from cgpredict.scaling import (
@@ -20,7 +21,6 @@ from cgpredict.scaling import (
     mean_trips,
     probe_sizes,
 )
-from cgpredict.tracer import TraceOptions, trace_program
 
 # the points the pipeline uses: trace sizes and the two probes of probe_sizes
 POINTS = [{"N": 48, "M": 40}, {"M": 32, "N": 64}, {"M": 64, "N": 128}]

@@ -1,4 +1,4 @@
-"""Tests of cgpredict.shared (SPEC §2.6): bank-conflict degrees, array layouts from IR, the
+"""Tests of cgpredict.memory.shared (SPEC §2.6): bank-conflict degrees, array layouts from IR, the
 transposed layout the advisor's coalescing fix uses, and staged accesses of a tiled kernel.
 
 Bank rules by hand. 4-byte banks (32 banks): word w is in bank w mod 32; distinct words of one
@@ -14,9 +14,8 @@ import numpy as np
 import pytest
 
 from cgpredict.block import Block
-from cgpredict.prediction import RunOptions
-from cgpredict.prepared import prepare
-from cgpredict.shared import (
+from cgpredict.frontend.tracer import TraceOptions, trace_program
+from cgpredict.memory.shared import (
     ArrayLayout,
     array_layouts,
     array_name,
@@ -25,7 +24,8 @@ from cgpredict.shared import (
     tile_bytes,
     transpose_addresses,
 )
-from cgpredict.tracer import TraceOptions, trace_program
+from cgpredict.prediction import RunOptions
+from cgpredict.prepared import prepare
 from cgpredict.warps import WarpTrace, form_warps
 
 POLYBENCH = Path(__file__).resolve().parents[1] / "polybench_c"
@@ -267,7 +267,7 @@ def test_char_tile_column_packs_four_elements_a_word(bank_bytes, expected):
 def test_block_footprints_two_tiles_and_active_threads():
     """One warp of 32 threads in a 32x1 block: lanes read A[0][L] and A[L][0] of a 64x64 float
     array (two tiles): 32 + 32 - 1 (A[0][0] shared) = 63 distinct elements, 32 threads."""
-    from cgpredict.shared import block_footprints
+    from cgpredict.memory.shared import block_footprints
     base = 4096
     row = base + 4 * np.arange(32)
     col = base + 4 * 64 * np.arange(32)
@@ -312,7 +312,7 @@ def test_parameter_array_bank_mapping_uses_row_length_from_ir(tmp_path, compiler
 def test_block_footprints_against_sets(huge):
     """Distinct elements per block against Python sets, for a span that fits the bitmap and
     one (elements 2^27 apart) that takes the hash set; threads per block from the events."""
-    from cgpredict.shared import block_footprints
+    from cgpredict.memory.shared import block_footprints
     from cgpredict.warps import EVENT_DTYPE
 
     rng = np.random.default_rng(7)
@@ -346,7 +346,7 @@ def test_block_footprints_against_sets(huge):
 def test_conflict_degrees_of_many_accesses_equal_the_reference(bank_bytes):
     """The one-pass degrees of many warp accesses equal conflict_degree of each (random words
     from broadcast to 32-way conflicts)."""
-    from cgpredict.shared import _conflict_degrees
+    from cgpredict.memory.shared import _conflict_degrees
 
     rng = np.random.default_rng(bank_bytes)
     groups = []
@@ -368,7 +368,7 @@ def test_staged_degrees_equal_the_tile_word_reference(elem, rows, cols):
     of element (addr - base) / elem in rows of 100 elements, against conflict_degree on
     words computed in Python: the shifts and masks of power-of-two sides and element sizes
     and the divisions of others give the same words."""
-    from cgpredict.shared import _staged_degrees, conflict_degree
+    from cgpredict.memory.shared import _staged_degrees, conflict_degree
 
     rng = np.random.default_rng(elem * rows + cols)
     base, row_len, n_inst = 4096, 100, 40

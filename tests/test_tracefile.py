@@ -1,5 +1,6 @@
-"""Tests of cgpredict.tracefile: the record layout shared with runtime/cgp_runtime.h (compiled and
-compared field by field), the trace file round trip, and every way a trace file can be bad."""
+"""Tests of cgpredict.frontend.tracefile: the record layout shared with runtime/cgp_runtime.h
+(compiled and compared field by field), the trace file round trip, and every way a trace file
+can be bad."""
 
 from __future__ import annotations
 
@@ -14,9 +15,9 @@ import pytest
 from cgpredict.instrument import memtrace
 from cgpredict.instrument.memtrace import BlockInfo, CallSite, LoopInfo, MemInstr
 
-from cgpredict import tracefile
 from cgpredict.errors import TraceFormatError
-from cgpredict.tracefile import (
+from cgpredict.frontend import tracefile
+from cgpredict.frontend.tracefile import (
     LAUNCH_DTYPE,
     META_HEADER_DTYPE,
     RegionInfo,
@@ -537,7 +538,7 @@ def test_writing_never_touches_a_users_part_file(tmp_path):
 @pytest.fixture(scope="module")
 def real_trace(tmp_path_factory):
     """A small real trace: GEMM at 8x8x8 traced by the whole tool chain."""
-    from cgpredict.tracer import TraceOptions, trace_program
+    from cgpredict.frontend.tracer import TraceOptions, trace_program
 
     gemm = Path(__file__).resolve().parent.parent / "polybench_c" / "gemm.c"
     out = tmp_path_factory.mktemp("real") / "gemm.cgptrace"

@@ -1,5 +1,5 @@
-"""Tests of cgpredict.tracer (SPEC §2.1): tracing PolyBench kernels at small sizes, with the
-number of memory events derived by hand from each loop nest, and every kind of bad input.
+"""Tests of cgpredict.frontend.tracer (SPEC §2.1): tracing PolyBench kernels at small sizes,
+with the number of memory events derived by hand from each loop nest, and every kind of bad input.
 
 Derivations follow what clang -O1 (cgpredict's IR_FLAGS: no unrolling, no vectorisation, no
 load PRE) makes of the C: a value that stays in a register across a loop is loaded/stored once
@@ -15,7 +15,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cgpredict import compiler as cc
 from cgpredict.errors import (
     CompileError,
     OutputExistsError,
@@ -23,9 +22,17 @@ from cgpredict.errors import (
     ToolchainError,
     TraceRunError,
 )
-from cgpredict.summary import summarize
-from cgpredict.tracefile import ADDRESS_MASK, TAG_BEGIN, TAG_END, TAG_EXIT, TAG_LOOP, TAG_MARKERS
-from cgpredict.tracer import TraceOptions, trace_program
+from cgpredict.frontend import compiler as cc
+from cgpredict.frontend.summary import summarize
+from cgpredict.frontend.tracefile import (
+    ADDRESS_MASK,
+    TAG_BEGIN,
+    TAG_END,
+    TAG_EXIT,
+    TAG_LOOP,
+    TAG_MARKERS,
+)
+from cgpredict.frontend.tracer import TraceOptions, trace_program
 
 pytestmark = pytest.mark.usefixtures("compiler")
 
@@ -503,7 +510,7 @@ def test_cgp_cc_that_emits_no_ir_is_rejected(fresh_discovery, monkeypatch):
     ("  a[idx[b[i]]] = 1;", 3, "a[idx[b[i]]]"),
 ])
 def test_access_text(line, column, text):
-    from cgpredict.tracer import access_text
+    from cgpredict.frontend.tracer import access_text
 
     assert access_text(line, column) == text
 
@@ -568,7 +575,7 @@ int main(void) {
 
 
 def test_size_hint_names_only_macros_of_the_file():
-    from cgpredict.tracer import _size_hint
+    from cgpredict.frontend.tracer import _size_hint
 
     text = "#define NI 64\n#define NJ 64\nint A[NI][NJ];\n"
     # the message puts the option before the first; the hint joins the others with it
@@ -581,7 +588,7 @@ def test_size_hint_names_only_macros_of_the_file():
 
 def test_marked_source_names_file_and_line(tmp_path):
     from cgpredict.errors import RegionError
-    from cgpredict.tracer import marked_source
+    from cgpredict.frontend.tracer import marked_source
 
     src = tmp_path / "k.c"
     text = ("int main(void) {\n#pragma cgp kernel k\n#pragma cgp shared A tile 0x0\n"
@@ -593,7 +600,7 @@ def test_marked_source_names_file_and_line(tmp_path):
 def test_a_hoisted_load_is_named_by_its_access():
     """A load hoisted out of the j loop carries the loop's line, where the array is not
     written: named by its loop-invariant access below (px[i], not px[j] nor px)."""
-    from cgpredict.tracer import hoisted_text
+    from cgpredict.frontend.tracer import hoisted_text
 
     lines = ["  for (int i = 0; i < N; i++) {", "    for (int j = 0; j < N; j++) {",
              "      float dx = px[j] - px[i];", "    }", "  }"]

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cgpredict.tracefile import ADDRESS_MASK, TAG_MARKERS
-from cgpredict.tracer import trace_program
+from cgpredict.frontend.tracefile import ADDRESS_MASK, TAG_MARKERS
+from cgpredict.frontend.tracer import trace_program
 from instrument.memtrace import _layout
 
 TYPES_C = r"""

@@ -16,9 +16,9 @@ import pytest
 from cgpredict.instrument.memtrace import LoopInfo
 
 from cgpredict.block import Block, MappingError
-from cgpredict.memory import COAL, CONST, UNCOAL, classify, transactions
-from cgpredict.tracefile import TAG_BEGIN, TAG_END, TAG_EXIT, TAG_LOOP
-from cgpredict.tracer import TraceOptions, trace_program
+from cgpredict.frontend.tracefile import TAG_BEGIN, TAG_END, TAG_EXIT, TAG_LOOP
+from cgpredict.frontend.tracer import TraceOptions, trace_program
+from cgpredict.memory.transactions import COAL, CONST, UNCOAL, classify, transactions
 from cgpredict.warp_order import _sid_ranks, _sid_ranks_sorted
 from cgpredict.warps import (
     WARP_SIZE,

@@ -53,14 +53,14 @@ def _layout(raw: bytes) -> tuple[int, dict]:
 
 
 def _nbytes(sec: dict) -> int:
-    from cgpredict.tracefile import _dtype
+    from cgpredict.frontend.tracefile import _dtype
 
     return int(np.prod(sec["shape"])) * _dtype(sec["dtype"]).itemsize
 
 
 def _resealed(raw: bytearray) -> bytes:
     """``raw`` with every section checksum and the header checksum made right again."""
-    from cgpredict import tracefile
+    from cgpredict.frontend import tracefile
 
     hlen, _ = _layout(bytes(raw))
     meta = json.loads(raw[24 : 24 + hlen])
@@ -264,7 +264,7 @@ def fuzz_cache(work: Path, only: tuple[str, ...] = ()) -> list[Result]:
 
 def small_trace(work: Path) -> Path:
     """GEMM at 16^3 traced into ``work``."""
-    from cgpredict.tracer import TraceOptions, trace_program
+    from cgpredict.frontend.tracer import TraceOptions, trace_program
 
     out = work / "gemm16.cgptrace"
     trace_program(GEMM, out, TraceOptions(macros={k: str(v) for k, v in SMALL.items()}))

@@ -254,10 +254,10 @@ def model_kernels(name: str, port: str) -> dict[str, _ModelKernel]:
     import numpy as np
 
     from cgpredict.compute import compute_counts, kernel_entry_insts
+    from cgpredict.frontend.summary import region_block_counts
+    from cgpredict.memory.shared import array_name
     from cgpredict.prediction import RunOptions
     from cgpredict.prepared import prepare
-    from cgpredict.shared import array_name
-    from cgpredict.summary import region_block_counts
     from cgpredict.warps import mapped_loops
 
     sizes = trace_sizes(name)

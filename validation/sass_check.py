@@ -183,7 +183,7 @@ def _model_classes(tr, kr, bb, threads: float, bodies, unroll_of=None) -> dict[s
     with block executions ``bb`` over ``threads`` threads: its operations (less the unrolling
     fold) and memory instructions, staging loads, barriers and entry code."""
     from cgpredict.compute import kernel_entry_insts
-    from cgpredict.shared import array_name
+    from cgpredict.memory.shared import array_name
 
     staged = {m.id for m in kr.mem if m.pattern == "shared"}
     out = _block_classes(tr.header, bb, staged, None, threads, bodies, unroll_of)
@@ -204,11 +204,11 @@ def model_kernels(name: str, port: str) -> dict[str, ModelKernel]:
     """cgpredict's per-thread classes and sequential loops for every kernel of ``name``.c."""
     import numpy as np
 
+    from cgpredict.frontend.summary import region_block_counts
     from cgpredict.kernel_analysis import loop_unroll_at
     from cgpredict.parallelism import thread_bodies
     from cgpredict.prediction import RunOptions
     from cgpredict.prepared import prepare
-    from cgpredict.summary import region_block_counts
     from cgpredict.warps import mapped_loops
 
     sizes = ptx_check.trace_sizes(name)

@@ -9,13 +9,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ..block import Block
+from ..frontend.regions import read_source
+from ..frontend.tracer import marked_source
+from ..memory.shared import array_layouts, array_name
 from ..occupancy import BlockDoesNotFit
 from ..pipeline import predict_source
 from ..prediction import PredictionError, Report, RunOptions
 from ..prepared import Prepared
-from ..regions import read_source
-from ..shared import array_layouts, array_name
-from ..tracer import marked_source
 from .advice import (
     COMBINE,
     TILE,

@@ -9,10 +9,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..frontend.summary import op_counts
+from ..memory.shared import array_name
 from ..prediction import Report
 from ..prepared import Prepared
-from ..shared import array_name
-from ..summary import op_counts
 
 #: Operations that compute on data (not on addresses): floating-point arithmetic, comparisons
 #: and calls on floating-point values (expf, fmaxf, ...).

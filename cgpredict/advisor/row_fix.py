@@ -13,11 +13,11 @@ from __future__ import annotations
 import dataclasses
 
 from ..devices import load_device
+from ..memory.shared import array_layouts, array_name
 from ..models import kernel_parts
 from ..models import predict as model_predict
 from ..prediction import Report, RunOptions
 from ..prepared import Prepared
-from ..shared import array_layouts, array_name
 from .advice import TILE, Fix, explained, speedup_of
 
 #: Instructions per lane of one warp-wide reduction: 5 shuffles and 5 combining operations.

@@ -7,9 +7,9 @@ from __future__ import annotations
 import dataclasses
 import re
 
+from ..memory.shared import array_name
 from ..prediction import Report, RunOptions
 from ..prepared import Prepared
-from ..shared import array_name
 from ..soa import struct_arrays
 from .advice import Fix, explained, speedup_of
 from .legality import layout_verdict

@@ -13,12 +13,12 @@ import dataclasses
 
 from ..block import Block
 from ..devices import GPUDevice, load_device
+from ..memory.shared import array_layouts, array_name
 from ..models import kernel_parts
 from ..models import predict as model_predict
 from ..prediction import Report, RunOptions
 from ..prepared import Prepared
 from ..profile import KernelProfile, SharedMemoryCounts
-from ..shared import array_layouts, array_name
 from ..tile_exchange import conflict_ways
 from .advice import TILE, Fix, explained, speedup_of
 

@@ -54,12 +54,12 @@ from pathlib import Path
 
 import numpy as np
 
+from ..frontend.tracefile import Trace
 from ..instrument import loopbody
 from ..instrument.irtext import parse_module
 from ..prediction import RunOptions
 from ..prepared import prepare
 from ..scaling import SizeModel
-from ..tracefile import Trace
 from . import dddg
 from .affine import affine_nest
 from .arrays import array_bytes, bram_cost, touched_bytes

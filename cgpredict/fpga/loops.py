@@ -9,10 +9,10 @@ from typing import Any
 
 import numpy as np
 
+from ..frontend.tracefile import Trace
 from ..instrument import loopbody
 from ..instrument.memtrace import MARKED_DEPTH  # noqa: F401  (loops with markers)
 from ..scaling import SizeModel, TripModel
-from ..tracefile import Trace
 from . import dddg
 
 # ---- per-loop analysis ----------------------------------------------------------------------

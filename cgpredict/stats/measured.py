@@ -29,7 +29,7 @@ from pathlib import Path
 from ..block import Block, MappingError
 from ..devices import list_devices
 from ..errors import CGPredictError
-from ..regions import read_source
+from ..frontend.regions import read_source
 from ..scaling import overridable_sizes
 
 # Size macros that are not a spatial dimension, as the shared measurements set them.

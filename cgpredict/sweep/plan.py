@@ -143,7 +143,7 @@ def plan(axes: Axes, progress=None) -> list[Config]:
     (the file's defaults, its trace size, clamped to the work size). Raises SweepError for a
     bad axis value or a size name that no file mentions."""
     from ..diskcache import default_cache
-    from ..regions import read_source
+    from ..frontend.regions import read_source
     from ..scaling import overridable_sizes
     from ..trace_sizes import resolve_sizes
 

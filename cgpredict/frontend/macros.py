@@ -20,9 +20,9 @@ import re
 import subprocess
 from pathlib import Path
 
+from ..errors import CompileError, RegionError
+from ..tempdirs import make_tempdir
 from .compiler import find_compiler
-from .errors import CompileError, RegionError
-from .tempdirs import make_tempdir
 
 _PREFIX = "__cgp_value_"
 _VALUE = re.compile(rf"^@{_PREFIX}(\w+) = internal (?:unnamed_addr )?constant i64 (-?\d+)", re.M)

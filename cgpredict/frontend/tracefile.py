@@ -29,8 +29,8 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from .errors import TraceFormatError
-from .instrument.memtrace import BlockInfo, CallSite, LoopInfo, MemInstr
+from ..errors import TraceFormatError
+from ..instrument.memtrace import BlockInfo, CallSite, LoopInfo, MemInstr
 
 MAGIC = b"CGPTRACE"
 VERSION = 2  # 2: per-section CRC-32 and a 24-byte prefix

@@ -25,10 +25,10 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from .hashing import hash_slot, hash_table, pow2_log2
-from .instrument.irtext import ELEM_BYTES, global_arrays
-from .port import opaque_aliases
-from .warps import WarpTrace
+from ..frontend.port import opaque_aliases
+from ..hashing import hash_slot, hash_table, pow2_log2
+from ..instrument.irtext import ELEM_BYTES, global_arrays
+from ..warps import WarpTrace
 
 
 @dataclass(frozen=True)

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .devices import GPUDevice
-from .instrument import loopbody
-from .parallelism import traced_loop_body
+from ..devices import GPUDevice
+from ..frontend.tracefile import Trace
+from ..instrument import loopbody
+from ..parallelism import traced_loop_body
+from ..scaling import SizeModel
 from .residency import region_arrays
-from .scaling import SizeModel
 from .shared import array_name
-from .tracefile import Trace
 
 __all__ = [
     "MOVE_LIMIT",

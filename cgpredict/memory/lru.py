@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from .hashing import as_uint64_1d, dense_ids
+from ..hashing import as_uint64_1d, dense_ids
 
 __all__ = [
     "CacheConfig",

@@ -1,13 +1,13 @@
 """Data a launch finds in the L2, left there by earlier launches of the program.
 
-Each launch's cache analysis starts from an empty L2 (``memory.analyze_memory``), but a GPU
+Each launch's cache analysis starts from an empty L2 (``transactions.analyze_memory``), but a GPU
 keeps its L2 between launches: when a kernel writes a 16 MB matrix and the next kernel reads
 it, the reads hit. Which arrays survive is decided at the work size, from the arrays' sizes
 (``scaling.SizeModel.array_bytes``) and the order of the launches in the trace: an array a
 launch touches is still in the L2 when the arrays touched since the last launch that touched
 it, that launch's included, fit in ``GPUDevice.persist_bytes`` (LRU keeps the most recently
 used data; whole arrays, as a streaming kernel touches them). Its first-touch loads then hit
-(``memory.warm_start``). The timed part of a program is its kernels: data the host copied in
+(``transactions.warm_start``). The timed part of a program is its kernels: data the host copied in
 is not counted as resident.
 """
 
@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .scaling import SizeModel
+from ..frontend.tracefile import Trace
+from ..scaling import SizeModel
 from .shared import array_name
-from .tracefile import Trace
 
 __all__ = ["Resident", "region_arrays", "resident_arrays"]
 

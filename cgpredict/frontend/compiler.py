@@ -18,7 +18,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import CompileError, ToolchainError
+from ..errors import CompileError, ToolchainError
 
 #: Flags that keep one IR loop iteration equal to one source iteration (SPEC §2.1).
 IR_FLAGS = (

@@ -1,7 +1,7 @@
 """L2 hits at the work size from the trace size's (SPEC §2.3): reuse distances, and the rule
 that re-judges each hit by its distance grown from the trace to the work size.
 
-The exact cache analysis (``cache.hit_mask``) runs on the transactions of the trace size. A
+The exact cache analysis (``lru.hit_mask``) runs on the transactions of the trace size. A
 hit whose previous use lies in an earlier batch of threads stays a hit only if its LRU stack
 distance (the distinct lines touched in between), grown by how much more a batch touches at
 the work size (and, across a row of blocks, the grid), still fits the cache
@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from .cache import CacheConfig
-from .hashing import dense_ids
+from ..hashing import dense_ids
+from .lru import CacheConfig
 
 __all__ = ["CacheScale", "scale_gathered", "scale_hits"]
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .errors import RegionError
+from ..errors import RegionError
 from .port import indexed_arrays, plain_port_brackets
 
 _PRAGMA = re.compile(r"^[ \t]*#[ \t]*pragma[ \t]+cgp\b(.*)$")

@@ -17,8 +17,7 @@ from pathlib import Path
 
 import llvmlite.binding as llvm
 
-from .compiler import IR_FLAGS, compile_to_ir, find_compiler, link_executable
-from .errors import (
+from ..errors import (
     CompileError,
     OutputExistsError,
     OutputPathError,
@@ -27,13 +26,14 @@ from .errors import (
     TraceRunError,
     check_writable,
 )
-from .instrument.irtext import parse_module
-from .instrument.memtrace import InstrumentError, MemInstr, instrument
+from ..instrument.irtext import parse_module
+from ..instrument.memtrace import InstrumentError, MemInstr, instrument
+from ..tempdirs import make_tempdir, sweep_once
+from .compiler import IR_FLAGS, compile_to_ir, find_compiler, link_executable
 from .macros import macro_text
 from .port import opaque_aliases
 from .regions import PRELUDE, check_pragmas, counter_problem, mark_regions, read_source
 from .sandbox import run_confined
-from .tempdirs import make_tempdir, sweep_once
 from .tracefile import (
     MAGIC,
     STATUS_EVENT_LIMIT,

@@ -7,8 +7,10 @@ from __future__ import annotations
 import math
 from collections import Counter
 
-from .block import Block
-from .devices import GPUDevice
+from ..block import Block
+from ..devices import GPUDevice
+from ..frontend.tracefile import Trace
+from ..warps import WarpTrace, mapped_loops
 from .shared import (
     array_layouts,
     array_name,
@@ -16,8 +18,6 @@ from .shared import (
     param_row_layouts,
     staged_accesses,
 )
-from .tracefile import Trace
-from .warps import WarpTrace, mapped_loops
 
 __all__ = ["staging_setup"]
 

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from .cache import CacheConfig, hit_mask, sector_hit_mask
-from .hashing import dense_ids, pow2_log2
+from ..hashing import dense_ids, pow2_log2
+from ..warps import WarpTrace
+from .lru import CacheConfig, hit_mask, sector_hit_mask
 from .reuse import CacheScale, scale_gathered, scale_hits
-from .warps import WarpTrace
 
 COAL, UNCOAL, CONST = 0, 1, 2
 PATTERN_NAMES = ("coalesced", "uncoalesced", "constant")

@@ -15,7 +15,7 @@ import threading
 from .analysis_memo import AnalysisMemo
 from .devices import GPUDevice
 from .frontend.tracefile import Trace
-from .kernel_analysis import analyze_region
+from .kernel.analysis import analyze_region
 from .memory.shared import array_name
 from .models import program_sync_ms
 from .prediction import Report, RunOptions

@@ -1,4 +1,4 @@
-"""Tests of cgpredict.kernel_analysis: how a region's trace becomes per-launch model inputs.
+"""Tests of cgpredict.kernel.analysis: how a region's trace becomes per-launch model inputs.
 
 Oracles from first principles: the active batch of the cache analysis is the set of warps the
 occupancy calculation lets the SMs hold (SPEC §2.3), so the L2 hit rate of a kernel whose
@@ -12,7 +12,7 @@ import pytest
 
 from cgpredict.block import Block
 from cgpredict.devices import load_device
-from cgpredict.kernel_analysis import _resident_warps
+from cgpredict.kernel.analysis import _resident_warps
 from cgpredict.occupancy import BlockDoesNotFit
 from cgpredict.pipeline import predict_source
 from cgpredict.prediction import RunOptions

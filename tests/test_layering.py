@@ -41,7 +41,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # what a prediction hands back, and its rendering as text and JSON
     ("cgpredict.prediction", "cgpredict.report"),
     # one kernel analysed, traces and reports kept on disk
-    ("cgpredict.kernel_analysis", "cgpredict.analysis_memo", "cgpredict.trace_store"),
+    ("cgpredict.kernel", "cgpredict.kernel.*", "cgpredict.analysis_memo", "cgpredict.trace_store"),
     # the GPU prediction: sizes, the prepared trace, the analysis of every kernel, predict
     ("cgpredict.trace_sizes", "cgpredict.trace_analysis", "cgpredict.prepared",
      "cgpredict.pipeline"),

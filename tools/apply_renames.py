@@ -83,12 +83,20 @@ class Tree:
         return name in self._names[module]
 
     def new_name(self, old: str) -> str:
-        """The current dotted name of ``old`` (a module, or a name inside one)."""
+        """The current dotted name of ``old`` (a module, or a name inside one): a module that
+        exists now is kept, unless it is a package now where a module of the same name was
+        (``cgpredict.memory``) and the rest of the name is not in it."""
         parts = old.split(".")
         for i in range(len(parts), 0, -1):
             head = ".".join(parts[:i])
-            if head in self.renames:
+            if head in self.files and head not in self.renames:
+                return old
+            if head in self.renames and (
+                head not in self.files or i == len(parts) or not self.defines(head, parts[i])
+            ):
                 return ".".join([self.renames[head], *parts[i:]])
+            if head in self.files:
+                return old
         return old
 
 

@@ -205,7 +205,7 @@ def model_kernels(name: str, port: str) -> dict[str, ModelKernel]:
     import numpy as np
 
     from cgpredict.frontend.summary import region_block_counts
-    from cgpredict.kernel_analysis import loop_unroll_at
+    from cgpredict.kernel.analysis import loop_unroll_at
     from cgpredict.parallelism import thread_bodies
     from cgpredict.prediction import RunOptions
     from cgpredict.prepared import prepare

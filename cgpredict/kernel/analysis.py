@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .analysis_memo import AnalysisMemo
-from .atomics import (
+from ..analysis_memo import AnalysisMemo
+from ..atomics import (
     AtomicSite,
     PortShape,
     as_atomics,
@@ -33,25 +33,19 @@ from .atomics import (
     site_sids,
     with_shared,
 )
-from .block import Block, MappingError
-from .compute import (
-    ComputeCounts,
-    compute_counts,
-    integer_insts,
-    kernel_entry_insts,
-    loop_unroll,
-)
-from .devices import GPUDevice
-from .energy import predict_energy
-from .frontend.port import restoring_stores
-from .frontend.tracefile import TAG_BEGIN, Trace
-from .memory.footprint import SizeCheck, check_lines, moved_warning, size_check
-from .memory.lru import CacheConfig
-from .memory.residency import Resident, region_arrays, resident_arrays
-from .memory.reuse import CacheScale
-from .memory.shared import StagedAccess, array_layouts, array_name, transposed_addresses
-from .memory.staging import staging_setup
-from .memory.transactions import (
+from ..block import Block, MappingError
+from ..compute import ComputeCounts, compute_counts, integer_insts, kernel_entry_insts, loop_unroll
+from ..devices import GPUDevice
+from ..energy import predict_energy
+from ..frontend.port import restoring_stores
+from ..frontend.tracefile import TAG_BEGIN, Trace
+from ..memory.footprint import SizeCheck, check_lines, moved_warning, size_check
+from ..memory.lru import CacheConfig
+from ..memory.residency import Resident, region_arrays, resident_arrays
+from ..memory.reuse import CacheScale
+from ..memory.shared import StagedAccess, array_layouts, array_name, transposed_addresses
+from ..memory.staging import staging_setup
+from ..memory.transactions import (
     COAL,
     CONST,
     UNCOAL,
@@ -60,23 +54,16 @@ from .memory.transactions import (
     analyze_memory,
     warm_start,
 )
-from .models import LaunchGeometry, kernel_time, launch_geometry
-from .models import predict as model_predict
-from .occupancy import BlockDoesNotFit, occupancy
-from .parallelism import ThreadBodies, thread_bodies
-from .prediction import DEFAULT_BLOCKS, KernelReport, MemInstrReport, PredictionError, RunOptions
-from .profile import KernelProfile, PatternCounts, SharedMemoryCounts, StoreCounts
-from .scaling import SizeModel, TripModel
-from .soa import soa_addresses, struct_arrays
-from .tile_exchange import tile_exchanged_addresses
-from .warps import (
-    Origin,
-    WarpTrace,
-    form_warps,
-    form_warps_auto,
-    mapped_loops,
-    single_thread,
-)
+from ..models import LaunchGeometry, kernel_time, launch_geometry
+from ..models import predict as model_predict
+from ..occupancy import BlockDoesNotFit, occupancy
+from ..parallelism import ThreadBodies, thread_bodies
+from ..prediction import DEFAULT_BLOCKS, KernelReport, MemInstrReport, PredictionError, RunOptions
+from ..profile import KernelProfile, PatternCounts, SharedMemoryCounts, StoreCounts
+from ..scaling import SizeModel, TripModel
+from ..soa import soa_addresses, struct_arrays
+from ..tile_exchange import tile_exchanged_addresses
+from ..warps import Origin, WarpTrace, form_warps, form_warps_auto, mapped_loops, single_thread
 
 
 def function_line(ir_text: str, name: str) -> int:

@@ -6,7 +6,7 @@ Three kinds of entries, each in a dictionary of its own:
 
 * ``kernels``: a region's whole report, per device and per the options that matter to it
   (``trace_analysis``);
-* ``warps``: the pseudo-warps of a launch in its first block shape (``kernel_analysis``; a
+* ``warps``: the pseudo-warps of a launch in its first block shape (``kernel.analysis``; a
   sweep's other shapes are analysed once each and not kept, their events would pile up);
 * ``launch_parts``: what ``warps.form_warps`` finds of a launch whatever the block shape (its
   mapped events, threads, inter-thread dependence and warp order), keyed by

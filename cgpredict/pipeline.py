@@ -5,7 +5,7 @@
 for any number of analyses, the advisor's sweeps; its trip counts fitted on probe runs),
 ``trace_analysis`` (``analyze_trace``: every kernel of a trace analysed and modelled, also
 what ``cgpredict run --from-trace`` calls, so the model can be re-run without a compiler) and
-``kernel_analysis`` (one kernel).
+``kernel.analysis`` (one kernel).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Every kernel of a trace analysed and modelled: the report of one program on one device.
 
-``analyze_trace`` runs ``kernel_analysis.analyze_region`` for each region on a thread per
+``analyze_trace`` runs ``kernel.analysis.analyze_region`` for each region on a thread per
 core (``_map_regions``), once per set of options that matter to the region (``_kernel``: the
 advisor re-analyses a program of several kernels with each fix), and adds the program's
 warnings and its host synchronisation (``models.program_sync_ms``).

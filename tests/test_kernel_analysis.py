@@ -12,7 +12,7 @@ import pytest
 
 from cgpredict.block import Block
 from cgpredict.devices import load_device
-from cgpredict.kernel.analysis import _resident_warps
+from cgpredict.kernel.region import resident_warps
 from cgpredict.occupancy import BlockDoesNotFit
 from cgpredict.pipeline import predict_source
 from cgpredict.prediction import RunOptions
@@ -39,15 +39,15 @@ int main(void) {
 
 def test_resident_warps_follow_the_occupancy():
     tk1 = load_device("tk1")
-    assert _resident_warps(tk1, Block(32, 1), 32, 0) == 16  # 16 blocks/SM of one warp
-    assert _resident_warps(tk1, Block(64, 1), 32, 0) == 32
-    assert _resident_warps(tk1, Block(32, 32), 32, 0) == 64
-    assert _resident_warps(tk1, Block(32, 3), 32, 0) == 48  # whole blocks: 16 x 3 warps
-    assert _resident_warps(tk1, Block(32, 8), 32, 24 * 1024) == 16  # 2 blocks of 24 KB
+    assert resident_warps(tk1, Block(32, 1), 32, 0) == 16  # 16 blocks/SM of one warp
+    assert resident_warps(tk1, Block(64, 1), 32, 0) == 32
+    assert resident_warps(tk1, Block(32, 32), 32, 0) == 64
+    assert resident_warps(tk1, Block(32, 3), 32, 0) == 48  # whole blocks: 16 x 3 warps
+    assert resident_warps(tk1, Block(32, 8), 32, 24 * 1024) == 16  # 2 blocks of 24 KB
     h100 = load_device("h100")
-    assert _resident_warps(h100, Block(32, 32), 32, 0) == 64 * 132
+    assert resident_warps(h100, Block(32, 32), 32, 0) == 64 * 132
     with pytest.raises(BlockDoesNotFit, match="registers"):
-        _resident_warps(tk1, Block(32, 32), 64, 0)
+        resident_warps(tk1, Block(32, 32), 64, 0)
 
 
 @pytest.mark.usefixtures("compiler")

@@ -20,11 +20,11 @@ models (``--port plain|restrict``), per kernel:
   instructions (``compute.ptx_cost`` of every executed LLVM operation) are split into FP32
   (floating-point operations), branch (conditional branches), other (conversions, SFU
   operations) and integer (the rest: integer arithmetic, compares, address ``mad``). The
-  model's unrolling fold is subtracted as the model does it (``kernel_analysis``: ``folded``,
+  model's unrolling fold is subtracted as the model does it (``kernel.launch``: ``folded``,
   ``ThreadBodies.unrolled_savings``): of each innermost loop of the thread, the affine share
   (``parallelism.affine_share``) of its integer and branch instructions
   (``compute.integer_insts``) is counted once per unrolled trip
-  (``kernel_analysis.loop_unroll_at``); it is
+  (``kernel.launch.loop_unroll_at``); it is
   taken from the integer, branch and other classes by the same call on each class's share of
   the operations (``folded_classes``). The per-thread entry code
   (``compute.kernel_entry_insts``) is split as its docstring reads: per grid dimension 3
@@ -126,7 +126,7 @@ class ModelKernel:
 
 
 def folded_classes(h, bodies, per_thread: dict[int, float], unroll_of) -> dict[str, float]:
-    """What the model subtracts for unrolling (``kernel_analysis``: ``folded``, of
+    """What the model subtracts for unrolling (``kernel.launch``: ``folded``, of
     ``ThreadBodies.unrolled_savings`` with ``compute.integer_insts``), split by comparison
     class: the same call with each class's share of every block's integer and branch
     operations (integer; branch; other: conversions to integers). ``per_thread``: executions
@@ -205,7 +205,7 @@ def model_kernels(name: str, port: str) -> dict[str, ModelKernel]:
     import numpy as np
 
     from cgpredict.frontend.summary import region_block_counts
-    from cgpredict.kernel.analysis import loop_unroll_at
+    from cgpredict.kernel.launch import loop_unroll_at
     from cgpredict.parallelism import thread_bodies
     from cgpredict.prediction import RunOptions
     from cgpredict.prepared import prepare
@@ -228,7 +228,7 @@ def model_kernels(name: str, port: str) -> dict[str, ModelKernel]:
             threads = float(sum(iters[i] for i in mapped))
             bodies = thread_bodies(tr, r.index, grid)
 
-            def unroll_of(lid: int, tr=tr) -> int:  # the model's (kernel_analysis), traced size
+            def unroll_of(lid: int, tr=tr) -> int:  # the model's (kernel.launch), traced size
                 return loop_unroll_at(tr, lid)
 
             seq = sorted(
@@ -248,7 +248,7 @@ def model_kernels(name: str, port: str) -> dict[str, ModelKernel]:
                     _block_classes(tr.header, bb, staged, own, n, bodies, unroll_of) if n else {}
                 )
                 loops.append(ModelLoop(lp.line, lp.depth - grid, n / threads, per_iter))
-            # the launch the report's profile is of (kernel_analysis: the first recorded one)
+            # the launch the report's profile is of (kernel.analysis: the first recorded one)
             first = int(np.flatnonzero(rows & (tr.launches["recorded"] == 1))[0])
             n1 = float(tr.loop_iters[first, mapped].sum()) if mapped else 1.0
             one = _model_classes(tr, kr, tr.bb_counts[first], n1, bodies, unroll_of)

@@ -1,0 +1,399 @@
+"""One launch of a kernel modelled (SPEC §2.3-2.5): its per-thread counts from the trace's
+block and loop counts grown to the work size, the memory profile per pattern, the shared-memory
+counts of a tiled kernel, the instruction mix, ILP/MLP and critical path, then the model, its
+energy and geometry (``LaunchContext.model`` -> ``LaunchModel``).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..atomics import AtomicSite, PortShape, as_atomics, port_costs, site_sids, with_shared
+from ..block import Block
+from ..compute import ComputeCounts, compute_counts, integer_insts, kernel_entry_insts, loop_unroll
+from ..devices import GPUDevice
+from ..energy import predict_energy
+from ..frontend.tracefile import Trace
+from ..memory.shared import StagedAccess, array_name
+from ..memory.transactions import COAL, CONST, UNCOAL, MemoryAnalysis
+from ..models import LaunchGeometry, launch_geometry
+from ..models import predict as model_predict
+from ..occupancy import BlockDoesNotFit
+from ..parallelism import ThreadBodies
+from ..prediction import MemInstrReport, PredictionError, RunOptions
+from ..profile import KernelProfile, PatternCounts, SharedMemoryCounts, StoreCounts
+from ..scaling import SizeModel, TripModel
+
+
+def trip(model: TripModel, sizes: dict[str, int]) -> float:
+    try:
+        return max(model(sizes), 0.0)
+    except KeyError:
+        return model.alpha
+
+
+MAX_GRID_X = 2**31 - 1  # CUDA's limits on the blocks of a grid
+
+
+MAX_GRID_YZ = 65535
+
+
+def grid_problem(gx: float, gy: float, block) -> str | None:
+    """Why CUDA would refuse a grid of ``gx`` x ``gy`` threads in ``block``s, or None."""
+    bx, by = math.ceil(gx / block.x), math.ceil(gy / block.y)
+    if bx <= MAX_GRID_X and by <= MAX_GRID_YZ:
+        return None
+    return (
+        f"a grid of {bx} x {by} blocks of {block} exceeds CUDA's limits (x at most "
+        f"{MAX_GRID_X}, y at most {MAX_GRID_YZ} blocks); predict a smaller size"
+    )
+
+
+@dataclass(frozen=True)
+class LaunchModel:
+    profile: KernelProfile
+    result: object
+    grid_threads: tuple[int, int]
+    blocks: int
+    mem: tuple[MemInstrReport, ...]
+    warnings: tuple[str, ...]
+    energy_mj: float | None = None
+    geometry: LaunchGeometry | None = None
+    l2_hit_rate: float = 0.0
+
+
+@dataclass(frozen=True)
+class LaunchContext:
+    """What modelling one launch of a region needs (the launch's own counts come from the
+    trace's per-launch block and loop counts, exact even for launches not recorded)."""
+
+    trace: Trace
+    region: int
+    grid: int
+    block: Block
+    d1: list
+    d2: list
+    sizes: SizeModel
+    tsz: dict
+    wsz: dict
+    factor: dict
+    mem: MemoryAnalysis
+    opts: RunOptions
+    device: GPUDevice
+    name: str
+    staged: tuple[StagedAccess, ...] = ()
+    shared_spec: tuple[int, float, int, float] | None = None  # see staging.staging_setup
+    bodies: ThreadBodies = ThreadBodies()  # the thread's code, for ILP and MLP
+    busiest: float = 1.0  # the busiest thread's memory events / the mean thread's
+    restores: frozenset[int] = frozenset()  # stores of an accumulator (port.restoring_stores)
+    sites: tuple[AtomicSite, ...] = ()  # locations every thread updates (atomics.py)
+    shape: PortShape | None = None  # what their port's atomics depend on
+
+    def extents(self, row: int) -> tuple[float, float]:
+        """(x, y) pseudo-threads of trace launch ``row``, scaled to the work size."""
+        tr = self.trace
+        inner = self.d2 if self.grid == 2 else self.d1
+        if not inner:  # single_thread: one thread per call
+            return 1.0, 1.0
+        iters = float(tr.loop_iters[row, inner].sum())
+        entries = float(tr.loop_entries[row, inner].sum())
+        x = iters / entries if entries else 0.0
+        y = entries if self.grid == 2 else 1.0
+        x *= self._ratio(inner[0])
+        if self.grid == 2:
+            y *= self._ratio(self.d1[0])
+        return round(x, 6), round(y, 6)
+
+    def _ratio(self, loop: int) -> float:
+        m = self.sizes.trips.get(loop)
+        if m is None:
+            return 1.0
+        t = trip(m, self.tsz)
+        return trip(m, self.wsz) / t if t > 0 else 1.0
+
+    def model(self, row: int, mem: MemoryAnalysis | None = None) -> tuple[LaunchModel]:
+        """The launch of trace row ``row``, with ``mem`` (the region's memory analysis, or
+        that with the data earlier launches left in the L2)."""
+        mem = self.mem if mem is None else mem
+        tr, h = self.trace, self.trace.header
+        threads, per_thread = self.per_thread(row)
+        gx, gy, blocks = self.grid_blocks(row)
+        skip = {a.sid for a in self.staged} | site_sids(self.sites)
+        mem_reports, patterns, stores = _memory_profile(
+            tr, mem, per_thread, self.region, skip, self.restores
+        )
+        shared, sync = self.shared_counts(row, per_thread, threads)
+        port = port_costs(self.sites, per_thread, self.shape, blocks)
+        mem_reports, shared = as_atomics(mem_reports, self.sites), with_shared(shared, port)
+        weights = [
+            (per_thread.get(h.mem[s.sid].block, 0.0), h.mem[s.sid].bytes)
+            for s in mem.instrs
+            if s.sid not in skip
+        ]
+        executed = sum(w for w, _ in weights)
+        par = self.bodies.parallelism(per_thread)
+        chain = self.chain_cycles(per_thread, mem)
+        bytes_per_access = round(sum(w * b for w, b in weights) / executed) if executed else 4
+        comp: ComputeCounts = self.instructions(per_thread)
+        folded = self.bodies.unrolled_savings(
+            per_thread, lambda b: integer_insts(h.blocks[b].ops), self.unroll
+        )
+        arrays = {array_name(h.mem[s.sid].base) for s in mem.instrs}
+        entry = kernel_entry_insts(self.grid, len(arrays - {""}))
+        warnings = []
+        if comp.unknown_calls:
+            warnings.append(
+                f"calls to {', '.join(comp.unknown_calls)} counted as one instruction each"
+            )
+        profile = KernelProfile(
+            name=self.name,
+            threads_per_block=self.block.threads,
+            blocks=blocks,
+            coal=patterns[COAL],
+            uncoal=patterns[UNCOAL],
+            const=patterns[CONST],
+            comp_insts=max(comp.total - folded, 0.0) + entry + port.extra_insts
+            + port.atomics.insts,
+            sfu_insts=comp.sfu,
+            fp_insts=comp.fp,
+            registers_per_thread=self.opts.registers_per_thread,
+            bytes_per_access=max(bytes_per_access, 1),
+            ilp=par.ilp,
+            mlp=par.mlp,
+            launches=1,
+            shared=shared,
+            sync_insts=sync + port.barriers,
+            stores=stores,
+            atomics=port.atomics,
+            chain_cycles=chain,
+            folded_insts=folded,
+        )
+        result, energy_mj, geometry = self.predicted(profile)
+        return (
+            LaunchModel(
+                profile,
+                result,
+                (int(gx), int(gy)),
+                blocks,
+                tuple(mem_reports),
+                tuple(warnings),
+                energy_mj,
+                geometry,
+                mem.l2_hit_rate,
+            ),
+        )
+
+    def per_thread(self, row: int) -> tuple[float, dict[int, float]]:
+        """The pseudo-threads of trace row ``row`` and each block's executions per thread,
+        grown to the work size (``factor``)."""
+        tr, h = self.trace, self.trace.header
+        inner = self.d2 if self.grid == 2 else self.d1
+        threads = float(tr.loop_iters[row, inner].sum()) if inner else 1.0
+        bb = tr.bb_counts[row].astype(np.float64)
+        per_thread = {
+            b.id: (bb[b.id] / threads if threads else 0.0) * self.factor.get(b.id, 1.0)
+            for b in h.blocks
+            if b.region in (self.region, -1)
+        }
+        return threads, per_thread
+
+    def grid_blocks(self, row: int) -> tuple[float, float, int]:
+        """The (x, y) threads of trace row ``row`` at the work size and its blocks; one line
+        when CUDA would refuse the grid."""
+        gx, gy = self.extents(row)
+        problem = grid_problem(gx, gy, self.block)
+        if problem:
+            raise PredictionError(f"kernel {self.name}: {problem}")
+        return gx, gy, max(math.ceil(gx / self.block.x) * math.ceil(gy / self.block.y), 1)
+
+    def instructions(self, per_thread: dict[int, float]) -> ComputeCounts:
+        """The instruction counts per thread (SPEC §2.4): every block's operations times its
+        executions per thread."""
+        ops: Counter = Counter()
+        for b in self.trace.header.blocks:
+            n = per_thread.get(b.id, 0.0)
+            if n:
+                for opcode, ty, detail, k in b.ops:
+                    ops[(opcode, ty, detail)] += n * k
+        return compute_counts(ops)
+
+    def predicted(self, profile: KernelProfile) -> tuple[object, float | None, LaunchGeometry]:
+        """The model's result for ``profile``, its energy (None: no energy table) and launch
+        geometry; one line when the block does not fit an SM."""
+        try:
+            result = model_predict(
+                profile, self.device, self.opts.model, **_model_options(self.opts)
+            )
+        except BlockDoesNotFit as exc:
+            raise PredictionError(f"kernel {self.name}: {exc}") from None
+        est = predict_energy(profile, self.device, result.time_ms)
+        geometry = launch_geometry(profile, self.device)
+        return result, (est.total_mj if est else None), geometry
+
+    def chain_cycles(self, per_thread: dict, mem: MemoryAnalysis) -> float:
+        """The critical path of the launch's busiest thread (models/bounds.py): the mean
+        thread's body executions times ``busiest``, each iteration its chain
+        (parallelism.body_chain) with every load at its own mean latency."""
+        dev = self.device
+        staged = {a.sid for a in self.staged}
+        lat = {s.sid: _load_latency(s, dev) for s in mem.instrs}
+        for sid in staged:
+            lat[sid] = dev.shared_latency_cycles
+
+        def load_cycles(sid: int) -> float:
+            return lat.get(sid, dev.l2_latency_cycles)
+
+        busiest = {b: n * self.busiest for b, n in per_thread.items()}
+        return self.bodies.chain_cycles(
+            busiest, load_cycles, dev.fp_latency_cycles, dev.inst_latency_cycles, self.unroll
+        )
+
+    @functools.cached_property
+    def _unrolls(self) -> dict[int, int]:
+        """loop_unroll_at of every loop a thread body runs, found once for the region (the
+        trace's loop counts over all launches: the same for each launch modelled)."""
+        return {
+            lid: loop_unroll_at(self.trace, lid, self._ratio(lid))
+            for lid in self.bodies.loop_ids
+            if lid >= 0
+        }
+
+    def unroll(self, loop: int) -> int:
+        """How many iterations nvcc unrolls loop ``loop`` into one trip (loop_unroll_at)."""
+        return self._unrolls.get(loop, 1)
+
+    def shared_counts(self, row: int, per_thread: dict, threads: float):
+        """SharedMemoryCounts and barriers per thread of a tiled launch (SPEC §2.6)."""
+        if not self.staged or self.shared_spec is None:
+            return SharedMemoryCounts(), 0.0
+        tile_loop, loads_per_phase, nbytes, divisor = self.shared_spec
+        iters = float(self.trace.loop_iters[row, tile_loop])
+        phases = (iters / threads if threads else 0.0) * self._ratio(tile_loop) / divisor
+        by_x: dict[float, float] = {}
+        h = self.trace.header
+        waves = 0.0
+        for a in self.staged:
+            count = per_thread.get(h.mem[a.sid].block, 0.0)  # elements read per thread
+            total = sum(c for _, c in a.conflicts)
+            for x, c in a.conflicts:  # shared loads (vectors of a.vector elements)
+                by_x[float(x)] = by_x.get(float(x), 0.0) + count * c / total / a.vector
+            waves += count * a.wavefronts
+        counts = SharedMemoryCounts(
+            load_insts=phases * loads_per_phase,
+            insts_by_conflict=tuple(sorted(by_x.items())),
+            bytes_per_block=nbytes,
+            wavefronts=waves,
+        )
+        return counts, 2.0 * phases
+
+
+def loop_unroll_at(trace: Trace, loop: int, ratio: float = 1.0) -> int:
+    """How many iterations nvcc unrolls loop ``loop`` of ``trace`` into one trip
+    (compute.loop_unroll), its iterations an entry grown by ``ratio`` to the work size: a loop
+    of at most UNROLL_WHOLE iterations an entry (a strip-mined tile loop) is one of constant
+    trip count in the port's code; a longer one is bounded by a size, a run-time parameter
+    of the port. 1 for straight-line code (loop -1)."""
+    if loop < 0:
+        return 1
+    entries = float(trace.loop_entries[:, loop].sum())
+    per_entry = float(trace.loop_iters[:, loop].sum()) / entries if entries else 0.0
+    return loop_unroll(per_entry * ratio)
+
+
+def _load_latency(s, device: GPUDevice) -> float:
+    """Mean latency of static load ``s`` (memory.InstrMemStats): the L1's for the warp
+    instructions it serves, else the L2's plus DRAM's for the share of transactions that
+    miss (SPEC eq. (2))."""
+    total = max(s.total_warp_insts, 1)
+    l1 = sum(s.l1_served) / total
+    l2 = sum(s.l2_trans)
+    miss = sum(s.dram_trans) / l2 if l2 else 0.0
+    beyond = device.l2_latency_cycles + min(miss, 1.0) * device.dram_latency_cycles
+    return l1 * device.l1_latency_cycles + (1 - l1) * beyond
+
+
+def busiest_share(wt) -> float:
+    """How many times the mean pseudo-thread's memory events the busiest thread makes: a
+    warp instruction holds at most one event of each lane, so the busiest warp's instruction
+    count is its busiest lane's events at most (1 when every thread works alike)."""
+    threads = max(wt.grid_x, 1) * max(wt.grid_y, 1)
+    if not wt.n_events or not len(wt.inst_warp):
+        return 1.0
+    most = float(np.bincount(wt.inst_warp).max())
+    return max(most / (wt.n_events / threads), 1.0)
+
+
+def _memory_profile(
+    trace: Trace,
+    mem: MemoryAnalysis,
+    per_thread: dict[int, float],
+    region: int,
+    skip: set[int] = frozenset(),
+    restores: frozenset[int] = frozenset(),
+):
+    """Per-instruction reports and the per-pattern counts of the profile (SPEC §2.3)."""
+    h = trace.header
+    insts, l2, dram, served = [0.0] * 3, [0.0] * 3, [0.0] * 3, [0.0] * 3
+    st_insts, st_l2, st_dram = [0.0] * 3, [0.0] * 3, [0.0] * 3
+    write_back = 0.0
+    reports = []
+    for s in mem.instrs:
+        m = h.mem[s.sid]
+        count = per_thread.get(m.block, 0.0)
+        staged = s.sid in skip  # staged in shared memory: modelled by shared_counts
+        total = 0 if staged else s.total_warp_insts
+        shares = tuple(w / total for w in s.warp_insts) if total else (0.0, 0.0, 0.0)
+        for p in range(3):
+            if shares[p]:
+                n = count * shares[p]
+                insts[p] += n
+                l2[p] += n * s.l2_trans[p] / s.warp_insts[p]
+                dram[p] += n * s.dram_trans[p] / s.warp_insts[p]
+                served[p] += n * s.l1_served[p] / s.warp_insts[p]
+                if m.kind == "store":
+                    st_insts[p] += n
+                    st_l2[p] += n * s.l2_trans[p] / s.warp_insts[p]
+                    st_dram[p] += n * s.dram_trans[p] / s.warp_insts[p]
+                    write_back += n * s.written[p] / s.warp_insts[p]
+        reports.append(
+            MemInstrReport(
+                id=s.sid,
+                text=m.base,
+                location=f"{m.file}:{m.line}",
+                kind=m.kind,
+                pattern="shared" if staged else s.pattern,
+                shares=shares,
+                l2_trans_per_warp=sum(s.l2_trans) / total if total else 0.0,
+                l2_hit_rate=0.0 if staged else s.l2_hit_rate,
+                per_thread=count,
+                restored=s.sid in restores and count > 1.5,
+            )
+        )
+    patterns = []
+    for p in range(3):
+        reaching = insts[p] - served[p]  # warp instructions that go past the L1
+        patterns.append(
+            PatternCounts(
+                insts[p],
+                l2[p] / reaching if reaching > 1e-12 else 0.0,
+                dram[p] / reaching if reaching > 1e-12 else 0.0,
+                served[p] / insts[p] if insts[p] else 0.0,
+            )
+        )
+    stores = StoreCounts(
+        *(
+            PatternCounts(n, st_l2[p] / n, st_dram[p] / n) if n > 1e-12 else PatternCounts()
+            for p, n in enumerate(st_insts)
+        ),
+        write_back_trans=write_back,
+    )
+    return reports, patterns, stores
+
+
+def _model_options(opts: RunOptions) -> dict:
+    return {"batch_mode": opts.batch_mode} if opts.model == "cgpredict" else {}

@@ -1,0 +1,219 @@
+"""One region mapped onto the GPU at the trace size (``RegionSetup``): its shared-memory tiles,
+the warps resident on the SMs, the per-block growth to the work size, and the memory analysis
+of its pseudo-warps with reuse scaled to the work size (SPEC §2.2, §2.3, §2.6).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..block import Block
+from ..devices import GPUDevice
+from ..frontend.tracefile import Trace
+from ..memory.lru import CacheConfig
+from ..memory.reuse import CacheScale
+from ..memory.shared import StagedAccess
+from ..memory.staging import staging_setup
+from ..memory.transactions import L1Config, MemoryAnalysis, analyze_memory
+from ..occupancy import BlockDoesNotFit, occupancy
+from ..prediction import PredictionError, RunOptions
+from ..scaling import SizeModel
+from ..warps import WarpTrace, mapped_loops
+from .checks import tile_problem
+from .launch import trip
+
+
+@dataclass(frozen=True, eq=False)
+class RegionSetup:
+    """One region mapped onto the GPU at the trace size, and what scales it to the work size:
+    what the memory analysis and the launch models of ``analyze_region`` share."""
+
+    trace: Trace
+    region: int
+    launch: int  # the first recorded launch: its pseudo-warps stand for every launch
+    wt: WarpTrace
+    d1: list  # the loops mapped to x (1-D) or y (2-D), and to x (2-D) (warps.mapped_loops)
+    d2: list
+    sizes: SizeModel
+    tsz: dict[str, int]
+    wsz: dict[str, int]
+    factor: dict  # per block: work-size count / trace-size count (_block_factors)
+    warps_per_batch: int  # warps resident on an SM at once (resident_warps)
+    staged: tuple[StagedAccess, ...] = ()
+    shared_spec: tuple[int, float, int, float] | None = None  # see staging.staging_setup
+
+    @property
+    def grid(self) -> int:
+        return self.wt.grid_dims
+
+    @property
+    def block(self) -> Block:
+        return self.wt.block
+
+
+def setup_region(
+    trace: Trace,
+    region: int,
+    launch: int,
+    wt: WarpTrace,
+    device: GPUDevice,
+    opts: RunOptions,
+    sizes: SizeModel,
+    tsz: dict[str, int],
+    wsz: dict[str, int],
+    warnings: list[str],
+) -> RegionSetup:
+    """The region's shared-memory tiles (SPEC §2.6), resident warps per SM and growth to
+    the work size; one line when a tile or the block cannot fit the device."""
+    info = trace.header.region(region)
+    problem = tile_problem(trace.header, info, device)
+    if problem:
+        raise PredictionError(f"kernel {info.name}: {problem}")
+    staged, shared_spec = staging_setup(
+        trace, region, wt, device, wt.block, opts.stage, launch, warnings
+    )
+    try:
+        warps_per_batch = resident_warps(
+            device, wt.block, opts.registers_per_thread,
+            int(shared_spec[2]) if shared_spec else 0,
+        )  # fmt: skip
+    except BlockDoesNotFit as exc:
+        raise PredictionError(f"kernel {info.name}: {exc}") from None
+    d1, d2 = mapped_loops(trace, region)
+    return RegionSetup(
+        trace=trace,
+        region=region,
+        launch=launch,
+        wt=wt,
+        d1=d1,
+        d2=d2,
+        sizes=sizes,
+        tsz=tsz,
+        wsz=wsz,
+        factor=_block_factors(trace, region, wt.grid_dims, sizes, tsz, wsz),
+        warps_per_batch=warps_per_batch,
+        staged=staged,
+        shared_spec=shared_spec,
+    )
+
+
+def region_memory(
+    setup: RegionSetup, device: GPUDevice, gathers: tuple[tuple[int, float], ...] = ()
+) -> MemoryAnalysis:
+    """The memory analysis of the launch's pseudo-warps (SPEC §2.3): patterns, L1 and L2
+    transactions, reuse scaled to the work size (_cache_scale), the ``gathers``' reuse grown
+    by their arrays' growth (footprint.py)."""
+    h = setup.trace.header
+    return analyze_memory(
+        setup.wt,
+        np.array([m.bytes for m in h.mem] or [4]),
+        CacheConfig(device.l2_line_bytes, device.l2_sets, device.l2_ways),
+        setup.warps_per_batch,
+        dataclasses.replace(_cache_scale(setup), gathers=gathers),
+        device.l2_sector_bytes,
+        _l1_config(device, setup.wt, setup.block),
+        is_store(setup.trace),
+    )
+
+
+def is_store(trace: Trace) -> np.ndarray:
+    """True per static memory instruction of the trace that is a store."""
+    return np.array([m.kind == "store" for m in trace.header.mem] or [False])
+
+
+def _l1_config(device: GPUDevice, wt: WarpTrace, block: Block) -> L1Config | None:
+    """The L1 of devices that cache global loads there (device file: l1_caches_global_loads)."""
+    if not device.l1_caches_global_loads:
+        return None
+    lines = device.l1_bytes // device.l1_line_bytes
+    ways = min(device.l1_ways, lines)
+    cfg = CacheConfig(device.l1_line_bytes, max(lines // ways, 1), ways)
+    sms = max(min(device.sm_count, wt.blocks), 1)
+    return L1Config(
+        cfg,
+        min(device.l2_sector_bytes, device.l1_line_bytes),
+        sms,
+        max(math.ceil(block.threads / 32), 1),
+    )
+
+
+def _inner_blocks(trace: Trace, region: int, grid: int) -> set[int]:
+    """Blocks inside the mapped loops (the per-thread part of a kernel)."""
+    inner = [lp for lp in trace.header.loops if lp.region == region and lp.depth == grid]
+    return {b for lp in inner for b in lp.blocks}
+
+
+def resident_warps(device: GPUDevice, block: Block, registers: int, smem_bytes: int) -> int:
+    """Warps of the active batch (SPEC §2.3): the resident blocks of every SM, from the
+    occupancy calculation, whole blocks only (warps are numbered block by block). Raises
+    BlockDoesNotFit for a launch the GPU would refuse."""
+    occ = occupancy(device, block.threads, registers, smem_bytes)
+    return max(occ.blocks_per_sm * occ.warps_per_block * device.sm_count, 1)
+
+
+def _cache_scale(setup: RegionSetup) -> CacheScale:
+    """Reuse-distance growth from trace to work size (reuse.scale_hits)."""
+    trace, region, grid, block, wt = (
+        setup.trace, setup.region, setup.grid, setup.block, setup.wt
+    )
+    d1, d2, sizes, tsz, wsz = setup.d1, setup.d2, setup.sizes, setup.tsz, setup.wsz
+    factor, warps_per_batch = setup.factor, setup.warps_per_batch
+    inner = _inner_blocks(trace, region, grid)
+    footprint = max((f for b, f in factor.items() if b in inner), default=1.0)
+    xloop = d2 if grid == 2 else d1
+    grid_x = 1.0
+    if xloop and xloop[0] in sizes.trips:
+        t = trip(sizes.trips[xloop[0]], tsz)
+        grid_x = trip(sizes.trips[xloop[0]], wsz) / t if t > 0 else 1.0
+    warps_per_block = max(math.ceil(block.threads / 32), 1)
+    blocks_per_batch = max(warps_per_batch // warps_per_block, 1)
+    blocks_per_row = max(math.ceil(wt.grid_x / block.x), 1)
+    per_row = max(math.ceil(blocks_per_row / blocks_per_batch), 1) if grid == 2 else 1 << 30
+    # warps of one batch at the trace size and at the work size
+    threads_work = float(wt.grid_x) * float(wt.grid_y) * max(grid_x, 1.0)
+    if grid == 2 and d1 and d1[0] in sizes.trips:
+        t = trip(sizes.trips[d1[0]], tsz)
+        threads_work *= max(trip(sizes.trips[d1[0]], wsz) / t if t > 0 else 1.0, 1.0)
+    trace_batch = min(max(wt.n_warps, 1), warps_per_batch)
+    work_batch = min(max(threads_work / 32, 1.0), warps_per_batch)
+    return CacheScale(
+        max(footprint, 1.0), max(grid_x, 1.0), per_row, max(work_batch / trace_batch, 1.0)
+    )
+
+
+def _block_factors(trace: Trace, region: int, grid: int, sizes: SizeModel, tsz, wsz):
+    """Per-thread count growth of each block from trace to work size: the product of
+    T(work)/T(trace) over every loop enclosing the block, divided by the growth of the thread
+    count (the mapped loops). Blocks inside all mapped loops keep the per-thread loops' ratios;
+    a block of the y loop outside the x loop shrinks per thread as x grows. A block of a helper
+    function grows like the block that calls it, times its own loops' ratios."""
+    h = trace.header
+    ratio: dict[int, float] = {}
+    for lp in h.loops:
+        model = sizes.trips.get(lp.id)
+        if lp.region in (region, -1) and model is not None:
+            t_trace, t_work = trip(model, tsz), trip(model, wsz)
+            ratio[lp.id] = t_work / t_trace if t_trace > 0 else 1.0
+    mapped = [lp for lp in h.loops if lp.region == region and lp.depth <= grid]
+    thread_growth = 1.0
+    for lp in mapped:
+        thread_growth *= ratio.get(lp.id, 1.0)
+    own: dict[int, float] = {b.id: 1.0 for b in h.blocks if b.region in (region, -1)}
+    for lp in h.loops:
+        if lp.region in (region, -1) and lp.id in ratio:
+            for b in lp.blocks:
+                own[b] = own.get(b, 1.0) * ratio[lp.id]
+    out = {b.id: own[b.id] / thread_growth for b in h.blocks if b.region == region}
+    # helpers, callers first: the calls of the region, then calls made by helpers
+    pending = [c for c in h.calls if c.traced]
+    for _ in range(len(h.helpers) + 1):
+        for call in pending:
+            if call.block in out:
+                for b in h.blocks:
+                    if b.region == -1 and b.function == call.callee:
+                        out[b.id] = max(out.get(b.id, 0.0), out[call.block] * own[b.id])
+    return out

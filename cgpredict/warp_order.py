@@ -174,6 +174,19 @@ def _sid_ranks_sorted(thread: np.ndarray, sid: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
+def _sort_lanes(out, lane, a, b):  # pragma: no cover - numba
+    """Sort ``out[a:b]`` (events of one warp instruction) by lane, in place: an insertion
+    sort, the lanes of one instruction being few and mostly in order already."""
+    for p in range(a + 1, b):
+        t = out[p]
+        q = p - 1
+        while q >= a and lane[out[q]] > lane[t]:
+            out[q + 1] = out[q]
+            q -= 1
+        out[q + 1] = t
+
+
+@njit(cache=True, nogil=True)
 def _masked_order(perm, warp, lane, k, sid, r, n_sids):  # pragma: no cover - numba
     """Warp instructions of divergent warps: the events of one warp with the same (sid, r),
     i.e. the r-th execution of static instruction sid by the lanes that execute it (a masked
@@ -245,13 +258,7 @@ def _masked_order(perm, warp, lane, k, sid, r, n_sids):  # pragma: no cover - nu
         for j in range(n_groups):  # lane order inside each instruction (insertion sort)
             a = starts[m + j]
             b = starts[m + j + 1] if j + 1 < n_groups else hi
-            for p in range(a + 1, b):
-                t = out[p]
-                q = p - 1
-                while q >= a and lane[out[q]] > lane[t]:
-                    out[q + 1] = out[q]
-                    q -= 1
-                out[q + 1] = t
+            _sort_lanes(out, lane, a, b)
         m += n_groups
         for i in range(ns):
             rcount[sids[i]] = 0

@@ -192,27 +192,7 @@ def loop_body(
                     # a join (if/else merge) inside the body: same-iteration operands
                     pending_merges.append((k, inside))
             elif ins.opcode == "call" and (ins.callee or "").startswith("llvm.fmuladd"):
-                args = _call_args(body)
-                a, bb, c = (_ref(x, by_name) for x in args[:3])
-                k = len(ops)
-                ops.append(
-                    Op(
-                        k,
-                        (ins.result or "") + ".mul",
-                        op_class("fmul", ty),
-                        ty,
-                        tuple(x for x in (a, bb) if x >= 0),
-                    )
-                )
-                ops.append(
-                    Op(
-                        k + 1,
-                        ins.result or "",
-                        op_class("fadd", ty),
-                        ty,
-                        tuple(x for x in (k, c) if x >= 0),
-                    )
-                )
+                ops.extend(_fmuladd_ops(len(ops), ins.result or "", ty, body, by_name))
             elif ins.opcode == "call" and (ins.callee or "").startswith(
                 ("llvm.dbg", "llvm.lifetime")
             ):
@@ -230,6 +210,24 @@ def loop_body(
                 ops.append(Op(k, ins.result or "", klass, ty, operands, -1, mem_id, array))
             if ins.result:
                 by_name[ins.result.lstrip("%").strip('"')] = len(ops) - 1
+    fixed = _with_phis(ops, by_name, pending_phis, pending_merges)
+    return LoopBody(tuple(fixed), _induction(fixed))
+
+
+def _fmuladd_ops(k: int, result: str, ty: str, body: str,
+                 by_name: dict[str, int]) -> tuple[Op, Op]:
+    """``llvm.fmuladd`` as the multiply and the add it fuses (ops ``k`` and ``k + 1``)."""
+    a, bb, c = (_ref(x, by_name) for x in _call_args(body)[:3])
+    return (
+        Op(k, result + ".mul", op_class("fmul", ty), ty, tuple(x for x in (a, bb) if x >= 0)),
+        Op(k + 1, result, op_class("fadd", ty), ty, tuple(x for x in (k, c) if x >= 0)),
+    )
+
+
+def _with_phis(ops: list[Op], by_name: dict[str, int], pending_phis: list[tuple[int, str]],
+               pending_merges: list[tuple[int, list[str]]]) -> list[Op]:
+    """The ops with the operands of their phis: a header phi carries its latch value from
+    the previous iteration; a join inside the body takes its operands of this iteration."""
     fixed = list(ops)
     for k, name in pending_phis:
         if name in by_name:
@@ -239,7 +237,7 @@ def loop_body(
         o = fixed[k]
         opnds = tuple(dict.fromkeys(by_name[n] for n in names if n in by_name))
         fixed[k] = Op(o.index, o.name, o.klass, o.type, opnds, o.carried)
-    return LoopBody(tuple(fixed), _induction(fixed))
+    return fixed
 
 
 def _call_args(body: str) -> list[str]:

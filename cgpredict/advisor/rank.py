@@ -75,6 +75,47 @@ def _discard(pending) -> None:
         pass
 
 
+def _trace_fixes(prep: Prepared, opts: RunOptions, base: Report, tiled: Path | None,
+                 quick: bool, pool, fixes: list[Fix], notes: list[str]) -> None:
+    """The fixes re-predicted from the plain trace, each a task of ``pool``, added to
+    ``fixes`` in a fixed order with their notes."""
+    own = [[], [], []] + [[] for _ in FIX_KINDS]  # notes per fix, in a fixed order
+    # the tiling first (the longest analysis), then each transposition, the
+    # registry's kinds, each shape
+    sh = pool.submit(shared_fix, prep, opts, base, tiled, own[1])
+    coal = start_coalescing(prep, opts, base, own[0], pool)
+    more = [pool.submit(k.propose, prep, opts, base, own[3 + i])
+            for i, k in enumerate(FIX_KINDS)]
+    bl = None if quick else block_fix(prep, opts, base, own[2], pool)
+    fixes += coal()
+    if sh.result():
+        fixes.append(sh.result())
+    for m in more:
+        fixes += m.result()
+    if bl:
+        fixes.append(bl)
+    for n in own:
+        notes += n
+
+
+def _restrict_fixes(pending, opts: RunOptions, base: Report, tiled: Path | None, pool,
+                    fixes: list[Fix], notes: list[str]) -> None:
+    """The fixes predicted on the restrict port's trace (``pending``): the register fix,
+    and all fixes combined."""
+    prep_r, rbase = pending.result()
+    with prep_r:
+        reg = register_fix(prep_r, opts, base, rbase)
+        if reg:
+            fixes.append(reg)
+        # a tiled file of the user's is predicted as written: its accumulation is
+        # its own
+        both = None if tiled else combined_fix(
+            prep_r, opts, base, fixes, tiled, notes, rbase, pool
+        )
+        if both:
+            fixes.append(both)
+
+
 def advise_prepared(
     prep: Prepared,
     source: Path,
@@ -118,23 +159,7 @@ def advise_prepared(
             tracer.submit(_discard, pending)  # traced for nothing: closed when done
             pending = None
         try:
-            own = [[], [], []] + [[] for _ in FIX_KINDS]  # notes per fix, in a fixed order
-            # the tiling first (the longest analysis), then each transposition, the
-            # registry's kinds, each shape
-            sh = pool.submit(shared_fix, prep, opts, base, tiled, own[1])
-            coal = start_coalescing(prep, opts, base, own[0], pool)
-            more = [pool.submit(k.propose, prep, opts, base, own[3 + i])
-                    for i, k in enumerate(FIX_KINDS)]
-            bl = None if quick else block_fix(prep, opts, base, own[2], pool)
-            fixes += coal()
-            if sh.result():
-                fixes.append(sh.result())
-            for m in more:
-                fixes += m.result()
-            if bl:
-                fixes.append(bl)
-            for n in own:
-                notes += n
+            _trace_fixes(prep, opts, base, tiled, quick, pool, fixes, notes)
         except BaseException:
             if pending is not None:
                 _discard(pending)
@@ -145,18 +170,7 @@ def advise_prepared(
                 "restrict port) were left out"
             )
         elif pending is not None:
-            prep_r, rbase = pending.result()
-            with prep_r:
-                reg = register_fix(prep_r, opts, base, rbase)
-                if reg:
-                    fixes.append(reg)
-                # a tiled file of the user's is predicted as written: its accumulation is
-                # its own
-                both = None if tiled else combined_fix(
-                    prep_r, opts, base, fixes, tiled, notes, rbase, pool
-                )
-                if both:
-                    fixes.append(both)
+            _restrict_fixes(pending, opts, base, tiled, pool, fixes, notes)
     # the baseline's own warnings (unsafe port, block replaced, staging dropped, ...)
     for w in (w for k in base.kernels for w in k.warnings):
         if f"baseline: {w}" not in notes:

@@ -626,6 +626,70 @@ def _screen(table: dict, notes: list, kept: str) -> None:
 _RAW_ERRORS = (ValueError, KeyError, TypeError, IndexError, AttributeError, ZeroDivisionError)
 
 
+def _sm_count(raw: Mapping[str, Any], props: Mapping) -> int:
+    """The SMs the props benchmark (else any benchmark) reports; 1 when none does."""
+    try:
+        sms = int(
+            props.get("sm_count")
+            or next(
+                (r["sm_count"] for r in raw.values() if isinstance(r, Mapping) and "sm_count" in r),
+                1,
+            )
+        )
+    except _RAW_ERRORS:
+        sms = 1
+    return sms
+
+
+def _benchmark_steps(step: Callable[[str, Callable[[dict, dict], None]], None],
+                     raw: Mapping[str, Any], out: dict[str, Measured], notes: list[str],
+                     clock: float | None, sms: int, warp: int, l2b: int | None,
+                     l2_line_bytes: int, l2_sector_bytes: int) -> None:
+    """Each benchmark that ran, analysed by ``step`` in order (the L1 latency after the L2's,
+    which it uses; the streams and instruction rates only with a clock)."""
+
+    def rr(name: str) -> Any:
+        return raw.get(name)
+
+    if rr("latency_l2"):
+        step("latency_l2", lambda o, e: _latency_l2(rr("latency_l2"), l2b, o, e, notes))
+    if rr("latency_l1"):
+        l2_first = out["l2_latency_cycles"].value if "l2_latency_cycles" in out else None
+        step("latency_l1", lambda o, e: _latency_l1(rr("latency_l1"), l2_first, o, e, notes))
+    if rr("line_l1"):
+        step(
+            "line_l1",
+            lambda o, e: e.update(
+                l1_fetch_bytes=Measured(
+                    fetch_granularity(rr("line_l1")["values"], rr("line_l1")["cycles_per_access"]),
+                    "first-touch stride sweep: L1 fetch granularity",
+                    _accuracy(rr("line_l1")),
+                )
+            ),
+        )
+    if rr("line_l2"):
+        step(
+            "line_l2",
+            lambda o, e: _line_l2(rr("line_l2"), l2_line_bytes, l2_sector_bytes, o, e, notes),
+        )
+    if rr("smem"):
+        step("smem", lambda o, e: _smem(rr("smem"), o, e))
+    for name, key in (("stream_l2", "dd_l2_cycles"), ("stream_dram", "dd_dram_cycles")):
+        if rr(name) and clock:
+            step(
+                name,
+                lambda o, e, name=name, key=key: _stream(
+                    rr(name), key, clock, sms, l2_sector_bytes, o, notes
+                ),
+            )
+    if rr("bandwidth"):
+        step("bandwidth", lambda o, e: _bandwidth(rr("bandwidth"), o))
+    if rr("inst") and clock:
+        step("inst", lambda o, e: _inst(rr("inst"), clock, sms, warp, o, e))
+    if rr("barrier"):
+        step("barrier", lambda o, e: _barrier(rr("barrier"), e))
+
+
 def analyse(
     raw: Mapping[str, Any],
     l2_line_bytes: int,
@@ -677,61 +741,13 @@ def analyse(
             "clock64() cycles over event time of a "
             "spin kernel on every SM (median over the benchmarks)",
         )
-    try:
-        sms = int(
-            props.get("sm_count")
-            or next(
-                (r["sm_count"] for r in raw.values() if isinstance(r, Mapping) and "sm_count" in r),
-                1,
-            )
-        )
-    except _RAW_ERRORS:
-        sms = 1
+    sms = _sm_count(raw, props)
     warp = props.get("warp_size", 32)
     warp = warp if isinstance(warp, int) and warp > 0 else 32
     l2b = props.get("l2_bytes") if isinstance(props.get("l2_bytes"), int) else None
     l2b = l2b or l2_bytes
 
-    def rr(name: str) -> Any:
-        return raw.get(name)
-
-    if rr("latency_l2"):
-        step("latency_l2", lambda o, e: _latency_l2(rr("latency_l2"), l2b, o, e, notes))
-    if rr("latency_l1"):
-        l2_first = out["l2_latency_cycles"].value if "l2_latency_cycles" in out else None
-        step("latency_l1", lambda o, e: _latency_l1(rr("latency_l1"), l2_first, o, e, notes))
-    if rr("line_l1"):
-        step(
-            "line_l1",
-            lambda o, e: e.update(
-                l1_fetch_bytes=Measured(
-                    fetch_granularity(rr("line_l1")["values"], rr("line_l1")["cycles_per_access"]),
-                    "first-touch stride sweep: L1 fetch granularity",
-                    _accuracy(rr("line_l1")),
-                )
-            ),
-        )
-    if rr("line_l2"):
-        step(
-            "line_l2",
-            lambda o, e: _line_l2(rr("line_l2"), l2_line_bytes, l2_sector_bytes, o, e, notes),
-        )
-    if rr("smem"):
-        step("smem", lambda o, e: _smem(rr("smem"), o, e))
-    for name, key in (("stream_l2", "dd_l2_cycles"), ("stream_dram", "dd_dram_cycles")):
-        if rr(name) and clock:
-            step(
-                name,
-                lambda o, e, name=name, key=key: _stream(
-                    rr(name), key, clock, sms, l2_sector_bytes, o, notes
-                ),
-            )
-    if rr("bandwidth"):
-        step("bandwidth", lambda o, e: _bandwidth(rr("bandwidth"), o))
-    if rr("inst") and clock:
-        step("inst", lambda o, e: _inst(rr("inst"), clock, sms, warp, o, e))
-    if rr("barrier"):
-        step("barrier", lambda o, e: _barrier(rr("barrier"), e))
+    _benchmark_steps(step, raw, out, notes, clock, sms, warp, l2b, l2_line_bytes, l2_sector_bytes)
     _screen(out, notes, "base kept")
     parts = [out.get(k) for k in ("l2_latency_cycles", "dram_latency_cycles", "dd_dram_cycles")]
     if all(parts):

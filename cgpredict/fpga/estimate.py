@@ -79,14 +79,14 @@ def estimate_region(
     tsz: dict[str, int],
     wsz: dict[str, int],
 ) -> KernelEstimate:
+    """The FPGA estimate of one region: its innermost loops analysed and explored, its arrays
+    placed on chip or streamed, the transfers, and the tiled design when it is faster."""
     h = trace.header
     info = h.region(region)
     rows = np.flatnonzero((trace.launches["region"] == region) & (trace.launches["recorded"] == 1))
     if not len(rows):
         raise FPGAEstimateError(f"kernel {info.name}: no launch was recorded (did it run?)")
-    launches_trace = int((trace.launches["region"] == region).sum())
-    launches = max(round(work_trips(sizes.launches.get(region), wsz)), 1)
-    launch_ratio = launches / max(launches_trace, 1)
+    launches, launch_ratio = _launches(trace, region, sizes, wsz)
     counts = block_work_counts(trace, region, sizes, tsz, wsz, launch_ratio)
     mod = parse_module(h.ir_text)
     mem_by_label = loopbody.mem_by_label(h, region)
@@ -95,133 +95,42 @@ def estimate_region(
     _check_recursion(h, region, info.name)
     warnings: list[str] = _call_warnings(h, region, info.name)
     analysed = [
-        analyze_loop(
-            trace,
-            region,
-            lp,
-            mod.functions[lp.function],
-            mem_by_label,
-            counts,
-            sizes,
-            tsz,
-            wsz,
-            int(rows[0]),
-            launch_ratio,
-        )
+        analyze_loop(trace, region, lp, mod.functions[lp.function], mem_by_label, counts,
+                     sizes, tsz, wsz, int(rows[0]), launch_ratio)
         for lp in inner
     ]
     # arrays: sizes, placement
-    sizes_b = array_bytes(h.ir_text, tsz, wsz, h.source_text)
     mems = [m for m in h.mem if m.region == region]
     names = sorted({m.base.split("[")[0] for m in mems})
     elem = {m.id: m.bytes for m in mems}
-    arr_bytes = {
-        a: sizes_b[a]
-        if a in sizes_b
-        else touched_bytes(
-            trace,
-            int(rows[0]),
-            [m.id for m in mems if m.base.split("[")[0] == a],
-            launch_ratio,
-            counts,
-            mems,
-        )
-        for a in names
-    }
+    arr_bytes = _array_sizes(trace, int(rows[0]), mems, names, launch_ratio, counts, tsz, wsz)
     usable = dev.usable()
-    on_chip: set[str] = set()
-    used = 0
-    for a in sorted(names, key=lambda x: arr_bytes[x]):
-        need = bram_cost(dev, arr_bytes[a], 1)[0]
-        if used + need <= usable.bram36 * 0.75:
-            on_chip.add(a)
-            used += need
-    streamed = [a for a in names if a not in on_chip]
-    base = Resources(
-        0,
-        used + dev.axi_port_bram36 * len(streamed),
-        dev.axi_port_lut * len(streamed),
-        dev.axi_port_ff * len(streamed),
-    )
+    on_chip, streamed, base = _placement(dev, usable, names, arr_bytes)
     loop_budget = Resources(
         usable.dsp, usable.bram36 - base.bram36, usable.lut - base.lut, usable.ff - base.ff
     )
-    choices = [
-        explore_loop(lp, dev, on_chip, elem, loop_budget, arr_bytes=arr_bytes) for lp in analysed
-    ]
-    chosen, fits = _combine(choices, loop_budget, analysed)
-    # partition BRAM of on-chip arrays
-    part = {a: 1 for a in on_chip}
-    unbanked = data_dependent_arrays(analysed)  # no static bank: never partitioned
-    for lp, est in zip(analysed, chosen):
-        for o in lp.body.mem_ops:
-            if o.array in on_chip and est is not None and o.array not in unbanked:
-                part[o.array] = max(part[o.array], est.point.partition)
-    bram = sum(bram_cost(dev, arr_bytes[a], part[a])[0] for a in on_chip)
-    lutram = sum(bram_cost(dev, arr_bytes[a], part[a])[1] for a in on_chip)
-    res = Resources(0, bram + dev.axi_port_bram36 * len(streamed), base.lut + lutram, base.ff)
-    for lp, est in zip(analysed, chosen):
-        if est is not None:  # the partition storage is counted above, once per array
-            extra = partition_extra(lp, est.point.partition, dev, on_chip, arr_bytes)
-            r = est.resources
-            res = res + Resources(r.dsp, r.bram36 - extra.bram36, r.lut - extra.lut, r.ff)
+    chosen, fits = _combine([explore_loop(lp, dev, on_chip, elem, loop_budget, arr_bytes=arr_bytes)
+                             for lp in analysed], loop_budget, analysed)
+    part, res = _resources(dev, analysed, chosen, on_chip, streamed, arr_bytes, base)
     if not res.fits(usable):
         fits = False
         warnings.append(f"{info.name}: no explored design fits the {dev.name} budget")
-    inner_blocks = {b for lp in inner for b in lp.blocks}
-    other = 0.0
-    for b in h.blocks:
-        if b.region == region and b.id not in inner_blocks and counts.get(b.id, 0.0) > 0:
-            other += counts[b.id] * _block_cycles(
-                mod.functions[b.function], b.label, dev, mem_by_label
-            )
-    transfer = (
-        sum(
-            arr_bytes[a]
-            * (
-                any(m.kind == "load" for m in mems if m.base.split("[")[0] == a)
-                + any(m.kind == "store" for m in mems if m.base.split("[")[0] == a)
-            )
-            for a in on_chip
-        )
-        * launches
-    )
+    other = _other_cycles(h, region, inner, counts, mod, dev, mem_by_label)
+    transfer = _transfer_bytes(on_chip, arr_bytes, mems, launches)
     hz = dev.clock_mhz * 1e6
     transfer_ms = transfer / (dev.dram_bandwidth_gbps * 1e9) * 1e3
     loop_ms = sum(e.time_ms for e in chosen if e is not None)
     total = loop_ms + other / hz * 1e3 + transfer_ms
-    arrays = tuple(
-        ArrayPlacement(
-            a,
-            int(arr_bytes[a]),
-            a in on_chip,
-            any(m.kind == "load" for m in mems if m.base.split("[")[0] == a),
-            any(m.kind == "store" for m in mems if m.base.split("[")[0] == a),
-            part.get(a, 1),
-        )
-        for a in names
-    )
+    arrays = _placements(names, arr_bytes, on_chip, mems, part)
     loops_out = tuple(e for e in chosen if e is not None)
     bound = max(loops_out, key=lambda e: e.time_ms).bound if loops_out else "latency"
     if transfer_ms > loop_ms:
         bound = "transfers"
-    tiled, note = _tiled_design(
-        trace, int(rows[0]), loops, analysed, mems, dev, sizes, wsz, tsz
-    )
-    design = "streamed"
-    if warnings:
-        tiled, note = None, "not tiled: the kernel calls a function with a loop"
-    if tiled is not None:
-        t_ms = tiled.time_ms * launches + other / hz * 1e3
-        if fits and t_ms >= total:
-            note = (
-                f"the tiled design ({t_ms:.4g} ms) is not faster than streaming "
-                f"({total:.4g} ms)"
-            )
-        else:
-            note = f"the streamed design takes {total:.4g} ms"
-            design, total, bound, fits = "tiled", t_ms, tiled.bound, True
-            res = tiled.resources
+    tiled, note = _tiled_design(trace, int(rows[0]), loops, analysed, mems, dev, sizes, wsz, tsz)
+    design, tiled, note, t_ms = _design(tiled, note, warnings, launches, other / hz * 1e3,
+                                        fits, total)
+    if design == "tiled":
+        total, bound, fits, res = t_ms, tiled.bound, True, tiled.resources
     return KernelEstimate(
         info.name,
         f"{h.source_name}:{info.line}",
@@ -239,6 +148,145 @@ def estimate_region(
         design,
         tiled,
         note,
+    )
+
+
+def _array_sizes(trace: Trace, row: int, mems, names: list[str], launch_ratio: float,
+                 counts: dict, tsz: dict[str, int], wsz: dict[str, int]) -> dict[str, float]:
+    """Bytes of each array the kernel touches at the work size: its declared size, else
+    what the launch of trace row ``row`` touches grown by the launch ratio."""
+    h = trace.header
+    sizes_b = array_bytes(h.ir_text, tsz, wsz, h.source_text)
+    return {
+        a: sizes_b[a]
+        if a in sizes_b
+        else touched_bytes(
+            trace,
+            row,
+            [m.id for m in mems if m.base.split("[")[0] == a],
+            launch_ratio,
+            counts,
+            mems,
+        )
+        for a in names
+    }
+
+
+def _placement(dev: FPGADevice, usable: Resources, names: list[str],
+               arr_bytes: dict[str, float]) -> tuple[set[str], list[str], Resources]:
+    """(arrays on chip, arrays streamed, the resources they take): the smallest arrays go
+    into BRAM while they fit three quarters of it; each streamed one takes an AXI port."""
+    on_chip: set[str] = set()
+    used = 0
+    for a in sorted(names, key=lambda x: arr_bytes[x]):
+        need = bram_cost(dev, arr_bytes[a], 1)[0]
+        if used + need <= usable.bram36 * 0.75:
+            on_chip.add(a)
+            used += need
+    streamed = [a for a in names if a not in on_chip]
+    base = Resources(
+        0,
+        used + dev.axi_port_bram36 * len(streamed),
+        dev.axi_port_lut * len(streamed),
+        dev.axi_port_ff * len(streamed),
+    )
+    return on_chip, streamed, base
+
+
+def _resources(dev: FPGADevice, analysed, chosen, on_chip: set[str], streamed: list[str],
+               arr_bytes: dict[str, float], base: Resources) -> tuple[dict[str, int], Resources]:
+    """(partition factor per on-chip array, the kernel's resources): each array partitioned
+    as its most demanding chosen loop asks (never one of data-dependent index), its storage
+    counted once, plus every chosen loop's own resources."""
+    part = {a: 1 for a in on_chip}
+    unbanked = data_dependent_arrays(analysed)  # no static bank: never partitioned
+    for lp, est in zip(analysed, chosen):
+        for o in lp.body.mem_ops:
+            if o.array in on_chip and est is not None and o.array not in unbanked:
+                part[o.array] = max(part[o.array], est.point.partition)
+    bram = sum(bram_cost(dev, arr_bytes[a], part[a])[0] for a in on_chip)
+    lutram = sum(bram_cost(dev, arr_bytes[a], part[a])[1] for a in on_chip)
+    res = Resources(0, bram + dev.axi_port_bram36 * len(streamed), base.lut + lutram, base.ff)
+    for lp, est in zip(analysed, chosen):
+        if est is not None:  # the partition storage is counted above, once per array
+            extra = partition_extra(lp, est.point.partition, dev, on_chip, arr_bytes)
+            r = est.resources
+            res = res + Resources(r.dsp, r.bram36 - extra.bram36, r.lut - extra.lut, r.ff)
+    return part, res
+
+
+def _other_cycles(h, region: int, inner, counts: dict, mod, dev: FPGADevice,
+                  mem_by_label) -> float:
+    """Cycles of the kernel's blocks outside its innermost loops, at the work size."""
+    inner_blocks = {b for lp in inner for b in lp.blocks}
+    other = 0.0
+    for b in h.blocks:
+        if b.region == region and b.id not in inner_blocks and counts.get(b.id, 0.0) > 0:
+            other += counts[b.id] * _block_cycles(
+                mod.functions[b.function], b.label, dev, mem_by_label
+            )
+    return other
+
+
+def _launches(trace: Trace, region: int, sizes: SizeModel,
+              wsz: dict[str, int]) -> tuple[int, float]:
+    """The region's launches at the work size, and their ratio to the trace's."""
+    launches_trace = int((trace.launches["region"] == region).sum())
+    launches = max(round(work_trips(sizes.launches.get(region), wsz)), 1)
+    return launches, launches / max(launches_trace, 1)
+
+
+def _design(tiled, note: str, warnings: list[str], launches: int, other_ms: float, fits: bool,
+            total: float):
+    """(design, the tiled design or None, the note, the tiled time): the tiled design when
+    the kernel calls no function with a loop and it is faster than streaming (or streaming
+    does not fit), else streaming."""
+    design, t_ms = "streamed", 0.0
+    if warnings:
+        tiled, note = None, "not tiled: the kernel calls a function with a loop"
+    if tiled is not None:
+        t_ms = tiled.time_ms * launches + other_ms
+        if fits and t_ms >= total:
+            note = (
+                f"the tiled design ({t_ms:.4g} ms) is not faster than streaming "
+                f"({total:.4g} ms)"
+            )
+        else:
+            note = f"the streamed design takes {total:.4g} ms"
+            design = "tiled"
+    return design, tiled, note, t_ms
+
+
+def _transfer_bytes(on_chip: set[str], arr_bytes: dict[str, float], mems,
+                    launches: int) -> float:
+    """Bytes moved between DRAM and the on-chip arrays over every launch: each array in if
+    the kernel loads it, out if it stores it."""
+    return (
+        sum(
+            arr_bytes[a]
+            * (
+                any(m.kind == "load" for m in mems if m.base.split("[")[0] == a)
+                + any(m.kind == "store" for m in mems if m.base.split("[")[0] == a)
+            )
+            for a in on_chip
+        )
+        * launches
+    )
+
+
+def _placements(names: list[str], arr_bytes: dict[str, float], on_chip: set[str], mems,
+                part: dict[str, int]) -> tuple[ArrayPlacement, ...]:
+    """Where each array lives, whether the kernel loads and stores it, its partition."""
+    return tuple(
+        ArrayPlacement(
+            a,
+            int(arr_bytes[a]),
+            a in on_chip,
+            any(m.kind == "load" for m in mems if m.base.split("[")[0] == a),
+            any(m.kind == "store" for m in mems if m.base.split("[")[0] == a),
+            part.get(a, 1),
+        )
+        for a in names
     )
 
 

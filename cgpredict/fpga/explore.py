@@ -49,12 +49,67 @@ def _evaluate(
     budget: Resources,
     arr_bytes: dict[str, int] | None = None,
 ) -> LoopEstimate | None:
+    """One design point of loop ``lp``: its II (recurrence, memory ports, DSP), depth,
+    cycles, resources and bound; None when it does not fit ``budget``."""
     u, v, p = pt.unroll, pt.jam, pt.partition
     ops = [
         o
         for o in lp.body.ops
         if o.index not in lp.body.induction and o.klass not in loopbody.FREE_CLASSES
     ]
+    uses, bank_acc, beats, stream_bytes = _accesses(lp, ops, dev, on_chip, elem_bytes, u, v, p)
+    port_mii = max(
+        [math.ceil(a / dev.bram_ports) for a in bank_acc.values()] + list(beats.values()) + [1]
+    )
+    rec_mii = _rec_mii(lp, dev, u)
+    dsp_mii = dsp_resource_mii(uses, dev, budget.dsp) if pt.pipeline else 1
+    ii = max(rec_mii, port_mii, dsp_mii)
+    depth = scheduled_depth(lp, dev, u, v, p, on_chip, beats)
+    groups = math.ceil(lp.entries / v)
+    n_iter = math.ceil(lp.trip / u)
+    if pt.pipeline:
+        if lp.perfect:
+            cycles = (groups * n_iter - 1) * ii + depth
+        else:
+            cycles = groups * ((n_iter - 1) * ii + depth)
+        share = ii
+    else:
+        cycles = groups * n_iter * max(depth, port_mii)
+        share = 1
+    res = _loop_resources(lp, pt, dev, uses, share, len(bank_acc), depth, on_chip, arr_bytes)
+    if not res.fits(budget):
+        return None
+    hz = dev.clock_mhz * 1e6
+    compute_ms = cycles / hz * 1e3
+    stream_ms = stream_bytes / (dev.dram_bandwidth_gbps * 1e9) * 1e3
+    bound = _bound(stream_ms, compute_ms, pt.pipeline, ii, rec_mii, port_mii, dsp_mii)
+    return LoopEstimate(
+        lp.info.id,
+        lp.info.line,
+        pt,
+        lp.trip,
+        lp.entries,
+        ii,
+        rec_mii,
+        port_mii,
+        dsp_mii,
+        depth,
+        float(cycles),
+        stream_bytes,
+        stream_ms,
+        compute_ms,
+        max(compute_ms, stream_ms),
+        bound,
+        res,
+        tuple(s.replace("<ii>", str(ii)) for s in pt.pragmas(lp.info.line)),
+        0,
+    )
+
+
+def _accesses(lp: AnalyzedLoop, ops, dev: FPGADevice, on_chip: set[str],
+              elem_bytes: dict[int, int], u: int, v: int, p: int):
+    """(operator uses by class and copies, accesses per busiest bank of each on-chip array,
+    AXI beats per streamed array and class, bytes streamed) of the unrolled body."""
     uses: dict[str, dict[int, int]] = {}
     bank_acc: dict[str, int] = {}
     beats: dict[tuple[str, str], int] = {}
@@ -88,24 +143,15 @@ def _evaluate(
         if outer == 0 and v > 1:
             n_acc /= v
         stream_bytes += n_acc * per
-    port_mii = max(
-        [math.ceil(a / dev.bram_ports) for a in bank_acc.values()] + list(beats.values()) + [1]
-    )
-    rec_mii = _rec_mii(lp, dev, u)
-    dsp_mii = dsp_resource_mii(uses, dev, budget.dsp) if pt.pipeline else 1
-    ii = max(rec_mii, port_mii, dsp_mii)
-    depth = scheduled_depth(lp, dev, u, v, p, on_chip, beats)
-    groups = math.ceil(lp.entries / v)
-    n_iter = math.ceil(lp.trip / u)
-    if pt.pipeline:
-        if lp.perfect:
-            cycles = (groups * n_iter - 1) * ii + depth
-        else:
-            cycles = groups * ((n_iter - 1) * ii + depth)
-        share = ii
-    else:
-        cycles = groups * n_iter * max(depth, port_mii)
-        share = 1
+    return uses, bank_acc, beats, stream_bytes
+
+
+def _loop_resources(lp: AnalyzedLoop, pt: DesignPoint, dev: FPGADevice, uses, share: int,
+                    banked: int, depth: int, on_chip: set[str],
+                    arr_bytes: dict[str, int] | None) -> Resources:
+    """The operators (shared every ``share`` cycles), the loop control, bank multiplexers,
+    pipeline registers and partitioning of one design point."""
+    u, v, p = pt.unroll, pt.jam, pt.partition
     res = Resources()
     for k, inst in instances(uses, share).items():
         c = dev.op.get(k, dev.op["call"])
@@ -113,18 +159,20 @@ def _evaluate(
     res = res + Resources(
         0,
         0,
-        dev.loop_lut * 2 + dev.bank_mux_lut * p * len(bank_acc),
+        dev.loop_lut * 2 + dev.bank_mux_lut * p * banked,
         dev.loop_ff * 2 + 32 * depth * (u * v if pt.pipeline else 1),
     )
     res = res + partition_extra(lp, p, dev, on_chip, arr_bytes or {})
-    if not res.fits(budget):
-        return None
-    hz = dev.clock_mhz * 1e6
-    compute_ms = cycles / hz * 1e3
-    stream_ms = stream_bytes / (dev.dram_bandwidth_gbps * 1e9) * 1e3
+    return res
+
+
+def _bound(stream_ms: float, compute_ms: float, pipelined: bool, ii: int, rec_mii: int,
+           port_mii: int, dsp_mii: int) -> str:
+    """What bounds the loop: bandwidth, latency (not pipelined), what sets its II, or
+    throughput (II 1)."""
     if stream_ms > compute_ms:
         bound = "bandwidth"
-    elif not pt.pipeline:
+    elif not pipelined:
         bound = "latency"
     else:
         # ties go to the first in priority order: recurrence, memory ports, DSP
@@ -141,27 +189,7 @@ def _evaluate(
             if ii > 1
             else "throughput"
         )
-    return LoopEstimate(
-        lp.info.id,
-        lp.info.line,
-        pt,
-        lp.trip,
-        lp.entries,
-        ii,
-        rec_mii,
-        port_mii,
-        dsp_mii,
-        depth,
-        float(cycles),
-        stream_bytes,
-        stream_ms,
-        compute_ms,
-        max(compute_ms, stream_ms),
-        bound,
-        res,
-        tuple(s.replace("<ii>", str(ii)) for s in pt.pragmas(lp.info.line)),
-        0,
-    )
+    return bound
 
 
 def _per_bank(lp: AnalyzedLoop, o: loopbody.Op, b: int, u: int, v: int, p: int) -> int:

@@ -292,6 +292,79 @@ def _candidates(trip: float) -> list[int]:
     return out
 
 
+def _unroll_costs(nest: AffineNest, lp: AnalyzedLoop, dev: FPGADevice, cores: dict):
+    """Per unroll factor: the arrays' partitions and port II (``_partitions``), and the II
+    with the operators' resources shared at it."""
+    parts = {}
+    for u, core in cores.items():
+        parts[u] = _partitions(nest, lp, u, max(core.rec_mii, core.dsp_mii), dev)
+    ops_res = {}
+    for u, core in cores.items():
+        ii = max(core.rec_mii, core.dsp_mii, parts[u][1])
+        r = Resources()
+        for k, m in instances(core.uses, ii).items():
+            c = dev.op.get(k, dev.op["call"])
+            r = r + Resources(m * c.dsp, 0, m * c.lut, m * c.ff)
+        ops_res[u] = (ii, r)
+    return parts, ops_res
+
+
+def _buffer_cost(geo, part: dict, double: bool, dev: FPGADevice,
+                 bram_of: dict[tuple[int, int], tuple[int, int]]) -> tuple[int, int, int]:
+    """(BRAM36, LUTRAM LUTs, banks) of the tile buffers, each partitioned as ``part`` says
+    and doubled when double-buffered and filled more than once (``bram_of``: a memo)."""
+    bram = lut = nbanks = 0
+    for g in geo:
+        p = part.get(g.shape.name, 1)
+        key = (g.bytes, p)
+        if key not in bram_of:
+            bram_of[key] = bram_cost(dev, g.bytes, p)
+        b36, lt = bram_of[key]
+        k = 2 if (double and g.fills > 1) else 1
+        bram += k * b36
+        lut += k * lt
+        nbanks += p if p > 1 else 0
+    return bram, lut, nbanks
+
+
+def _chosen(kept: list[tuple[float, float, tuple]], nest: AffineNest, lp: AnalyzedLoop,
+            trips: tuple[float, ...], lines: tuple[int, ...], dev: FPGADevice, parts: dict,
+            names: dict[int, str] | None, trace_trips: tuple[float, ...] | None,
+            evaluated: int, skipped: int) -> TiledEstimate:
+    """The design chosen among the ``kept`` points (the Pareto front's fastest, ties within
+    1% going to the shortest transfers, then the smaller), with its buffers, bound and
+    pragmas."""
+    hz = dev.clock_mhz * 1e6
+    front = _pareto(kept)
+    # ties within 1% of the fastest: the one with the shortest transfers (long bursts, little
+    # DRAM data: the most slack under the transfer estimate), then the smaller one
+    fastest = front[0][0]
+    best = min((k for k in front if k[0] <= fastest * 1.01), key=lambda k: (k[2][9], k[1]))
+    ms, _, (tiles, counts, u, double, core, ii, port, compute, traffic, transfer, res,
+            limit) = best
+    bufs = _buffers(nest, tiles, counts, dev, parts[u][0], double, trace_trips)
+    if transfer >= compute:  # overlapped or not, the fills take longer than the compute
+        bound = "transfers"
+    else:
+        bound = next(
+            (n for n, m in (("recurrence", core.rec_mii), ("memory ports", port),
+                            ("DSP", core.dsp_mii)) if m == ii and ii > 1),
+            "throughput",
+        )
+    est = TiledEstimate(
+        lines, trips, tiles, u, double, tuple(bufs), ii, core.rec_mii, port, core.dsp_mii,
+        core.depth, float(compute), float(traffic), float(transfer),
+        traffic / transfer if transfer else float(dev.axi_ports * dev.axi_port_bytes),
+        compute / hz * 1e3, transfer / hz * 1e3, ms, bound, res, evaluated, skipped,
+        len(front), (), (), transfer_limit=limit,
+    )
+    est = replace(est, reduction_tree=tree_reduction(lp) and u > 1 and core.rec_mii > 1)
+    return replace(
+        est, pragmas=tiled_pragmas(est, dev), structure=tiled_structure(est, names or {})
+    )
+
+
+
 def explore_tiled(
     nest: AffineNest,
     lp: AnalyzedLoop,
@@ -318,17 +391,7 @@ def explore_tiled(
     shapes = _shapes(nest, trace_trips)
     mt = dev.dram_min_transfer_bytes
     loop_lut, loop_ff = dev.loop_lut * 2 * len(trips), dev.loop_ff * 2 * len(trips)
-    parts = {}
-    for u, core in cores.items():
-        parts[u] = _partitions(nest, lp, u, max(core.rec_mii, core.dsp_mii), dev)
-    ops_res = {}
-    for u, core in cores.items():
-        ii = max(core.rec_mii, core.dsp_mii, parts[u][1])
-        r = Resources()
-        for k, m in instances(core.uses, ii).items():
-            c = dev.op.get(k, dev.op["call"])
-            r = r + Resources(m * c.dsp, 0, m * c.lut, m * c.ff)
-        ops_res[u] = (ii, r)
+    parts, ops_res = _unroll_costs(nest, lp, dev, cores)
     bram_of: dict[tuple[int, int], tuple[int, int]] = {}
     cap = (budget.dsp, budget.bram36, budget.lut, budget.ff)
     cap1 = tuple(max(b, 1) for b in cap)
@@ -361,17 +424,7 @@ def explore_tiled(
             for double in (False, True):
                 evaluated += 1
                 transfer, limit = moves[double]
-                bram = lut = nbanks = 0
-                for g in geo:
-                    p = part.get(g.shape.name, 1)
-                    key = (g.bytes, p)
-                    if key not in bram_of:
-                        bram_of[key] = bram_cost(dev, g.bytes, p)
-                    b36, lt = bram_of[key]
-                    k = 2 if (double and g.fills > 1) else 1
-                    bram += k * b36
-                    lut += k * lt
-                    nbanks += p if p > 1 else 0
+                bram, lut, nbanks = _buffer_cost(geo, part, double, dev, bram_of)
                 cycles = max(compute, transfer) + first if double else compute + transfer
                 need = (
                     ops.dsp,
@@ -390,34 +443,8 @@ def explore_tiled(
             f"no tile size fits the {dev.name} budget "
             f"({evaluated} points evaluated, {skipped} skipped: buffers too large)"
         )
-    front = _pareto(kept)
-    # ties within 1% of the fastest: the one with the shortest transfers (long bursts, little
-    # DRAM data: the most slack under the transfer estimate), then the smaller one
-    fastest = front[0][0]
-    best = min((k for k in front if k[0] <= fastest * 1.01), key=lambda k: (k[2][9], k[1]))
-    ms, _, (tiles, counts, u, double, core, ii, port, compute, traffic, transfer, res,
-            limit) = best
-    bufs = _buffers(nest, tiles, counts, dev, parts[u][0], double, trace_trips)
-    if transfer >= compute:  # overlapped or not, the fills take longer than the compute
-        bound = "transfers"
-    else:
-        bound = next(
-            (n for n, m in (("recurrence", core.rec_mii), ("memory ports", port),
-                            ("DSP", core.dsp_mii)) if m == ii and ii > 1),
-            "throughput",
-        )
-    est = TiledEstimate(
-        lines, trips, tiles, u, double, tuple(bufs), ii, core.rec_mii, port, core.dsp_mii,
-        core.depth, float(compute), float(traffic), float(transfer),
-        traffic / transfer if transfer else float(dev.axi_ports * dev.axi_port_bytes),
-        compute / hz * 1e3, transfer / hz * 1e3, ms, bound, res, evaluated, skipped,
-        len(front), (), (), transfer_limit=limit,
-    )
-    est = replace(est, reduction_tree=tree_reduction(lp) and u > 1 and core.rec_mii > 1)
-    return replace(
-        est, pragmas=tiled_pragmas(est, dev), structure=tiled_structure(est, names or {})
-    ), ""
-
+    return _chosen(kept, nest, lp, trips, lines, dev, parts, names, trace_trips, evaluated,
+                   skipped), ""
 
 def _pareto(points: list[tuple[float, float, tuple]]) -> list[tuple[float, float, tuple]]:
     """The points no other point beats in time, resource share and DRAM transfer time at once

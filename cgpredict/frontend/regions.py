@@ -254,9 +254,7 @@ def mark_regions(
     ``functions`` (``--function``), are also reached through opaque pointers, as plain kernel
     parameters are in CUDA (``port.py``)."""
     lines = source.split("\n")
-    offsets = [0]
-    for line in lines:
-        offsets.append(offsets[-1] + len(line) + 1)
+    offsets = _line_offsets(lines)
     regions: list[RegionSpec] = []
     trace_sizes: dict[str, int] = {}
     pending: tuple[int, str, int] | None = None
@@ -312,6 +310,49 @@ def mark_regions(
             )
     if pending is not None:
         raise RegionError(f"line {pending[0] + 1}: '#pragma cgp kernel' is not followed by a loop")
+    split = _split_functions(source, offsets, functions, port, fn_hints, regions, ends)
+    _check_names(regions)
+    whole = {
+        n: tuple(h for _, o, h in fn_hints if o == n) for n in functions if n not in split
+    }
+    text = _apply(lines, offsets, edits, ends)
+    if port == "plain":
+        for k, name in enumerate(functions):
+            if name not in split:
+                text = _plain_function(text, source, name, 1000 + k)
+    return MarkedSource(
+        text, tuple(regions), trace_sizes, tuple(split), {n: h for n, h in whole.items() if h}
+    )
+
+
+def _line_offsets(lines: list[str]) -> list[int]:
+    """The character offset of every line's start, and one past the end."""
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line) + 1)
+    return offsets
+
+
+def _check_names(regions: list[RegionSpec]) -> None:
+    """One line when two kernels have the same name."""
+    names = [r.name for r in regions]
+    dup = {n for n in names if names.count(n) > 1}
+    if dup:
+        raise RegionError(f"kernel names used twice: {', '.join(sorted(dup))}")
+
+
+def _split_functions(
+    source: str,
+    offsets: list[int],
+    functions: tuple[str, ...],
+    port: str,
+    fn_hints: list[tuple[int, str, SharedHint]],
+    regions: list[RegionSpec],
+    ends: list[tuple[int, str]],
+) -> list[str]:
+    """The --function kernels of several loop nests, each nest a region of its own (appended
+    to ``regions``, its markers to ``ends``), and their names. A function with a region of
+    its own, or a nest it may leave other than at its end, stays one kernel."""
     split = []
     for name in functions:
         nests = function_nests(source, name)
@@ -336,21 +377,7 @@ def mark_regions(
             # begin and end markers on the nest's own lines: no line moves
             ends.append((start, f"__cgp_region_begin({region.index}); {opening} "))
             ends.append((end, f"{closing} __cgp_region_end({region.index});"))
-    names = [r.name for r in regions]
-    dup = {n for n in names if names.count(n) > 1}
-    if dup:
-        raise RegionError(f"kernel names used twice: {', '.join(sorted(dup))}")
-    whole = {
-        n: tuple(h for _, o, h in fn_hints if o == n) for n in functions if n not in split
-    }
-    text = _apply(lines, offsets, edits, ends)
-    if port == "plain":
-        for k, name in enumerate(functions):
-            if name not in split:
-                text = _plain_function(text, source, name, 1000 + k)
-    return MarkedSource(
-        text, tuple(regions), trace_sizes, tuple(split), {n: h for n, h in whole.items() if h}
-    )
+    return split
 
 
 def check_pragmas(source: str, marked: MarkedSource) -> str | None:

@@ -174,16 +174,13 @@ def _check_output_path(output: Path, force: bool) -> None:
 def trace_program(
     source: Path, output: Path, options: TraceOptions = TraceOptions(), force: bool = False
 ) -> Trace:
-    """Trace the marked regions of ``source`` and write the trace to ``output``."""
+    """Trace the marked regions of ``source`` and write the trace to ``output``: compile,
+    instrument, link, run, then the header and the trace file (each step timed)."""
     source = Path(source)
     _check_output_path(output, force)
     text = read_source(source)
     marked = marked_source(source, text, options.macros, options.port, tuple(options.functions))
-    sizes = {k: int(v) for k, v in options.macros.items() if str(v).isdigit()}
-    problem = counter_problem(text, {**marked.trace_sizes, **sizes})
-    if problem:
-        line, _, what = problem.partition(": ")
-        raise RegionError(f"{source}:{line.removeprefix('line ')}: {what}")
+    _check_counters(source, text, marked, options)
     clock = [time.perf_counter()]
     seconds: dict[str, float] = {}
 
@@ -195,61 +192,10 @@ def trace_program(
     sweep_once()  # the leftovers of cgpredict processes that were killed
     with make_tempdir("cgp-") as tmpdir:
         tmp = Path(tmpdir)
-        src = tmp / (source.stem + ".c")  # a private copy: never the user's name or suffix
-        prelude = tmp / "cgp_prelude.h"
-        prelude.write_text(PRELUDE)
-        ir_file = tmp / (source.stem + ".ll")
         macros = dict(options.macros)
-        port = options.port
-
-        def compile_marked() -> str | None:
-            src.write_text(marked.text)
-            return compile_to_ir(
-                src,
-                ir_file,
-                {**macros},
-                prelude,
-                display_name=str(source),
-                include_dirs=(source.resolve().parent,),
-                noinline=tuple(options.functions),
-            )
-
-        try:
-            unoptimised = compile_marked()
-        except CompileError as exc:
-            _check_redefined(str(exc), text, macros, options.typed or {
-                n: f"{options.size_flag} {n}={v}" for n, v in macros.items()})
-            # Show the diagnostics of the user's own text, not of the marked copy.
-            compile_to_ir(source.resolve(), tmp / "plain.ll", {**macros}, display_name=str(source))
-            if port == "restrict":
-                raise
-            # the source compiles but not with its arrays behind pointers (an array the
-            # rewrite cannot shadow): trace the restrict port and say so in the header
-            marked, port = marked_source(source, text, options.macros, "restrict"), "restrict"
-            unoptimised = compile_marked()
-        ir_text = ir_file.read_text()
+        ir_text, unoptimised, marked, port = _compile(source, text, marked, options, tmp)
         lap("compile")
-        functions = _defined_functions(ir_text)
-        if not marked.regions and not options.functions:
-            raise RegionError(
-                f"{source}: no kernel marked: put '#pragma cgp kernel' before a loop nest or "
-                f"name a function with --function ({', '.join(functions)})"
-            )
-        base = len(marked.regions)
-        if options.functions:
-            check_kernel_functions(
-                tuple(options.functions), unoptimised or ir_text, functions, text
-            )
-        # a function split into its loop nests is traced through their marked regions
-        whole = [n for n in options.functions if n not in marked.split_functions]
-        fn_regions = {name: base + k for k, name in enumerate(whole)}
-        try:
-            inst = instrument(ir_text, fn_regions)
-        except InstrumentError as exc:
-            if exc.region is not None and 0 <= exc.region < len(marked.regions):
-                spec = marked.regions[exc.region]
-                raise RegionError(f"{source}:{spec.line}: kernel {spec.name} {exc}") from None
-            raise RegionError(f"{source}: {exc}") from None
+        inst, fn_regions = _instrumented(source, text, marked, options, ir_text, unoptimised)
         inst_file = tmp / (source.stem + ".cgp.ll")
         inst_file.write_text(inst.ir)
         _verify_ir(inst.ir)
@@ -263,54 +209,7 @@ def trace_program(
         status, n_events, launches, bb, iters, entries, addrs = read_meta(
             meta, len(inst.blocks), len(inst.loops), len(inst.globals)
         )
-        if status == STATUS_EVENT_LIMIT:
-            hint = _size_hint(marked.trace_sizes, macros, text, options.size_flag)
-            limit = (f"{options.limit_flag}={options.max_events}" if options.limit_flag
-                     else f"the limit of {options.max_events}")
-            raise TraceRunError(
-                f"the trace exceeds {limit} events; "
-                + (
-                    f"trace a smaller problem size (e.g. {options.size_flag} {hint})"
-                    if hint
-                    else "the program may loop endlessly (the file has no size macro to shrink)"
-                )
-            )
-        if status == STATUS_NESTED:  # a bad pragma (exit 2), found only when it ran
-            raise RegionError(
-                "a marked kernel started inside another marked kernel (a function called from "
-                "a kernel holds a kernel pragma, or a --function kernel calls another)"
-            )
-        regions = [
-            RegionInfo(
-                r.index,
-                r.name,
-                _region_function(inst, r.index),
-                r.line,
-                r.end_line,
-                tuple((s.array, s.tile_rows, s.tile_cols) for s in r.shared),
-                r.grid,
-            )
-            for r in marked.regions
-        ]
-        regions += [
-            RegionInfo(
-                i, name, name, 0, 0,
-                tuple((h.array, h.tile_rows, h.tile_cols)
-                      for h in marked.function_shared.get(name, ())),
-            )
-            for name, i in fn_regions.items()
-        ]  # fmt: skip
-        lines = text.split("\n")
-        opaque = opaque_aliases(ir_text)  # the plain port's pointers -> their arrays
-        fn_of = {b.id: b.function for b in inst.blocks}
-        mem = tuple(
-            _with_text(
-                replace(m, base=opaque.get((fn_of.get(m.block, ""), m.base), m.base)),
-                lines,
-                source.name,
-            )
-            for m in inst.mem
-        )
+        _check_status(status, marked, macros, text, options)
         header = TraceHeader(
             source_name=source.name,
             source_sha256=sha256_text(text),
@@ -318,8 +217,8 @@ def trace_program(
             compiler=find_compiler().describe(),
             flags=IR_FLAGS,
             macros=macros,
-            regions=tuple(regions),
-            mem=mem,
+            regions=_region_infos(inst, marked, fn_regions),
+            mem=_mem_with_text(inst, ir_text, text, source.name),
             loops=inst.loops,
             blocks=inst.blocks,
             calls=inst.calls,
@@ -337,6 +236,144 @@ def trace_program(
             raise OutputPathError(f"cannot write trace {output}: {exc.strerror or exc}") from None
         lap("write")
     return read_trace(output)
+
+
+def _check_counters(source: Path, text: str, marked, options: TraceOptions) -> None:
+    """One line when a loop counter of a kernel cannot hold the sizes to trace."""
+    sizes = {k: int(v) for k, v in options.macros.items() if str(v).isdigit()}
+    problem = counter_problem(text, {**marked.trace_sizes, **sizes})
+    if problem:
+        line, _, what = problem.partition(": ")
+        raise RegionError(f"{source}:{line.removeprefix('line ')}: {what}")
+
+
+def _compile(source: Path, text: str, marked, options: TraceOptions, tmp: Path):
+    """(IR text, the unoptimised IR or None, the marked source, the port) of the marked
+    copy of ``source`` compiled in ``tmp``: the plain port falls back to the restrict port
+    when its rewrite does not compile; the user's own diagnostics otherwise."""
+    src = tmp / (source.stem + ".c")  # a private copy: never the user's name or suffix
+    prelude = tmp / "cgp_prelude.h"
+    prelude.write_text(PRELUDE)
+    ir_file = tmp / (source.stem + ".ll")
+    macros = dict(options.macros)
+    port = options.port
+
+    def compile_marked() -> str | None:
+        src.write_text(marked.text)
+        return compile_to_ir(
+            src,
+            ir_file,
+            {**macros},
+            prelude,
+            display_name=str(source),
+            include_dirs=(source.resolve().parent,),
+            noinline=tuple(options.functions),
+        )
+
+    try:
+        unoptimised = compile_marked()
+    except CompileError as exc:
+        _check_redefined(str(exc), text, macros, options.typed or {
+            n: f"{options.size_flag} {n}={v}" for n, v in macros.items()})
+        # Show the diagnostics of the user's own text, not of the marked copy.
+        compile_to_ir(source.resolve(), tmp / "plain.ll", {**macros}, display_name=str(source))
+        if port == "restrict":
+            raise
+        # the source compiles but not with its arrays behind pointers (an array the
+        # rewrite cannot shadow): trace the restrict port and say so in the header
+        marked, port = marked_source(source, text, options.macros, "restrict"), "restrict"
+        unoptimised = compile_marked()
+    return ir_file.read_text(), unoptimised, marked, port
+
+
+def _instrumented(source: Path, text: str, marked, options: TraceOptions, ir_text: str,
+                  unoptimised: str | None):
+    """The instrumented module and the region of every whole --function kernel; one line
+    when nothing is marked or a kernel cannot be instrumented."""
+    functions = _defined_functions(ir_text)
+    if not marked.regions and not options.functions:
+        raise RegionError(
+            f"{source}: no kernel marked: put '#pragma cgp kernel' before a loop nest or "
+            f"name a function with --function ({', '.join(functions)})"
+        )
+    base = len(marked.regions)
+    if options.functions:
+        check_kernel_functions(
+            tuple(options.functions), unoptimised or ir_text, functions, text
+        )
+    # a function split into its loop nests is traced through their marked regions
+    whole = [n for n in options.functions if n not in marked.split_functions]
+    fn_regions = {name: base + k for k, name in enumerate(whole)}
+    try:
+        inst = instrument(ir_text, fn_regions)
+    except InstrumentError as exc:
+        if exc.region is not None and 0 <= exc.region < len(marked.regions):
+            spec = marked.regions[exc.region]
+            raise RegionError(f"{source}:{spec.line}: kernel {spec.name} {exc}") from None
+        raise RegionError(f"{source}: {exc}") from None
+    return inst, fn_regions
+
+
+def _check_status(status: int, marked, macros: dict, text: str, options: TraceOptions) -> None:
+    """One line when the run stopped at the event limit or a kernel began inside another."""
+    if status == STATUS_EVENT_LIMIT:
+        hint = _size_hint(marked.trace_sizes, macros, text, options.size_flag)
+        limit = (f"{options.limit_flag}={options.max_events}" if options.limit_flag
+                 else f"the limit of {options.max_events}")
+        raise TraceRunError(
+            f"the trace exceeds {limit} events; "
+            + (
+                f"trace a smaller problem size (e.g. {options.size_flag} {hint})"
+                if hint
+                else "the program may loop endlessly (the file has no size macro to shrink)"
+            )
+        )
+    if status == STATUS_NESTED:  # a bad pragma (exit 2), found only when it ran
+        raise RegionError(
+            "a marked kernel started inside another marked kernel (a function called from "
+            "a kernel holds a kernel pragma, or a --function kernel calls another)"
+        )
+
+
+def _region_infos(inst, marked, fn_regions: dict[str, int]) -> tuple[RegionInfo, ...]:
+    """The header's regions: the marked ones, then the whole --function kernels."""
+    regions = [
+        RegionInfo(
+            r.index,
+            r.name,
+            _region_function(inst, r.index),
+            r.line,
+            r.end_line,
+            tuple((s.array, s.tile_rows, s.tile_cols) for s in r.shared),
+            r.grid,
+        )
+        for r in marked.regions
+    ]
+    regions += [
+        RegionInfo(
+            i, name, name, 0, 0,
+            tuple((h.array, h.tile_rows, h.tile_cols)
+                  for h in marked.function_shared.get(name, ())),
+        )
+        for name, i in fn_regions.items()
+    ]  # fmt: skip
+    return tuple(regions)
+
+
+def _mem_with_text(inst, ir_text: str, text: str, source_name: str) -> tuple[MemInstr, ...]:
+    """The static memory instructions with their source text, a plain port's opaque
+    pointers named by the arrays they stand for."""
+    lines = text.split("\n")
+    opaque = opaque_aliases(ir_text)  # the plain port's pointers -> their arrays
+    fn_of = {b.id: b.function for b in inst.blocks}
+    return tuple(
+        _with_text(
+            replace(m, base=opaque.get((fn_of.get(m.block, ""), m.base), m.base)),
+            lines,
+            source_name,
+        )
+        for m in inst.mem
+    )
 
 
 def _check_redefined(

@@ -45,6 +45,29 @@ def staging_setup(
     h = trace.header
     info = h.region(region)
     warnings = [] if warnings is None else warnings
+    hints = _hints(info, extra)
+    if not hints:
+        return (), None
+    layouts = array_layouts(h.ir_text)
+    staged = _staged(h, region, info, wt, device, hints, layouts, warnings)
+    if not staged:
+        return (), None
+    found = _tile_loop(h, region, info, wt, staged, warnings)
+    if found is None:
+        return (), None
+    tile_loop, strip_mined = found
+    staged = _inside(h, info, staged, tile_loop, warnings)
+    used = {a.array for a in staged}
+    hints = tuple(x for x in hints if x[0] in used)
+    divisor = 1.0 if strip_mined else float(max(c for _, _, c in hints))
+    loads, nbytes = _tile_loads(trace, region, wt, block, staged, layouts, tile_loop.id,
+                                divisor, launch)
+    return staged, (tile_loop.id, float(loads), nbytes, divisor)
+
+
+def _hints(info, extra: tuple) -> tuple:
+    """The kernel's staged arrays ``(array, R, C)``: its pragmas', then the ``extra`` ones
+    for every kernel or for this one that no pragma stages."""
     hints = tuple(info.shared)
     own = {x[0] for x in hints}
     for x in extra:
@@ -55,9 +78,13 @@ def staging_setup(
         if x[0] not in own:
             hints += (tuple(x),)
             own.add(x[0])
-    if not hints:
-        return (), None
-    layouts = array_layouts(h.ir_text)
+    return hints
+
+
+def _staged(h, region: int, info, wt: WarpTrace, device: GPUDevice, hints: tuple,
+            layouts: dict, warnings: list[str]) -> tuple:
+    """The kernel's accesses to the staged arrays with their bank conflicts (a warning for an
+    array whose row length is unknown)."""
     texts = {m.id: m.base for m in h.mem if m.region == region}
     unknown = [x[0] for x in hints if x[0] not in layouts]
     rows = param_row_layouts(h.ir_text, unknown)  # row length of parameter arrays
@@ -67,7 +94,7 @@ def staging_setup(
                 f"{info.name}: the row length of {arr} is unknown (not a global array): "
                 f"bank conflicts assume rows of the tile width"
             )
-    staged = staged_accesses(
+    return staged_accesses(
         wt,
         texts,
         hints,
@@ -76,8 +103,12 @@ def staging_setup(
         device.smem_bank_bytes,
         h.globals,
     )
-    if not staged:
-        return (), None
+
+
+def _tile_loop(h, region: int, info, wt: WarpTrace, staged, warnings: list[str]):
+    """(the tile loop, whether the kernel is strip-mined), or None when no staged access lies
+    in a per-thread loop: the innermost per-thread loop of most staged accesses, its parent
+    when a pragma'd kernel is strip-mined."""
     loops = {lp.id: lp for lp in h.loops if lp.region == region}
 
     def innermost(sid: int):
@@ -96,7 +127,7 @@ def staging_setup(
                 f"{info.name}: no staged access lies in a per-thread loop; "
                 f"shared-memory tiling not modelled"
             )
-        return (), None
+        return None
     votes = Counter(lp.id for lp in deep)
     inner = loops[max(votes, key=lambda i: (votes[i], loops[i].depth))]
     parent = loops.get(inner.parent)
@@ -106,7 +137,12 @@ def staging_setup(
             f"{info.name}: the loop at line {inner.line} is not strip-mined (no per-thread loop "
             f"around it); tile phases counted every tile-width iterations of it"
         )
-    tile_loop = parent if strip_mined else inner
+    return (parent if strip_mined else inner), strip_mined
+
+
+def _inside(h, info, staged, tile_loop, warnings: list[str]) -> tuple:
+    """The staged accesses inside the tile loop (one outside stays a global access, with a
+    warning)."""
     kept = []
     for a in staged:
         m = h.mem[a.sid]
@@ -117,13 +153,17 @@ def staging_setup(
                 f"{info.name}: {m.base} at line {m.line} is outside the tile loop (line "
                 f"{tile_loop.line}): read from global memory, not from the {a.array} tile"
             )
-    staged = tuple(kept)
+    return tuple(kept)
+
+
+def _tile_loads(trace: Trace, region: int, wt: WarpTrace, block: Block, staged, layouts: dict,
+                tile_loop: int, divisor: float, launch: int) -> tuple[int, int]:
+    """Staging loads per thread and tile bytes of one block per tile phase: the distinct
+    elements of each array a block touches, over the phases of the launch."""
     used = {a.array for a in staged}
-    hints = tuple(x for x in hints if x[0] in used)
-    divisor = 1.0 if strip_mined else float(max(c for _, _, c in hints))
     mapped = mapped_loops(trace, region)[1 if wt.grid_dims == 2 else 0]
     threads = float(trace.loop_iters[launch, mapped].sum())
-    iters = float(trace.loop_iters[launch, tile_loop.id])
+    iters = float(trace.loop_iters[launch, tile_loop])
     phases = max(iters / threads / divisor if threads else 1.0, 1.0)
     elem = {a: (layouts[a].elem_bytes if a in layouts else 4) for a in used}
     sids: dict[str, list[int]] = {}
@@ -137,4 +177,4 @@ def staging_setup(
         if arr in layouts:  # a tile never holds more than the whole array
             tile = min(tile, math.prod(layouts[arr].dims))
         nbytes += tile * elem[arr]
-    return staged, (tile_loop.id, float(loads), nbytes, divisor)
+    return loads, nbytes

@@ -141,6 +141,67 @@ def lockstep_staging_cycles(profile: KernelProfile, device: GPUDevice) -> float:
     return strips * device.smem_load_cycles if profile.shared.load_insts > 0 else 0.0
 
 
+def _comp_cycles(profile: KernelProfile, device: GPUDevice,
+                 smem_cost: str) -> tuple[float, float, float, float]:
+    """(staging cycles, shared-access cycles, L1-served cycles, computing cycles) of one
+    warp: eqs. (12), (19), (20) and (22), read as ``smem_cost`` says."""
+    issue_cycles = device.inst_cycles_per_warp_inst * profile.total_insts  # (12)
+    sh = profile.shared
+    smem_load_cycles = sh.load_insts * device.smem_load_cycles  # (19)
+    per_access = (
+        device.shared_latency_cycles if smem_cost == "latency" else device.smem_issue_cycles
+    )
+    smem_cycles = per_access * sh.transactions  # (20)
+    l1_cycles = _l1_cycles(profile, device)  # L1 hits occupy the load/store pipe as shared do
+    if smem_cost == "latency":
+        comp_cycles = issue_cycles + smem_cycles + l1_cycles  # (22) as printed
+    else:
+        # (22), issue reading: the dispatch units and the load/store pipe are separate units
+        # working at once, so a warp's computing time is the slower of the two (a tiled GEMM
+        # issues one FMA per two shared loads and is bound by the shared pipe, not by both)
+        comp_cycles = max(issue_cycles, smem_cycles + l1_cycles)
+    return smem_load_cycles, smem_cycles, l1_cycles, comp_cycles
+
+
+def _mwp_limits(lat, device: GPUDevice, geo: LaunchGeometry) -> tuple[float, float, float]:
+    """(MWP without a bandwidth limit, bytes per second one warp asks for, MWP the DRAM
+    bandwidth allows): eq. (13) and §3 (6)-(7)."""
+    mem_l, dep = lat.mem_l, lat.departure_delay
+    mwp_full = mem_l / dep if dep > 0 else math.inf  # (13)
+    bw_per_warp = device.freq_hz * lat.load_bytes_per_warp / mem_l if mem_l > 0 else 0.0  # §3 (7)
+    mwp_peak = (
+        device.dram_bandwidth_bytes_per_s / (bw_per_warp * geo.active_sms)  # §3 (6)
+        if bw_per_warp > 0
+        else math.inf
+    )
+    return mwp_full, bw_per_warp, mwp_peak
+
+
+def _exec_cycles(whole: bool, no_mem_insts: float, mwp: float, cwp: float, n: float,
+                 mem_cycles: float, comp_cycles: float, mem_l: float,
+                 batch: float) -> tuple[str, float]:
+    """(case, execution cycles of the launch): §3 (22) when too few warps hide a warp's own
+    timeline, else (16) when CWP >= MWP, else (17); ``whole``: each expression per batch."""
+    if whole and no_mem_insts > 0 and mwp >= n and cwp >= n:
+        case = "eq22"  # §3 (22): too few warps to hide a warp's own serial timeline
+        exec_cycles = (mem_cycles + comp_cycles + comp_cycles / no_mem_insts * (mwp - 1)) * batch
+    elif no_mem_insts > 0 and cwp >= mwp:
+        case = "eq16"
+        mem_term = mem_cycles * n / mwp
+        comp_term = comp_cycles / no_mem_insts * mwp
+        if whole:
+            exec_cycles = (mem_term + comp_term) * batch  # (16), whole expression per batch
+        else:
+            exec_cycles = mem_term + comp_term * batch  # (16) as printed
+    else:
+        case = "eq17"
+        if whole:
+            exec_cycles = (mem_l + comp_cycles * n) * batch  # (17), whole expression per batch
+        else:
+            exec_cycles = mem_l + comp_cycles * n * batch  # (17) as printed
+    return case, exec_cycles
+
+
 def predict_cgpredict(
     profile: KernelProfile,
     device: GPUDevice,
@@ -166,33 +227,15 @@ def predict_cgpredict(
     n, b, batch = geo.n_warps, geo.b_blocks, geo.waves
     lat = memory_latency(profile, device)
 
-    issue_cycles = device.inst_cycles_per_warp_inst * profile.total_insts  # (12)
     mem_cycles = lat.mem_cycles  # (6)
-    sh = profile.shared
-    smem_load_cycles = sh.load_insts * device.smem_load_cycles  # (19)
-    per_access = (
-        device.shared_latency_cycles if smem_cost == "latency" else device.smem_issue_cycles
+    smem_load_cycles, smem_cycles, l1_cycles, comp_cycles = _comp_cycles(
+        profile, device, smem_cost
     )
-    smem_cycles = per_access * sh.transactions  # (20)
     mem_cycles += smem_load_cycles  # (21)
-    l1_cycles = _l1_cycles(profile, device)  # L1 hits occupy the load/store pipe as shared do
-    if smem_cost == "latency":
-        comp_cycles = issue_cycles + smem_cycles + l1_cycles  # (22) as printed
-    else:
-        # (22), issue reading: the dispatch units and the load/store pipe are separate units
-        # working at once, so a warp's computing time is the slower of the two (a tiled GEMM
-        # issues one FMA per two shared loads and is bound by the shared pipe, not by both)
-        comp_cycles = max(issue_cycles, smem_cycles + l1_cycles)
-    no_mem_insts = lat.no_mem_insts + sh.load_insts
+    no_mem_insts = lat.no_mem_insts + profile.shared.load_insts
 
     mem_l, dep = lat.mem_l, lat.departure_delay
-    mwp_full = mem_l / dep if dep > 0 else math.inf  # (13)
-    bw_per_warp = device.freq_hz * lat.load_bytes_per_warp / mem_l if mem_l > 0 else 0.0  # §3 (7)
-    mwp_peak = (
-        device.dram_bandwidth_bytes_per_s / (bw_per_warp * geo.active_sms)  # §3 (6)
-        if bw_per_warp > 0
-        else math.inf
-    )
+    mwp_full, bw_per_warp, mwp_peak = _mwp_limits(lat, device, geo)
     mwp = min(mwp_full, n)  # (13) bounded by N
     if bandwidth_bound:
         mwp = min(mwp, mwp_peak)  # §3 (5)
@@ -200,23 +243,9 @@ def predict_cgpredict(
     cwp = min(cwp_full, n)  # (14) bounded by N
 
     whole = batch_mode == "whole"
-    if whole and no_mem_insts > 0 and mwp >= n and cwp >= n:
-        case = "eq22"  # §3 (22): too few warps to hide a warp's own serial timeline
-        exec_cycles = (mem_cycles + comp_cycles + comp_cycles / no_mem_insts * (mwp - 1)) * batch
-    elif no_mem_insts > 0 and cwp >= mwp:
-        case = "eq16"
-        mem_term = mem_cycles * n / mwp
-        comp_term = comp_cycles / no_mem_insts * mwp
-        if whole:
-            exec_cycles = (mem_term + comp_term) * batch  # (16), whole expression per batch
-        else:
-            exec_cycles = mem_term + comp_term * batch  # (16) as printed
-    else:
-        case = "eq17"
-        if whole:
-            exec_cycles = (mem_l + comp_cycles * n) * batch  # (17), whole expression per batch
-        else:
-            exec_cycles = mem_l + comp_cycles * n * batch  # (17) as printed
+    case, exec_cycles = _exec_cycles(
+        whole, no_mem_insts, mwp, cwp, n, mem_cycles, comp_cycles, mem_l, batch
+    )
     sync_cost = dep * max(mwp - 1, 0.0) * profile.sync_insts * b * batch  # (23)
     if whole and case == "eq17" and b >= 2 and smem_cost != "latency":
         sync_cost = lockstep_staging_cycles(profile, device) * batch

@@ -82,6 +82,70 @@ class GPUPerfResult:
     bound: Bound
 
 
+def _itilp(profile: KernelProfile, device: GPUDevice, n: float) -> tuple[float, float]:
+    """(ITILP_max, ITILP): the instruction-level parallelism of the SM's warps, capped."""
+    avg_lat = device.inst_latency_cycles
+    itilp_max = avg_lat / (device.warp_size / device.simd_width)  # ITILP_max
+    itilp = min(profile.ilp * n, itilp_max)  # ITILP
+    return itilp_max, itilp
+
+
+def _avg_dram_lat(device: GPUDevice, lat) -> float:
+    """avg_DRAM_lat: a warp's DRAM latency, each transaction after the first departing later."""
+    avg_dram_lat = (
+        device.dram_latency_cycles + max(lat.trans_per_warp - 1, 0.0) * device.dd_dram_cycles
+    )  # avg_DRAM_lat
+    return avg_dram_lat
+
+
+def _serial_overheads(profile: KernelProfile, device: GPUDevice, insts: float,
+                      mem_insts: float, warps_per_sm: float, avg_dram_lat: float,
+                      itilp: float) -> tuple[float, float, float, float, float]:
+    """(O_sync, O_SFU, F_SFU, O_CFdiv, O_bank): the serial overheads W_serial adds up."""
+    mem_share = mem_insts / insts if insts > 0 else 0.0
+    o_sync = profile.sync_insts * warps_per_sm * GAMMA_SYNC * avg_dram_lat * mem_share  # O_sync
+    sfu_share = profile.sfu_insts / insts if insts > 0 else 0.0
+    f_sfu = min(max(sfu_share - device.sfu_per_sm / device.simd_width, 0.0), 1.0)  # F_SFU
+    o_sfu = (
+        profile.sfu_insts * warps_per_sm * (device.warp_size / device.sfu_per_sm) * f_sfu
+    )  # O_SFU
+    o_cfdiv = 0.0
+    replays = sum((x - 1) * k for x, k in profile.shared.insts_by_conflict if x > 1)
+    o_bank = replays * warps_per_sm * device.shared_latency_cycles / itilp
+    return o_sync, o_sfu, f_sfu, o_cfdiv, o_bank
+
+
+def _memory_time(profile: KernelProfile, device: GPUDevice, miss_ratio: float,
+                 avg_dram_lat: float, cwp: float, mwp: float, mwp_peak: float,
+                 warps_per_sm: float) -> tuple[float, float, float, float]:
+    """(AMAT, MWP_cp, ITMLP, T_mem): the SM's memory time, its accesses overlapped ITMLP at
+    a time."""
+    sh = profile.shared
+    amat = avg_dram_lat * miss_ratio + device.l2_latency_cycles  # AMAT
+    mwp_cp = min(max(1.0, cwp - 1), mwp)  # MWP_cp
+    itmlp = min(profile.mlp * mwp_cp, mwp_peak)  # ITMLP
+    t_mem = (
+        (profile.mem_insts * amat + sh.load_insts * device.smem_load_cycles) * warps_per_sm / itmlp
+    )  # T_mem (global accesses at AMAT, staging loads at eq. 19's cost)
+    return amat, mwp_cp, itmlp, t_mem
+
+
+def _floors(profile: KernelProfile, device: GPUDevice, geo, lat, itilp: float,
+            warps_per_sm: float, avg_dram_lat: float, mwp_peak: float) -> tuple[float, float]:
+    """(T_fp, T_mem_min): the floating-point time and the memory time at peak bandwidth, the
+    floors the benefit metrics are measured from."""
+    t_fp = (
+        profile.fp_insts * geo.total_warps * device.fp_latency_cycles / (geo.active_sms * itilp)
+    )  # T_fp
+    dram_trans_per_sm = (
+        lat.load_bytes_per_warp / device.l2_sector_bytes * profile.mem_insts * warps_per_sm
+    )
+    t_mem_min = (
+        dram_trans_per_sm * avg_dram_lat / mwp_peak if math.isfinite(mwp_peak) else 0.0
+    )  # T_mem_min
+    return t_fp, t_mem_min
+
+
 def predict_gpuperf(
     profile: KernelProfile, device: GPUDevice, *, bandwidth_bound: bool = True
 ) -> GPUPerfResult:
@@ -99,47 +163,24 @@ def predict_gpuperf(
     warps_per_sm = geo.total_warps / geo.active_sms
     avg_lat = device.inst_latency_cycles
 
-    itilp_max = avg_lat / (device.warp_size / device.simd_width)  # ITILP_max
-    itilp = min(profile.ilp * n, itilp_max)  # ITILP
+    itilp_max, itilp = _itilp(profile, device, n)
     w_parallel = insts * warps_per_sm * avg_lat / itilp  # W_parallel
-
-    avg_dram_lat = (
-        device.dram_latency_cycles + max(lat.trans_per_warp - 1, 0.0) * device.dd_dram_cycles
-    )  # avg_DRAM_lat
-    mem_share = mem_insts / insts if insts > 0 else 0.0
-    o_sync = profile.sync_insts * warps_per_sm * GAMMA_SYNC * avg_dram_lat * mem_share  # O_sync
-    sfu_share = profile.sfu_insts / insts if insts > 0 else 0.0
-    f_sfu = min(max(sfu_share - device.sfu_per_sm / device.simd_width, 0.0), 1.0)  # F_SFU
-    o_sfu = (
-        profile.sfu_insts * warps_per_sm * (device.warp_size / device.sfu_per_sm) * f_sfu
-    )  # O_SFU
-    o_cfdiv = 0.0
-    replays = sum((x - 1) * k for x, k in profile.shared.insts_by_conflict if x > 1)
-    o_bank = replays * warps_per_sm * device.shared_latency_cycles / itilp
+    avg_dram_lat = _avg_dram_lat(device, lat)
+    o_sync, o_sfu, f_sfu, o_cfdiv, o_bank = _serial_overheads(profile, device, insts, mem_insts,
+                                                              warps_per_sm, avg_dram_lat, itilp)
     w_serial = o_sync + o_sfu + o_cfdiv + o_bank  # W_serial
     t_comp = w_parallel + w_serial  # T_comp
 
-    amat = avg_dram_lat * lat.miss_ratio + device.l2_latency_cycles  # AMAT
-    mwp_cp = min(max(1.0, cwp - 1), mwp)  # MWP_cp
-    itmlp = min(profile.mlp * mwp_cp, mwp_peak)  # ITMLP
-    t_mem = (
-        (profile.mem_insts * amat + sh.load_insts * device.smem_load_cycles) * warps_per_sm / itmlp
-    )  # T_mem (global accesses at AMAT, staging loads at eq. 19's cost)
+    amat, mwp_cp, itmlp, t_mem = _memory_time(profile, device, lat.miss_ratio, avg_dram_lat,
+                                              cwp, mwp, mwp_peak, warps_per_sm)
     zeta = 1.0 if cwp <= mwp else 0.0  # ζ
     f_overlap = (n - zeta) / n  # F_overlap
     t_overlap = min(t_comp * f_overlap, t_mem)  # T_overlap
     t_exec = t_comp + t_mem - t_overlap  # T_exec
     t_mem_prime = t_mem - t_overlap  # T'_mem
 
-    t_fp = (
-        profile.fp_insts * geo.total_warps * device.fp_latency_cycles / (geo.active_sms * itilp)
-    )  # T_fp
-    dram_trans_per_sm = (
-        lat.load_bytes_per_warp / device.l2_sector_bytes * profile.mem_insts * warps_per_sm
-    )
-    t_mem_min = (
-        dram_trans_per_sm * avg_dram_lat / mwp_peak if math.isfinite(mwp_peak) else 0.0
-    )  # T_mem_min
+    t_fp, t_mem_min = _floors(profile, device, geo, lat, itilp, warps_per_sm, avg_dram_lat,
+                              mwp_peak)
     b_itilp = w_parallel - insts * warps_per_sm * avg_lat / itilp_max  # B_itilp
     b_serial = w_serial  # B_serial
     b_fp = t_comp - t_fp - b_itilp - b_serial  # B_fp

@@ -144,6 +144,74 @@ def _counter_columns(q: dict[str, float]) -> dict[str, float]:
     return {f"ctr_{k}": v for k, v in q.items()}
 
 
+def _device_name(measured: Path, mset, device: str | None) -> str:
+    """The GPU the measurements are of: ``device``, else the one the file names; one line
+    when it cannot be told or the rows are of another."""
+    dev_name = device or infer_device(mset)
+    if dev_name is None:
+        raise MeasuredError(f"{measured}: cannot tell which GPU it measured: give --device")
+    other = sorted({r.device for r in mset.rows if r.device and r.device != dev_name})
+    if other:
+        raise MeasuredError(
+            f"{measured}: rows for device {', '.join(other)}, but explaining {dev_name}"
+        )
+    return dev_name
+
+
+def _counter_files(counters: Path | None, mset, dev_name: str,
+                   gpu_name: str) -> dict[str, ctr.CounterFile]:
+    """The counter files by the rows' names ("" for ``counters``), each checked to be of
+    the explained GPU."""
+    files: dict[str, ctr.CounterFile] = {}
+    if counters is not None:
+        files[""] = ctr.read_counters(counters)
+    for r in mset.rows:
+        if r.counters_csv and r.counters_csv not in files:
+            files[r.counters_csv] = ctr.read_counters(Path(r.counters_csv))
+    for cf in files.values():
+        ctr.check_gpu(cf, dev_name, gpu_name)
+    return files
+
+
+def _check_table(measured: Path, table: FeatureTable) -> None:
+    """One line when too few configurations, or one kernel only, could be predicted."""
+    if len(table.data) < 5:
+        raise MeasuredError(
+            f"{measured}: only {len(table.data)} configuration(s) could be predicted; explain "
+            f"needs at least 5 (dropped: {'; '.join(f'{k}: {w}' for k, w in table.dropped)})"
+        )
+    kernels = np.unique(table.groups)
+    if len(kernels) < 2:
+        raise MeasuredError(f"{measured}: one kernel only ({kernels[0]}); explain needs two")
+
+
+def _dependence(fr, full, X, names, importance) -> list[tuple[str, tuple, tuple]]:
+    """The partial dependence of the time on the three most important features."""
+    pdp = []
+    for name, _, _ in importance[:3]:
+        grid, avg = fr.partial_dependence(full, X, names.index(name))
+        pdp.append((name, tuple(float(g) for g in grid), tuple(float(v) for v in np.exp(avg))))
+    return pdp
+
+
+def _blind_spots(fr, table: FeatureTable, meas, pred, loko, full, X, names) -> list[BlindSpot]:
+    """The configurations the analytical model misses most, with the forest's error and
+    the features it leans on for each (``fr``: the forest module)."""
+    ana_err = np.abs(np.log(pred / meas))
+    blind = []
+    for i in np.argsort(-ana_err, kind="stable")[:BLIND]:
+        blind.append(
+            BlindSpot(
+                str(table.data["key"][i]),
+                float(meas[i]),
+                float(100 * (pred[i] - meas[i]) / meas[i]),
+                float(100 * (loko[i] - meas[i]) / meas[i]),
+                tuple(fr.local_reliance(full, X, int(i), names)),
+            )
+        )
+    return blind
+
+
 def explain(
     measured: Path,
     device: str | None = None,
@@ -159,24 +227,10 @@ def explain(
     t0 = time.perf_counter()
     mset = read_measured(measured, corpus)
     check_enough(mset)
-    dev_name = device or infer_device(mset)
-    if dev_name is None:
-        raise MeasuredError(f"{measured}: cannot tell which GPU it measured: give --device")
-    other = sorted({r.device for r in mset.rows if r.device and r.device != dev_name})
-    if other:
-        raise MeasuredError(
-            f"{measured}: rows for device {', '.join(other)}, but explaining {dev_name}"
-        )
+    dev_name = _device_name(measured, mset, device)
     dev = load_device(dev_name)
     gpu_name = dev.provenance.gpu_name if dev.provenance else ""
-    files: dict[str, ctr.CounterFile] = {}
-    if counters is not None:
-        files[""] = ctr.read_counters(counters)
-    for r in mset.rows:
-        if r.counters_csv and r.counters_csv not in files:
-            files[r.counters_csv] = ctr.read_counters(Path(r.counters_csv))
-    for cf in files.values():
-        ctr.check_gpu(cf, dev_name, gpu_name)
+    files = _counter_files(counters, mset, dev_name, gpu_name)
     blocks_seen: dict[tuple[str, str], int] = {}
     for r in mset.rows:
         blocks_seen[(r.kernel, r.block)] = blocks_seen.get((r.kernel, r.block), 0) + 1
@@ -200,14 +254,7 @@ def explain(
         jobs,
     )
     t_features = time.perf_counter() - t0
-    if len(table.data) < 5:
-        raise MeasuredError(
-            f"{measured}: only {len(table.data)} configuration(s) could be predicted; explain "
-            f"needs at least 5 (dropped: {'; '.join(f'{k}: {w}' for k, w in table.dropped)})"
-        )
-    kernels = np.unique(table.groups)
-    if len(kernels) < 2:
-        raise MeasuredError(f"{measured}: one kernel only ({kernels[0]}); explain needs two")
+    _check_table(measured, table)
     if progress:
         progress("fitting the forest")
     X_all = table.matrix()
@@ -225,22 +272,8 @@ def explain(
     full = fr.make_forest().fit(X, y)
     importance = fr.permutation_importance(full, X, y, names)
     p = fr.pca(X, names)
-    pdp = []
-    for name, _, _ in importance[:3]:
-        grid, avg = fr.partial_dependence(full, X, names.index(name))
-        pdp.append((name, tuple(float(g) for g in grid), tuple(float(v) for v in np.exp(avg))))
-    ana_err = np.abs(np.log(pred / meas))
-    blind = []
-    for i in np.argsort(-ana_err, kind="stable")[:BLIND]:
-        blind.append(
-            BlindSpot(
-                str(table.data["key"][i]),
-                float(meas[i]),
-                float(100 * (pred[i] - meas[i]) / meas[i]),
-                float(100 * (loko[i] - meas[i]) / meas[i]),
-                tuple(fr.local_reliance(full, X, int(i), names)),
-            )
-        )
+    pdp = _dependence(fr, full, X, names, importance)
+    blind = _blind_spots(fr, table, meas, pred, loko, full, X, names)
     comparison = _compare(table, quantities, dev.warp_size)
     rows = tuple(
         RowResult(str(r["key"]), str(r["kernel"]), str(r["block"]), float(r["measured_ms"]),

@@ -18,20 +18,18 @@ import pytest
 
 from cgpredict.calibration import benchmarks, power, toolchain
 from cgpredict.calibration import run as cal
-from cgpredict.calibration.analysis import (
-    EnergyRun,
-    analyse,
+from cgpredict.calibration.analysis import analyse
+from cgpredict.calibration.curves import (
     bank_conflict_cost,
     departure_delay,
     fetch_granularity,
     find_plateaus,
-    fit_energy,
-    integrate_energy_j,
     linear_fit,
     sectors_per_warp,
-    value_problem,
 )
+from cgpredict.calibration.energy_fit import EnergyRun, fit_energy, integrate_energy_j
 from cgpredict.calibration.errors import CalibrationError, NoGPUError
+from cgpredict.calibration.sanity import value_problem
 from cgpredict.devices import load_device
 from cgpredict.errors import CGPredictError
 

@@ -4,51 +4,35 @@ Every function here is pure (no GPU, no files) so that it can be tested on synth
 micro-benchmarks (`cgpredict/calibration/microbench/*.cu`) print raw cycles, times and counts;
 `analyse` turns one dictionary of those raw results (benchmark name -> its JSON object) into
 `Measured` values keyed by device-file field name. `cgpredict.calibration.run` runs the
-programs and writes the device file.
+programs and writes the device file. The curve fits it uses are in `curves`, the energy fit in
+`energy_fit`, the plausibility of a value in `sanity`.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-__all__ = [
-    "ENERGY_COUNTS",
-    "VALUE_RANGES",
-    "Analysis",
-    "EnergyFit",
-    "EnergyRun",
-    "LinearFit",
-    "Measured",
-    "Plateau",
-    "analyse",
-    "bank_conflict_cost",
-    "departure_delay",
-    "energy_runs",
-    "fetch_granularity",
-    "find_plateaus",
-    "fit_energy",
-    "integrate_energy_j",
-    "linear_fit",
-    "sectors_per_warp",
-    "value_problem",
-    "warp_insts_per_cycle",
-]
-
-# Count names of the energy regression; the device field is f"{name}_nj" ([energy] table).
-ENERGY_COUNTS = (
-    "fp32_op",
-    "int32_op",
-    "sfu_op",
-    "fp64_op",
-    "dram_transaction",
-    "l2_transaction",
-    "smem_transaction",
+from .curves import (
+    bank_conflict_cost,
+    departure_delay,
+    fetch_granularity,
+    find_plateaus,
+    sectors_per_warp,
+    warp_insts_per_cycle,
 )
+from .energy_fit import energy_runs, fit_energy
+from .sanity import screen
+
+__all__ = [
+    "Analysis",
+    "Measured",
+    "analyse",
+]
 
 
 @dataclass(frozen=True)
@@ -65,216 +49,9 @@ class Measured:
     kind: str = "measured"
 
 
-@dataclass(frozen=True)
-class Plateau:
-    """A run of consecutive sweep points at one latency: the sizes it spans, in bytes."""
-
-    latency_cycles: float
-    first_bytes: int
-    last_bytes: int
-    points: int
-
-
-@dataclass(frozen=True)
-class LinearFit:
-    slope: float
-    intercept: float
-    r2: float
-
-
 # ---- latency curves --------------------------------------------------------------------
-def find_plateaus(
-    sizes: Sequence[int], cycles: Sequence[float], rel_tol: float = 0.15, min_points: int = 2
-) -> tuple[Plateau, ...]:
-    """Latency plateaus of a pointer-chase curve (sizes ascending).
-
-    A plateau is a maximal run of consecutive points within `rel_tol` of the run's median;
-    runs shorter than `min_points` (the ramp between two levels) are dropped, and neighbouring
-    plateaus closer than `rel_tol` are merged. The last size of a plateau is the largest
-    footprint still served by that level: a lower bound of its capacity.
-    """
-    if len(sizes) != len(cycles):
-        raise ValueError(f"expected as many sizes as latencies, got {len(sizes)} and {len(cycles)}")
-    order = np.argsort(np.asarray(sizes, dtype=float), kind="stable")
-    xs = [int(sizes[i]) for i in order]
-    ys = [float(cycles[i]) for i in order]
-    runs: list[list[int]] = []
-    for i, y in enumerate(ys):
-        if runs:
-            ref = float(np.median([ys[k] for k in runs[-1]]))
-            if abs(y - ref) <= rel_tol * ref:
-                runs[-1].append(i)
-                continue
-        runs.append([i])
-    kept = [r for r in runs if len(r) >= min_points]
-    merged: list[list[int]] = []
-    for r in kept:
-        if merged:
-            a = float(np.median([ys[k] for k in merged[-1]]))
-            b = float(np.median([ys[k] for k in r]))
-            if abs(b - a) <= rel_tol * a:
-                merged[-1].extend(r)
-                continue
-        merged.append(list(r))
-    return tuple(
-        Plateau(float(np.median([ys[k] for k in r])), xs[r[0]], xs[r[-1]], len(r)) for r in merged
-    )
-
-
-def fetch_granularity(strides: Sequence[int], cycles: Sequence[float], rel_tol: float = 0.1) -> int:
-    """Line / sector size from a first-touch stride sweep.
-
-    With stride s below the fetch granularity G only s/G of the accesses miss, so cycles per
-    access rise with s and stay flat from s = G on: G is the smallest stride within `rel_tol`
-    of the top plateau (the median of the points at or above 90% of the maximum).
-    """
-    s = np.asarray(strides, dtype=float)
-    c = np.asarray(cycles, dtype=float)
-    if s.size == 0 or s.size != c.size:
-        raise ValueError("expected equally long, non-empty stride and latency lists")
-    order = np.argsort(s)
-    s, c = s[order], c[order]
-    top = float(np.median(c[c >= 0.9 * c.max()]))
-    return int(s[np.nonzero(c >= (1.0 - rel_tol) * top)[0][0]])
-
-
 # ---- fits ------------------------------------------------------------------------------
-def linear_fit(x: Sequence[float], y: Sequence[float]) -> LinearFit:
-    """Least-squares line y = slope * x + intercept, with its coefficient of determination."""
-    xa, ya = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    if xa.size < 2 or np.ptp(xa) == 0:
-        raise ValueError("a line needs at least two distinct x values")
-    slope, intercept = np.polyfit(xa, ya, 1)
-    resid = ya - (slope * xa + intercept)
-    ss = float(((ya - ya.mean()) ** 2).sum())
-    r2 = 1.0 - float((resid**2).sum()) / ss if ss > 0 else 1.0
-    return LinearFit(float(slope), float(intercept), r2)
-
-
-def departure_delay(
-    sectors_per_warp: Sequence[float],
-    warp_insts: Sequence[float],
-    ms: Sequence[float],
-    clock_mhz: float,
-    sm_count: int,
-) -> LinearFit:
-    """Departure delay of a saturated stream (MWP-CWP dd_L2 / dd_dram, SPEC eqs. (1)-(3)).
-
-    SM cycles per warp memory instruction = cycles / (warp_insts / sm_count) grows by dd per
-    transaction the warp instruction needs: the slope over the coalescing degrees is dd.
-    """
-    per_inst = [m * 1e3 * clock_mhz / (w / sm_count) for m, w in zip(ms, warp_insts)]
-    return linear_fit(sectors_per_warp, per_inst)
-
-
-def bank_conflict_cost(degrees: Sequence[int], cycles: Sequence[float]) -> tuple[float, float]:
-    """(latency of a conflict-free shared load, extra cycles per additional conflict way)."""
-    free = [c for d, c in zip(degrees, cycles) if d == 1]
-    if not free:
-        raise ValueError("the sweep has no conflict-free (degree 1) point")
-    fit = linear_fit(degrees, cycles)
-    return float(np.median(free)), fit.slope
-
-
-def warp_insts_per_cycle(
-    thread_ops: float, ms: float, clock_mhz: float, sm_count: int, warp_size: int = 32
-) -> float:
-    """Throughput in warp instructions per SM cycle of one instruction class."""
-    return thread_ops / warp_size / (ms * 1e3 * clock_mhz * sm_count)
-
-
-def sectors_per_warp(
-    stride_words: int, sector_bytes: int = 32, word_bytes: int = 4, warp_size: int = 32
-) -> int:
-    """Distinct `sector_bytes` transactions of one warp load whose lane t reads word
-    t * stride_words (stream.cu's count for 32-B sectors, recounted for another size)."""
-    return len({t * stride_words * word_bytes // sector_bytes for t in range(warp_size)})
-
-
 # ---- energy ------------------------------------------------------------------------------
-def integrate_energy_j(
-    t_ns: Sequence[int],
-    power_w: Sequence[float],
-    t0_ns: int,
-    t1_ns: int,
-    energy_mj: Sequence[float] | None = None,
-) -> float:
-    """Energy (J) drawn in the window [t0_ns, t1_ns] from power samples taken at `t_ns`.
-
-    With the NVML total-energy counter (`energy_mj`, millijoules) the counter is interpolated
-    at both ends; otherwise the power samples are integrated (trapezoids, the samples nearest
-    the ends extended to the window's edges).
-    """
-    t = np.asarray(t_ns, dtype=float)
-    if t.size < 2 or t1_ns <= t0_ns:
-        raise ValueError("need at least two power samples and a non-empty window")
-    if energy_mj is not None:
-        e = np.asarray(energy_mj, dtype=float)
-        return float(np.interp(t1_ns, t, e) - np.interp(t0_ns, t, e)) / 1e3
-    p = np.asarray(power_w, dtype=float)
-    inside = (t > t0_ns) & (t < t1_ns)
-    ts = np.concatenate(([t0_ns], t[inside], [t1_ns]))
-    ps = np.concatenate(([np.interp(t0_ns, t, p)], p[inside], [np.interp(t1_ns, t, p)]))
-    return float(np.sum((ps[1:] + ps[:-1]) / 2 * np.diff(ts))) / 1e9
-
-
-@dataclass(frozen=True)
-class EnergyRun:
-    """One energy micro-benchmark: its duration, what it executed, the energy it drew."""
-
-    name: str
-    seconds: float
-    counts: Mapping[str, float]
-    energy_j: float
-
-
-@dataclass(frozen=True)
-class EnergyFit:
-    """Energy per operation / transaction (nJ), constant power (W) and the fit's residual."""
-
-    nj: Mapping[str, float]
-    static_power_w: float | None
-    rel_residual: float
-    dropped: tuple[str, ...] = ()
-
-
-def fit_energy(runs: Sequence[EnergyRun]) -> EnergyFit:
-    """Least squares of energy = static_power * seconds + sum_k nj_k * count_k over the runs.
-
-    Counts that no run exercises are left out; coefficients that come out non-positive are
-    dropped (reported in `dropped`) and the fit is repeated without them.
-    """
-    if not runs:
-        raise ValueError("no energy runs to fit")
-    cols = ["static"] + [k for k in ENERGY_COUNTS if any(r.counts.get(k, 0) > 0 for r in runs)]
-    dropped: list[str] = []
-    y = np.array([r.energy_j for r in runs])
-    while True:
-        a = np.array(
-            [
-                [r.seconds if c == "static" else r.counts.get(c, 0.0) * 1e-9 for c in cols]
-                for r in runs
-            ]
-        )
-        scale = np.abs(a).max(axis=0)
-        scale[scale == 0] = 1.0
-        coef, *_ = np.linalg.lstsq(a / scale, y, rcond=None)
-        coef = coef / scale
-        bad = [c for c, v in zip(cols, coef) if v <= 0]
-        if not bad:
-            break
-        worst = min(zip(coef, cols))[1]
-        cols.remove(worst)
-        dropped.append(worst)
-        if not cols:
-            return EnergyFit({}, None, 1.0, tuple(dropped))
-    resid = y - a @ coef
-    rel = float(np.linalg.norm(resid) / np.linalg.norm(y)) if np.linalg.norm(y) > 0 else 0.0
-    values = dict(zip(cols, (float(v) for v in coef)))
-    static = values.pop("static", None)
-    return EnergyFit(values, static, rel, tuple(dropped))
-
-
 # ---- everything at once ------------------------------------------------------------------
 @dataclass(frozen=True)
 class Analysis:
@@ -538,18 +315,6 @@ def _barrier(r: Mapping[str, Any], extra: dict) -> None:
     )
 
 
-def energy_runs(raw: Mapping[str, Any]) -> list[EnergyRun]:
-    """The EnergyRun of every energy micro-benchmark that has a finite measured energy."""
-    return [
-        EnergyRun(e["name"], e["seconds"], e["counts"], e["energy_j"])
-        for e in raw.get("energy", {}).get("runs", [])
-        if isinstance(e.get("energy_j"), (int, float))
-        and math.isfinite(e["energy_j"])
-        and isinstance(e.get("seconds"), (int, float))
-        and math.isfinite(e["seconds"])
-    ]
-
-
 def _energy(raw: Mapping[str, Any], energy: dict, notes: list) -> None:
     runs = energy_runs(raw)
     if len(runs) < 2:
@@ -570,57 +335,6 @@ def _energy(raw: Mapping[str, Any], energy: dict, notes: list) -> None:
             "energy from NVML power samples (no energy counter): on many GPUs the power "
             "reading is a ~1-s moving average, which smears each run into its neighbours"
         )
-
-
-# ---- sanity of calibrated values ---------------------------------------------------------
-# Plausible range of a calibrated field (generous: a value outside is a broken measurement).
-VALUE_RANGES: dict[str, tuple[float, float]] = {
-    "clock_mhz": (100.0, 10_000.0),
-    "l1_latency_cycles": (1.0, 2_000.0),
-    "l2_latency_cycles": (1.0, 10_000.0),
-    "dram_latency_cycles": (1.0, 20_000.0),
-    "shared_latency_cycles": (1.0, 2_000.0),
-    "smem_load_cycles": (1.0, 50_000.0),
-    "dd_l2_cycles": (0.001, 1_000.0),
-    "dd_dram_cycles": (0.001, 1_000.0),
-    "inst_cycles_per_warp_inst": (0.01, 100.0),
-    "inst_latency_cycles": (0.5, 1_000.0),
-    "fp_latency_cycles": (0.5, 1_000.0),
-    "dram_bandwidth_gbps": (1.0, 100_000.0),
-    "barrier_cycles": (0.1, 1e6),
-    "smem_conflict_replay_cycles": (0.01, 1_000.0),
-    "warp_size": (1, 1024),
-}
-# Sizes that must be powers of two; fields that may be 0.
-_POW2 = ("l2_sector_bytes", "l1_fetch_bytes", "l2_dram_fetch_bytes", "warp_size")
-_ZERO_OK = ("shared_mem_reserved_per_block_bytes",)
-
-
-def value_problem(key: str, value: Any) -> str | None:
-    """Why a calibrated value cannot be right, or None: not a positive finite number, not a
-    power of two (line and sector sizes), outside the plausible range of its field."""
-    if isinstance(value, str):
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return "not a number"
-    if not math.isfinite(value):
-        return "not a finite number"
-    if value < 0 or (value == 0 and key not in _ZERO_OK):
-        return "not a positive number"
-    if key in _POW2 and (value != int(value) or int(value) & (int(value) - 1)):
-        return "not a power of two"
-    lo, hi = VALUE_RANGES.get(key, (0.0, math.inf))
-    if not lo <= value <= hi:
-        return f"outside the plausible range [{lo:g}, {hi:g}]"
-    return None
-
-
-def _screen(table: dict, notes: list, kept: str) -> None:
-    for key, m in list(table.items()):
-        why = value_problem(key, m.value)
-        if why:
-            notes.append(f"{key}: measured {m.value!r} is {why}; {kept}")
-            del table[key]
 
 
 _RAW_ERRORS = (ValueError, KeyError, TypeError, IndexError, AttributeError, ZeroDivisionError)
@@ -748,7 +462,7 @@ def analyse(
     l2b = l2b or l2_bytes
 
     _benchmark_steps(step, raw, out, notes, clock, sms, warp, l2b, l2_line_bytes, l2_sector_bytes)
-    _screen(out, notes, "base kept")
+    screen(out, notes, "base kept")
     parts = [out.get(k) for k in ("l2_latency_cycles", "dram_latency_cycles", "dd_dram_cycles")]
     if all(parts):
         out["smem_load_cycles"] = Measured(
@@ -756,13 +470,13 @@ def analyse(
             "measured L2 + DRAM latency + dd_dram",
             kind="derived",
         )
-    _screen(out, notes, "base kept")
-    _screen(extra, notes, "left out")
+    screen(out, notes, "base kept")
+    screen(extra, notes, "left out")
     if isinstance(raw.get("energy"), Mapping):
         try:
             _energy(raw, energy, notes)
         except (*_RAW_ERRORS, np.linalg.LinAlgError) as exc:
             notes.append(f"energy: cannot fit the runs ({type(exc).__name__}: {exc})")
             energy.clear()
-    _screen(energy, notes, "left out")
+    screen(energy, notes, "left out")
     return Analysis(out, energy, extra, tuple(notes))

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from cgpredict.calibration.analysis import integrate_energy_j
+from cgpredict.calibration.energy_fit import integrate_energy_j
 from cgpredict.calibration.errors import CalibrationError
 from cgpredict.calibration.toolchain import run_program
 

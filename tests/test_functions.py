@@ -11,7 +11,7 @@ import pytest
 
 from cgpredict.errors import RegionError
 from cgpredict.frontend.compiler import compile_to_ir
-from cgpredict.frontend.regions import statement_end
+from cgpredict.frontend.ctext import statement_end
 from cgpredict.pipeline import predict_source
 from cgpredict.prediction import PredictionError, RunOptions
 from cgpredict.scaling import overridable_sizes

@@ -32,8 +32,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "cgpredict.runtime"),
     # device files, the front end and the trace
     ("cgpredict.devices", "cgpredict.occupancy", "cgpredict.frontend.compiler",
-     "cgpredict.frontend.macros", "cgpredict.frontend.regions", "cgpredict.frontend.tracefile",
-     "cgpredict.frontend.tracer", "cgpredict.frontend.summary", "cgpredict.scaling"),
+     "cgpredict.frontend.macros", "cgpredict.frontend.ctext", "cgpredict.frontend.regions",
+     "cgpredict.frontend.tracefile", "cgpredict.frontend.functions", "cgpredict.frontend.tracer",
+     "cgpredict.frontend.summary", "cgpredict.scaling"),
     # pseudo-warps, memory and computation analysis, the analytical models
     ("cgpredict.warp_order", "cgpredict.warps", "cgpredict.memory", "cgpredict.memory.*",
      "cgpredict.parallelism", "cgpredict.energy", "cgpredict.models", "cgpredict.models.*",

@@ -8,7 +8,8 @@ import re
 import pytest
 
 from cgpredict.errors import RegionError
-from cgpredict.frontend.regions import PRELUDE, SharedHint, mark_regions, statement_end
+from cgpredict.frontend.ctext import statement_end
+from cgpredict.frontend.regions import PRELUDE, SharedHint, mark_regions
 
 
 def src(*lines: str) -> str:

@@ -16,10 +16,19 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import RegionError
+from .ctext import (
+    IDENT,
+    comment_lines,
+    function_body,
+    function_nests,
+    in_spans,
+    skip_space,
+    statement_end,
+    word_at,
+)
 from .port import indexed_arrays, plain_port_brackets
 
 _PRAGMA = re.compile(r"^[ \t]*#[ \t]*pragma[ \t]+cgp\b(.*)$")
-_IDENT = re.compile(r"[A-Za-z_]\w*")
 _TILE = re.compile(r"^(\d+)x(\d+)$")
 
 #: the markers are ``nomerge``: the optimiser may not merge two kernels' marker calls into one
@@ -87,125 +96,6 @@ def read_source(path) -> str:
         raise RegionError(f"{path}: not a UTF-8 text file") from None
 
 
-def _skip_space(src: str, pos: int) -> int:
-    """Skip white space, comments and preprocessor lines."""
-    n = len(src)
-    while pos < n:
-        if src[pos].isspace():
-            pos += 1
-        elif src.startswith("//", pos):
-            nl = src.find("\n", pos)
-            pos = n if nl < 0 else nl + 1
-        elif src.startswith("/*", pos):
-            end = src.find("*/", pos + 2)
-            pos = n if end < 0 else end + 2
-        elif src[pos] == "#" and (pos == 0 or src.rfind("\n", 0, pos) >= src.rfind("#", 0, pos)):
-            line_start = src.rfind("\n", 0, pos) + 1
-            if src[line_start:pos].strip():
-                return pos
-            nl = src.find("\n", pos)
-            pos = n if nl < 0 else nl + 1
-        else:
-            return pos
-    return pos
-
-
-def _skip_literal(src: str, pos: int) -> int:
-    """Position after the string or char literal starting at ``pos``."""
-    quote = src[pos]
-    pos += 1
-    while pos < len(src) and src[pos] != quote:
-        pos += 2 if src[pos] == "\\" else 1
-    return pos + 1
-
-
-def _match(src: str, pos: int, open_ch: str, close_ch: str) -> int:
-    """Position after the bracket matching the one at ``pos``."""
-    start, depth = pos, 0
-    while pos < len(src):
-        pos = _skip_space(src, pos)
-        if pos >= len(src):
-            break
-        ch = src[pos]
-        if ch in "\"'":
-            pos = _skip_literal(src, pos)
-            continue
-        if ch == open_ch:
-            depth += 1
-        elif ch == close_ch:
-            depth -= 1
-            if depth == 0:
-                return pos + 1
-        pos += 1
-    line = src.count("\n", 0, start) + 1
-    raise RegionError(f"line {line}: unbalanced '{open_ch}' in the marked region")
-
-
-def _word_at(src: str, pos: int) -> str:
-    m = _IDENT.match(src, pos)
-    return m.group(0) if m else ""
-
-
-def statement_end(src: str, pos: int) -> int:
-    """Position just after the C statement that starts at or after ``pos``."""
-    pos = _skip_space(src, pos)
-    if pos >= len(src):
-        raise RegionError("the marked region ends before its statement")
-    if src[pos] == "{":
-        return _match(src, pos, "{", "}")
-    word = _word_at(src, pos)
-    if word in ("for", "while", "switch"):
-        paren = _skip_space(src, pos + len(word))
-        if paren >= len(src) or src[paren] != "(":
-            raise RegionError(f"expected '(' after '{word}'")
-        return statement_end(src, _match(src, paren, "(", ")"))
-    if word == "if":
-        paren = _skip_space(src, pos + 2)
-        end = statement_end(src, _match(src, paren, "(", ")"))
-        nxt = _skip_space(src, end)
-        if _word_at(src, nxt) == "else":
-            return statement_end(src, nxt + 4)
-        return end
-    if word == "do":
-        body_end = statement_end(src, pos + 2)
-        return statement_end(src, body_end)  # `while (...);` ends with ';'
-    depth = 0
-    while pos < len(src):
-        pos = _skip_space(src, pos)
-        ch = src[pos] if pos < len(src) else ""
-        if ch in "\"'":
-            pos = _skip_literal(src, pos)
-            continue
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif ch == ";" and depth == 0:
-            return pos + 1
-        pos += 1
-    raise RegionError("unterminated statement in the marked region")
-
-
-def _comment_lines(source: str, offsets: list[int]) -> set[int]:
-    """Indices of lines that start inside a /* */ comment."""
-    inside: set[int] = set()
-    pos = 0
-    while True:
-        pos = source.find("/*", pos)
-        if pos < 0:
-            return inside
-        line_start = source.rfind("\n", 0, pos) + 1
-        if "//" in source[line_start:pos] or source[line_start:pos].count('"') % 2:
-            pos += 2
-            continue
-        end = source.find("*/", pos + 2)
-        end = len(source) if end < 0 else end
-        first = source.count("\n", 0, pos) + 1
-        last = source.count("\n", 0, end)
-        inside.update(range(first, last + 1))
-        pos = end + 2
-
-
 def _parse_kernel(args: str, lineno: int, index: int) -> tuple[str, int]:
     """Name and grid hint of a ``#pragma cgp kernel [name] [grid=1|2]`` line."""
     grid = 0
@@ -218,7 +108,7 @@ def _parse_kernel(args: str, lineno: int, index: int) -> tuple[str, int]:
         else:
             words.append(item)
     name = " ".join(words) or f"kernel{index}"
-    if not _IDENT.fullmatch(name):
+    if not IDENT.fullmatch(name):
         raise RegionError(f"line {lineno}: kernel name {name!r} is not an identifier")
     return name, grid
 
@@ -227,7 +117,7 @@ def _parse_sizes(args: str, lineno: int) -> dict[str, int]:
     sizes = {}
     for item in args.split():
         name, eq, value = item.partition("=")
-        if not eq or not _IDENT.fullmatch(name) or not value.isdigit():
+        if not eq or not IDENT.fullmatch(name) or not value.isdigit():
             raise RegionError(
                 f"line {lineno}: bad '#pragma cgp trace' item {item!r} (want NAME=INT)"
             )
@@ -261,8 +151,8 @@ def mark_regions(
     shared: list[SharedHint] = []
     edits: dict[int, str] = {}  # line index -> replacement text
     ends: list[tuple[int, str]] = []  # (char offset just after the region, text put there)
-    commented = _comment_lines(source, offsets)
-    bodies = {n: b for n in functions if (b := _function_body(source, n)) is not None}
+    commented = comment_lines(source, offsets)
+    bodies = {n: b for n in functions if (b := function_body(source, n)) is not None}
     fn_hints: list[tuple[int, str, SharedHint]] = []  # (offset, function, hint)
     for idx, line in enumerate(lines):
         m = None if idx in commented else _PRAGMA.match(line)
@@ -356,7 +246,7 @@ def _split_functions(
     split = []
     for name in functions:
         nests = function_nests(source, name)
-        if len(nests) < 2 or any(_inside(offsets[r.line - 1], nests) for r in regions):
+        if len(nests) < 2 or any(in_spans(offsets[r.line - 1], nests) for r in regions):
             continue
         if any(re.search(r"\b(return|goto|longjmp|setjmp)\b", source[a:b]) for a, b in nests):
             continue  # a nest left other than at its end would never close its region
@@ -385,7 +275,7 @@ def check_pragmas(source: str, marked: MarkedSource) -> str | None:
     inside another kernel, a shared array the kernel never indexes, a trace size for a name
     the source never mentions (checked before anything runs)."""
     regions, trace_sizes, fn_hints = marked.regions, marked.trace_sizes, marked.function_shared
-    fn_bodies = {n: source[a:b] for n in fn_hints if (ab := _function_body(source, n))
+    fn_bodies = {n: source[a:b] for n in fn_hints if (ab := function_body(source, n))
                  for a, b in [ab]}
     lines = source.split("\n")
     for r in regions:
@@ -414,60 +304,10 @@ def check_pragmas(source: str, marked: MarkedSource) -> str | None:
     return None
 
 
-def _inside(pos: int, spans: list[tuple[int, int]]) -> bool:
-    return any(a <= pos < b for a, b in spans)
-
-
-def function_nests(source: str, name: str) -> list[tuple[int, int]]:
-    """(start, end) offsets of the top-level ``for`` statements of the body of function
-    ``name`` (its definition): loops not inside another loop. Empty when the function is not
-    defined in ``source`` or a top-level loop of its body is a ``while`` or ``do``, which is
-    kept whole."""
-    body = _function_body(source, name)
-    if body is None:
-        return []
-    pos, stop = body
-    nests = []
-    while pos < stop:
-        pos = _skip_space(source, pos)
-        if pos >= stop:
-            break
-        ch = source[pos]
-        if ch in "\"'":
-            pos = _skip_literal(source, pos)
-            continue
-        word = _word_at(source, pos)
-        if word in ("for", "while", "do") and (pos == 0 or not _is_ident(source[pos - 1])):
-            end = statement_end(source, pos)
-            if word != "for":
-                return []
-            nests.append((pos, end))
-            pos = end
-        else:
-            pos += max(len(word), 1)
-    return nests
-
-
-def _is_ident(ch: str) -> bool:
-    return ch.isalnum() or ch == "_"
-
-
-def _function_body(source: str, name: str) -> tuple[int, int] | None:
-    """(offset after the opening brace, offset of the closing brace) of the definition of
-    ``name``, or None."""
-    for m in re.finditer(rf"(?<![\w.>]){re.escape(name)}\s*\(", source):
-        after = _skip_space(source, _match(source, m.end() - 1, "(", ")"))
-        while source.startswith("__attribute__", after):
-            after = _skip_space(source, _match(source, source.index("(", after), "(", ")"))
-        if after < len(source) and source[after] == "{":
-            return after + 1, _match(source, after, "{", "}") - 1
-    return None
-
-
 def _plain_function(text: str, source: str, name: str, tag: int) -> str:
     """``text`` with the body of the function ``name`` (its definition, not a prototype or a
     call) wrapped in the plain port's opaque-pointer scope; lines do not move."""
-    body = _function_body(text, name)
+    body = function_body(text, name)
     if body is None:
         return text
     start, stop = body  # after the opening brace, at the closing one
@@ -484,7 +324,7 @@ def _plain_function(text: str, source: str, name: str, tag: int) -> str:
 
 def _close_region(source, offsets, idx, pending, shared, index) -> tuple[RegionSpec, int]:
     start = offsets[idx]
-    if _word_at(source, _skip_space(source, start)) != "for":
+    if word_at(source, skip_space(source, start)) != "for":
         raise RegionError(
             f"line {pending[0] + 1}: '#pragma cgp kernel' must be followed by a for loop"
         )

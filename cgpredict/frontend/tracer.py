@@ -26,10 +26,10 @@ from ..errors import (
     TraceRunError,
     check_writable,
 )
-from ..instrument.irtext import parse_module
 from ..instrument.memtrace import InstrumentError, MemInstr, instrument
 from ..tempdirs import make_tempdir, sweep_once
 from .compiler import IR_FLAGS, compile_to_ir, find_compiler, link_executable
+from .functions import check_kernel_functions, defined_functions
 from .macros import macro_text
 from .port import opaque_aliases
 from .regions import PRELUDE, check_pragmas, counter_problem, mark_regions, read_source
@@ -99,66 +99,6 @@ def access_text(source_line: str, column: int) -> str:
 
 def _runtime_source() -> Path:
     return Path(str(resources.files("cgpredict.runtime").joinpath("cgp_runtime.c")))
-
-
-def _defined_functions(ir_text: str) -> list[str]:
-    return sorted(parse_module(ir_text).functions)
-
-
-def check_kernel_functions(
-    names: tuple[str, ...], unoptimised: str, optimised: list[str], source_text: str
-) -> None:
-    """One-line errors for ``--function`` names that cannot be kernels: not defined in the
-    source, defined but never called (the compiler drops them), or recursive (no GPU kernel
-    launches itself). ``unoptimised`` is the front end's IR, ``optimised`` the functions left
-    after -O1."""
-    graph = _call_graph(unoptimised)
-    for name in names:
-        if name not in graph:
-            if re.search(rf"\b{re.escape(name)}\s*\([^;{{}}]*\)\s*\{{", source_text):
-                raise RegionError(
-                    f"--function {name}: it never runs: nothing in the program calls it"
-                )
-            defined = ", ".join(sorted(graph))
-            raise RegionError(f"--function {name}: no such function (defined: {defined})")
-        if name not in optimised:
-            callers = sorted(f for f, callees in graph.items() if name in callees and f != name)
-            why = (
-                f"the compiler removed its calls from {', '.join(callers)}, as nothing the "
-                f"program prints or stores depends on them"
-                if callers
-                else "nothing in the program calls it"
-            )
-            raise RegionError(f"--function {name}: it never runs: {why}")
-        cycle = _cycle_through(graph, name)
-        if cycle:
-            raise RegionError(
-                f"--function {name} is recursive ({' -> '.join(cycle)}): a GPU kernel cannot "
-                f"launch itself; mark a loop inside it with '#pragma cgp kernel' instead"
-            )
-
-
-def _call_graph(ir_text: str) -> dict[str, set[str]]:
-    """The direct callees of every function defined in ``ir_text``."""
-    mod = parse_module(ir_text)
-    return {
-        name: {i.callee for b in fn.blocks for i in b.instrs if i.callee}
-        for name, fn in mod.functions.items()
-    }
-
-
-def _cycle_through(graph: dict[str, set[str]], name: str) -> list[str]:
-    """A call chain from ``name`` back to itself, or [] when it is not recursive."""
-    stack, seen = [(name, [name])], set()
-    while stack:
-        fn, path = stack.pop()
-        for callee in sorted(graph.get(fn) or ()):
-            if callee == name:
-                return [*path, name]
-            if callee in graph and callee not in seen:
-                seen.add(callee)
-                stack.append((callee, [*path, callee]))
-    return []
 
 
 def _check_output_path(output: Path, force: bool) -> None:
@@ -290,7 +230,7 @@ def _instrumented(source: Path, text: str, marked, options: TraceOptions, ir_tex
                   unoptimised: str | None):
     """The instrumented module and the region of every whole --function kernel; one line
     when nothing is marked or a kernel cannot be instrumented."""
-    functions = _defined_functions(ir_text)
+    functions = defined_functions(ir_text)
     if not marked.regions and not options.functions:
         raise RegionError(
             f"{source}: no kernel marked: put '#pragma cgp kernel' before a loop nest or "

@@ -6,7 +6,7 @@ a warp instruction is the warp's k-th event group: gathered lane by lane when ea
 events are contiguous (``_warp_gather``), else found by one counting sort that writes the
 events in place (``_warp_sort``). Otherwise (branches, trip counts that differ between lanes)
 the events are regrouped by (warp, static instruction, r-th execution): masked instructions
-of the lanes that run them (``_masked_order``).
+of the lanes that run them (``warp_masked.masked_order``).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import numpy as np
 from numba import njit
 
 from .block import Block
+from .warp_masked import masked_order, sid_ranks, sid_ranks_sorted
 
 __all__ = [
     "EVENT_DTYPE",
@@ -25,7 +26,6 @@ __all__ = [
     "ThreadEvents",
     "event_records",
     "order_events",
-    "regroup_warps",
     "thread_events",
 ]
 
@@ -44,22 +44,22 @@ EVENT_DTYPE = np.dtype(
 )
 
 
-def _blocks_across(gx: int, block: Block) -> tuple[int, int]:
+def blocks_across(gx: int, block: Block) -> tuple[int, int]:
     """(blocks along x of a grid ``gx`` pseudo-threads wide, warps per block)."""
     return -(-max(gx, 1) // block.x), -(-block.threads // WARP_SIZE)
 
 
 @njit(cache=True, nogil=True)
-def _lane_coords(x, y, gx, bx, by, nbx, wpb):  # pragma: no cover - numba
+def lane_coords(x, y, gx, bx, by, nbx, wpb):  # pragma: no cover - numba
     """(thread, warp, lane) of pseudo-thread (x, y)."""
     tib = (y % by) * bx + (x % bx)
     return y * gx + x, ((y // by) * nbx + x // bx) * wpb + tib // 32, tib % 32
 
 
 @njit(cache=True, nogil=True)
-def _lane_thread(w, lane, gx, gy, bx, by, nbx, wpb):  # pragma: no cover - numba
+def thread_of_lane(w, lane, gx, gy, bx, by, nbx, wpb):  # pragma: no cover - numba
     """The pseudo-thread (y * gx + x) that runs ``lane`` of warp ``w``: the inverse of
-    _lane_coords; -1 where the lane has none (past the block's threads, or the grid's edge)."""
+    lane_coords; -1 where the lane has none (past the block's threads, or the grid's edge)."""
     b, tib = w // wpb, (w % wpb) * 32 + lane
     x, y = (b % nbx) * bx + tib % bx, (b // nbx) * by + tib // bx
     return y * gx + x if tib < bx * by and x < gx and y < gy else -1
@@ -81,7 +81,7 @@ def _thread_events(tx, ty, gx, bx, by, nbx, wpb, n_threads):  # pragma: no cover
     for t in range(n):
         if tx[t] != lx or ty[t] != ly:  # a thread's events are mostly contiguous: divide once
             lx, ly = tx[t], ty[t]
-            th, w, ln = _lane_coords(lx, ly, gx, bx, by, nbx, wpb)
+            th, w, ln = lane_coords(lx, ly, gx, bx, by, nbx, wpb)
         thread[t] = th
         warp[t] = w
         lane[t] = ln
@@ -128,142 +128,6 @@ def _sort_warp_k(warp, k):  # pragma: no cover - numba
             starts[m] = count[s]
             m += 1
     return perm, starts[:m]
-
-
-@njit(cache=True, nogil=True)
-def _sid_ranks(thread, sid, n_threads, n_sids):  # pragma: no cover - numba
-    """r of every event: its rank among its thread's events of the same static instruction.
-    O(n) when every thread's events are contiguous in program order (each pseudo-thread is
-    one iteration of the mapped loops); returns ok=False when a thread reappears later."""
-    n = thread.shape[0]
-    r = np.empty(n, np.int64)
-    cnt = np.zeros(n_sids, np.int64)
-    used = np.empty(n_sids, np.int64)
-    done = np.zeros(n_threads, np.bool_)
-    nu = 0
-    cur = -1
-    for t in range(n):
-        th = thread[t]
-        if th != cur:
-            if done[th]:
-                return r, False
-            done[th] = True
-            for i in range(nu):
-                cnt[used[i]] = 0
-            nu = 0
-            cur = th
-        s = sid[t]
-        if cnt[s] == 0:
-            used[nu] = s
-            nu += 1
-        r[t] = cnt[s]
-        cnt[s] += 1
-    return r, True
-
-
-def _sid_ranks_sorted(thread: np.ndarray, sid: np.ndarray) -> np.ndarray:
-    """_sid_ranks for any event order: a stable sort by (thread, sid), O(n log n)."""
-    key = (thread.astype(np.uint64) << np.uint64(16)) | sid.astype(np.uint64)
-    order = np.argsort(key, kind="stable")
-    ks = key[order]
-    idx = np.arange(len(key), dtype=np.int64)
-    first = np.maximum.accumulate(np.where(np.r_[True, ks[1:] != ks[:-1]], idx, 0))
-    r = np.empty(len(key), np.int64)
-    r[order] = idx - first
-    return r
-
-
-@njit(cache=True, nogil=True)
-def _sort_lanes(out, lane, a, b):  # pragma: no cover - numba
-    """Sort ``out[a:b]`` (events of one warp instruction) by lane, in place: an insertion
-    sort, the lanes of one instruction being few and mostly in order already."""
-    for p in range(a + 1, b):
-        t = out[p]
-        q = p - 1
-        while q >= a and lane[out[q]] > lane[t]:
-            out[q + 1] = out[q]
-            q -= 1
-        out[q + 1] = t
-
-
-@njit(cache=True, nogil=True)
-def _masked_order(perm, warp, lane, k, sid, r, n_sids):  # pragma: no cover - numba
-    """Warp instructions of divergent warps: the events of one warp with the same (sid, r),
-    i.e. the r-th execution of static instruction sid by the lanes that execute it (a masked
-    instruction). A warp's instructions are issued in the order of the program position
-    (k) at which their last lane reaches them, the point where a SIMT warp has reconverged
-    and issues it; ties go by sid, then r.
-
-    perm: events grouped by warp. Returns the events in (warp, instruction, lane) order, the
-    instruction's index within its warp for every event (indexed like ``warp``), and the first
-    event of every instruction."""
-    n = perm.shape[0]
-    out = np.empty(n, np.int64)
-    slot = np.empty(n, np.int64)
-    starts = np.empty(n, np.int64)
-    rcount = np.zeros(n_sids, np.int64)
-    offset = np.zeros(n_sids, np.int64)
-    sids = np.empty(n_sids, np.int64)
-    gsize = np.empty(n, np.int64)
-    glast = np.empty(n, np.int64)
-    gfill = np.empty(n, np.int64)
-    gord = np.empty(n, np.int64)
-    m = 0
-    lo = 0
-    while lo < n:
-        w = warp[perm[lo]]
-        hi = lo + 1
-        while hi < n and warp[perm[hi]] == w:
-            hi += 1
-        ns = 0
-        for q in range(lo, hi):
-            t = perm[q]
-            s = sid[t]
-            if rcount[s] == 0:
-                sids[ns] = s
-                ns += 1
-            if r[t] >= rcount[s]:
-                rcount[s] = r[t] + 1
-        sids[:ns].sort()
-        n_groups = 0  # every (sid, r < rcount[sid]) is executed by some lane
-        for i in range(ns):
-            offset[sids[i]] = n_groups
-            n_groups += rcount[sids[i]]
-        for g in range(n_groups):
-            gsize[g] = 0
-            glast[g] = -1
-        for q in range(lo, hi):
-            t = perm[q]
-            g = offset[sid[t]] + r[t]
-            gsize[g] += 1
-            if k[t] > glast[g]:
-                glast[g] = k[t]
-        key = np.empty(n_groups, np.int64)
-        for g in range(n_groups):
-            key[g] = glast[g] * n_groups + g
-        order = np.argsort(key)
-        pos = lo
-        for j in range(n_groups):
-            g = order[j]
-            gfill[g] = pos
-            gord[g] = j
-            starts[m + j] = pos
-            pos += gsize[g]
-        for q in range(lo, hi):
-            t = perm[q]
-            g = offset[sid[t]] + r[t]
-            out[gfill[g]] = t
-            gfill[g] += 1
-            slot[t] = gord[g]
-        for j in range(n_groups):  # lane order inside each instruction (insertion sort)
-            a = starts[m + j]
-            b = starts[m + j + 1] if j + 1 < n_groups else hi
-            _sort_lanes(out, lane, a, b)
-        m += n_groups
-        for i in range(ns):
-            rcount[sids[i]] = 0
-        lo = hi
-    return out, slot, starts[:m]
 
 
 @njit(cache=True, nogil=True)
@@ -351,7 +215,7 @@ def order_events(
     counts = threads.counts
     gx = max(gx, 1)
     gy = len(counts) // gx
-    nbx, wpb = _blocks_across(gx, block)
+    nbx, wpb = blocks_across(gx, block)
     n_threads = gy * gx
     o_addr, o_lane = np.empty(n, np.uint64), np.empty(n, np.uint8)
     if threads.starts is not None:
@@ -370,10 +234,10 @@ def order_events(
         )
         perm, starts = _sort_warp_k(warp, k)
         n_sids = int(sid.max()) + 1
-        r, ok = _sid_ranks(thread, sid, n_threads, n_sids)
+        r, ok = sid_ranks(thread, sid, n_threads, n_sids)
         if not ok:
-            r = _sid_ranks_sorted(thread, sid)
-        perm, k, starts = _masked_order(perm, warp, lane, k, sid, r, n_sids)
+            r = sid_ranks_sorted(thread, sid)
+        perm, k, starts = masked_order(perm, warp, lane, k, sid, r, n_sids)
         _gather(perm, lane, addr, o_lane, o_addr)
         first = perm[starts]
         inst_warp, inst_k, inst_sid = warp[first], k[first], sid[first].astype(np.int64)
@@ -400,7 +264,7 @@ def _warp_gather(  # pragma: no cover - numba
     kmax = np.zeros(n_warps, np.int64)
     for w in range(n_warps):
         for lane in range(32):
-            th = _lane_thread(w, lane, gx, gy, bx, by, nbx, wpb)
+            th = thread_of_lane(w, lane, gx, gy, bx, by, nbx, wpb)
             lane_thread[w, lane] = th
             if th >= 0:
                 kmax[w] = max(kmax[w], counts[th])
@@ -446,7 +310,7 @@ def _warp_sort(  # pragma: no cover - numba
     recomputes (thread, warp, lane) only when the thread changes. Lanes appear in
     increasing order in program order (x is the inner mapped loop), so the stable scatter
     leaves each group in lane order. ok is False when a (warp, k) group holds events of two
-    static instructions (divergent lanes): those go to ``_masked_order``, which rewrites
+    static instructions (divergent lanes): those go to ``masked_order``, which rewrites
     both columns."""
     n = tx.shape[0]
     n_threads = counts.shape[0]
@@ -454,7 +318,7 @@ def _warp_sort(  # pragma: no cover - numba
     warp_of = np.empty(n_threads, np.int64)
     kmax = np.zeros(n_warps, np.int64)
     for th in range(n_threads):
-        _, w, _ = _lane_coords(th % gx, th // gx, gx, bx, by, nbx, wpb)
+        _, w, _ = lane_coords(th % gx, th // gx, gx, bx, by, nbx, wpb)
         warp_of[th] = w
         kmax[w] = max(kmax[w], counts[th])
     base = np.zeros(n_warps + 1, np.int64)
@@ -494,7 +358,7 @@ def _warp_sort(  # pragma: no cover - numba
     for t in range(n):
         if tx[t] != lx or ty[t] != ly:
             lx, ly = tx[t], ty[t]
-            th, w, ln = _lane_coords(lx, ly, gx, bx, by, nbx, wpb)
+            th, w, ln = lane_coords(lx, ly, gx, bx, by, nbx, wpb)
         c = seen[th]
         seen[th] = c + 1
         slot = base[w] + c
@@ -512,84 +376,6 @@ def _warp_sort(  # pragma: no cover - numba
     return (starts, i_warp, i_k, i_sid), True
 
 
-def regroup_warps(
-    ev: OrderedEvents, gx: int, gy: int, old: Block, new: Block
-) -> tuple[OrderedEvents, np.ndarray] | None:
-    """``ev``, ordered for blocks ``old``, in the order of blocks ``new`` without gathering
-    the events again, when both shapes are a multiple of 32 threads wide: every warp is then
-    32 consecutive pseudo-threads of one row under either shape (lane l the one at x mod 32
-    = l), so its instructions and their events are the same and only the warps' numbers and
-    order change: one copy of the events, warp by warp. With the index in ``ev`` of every
-    warp instruction; None for other shapes."""
-    if old.x % WARP_SIZE or new.x % WARP_SIZE:
-        return None
-    if not len(ev.addr) or old == new:
-        return ev, np.arange(len(ev.inst_start), dtype=np.int64)
-    gx = max(gx, 1)
-    renumber = _warp_renumbering(
-        int(ev.inst_warp[-1]) + 1, gx, gy, old.x, old.y, *_blocks_across(gx, old),
-        new.x, new.y, *_blocks_across(gx, new),
-    )  # fmt: skip
-    addr, lane, starts, warp, src = _move_warps(
-        ev.addr, ev.lane, ev.inst_start, ev.inst_warp, renumber
-    )
-    moved = OrderedEvents(
-        addr, lane, starts, warp, ev.inst_k[src], ev.inst_sid[src],
-        ev.n_threads, ev.n_warps, ev.divergent,
-    )  # fmt: skip
-    return moved, src
-
-
-@njit(cache=True, nogil=True)
-def _warp_renumbering(  # pragma: no cover - numba
-    n_warps, gx, gy, bx0, by0, nbx0, wpb0, bx1, by1, nbx1, wpb1
-):
-    """The number under blocks (bx1, by1) of every warp under blocks (bx0, by0), found from
-    its lane 0's pseudo-thread (-1: a warp with no thread)."""
-    out = np.full(n_warps, -1, np.int64)
-    for w in range(n_warps):
-        th = _lane_thread(w, 0, gx, gy, bx0, by0, nbx0, wpb0)
-        if th >= 0:
-            out[w] = _lane_coords(th % gx, th // gx, gx, bx1, by1, nbx1, wpb1)[1]
-    return out
-
-
-@njit(cache=True, nogil=True)
-def _move_warps(addr, lane, inst_start, inst_warp, renumber):  # pragma: no cover - numba
-    """The instructions and events of each warp moved, whole and in order, to the place of
-    its new number ``renumber[warp]`` (instructions grouped by warp, warps ascending): the
-    events, each instruction's first event and warp, and its index before the move."""
-    n, n_inst = addr.shape[0], inst_start.shape[0]
-    n_new = 0
-    for w in range(renumber.shape[0]):
-        n_new = max(n_new, renumber[w] + 1)
-    first = np.full(n_new, -1, np.int64)  # per new warp: its first and last+1 instruction
-    last = np.zeros(n_new, np.int64)
-    for i in range(n_inst):
-        w = renumber[inst_warp[i]]
-        if first[w] < 0:
-            first[w] = i
-        last[w] = i + 1
-    o_addr, o_lane = np.empty(n, np.uint64), np.empty(n, np.uint8)
-    o_start, o_warp = np.empty(n_inst, np.int64), np.empty(n_inst, np.int64)
-    o_src = np.empty(n_inst, np.int64)
-    m, pos = 0, 0
-    for w in range(n_new):
-        if first[w] < 0:
-            continue
-        lo = inst_start[first[w]]
-        hi = inst_start[last[w]] if last[w] < n_inst else n
-        for i in range(first[w], last[w]):
-            o_start[m] = pos + inst_start[i] - lo
-            o_warp[m] = w
-            o_src[m] = i
-            m += 1
-        o_addr[pos : pos + hi - lo] = addr[lo:hi]
-        o_lane[pos : pos + hi - lo] = lane[lo:hi]
-        pos += hi - lo
-    return o_addr, o_lane, o_start, o_warp, o_src
-
-
 def event_records(ev: OrderedEvents, gx: int, gy: int, block: Block) -> np.ndarray:
     """The events as EVENT_DTYPE records (warp, k, lane, sid, thread, address each), a copy
     for inspection and tests: the analysis reads the columns of ``OrderedEvents``."""
@@ -599,7 +385,7 @@ def event_records(ev: OrderedEvents, gx: int, gy: int, block: Block) -> np.ndarr
         out[name] = np.repeat(col, counts)
     out["lane"], out["addr"] = ev.lane, ev.addr
     gx = max(gx, 1)
-    nbx, wpb = _blocks_across(gx, block)
+    nbx, wpb = blocks_across(gx, block)
     out["thread"] = _event_threads(
         out["warp"].astype(np.int64), ev.lane, gx, gy, block.x, block.y, nbx, wpb
     )
@@ -610,7 +396,7 @@ def event_records(ev: OrderedEvents, gx: int, gy: int, block: Block) -> np.ndarr
 def _event_threads(warp, lane, gx, gy, bx, by, nbx, wpb):  # pragma: no cover - numba
     out = np.empty(warp.shape[0], np.int64)
     for t in range(warp.shape[0]):
-        out[t] = _lane_thread(warp[t], np.int64(lane[t]), gx, gy, bx, by, nbx, wpb)
+        out[t] = thread_of_lane(warp[t], np.int64(lane[t]), gx, gy, bx, by, nbx, wpb)
     return out
 
 
@@ -627,7 +413,7 @@ def _count_divergent(inst_warp, starts, n, gx, gy, bx, by, nbx, wpb):  # pragma:
             last = w
             full = 0
             for lane in range(32):
-                if _lane_thread(w, lane, gx, gy, bx, by, nbx, wpb) >= 0:
+                if thread_of_lane(w, lane, gx, gy, bx, by, nbx, wpb) >= 0:
                     full += 1
         hi = starts[i + 1] if i + 1 < starts.shape[0] else n
         if hi - starts[i] < full:

@@ -26,9 +26,9 @@ from .warp_order import (
     OrderedEvents,
     event_records,
     order_events,
-    regroup_warps,
     thread_events,
 )
+from .warp_regroup import regroup_warps
 
 __all__ = [
     "EVENT_DTYPE",

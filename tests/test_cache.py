@@ -411,7 +411,7 @@ def test_real_kernel_trace_against_lru_and_pycachesim(tmp_path, name, sizes):
 
     from cgpredict.block import Block
     from cgpredict.frontend.tracer import TraceOptions, trace_program
-    from cgpredict.memory.transactions import issue_order, transactions
+    from cgpredict.memory.issue import issue_order, transactions
     from cgpredict.warps import form_warps
 
     src = Path(__file__).resolve().parents[1] / "polybench_c" / name

@@ -36,9 +36,10 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "cgpredict.frontend.tracefile", "cgpredict.frontend.functions", "cgpredict.frontend.tracer",
      "cgpredict.frontend.summary", "cgpredict.scaling"),
     # pseudo-warps, memory and computation analysis, the analytical models
-    ("cgpredict.warp_order", "cgpredict.warps", "cgpredict.memory", "cgpredict.memory.*",
-     "cgpredict.parallelism", "cgpredict.energy", "cgpredict.models", "cgpredict.models.*",
-     "cgpredict.numba_cache", "cgpredict.atomics", "cgpredict.soa", "cgpredict.tile_exchange"),
+    ("cgpredict.warp_masked", "cgpredict.warp_order", "cgpredict.warp_regroup", "cgpredict.warps",
+     "cgpredict.memory", "cgpredict.memory.*", "cgpredict.parallelism", "cgpredict.energy",
+     "cgpredict.models", "cgpredict.models.*", "cgpredict.numba_cache", "cgpredict.atomics",
+     "cgpredict.soa", "cgpredict.tile_exchange"),
     # what a prediction hands back, and its rendering as text and JSON
     ("cgpredict.prediction", "cgpredict.report"),
     # one kernel analysed, traces and reports kept on disk

@@ -16,18 +16,10 @@ import pytest
 
 from cgpredict.block import Block
 from cgpredict.frontend.tracer import TraceOptions, trace_program
+from cgpredict.memory.issue import issue_order, issued_transactions, transactions
 from cgpredict.memory.lru import CacheConfig
 from cgpredict.memory.reuse import CacheScale
-from cgpredict.memory.transactions import (
-    COAL,
-    CONST,
-    UNCOAL,
-    analyze_memory,
-    classify,
-    issue_order,
-    issued_transactions,
-    transactions,
-)
+from cgpredict.memory.transactions import COAL, CONST, UNCOAL, analyze_memory, classify
 from cgpredict.warps import EVENT_DTYPE, WARP_SIZE, WarpTrace, form_warps
 
 POLYBENCH = Path(__file__).resolve().parents[1] / "polybench_c"
@@ -386,7 +378,8 @@ def test_regrouped_patterns_follow_their_instructions():
     instruction takes the pattern of its source instruction, which equals classifying the
     regrouped warps directly."""
     from cgpredict.memory.transactions import _patterns
-    from cgpredict.warp_order import order_events, regroup_warps, thread_events
+    from cgpredict.warp_order import order_events, thread_events
+    from cgpredict.warp_regroup import regroup_warps
     from cgpredict.warps import Origin
 
     rng = np.random.default_rng(5)

@@ -18,8 +18,9 @@ from cgpredict.instrument.memtrace import LoopInfo
 from cgpredict.block import Block, MappingError
 from cgpredict.frontend.tracefile import TAG_BEGIN, TAG_END, TAG_EXIT, TAG_LOOP
 from cgpredict.frontend.tracer import TraceOptions, trace_program
-from cgpredict.memory.transactions import COAL, CONST, UNCOAL, classify, transactions
-from cgpredict.warp_order import _sid_ranks, _sid_ranks_sorted
+from cgpredict.memory.issue import transactions
+from cgpredict.memory.transactions import COAL, CONST, UNCOAL, classify
+from cgpredict.warp_masked import sid_ranks, sid_ranks_sorted
 from cgpredict.warps import (
     WARP_SIZE,
     form_warps,
@@ -479,13 +480,13 @@ def test_sid_ranks_fast_and_sorted_agree():
     rng = np.random.default_rng(3)
     thread = np.repeat(np.arange(50), rng.integers(1, 30, 50))
     sid = rng.integers(0, 5, len(thread)).astype(np.uint16)
-    r, ok = _sid_ranks(thread, sid, 50, 5)
+    r, ok = sid_ranks(thread, sid, 50, 5)
     assert ok and np.array_equal(r, _brute_ranks(thread, sid))
-    assert np.array_equal(_sid_ranks_sorted(thread, sid), _brute_ranks(thread, sid))
+    assert np.array_equal(sid_ranks_sorted(thread, sid), _brute_ranks(thread, sid))
     # threads that reappear later: the O(n) pass gives up, the sort does not
     thread2, sid2 = np.r_[thread, thread[:40]], np.r_[sid, sid[:40]]
-    assert not _sid_ranks(thread2, sid2, 50, 5)[1]
-    assert np.array_equal(_sid_ranks_sorted(thread2, sid2), _brute_ranks(thread2, sid2))
+    assert not sid_ranks(thread2, sid2, 50, 5)[1]
+    assert np.array_equal(sid_ranks_sorted(thread2, sid2), _brute_ranks(thread2, sid2))
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -797,7 +798,8 @@ def test_regrouped_warps_equal_warps_formed_anew(seed, old, new):
     """Blocks a multiple of 32 wide: the warps of one shape regrouped for another (no new
     gather) equal the warps formed for it from the events, on grids with ragged edges and with
     divergent lanes (threads of different lengths and instruction orders)."""
-    from cgpredict.warp_order import order_events, regroup_warps, thread_events
+    from cgpredict.warp_order import order_events, thread_events
+    from cgpredict.warp_regroup import regroup_warps
 
     rng = np.random.default_rng(seed)
     gx, gy = int(rng.integers(20, 150)), int(rng.integers(1, 12))
@@ -829,7 +831,8 @@ def test_regrouped_warps_equal_warps_formed_anew(seed, old, new):
 
 
 def test_regroup_refuses_blocks_narrower_than_a_warp():
-    from cgpredict.warp_order import OrderedEvents, regroup_warps
+    from cgpredict.warp_order import OrderedEvents
+    from cgpredict.warp_regroup import regroup_warps
 
     none = np.zeros(1, np.int64)
     ev = OrderedEvents(np.zeros(1, np.uint64), np.zeros(1, np.uint8), none, none, none, none,

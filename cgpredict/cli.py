@@ -1,6 +1,11 @@
 """The command line: a thin layer over the library. The prediction commands live here;
 ``cli_measure`` adds validate, explain and calibrate, ``cli_explore`` cache and sweep, all
-on the ``main`` group of ``cli_common`` (the only modules that import click)."""
+on the ``main`` group of ``cli_common`` (the only modules that import click).
+
+Over 500 lines: each prediction command (trace, trace-info, run, fpga, compare, advise,
+report, schema, devices, doctor) is its click options above a short body that calls the
+library; the options are most of the length, and they stay beside the command they belong to.
+"""
 
 from __future__ import annotations
 

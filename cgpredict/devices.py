@@ -8,6 +8,10 @@ every key name (`clock_mhz`, `l2_bytes`, `dram_latency_cycles`). The schema is d
 Search order for a device *name*: every directory of `$CGPREDICT_DEVICE_PATH` (os.pathsep
 separated) first, then the bundled folder `cgpredict/devices/` (read through
 importlib.resources). `load_device` also accepts a path to a ``.toml`` file.
+
+Over 500 lines: ``GPUDevice`` and ``FIELD_SCHEMA`` are one table read two ways (the typed
+fields, and the file's keys with their kinds, units and ranges); kept in one module so that a
+field is never added to one and not the other (``_parse`` fills the one from the other).
 """
 
 from __future__ import annotations

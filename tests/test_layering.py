@@ -159,3 +159,69 @@ def test_gpu_prediction_path_loads_no_fpga_module(module):
                          cwd=ROOT, check=True).stdout.strip()
     assert out == "", f"import {module} loads {out}"
 
+
+
+# ---- sizes: no function over 80 lines, no module over 500 without a reason ------------------
+
+MAX_FUNCTION_LINES = 80
+MAX_MODULE_LINES = 500
+#: how a module's docstring states why it is longer: "Over 500 lines: ..." (any case)
+REASON = "over 500 lines"
+
+
+def _long_functions(source: str, max_lines: int = MAX_FUNCTION_LINES) -> list[tuple[str, int]]:
+    """(qualified name, lines) of every function or method of ``source`` longer than
+    ``max_lines``: from its ``def`` to its last line, docstring included, decorators not (a
+    command's options stand above it)."""
+    out = []
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = f"{prefix}{child.name}"
+                if not isinstance(child, ast.ClassDef):
+                    lines = child.end_lineno - child.lineno + 1
+                    if lines > max_lines:
+                        out.append((name, lines))
+                visit(child, name + ".")
+            else:
+                visit(child, prefix)
+
+    visit(ast.parse(source), "")
+    return out
+
+
+def _long_module(source: str, max_lines: int = MAX_MODULE_LINES) -> int | None:
+    """The line count of ``source`` when over ``max_lines`` and its docstring gives no reason
+    (no "over 500 lines" in it), else None."""
+    lines = len(source.splitlines())
+    doc = ast.get_docstring(ast.parse(source)) or ""
+    return lines if lines > max_lines and REASON not in doc.lower() else None
+
+
+def test_the_size_checks_see_long_functions_and_modules():
+    """The checks find what they look for (the oracle: sources built to the limits), so the
+    two tests below cannot pass by missing them."""
+    body = "".join(f"    x{i} = {i}\n" for i in range(79))
+    deeper = body.replace("    x", "        x")
+    method = deeper + "        x = 0\n"
+    assert _long_functions(f"def f():\n{body}") == []  # 80 lines
+    assert _long_functions(f"def f():\n{body}    x = 0\n") == [("f", 81)]
+    assert _long_functions(f"class C:\n    @staticmethod\n    def f():\n{method}") == [("C.f", 81)]
+    assert _long_functions(f"def g():\n    def h():\n{deeper}    return 0\n") == [("g", 82)]
+    assert _long_module('"""Short."""\n' + "x = 0\n" * 500) == 501
+    assert _long_module('"""Long.\n\nOver 500 lines: why."""\n' + "x = 0\n" * 500) is None
+    assert _long_module('"""Short."""\n' + "x = 0\n" * 499) is None
+
+
+def test_no_function_over_80_lines():
+    long = [f"{name}:{fn} ({lines} lines)" for name, path in sorted(_modules().items())
+            for fn, lines in _long_functions(path.read_text())]
+    assert not long, f"functions over {MAX_FUNCTION_LINES} lines:\n" + "\n".join(long)
+
+
+def test_no_module_over_500_lines_without_a_reason():
+    long = [f"{name} ({n} lines)" for name, path in sorted(_modules().items())
+            if (n := _long_module(path.read_text())) is not None]
+    assert not long, (f"modules over {MAX_MODULE_LINES} lines whose docstring does not say "
+                      f"why ('{REASON.capitalize()}: ...'):\n" + "\n".join(long))

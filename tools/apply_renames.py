@@ -2,6 +2,9 @@
 
 Usage: ``python tools/apply_renames.py [FILE ...]`` from the repository root, after the
 ``git mv``s (default files: every tracked ``.py``, ``.md``, ``Makefile`` and ``.ci/run``).
+tools/moved_names.txt lists the names that moved between modules when modules were split
+(``kernel.analysis.loop_unroll_at`` -> ``kernel.launch.loop_unroll_at``);
+an import of a private name made public keeps its local name (``import x as _x``).
 
 * Python imports (``from .tracefile import Trace``, ``from cgpredict import cache as c``,
   ``from . import sandbox, tempdirs``) are resolved, mapped and written back, relative ones
@@ -25,9 +28,11 @@ PACKAGES = {"cgpredict": "cgpredict", "instrument": "cgpredict.instrument",
             "runtime": "cgpredict.runtime"}
 
 
-def read_map() -> dict[str, str]:
-    """old dotted name -> new dotted name, from tools/rename_map.txt."""
-    lines = (ROOT / "tools" / "rename_map.txt").read_text().splitlines()
+def read_map(name: str = "rename_map.txt") -> dict[str, str]:
+    """old dotted name -> new dotted name, from a file of tools/ (modules: rename_map.txt;
+    names moved between modules: moved_names.txt)."""
+    path = ROOT / "tools" / name
+    lines = path.read_text().splitlines() if path.exists() else []
     return dict(line.split() for line in lines if line.strip() and not line.startswith("#"))
 
 
@@ -69,6 +74,7 @@ class Tree:
     def __init__(self) -> None:
         self.files = module_files()
         self.renames = read_map()
+        self.moved = read_map("moved_names.txt")
         self.back = {new: old for old, new in self.renames.items()}
         self._names: dict[str, set[str]] = {}
 
@@ -98,6 +104,15 @@ class Tree:
             if head in self.files:
                 return old
         return old
+
+    def moved_name(self, name: str) -> str:
+        """``name`` (module.name[.attribute]) where its definition moved, else itself."""
+        parts = name.split(".")
+        for i in range(len(parts), 1, -1):
+            head = ".".join(parts[:i])
+            if head in self.moved:
+                return ".".join([self.moved[head], *parts[i:]])
+        return name
 
 
 def resolve(package: str, level: int, module: str | None) -> str:
@@ -143,7 +158,10 @@ def rewrite_import(tree: Tree, node: ast.ImportFrom, package: str, old_package: 
     groups: dict[str, list[str]] = {}
     for a in node.names:
         target = tree.new_name(f"{was}.{a.name}")
-        if target in tree.files:  # a module imported by name
+        moved = tree.moved_name(target)
+        if moved != target:  # a name defined in another module now
+            source, name = moved.rpartition(".")[0], moved.rpartition(".")[2]
+        elif target in tree.files:  # a module imported by name
             source, name = target.rpartition(".")[0], target.rpartition(".")[2]
         else:
             source, name = tree.new_name(was), a.name
@@ -192,7 +210,8 @@ def fix_text(tree: Tree, text: str) -> str:
         new = tree.renames.get("cgpredict." + m.group(1))
         return new.replace(".", "/") + ".py" if new else m.group(0)
 
-    text = re.sub(r"\bcgpredict(?:\.\w+)+", lambda m: _longest(tree, m.group(0)), text)
+    text = re.sub(r"\bcgpredict(?:\.\w+)+",
+                  lambda m: tree.moved_name(_longest(tree, m.group(0))), text)
     return re.sub(r"\bcgpredict/(\w+)\.py\b", path, text)
 
 
@@ -220,7 +239,7 @@ def main(argv: list[str]) -> int:
                                 check=True).stdout.split()
         paths = [ROOT / p for p in listed
                  if p.endswith((".py", ".md", ".toml", ".txt")) or p in ("Makefile", ".ci/run")]
-        paths = [p for p in paths if p.name != "rename_map.txt"
+        paths = [p for p in paths if p.parts[len(ROOT.parts)] != "tools"
                  and not {"golden", "results"} & set(p.parts)]
     for p in paths:
         if not p.is_file():

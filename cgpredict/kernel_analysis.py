@@ -45,6 +45,7 @@ from .compute import (
 from .devices import GPUDevice
 from .energy import predict_energy
 from .footprint import SizeCheck, check_lines, moved_warning, size_check
+from .halo import HaloError, HaloSpec, halo_counts, halo_note, halo_setup
 from .memory import (
     COAL,
     CONST,
@@ -151,11 +152,15 @@ def analyze_region(
     warnings: list[str] = []
     wt = _region_warps(trace, region, launch, device, opts, memo, warnings)
     wt = _remapped(trace, region, wt, opts)
+    wt, halo = _halo(trace, region, wt, opts, device)
+    if halo is not None:
+        warnings.append(halo_note(info.name, halo, wt.block.threads))
     sites = find_sites(trace, region, wt.grid_dims, wt, device.l2_sector_bytes)
     warnings += drop_covered(_mapping_warnings(trace, wt, info.name), sites)
     warnings += atomic_notes(sites, info.name, opts.reduce)
     warnings += _thread_warnings(wt, info.name, device)
-    setup = _setup(trace, region, launch, wt, device, opts, sizes, tsz, wsz, warnings)
+    setup = _setup(trace, region, launch, wt, device, opts, sizes, tsz, wsz, warnings,
+                   halo.bytes_per_block if halo else 0)
     check = size_check(trace, region, sizes, tsz, wsz, device)
     mem = _region_memory(setup, device, check.gathers)
     ctx = _LaunchContext(
@@ -173,8 +178,10 @@ def analyze_region(
         opts=opts,
         device=device,
         name=info.name,
-        staged=setup.staged,
+        staged=setup.staged + (tuple(a for a in halo.reads if a.sid not in halo.rounds)
+                               if halo else ()),
         shared_spec=setup.shared_spec,
+        halo=halo,
         bodies=thread_bodies(trace, region, setup.grid),
         busiest=_busiest_share(wt),
         restores=restoring_stores(
@@ -210,6 +217,22 @@ def _remapped(trace: Trace, region: int, wt: WarpTrace, opts: RunOptions) -> War
                  and lp.depth > wt.grid_dims for b in lp.blocks}
         wt = _tile_exchanged(trace, wt, opts.row_exchange, inner)
     return wt
+
+
+def _halo(trace: Trace, region: int, wt: WarpTrace, opts: RunOptions,
+          device: GPUDevice) -> tuple[WarpTrace, HaloSpec | None]:
+    """The pseudo-warps with the array of ``opts.halo`` staged in a tile with its halo (the
+    advisor's halo tiling, halo.py), and the tile; one line when it cannot be."""
+    name = trace.header.region(region).name
+    arrays = [a for k, a in opts.halo if k == name]
+    if not arrays:
+        return wt, None
+    try:
+        return halo_setup(trace, region, wt, arrays[0], device.smem_banks,
+                          device.smem_bank_bytes)
+    except HaloError as exc:
+        raise PredictionError(f"kernel {name}: {arrays[0]} not staged with its halo: {exc}") \
+            from None
 
 
 def _is_store(trace: Trace) -> np.ndarray:
@@ -310,6 +333,7 @@ def _setup(
     tsz: dict[str, int],
     wsz: dict[str, int],
     warnings: list[str],
+    halo_bytes: int = 0,
 ) -> RegionSetup:
     """The region's shared-memory tiles (SPEC §2.6), resident warps per SM and growth to
     the work size; one line when a tile or the block cannot fit the device."""
@@ -323,7 +347,7 @@ def _setup(
     try:
         warps_per_batch = _resident_warps(
             device, wt.block, opts.registers_per_thread,
-            int(shared_spec[2]) if shared_spec else 0,
+            (int(shared_spec[2]) if shared_spec else 0) + halo_bytes,
         )  # fmt: skip
     except BlockDoesNotFit as exc:
         raise PredictionError(f"kernel {info.name}: {exc}") from None
@@ -556,6 +580,7 @@ class _LaunchContext:
     restores: frozenset[int] = frozenset()  # stores of an accumulator (port.restoring_stores)
     sites: tuple[AtomicSite, ...] = ()  # locations every thread updates (atomics.py)
     shape: PortShape | None = None  # what their port's atomics depend on
+    halo: HaloSpec | None = None  # a stencil's tile with its halo (halo.py)
 
     def extents(self, row: int) -> tuple[float, float]:
         """(x, y) pseudo-threads of trace launch ``row``, scaled to the work size."""
@@ -599,7 +624,8 @@ class _LaunchContext:
         blocks = max(math.ceil(gx / self.block.x) * math.ceil(gy / self.block.y), 1)
         skip = {a.sid for a in self.staged} | site_sids(self.sites)
         mem_reports, patterns, stores = _memory_profile(
-            tr, mem, per_thread, self.region, skip, self.restores
+            tr, mem, per_thread, self.region, skip, self.restores,
+            dict(self.halo.scale) if self.halo else {},
         )
         shared, sync = self.shared_counts(row, per_thread, threads)
         port = port_costs(self.sites, per_thread, self.shape, blocks)
@@ -709,6 +735,9 @@ class _LaunchContext:
 
     def shared_counts(self, row: int, per_thread: dict, threads: float):
         """SharedMemoryCounts and barriers per thread of a tiled launch (SPEC §2.6)."""
+        if self.halo is not None:
+            h = self.trace.header
+            return halo_counts(self.halo, per_thread, lambda sid: h.mem[sid].block)
         if not self.staged or self.shared_spec is None:
             return SharedMemoryCounts(), 0.0
         tile_loop, loads_per_phase, nbytes, divisor = self.shared_spec
@@ -1004,8 +1033,10 @@ def _memory_profile(
     region: int,
     skip: set[int] = frozenset(),
     restores: frozenset[int] = frozenset(),
+    scale: dict[int, float] | None = None,
 ):
-    """Per-instruction reports and the per-pattern counts of the profile (SPEC §2.3)."""
+    """Per-instruction reports and the per-pattern counts of the profile (SPEC §2.3);
+    ``scale``: the share of a static instruction's warp instructions a fix left (halo.py)."""
     h = trace.header
     insts, l2, dram, served = [0.0] * 3, [0.0] * 3, [0.0] * 3, [0.0] * 3
     st_insts, st_l2, st_dram = [0.0] * 3, [0.0] * 3, [0.0] * 3
@@ -1013,7 +1044,7 @@ def _memory_profile(
     reports = []
     for s in mem.instrs:
         m = h.mem[s.sid]
-        count = per_thread.get(m.block, 0.0)
+        count = per_thread.get(m.block, 0.0) * (scale or {}).get(s.sid, 1.0)
         staged = s.sid in skip  # staged in shared memory: modelled by shared_counts
         total = 0 if staged else s.total_warp_insts
         shares = tuple(w / total for w in s.warp_insts) if total else (0.0, 0.0, 0.0)

@@ -64,6 +64,7 @@ from .prediction import DEFAULT_BLOCKS, KernelReport, MemInstrReport, Prediction
 from .profile import KernelProfile, PatternCounts, SharedMemoryCounts, StoreCounts
 from .residency import Resident, region_arrays, resident_arrays
 from .reuse import CacheScale
+from .row_warps import row_warp_trace
 from .scaling import SizeModel, TripModel
 from .shared import (
     StagedAccess,
@@ -153,6 +154,7 @@ def analyze_region(
     wt = _region_warps(trace, region, launch, device, opts, memo, warnings)
     wt = _remapped(trace, region, wt, opts)
     wt, halo = _halo(trace, region, wt, opts, device)
+    wt, block_scale, thread_scale = _row_warped(trace, region, wt, opts)
     if halo is not None:
         warnings.append(halo_note(info.name, halo, wt.block.threads))
     sites = find_sites(trace, region, wt.grid_dims, wt, device.l2_sector_bytes)
@@ -182,6 +184,8 @@ def analyze_region(
                                if halo else ()),
         shared_spec=setup.shared_spec,
         halo=halo,
+        block_scale=block_scale,
+        thread_scale=thread_scale,
         bodies=thread_bodies(trace, region, setup.grid),
         busiest=_busiest_share(wt),
         restores=restoring_stores(
@@ -233,6 +237,33 @@ def _halo(trace: Trace, region: int, wt: WarpTrace, opts: RunOptions,
     except HaloError as exc:
         raise PredictionError(f"kernel {name}: {arrays[0]} not staged with its halo: {exc}") \
             from None
+
+
+def _row_warped(trace: Trace, region: int, wt: WarpTrace, opts: RunOptions
+                ) -> tuple[WarpTrace, dict[int, float], float]:
+    """The pseudo-warps a warp per row when ``opts.row_warp`` names the kernel (row_warps.py),
+    how each basic block's executions per thread change (a block with a memory access as its
+    accesses' warp instructions do, else a loop block as the row loop's accesses, any other
+    block of the thread once per row, as before), and the threads launched per row (32)."""
+    h = trace.header
+    name = h.region(region).name
+    if name not in opts.row_warp:
+        return wt, {}, 1.0
+    if wt.grid_dims != 1:
+        raise PredictionError(f"kernel {name}: a warp per row needs a 1-D kernel")
+    inner = {b for lp in h.loops if lp.region == region and lp.depth > 1 for b in lp.blocks}
+    loop_sids = {m.id for m in h.mem if m.region == region and m.block in inner}
+    if not loop_sids:
+        raise PredictionError(f"kernel {name}: a warp per row needs a loop in each thread")
+    out, by_sid = row_warp_trace(wt, loop_sids)
+    looped = [v for s, v in by_sid.items() if s in loop_sids] or [1.0]
+    scales = {}
+    for b in h.blocks:
+        if b.region == region:
+            mine = [by_sid[m.id] for m in h.mem if m.block == b.id and m.id in by_sid]
+            scales[b.id] = (mine[0] if mine else
+                            sum(looped) / len(looped) if b.id in inner else 1.0)
+    return out, scales, 32.0
 
 
 def _is_store(trace: Trace) -> np.ndarray:
@@ -581,6 +612,9 @@ class _LaunchContext:
     sites: tuple[AtomicSite, ...] = ()  # locations every thread updates (atomics.py)
     shape: PortShape | None = None  # what their port's atomics depend on
     halo: HaloSpec | None = None  # a stencil's tile with its halo (halo.py)
+    # per basic block: how a fix changes its executions per thread (a warp per row)
+    block_scale: dict[int, float] = dataclasses.field(default_factory=dict)
+    thread_scale: float = 1.0  # threads launched per traced thread (a warp per row: 32)
 
     def extents(self, row: int) -> tuple[float, float]:
         """(x, y) pseudo-threads of trace launch ``row``, scaled to the work size."""
@@ -590,7 +624,7 @@ class _LaunchContext:
             return 1.0, 1.0
         iters = float(tr.loop_iters[row, inner].sum())
         entries = float(tr.loop_entries[row, inner].sum())
-        x = iters / entries if entries else 0.0
+        x = iters / entries * self.thread_scale if entries else 0.0
         y = entries if self.grid == 2 else 1.0
         x *= self._ratio(inner[0])
         if self.grid == 2:
@@ -617,6 +651,8 @@ class _LaunchContext:
             for b in h.blocks
             if b.region in (self.region, -1)
         }
+        for b, f in self.block_scale.items():
+            per_thread[b] = per_thread.get(b, 0.0) * f
         gx, gy = self.extents(row)
         problem = grid_problem(gx, gy, self.block)
         if problem:

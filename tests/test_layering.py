@@ -38,7 +38,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "cgpredict.memory", "cgpredict.shared", "cgpredict.staging", "cgpredict.residency",
      "cgpredict.parallelism", "cgpredict.energy", "cgpredict.models", "cgpredict.models.*",
      "cgpredict.numba_cache", "cgpredict.atomics", "cgpredict.footprint", "cgpredict.soa",
-     "cgpredict.tile_exchange", "cgpredict.halo"),
+     "cgpredict.tile_exchange", "cgpredict.halo", "cgpredict.row_warps"),
     # what a prediction hands back, and its rendering as text and JSON
     ("cgpredict.prediction", "cgpredict.report"),
     # one kernel analysed, traces and reports kept on disk

@@ -244,18 +244,22 @@ def _row_warped(trace: Trace, region: int, wt: WarpTrace, opts: RunOptions
     """The pseudo-warps a warp per row when ``opts.row_warp`` names the kernel (row_warps.py),
     how each basic block's executions per thread change (a block with a memory access as its
     accesses' warp instructions do, else a loop block as the row loop's accesses, any other
-    block of the thread once per row, as before), and the threads launched per row (32)."""
+    block of the thread once per row, as before), and the threads launched per row."""
     h = trace.header
     name = h.region(region).name
-    if name not in opts.row_warp:
+    lanes = [n for k, n in opts.row_warp if k == name]
+    if not lanes:
         return wt, {}, 1.0
     if wt.grid_dims != 1:
         raise PredictionError(f"kernel {name}: a warp per row needs a 1-D kernel")
+    if lanes[0] not in (1, 2, 4, 8, 16, 32):
+        raise PredictionError(f"kernel {name}: {lanes[0]} lanes per row: not a power of two "
+                              f"up to 32")
     inner = {b for lp in h.loops if lp.region == region and lp.depth > 1 for b in lp.blocks}
     loop_sids = {m.id for m in h.mem if m.region == region and m.block in inner}
     if not loop_sids:
         raise PredictionError(f"kernel {name}: a warp per row needs a loop in each thread")
-    out, by_sid = row_warp_trace(wt, loop_sids)
+    out, by_sid = row_warp_trace(wt, loop_sids, lanes[0])
     looped = [v for s, v in by_sid.items() if s in loop_sids] or [1.0]
     scales = {}
     for b in h.blocks:
@@ -263,7 +267,7 @@ def _row_warped(trace: Trace, region: int, wt: WarpTrace, opts: RunOptions
             mine = [by_sid[m.id] for m in h.mem if m.block == b.id and m.id in by_sid]
             scales[b.id] = (mine[0] if mine else
                             sum(looped) / len(looped) if b.id in inner else 1.0)
-    return out, scales, 32.0
+    return out, scales, float(lanes[0])
 
 
 def _is_store(trace: Trace) -> np.ndarray:

@@ -31,8 +31,8 @@ def _columns() -> list[int]:
 
 @pytest.fixture(scope="module")
 def spmv():
-    """The baseline, the warp-per-row fix, the same trace regrouped without the shuffles,
-    and the arrays' addresses."""
+    """The baseline, the fixes (a warp a row, 16 lanes a row), the same trace regrouped a
+    warp a row without the shuffles, and the arrays' addresses."""
     import dataclasses
 
     from cgpredict.advisor.csr_fix import csr_fixes
@@ -43,7 +43,7 @@ def spmv():
     with prepare(USER / "spmv_csr.c", opts) as prep:
         base = prep.analyze(opts)
         fixes = csr_fixes(prep, opts, base, notes)
-        plain = prep.analyze(dataclasses.replace(opts, row_warp=("spmv",)))
+        plain = prep.analyze(dataclasses.replace(opts, row_warp=(("spmv", 32),)))
         bases = dict(prep.trace.header.globals)
     return base, fixes, plain, bases
 
@@ -59,7 +59,8 @@ def test_warp_per_row_counts_by_brute_force(spmv):
     force counts them); one of each load a thread (a row a warp), 32 x 4096 threads in
     blocks of 256; the butterfly's 10 instructions a thread."""
     base, fixes, plain, g = spmv
-    (fix,) = fixes
+    fix = fixes[0]
+    assert fix.title.startswith("a warp per CSR row")
     assert fix.kind == "warp-per-row" and "__shfl_xor_sync" in fix.code
     (k,) = fix.report.kernels
     (p,) = plain.kernels
@@ -75,6 +76,26 @@ def test_warp_per_row_counts_by_brute_force(spmv):
     assert all(m.per_thread == pytest.approx(1.0) for m in k.mem)
     assert k.blocks == ROWS * 32 // 256 and k.block == "256x1"
     assert k.profile.comp_insts == pytest.approx(p.profile.comp_insts + 10)
+
+
+def test_sixteen_lanes_a_row_by_brute_force(spmv):
+    """Rows of 16 entries get 16 lanes (CUSP's choice), two rows a warp: val a warp's two
+    consecutive rows (128 bytes), x 32 random columns; 16 x 4096 threads; a 4-step butterfly
+    (8 instructions)."""
+    _, fixes, plain, g = spmv
+    assert [f.title.split(" per CSR row")[0] for f in fixes] == ["a warp", "16 lanes"]
+    (k,) = fixes[1].report.kernels
+    col = _columns()
+    mem = {m.text: m for m in k.mem}
+    pairs = [list(range(w * 2 * NNZ, (w + 1) * 2 * NNZ)) for w in range(ROWS // 2)]
+    assert mem["val[k]"].pattern == "coalesced"
+    assert mem["val[k]"].l2_trans_per_warp == pytest.approx(
+        _mean_segments([[g["val"] + 4 * e for e in p] for p in pairs]))
+    assert mem["x[col[k]]"].l2_trans_per_warp == pytest.approx(
+        _mean_segments([[g["x"] + 4 * col[e] for e in p] for p in pairs]))
+    assert all(m.per_thread == pytest.approx(1.0) for m in k.mem)
+    assert k.blocks == ROWS * 16 // 256
+    assert "k += 16" in fixes[1].code and "o = 8" in fixes[1].code
 
 
 def test_the_scalar_kernel_gathers_a_row_per_lane(spmv):

@@ -64,13 +64,14 @@ def row_candidates(prep: Prepared, base: Report) -> dict[str, tuple[str, ...]]:
 
 
 def with_shuffles(rep: Report, kernels: dict[str, int], opts: RunOptions,
-                   rows: int = TILE) -> Report:
+                  rows: int = TILE, insts: int = SHUFFLE_REDUCTION) -> Report:
     """``rep`` with each kernel's shuffle reductions (``kernels``: name -> reduction loops)
-    added to every launch profile (``rows`` rows per lane), re-predicted."""
+    added to every launch profile (``rows`` rows per lane, ``insts`` instructions each),
+    re-predicted."""
     device = load_device(opts.device)
     out = []
     for k in rep.kernels:
-        extra = rows * SHUFFLE_REDUCTION * kernels.get(k.name, 0)
+        extra = rows * insts * kernels.get(k.name, 0)
         if not extra:
             out.append(k)
             continue

@@ -60,7 +60,7 @@ def test_warp_per_row_counts_by_brute_force(spmv):
     blocks of 256; the butterfly's 10 instructions a thread."""
     base, fixes, plain, g = spmv
     fix = fixes[0]
-    assert fix.title.startswith("a warp per CSR row")
+    assert fix.title.startswith("a warp per row (32 threads a row)")
     assert fix.kind == "warp-per-row" and "__shfl_xor_sync" in fix.code
     (k,) = fix.report.kernels
     (p,) = plain.kernels
@@ -83,7 +83,7 @@ def test_sixteen_lanes_a_row_by_brute_force(spmv):
     consecutive rows (128 bytes), x 32 random columns; 16 x 4096 threads; a 4-step butterfly
     (8 instructions)."""
     _, fixes, plain, g = spmv
-    assert [f.title.split(" per CSR row")[0] for f in fixes] == ["a warp", "16 lanes"]
+    assert [f.title.split(" per row")[0] for f in fixes] == ["a warp", "16 lanes"]
     (k,) = fixes[1].report.kernels
     col = _columns()
     mem = {m.text: m for m in k.mem}

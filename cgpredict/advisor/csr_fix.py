@@ -94,7 +94,7 @@ def _fix(base: Report, rep: Report, kernel: str, lanes: int, n: int, loads) -> F
     who = "a warp" if lanes == 32 else f"{lanes} lanes"
     return explained(Fix(
         "warp-per-row",
-        f"{who} per CSR row with a shuffle reduction in {kernel}",
+        f"{who} per row ({lanes} threads a row) with a shuffle reduction in {kernel}",
         f"launch {lanes} threads per row: lane l of a row takes its nonzeros l, l + {lanes}, "
         f"..., the lanes' sums combined with __shfl_xor_sync and stored by lane 0 (the same "
         f"values, the floating-point sum in another order)",

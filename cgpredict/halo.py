@@ -128,22 +128,23 @@ class _Boxes:
 
 
 def _boxes(ev: _Events) -> _Boxes:
-    """The box each block reads in each plane (rows and columns from its lowest to its
-    highest): the tile with its halo."""
+    """The box of rows and columns each block reads (from its lowest to its highest, over
+    every plane), once in each plane it reads: the tile with its halo, as the textbook
+    kernel loads it (the same box in every plane)."""
     planes = int(ev.plane.max()) + 1
-    key = ev.block * planes + ev.plane
-    uniq, inv = np.unique(key, return_inverse=True)
+    blocks, b_inv = np.unique(ev.block, return_inverse=True)
     big = np.iinfo(np.int64).max
-    r0 = np.full(len(uniq), big, np.int64)
-    c0 = np.full(len(uniq), big, np.int64)
-    r1 = np.full(len(uniq), -1, np.int64)
-    c1 = np.full(len(uniq), -1, np.int64)
-    np.minimum.at(r0, inv, ev.row)
-    np.minimum.at(c0, inv, ev.col)
-    np.maximum.at(r1, inv, ev.row)
-    np.maximum.at(c1, inv, ev.col)
-    block, width = uniq // planes, c1 - c0 + 1
-    size = (r1 - r0 + 1) * width
+    lo_r, lo_c = np.full(len(blocks), big, np.int64), np.full(len(blocks), big, np.int64)
+    hi_r, hi_c = np.full(len(blocks), -1, np.int64), np.full(len(blocks), -1, np.int64)
+    np.minimum.at(lo_r, b_inv, ev.row)
+    np.minimum.at(lo_c, b_inv, ev.col)
+    np.maximum.at(hi_r, b_inv, ev.row)
+    np.maximum.at(hi_c, b_inv, ev.col)
+    uniq = np.unique(ev.block * planes + ev.plane)  # the (block, plane) boxes, sorted
+    block = uniq // planes
+    at = np.searchsorted(blocks, block)
+    r0, c0, width = lo_r[at], lo_c[at], hi_c[at] - lo_c[at] + 1
+    size = (hi_r[at] - r0 + 1) * width
     start = np.zeros(len(uniq), np.int64)
     tile: dict[int, int] = {}
     for i, b in enumerate(block.tolist()):  # boxes of one block are consecutive (sorted key)

@@ -72,26 +72,25 @@ def halo_code(array: str, bx: int, by: int, spans: tuple[int, int, int]) -> str:
     """The textbook halo tile in CUDA, for blocks of ``bx`` x ``by`` and a stencil spanning
     ``spans`` (planes, rows, columns) of ``array``."""
     planes, rows, cols = spans
-    ry, rx = (rows - 1) // 2, (cols - 1) // 2
-    th, tw = f"{by} + {rows - 1}", f"{bx} + {cols - 1}"
-    plane = f"[{planes}]" if planes > 1 else ""
+    ry, rx, rz = (rows - 1) // 2, (cols - 1) // 2, (planes - 1) // 2
+    th, tw = f"({by} + {rows - 1})", f"({bx} + {cols - 1})"
+    deep = planes > 1
+    size = f"{planes} * {th} * {tw}" if deep else f"{th} * {tw}"
     lines = [
-        f"__shared__ float tile{plane}[{th}][{tw}];   // the block's points and the halo",
+        f"__shared__ float tile{f'[{planes}]' if deep else ''}[{by} + {rows - 1}]"
+        f"[{bx} + {cols - 1}];  // the block's points and the halo",
         f"int y0 = blockIdx.y * {by} - {ry}, x0 = blockIdx.x * {bx} - {rx};  // tile corner",
-        f"for (int t = threadIdx.y * {bx} + threadIdx.x; t < {planes} * ({th}) * ({tw}); "
-        f"t += {bx * by}) {{",
-        f"  int p = t / (({th}) * ({tw})), r = t / ({tw}) % ({th}), c = t % ({tw});",
-        f"  tile{'[p]' if planes > 1 else ''}[r][c] = {array}"
-        f"{'[z0 + p]' if planes > 1 else ''}[y0 + r][x0 + c];"
-        "  // consecutive t: consecutive c, coalesced (guard the array's edges)",
+        *([f"int z0 = z - {rz};  // z: the plane of the launch's points"] if deep else []),
+        f"for (int t = threadIdx.y * {bx} + threadIdx.x; t < {size}; t += {bx * by}) {{",
+        (f"  int p = t / ({th} * {tw}), r = t / {tw} % {th}, c = t % {tw};" if deep
+         else f"  int r = t / {tw}, c = t % {tw};"),
+        f"  tile{'[p]' if deep else ''}[r][c] = {array}{'[z0 + p]' if deep else ''}"
+        f"[y0 + r][x0 + c];  // consecutive t, consecutive c: coalesced (guard the edges)",
         "}",
         "__syncthreads();",
-        f"// then {array}[..][y + dy][x + dx] is read as "
-        f"tile{'[dz + ' + str((planes - 1) // 2) + ']' if planes > 1 else ''}"
-        f"[threadIdx.y + {ry} + dy][threadIdx.x + {rx} + dx]",
+        f"// then {array}{'[z + dz]' if deep else ''}[y + dy][x + dx] is read as "
+        f"tile{f'[{rz} + dz]' if deep else ''}[threadIdx.y + {ry} + dy][threadIdx.x + {rx} + dx]",
     ]
-    if planes > 1:
-        lines.insert(1, f"int z0 = z - {(planes - 1) // 2};  // the first plane the point reads")
     return "\n".join(lines)
 
 

@@ -128,3 +128,18 @@ def test_no_warp_per_row_for_a_recurrence(tmp_path):
         base = prep.analyze(opts)
         assert csr_candidates(prep, base, notes) == {}
     assert any("not offered in spmv" in n and "other than a sum" in n for n in notes), notes
+
+
+def test_warp_per_row_ranks_first_on_the_tk1():
+    """On the TK1 (no L1 for global loads) the scalar kernel's val and col cost a
+    transaction a lane: a row's lanes striding it rank first, 16 lanes (two rows a warp)
+    ahead of a warp a row, ranked by the times printed."""
+    from cgpredict.advisor import advise
+
+    a = advise(USER / "spmv_csr.c", RunOptions(device="tk1",
+                                              work_sizes={"NR": 1 << 16, "NC": 1 << 16},
+                                              trace_sizes={"NR": ROWS, "NC": ROWS}))
+    assert a.fixes[0].kind == "warp-per-row" and a.fixes[0].speedup > 1
+    assert a.fixes[0].title.startswith("16 lanes per row (2 rows a warp)")
+    ms = [f.predicted_ms for f in a.fixes]
+    assert ms == sorted(ms)

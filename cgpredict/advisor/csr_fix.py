@@ -92,9 +92,10 @@ def _fix(base: Report, rep: Report, kernel: str, lanes: int, n: int, loads) -> F
           f"{loads[0].per_thread:.3g} times a thread; the loop reduces {n} accumulator(s): "
           f"{2 * steps} shuffle-reduction instructions a row each",)
     who = "a warp" if lanes == 32 else f"{lanes} lanes"
+    how = f"{lanes} threads a row" if lanes == 32 else f"{32 // lanes} rows a warp"
     return explained(Fix(
         "warp-per-row",
-        f"{who} per row ({lanes} threads a row) with a shuffle reduction in {kernel}",
+        f"{who} per row ({how}) with a shuffle reduction in {kernel}",
         f"launch {lanes} threads per row: lane l of a row takes its nonzeros l, l + {lanes}, "
         f"..., the lanes' sums combined with __shfl_xor_sync and stored by lane 0 (the same "
         f"values, the floating-point sum in another order)",

@@ -266,8 +266,8 @@ def halo_setup(trace, region: int, wt: WarpTrace, array: str, banks: int,
 def halo_counts(spec: HaloSpec, per_thread: dict[int, float], block_of) -> tuple[
         SharedMemoryCounts, float]:
     """Shared accesses per thread of a halo-tiled launch (SPEC §2.6): every stencil read at
-    its conflict degree, the tile's stores (a row of consecutive words a warp: conflict-free)
-    and one barrier between them."""
+    its conflict degree (the X_P of eq. (20)), the tile's stores (a row of consecutive words
+    a warp: conflict-free) and one barrier between them (eq. (23)'s sync instruction)."""
     by_x: dict[float, float] = {1.0: spec.stores_per_thread}
     waves = spec.stores_per_thread
     for a in spec.reads:

@@ -30,16 +30,20 @@ STENCIL_READS = 3
 
 def halo_candidates(prep: Prepared, base: Report) -> dict[str, list[str]]:
     """Per 2-D kernel without shared memory: the arrays it reads through STENCIL_READS or
-    more loads, each made once per thread (the neighbours of the thread's point)."""
+    more loads, each made once per thread (the neighbours of the thread's point), and none
+    in a loop of the thread."""
     out: dict[str, list[str]] = {}
     for k in base.kernels:
         if k.grid_dims != 2 or k.profile.shared.bytes_per_block:
             continue
         reads: dict[str, int] = {}
+        looped = set()  # arrays also read in a loop of the thread: a tile, not a halo
         for m in k.mem:
             if m.kind == "load" and 0 < m.per_thread <= ONCE:
                 reads[array_name(m.text)] = reads.get(array_name(m.text), 0) + 1
-        arrs = [a for a, n in reads.items() if n >= STENCIL_READS]
+            elif m.kind == "load" and m.per_thread > ONCE:
+                looped.add(array_name(m.text))
+        arrs = [a for a, n in reads.items() if n >= STENCIL_READS and a not in looped]
         if arrs:
             out[k.name] = arrs
     return out

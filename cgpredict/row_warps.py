@@ -43,6 +43,8 @@ def row_warp_trace(wt: WarpTrace, loop_sids: set[int], lanes: int = 32
     share a warp; module docstring), ``loop_sids`` the static instructions of the row loop;
     and per static instruction, its executions per thread after over before."""
     n = wt.n_events
+    if not n:  # nothing traced: nothing to regroup
+        return wt, {}
     counts = np.diff(np.append(wt.inst_start, n))
     inst = np.repeat(np.arange(wt.n_insts), counts)
     sid, k = wt.inst_sid[inst], wt.inst_k[inst]
@@ -51,7 +53,7 @@ def row_warp_trace(wt: WarpTrace, loop_sids: set[int], lanes: int = 32
     share = 32 // lanes  # rows a warp
     warp, slot = row // share, row % share
     looped = np.isin(sid, np.asarray(sorted(loop_sids), np.int64))
-    n_sids = int(sid.max()) + 1 if n else 1
+    n_sids = int(sid.max()) + 1
     # the j-th execution of its static instruction by its thread (events are in k order)
     j = _ranks(row * n_sids + sid)
     chunk = np.where(looped, j // lanes, j)

@@ -150,6 +150,28 @@ def _is_reduction(body: loopbody.LoopBody, phi: int, kept: frozenset[int] = froz
     return False
 
 
+def loop_reductions(trace: Trace, region: int, depth: int) -> int | None:
+    """How many accumulators the region's loops at ``depth`` reduce (_is_reduction); None
+    when one of them stores, carries any other value (a recurrence) or holds a deeper loop:
+    its iterations could not be split between the lanes of a warp (a warp per row)."""
+    h = trace.header
+    mine = [lp for lp in h.loops if lp.region == region and lp.depth >= depth]
+    if any(lp.depth > depth for lp in mine):
+        return None
+    mem = loopbody.mem_by_label(h, region)
+    n = 0
+    for lp in mine:
+        body = traced_loop_body(h, lp, mem)
+        if body is None or any(o.klass == "store" for o in body.ops):
+            return None
+        for o in body.ops:
+            if o.klass == "phi" and o.carried >= 0 and o.index not in body.induction:
+                if not _is_reduction(body, o.index):
+                    return None
+                n += 1
+    return n
+
+
 def _one_location_stores(trace: Trace, wt, sector: int) -> frozenset[int]:
     """Stores of the launch's inter-thread dependence that write one location only."""
     dep = wt.dependence

@@ -45,6 +45,12 @@ class RunOptions:
     # 2-D arrays whose accesses inside a kernel's per-thread loops are exchanged inside 32x32
     # tiles of rows and columns (the advisor's warp per row: lanes split each row's loop)
     row_exchange: tuple[str, ...] = ()
+    # (kernel, lanes): a 1-D kernel run with that many lanes per row (32: a warp), splitting
+    # each row's loop (the advisor's warp per CSR row: row_warps.py)
+    row_warp: tuple[tuple[str, int], ...] = ()
+    # (kernel, array): the array's stencil reads staged in a tile with its halo per block
+    # (the advisor's halo tiling: halo.py)
+    halo: tuple[tuple[str, str], ...] = ()
     # extra shared-memory tiles (advisor): (array, rows, cols) for every kernel, or
     # (kernel, array, rows, cols) for one kernel
     stage: tuple[tuple[str, int, int] | tuple[str, str, int, int], ...] = ()

@@ -39,7 +39,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cgpredict.warp_masked", "cgpredict.warp_order", "cgpredict.warp_regroup", "cgpredict.warps",
      "cgpredict.memory", "cgpredict.memory.*", "cgpredict.parallelism", "cgpredict.energy",
      "cgpredict.models", "cgpredict.models.*", "cgpredict.numba_cache", "cgpredict.atomics",
-     "cgpredict.soa", "cgpredict.tile_exchange"),
+     "cgpredict.soa", "cgpredict.tile_exchange", "cgpredict.halo",
+     "cgpredict.row_warps"),
     # what a prediction hands back, and its rendering as text and JSON
     ("cgpredict.prediction", "cgpredict.report"),
     # one kernel analysed, traces and reports kept on disk

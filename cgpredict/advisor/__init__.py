@@ -26,6 +26,9 @@ predicted speedup, each re-predicted from the same trace rather than guessed.
   per field (``soa_fix``);
 * **warp per row**: a kernel with one thread per row has each warp take its 32 rows in turn,
   lanes splitting each row loop, a shuffle butterfly per reducing loop (``row_fix``);
+* **halo tile**: a 2-D stencil's array staged per block in shared memory with the halo
+  its stencil reads, loaded once and coalesced, every neighbour read from the tile; not
+  offered for an in-place stencil (``halo_fix``);
 * **GPUPerf benefits** (B_itilp, B_memlp, B_fp, B_serial) and the bound of every kernel;
 * **roofline**: each kernel's DRAM, L2 and issue bounds, how close it is to the nearest, and
   the best a fix of a kind that keeps every instruction can reach (``roofline``).
@@ -43,7 +46,7 @@ warnings and the fixes that could not be predicted are given as notes.
 The package: ``advice`` (what it hands back, its text and chart), ``fixes`` (each candidate
 fix, re-predicted), ``atomic_fixes`` (the fixes of reductions and atomics), ``rank``
 (``advise``: the fixes predicted side by side and ranked), ``legality``, ``roofline``,
-``registry``, ``soa_fix``, ``tile_fix``, ``row_fix``.
+``registry``, ``soa_fix``, ``tile_fix``, ``row_fix``, ``halo_fix``.
 """
 
 from .advice import (

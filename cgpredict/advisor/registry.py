@@ -12,6 +12,8 @@ from ..prediction import Report, RunOptions
 from ..prepared import Prepared
 from .advice import Fix
 from .atomic_fixes import atomic_fixes
+from .csr_fix import csr_fixes
+from .halo_fix import halo_fixes
 from .row_fix import row_fixes
 from .soa_fix import soa_fixes
 from .tile_fix import tile_fixes
@@ -37,6 +39,8 @@ FIX_KINDS: tuple[FixKind, ...] = (
     FixKind(kind="aos-to-soa", propose=soa_fixes, keeps_instructions=True),
     FixKind(kind="shared-transpose", propose=tile_fixes),
     FixKind(kind="warp-per-row", propose=row_fixes),
+    FixKind(kind="halo-tile", propose=halo_fixes),
+    FixKind(kind="warp-per-row", propose=csr_fixes),
 )
 
 #: Kinds whose fixes keep every instruction of every thread (block shape, layout changes).

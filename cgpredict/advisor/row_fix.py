@@ -63,13 +63,15 @@ def row_candidates(prep: Prepared, base: Report) -> dict[str, tuple[str, ...]]:
     return out
 
 
-def _with_shuffles(rep: Report, kernels: dict[str, int], opts: RunOptions) -> Report:
+def with_shuffles(rep: Report, kernels: dict[str, int], opts: RunOptions,
+                  rows: int = TILE, insts: int = SHUFFLE_REDUCTION) -> Report:
     """``rep`` with each kernel's shuffle reductions (``kernels``: name -> reduction loops)
-    added to every launch profile (TILE rows per lane), re-predicted."""
+    added to every launch profile (``rows`` rows per lane, ``insts`` instructions each),
+    re-predicted."""
     device = load_device(opts.device)
     out = []
     for k in rep.kernels:
-        extra = TILE * SHUFFLE_REDUCTION * kernels.get(k.name, 0)
+        extra = rows * insts * kernels.get(k.name, 0)
         if not extra:
             out.append(k)
             continue
@@ -110,7 +112,7 @@ def row_fixes(prep: Prepared, opts: RunOptions, base: Report, notes: list[str]) 
     if rep is None:
         return []
     reductions = {k: row_loops(prep, k, 1)[1] for k in found}
-    rep = _with_shuffles(rep, reductions, opts)
+    rep = with_shuffles(rep, reductions, opts)
     ev = tuple(f"{k}: {', '.join(a)} read or written a row per thread (uncoalesced), "
                f"{reductions[k]} loop(s) reducing a row: {SHUFFLE_REDUCTION} shuffle-reduction "
                f"instructions per row and lane each" for k, a in found.items())

@@ -21,6 +21,7 @@ from ..block import MappingError
 from ..devices import GPUDevice
 from ..frontend.port import restoring_stores
 from ..frontend.tracefile import TAG_BEGIN, Trace
+from ..halo import halo_note
 from ..memory.footprint import SizeCheck, check_lines, moved_warning, size_check
 from ..memory.residency import Resident, region_arrays, resident_arrays
 from ..memory.shared import array_name
@@ -32,7 +33,7 @@ from ..scaling import SizeModel
 from ..warps import WarpTrace, form_warps, form_warps_auto, single_thread
 from .checks import check_block, mapping_warnings, port_warnings, resident_notes, thread_warnings
 from .launch import LaunchContext, LaunchModel, busiest_share, trip
-from .layouts import remapped
+from .layouts import halo_staged, remapped, row_warped
 from .region import RegionSetup, is_store, region_memory, setup_region
 
 
@@ -68,11 +69,16 @@ def analyze_region(
     warnings: list[str] = []
     wt = _region_warps(trace, region, launch, device, opts, memo, warnings)
     wt = remapped(trace, region, wt, opts)
+    wt, halo = halo_staged(trace, region, wt, opts, device)
+    wt, block_scale, thread_scale = row_warped(trace, region, wt, opts)
+    if halo is not None:
+        warnings.append(halo_note(info.name, halo, wt.block.threads))
     sites = find_sites(trace, region, wt.grid_dims, wt, device.l2_sector_bytes)
     warnings += drop_covered(mapping_warnings(trace, wt, info.name), sites)
     warnings += atomic_notes(sites, info.name, opts.reduce)
     warnings += thread_warnings(wt, info.name, device)
-    setup = setup_region(trace, region, launch, wt, device, opts, sizes, tsz, wsz, warnings)
+    setup = setup_region(trace, region, launch, wt, device, opts, sizes, tsz, wsz, warnings,
+                   halo.bytes_per_block if halo else 0)
     check = size_check(trace, region, sizes, tsz, wsz, device)
     mem = region_memory(setup, device, check.gathers)
     ctx = LaunchContext(
@@ -90,8 +96,12 @@ def analyze_region(
         opts=opts,
         device=device,
         name=info.name,
-        staged=setup.staged,
+        staged=setup.staged + (tuple(a for a in halo.reads if a.sid not in halo.rounds)
+                               if halo else ()),
         shared_spec=setup.shared_spec,
+        halo=halo,
+        block_scale=block_scale,
+        thread_scale=thread_scale,
         bodies=thread_bodies(trace, region, setup.grid),
         busiest=busiest_share(wt),
         restores=restoring_stores(

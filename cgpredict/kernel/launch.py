@@ -6,6 +6,7 @@ energy and geometry (``LaunchContext.model`` -> ``LaunchModel``).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from collections import Counter
@@ -19,6 +20,7 @@ from ..compute import ComputeCounts, compute_counts, integer_insts, kernel_entry
 from ..devices import GPUDevice
 from ..energy import predict_energy
 from ..frontend.tracefile import Trace
+from ..halo import HaloSpec, halo_counts
 from ..memory.shared import StagedAccess, array_name
 from ..memory.transactions import COAL, CONST, UNCOAL, MemoryAnalysis
 from ..models import LaunchGeometry, launch_geometry
@@ -93,6 +95,10 @@ class LaunchContext:
     restores: frozenset[int] = frozenset()  # stores of an accumulator (port.restoring_stores)
     sites: tuple[AtomicSite, ...] = ()  # locations every thread updates (atomics.py)
     shape: PortShape | None = None  # what their port's atomics depend on
+    halo: HaloSpec | None = None  # a stencil's tile with its halo (halo.py)
+    # per basic block: how a fix changes its executions per thread (a warp per row)
+    block_scale: dict[int, float] = dataclasses.field(default_factory=dict)
+    thread_scale: float = 1.0  # threads launched per traced thread (a warp per row: 32)
 
     def extents(self, row: int) -> tuple[float, float]:
         """(x, y) pseudo-threads of trace launch ``row``, scaled to the work size."""
@@ -102,7 +108,7 @@ class LaunchContext:
             return 1.0, 1.0
         iters = float(tr.loop_iters[row, inner].sum())
         entries = float(tr.loop_entries[row, inner].sum())
-        x = iters / entries if entries else 0.0
+        x = iters / entries * self.thread_scale if entries else 0.0
         y = entries if self.grid == 2 else 1.0
         x *= self._ratio(inner[0])
         if self.grid == 2:
@@ -125,7 +131,8 @@ class LaunchContext:
         gx, gy, blocks = self.grid_blocks(row)
         skip = {a.sid for a in self.staged} | site_sids(self.sites)
         mem_reports, patterns, stores = _memory_profile(
-            tr, mem, per_thread, self.region, skip, self.restores
+            tr, mem, per_thread, self.region, skip, self.restores,
+            dict(self.halo.scale) if self.halo else {},
         )
         shared, sync = self.shared_counts(row, per_thread, threads)
         port = port_costs(self.sites, per_thread, self.shape, blocks)
@@ -200,6 +207,8 @@ class LaunchContext:
             for b in h.blocks
             if b.region in (self.region, -1)
         }
+        for b, f in self.block_scale.items():
+            per_thread[b] = per_thread.get(b, 0.0) * f
         return threads, per_thread
 
     def grid_blocks(self, row: int) -> tuple[float, float, int]:
@@ -269,6 +278,9 @@ class LaunchContext:
 
     def shared_counts(self, row: int, per_thread: dict, threads: float):
         """SharedMemoryCounts and barriers per thread of a tiled launch (SPEC §2.6)."""
+        if self.halo is not None:
+            h = self.trace.header
+            return halo_counts(self.halo, per_thread, lambda sid: h.mem[sid].block)
         if not self.staged or self.shared_spec is None:
             return SharedMemoryCounts(), 0.0
         tile_loop, loads_per_phase, nbytes, divisor = self.shared_spec
@@ -335,8 +347,10 @@ def _memory_profile(
     region: int,
     skip: set[int] = frozenset(),
     restores: frozenset[int] = frozenset(),
+    scale: dict[int, float] | None = None,
 ):
-    """Per-instruction reports and the per-pattern counts of the profile (SPEC §2.3)."""
+    """Per-instruction reports and the per-pattern counts of the profile (SPEC §2.3);
+    ``scale``: the share of a static instruction's warp instructions a fix left (halo.py)."""
     h = trace.header
     insts, l2, dram, served = [0.0] * 3, [0.0] * 3, [0.0] * 3, [0.0] * 3
     st_insts, st_l2, st_dram = [0.0] * 3, [0.0] * 3, [0.0] * 3
@@ -344,7 +358,7 @@ def _memory_profile(
     reports = []
     for s in mem.instrs:
         m = h.mem[s.sid]
-        count = per_thread.get(m.block, 0.0)
+        count = per_thread.get(m.block, 0.0) * (scale or {}).get(s.sid, 1.0)
         staged = s.sid in skip  # staged in shared memory: modelled by shared_counts
         total = 0 if staged else s.total_warp_insts
         shares = tuple(w / total for w in s.warp_insts) if total else (0.0, 0.0, 0.0)

@@ -9,9 +9,12 @@ import dataclasses
 
 import numpy as np
 
+from ..devices import GPUDevice
 from ..frontend.tracefile import Trace
+from ..halo import HaloError, HaloSpec, halo_setup
 from ..memory.shared import array_layouts, array_name, transposed_addresses
-from ..prediction import RunOptions
+from ..prediction import PredictionError, RunOptions
+from ..row_warps import row_warp_trace
 from ..soa import soa_addresses, struct_arrays
 from ..tile_exchange import tile_exchanged_addresses
 from ..warps import Origin, WarpTrace
@@ -79,3 +82,50 @@ def _tile_exchanged(
     return dataclasses.replace(
         wt, addr=tile_exchanged_addresses(wt, moves, 32), origin=Origin(wt, None, moved)
     )
+
+
+def halo_staged(trace: Trace, region: int, wt: WarpTrace, opts: RunOptions,
+          device: GPUDevice) -> tuple[WarpTrace, HaloSpec | None]:
+    """The pseudo-warps with the array of ``opts.halo`` staged in a tile with its halo (the
+    advisor's halo tiling, halo.py), and the tile; one line when it cannot be."""
+    name = trace.header.region(region).name
+    arrays = [a for k, a in opts.halo if k == name]
+    if not arrays:
+        return wt, None
+    try:
+        return halo_setup(trace, region, wt, arrays[0], device.smem_banks,
+                          device.smem_bank_bytes)
+    except HaloError as exc:
+        raise PredictionError(f"kernel {name}: {arrays[0]} not staged with its halo: {exc}") \
+            from None
+
+
+def row_warped(trace: Trace, region: int, wt: WarpTrace, opts: RunOptions
+                ) -> tuple[WarpTrace, dict[int, float], float]:
+    """The pseudo-warps a warp per row when ``opts.row_warp`` names the kernel (row_warps.py),
+    how each basic block's executions per thread change (a block with a memory access as its
+    accesses' warp instructions do, else a loop block as the row loop's accesses, any other
+    block of the thread once per row, as before), and the threads launched per row."""
+    h = trace.header
+    name = h.region(region).name
+    lanes = [n for k, n in opts.row_warp if k == name]
+    if not lanes:
+        return wt, {}, 1.0
+    if wt.grid_dims != 1:
+        raise PredictionError(f"kernel {name}: a warp per row needs a 1-D kernel")
+    if lanes[0] not in (1, 2, 4, 8, 16, 32):
+        raise PredictionError(f"kernel {name}: {lanes[0]} lanes per row: not a power of two "
+                              f"up to 32")
+    inner = {b for lp in h.loops if lp.region == region and lp.depth > 1 for b in lp.blocks}
+    loop_sids = {m.id for m in h.mem if m.region == region and m.block in inner}
+    if not loop_sids:
+        raise PredictionError(f"kernel {name}: a warp per row needs a loop in each thread")
+    out, by_sid = row_warp_trace(wt, loop_sids, lanes[0])
+    looped = [v for s, v in by_sid.items() if s in loop_sids] or [1.0]
+    scales = {}
+    for b in h.blocks:
+        if b.region == region:
+            mine = [by_sid[m.id] for m in h.mem if m.block == b.id and m.id in by_sid]
+            scales[b.id] = (mine[0] if mine else
+                            sum(looped) / len(looped) if b.id in inner else 1.0)
+    return out, scales, float(lanes[0])

@@ -66,6 +66,7 @@ def setup_region(
     tsz: dict[str, int],
     wsz: dict[str, int],
     warnings: list[str],
+    halo_bytes: int = 0,
 ) -> RegionSetup:
     """The region's shared-memory tiles (SPEC §2.6), resident warps per SM and growth to
     the work size; one line when a tile or the block cannot fit the device."""
@@ -79,7 +80,7 @@ def setup_region(
     try:
         warps_per_batch = resident_warps(
             device, wt.block, opts.registers_per_thread,
-            int(shared_spec[2]) if shared_spec else 0,
+            (int(shared_spec[2]) if shared_spec else 0) + halo_bytes,
         )  # fmt: skip
     except BlockDoesNotFit as exc:
         raise PredictionError(f"kernel {info.name}: {exc}") from None

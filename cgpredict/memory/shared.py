@@ -123,6 +123,12 @@ def _conflict_degrees(words, starts, ends, banks, bank_bytes):  # pragma: no cov
     return out
 
 
+def conflict_degrees(words: np.ndarray, starts: np.ndarray, ends: np.ndarray, banks: int,
+                     bank_bytes: int) -> np.ndarray:
+    """X of each warp access words[starts[i]:ends[i]] (4-byte tile words, SPEC §2.6)."""
+    return _conflict_degrees(words, starts, ends, banks, bank_bytes)
+
+
 def conflict_degree(words: np.ndarray, banks: int, bank_bytes: int) -> int:
     """X for one warp access to 4-byte tile words ``words`` (SPEC §2.6)."""
     words = np.unique(words)

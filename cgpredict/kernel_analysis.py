@@ -45,6 +45,7 @@ from .compute import (
 from .devices import GPUDevice
 from .energy import predict_energy
 from .footprint import SizeCheck, check_lines, moved_warning, size_check
+from .machine_code import machine_extras
 from .memory import (
     COAL,
     CONST,
@@ -625,6 +626,11 @@ class _LaunchContext:
         )
         arrays = {array_name(h.mem[s.sid].base) for s in mem.instrs}
         entry = kernel_entry_insts(self.grid, len(arrays - {""}))
+        sass = machine_extras(
+            tr, self.region, self.grid, lambda lid: self.entries_per_thread(row, lid, threads),
+            touches_global=bool(mem.instrs), staging_stores=shared.load_insts,
+            skip={a.sid for a in self.staged},
+        )  # fmt: skip
         warnings = []
         if comp.unknown_calls:
             warnings.append(
@@ -638,7 +644,7 @@ class _LaunchContext:
             uncoal=patterns[UNCOAL],
             const=patterns[CONST],
             comp_insts=max(comp.total - folded, 0.0) + entry + port.extra_insts
-            + port.atomics.insts,
+            + port.atomics.insts + sass.total,
             sfu_insts=comp.sfu,
             fp_insts=comp.fp,
             registers_per_thread=self.opts.registers_per_thread,
@@ -652,6 +658,7 @@ class _LaunchContext:
             atomics=port.atomics,
             chain_cycles=chain,
             folded_insts=folded,
+            machine_insts=sass.total,
         )
         try:
             result = model_predict(
@@ -692,6 +699,20 @@ class _LaunchContext:
         return self.bodies.chain_cycles(
             busiest, load_cycles, dev.fp_latency_cycles, dev.inst_latency_cycles, self.unroll
         )
+
+    def entries_per_thread(self, row: int, loop: int, threads: float) -> float:
+        """Entries of ``loop`` per thread in trace launch ``row``, at the work size (they
+        grow as the blocks of the enclosing loop's header do: _block_factors)."""
+        h = self.trace.header
+        if not threads:
+            return 0.0
+        n = float(self.trace.loop_entries[row, loop]) / threads
+        parent = h.loops[loop].parent
+        if parent < 0:
+            return n
+        head = h.loops[parent].header
+        blocks = [b for b in h.loops[parent].blocks if h.blocks[b].label == head]
+        return n * (self.factor.get(blocks[0], 1.0) if blocks else 1.0)
 
     @functools.cached_property
     def _unrolls(self) -> dict[int, int]:

@@ -165,6 +165,9 @@ class KernelProfile:
     # integer and branch instructions per thread that nvcc's unrolling folds away, already
     # taken out of comp_insts (parallelism.ThreadBodies.unrolled_savings)
     folded_insts: float = 0.0
+    # SASS instructions with no PTX counterpart (machine_code.MachineExtras: prologue
+    # constant loads, loop set-up moves, staging stores), already included in comp_insts
+    machine_insts: float = 0.0
     # atomic updates of shared locations (atomics.py); their instructions are in comp_insts
     atomics: AtomicCounts = field(default_factory=AtomicCounts)
 

@@ -329,7 +329,8 @@ def model_kernels(name: str, port: str) -> dict[str, _ModelKernel]:
             # what the model itself counts per thread, before it folds the loop control that
             # nvcc's unrolling removes: this PTX is built with every loop `unroll 1`
             # (sass_check.py compares the folded counts with the unrolled SASS)
-            total = kr.profile.comp_insts + kr.profile.folded_insts
+            # (less the SASS instructions without a PTX counterpart: machine_code.py)
+            total = kr.profile.comp_insts + kr.profile.folded_insts - kr.profile.machine_insts
             out[r.name] = _ModelKernel(
                 grid, thread, mloops, total, kr.profile.shared.load_insts
             )

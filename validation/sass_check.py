@@ -196,6 +196,10 @@ def _model_classes(tr, kr, bb, threads: float, bodies, unroll_of=None) -> dict[s
     assert kernel_entry_insts(kr.grid_dims, arrays) == sum(entry.values())
     for cls, n in entry.items():
         out[cls] += n
+    # machine_code.MachineExtras: the staging stores (STS, one per staging load) and the
+    # prologue and loop set-up moves (other)
+    out["st_shared"] += kr.profile.shared.load_insts
+    out["other"] += kr.profile.machine_insts - kr.profile.shared.load_insts
     out["total"] = sum(out[k] for k in SUMMARY if k != "total")
     return out
 
@@ -257,7 +261,7 @@ def model_kernels(name: str, port: str) -> dict[str, ModelKernel]:
                 loops,
                 _model_classes(tr, kr, bb, threads, bodies, unroll_of),
                 kr.profile.comp_insts,
-                sum(one[c] for c in COMPUTE),
+                sum(one[c] for c in COMPUTE) + one["st_shared"],
             )
     return out
 

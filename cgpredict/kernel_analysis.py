@@ -629,7 +629,7 @@ class _LaunchContext:
         sass = machine_extras(
             tr, self.region, self.grid, lambda lid: self.entries_per_thread(row, lid, threads),
             touches_global=bool(mem.instrs), staging_stores=shared.load_insts,
-            skip={a.sid for a in self.staged},
+            skip={a.sid for a in self.staged}, mapped=inner, per_thread=per_thread,
         )  # fmt: skip
         warnings = []
         if comp.unknown_calls:
@@ -658,7 +658,8 @@ class _LaunchContext:
             atomics=port.atomics,
             chain_cycles=chain,
             folded_insts=folded,
-            machine_insts=sass.total,
+            machine_insts=sass.added,
+            address_folded_insts=sass.folded_addresses,
         )
         try:
             result = model_predict(

@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .instrument import loopbody
+from .instrument.memtrace import gep_variable_indices
 from .parallelism import ir_module
 from .tracefile import Trace
 
@@ -40,6 +41,7 @@ class MachineExtras:
     prologue: float = 0.0  # stack pointer and memory descriptor loads (class other)
     loop_setup: float = 0.0  # initial values and pointer copies before loops (class other)
     staging_stores: float = 0.0  # STS of a tiled kernel's staging (class st_shared)
+    folded_addresses: float = 0.0  # PTX address instructions ptxas folds (class integer)
 
     @property
     def other(self) -> float:
@@ -47,9 +49,14 @@ class MachineExtras:
         return self.prologue + self.loop_setup
 
     @property
-    def total(self) -> float:
-        """Every extra issue slot per thread (added to ``KernelProfile.comp_insts``)."""
+    def added(self) -> float:
+        """The issue slots the SASS has beyond the PTX count (``KernelProfile.machine_insts``)."""
         return self.other + self.staging_stores
+
+    @property
+    def total(self) -> float:
+        """The change to the PTX-level compute count per thread."""
+        return self.added - self.folded_addresses
 
 
 def prologue_insts(touches_global: bool) -> int:
@@ -109,6 +116,91 @@ def loop_arrays(trace: Trace, loop, skip: set[int]) -> int:
     return len(names - {""})
 
 
+def _root(ops, k: int) -> int:
+    """The value an index op offsets by a constant: through casts and adds of one body
+    operand (``i + 1``, ``sext(j - 1)``), as ptxas folds them into the address."""
+    while ops[k].klass in ("cast", "iadd") and len(ops[k].operands) == 1:
+        k = ops[k].operands[0]
+    return k
+
+
+def _address_geps(ops, o) -> list[int]:
+    """The ``getelementptr`` ops of the body that compute memory op ``o``'s address, through
+    geps of geps (a constant byte offset on a computed row: ``gep i8, %row, -4``)."""
+    out: list[int] = []
+    todo = [u for u in o.operands if ops[u].klass == "gep"]
+    while todo:
+        g = todo.pop()
+        if g not in out:
+            out.append(g)
+            todo += [u for u in ops[g].operands if ops[u].klass == "gep"]
+    return out
+
+
+def address_bases(body: loopbody.LoopBody, skip: set[int]) -> dict[int, tuple]:
+    """Per global memory op of ``body`` (its trace id), the base ptxas computes its address
+    from: its array and the roots (``_root``) of its address's variable indices. Accesses
+    with one base share one 64-bit address; their constant offsets fold into the load or
+    store (``LDG [R4.64+0x4000]``)."""
+    ops = body.ops
+    out = {}
+    for o in body.mem_ops:
+        if o.mem_id in skip or not o.array:
+            continue
+        geps = _address_geps(ops, o)
+        roots = frozenset(
+            _root(ops, v) for g in geps for v in ops[g].operands if ops[v].klass != "gep"
+        )
+        out[o.mem_id] = (o.array, roots)
+    return out
+
+
+def straight_line_blocks(trace: Trace, region: int, grid: int, mapped: list[int]) -> list[int]:
+    """The blocks of the innermost mapped loops ``mapped`` outside every sequential loop: the
+    code a thread runs once (``grid`` mapped dimensions)."""
+    h = trace.header
+    inner = {b for lp in h.loops if lp.region == region and lp.depth > grid for b in lp.blocks}
+    return sorted({b for lid in mapped for b in h.loops[lid].blocks} - inner)
+
+
+def folded_address_insts(
+    trace: Trace, region: int, grid: int, mapped: list[int], per_thread, skip: set[int]
+) -> float:
+    """Address instructions per thread the PTX-level count has and the SASS folds away, in
+    the code a thread runs once (``straight_line_blocks``): of the index instructions of the
+    ``getelementptr`` each access there uses (its variable indices, ``compute.ptx_cost``),
+    all but one per address base (``address_bases``)."""
+    h = trace.header
+    blocks = straight_line_blocks(trace, region, grid, mapped)
+    mod = ir_module(h.ir_text)
+    if not blocks or h.loops[mapped[0]].function not in mod.functions:
+        return 0.0
+    fn = mod.functions[h.loops[mapped[0]].function]
+    labels = {h.blocks[b].label for b in blocks}
+    cost = {
+        ins.result.lstrip("%"): gep_variable_indices(ins)
+        for blk in fn.blocks
+        if blk.label in labels
+        for ins in blk.instrs
+        if ins.opcode == "getelementptr" and ins.result
+    }
+    body = loopbody.loop_body(fn, labels, loopbody.mem_by_label(h, region))
+    bases = address_bases(body, skip)
+    counted: dict[int, float] = {}  # per gep op: its instructions x executions per thread
+    weight: dict[tuple, float] = {}  # per address base: its executions per thread
+    for o in body.mem_ops:
+        if o.mem_id not in bases:
+            continue
+        n = per_thread.get(h.mem[o.mem_id].block, 0.0)
+        geps = _address_geps(body.ops, o)
+        c = sum(cost.get(body.ops[g].name.lstrip("%"), 0) for g in geps)
+        if c:
+            for g in geps:
+                counted[g] = max(counted.get(g, 0.0), n * cost.get(body.ops[g].name.lstrip("%"), 0))
+            weight[bases[o.mem_id]] = max(weight.get(bases[o.mem_id], 0.0), n)
+    return max(sum(counted.values()) - sum(weight.values()), 0.0)
+
+
 def sequential_loop_setup(
     trace: Trace, region: int, grid: int, entries_per_thread, skip: set[int]
 ) -> float:
@@ -134,11 +226,15 @@ def machine_extras(
     touches_global: bool,
     staging_stores: float,
     skip: set[int],
+    mapped: list[int],
+    per_thread,
 ) -> MachineExtras:
     """The SASS instructions per thread of one launch of ``region`` beyond its PTX count
-    (``skip``: its memory instructions that are not global accesses)."""
+    (``skip``: its memory instructions that are not global accesses; ``mapped``: its
+    innermost mapped loops; ``per_thread``: block executions per thread)."""
     return MachineExtras(
         prologue=float(prologue_insts(touches_global)),
         loop_setup=sequential_loop_setup(trace, region, grid, entries_per_thread, skip),
         staging_stores=staging_stores,
+        folded_addresses=folded_address_insts(trace, region, grid, mapped, per_thread, skip),
     )

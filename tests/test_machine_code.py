@@ -4,7 +4,8 @@ Oracles from the mechanisms the module names (read from the sm_90 SASS of the co
 validation/results/sass-check.md): every kernel loads its stack pointer and, when it touches
 global memory, the memory descriptor (2); before each entry of a sequential loop one move per
 value the loop carries (a phi of its header) and one pointer copy per array whose address the
-loop advances; a tiled kernel one shared store per staging load."""
+loop advances; a tiled kernel one shared store per staging load; in the code a thread runs
+once, one address computation per array and index, constant offsets folded."""
 
 from __future__ import annotations
 
@@ -82,17 +83,25 @@ def _profile(tmp_path: Path, src: str):
 def test_the_prologue_is_the_stack_pointer_and_the_memory_descriptor() -> None:
     assert prologue_insts(True) == 2 and prologue_insts(False) == 1
     assert loop_setup_insts(carried=2, arrays=3) == 5
-    e = MachineExtras(prologue=2.0, loop_setup=6.0, staging_stores=4.0)
-    assert (e.other, e.total) == (8.0, 12.0)
+    e = MachineExtras(prologue=2.0, loop_setup=6.0, staging_stores=4.0, folded_addresses=3.0)
+    assert (e.other, e.added, e.total) == (8.0, 12.0, 9.0)
 
 
-def test_straight_line_code_gets_the_prologue_only(tmp_path: Path) -> None:
-    assert _profile(tmp_path, STRAIGHT).machine_insts == pytest.approx(2.0)
+def test_straight_line_code_gets_the_prologue_and_folds_constant_offsets(
+    tmp_path: Path,
+) -> None:
+    """B[i] = A[i - 1] + A[i + 1]: three index instructions at the PTX level (one per
+    access); the SASS computes one address of A (i - 1 and i + 1 differ from i by
+    constants: immediate offsets) and one of B: 1 folded."""
+    p = _profile(tmp_path, STRAIGHT)
+    assert p.machine_insts == pytest.approx(2.0)
+    assert p.address_folded_insts == pytest.approx(1.0)
 
 
 def test_a_loop_sets_up_its_carried_values_and_the_pointers_it_advances(tmp_path: Path) -> None:
     p = _profile(tmp_path, ROWSUM)
     assert p.machine_insts == pytest.approx(2.0 + 2 + 2)
+    assert p.address_folded_insts == pytest.approx(0.0)  # y[i]: one access, one base
     assert p.comp_insts > p.machine_insts  # included in the compute count
 
 

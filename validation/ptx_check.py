@@ -330,7 +330,8 @@ def model_kernels(name: str, port: str) -> dict[str, _ModelKernel]:
             # nvcc's unrolling removes: this PTX is built with every loop `unroll 1`
             # (sass_check.py compares the folded counts with the unrolled SASS)
             # (less the SASS instructions without a PTX counterpart: machine_code.py)
-            total = kr.profile.comp_insts + kr.profile.folded_insts - kr.profile.machine_insts
+            p = kr.profile
+            total = p.comp_insts + p.folded_insts - p.machine_insts + p.address_folded_insts
             out[r.name] = _ModelKernel(
                 grid, thread, mloops, total, kr.profile.shared.load_insts
             )

@@ -13,7 +13,10 @@ port (``validation/sass_check.py``, ``validation/results/sass-check.md``):
   loop addresses (the pointer parameter copied from the constant bank into the registers
   the loop advances, where straight-line code reads it as one ``LDC.64``);
 * a tiled kernel's staging stores (``STS``): one per element a thread copies into shared
-  memory, as many as its staging loads.
+  memory, as many as its staging loads;
+* and one the other way: in the code a thread runs once, ptxas computes one 64-bit address
+  per array and index and folds the constant offsets of the other accesses into the load or
+  store (``LDG [R4.64+0x4000]``), where the PTX has an address computation per access.
 
 Nothing here needs nvcc: the counts follow from the trace (loops, their header ``phi``
 operations and the arrays their blocks address) and the shared-memory analysis.

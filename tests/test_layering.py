@@ -36,7 +36,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # pseudo-warps, memory and computation analysis, the analytical models
     ("cgpredict.warp_order", "cgpredict.warps", "cgpredict.cache", "cgpredict.reuse",
      "cgpredict.memory", "cgpredict.shared", "cgpredict.staging", "cgpredict.residency",
-     "cgpredict.parallelism", "cgpredict.energy", "cgpredict.models", "cgpredict.models.*",
+     "cgpredict.parallelism", "cgpredict.machine_code", "cgpredict.energy", "cgpredict.models",
+     "cgpredict.models.*",
      "cgpredict.numba_cache", "cgpredict.atomics", "cgpredict.footprint", "cgpredict.soa",
      "cgpredict.tile_exchange"),
     # what a prediction hands back, and its rendering as text and JSON

@@ -703,17 +703,23 @@ class _LaunchContext:
 
     def entries_per_thread(self, row: int, loop: int, threads: float) -> float:
         """Entries of ``loop`` per thread in trace launch ``row``, at the work size (they
-        grow as the blocks of the enclosing loop's header do: _block_factors)."""
+        grow as the blocks around the loop do: the enclosing loop's header, or for a helper's
+        outermost loop the helper's blocks outside its loops: _block_factors)."""
         h = self.trace.header
         if not threads:
             return 0.0
         n = float(self.trace.loop_entries[row, loop]) / threads
-        parent = h.loops[loop].parent
-        if parent < 0:
-            return n
-        head = h.loops[parent].header
-        blocks = [b for b in h.loops[parent].blocks if h.blocks[b].label == head]
-        return n * (self.factor.get(blocks[0], 1.0) if blocks else 1.0)
+        lp = h.loops[loop]
+        if lp.parent >= 0:
+            head = h.loops[lp.parent].header
+            around = [b for b in h.loops[lp.parent].blocks if h.blocks[b].label == head]
+        else:
+            looped = {b for other in h.loops for b in other.blocks}
+            around = [
+                b.id for b in h.blocks
+                if b.function == lp.function and b.region == lp.region and b.id not in looped
+            ]  # fmt: skip
+        return n * (self.factor.get(around[0], 1.0) if around else 1.0)
 
     @functools.cached_property
     def _unrolls(self) -> dict[int, int]:

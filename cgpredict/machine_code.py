@@ -208,11 +208,12 @@ def sequential_loop_setup(
     trace: Trace, region: int, grid: int, entries_per_thread, skip: set[int]
 ) -> float:
     """Loop set-up moves per thread of ``region``: of each loop below the ``grid`` mapped
-    ones, its ``loop_setup_insts`` times its entries per thread (``entries_per_thread(loop
-    id)``); ``skip`` as for ``loop_arrays``."""
+    ones and each loop of a helper function (region -1, entered when the launch calls it),
+    its ``loop_setup_insts`` times its entries per thread (``entries_per_thread(loop id)``);
+    ``skip`` as for ``loop_arrays``."""
     total = 0.0
     for lp in trace.header.loops:
-        if lp.region == region and lp.depth > grid:
+        if (lp.region == region and lp.depth > grid) or lp.region == -1:
             n = entries_per_thread(lp.id)
             if n:
                 arrays = loop_arrays(trace, lp, skip)

@@ -593,8 +593,10 @@ def render(checks: list[KernelCheck]) -> str:
         "and branch",
         "instructions is counted once per unrolled trip: 4 iterations for a loop bounded by a "
         "size, a run-time parameter of a PolyBench/GPU port, a whole tile loop of up to 32; "
-        "these ports bound their loops by compile-time macros, which ptxas unrolls 8-80 times) "
-        "split by class, its memory",
+        "these ports bound their loops by compile-time macros, which ptxas unrolls 8-80 times; "
+        "and the SASS instructions without a PTX counterpart, `cgpredict/machine_code.py`: "
+        "prologue constant loads, loop set-up moves, staging stores, less the address "
+        "instructions ptxas folds) split by class, its memory",
         "instructions, shared loads and barriers. SASS = what the measured binaries run, "
         "estimated: the",
         "counts with every loop `#pragma unroll 1` (per-loop counts x the C loops' iterations "

@@ -45,7 +45,7 @@ from .compute import (
 from .devices import GPUDevice
 from .energy import predict_energy
 from .footprint import SizeCheck, check_lines, moved_warning, size_check
-from .machine_code import machine_extras
+from .machine_code import MachineShape, machine_extras, machine_shape
 from .memory import (
     COAL,
     CONST,
@@ -627,9 +627,8 @@ class _LaunchContext:
         arrays = {array_name(h.mem[s.sid].base) for s in mem.instrs}
         entry = kernel_entry_insts(self.grid, len(arrays - {""}))
         sass = machine_extras(
-            tr, self.region, self.grid, lambda lid: self.entries_per_thread(row, lid, threads),
-            touches_global=bool(mem.instrs), staging_stores=shared.load_insts,
-            skip={a.sid for a in self.staged}, mapped=inner, per_thread=per_thread,
+            self.machine_shape, lambda lid: self.entries_per_thread(row, lid, threads),
+            per_thread, touches_global=bool(mem.instrs), staging_stores=shared.load_insts,
         )  # fmt: skip
         warnings = []
         if comp.unknown_calls:
@@ -700,6 +699,13 @@ class _LaunchContext:
         return self.bodies.chain_cycles(
             busiest, load_cycles, dev.fp_latency_cycles, dev.inst_latency_cycles, self.unroll
         )
+
+    @functools.cached_property
+    def machine_shape(self) -> MachineShape:
+        """The region's machine_code.MachineShape, found once (its launches share it)."""
+        inner = self.d2 if self.grid == 2 else self.d1
+        skip = {a.sid for a in self.staged}
+        return machine_shape(self.trace, self.region, self.grid, inner, skip)
 
     def entries_per_thread(self, row: int, loop: int, threads: float) -> float:
         """Entries of ``loop`` per thread in trace launch ``row``, at the work size (they

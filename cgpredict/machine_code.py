@@ -166,18 +166,37 @@ def straight_line_blocks(trace: Trace, region: int, grid: int, mapped: list[int]
     return sorted({b for lid in mapped for b in h.loops[lid].blocks} - inner)
 
 
-def folded_address_insts(
-    trace: Trace, region: int, grid: int, mapped: list[int], per_thread, skip: set[int]
-) -> float:
-    """Address instructions per thread the PTX-level count has and the SASS folds away, in
-    the code a thread runs once (``straight_line_blocks``): of the index instructions of the
-    ``getelementptr`` each access there uses (its variable indices, ``compute.ptx_cost``),
-    all but one per address base (``address_bases``)."""
+@dataclass(frozen=True)
+class AddressUse:
+    """One global access of the code a thread runs once: its block, the ``getelementptr``
+    ops that compute its address with their index instructions, and its address base."""
+
+    block: int
+    geps: tuple[tuple[int, int], ...]  # (gep op index in the body, its instructions)
+    base: tuple
+
+
+@dataclass(frozen=True)
+class MachineShape:
+    """What the SASS extras of a region depend on in its code, found once per region:
+    the set-up moves of each loop a thread runs sequentially and the global accesses of
+    the code it runs once (``machine_extras`` weighs them per launch)."""
+
+    loop_setups: tuple[tuple[int, int], ...] = ()  # (loop id, loop_setup_insts)
+    accesses: tuple[AddressUse, ...] = ()
+
+
+def straight_line_uses(
+    trace: Trace, region: int, grid: int, mapped: list[int], skip: set[int]
+) -> tuple[AddressUse, ...]:
+    """The global accesses of the code a thread runs once (``straight_line_blocks``) whose
+    address needs an index instruction at the PTX level, with their bases
+    (``address_bases``)."""
     h = trace.header
     blocks = straight_line_blocks(trace, region, grid, mapped)
     mod = ir_module(h.ir_text)
     if not blocks or h.loops[mapped[0]].function not in mod.functions:
-        return 0.0
+        return ()
     fn = mod.functions[h.loops[mapped[0]].function]
     labels = {h.blocks[b].label for b in blocks}
     cost = {
@@ -189,56 +208,71 @@ def folded_address_insts(
     }
     body = loopbody.loop_body(fn, labels, loopbody.mem_by_label(h, region))
     bases = address_bases(body, skip)
+    out = []
+    for o in body.mem_ops:
+        if o.mem_id in bases:
+            geps = tuple(
+                (g, cost.get(body.ops[g].name.lstrip("%"), 0)) for g in _address_geps(body.ops, o)
+            )
+            if any(c for _, c in geps):
+                out.append(AddressUse(h.mem[o.mem_id].block, geps, bases[o.mem_id]))
+    return tuple(out)
+
+
+def folded_address_insts(uses: tuple[AddressUse, ...], per_thread) -> float:
+    """Address instructions per thread the PTX-level count has and the SASS folds away:
+    of the index instructions of the accesses ``uses`` (each gep once, at its most frequent
+    use), all but one per address base; ``per_thread``: block executions per thread."""
     counted: dict[int, float] = {}  # per gep op: its instructions x executions per thread
     weight: dict[tuple, float] = {}  # per address base: its executions per thread
-    for o in body.mem_ops:
-        if o.mem_id not in bases:
-            continue
-        n = per_thread.get(h.mem[o.mem_id].block, 0.0)
-        geps = _address_geps(body.ops, o)
-        c = sum(cost.get(body.ops[g].name.lstrip("%"), 0) for g in geps)
-        if c:
-            for g in geps:
-                counted[g] = max(counted.get(g, 0.0), n * cost.get(body.ops[g].name.lstrip("%"), 0))
-            weight[bases[o.mem_id]] = max(weight.get(bases[o.mem_id], 0.0), n)
-    return max(sum(counted.values()) - sum(weight.values()), 0.0)
+    for u in uses:
+        n = per_thread.get(u.block, 0.0)
+        for g, c in u.geps:
+            counted[g] = max(counted.get(g, 0.0), n * c)
+        weight[u.base] = max(weight.get(u.base, 0.0), n)
+    return float(max(sum(counted.values()) - sum(weight.values()), 0.0))
 
 
-def sequential_loop_setup(
-    trace: Trace, region: int, grid: int, entries_per_thread, skip: set[int]
-) -> float:
-    """Loop set-up moves per thread of ``region``: of each loop below the ``grid`` mapped
-    ones and each loop of a helper function (region -1, entered when the launch calls it),
-    its ``loop_setup_insts`` times its entries per thread (``entries_per_thread(loop id)``);
-    ``skip`` as for ``loop_arrays``."""
-    total = 0.0
-    for lp in trace.header.loops:
-        if (lp.region == region and lp.depth > grid) or lp.region == -1:
-            n = entries_per_thread(lp.id)
-            if n:
-                arrays = loop_arrays(trace, lp, skip)
-                total += n * loop_setup_insts(carried_values(trace, lp), arrays)
-    return total
+def loop_setups(trace: Trace, region: int, grid: int, skip: set[int]) -> tuple:
+    """(loop id, ``loop_setup_insts``) of each loop below the ``grid`` mapped ones of
+    ``region`` and of each loop of a helper function (region -1: entered when a launch
+    calls it); ``skip`` as for ``loop_arrays``."""
+    return tuple(
+        (lp.id, loop_setup_insts(carried_values(trace, lp), loop_arrays(trace, lp, skip)))
+        for lp in trace.header.loops
+        if (lp.region == region and lp.depth > grid) or lp.region == -1
+    )
+
+
+def machine_shape(
+    trace: Trace, region: int, grid: int, mapped: list[int], skip: set[int]
+) -> MachineShape:
+    """The ``MachineShape`` of ``region`` on a ``grid``-D grid (``mapped``: its innermost
+    mapped loops; ``skip``: its memory instructions that are not global accesses)."""
+    return MachineShape(
+        loop_setups=loop_setups(trace, region, grid, skip),
+        accesses=straight_line_uses(trace, region, grid, mapped, skip),
+    )
 
 
 def machine_extras(
-    trace: Trace,
-    region: int,
-    grid: int,
+    shape: MachineShape,
     entries_per_thread,
+    per_thread,
     *,
     touches_global: bool,
     staging_stores: float,
-    skip: set[int],
-    mapped: list[int],
-    per_thread,
 ) -> MachineExtras:
-    """The SASS instructions per thread of one launch of ``region`` beyond its PTX count
-    (``skip``: its memory instructions that are not global accesses; ``mapped``: its
-    innermost mapped loops; ``per_thread``: block executions per thread)."""
+    """The SASS instructions per thread of one launch beyond its PTX count: ``shape``
+    weighed by each loop's entries per thread (``entries_per_thread(loop id)``) and each
+    block's executions per thread (``per_thread``)."""
+    setup = 0.0
+    for lid, insts in shape.loop_setups:
+        n = entries_per_thread(lid)
+        setup += n * insts if n else 0.0
     return MachineExtras(
         prologue=float(prologue_insts(touches_global)),
-        loop_setup=sequential_loop_setup(trace, region, grid, entries_per_thread, skip),
+        loop_setup=setup,
         staging_stores=staging_stores,
-        folded_addresses=folded_address_insts(trace, region, grid, mapped, per_thread, skip),
+        folded_addresses=folded_address_insts(shape.accesses, per_thread),
     )

@@ -165,6 +165,12 @@ class KernelProfile:
     # integer and branch instructions per thread that nvcc's unrolling folds away, already
     # taken out of comp_insts (parallelism.ThreadBodies.unrolled_savings)
     folded_insts: float = 0.0
+    # SASS instructions with no PTX counterpart (machine_code.MachineExtras: prologue
+    # constant loads, loop set-up moves, staging stores), already included in comp_insts
+    machine_insts: float = 0.0
+    # PTX address instructions of the code a thread runs once that ptxas folds into one base
+    # per array (machine_code.folded_address_insts), already taken out of comp_insts
+    address_folded_insts: float = 0.0
     # atomic updates of shared locations (atomics.py); their instructions are in comp_insts
     atomics: AtomicCounts = field(default_factory=AtomicCounts)
 

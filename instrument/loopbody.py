@@ -22,7 +22,9 @@ from dataclasses import dataclass
 from .irtext import CAST_OPCODES, Function, split_operands
 from .memtrace import mem_kind
 
-__all__ = ["FREE_CLASSES", "LoopBody", "Op", "loop_body", "mem_by_label", "op_class"]
+__all__ = [
+    "FREE_CLASSES", "LoopBody", "Op", "invariant_ops", "loop_body", "mem_by_label", "op_class",
+]
 
 
 _VALUE = re.compile(r"%([\w.$-]+|\"[^\"]+\")")
@@ -248,6 +250,11 @@ def _call_args(body: str) -> list[str]:
 def _ref(arg: str, by_name: dict[str, int]) -> int:
     m = _VALUE.search(arg)
     return by_name.get(m.group(1).strip('"'), -1) if m else -1
+
+
+def invariant_ops(ops) -> list[bool]:
+    """Which of a body's ops compute the same value in every iteration (``_invariant``)."""
+    return _invariant(list(ops))
 
 
 def _invariant(ops: list[Op]) -> list[bool]:

@@ -241,6 +241,11 @@ def _access(ins: Instr) -> tuple[str, str]:
     return _leading_type(ops[0]), _ORDERINGS.sub("", ops[1])
 
 
+def gep_variable_indices(ins: Instr) -> int:
+    """The variable indices of a ``getelementptr``: its PTX-level instructions (SPEC §2.4)."""
+    return int(_op_key(ins, {})[2] or 0)
+
+
 def _op_key(ins: Instr, uses: dict[str, list[Instr]]) -> tuple[str, str, str]:
     """(opcode, type, detail) of an instruction for the computation analysis (SPEC §2.4)."""
     op = ins.opcode

@@ -37,7 +37,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "cgpredict.frontend.summary", "cgpredict.scaling"),
     # pseudo-warps, memory and computation analysis, the analytical models
     ("cgpredict.warp_masked", "cgpredict.warp_order", "cgpredict.warp_regroup", "cgpredict.warps",
-     "cgpredict.memory", "cgpredict.memory.*", "cgpredict.parallelism", "cgpredict.energy",
+     "cgpredict.memory", "cgpredict.memory.*", "cgpredict.parallelism",
+     "cgpredict.machine_code", "cgpredict.energy",
      "cgpredict.models", "cgpredict.models.*", "cgpredict.numba_cache", "cgpredict.atomics",
      "cgpredict.soa", "cgpredict.tile_exchange", "cgpredict.halo",
      "cgpredict.row_warps"),

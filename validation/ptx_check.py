@@ -329,7 +329,9 @@ def model_kernels(name: str, port: str) -> dict[str, _ModelKernel]:
             # what the model itself counts per thread, before it folds the loop control that
             # nvcc's unrolling removes: this PTX is built with every loop `unroll 1`
             # (sass_check.py compares the folded counts with the unrolled SASS)
-            total = kr.profile.comp_insts + kr.profile.folded_insts
+            # (less the SASS instructions without a PTX counterpart: machine_code.py)
+            p = kr.profile
+            total = p.comp_insts + p.folded_insts - p.machine_insts + p.address_folded_insts
             out[r.name] = _ModelKernel(
                 grid, thread, mloops, total, kr.profile.shared.load_insts
             )

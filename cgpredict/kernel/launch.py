@@ -21,6 +21,7 @@ from ..devices import GPUDevice
 from ..energy import predict_energy
 from ..frontend.tracefile import Trace
 from ..halo import HaloSpec, halo_counts
+from ..machine_code import MachineShape, machine_extras, machine_shape
 from ..memory.shared import StagedAccess, array_name
 from ..memory.transactions import COAL, CONST, UNCOAL, MemoryAnalysis
 from ..models import LaunchGeometry, launch_geometry
@@ -152,6 +153,10 @@ class LaunchContext:
         )
         arrays = {array_name(h.mem[s.sid].base) for s in mem.instrs}
         entry = kernel_entry_insts(self.grid, len(arrays - {""}))
+        sass = machine_extras(
+            self.machine_shape, lambda lid: self.entries_per_thread(row, lid, threads),
+            per_thread, touches_global=bool(mem.instrs), staging_stores=shared.load_insts,
+        )  # fmt: skip
         warnings = []
         if comp.unknown_calls:
             warnings.append(
@@ -165,7 +170,7 @@ class LaunchContext:
             uncoal=patterns[UNCOAL],
             const=patterns[CONST],
             comp_insts=max(comp.total - folded, 0.0) + entry + port.extra_insts
-            + port.atomics.insts,
+            + port.atomics.insts + sass.total,
             sfu_insts=comp.sfu,
             fp_insts=comp.fp,
             registers_per_thread=self.opts.registers_per_thread,
@@ -179,6 +184,8 @@ class LaunchContext:
             atomics=port.atomics,
             chain_cycles=chain,
             folded_insts=folded,
+            machine_insts=sass.added,
+            address_folded_insts=sass.folded_addresses,
         )
         result, energy_mj, geometry = self.predicted(profile)
         return (
@@ -261,6 +268,33 @@ class LaunchContext:
         return self.bodies.chain_cycles(
             busiest, load_cycles, dev.fp_latency_cycles, dev.inst_latency_cycles, self.unroll
         )
+
+    @functools.cached_property
+    def machine_shape(self) -> MachineShape:
+        """The region's machine_code.MachineShape, found once (its launches share it)."""
+        inner = self.d2 if self.grid == 2 else self.d1
+        skip = {a.sid for a in self.staged}
+        return machine_shape(self.trace, self.region, self.grid, inner, skip)
+
+    def entries_per_thread(self, row: int, loop: int, threads: float) -> float:
+        """Entries of ``loop`` per thread in trace launch ``row``, at the work size (they
+        grow as the blocks around the loop do: the enclosing loop's header, or for a helper's
+        outermost loop the helper's blocks outside its loops: _block_factors)."""
+        h = self.trace.header
+        if not threads:
+            return 0.0
+        n = float(self.trace.loop_entries[row, loop]) / threads
+        lp = h.loops[loop]
+        if lp.parent >= 0:
+            head = h.loops[lp.parent].header
+            around = [b for b in h.loops[lp.parent].blocks if h.blocks[b].label == head]
+        else:
+            looped = {b for other in h.loops for b in other.blocks}
+            around = [
+                b.id for b in h.blocks
+                if b.function == lp.function and b.region == lp.region and b.id not in looped
+            ]  # fmt: skip
+        return n * (self.factor.get(around[0], 1.0) if around else 1.0)
 
     @functools.cached_property
     def _unrolls(self) -> dict[int, int]:

@@ -1,0 +1,278 @@
+"""Machine-code (SASS) instructions a kernel issues beyond its PTX-level count (SPEC §2.4).
+
+``compute.py`` counts what nvcc's PTX holds. ptxas adds a few instructions that have no PTX
+counterpart, each one an issue slot of the GPU. Read from the sm_90 SASS of every corpus
+port (``validation/sass_check.py``, ``validation/results/sass-check.md``):
+
+* the prologue: ``LDC R1, c[0x0][0x28]`` (the stack pointer) in every kernel, and
+  ``ULDC.64 UR4, c[0x0][0x208]`` (the global-memory descriptor every ``LDG``/``STG`` names)
+  in every kernel that touches global memory;
+* before a loop a thread runs sequentially, a register set-up per entry: one move
+  (``MOV``/``HFMA2.MMA``/``CS2R``) per value the loop carries (its induction variable and
+  each accumulator: a ``phi`` of its header) for the initial value, and one per array the
+  loop addresses (the pointer parameter copied from the constant bank into the registers
+  the loop advances, where straight-line code reads it as one ``LDC.64``);
+* a tiled kernel's staging stores (``STS``): one per element a thread copies into shared
+  memory, as many as its staging loads;
+* and one the other way: in the code a thread runs once, ptxas computes one 64-bit address
+  per array and index and folds the constant offsets of the other accesses into the load or
+  store (``LDG [R4.64+0x4000]``), where the PTX has an address computation per access.
+
+Nothing here needs nvcc: the counts follow from the trace (loops, their header ``phi``
+operations and the arrays their blocks address) and the shared-memory analysis.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .frontend.tracefile import Trace
+from .instrument import loopbody
+from .instrument.memtrace import gep_variable_indices
+from .parallelism import ir_module
+
+#: LDC of the stack pointer, in every kernel's SASS
+STACK_POINTER_INSTS = 1
+#: ULDC.64 of the global-memory descriptor, in every kernel that loads or stores globally
+MEMORY_DESCRIPTOR_INSTS = 1
+
+
+@dataclass(frozen=True)
+class MachineExtras:
+    """Per-thread SASS instructions beyond the PTX-level count, by what they are for."""
+
+    prologue: float = 0.0  # stack pointer and memory descriptor loads (class other)
+    loop_setup: float = 0.0  # initial values and pointer copies before loops (class other)
+    staging_stores: float = 0.0  # STS of a tiled kernel's staging (class st_shared)
+    folded_addresses: float = 0.0  # PTX address instructions ptxas folds (class integer)
+
+    @property
+    def other(self) -> float:
+        """The moves and constant loads among them (SASS class ``other``)."""
+        return self.prologue + self.loop_setup
+
+    @property
+    def added(self) -> float:
+        """The issue slots the SASS has beyond the PTX count (``KernelProfile.machine_insts``)."""
+        return self.other + self.staging_stores
+
+    @property
+    def total(self) -> float:
+        """The change to the PTX-level compute count per thread."""
+        return self.added - self.folded_addresses
+
+
+def prologue_insts(touches_global: bool) -> int:
+    """Constant loads every kernel's SASS starts with: the stack pointer, and the global
+    memory descriptor when the kernel has a global load or store."""
+    return STACK_POINTER_INSTS + (MEMORY_DESCRIPTOR_INSTS if touches_global else 0)
+
+
+def loop_setup_insts(carried: int, arrays: int) -> int:
+    """Moves before one entry of a sequential loop: an initial value per carried value and
+    a pointer copy per array it addresses."""
+    return carried + arrays
+
+
+def _own_blocks(trace: Trace, loop) -> set[int]:
+    """The blocks of ``loop`` outside its inner loops."""
+    own = set(loop.blocks)
+    for c in trace.header.loops:
+        if c.parent == loop.id:
+            own -= set(c.blocks)
+    return own
+
+
+def carried_values(trace: Trace, loop) -> int:
+    """Values ``loop`` carries from one iteration to the next: the ``phi`` operations of its
+    header block."""
+    h = trace.header
+    for b in loop.blocks:
+        blk = h.blocks[b]
+        if blk.label == loop.header and blk.function == loop.function:
+            return sum(k for opcode, _, _, k in blk.ops if opcode == "phi")
+    return 0
+
+
+def loop_arrays(trace: Trace, loop, skip: set[int]) -> int:
+    """Distinct global arrays the blocks of ``loop`` (inner loops excluded) address at an
+    address that changes from one iteration to the next (a ``getelementptr`` of the body
+    that is not loop-invariant): the pointers the loop advances. An access at a fixed address
+    (a plain port's accumulator) keeps its one ``LDC.64``. ``skip``: memory instructions that
+    are not global accesses (staged in shared memory)."""
+    h = trace.header
+    mod = ir_module(h.ir_text)
+    if loop.function not in mod.functions:
+        return 0
+    own = _own_blocks(trace, loop)
+    labels = [h.blocks[b].label for b in own]
+    body = loopbody.loop_body(
+        mod.functions[loop.function], labels, loopbody.mem_by_label(h, loop.region)
+    )
+    inv = loopbody.invariant_ops(body.ops)
+    names = {
+        o.array
+        for o in body.mem_ops
+        if o.mem_id not in skip
+        and any(body.ops[u].klass == "gep" and not inv[u] for u in o.operands)
+    }
+    return len(names - {""})
+
+
+def _root(ops, k: int) -> int:
+    """The value an index op offsets by a constant: through casts and adds of one body
+    operand (``i + 1``, ``sext(j - 1)``), as ptxas folds them into the address."""
+    while ops[k].klass in ("cast", "iadd") and len(ops[k].operands) == 1:
+        k = ops[k].operands[0]
+    return k
+
+
+def _address_geps(ops, o) -> list[int]:
+    """The ``getelementptr`` ops of the body that compute memory op ``o``'s address, through
+    geps of geps (a constant byte offset on a computed row: ``gep i8, %row, -4``)."""
+    out: list[int] = []
+    todo = [u for u in o.operands if ops[u].klass == "gep"]
+    while todo:
+        g = todo.pop()
+        if g not in out:
+            out.append(g)
+            todo += [u for u in ops[g].operands if ops[u].klass == "gep"]
+    return out
+
+
+def address_bases(body: loopbody.LoopBody, skip: set[int]) -> dict[int, tuple]:
+    """Per global memory op of ``body`` (its trace id), the base ptxas computes its address
+    from: its array and the roots (``_root``) of its address's variable indices. Accesses
+    with one base share one 64-bit address; their constant offsets fold into the load or
+    store (``LDG [R4.64+0x4000]``)."""
+    ops = body.ops
+    out = {}
+    for o in body.mem_ops:
+        if o.mem_id in skip or not o.array:
+            continue
+        geps = _address_geps(ops, o)
+        roots = frozenset(
+            _root(ops, v) for g in geps for v in ops[g].operands if ops[v].klass != "gep"
+        )
+        out[o.mem_id] = (o.array, roots)
+    return out
+
+
+def straight_line_blocks(trace: Trace, region: int, grid: int, mapped: list[int]) -> list[int]:
+    """The blocks of the innermost mapped loops ``mapped`` outside every sequential loop: the
+    code a thread runs once (``grid`` mapped dimensions)."""
+    h = trace.header
+    inner = {b for lp in h.loops if lp.region == region and lp.depth > grid for b in lp.blocks}
+    return sorted({b for lid in mapped for b in h.loops[lid].blocks} - inner)
+
+
+@dataclass(frozen=True)
+class AddressUse:
+    """One global access of the code a thread runs once: its block, the ``getelementptr``
+    ops that compute its address with their index instructions, and its address base."""
+
+    block: int
+    geps: tuple[tuple[int, int], ...]  # (gep op index in the body, its instructions)
+    base: tuple
+
+
+@dataclass(frozen=True)
+class MachineShape:
+    """What the SASS extras of a region depend on in its code, found once per region:
+    the set-up moves of each loop a thread runs sequentially and the global accesses of
+    the code it runs once (``machine_extras`` weighs them per launch)."""
+
+    loop_setups: tuple[tuple[int, int], ...] = ()  # (loop id, loop_setup_insts)
+    accesses: tuple[AddressUse, ...] = ()
+
+
+def straight_line_uses(
+    trace: Trace, region: int, grid: int, mapped: list[int], skip: set[int]
+) -> tuple[AddressUse, ...]:
+    """The global accesses of the code a thread runs once (``straight_line_blocks``) whose
+    address needs an index instruction at the PTX level, with their bases
+    (``address_bases``)."""
+    h = trace.header
+    blocks = straight_line_blocks(trace, region, grid, mapped)
+    mod = ir_module(h.ir_text)
+    if not blocks or h.loops[mapped[0]].function not in mod.functions:
+        return ()
+    fn = mod.functions[h.loops[mapped[0]].function]
+    labels = {h.blocks[b].label for b in blocks}
+    cost = {
+        ins.result.lstrip("%"): gep_variable_indices(ins)
+        for blk in fn.blocks
+        if blk.label in labels
+        for ins in blk.instrs
+        if ins.opcode == "getelementptr" and ins.result
+    }
+    body = loopbody.loop_body(fn, labels, loopbody.mem_by_label(h, region))
+    bases = address_bases(body, skip)
+    out = []
+    for o in body.mem_ops:
+        if o.mem_id in bases:
+            geps = tuple(
+                (g, cost.get(body.ops[g].name.lstrip("%"), 0)) for g in _address_geps(body.ops, o)
+            )
+            if any(c for _, c in geps):
+                out.append(AddressUse(h.mem[o.mem_id].block, geps, bases[o.mem_id]))
+    return tuple(out)
+
+
+def folded_address_insts(uses: tuple[AddressUse, ...], per_thread) -> float:
+    """Address instructions per thread the PTX-level count has and the SASS folds away:
+    of the index instructions of the accesses ``uses`` (each gep once, at its most frequent
+    use), all but one per address base; ``per_thread``: block executions per thread."""
+    counted: dict[int, float] = {}  # per gep op: its instructions x executions per thread
+    weight: dict[tuple, float] = {}  # per address base: its executions per thread
+    for u in uses:
+        n = per_thread.get(u.block, 0.0)
+        for g, c in u.geps:
+            counted[g] = max(counted.get(g, 0.0), n * c)
+        weight[u.base] = max(weight.get(u.base, 0.0), n)
+    return float(max(sum(counted.values()) - sum(weight.values()), 0.0))
+
+
+def loop_setups(trace: Trace, region: int, grid: int, skip: set[int]) -> tuple:
+    """(loop id, ``loop_setup_insts``) of each loop below the ``grid`` mapped ones of
+    ``region`` and of each loop of a helper function (region -1: entered when a launch
+    calls it); ``skip`` as for ``loop_arrays``."""
+    return tuple(
+        (lp.id, loop_setup_insts(carried_values(trace, lp), loop_arrays(trace, lp, skip)))
+        for lp in trace.header.loops
+        if (lp.region == region and lp.depth > grid) or lp.region == -1
+    )
+
+
+def machine_shape(
+    trace: Trace, region: int, grid: int, mapped: list[int], skip: set[int]
+) -> MachineShape:
+    """The ``MachineShape`` of ``region`` on a ``grid``-D grid (``mapped``: its innermost
+    mapped loops; ``skip``: its memory instructions that are not global accesses)."""
+    return MachineShape(
+        loop_setups=loop_setups(trace, region, grid, skip),
+        accesses=straight_line_uses(trace, region, grid, mapped, skip),
+    )
+
+
+def machine_extras(
+    shape: MachineShape,
+    entries_per_thread,
+    per_thread,
+    *,
+    touches_global: bool,
+    staging_stores: float,
+) -> MachineExtras:
+    """The SASS instructions per thread of one launch beyond its PTX count: ``shape``
+    weighed by each loop's entries per thread (``entries_per_thread(loop id)``) and each
+    block's executions per thread (``per_thread``)."""
+    setup = 0.0
+    for lid, insts in shape.loop_setups:
+        n = entries_per_thread(lid)
+        setup += n * insts if n else 0.0
+    return MachineExtras(
+        prologue=float(prologue_insts(touches_global)),
+        loop_setup=setup,
+        staging_stores=staging_stores,
+        folded_addresses=folded_address_insts(shape.accesses, per_thread),
+    )

@@ -141,14 +141,21 @@ def reloading_loads(
         return frozenset()
     sizes = np.diff(np.append(inst_start, len(addr)))
     sid = np.repeat(inst_sid, sizes).astype(np.int64)
-    warp = np.repeat(inst_warp, sizes).astype(np.uint64)
-    pairs = np.stack([warp * np.uint64(64) + lane.astype(np.uint64),
-                      addr.astype(np.uint64)], axis=1)
+    restoring = np.isin(sid, np.fromiter(restores, np.int64))
+    # a load whose addresses are mostly not stored at all is none (the common case, cheap)
+    near = ~is_store[sid] & np.isin(addr, np.unique(addr[restoring]))
+    if not near.any():
+        return frozenset()
+    thread = np.repeat(inst_warp, sizes).astype(np.uint64) * np.uint64(64) + lane
+    pairs = np.stack([thread, addr.astype(np.uint64)], axis=1)
     keys = np.ascontiguousarray(pairs).view(np.dtype((np.void, 16))).ravel()
-    stored = np.unique(keys[np.isin(sid, list(restores))])
+    stored = np.unique(keys[restoring])
+    loads = ~is_store[sid]
     out = set()
-    for s in np.unique(sid[~is_store[sid]]):  # a few static loads: one pass each
-        mine = keys[sid == s]
-        if np.isin(mine, stored).mean() > 0.5:
+    for s in np.unique(sid[near]):  # a few static loads: one pass each
+        mine = sid == s
+        if near[mine].mean() > 0.5 and np.isin(keys[mine & near], stored).sum() > 0.5 * (
+            mine & loads
+        ).sum():
             out.add(int(s))
     return frozenset(out)

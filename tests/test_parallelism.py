@@ -282,7 +282,7 @@ def test_the_chain_bound_is_named_in_text_json_and_html(tmp_path):
     (k,) = json.loads(out)["kernels"]
     assert k["result"]["binding"] == "chain" and k["result"]["bound"] == "latency"
     page = tmp_path / "acc2.html"
-    report = ["report", *args, "-o", str(page), "--no-advice", "--no-fpga"]
+    report = ["report", *args, "-o", str(page), "--no-advice"]
     r = CliRunner().invoke(main, report, catch_exceptions=False)
     assert r.exit_code == 0, r.stderr
     assert "physical chain bound" in page.read_text(encoding="ascii")

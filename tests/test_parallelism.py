@@ -286,3 +286,39 @@ def test_the_chain_bound_is_named_in_text_json_and_html(tmp_path):
     r = CliRunner().invoke(main, report, catch_exceptions=False)
     assert r.exit_code == 0, r.stderr
     assert "physical chain bound" in page.read_text(encoding="ascii")
+
+
+ACC2_CU = r"""
+__global__ void acc2(float* S, float* Q, int n) {
+  int t = blockIdx.x * blockDim.x + threadIdx.x;
+  for (int i = 0; i < n; i++) { S[t] += 1.0f; Q[t] += 2.0f; }
+}
+"""
+
+
+@pytest.mark.slow
+def test_sass_of_two_plain_accumulators_reloads_each_behind_the_other_store(tmp_path):
+    """The ordering memory_recurrence assumes, checked on nvcc's sm_90 SASS of the same loop
+    through plain pointers: every load is preceded by the previous accumulator's store, each
+    add waits for its load (LDG, FADD, STG, over and over, unrolled or not), so no two loads
+    are ever in flight together. Skips without nvcc or nvdisasm."""
+    import re
+    import shutil
+    import subprocess
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "validation"))
+    import sass_counts
+
+    nvdisasm = sass_counts.find_nvdisasm()
+    if shutil.which("nvcc") is None or nvdisasm is None:
+        pytest.skip(f"nvcc or nvdisasm not found ({sass_counts.INSTALL_HINT})")
+    src, cubin = tmp_path / "acc2.cu", tmp_path / "acc2.cubin"
+    src.write_text(ACC2_CU)
+    subprocess.run(["nvcc", "-cubin", "-O3", "-arch=sm_90", "-o", str(cubin), str(src)],
+                   check=True, capture_output=True, timeout=300)
+    sass = subprocess.run([nvdisasm, "-c", str(cubin)], check=True, capture_output=True,
+                          text=True, timeout=120).stdout
+    ops = re.findall(r"\b(LDG|STG|FADD)\b", sass)
+    assert len(ops) >= 12 and len(ops) % 3 == 0
+    assert ops == ["LDG", "FADD", "STG"] * (len(ops) // 3)

@@ -139,7 +139,7 @@ class GPUDevice:
     # between the starts of launches queued back to back, microseconds
     launch_sync_us: float = 0.0
     launch_gap_us: float = 0.0
-    first_launch_us: float = 0.0  # extra cost of a kernel's first launch in a program (loading)
+    first_launch_us: float = 0.0  # extra cost of a program's first launch (its module's loading)
     # L2 bytes whose data a launch still finds from earlier launches; None: l2_bytes (an L2 of
     # one partition keeps whatever it holds). Data read by SMs on both sides of a two-partition
     # L2 (A100, H100) is cached in each partition, so there it is one partition's bytes.

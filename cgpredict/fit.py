@@ -19,10 +19,10 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .devices import GPUDevice
-from .models import kernel_parts, program_sync_ms
+from .models import kernel_time, module_load_ms, predict, program_sync_ms
 from .validate import Validation, ValidationRow
 
 __all__ = ["FIT_RANGES", "FitResult", "fit_parameters", "leave_one_kernel_out", "row_ms"]
@@ -60,24 +60,60 @@ class FitResult:
         return k, e
 
 
+#: fields that only add to a row's time (models/launches.py): the work is predicted once per
+#: value of the other fields, and they are searched jointly, since a program of one launch
+#: tells only the sum of a round trip and a module load
+LAUNCH_FIELDS = ("launch_sync_us", "launch_gap_us", "first_launch_us")
+
+
 def row_ms(row: ValidationRow, device: GPUDevice, model: str = "cgpredict") -> float:
     """The predicted time of a measured row on ``device`` from its kept launch profiles,
-    with the launch stream of the row's host code (its ``--sync``)."""
+    with the launch stream of the row's host code (its ``--sync``) and one module load for
+    the program (models/launches.py)."""
+    return _row_from(_work(row, device, model), row, device)
+
+
+def _work(row: ValidationRow, device: GPUDevice, model: str) -> tuple:
+    """Per kernel of the row, (work of one launch in ms, launches it stands for) pairs."""
+    return tuple(
+        tuple((predict(p, device, model).time_ms, w) for p, w in k.launch_profiles)
+        for k in row.report.kernels
+    )
+
+
+def _row_from(work: tuple, row: ValidationRow, device: GPUDevice) -> float:
+    """The row's time from its kernels' work (``_work``) and ``device``'s launch costs."""
     sync = row.report.sync
-    parts = [kernel_parts(k.launch_profiles, device, model, sync) for k in row.report.kernels]
-    launched = sum(k.launches for k in row.report.kernels)
+    parts = [kernel_time(list(w), device, sync) for w in work]
     if row.timer == "events":  # the GPU's work alone
         return sum(p.kernel_ms for p in parts)
+    launched = sum(k.launches for k in row.report.kernels)
     once = program_sync_ms(device, sync, launched)
-    return sum(p.total_ms for p in parts) + once
+    return sum(p.kernel_ms + p.launch_ms for p in parts) + module_load_ms(parts) + once
+
+
+@dataclass
+class _Rows:
+    """Rows to fit and their kernels' work, predicted once per value of the fields that are
+    not launch costs (a launch cost moves no kernel's work)."""
+
+    rows: Sequence[ValidationRow]
+    model: str
+    cache: dict = field(default_factory=dict)
+
+    def loss(self, device: GPUDevice) -> float:
+        """Mean absolute log error of the rows on ``device``."""
+        key = tuple(getattr(device, n) for n in FIT_RANGES if n not in LAUNCH_FIELDS)
+        if key not in self.cache:
+            self.cache[key] = [_work(r, device, self.model) for r in self.rows]
+        return sum(
+            abs(math.log(_row_from(w, r, device) / r.measured_ms))
+            for w, r in zip(self.cache[key], self.rows)
+        ) / len(self.rows)
 
 
 def _usable(rows: Sequence[ValidationRow]) -> list[ValidationRow]:
     return [r for r in rows if r.report is not None and r.measured_ms]
-
-
-def _loss(rows: Sequence[ValidationRow], device: GPUDevice, model: str) -> float:
-    return sum(abs(math.log(row_ms(r, device, model) / r.measured_ms)) for r in rows) / len(rows)
 
 
 def _mape(rows: Sequence[ValidationRow], device: GPUDevice, model: str) -> float:
@@ -93,6 +129,29 @@ def _effective(device: GPUDevice, name: str) -> float:
     return value if value is not None else FIT_RANGES[name][0]
 
 
+def _grid(name: str, rnd: int, around: float, prior: float, points: int = 25) -> list[float]:
+    """Log-spaced candidates for ``name``: its whole range in round 0, then a band about
+    ``around`` narrowing each round; the prior too where it lies inside."""
+    lo, hi = FIT_RANGES[name]
+    if rnd:
+        step = 2.5 ** (1 / rnd)
+        lo, hi = max(lo, around / step), min(hi, around * step)
+    grid = [lo * (hi / lo) ** (k / (points - 1)) for k in range(points)]
+    return grid + ([prior] if lo <= prior <= hi else [])
+
+
+def _best(fit: _Rows, device: GPUDevice, candidates, prior: dict[str, float]) -> dict:
+    """The candidate (a dict of field values) of least loss; where the rows do not tell
+    values apart (a store cost no row's bound reaches), the one nearest the prior values."""
+    return min(
+        candidates,
+        key=lambda c: (
+            round(fit.loss(dataclasses.replace(device, **c)), 12),
+            sum(abs(math.log(v / prior[n])) for n, v in c.items()),
+        ),
+    )
+
+
 def fit_parameters(
     rows: Sequence[ValidationRow],
     device: GPUDevice,
@@ -100,35 +159,32 @@ def fit_parameters(
     model: str = "cgpredict",
     rounds: int = 3,
 ) -> dict[str, float]:
-    """Values of the fields ``names`` that minimise the mean absolute log error on ``rows``."""
+    """Values of the fields ``names`` that minimise the mean absolute log error on ``rows``:
+    coordinate descent over log-spaced grids, each round narrower, the launch costs among
+    them searched jointly on a 2-D grid (their valley runs along their sum)."""
     rows = _usable(rows)
     if not rows:
         raise ValueError("no measured row with a prediction to fit")
     for n in names:
         if n not in FIT_RANGES:
             raise ValueError(f"{n} is not a fittable field ({', '.join(FIT_RANGES)})")
+    fit = _Rows(rows, model)
     current = {n: min(max(_effective(device, n), FIT_RANGES[n][0]), FIT_RANGES[n][1])
                for n in names}
     prior = dict(current)
+    launch = [n for n in names if n in LAUNCH_FIELDS]
     for rnd in range(rounds):
         for n in names:
-            lo, hi = FIT_RANGES[n]
-            if rnd:  # refine around the best value
-                step = 2.5 ** (1 / rnd)
-                lo, hi = max(lo, current[n] / step), min(hi, current[n] * step)
-            grid = [lo * (hi / lo) ** (k / 24) for k in range(25)]
-            if lo <= prior[n] <= hi:
-                grid.append(prior[n])
-            # where the rows do not tell values apart (a store cost no row's bound reaches),
-            # keep the one nearest the device file's own value rather than a range end
-            best = min(
-                grid,
-                key=lambda v: (
-                    round(_loss(rows, dataclasses.replace(device, **{**current, n: v}), model), 12),
-                    abs(math.log(v / prior[n])),
-                ),
-            )
-            current[n] = best
+            grid = _grid(n, rnd, current[n], prior[n])
+            current = _best(fit, device, [{**current, n: v} for v in grid], prior)
+        for i, a in enumerate(launch):
+            for b in launch[i + 1:]:
+                pairs = [
+                    {**current, a: x, b: y}
+                    for x in _grid(a, rnd, current[a], prior[a], 13)
+                    for y in _grid(b, rnd, current[b], prior[b], 13)
+                ]
+                current = _best(fit, device, pairs, prior)
     return {n: round(v, 3) for n, v in current.items()}
 
 

@@ -35,6 +35,7 @@ __all__ = [
     "ThreadBodies",
     "body_chain",
     "body_parallelism",
+    "memory_recurrence",
     "thread_bodies",
 ]
 
@@ -115,6 +116,40 @@ def _longest(body: loopbody.LoopBody, lat: list[float], start: int = -1) -> list
     return far
 
 
+def _ordered_far(
+    body: loopbody.LoopBody, lat: list[float], ordered: frozenset[int], gated: bool
+) -> list[float]:
+    """Latency of the longest chain ending at each op when a load of ``ordered`` (accesses
+    through plain pointers, whose program order nvcc keeps) issues only after every earlier
+    store of ``ordered`` has issued, and a store issues once its value is ready (a GPU issues
+    in order). ``gated``: the chains start at the iteration's loads, which wait for the
+    previous iteration's stores (ops no load reaches: -inf); else every op may start one."""
+    far: list[float] = []
+    issued = -math.inf  # when the latest ordered store of the iteration can issue
+    for o in body.ops:
+        ins = [far[k] for k in o.operands if k < len(far)]
+        base = max(ins, default=-math.inf if gated else 0.0)
+        if o.klass == "load" and o.mem_id in ordered:
+            base = max(base, issued, 0.0)
+        if o.klass == "store" and o.mem_id in ordered and base > -math.inf:
+            issued = max(issued, base)
+        far.append(base + lat[o.index] if base > -math.inf else -math.inf)
+    return far
+
+
+def memory_recurrence(
+    body: loopbody.LoopBody, lat: list[float], ordered: frozenset[int]
+) -> float:
+    """Cycles between one iteration's stores and the next's (issue 24, item 3): the next
+    iteration's loads of ``ordered`` issue after this one's stores (nvcc cannot move a load
+    through a plain pointer above a store that may alias it, nor forward the stored value
+    when another store lies between), so the longest chain from a load to a store of the
+    iteration recurs every iteration; 0 without such a store."""
+    far = _ordered_far(body, lat, ordered, gated=True)
+    ends = [far[o.index] for o in body.ops if o.klass == "store" and o.mem_id in ordered]
+    return max((e for e in ends if e > -math.inf), default=0.0)
+
+
 def body_chain(
     body: loopbody.LoopBody,
     load_cycles,
@@ -122,18 +157,21 @@ def body_chain(
     int_cycles: float,
     looped: bool = True,
     unroll: int = LOADS_IN_FLIGHT,
+    ordered: frozenset[int] = frozenset(),
 ) -> float:
     """Cycles one iteration of ``body`` takes at least on its thread's own critical path
     (issue 24): the longest loop-carried recurrence (an accumulator's add, a pointer chase
-    through its loads), and the iteration's longest chain of latencies (a load and its uses)
-    shared by the iterations whose loads one thread keeps in flight: those of one unrolled
-    trip (``unroll`` iterations, compute.loop_unroll), at most LOADS_IN_FLIGHT loads. Code
-    that is not a loop (``looped`` False: a thread's straight-line body) runs its chain once."""
+    through its loads, a chain from a load to a store of ``ordered``: memory_recurrence), and
+    the iteration's longest chain of latencies (a load and its uses) shared by the iterations
+    whose loads one thread keeps in flight: those of one unrolled trip (``unroll``
+    iterations, compute.loop_unroll), at most LOADS_IN_FLIGHT loads. Code that is not a loop
+    (``looped`` False: a thread's straight-line body) runs its chain once. ``ordered``: the
+    memory ids accessed through plain pointers (the plain port), empty for ``__restrict__``."""
     lat = _latencies(body, load_cycles, fp_cycles, int_cycles)
-    within = max(_longest(body, lat), default=0.0)
+    within = max(_ordered_far(body, lat, ordered, gated=False), default=0.0)
     loads = sum(o.klass == "load" for o in body.ops)
     overlap = max(min(unroll, LOADS_IN_FLIGHT // max(loads, 1)), 1) if looped else 1
-    rec = 0.0
+    rec = memory_recurrence(body, lat, ordered) if looped else 0.0
     for o in body.ops:
         if o.klass == "phi" and o.carried >= 0:
             reach = _longest(body, lat, o.index)[o.carried]
@@ -211,10 +249,11 @@ class ThreadBodies:
         fp_cycles: float,
         int_cycles: float,
         unroll_of,
+        ordered: frozenset[int] = frozenset(),
     ) -> float:
         """The thread's critical path: each body's iterations (``per_thread``: executions
         of each block id by the thread) times its per-iteration chain (body_chain), its
-        loop unrolled ``unroll_of(loop id)`` times."""
+        loop unrolled ``unroll_of(loop id)`` times, ``ordered`` its plain-pointer accesses."""
         total = 0.0
         for (_, blocks), g, looped, lid in zip(
             self.bodies, self.graphs, self.looped, self.loop_ids
@@ -222,7 +261,7 @@ class ThreadBodies:
             runs = max((per_thread.get(b, 0.0) for b in blocks), default=0.0)
             if runs > 0:
                 total += runs * body_chain(
-                    g, load_cycles, fp_cycles, int_cycles, looped, unroll_of(lid)
+                    g, load_cycles, fp_cycles, int_cycles, looped, unroll_of(lid), ordered
                 )
         return total
 

@@ -38,7 +38,7 @@ def _parts_text(k: KernelReport, sync: str) -> str:
     return (
         f"  time: kernel {k.kernel_ms:.4g} ms + launches {k.launch_ms:.4g} ms ({k.launches} "
         f"launch{'es' if k.launches != 1 else ''}, {how}) + first launch {k.once_ms:.4g} ms "
-        f"(module load, once)"
+        f"(module load, once per program)"
     )
 
 

@@ -145,6 +145,20 @@ def test_memory_dependences_from_a_window_and_memory_recurrence():
     assert dddg.recurrence_mii(dddg.static_graph(body, deps1, lat)) == 8
 
 
+def test_a_window_iteration_cut_between_a_load_and_its_store_is_one_iteration():
+    """acc[0] += ... through a plain pointer: load acc, store acc each iteration. A window
+    whose iterations begin after the load (store, then the next load) records the reload
+    in the same window iteration as the store; in the body the load comes first, so the
+    dependence is the next iteration's (distance 1), and the DDDG stays acyclic."""
+    fn = parse_module(FMA_IR).functions["acc"]
+    body = loopbody.loop_body(fn, ["for.body"], {"for.body": [(0, "acc[0]"), (1, "acc[0]")]})
+    load, store = body.mem_ops[0].index, body.mem_ops[1].index
+    its = ((((1, 100), (0, 100)),) * 4)  # store acc, then the next iteration's load
+    deps = dddg.memory_dependences(body, dddg.Window((its,)))
+    assert deps == (dddg.MemDep(store, load, 1),)
+    assert nx.is_directed_acyclic_graph(dddg.build_dddg(body, 3, deps, lat))
+
+
 def test_strides_and_cross_entry_dependence():
     e0 = (((0, 1000), (1, 5000)), ((0, 1004), (1, 5000)))
     e1 = (((0, 2000), (1, 5004)), ((0, 2004), (1, 5004)))

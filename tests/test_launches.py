@@ -12,7 +12,13 @@ from pathlib import Path
 import pytest
 
 from cgpredict.devices import DeviceError, load_device, load_device_file
-from cgpredict.models.launches import KernelTime, check_sync, kernel_time, program_sync_ms
+from cgpredict.models.launches import (
+    KernelTime,
+    check_sync,
+    kernel_time,
+    module_load_ms,
+    program_sync_ms,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 DEV = dataclasses.replace(
@@ -51,6 +57,14 @@ def test_one_launch_costs_the_same_under_both_modes():
         end = kernel_time([(work, 1.0)], DEV, "end")
         assert each.total_ms == pytest.approx(end.total_ms + program_sync_ms(DEV, "end", 1))
         assert program_sync_ms(DEV, "each", 1) == 0.0 and program_sync_ms(DEV, "end", 0) == 0
+
+
+def test_a_program_loads_its_module_once():
+    """Three kernels of one program (one module): one 50 us load for the three, none for a
+    program that launches nothing."""
+    parts = [kernel_time([(0.010, 1.0)], DEV, "each") for _ in range(3)]
+    assert module_load_ms(parts) == pytest.approx(0.05)
+    assert module_load_ms([kernel_time([], DEV, "each")]) == 0.0 and module_load_ms([]) == 0.0
 
 
 def test_unknown_mode_is_refused():
@@ -135,3 +149,40 @@ def test_run_refuses_an_unknown_sync_in_one_line(tmp_path):
     )
     assert out.returncode == 2
     assert len(out.stderr.strip().splitlines()) == 1 and "--sync" in out.stderr
+
+
+TWO_KERNELS = r"""
+#ifndef N
+#define N 4096
+#endif
+static float a[N], b[N], c[N];
+int main(void) {
+#pragma cgp kernel first
+  for (int i = 0; i < N; i++)
+    b[i] = a[i] + 1.0f;
+#pragma cgp kernel second
+  for (int i = 0; i < N; i++)
+    c[i] = b[i] * 2.0f;
+  return c[1] > 0.5f ? 0 : 1;
+}
+"""
+
+
+@pytest.mark.slow
+def test_two_kernels_of_a_program_share_one_module_load(tmp_path):
+    """The program's first kernel carries the module load (CUDA lazy loading loads the
+    module both kernels live in at the first launch); the second pays none, and the
+    program's total counts it once."""
+    dev = load_device("h100")
+    src = tmp_path / "two.c"
+    src.write_text(TWO_KERNELS)
+    rep = _run(src)
+    first, second = rep["kernels"]
+    assert (first["name"], second["name"]) == ("first", "second")
+    assert first["once_ms"] == pytest.approx(dev.first_launch_us * 1e-3, abs=1e-6)
+    assert second["once_ms"] == 0.0
+    assert second["time_ms"] == pytest.approx(second["kernel_ms"] + second["launch_ms"],
+                                              abs=1e-5)
+    assert rep["total_ms"] == pytest.approx(
+        first["kernel_ms"] + second["kernel_ms"] + 2 * dev.launch_sync_us * 1e-3
+        + dev.first_launch_us * 1e-3, abs=1e-5)

@@ -14,6 +14,7 @@ from cgpredict.parallelism import (
     _weighted,
     body_chain,
     body_parallelism,
+    memory_recurrence,
 )
 from cgpredict.pipeline import predict_source
 from cgpredict.prediction import RunOptions
@@ -161,3 +162,163 @@ def test_straight_line_code_runs_its_chain_once():
     body = _body(("load", ()), ("fadd", (0,)), ("store", (1,)))
     assert body_chain(body, lambda sid: 100.0, 4.0, 1.0, looped=False) == pytest.approx(104.0)
     assert _chain(body) == pytest.approx(104.0 / 16)
+
+
+# ---- accesses through plain pointers keep their program order (issue 24, item 3) ----
+
+def _mem_body(*ops: tuple[str, tuple[int, ...], int]) -> LoopBody:
+    """A body whose ops carry memory ids (the third field; -1 for none)."""
+    return LoopBody(
+        tuple(Op(k, f"%{k}", c, "float", deps, -1, mid) for k, (c, deps, mid) in enumerate(ops)),
+        frozenset(),
+    )
+
+
+#: S[t] += 1; Q[t] += 2 through plain pointers: both reloaded every iteration (the sm_90 SASS
+#: of this loop is LDG S, FADD, STG S, LDG Q, FADD, STG Q: the load of Q may not pass the
+#: store of S, which waits for its FADD, which waits for the load of S)
+TWO_ACCUMULATORS = (("load", (), 1), ("fadd", (0,), -1), ("store", (1,), 2),
+                    ("load", (), 3), ("fadd", (3,), -1), ("store", (4,), 4), ("br", (), -1))
+
+
+def test_two_accumulators_through_plain_pointers_serialise_both_round_trips():
+    """Each iteration: load S (100) -> fadd (4) -> store S -> load Q (100) -> fadd (4) ->
+    store Q, and the next iteration's load of S waits for that store: 208 cycles."""
+    body = _mem_body(*TWO_ACCUMULATORS)
+    ordered = frozenset({1, 2, 3, 4})
+    assert body_chain(body, lambda sid: 100.0, 4.0, 1.0, ordered=ordered) == pytest.approx(208.0)
+    assert memory_recurrence(body, [100.0, 4.0, 0.0, 100.0, 4.0, 0.0, 0.0], ordered) == 208.0
+
+
+def test_without_plain_pointers_the_same_loads_overlap():
+    """__restrict__ (nothing ordered): the two load-to-add chains (104 each) are independent
+    and 16 / 2 = 8 iterations' loads are in flight: 104 / 8."""
+    body = _mem_body(*TWO_ACCUMULATORS)
+    assert body_chain(body, lambda sid: 100.0, 4.0, 1.0) == pytest.approx(104.0 / 8)
+
+
+def test_a_forwarded_accumulator_still_orders_the_next_loads():
+    """C[i][j] += A[i][k] * B[k][j] through plain pointers, C forwarded in a register (a phi)
+    but stored every iteration: the next iteration's loads of A and B may not pass that
+    store, so the loads of successive iterations do not overlap: 100 + fmul 4 + fadd 4."""
+    body = _mem_body(("phi", (), -1), ("load", (), 1), ("load", (), 2), ("fmul", (1, 2), -1),
+                     ("fadd", (3, 0), -1), ("store", (4,), 3), ("br", (), -1))
+    ops = list(body.ops)
+    ops[0] = Op(0, "%0", "phi", "float", (), 4)
+    body = LoopBody(tuple(ops), frozenset())
+    chain = body_chain(body, lambda sid: 100.0, 4.0, 1.0, ordered=frozenset({1, 2, 3}))
+    assert chain == pytest.approx(108.0)
+    assert body_chain(body, lambda sid: 100.0, 4.0, 1.0) == pytest.approx(108.0 / 8)
+
+
+def test_a_store_no_load_reaches_recurs_nothing():
+    """out[i] = 1 (a constant) then load in[i]: the store waits for no load, so the only
+    chain is one iteration's load (100 + 4), overlapped 16 ways; the load after the store
+    in the same iteration starts when the store issues (at once)."""
+    body = _mem_body(("store", (), 1), ("load", (), 2), ("fadd", (1,), -1), ("br", (), -1))
+    ordered = frozenset({1, 2})
+    assert memory_recurrence(body, [0.0, 100.0, 4.0, 0.0], ordered) == 0.0
+    assert body_chain(body, lambda sid: 100.0, 4.0, 1.0, ordered=ordered) == pytest.approx(
+        104.0 / 16)
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("compiler")
+def test_two_plain_accumulators_bind_a_single_thread_kernel(tmp_path):
+    """One thread adds to S[t] and Q[t] N = 4096 times on the H100. Plain port: both are
+    reloaded every iteration (a load of what the thread stored comes back from the L2,
+    369.2 cycles) behind the other's store: 4096 x 2 x (369.2 + FADD 4) cycles exactly, the
+    chain bound setting the time. __restrict__: both live in registers, 4096 x 4 (the two
+    adds' recurrences run side by side)."""
+    src = tmp_path / "acc2.c"
+    src.write_text(ACC2)
+    (k,) = predict_source(src, RunOptions(device="h100", port="plain")).kernels
+    assert k.result.binding == "chain" and k.result.bound == "latency"
+    assert k.result.bounds.chain_cycles == pytest.approx(4096 * 2 * (369.2 + 4.0))
+    assert k.result.cycles == pytest.approx(k.result.bounds.chain_cycles)
+    (r,) = predict_source(src, RunOptions(device="h100", port="restrict")).kernels
+    assert r.result.bounds.chain_cycles == pytest.approx(4096 * 4.0)
+
+
+ACC2 = r"""
+#ifndef N
+#define N 4096
+#endif
+static float S[256];
+static float Q[256];
+int main(void) {
+#pragma cgp kernel acc2 grid=1
+  for (int t = 0; t < 256; t++) {
+    if (t == 0) {
+      for (int i = 0; i < N; i++) {
+        S[t] += 1.0f;
+        Q[t] += 2.0f;
+      }
+    }
+  }
+  return S[0] > 0.0f ? 0 : 1;
+}
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("compiler")
+def test_the_chain_bound_is_named_in_text_json_and_html(tmp_path):
+    """The two-accumulator kernel's binding chain is named by every report: the text's bound
+    line, the JSON's ``binding`` and the HTML page's bound table."""
+    import json
+
+    from click.testing import CliRunner
+
+    from cgpredict.cli import main
+
+    src = tmp_path / "acc2.c"
+    src.write_text(ACC2)
+    args = [str(src), "--device", "h100", "--port", "plain"]
+    text = CliRunner().invoke(main, ["run", *args], catch_exceptions=False).stdout
+    assert "latency-bound (the chain bound sets the time)" in text
+    assert "time set by the chain bound" in text
+    out = CliRunner().invoke(main, ["run", *args, "--json"], catch_exceptions=False).stdout
+    (k,) = json.loads(out)["kernels"]
+    assert k["result"]["binding"] == "chain" and k["result"]["bound"] == "latency"
+    page = tmp_path / "acc2.html"
+    report = ["report", *args, "-o", str(page), "--no-advice"]
+    r = CliRunner().invoke(main, report, catch_exceptions=False)
+    assert r.exit_code == 0, r.stderr
+    assert "physical chain bound" in page.read_text(encoding="ascii")
+
+
+ACC2_CU = r"""
+__global__ void acc2(float* S, float* Q, int n) {
+  int t = blockIdx.x * blockDim.x + threadIdx.x;
+  for (int i = 0; i < n; i++) { S[t] += 1.0f; Q[t] += 2.0f; }
+}
+"""
+
+
+@pytest.mark.slow
+def test_sass_of_two_plain_accumulators_reloads_each_behind_the_other_store(tmp_path):
+    """The ordering memory_recurrence assumes, checked on nvcc's sm_90 SASS of the same loop
+    through plain pointers: every load is preceded by the previous accumulator's store, each
+    add waits for its load (LDG, FADD, STG, over and over, unrolled or not), so no two loads
+    are ever in flight together. Skips without nvcc or nvdisasm."""
+    import re
+    import shutil
+    import subprocess
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "validation"))
+    import sass_counts
+
+    nvdisasm = sass_counts.find_nvdisasm()
+    if shutil.which("nvcc") is None or nvdisasm is None:
+        pytest.skip(f"nvcc or nvdisasm not found ({sass_counts.INSTALL_HINT})")
+    src, cubin = tmp_path / "acc2.cu", tmp_path / "acc2.cubin"
+    src.write_text(ACC2_CU)
+    subprocess.run(["nvcc", "-cubin", "-O3", "-arch=sm_90", "-o", str(cubin), str(src)],
+                   check=True, capture_output=True, timeout=300)
+    sass = subprocess.run([nvdisasm, "-c", str(cubin)], check=True, capture_output=True,
+                          text=True, timeout=120).stdout
+    ops = re.findall(r"\b(LDG|STG|FADD)\b", sass)
+    assert len(ops) >= 12 and len(ops) % 3 == 0
+    assert ops == ["LDG", "FADD", "STG"] * (len(ops) // 3)

@@ -83,3 +83,27 @@ def test_an_accumulator_restores_its_address():
     assert restoring_stores(*row, np.array([False, True])) == frozenset()
     # a load of one address is no store
     assert restoring_stores(*acc, np.array([False, False])) == frozenset()
+
+
+def test_a_load_of_what_the_thread_stored_is_a_reload():
+    """S[t] += ...; Q[t] += ... through plain pointers: the load of S reads back, on every
+    step, the address the thread's restoring store of S writes; a load of A[i][t] (a new
+    address each step) does not."""
+    import numpy as np
+
+    from cgpredict.frontend.port import reloading_loads, restoring_stores
+
+    lanes = range(4)
+    steps = [[4 * lane for lane in lanes]] * 4  # S: one address per lane
+    moving = [[4096 * j + 4 * lane for lane in lanes] for j in range(4)]  # A[j][lane]
+    store_s, load_s = _columns(steps, 1), _columns(steps, 0)
+    load_a = _columns(moving, 2)
+    cols = [np.concatenate([a, b, c]) for a, b, c in zip(load_s, store_s, load_a)]
+    # the concatenated instruction starts index the concatenated events
+    n_s = len(load_s[0])
+    cols[2] = np.concatenate([load_s[2], store_s[2] + n_s, load_a[2] + 2 * n_s])
+    is_store = np.array([False, True, False])
+    restores = restoring_stores(*cols, is_store)
+    assert restores == {1}
+    assert reloading_loads(*cols, is_store, restores) == {0}
+    assert reloading_loads(*cols, is_store, frozenset()) == frozenset()

@@ -126,6 +126,32 @@ def test_fit_recovers_a_known_launch_cost(validation):
     assert r.loko_errors_pct == {}  # one kernel: nothing is left to fit without it
 
 
+def test_fit_separates_a_round_trip_from_the_module_load(validation):
+    """Rows of one launch and of 100 launches of the same kernel, measured as their work
+    plus 20 us a launch and one 60 us module load: fitting both costs from far-off starting
+    values (5 and 5 us) must find 20 and 60 (a one-launch row tells only their sum; the
+    100-launch row splits it; the two are searched jointly, fit.LAUNCH_FIELDS)."""
+    import dataclasses
+
+    from cgpredict.devices import load_device
+    from cgpredict.fit import fit_parameters, row_ms
+
+    v, _ = validation
+    start = dataclasses.replace(load_device("tk1"), launch_sync_us=5.0, first_launch_us=5.0)
+    truth = dataclasses.replace(start, launch_sync_us=20.0, first_launch_us=60.0)
+    rows = []
+    for r, n in zip(v.rows, (1, 100)):
+        kernels = tuple(
+            dataclasses.replace(k, launches=n, launch_profiles=((k.profile, float(n)),))
+            for k in r.report.kernels
+        )
+        row = dataclasses.replace(r, report=dataclasses.replace(r.report, kernels=kernels))
+        rows.append(dataclasses.replace(row, measured_ms=row_ms(row, truth)))
+    values = fit_parameters(rows, start, ["launch_sync_us", "first_launch_us"])
+    assert values["launch_sync_us"] == pytest.approx(20.0, rel=0.02)
+    assert values["first_launch_us"] == pytest.approx(60.0, rel=0.02)
+
+
 def test_fit_keeps_the_device_value_where_the_rows_are_silent(validation, monkeypatch):
     """A field no row depends on (the TK1's L1 serves no global load, so the L1 wavefront
     cost never enters GEMM) keeps the device file's value instead of a range end; an unset

@@ -147,7 +147,11 @@ def memory_dependences(body: LoopBody, window: Window) -> tuple[MemDep, ...]:
                 elif addr in written:
                     s, smid = written[addr]
                     key = (op_of[smid], op_of[mid])
-                    best[key] = min(best.get(key, t - s), t - s)
+                    # a load before the store in the body cannot read it in the same
+                    # iteration: the window's iteration began between them (a marker
+                    # placed after the load), so it is the next iteration's read
+                    dist = max(t - s, int(key[1] <= key[0]))
+                    best[key] = min(best.get(key, dist), dist)
     return tuple(MemDep(s, d, dist) for (s, d), dist in sorted(best.items()))
 
 

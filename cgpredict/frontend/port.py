@@ -127,3 +127,35 @@ def restoring_stores(
         mine = sid == s
         distinct[s] = _distinct_pairs(thread[mine], addr[keep][mine].astype(np.uint64))
     return frozenset(int(s) for s in np.flatnonzero(stores) if distinct[s] < 0.5 * stores[s])
+
+
+def reloading_loads(
+    addr: np.ndarray, lane: np.ndarray, inst_start: np.ndarray, inst_warp: np.ndarray,
+    inst_sid: np.ndarray, is_store: np.ndarray, restores: frozenset[int],
+) -> frozenset[int]:
+    """Static loads that read, on most of their executions, an address their own
+    pseudo-thread writes with a restoring store (restoring_stores): the accumulator a plain
+    port reloads every iteration because another store between may alias it (nvcc cannot
+    forward the stored value). Arguments: a WarpTrace's columns, and the restoring stores."""
+    if not restores or not len(addr) or not len(inst_start):
+        return frozenset()
+    sizes = np.diff(np.append(inst_start, len(addr)))
+    sid = np.repeat(inst_sid, sizes).astype(np.int64)
+    restoring = np.isin(sid, np.fromiter(restores, np.int64))
+    # a load whose addresses are mostly not stored at all is none (the common case, cheap)
+    near = ~is_store[sid] & np.isin(addr, np.unique(addr[restoring]))
+    if not near.any():
+        return frozenset()
+    thread = np.repeat(inst_warp, sizes).astype(np.uint64) * np.uint64(64) + lane
+    pairs = np.stack([thread, addr.astype(np.uint64)], axis=1)
+    keys = np.ascontiguousarray(pairs).view(np.dtype((np.void, 16))).ravel()
+    stored = np.unique(keys[restoring])
+    loads = ~is_store[sid]
+    out = set()
+    for s in np.unique(sid[near]):  # a few static loads: one pass each
+        mine = sid == s
+        if near[mine].mean() > 0.5 and np.isin(keys[mine & near], stored).sum() > 0.5 * (
+            mine & loads
+        ).sum():
+            out.add(int(s))
+    return frozenset(out)

@@ -19,7 +19,7 @@ from ..analysis_memo import AnalysisMemo
 from ..atomics import PortShape, atomic_notes, drop_covered, find_sites
 from ..block import MappingError
 from ..devices import GPUDevice
-from ..frontend.port import restoring_stores
+from ..frontend.port import reloading_loads, restoring_stores
 from ..frontend.tracefile import TAG_BEGIN, Trace
 from ..halo import halo_note
 from ..memory.footprint import SizeCheck, check_lines, moved_warning, size_check
@@ -81,6 +81,8 @@ def analyze_region(
                    halo.bytes_per_block if halo else 0)
     check = size_check(trace, region, sizes, tsz, wsz, device)
     mem = region_memory(setup, device, check.gathers)
+    columns = (wt.addr, wt.lane, wt.inst_start, wt.inst_warp, wt.inst_sid, is_store(trace))
+    restores = restoring_stores(*columns)
     ctx = LaunchContext(
         trace=trace,
         region=region,
@@ -104,9 +106,8 @@ def analyze_region(
         thread_scale=thread_scale,
         bodies=thread_bodies(trace, region, setup.grid),
         busiest=busiest_share(wt),
-        restores=restoring_stores(
-            wt.addr, wt.lane, wt.inst_start, wt.inst_warp, wt.inst_sid, is_store(trace)
-        ),
+        restores=restores,
+        reloads=reloading_loads(*columns, restores),
         sites=sites,
         shape=PortShape(
             threads_per_block=setup.block.threads,

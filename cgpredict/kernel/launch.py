@@ -94,6 +94,7 @@ class LaunchContext:
     bodies: ThreadBodies = ThreadBodies()  # the thread's code, for ILP and MLP
     busiest: float = 1.0  # the busiest thread's memory events / the mean thread's
     restores: frozenset[int] = frozenset()  # stores of an accumulator (port.restoring_stores)
+    reloads: frozenset[int] = frozenset()  # loads of what those stored (port.reloading_loads)
     sites: tuple[AtomicSite, ...] = ()  # locations every thread updates (atomics.py)
     shape: PortShape | None = None  # what their port's atomics depend on
     halo: HaloSpec | None = None  # a stencil's tile with its halo (halo.py)
@@ -254,19 +255,28 @@ class LaunchContext:
     def chain_cycles(self, per_thread: dict, mem: MemoryAnalysis) -> float:
         """The critical path of the launch's busiest thread (models/bounds.py): the mean
         thread's body executions times ``busiest``, each iteration its chain
-        (parallelism.body_chain) with every load at its own mean latency."""
+        (parallelism.body_chain) with every load at its own mean latency, a reload of what
+        the thread stored (``reloads``) at the L2's at least: the L1 is write-through, so
+        the value comes back from the L2. In the plain port every global access keeps its
+        program order (parallelism.memory_recurrence)."""
         dev = self.device
         staged = {a.sid for a in self.staged}
         lat = {s.sid: _load_latency(s, dev) for s in mem.instrs}
+        for sid in self.reloads:
+            lat[sid] = max(lat.get(sid, 0.0), dev.l2_latency_cycles)
         for sid in staged:
             lat[sid] = dev.shared_latency_cycles
+        ordered = frozenset()
+        if self.trace.header.port == "plain":
+            ordered = frozenset(s.sid for s in mem.instrs) - staged
 
         def load_cycles(sid: int) -> float:
             return lat.get(sid, dev.l2_latency_cycles)
 
         busiest = {b: n * self.busiest for b, n in per_thread.items()}
         return self.bodies.chain_cycles(
-            busiest, load_cycles, dev.fp_latency_cycles, dev.inst_latency_cycles, self.unroll
+            busiest, load_cycles, dev.fp_latency_cycles, dev.inst_latency_cycles, self.unroll,
+            ordered,
         )
 
     @functools.cached_property

@@ -21,7 +21,13 @@ from cgpredict.models.hongkim import (
     hongkim_raw,
     predict_hongkim,
 )
-from cgpredict.models.launches import DEFAULT_SYNC, KernelTime, kernel_time, program_sync_ms
+from cgpredict.models.launches import (
+    DEFAULT_SYNC,
+    KernelTime,
+    kernel_time,
+    module_load_ms,
+    program_sync_ms,
+)
 from cgpredict.profile import KernelProfile
 
 __all__ = [
@@ -38,6 +44,7 @@ __all__ = [
     "DEFAULT_SYNC",
     "KernelTime",
     "kernel_parts",
+    "module_load_ms",
     "kernel_time",
     "program_sync_ms",
     "hongkim_raw",

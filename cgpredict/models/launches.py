@@ -14,8 +14,11 @@ besides the kernels' own work depends on how the host waits (``--sync``):
   launch is a round trip instead (``launch_sync_us``: the host waits once), so a program of
   one launch costs the same under both modes.
 
-Apart from the launches, a kernel's first launch in a process loads its module (CUDA lazy
-loading): ``first_launch_us``, once per kernel. The three costs are reported apart from the
+Apart from the launches, the first launch of a program loads the module its kernels share
+(CUDA lazy loading loads a module at the first use of any kernel in it; a port's kernels are
+one ``.cu`` file, one module): ``first_launch_us``, once per program, carried by the
+kernel launched first (``module_load_ms``; issue 24: charged once per kernel before, it
+over-charged every program of several kernels). The three costs are reported apart from the
 kernel's work (``KernelTime``), so a sweep or a comparison can take the work alone.
 """
 
@@ -26,7 +29,14 @@ from dataclasses import dataclass
 
 from cgpredict.devices import GPUDevice
 
-__all__ = ["DEFAULT_SYNC", "SYNC_MODES", "KernelTime", "kernel_time", "program_sync_ms"]
+__all__ = [
+    "DEFAULT_SYNC",
+    "SYNC_MODES",
+    "KernelTime",
+    "kernel_time",
+    "module_load_ms",
+    "program_sync_ms",
+]
 
 #: how the host waits for its launches (module docstring)
 SYNC_MODES = ("each", "end")
@@ -60,7 +70,8 @@ def kernel_time(
 ) -> KernelTime:
     """The parts of one kernel's time from (work of one launch in ms, launches it stands for)
     pairs: per launch ``launch_sync_us`` (``each``) or ``launch_gap_us`` (``end``), and
-    ``first_launch_us`` once when the kernel is launched at all."""
+    ``first_launch_us`` once when the kernel is launched at all, as if it were launched
+    first (the program keeps one: module_load_ms)."""
     check_sync(sync)
     work = sum(w * t for t, w in launches)
     per_launch = device.launch_sync_us if sync == "each" else device.launch_gap_us
@@ -77,3 +88,10 @@ def program_sync_ms(device: GPUDevice, sync: str, launches: float) -> float:
     if sync != "end" or launches <= 0:
         return 0.0
     return max(device.launch_sync_us - device.launch_gap_us, 0.0) * 1e-3
+
+
+def module_load_ms(parts: Sequence[KernelTime]) -> float:
+    """What a program's kernels pay once together for loading their module: one
+    ``first_launch_us``, however many kernels it launches (each part's ``once_ms`` is that
+    cost, or 0 for a kernel never launched)."""
+    return max((p.once_ms for p in parts), default=0.0)

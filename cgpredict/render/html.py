@@ -116,7 +116,7 @@ def _kernel_section(k, dev, source_name: str) -> str:
         + (f" for {k.launches} launches" if k.launches > 1 else "")
         + "</p>",
         f"<p class='parts'>GPU work {k.kernel_ms:.4g} ms + launch costs {k.launch_ms:.4g} ms "
-        f"+ first launch (module load, once) {k.once_ms:.4g} ms.</p>",
+        f"+ first launch (module load, once per program) {k.once_ms:.4g} ms.</p>",
         f"<p>Time set by {esc(_bound_text(r))}. MWP {r.mwp:.2f}, CWP {r.cwp:.2f}, "
         f"N {r.n_warps} warps and B {r.b_blocks} blocks per SM, occupancy {k.occupancy:.0%} "
         f"(limited by {esc(k.occupancy_limit)}), grid {k.grid_dims}-D "

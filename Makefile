@@ -6,8 +6,9 @@ PY ?= python3
 install:
 	$(PY) -m pip install -e ".[test]"
 
-# pytest-xdist: a worker per core, each test file on one worker (its fixtures made once)
-XDIST ?= -n auto --dist loadfile
+# pytest-xdist: a worker per core; worksteal hands a worker that runs dry half of the other's
+# queue (tests/conftest.py's run_once makes an expensive session result once for both)
+XDIST ?= -n auto --dist worksteal
 
 test:
 	$(PY) -m pytest -q $(XDIST)

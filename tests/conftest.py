@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
+import pickle
+import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
+
+T = TypeVar("T")
 
 
 def session_scratch(tmp_path_factory, name: str) -> Path:
@@ -16,6 +23,25 @@ def session_scratch(tmp_path_factory, name: str) -> Path:
     folder = root / name
     folder.mkdir(exist_ok=True)
     return folder
+
+
+def run_once(tmp_path_factory, key: str, compute: Callable[[], T]) -> T:
+    """``compute()`` once per test run, shared by the pytest-xdist workers: the first worker to
+    ask computes it under a file lock and keeps it pickled in the session scratch folder, the
+    others wait for it and read it back (``--dist worksteal`` may split a file's tests over
+    both workers; its expensive session results, nvcc's among them, are then made once)."""
+    folder = session_scratch(tmp_path_factory, "run-once")
+    stem = re.sub(r"[^A-Za-z0-9_.-]", "_", key)
+    done = folder / f"{stem}.pickle"
+    with open(folder / f"{stem}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if done.exists():
+            return pickle.loads(done.read_bytes())  # written by this run's own workers
+        value = compute()
+        part = done.with_suffix(".part")
+        part.write_bytes(pickle.dumps(value))
+        part.replace(done)
+        return value
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import run_once
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "validation"))
@@ -69,16 +70,17 @@ def ptx_dir(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def checks(ptx_dir):
-    """check_file results per (port file, pointer model), computed once per session (the PTX
-    of every port is compiled once into ``ptx_dir``)."""
+def checks(ptx_dir, tmp_path_factory):
+    """check_file results per (port file, pointer model), computed once per test run (the PTX
+    of every port compiled once into the computing worker's ``ptx_dir``; the other xdist
+    worker reads the result back: ``conftest.run_once``)."""
     cache: dict[tuple[str, str], dict[str, ptx_check.KernelCheck]] = {}
 
     def get(name: str, port: str) -> dict[str, ptx_check.KernelCheck]:
         if (name, port) not in cache:
-            cache[(name, port)] = {
-                k.launch: k for k in ptx_check.check_file(name, port, ptx_dir)
-            }
+            got = run_once(tmp_path_factory, f"ptx-check-{name}-{port}",
+                           lambda: ptx_check.check_file(name, port, ptx_dir))
+            cache[(name, port)] = {k.launch: k for k in got}
         return cache[(name, port)]
 
     return get

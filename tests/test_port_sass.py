@@ -29,6 +29,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import run_once
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "validation"))
@@ -75,15 +76,16 @@ def sass_dir(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def checks(sass_dir):
-    """check_file results per (port file, pointer model), computed once per session (each
-    port compiled twice, without and with unrolling, into ``sass_dir``)."""
-    out_dir = sass_dir
+def checks(sass_dir, tmp_path_factory):
+    """check_file results per (port file, pointer model), computed once per test run (each
+    port compiled twice, without and with unrolling, into the computing worker's
+    ``sass_dir``; the other xdist worker reads the result back: ``conftest.run_once``)."""
     cache: dict[tuple[str, str], dict[str, sass_check.KernelCheck]] = {}
 
     def get(name: str, port: str) -> dict[str, sass_check.KernelCheck]:
         if (name, port) not in cache:
-            got = sass_check.check_file(name, port, out_dir)
+            got = run_once(tmp_path_factory, f"sass-check-{name}-{port}",
+                           lambda: sass_check.check_file(name, port, sass_dir))
             cache[(name, port)] = {k.launch: k for k in got}
         return cache[(name, port)]
 

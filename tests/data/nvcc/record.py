@@ -53,7 +53,7 @@ def microbench_sources() -> dict[str, str]:
 def ptxas_log(nvcc: str, cu: Path, out: Path) -> str:
     """What ``nvcc -Xptxas -v`` says compiling ``cu`` (the calibration test's command)."""
     r = subprocess.run([nvcc, "-O3", "-arch=sm_90", "-std=c++17", "-Xptxas", "-v", "-I",
-                        str(cu.parent), "-c", str(cu), "-o", str(out)],
+                        str(cu.parent), "-cubin", str(cu), "-o", str(out)],
                        capture_output=True, text=True, check=True, timeout=600)
     return r.stdout + r.stderr
 
@@ -77,8 +77,8 @@ def main() -> int:
     from cgpredict.calibration.toolchain import microbench_dir
 
     for cu in sorted(microbench_dir().glob("*.cu")):
-        log = ptxas_log(nvcc, cu, log_dir / f"{cu.stem}.o")
-        (log_dir / f"{cu.stem}.o").unlink()
+        log = ptxas_log(nvcc, cu, log_dir / f"{cu.stem}.cubin")
+        (log_dir / f"{cu.stem}.cubin").unlink()
         (log_dir / f"{cu.stem}.log").write_text(log)
     manifest["ptxas"] = microbench_sources()
     (HERE / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")

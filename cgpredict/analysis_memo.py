@@ -11,7 +11,11 @@ Three kinds of entries, each in a dictionary of its own:
 * ``launch_parts``: what ``warps.form_warps`` finds of a launch whatever the block shape (its
   mapped events, threads, inter-thread dependence and warp order), keyed by
   ``(part, region, launch, grid_dims)``; the dependences go to the on-disk cache too
-  (``trace_store``).
+  (``trace_store``);
+* ``restores``: the stores a launch writes back to the same address in the same thread
+  (``port.restoring_stores``), keyed by ``(region, launch, grid_dims, layout changes)``: they
+  count distinct (pseudo-thread, address) pairs, and every block shape numbers the same
+  pseudo-threads one to one (a lane of a warp each), so the count is the same in every shape.
 
 What the memory analysis derives from a pseudo-warp trace (patterns, transactions in issue
 order) lives with that trace (``WarpTrace.derived``), so it goes when the trace goes.
@@ -26,7 +30,7 @@ from .devices import GPUDevice
 from .prediction import KernelReport
 from .warps import WarpTrace
 
-__all__ = ["AnalysisMemo", "KernelKey", "LaunchPartKey", "WarpsKey"]
+__all__ = ["AnalysisMemo", "KernelKey", "LaunchPartKey", "RestoresKey", "WarpsKey"]
 
 #: (region, device, repr of the options that matter to the region)
 KernelKey = tuple[int, GPUDevice, str]
@@ -34,6 +38,8 @@ KernelKey = tuple[int, GPUDevice, str]
 WarpsKey = tuple[int, int, int, Block, Block]
 #: ("mapped" | "threads" | "dependence" | "ordered", region, launch, grid_dims)
 LaunchPartKey = tuple[str, int, int, int]
+#: (region, launch, grid_dims, repr of the layout changes applied to the warps' addresses)
+RestoresKey = tuple[int, int, int, str]
 
 
 @dataclass(eq=False)
@@ -45,6 +51,7 @@ class AnalysisMemo:
     warps: dict[WarpsKey, WarpTrace] = field(default_factory=dict)
     launch_parts: dict[LaunchPartKey, object] = field(default_factory=dict)
     stored: set[LaunchPartKey] = field(default_factory=set)
+    restores: dict[RestoresKey, frozenset[int]] = field(default_factory=dict)
 
     def has_warps_of(self, region: int, launch: int, grid: int) -> bool:
         """Whether pseudo-warps of this launch and grid are kept, in any block shape."""

@@ -177,9 +177,7 @@ def analyze_region(
         shared_spec=setup.shared_spec,
         bodies=thread_bodies(trace, region, setup.grid),
         busiest=_busiest_share(wt),
-        restores=restoring_stores(
-            wt.addr, wt.lane, wt.inst_start, wt.inst_warp, wt.inst_sid, _is_store(trace)
-        ),
+        restores=_restores(trace, region, launch, wt, opts, memo),
         sites=sites,
         shape=PortShape(
             threads_per_block=setup.block.threads,
@@ -210,6 +208,26 @@ def _remapped(trace: Trace, region: int, wt: WarpTrace, opts: RunOptions) -> War
                  and lp.depth > wt.grid_dims for b in lp.blocks}
         wt = _tile_exchanged(trace, wt, opts.row_exchange, inner)
     return wt
+
+
+def _restores(
+    trace: Trace, region: int, launch: int, wt: WarpTrace, opts: RunOptions,
+    memo: AnalysisMemo | None,
+) -> frozenset[int]:
+    """``port.restoring_stores`` of the launch's (remapped) warps, kept in the ``memo`` for
+    every block shape: a count of distinct (pseudo-thread, address) pairs, the same whatever
+    the shape (analysis_memo)."""
+    def compute() -> frozenset[int]:
+        return restoring_stores(
+            wt.addr, wt.lane, wt.inst_start, wt.inst_warp, wt.inst_sid, _is_store(trace))
+
+    if memo is None:
+        return compute()
+    layout = repr((opts.transpose, opts.soa, opts.tile_exchange, opts.row_exchange))
+    key = (region, launch, wt.grid_dims, layout)
+    if key not in memo.restores:
+        memo.restores[key] = compute()
+    return memo.restores[key]
 
 
 def _is_store(trace: Trace) -> np.ndarray:

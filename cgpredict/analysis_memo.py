@@ -13,9 +13,11 @@ Three kinds of entries, each in a dictionary of its own:
   ``(part, region, launch, grid_dims)``; the dependences go to the on-disk cache too
   (``trace_store``);
 * ``restores``: the stores a launch writes back to the same address in the same thread
-  (``port.restoring_stores``), keyed by ``(region, launch, grid_dims, layout changes)``: they
-  count distinct (pseudo-thread, address) pairs, and every block shape numbers the same
-  pseudo-threads one to one (a lane of a warp each), so the count is the same in every shape.
+  (``port.restoring_stores``) with no layout change, keyed by ``(region, launch, grid_dims)``:
+  they count distinct (pseudo-thread, address) pairs, and every block shape numbers the same
+  pseudo-threads one to one (a lane of a warp each), so the count is the same in every shape;
+  a layout change decides anew only the stores of the arrays it moves
+  (``kernel_analysis._restores``).
 
 What the memory analysis derives from a pseudo-warp trace (patterns, transactions in issue
 order) lives with that trace (``WarpTrace.derived``), so it goes when the trace goes.
@@ -38,8 +40,8 @@ KernelKey = tuple[int, GPUDevice, str]
 WarpsKey = tuple[int, int, int, Block, Block]
 #: ("mapped" | "threads" | "dependence" | "ordered", region, launch, grid_dims)
 LaunchPartKey = tuple[str, int, int, int]
-#: (region, launch, grid_dims, repr of the layout changes applied to the warps' addresses)
-RestoresKey = tuple[int, int, int, str]
+#: (region, launch, grid_dims)
+RestoresKey = tuple[int, int, int]
 
 
 @dataclass(eq=False)

@@ -149,8 +149,8 @@ def analyze_region(
     info = trace.header.region(region)
     launch = _first_launch(trace, region, info)
     warnings: list[str] = []
-    wt = _region_warps(trace, region, launch, device, opts, memo, warnings)
-    wt = _remapped(trace, region, wt, opts)
+    plain = _region_warps(trace, region, launch, device, opts, memo, warnings)
+    wt = _remapped(trace, region, plain, opts)
     sites = find_sites(trace, region, wt.grid_dims, wt, device.l2_sector_bytes)
     warnings += drop_covered(_mapping_warnings(trace, wt, info.name), sites)
     warnings += atomic_notes(sites, info.name, opts.reduce)
@@ -177,7 +177,7 @@ def analyze_region(
         shared_spec=setup.shared_spec,
         bodies=thread_bodies(trace, region, setup.grid),
         busiest=_busiest_share(wt),
-        restores=_restores(trace, region, launch, wt, opts, memo),
+        restores=_restores(trace, region, launch, plain, wt, opts, memo),
         sites=sites,
         shape=PortShape(
             threads_per_block=setup.block.threads,
@@ -211,23 +211,31 @@ def _remapped(trace: Trace, region: int, wt: WarpTrace, opts: RunOptions) -> War
 
 
 def _restores(
-    trace: Trace, region: int, launch: int, wt: WarpTrace, opts: RunOptions,
+    trace: Trace, region: int, launch: int, plain: WarpTrace, wt: WarpTrace, opts: RunOptions,
     memo: AnalysisMemo | None,
 ) -> frozenset[int]:
-    """``port.restoring_stores`` of the launch's (remapped) warps, kept in the ``memo`` for
-    every block shape: a count of distinct (pseudo-thread, address) pairs, the same whatever
-    the shape (analysis_memo)."""
-    def compute() -> frozenset[int]:
-        return restoring_stores(
-            wt.addr, wt.lane, wt.inst_start, wt.inst_warp, wt.inst_sid, _is_store(trace))
-
+    """``port.restoring_stores`` of the launch's warps ``wt`` (``plain`` before the layout
+    changes of ``opts``). With a ``memo``: that of ``plain``, kept once for every block shape
+    (analysis_memo), and only the stores of the arrays a layout change moves decided anew:
+    the function decides each static store from its own events alone, and the others' are
+    those of ``plain``."""
+    store = _is_store(trace)
     if memo is None:
-        return compute()
-    layout = repr((opts.transpose, opts.soa, opts.tile_exchange, opts.row_exchange))
-    key = (region, launch, wt.grid_dims, layout)
+        return restoring_stores(
+            wt.addr, wt.lane, wt.inst_start, wt.inst_warp, wt.inst_sid, store)
+    key = (region, launch, plain.grid_dims)
     if key not in memo.restores:
-        memo.restores[key] = compute()
-    return memo.restores[key]
+        memo.restores[key] = restoring_stores(
+            plain.addr, plain.lane, plain.inst_start, plain.inst_warp, plain.inst_sid, store)
+    kept = memo.restores[key]
+    changed = set(opts.transpose) | set(opts.soa) | set(opts.tile_exchange) \
+        | set(opts.row_exchange)
+    moved = store & np.array([array_name(m.base) in changed for m in trace.header.mem]
+                             or [False])
+    if wt is plain or not moved.any():
+        return kept
+    again = restoring_stores(wt.addr, wt.lane, wt.inst_start, wt.inst_warp, wt.inst_sid, moved)
+    return frozenset(s for s in kept if not moved[s]) | again
 
 
 def _is_store(trace: Trace) -> np.ndarray:

@@ -62,15 +62,42 @@ def test_restores_kept_once_for_every_block_shape(gemm_prep):
         assert _fresh_restores(prep, region, Block.parse(s)) == got, s
 
 
-def test_memoised_sweep_predicts_as_without_memo(gemm_prep):
+@pytest.mark.parametrize("change", [
+    {"block": Block(16, 16)}, {"block": Block(128, 2)},
+    # C is the accumulator (stored): decided anew; A is only read: kept
+    {"transpose": ("C",)}, {"transpose": ("A",)}, {"transpose": ("A", "C"), "block": Block(64, 4)},
+    {"tile_exchange": ("C",), "block": Block(32, 32)},
+])
+def test_memoised_analysis_predicts_as_without_memo(gemm_prep, change):
     prep = gemm_prep
     dev = load_device(GEMM_OPTS.device)
-    for s in ("16x16", "128x2"):
-        opts = dataclasses.replace(GEMM_OPTS, block=Block.parse(s))
-        kept = prep.analyze(opts)
-        alone = analyze_trace(prep.trace, dev, opts, prep.sizes, prep.trace_sizes,
-                              prep.work_sizes, None)
-        assert [k.total_ms for k in kept.kernels] == [k.total_ms for k in alone.kernels]
-        assert [[m.restored for m in k.mem] for k in kept.kernels] == \
-            [[m.restored for m in k.mem] for k in alone.kernels]
-        assert any(m.restored for k in kept.kernels for m in k.mem)
+    prep.analyze(GEMM_OPTS)  # the plain warps' restoring stores kept first, as advise does
+    opts = dataclasses.replace(GEMM_OPTS, **change)
+    kept = prep.analyze(opts)
+    alone = analyze_trace(prep.trace, dev, opts, prep.sizes, prep.trace_sizes,
+                          prep.work_sizes, None)
+    assert [k.total_ms for k in kept.kernels] == [k.total_ms for k in alone.kernels]
+    assert [[m.restored for m in k.mem] for k in kept.kernels] == \
+        [[m.restored for m in k.mem] for k in alone.kernels]
+    assert any(m.restored for k in kept.kernels for m in k.mem)
+
+
+def test_restoring_stores_decides_each_store_alone():
+    """What the memo relies on: the decision of a store depends on its own events only, so
+    asking about a subset of the stores gives that subset of the answer."""
+    rng = np.random.default_rng(26)
+    n_inst, lanes = 400, 32
+    sid = rng.integers(0, 4, n_inst)
+    # stores 1 and 2 write back to a few addresses per thread (accumulators), 3 to new ones
+    addr = np.concatenate([
+        (rng.integers(0, 2, lanes) if s in (1, 2) else rng.integers(0, 1 << 20, lanes))
+        * 4 + 4096 * np.arange(lanes) + (s << 24) for s in sid]).astype(np.uint64)
+    cols = (addr, np.tile(np.arange(lanes, dtype=np.uint8), n_inst),
+            np.arange(n_inst, dtype=np.int64) * lanes, np.zeros(n_inst, np.int64), sid)
+    every = np.array([False, True, True, True])
+    whole = restoring_stores(*cols, every)
+    assert whole == {1, 2}
+    for subset in ([1], [2], [3], [1, 3], [2, 3]):
+        mask = np.zeros(4, bool)
+        mask[subset] = True
+        assert restoring_stores(*cols, mask) == whole & set(subset)

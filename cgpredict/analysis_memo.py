@@ -17,7 +17,10 @@ Three kinds of entries, each in a dictionary of its own:
   they count distinct (pseudo-thread, address) pairs, and every block shape numbers the same
   pseudo-threads one to one (a lane of a warp each), so the count is the same in every shape;
   a layout change decides anew only the stores of the arrays it moves
-  (``kernel_analysis._restores``).
+  (``kernel_analysis._restores``);
+* ``one_d``: the report of a 1-D region analysed under a 2-D block, for every other 2-D
+  block (a block sweep of a program whose other kernels are 2-D), less the warning that
+  names the block, with where that warning stood (``trace_analysis._keep_one_d``).
 
 What the memory analysis derives from a pseudo-warp trace (patterns, transactions in issue
 order) lives with that trace (``WarpTrace.derived``), so it goes when the trace goes.
@@ -32,7 +35,7 @@ from .devices import GPUDevice
 from .prediction import KernelReport
 from .warps import WarpTrace
 
-__all__ = ["AnalysisMemo", "KernelKey", "LaunchPartKey", "RestoresKey", "WarpsKey"]
+__all__ = ["AnalysisMemo", "KernelKey", "LaunchPartKey", "OneDKey", "RestoresKey", "WarpsKey"]
 
 #: (region, device, repr of the options that matter to the region)
 KernelKey = tuple[int, GPUDevice, str]
@@ -42,6 +45,8 @@ WarpsKey = tuple[int, int, int, Block, Block]
 LaunchPartKey = tuple[str, int, int, int]
 #: (region, launch, grid_dims)
 RestoresKey = tuple[int, int, int]
+#: (region, device, repr of the options with no block, "1-D")
+OneDKey = tuple[int, GPUDevice, str, str]
 
 
 @dataclass(eq=False)
@@ -54,6 +59,7 @@ class AnalysisMemo:
     launch_parts: dict[LaunchPartKey, object] = field(default_factory=dict)
     stored: set[LaunchPartKey] = field(default_factory=set)
     restores: dict[RestoresKey, frozenset[int]] = field(default_factory=dict)
+    one_d: dict[OneDKey, tuple[KernelReport, int]] = field(default_factory=dict)
 
     def has_warps_of(self, region: int, launch: int, grid: int) -> bool:
         """Whether pseudo-warps of this launch and grid are kept, in any block shape."""

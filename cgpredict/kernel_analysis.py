@@ -301,12 +301,25 @@ def _region_warps(
             # their events (tens of bytes each) pile up
             memo.warps[key] = wt
         if wt.grid_dims == 1 and opts.block and opts.block != wt.block:
-            warnings.append(
-                f"{info.name} is a 1-D kernel: block {opts.block} replaced by {wt.block}"
-            )
+            warnings.append(replaced_block_warning(info.name, opts.block, wt.block))
     except MappingError as exc:
         raise PredictionError(f"kernel {info.name}: {exc}") from None
     return wt
+
+
+def replaced_block_warning(name: str, asked: Block, used: Block) -> str:
+    """What a 1-D kernel's report says of a 2-D block asked for (it runs in ``used``)."""
+    return f"{name} is a 1-D kernel: block {asked} replaced by {used}"
+
+
+def quiet_block(block: Block, device: GPUDevice) -> bool:
+    """Whether ``block`` fits the device and is whole warps: ``_check_block`` says nothing."""
+    said: list[str] = []
+    try:
+        _check_block(block, device, said)
+    except MappingError:
+        return False
+    return not said
 
 
 def _thread_warnings(wt: WarpTrace, name: str, device: GPUDevice) -> list[str]:

@@ -101,3 +101,28 @@ def test_restoring_stores_decides_each_store_alone():
         mask = np.zeros(4, bool)
         mask[subset] = True
         assert restoring_stores(*cols, mask) == whole & set(subset)
+
+
+CORR_OPTS = RunOptions(work_sizes={"M": 128, "N": 128}, trace_sizes={"M": 64, "N": 64})
+
+
+def test_one_d_kernels_of_a_2d_sweep_analysed_once():
+    """corr: three 1-D kernels beside a 2-D one. Under every 2-D block the 1-D kernels run in
+    their default 256x1: analysed once, each report equal to the one found without the memo
+    (its warning naming the block asked for included, in its place)."""
+    dev = load_device(CORR_OPTS.device)
+    with prepare(POLYBENCH / "corr.c", CORR_OPTS) as prep:
+        prep.analyze(CORR_OPTS)
+        for s in BLOCKS_2D:
+            opts = dataclasses.replace(CORR_OPTS, block=Block.parse(s))
+            kept = prep.analyze(opts)
+            alone = analyze_trace(prep.trace, dev, opts, prep.sizes, prep.trace_sizes,
+                                  prep.work_sizes, None)
+            for k, a in zip(kept.kernels, alone.kernels):
+                assert (k.name, k.block, k.total_ms, k.warnings) == \
+                    (a.name, a.block, a.total_ms, a.warnings), s
+                if k.grid_dims == 1 and s != "32x1":
+                    assert f"{k.name} is a 1-D kernel: block {s} replaced by 256x1" in k.warnings
+        # one report kept per 1-D kernel for the eight 2-D shapes other than 32x1
+        assert sorted(key[0] for key in prep.memo.one_d) == [
+            r.index for r in prep.trace.header.regions if r.name != "corr_reduce"]

@@ -2,7 +2,7 @@
 ``prepared.Prepared``: the advisor re-analyses a trace with every fix, a sweep with every
 block shape and device, and most of the work depends on the trace alone.
 
-Three kinds of entries, each in a dictionary of its own:
+Five kinds of entries, each in a dictionary of its own:
 
 * ``kernels``: a region's whole report, per device and per the options that matter to it
   (``trace_analysis``);

@@ -2,7 +2,7 @@
 ``prepared.Prepared``: the advisor re-analyses a trace with every fix, a sweep with every
 block shape and device, and most of the work depends on the trace alone.
 
-Three kinds of entries, each in a dictionary of its own:
+Five kinds of entries, each in a dictionary of its own:
 
 * ``kernels``: a region's whole report, per device and per the options that matter to it
   (``trace_analysis``);
@@ -11,7 +11,16 @@ Three kinds of entries, each in a dictionary of its own:
 * ``launch_parts``: what ``warps.form_warps`` finds of a launch whatever the block shape (its
   mapped events, threads, inter-thread dependence and warp order), keyed by
   ``(part, region, launch, grid_dims)``; the dependences go to the on-disk cache too
-  (``trace_store``).
+  (``trace_store``);
+* ``restores``: the stores a launch writes back to the same address in the same thread
+  (``port.restoring_stores``) with no layout change, keyed by ``(region, launch, grid_dims)``:
+  they count distinct (pseudo-thread, address) pairs, and every block shape numbers the same
+  pseudo-threads one to one (a lane of a warp each), so the count is the same in every shape;
+  a layout change decides anew only the stores of the arrays it moves
+  (``kernel_analysis._restores``);
+* ``one_d``: the report of a 1-D region analysed under a 2-D block, for every other 2-D
+  block (a block sweep of a program whose other kernels are 2-D), less the warning that
+  names the block, with where that warning stood (``trace_analysis._keep_one_d``).
 
 What the memory analysis derives from a pseudo-warp trace (patterns, transactions in issue
 order) lives with that trace (``WarpTrace.derived``), so it goes when the trace goes.
@@ -26,7 +35,7 @@ from .devices import GPUDevice
 from .prediction import KernelReport
 from .warps import WarpTrace
 
-__all__ = ["AnalysisMemo", "KernelKey", "LaunchPartKey", "WarpsKey"]
+__all__ = ["AnalysisMemo", "KernelKey", "LaunchPartKey", "OneDKey", "RestoresKey", "WarpsKey"]
 
 #: (region, device, repr of the options that matter to the region)
 KernelKey = tuple[int, GPUDevice, str]
@@ -34,6 +43,10 @@ KernelKey = tuple[int, GPUDevice, str]
 WarpsKey = tuple[int, int, int, Block, Block]
 #: ("mapped" | "threads" | "dependence" | "ordered", region, launch, grid_dims)
 LaunchPartKey = tuple[str, int, int, int]
+#: (region, launch, grid_dims)
+RestoresKey = tuple[int, int, int]
+#: (region, device, repr of the options with no block, "1-D")
+OneDKey = tuple[int, GPUDevice, str, str]
 
 
 @dataclass(eq=False)
@@ -45,6 +58,8 @@ class AnalysisMemo:
     warps: dict[WarpsKey, WarpTrace] = field(default_factory=dict)
     launch_parts: dict[LaunchPartKey, object] = field(default_factory=dict)
     stored: set[LaunchPartKey] = field(default_factory=set)
+    restores: dict[RestoresKey, frozenset[int]] = field(default_factory=dict)
+    one_d: dict[OneDKey, tuple[KernelReport, int]] = field(default_factory=dict)
 
     def has_warps_of(self, region: int, launch: int, grid: int) -> bool:
         """Whether pseudo-warps of this launch and grid are kept, in any block shape."""

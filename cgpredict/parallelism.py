@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .frontend.tracefile import Trace
 from .instrument import loopbody
@@ -102,7 +102,7 @@ def _latencies(body: loopbody.LoopBody, load_cycles, fp_cycles: float, int_cycle
     return out
 
 
-def _longest(body: loopbody.LoopBody, lat: list[float], start: int = -1) -> list[float]:
+def _longest(body: loopbody.LoopBody, lat, start: int = -1) -> list[float]:
     """Latency of the longest chain ending at each op within one iteration (from ``start``
     only, when given: -inf where it does not reach)."""
     far: list[float] = []
@@ -167,7 +167,13 @@ def body_chain(
     iterations, compute.loop_unroll), at most LOADS_IN_FLIGHT loads. Code that is not a loop
     (``looped`` False: a thread's straight-line body) runs its chain once. ``ordered``: the
     memory ids accessed through plain pointers (the plain port), empty for ``__restrict__``."""
-    lat = _latencies(body, load_cycles, fp_cycles, int_cycles)
+    return _chain(body, tuple(_latencies(body, load_cycles, fp_cycles, int_cycles)), looped,
+                  unroll, ordered)
+
+
+def _chain(body: loopbody.LoopBody, lat: tuple[float, ...], looped: bool, unroll: int,
+           ordered: frozenset[int] = frozenset()) -> float:
+    """body_chain from the latency of each op of ``body`` (``_latencies``)."""
     within = max(_ordered_far(body, lat, ordered, gated=False), default=0.0)
     loads = sum(o.klass == "load" for o in body.ops)
     overlap = max(min(unroll, LOADS_IN_FLIGHT // max(loads, 1)), 1) if looped else 1
@@ -228,6 +234,9 @@ class ThreadBodies:
     looped: tuple[bool, ...] = ()
     loop_ids: tuple[int, ...] = ()  # each body's loop (-1: straight-line code)
     affine: tuple[float, ...] = ()  # each body's affine_share (0 for straight-line code)
+    # body_chain of each (body, latencies of its ops, looped, unroll) found so far: a pure
+    # function, asked again by every launch of the kernel with the same load latencies
+    chains: dict = field(default_factory=dict, compare=False, repr=False)
 
     def unrolled_savings(self, per_thread: Mapping[int, float], integer_of, unroll_of) -> float:
         """Instructions per thread that unrolling folds away: of each loop body's integer
@@ -255,14 +264,16 @@ class ThreadBodies:
         of each block id by the thread) times its per-iteration chain (body_chain), its
         loop unrolled ``unroll_of(loop id)`` times, ``ordered`` its plain-pointer accesses."""
         total = 0.0
-        for (_, blocks), g, looped, lid in zip(
+        for i, ((_, blocks), g, looped, lid) in enumerate(zip(
             self.bodies, self.graphs, self.looped, self.loop_ids
-        ):
+        )):
             runs = max((per_thread.get(b, 0.0) for b in blocks), default=0.0)
             if runs > 0:
-                total += runs * body_chain(
-                    g, load_cycles, fp_cycles, int_cycles, looped, unroll_of(lid), ordered
-                )
+                lat = tuple(_latencies(g, load_cycles, fp_cycles, int_cycles))
+                key = (i, lat, looped, unroll_of(lid), ordered)
+                if key not in self.chains:  # a kernel's launches mostly share latencies
+                    self.chains[key] = _chain(g, lat, looped, key[3], ordered)
+                total += runs * self.chains[key]
         return total
 
     def parallelism(self, per_thread: Mapping[int, float]) -> Parallelism:

@@ -13,12 +13,14 @@ import os
 import threading
 
 from .analysis_memo import AnalysisMemo
+from .block import Block
 from .devices import GPUDevice
 from .frontend.tracefile import Trace
 from .kernel.analysis import analyze_region
+from .kernel.checks import quiet_block, replaced_block_warning
 from .memory.shared import array_name
 from .models import program_sync_ms
-from .prediction import Report, RunOptions
+from .prediction import KernelReport, Report, RunOptions
 from .scaling import SizeModel
 
 __all__ = ["analysis_worker", "analyze_trace", "usable_cores"]
@@ -82,10 +84,45 @@ def _kernel(trace, region, device, opts, sizes, tsz, wsz, memo: AnalysisMemo | N
     )
     key = (region.index, device, repr(own))
     if key not in memo.kernels:
-        memo.kernels[key] = analyze_region(
-            trace, region.index, device, own, sizes, tsz, wsz, memo
-        )
+        rep = _one_d_alias(memo, region, device, own)
+        if rep is None:
+            rep = analyze_region(trace, region.index, device, own, sizes, tsz, wsz, memo)
+            _keep_one_d(memo, region, device, own, rep)
+        memo.kernels[key] = rep
     return memo.kernels[key]
+
+
+def _one_d_key(region, device, opts: RunOptions):
+    """The memo key of a 1-D region whatever 2-D block was asked for (see _keep_one_d)."""
+    return (region.index, device, repr(dataclasses.replace(opts, block=None)), "1-D")
+
+
+def _keep_one_d(memo: AnalysisMemo, region, device, opts: RunOptions, rep: KernelReport):
+    """Keep the report of a 1-D region analysed under a 2-D ``--block`` for every other 2-D
+    block (a sweep's shapes): such a region runs in its 1-D default whatever the 2-D block
+    (its grid is chosen from its loops and their dependences, not the block), so only the
+    warning naming the block asked for differs; kept without it, and where it stood."""
+    if (rep.grid_dims != 1 or opts.block is None or opts.block.y == 1
+            or not quiet_block(opts.block, device)):
+        return
+    said = replaced_block_warning(region.name, opts.block, Block.parse(rep.block))
+    if said in rep.warnings:
+        at = rep.warnings.index(said)
+        memo.one_d.setdefault(_one_d_key(region, device, opts), (
+            dataclasses.replace(rep, warnings=rep.warnings[:at] + rep.warnings[at + 1:]), at))
+
+
+def _one_d_alias(memo: AnalysisMemo, region, device, opts: RunOptions) -> KernelReport | None:
+    """The report _keep_one_d kept for this region under another 2-D block, with the
+    warning naming this one put back where it stood; None when none is kept."""
+    if opts.block is None or opts.block.y == 1 or not quiet_block(opts.block, device):
+        return None
+    kept = memo.one_d.get(_one_d_key(region, device, opts))
+    if kept is None:
+        return None
+    rep, at = kept
+    said = replaced_block_warning(region.name, opts.block, Block.parse(rep.block))
+    return dataclasses.replace(rep, warnings=rep.warnings[:at] + (said,) + rep.warnings[at:])
 
 
 def analyze_trace(

@@ -31,7 +31,14 @@ from ..parallelism import thread_bodies
 from ..prediction import DEFAULT_BLOCKS, KernelReport, PredictionError, RunOptions
 from ..scaling import SizeModel
 from ..warps import WarpTrace, form_warps, form_warps_auto, single_thread
-from .checks import check_block, mapping_warnings, port_warnings, resident_notes, thread_warnings
+from .checks import (
+    check_block,
+    mapping_warnings,
+    port_warnings,
+    replaced_block_warning,
+    resident_notes,
+    thread_warnings,
+)
 from .launch import LaunchContext, LaunchModel, busiest_share, trip
 from .layouts import halo_staged, remapped, row_warped
 from .region import RegionSetup, is_store, region_memory, setup_region
@@ -67,8 +74,8 @@ def analyze_region(
     info = trace.header.region(region)
     launch = _first_launch(trace, region, info)
     warnings: list[str] = []
-    wt = _region_warps(trace, region, launch, device, opts, memo, warnings)
-    wt = remapped(trace, region, wt, opts)
+    plain = _region_warps(trace, region, launch, device, opts, memo, warnings)
+    wt = remapped(trace, region, plain, opts)
     wt, halo = halo_staged(trace, region, wt, opts, device)
     wt, block_scale, thread_scale = row_warped(trace, region, wt, opts)
     if halo is not None:
@@ -82,7 +89,8 @@ def analyze_region(
     check = size_check(trace, region, sizes, tsz, wsz, device)
     mem = region_memory(setup, device, check.gathers)
     columns = (wt.addr, wt.lane, wt.inst_start, wt.inst_warp, wt.inst_sid, is_store(trace))
-    restores = restoring_stores(*columns)
+    restores = _restores(trace, region, launch, plain, wt, opts,
+                         None if opts.halo or opts.row_warp else memo)
     ctx = LaunchContext(
         trace=trace,
         region=region,
@@ -121,6 +129,34 @@ def analyze_region(
         ),
     )
     return _kernel_report(setup, ctx, _model_launches(setup, ctx), check, warnings)
+
+
+def _restores(
+    trace: Trace, region: int, launch: int, plain: WarpTrace, wt: WarpTrace, opts: RunOptions,
+    memo: AnalysisMemo | None,
+) -> frozenset[int]:
+    """``port.restoring_stores`` of the launch's warps ``wt`` (``plain`` before the layout
+    changes of ``opts``). With a ``memo``: that of ``plain``, kept once for every block shape
+    (analysis_memo), and only the stores of the arrays a layout change moves decided anew:
+    the function decides each static store from its own events alone, and the others' are
+    those of ``plain``."""
+    store = is_store(trace)
+    if memo is None:
+        return restoring_stores(
+            wt.addr, wt.lane, wt.inst_start, wt.inst_warp, wt.inst_sid, store)
+    key = (region, launch, plain.grid_dims)
+    if key not in memo.restores:
+        memo.restores[key] = restoring_stores(
+            plain.addr, plain.lane, plain.inst_start, plain.inst_warp, plain.inst_sid, store)
+    kept = memo.restores[key]
+    changed = set(opts.transpose) | set(opts.soa) | set(opts.tile_exchange) \
+        | set(opts.row_exchange)
+    moved = store & np.array([array_name(m.base) in changed for m in trace.header.mem]
+                             or [False])
+    if wt is plain or not moved.any():
+        return kept
+    again = restoring_stores(wt.addr, wt.lane, wt.inst_start, wt.inst_warp, wt.inst_sid, moved)
+    return frozenset(s for s in kept if not moved[s]) | again
 
 
 def _first_launch(trace: Trace, region: int, info) -> int:
@@ -181,9 +217,7 @@ def _region_warps(
             # their events (tens of bytes each) pile up
             memo.warps[key] = wt
         if wt.grid_dims == 1 and opts.block and opts.block != wt.block:
-            warnings.append(
-                f"{info.name} is a 1-D kernel: block {opts.block} replaced by {wt.block}"
-            )
+            warnings.append(replaced_block_warning(info.name, opts.block, wt.block))
     except MappingError as exc:
         raise PredictionError(f"kernel {info.name}: {exc}") from None
     return wt

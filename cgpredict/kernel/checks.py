@@ -118,3 +118,18 @@ def resident_notes(resident, device: GPUDevice, name: str) -> list[str]:
 
 def _mb(n: float) -> str:
     return f"{n / 1e6:.1f} MB" if n >= 1e5 else f"{n / 1e3:.1f} KB"
+
+
+def replaced_block_warning(name: str, asked: Block, used: Block) -> str:
+    """What a 1-D kernel's report says of a 2-D block asked for (it runs in ``used``)."""
+    return f"{name} is a 1-D kernel: block {asked} replaced by {used}"
+
+
+def quiet_block(block: Block, device: GPUDevice) -> bool:
+    """Whether ``block`` fits the device and is whole warps: ``check_block`` says nothing."""
+    said: list[str] = []
+    try:
+        check_block(block, device, said)
+    except MappingError:
+        return False
+    return not said

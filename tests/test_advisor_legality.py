@@ -149,8 +149,10 @@ def test_aos_to_soa_matches_the_hand_written_soa_kernel():
                                                           "float")
         base = prep.analyze(opts)
         (fix,) = soa_fixes(prep, opts, base, notes)
-    ms = {k.name: k.total_ms for k in base.kernels}
-    after = {k.name: k.total_ms for k in fix.report.kernels}
+    # each kernel's own time: the module load is paid once per program, by whichever
+    # kernel the program launches first (models/launches.py), not by a layout
+    ms = {k.name: k.total_ms - k.once_ms for k in base.kernels}
+    after = {k.name: k.total_ms - k.once_ms for k in fix.report.kernels}
     assert ms["step_aos"] > ms["step_soa"] * 1.2  # the AoS step is slower now
     assert after["step_aos"] == pytest.approx(ms["step_soa"], rel=0.02)
     assert after["step_soa"] == ms["step_soa"]  # the other kernel is untouched

@@ -95,13 +95,20 @@ def _strip_comments_and_literals(text: str) -> str:
     return re.sub(r'"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\'', '""', text)
 
 
-def _distinct_pairs(a: np.ndarray, b: np.ndarray) -> int:
-    """How many distinct (a, b) pairs: ``b`` renumbered densely, then one 64-bit key per pair
-    (exact: both ids are below the number of pairs, whose square fits in 64 bits)."""
-    _, bid = np.unique(b, return_inverse=True)
+def _pair_keys(thread: np.ndarray, addr: np.ndarray) -> np.ndarray:
+    """One 64-bit key per (thread, address) pair, equal only for equal pairs: the address
+    offset from the lowest plus the thread times the span (exact when the product fits in
+    63 bits, as for any trace a memory holds), else both renumbered densely first."""
+    t, a = thread.astype(np.uint64), addr.astype(np.uint64)
+    if not len(a):
+        return a
+    low = a.min()
+    span, threads = int(a.max() - low) + 1, int(t.max()) + 1
+    if span * threads < 1 << 63:
+        return t * np.uint64(span) + (a - low)
+    _, tid = np.unique(t, return_inverse=True)
     _, aid = np.unique(a, return_inverse=True)
-    n_b = np.uint64(bid.max() + 1)
-    return len(np.unique(aid.astype(np.uint64) * n_b + bid.astype(np.uint64)))
+    return tid.astype(np.uint64) * np.uint64(aid.max() + 1) + aid.astype(np.uint64)
 
 
 def restoring_stores(
@@ -122,10 +129,10 @@ def restoring_stores(
     sid, warp = sid[keep].astype(np.int64), np.repeat(inst_warp, sizes)[keep]
     thread = warp.astype(np.uint64) * np.uint64(64) + lane[keep].astype(np.uint64)
     stores = np.bincount(sid)
+    keys = _pair_keys(thread, addr[keep])
     distinct = np.zeros(len(stores), np.int64)
     for s in np.flatnonzero(stores):  # a few static stores: one pass each over its events
-        mine = sid == s
-        distinct[s] = _distinct_pairs(thread[mine], addr[keep][mine].astype(np.uint64))
+        distinct[s] = len(np.unique(keys[sid == s]))
     return frozenset(int(s) for s in np.flatnonzero(stores) if distinct[s] < 0.5 * stores[s])
 
 
@@ -146,15 +153,16 @@ def reloading_loads(
     near = ~is_store[sid] & np.isin(addr, np.unique(addr[restoring]))
     if not near.any():
         return frozenset()
-    thread = np.repeat(inst_warp, sizes).astype(np.uint64) * np.uint64(64) + lane
-    pairs = np.stack([thread, addr.astype(np.uint64)], axis=1)
-    keys = np.ascontiguousarray(pairs).view(np.dtype((np.void, 16))).ravel()
-    stored = np.unique(keys[restoring])
+    sel = restoring | near  # the only events whose (thread, address) pairs matter
+    thread = np.repeat(inst_warp, sizes)[sel].astype(np.uint64) * np.uint64(64) + lane[sel]
+    keys = _pair_keys(thread, addr[sel])
+    stored = np.unique(keys[restoring[sel]])
+    near_keys, near_sid = keys[near[sel]], sid[near]
     loads = ~is_store[sid]
     out = set()
-    for s in np.unique(sid[near]):  # a few static loads: one pass each
+    for s in np.unique(near_sid):  # a few static loads: one pass each
         mine = sid == s
-        if near[mine].mean() > 0.5 and np.isin(keys[mine & near], stored).sum() > 0.5 * (
+        if near[mine].mean() > 0.5 and np.isin(near_keys[near_sid == s], stored).sum() > 0.5 * (
             mine & loads
         ).sum():
             out.add(int(s))

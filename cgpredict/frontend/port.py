@@ -106,9 +106,11 @@ def _pair_keys(thread: np.ndarray, addr: np.ndarray) -> np.ndarray:
     span, threads = int(a.max() - low) + 1, int(t.max()) + 1
     if span * threads < 1 << 63:
         return t * np.uint64(span) + (a - low)
-    _, tid = np.unique(t, return_inverse=True)
-    _, aid = np.unique(a, return_inverse=True)
-    return tid.astype(np.uint64) * np.uint64(aid.max() + 1) + aid.astype(np.uint64)
+    from ..hashing import dense_ids  # numba: only for a span no real trace has
+
+    tid, _ = dense_ids(t)
+    aid, values = dense_ids(a)
+    return tid.astype(np.uint64) * np.uint64(len(values)) + aid.astype(np.uint64)
 
 
 def restoring_stores(

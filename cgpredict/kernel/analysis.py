@@ -89,8 +89,7 @@ def analyze_region(
     check = size_check(trace, region, sizes, tsz, wsz, device)
     mem = region_memory(setup, device, check.gathers)
     columns = (wt.addr, wt.lane, wt.inst_start, wt.inst_warp, wt.inst_sid, is_store(trace))
-    restores = _restores(trace, region, launch, plain, wt, opts,
-                         None if opts.halo or opts.row_warp else memo)
+    restores = _restores(trace, region, launch, plain, wt, opts, memo)
     ctx = LaunchContext(
         trace=trace,
         region=region,
@@ -139,9 +138,9 @@ def _restores(
     changes of ``opts``). With a ``memo``: that of ``plain``, kept once for every block shape
     (analysis_memo), and only the stores of the arrays a layout change moves decided anew:
     the function decides each static store from its own events alone, and the others' are
-    those of ``plain``."""
+    those of ``plain``. A halo tile or a warp per row regroups the threads: decided anew."""
     store = is_store(trace)
-    if memo is None:
+    if memo is None or opts.halo or opts.row_warp:  # warps regrouped, not only remapped
         return restoring_stores(
             wt.addr, wt.lane, wt.inst_start, wt.inst_warp, wt.inst_sid, store)
     key = (region, launch, plain.grid_dims)

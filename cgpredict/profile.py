@@ -20,12 +20,16 @@ class PatternCounts:
     dram_trans_per_warp: no_dram_trans_P, DRAM transactions (L2 misses) per such instruction.
     l1_hit_fraction: share of this pattern's warp instructions that the L1 serves entirely
         (GPUs whose L1 caches global loads); they never reach L2.
+    sectors_per_warp: transactions (32-B sectors) one warp instruction of this pattern
+        issues, served by the L1 or not: what an L1-served one reads through the load/store
+        path. 0: unknown (l2_trans_per_warp stands in for it).
     """
 
     insts: float = 0.0
     l2_trans_per_warp: float = 0.0
     dram_trans_per_warp: float = 0.0
     l1_hit_fraction: float = 0.0
+    sectors_per_warp: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -125,11 +129,14 @@ def _without(all_: PatternCounts, st: PatternCounts) -> PatternCounts:
     reaching = max(reaching_all - st.insts, 0.0)
     l2 = all_.l2_trans_per_warp * reaching_all - st.l2_trans_per_warp * st.insts
     dram = all_.dram_trans_per_warp * reaching_all - st.dram_trans_per_warp * st.insts
+    # a store issues exactly the transactions it sends to the L2
+    sectors = all_.sectors_per_warp * all_.insts - st.l2_trans_per_warp * st.insts
     return PatternCounts(
         insts,
         max(l2, 0.0) / reaching if reaching > 1e-12 else 0.0,
         max(dram, 0.0) / reaching if reaching > 1e-12 else 0.0,
         all_.insts * all_.l1_hit_fraction / insts,
+        sectors_per_warp=max(sectors, 0.0) / insts if all_.sectors_per_warp else 0.0,
     )
 
 

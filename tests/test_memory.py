@@ -19,7 +19,14 @@ from cgpredict.frontend.tracer import TraceOptions, trace_program
 from cgpredict.memory.issue import issue_order, issued_transactions, transactions
 from cgpredict.memory.lru import CacheConfig
 from cgpredict.memory.reuse import CacheScale
-from cgpredict.memory.transactions import COAL, CONST, UNCOAL, analyze_memory, classify
+from cgpredict.memory.transactions import (
+    COAL,
+    CONST,
+    UNCOAL,
+    L1Config,
+    analyze_memory,
+    classify,
+)
 from cgpredict.warps import EVENT_DTYPE, WARP_SIZE, WarpTrace, form_warps
 
 POLYBENCH = Path(__file__).resolve().parents[1] / "polybench_c"
@@ -211,6 +218,28 @@ def test_analyze_memory_hand():
     # a store's misses are not counted: an earlier launch's data serves loads
     stores = analyze_memory(wt, FOUR, cache, 64, is_store=np.array([False, False, True, False]))
     assert stores.by_sid()[2].cold == (0, 0, 0) and stores.by_sid()[0].cold == (2, 0, 0)
+
+
+def test_l1_served_instructions_keep_the_sectors_they_read():
+    """A row walk through a sectored L1 (128-B lines of 32-B sectors): each lane reads its own
+    row, rows 4224 B apart (33 lines: distinct sets of a 64-set L1). k = 0..9 step 4 B: k0 and
+    k8 each miss 32 sectors, k1-k7 and k9 hit all 32 (8 served). Then sid 1: lanes 0-1 read
+    rows 0-1 in sector 1 (fetched at k8), lanes 2-31 rows 64-93 (new): 30 misses, not served.
+    Every warp instruction still issues 32 sectors (``issued``), served or not."""
+    rows = 4224
+    walk = [(0, k, 0, [r * rows + 4 * k for r in range(32)]) for k in range(10)]
+    mixed = (0, 10, 1, [r * rows + 32 for r in (0, 1)] + [r * rows for r in range(64, 94)])
+    wt = make_wt(walk + [mixed])
+    l1 = L1Config(CacheConfig(128, 64, 4), 32, sms=1, warps_per_block=1)
+    m = analyze_memory(wt, FOUR, CacheConfig(128, 64, 16), 64, sector_bytes=32, l1=l1)
+    by = m.by_sid()
+    assert by[0].warp_insts == (0, 10, 0) and by[0].l1_served == (0, 8, 0)
+    assert by[0].l2_trans == (0, 64, 0) and by[0].issued == (0, 320, 0)
+    assert by[1].warp_insts == (0, 1, 0) and by[1].l1_served == (0, 0, 0)
+    assert by[1].l2_trans == (0, 30, 0) and by[1].issued == (0, 32, 0)
+    # without an L1 every issued transaction reaches the L2
+    bare = analyze_memory(wt, FOUR, CacheConfig(128, 64, 16), 64, sector_bytes=32).by_sid()
+    assert bare[0].issued == bare[0].l2_trans == (0, 320, 0)
 
 
 def _trace(tmp_path_factory, name, sizes):

@@ -513,6 +513,42 @@ def test_l1_lines_ignore_roundoff_in_scaled_transactions() -> None:
     assert cycles(4.5) == 2 * cycles(4.0)  # a misaligned access does span two lines
 
 
+def test_l1_lines_are_those_the_served_instructions_read() -> None:
+    """A row walk (32 rows a warp instruction) whose few L1-missing instructions miss only 30
+    of their 32 sectors still reads 32 lines per served instruction: 100 x 0.9 x 32 cycles,
+    not 100 x 0.9 x 30. A coalesced load of 8 sectors (two lines) served: 2 lines, whatever
+    its missing instances fetch. Without sectors_per_warp (hand-made or older profiles) the
+    reaching instructions' transactions stand in, as before."""
+    from cgpredict.models.cgpredict_model import _l1_cycles
+
+    h100 = load_device("h100")
+
+    def cycles(uncoal: PatternCounts, coal: PatternCounts = PatternCounts()) -> float:
+        p = KernelProfile(name="walk", threads_per_block=256, blocks=16, coal=coal, uncoal=uncoal)
+        return _l1_cycles(p, h100)
+
+    walk = PatternCounts(insts=100, l2_trans_per_warp=30, l1_hit_fraction=0.9)
+    assert cycles(dataclasses.replace(walk, sectors_per_warp=32)) == pytest.approx(
+        h100.smem_issue_cycles * 100 * 0.9 * 32)
+    assert cycles(walk) == pytest.approx(h100.smem_issue_cycles * 100 * 0.9 * 30)
+    wide = PatternCounts(insts=10, l2_trans_per_warp=1, l1_hit_fraction=0.5, sectors_per_warp=8)
+    assert cycles(PatternCounts(), wide) == pytest.approx(h100.smem_issue_cycles * 10 * 0.5 * 2)
+
+
+def test_stores_leave_the_sectors_of_the_loads() -> None:
+    """loads_only takes the stores' transactions out of sectors_per_warp as out of the L2
+    counts: 10 loads of 32 sectors and 10 stores of 4 (all reaching the L2) issue
+    (10 x 32 + 10 x 4) / 20 = 18 a warp instruction together, 32 for the loads alone."""
+    from cgpredict.profile import StoreCounts
+
+    both = PatternCounts(insts=20, l2_trans_per_warp=18, l1_hit_fraction=0.0, sectors_per_warp=18)
+    st = PatternCounts(insts=10, l2_trans_per_warp=4)
+    p = KernelProfile(name="s", threads_per_block=256, blocks=16, uncoal=both,
+                      stores=StoreCounts(uncoal=st))
+    assert p.loads_only().uncoal.sectors_per_warp == pytest.approx(32)
+    assert p.loads_only().uncoal.l2_trans_per_warp == pytest.approx(32)
+
+
 def _result(bound, comp, mem, n, mwp, binding="model"):
     """A ModelResult stand-in with the fields bound_text reads."""
     from types import SimpleNamespace

@@ -397,6 +397,7 @@ def _memory_profile(
     ``scale``: the share of a static instruction's warp instructions a fix left (halo.py)."""
     h = trace.header
     insts, l2, dram, served = [0.0] * 3, [0.0] * 3, [0.0] * 3, [0.0] * 3
+    issued = [0.0] * 3  # transactions issued to the L1, served there or not
     st_insts, st_l2, st_dram = [0.0] * 3, [0.0] * 3, [0.0] * 3
     write_back = 0.0
     reports = []
@@ -413,6 +414,7 @@ def _memory_profile(
                 l2[p] += n * s.l2_trans[p] / s.warp_insts[p]
                 dram[p] += n * s.dram_trans[p] / s.warp_insts[p]
                 served[p] += n * s.l1_served[p] / s.warp_insts[p]
+                issued[p] += n * s.issued[p] / s.warp_insts[p]
                 if m.kind == "store":
                     st_insts[p] += n
                     st_l2[p] += n * s.l2_trans[p] / s.warp_insts[p]
@@ -441,6 +443,7 @@ def _memory_profile(
                 l2[p] / reaching if reaching > 1e-12 else 0.0,
                 dram[p] / reaching if reaching > 1e-12 else 0.0,
                 served[p] / insts[p] if insts[p] else 0.0,
+                sectors_per_warp=issued[p] / insts[p] if insts[p] else 0.0,
             )
         )
     stores = StoreCounts(

@@ -42,6 +42,9 @@ class InstrMemStats:
     # load misses to a sector the launch touches for the first time (compulsory): what an
     # L2 still holding the data from an earlier launch serves instead (warm_start)
     cold: tuple[int, int, int] = (0, 0, 0)
+    # transactions (sectors) the warp instructions issue, served by the L1 or not: the lines
+    # an L1-served instruction reads (without an L1 the same as l2_trans)
+    issued: tuple[int, int, int] = (0, 0, 0)
 
     @property
     def pattern(self) -> str:
@@ -258,7 +261,7 @@ def analyze_memory(
         if is_store is not None:
             cold &= ~is_store[sid][inst]
     n_sids = int(sid.max()) + 1 if n else 0
-    warp_insts, l2, dram, served, written, cold_n, l2_total, hits_total = _tally(
+    warp_insts, l2, dram, served, written, cold_n, issued_n, l2_total, hits_total = _tally(
         inst, l1_hit, hits, first, cold, sid, pattern, n_sids
     )
     stats = tuple(
@@ -270,6 +273,7 @@ def analyze_memory(
             tuple(int(x) for x in served[s]) if l1 is not None else (0, 0, 0),
             tuple(int(x) for x in written[s]),
             tuple(int(x) for x in cold_n[s]),
+            tuple(int(x) for x in issued_n[s]),
         )
         for s in range(n_sids)
         if warp_insts[s].any()
@@ -311,9 +315,10 @@ def _batches(inst, inst_warp, wpb):  # pragma: no cover - numba
 def _tally(inst, l1_hit, hits, first, cold, sid, pattern, n_sids):  # pragma: no cover
     """Per (static instruction, pattern): warp instructions, L2 transactions (those the L1
     does not serve), DRAM transactions (L2 misses), instructions the L1 serves entirely,
-    first writes of a sector and compulsory load misses; and the launch's L2 transactions
-    and L2 hits."""
+    first writes of a sector, compulsory load misses and every transaction issued (L1 hit or
+    not); and the launch's L2 transactions and L2 hits."""
     n_inst = sid.shape[0]
+    all_i = np.zeros(n_inst, np.int64)
     l2_i = np.zeros(n_inst, np.int64)
     miss_i = np.zeros(n_inst, np.int64)
     first_i = np.zeros(n_inst, np.int64)
@@ -321,6 +326,7 @@ def _tally(inst, l1_hit, hits, first, cold, sid, pattern, n_sids):  # pragma: no
     l2_total, hit_total = 0, 0
     for t in range(inst.shape[0]):
         i = inst[t]
+        all_i[i] += 1
         if not l1_hit[t]:
             l2_i[i] += 1
             l2_total += 1
@@ -338,6 +344,7 @@ def _tally(inst, l1_hit, hits, first, cold, sid, pattern, n_sids):  # pragma: no
     dram = np.zeros((n_sids, 3), np.int64)
     served = np.zeros((n_sids, 3), np.int64)
     written = np.zeros((n_sids, 3), np.int64)
+    issued = np.zeros((n_sids, 3), np.int64)
     for i in range(n_inst):
         s, p = sid[i], pattern[i]
         warp_insts[s, p] += 1
@@ -345,9 +352,10 @@ def _tally(inst, l1_hit, hits, first, cold, sid, pattern, n_sids):  # pragma: no
         dram[s, p] += miss_i[i]
         written[s, p] += first_i[i]
         cold_n[s, p] += cold_i[i]
+        issued[s, p] += all_i[i]
         if l2_i[i] == 0:  # every transaction of the instruction hit in L1
             served[s, p] += 1
-    return warp_insts, l2, dram, served, written, cold_n, l2_total, hit_total
+    return warp_insts, l2, dram, served, written, cold_n, issued, l2_total, hit_total
 
 
 def _first_writes(lines, inst, sid, is_store) -> np.ndarray:

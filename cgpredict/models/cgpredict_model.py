@@ -117,13 +117,18 @@ def _l1_cycles(profile: KernelProfile, device: GPUDevice) -> float:
     ``smem_issue_cycles`` per L1 line it reads, as a shared access costs per conflict way; its
     latency overlaps across warps like any other (memlat blends in the L1 latency). Lines per
     warp: a coalesced access packs its sectors into lines, an uncoalesced one reads a line per
-    sector, a constant one a single line. Zero when nothing is L1-served (e.g. Kepler)."""
+    sector, a constant one a single line. The sectors are those the served instructions read
+    (``sectors_per_warp``), not the misses of the others: a row walk whose few reaching
+    instructions miss 30 of their 32 rows still reads 32 lines when it hits. Zero when nothing
+    is L1-served (e.g. Kepler)."""
     sectors_per_line = max(device.l1_line_bytes // max(device.l2_sector_bytes, 1), 1)
+    coal_s, uncoal_s = (p.sectors_per_warp or p.l2_trans_per_warp
+                        for p in (profile.coal, profile.uncoal))
     # the transactions are averages scaled from the trace: 4.000000000000003 sectors is 1 line
-    coal_lines = math.ceil(profile.coal.l2_trans_per_warp / sectors_per_line - 1e-9)
+    coal_lines = math.ceil(coal_s / sectors_per_line - 1e-9)
     lines = (
         (profile.coal, max(coal_lines, 1)),
-        (profile.uncoal, max(profile.uncoal.l2_trans_per_warp, 1.0)),
+        (profile.uncoal, max(uncoal_s, 1.0)),
         (profile.const, 1.0),
     )
     return device.smem_issue_cycles * sum(

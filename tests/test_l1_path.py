@@ -1,0 +1,59 @@
+"""The load/store (L1) path of an L1-served row walk, end to end on a kernel of our own
+(nothing in the corpus, nothing tuned): thread i sums row i of A[64][64] into a register and
+stores w[i] once. Hand oracle for the H100 (128-B L1 lines of four 32-B sectors, loads cached
+in L1): a warp instruction reads 32 rows 256 B apart, 32 distinct sectors; a sector holds 8
+floats, so 7 of every 8 instructions of a lane's walk find their sector in the L1 (64 rows of
+2 lines spread over the 4-way L1's sets: nothing evicted), and each L1-served instruction
+costs smem_issue_cycles per line it reads: 64 x 7/8 x 32 of them a warp."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from cgpredict.devices import load_device
+from cgpredict.prediction import RunOptions
+from cgpredict.prepared import prepare
+
+pytestmark = pytest.mark.usefixtures("compiler")
+
+ROWSUM = """#include <stdio.h>
+#ifndef N
+#define N 64
+#endif
+static float A[N][N];
+static float w[N];
+int main(void)
+{
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++)
+      A[i][j] = (float)(i + j) / N;
+#pragma cgp kernel rowsum grid=1
+  for (int i = 0; i < N; i++) {
+    float s = 0.0f;
+    for (int j = 0; j < N; j++)
+      s += A[i][j];
+    w[i] = s;
+  }
+  printf("%f\\n", w[N - 1]);
+  return 0;
+}
+"""
+
+
+def test_row_walk_reads_a_line_per_row_on_the_l1_path(tmp_path) -> None:
+    src = tmp_path / "rowsum.c"
+    src.write_text(ROWSUM)
+    opts = RunOptions(work_sizes={"N": 64}, trace_sizes={"N": 64})
+    with prepare(src, opts) as prep:
+        k = prep.analyze(dataclasses.replace(opts, device="h100")).kernels[0]
+    walk = k.profile.uncoal
+    assert walk.insts == pytest.approx(64)
+    assert walk.sectors_per_warp == pytest.approx(32)
+    assert walk.l1_hit_fraction == pytest.approx(7 / 8)
+    per_line = load_device("h100").smem_issue_cycles
+    assert k.result.details.l1_cycles == pytest.approx(per_line * 64 * 7 / 8 * 32)
+    # the store of w[i]: one coalesced 128-B line, four sectors, never L1-served
+    assert k.profile.stores.coal.insts == pytest.approx(1)
+    assert k.profile.stores.coal.l2_trans_per_warp == pytest.approx(4)

@@ -31,6 +31,7 @@ from .frontend.tracefile import Trace
 from .instrument import loopbody
 from .instrument.memtrace import gep_variable_indices
 from .parallelism import ir_module
+from .profile import StagingCounts
 
 #: LDC of the stack pointer, in every kernel's SASS
 STACK_POINTER_INSTS = 1
@@ -46,7 +47,8 @@ class MachineExtras:
     loop_setup: float = 0.0  # initial values and pointer copies before loops (class other)
     staging_stores: float = 0.0  # STS of a tiled kernel's staging (class st_shared)
     folded_addresses: float = 0.0  # PTX address instructions ptxas folds (class integer)
-    staging_code: float = 0.0  # a tiled kernel's staging loop code (memory.staging_code)
+    # a tiled kernel's staging loop code (memory.staging_code), by SASS class
+    staging_code: StagingCounts = StagingCounts()
 
     @property
     def other(self) -> float:
@@ -56,7 +58,7 @@ class MachineExtras:
     @property
     def added(self) -> float:
         """The issue slots the SASS has beyond the PTX count (``KernelProfile.machine_insts``)."""
-        return self.other + self.staging_stores + self.staging_code
+        return self.other + self.staging_stores + self.staging_code.total
 
     @property
     def total(self) -> float:
@@ -264,7 +266,7 @@ def machine_extras(
     *,
     touches_global: bool,
     staging_stores: float,
-    staging_code: float = 0.0,
+    staging_code: StagingCounts = StagingCounts(),
 ) -> MachineExtras:
     """The SASS instructions per thread of one launch beyond its PTX count: ``shape``
     weighed by each loop's entries per thread (``entries_per_thread(loop id)``) and each

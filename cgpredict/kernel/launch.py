@@ -161,11 +161,10 @@ class LaunchContext:
         )
         arrays = {array_name(h.mem[s.sid].base) for s in mem.instrs}
         entry = kernel_entry_insts(self.grid, len(arrays - {""}))
-        staging = self.staging_code(row, threads)
         sass = machine_extras(
             self.machine_shape, lambda lid: self.entries_per_thread(row, lid, threads),
             per_thread, touches_global=bool(mem.instrs), staging_stores=shared.load_insts,
-            staging_code=staging.total,
+            staging_code=self.staging_code(row, threads),
         )  # fmt: skip
         warnings = []
         if comp.unknown_calls:
@@ -196,7 +195,7 @@ class LaunchContext:
             folded_insts=folded,
             machine_insts=sass.added,
             address_folded_insts=sass.folded_addresses,
-            staging_code=staging,
+            staging_code=sass.staging_code,
         )
         result, energy_mj, geometry = self.predicted(profile)
         return (

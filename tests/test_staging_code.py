@@ -109,3 +109,13 @@ def test_modelled_tiling_unrolls_the_strip_whole(compiler):
     tiled = _profile("gemm_tiled.c", sizes)
     assert staged.staging_code == tiled.staging_code
     assert staged.folded_insts / plain.folded_insts == pytest.approx((1 - 1 / 32) / (1 - 1 / 4))
+
+
+def test_text_report_names_the_staging_code(compiler):
+    from cgpredict.pipeline import predict_source
+    from cgpredict.report import to_text
+
+    sizes = {"NI": 64, "NJ": 64}
+    rep = predict_source(POLYBENCH / "syrk_tiled.c",
+                         RunOptions(device="h100", work_sizes=sizes, trace_sizes=sizes))
+    assert "staging code: 72.0 integer, 8.0 branch and 12.0 other instructions" in to_text(rep)

@@ -32,7 +32,9 @@ models (``--port plain|restrict``), per kernel:
   array an ``ld.param`` (other) and a ``cvta`` (integer). The SASS instructions without a
   PTX counterpart (``cgpredict.machine_code``, in ``comp_insts``): the prologue's constant
   loads and the loop set-up moves are other, a tiled kernel's staging stores are shared
-  stores, and the address instructions ptxas folds come off the integer class. Check of the
+  stores and its staging loop code (``memory.staging_code``, ``KernelProfile.staging_code``)
+  goes to the integer, branch and other classes as the model splits it, and the address
+  instructions ptxas folds come off the integer class. Check of the
   split: for the launch the report's profile is of, FP32 + integer + branch + other + shared
   stores equals the model's ``comp_insts``. cgpredict has no shared widths: each shared
   access is one 32-bit instruction.

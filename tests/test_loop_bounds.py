@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from cgpredict.frontend.loop_bounds import bound_sites, opaque_bounds
+from cgpredict.frontend.loop_bounds import bound_sites, function_spans, opaque_bounds
 from cgpredict.pipeline import predict_source
 from cgpredict.prediction import RunOptions
 
@@ -42,6 +42,12 @@ def test_an_automatic_grid_leaves_at_most_two_perfectly_nested_loops() -> None:
     assert (3, 23) in bound_sites(NEST, [(2, 8, 1)], ["NI", "NJ", "NK"])
     # outside every kernel: nothing
     assert bound_sites(NEST, [(9, 9, 1)], ["NI", "NJ", "NK"]) == frozenset()
+
+
+def test_a_function_kernel_spans_its_body_with_its_grid_found_later() -> None:
+    """--function kernels: the body of main is lines 1-8 of NEST (from its brace to its
+    closing one); a name not defined gives nothing."""
+    assert function_spans(NEST, ["main", "absent"]) == [(1, 8, 0)]
 
 
 IR = """\

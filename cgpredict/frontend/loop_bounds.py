@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from .ctext import IDENT
+from .ctext import IDENT, function_body
 
 _FOR = re.compile(r"\bfor\s*\(")
 #: a comparison operator (not a shift, an arrow or part of another operator)
@@ -108,6 +108,17 @@ def bound_sites(
                         out.add(_position(text, part_start + op.start()))
                 part_start += len(part)
     return frozenset(out)
+
+
+def function_spans(text: str, names: Iterable[str]) -> list[tuple[int, int, int]]:
+    """(first line, last line, 0) of the body of each function of ``names`` defined in
+    ``text``: the spans of whole-function kernels (``--function``), their grid found later."""
+    out = []
+    for name in names:
+        body = function_body(text, name)
+        if body is not None:
+            out.append((_position(text, body[0])[0], _position(text, body[1])[0], 0))
+    return out
 
 
 def opaque_bounds(ir_text: str, sites: frozenset[tuple[int, int]]) -> str:

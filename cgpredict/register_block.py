@@ -115,8 +115,9 @@ def _reused_scan(new, sub, addr, load):  # pragma: no cover - numba
 
 def _check_no_alias(addr: np.ndarray, sid: np.ndarray, load: np.ndarray,
                     store: np.ndarray) -> None:
-    """RegisterBlockError when a load's address lies within the span of a store of the launch
-    (the written array is also read: an in-place stencil, by name or through a pointer)."""
+    """RegisterBlockError when an address of a reused load (``load``: per event, its static
+    load reuses a value) lies within the span of a store of the launch (the array written is
+    also read: an in-place stencil, by name or through a pointer)."""
     if not load.any():
         return
     st = np.flatnonzero(store)
@@ -143,10 +144,11 @@ def register_blocked(wt: WarpTrace, rows: int, is_store: np.ndarray,
     counts = np.diff(np.append(wt.inst_start, wt.n_events))
     sid0 = np.repeat(wt.inst_sid, counts)
     store = np.asarray(is_store, np.bool_)[sid0]
-    _check_no_alias(wt.addr, sid0, ~store, store)
     order, new, sub = _thread_order(wt, rows)
     addr, sid = wt.addr[order], sid0[order]
-    keep = ~_reused(new, sub, addr, ~store[order])
+    reused = _reused(new, sub, addr, ~store[order])
+    _check_no_alias(wt.addr, sid0, np.isin(sid0, np.unique(sid[reused])), store)
+    keep = ~reused
     gx = max(wt.grid_x, 1)
     gy = -(-wt.grid_y // rows)
     block = block_of(wt.block, rows)

@@ -26,13 +26,57 @@ from ..prediction import Report, RunOptions
 from ..prepared import Prepared
 from ..register_block import NOTE, ROWS
 from .advice import Fix, explained, speedup_of
-from .halo_fix import halo_candidates, in_place
+from .halo_fix import ONCE, in_place
 from .legality import subscripts
 from .roofline import at_dram_bound, kernel_roofline
 
 #: A prediction may fall below a physical bound by this fraction (the trace-size growth of
 #: the bytes touched is an estimate) before it counts as breaking it.
 SLACK = 0.02
+
+
+def regblock_candidates(base: Report) -> dict[str, list[str]]:
+    """Per 2-D kernel without shared memory: the arrays it reads through two or more loads,
+    each made at most once a thread and none in a loop of the thread (a stencil: whether a
+    neighbour along y loads the same values is read from the trace, not the text)."""
+    out: dict[str, list[str]] = {}
+    for k in base.kernels:
+        if k.grid_dims != 2 or k.profile.shared.bytes_per_block:
+            continue
+        reads: dict[str, int] = {}
+        looped = {array_name(m.text) for m in k.mem if m.kind == "load" and m.per_thread > ONCE}
+        for m in k.mem:
+            if m.kind == "load" and 0 < m.per_thread <= ONCE:
+                reads[array_name(m.text)] = reads.get(array_name(m.text), 0) + 1
+        arrs = [a for a, n in reads.items() if n >= 2 and a not in looped]
+        if arrs:
+            out[k.name] = arrs
+    return out
+
+
+def loads_of(line: str) -> tuple[float, float]:
+    """(loads a thread after, loads an output before) from reg_block_note's line."""
+    m = re.search(r"([\d.e+]+) loads a thread \(was ([\d.e+]+) per output", line)
+    return (float(m.group(1)), float(m.group(2))) if m else (0.0, 0.0)
+
+
+def reused_arrays(base_k, k, rows: int) -> list[str]:
+    """The arrays of the loads register blocking made fewer times a thread than the stores
+    (``k`` the re-predicted kernel, ``base_k`` the baseline's; each relative to R times its
+    count before: a short last row of threads lowers every count alike): the values kept in
+    registers."""
+    before = {m.id: m.per_thread for m in base_k.mem}
+
+    def share(m) -> float:
+        return m.per_thread / (rows * before[m.id]) if before.get(m.id) else 1.0
+
+    stores = [share(m) for m in k.mem if m.kind == "store"] or [1.0]
+    out: list[str] = []
+    for m in k.mem:
+        if (m.kind == "load" and share(m) < min(stores) * (1 - 1e-3)
+                and array_name(m.text) not in out):
+            out.append(array_name(m.text))
+    return out
 
 
 def _line(rep: Report, kernel: str) -> str:
@@ -131,6 +175,7 @@ def _fix(base: Report, kernel: str, arrays: list[str], tried: dict[int, Report],
     k = next(x for x in base.kernels if x.name == kernel)
     bx, by = (int(v) for v in k.block.split("x"))
     rep = tried[rows]
+    arrays = reused_arrays(k, next(x for x in rep.kernels if x.name == kernel), rows) or arrays
     texts = [m.text for m in k.mem if m.kind == "load" and array_name(m.text) in arrays]
     out = next((array_name(m.text) for m in k.mem if m.kind == "store"), "out")
     tail = ("R divides them" if k.grid_threads[1] % rows == 0
@@ -161,7 +206,7 @@ def regblock_fixes(prep: Prepared, opts: RunOptions, base: Report,
 
     device = load_device(opts.device)
     fixes = []
-    for kernel, arrays in halo_candidates(prep, base).items():
+    for kernel, arrays in regblock_candidates(base).items():
         written = [a for a in arrays if in_place(base, kernel, a)]
         if written:
             notes.append(f"register blocking of {kernel} is not offered: it writes "
@@ -182,6 +227,12 @@ def regblock_fixes(prep: Prepared, opts: RunOptions, base: Report,
             if rep is None:
                 continue
             k = next(x for x in rep.kernels if x.name == kernel)
+            after, before = loads_of(_line(rep, kernel))
+            if after >= rows * before:  # no output of a thread loads what another one did
+                notes.append(f"register blocking of {kernel} is not offered: neighbouring "
+                             f"threads along y load no common value ({after:.4g} loads a "
+                             f"thread of {rows} rows, {before:.4g} an output)")
+                break
             ok, bounds = within_bounds(base_k, k, device, _line(rep, kernel))
             if ok:
                 tried[rows] = rep

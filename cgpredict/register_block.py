@@ -10,14 +10,22 @@ within one output are left as the baseline has them), every store is kept; then 
 are formed anew (``warp_order.order_events``) in blocks of the same outputs (``block_of``:
 32x32 threads become 32x(32/R) threads of R outputs each). Keeping a value
 across a store is only valid when no store can alias the load, so the kernel must declare
-its arrays ``__restrict__`` (distinct): a launch that stores where it loads (an in-place
-stencil) is refused.
+its arrays ``__restrict__`` (distinct): a launch that stores where a reused load reads (an
+in-place stencil) is refused.
+
+The launch model (kernel/launch.py, ``LaunchContext.reg_block``) then counts every basic
+block R times a thread (the instructions of R outputs: the address arithmetic the outputs
+could share is not taken off), each static load as many times as its warp instructions
+left (``RegisterBlock.scale``), the grid ceil(rows / R) threads high, and a thread's
+critical path as one output's (its R outputs are independent once the loads may be hoisted
+past the stores: ``__restrict__``).
 
 Registers (first principles): nvcc hoists the loads of an unrolled straight-line body to
 overlap them, so every distinct value a thread loads is live at once, and each output's sum
 too; the plain kernel held its own loads and one sum per output. The extra 4-byte registers
 a thread needs are (distinct loads a thread after - loads a thread before + (R - 1) x stores
-a thread before) x the words of an element."""
+a thread before) x the words of an element; the occupancy calculator (SPEC §2.5) then limits
+the resident warps by them."""
 
 from __future__ import annotations
 
@@ -133,8 +141,8 @@ def _check_no_alias(addr: np.ndarray, sid: np.ndarray, load: np.ndarray,
 def register_blocked(wt: WarpTrace, rows: int, is_store: np.ndarray,
                      elem_bytes: np.ndarray) -> tuple[WarpTrace, RegisterBlock]:
     """``wt`` with each thread computing ``rows`` consecutive outputs along y and reusing
-    its loads (module docstring), and what that changes; RegisterBlockError when the
-    launch cannot be."""
+    its loads (module docstring), its warps formed anew (SPEC §2.2), and what that changes;
+    RegisterBlockError when the launch cannot be."""
     if wt.grid_dims != 2:
         raise RegisterBlockError("register blocking along rows needs a 2-D kernel")
     if rows < 2:
@@ -147,7 +155,8 @@ def register_blocked(wt: WarpTrace, rows: int, is_store: np.ndarray,
     order, new, sub = _thread_order(wt, rows)
     addr, sid = wt.addr[order], sid0[order]
     reused = _reused(new, sub, addr, ~store[order])
-    _check_no_alias(wt.addr, sid0, np.isin(sid0, np.unique(sid[reused])), store)
+    reusing = np.bincount(sid[reused], minlength=len(is_store)) > 0  # per static load
+    _check_no_alias(wt.addr, sid0, reusing[sid0], store)
     keep = ~reused
     gx = max(wt.grid_x, 1)
     gy = -(-wt.grid_y // rows)

@@ -88,7 +88,7 @@ def test_register_blocked_counts_by_hand(stencil, rows):
     for text, n in loads.items():
         assert n == pytest.approx(rows if text.startswith("A[i+1]") else 1.0), text
     (store,) = [m for m in k.mem if m.kind == "store"]
-    assert store.per_thread == pytest.approx(rows)
+    assert store.per_thread == pytest.approx(rows) and not store.restored
     assert k.grid_threads == (64, 64 // rows) and k.blocks == 4
     assert k.block == f"32x{32 // rows}"
     assert k.profile.registers_per_thread == 32 + 4 * (rows - 1)

@@ -143,10 +143,13 @@ def _restores(
     changes of ``opts``). With a ``memo``: that of ``plain``, kept once for every block shape
     (analysis_memo), and only the stores of the arrays a layout change moves decided anew:
     the function decides each static store from its own events alone, and the others' are
-    those of ``plain``. A halo tile, a warp per row or register blocking regroups the
-    threads: decided anew."""
+    those of ``plain``. A halo tile, a warp per row or register blocking (of threads that
+    share an address) regroups the threads: decided anew."""
     store = is_store(trace)
-    if memo is None or opts.halo or opts.row_warp or opts.reg_block:  # warps regrouped
+    # register blocking joins R threads: a store restores in the joined thread only if two
+    # of them write one address, an inter-thread dependence ``plain`` would show
+    joined = bool(opts.reg_block) and plain.dependence is not None
+    if memo is None or opts.halo or opts.row_warp or joined:  # warps regrouped
         return restoring_stores(
             wt.addr, wt.lane, wt.inst_start, wt.inst_warp, wt.inst_sid, store)
     key = (region, launch, plain.grid_dims)

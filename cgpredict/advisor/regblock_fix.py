@@ -104,9 +104,12 @@ def within_bounds(base_k, k, device, line: str) -> tuple[bool, str]:
     per_mb = roof.dram_ms / roof.dram_mb if roof.dram_mb else 0.0
     floor_ms = need * per_mb
     ok = roof.dram_mb >= need * (1 - SLACK) and roof.predicted_ms >= floor_ms * (1 - SLACK)
+    below = roof.dram_mb < need or roof.predicted_ms < floor_ms
     return ok, (f"DRAM traffic {roof.dram_mb:.4g} MB against {need:.4g} MB compulsory (the "
                 f"bytes the launches touch), GPU time {roof.predicted_ms:.4g} ms against "
-                f"{floor_ms:.4g} ms for them at the DRAM bound")
+                f"{floor_ms:.4g} ms for them at the DRAM bound"
+                + (f" (below them, within the {SLACK:.0%} the estimate may miss by: a gain "
+                   f"that small is not significant)" if below else ""))
 
 
 def _offset(sub: str) -> int:

@@ -20,9 +20,9 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from ..devices import load_device
+from ..devices import GPUDevice, load_device
 from ..memory.shared import array_name
-from ..prediction import Report, RunOptions
+from ..prediction import KernelReport, Report, RunOptions
 from ..prepared import Prepared
 from ..register_block import NOTE, ROWS
 from .advice import Fix, explained, speedup_of
@@ -60,7 +60,7 @@ def loads_of(line: str) -> tuple[float, float]:
     return (float(m.group(1)), float(m.group(2))) if m else (0.0, 0.0)
 
 
-def reused_arrays(base_k, k, rows: int) -> list[str]:
+def reused_arrays(base_k: KernelReport, k: KernelReport, rows: int) -> list[str]:
     """The arrays of the loads register blocking made fewer times a thread than the stores
     (``k`` the re-predicted kernel, ``base_k`` the baseline's; each relative to R times its
     count before: a short last row of threads lowers every count alike): the values kept in
@@ -85,7 +85,7 @@ def _line(rep: Report, kernel: str) -> str:
                  if NOTE in w), "")
 
 
-def compulsory_mb(line: str, k) -> float:
+def compulsory_mb(line: str, k: KernelReport) -> float:
     """The DRAM traffic the kernel cannot avoid at the work size, in MB: the bytes its traced
     launch touches per output (reg_block_note's line) times its outputs and launches (a
     thread of a stencil touches a fixed number of elements: the bytes grow as the grid)."""
@@ -96,7 +96,8 @@ def compulsory_mb(line: str, k) -> float:
     return int(m.group(1)) / int(m.group(2)) * outputs / 1e6
 
 
-def within_bounds(base_k, k, device, line: str) -> tuple[bool, str]:
+def within_bounds(base_k: KernelReport, k: KernelReport, device: GPUDevice,
+                  line: str) -> tuple[bool, str]:
     """Whether re-predicted kernel ``k`` keeps its physical bounds: DRAM traffic at least the
     compulsory bytes, GPU time at least those bytes at the DRAM bound; and a line saying so."""
     roof = kernel_roofline(k, device)
@@ -128,21 +129,22 @@ def reach(texts: list[str]) -> tuple[int, int]:
 
 
 def regblock_code(array: str, out: str, rows: int, bx: int, by: int,
-                  radius: tuple[int, int]) -> str:
+                  radius: tuple[int, int], ctype: str = "float") -> str:
     """The register-blocked stencil in CUDA: ``rows`` outputs a thread along y, blocks of
-    ``bx`` x ``by / rows`` threads, each input row of ``array`` loaded once into registers."""
+    ``bx`` x ``by / rows`` threads, each input row of ``array`` (of ``ctype``) loaded once
+    into registers."""
     ry, rx = radius
     ty = by // rows if by % rows == 0 else by
     return "\n".join([
-        f"__global__ void k(const float *__restrict__ {array}, float *__restrict__ {out}, "
+        f"__global__ void k(const {ctype} *__restrict__ {array}, {ctype} *__restrict__ {out}, "
         f"int ny)  // distinct arrays: nvcc may keep loaded values across the stores",
         f"// blocks of {bx}x{ty} threads, {rows} rows of outputs each",
         f"int x = blockIdx.x * {bx} + threadIdx.x;",
         f"int y0 = (blockIdx.y * {ty} + threadIdx.y) * {rows};",
-        f"float acc[{rows}] = {{0}};  // the {rows} outputs, in registers",
+        f"{ctype} acc[{rows}] = {{0}};  // the {rows} outputs, in registers",
         "#pragma unroll",
         f"for (int q = -{ry}; q < {rows} + {ry}; q++) {{  // each input row once",
-        f"  float v[{2 * rx + 1}];  // {array}[y0 + q][x - {rx} .. x + {rx}], in registers",
+        f"  {ctype} v[{2 * rx + 1}];  // {array}[y0 + q][x - {rx} .. x + {rx}], in registers",
         "  #pragma unroll",
         f"  for (int r = 0; r < {rows}; r++)  // every output whose stencil holds row q",
         f"    if (q - r >= -{ry} && q - r <= {ry}) acc[r] += /* weights of row q - r */ v[..];",
@@ -153,8 +155,14 @@ def regblock_code(array: str, out: str, rows: int, bx: int, by: int,
     ])
 
 
+def _ctype(prep: Prepared, k: KernelReport, array: str) -> str:
+    """The C type of ``array``'s elements as kernel ``k`` loads them (8 bytes: double)."""
+    sid = next((m.id for m in k.mem if m.kind == "load" and array_name(m.text) == array), None)
+    return "double" if sid is not None and prep.trace.header.mem[sid].bytes == 8 else "float"
+
+
 def _evidence(base: Report, kernel: str, arrays: list[str], tried: dict[int, Report],
-              device) -> list[str]:
+              device: GPUDevice) -> list[str]:
     """One line per R tried (time, loads and registers), and the kernel's reads."""
     k = next(x for x in base.kernels if x.name == kernel)
     reads = [m.text for m in k.mem if m.kind == "load" and array_name(m.text) in arrays]
@@ -173,8 +181,9 @@ def _evidence(base: Report, kernel: str, arrays: list[str], tried: dict[int, Rep
 
 
 def _fix(base: Report, kernel: str, arrays: list[str], tried: dict[int, Report],
-         rows: int, device) -> Fix:
-    """The register-blocking fix of ``kernel`` at ``rows`` outputs a thread."""
+         rows: int, device: GPUDevice, ctype: str = "float") -> Fix:
+    """The register-blocking fix of ``kernel`` at ``rows`` outputs a thread (``ctype``: the
+    C type of its elements)."""
     k = next(x for x in base.kernels if x.name == kernel)
     bx, by = (int(v) for v in k.block.split("x"))
     rep = tried[rows]
@@ -187,18 +196,20 @@ def _fix(base: Report, kernel: str, arrays: list[str], tried: dict[int, Report],
     _, bounds = within_bounds(k, next(x for x in rep.kernels if x.name == kernel), device,
                                _line(rep, kernel))
     return explained(Fix(
-        "register-blocking",
-        f"compute {rows} rows a thread in {kernel}, reusing {', '.join(arrays)} in registers",
-        f"let each thread of {kernel} compute {rows} consecutive outputs along y (blocks of "
-        f"{shape} threads cover the same {bx}x{by} outputs; {k.grid_threads[1]} rows: {tail}), "
+        kind="register-blocking",
+        title=f"compute {rows} rows a thread in {kernel}, reusing {', '.join(arrays)} in "
+              f"registers",
+        instruction=f"let each thread of {kernel} compute {rows} consecutive outputs along y "
+        f"(blocks of {shape} threads cover the same {bx}x{by} outputs; "
+        f"{k.grid_threads[1]} rows: {tail}), "
         f"loading each input row its outputs share once and keeping the values in registers; "
         f"declare the array parameters __restrict__ (distinct arrays: "
-        f"const float *__restrict__ {arrays[0]}, float *__restrict__ {out}): through plain "
+        f"const {ctype} *__restrict__ {arrays[0]}, {ctype} *__restrict__ {out}): through plain "
         f"pointers nvcc must reload every value after each store, and this prediction "
         f"assumes it need not; the values computed do not change",
-        (*_evidence(base, kernel, arrays, tried, device), f"R = {rows}: {bounds}"),
-        rep.total_ms, speedup_of(base.total_ms, rep.total_ms),
-        code=regblock_code(arrays[0], out, rows, bx, by, reach(texts)),
+        evidence=(*_evidence(base, kernel, arrays, tried, device), f"R = {rows}: {bounds}"),
+        predicted_ms=rep.total_ms, speedup=speedup_of(base.total_ms, rep.total_ms),
+        code=regblock_code(arrays[0], out, rows, bx, by, reach(texts), ctype),
     ), base, rep)
 
 
@@ -244,5 +255,6 @@ def regblock_fixes(prep: Prepared, opts: RunOptions, base: Report,
                              f"prediction breaks a physical bound ({bounds})")
         if tried:
             best = min(tried, key=lambda r: (tried[r].total_ms, r))
-            fixes.append(_fix(base, kernel, arrays, tried, best, device))
+            fixes.append(_fix(base, kernel, arrays, tried, best, device,
+                              _ctype(prep, base_k, arrays[0])))
     return fixes

@@ -40,12 +40,8 @@ from .block import Block
 from .warp_order import blocks_across, order_events, thread_of_lane
 from .warps import WarpTrace
 
-__all__ = ["NOTE", "ROWS", "RegisterBlock", "RegisterBlockError", "grid_rows", "reg_block_note",
+__all__ = ["NOTE", "RegisterBlock", "RegisterBlockError", "grid_rows", "reg_block_note",
            "register_blocked"]
-
-#: The outputs a thread may compute along y (the advisor tries each).
-ROWS = (2, 4, 8)
-
 
 class RegisterBlockError(ValueError):
     """Why a kernel cannot be register-blocked (the advisor says so in a note)."""

@@ -214,3 +214,39 @@ def test_advise_text_shows_the_register_blocking_and_its_code(stencil):
     assert "in box, reusing A in registers" in lines[fix]
     assert any("__restrict__ A" in line for line in lines[fix:])
     assert any("register blocking of inplace is not offered" in line for line in lines)
+
+
+@pytest.mark.slow
+def test_advice_html_shows_the_register_blocking_snippet(stencil):
+    """The HTML report's advice table carries the fix's CUDA snippet, escaped as written."""
+    from cgpredict.advisor import advise
+    from cgpredict.render.html import _advice_section
+
+    *_, src = stencil
+    a = advise(src, RunOptions(device="tk1"))
+    (fix,) = [f for f in a.fixes if f.kind == "register-blocking"]
+    assert fix.speedup > 1
+    page = _advice_section(a)
+    assert "[register-blocking] compute" in page
+    assert "const float *__restrict__ A, float *__restrict__ B" in page
+    assert "if (y0 + r &lt; ny)" in page
+
+
+def test_a_prediction_under_the_compulsory_bytes_is_refused(stencil):
+    """The bound check: the R = 4 prediction keeps its DRAM traffic and time above the bytes
+    the launch must move (one element of A and of B a point: 32768 B for 4096 outputs); the
+    same prediction against a compulsory traffic twice its own breaks the bound."""
+    from cgpredict.advisor.regblock_fix import compulsory_mb, within_bounds
+    from cgpredict.advisor.roofline import kernel_roofline
+    from cgpredict.devices import load_device
+
+    base, blocked, *_ = stencil
+    dev = load_device("tk1")
+    b, k = _kernel(base), _kernel(blocked[4])
+    line = next(w for w in k.warnings if "register-blocked" in w)
+    assert compulsory_mb(line, b) == pytest.approx(32768 / 1e6)
+    ok, text = within_bounds(b, k, dev, line)
+    assert ok and "0.03277 MB compulsory" in text
+    more = 2 * kernel_roofline(k, dev).dram_mb * 1e6 * 4096 / b.launches
+    bad = line.replace("touches 32768 B", f"touches {more:.0f} B")
+    assert not within_bounds(b, k, dev, bad)[0]

@@ -4,7 +4,7 @@ outputs along y, loading each input row its R outputs share once and keeping it 
 registers (blocks of the same outputs: 32x32 threads become 32x(32/R) threads of R outputs).
 Re-predicted from the trace (register_block.py: the pseudo-threads regrouped R to a thread,
 the repeated loads dropped, the stores kept, the warps, L2, counts and occupancy with the
-registers the R live values need analysed anew), for R in register_block.ROWS; the fastest
+registers the R live values need analysed anew), for R in ROWS; the fastest
 is offered.
 
 Legal only with ``__restrict__`` arrays (distinct): a plain pointer may alias the output, so
@@ -24,12 +24,15 @@ from ..devices import GPUDevice, load_device
 from ..memory.shared import array_name
 from ..prediction import KernelReport, Report, RunOptions
 from ..prepared import Prepared
-from ..register_block import NOTE, ROWS
+from ..register_block import NOTE
 from .advice import Fix, explained, speedup_of
 from .halo_fix import ONCE, in_place
 from .legality import subscripts
 from .roofline import at_dram_bound, kernel_roofline
 
+#: The outputs a thread computes along y, each tried (more rows: more reuse, fewer threads
+#: and more registers a thread).
+ROWS = (2, 4, 8)
 #: A prediction may fall below a physical bound by this fraction (the trace-size growth of
 #: the bytes touched is an estimate) before it counts as breaking it.
 SLACK = 0.02

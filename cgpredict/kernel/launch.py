@@ -121,7 +121,9 @@ class LaunchContext:
         y = entries if self.grid == 2 else 1.0
         x *= self._ratio(inner[0])
         if self.grid == 2:
-            y = grid_rows(y * self._ratio(self.d1[0]), self.rows)
+            y *= self._ratio(self.d1[0])
+            if self.rows > 1:  # R rows a thread: the last thread row guards the tail
+                y = grid_rows(y, self.rows)
         return round(x, 6), round(y, 6)
 
     def _ratio(self, loop: int) -> float:

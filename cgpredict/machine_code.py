@@ -13,7 +13,8 @@ port (``validation/sass_check.py``, ``validation/results/sass-check.md``):
   loop addresses (the pointer parameter copied from the constant bank into the registers
   the loop advances, where straight-line code reads it as one ``LDC.64``);
 * a tiled kernel's staging stores (``STS``): one per element a thread copies into shared
-  memory, as many as its staging loads;
+  memory, as many as its staging loads, and the code of its staging loop around them
+  (element index, bounds and address arithmetic, loop control: ``memory.staging_code``);
 * and one the other way: in the code a thread runs once, ptxas computes one 64-bit address
   per array and index and folds the constant offsets of the other accesses into the load or
   store (``LDG [R4.64+0x4000]``), where the PTX has an address computation per access.
@@ -30,6 +31,7 @@ from .frontend.tracefile import Trace
 from .instrument import loopbody
 from .instrument.memtrace import gep_variable_indices
 from .parallelism import ir_module
+from .profile import StagingCounts
 
 #: LDC of the stack pointer, in every kernel's SASS
 STACK_POINTER_INSTS = 1
@@ -45,6 +47,8 @@ class MachineExtras:
     loop_setup: float = 0.0  # initial values and pointer copies before loops (class other)
     staging_stores: float = 0.0  # STS of a tiled kernel's staging (class st_shared)
     folded_addresses: float = 0.0  # PTX address instructions ptxas folds (class integer)
+    # a tiled kernel's staging loop code (memory.staging_code), by SASS class
+    staging_code: StagingCounts = StagingCounts()
 
     @property
     def other(self) -> float:
@@ -54,7 +58,7 @@ class MachineExtras:
     @property
     def added(self) -> float:
         """The issue slots the SASS has beyond the PTX count (``KernelProfile.machine_insts``)."""
-        return self.other + self.staging_stores
+        return self.other + self.staging_stores + self.staging_code.total
 
     @property
     def total(self) -> float:
@@ -262,10 +266,12 @@ def machine_extras(
     *,
     touches_global: bool,
     staging_stores: float,
+    staging_code: StagingCounts = StagingCounts(),
 ) -> MachineExtras:
     """The SASS instructions per thread of one launch beyond its PTX count: ``shape``
     weighed by each loop's entries per thread (``entries_per_thread(loop id)``) and each
-    block's executions per thread (``per_thread``)."""
+    block's executions per thread (``per_thread``); ``staging_code``: a tiled kernel's
+    staging loop code (memory.staging_code)."""
     setup = 0.0
     for lid, insts in shape.loop_setups:
         n = entries_per_thread(lid)
@@ -274,5 +280,6 @@ def machine_extras(
         prologue=float(prologue_insts(touches_global)),
         loop_setup=setup,
         staging_stores=staging_stores,
+        staging_code=staging_code,
         folded_addresses=folded_address_insts(shape.accesses, per_thread),
     )

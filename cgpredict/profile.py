@@ -61,6 +61,21 @@ class SharedMemoryCounts:
 
 
 @dataclass(frozen=True)
+class StagingCounts:
+    """Per-thread SASS instructions of a tiled kernel's cooperative staging code beyond its
+    loads and stores (memory.staging_code): element index, bounds and address arithmetic,
+    loop control and convergence barriers, by SASS class."""
+
+    integer: float = 0.0
+    branch: float = 0.0
+    other: float = 0.0
+
+    @property
+    def total(self) -> float:
+        return self.integer + self.branch + self.other
+
+
+@dataclass(frozen=True)
 class StoreCounts:
     """The stores among a kernel's global memory instructions, per pattern (a subset of the
     profile's coal/uncoal/const counts), and the DRAM write-back they cause.
@@ -178,6 +193,8 @@ class KernelProfile:
     # PTX address instructions of the code a thread runs once that ptxas folds into one base
     # per array (machine_code.folded_address_insts), already taken out of comp_insts
     address_folded_insts: float = 0.0
+    # a tiled kernel's staging code (memory.staging_code), included in machine_insts
+    staging_code: StagingCounts = field(default_factory=StagingCounts)
     # atomic updates of shared locations (atomics.py); their instructions are in comp_insts
     atomics: AtomicCounts = field(default_factory=AtomicCounts)
 

@@ -89,6 +89,12 @@ def _kernel_text(k: KernelReport, sync: str = "each") -> list[str]:
             f"bank conflict mean {mean:.2f}-way, "
             f"worst {worst:.0f}-way), {sh.bytes_per_block} B per block"
         )
+    sc = p.staging_code
+    if sc.total:
+        lines.append(
+            f"  staging code: {sc.integer:.1f} integer, {sc.branch:.1f} branch and "
+            f"{sc.other:.1f} other instructions per thread (index, bounds, address, loop)"
+        )
     lines += [f"  warning: {w}" for w in k.warnings]
     return lines
 

@@ -33,6 +33,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # device files, the front end and the trace
     ("cgpredict.devices", "cgpredict.occupancy", "cgpredict.frontend.compiler",
      "cgpredict.frontend.macros", "cgpredict.frontend.ctext", "cgpredict.frontend.regions",
+     "cgpredict.frontend.loop_bounds",
      "cgpredict.frontend.tracefile", "cgpredict.frontend.functions", "cgpredict.frontend.tracer",
      "cgpredict.frontend.summary", "cgpredict.scaling"),
     # pseudo-warps, memory and computation analysis, the analytical models

@@ -173,7 +173,9 @@ def test_syrk_uncoalesced_counts():
     assert p.const.insts == pytest.approx(256)  # A[i][k]
     assert p.coal.insts == pytest.approx(2 + 256)  # C[i][j] load and store, stored per k
     r = predict_source(POLYBENCH / "syrk.c", dataclasses.replace(opts, port="restrict"))
-    assert r.kernels[0].profile.coal.insts == pytest.approx(2)  # the sum in a register
+    # the sum in a register: C[i][j] loaded, `*= beta` stored (the k loop may run no
+    # iteration: its bound is a run-time parameter, frontend.loop_bounds), stored after
+    assert r.kernels[0].profile.coal.insts == pytest.approx(3)
     assert p.uncoal.l2_trans_per_warp == pytest.approx(32)
     assert per_instr(k)[("A[j][k]", "load")].pattern == "uncoalesced"
 

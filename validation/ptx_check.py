@@ -136,12 +136,13 @@ class KernelCheck:
 # --- known differences, from reading the PTX (tests/test_port_ptx.py marks them xfail) -----
 # Loads and stores per loop iteration, per (kernel, port):
 
-_DEAD_INIT_STORE = (
-    "restrict: nvcc keeps the store that initialises the accumulator before its loop "
-    "(e.g. C[i][j] *= beta, tmp[i] = 0) although the register-promoted result overwrites it "
-    "after the loop; cgpredict's clang -O1 deletes it: PTX one store more per thread"
+_EXIT_STORE_KEPT = (
+    "restrict: nvcc keeps the register-promoted sum's store after the loop although a later "
+    "store to the same element overwrites it (mean[j] /= FLOAT_N, stddev[j] = sqrtf(...), "
+    "y[i] = alpha * tmp[i] + beta * y[i]: the PTX stores the element at the loop's exit and "
+    "again after it); clang -O1 deletes that store and, the element being stored on every "
+    "path after the loop, the one before it: 1-2 stores per thread fewer in cgpredict"
 )
-_DEAD_INIT_STORES_2 = _DEAD_INIT_STORE.replace("one store more", "two stores more (tmp and y)")
 _IF_CONVERTED = (
     "clang if-converts `if (stddev[j] <= EPS) stddev[j] = 1` into a select and one store; "
     "nvcc keeps the conditional store (one static store more, executed only when taken)"
@@ -151,18 +152,23 @@ _HOISTED = (
     "u1[i], u2[i]; gs_k2: R[k][k]) out of it, so cgpredict counts it once per row or launch; "
     "every CUDA thread loads it (PTX loads per thread: gemver_k1 5 vs 3, gs_k2 2 vs 1)"
 )
+_RELOAD_AFTER_LOOP = (
+    "the loop's trip count is a run-time parameter: `x[i] += z[i]` after the loop is reached "
+    "from the loop's exit and from the zero-trip test, and clang reloads x[i] there (load PRE "
+    "is off: compiler.IR_FLAGS) where nvcc forwards the value the loop left: one load per "
+    "thread more in cgpredict"
+)
+UNSWITCHED = (
+    "loop nests differ: the inner loop's trip count n is a run-time parameter, and nvcc "
+    "versions the jb loop on n > 0: a copy of it without the i loop (its 2 stores only) for "
+    "n <= 0, which this check cannot match to the C loops (and the program never runs)"
+)
 LDST_KNOWN: dict[tuple[str, str], str] = {
-    **{
-        (k, "restrict"): _DEAD_INIT_STORE
-        for k in (
-            "mm2_k1", "mm2_k2", "mm3_k1", "mm3_k2", "mm3_k3", "atax_k1", "atax_k2", "bicg_k1",
-            "bicg_k2", "corr_mean", "corr_corr", "covar_mean", "covar_covar", "dct1d", "gemm",
-            "gs_k3", "mm", "syr2k", "syrk", "syrk_transposed",
-        )
-    },
-    ("gesummv", "restrict"): _DEAD_INIT_STORES_2,
+    **{(k, "restrict"): _EXIT_STORE_KEPT for k in ("corr_mean", "covar_mean", "gesummv")},
+    **{(k, p): UNSWITCHED for k in ("corr_corr", "covar_covar") for p in ("plain", "restrict")},
+    **{("gemver_k2", p): _RELOAD_AFTER_LOOP for p in ("plain", "restrict")},
     ("corr_std", "plain"): _IF_CONVERTED,
-    ("corr_std", "restrict"): _DEAD_INIT_STORE + "; and " + _IF_CONVERTED,
+    ("corr_std", "restrict"): _EXIT_STORE_KEPT + "; and " + _IF_CONVERTED,
     ("gemver_k1", "restrict"): _HOISTED,
     ("gs_k2", "restrict"): _HOISTED,
 }
@@ -203,6 +209,8 @@ def compute_known(launch: str, port: str = "plain") -> str | None:
         return _TILED
     if launch.startswith("deriche_") and launch[-3:] in ("fwd", "bwd"):
         return _RECURSIVE
+    if launch in ("corr_corr", "covar_covar"):
+        return UNSWITCHED
     if launch == "fdtd_k1":
         return _ADDRESS_ONLY
     if launch == "gs_k1":

@@ -23,9 +23,11 @@ of IEEE division and square root, called only for operands out of the fast path'
 ``CALL`` to one is counted where it stands.
 A predicated instruction counts as issued whatever its predicate (a warp issues it).
 
-Unrolling. ptxas keeps nvcc's unrolling and unrolls further (constant trip counts are known
-here: the size macros are compile-time), fully unrolling short loops such as the 32-step
-loop of a tile. With ``#pragma unroll 1`` one SASS loop trip is one source iteration, so the
+Unrolling. ptxas keeps nvcc's unrolling and unrolls further: a loop bounded by a size (a
+run-time kernel parameter in these ports, as in the measured PolyBench/GPU kernels:
+``cuda/common.cuh``, "Sizes") is unrolled 4 times by nvcc and mostly 4 times more by ptxas,
+with a remainder; a constant one, such as the 32-step loop of a tile, fully. With
+``#pragma unroll 1`` one SASS loop trip is one source iteration, so the
 counts can be multiplied by the C program's trip counts (``sass_check.py``). ``--unroll``
 keeps the compiler's unrolling: what the measured binaries run; ``sass_check.py`` measures
 how far that is from the counts without unrolling, per source iteration of the hot loop.

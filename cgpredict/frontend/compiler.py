@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -201,14 +202,17 @@ def compile_to_ir(
     display_name: str | None = None,
     include_dirs: tuple[Path, ...] = (),
     noinline: tuple[str, ...] = (),
+    front_edit: Callable[[str], str] | None = None,
 ) -> str | None:
     """Compile ``source`` to textual LLVM IR at ``out_ll`` with the flags of SPEC §2.1.
 
     ``noinline`` names functions to keep out of line (kernels given by ``--function``): the
     source is compiled in two steps, clang's front end without its optimisation passes, then
     the same -O1 pipeline on that IR with ``noinline`` added to those functions, so the code
-    inside them is what -O1 makes of it, only not copied into its callers. Returns the
-    unoptimised IR in that case (every function the source defines and uses), else None."""
+    inside them is what -O1 makes of it, only not copied into its callers. ``front_edit``
+    (the port's run-time loop bounds: ``loop_bounds.opaque_bounds``) rewrites that unoptimised IR
+    too, in the same two steps. Returns the unoptimised IR when ``noinline`` is given (every
+    function the source defines and uses), else None."""
     cc = find_compiler()
     args = [*cc.command, "-S", "-emit-llvm", *IR_FLAGS]
     args += [f"-D{k}={v}" for k, v in macros.items()]
@@ -218,7 +222,7 @@ def compile_to_ir(
     rename = {str(source): display_name} if display_name else {}
     what = f"compiling {display_name or source}"
     as_c = ["-x", "c", str(source)]  # any file name is compiled as C (a .h too)
-    if not noinline:
+    if not noinline and front_edit is None:
         _run_compiler([*args, "-o", str(out_ll), *as_c], what, rename)
         return None
     front = out_ll.with_name(out_ll.stem + ".front.ll")
@@ -226,10 +230,11 @@ def compile_to_ir(
         [*args, "-Xclang", "-disable-llvm-passes", "-o", str(front), *as_c], what, rename
     )
     unoptimised = front.read_text()
-    front.write_text(mark_noinline(unoptimised, noinline))
+    edited = mark_noinline(unoptimised, noinline)
+    front.write_text(front_edit(edited) if front_edit is not None else edited)
     _run_compiler([*cc.command, "-S", "-emit-llvm", *IR_FLAGS, "-o", str(out_ll), str(front)],
                   f"optimising {display_name or source}", rename)
-    return unoptimised
+    return unoptimised if noinline else None
 
 
 def mark_noinline(ir_text: str, names: tuple[str, ...]) -> str:

@@ -30,6 +30,7 @@ from ..instrument.memtrace import InstrumentError, MemInstr, instrument
 from ..tempdirs import make_tempdir, sweep_once
 from .compiler import IR_FLAGS, compile_to_ir, find_compiler, link_executable
 from .functions import check_kernel_functions, defined_functions
+from .loop_bounds import bound_sites, function_spans, opaque_bounds
 from .macros import macro_text
 from .port import opaque_aliases
 from .regions import PRELUDE, check_pragmas, counter_problem, mark_regions, read_source
@@ -200,6 +201,9 @@ def _compile(source: Path, text: str, marked, options: TraceOptions, tmp: Path):
 
     def compile_marked() -> str | None:
         src.write_text(marked.text)
+        whole = [n for n in options.functions if n not in marked.split_functions]
+        spans = [(r.line, r.end_line, r.grid) for r in marked.regions]
+        sites = bound_sites(marked.text, spans + function_spans(marked.text, whole), macros)
         return compile_to_ir(
             src,
             ir_file,
@@ -208,6 +212,7 @@ def _compile(source: Path, text: str, marked, options: TraceOptions, tmp: Path):
             display_name=str(source),
             include_dirs=(source.resolve().parent,),
             noinline=tuple(options.functions),
+            front_edit=(lambda ir: opaque_bounds(ir, sites)) if sites else None,
         )
 
     try:

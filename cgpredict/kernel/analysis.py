@@ -116,6 +116,8 @@ def analyze_region(
         block_scale=block_scale,
         thread_scale=thread_scale,
         reg_block=reg_block,
+        rows=reg_block.rows if reg_block else 1,
+        scale=(halo.scale if halo else ()) + (reg_block.scale if reg_block else ()),
         bodies=thread_bodies(trace, region, setup.grid),
         busiest=busiest_share(wt),
         restores=restores,

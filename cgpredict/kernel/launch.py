@@ -23,13 +23,20 @@ from ..frontend.tracefile import Trace
 from ..halo import HaloSpec, halo_counts
 from ..machine_code import MachineShape, machine_extras, machine_shape
 from ..memory.shared import StagedAccess, array_name
+from ..memory.staging_code import staging_code
 from ..memory.transactions import COAL, CONST, UNCOAL, MemoryAnalysis
 from ..models import LaunchGeometry, launch_geometry
 from ..models import predict as model_predict
 from ..occupancy import BlockDoesNotFit
 from ..parallelism import ThreadBodies
 from ..prediction import MemInstrReport, PredictionError, RunOptions
-from ..profile import KernelProfile, PatternCounts, SharedMemoryCounts, StoreCounts
+from ..profile import (
+    KernelProfile,
+    PatternCounts,
+    SharedMemoryCounts,
+    StagingCounts,
+    StoreCounts,
+)
 from ..register_block import RegisterBlock, grid_rows
 from ..scaling import SizeModel, TripModel
 
@@ -91,7 +98,7 @@ class LaunchContext:
     device: GPUDevice
     name: str
     staged: tuple[StagedAccess, ...] = ()
-    shared_spec: tuple[int, float, int, float] | None = None  # see staging.staging_setup
+    shared_spec: tuple | None = None  # see staging.staging_setup
     bodies: ThreadBodies = ThreadBodies()  # the thread's code, for ILP and MLP
     busiest: float = 1.0  # the busiest thread's memory events / the mean thread's
     restores: frozenset[int] = frozenset()  # stores of an accumulator (port.restoring_stores)
@@ -103,11 +110,8 @@ class LaunchContext:
     block_scale: dict[int, float] = dataclasses.field(default_factory=dict)
     thread_scale: float = 1.0  # threads launched per traced thread (a warp per row: 32)
     reg_block: RegisterBlock | None = None  # R outputs a thread along y (register_block.py)
-
-    @property
-    def rows(self) -> int:
-        """Outputs a thread computes along y (register blocking; 1 without)."""
-        return self.reg_block.rows if self.reg_block else 1
+    rows: int = 1  # that R (1: not register-blocked)
+    scale: tuple[tuple[int, float], ...] = ()  # (sid, warp insts kept): halo, register blocks
 
     def extents(self, row: int) -> tuple[float, float]:
         """(x, y) pseudo-threads of trace launch ``row``, scaled to the work size."""
@@ -143,8 +147,7 @@ class LaunchContext:
         skip = {a.sid for a in self.staged} | site_sids(self.sites)
         mem_reports, patterns, stores = _memory_profile(
             tr, mem, per_thread, self.region, skip, self.restores,
-            {**(dict(self.halo.scale) if self.halo else {}),
-             **(dict(self.reg_block.scale) if self.reg_block else {})},
+            dict(self.scale),
         )
         shared, sync = self.shared_counts(row, per_thread, threads)
         port = port_costs(self.sites, per_thread, self.shape, blocks)
@@ -167,6 +170,7 @@ class LaunchContext:
         sass = machine_extras(
             self.machine_shape, lambda lid: self.entries_per_thread(row, lid, threads),
             per_thread, touches_global=bool(mem.instrs), staging_stores=shared.load_insts,
+            staging_code=self.staging_code(row, threads),
         )  # fmt: skip
         warnings = []
         if comp.unknown_calls:
@@ -197,6 +201,7 @@ class LaunchContext:
             folded_insts=folded,
             machine_insts=sass.added,
             address_folded_insts=sass.folded_addresses,
+            staging_code=sass.staging_code,
         )
         result, energy_mj, geometry = self.predicted(profile)
         return (
@@ -322,11 +327,22 @@ class LaunchContext:
     def _unrolls(self) -> dict[int, int]:
         """loop_unroll_at of every loop a thread body runs, found once for the region (the
         trace's loop counts over all launches: the same for each launch modelled)."""
-        return {
+        out = {
             lid: loop_unroll_at(self.trace, lid, self._ratio(lid))
             for lid in self.bodies.loop_ids
             if lid >= 0
         }
+        return out | self._strip_unroll()
+
+    def _strip_unroll(self) -> dict[int, int]:
+        """The unrolling of a loop the modelled tiling strip-mines (staging on a loop that is
+        not strip-mined: a phase every ``divisor`` iterations, staging.staging_setup): the
+        strip's iterations are a constant (the tile width), which nvcc unrolls as it does
+        a tiled source's strip loop (compute.loop_unroll: whole up to UNROLL_WHOLE)."""
+        if self.halo is not None or not self.staged or self.shared_spec is None:
+            return {}
+        tile_loop, _, _, divisor, _ = self.shared_spec
+        return {tile_loop: loop_unroll(divisor)} if divisor > 1 else {}
 
     def unroll(self, loop: int) -> int:
         """How many iterations nvcc unrolls loop ``loop`` into one trip (loop_unroll_at)."""
@@ -339,9 +355,8 @@ class LaunchContext:
             return halo_counts(self.halo, per_thread, lambda sid: h.mem[sid].block)
         if not self.staged or self.shared_spec is None:
             return SharedMemoryCounts(), 0.0
-        tile_loop, loads_per_phase, nbytes, divisor = self.shared_spec
-        iters = float(self.trace.loop_iters[row, tile_loop])
-        phases = (iters / threads if threads else 0.0) * self._ratio(tile_loop) / divisor
+        _, loads_per_phase, nbytes, _, _ = self.shared_spec
+        phases = self.tile_phases(row, threads)
         by_x: dict[float, float] = {}
         h = self.trace.header
         waves = 0.0
@@ -358,6 +373,18 @@ class LaunchContext:
             wavefronts=waves,
         )
         return counts, 2.0 * phases
+
+    def tile_phases(self, row: int, threads: float) -> float:
+        """Tile phases per thread of trace row ``row`` at the work size (a tiled launch)."""
+        tile_loop, _, _, divisor, _ = self.shared_spec
+        iters = float(self.trace.loop_iters[row, tile_loop])
+        return (iters / threads if threads else 0.0) * self._ratio(tile_loop) / divisor
+
+    def staging_code(self, row: int, threads: float) -> StagingCounts:
+        """The staging code per thread of a tiled launch (memory.staging_code)."""
+        if self.halo is not None or not self.staged or self.shared_spec is None:
+            return StagingCounts()
+        return staging_code(self.shared_spec[4], self.tile_phases(row, threads))
 
 
 def loop_unroll_at(trace: Trace, loop: int, ratio: float = 1.0) -> int:

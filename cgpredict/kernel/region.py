@@ -44,7 +44,7 @@ class RegionSetup:
     factor: dict  # per block: work-size count / trace-size count (_block_factors)
     warps_per_batch: int  # warps resident on an SM at once (resident_warps)
     staged: tuple[StagedAccess, ...] = ()
-    shared_spec: tuple[int, float, int, float] | None = None  # see staging.staging_setup
+    shared_spec: tuple | None = None  # see staging.staging_setup
 
     @property
     def grid(self) -> int:

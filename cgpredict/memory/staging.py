@@ -18,6 +18,7 @@ from .shared import (
     param_row_layouts,
     staged_accesses,
 )
+from .staging_code import StagedTile, lane_shape
 
 __all__ = ["staging_setup"]
 
@@ -32,10 +33,11 @@ def staging_setup(
     launch: int = 0,
     warnings: list[str] | None = None,
 ):
-    """Staged accesses and (tile loop, staging loads per phase, tile bytes, phase divisor) of a
-    tiled kernel. ``extra`` stages arrays of an untiled kernel (the advisor's modelled tiling):
-    ``(array, R, C)`` for every kernel or ``(kernel name, array, R, C)`` for one; an array the
-    kernel's own pragma stages keeps the pragma's tile. Its innermost loop then counts tile
+    """Staged accesses and (tile loop, staging loads per phase, tile bytes, phase divisor,
+    ``staging_code.StagedTile`` of each array) of a tiled kernel. ``extra`` stages arrays of
+    an untiled kernel (the advisor's modelled tiling): ``(array, R, C)`` for every kernel
+    or ``(kernel name, array, R, C)`` for one; an array the kernel's own pragma stages keeps
+    the pragma's tile. Its innermost loop then counts tile
     phases every ``tile columns`` iterations.
 
     Only accesses inside the tile loop are staged (one before or after it stays a global access,
@@ -60,9 +62,25 @@ def staging_setup(
     used = {a.array for a in staged}
     hints = tuple(x for x in hints if x[0] in used)
     divisor = 1.0 if strip_mined else float(max(c for _, _, c in hints))
-    loads, nbytes = _tile_loads(trace, region, wt, block, staged, layouts, tile_loop.id,
-                                divisor, launch)
-    return staged, (tile_loop.id, float(loads), nbytes, divisor)
+    per_array, nbytes = _tile_loads(trace, region, wt, block, staged, layouts, tile_loop.id,
+                                    divisor, launch)
+    tiles = _tiles(wt, staged, layouts, per_array)
+    return staged, (tile_loop.id, float(sum(per_array.values())), nbytes, divisor, tiles)
+
+
+def _tiles(wt: WarpTrace, staged, layouts: dict, per_array: dict[str, int]) -> tuple:
+    """The ``staging_code.StagedTile`` of every tile a block stages: one per staged array and
+    shape of a warp's lanes on it (``A[i][k]`` and ``A[j][k]`` are two tiles of ``A``), the
+    array's staging loads per phase shared among its tiles."""
+    shapes: dict[str, set[str]] = {}
+    for a in staged:
+        elem = layouts[a.array].elem_bytes if a.array in layouts else 4
+        shapes.setdefault(a.array, set()).add(lane_shape(wt, [a.sid], elem))
+    return tuple(
+        StagedTile(array=arr, loads_per_phase=n / len(shapes[arr]), lanes=shape)
+        for arr, n in sorted(per_array.items())
+        for shape in sorted(shapes.get(arr, {"broadcast"}))
+    )
 
 
 def _hints(info, extra: tuple) -> tuple:
@@ -157,9 +175,9 @@ def _inside(h, info, staged, tile_loop, warnings: list[str]) -> tuple:
 
 
 def _tile_loads(trace: Trace, region: int, wt: WarpTrace, block: Block, staged, layouts: dict,
-                tile_loop: int, divisor: float, launch: int) -> tuple[int, int]:
-    """Staging loads per thread and tile bytes of one block per tile phase: the distinct
-    elements of each array a block touches, over the phases of the launch."""
+                tile_loop: int, divisor: float, launch: int) -> tuple[dict[str, int], int]:
+    """Staging loads per thread of each array and tile bytes of one block per tile phase:
+    the distinct elements of each array a block touches, over the phases of the launch."""
     used = {a.array for a in staged}
     mapped = mapped_loops(trace, region)[1 if wt.grid_dims == 2 else 0]
     threads = float(trace.loop_iters[launch, mapped].sum())
@@ -169,10 +187,11 @@ def _tile_loads(trace: Trace, region: int, wt: WarpTrace, block: Block, staged, 
     sids: dict[str, list[int]] = {}
     for a in staged:
         sids.setdefault(a.array, []).append(a.sid)
-    loads, nbytes = 0, 0
+    loads: dict[str, int] = {}
+    nbytes = 0
     for arr, (fp, active) in block_footprints(wt, sids, elem).items():
         per_phase = fp / phases
-        loads += math.ceil(per_phase / active - 1e-9)
+        loads[arr] = math.ceil(per_phase / active - 1e-9)
         tile = math.ceil(per_phase * block.threads / active - 1e-9)
         if arr in layouts:  # a tile never holds more than the whole array
             tile = min(tile, math.prod(layouts[arr].dims))

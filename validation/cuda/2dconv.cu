@@ -1,6 +1,8 @@
 // 2dconv.cu -- CUDA reference port of polybench_c/2dconv.c: 3x3 convolution of the interior.
 // Kernel `conv2d`: 2-D grid over the interior points (as the C loops, i = 1 .. NI-2 -> y,
 // j = 1 .. NJ-2 -> x: thread (0, 0) computes B[1][1]); no per-thread loop.
+// Sizes: loop bounds and guards are run-time kernel parameters, array strides compile-time
+// macros, as PolyBench/GPU does (common.cuh, "Sizes").
 #include "common.cuh"
 
 #ifndef NI
@@ -12,13 +14,13 @@
 
 static const int GRID_DIMS = 2;
 
-__global__ void conv2d_kernel(CGP_CONST float* CGP_RESTRICT A, float* CGP_RESTRICT B) {
+__global__ void conv2d_kernel(int ni, int nj, CGP_CONST float* CGP_RESTRICT A, float* CGP_RESTRICT B) {
   const float c11 = 0.2f, c21 = 0.5f, c31 = -0.8f;
   const float c12 = -0.3f, c22 = 0.6f, c32 = -0.9f;
   const float c13 = 0.4f, c23 = 0.7f, c33 = 0.1f;
   int j = 1 + blockIdx.x * blockDim.x + threadIdx.x;
   int i = 1 + blockIdx.y * blockDim.y + threadIdx.y;
-  if (i < NI - 1 && j < NJ - 1) {
+  if (i < ni - 1 && j < nj - 1) {
     B[i * NJ + j] = c11 * A[(i - 1) * NJ + (j - 1)] + c21 * A[(i - 1) * NJ + j] + c31 * A[(i - 1) * NJ + (j + 1)] + c12 * A[i * NJ + (j - 1)] + c22 * A[i * NJ + j] + c32 * A[i * NJ + (j + 1)] + c13 * A[(i + 1) * NJ + (j - 1)] + c23 * A[(i + 1) * NJ + j] + c33 * A[(i + 1) * NJ + (j + 1)];
   }
 }
@@ -48,7 +50,7 @@ int main(int argc, char** argv) {
   auto reset = [&] { dA.upload(A); dB.zero(); };
   auto run = [&](cgp::Recorder& rec) {
     dim3 block = cgp::block2d(opt), grid = cgp::grid2d(opt, NI - 2, NJ - 2);
-    rec.launch("conv2d", [&] { conv2d_kernel<<<grid, block>>>(dA, dB); });
+    rec.launch("conv2d", [&] { conv2d_kernel<<<grid, block>>>(NI, NJ, dA, dB); });
   };
   auto check = [&] {
     std::vector<float> B((size_t)NI * NJ, 0.0f);

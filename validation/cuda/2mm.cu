@@ -1,5 +1,7 @@
 // 2mm.cu -- CUDA reference port of polybench_c/2mm.c: C = A * B, E = C * D.
 // Kernels `mm2_k1` (over C) and `mm2_k2` (over E): 2-D grids, i -> y, j -> x; k sequential.
+// Sizes: loop bounds and guards are run-time kernel parameters, array strides compile-time
+// macros, as PolyBench/GPU does (common.cuh, "Sizes").
 #include "common.cuh"
 
 #ifndef NI
@@ -17,24 +19,24 @@
 
 static const int GRID_DIMS = 2;
 
-__global__ void mm2_k1(CGP_CONST float* CGP_RESTRICT A, CGP_CONST float* CGP_RESTRICT B,
+__global__ void mm2_k1(int ni, int nj, int nk, CGP_CONST float* CGP_RESTRICT A, CGP_CONST float* CGP_RESTRICT B,
                        float* CGP_RESTRICT C) {
   int j = blockIdx.x * blockDim.x + threadIdx.x;
   int i = blockIdx.y * blockDim.y + threadIdx.y;
-  if (i < NI && j < NJ) {
+  if (i < ni && j < nj) {
     C[i * NJ + j] = 0.0f;
-    for (int k = 0; k < NK; k++)
+    for (int k = 0; k < nk; k++)
       C[i * NJ + j] += A[i * NK + k] * B[k * NJ + j];
   }
 }
 
-__global__ void mm2_k2(CGP_CONST float* CGP_RESTRICT C, CGP_CONST float* CGP_RESTRICT D,
+__global__ void mm2_k2(int ni, int nj, int nl, CGP_CONST float* CGP_RESTRICT C, CGP_CONST float* CGP_RESTRICT D,
                        float* CGP_RESTRICT E) {
   int j = blockIdx.x * blockDim.x + threadIdx.x;
   int i = blockIdx.y * blockDim.y + threadIdx.y;
-  if (i < NI && j < NL) {
+  if (i < ni && j < nl) {
     E[i * NL + j] = 0.0f;
-    for (int k = 0; k < NJ; k++)
+    for (int k = 0; k < nj; k++)
       E[i * NL + j] += C[i * NJ + k] * D[k * NL + j];
   }
 }
@@ -80,8 +82,8 @@ int main(int argc, char** argv) {
   auto run = [&](cgp::Recorder& rec) {
     dim3 block = cgp::block2d(opt);
     dim3 g1 = cgp::grid2d(opt, NI, NJ), g2 = cgp::grid2d(opt, NI, NL);
-    rec.launch("mm2_k1", [&] { mm2_k1<<<g1, block>>>(dA, dB, dC); });
-    rec.launch("mm2_k2", [&] { mm2_k2<<<g2, block>>>(dC, dD, dE); });
+    rec.launch("mm2_k1", [&] { mm2_k1<<<g1, block>>>(NI, NJ, NK, dA, dB, dC); });
+    rec.launch("mm2_k2", [&] { mm2_k2<<<g2, block>>>(NI, NJ, NL, dC, dD, dE); });
   };
   auto check = [&] {
     std::vector<float> C((size_t)NI * NJ), E((size_t)NI * NL);

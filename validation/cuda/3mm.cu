@@ -1,5 +1,7 @@
 // 3mm.cu -- CUDA reference port of polybench_c/3mm.c: E = A * B, F = C * D, G = E * F.
 // Kernels `mm3_k1`, `mm3_k2`, `mm3_k3`: 2-D grids, i -> y, j -> x; k sequential.
+// Sizes: loop bounds and guards are run-time kernel parameters, array strides compile-time
+// macros, as PolyBench/GPU does (common.cuh, "Sizes").
 #include "common.cuh"
 
 #ifndef NI
@@ -20,35 +22,35 @@
 
 static const int GRID_DIMS = 2;
 
-__global__ void mm3_k1(CGP_CONST float* CGP_RESTRICT A, CGP_CONST float* CGP_RESTRICT B,
+__global__ void mm3_k1(int ni, int nj, int nk, CGP_CONST float* CGP_RESTRICT A, CGP_CONST float* CGP_RESTRICT B,
                        float* CGP_RESTRICT E) {
   int j = blockIdx.x * blockDim.x + threadIdx.x;
   int i = blockIdx.y * blockDim.y + threadIdx.y;
-  if (i < NI && j < NJ) {
+  if (i < ni && j < nj) {
     E[i * NJ + j] = 0.0f;
-    for (int k = 0; k < NK; k++)
+    for (int k = 0; k < nk; k++)
       E[i * NJ + j] += A[i * NK + k] * B[k * NJ + j];
   }
 }
 
-__global__ void mm3_k2(CGP_CONST float* CGP_RESTRICT C, CGP_CONST float* CGP_RESTRICT D,
+__global__ void mm3_k2(int nj, int nl, int nm, CGP_CONST float* CGP_RESTRICT C, CGP_CONST float* CGP_RESTRICT D,
                        float* CGP_RESTRICT F) {
   int j = blockIdx.x * blockDim.x + threadIdx.x;
   int i = blockIdx.y * blockDim.y + threadIdx.y;
-  if (i < NJ && j < NL) {
+  if (i < nj && j < nl) {
     F[i * NL + j] = 0.0f;
-    for (int k = 0; k < NM; k++)
+    for (int k = 0; k < nm; k++)
       F[i * NL + j] += C[i * NM + k] * D[k * NL + j];
   }
 }
 
-__global__ void mm3_k3(CGP_CONST float* CGP_RESTRICT E, CGP_CONST float* CGP_RESTRICT F,
+__global__ void mm3_k3(int ni, int nj, int nl, CGP_CONST float* CGP_RESTRICT E, CGP_CONST float* CGP_RESTRICT F,
                        float* CGP_RESTRICT G) {
   int j = blockIdx.x * blockDim.x + threadIdx.x;
   int i = blockIdx.y * blockDim.y + threadIdx.y;
-  if (i < NI && j < NL) {
+  if (i < ni && j < nl) {
     G[i * NL + j] = 0.0f;
-    for (int k = 0; k < NJ; k++)
+    for (int k = 0; k < nj; k++)
       G[i * NL + j] += E[i * NJ + k] * F[k * NL + j];
   }
 }
@@ -110,9 +112,9 @@ int main(int argc, char** argv) {
     dim3 block = cgp::block2d(opt);
     dim3 g1 = cgp::grid2d(opt, NI, NJ), g2 = cgp::grid2d(opt, NJ, NL),
          g3 = cgp::grid2d(opt, NI, NL);
-    rec.launch("mm3_k1", [&] { mm3_k1<<<g1, block>>>(dA, dB, dE); });
-    rec.launch("mm3_k2", [&] { mm3_k2<<<g2, block>>>(dC, dD, dF); });
-    rec.launch("mm3_k3", [&] { mm3_k3<<<g3, block>>>(dE, dF, dG); });
+    rec.launch("mm3_k1", [&] { mm3_k1<<<g1, block>>>(NI, NJ, NK, dA, dB, dE); });
+    rec.launch("mm3_k2", [&] { mm3_k2<<<g2, block>>>(NJ, NL, NM, dC, dD, dF); });
+    rec.launch("mm3_k3", [&] { mm3_k3<<<g3, block>>>(NI, NJ, NL, dE, dF, dG); });
   };
   auto check = [&] {
     std::vector<float> E((size_t)NI * NJ), F((size_t)NJ * NL), G((size_t)NI * NL);

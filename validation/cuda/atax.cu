@@ -1,6 +1,8 @@
 // atax.cu -- CUDA reference port of polybench_c/atax.c: tmp = A * x, y = A^T * tmp.
 // Kernels `atax_k1` (1-D grid over i) and `atax_k2` (1-D grid over j); the other loop is
 // sequential per thread.
+// Sizes: loop bounds and guards are run-time kernel parameters, array strides compile-time
+// macros, as PolyBench/GPU does (common.cuh, "Sizes").
 #include "common.cuh"
 
 #ifndef NX
@@ -12,22 +14,22 @@
 
 static const int GRID_DIMS = 1;
 
-__global__ void atax_k1(CGP_CONST float* CGP_RESTRICT A, CGP_CONST float* CGP_RESTRICT x,
+__global__ void atax_k1(int nx, int ny, CGP_CONST float* CGP_RESTRICT A, CGP_CONST float* CGP_RESTRICT x,
                         float* CGP_RESTRICT tmp) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < NX) {
+  if (i < nx) {
     tmp[i] = 0.0f;
-    for (int j = 0; j < NY; j++)
+    for (int j = 0; j < ny; j++)
       tmp[i] += A[i * NY + j] * x[j];
   }
 }
 
-__global__ void atax_k2(CGP_CONST float* CGP_RESTRICT A, CGP_CONST float* CGP_RESTRICT tmp,
+__global__ void atax_k2(int nx, int ny, CGP_CONST float* CGP_RESTRICT A, CGP_CONST float* CGP_RESTRICT tmp,
                         float* CGP_RESTRICT y) {
   int j = blockIdx.x * blockDim.x + threadIdx.x;
-  if (j < NY) {
+  if (j < ny) {
     y[j] = 0.0f;
-    for (int i = 0; i < NX; i++)
+    for (int i = 0; i < nx; i++)
       y[j] += A[i * NY + j] * tmp[i];
   }
 }
@@ -63,8 +65,8 @@ int main(int argc, char** argv) {
   auto run = [&](cgp::Recorder& rec) {
     dim3 block = cgp::block1d(opt);
     dim3 g1 = cgp::grid1d(opt, NX), g2 = cgp::grid1d(opt, NY);
-    rec.launch("atax_k1", [&] { atax_k1<<<g1, block>>>(dA, dx, dtmp); });
-    rec.launch("atax_k2", [&] { atax_k2<<<g2, block>>>(dA, dtmp, dy); });
+    rec.launch("atax_k1", [&] { atax_k1<<<g1, block>>>(NX, NY, dA, dx, dtmp); });
+    rec.launch("atax_k2", [&] { atax_k2<<<g2, block>>>(NX, NY, dA, dtmp, dy); });
   };
   auto check = [&] {
     std::vector<float> tmp(NX), y(NY);

@@ -1,6 +1,8 @@
 // bicg.cu -- CUDA reference port of polybench_c/bicg.c: s = A^T * r, q = A * p.
 // Kernels `bicg_k1` (1-D grid over j) and `bicg_k2` (1-D grid over i); the other loop is
 // sequential per thread.
+// Sizes: loop bounds and guards are run-time kernel parameters, array strides compile-time
+// macros, as PolyBench/GPU does (common.cuh, "Sizes").
 #include "common.cuh"
 
 #ifndef NX
@@ -12,22 +14,22 @@
 
 static const int GRID_DIMS = 1;
 
-__global__ void bicg_k1(CGP_CONST float* CGP_RESTRICT A, CGP_CONST float* CGP_RESTRICT r,
+__global__ void bicg_k1(int nx, int ny, CGP_CONST float* CGP_RESTRICT A, CGP_CONST float* CGP_RESTRICT r,
                         float* CGP_RESTRICT s) {
   int j = blockIdx.x * blockDim.x + threadIdx.x;
-  if (j < NY) {
+  if (j < ny) {
     s[j] = 0.0f;
-    for (int i = 0; i < NX; i++)
+    for (int i = 0; i < nx; i++)
       s[j] += A[i * NY + j] * r[i];
   }
 }
 
-__global__ void bicg_k2(CGP_CONST float* CGP_RESTRICT A, CGP_CONST float* CGP_RESTRICT p,
+__global__ void bicg_k2(int nx, int ny, CGP_CONST float* CGP_RESTRICT A, CGP_CONST float* CGP_RESTRICT p,
                         float* CGP_RESTRICT q) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < NX) {
+  if (i < nx) {
     q[i] = 0.0f;
-    for (int j = 0; j < NY; j++)
+    for (int j = 0; j < ny; j++)
       q[i] += A[i * NY + j] * p[j];
   }
 }
@@ -66,8 +68,8 @@ int main(int argc, char** argv) {
   auto run = [&](cgp::Recorder& rec) {
     dim3 block = cgp::block1d(opt);
     dim3 g1 = cgp::grid1d(opt, NY), g2 = cgp::grid1d(opt, NX);
-    rec.launch("bicg_k1", [&] { bicg_k1<<<g1, block>>>(dA, dr, ds); });
-    rec.launch("bicg_k2", [&] { bicg_k2<<<g2, block>>>(dA, dp, dq); });
+    rec.launch("bicg_k1", [&] { bicg_k1<<<g1, block>>>(NX, NY, dA, dr, ds); });
+    rec.launch("bicg_k2", [&] { bicg_k2<<<g2, block>>>(NX, NY, dA, dp, dq); });
   };
   auto check = [&] {
     std::vector<float> s(NY), q(NX);

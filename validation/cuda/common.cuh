@@ -39,6 +39,18 @@
 #include <vector>
 
 // ---------------------------------------------------------------------------------------------
+// Sizes. The measured binaries are PolyBench/GPU 1.0 as PolyBench-ACC distributes it
+// (/work/shared/measurements/README.md), built with `nvcc -O3` and no -D but the sizes: each
+// kernel takes the sizes as int parameters (`gemm_kernel(int ni, int nj, int nk, ...)`) and
+// bounds its loops and guards by `_PB_NK` = POLYBENCH_LOOP_BOUND(NK, nk), which is the run-time
+// `nk` unless POLYBENCH_USE_SCALAR_LB is defined (it is not: CUDA/utilities/polybench.h and
+// common.mk); its array strides are the macros (`c[i * NJ + j]`). The ports here do the same:
+// loop bounds and guards are kernel parameters, strides and the sizes of host arrays macros. So
+// nvcc does not know a per-thread loop's trip count: it unrolls it 4 times with a remainder
+// loop and a zero-trip check, and keeps a store before the loop that the loop overwrites (the
+// loop may run no iteration). One exception, as measured: SYR2K's kernel bounds its k loop and
+// guard by NI and NJ themselves (syr2k.cu).
+// ---------------------------------------------------------------------------------------------
 // Which CUDA port is built (cgpredict --port plain|restrict).
 //   * default (plain): every array reaches a kernel as a plain `float*` parameter, without
 //     `const` or `__restrict__`, exactly as in PolyBench/GPU, whose times are measured. nvcc must

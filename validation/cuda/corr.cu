@@ -3,6 +3,8 @@
 // Kernels: `corr_mean`, `corr_std` (1-D grids over j), `corr_reduce` (2-D grid, i -> y,
 // j -> x), `corr_corr` (1-D grid over ja = 0 .. M-2; jb and i sequential per thread).
 // symmat[M-1][M-1] = 1 is set on the host afterwards (untimed), as in the C file.
+// Sizes: loop bounds and guards are run-time kernel parameters, array strides compile-time
+// macros, as PolyBench/GPU does (common.cuh, "Sizes").
 #include "common.cuh"
 
 #ifndef M
@@ -17,22 +19,22 @@
 
 static const int GRID_DIMS = 1;
 
-__global__ void corr_mean(CGP_CONST float* CGP_RESTRICT data, float* CGP_RESTRICT mean) {
+__global__ void corr_mean(int m, int n, CGP_CONST float* CGP_RESTRICT data, float* CGP_RESTRICT mean) {
   int j = blockIdx.x * blockDim.x + threadIdx.x;
-  if (j < M) {
+  if (j < m) {
     mean[j] = 0.0f;
-    for (int i = 0; i < N; i++)
+    for (int i = 0; i < n; i++)
       mean[j] += data[i * M + j];
     mean[j] /= FLOAT_N;
   }
 }
 
-__global__ void corr_std(CGP_CONST float* CGP_RESTRICT data, CGP_CONST float* CGP_RESTRICT mean,
+__global__ void corr_std(int m, int n, CGP_CONST float* CGP_RESTRICT data, CGP_CONST float* CGP_RESTRICT mean,
                          float* CGP_RESTRICT stddev) {
   int j = blockIdx.x * blockDim.x + threadIdx.x;
-  if (j < M) {
+  if (j < m) {
     stddev[j] = 0.0f;
-    for (int i = 0; i < N; i++)
+    for (int i = 0; i < n; i++)
       stddev[j] += (data[i * M + j] - mean[j]) * (data[i * M + j] - mean[j]);
     stddev[j] /= FLOAT_N;
     stddev[j] = sqrtf(stddev[j]);
@@ -41,23 +43,23 @@ __global__ void corr_std(CGP_CONST float* CGP_RESTRICT data, CGP_CONST float* CG
   }
 }
 
-__global__ void corr_reduce(float* CGP_RESTRICT data, CGP_CONST float* CGP_RESTRICT mean,
+__global__ void corr_reduce(int m, int n, float* CGP_RESTRICT data, CGP_CONST float* CGP_RESTRICT mean,
                             CGP_CONST float* CGP_RESTRICT stddev) {
   int j = blockIdx.x * blockDim.x + threadIdx.x;
   int i = blockIdx.y * blockDim.y + threadIdx.y;
-  if (i < N && j < M) {
+  if (i < n && j < m) {
     data[i * M + j] -= mean[j];
     data[i * M + j] /= sqrtf(FLOAT_N) * stddev[j];
   }
 }
 
-__global__ void corr_corr(CGP_CONST float* CGP_RESTRICT data, float* CGP_RESTRICT symmat) {
+__global__ void corr_corr(int m, int n, CGP_CONST float* CGP_RESTRICT data, float* CGP_RESTRICT symmat) {
   int ja = blockIdx.x * blockDim.x + threadIdx.x;
-  if (ja < M - 1) {
+  if (ja < m - 1) {
     symmat[ja * M + ja] = 1.0f;
-    for (int jb = ja + 1; jb < M; jb++) {
+    for (int jb = ja + 1; jb < m; jb++) {
       symmat[ja * M + jb] = 0.0f;
-      for (int i = 0; i < N; i++)
+      for (int i = 0; i < n; i++)
         symmat[ja * M + jb] += data[i * M + ja] * data[i * M + jb];
       symmat[jb * M + ja] = symmat[ja * M + jb];
     }
@@ -114,10 +116,10 @@ int main(int argc, char** argv) {
   auto run = [&](cgp::Recorder& rec) {
     dim3 b1 = cgp::block1d(opt), b2 = cgp::block2d(opt);
     dim3 gm = cgp::grid1d(opt, M), gr = cgp::grid2d(opt, N, M), gc = cgp::grid1d(opt, M - 1);
-    rec.launch("corr_mean", [&] { corr_mean<<<gm, b1>>>(ddata, dmean); });
-    rec.launch("corr_std", [&] { corr_std<<<gm, b1>>>(ddata, dmean, dstd); });
-    rec.launch("corr_reduce", [&] { corr_reduce<<<gr, b2>>>(ddata, dmean, dstd); });
-    rec.launch("corr_corr", [&] { corr_corr<<<gc, b1>>>(ddata, dsym); });
+    rec.launch("corr_mean", [&] { corr_mean<<<gm, b1>>>(M, N, ddata, dmean); });
+    rec.launch("corr_std", [&] { corr_std<<<gm, b1>>>(M, N, ddata, dmean, dstd); });
+    rec.launch("corr_reduce", [&] { corr_reduce<<<gr, b2>>>(M, N, ddata, dmean, dstd); });
+    rec.launch("corr_corr", [&] { corr_corr<<<gc, b1>>>(M, N, ddata, dsym); });
   };
   auto check = [&] {
     std::vector<float> d = data, mean(M), stddev(M), sym((size_t)M * M, 0.0f);

@@ -2,6 +2,8 @@
 // N observations (FLOAT_N = N as in the C file; sums not divided by N - 1).
 // Kernels: `covar_mean` (1-D grid over j), `covar_reduce` (2-D grid, i -> y, j -> x),
 // `covar_covar` (1-D grid over ja; jb and i sequential per thread).
+// Sizes: loop bounds and guards are run-time kernel parameters, array strides compile-time
+// macros, as PolyBench/GPU does (common.cuh, "Sizes").
 #include "common.cuh"
 
 #ifndef M
@@ -15,30 +17,30 @@
 
 static const int GRID_DIMS = 1;
 
-__global__ void covar_mean(CGP_CONST float* CGP_RESTRICT data, float* CGP_RESTRICT mean) {
+__global__ void covar_mean(int m, int n, CGP_CONST float* CGP_RESTRICT data, float* CGP_RESTRICT mean) {
   int j = blockIdx.x * blockDim.x + threadIdx.x;
-  if (j < M) {
+  if (j < m) {
     mean[j] = 0.0f;
-    for (int i = 0; i < N; i++)
+    for (int i = 0; i < n; i++)
       mean[j] += data[i * M + j];
     mean[j] /= FLOAT_N;
   }
 }
 
-__global__ void covar_reduce(float* CGP_RESTRICT data, CGP_CONST float* CGP_RESTRICT mean) {
+__global__ void covar_reduce(int m, int n, float* CGP_RESTRICT data, CGP_CONST float* CGP_RESTRICT mean) {
   int j = blockIdx.x * blockDim.x + threadIdx.x;
   int i = blockIdx.y * blockDim.y + threadIdx.y;
-  if (i < N && j < M) {
+  if (i < n && j < m) {
     data[i * M + j] -= mean[j];
   }
 }
 
-__global__ void covar_covar(CGP_CONST float* CGP_RESTRICT data, float* CGP_RESTRICT symmat) {
+__global__ void covar_covar(int m, int n, CGP_CONST float* CGP_RESTRICT data, float* CGP_RESTRICT symmat) {
   int ja = blockIdx.x * blockDim.x + threadIdx.x;
-  if (ja < M) {
-    for (int jb = ja; jb < M; jb++) {
+  if (ja < m) {
+    for (int jb = ja; jb < m; jb++) {
       symmat[ja * M + jb] = 0.0f;
-      for (int i = 0; i < N; i++)
+      for (int i = 0; i < n; i++)
         symmat[ja * M + jb] += data[i * M + ja] * data[i * M + jb];
       symmat[jb * M + ja] = symmat[ja * M + jb];
     }
@@ -83,9 +85,9 @@ int main(int argc, char** argv) {
   auto run = [&](cgp::Recorder& rec) {
     dim3 b1 = cgp::block1d(opt), b2 = cgp::block2d(opt);
     dim3 gm = cgp::grid1d(opt, M), gr = cgp::grid2d(opt, N, M);
-    rec.launch("covar_mean", [&] { covar_mean<<<gm, b1>>>(ddata, dmean); });
-    rec.launch("covar_reduce", [&] { covar_reduce<<<gr, b2>>>(ddata, dmean); });
-    rec.launch("covar_covar", [&] { covar_covar<<<gm, b1>>>(ddata, dsym); });
+    rec.launch("covar_mean", [&] { covar_mean<<<gm, b1>>>(M, N, ddata, dmean); });
+    rec.launch("covar_reduce", [&] { covar_reduce<<<gr, b2>>>(M, N, ddata, dmean); });
+    rec.launch("covar_covar", [&] { covar_covar<<<gm, b1>>>(M, N, ddata, dsym); });
   };
   auto check = [&] {
     std::vector<float> d = data, mean(M), sym((size_t)M * M, 0.0f);

@@ -1,5 +1,7 @@
 // dct1d.cu -- CUDA reference port of polybench_c/dct1d.c: Y = C * X with the DCT-II cosine
 // table C computed on the host. Kernel `dct1d`: 1-D grid over k; n sequential per thread.
+// Sizes: loop bounds and guards are run-time kernel parameters, array strides compile-time
+// macros, as the PolyBench/GPU ports do (common.cuh, "Sizes").
 #include "common.cuh"
 
 #ifndef N
@@ -10,13 +12,13 @@
 
 static const int GRID_DIMS = 1;
 
-__global__ void dct1d_kernel(CGP_CONST float* CGP_RESTRICT C, CGP_CONST float* CGP_RESTRICT X,
+__global__ void dct1d_kernel(int n, CGP_CONST float* CGP_RESTRICT C, CGP_CONST float* CGP_RESTRICT X,
                              float* CGP_RESTRICT Y) {
   int k = blockIdx.x * blockDim.x + threadIdx.x;
-  if (k < N) {
+  if (k < n) {
     Y[k] = 0.0f;
-    for (int n = 0; n < N; n++)
-      Y[k] += C[k * N + n] * X[n];
+    for (int m = 0; m < n; m++)
+      Y[k] += C[k * N + m] * X[m];
   }
 }
 
@@ -45,7 +47,7 @@ int main(int argc, char** argv) {
   auto reset = [&] { dC.upload(C); dX.upload(X); dY.zero(); };
   auto run = [&](cgp::Recorder& rec) {
     dim3 block = cgp::block1d(opt), grid = cgp::grid1d(opt, N);
-    rec.launch("dct1d", [&] { dct1d_kernel<<<grid, block>>>(dC, dX, dY); });
+    rec.launch("dct1d", [&] { dct1d_kernel<<<grid, block>>>(N, dC, dX, dY); });
   };
   auto check = [&] {
     std::vector<float> Y(N);

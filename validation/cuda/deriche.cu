@@ -3,6 +3,8 @@
 // `deriche_hsum` (2-D grid, i -> y, j -> x), `deriche_vfwd`, `deriche_vbwd` (1-D grids over j;
 // i sequential per thread), `deriche_vsum` (2-D grid). The filter coefficients are computed on
 // the host exactly as in the C file and passed as kernel arguments.
+// Sizes: loop bounds and guards are run-time kernel parameters, array strides compile-time
+// macros, as the PolyBench/GPU ports do (common.cuh, "Sizes").
 #include "common.cuh"
 
 #ifndef W
@@ -37,13 +39,13 @@ static Coef coefficients() {
   return c;
 }
 
-__global__ void deriche_hfwd(Coef c, CGP_CONST float* CGP_RESTRICT imgIn, float* CGP_RESTRICT Y1) {
+__global__ void deriche_hfwd(int w, int h, Coef c, CGP_CONST float* CGP_RESTRICT imgIn, float* CGP_RESTRICT Y1) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < W) {
+  if (i < w) {
     float ym1 = 0.0f;
     float ym2 = 0.0f;
     float xm1 = 0.0f;
-    for (int j = 0; j < H; j++) {
+    for (int j = 0; j < h; j++) {
       Y1[i * H + j] = c.a1 * imgIn[i * H + j] + c.a2 * xm1 + c.b1 * ym1 + c.b2 * ym2;
       xm1 = imgIn[i * H + j];
       ym2 = ym1;
@@ -52,14 +54,14 @@ __global__ void deriche_hfwd(Coef c, CGP_CONST float* CGP_RESTRICT imgIn, float*
   }
 }
 
-__global__ void deriche_hbwd(Coef c, CGP_CONST float* CGP_RESTRICT imgIn, float* CGP_RESTRICT Y2) {
+__global__ void deriche_hbwd(int w, int h, Coef c, CGP_CONST float* CGP_RESTRICT imgIn, float* CGP_RESTRICT Y2) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < W) {
+  if (i < w) {
     float yp1 = 0.0f;
     float yp2 = 0.0f;
     float xp1 = 0.0f;
     float xp2 = 0.0f;
-    for (int j = H - 1; j >= 0; j--) {
+    for (int j = h - 1; j >= 0; j--) {
       Y2[i * H + j] = c.a3 * xp1 + c.a4 * xp2 + c.b1 * yp1 + c.b2 * yp2;
       xp2 = xp1;
       xp1 = imgIn[i * H + j];
@@ -69,23 +71,23 @@ __global__ void deriche_hbwd(Coef c, CGP_CONST float* CGP_RESTRICT imgIn, float*
   }
 }
 
-__global__ void deriche_sum(float cc, CGP_CONST float* CGP_RESTRICT Y1,
+__global__ void deriche_sum(int w, int h, float cc, CGP_CONST float* CGP_RESTRICT Y1,
                             CGP_CONST float* CGP_RESTRICT Y2,
                             float* CGP_RESTRICT imgOut) {
   int j = blockIdx.x * blockDim.x + threadIdx.x;
   int i = blockIdx.y * blockDim.y + threadIdx.y;
-  if (i < W && j < H) {
+  if (i < w && j < h) {
     imgOut[i * H + j] = cc * (Y1[i * H + j] + Y2[i * H + j]);
   }
 }
 
-__global__ void deriche_vfwd(Coef c, CGP_CONST float* CGP_RESTRICT imgOut, float* CGP_RESTRICT Y1) {
+__global__ void deriche_vfwd(int w, int h, Coef c, CGP_CONST float* CGP_RESTRICT imgOut, float* CGP_RESTRICT Y1) {
   int j = blockIdx.x * blockDim.x + threadIdx.x;
-  if (j < H) {
+  if (j < h) {
     float tm1 = 0.0f;
     float ym1 = 0.0f;
     float ym2 = 0.0f;
-    for (int i = 0; i < W; i++) {
+    for (int i = 0; i < w; i++) {
       Y1[i * H + j] = c.a5 * imgOut[i * H + j] + c.a6 * tm1 + c.b1 * ym1 + c.b2 * ym2;
       tm1 = imgOut[i * H + j];
       ym2 = ym1;
@@ -94,14 +96,14 @@ __global__ void deriche_vfwd(Coef c, CGP_CONST float* CGP_RESTRICT imgOut, float
   }
 }
 
-__global__ void deriche_vbwd(Coef c, CGP_CONST float* CGP_RESTRICT imgOut, float* CGP_RESTRICT Y2) {
+__global__ void deriche_vbwd(int w, int h, Coef c, CGP_CONST float* CGP_RESTRICT imgOut, float* CGP_RESTRICT Y2) {
   int j = blockIdx.x * blockDim.x + threadIdx.x;
-  if (j < H) {
+  if (j < h) {
     float tp1 = 0.0f;
     float tp2 = 0.0f;
     float yp1 = 0.0f;
     float yp2 = 0.0f;
-    for (int i = W - 1; i >= 0; i--) {
+    for (int i = w - 1; i >= 0; i--) {
       Y2[i * H + j] = c.a7 * tp1 + c.a8 * tp2 + c.b1 * yp1 + c.b2 * yp2;
       tp2 = tp1;
       tp1 = imgOut[i * H + j];
@@ -189,12 +191,12 @@ int main(int argc, char** argv) {
   auto run = [&](cgp::Recorder& rec) {
     dim3 b1 = cgp::block1d(opt), b2 = cgp::block2d(opt);
     dim3 gw = cgp::grid1d(opt, W), gh = cgp::grid1d(opt, H), g2 = cgp::grid2d(opt, W, H);
-    rec.launch("deriche_hfwd", [&] { deriche_hfwd<<<gw, b1>>>(c, dIn, dY1); });
-    rec.launch("deriche_hbwd", [&] { deriche_hbwd<<<gw, b1>>>(c, dIn, dY2); });
-    rec.launch("deriche_hsum", [&] { deriche_sum<<<g2, b2>>>(c.c1, dY1, dY2, dOut); });
-    rec.launch("deriche_vfwd", [&] { deriche_vfwd<<<gh, b1>>>(c, dOut, dY1); });
-    rec.launch("deriche_vbwd", [&] { deriche_vbwd<<<gh, b1>>>(c, dOut, dY2); });
-    rec.launch("deriche_vsum", [&] { deriche_sum<<<g2, b2>>>(c.c2, dY1, dY2, dOut); });
+    rec.launch("deriche_hfwd", [&] { deriche_hfwd<<<gw, b1>>>(W, H, c, dIn, dY1); });
+    rec.launch("deriche_hbwd", [&] { deriche_hbwd<<<gw, b1>>>(W, H, c, dIn, dY2); });
+    rec.launch("deriche_hsum", [&] { deriche_sum<<<g2, b2>>>(W, H, c.c1, dY1, dY2, dOut); });
+    rec.launch("deriche_vfwd", [&] { deriche_vfwd<<<gh, b1>>>(W, H, c, dOut, dY1); });
+    rec.launch("deriche_vbwd", [&] { deriche_vbwd<<<gh, b1>>>(W, H, c, dOut, dY2); });
+    rec.launch("deriche_vsum", [&] { deriche_sum<<<g2, b2>>>(W, H, c.c2, dY1, dY2, dOut); });
   };
   auto check = [&] {
     std::vector<float> out(imgIn.size()), y1(imgIn.size()), y2(imgIn.size());

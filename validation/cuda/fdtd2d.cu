@@ -2,6 +2,8 @@
 // The host loops over t and launches three kernels per step (one launch per host iteration):
 // `fdtd_k1` (ey; 2-D grid over 0 <= i < NX, 0 <= j < NY), `fdtd_k2` (ex; 0 <= i < NX,
 // 1 <= j < NY), `fdtd_k3` (hz; 0 <= i < NX-1, 0 <= j < NY-1); i -> y, j -> x, no thread loops.
+// Sizes: loop bounds and guards are run-time kernel parameters, array strides compile-time
+// macros, as PolyBench/GPU does (common.cuh, "Sizes").
 #include "common.cuh"
 
 #ifndef NX
@@ -16,11 +18,11 @@
 
 static const int GRID_DIMS = 2;
 
-__global__ void fdtd_k1(CGP_CONST float* CGP_RESTRICT fict, float* CGP_RESTRICT ey,
+__global__ void fdtd_k1(int nx, int ny, CGP_CONST float* CGP_RESTRICT fict, float* CGP_RESTRICT ey,
                         CGP_CONST float* CGP_RESTRICT hz, int t) {
   int j = blockIdx.x * blockDim.x + threadIdx.x;
   int i = blockIdx.y * blockDim.y + threadIdx.y;
-  if (i < NX && j < NY) {
+  if (i < nx && j < ny) {
     if (i == 0)
       ey[i * NY + j] = fict[t];
     else
@@ -28,19 +30,19 @@ __global__ void fdtd_k1(CGP_CONST float* CGP_RESTRICT fict, float* CGP_RESTRICT 
   }
 }
 
-__global__ void fdtd_k2(float* CGP_RESTRICT ex, CGP_CONST float* CGP_RESTRICT hz) {
+__global__ void fdtd_k2(int nx, int ny, float* CGP_RESTRICT ex, CGP_CONST float* CGP_RESTRICT hz) {
   int j = 1 + blockIdx.x * blockDim.x + threadIdx.x;
   int i = blockIdx.y * blockDim.y + threadIdx.y;
-  if (i < NX && j < NY) {
+  if (i < nx && j < ny) {
     ex[i * NY + j] = ex[i * NY + j] - 0.5f * (hz[i * NY + j] - hz[i * NY + (j - 1)]);
   }
 }
 
-__global__ void fdtd_k3(CGP_CONST float* CGP_RESTRICT ex, CGP_CONST float* CGP_RESTRICT ey,
+__global__ void fdtd_k3(int nx, int ny, CGP_CONST float* CGP_RESTRICT ex, CGP_CONST float* CGP_RESTRICT ey,
                         float* CGP_RESTRICT hz) {
   int j = blockIdx.x * blockDim.x + threadIdx.x;
   int i = blockIdx.y * blockDim.y + threadIdx.y;
-  if (i < NX - 1 && j < NY - 1) {
+  if (i < nx - 1 && j < ny - 1) {
     hz[i * NY + j] = hz[i * NY + j] - 0.7f * (ex[i * NY + (j + 1)] - ex[i * NY + j] + ey[(i + 1) * NY + j] - ey[i * NY + j]);
   }
 }
@@ -92,9 +94,9 @@ int main(int argc, char** argv) {
     dim3 g1 = cgp::grid2d(opt, NX, NY), g2 = cgp::grid2d(opt, NX, NY - 1),
          g3 = cgp::grid2d(opt, NX - 1, NY - 1);
     for (long t : rec.host_loop(0, TMAX, {"fdtd_k1", "fdtd_k2", "fdtd_k3"})) {
-      rec.launch("fdtd_k1", [&] { fdtd_k1<<<g1, block>>>(dfict, dey, dhz, (int)t); });
-      rec.launch("fdtd_k2", [&] { fdtd_k2<<<g2, block>>>(dex, dhz); });
-      rec.launch("fdtd_k3", [&] { fdtd_k3<<<g3, block>>>(dex, dey, dhz); });
+      rec.launch("fdtd_k1", [&] { fdtd_k1<<<g1, block>>>(NX, NY, dfict, dey, dhz, (int)t); });
+      rec.launch("fdtd_k2", [&] { fdtd_k2<<<g2, block>>>(NX, NY, dex, dhz); });
+      rec.launch("fdtd_k3", [&] { fdtd_k3<<<g3, block>>>(NX, NY, dex, dey, dhz); });
     }
   };
   auto check = [&] {

@@ -1,5 +1,7 @@
 // gemm.cu -- CUDA reference port of polybench_c/gemm.c (C = alpha * A * B + beta * C).
 // Kernel `gemm`: 2-D grid, i -> y, j -> x; the k loop is sequential per thread.
+// Sizes: loop bounds and guards are run-time kernel parameters, array strides compile-time
+// macros, as PolyBench/GPU does (common.cuh, "Sizes").
 #include "common.cuh"
 
 #ifndef NI
@@ -14,13 +16,13 @@
 
 static const int GRID_DIMS = 2;
 
-__global__ void gemm_kernel(float alpha, float beta, CGP_CONST float* CGP_RESTRICT A,
+__global__ void gemm_kernel(int ni, int nj, int nk, float alpha, float beta, CGP_CONST float* CGP_RESTRICT A,
                             CGP_CONST float* CGP_RESTRICT B, float* CGP_RESTRICT C) {
   int j = blockIdx.x * blockDim.x + threadIdx.x;
   int i = blockIdx.y * blockDim.y + threadIdx.y;
-  if (i < NI && j < NJ) {
+  if (i < ni && j < nj) {
     C[i * NJ + j] *= beta;
-    for (int k = 0; k < NK; k++)
+    for (int k = 0; k < nk; k++)
       C[i * NJ + j] += alpha * A[i * NK + k] * B[k * NJ + j];
   }
 }
@@ -57,7 +59,7 @@ int main(int argc, char** argv) {
   auto reset = [&] { dA.upload(A); dB.upload(B); dC.upload(C); };
   auto run = [&](cgp::Recorder& rec) {
     dim3 block = cgp::block2d(opt), grid = cgp::grid2d(opt, NI, NJ);
-    rec.launch("gemm", [&] { gemm_kernel<<<grid, block>>>(alpha, beta, dA, dB, dC); });
+    rec.launch("gemm", [&] { gemm_kernel<<<grid, block>>>(NI, NJ, NK, alpha, beta, dA, dB, dC); });
   };
   auto check = [&] {
     std::vector<float> ref = C;

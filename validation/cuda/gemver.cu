@@ -2,6 +2,8 @@
 // A += u1 v1^T + u2 v2^T; x += beta A^T y + z; w += alpha A x.
 // Kernels: `gemver_k1` (2-D grid, i -> y, j -> x), `gemver_k2` and `gemver_k3` (1-D grids over
 // i; j sequential per thread).
+// Sizes: loop bounds and guards are run-time kernel parameters, array strides compile-time
+// macros, as PolyBench/GPU does (common.cuh, "Sizes").
 #include "common.cuh"
 
 #ifndef N
@@ -10,32 +12,32 @@
 
 static const int GRID_DIMS = 1;
 
-__global__ void gemver_k1(float* CGP_RESTRICT A, CGP_CONST float* CGP_RESTRICT u1,
+__global__ void gemver_k1(int n, float* CGP_RESTRICT A, CGP_CONST float* CGP_RESTRICT u1,
                           CGP_CONST float* CGP_RESTRICT v1, CGP_CONST float* CGP_RESTRICT u2,
                           CGP_CONST float* CGP_RESTRICT v2) {
   int j = blockIdx.x * blockDim.x + threadIdx.x;
   int i = blockIdx.y * blockDim.y + threadIdx.y;
-  if (i < N && j < N) {
+  if (i < n && j < n) {
     A[i * N + j] += u1[i] * v1[j] + u2[i] * v2[j];
   }
 }
 
-__global__ void gemver_k2(float beta, CGP_CONST float* CGP_RESTRICT A, float* CGP_RESTRICT x,
+__global__ void gemver_k2(int n, float beta, CGP_CONST float* CGP_RESTRICT A, float* CGP_RESTRICT x,
                           CGP_CONST float* CGP_RESTRICT y, CGP_CONST float* CGP_RESTRICT z) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < N) {
-    for (int j = 0; j < N; j++)
+  if (i < n) {
+    for (int j = 0; j < n; j++)
       x[i] += beta * A[j * N + i] * y[j];
     x[i] += z[i];
   }
 }
 
-__global__ void gemver_k3(float alpha, CGP_CONST float* CGP_RESTRICT A,
+__global__ void gemver_k3(int n, float alpha, CGP_CONST float* CGP_RESTRICT A,
                           CGP_CONST float* CGP_RESTRICT x,
                           float* CGP_RESTRICT w) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < N) {
-    for (int j = 0; j < N; j++)
+  if (i < n) {
+    for (int j = 0; j < n; j++)
       w[i] += alpha * A[i * N + j] * x[j];
   }
 }
@@ -91,9 +93,9 @@ int main(int argc, char** argv) {
   auto run = [&](cgp::Recorder& rec) {
     dim3 b1 = cgp::block1d(opt), b2 = cgp::block2d(opt);
     dim3 g1 = cgp::grid2d(opt, N, N), g = cgp::grid1d(opt, N);
-    rec.launch("gemver_k1", [&] { gemver_k1<<<g1, b2>>>(dA, du1, dv1, du2, dv2); });
-    rec.launch("gemver_k2", [&] { gemver_k2<<<g, b1>>>(beta, dA, dx, dy, dz); });
-    rec.launch("gemver_k3", [&] { gemver_k3<<<g, b1>>>(alpha, dA, dx, dw); });
+    rec.launch("gemver_k1", [&] { gemver_k1<<<g1, b2>>>(N, dA, du1, dv1, du2, dv2); });
+    rec.launch("gemver_k2", [&] { gemver_k2<<<g, b1>>>(N, beta, dA, dx, dy, dz); });
+    rec.launch("gemver_k3", [&] { gemver_k3<<<g, b1>>>(N, alpha, dA, dx, dw); });
   };
   auto check = [&] {
     std::vector<float> rA = A;

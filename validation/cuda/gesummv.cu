@@ -1,5 +1,7 @@
 // gesummv.cu -- CUDA reference port of polybench_c/gesummv.c: y = alpha * A * x + beta * B * x.
 // Kernel `gesummv`: 1-D grid over i; j sequential per thread.
+// Sizes: loop bounds and guards are run-time kernel parameters, array strides compile-time
+// macros, as PolyBench/GPU does (common.cuh, "Sizes").
 #include "common.cuh"
 
 #ifndef N
@@ -8,14 +10,14 @@
 
 static const int GRID_DIMS = 1;
 
-__global__ void gesummv_kernel(float alpha, float beta, CGP_CONST float* CGP_RESTRICT A,
+__global__ void gesummv_kernel(int n, float alpha, float beta, CGP_CONST float* CGP_RESTRICT A,
                                CGP_CONST float* CGP_RESTRICT B, CGP_CONST float* CGP_RESTRICT x,
                                float* CGP_RESTRICT y, float* CGP_RESTRICT tmp) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < N) {
+  if (i < n) {
     tmp[i] = 0.0f;
     y[i] = 0.0f;
-    for (int j = 0; j < N; j++) {
+    for (int j = 0; j < n; j++) {
       tmp[i] += A[i * N + j] * x[j];
       y[i] += B[i * N + j] * x[j];
     }
@@ -57,7 +59,7 @@ int main(int argc, char** argv) {
   auto run = [&](cgp::Recorder& rec) {
     dim3 block = cgp::block1d(opt), grid = cgp::grid1d(opt, N);
     rec.launch("gesummv",
-               [&] { gesummv_kernel<<<grid, block>>>(alpha, beta, dA, dB, dx, dy, dtmp); });
+               [&] { gesummv_kernel<<<grid, block>>>(N, alpha, beta, dA, dB, dx, dy, dtmp); });
   };
   auto check = [&] {
     std::vector<float> y(N), tmp(N);

@@ -5,6 +5,8 @@
 // j = k+1 .. NJ-1; two sequential i loops per thread).
 // At the reference size (8192: 3 * 8192 launches, O(NI * NJ^2)) measure.py times a sample of
 // the columns (--sample S) and extrapolates; see validation/README.md.
+// Sizes: loop bounds and guards are run-time kernel parameters, array strides compile-time
+// macros, as PolyBench/GPU does (common.cuh, "Sizes").
 #include "common.cuh"
 
 #ifndef NI
@@ -18,34 +20,34 @@
 
 static const int GRID_DIMS = 1;
 
-__global__ void gs_k1(CGP_CONST float* CGP_RESTRICT A, float* CGP_RESTRICT R, int k) {
+__global__ void gs_k1(int ni, CGP_CONST float* CGP_RESTRICT A, float* CGP_RESTRICT R, int k) {
   int t = blockIdx.x * blockDim.x + threadIdx.x;
   if (t < GS_K1_THREADS) {
     if (t == 0) {
       float nrm = 0.0f;
-      for (int i = 0; i < NI; i++)
+      for (int i = 0; i < ni; i++)
         nrm += A[i * NJ + k] * A[i * NJ + k];
       R[k * NJ + k] = sqrtf(nrm);
     }
   }
 }
 
-__global__ void gs_k2(CGP_CONST float* CGP_RESTRICT A, CGP_CONST float* CGP_RESTRICT R,
+__global__ void gs_k2(int ni, CGP_CONST float* CGP_RESTRICT A, CGP_CONST float* CGP_RESTRICT R,
                       float* CGP_RESTRICT Q, int k) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < NI) {
+  if (i < ni) {
     Q[i * NJ + k] = A[i * NJ + k] / R[k * NJ + k];
   }
 }
 
-__global__ void gs_k3(float* CGP_RESTRICT A, float* CGP_RESTRICT R, CGP_CONST float* CGP_RESTRICT Q,
+__global__ void gs_k3(int ni, int nj, float* CGP_RESTRICT A, float* CGP_RESTRICT R, CGP_CONST float* CGP_RESTRICT Q,
                       int k) {
   int j = k + 1 + blockIdx.x * blockDim.x + threadIdx.x;
-  if (j < NJ) {
+  if (j < nj) {
     R[k * NJ + j] = 0.0f;
-    for (int i = 0; i < NI; i++)
+    for (int i = 0; i < ni; i++)
       R[k * NJ + j] += Q[i * NJ + k] * A[i * NJ + j];
-    for (int i = 0; i < NI; i++)
+    for (int i = 0; i < ni; i++)
       A[i * NJ + j] -= Q[i * NJ + k] * R[k * NJ + j];
   }
 }
@@ -90,9 +92,9 @@ int main(int argc, char** argv) {
     dim3 g1 = cgp::grid1d(opt, GS_K1_THREADS), g2 = cgp::grid1d(opt, NI);
     for (long k : rec.host_loop(0, NJ, {"gs_k1", "gs_k2", "gs_k3"})) {
       dim3 g3 = cgp::grid1d(opt, NJ - (k + 1));
-      rec.launch("gs_k1", [&] { gs_k1<<<g1, block>>>(dA, dR, (int)k); });
-      rec.launch("gs_k2", [&] { gs_k2<<<g2, block>>>(dA, dR, dQ, (int)k); });
-      rec.launch("gs_k3", [&] { gs_k3<<<g3, block>>>(dA, dR, dQ, (int)k); });
+      rec.launch("gs_k1", [&] { gs_k1<<<g1, block>>>(NI, dA, dR, (int)k); });
+      rec.launch("gs_k2", [&] { gs_k2<<<g2, block>>>(NI, dA, dR, dQ, (int)k); });
+      rec.launch("gs_k3", [&] { gs_k3<<<g3, block>>>(NI, NJ, dA, dR, dQ, (int)k); });
     }
   };
   auto check = [&] {

@@ -1,5 +1,7 @@
 // mm.cu -- CUDA reference port of polybench_c/mm.c: C = A * B (naive matrix multiply).
 // Kernel `mm`: 2-D grid, i -> y, j -> x; k sequential per thread.
+// Sizes: loop bounds and guards are run-time kernel parameters, array strides compile-time
+// macros, as the PolyBench/GPU ports do (common.cuh, "Sizes").
 #include "common.cuh"
 
 #ifndef N
@@ -8,13 +10,13 @@
 
 static const int GRID_DIMS = 2;
 
-__global__ void mm_kernel(CGP_CONST float* CGP_RESTRICT A, CGP_CONST float* CGP_RESTRICT B,
+__global__ void mm_kernel(int n, CGP_CONST float* CGP_RESTRICT A, CGP_CONST float* CGP_RESTRICT B,
                           float* CGP_RESTRICT C) {
   int j = blockIdx.x * blockDim.x + threadIdx.x;
   int i = blockIdx.y * blockDim.y + threadIdx.y;
-  if (i < N && j < N) {
+  if (i < n && j < n) {
     C[i * N + j] = 0.0f;
-    for (int k = 0; k < N; k++)
+    for (int k = 0; k < n; k++)
       C[i * N + j] += A[i * N + k] * B[k * N + j];
   }
 }
@@ -46,7 +48,7 @@ int main(int argc, char** argv) {
   auto reset = [&] { dA.upload(A); dB.upload(B); dC.zero(); };
   auto run = [&](cgp::Recorder& rec) {
     dim3 block = cgp::block2d(opt), grid = cgp::grid2d(opt, N, N);
-    rec.launch("mm", [&] { mm_kernel<<<grid, block>>>(dA, dB, dC); });
+    rec.launch("mm", [&] { mm_kernel<<<grid, block>>>(N, dA, dB, dC); });
   };
   auto check = [&] {
     std::vector<float> C((size_t)N * N);

@@ -1,5 +1,7 @@
 // mvt.cu -- CUDA reference port of polybench_c/mvt.c: x1 += A * y_1, x2 += A^T * y_2.
 // Kernels `mvt_k1` and `mvt_k2`: 1-D grids over i; j sequential per thread.
+// Sizes: loop bounds and guards are run-time kernel parameters, array strides compile-time
+// macros, as PolyBench/GPU does (common.cuh, "Sizes").
 #include "common.cuh"
 
 #ifndef N
@@ -8,20 +10,20 @@
 
 static const int GRID_DIMS = 1;
 
-__global__ void mvt_k1(CGP_CONST float* CGP_RESTRICT A, CGP_CONST float* CGP_RESTRICT y_1,
+__global__ void mvt_k1(int n, CGP_CONST float* CGP_RESTRICT A, CGP_CONST float* CGP_RESTRICT y_1,
                        float* CGP_RESTRICT x1) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < N) {
-    for (int j = 0; j < N; j++)
+  if (i < n) {
+    for (int j = 0; j < n; j++)
       x1[i] += A[i * N + j] * y_1[j];
   }
 }
 
-__global__ void mvt_k2(CGP_CONST float* CGP_RESTRICT A, CGP_CONST float* CGP_RESTRICT y_2,
+__global__ void mvt_k2(int n, CGP_CONST float* CGP_RESTRICT A, CGP_CONST float* CGP_RESTRICT y_2,
                        float* CGP_RESTRICT x2) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < N) {
-    for (int j = 0; j < N; j++)
+  if (i < n) {
+    for (int j = 0; j < n; j++)
       x2[i] += A[j * N + i] * y_2[j];
   }
 }
@@ -59,8 +61,8 @@ int main(int argc, char** argv) {
   auto reset = [&] { dA.upload(A); dx1.upload(x1); dx2.upload(x2); dy1.upload(y_1); dy2.upload(y_2); };
   auto run = [&](cgp::Recorder& rec) {
     dim3 block = cgp::block1d(opt), grid = cgp::grid1d(opt, N);
-    rec.launch("mvt_k1", [&] { mvt_k1<<<grid, block>>>(dA, dy1, dx1); });
-    rec.launch("mvt_k2", [&] { mvt_k2<<<grid, block>>>(dA, dy2, dx2); });
+    rec.launch("mvt_k1", [&] { mvt_k1<<<grid, block>>>(N, dA, dy1, dx1); });
+    rec.launch("mvt_k2", [&] { mvt_k2<<<grid, block>>>(N, dA, dy2, dx2); });
   };
   auto check = [&] {
     std::vector<float> r1 = x1, r2 = x2;

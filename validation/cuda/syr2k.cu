@@ -1,6 +1,9 @@
 // syr2k.cu -- CUDA reference port of polybench_c/syr2k.c:
 // C = alpha * A * B^T + alpha * B * A^T + beta * C.
 // Kernel `syr2k`: 2-D grid, i -> y, j -> x; k sequential per thread.
+// Sizes: the guard and the k loop are bounded by the compile-time NI and NJ, as in
+// PolyBench-ACC's syr2k_kernel (which takes ni and nj but does not use them), unlike
+// the other ports (common.cuh, "Sizes"): ptxas knows this loop's trip count.
 #include "common.cuh"
 
 #ifndef NI

@@ -1,5 +1,7 @@
 // syrk.cu -- CUDA reference port of polybench_c/syrk.c: C = alpha * A * A^T + beta * C.
 // Kernel `syrk`: 2-D grid, i -> y, j -> x; k sequential per thread.
+// Sizes: loop bounds and guards are run-time kernel parameters, array strides compile-time
+// macros, as PolyBench/GPU does (common.cuh, "Sizes").
 #include "common.cuh"
 
 #ifndef NI
@@ -11,13 +13,13 @@
 
 static const int GRID_DIMS = 2;
 
-__global__ void syrk_kernel(float alpha, float beta, CGP_CONST float* CGP_RESTRICT A,
+__global__ void syrk_kernel(int ni, int nj, float alpha, float beta, CGP_CONST float* CGP_RESTRICT A,
                             float* CGP_RESTRICT C) {
   int j = blockIdx.x * blockDim.x + threadIdx.x;
   int i = blockIdx.y * blockDim.y + threadIdx.y;
-  if (i < NI && j < NI) {
+  if (i < ni && j < ni) {
     C[i * NI + j] *= beta;
-    for (int k = 0; k < NJ; k++)
+    for (int k = 0; k < nj; k++)
       C[i * NI + j] += alpha * A[i * NJ + k] * A[j * NJ + k];
   }
 }
@@ -51,7 +53,7 @@ int main(int argc, char** argv) {
   auto reset = [&] { dA.upload(A); dC.upload(C); };
   auto run = [&](cgp::Recorder& rec) {
     dim3 block = cgp::block2d(opt), grid = cgp::grid2d(opt, NI, NI);
-    rec.launch("syrk", [&] { syrk_kernel<<<grid, block>>>(alpha, beta, dA, dC); });
+    rec.launch("syrk", [&] { syrk_kernel<<<grid, block>>>(NI, NJ, alpha, beta, dA, dC); });
   };
   auto check = [&] {
     std::vector<float> ref = C;

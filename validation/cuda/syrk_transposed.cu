@@ -1,6 +1,8 @@
 // syrk_transposed.cu -- CUDA reference port of polybench_c/syrk_transposed.c: SYRK reading the
 // pre-transposed input AT (NJ x NI), C = alpha * AT^T * AT + beta * C (the coalescing fix).
 // Kernel `syrk_transposed`: 2-D grid, i -> y, j -> x; k sequential per thread.
+// Sizes: loop bounds and guards are run-time kernel parameters, array strides compile-time
+// macros, as the PolyBench/GPU ports do (common.cuh, "Sizes").
 #include "common.cuh"
 
 #ifndef NI
@@ -12,13 +14,13 @@
 
 static const int GRID_DIMS = 2;
 
-__global__ void syrk_transposed_kernel(float alpha, float beta, CGP_CONST float* CGP_RESTRICT AT,
+__global__ void syrk_transposed_kernel(int ni, int nj, float alpha, float beta, CGP_CONST float* CGP_RESTRICT AT,
                                        float* CGP_RESTRICT C) {
   int j = blockIdx.x * blockDim.x + threadIdx.x;
   int i = blockIdx.y * blockDim.y + threadIdx.y;
-  if (i < NI && j < NI) {
+  if (i < ni && j < ni) {
     C[i * NI + j] *= beta;
-    for (int k = 0; k < NJ; k++)
+    for (int k = 0; k < nj; k++)
       C[i * NI + j] += alpha * AT[k * NI + i] * AT[k * NI + j];
   }
 }
@@ -53,7 +55,7 @@ int main(int argc, char** argv) {
   auto run = [&](cgp::Recorder& rec) {
     dim3 block = cgp::block2d(opt), grid = cgp::grid2d(opt, NI, NI);
     rec.launch("syrk_transposed",
-               [&] { syrk_transposed_kernel<<<grid, block>>>(alpha, beta, dAT, dC); });
+               [&] { syrk_transposed_kernel<<<grid, block>>>(NI, NJ, alpha, beta, dAT, dC); });
   };
   auto check = [&] {
     std::vector<float> ref = C;

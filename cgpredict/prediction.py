@@ -51,6 +51,9 @@ class RunOptions:
     # (kernel, array): the array's stencil reads staged in a tile with its halo per block
     # (the advisor's halo tiling: halo.py)
     halo: tuple[tuple[str, str], ...] = ()
+    # (kernel, R): each thread of a 2-D kernel computes R outputs along y, reusing its loads
+    # in registers (the advisor's register blocking: register_block.py)
+    reg_block: tuple[tuple[str, int], ...] = ()
     # extra shared-memory tiles (advisor): (array, rows, cols) for every kernel, or
     # (kernel, array, rows, cols) for one kernel
     stage: tuple[tuple[str, int, int] | tuple[str, str, int, int], ...] = ()

@@ -80,6 +80,7 @@ def _kernel(trace, region, device, opts, sizes, tsz, wsz, memo: AnalysisMemo | N
         row_exchange=tuple(a for a in opts.row_exchange if a in mine),
         stage=tuple(s for s in opts.stage if len(s) != 4 or s[0] == region.name),
         halo=tuple(x for x in opts.halo if x[0] == region.name),
+        reg_block=tuple(x for x in opts.reg_block if x[0] == region.name),
         row_warp=tuple(x for x in opts.row_warp if x[0] == region.name),
     )
     key = (region.index, device, repr(own))

@@ -42,7 +42,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "cgpredict.machine_code", "cgpredict.energy",
      "cgpredict.models", "cgpredict.models.*", "cgpredict.numba_cache", "cgpredict.atomics",
      "cgpredict.soa", "cgpredict.tile_exchange", "cgpredict.halo",
-     "cgpredict.row_warps"),
+     "cgpredict.row_warps", "cgpredict.register_block"),
     # what a prediction hands back, and its rendering as text and JSON
     ("cgpredict.prediction", "cgpredict.report"),
     # one kernel analysed, traces and reports kept on disk

@@ -29,6 +29,10 @@ predicted speedup, each re-predicted from the same trace rather than guessed.
 * **halo tile**: a 2-D stencil's array staged per block in shared memory with the halo
   its stencil reads, loaded once and coalesced, every neighbour read from the tile; not
   offered for an in-place stencil (``halo_fix``);
+* **register blocking**: each thread of a 2-D stencil computes R = 2, 4 or 8 outputs along y,
+  the loads its outputs share made once and kept in registers, re-predicted with the threads
+  regrouped and the repeated loads dropped (register_block.py); it needs ``__restrict__``
+  arrays and says so; not offered for an in-place stencil (``regblock_fix``);
 * **GPUPerf benefits** (B_itilp, B_memlp, B_fp, B_serial) and the bound of every kernel;
 * **roofline**: each kernel's DRAM, L2 and issue bounds, how close it is to the nearest, and
   the best a fix of a kind that keeps every instruction can reach (``roofline``).
@@ -46,7 +50,7 @@ warnings and the fixes that could not be predicted are given as notes.
 The package: ``advice`` (what it hands back, its text and chart), ``fixes`` (each candidate
 fix, re-predicted), ``atomic_fixes`` (the fixes of reductions and atomics), ``rank``
 (``advise``: the fixes predicted side by side and ranked), ``legality``, ``roofline``,
-``registry``, ``soa_fix``, ``tile_fix``, ``row_fix``, ``halo_fix``.
+``registry``, ``soa_fix``, ``tile_fix``, ``row_fix``, ``halo_fix``, ``regblock_fix``.
 """
 
 from .advice import (

@@ -14,6 +14,7 @@ from .advice import Fix
 from .atomic_fixes import atomic_fixes
 from .csr_fix import csr_fixes
 from .halo_fix import halo_fixes
+from .regblock_fix import regblock_fixes
 from .row_fix import row_fixes
 from .soa_fix import soa_fixes
 from .tile_fix import tile_fixes
@@ -40,6 +41,7 @@ FIX_KINDS: tuple[FixKind, ...] = (
     FixKind(kind="shared-transpose", propose=tile_fixes),
     FixKind(kind="warp-per-row", propose=row_fixes),
     FixKind(kind="halo-tile", propose=halo_fixes),
+    FixKind(kind="register-blocking", propose=regblock_fixes),
     FixKind(kind="warp-per-row", propose=csr_fixes),
 )
 

@@ -29,6 +29,7 @@ from ..memory.transactions import warm_start
 from ..models import kernel_time
 from ..parallelism import thread_bodies
 from ..prediction import DEFAULT_BLOCKS, KernelReport, PredictionError, RunOptions
+from ..register_block import reg_block_note
 from ..scaling import SizeModel
 from ..warps import WarpTrace, form_warps, form_warps_auto, single_thread
 from .checks import (
@@ -40,7 +41,7 @@ from .checks import (
     thread_warnings,
 )
 from .launch import LaunchContext, LaunchModel, busiest_share, trip
-from .layouts import halo_staged, remapped, row_warped
+from .layouts import halo_staged, reg_blocked, remapped, row_warped
 from .region import RegionSetup, is_store, region_memory, setup_region
 
 
@@ -78,8 +79,11 @@ def analyze_region(
     wt = remapped(trace, region, plain, opts)
     wt, halo = halo_staged(trace, region, wt, opts, device)
     wt, block_scale, thread_scale = row_warped(trace, region, wt, opts)
+    wt, reg_block, opts = reg_blocked(trace, region, wt, opts, device)
     if halo is not None:
         warnings.append(halo_note(info.name, halo, wt.block.threads))
+    if reg_block is not None:
+        warnings.append(reg_block_note(info.name, reg_block, opts.registers_per_thread))
     sites = find_sites(trace, region, wt.grid_dims, wt, device.l2_sector_bytes)
     warnings += drop_covered(mapping_warnings(trace, wt, info.name), sites)
     warnings += atomic_notes(sites, info.name, opts.reduce)
@@ -111,6 +115,9 @@ def analyze_region(
         halo=halo,
         block_scale=block_scale,
         thread_scale=thread_scale,
+        reg_block=reg_block,
+        rows=reg_block.rows if reg_block else 1,
+        scale=(halo.scale if halo else ()) + (reg_block.scale if reg_block else ()),
         bodies=thread_bodies(trace, region, setup.grid),
         busiest=busiest_share(wt),
         restores=restores,
@@ -138,9 +145,13 @@ def _restores(
     changes of ``opts``). With a ``memo``: that of ``plain``, kept once for every block shape
     (analysis_memo), and only the stores of the arrays a layout change moves decided anew:
     the function decides each static store from its own events alone, and the others' are
-    those of ``plain``. A halo tile or a warp per row regroups the threads: decided anew."""
+    those of ``plain``. A halo tile, a warp per row or register blocking (of threads that
+    share an address) regroups the threads: decided anew."""
     store = is_store(trace)
-    if memo is None or opts.halo or opts.row_warp:  # warps regrouped, not only remapped
+    # register blocking joins R threads: a store restores in the joined thread only if two
+    # of them write one address, an inter-thread dependence ``plain`` would show
+    joined = bool(opts.reg_block) and plain.dependence is not None
+    if memo is None or opts.halo or opts.row_warp or joined:  # warps regrouped
         return restoring_stores(
             wt.addr, wt.lane, wt.inst_start, wt.inst_warp, wt.inst_sid, store)
     key = (region, launch, plain.grid_dims)

@@ -37,6 +37,7 @@ from ..profile import (
     StagingCounts,
     StoreCounts,
 )
+from ..register_block import RegisterBlock, grid_rows
 from ..scaling import SizeModel, TripModel
 
 
@@ -108,6 +109,9 @@ class LaunchContext:
     # per basic block: how a fix changes its executions per thread (a warp per row)
     block_scale: dict[int, float] = dataclasses.field(default_factory=dict)
     thread_scale: float = 1.0  # threads launched per traced thread (a warp per row: 32)
+    reg_block: RegisterBlock | None = None  # R outputs a thread along y (register_block.py)
+    rows: int = 1  # that R (1: not register-blocked)
+    scale: tuple[tuple[int, float], ...] = ()  # (sid, warp insts kept): halo, register blocks
 
     def extents(self, row: int) -> tuple[float, float]:
         """(x, y) pseudo-threads of trace launch ``row``, scaled to the work size."""
@@ -122,6 +126,8 @@ class LaunchContext:
         x *= self._ratio(inner[0])
         if self.grid == 2:
             y *= self._ratio(self.d1[0])
+            if self.rows > 1:  # R rows a thread: the last thread row guards the tail
+                y = grid_rows(y, self.rows)
         return round(x, 6), round(y, 6)
 
     def _ratio(self, loop: int) -> float:
@@ -141,7 +147,7 @@ class LaunchContext:
         skip = {a.sid for a in self.staged} | site_sids(self.sites)
         mem_reports, patterns, stores = _memory_profile(
             tr, mem, per_thread, self.region, skip, self.restores,
-            dict(self.halo.scale) if self.halo else {},
+            dict(self.scale),
         )
         shared, sync = self.shared_counts(row, per_thread, threads)
         port = port_costs(self.sites, per_thread, self.shape, blocks)
@@ -217,7 +223,7 @@ class LaunchContext:
         grown to the work size (``factor``)."""
         tr, h = self.trace, self.trace.header
         inner = self.d2 if self.grid == 2 else self.d1
-        threads = float(tr.loop_iters[row, inner].sum()) if inner else 1.0
+        threads = float(tr.loop_iters[row, inner].sum()) / self.rows if inner else 1.0
         bb = tr.bb_counts[row].astype(np.float64)
         per_thread = {
             b.id: (bb[b.id] / threads if threads else 0.0) * self.factor.get(b.id, 1.0)
@@ -267,7 +273,9 @@ class LaunchContext:
         (parallelism.body_chain) with every load at its own mean latency, a reload of what
         the thread stored (``reloads``) at the L2's at least: the L1 is write-through, so
         the value comes back from the L2. In the plain port every global access keeps its
-        program order (parallelism.memory_recurrence)."""
+        program order (parallelism.memory_recurrence). A register-blocked thread's R outputs
+        are independent (its loads hoisted past its stores: ``__restrict__``): one
+        output's path."""
         dev = self.device
         staged = {a.sid for a in self.staged}
         lat = {s.sid: _load_latency(s, dev) for s in mem.instrs}
@@ -282,7 +290,7 @@ class LaunchContext:
         def load_cycles(sid: int) -> float:
             return lat.get(sid, dev.l2_latency_cycles)
 
-        busiest = {b: n * self.busiest for b, n in per_thread.items()}
+        busiest = {b: n * self.busiest / self.rows for b, n in per_thread.items()}
         return self.bodies.chain_cycles(
             busiest, load_cycles, dev.fp_latency_cycles, dev.inst_latency_cycles, self.unroll,
             ordered,

@@ -14,6 +14,7 @@ from ..frontend.tracefile import Trace
 from ..halo import HaloError, HaloSpec, halo_setup
 from ..memory.shared import array_layouts, array_name, transposed_addresses
 from ..prediction import PredictionError, RunOptions
+from ..register_block import RegisterBlock, RegisterBlockError, register_blocked
 from ..row_warps import row_warp_trace
 from ..soa import soa_addresses, struct_arrays
 from ..tile_exchange import tile_exchanged_addresses
@@ -129,3 +130,26 @@ def row_warped(trace: Trace, region: int, wt: WarpTrace, opts: RunOptions
             scales[b.id] = (mine[0] if mine else
                             sum(looped) / len(looped) if b.id in inner else 1.0)
     return out, scales, float(lanes[0])
+
+
+def reg_blocked(trace: Trace, region: int, wt: WarpTrace, opts: RunOptions,
+                device: GPUDevice) -> tuple[WarpTrace, RegisterBlock | None, RunOptions]:
+    """The pseudo-warps register-blocked R rows a thread when ``opts.reg_block`` names the
+    kernel (register_block.py), what that changes, and the options with the registers it
+    adds; one line when it cannot be."""
+    h = trace.header
+    name = h.region(region).name
+    rows = [r for k, r in opts.reg_block if k == name]
+    if not rows:
+        return wt, None, opts
+    try:
+        out, rb = register_blocked(wt, rows[0], np.array([m.kind == "store" for m in h.mem]),
+                                   np.array([m.bytes for m in h.mem]))
+    except RegisterBlockError as exc:
+        raise PredictionError(f"kernel {name}: not register-blocked: {exc}") from None
+    regs = opts.registers_per_thread + rb.extra_registers
+    if regs > device.max_registers_per_thread:
+        raise PredictionError(
+            f"kernel {name}: {rows[0]} rows a thread need {regs} registers, more than "
+            f"{device.max_registers_per_thread} on {device.name}")
+    return out, rb, dataclasses.replace(opts, registers_per_thread=regs)

@@ -25,6 +25,7 @@ bench:
 	$(PY) bench/bench_cache.py
 	$(PY) bench/bench_cli.py
 	$(PY) bench/bench_advise.py
+	$(PY) bench/bench_stages.py
 
 N ?= 500
 fuzz:  # csmith programs through trace and run, then mutated traces and a tampered cache

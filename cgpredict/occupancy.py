@@ -60,11 +60,36 @@ class Occupancy:
     limit_shared_memory: int
 
 
+_KEPT: dict[tuple, tuple[GPUDevice, Occupancy]] = {}  # (an int 8 and a float 8.0 differ)
+_KEEP_AT_MOST = 4096
+
+
 def occupancy(
     device: GPUDevice,
     threads_per_block: int,
     registers_per_thread: int = 32,
     shared_bytes_per_block: int = 0,
+) -> Occupancy:
+    """Active blocks and warps per SM of `device` for one block configuration (kept per
+    configuration: a kernel's hundreds of launches share a few; keyed by the device object
+    itself, which the entry holds, so that no other device can take its id)."""
+    key = (id(device), threads_per_block, registers_per_thread, shared_bytes_per_block,
+           type(threads_per_block), type(registers_per_thread), type(shared_bytes_per_block))
+    kept = _KEPT.get(key)
+    if kept is not None and kept[0] is device:
+        return kept[1]
+    occ = _occupancy(device, threads_per_block, registers_per_thread, shared_bytes_per_block)
+    if len(_KEPT) >= _KEEP_AT_MOST:
+        _KEPT.clear()
+    _KEPT[key] = (device, occ)
+    return occ
+
+
+def _occupancy(
+    device: GPUDevice,
+    threads_per_block: int,
+    registers_per_thread: int,
+    shared_bytes_per_block: int,
 ) -> Occupancy:
     """Active blocks and warps per SM of `device` for one block configuration."""
     if threads_per_block <= 0:

@@ -205,8 +205,11 @@ class KernelProfile:
 
         if self.stores.insts <= 0:
             return self
+        kept = self.__dict__.get("_loads_only")  # the model and its bounds both ask
+        if kept is not None:
+            return kept
         s = self.stores
-        return replace(
+        kept = replace(
             self,
             coal=_without(self.coal, s.coal),
             uncoal=_without(self.uncoal, s.uncoal),
@@ -214,6 +217,8 @@ class KernelProfile:
             comp_insts=self.comp_insts + s.insts,
             stores=StoreCounts(),
         )
+        object.__setattr__(self, "_loads_only", kept)  # not a field: never compared or saved
+        return kept
 
     @property
     def mem_insts(self) -> float:

@@ -22,12 +22,9 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
+from .dominators import natural_loops
 from .irtext import CAST_OPCODES, Block, Function, Instr, Module, parse_module, split_operands
-
-if TYPE_CHECKING:
-    import networkx as nx
 
 MAX_MEM_IDS = 0xF000  # event tags above this are markers (see runtime/cgp_runtime.h)
 MARKED_DEPTH = 2  # loops this deep in a region emit iteration markers (1-D and 2-D grids)
@@ -290,51 +287,6 @@ def _use_map(fn: Function) -> dict[str, list[Instr]]:
             for name in set(_VALUE.findall(body)):
                 uses.setdefault(name, []).append(ins)
     return uses
-
-
-def _cfg(fn: Function) -> nx.DiGraph:
-    import networkx as nx  # loaded on first use: a cached run never instruments
-
-    g = nx.DiGraph()
-    for k, b in enumerate(fn.blocks):
-        g.add_node(k)
-    index = {b.label: k for k, b in enumerate(fn.blocks)}
-    for k, b in enumerate(fn.blocks):
-        for s in b.successors:
-            if s in index:
-                g.add_edge(k, index[s])
-    return g
-
-
-def natural_loops(fn: Function) -> list[tuple[int, frozenset[int]]]:
-    """(header, body blocks) of each natural loop of ``fn``, outermost first."""
-    import networkx as nx
-
-    g = _cfg(fn)
-    if not fn.blocks:
-        return []
-    dom = nx.immediate_dominators(g, 0)
-
-    def dominates(a: int, b: int) -> bool:
-        while True:
-            if a == b:
-                return True
-            if b not in dom or dom[b] == b:
-                return False
-            b = dom[b]
-
-    bodies: dict[int, set[int]] = {}
-    for u, h in g.edges:
-        if u in dom and dominates(h, u):
-            body = bodies.setdefault(h, {h})
-            stack = [u]
-            while stack:
-                n = stack.pop()
-                if n not in body:
-                    body.add(n)
-                    stack.extend(g.predecessors(n))
-    loops = [(h, frozenset(b)) for h, b in bodies.items()]
-    return sorted(loops, key=lambda hb: -len(hb[1]))
 
 
 def _loop_parents(loops: list[tuple[int, frozenset[int]]]) -> dict[int, int | None]:

@@ -28,6 +28,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "cgpredict.datafile", "cgpredict.frontend", "cgpredict.frontend.sandbox",
      "cgpredict.warmup", "cgpredict.plots", "cgpredict.profile", "cgpredict.frontend.port",
      "cgpredict.compute", "cgpredict.diskcache", "cgpredict.block", "cgpredict.hashing",
+     "cgpredict.port_pairs",
      "cgpredict.jsondata", "cgpredict.instrument", "cgpredict.instrument.*",
      "cgpredict.runtime"),
     # device files, the front end and the trace

@@ -95,24 +95,6 @@ def _strip_comments_and_literals(text: str) -> str:
     return re.sub(r'"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\'', '""', text)
 
 
-def _pair_keys(thread: np.ndarray, addr: np.ndarray) -> np.ndarray:
-    """One 64-bit key per (thread, address) pair, equal only for equal pairs: the address
-    offset from the lowest plus the thread times the span (exact when the product fits in
-    63 bits, as for any trace a memory holds), else both renumbered densely first."""
-    t, a = thread.astype(np.uint64), addr.astype(np.uint64)
-    if not len(a):
-        return a
-    low = a.min()
-    span, threads = int(a.max() - low) + 1, int(t.max()) + 1
-    if span * threads < 1 << 63:
-        return t * np.uint64(span) + (a - low)
-    from ..hashing import dense_ids  # numba: only for a span no real trace has
-
-    tid, _ = dense_ids(t)
-    aid, values = dense_ids(a)
-    return tid.astype(np.uint64) * np.uint64(len(values)) + aid.astype(np.uint64)
-
-
 def restoring_stores(
     addr: np.ndarray, lane: np.ndarray, inst_start: np.ndarray, inst_warp: np.ndarray,
     inst_sid: np.ndarray, is_store: np.ndarray,
@@ -121,20 +103,11 @@ def restoring_stores(
     of their executions: the accumulator a plain port stores on every iteration of a loop
     (``C[i][j] += ...`` over k). A store that writes each address once (``out[i][j] = ...``
     over j) is not one, however often it runs per thread. Arguments: a WarpTrace's columns."""
-    if not len(addr) or not len(inst_start):
+    if not len(addr) or not len(inst_start) or not np.asarray(is_store).any():
         return frozenset()
-    sizes = np.diff(np.append(inst_start, len(addr)))
-    sid = np.repeat(inst_sid, sizes)
-    keep = is_store[sid]
-    if not keep.any():
-        return frozenset()
-    sid, warp = sid[keep].astype(np.int64), np.repeat(inst_warp, sizes)[keep]
-    thread = warp.astype(np.uint64) * np.uint64(64) + lane[keep].astype(np.uint64)
-    stores = np.bincount(sid)
-    keys = _pair_keys(thread, addr[keep])
-    distinct = np.zeros(len(stores), np.int64)
-    for s in np.flatnonzero(stores):  # a few static stores: one pass each over its events
-        distinct[s] = len(np.unique(keys[sid == s]))
+    from ..port_pairs import store_counts  # numba: loaded with the analysis, not the tracer
+
+    stores, distinct = store_counts(addr, lane, inst_start, inst_warp, inst_sid, is_store)
     return frozenset(int(s) for s in np.flatnonzero(stores) if distinct[s] < 0.5 * stores[s])
 
 
@@ -148,24 +121,12 @@ def reloading_loads(
     forward the stored value). Arguments: a WarpTrace's columns, and the restoring stores."""
     if not restores or not len(addr) or not len(inst_start):
         return frozenset()
-    sizes = np.diff(np.append(inst_start, len(addr)))
-    sid = np.repeat(inst_sid, sizes).astype(np.int64)
-    restoring = np.isin(sid, np.fromiter(restores, np.int64))
-    # a load whose addresses are mostly not stored at all is none (the common case, cheap)
-    near = ~is_store[sid] & np.isin(addr, np.unique(addr[restoring]))
-    if not near.any():
-        return frozenset()
-    sel = restoring | near  # the only events whose (thread, address) pairs matter
-    thread = np.repeat(inst_warp, sizes)[sel].astype(np.uint64) * np.uint64(64) + lane[sel]
-    keys = _pair_keys(thread, addr[sel])
-    stored = np.unique(keys[restoring[sel]])
-    near_keys, near_sid = keys[near[sel]], sid[near]
-    loads = ~is_store[sid]
-    out = set()
-    for s in np.unique(near_sid):  # a few static loads: one pass each
-        mine = sid == s
-        if near[mine].mean() > 0.5 and np.isin(near_keys[near_sid == s], stored).sum() > 0.5 * (
-            mine & loads
-        ).sum():
-            out.add(int(s))
-    return frozenset(out)
+    from ..port_pairs import reload_counts
+
+    restoring = np.zeros(len(is_store), np.bool_)
+    restoring[np.fromiter(restores, np.int64)] = True
+    events, near, hit = reload_counts(addr, lane, inst_start, inst_warp, inst_sid, is_store,
+                                      restoring)
+    # most of a load's events near a stored address, and most of them its own thread's pair
+    return frozenset(int(s) for s in np.flatnonzero(near)
+                     if near[s] / events[s] > 0.5 and hit[s] > 0.5 * events[s])

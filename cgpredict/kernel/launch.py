@@ -30,15 +30,10 @@ from ..models import predict as model_predict
 from ..occupancy import BlockDoesNotFit
 from ..parallelism import ThreadBodies
 from ..prediction import MemInstrReport, PredictionError, RunOptions
-from ..profile import (
-    KernelProfile,
-    PatternCounts,
-    SharedMemoryCounts,
-    StagingCounts,
-    StoreCounts,
-)
+from ..profile import KernelProfile, SharedMemoryCounts, StagingCounts
 from ..register_block import RegisterBlock, grid_rows
 from ..scaling import SizeModel, TripModel
+from .memory_profile import memory_profile
 
 
 def trip(model: TripModel, sizes: dict[str, int]) -> float:
@@ -112,6 +107,8 @@ class LaunchContext:
     reg_block: RegisterBlock | None = None  # R outputs a thread along y (register_block.py)
     rows: int = 1  # that R (1: not register-blocked)
     scale: tuple[tuple[int, float], ...] = ()  # (sid, warp insts kept): halo, register blocks
+    # memory_profile's launch-independent rows, by stats object (its launches share them)
+    _mem_kept: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
     def extents(self, row: int) -> tuple[float, float]:
         """(x, y) pseudo-threads of trace launch ``row``, scaled to the work size."""
@@ -145,9 +142,9 @@ class LaunchContext:
         threads, per_thread = self.per_thread(row)
         gx, gy, blocks = self.grid_blocks(row)
         skip = {a.sid for a in self.staged} | site_sids(self.sites)
-        mem_reports, patterns, stores = _memory_profile(
+        mem_reports, patterns, stores = memory_profile(
             tr, mem, per_thread, self.region, skip, self.restores,
-            dict(self.scale),
+            dict(self.scale), self._mem_kept,
         )
         shared, sync = self.shared_counts(row, per_thread, threads)
         port = port_costs(self.sites, per_thread, self.shape, blocks)
@@ -421,78 +418,6 @@ def busiest_share(wt) -> float:
         return 1.0
     most = float(np.bincount(wt.inst_warp).max())
     return max(most / (wt.n_events / threads), 1.0)
-
-
-def _memory_profile(
-    trace: Trace,
-    mem: MemoryAnalysis,
-    per_thread: dict[int, float],
-    region: int,
-    skip: set[int] = frozenset(),
-    restores: frozenset[int] = frozenset(),
-    scale: dict[int, float] | None = None,
-):
-    """Per-instruction reports and the per-pattern counts of the profile (SPEC §2.3);
-    ``scale``: the share of a static instruction's warp instructions a fix left (halo.py)."""
-    h = trace.header
-    insts, l2, dram, served = [0.0] * 3, [0.0] * 3, [0.0] * 3, [0.0] * 3
-    issued = [0.0] * 3  # transactions issued to the L1, served there or not
-    st_insts, st_l2, st_dram = [0.0] * 3, [0.0] * 3, [0.0] * 3
-    write_back = 0.0
-    reports = []
-    for s in mem.instrs:
-        m = h.mem[s.sid]
-        count = per_thread.get(m.block, 0.0) * (scale or {}).get(s.sid, 1.0)
-        staged = s.sid in skip  # staged in shared memory: modelled by shared_counts
-        total = 0 if staged else s.total_warp_insts
-        shares = tuple(w / total for w in s.warp_insts) if total else (0.0, 0.0, 0.0)
-        for p in range(3):
-            if shares[p]:
-                n = count * shares[p]
-                insts[p] += n
-                l2[p] += n * s.l2_trans[p] / s.warp_insts[p]
-                dram[p] += n * s.dram_trans[p] / s.warp_insts[p]
-                served[p] += n * s.l1_served[p] / s.warp_insts[p]
-                issued[p] += n * s.issued[p] / s.warp_insts[p]
-                if m.kind == "store":
-                    st_insts[p] += n
-                    st_l2[p] += n * s.l2_trans[p] / s.warp_insts[p]
-                    st_dram[p] += n * s.dram_trans[p] / s.warp_insts[p]
-                    write_back += n * s.written[p] / s.warp_insts[p]
-        reports.append(
-            MemInstrReport(
-                id=s.sid,
-                text=m.base,
-                location=f"{m.file}:{m.line}",
-                kind=m.kind,
-                pattern="shared" if staged else s.pattern,
-                shares=shares,
-                l2_trans_per_warp=sum(s.l2_trans) / total if total else 0.0,
-                l2_hit_rate=0.0 if staged else s.l2_hit_rate,
-                per_thread=count,
-                restored=s.sid in restores and count > 1.5,
-            )
-        )
-    patterns = []
-    for p in range(3):
-        reaching = insts[p] - served[p]  # warp instructions that go past the L1
-        patterns.append(
-            PatternCounts(
-                insts[p],
-                l2[p] / reaching if reaching > 1e-12 else 0.0,
-                dram[p] / reaching if reaching > 1e-12 else 0.0,
-                served[p] / insts[p] if insts[p] else 0.0,
-                sectors_per_warp=issued[p] / insts[p] if insts[p] else 0.0,
-            )
-        )
-    stores = StoreCounts(
-        *(
-            PatternCounts(n, st_l2[p] / n, st_dram[p] / n) if n > 1e-12 else PatternCounts()
-            for p, n in enumerate(st_insts)
-        ),
-        write_back_trans=write_back,
-    )
-    return reports, patterns, stores
 
 
 def _model_options(opts: RunOptions) -> dict:

@@ -130,13 +130,21 @@ class ModelKernel:
     split_sum: float = 0.0  # the compute classes summed for that launch: comp_insts again
 
 
-def folded_classes(h, bodies, per_thread: dict[int, float], unroll_of) -> dict[str, float]:
+def folded_classes(h, bodies, per_thread: dict[int, float], unroll_of, trip_of=None):
     """What the model subtracts for unrolling (``kernel.launch``: ``folded``, of
     ``ThreadBodies.unrolled_savings`` with ``compute.integer_insts``), split by comparison
     class: the same call with each class's share of every block's integer and branch
-    operations (integer; branch; other: conversions to integers). ``per_thread``: executions
-    of each block id per thread."""
+    operations (integer; branch; other: conversions to integers) and, for a loop bounded by
+    a run-time size (``trip_of(loop id)``: kernel.launch.loop_trip_at, None otherwise), the
+    instructions of that class its SASS trip keeps. ``per_thread``: executions of each
+    block id per thread."""
     from cgpredict.compute import integer_insts
+
+    def kept(cls: str):
+        def of(lid: int) -> float | None:
+            trip = trip_of(lid) if trip_of is not None else None
+            return None if trip is None else trip.per_iteration(cls)
+        return of
 
     out = dict.fromkeys(("integer", "branch", "other"), 0.0)
     for cls in out:
@@ -145,16 +153,17 @@ def folded_classes(h, bodies, per_thread: dict[int, float], unroll_of) -> dict[s
             ops = [op for op in h.blocks[b].ops if model_op_class(*op[:3])[0] == cls]
             return integer_insts(ops)
 
-        out[cls] = bodies.unrolled_savings(per_thread, of, unroll_of)
+        out[cls] = bodies.unrolled_savings(per_thread, of, unroll_of, kept(cls))
     whole = bodies.unrolled_savings(
-        per_thread, lambda b: integer_insts(h.blocks[b].ops), unroll_of
+        per_thread, lambda b: integer_insts(h.blocks[b].ops), unroll_of, kept("all")
     )
-    assert abs(sum(out.values()) - whole) <= 1e-9 * max(1.0, whole), (out, whole)
+    assert abs(sum(out.values()) - whole) <= 1e-9 * max(1.0, abs(whole)), (out, whole)
     return out
 
 
 def _block_classes(
-    h, bb, staged: set[int], blocks: set[int] | None, per: float, bodies=None, unroll_of=None
+    h, bb, staged: set[int], blocks: set[int] | None, per: float, bodies=None, unroll_of=None,
+    trip_of=None,
 ) -> dict:
     """cgpredict's executed memory instructions and compute operations by comparison class
     in ``blocks`` (every block when None) of block executions ``bb``, divided by ``per``;
@@ -174,7 +183,7 @@ def _block_classes(
                 cls, cost = model_op_class(opcode, ty, detail)
                 out[cls] += cost * k * n / per
     if bodies is not None:
-        for cls, n in folded_classes(h, bodies, per_thread, unroll_of).items():
+        for cls, n in folded_classes(h, bodies, per_thread, unroll_of, trip_of).items():
             out[cls] -= n
     out["total"] = sum(out[k] for k in SUMMARY if k != "total")
     return out
@@ -183,7 +192,9 @@ def _block_classes(
 COMPUTE = ("fp32", "integer", "branch", "other")
 
 
-def _model_classes(tr, kr, bb, threads: float, bodies, unroll_of=None) -> dict[str, float]:
+def _model_classes(
+    tr, kr, bb, threads: float, bodies, unroll_of=None, trip_of=None
+) -> dict[str, float]:
     """cgpredict's per-thread counts by comparison class for the kernel of report ``kr``
     with block executions ``bb`` over ``threads`` threads: its operations (less the unrolling
     fold) and memory instructions, staging loads, barriers and entry code."""
@@ -191,7 +202,7 @@ def _model_classes(tr, kr, bb, threads: float, bodies, unroll_of=None) -> dict[s
     from cgpredict.memory.shared import array_name
 
     staged = {m.id for m in kr.mem if m.pattern == "shared"}
-    out = _block_classes(tr.header, bb, staged, None, threads, bodies, unroll_of)
+    out = _block_classes(tr.header, bb, staged, None, threads, bodies, unroll_of, trip_of)
     if staged:  # the model's shared loads: vectors of the elements a thread reads
         out["ld_shared"] = kr.profile.shared.accesses
     out["ld_global"] += kr.profile.shared.load_insts
@@ -237,7 +248,7 @@ def model_kernels(name: str, port: str) -> dict[str, ModelKernel]:
     import numpy as np
 
     from cgpredict.frontend.summary import region_block_counts
-    from cgpredict.kernel.launch import loop_unroll_at
+    from cgpredict.kernel.launch import loop_trip_at, loop_unroll_at
     from cgpredict.parallelism import thread_bodies
     from cgpredict.prediction import RunOptions
     from cgpredict.prepared import prepare
@@ -263,6 +274,9 @@ def model_kernels(name: str, port: str) -> dict[str, ModelKernel]:
             def unroll_of(lid: int, tr=tr) -> int:  # the model's (kernel.launch), traced size
                 return loop_unroll_at(tr, lid)
 
+            def trip_of(lid: int, tr=tr):  # the model's run-time loop trips, traced size
+                return loop_trip_at(tr, lid)
+
             seq = sorted(
                 (lp for lp in tr.header.loops if lp.region == r.index and lp.depth > grid),
                 key=lambda lp: (lp.line, lp.depth),
@@ -277,17 +291,19 @@ def model_kernels(name: str, port: str) -> dict[str, ModelKernel]:
                     if c.parent == lp.id:
                         own -= set(c.blocks)
                 per_iter = (
-                    _block_classes(tr.header, bb, staged, own, n, bodies, unroll_of) if n else {}
+                    _block_classes(tr.header, bb, staged, own, n, bodies, unroll_of, trip_of)
+                    if n
+                    else {}
                 )
                 loops.append(ModelLoop(lp.line, lp.depth - grid, n / threads, per_iter))
             # the launch the report's profile is of (kernel.analysis: the first recorded one)
             first = int(np.flatnonzero(rows & (tr.launches["recorded"] == 1))[0])
             n1 = float(tr.loop_iters[first, mapped].sum()) if mapped else 1.0
-            one = _model_classes(tr, kr, tr.bb_counts[first], n1, bodies, unroll_of)
+            one = _model_classes(tr, kr, tr.bb_counts[first], n1, bodies, unroll_of, trip_of)
             out[r.name] = ModelKernel(
                 grid,
                 loops,
-                _model_classes(tr, kr, bb, threads, bodies, unroll_of),
+                _model_classes(tr, kr, bb, threads, bodies, unroll_of, trip_of),
                 kr.profile.comp_insts,
                 sum(one[c] for c in COMPUTE) + one["st_shared"],
             )

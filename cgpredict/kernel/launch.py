@@ -16,12 +16,19 @@ import numpy as np
 
 from ..atomics import AtomicSite, PortShape, as_atomics, port_costs, site_sids, with_shared
 from ..block import Block
-from ..compute import ComputeCounts, compute_counts, integer_insts, kernel_entry_insts, loop_unroll
+from ..compute import (
+    UNROLL_WHOLE,
+    ComputeCounts,
+    compute_counts,
+    integer_insts,
+    kernel_entry_insts,
+    loop_unroll,
+)
 from ..devices import GPUDevice
 from ..energy import predict_energy
 from ..frontend.tracefile import Trace
 from ..halo import HaloSpec, halo_counts
-from ..machine_code import MachineShape, machine_extras, machine_shape
+from ..machine_code import MachineShape, RuntimeTrip, machine_extras, machine_shape, runtime_trip
 from ..memory.shared import StagedAccess, array_name
 from ..memory.staging_code import staging_code
 from ..memory.transactions import COAL, CONST, UNCOAL, MemoryAnalysis
@@ -157,7 +164,7 @@ class LaunchContext:
         bytes_per_access = round(sum(w * b for w, b in weights) / executed) if executed else 4
         comp: ComputeCounts = self.instructions(per_thread)
         folded = self.bodies.unrolled_savings(
-            per_thread, lambda b: integer_insts(h.blocks[b].ops), self.unroll
+            per_thread, lambda b: integer_insts(h.blocks[b].ops), self.unroll, self.kept
         )
         arrays = {array_name(h.mem[s.sid].base) for s in mem.instrs}
         entry = kernel_entry_insts(self.grid, len(arrays - {""}))
@@ -340,6 +347,24 @@ class LaunchContext:
         """How many iterations nvcc unrolls loop ``loop`` into one trip (loop_unroll_at)."""
         return self._unrolls.get(loop, 1)
 
+    @functools.cached_property
+    def _trips(self) -> dict[int, RuntimeTrip | None]:
+        """loop_trip_at of every loop a thread body runs (None: not bounded by a run-time
+        size), found once for the region; a strip-mined tile loop is a constant one."""
+        strips = self._strip_unroll()
+        return {
+            lid: None if lid in strips else loop_trip_at(self.trace, lid, self._ratio(lid))
+            for lid in self.bodies.loop_ids
+            if lid >= 0
+        }
+
+    def kept(self, loop: int, cls: str = "all") -> float | None:
+        """Instructions of class ``cls`` per source iteration the SASS keeps of loop
+        ``loop``'s control and addresses (machine_code.RuntimeTrip), None when the loop is
+        not bounded by a run-time size (its affine share is folded per unrolled trip)."""
+        trip = self._trips.get(loop)
+        return None if trip is None else trip.per_iteration(cls)
+
     def shared_counts(self, row: int, per_thread: dict, threads: float):
         """SharedMemoryCounts and barriers per thread of a tiled launch (SPEC §2.6)."""
         if self.halo is not None:
@@ -379,17 +404,32 @@ class LaunchContext:
         return staging_code(self.shared_spec[4], self.tile_phases(row, threads))
 
 
+def _per_entry(trace: Trace, loop: int, ratio: float) -> float:
+    """Iterations an entry of loop ``loop`` of ``trace``, grown by ``ratio`` to the work size."""
+    entries = float(trace.loop_entries[:, loop].sum())
+    return (float(trace.loop_iters[:, loop].sum()) / entries if entries else 0.0) * ratio
+
+
+def loop_trip_at(trace: Trace, loop: int, ratio: float = 1.0) -> RuntimeTrip | None:
+    """What ptxas makes of loop ``loop`` of ``trace`` when it is bounded by a size, a
+    run-time parameter of the port (more than UNROLL_WHOLE iterations an entry at the work
+    size: machine_code.runtime_trip); None for straight-line code and constant-trip loops."""
+    if loop < 0 or _per_entry(trace, loop, ratio) <= UNROLL_WHOLE:
+        return None
+    return runtime_trip(trace, trace.header.loops[loop])
+
+
 def loop_unroll_at(trace: Trace, loop: int, ratio: float = 1.0) -> int:
-    """How many iterations nvcc unrolls loop ``loop`` of ``trace`` into one trip
-    (compute.loop_unroll), its iterations an entry grown by ``ratio`` to the work size: a loop
-    of at most UNROLL_WHOLE iterations an entry (a strip-mined tile loop) is one of constant
-    trip count in the port's code; a longer one is bounded by a size, a run-time parameter
-    of the port. 1 for straight-line code (loop -1)."""
+    """How many source iterations the SASS of loop ``loop`` of ``trace`` runs a trip, its
+    iterations an entry grown by ``ratio`` to the work size: a loop of at most UNROLL_WHOLE
+    iterations an entry (a strip-mined tile loop) is one of constant trip count in the port's
+    code, unrolled whole (compute.loop_unroll); a longer one is bounded by a size, a run-time
+    parameter of the port, and unrolled 16 or 4 times (loop_trip_at). 1 for straight-line
+    code (loop -1)."""
     if loop < 0:
         return 1
-    entries = float(trace.loop_entries[:, loop].sum())
-    per_entry = float(trace.loop_iters[:, loop].sum()) / entries if entries else 0.0
-    return loop_unroll(per_entry * ratio)
+    trip = loop_trip_at(trace, loop, ratio)
+    return trip.depth if trip is not None else loop_unroll(_per_entry(trace, loop, ratio))
 
 
 def _load_latency(s, device: GPUDevice) -> float:

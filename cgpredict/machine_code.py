@@ -396,6 +396,32 @@ def access_moves_one_element(body: loopbody.LoopBody, o, geps: dict[str, str]) -
     return False
 
 
+def pointer_key(body: loopbody.LoopBody, o, geps: dict[str, str]) -> tuple:
+    """The pointer ptxas advances for memory op ``o``: its array and the indices of its
+    address, each body value taken at its root (``_root``: ``k + 1`` is ``k``'s pointer
+    plus an immediate offset) and each value from outside the loop by name (``A[i][k]`` and
+    ``A[j][k]`` are two pointers into one array)."""
+    by_name = {op.name.lstrip("%"): op.index for op in body.ops if op.name}
+    idx: set = set()
+    for g in _address_geps(body.ops, o):
+        for name, _ in gep_index_types(geps.get(body.ops[g].name.lstrip("%"), "")):
+            k = by_name.get(name.lstrip("%"))
+            if k is not None:
+                idx.add(_root(body.ops, k))
+            elif name.startswith("%"):
+                idx.add(name)
+        idx |= {n for n in _gep_base(geps.get(body.ops[g].name.lstrip("%"), ""))
+                if n.lstrip("%") not in by_name}
+    return (o.array, frozenset(idx))
+
+
+def _gep_base(text: str) -> list[str]:
+    """The base pointer operand of a ``getelementptr`` instruction text, as a list (empty
+    when the text is not one)."""
+    parts = _split_top(text.split("=", 1)[-1].split(", !")[0])
+    return [parts[1].split()[-1]] if len(parts) > 1 else []
+
+
 def runtime_trip(trace: Trace, loop) -> RuntimeTrip:
     """``RuntimeTrip`` of ``loop`` (a loop of the trace bounded by a run-time size): its
     global accesses at an address that changes every iteration, their distinct address
@@ -415,12 +441,11 @@ def runtime_trip(trace: Trace, loop) -> RuntimeTrip:
         for ins in blk.instrs if ins.opcode == "getelementptr" and ins.result
     }  # fmt: skip
     inv = loopbody.invariant_ops(body.ops)
-    bases = address_bases(body, set())
-    moving: dict[tuple, bool] = {}  # per advancing address base: moves one element
+    moving: dict[tuple, bool] = {}  # per advancing pointer: moves one element
     for o in body.mem_ops:
-        if o.mem_id in bases and any(not inv[g] for g in _address_geps(body.ops, o)):
-            unit = access_moves_one_element(body, o, geps)
-            moving[bases[o.mem_id]] = moving.get(bases[o.mem_id], False) or unit
+        if o.mem_id >= 0 and o.array and any(not inv[g] for g in _address_geps(body.ops, o)):
+            key = pointer_key(body, o, geps)
+            moving[key] = moving.get(key, False) or access_moves_one_element(body, o, geps)
     stores = sum(o.klass == "store" and o.mem_id >= 0 for o in body.mem_ops)
     return RuntimeTrip(
         depth=runtime_trip_depth(any(moving.values()), stores),

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .compute import runtime_trip_depth
+from .compute import UNROLL_WHOLE, runtime_trip_depth
 from .frontend.tracefile import Trace
 from .instrument import loopbody
 from .instrument.memtrace import gep_variable_indices
@@ -453,3 +453,18 @@ def runtime_trip(trace: Trace, loop) -> RuntimeTrip:
         strided=sum(not unit for unit in moving.values()),
         stores=stores,
     )
+
+
+def loop_iterations(trace: Trace, loop: int, ratio: float) -> float:
+    """Iterations an entry of loop ``loop`` of ``trace``, grown by ``ratio`` to the work size."""
+    entries = float(trace.loop_entries[:, loop].sum())
+    return (float(trace.loop_iters[:, loop].sum()) / entries if entries else 0.0) * ratio
+
+
+def loop_trip_at(trace: Trace, loop: int, ratio: float = 1.0) -> RuntimeTrip | None:
+    """What ptxas makes of loop ``loop`` of ``trace`` when it is bounded by a size, a
+    run-time parameter of the port (more than UNROLL_WHOLE iterations an entry at the work
+    size: machine_code.runtime_trip); None for straight-line code and constant-trip loops."""
+    if loop < 0 or loop_iterations(trace, loop, ratio) <= UNROLL_WHOLE:
+        return None
+    return runtime_trip(trace, trace.header.loops[loop])

@@ -16,19 +16,19 @@ import numpy as np
 
 from ..atomics import AtomicSite, PortShape, as_atomics, port_costs, site_sids, with_shared
 from ..block import Block
-from ..compute import (
-    UNROLL_WHOLE,
-    ComputeCounts,
-    compute_counts,
-    integer_insts,
-    kernel_entry_insts,
-    loop_unroll,
-)
+from ..compute import ComputeCounts, compute_counts, integer_insts, kernel_entry_insts, loop_unroll
 from ..devices import GPUDevice
 from ..energy import predict_energy
 from ..frontend.tracefile import Trace
 from ..halo import HaloSpec, halo_counts
-from ..machine_code import MachineShape, RuntimeTrip, machine_extras, machine_shape, runtime_trip
+from ..machine_code import (
+    MachineShape,
+    RuntimeTrip,
+    loop_iterations,
+    loop_trip_at,
+    machine_extras,
+    machine_shape,
+)
 from ..memory.shared import StagedAccess, array_name
 from ..memory.staging_code import staging_code
 from ..memory.transactions import COAL, CONST, UNCOAL, MemoryAnalysis
@@ -404,21 +404,6 @@ class LaunchContext:
         return staging_code(self.shared_spec[4], self.tile_phases(row, threads))
 
 
-def _per_entry(trace: Trace, loop: int, ratio: float) -> float:
-    """Iterations an entry of loop ``loop`` of ``trace``, grown by ``ratio`` to the work size."""
-    entries = float(trace.loop_entries[:, loop].sum())
-    return (float(trace.loop_iters[:, loop].sum()) / entries if entries else 0.0) * ratio
-
-
-def loop_trip_at(trace: Trace, loop: int, ratio: float = 1.0) -> RuntimeTrip | None:
-    """What ptxas makes of loop ``loop`` of ``trace`` when it is bounded by a size, a
-    run-time parameter of the port (more than UNROLL_WHOLE iterations an entry at the work
-    size: machine_code.runtime_trip); None for straight-line code and constant-trip loops."""
-    if loop < 0 or _per_entry(trace, loop, ratio) <= UNROLL_WHOLE:
-        return None
-    return runtime_trip(trace, trace.header.loops[loop])
-
-
 def loop_unroll_at(trace: Trace, loop: int, ratio: float = 1.0) -> int:
     """How many source iterations the SASS of loop ``loop`` of ``trace`` runs a trip, its
     iterations an entry grown by ``ratio`` to the work size: a loop of at most UNROLL_WHOLE
@@ -429,7 +414,7 @@ def loop_unroll_at(trace: Trace, loop: int, ratio: float = 1.0) -> int:
     if loop < 0:
         return 1
     trip = loop_trip_at(trace, loop, ratio)
-    return trip.depth if trip is not None else loop_unroll(_per_entry(trace, loop, ratio))
+    return trip.depth if trip is not None else loop_unroll(loop_iterations(trace, loop, ratio))
 
 
 def _load_latency(s, device: GPUDevice) -> float:

@@ -115,6 +115,10 @@ def ptx_cost(opcode: str, ty: str, detail: str) -> tuple[int, bool, bool]:
 #: port passes the sizes as kernel parameters, as PolyBench/GPU does (its loop bounds are
 #: POLYBENCH_LOOP_BOUND(N, n): the run-time n), and nvcc unrolls such a loop 4 times
 UNROLL_RUNTIME = 4
+#: ptxas unrolls nvcc's 4-iteration trip of such a loop this many times more (16 source
+#: iterations a trip) in 45 of the ports' 60 hot loops (validation/results/sass-check.md,
+#: unrolling table): runtime_trip_depth says which
+PTXAS_UNROLL = 4
 #: a loop of a constant trip count up to this many iterations (a strip-mined tile loop of 32)
 #: is unrolled whole: the measured ports' tile loops are 32 iterations a trip in their sm_90
 #: SASS (validation/results/sass-check.md, unrolling table)
@@ -128,6 +132,18 @@ def loop_unroll(trips_per_entry: float) -> int:
     if 1 <= trips_per_entry <= UNROLL_WHOLE:
         return max(int(round(trips_per_entry)), 1)
     return UNROLL_RUNTIME
+
+
+def runtime_trip_depth(moves_one_element: bool, stores: int) -> int:
+    """Source iterations per trip of the sm_90 SASS of a loop bounded by a run-time size:
+    nvcc's UNROLL_RUNTIME, times PTXAS_UNROLL when ptxas unrolls again. It does when the loop
+    has an access that moves one element per iteration (16 iterations' addresses are one
+    pointer plus immediate offsets, one 64-bit add a trip) and at most one global store per
+    iteration; a loop whose every access moves by a row per iteration, or with two stores
+    (plain pointers: each reloads after the other), keeps nvcc's 4. The rule is read from
+    the SASS of the ports' hot loops (59 of 60; DERICHE's backward column pass is 16)."""
+    deeper = moves_one_element and stores <= 1
+    return UNROLL_RUNTIME * (PTXAS_UNROLL if deeper else 1)
 
 
 def integer_insts(block_ops) -> float:

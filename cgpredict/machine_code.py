@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .compute import UNROLL_WHOLE, runtime_trip_depth
 from .frontend.tracefile import Trace
 from .instrument import loopbody
 from .instrument.memtrace import gep_variable_indices
@@ -283,3 +284,187 @@ def machine_extras(
         staging_code=staging_code,
         folded_addresses=folded_address_insts(shape.accesses, per_thread),
     )
+
+
+# --- ptxas's unrolling of a loop bounded by a run-time size (issue 24) ---------------------
+#
+# nvcc unrolls such a loop UNROLL_RUNTIME (4) times in its PTX; ptxas unrolls that trip
+# PTXAS_UNROLL (4) times more when the loop has an access that moves one element per
+# iteration and at most one store (compute.runtime_trip_depth). Of the unrolled trip's
+# control and address arithmetic the SASS keeps (read from the sm_90 SASS of the ports,
+# validation/results/sass-check.md): a 64-bit add (IADD3, IADD3.X) per pointer it advances,
+# the 64-bit base of each access moving by more than an element (IMAD.WIDE), the trip
+# counter and its test, and one back edge.
+
+#: integer instructions per trip for the loop's control: the trip counter's add and its test
+TRIP_CONTROL_INTEGER = 2
+#: integer instructions per trip per advancing pointer: its 64-bit add (IADD3 + IADD3.X)
+POINTER_ADD_INTEGER = 2
+#: integer instructions per trip per access moving by more than an element: its IMAD.WIDE
+STRIDED_BASE_INTEGER = 1
+#: branch instructions per trip: the back edge
+TRIP_BRANCHES = 1
+
+_GEP_FLAGS = frozenset(("getelementptr", "inbounds", "nuw", "nusw"))
+
+
+@dataclass(frozen=True)
+class RuntimeTrip:
+    """What ptxas makes of one loop bounded by a run-time size: source iterations a trip
+    and the integer and branch instructions each trip keeps."""
+
+    depth: int  # source iterations per trip (16 or 4)
+    pointers: int = 0  # distinct address bases the loop advances
+    strided: int = 0  # of them, those moving by more than one element per iteration
+    stores: int = 0  # global stores per iteration
+
+    @property
+    def integer(self) -> float:
+        """Integer instructions per trip: pointer adds, strided bases, counter and test."""
+        return (POINTER_ADD_INTEGER * self.pointers + STRIDED_BASE_INTEGER * self.strided
+                + TRIP_CONTROL_INTEGER)
+
+    @property
+    def branch(self) -> float:
+        """Branch instructions per trip: the back edge."""
+        return float(TRIP_BRANCHES)
+
+    def per_iteration(self, cls: str = "all") -> float:
+        """Kept instructions per source iteration of class ``cls`` (integer, branch, all)."""
+        n = {"integer": self.integer, "branch": self.branch,
+             "all": self.integer + self.branch}.get(cls, 0.0)
+        return n / self.depth
+
+
+def _split_top(text: str) -> list[str]:
+    """``text`` split at the commas outside brackets (an IR operand list)."""
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        depth += ch in "[{<("
+        depth -= ch in "]}>)"
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    return out + [cur.strip()] if cur.strip() else out
+
+
+def _element(ty: str) -> str:
+    """The element type of an array or vector type (``[64 x float]`` -> ``float``)."""
+    inner = ty.strip()[1:-1]
+    return inner.split(" x ", 1)[1].strip() if " x " in inner else inner
+
+
+def gep_index_types(text: str) -> list[tuple[str, str]]:
+    """(index operand, the type it steps over) of a ``getelementptr`` instruction text: the
+    first index steps over the source element type, each next one over its element."""
+    parts = _split_top(text.split("=", 1)[-1].split(", !")[0])
+    ty = " ".join(w for w in parts[0].split() if w not in _GEP_FLAGS)
+    out = []
+    for k, idx in enumerate(parts[2:]):
+        if k:
+            ty = _element(ty)
+        out.append((idx.split()[-1], ty))
+    return out
+
+
+def _unit_step(body: loopbody.LoopBody, k: int) -> bool:
+    """Whether body op ``k`` is an induction variable of the loop, through casts and adds of
+    loop invariants only: an index that moves by the induction's step (1) per iteration."""
+    ops, inv = body.ops, loopbody.invariant_ops(body.ops)
+    while k not in body.induction:
+        o = ops[k]
+        varying = [u for u in o.operands if not inv[u]]
+        if o.klass not in ("cast", "iadd") or len(varying) != 1:
+            return False
+        k = varying[0]
+    return True
+
+
+def access_moves_one_element(body: loopbody.LoopBody, o, geps: dict[str, str]) -> bool:
+    """Whether memory op ``o``'s address moves one element per iteration: an index of its
+    address computation that is a unit-step induction (``_unit_step``) steps over a scalar
+    type (``A[i][k]`` in a ``k`` loop), not over a row (``A[k][j]``); ``geps``: the IR text
+    of the body's ``getelementptr`` instructions by result name."""
+    by_name = {op.name.lstrip("%"): op.index for op in body.ops if op.name}
+    for g in _address_geps(body.ops, o):
+        for idx, ty in gep_index_types(geps.get(body.ops[g].name.lstrip("%"), "")):
+            k = by_name.get(idx.lstrip("%"))
+            if k is not None and not ty.startswith(("[", "{", "<")) and _unit_step(body, k):
+                return True
+    return False
+
+
+def pointer_key(body: loopbody.LoopBody, o, geps: dict[str, str]) -> tuple:
+    """The pointer ptxas advances for memory op ``o``: its array and the indices of its
+    address, each body value taken at its root (``_root``: ``k + 1`` is ``k``'s pointer
+    plus an immediate offset) and each value from outside the loop by name (``A[i][k]`` and
+    ``A[j][k]`` are two pointers into one array)."""
+    by_name = {op.name.lstrip("%"): op.index for op in body.ops if op.name}
+    idx: set = set()
+    for g in _address_geps(body.ops, o):
+        for name, _ in gep_index_types(geps.get(body.ops[g].name.lstrip("%"), "")):
+            k = by_name.get(name.lstrip("%"))
+            if k is not None:
+                idx.add(_root(body.ops, k))
+            elif name.startswith("%"):
+                idx.add(name)
+        idx |= {n for n in _gep_base(geps.get(body.ops[g].name.lstrip("%"), ""))
+                if n.lstrip("%") not in by_name}
+    return (o.array, frozenset(idx))
+
+
+def _gep_base(text: str) -> list[str]:
+    """The base pointer operand of a ``getelementptr`` instruction text, as a list (empty
+    when the text is not one)."""
+    parts = _split_top(text.split("=", 1)[-1].split(", !")[0])
+    return [parts[1].split()[-1]] if len(parts) > 1 else []
+
+
+def runtime_trip(trace: Trace, loop) -> RuntimeTrip:
+    """``RuntimeTrip`` of ``loop`` (a loop of the trace bounded by a run-time size): its
+    global accesses at an address that changes every iteration, their distinct address
+    bases (``address_bases``: the pointers ptxas advances), which of them move by more than
+    an element, and its stores per iteration decide the depth
+    (compute.runtime_trip_depth)."""
+    h = trace.header
+    mod = ir_module(h.ir_text)
+    if loop.function not in mod.functions:
+        return RuntimeTrip(depth=runtime_trip_depth(False, 0))
+    fn = mod.functions[loop.function]
+    labels = {h.blocks[b].label for b in _own_blocks(trace, loop)}
+    body = loopbody.loop_body(fn, labels, loopbody.mem_by_label(h, loop.region))
+    geps = {
+        ins.result.lstrip("%"): ins.text
+        for blk in fn.blocks if blk.label in labels
+        for ins in blk.instrs if ins.opcode == "getelementptr" and ins.result
+    }  # fmt: skip
+    inv = loopbody.invariant_ops(body.ops)
+    moving: dict[tuple, bool] = {}  # per advancing pointer: moves one element
+    for o in body.mem_ops:
+        if o.mem_id >= 0 and o.array and any(not inv[g] for g in _address_geps(body.ops, o)):
+            key = pointer_key(body, o, geps)
+            moving[key] = moving.get(key, False) or access_moves_one_element(body, o, geps)
+    stores = sum(o.klass == "store" and o.mem_id >= 0 for o in body.mem_ops)
+    return RuntimeTrip(
+        depth=runtime_trip_depth(any(moving.values()), stores),
+        pointers=len(moving),
+        strided=sum(not unit for unit in moving.values()),
+        stores=stores,
+    )
+
+
+def loop_iterations(trace: Trace, loop: int, ratio: float) -> float:
+    """Iterations an entry of loop ``loop`` of ``trace``, grown by ``ratio`` to the work size."""
+    entries = float(trace.loop_entries[:, loop].sum())
+    return (float(trace.loop_iters[:, loop].sum()) / entries if entries else 0.0) * ratio
+
+
+def loop_trip_at(trace: Trace, loop: int, ratio: float = 1.0) -> RuntimeTrip | None:
+    """What ptxas makes of loop ``loop`` of ``trace`` when it is bounded by a size, a
+    run-time parameter of the port (more than UNROLL_WHOLE iterations an entry at the work
+    size: machine_code.runtime_trip); None for straight-line code and constant-trip loops."""
+    if loop < 0 or loop_iterations(trace, loop, ratio) <= UNROLL_WHOLE:
+        return None
+    return runtime_trip(trace, trace.header.loops[loop])

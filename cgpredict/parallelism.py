@@ -238,17 +238,25 @@ class ThreadBodies:
     # function, asked again by every launch of the kernel with the same load latencies
     chains: dict = field(default_factory=dict, compare=False, repr=False)
 
-    def unrolled_savings(self, per_thread: Mapping[int, float], integer_of, unroll_of) -> float:
+    def unrolled_savings(
+        self, per_thread: Mapping[int, float], integer_of, unroll_of, kept_of=None
+    ) -> float:
         """Instructions per thread that unrolling folds away: of each loop body's integer
         and branch instructions (``integer_of(block id)`` an execution), the affine share
-        (affine_share) bar one in ``unroll_of(loop id)``. Nothing for straight-line code."""
+        (affine_share) bar one in ``unroll_of(loop id)``; for a loop bounded by a run-time
+        size (``kept_of(loop id)``: the instructions per iteration the SASS keeps of its
+        control and addresses, machine_code.RuntimeTrip; None otherwise) the affine share
+        less those. Nothing for straight-line code."""
         saved = 0.0
         for (_, blocks), share, lid in zip(self.bodies, self.affine, self.loop_ids):
             if share > 0:
-                keep = 1.0 / unroll_of(lid)
-                saved += share * (1 - keep) * sum(
-                    per_thread.get(b, 0.0) * integer_of(b) for b in blocks
-                )
+                affine = share * sum(per_thread.get(b, 0.0) * integer_of(b) for b in blocks)
+                kept = kept_of(lid) if kept_of is not None else None
+                if kept is None:
+                    saved += affine * (1 - 1.0 / unroll_of(lid))
+                else:
+                    runs = max((per_thread.get(b, 0.0) for b in blocks), default=0.0)
+                    saved += affine - kept * runs
         return saved
 
     def chain_cycles(

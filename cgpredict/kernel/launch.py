@@ -21,7 +21,14 @@ from ..devices import GPUDevice
 from ..energy import predict_energy
 from ..frontend.tracefile import Trace
 from ..halo import HaloSpec, halo_counts
-from ..machine_code import MachineShape, machine_extras, machine_shape
+from ..machine_code import (
+    MachineShape,
+    RuntimeTrip,
+    loop_iterations,
+    loop_trip_at,
+    machine_extras,
+    machine_shape,
+)
 from ..memory.shared import StagedAccess, array_name
 from ..memory.staging_code import staging_code
 from ..memory.transactions import COAL, CONST, UNCOAL, MemoryAnalysis
@@ -160,7 +167,7 @@ class LaunchContext:
         bytes_per_access = round(sum(w * b for w, b in weights) / executed) if executed else 4
         comp: ComputeCounts = self.instructions(per_thread)
         folded = self.bodies.unrolled_savings(
-            per_thread, lambda b: integer_insts(h.blocks[b].ops), self.unroll
+            per_thread, lambda b: integer_insts(h.blocks[b].ops), self.unroll, self.kept
         )
         arrays = {array_name(h.mem[s.sid].base) for s in mem.instrs}
         entry = kernel_entry_insts(self.grid, len(arrays - {""}))
@@ -345,6 +352,24 @@ class LaunchContext:
         """How many iterations nvcc unrolls loop ``loop`` into one trip (loop_unroll_at)."""
         return self._unrolls.get(loop, 1)
 
+    @functools.cached_property
+    def _trips(self) -> dict[int, RuntimeTrip | None]:
+        """loop_trip_at of every loop a thread body runs (None: not bounded by a run-time
+        size), found once for the region; a strip-mined tile loop is a constant one."""
+        strips = self._strip_unroll()
+        return {
+            lid: None if lid in strips else loop_trip_at(self.trace, lid, self._ratio(lid))
+            for lid in self.bodies.loop_ids
+            if lid >= 0
+        }
+
+    def kept(self, loop: int, cls: str = "all") -> float | None:
+        """Instructions of class ``cls`` per source iteration the SASS keeps of loop
+        ``loop``'s control and addresses (machine_code.RuntimeTrip), None when the loop is
+        not bounded by a run-time size (its affine share is folded per unrolled trip)."""
+        trip = self._trips.get(loop)
+        return None if trip is None else trip.per_iteration(cls)
+
     def shared_counts(self, row: int, per_thread: dict, threads: float):
         """SharedMemoryCounts and barriers per thread of a tiled launch (SPEC §2.6)."""
         if self.halo is not None:
@@ -385,16 +410,16 @@ class LaunchContext:
 
 
 def loop_unroll_at(trace: Trace, loop: int, ratio: float = 1.0) -> int:
-    """How many iterations nvcc unrolls loop ``loop`` of ``trace`` into one trip
-    (compute.loop_unroll), its iterations an entry grown by ``ratio`` to the work size: a loop
-    of at most UNROLL_WHOLE iterations an entry (a strip-mined tile loop) is one of constant
-    trip count in the port's code; a longer one is bounded by a size, a run-time parameter
-    of the port. 1 for straight-line code (loop -1)."""
+    """How many source iterations the SASS of loop ``loop`` of ``trace`` runs a trip, its
+    iterations an entry grown by ``ratio`` to the work size: a loop of at most UNROLL_WHOLE
+    iterations an entry (a strip-mined tile loop) is one of constant trip count in the port's
+    code, unrolled whole (compute.loop_unroll); a longer one is bounded by a size, a run-time
+    parameter of the port, and unrolled 16 or 4 times (loop_trip_at). 1 for straight-line
+    code (loop -1)."""
     if loop < 0:
         return 1
-    entries = float(trace.loop_entries[:, loop].sum())
-    per_entry = float(trace.loop_iters[:, loop].sum()) / entries if entries else 0.0
-    return loop_unroll(per_entry * ratio)
+    trip = loop_trip_at(trace, loop, ratio)
+    return trip.depth if trip is not None else loop_unroll(loop_iterations(trace, loop, ratio))
 
 
 def _load_latency(s, device: GPUDevice) -> float:

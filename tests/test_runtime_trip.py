@@ -1,0 +1,127 @@
+"""Tests of what ptxas makes of a loop bounded by a run-time size (issue 24):
+compute.runtime_trip_depth, machine_code.RuntimeTrip / runtime_trip, and the fold of
+parallelism.ThreadBodies.unrolled_savings that kernel.launch charges with them.
+
+Oracles from the mechanisms (read from the sm_90 SASS of the ports,
+validation/results/sass-check.md): nvcc unrolls such a loop 4 times; ptxas 4 times more when
+an access moves one element per iteration and the loop stores at most once an iteration; a
+trip keeps a 64-bit add (2 instructions) per pointer it advances, an IMAD.WIDE per base moving
+by a row, the trip counter and its test (2) and one back edge."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cgpredict.compute import PTXAS_UNROLL, UNROLL_RUNTIME, runtime_trip_depth
+from cgpredict.kernel.launch import loop_trip_at, loop_unroll_at
+from cgpredict.machine_code import RuntimeTrip, gep_index_types, runtime_trip
+from cgpredict.pipeline import predict_source
+from cgpredict.prediction import RunOptions
+from cgpredict.prepared import prepare
+
+
+def _kernel(body: str, decl: str) -> str:
+    """A traced C file whose kernel maps i (256 threads) and runs ``body`` in a j loop of
+    256 iterations (more than UNROLL_WHOLE: a size, a run-time bound in a port)."""
+    return f"""\
+#define N 256
+#pragma cgp trace N=256
+static float {decl};
+int main(void) {{
+  for (int i = 0; i < N; i++) for (int j = 0; j < N; j++) A[i][j] = i - j;
+#pragma cgp kernel k grid=1
+  for (int i = 0; i < N; i++) {{
+    float s = 0;
+    for (int j = 0; j < N; j++) {body}
+    y[i] = s;
+  }}
+  return y[3] != 12345.0f ? 0 : 1;
+}}
+"""
+
+
+# three pointers moving one element per iteration (A[i][j], B[i][j], x[j]), no store in the
+# loop: 16 iterations a trip, 2 x 3 pointer adds + counter + test = 8 integer, 1 branch
+THREE_POINTERS = _kernel("s += A[i][j] * B[i][j] * x[j];", "A[N][N], B[N][N], x[N], y[N]")
+# one pointer moving by a row per iteration (A[j][i]): nvcc's 4 a trip; 2 + 1 (IMAD.WIDE of
+# the strided base) + 2 = 5 integer, 1 branch
+COLUMN = _kernel("s += A[j][i];", "A[N][N], y[N]")
+# two stores per iteration, both moving one element: nvcc's 4 a trip
+TWO_STORES = _kernel("{ B[i][j] = A[i][j]; C[i][j] = 2 * A[i][j]; }",
+                     "A[N][N], B[N][N], C[N][N], y[N]")
+# two pointers into one array, one moving an element (A[i][j]), one a row (A[j][i]): 16 a
+# trip, 2 x 2 + 1 + 2 = 7 integer
+ONE_ARRAY_TWO_POINTERS = _kernel("s += A[i][j] * A[j][i];", "A[N][N], y[N]")
+# one store per iteration: ptxas's 16
+ONE_STORE = _kernel("B[i][j] = 2 * A[i][j];", "A[N][N], B[N][N], y[N]")
+
+
+def test_ptxas_unrolls_nvccs_trip_again_when_an_access_moves_one_element() -> None:
+    assert (UNROLL_RUNTIME, PTXAS_UNROLL) == (4, 4)
+    assert runtime_trip_depth(True, 0) == 16
+    assert runtime_trip_depth(True, 1) == 16
+    assert runtime_trip_depth(True, 2) == 4  # two stores: nvcc's 4
+    assert runtime_trip_depth(False, 0) == 4  # every access moves by a row
+    assert runtime_trip_depth(False, 1) == 4
+
+
+@pytest.mark.parametrize("k", [0, 1, 2, 5])
+def test_a_trip_keeps_a_64_bit_add_per_pointer_the_counter_and_a_back_edge(k: int) -> None:
+    trip = RuntimeTrip(depth=16, pointers=k, strided=0)
+    assert trip.integer == 2 * k + 2
+    assert trip.branch == 1
+    assert trip.per_iteration("all") == pytest.approx((2 * k + 3) / 16)
+    assert trip.per_iteration("other") == 0.0
+    strided = RuntimeTrip(depth=4, pointers=k + 1, strided=1)
+    assert strided.integer == 2 * (k + 1) + 1 + 2  # the strided base's IMAD.WIDE
+    assert strided.per_iteration("integer") == pytest.approx((2 * k + 5) / 4)
+
+
+def test_gep_indices_step_over_rows_or_elements() -> None:
+    row = "%gep = getelementptr inbounds nuw [64 x float], ptr %inv, i64 %iv"
+    assert gep_index_types(row) == [("%iv", "[64 x float]")]
+    elem = "%a = getelementptr inbounds nuw float, ptr %row, i64 %iv, !dbg !7"
+    assert gep_index_types(elem) == [("%iv", "float")]
+    whole = "%b = getelementptr inbounds [8 x [64 x float]], ptr @A, i64 0, i64 %i, i64 %j"
+    assert gep_index_types(whole) == [("0", "[8 x [64 x float]]"), ("%i", "[64 x float]"),
+                                      ("%j", "float")]
+
+
+def _trip(tmp_path: Path, src: str):
+    """(RuntimeTrip, unroll) of the innermost loop of ``src``'s kernel."""
+    path = tmp_path / "k.c"
+    path.write_text(src)
+    with prepare(path, RunOptions(device="h100")) as prep:
+        tr = prep.trace
+        (lp,) = [lp for lp in tr.header.loops if lp.region == 0 and lp.depth == 2]
+        assert loop_trip_at(tr, lp.id) == runtime_trip(tr, lp)
+        return runtime_trip(tr, lp), loop_unroll_at(tr, lp.id)
+
+
+@pytest.mark.parametrize(
+    "src, want",
+    [
+        (THREE_POINTERS, RuntimeTrip(depth=16, pointers=3, strided=0, stores=0)),
+        (COLUMN, RuntimeTrip(depth=4, pointers=1, strided=1, stores=0)),
+        (TWO_STORES, RuntimeTrip(depth=4, pointers=3, strided=0, stores=2)),
+        (ONE_STORE, RuntimeTrip(depth=16, pointers=2, strided=0, stores=1)),
+        (ONE_ARRAY_TWO_POINTERS, RuntimeTrip(depth=16, pointers=2, strided=1, stores=0)),
+    ],
+    ids=["three_pointers", "column", "two_stores", "one_store", "one_array_two_pointers"],
+)
+def test_the_trip_of_a_loop_of_our_own(tmp_path: Path, src: str, want: RuntimeTrip) -> None:
+    trip, unroll = _trip(tmp_path, src)
+    assert trip == want
+    assert unroll == want.depth
+
+
+def test_the_fold_leaves_the_trips_control_per_iteration(tmp_path: Path) -> None:
+    """THREE_POINTERS at the PTX level: per iteration an index instruction per access (3),
+    the induction add, its compare and the conditional branch: 6, all following j (affine).
+    The SASS keeps (8 + 1) / 16 of them an iteration: 256 x (6 - 9/16) folded per thread."""
+    path = tmp_path / "k.c"
+    path.write_text(THREE_POINTERS)
+    (k,) = predict_source(path, RunOptions(device="h100")).kernels
+    assert k.profile.folded_insts == pytest.approx(256 * (6 - 9 / 16))

@@ -1,7 +1,8 @@
 """numba's kernels compiled before the first run (cgpredict/numba_warm.py, setup.py): in a
-numba cache of its own, the warm-up leaves every kernel the README's first command calls
-compiled, so that command then compiles nothing (numba's own hit and miss counters); a cold
-cache is seen as cold and said once on the progress line; the build can run it."""
+numba cache of its own, the warm-up leaves every kernel the README's first command and the
+advisor's fixes call compiled, so that command and a first `advise` of another file then
+compile nothing (numba's own hit and miss counters); a cold cache is seen as cold and said
+once on the progress line; the build can run it."""
 
 from __future__ import annotations
 
@@ -28,15 +29,19 @@ from numba.core.registry import CPUDispatcher
 import cgpredict, cgpredict.numba_cache as w
 from cgpredict.cli import main
 cold = w.cold()
-r = CliRunner().invoke(main, ["run", sys.argv[1], "--block", "32x32", "--no-cache"])
+r = CliRunner().invoke(main, sys.argv[1:])
 hits = misses = 0
+missed = []
 for name, mod in list(sys.modules.items()):
     if name.startswith("cgpredict"):
         for f in vars(mod).values():
             if isinstance(f, CPUDispatcher):
                 hits += sum(f.stats.cache_hits.values())
                 misses += sum(f.stats.cache_misses.values())
+                if sum(f.stats.cache_misses.values()):
+                    missed.append(f"{name}.{f.__name__}")
 print(json.dumps({"cold": cold, "exit": r.exit_code, "hits": hits, "misses": misses,
+                  "missed": sorted(set(missed)),
                   "dir": str(w.cache_dir())}))
 """
 
@@ -59,10 +64,16 @@ def test_warm_up_leaves_nothing_for_the_first_run_to_compile(tmp_path):
     warm = _python(["-m", "cgpredict.numba_warm", str(POLY)], cache)
     assert warm.returncode == 0, warm.stderr[-2000:]
     assert warm.stdout.startswith("cgpredict: numba kernels compiled once and cached in ")
-    after = json.loads(_python(["-c", RUN_AND_COUNT, str(POLY / "gemm.c")], cache).stdout)
+    readme = ["run", str(POLY / "gemm.c"), "--block", "32x32", "--no-cache"]
+    after = json.loads(_python(["-c", RUN_AND_COUNT, *readme], cache).stdout)
     assert not after["cold"] and after["exit"] == 0
     assert after["misses"] == 0 and after["hits"] >= 10  # every kernel read back
     assert after["dir"].startswith(str(cache))
+    # the first `advise` of another stencil (its fixes' kernels) compiles nothing either
+    advise = ["advise", str(POLY / "2dconv.c"), "-D", "NI=512", "-D", "NJ=512",
+              "--trace-size", "NI=128", "--trace-size", "NJ=128"]
+    after = json.loads(_python(["-c", RUN_AND_COUNT, *advise], cache).stdout)
+    assert after["exit"] == 0 and after["misses"] == 0 and after["hits"] >= 20, after["missed"]
 
 
 def test_cold_cache_said_once_on_the_progress_line(monkeypatch):
@@ -90,5 +101,5 @@ def test_the_build_can_run_the_warm_up():
     meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert set(meta["project"]["dependencies"]) <= set(meta["build-system"]["requires"])
     assert "numba_warm" in (ROOT / "setup.py").read_text()
-    assert all((POLY / name).is_file() for name, _ in numba_warm.WARM_RUNS)
+    assert all((POLY / name).is_file() for _, name, _ in numba_warm.WARM_RUNS)
     assert numba_warm.main(["/nonexistent"]) == 2

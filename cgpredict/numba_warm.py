@@ -14,8 +14,9 @@ stencil, with the trace cache off, so that numba writes the kernels the analysis
 advisor use into ``build/.../__pycache__``, and the wheel carries them. Installed on the
 machine that built it (numba's version and the CPU match), the first run reads them back.
 Elsewhere (another CPU, another numba, a read-only install) numba compiles them on the first
-run, once; ``numba_cache.cold()`` tells, and ``run`` then says so on its progress line. This module runs the command line (``warm``), so it
-sits above it; what the prediction asks about numba's cache is in ``numba_cache``.
+run, once; ``numba_cache.cold()`` tells, and ``run`` then says so on its progress line. This
+module runs the command line (``warm``), so it sits above it; what the prediction asks about
+numba's cache is in ``numba_cache``.
 """
 
 from __future__ import annotations

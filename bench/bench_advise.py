@@ -10,6 +10,7 @@ the CPU ratio much less; the load average is printed per file.
 
     python bench/bench_advise.py                 # every polybench_c/*.c
     python bench/bench_advise.py syr2k 3mm --repeat 3
+    python bench/bench_advise.py --cgpredict VENV/bin/cgpredict --min --repeat 2
 """
 
 from __future__ import annotations
@@ -34,22 +35,24 @@ def _children_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def timed(args: list[str], cache: Path) -> tuple[float, float]:
-    """(wall, CPU) seconds of one `python -m cgpredict ARGS` with the cache at ``cache``."""
+def timed(args: list[str], cache: Path, installed: Path | None = None
+          ) -> tuple[float, float]:
+    """(wall, CPU) seconds of one `python -m cgpredict ARGS` (or ``installed`` ARGS) with
+    the cache at ``cache``."""
     c0 = _children_cpu()
-    return wall(args, cache), _children_cpu() - c0
+    return wall(args, cache, installed), _children_cpu() - c0
 
 
-def bench_file(path: Path, repeat: int, stat=statistics.median
+def bench_file(path: Path, repeat: int, stat=statistics.median, installed: Path | None = None
                ) -> tuple[float, float, float, float]:
     """Cold wall seconds of `run` and of `advise` on ``path``, then their CPU seconds
     (``stat`` of the repeats: the median, or the minimum on a shared machine)."""
     runs, advs = [], []
-    rel = str(path.relative_to(ROOT))
+    rel = str(path if installed else path.relative_to(ROOT))
     for _ in range(repeat):
         with tempfile.TemporaryDirectory(prefix="cgp-bench-") as tmp:
-            runs.append(timed(["run", rel], Path(tmp) / "run"))
-            advs.append(timed(["advise", rel], Path(tmp) / "advise"))
+            runs.append(timed(["run", rel], Path(tmp) / "run", installed))
+            advs.append(timed(["advise", rel], Path(tmp) / "advise", installed))
     med = [stat(x[i] for x in col) for i in (0, 1) for col in (runs, advs)]
     return med[0], med[1], med[2], med[3]
 
@@ -60,6 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--min", action="store_true",
                     help="the minimum of the repeats, not the median (a shared machine)")
+    ap.add_argument("--cgpredict", type=Path, metavar="EXE",
+                    help="time this installed `cgpredict` command, not this checkout's")
     a = ap.parse_args(argv)
     stat, what = (min, "minimum") if a.min else (statistics.median, "median")
     files = [CORPUS / f"{s}.c" for s in a.files] if a.files else sorted(CORPUS.glob("*.c"))
@@ -70,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     met, worst = 0, (0.0, "")
     for f in files:
         load = os.getloadavg()[0]
-        run, adv, run_cpu, adv_cpu = bench_file(f, a.repeat, stat)
+        run, adv, run_cpu, adv_cpu = bench_file(f, a.repeat, stat, a.cgpredict)
         ratio = adv / run
         met += ratio <= RATIO_TARGET
         worst = max(worst, (ratio, f.name))

@@ -32,12 +32,15 @@ CORPUS = ROOT / "polybench_c"
 COLD_TARGET, CACHED_TARGET, SWEEP_TARGET = 3.0, 1.5, 4.0
 
 
-def wall(args: list[str], cache: Path) -> float:
-    """Seconds of one `python -m cgpredict ARGS` with the cache at ``cache``."""
+def wall(args: list[str], cache: Path, installed: Path | None = None) -> float:
+    """Seconds of one `python -m cgpredict ARGS` with the cache at ``cache``; with
+    ``installed``, of that `cgpredict` command (an installed wheel: its `.pyc` files and
+    numba kernels built at install) started outside the checkout, as a user runs it."""
     env = {**os.environ, "CGPREDICT_CACHE_DIR": str(cache)}
     env.pop("CGPREDICT_NO_CACHE", None)
+    command = [str(installed)] if installed else [sys.executable, "-m", "cgpredict"]
     t0 = time.perf_counter()
-    r = subprocess.run([sys.executable, "-m", "cgpredict", *args], env=env, cwd=ROOT,
+    r = subprocess.run([*command, *args], env=env, cwd="/" if installed else ROOT,
                        capture_output=True, text=True)
     dt = time.perf_counter() - t0
     if r.returncode != 0:

@@ -44,7 +44,7 @@ def _skip_literal(src: str, pos: int) -> int:
     return pos + 1
 
 
-def _match(src: str, pos: int, open_ch: str, close_ch: str) -> int:
+def bracket_end(src: str, pos: int, open_ch: str, close_ch: str) -> int:
     """Position after the bracket matching the one at ``pos``."""
     start, depth = pos, 0
     while pos < len(src):
@@ -77,16 +77,16 @@ def statement_end(src: str, pos: int) -> int:
     if pos >= len(src):
         raise RegionError("the marked region ends before its statement")
     if src[pos] == "{":
-        return _match(src, pos, "{", "}")
+        return bracket_end(src, pos, "{", "}")
     word = word_at(src, pos)
     if word in ("for", "while", "switch"):
         paren = skip_space(src, pos + len(word))
         if paren >= len(src) or src[paren] != "(":
             raise RegionError(f"expected '(' after '{word}'")
-        return statement_end(src, _match(src, paren, "(", ")"))
+        return statement_end(src, bracket_end(src, paren, "(", ")"))
     if word == "if":
         paren = skip_space(src, pos + 2)
-        end = statement_end(src, _match(src, paren, "(", ")"))
+        end = statement_end(src, bracket_end(src, paren, "(", ")"))
         nxt = skip_space(src, end)
         if word_at(src, nxt) == "else":
             return statement_end(src, nxt + 4)
@@ -173,9 +173,9 @@ def function_body(source: str, name: str) -> tuple[int, int] | None:
     """(offset after the opening brace, offset of the closing brace) of the definition of
     ``name``, or None."""
     for m in re.finditer(rf"(?<![\w.>]){re.escape(name)}\s*\(", source):
-        after = skip_space(source, _match(source, m.end() - 1, "(", ")"))
+        after = skip_space(source, bracket_end(source, m.end() - 1, "(", ")"))
         while source.startswith("__attribute__", after):
-            after = skip_space(source, _match(source, source.index("(", after), "(", ")"))
+            after = skip_space(source, bracket_end(source, source.index("(", after), "(", ")"))
         if after < len(source) and source[after] == "{":
-            return after + 1, _match(source, after, "{", "}") - 1
+            return after + 1, bracket_end(source, after, "{", "}") - 1
     return None

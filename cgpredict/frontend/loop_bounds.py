@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from .ctext import IDENT, function_body
+from .ctext import IDENT, bracket_end, function_body
 
 _FOR = re.compile(r"\bfor\s*\(")
 #: a comparison operator (not a shift, an arrow or part of another operator)
@@ -31,17 +31,6 @@ _ICMP = re.compile(
     r"^(\s+)(%[\w.$-]+) = icmp (\w+) (i\d+) ([^,]+), ([^,]+), !dbg !(\d+)(.*)$", re.M
 )
 _INT = re.compile(r"-?\d+")
-
-
-def _close(text: str, open_paren: int) -> int:
-    """Offset of the parenthesis closing the one at ``open_paren`` (len(text) if none)."""
-    depth = 0
-    for i in range(open_paren, len(text)):
-        depth += text[i] == "("
-        depth -= text[i] == ")"
-        if depth == 0:
-            return i
-    return len(text)
 
 
 def _condition(text: str, start: int, end: int) -> tuple[int, int] | None:
@@ -68,7 +57,7 @@ def _headers(text: str, first: int, last: int) -> list[tuple[int, int]]:
     out = []
     for m in _FOR.finditer(text):
         if first <= _position(text, m.start())[0] <= last:
-            out.append((m.end() - 1, _close(text, m.end() - 1)))
+            out.append((m.end() - 1, bracket_end(text, m.end() - 1, "(", ")") - 1))
     return out
 
 

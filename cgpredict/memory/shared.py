@@ -252,6 +252,16 @@ def _vector_width(stride1: float, elem: int, cols: int) -> int:
 
 
 @njit(cache=True, nogil=True)
+def one_address(addr, lo, hi) -> bool:  # pragma: no cover - numba
+    """Whether the lanes ``lo`` to ``hi`` of one warp instruction all read one address."""
+    a0 = np.int64(addr[lo])
+    for t in range(lo + 1, hi):
+        if np.int64(addr[t]) != a0:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
 def _thread_shape(addr, inst_sid, inst_warp, bounds, sid, elem):  # pragma: no cover - numba
     """(share of ``sid``'s warp instructions whose lanes all read one address, share of its
     instructions whose first lane reads one element past its previous instance in the same
@@ -265,12 +275,7 @@ def _thread_shape(addr, inst_sid, inst_warp, bounds, sid, elem):  # pragma: no c
             continue
         n += 1
         a0 = np.int64(addr[bounds[i]])
-        one = True
-        for t in range(bounds[i] + 1, bounds[i + 1]):
-            if np.int64(addr[t]) != a0:
-                one = False
-                break
-        same += one
+        same += one_address(addr, bounds[i], bounds[i + 1])
         if inst_warp[i] == last_warp:
             pairs += 1
             unit += a0 - last_addr == elem

@@ -49,6 +49,7 @@ import numpy as np
 from numba import njit
 
 from ..profile import StagingCounts
+from .shared import one_address
 
 #: integer instructions per element of a tile with compile-time power-of-two columns: index
 #: split 4, array row and column 2, bounds 2, global address and zero 5, loop and shared
@@ -100,12 +101,7 @@ def _lane_steps(addr, inst_sid, bounds, sid, elem):  # pragma: no cover - numba
             continue
         n += 1
         a0 = np.int64(addr[bounds[i]])
-        one = True
-        for t in range(bounds[i] + 1, bounds[i + 1]):
-            if np.int64(addr[t]) != a0:
-                one = False
-                break
-        same += one
+        same += one_address(addr, bounds[i], bounds[i + 1])
         unit += np.int64(addr[bounds[i] + 1]) - a0 == elem
     return (same / n if n else 1.0), (unit / n if n else 0.0)
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from cgpredict.errors import CGPredictError
+from cgpredict.pipes import PipeRates
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -155,6 +156,9 @@ class GPUDevice:
     shared_mem_reserved_per_block_bytes: int = 0
     dram_bytes: int | None = None
     energy: EnergyTable | None = None
+    # operations per clock per SM of each instruction class (pipes.py, eq. (12p)); None:
+    # dispatch only
+    pipes: PipeRates | None = None
     provenance: Provenance | None = None
 
     # ---- derived properties ------------------------------------------------------------
@@ -279,6 +283,7 @@ FIELD_SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
         "fp_latency_cycles": ("float", True),
     },
     "energy": {f.name: ("float", False) for f in fields(EnergyTable)},
+    "pipes": {f.name: ("float", False) for f in fields(PipeRates)},
     "provenance": {
         "source": ("str", True),
         "date": ("str", False),
@@ -436,6 +441,8 @@ def _parse(path: str, name: str, doc: dict[str, Any]) -> GPUDevice:
     _rename_legacy(path, kwargs)
     if "energy" in doc:
         kwargs["energy"] = EnergyTable(**_read_table(path, "energy", doc["energy"]))
+    if "pipes" in doc:
+        kwargs["pipes"] = PipeRates(**_read_table(path, "pipes", doc["pipes"]))
     if "provenance" in doc:
         kwargs["provenance"] = _read_provenance(path, doc["provenance"])
     device = GPUDevice(**kwargs)

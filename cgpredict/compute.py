@@ -13,8 +13,15 @@ The table below says how many PTX instructions one LLVM operation becomes. Choic
   offsets fold into the ld/st address (0);
 * integer casts, ``bitcast``, ``ptrtoint``, ``phi``, ``alloca`` are free (0), as on the GPU the
   registers are reused; float<->int and float<->double conversions are one ``cvt`` each;
-* division, remainder, square root, exp/log/trigonometric functions go to the special
-  function unit (SFU) and are counted separately as well as in the total;
+* division, remainder, square root, exp/log/trigonometric and pow are counted as the sm_90
+  SASS runs them (``SASS_EXPANSION``): an IEEE ``fdiv`` is one MUFU.RCP and five FFMA
+  refinements with a check and a branch to a slow path not taken for ordinary operands, an
+  int32 ``/`` by a run-time value a two-dozen-instruction I2F/MUFU.RCP/IMAD.HI sequence, a
+  ``logf`` a polynomial of FFMAs; their SFU instructions are counted separately as well as in
+  the total;
+* every instruction also has a pipe class (``op_pipes``, cgpredict/pipes.py): FP32, FP64,
+  SFU, integer add, multiply, shift, compare, conversion; the model prices each class at its
+  published rate (eq. (12p));
 * loads and stores are memory instructions, counted by the memory analysis, not here.
 """
 
@@ -22,7 +29,9 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from cgpredict.pipes import PipeCounts
 
 ALU_OPS = frozenset(
     "add sub mul shl lshr ashr and or xor icmp fcmp select fadd fsub fmul fneg switch "
@@ -64,11 +73,117 @@ class ComputeCounts:
     sfu: float
     fp: float
     unknown_calls: tuple[str, ...] = ()
+    pipes: PipeCounts = field(default_factory=PipeCounts)  # the same by pipe class
 
     def scaled(self, factor: float) -> "ComputeCounts":
         return ComputeCounts(
-            self.total * factor, self.sfu * factor, self.fp * factor, self.unknown_calls
+            self.total * factor, self.sfu * factor, self.fp * factor, self.unknown_calls,
+            self.pipes.scaled(factor),
         )
+
+
+#: sm_90 SASS of one operation, fast path (validation/sass_ops.py on cuda/ops/arith_ops.cu,
+#: nvcc -cubin -O3 -arch=sm_90, nvdisasm; checked by tests/test_sass_ops.py): (instructions,
+#: {pipe class: instructions}); the rest of the total are moves, branches and the BSSY/BSYNC
+#: around a slow path. Division and remainder of 32-bit integers by a run-time value, by a
+#: constant power of two and by another constant (``detail`` "pow2"/"const", memtrace);
+#: IEEE fdiv and sqrt (MUFU.RCP/RSQ + FFMA refinement, FCHK and a branch to the slow path);
+#: libm's expf (FFMA range reduction + MUFU.EX2), logf, sinf, cosf, powf (FFMA polynomials,
+#: no SFU on sinf/cosf's fast path |x| < 105615); double div and sqrt (MUFU.RCP64H/RSQ64H +
+#: DFMA Newton steps). Double exp/log/sin/cos/pow call subroutines the check does not follow:
+#: not in the table (one SFU instruction each, as before).
+SASS_EXPANSION: dict[str, tuple[int, dict[str, int]]] = {
+    "sdiv_i32": (24, {"cvt": 2, "int_add": 9, "int_cmp": 4, "int_mul": 4, "sfu": 1}),
+    "srem_i32": (22, {"cvt": 2, "int_add": 9, "int_cmp": 4, "int_mul": 4, "sfu": 1}),
+    "udiv_i32": (18, {"cvt": 2, "int_add": 7, "int_cmp": 3, "int_mul": 4, "sfu": 1}),
+    "urem_i32": (17, {"cvt": 2, "int_add": 6, "int_cmp": 3, "int_mul": 4, "sfu": 1}),
+    "sdiv_pow2_i32": (2, {"int_add": 1, "int_shift": 1}),
+    "srem_pow2_i32": (3, {"int_add": 2, "int_shift": 1}),
+    "sdiv_const_i32": (4, {"int_add": 1, "int_mul": 1, "int_shift": 1}),
+    "srem_const_i32": (5, {"int_add": 1, "int_mul": 2, "int_shift": 1}),
+    "fdiv_f32": (10, {"fp32": 5, "int_cmp": 1, "sfu": 1}),
+    "sqrt_f32": (7, {"int_add": 1, "int_cmp": 1, "sfu": 1}),
+    "exp_f32": (9, {"fp32": 5, "int_shift": 1, "sfu": 1}),
+    "log_f32": (26, {"cvt": 1, "fp32": 15, "int_add": 3, "int_cmp": 5}),
+    "sin_f32": (26, {"cvt": 2, "fp32": 11, "int_add": 2, "int_cmp": 4}),
+    "cos_f32": (27, {"cvt": 2, "fp32": 11, "int_add": 3, "int_cmp": 4}),
+    "pow_f32": (64, {"cvt": 3, "fp32": 39, "int_add": 5, "int_cmp": 10, "sfu": 1}),
+    "fdiv_f64": (16, {"fp32": 1, "fp64": 8, "int_cmp": 2, "sfu": 1}),
+    "sqrt_f64": (18, {"fp64": 8, "int_add": 2, "int_cmp": 1, "sfu": 1}),
+}
+_INT_DIV = {"sdiv": "sdiv", "udiv": "udiv", "srem": "srem", "urem": "urem"}
+_EXPANDED_CALLS = ("sqrt", "exp", "log", "sin", "cos", "pow")
+
+
+def sass_op(opcode: str, ty: str, detail: str) -> str | None:
+    """The SASS_EXPANSION key of one executed LLVM operation, or None (counted as before).
+    A division by a constant of an unsigned type takes the signed constant's sequence; a
+    64-bit integer division takes the 32-bit one (a lower count: sm_90 calls a subroutine)."""
+    double = ty.startswith("double")
+    if opcode in _INT_DIV:
+        base = _INT_DIV[opcode]
+        if detail in ("pow2", "const"):
+            return f"{'sdiv' if 'div' in base else 'srem'}_{detail}_i32"
+        return f"{base}_i32"
+    if opcode == "fdiv" and (double or ty.startswith("float")):
+        return "fdiv_f64" if double else "fdiv_f32"
+    if opcode == "call" and (double or ty.startswith("float")):
+        name = detail.removeprefix("llvm.").split(".")[0].lower()
+        stem = name[:-1] if name.endswith("f") else name
+        if stem in _EXPANDED_CALLS:
+            key = f"{stem}_{'f64' if double else 'f32'}"
+            return key if key in SASS_EXPANSION else None
+    return None
+
+
+_FP_CLASS = {"float": "fp32", "double": "fp64", "half": "fp32"}
+_INT_CLASS = {
+    "add": "int_add", "sub": "int_add", "and": "int_add", "or": "int_add", "xor": "int_add",
+    "mul": "int_mul", "shl": "int_shift", "lshr": "int_shift", "ashr": "int_shift",
+    "icmp": "int_cmp", "select": "int_cmp", "getelementptr": "int_mul",
+}  # fmt: skip
+_CALL_CLASS = {
+    "fabs": "fp", "fma": "fp", "fmuladd": "fp", "fmin": "int_cmp", "fmax": "int_cmp",
+    "minnum": "int_cmp", "maxnum": "int_cmp", "smax": "int_cmp", "smin": "int_cmp",
+    "umax": "int_cmp", "umin": "int_cmp", "abs": "int_add", "copysign": "int_add",
+    "floor": "cvt", "ceil": "cvt", "round": "cvt", "trunc": "cvt",
+}  # fmt: skip
+
+
+def _fp_class(ty: str) -> str:
+    """fp32 or fp64 by the operation's type (a vector or pointer type: fp32)."""
+    return _FP_CLASS.get(ty.split()[0].rstrip("*"), "fp32")
+
+
+@functools.lru_cache(maxsize=4096)
+def op_pipes(opcode: str, ty: str, detail: str) -> tuple[tuple[str, int], ...]:
+    """The pipe classes (cgpredict/pipes.py) of one executed LLVM operation's instructions,
+    as (class, instructions) pairs: SASS_EXPANSION's for an expanded one, else one
+    instruction of the class its SASS instruction has (FADD/DFMA, IADD3, IMAD, SHF, ISETP or
+    FSETP/SEL, F2I/I2F); branches, moves and free operations have none."""
+    key = sass_op(opcode, ty, detail)
+    if key is not None:
+        return tuple(sorted(SASS_EXPANSION[key][1].items()))
+    cost, is_sfu, is_fp = ptx_cost(opcode, ty, detail)
+    if cost <= 0 or opcode == "br":
+        return ()
+    if is_sfu:
+        return (("sfu", cost),)
+    if opcode in CVT_OPS:
+        wide = "double" in ty or "double" in detail or "i64" in ty or "i64" in detail
+        return (("cvt64" if wide else "cvt", cost),)
+    if opcode == "fcmp":
+        return (("fp64" if ty.startswith("double") else "int_cmp", cost),)
+    if opcode == "call":
+        name = detail.removeprefix("llvm.").split(".")[0].lower()
+        cls = next((c for k, c in _CALL_CLASS.items() if name.rstrip("f") == k or name == k),
+                   None)
+        cls = _fp_class(ty) if cls == "fp" else cls
+        return ((cls, cost),) if cls else ()
+    if is_fp:
+        return ((_fp_class(ty), cost),)
+    cls = _INT_CLASS.get(opcode)
+    return ((cls, cost),) if cls else ()
 
 
 @functools.lru_cache(maxsize=1024)
@@ -101,6 +216,10 @@ def ptx_cost(opcode: str, ty: str, detail: str) -> tuple[int, bool, bool]:
         return int(detail or 0), False, False
     if opcode in CVT_OPS:
         return 1, False, fp
+    key = sass_op(opcode, ty, detail)
+    if key is not None:  # as the sm_90 SASS runs it
+        total, classes = SASS_EXPANSION[key]
+        return total, "sfu" in classes, fp
     if opcode in SFU_OPS:
         return 1, True, fp
     if opcode in ALU_OPS:
@@ -169,11 +288,16 @@ def compute_counts(ops: Counter) -> ComputeCounts:
     """PTX-equivalent totals of executed operations keyed by (opcode, type, detail)."""
     total = sfu = fp = 0.0
     unknown = set()
+    pipes: dict[str, float] = {}
     for (opcode, ty, detail), n in ops.items():
         cost, is_sfu, is_fp = ptx_cost(opcode, ty, detail)
         if opcode == "call" and _call_cost(detail)[0] < 0:
             unknown.add(detail)
         total += cost * n
-        sfu += cost * n if is_sfu else 0
+        classes = op_pipes(opcode, ty, detail)
+        n_sfu = sum(k for c, k in classes if c == "sfu") if is_sfu else 0
+        sfu += n_sfu * n
         fp += cost * n if is_fp else 0
-    return ComputeCounts(total, sfu, fp, tuple(sorted(unknown)))
+        for cls, k in classes:
+            pipes[cls] = pipes.get(cls, 0.0) + k * n
+    return ComputeCounts(total, sfu, fp, tuple(sorted(unknown)), PipeCounts(**pipes))

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from cgpredict.pipes import PipeCounts
+
 
 @dataclass(frozen=True)
 class PatternCounts:
@@ -197,6 +199,8 @@ class KernelProfile:
     staging_code: StagingCounts = field(default_factory=StagingCounts)
     # atomic updates of shared locations (atomics.py); their instructions are in comp_insts
     atomics: AtomicCounts = field(default_factory=AtomicCounts)
+    # comp_insts' arithmetic by pipe class (pipes.py, compute.op_pipes): what eq. (12p) prices
+    pipes: PipeCounts = field(default_factory=PipeCounts)
 
     def loads_only(self) -> KernelProfile:
         """This profile with its stores taken out of the memory patterns: what a warp waits

@@ -22,6 +22,8 @@ def _bounds_text(r) -> list[str]:
     if b is None:
         return []
     binding = "the model" if r.binding == "model" else f"the {r.binding} bound"
+    if r.binding == "pipe":
+        binding = f"the {b.pipe} pipe bound"
     return [
         f"  time set by {binding}: model {r.model_cycles:.4g} cycles; bounds DRAM "
         f"{b.dram_cycles:.4g} ({b.dram_bytes / 1e6:.4g} MB), issue {b.issue_cycles:.4g}, "
@@ -29,6 +31,8 @@ def _bounds_text(r) -> list[str]:
         f"critical path {b.chain_cycles:.4g} (the busiest thread's own chain)"
         + (f", atomic {b.atomic_cycles:.4g} ({b.atomic_ops:.4g} atomic operations, the "
            f"busiest address's one after another)" if b.atomic_ops else "")
+        + (f", pipe {b.pipe_cycles:.4g} (the {b.pipe} pipe at its published rate)"
+           if b.pipe else "")
     ]
 
 

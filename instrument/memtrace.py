@@ -276,7 +276,21 @@ def _op_key(ins: Instr, uses: dict[str, list[Instr]]) -> tuple[str, str, str]:
     if op in CAST_OPCODES:
         m = re.search(r"\bto ([^\s,]+)", ins.text)
         detail = m.group(1) if m else ""
+    if op in ("sdiv", "udiv", "srem", "urem"):
+        detail = _divisor_kind(words[1:])
     return (op, ty, detail)
+
+
+def _divisor_kind(operands: list[str]) -> str:
+    """'pow2' or 'const' for an integer division or remainder by a literal (nvcc turns it
+    into shifts, or a multiply by a magic number), '' for a run-time divisor (the
+    I2F/MUFU.RCP/IMAD.HI sequence: cgpredict/compute.py SASS_EXPANSION)."""
+    last = operands[-1].rstrip(",") if operands else ""
+    try:
+        value = abs(int(last))
+    except ValueError:
+        return ""
+    return "pow2" if value and value & (value - 1) == 0 else "const"
 
 
 def _use_map(fn: Function) -> dict[str, list[Instr]]:

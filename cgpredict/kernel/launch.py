@@ -206,6 +206,7 @@ class LaunchContext:
             machine_insts=sass.added,
             address_folded_insts=sass.folded_addresses,
             staging_code=sass.staging_code,
+            pipes=comp.pipes.less_integer(folded),
         )
         result, energy_mj, geometry = self.predicted(profile)
         return (

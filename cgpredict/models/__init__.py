@@ -58,7 +58,7 @@ __all__ = [
 
 #: what a binding physical bound makes the kernel: the chain is a thread's own latency
 _BOUND_KIND = {"dram": "memory", "l2": "memory", "issue": "compute", "chain": "latency",
-               "atomic": "memory"}
+               "atomic": "memory", "pipe": "compute"}
 
 MODELS: dict[str, Callable[..., Any]] = {
     "cgpredict": predict_cgpredict,
@@ -124,6 +124,8 @@ def bound_text(result: ModelResult) -> str:
     with MWP = N (too few warps to cover the loads' latency, whatever DRAM traffic) is named
     memory-latency-bound."""
     d = result.details
+    if result.binding == "pipe":
+        return f"{result.bound}-bound (the {result.bounds.pipe} pipe bound sets the time)"
     if result.binding != "model":
         return f"{result.bound}-bound (the {result.binding} bound sets the time)"
     need = ("comp_cycles", "mem_cycles", "n_warps", "mwp")

@@ -22,6 +22,12 @@ parallelism.py). A GPU issues a thread's instructions in order, so however many 
 holds, every wave of blocks lasts at least that long: a single-thread kernel, a small grid or a
 thread that does all the work is bound by it (``waves`` x chain).
 
+A sixth is the **pipe** bound (pipes.py, eq. (12p)): every warp instruction of an arithmetic
+class occupies its pipe for warp_size / (the class's published operations per clock per SM),
+so a launch lasts at least as long as its busiest pipe needs for all its warps on the SMs it
+uses: double precision on a GPU with few FP64 units, the SFU's reciprocals, an integer
+multiply on Kepler. ``pipe`` names that class; the issue bound is the dispatch alone.
+
 A fifth is the **atomic** bound (atomics.py): the L2 applies the atomic updates of one address
 one after another, ``atomic_address_cycles`` each, so a launch lasts at least as long as the
 updates of its busiest address (a histogram's fullest bin, a reduction's accumulator). The
@@ -40,11 +46,12 @@ from dataclasses import dataclass
 
 from cgpredict.devices import GPUDevice
 from cgpredict.models.base import LaunchGeometry
+from cgpredict.pipes import pipe_cycles
 from cgpredict.profile import KernelProfile
 
 __all__ = ["BOUND_NAMES", "Bounds", "launch_bounds"]
 
-BOUND_NAMES = ("dram", "issue", "l2", "chain", "atomic")
+BOUND_NAMES = ("dram", "issue", "l2", "chain", "atomic", "pipe")
 
 
 @dataclass(frozen=True)
@@ -61,6 +68,8 @@ class Bounds:
     chain_cycles: float = 0.0  # waves x the busiest thread's critical path
     atomic_ops: float = 0.0  # atomic operations at the L2
     atomic_cycles: float = 0.0  # the updates of the busiest address, one after another
+    pipe_cycles: float = 0.0  # the busiest pipe's instructions at its published rate
+    pipe: str = ""  # that pipe's class (pipes.PIPE_CLASSES), "" without pipe rates
 
     @property
     def cycles(self) -> float:
@@ -70,7 +79,7 @@ class Bounds:
     def _values(self) -> tuple[float, ...]:
         """The bounds in BOUND_NAMES order."""
         return (self.dram_cycles, self.issue_cycles, self.l2_cycles, self.chain_cycles,
-                self.atomic_cycles)
+                self.atomic_cycles, self.pipe_cycles)
 
     @property
     def binding(self) -> str:
@@ -80,7 +89,7 @@ class Bounds:
 
 
 def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry) -> Bounds:
-    """The five bounds of one launch of ``profile`` (all its warps, all waves)."""
+    """The six bounds of one launch of ``profile`` (all its warps, all waves)."""
     warps = float(geo.total_warps)
     sms = max(geo.active_sms, 1)
     loads = profile.loads_only()
@@ -95,6 +104,7 @@ def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry
     dram_cycles = dram_bytes / device.dram_bandwidth_bytes_per_s * device.freq_hz
     warp_insts = warps * (profile.total_insts + profile.shared.transactions)
     issue_cycles = warp_insts * device.inst_cycles_per_warp_inst / sms
+    pipe_warp, pipe = pipe_cycles(profile.pipes, device.pipes, device.warp_size)  # (12p)
     warp_bytes = device.warp_size * profile.bytes_per_access
     partial = st.partial_sectors(warp_bytes, device.l2_sector_bytes)
     store_cycles = (st.l2_trans + partial + at.trans) * device.store_cycles
@@ -113,4 +123,6 @@ def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry
         chain_cycles=profile.chain_cycles * max(math.ceil(geo.waves - 1e-9), 1),
         atomic_ops=atomic_ops,
         atomic_cycles=atomic_ops * at.hot_share * device.atomic_address_cycles,
+        pipe_cycles=warps * pipe_warp / sms,
+        pipe=pipe,
     )

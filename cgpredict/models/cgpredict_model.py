@@ -66,6 +66,7 @@ from typing import Literal
 from cgpredict.devices import GPUDevice
 from cgpredict.models.base import Bound, LaunchGeometry, launch_geometry
 from cgpredict.models.memlat import MemoryLatency, memory_latency
+from cgpredict.pipes import pipe_cycles
 from cgpredict.profile import KernelProfile
 
 __all__ = ["BatchMode", "CGPredictResult", "predict_cgpredict"]
@@ -146,11 +147,20 @@ def lockstep_staging_cycles(profile: KernelProfile, device: GPUDevice) -> float:
     return strips * device.smem_load_cycles if profile.shared.load_insts > 0 else 0.0
 
 
+def issue_cycles_per_warp(profile: KernelProfile, device: GPUDevice) -> float:
+    """A warp's issue cycles: the dispatch, one slot per instruction (eq. (12)), or its
+    busiest pipe, instructions of a class x warp_size / that class's published rate per SM,
+    whichever is larger (eq. (12p), docs/models.md; pipes.py)."""
+    dispatch = device.inst_cycles_per_warp_inst * profile.total_insts  # (12)
+    pipe, _ = pipe_cycles(profile.pipes, device.pipes, device.warp_size)  # (12p)
+    return max(dispatch, pipe)
+
+
 def _comp_cycles(profile: KernelProfile, device: GPUDevice,
                  smem_cost: str) -> tuple[float, float, float, float]:
     """(staging cycles, shared-access cycles, L1-served cycles, computing cycles) of one
     warp: eqs. (12), (19), (20) and (22), read as ``smem_cost`` says."""
-    issue_cycles = device.inst_cycles_per_warp_inst * profile.total_insts  # (12)
+    issue_cycles = issue_cycles_per_warp(profile, device)  # (12), (12p)
     sh = profile.shared
     smem_load_cycles = sh.load_insts * device.smem_load_cycles  # (19)
     per_access = (

@@ -135,6 +135,8 @@ def _kernel_section(k, dev, source_name: str) -> str:
                                 "store transactions"),
             ("chain", b.chain_cycles, "the busiest thread's own critical path, every wave"),
         ]
+        if b.pipe:
+            rows.append(("pipe", b.pipe_cycles, f"the {b.pipe} pipe at its published rate"))
         if b.atomic_ops:
             rows.append(("atomic", b.atomic_cycles, f"{b.atomic_ops:.4g} atomic operations, "
                          "the busiest address's applied one after another"))

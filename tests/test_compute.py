@@ -4,7 +4,8 @@ The table (module docstring of compute.py): fmul feeding fadd fuses into one fma
 costs 0, the fadd 1); llvm.fmuladd is one fma; a compare feeding a loop branch is its setp
 (1, as in nvcc's PTX); a conditional branch is 1, an unconditional 0; getelementptr costs its
 number of variable indices; integer casts are free, float conversions one cvt; division, remainder,
-sqrt and transcendental calls are SFU instructions; loads and stores are not counted here."""
+sqrt and the float libm calls are their sm_90 SASS expansions (SFU ones counted apart); loads
+and stores are not counted here."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from collections import Counter
 import pytest
 
 from cgpredict.compute import ComputeCounts, compute_counts, ptx_cost
+from cgpredict.pipes import PipeCounts
 
 
 @pytest.mark.parametrize("op, ty, detail, expected", [
@@ -43,21 +45,24 @@ from cgpredict.compute import ComputeCounts, compute_counts, ptx_cost
     ("alloca", "float", "", (0, False, False)),
     ("sitofp", "float", "float", (1, False, True)),
     ("fpext", "float", "double", (1, False, True)),
-    ("fdiv", "float", "", (1, True, True)),
-    ("sdiv", "i32", "", (1, True, False)),
+    # as the sm_90 SASS runs them (compute.SASS_EXPANSION, tests/test_sass_ops.py)
+    ("fdiv", "float", "", (10, True, True)),      # MUFU.RCP, 5 FFMA, FCHK, branch
+    ("sdiv", "i32", "", (24, True, False)),       # I2F/MUFU.RCP/IMAD.HI sequence
+    ("sdiv", "i32", "pow2", (2, False, False)),   # shift and add
+    ("srem", "i32", "const", (5, False, False)),  # magic-number multiply
     ("frem", "float", "", (1, True, True)),
     ("load", "float", "", (0, False, False)),
     ("store", "float", "", (0, False, False)),
     ("call", "float", "llvm.fmuladd.f32", (1, False, True)),
     ("call", "float", "fmaf", (1, False, True)),
-    ("call", "float", "llvm.sqrt.f32", (1, True, True)),
-    ("call", "float", "sqrtf", (1, True, True)),
+    ("call", "float", "llvm.sqrt.f32", (7, True, True)),
+    ("call", "float", "sqrtf", (7, True, True)),
     ("call", "double", "exp", (1, True, True)),
-    ("call", "float", "expf", (1, True, True)),
-    ("call", "float", "logf", (1, True, True)),
-    ("call", "float", "sinf", (1, True, True)),
-    ("call", "float", "cosf", (1, True, True)),
-    ("call", "float", "powf", (1, True, True)),
+    ("call", "float", "expf", (9, True, True)),    # MUFU.EX2 + FFMA range reduction
+    ("call", "float", "logf", (26, False, True)),  # an FFMA polynomial, no SFU
+    ("call", "float", "sinf", (26, False, True)),  # fast path |x| < 105615, no SFU
+    ("call", "float", "cosf", (27, False, True)),
+    ("call", "float", "powf", (64, True, True)),
     ("call", "float", "llvm.fabs.f32", (1, False, True)),
     ("call", "float", "fabsf", (1, False, True)),
     ("call", "float", "fmaxf", (1, False, True)),
@@ -82,7 +87,9 @@ def test_compute_counts_fma_loop_body():
                     ("getelementptr", "ptr", "1"): 2, ("load", "float", ""): 2,
                     ("phi", "i64", ""): 2})
     c = compute_counts(Counter({k: 100 * n for k, n in body.items()}))
-    assert c == ComputeCounts(600.0, 0.0, 100.0, ())
+    assert (c.total, c.sfu, c.fp, c.unknown_calls) == (600.0, 0.0, 100.0, ())
+    # by pipe: the fadd FP32, the add and setp integer, the two geps' mad.wide multiplies
+    assert c.pipes == PipeCounts(fp32=100, int_add=100, int_cmp=100, int_mul=200)
 
 
 def test_compute_counts_sfu_and_unknown_calls():
@@ -90,9 +97,10 @@ def test_compute_counts_sfu_and_unknown_calls():
                    ("call", "float", "my_helper"): 5, ("fadd", "float", ""): 4,
                    ("add", "i32", ""): 1.5})
     c = compute_counts(ops)
-    assert c.total == pytest.approx(3 + 2 + 5 + 4 + 1.5)
+    # fdiv 10 SASS instructions (1 MUFU), sqrtf 7 (1 MUFU), an unknown call 1
+    assert c.total == pytest.approx(3 * 10 + 2 * 7 + 5 + 4 + 1.5)
     assert c.sfu == pytest.approx(5)
-    assert c.fp == pytest.approx(3 + 2 + 5 + 4)
+    assert c.fp == pytest.approx(3 * 10 + 2 * 7 + 5 + 4)
     assert c.unknown_calls == ("my_helper",)
 
 

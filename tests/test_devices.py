@@ -200,7 +200,7 @@ def test_schema_doc_covers_every_key() -> None:
 def test_schema_matches_dataclass() -> None:
     field_names = {f.name for f in dataclasses.fields(GPUDevice)}
     sectioned = {k for t in ("sm", "memory", "timing") for k in devices.FIELD_SCHEMA[t]}
-    extra = {"name", "source_path", "description", "energy", "provenance"}
+    extra = {"name", "source_path", "description", "energy", "pipes", "provenance"}
     assert field_names == (sectioned - set(devices._LEGACY_KEYS)) | extra
 
 

@@ -7,7 +7,10 @@ vs SoA particles, n-body, a grid-stride dot product), predicted with physical ch
 * a streaming kernel whose data exceed the L2 moves exactly its compulsory DRAM bytes: what
   it reads once and the sectors it dirties, written back once (on the TK1, 128 KB of L2, so
   small work sizes already overflow it);
-* a grid-stride loop runs N / NT times per thread at every NT.
+* a grid-stride loop runs N / NT times per thread at every NT;
+* arithmetic the GPU expands or throttles (double precision, division, sqrt, exp): the
+  per-thread SFU and pipe counts derived by hand from the sm_90 SASS expansions
+  (compute.SASS_EXPANSION), and the pipe bound at the published rates (pipes.py).
 
 Reductions and atomics (a dot product into one accumulator, a histogram's bins) are
 predicted as their ports (atomics.py): named, with an atomic bound. Work sizes are small,
@@ -42,6 +45,9 @@ SIZES = {
     "histogram": ({"N": 1 << 20}, {"N": 1 << 14}),
     "nbody": ({"NP": 4096}, {"NP": 512}),
     "dot_reduce": ({"N": 1 << 20}, {"N": 1 << 14}),
+    "nbody_f64": ({"N": 1024}, {"N": 256}),
+    "index_decomp": ({"NE": 1 << 20}, {"NE": 1 << 14}),
+    "sfu_heavy": ({"N": 1 << 20}, {"N": 1 << 14}),
 }
 
 
@@ -67,7 +73,8 @@ def test_no_prediction_beats_a_bound(reports, name, device):
             r = predict(prof, dev)
             b = launch_bounds(prof, dev, launch_geometry(prof, dev))
             for what, bound in (("DRAM", b.dram_cycles), ("issue", b.issue_cycles),
-                                ("L2", b.l2_cycles), ("atomic", b.atomic_cycles)):
+                                ("L2", b.l2_cycles), ("atomic", b.atomic_cycles),
+                                ("pipe", b.pipe_cycles)):
                 assert r.cycles >= bound * (1 - 1e-9), (k.name, what)
 
 
@@ -169,3 +176,69 @@ def test_no_reduction_where_each_thread_owns_its_sum(reports, name):
     for k in reports[name, "h100"].kernels:
         assert not k.profile.atomics.ops, k.name
         assert not any("reduction" in w or "atomic" in w for w in k.warnings), k.warnings
+
+
+def _only(reports, name: str, device: str):
+    (k,) = reports[name, device].kernels
+    return k
+
+
+def _pipe_bound(k, device: str, insts: float, rate: float) -> float:
+    """warps x insts x warp_size / rate / SMs used (eq. (12p) over the launch)."""
+    dev = load_device(device)
+    geo = launch_geometry(k.profile, dev)
+    return geo.total_warps * insts * dev.warp_size / rate / max(geo.active_sms, 1)
+
+
+@pytest.mark.parametrize("device", ["tk1", "h100"])
+def test_double_nbody_pairs_each_run_two_fp64_newton_sequences(reports, device):
+    """Per pair one double division and one double sqrt: a MUFU.RCP64H and a MUFU.RSQ64H (2
+    SFU) and 8 + 8 DFMA, so per thread 2 N SFU and at least 16 N FP64 instructions."""
+    n = SIZES["nbody_f64"][0]["N"]
+    p = _only(reports, "nbody_f64", device).profile
+    assert p.sfu_insts == pytest.approx(2 * n, rel=1e-6)
+    assert p.pipes.sfu == pytest.approx(2 * n, rel=1e-6)
+    assert p.pipes.fp64 >= 16 * n
+
+
+def test_double_nbody_on_the_tk1_is_bound_by_its_fp64_pipe(reports):
+    """8 FP64 operations a clock on the GK20A: 4 clocks a warp instruction, 8 times its
+    dispatch (0.5), so the FP64 pipe is the busiest and no prediction beats it."""
+    k = _only(reports, "nbody_f64", "tk1")
+    b = k.result.bounds
+    assert b.pipe == "fp64"
+    assert b.pipe_cycles == pytest.approx(_pipe_bound(k, "tk1", k.profile.pipes.fp64, 8))
+    assert b.pipe_cycles > b.issue_cycles
+    assert k.result.cycles >= b.pipe_cycles * (1 - 1e-9)
+
+
+@pytest.mark.parametrize("device", ["tk1", "h100"])
+def test_index_decomposition_by_hand(reports, device):
+    """idx / width and idx % width by a run-time width: one MUFU.RCP each (2 SFU a thread);
+    integer multiplies: 4 IMAD(.HI) in each sequence, c * rows, and the two addresses'
+    IMAD.WIDE: 11 a thread."""
+    p = _only(reports, "index_decomp", device).profile
+    assert p.sfu_insts == pytest.approx(2)
+    assert p.pipes.int_mul == pytest.approx(11)
+
+
+def test_index_decomposition_on_the_tk1_names_the_integer_multiply_pipe(reports):
+    """Kepler multiplies 32-bit integers at 32 a clock (a fifth of its adds): 11 a thread
+    is the busiest pipe, one clock a warp instruction on the one SMX."""
+    k = _only(reports, "index_decomp", "tk1")
+    b = k.result.bounds
+    assert b.pipe == "int_mul"
+    assert b.pipe_cycles == pytest.approx(_pipe_bound(k, "tk1", 11, 32))
+
+
+@pytest.mark.parametrize("device, rate", [("tk1", 32), ("h100", 16)])
+def test_sfu_heavy_pipe_bound_by_hand(reports, device, rate):
+    """exp(x) / sqrt(x + 1): MUFU.EX2, MUFU.RSQ and MUFU.RCP, 3 SFU instructions a thread;
+    FP32: 5 (expf) + 5 (division) + the add = 11 at 4 to 6 times the SFU's rate, so the SFU
+    pipe is the busiest: warps x 3 x 32 / rate / SMs."""
+    k = _only(reports, "sfu_heavy", device)
+    assert k.profile.sfu_insts == pytest.approx(3)
+    assert k.profile.pipes.fp32 == pytest.approx(11)
+    b = k.result.bounds
+    assert b.pipe == "sfu"
+    assert b.pipe_cycles == pytest.approx(_pipe_bound(k, device, 3, rate))

@@ -74,11 +74,12 @@ class ComputeCounts:
     fp: float
     unknown_calls: tuple[str, ...] = ()
     pipes: PipeCounts = field(default_factory=PipeCounts)  # the same by pipe class
+    foldable: float = 0.0  # integer and branch instructions, as integer_insts counts them
 
     def scaled(self, factor: float) -> "ComputeCounts":
         return ComputeCounts(
             self.total * factor, self.sfu * factor, self.fp * factor, self.unknown_calls,
-            self.pipes.scaled(factor),
+            self.pipes.scaled(factor), self.foldable * factor,
         )
 
 
@@ -265,16 +266,19 @@ def runtime_trip_depth(moves_one_element: bool, stores: int) -> int:
     return UNROLL_RUNTIME * (PTXAS_UNROLL if deeper else 1)
 
 
+def _foldable(opcode: str, ty: str, detail: str) -> int:
+    """The instructions of one operation that integer_insts counts (0 for the others)."""
+    cost, is_sfu, is_fp = ptx_cost(opcode, ty, detail)
+    if cost > 0 and not is_sfu and not is_fp and opcode not in ("fcmp", "call"):
+        return cost
+    return 0
+
+
 def integer_insts(block_ops) -> float:
     """PTX-equivalent integer and branch instructions of one execution of a block's ops
     ((opcode, type, detail, count) tuples): the loop control and address arithmetic that
     unrolling folds away when they follow the induction variables."""
-    total = 0.0
-    for opcode, ty, detail, k in block_ops:
-        cost, is_sfu, is_fp = ptx_cost(opcode, ty, detail)
-        if cost > 0 and not is_sfu and not is_fp and opcode not in ("fcmp", "call"):
-            total += cost * k
-    return total
+    return sum(_foldable(opcode, ty, detail) * k for opcode, ty, detail, k in block_ops)
 
 
 def kernel_entry_insts(grid_dims: int, arrays: int) -> int:
@@ -286,7 +290,7 @@ def kernel_entry_insts(grid_dims: int, arrays: int) -> int:
 
 def compute_counts(ops: Counter) -> ComputeCounts:
     """PTX-equivalent totals of executed operations keyed by (opcode, type, detail)."""
-    total = sfu = fp = 0.0
+    total = sfu = fp = foldable = 0.0
     unknown = set()
     pipes: dict[str, float] = {}
     for (opcode, ty, detail), n in ops.items():
@@ -298,6 +302,7 @@ def compute_counts(ops: Counter) -> ComputeCounts:
         n_sfu = sum(k for c, k in classes if c == "sfu") if is_sfu else 0
         sfu += n_sfu * n
         fp += cost * n if is_fp else 0
+        foldable += _foldable(opcode, ty, detail) * n
         for cls, k in classes:
             pipes[cls] = pipes.get(cls, 0.0) + k * n
-    return ComputeCounts(total, sfu, fp, tuple(sorted(unknown)), PipeCounts(**pipes))
+    return ComputeCounts(total, sfu, fp, tuple(sorted(unknown)), PipeCounts(**pipes), foldable)

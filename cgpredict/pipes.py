@@ -78,13 +78,13 @@ class PipeCounts:
         """The integer classes together (add, multiply, shift, compare)."""
         return self.int_add + self.int_mul + self.int_shift + self.int_cmp
 
-    def less_integer(self, folded: float) -> PipeCounts:
-        """These counts with ``folded`` integer instructions (those nvcc's unrolling and
-        ptxas's address folding take away) taken from the integer classes in proportion."""
-        total = self.integer
-        if folded <= 0 or total <= 0:
+    def less_integer(self, folded: float, of: float) -> PipeCounts:
+        """These counts with ``folded`` of ``of`` integer and branch instructions (those
+        nvcc's unrolling takes away, compute.integer_insts) taken from the integer classes
+        in proportion: the same share of each, branches (no class) included in ``of``."""
+        if folded <= 0 or of <= 0 or self.integer <= 0:
             return self
-        keep = max(total - folded, 0.0) / total
+        keep = max(of - folded, 0.0) / of
         return PipeCounts(**{
             f.name: getattr(self, f.name) * (keep if f.name.startswith("int_") else 1.0)
             for f in fields(self)

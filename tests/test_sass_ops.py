@@ -145,6 +145,16 @@ def test_pipe_cycles_is_the_busiest_class_at_its_rate() -> None:
 
 
 def test_folded_integer_instructions_come_out_of_the_integer_classes_only() -> None:
-    c = PipeCounts(fp32=10, int_add=6, int_mul=2).less_integer(4)
+    # 8 integer instructions and 2 branches foldable, 5 of the 10 folded: half of each kept
+    c = PipeCounts(fp32=10, int_add=6, int_mul=2).less_integer(5, 10)
     assert (c.fp32, c.int_add, c.int_mul) == (10, 3, 1)
-    assert PipeCounts(int_add=1).less_integer(5).int_add == 0
+    assert PipeCounts(int_add=1).less_integer(5, 2).int_add == 0
+
+
+def test_compute_counts_tell_the_foldable_integer_and_branch_instructions() -> None:
+    # a loop's add, setp and branch and a gep (4 foldable), an fadd (not)
+    ops = Counter({("add", "i64", ""): 1, ("icmp", "slt", "branch"): 1,
+                   ("br", "", "cond"): 1, ("getelementptr", "ptr", "1"): 1,
+                   ("fadd", "float", ""): 1})
+    c = compute_counts(ops)
+    assert c.foldable == 4 and c.pipes.integer == 3 and c.pipes.fp32 == 1

@@ -206,7 +206,7 @@ class LaunchContext:
             machine_insts=sass.added,
             address_folded_insts=sass.folded_addresses,
             staging_code=sass.staging_code,
-            pipes=comp.pipes.less_integer(folded),
+            pipes=comp.pipes.less_integer(folded, comp.foldable),
         )
         result, energy_mj, geometry = self.predicted(profile)
         return (

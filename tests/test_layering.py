@@ -27,7 +27,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cgpredict.version", "cgpredict.errors", "cgpredict.tempdirs", "cgpredict.heap",
      "cgpredict.datafile", "cgpredict.frontend", "cgpredict.frontend.sandbox",
      "cgpredict.warmup", "cgpredict.plots", "cgpredict.profile", "cgpredict.frontend.port",
-     "cgpredict.compute", "cgpredict.diskcache", "cgpredict.block", "cgpredict.hashing",
+     "cgpredict.compute", "cgpredict.pipes", "cgpredict.diskcache", "cgpredict.block", "cgpredict.hashing",
      "cgpredict.port_pairs",
      "cgpredict.jsondata", "cgpredict.instrument", "cgpredict.instrument.*",
      "cgpredict.runtime"),

@@ -176,11 +176,8 @@ class LaunchContext:
             per_thread, touches_global=bool(mem.instrs), staging_stores=shared.load_insts,
             staging_code=self.staging_code(row, threads),
         )  # fmt: skip
-        warnings = []
-        if comp.unknown_calls:
-            warnings.append(
-                f"calls to {', '.join(comp.unknown_calls)} counted as one instruction each"
-            )
+        unknown = ", ".join(comp.unknown_calls)
+        warnings = [f"calls to {unknown} counted as one instruction each"] if unknown else []
         profile = KernelProfile(
             name=self.name,
             threads_per_block=self.block.threads,

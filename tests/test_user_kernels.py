@@ -210,6 +210,9 @@ def test_double_nbody_on_the_tk1_is_bound_by_its_fp64_pipe(reports):
     assert b.pipe_cycles == pytest.approx(_pipe_bound(k, "tk1", k.profile.pipes.fp64, 8))
     assert b.pipe_cycles > b.issue_cycles
     assert k.result.cycles >= b.pipe_cycles * (1 - 1e-9)
+    from cgpredict.models import bound_text
+
+    assert "fp64 pipe" in bound_text(k.result)  # the label names the pipe (eq. (12p))
 
 
 @pytest.mark.parametrize("device", ["tk1", "h100"])

@@ -136,8 +136,12 @@ def bound_text(result: ModelResult) -> str:
     latency = result.bound == "memory" and d.mwp >= d.n_warps
     comp, mem = sm_figures(d.comp_cycles, d.mem_cycles, d.n_warps, d.mwp)
     label = "memory-latency" if latency else result.bound
+    b = getattr(result, "bounds", None)
+    # eq. (12p): a warp's computing time is its busiest pipe's when that exceeds the dispatch
+    pipe = (f", the {b.pipe} pipe's" if b is not None and b.pipe
+            and b.pipe_cycles > b.issue_cycles else "")
     return (
         f"{label}-bound (per SM: compute {comp:.4g} = {d.n_warps:g} warps x "
-        f"{d.comp_cycles:.4g} cycles, memory {mem:.4g} = {d.n_warps:g} x {d.mem_cycles:.4g} "
-        f"/ MWP {d.mwp:.2f})"
+        f"{d.comp_cycles:.4g} cycles{pipe}, memory {mem:.4g} = {d.n_warps:g} x "
+        f"{d.mem_cycles:.4g} / MWP {d.mwp:.2f})"
     )

@@ -285,7 +285,9 @@ def _divisor_kind(operands: list[str]) -> str:
     """'pow2' or 'const' for an integer division or remainder by a literal (nvcc turns it
     into shifts, or a multiply by a magic number), '' for a run-time divisor (the
     I2F/MUFU.RCP/IMAD.HI sequence: cgpredict/compute.py SASS_EXPANSION)."""
-    last = operands[-1].rstrip(",") if operands else ""
+    values = [w for w in operands[:next(
+        (i for i, w in enumerate(operands) if w.startswith("!")), len(operands))]]
+    last = values[-1].rstrip(",") if values else ""  # before the metadata (", !dbg !68")
     try:
         value = abs(int(last))
     except ValueError:

@@ -158,3 +158,27 @@ def test_compute_counts_tell_the_foldable_integer_and_branch_instructions() -> N
                    ("fadd", "float", ""): 1})
     c = compute_counts(ops)
     assert c.foldable == 4 and c.pipes.integer == 3 and c.pipes.fp32 == 1
+
+
+def test_divisor_kinds_by_hand() -> None:
+    from instrument.memtrace import _divisor_kind
+
+    assert _divisor_kind(["%29,", "8,", "!dbg", "!68"]) == "pow2"
+    assert _divisor_kind(["%29,", "-16"]) == "pow2"
+    assert _divisor_kind(["%29,", "7,", "!dbg", "!71"]) == "const"
+    assert _divisor_kind(["%29,", "%20,", "!dbg", "!74"]) == ""
+
+
+@pytest.mark.usefixtures("compiler")
+def test_only_the_run_time_divisor_reaches_the_sfu() -> None:
+    """b = a / 8, c = a % 7, d = a / w: one MUFU.RCP a thread (d's); a / 8 and a % 7 are
+    2 + 5 instructions against 24 and 22 by a run-time value: 39 fewer than three run-time
+    divisions would be."""
+    from cgpredict.prediction import RunOptions
+    from cgpredict.prepared import prepare
+
+    with prepare(ROOT / "tests" / "data" / "div_kinds.c", RunOptions()) as prep:
+        (k,) = prep.analyze(RunOptions(device="h100")).kernels
+    assert k.profile.sfu_insts == pytest.approx(1)
+    assert k.profile.pipes.sfu == pytest.approx(1)
+    assert k.profile.pipes.int_shift >= 2  # a / 8 and a % 7 each shift

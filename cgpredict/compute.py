@@ -112,20 +112,20 @@ SASS_EXPANSION: dict[str, tuple[int, dict[str, int]]] = {
     "fdiv_f64": (16, {"fp32": 1, "fp64": 8, "int_cmp": 2, "sfu": 1}),
     "sqrt_f64": (18, {"fp64": 8, "int_add": 2, "int_cmp": 1, "sfu": 1}),
 }
-_INT_DIV = {"sdiv": "sdiv", "udiv": "udiv", "srem": "srem", "urem": "urem"}
+_INT_DIV = frozenset(("sdiv", "udiv", "srem", "urem"))
 _EXPANDED_CALLS = ("sqrt", "exp", "log", "sin", "cos", "pow")
 
 
 def sass_op(opcode: str, ty: str, detail: str) -> str | None:
     """The SASS_EXPANSION key of one executed LLVM operation, or None (counted as before).
-    A division by a constant of an unsigned type takes the signed constant's sequence; a
-    64-bit integer division takes the 32-bit one (a lower count: sm_90 calls a subroutine)."""
+    A division by a constant of an unsigned type takes the signed constant's sequence. A
+    64-bit one takes the 32-bit sequence: sm_90 tests whether both operands' high words are
+    zero and then runs it (index arithmetic fits; the others call a subroutine)."""
     double = ty.startswith("double")
     if opcode in _INT_DIV:
-        base = _INT_DIV[opcode]
         if detail in ("pow2", "const"):
-            return f"{'sdiv' if 'div' in base else 'srem'}_{detail}_i32"
-        return f"{base}_i32"
+            return f"{'sdiv' if 'div' in opcode else 'srem'}_{detail}_i32"
+        return f"{opcode}_i32"
     if opcode == "fdiv" and (double or ty.startswith("float")):
         return "fdiv_f64" if double else "fdiv_f32"
     if opcode == "call" and (double or ty.startswith("float")):

@@ -48,8 +48,10 @@ def kernel_roofline(k, device: GPUDevice) -> KernelRoofline:
         b = launch_bounds(profile, device, geo)
         dram += n * b.dram_cycles
         l2 += n * b.l2_cycles
-        issue += n * b.issue_cycles
-        issue_all += n * b.issue_cycles * max(geo.active_sms, 1) / device.sm_count
+        # the issue roof: the dispatch, or the busiest pipe when slower (eq. (12p))
+        issue_cycles = max(b.issue_cycles, b.pipe_cycles)
+        issue += n * issue_cycles
+        issue_all += n * issue_cycles * max(geo.active_sms, 1) / device.sm_count
         dram_bytes += n * b.dram_bytes
     ms = device.cycles_to_ms
     named = {"DRAM": ms(dram), "L2": ms(l2), "issue": ms(issue)}

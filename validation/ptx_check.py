@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -504,16 +503,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ptx-dir", type=Path, default=None, help="keep the PTX here")
     a = ap.parse_args(argv)
     names = a.names or ptx_counts.port_names()
-    checks: list[KernelCheck] = []
-    with tempfile.TemporaryDirectory(prefix="cgp-ptx-") as tmp:
-        ptx_dir = a.ptx_dir or Path(tmp)
-        for name in names:
-            for port in ptx_counts.PORTS:
-                checks += check_file(name, port, ptx_dir)
-                print(f"{name} {port} done", file=sys.stderr)
-    a.out.parent.mkdir(parents=True, exist_ok=True)
-    a.out.write_text(render(checks))
-    print(f"wrote {a.out}", file=sys.stderr)
+    checks = ptx_counts.check_ports(names, check_file, a.ptx_dir, "cgp-ptx-")
+    ptx_counts.write_result(a.out, render(checks))
     return 0
 
 

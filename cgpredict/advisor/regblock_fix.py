@@ -99,7 +99,8 @@ def compulsory_mb(f: RegisterBlockFigures | None, k: KernelReport) -> float:
 def within_bounds(base_k: KernelReport, k: KernelReport,
                   device: GPUDevice) -> tuple[bool, str]:
     """Whether re-predicted kernel ``k`` keeps its physical bounds: DRAM traffic at least the
-    compulsory bytes, GPU time at least those bytes at the DRAM bound; and a line saying so."""
+    compulsory bytes (``k.reg_block``'s, grown to ``base_k``'s grid), GPU time at least those
+    bytes at the DRAM bound; and a line saying so."""
     roof = kernel_roofline(k, device)
     need = compulsory_mb(k.reg_block, base_k)
     per_mb = roof.dram_ms / roof.dram_mb if roof.dram_mb else 0.0

@@ -21,7 +21,8 @@ from .memory.shared import StagedAccess, array_layouts, array_name, conflict_deg
 from .profile import SharedMemoryCounts
 from .warps import WarpTrace
 
-__all__ = ["HaloSpec", "HaloError", "halo_counts", "halo_note", "halo_setup", "stencil_reach"]
+__all__ = ["HaloError", "HaloFigures", "HaloSpec", "halo_counts", "halo_figures", "halo_note",
+           "halo_setup", "halo_text", "stencil_reach"]
 
 #: How a fix's report says what it staged: "<kernel>: <access> staged with its halo: ...".
 NOTE = "staged with its halo"
@@ -281,11 +282,38 @@ def halo_counts(spec: HaloSpec, per_thread: dict[int, float], block_of) -> tuple
     return counts, 1.0
 
 
-def halo_note(kernel: str, spec: HaloSpec, threads: int) -> str:
-    """The line a halo-tiled kernel's report carries: what was staged and how large."""
+@dataclass(frozen=True)
+class HaloFigures:
+    """What a halo-tiled kernel's report carries (``KernelReport.halo``): the array staged,
+    the stencil's span and the tile's size, which the advisor's fix reads (halo_fix.py)."""
+
+    access: str  # the array as the kernel names it (a pointer to it, maybe)
+    array: str  # the global array staged
+    spans: tuple[int, int, int]  # (planes, rows, columns) a thread's stencil spans
+    tile_elements: int  # elements of the largest tile
+    bytes_per_block: int  # the largest tile's bytes
+    rounds: int  # coalesced staging rounds of the block's threads
+    threads: int  # threads a block
+
+
+def halo_figures(spec: HaloSpec, threads: int) -> HaloFigures:
+    """The report's figures of halo tile ``spec`` in blocks of ``threads`` threads."""
     p, r, c = spec.spread
-    planes = f"{p + 1} planes, " if p else ""
-    return (f"{kernel}: {spec.access} {NOTE}: the stencil spans {planes}{r + 1} rows and {c + 1} "
-            f"columns of {spec.array}; the largest tile holds {spec.tile_elements} elements "
-            f"({spec.bytes_per_block} B per block), loaded in {len(spec.rounds)} coalesced "
-            f"round(s) of {threads} threads")
+    return HaloFigures(access=spec.access, array=spec.array, spans=(p + 1, r + 1, c + 1),
+                       tile_elements=spec.tile_elements, bytes_per_block=spec.bytes_per_block,
+                       rounds=len(spec.rounds), threads=threads)
+
+
+def halo_text(f: HaloFigures) -> str:
+    """What was staged and how large: the note's text after the kernel's name."""
+    planes, rows, cols = f.spans
+    deep = f"{planes} planes, " if planes > 1 else ""
+    return (f"{f.access} {NOTE}: the stencil spans {deep}{rows} rows and {cols} columns of "
+            f"{f.array}; the largest tile holds {f.tile_elements} elements "
+            f"({f.bytes_per_block} B per block), loaded in {f.rounds} coalesced round(s) of "
+            f"{f.threads} threads")
+
+
+def halo_note(kernel: str, f: HaloFigures) -> str:
+    """The line a halo-tiled kernel's report carries: what was staged and how large."""
+    return f"{kernel}: {halo_text(f)}"

@@ -7,11 +7,15 @@ from dataclasses import dataclass, field
 
 from .block import Block
 from .errors import CGPredictError
+from .halo import HaloFigures
 from .jsondata import jsonable
 from .models.base import ModelResult
 from .profile import KernelProfile
+from .register_block import RegisterBlockFigures
 
-SCHEMA_VERSION = 3  # 3: kernel_ms, launch_ms, once_ms, sync, sync_ms; no launch_overhead_ms
+# 3: kernel_ms, launch_ms, once_ms, sync, sync_ms; no launch_overhead_ms
+# 4: per kernel halo and reg_block (the figures of the advisor's halo tile, register blocking)
+SCHEMA_VERSION = 4
 DEFAULT_BLOCKS = {1: Block(256, 1), 2: Block(32, 32)}
 
 
@@ -121,6 +125,10 @@ class KernelReport:
     # the trace-size check (footprint.py): per cache level, the arrays' bytes traced and at
     # the work size, and the reuse scaled for it
     size_check: tuple[str, ...] = ()
+    # the halo tile a fix staged (RunOptions.halo: halo.py) and the register blocking of
+    # RunOptions.reg_block (register_block.py), as figures; None for a kernel without
+    halo: HaloFigures | None = None
+    reg_block: RegisterBlockFigures | None = None
 
     @property
     def time_ms(self) -> float:

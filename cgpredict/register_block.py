@@ -40,8 +40,8 @@ from .block import Block
 from .warp_order import blocks_across, order_events, thread_of_lane
 from .warps import WarpTrace
 
-__all__ = ["NOTE", "RegisterBlock", "RegisterBlockError", "grid_rows", "reg_block_note",
-           "register_blocked"]
+__all__ = ["NOTE", "RegisterBlock", "RegisterBlockError", "RegisterBlockFigures", "grid_rows",
+           "loads_text", "reg_block_figures", "reg_block_note", "register_blocked"]
 
 class RegisterBlockError(ValueError):
     """Why a kernel cannot be register-blocked (the advisor says so in a note)."""
@@ -248,10 +248,38 @@ def grid_rows(rows_before: float, rows: int) -> float:
 NOTE = "register-blocked"
 
 
-def reg_block_note(kernel: str, rb: RegisterBlock, registers: int) -> str:
+@dataclass(frozen=True)
+class RegisterBlockFigures:
+    """What a register-blocked kernel's report carries (``KernelReport.reg_block``): its
+    loads and registers a thread, and the compulsory DRAM bytes of its traced launch, which
+    the advisor checks its prediction against (advisor/regblock_fix.py)."""
+
+    rows: int  # R: outputs a thread computes along y
+    loads_after: float  # load events a thread after: distinct values kept in registers
+    loads_before: float  # load events a traced thread before (one output)
+    extra_registers: int  # 4-byte registers a thread adds
+    registers: int  # registers a thread, the added ones included
+    compulsory_bytes: int  # bytes the traced launch touches (its compulsory DRAM traffic)
+    outputs: int  # traced outputs those bytes serve (threads before)
+
+
+def reg_block_figures(rb: RegisterBlock, registers: int) -> RegisterBlockFigures:
+    """The report's figures of register blocking ``rb`` with ``registers`` a thread."""
+    return RegisterBlockFigures(
+        rows=rb.rows, loads_after=rb.loads_after, loads_before=rb.loads_before,
+        extra_registers=rb.extra_registers, registers=registers,
+        compulsory_bytes=rb.compulsory_bytes, outputs=rb.outputs)
+
+
+def loads_text(f: RegisterBlockFigures) -> str:
+    """"R rows a thread: its loads and registers", the part of the note the advice quotes."""
+    return (f"{f.rows} rows a thread: {f.loads_after:.4g} loads a thread (was "
+            f"{f.loads_before:.4g} per output, {f.rows * f.loads_before:.4g} for {f.rows}), "
+            f"+{f.extra_registers} registers ({f.registers} a thread)")
+
+
+def reg_block_note(kernel: str, f: RegisterBlockFigures) -> str:
     """The line a register-blocked kernel's report carries: its loads and registers."""
-    return (f"{kernel}: {NOTE} {rb.rows} rows a thread: {rb.loads_after:.4g} loads a thread "
-            f"(was {rb.loads_before:.4g} per output, {rb.rows * rb.loads_before:.4g} for "
-            f"{rb.rows}), +{rb.extra_registers} registers ({registers} a thread); the traced "
-            f"launch touches {rb.compulsory_bytes} B for {rb.outputs} outputs (its compulsory "
-            f"DRAM traffic, the same before and after)")
+    return (f"{kernel}: {NOTE} {loads_text(f)}; the traced launch touches "
+            f"{f.compulsory_bytes} B for {f.outputs} outputs (its compulsory DRAM traffic, "
+            f"the same before and after)")

@@ -5,6 +5,9 @@ anyOf), so that tests check every command's output without a jsonschema dependen
 
 A field typed ``object`` or ``Any`` (a model's own details) is any JSON value, unless
 ``OVERRIDES`` says what it holds. Floats may be null: infinities and NaN are written as null.
+Each output carries a ``schema_version`` (a ``const``), raised when its fields change (run:
+``prediction.SCHEMA_VERSION``, 4 since the kernels' ``halo`` and ``reg_block``); the validator
+checks it first, so that a file of another version is refused by it, not by a field it lacks.
 """
 
 from __future__ import annotations
@@ -201,6 +204,9 @@ def validate_json(value: Any, s: dict, path: str = "$") -> None:
             raise SchemaError(f"{path}: expected {'/'.join(names)}, got {type(value).__name__}")
     if isinstance(value, dict):
         props = s.get("properties", {})
+        for key, sub in props.items():  # the schema version first: an old file says so
+            if "const" in sub and key in value:
+                validate_json(value[key], sub, f"{path}.{key}")
         for key in s.get("required", ()):
             if key not in value:
                 raise SchemaError(f"{path}: missing {key!r}")

@@ -85,3 +85,30 @@ def require(module: str):
     if os.environ.get("CI"):
         return importlib.import_module(module)
     return pytest.importorskip(module)
+
+
+@pytest.fixture(scope="session")
+def pycachesim_hits():
+    """pycachesim's LRU cache as a function (addrs, sets, ways, line_bytes) -> per single-byte
+    load whether it hit: the reference the cache tests compare the analyzer with (a skip
+    where pycachesim is not installed)."""
+    import numpy as np
+
+    cachesim = pytest.importorskip("cachesim")  # the module of the pycachesim distribution
+
+    def hits(addrs, sets: int, ways: int, line_bytes: int) -> np.ndarray:
+        mem = cachesim.MainMemory()
+        l2 = cachesim.Cache("L2", sets, ways, line_bytes, "LRU")
+        mem.load_to(l2)
+        mem.store_from(l2)
+        sim = cachesim.CacheSimulator(l2, mem)
+        out = np.empty(len(addrs), dtype=bool)
+        before = 0
+        for t, a in enumerate(addrs):
+            sim.load(int(a), length=1)
+            out[t] = l2.backend.HIT_count > before
+            before = l2.backend.HIT_count
+        assert l2.backend.LOAD_count == len(addrs)
+        return out
+
+    return hits

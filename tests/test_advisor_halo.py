@@ -123,6 +123,26 @@ def test_halo_tile_counts_by_hand(stencil):
     assert "tile[32 + 2][32 + 2]" in fix.code and "__syncthreads" in fix.code
 
 
+def test_halo_figures_are_typed_fields_of_the_report(stencil):
+    """KernelReport.halo of the staged kernel by hand: A read by lap through a 5-point stencil
+    spanning 3 rows and 3 columns (one plane), a 34 x 34 tile of 4-B floats (4624 B) loaded
+    in two rounds of the 1024 threads; the fix's evidence is its text; the JSON carries it."""
+    import json
+
+    from cgpredict.halo import HaloFigures, halo_text
+
+    base, fixes, _, _ = stencil
+    (fix,) = [f for f in fixes if "in lap" in f.title]
+    k = next(k for k in fix.report.kernels if k.name == "lap")
+    assert k.halo == HaloFigures(access="A", array="A", spans=(1, 3, 3), tile_elements=TILE,
+                                 bytes_per_block=TILE * 4, rounds=2, threads=THREADS)
+    assert fix.evidence[0] == halo_text(k.halo) and k.reg_block is None
+    assert f"lap: {halo_text(k.halo)}" in k.warnings
+    (d,) = [x for x in json.loads(fix.report.to_json())["kernels"] if x["name"] == "lap"]
+    assert d["halo"]["spans"] == [1, 3, 3] and d["halo"]["tile_elements"] == TILE
+    assert all(x.halo is None for x in base.kernels)
+
+
 def test_no_halo_tile_for_a_stencil_that_writes_its_array(stencil):
     """An in-place stencil reads neighbours another block may have overwritten: not offered,
     whether it writes the array by its name or through a pointer."""

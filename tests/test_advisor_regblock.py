@@ -243,10 +243,31 @@ def test_a_prediction_under_the_compulsory_bytes_is_refused(stencil):
     base, blocked, *_ = stencil
     dev = load_device("tk1")
     b, k = _kernel(base), _kernel(blocked[4])
-    line = next(w for w in k.warnings if "register-blocked" in w)
-    assert compulsory_mb(line, b) == pytest.approx(32768 / 1e6)
-    ok, text = within_bounds(b, k, dev, line)
+    assert compulsory_mb(k.reg_block, b) == pytest.approx(32768 / 1e6)
+    ok, text = within_bounds(b, k, dev)
     assert ok and "0.03277 MB compulsory" in text
     more = 2 * kernel_roofline(k, dev).dram_mb * 1e6 * 4096 / b.launches
-    bad = line.replace("touches 32768 B", f"touches {more:.0f} B")
-    assert not within_bounds(b, k, dev, bad)[0]
+    bad = dataclasses.replace(k.reg_block, compulsory_bytes=round(more))
+    assert not within_bounds(b, dataclasses.replace(k, reg_block=bad), dev)[0]
+
+
+@pytest.mark.parametrize("rows", [2, 4, 8])
+def test_register_blocking_figures_are_typed_fields_of_the_report(stencil, rows):
+    """KernelReport.reg_block holds the figures by hand (module SOURCE: 9 loads an output
+    before, 3(R + 2) a thread after, 3(R + 2) - 9 + (R - 1) registers added to the 32;
+    32768 B compulsory for 4096 outputs), the report's line says the same, the JSON carries
+    them, and a kernel not blocked has none."""
+    import json
+
+    base, blocked, *_ = stencil
+    f = _kernel(blocked[rows]).reg_block
+    extra = 3 * (rows + 2) - 9 + (rows - 1)
+    assert (f.rows, f.loads_before, f.loads_after) == (rows, 9, 3 * (rows + 2))
+    assert (f.extra_registers, f.registers) == (extra, 32 + extra)
+    assert (f.compulsory_bytes, f.outputs) == (32768, 4096)
+    line = next(w for w in _kernel(blocked[rows]).warnings if "register-blocked" in w)
+    assert "touches 32768 B for 4096 outputs" in line and f"+{extra} registers" in line
+    d = json.loads(blocked[rows].to_json())
+    (k,) = [k for k in d["kernels"] if k["name"] == "box"]
+    assert k["reg_block"]["compulsory_bytes"] == 32768 and k["halo"] is None
+    assert all(x.reg_block is None and x.halo is None for x in base.kernels)

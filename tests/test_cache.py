@@ -307,29 +307,11 @@ def test_cyclic_sweep_thrashes():
 # --------------------------------------------------------------------------- pycachesim
 
 
-def pycachesim_hits(addrs, sets: int, ways: int, line_bytes: int) -> np.ndarray:
-    cachesim = pytest.importorskip("cachesim")  # the module of the pycachesim distribution
-    mem = cachesim.MainMemory()
-    l2 = cachesim.Cache("L2", sets, ways, line_bytes, "LRU")
-    mem.load_to(l2)
-    mem.store_from(l2)
-    sim = cachesim.CacheSimulator(l2, mem)
-    out = np.empty(len(addrs), dtype=bool)
-    before = 0
-    for t, a in enumerate(addrs):
-        sim.load(int(a), length=1)
-        now = l2.backend.HIT_count
-        out[t] = now > before
-        before = now
-    assert l2.backend.LOAD_count == len(addrs)
-    return out
-
-
 @pytest.mark.parametrize(
     "seed, sets, ways, line_bytes",
     [(0, 1, 4, 64), (1, 2, 2, 64), (2, 8, 4, 32), (3, 64, 16, 128), (4, 16, 8, 64), (5, 6, 3, 64)],
 )
-def test_against_pycachesim(seed, sets, ways, line_bytes):
+def test_against_pycachesim(seed, sets, ways, line_bytes, pycachesim_hits):
     rng = np.random.default_rng(seed)
     lines = random_trace(seed, n=3000, footprint=sets * ways * 3)
     addrs = lines * np.uint64(line_bytes) + rng.integers(0, line_bytes, lines.size).astype(

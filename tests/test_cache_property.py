@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 
 import numpy as np
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from numba import njit
@@ -125,31 +124,15 @@ def test_the_reference_by_hand():
     assert lru_slots(lines, 2, 1).tolist() == [False, False, False, True, False]
 
 
-def _pycachesim_hits(addrs: np.ndarray, sets: int, ways: int, line_bytes: int) -> np.ndarray:
-    cachesim = pytest.importorskip("cachesim")
-    mem = cachesim.MainMemory()
-    l2 = cachesim.Cache("L2", sets, ways, line_bytes, "LRU")
-    mem.load_to(l2)
-    mem.store_from(l2)
-    sim = cachesim.CacheSimulator(l2, mem)
-    out = np.empty(len(addrs), dtype=bool)
-    before = 0
-    for t, a in enumerate(addrs):
-        sim.load(int(a), length=1)
-        out[t] = l2.backend.HIT_count > before
-        before = l2.backend.HIT_count
-    return out
-
-
 @settings(max_examples=10 if NO_JIT else 60, deadline=None, derandomize=True)
 @given(st.integers(1, 64), st.integers(1, 16), st.sampled_from([16, 32, 64, 128]),
        st.integers(0, 2**32 - 1))
-def test_hits_per_access_equal_pycachesim(sets, ways, line_bytes, seed):
+def test_hits_per_access_equal_pycachesim(pycachesim_hits, sets, ways, line_bytes, seed):
     """pycachesim's LRU with single-byte loads: the same semantics as the analyzer."""
     rng = np.random.default_rng(seed)
     lines = random_lines(rng, sets, ways) % np.uint64(1 << 30)
     addrs = lines * np.uint64(line_bytes) + rng.integers(0, line_bytes, lines.size).astype(
         np.uint64)
-    expected = _pycachesim_hits(addrs, sets, ways, line_bytes)
+    expected = pycachesim_hits(addrs, sets, ways, line_bytes)
     got = hit_mask(line_addresses(addrs, line_bytes), CacheConfig(line_bytes, sets, ways))
     assert np.array_equal(got, expected)

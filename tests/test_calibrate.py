@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-import re
-import shutil
 import stat
-import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import numpy as np
 import pytest
+from calibration_raw import (
+    CLOCK,
+    ENERGY_NJ,
+    L1_CAP,
+    L2_CAP,
+    SMS,
+    STATIC_W,
+    chase,
+    energy_runs,
+    footprints,
+    stream_results,
+    synthetic_raw,
+)
 
 from cgpredict.calibration import benchmarks, power, toolchain
 from cgpredict.calibration import run as cal
@@ -33,90 +39,11 @@ from cgpredict.calibration.sanity import value_problem
 from cgpredict.devices import load_device
 from cgpredict.errors import CGPredictError
 
-L1_CAP, L2_CAP = 256 << 10, 48 << 20
-LAT = {"l1": 30.0, "l2": 260.0, "dram": 480.0}
-CLOCK, SMS = 1800.0, 132
-
-
-def _sizes(lo: int, hi: int) -> list[int]:
-    return [int(v) // 128 * 128 for v in lo * 2 ** (np.arange(0, 64) / 4) if v <= hi]
-
-
-def _chase(sizes: list[int], levels: list[tuple[int, float]]) -> list[float]:
-    """Latency of each footprint: the first level whose capacity holds it (last: no limit)."""
-    return [next(lat for cap, lat in levels if s <= cap) for s in sizes]
-
-
-def _stream(dd: float, base: float = 40.0) -> dict:
-    sectors = [1, 4, 8, 16, 32]
-    warps = [8448 * 1000] * 5
-    ms = [w / SMS * (base + dd * s) / (CLOCK * 1e3) for w, s in zip(warps, sectors)]
-    return {"sectors_per_warp": sectors, "warp_insts": warps, "ms": ms, "clock_mhz": CLOCK,
-            "sm_count": SMS, "pure_insts": 8, "total_insts": 43}
-
-
-ENERGY_NJ = {"fp32_op": 0.04, "int32_op": 0.05, "sfu_op": 0.16, "fp64_op": 1.0,
-             "dram_transaction": 62.9, "l2_transaction": 15.5, "smem_transaction": 4.6}
-STATIC_W = 70.0
-
-
-def _energy_runs() -> list[dict]:
-    designs = [("idle", 1.5, {}), ("int32", 1.4, {"int32_op": 4e12}),
-               ("fp32", 1.6, {"fp32_op": 6e12}), ("fp64", 1.5, {"fp64_op": 1e11}),
-               ("sfu", 1.5, {"sfu_op": 8e11}),
-               ("stream_dram", 1.5, {"dram_transaction": 1.4e11, "l2_transaction": 1.4e11,
-                                     "int32_op": 2e12}),
-               ("stream_l2", 1.5, {"l2_transaction": 5e11, "int32_op": 7e12}),
-               ("smem", 1.5, {"smem_transaction": 2e11})]
-    return [{"name": n, "seconds": t, "counts": c,
-             "energy_j": STATIC_W * t + sum(ENERGY_NJ[k] * v * 1e-9 for k, v in c.items())}
-            for n, t, c in designs]
-
-
-def synthetic_raw() -> dict:
-    """Raw results of every micro-benchmark on an imaginary Hopper-like GPU."""
-    l1_sizes = _sizes(4096, 2 << 20)
-    l2_sizes = _sizes(256 << 10, 200 << 20)
-    strides = [8, 16, 32, 64, 128, 256, 512]
-    common = {"clock_mhz": CLOCK, "sm_count": SMS, "pure_insts": 16, "total_insts": 19}
-    return {
-        "props": {"gpu_name": "Synthetic GPU", "sm_count": SMS, "clock_mhz": CLOCK,
-                  "compute_capability": "9.0", "warp_size": 32, "max_threads_per_sm": 2048,
-                  "max_blocks_per_sm": 32, "max_threads_per_block": 1024,
-                  "registers_per_sm": 65536, "registers_per_block_max": 65536,
-                  "shared_mem_per_sm_bytes": 233472, "shared_mem_per_block_max_bytes": 232448,
-                  "shared_mem_reserved_per_block_bytes": 1024, "l2_bytes": 52428800,
-                  "dram_bytes": 85899345920, "free_bytes": 84 << 30},
-        "latency_l1": {**common, "stride": 128, "values": l1_sizes,
-                       "cycles_per_access": _chase(l1_sizes, [(L1_CAP, LAT["l1"]),
-                                                              (1 << 60, LAT["l2"])])},
-        "latency_l2": {**common, "stride": 128, "values": l2_sizes,
-                       "cycles_per_access": _chase(l2_sizes, [(L2_CAP, LAT["l2"]),
-                                                              (1 << 60, LAT["dram"])])},
-        "line_l1": {**common, "values": strides,
-                    "cycles_per_access": [30 + 230 * min(s / 128, 1) for s in strides]},
-        "line_l2": {**common, "values": strides,
-                    "cycles_per_access": [260 + 220 * min(s / 32, 1) for s in strides]},
-        "smem": {**common, "strides": [0, 1, 2, 4, 8, 16, 32],
-                 "conflict_degree": [1, 1, 2, 4, 8, 16, 32],
-                 "cycles_per_access": [29, 29, 31, 35, 43, 59, 91]},
-        "stream_l2": _stream(1.0),
-        "stream_dram": _stream(2.5),
-        "bandwidth": {**common, "bytes": 1 << 30, "ms": [0.40, 0.36, 0.37]},
-        "inst": {**common, "int32_latency_cycles": 4.5, "fp32_latency_cycles": 4.0,
-                 "int32_thread_ops": 2 * CLOCK * 1e3 * SMS * 32, "int32_ms": 1.0,
-                 "fp32_thread_ops": 4 * CLOCK * 1e3 * SMS * 32, "fp32_ms": 1.0,
-                 "fp64_thread_ops": 2 * CLOCK * 1e3 * SMS * 32, "fp64_ms": 1.0,
-                 "sfu_thread_ops": 0.5 * CLOCK * 1e3 * SMS * 32, "sfu_ms": 1.0},
-        "barrier": {**common, "threads": [64, 256, 1024], "cycles_per_barrier": [20, 24, 40]},
-        "energy": {"runs": _energy_runs()},
-    }
-
 
 # ---- pure analysis -----------------------------------------------------------------------
 def test_plateaus_of_pointer_chase_curve():
-    sizes = _sizes(4096, 200 << 20)
-    cyc = _chase(sizes, [(L1_CAP, 30.0), (L2_CAP, 260.0), (1 << 60, 480.0)])
+    sizes = footprints(4096, 200 << 20)
+    cyc = chase(sizes, [(L1_CAP, 30.0), (L2_CAP, 260.0), (1 << 60, 480.0)])
     got = find_plateaus(sizes, cyc)
     assert [p.latency_cycles for p in got] == [30.0, 260.0, 480.0]
     assert got[0].last_bytes == max(s for s in sizes if s <= L1_CAP)
@@ -138,7 +65,7 @@ def test_fetch_granularity_is_the_knee():
 
 
 def test_departure_delay_is_the_slope():
-    r = _stream(2.5, base=60.0)
+    r = stream_results(2.5, base=60.0)
     fit = departure_delay(r["sectors_per_warp"], r["warp_insts"], r["ms"], CLOCK, SMS)
     assert fit.slope == pytest.approx(2.5, rel=1e-9)
     assert fit.intercept == pytest.approx(60.0, rel=1e-9)
@@ -157,7 +84,7 @@ def test_bank_conflict_cost():
 
 
 def test_energy_regression_recovers_known_energies():
-    fit = fit_energy([EnergyRun(**r) for r in _energy_runs()])
+    fit = fit_energy([EnergyRun(**r) for r in energy_runs()])
     assert fit.static_power_w == pytest.approx(STATIC_W, rel=1e-6)
     for k, v in ENERGY_NJ.items():
         assert fit.nj[k] == pytest.approx(v, rel=1e-5), k
@@ -167,7 +94,7 @@ def test_energy_regression_recovers_known_energies():
 def test_energy_regression_with_noise_and_a_useless_term():
     rng = np.random.default_rng(1)
     runs = [EnergyRun(**{**r, "energy_j": r["energy_j"] * (1 + rng.normal(0, 0.002))})
-            for r in _energy_runs()]
+            for r in energy_runs()]
     fit = fit_energy(runs)
     assert fit.static_power_w == pytest.approx(STATIC_W, rel=0.02)
     assert fit.nj["dram_transaction"] == pytest.approx(62.9, rel=0.1)
@@ -198,9 +125,9 @@ def test_analyse_synthetic_raw():
     assert v["inst_latency_cycles"] == 4.5 and v["fp_latency_cycles"] == 4.0
     assert v["clock_mhz"] == CLOCK and v["sm_count"] == SMS and v["max_warps_per_sm"] == 64
     assert v["smem_load_cycles"] == pytest.approx(260 + 220 + 2.5)
-    assert a.extra["l1_capacity_bytes"].value == max(s for s in _sizes(4096, 2 << 20)
+    assert a.extra["l1_capacity_bytes"].value == max(s for s in footprints(4096, 2 << 20)
                                                      if s <= L1_CAP)
-    assert a.extra["l2_capacity_bytes"].value == max(s for s in _sizes(256 << 10, 200 << 20)
+    assert a.extra["l2_capacity_bytes"].value == max(s for s in footprints(256 << 10, 200 << 20)
                                                      if s <= L2_CAP)
     assert a.extra["l1_fetch_bytes"].value == 128
     assert a.extra["barrier_cycles"].value == 24
@@ -333,102 +260,6 @@ def test_unknown_benchmark_name(tmp_path):
         cal.calibrate(tmp_path / "x.toml", only=["latency_l3"])
 
 
-# ---- the CUDA sources compile --------------------------------------------------------------
-@pytest.mark.slow
-@pytest.mark.skipif(not (shutil.which("nvcc") or os.environ.get("NVCC")), reason="no nvcc")
-def test_every_microbenchmark_compiles(tmp_path):
-    sources = sorted(p.name for p in toolchain.microbench_dir().glob("*.cu"))
-    assert set(sources) == {s for s in benchmarks.BENCHMARKS.values() if s}
-    exes = toolchain.build(toolchain.find_nvcc(), "sm_90", sources, tmp_path)
-    assert all(exes[s].is_file() for s in sources)
-
-
-# ---- micro-benchmark launch resources (B1) --------------------------------------------------
-# Kernel name -> the most threads per block its program launches it with.
-LAUNCH_THREADS = {"stream": 1024, "read_stream": 512, "smem_chase": 1024, "k_barrier": 1024,
-                  "k_inst": 256, "k_idle": 256, "init_chain": 256, "flush_l2": 256, "chase": 1,
-                  "cgp_spin_kernel": 32}
-
-
-def _assert_launches_fit_the_register_file(logs: dict[str, str]) -> None:
-    """``logs``: what ``nvcc -Xptxas -v`` said for each micro-benchmark source. Every kernel
-    spills nothing and its registers x launch threads <= 65536 (registers a block may use
-    since Kepler); every kernel of LAUNCH_THREADS is met."""
-    seen = set()
-    for cu, log in logs.items():
-        for fn, body in re.findall(r"Compiling entry function '(\w+)'(.*?)(?=Compiling entry|$)",
-                                   log, re.S):
-            name = next(k for k in sorted(LAUNCH_THREADS, key=len, reverse=True)
-                        if re.match(rf"_Z\d+{k}", fn))
-            regs = int(re.search(r"Used (\d+) registers", body).group(1))
-            assert "0 bytes spill stores" in body, (cu, fn)
-            assert regs * LAUNCH_THREADS[name] <= 65536, (cu, fn, regs)
-            seen.add(name)
-    assert seen == set(LAUNCH_THREADS)
-
-
-@pytest.mark.slow
-@pytest.mark.skipif(not (shutil.which("nvcc") or os.environ.get("NVCC")), reason="no nvcc")
-def test_every_kernel_launch_fits_the_register_file(tmp_path):
-    nvcc = toolchain.find_nvcc()
-    src = toolchain.microbench_dir()
-
-    def ptxas_log(cu):
-        # -cubin: the device code only, as ptxas compiles it for the executable (the host
-        # side, a quarter of the time, is built by test_every_microbenchmark_compiles)
-        r = subprocess.run([nvcc, "-O3", "-arch=sm_90", "-std=c++17", "-Xptxas", "-v", "-I",
-                            str(src), "-cubin", str(cu), "-o",
-                            str(tmp_path / f"{cu.stem}.cubin")],
-                           capture_output=True, text=True, check=True, timeout=600)
-        return r.stdout + r.stderr
-
-    sources = sorted(src.glob("*.cu"))
-    with ThreadPoolExecutor(8) as pool:
-        logs = dict(zip((cu.name for cu in sources), pool.map(ptxas_log, sources)))
-    _assert_launches_fit_the_register_file(logs)
-
-
-# ---- the CPU twins of the two nvcc tests above: what nvcc said, recorded (tests/data/nvcc) --
-RECORDED = Path(__file__).resolve().parent / "data" / "nvcc"
-
-
-def _recorded_ptxas_logs() -> dict[str, str]:
-    """The recorded ``-Xptxas -v`` logs, by source name, checked to be of the sources as they
-    are now (else: run tests/data/nvcc/record.py where nvcc is)."""
-    manifest = json.loads((RECORDED / "manifest.json").read_text())
-    root = RECORDED.parents[2]
-    for rel, digest in manifest["ptxas"].items():
-        got = hashlib.sha256((root / rel).read_bytes()).hexdigest()
-        assert got == digest, f"{rel} changed since its ptxas log was recorded"
-    assert {Path(r).name for r in manifest["ptxas"]} == {
-        p.name for p in toolchain.microbench_dir().iterdir() if p.suffix in (".cu", ".cuh", ".h")}
-    return {p.stem + ".cu": p.read_text() for p in (RECORDED / "ptxas").glob("*.log")}
-
-
-def test_every_microbenchmark_compiled_when_recorded():
-    """Twin of test_every_microbenchmark_compiles: each benchmark source has a ptxas log of
-    its current text, and each log compiled at least one kernel without an error."""
-    logs = _recorded_ptxas_logs()
-    assert set(logs) == {s for s in benchmarks.BENCHMARKS.values() if s}
-    for cu, log in logs.items():
-        assert "Compiling entry function" in log and "error" not in log.lower(), cu
-
-
-def test_every_kernel_launch_fits_the_register_file_recorded():
-    _assert_launches_fit_the_register_file(_recorded_ptxas_logs())
-
-
-def test_register_check_catches_a_spill_and_a_big_block():
-    """The register check can fail: the recorded logs with the stream kernels at 65
-    registers (x 1024 threads > 65536), or with a spill."""
-    logs = _recorded_ptxas_logs()
-    for bad in (re.sub(r"Used \d+ registers", "Used 65 registers", logs["stream.cu"]),
-                logs["stream.cu"].replace("0 bytes spill stores", "8 bytes spill stores")):
-        assert bad != logs["stream.cu"]
-        with pytest.raises(AssertionError):
-            _assert_launches_fit_the_register_file({**logs, "stream.cu": bad})
-
-
 # ---- B2: the L2 fetch granularity and the transaction the model counts ----------------------
 def test_dram_row_rise_is_not_a_sector_size():
     strides = [8, 16, 32, 64, 128, 256, 512]
@@ -484,7 +315,7 @@ L2_RT = 52428800  # the synthetic props' L2
 
 
 def test_dram_latency_from_the_footprints_past_the_ramp():
-    sizes = _sizes(256 << 10, 8 * L2_RT)
+    sizes = footprints(256 << 10, 8 * L2_RT)
     far = [s for s in sizes if s >= 4 * L2_RT]
     assert len(far) == 4
     tail = [470.0, 474.0, 479.0, 477.0]  # the last three: median 477
@@ -501,7 +332,7 @@ def test_dram_latency_from_the_footprints_past_the_ramp():
 
 def test_no_dram_latency_from_a_plateau_inside_the_l2():
     # sweep to 2 x L2 whose last level (the far L2 partition) starts at 32 MiB < L2
-    sizes = _sizes(256 << 10, 2 * L2_RT)
+    sizes = footprints(256 << 10, 2 * L2_RT)
     cyc = [262.0 if s < 32 << 20 else 330.0 if s <= L2_RT else 340.0 for s in sizes]
     a = analyse({"props": {"l2_bytes": L2_RT},
                  "latency_l2": {"stride": 128, "values": sizes, "cycles_per_access": cyc}},
@@ -594,165 +425,3 @@ def test_program_printing_nan_is_a_calibration_error(tmp_path):
     exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
     with pytest.raises(CalibrationError, match="unreadable result"):
         toolchain.run_program(exe, [], 10)
-
-
-# ---- a whole calibrate run with stand-ins for the GPU (B3, B4, B5, W1) ---------------------
-class _NoSamples:
-    """PowerSampler stand-in whose NVML never delivered a power sample."""
-
-    made: list[str] = []
-
-    def __init__(self, pci: str = "") -> None:
-        _NoSamples.made.append(pci)
-        self.interval_s, self.t_ns, self.energy_mj = 0.0, [], []
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return None
-
-    def energy_j(self, t0, t1):
-        return integrate_energy_j(self.t_ns, [], t0, t1)
-
-
-def _fake_gpu(monkeypatch, tmp_path, smi_names=None, fail=()):
-    """calibrate's GPU, compiler and programs replaced by synthetic results."""
-    raw = synthetic_raw()
-    raw["props"]["pci_bus_id"] = "0000:3B:00.0"
-    steps = benchmarks.plan(raw["props"], load_device("h100"))
-    by_args = {tuple(args): name for name, (_, args) in steps.items()}
-    queried = []
-
-    def query_gpu(nvidia_smi=None, gpu_id=""):
-        queried.append(gpu_id)
-        names = smi_names or {}
-        return toolchain.GPUInfo(names.get(gpu_id, "NVIDIA H100 80GB HBM3"), "9.0",
-                                 "00000000:18:00.0")
-
-    def run_program(exe, args, timeout_s):
-        if exe.name == "props":
-            return raw["props"]
-        if any(a.startswith("duration_ms=") for a in args):
-            t0 = 1_000_000_000
-            window = {"energy_t0_ns": t0, "energy_t1_ns": t0 + 1_500_000_000,
-                      "energy_kernel_ms": 1500.0}
-            if exe.name == "stream":
-                if "stream" in fail:
-                    raise CalibrationError("stream: too many resources requested for launch")
-                return {**window, "energy_sectors": 1e9, "energy_warp_insts": 1e8}
-            if exe.name == "smem":
-                return {**window, "smem_transactions": 1e10}
-            return {f"idle_{k}": v for k, v in window.items()}
-        name = by_args[tuple(args)]
-        if name in fail:
-            raise CalibrationError(f"{exe.name}: exit status 2")
-        return raw[name]
-
-    _NoSamples.made = []
-    monkeypatch.setattr(cal, "query_gpu", query_gpu)
-    monkeypatch.setattr(cal, "find_nvcc", lambda explicit=None: "nvcc")
-    monkeypatch.setattr(cal, "pick_arch", lambda nvcc, gpu, work: "sm_90")
-    monkeypatch.setattr(cal, "build", lambda nvcc, arch, sources, out: {
-        s: out / s.removesuffix(".cu") for s in sources})
-    monkeypatch.setattr(cal, "run_program", run_program)
-    monkeypatch.setattr(power, "PowerSampler", _NoSamples)
-    monkeypatch.chdir(tmp_path)
-    return queried
-
-
-def test_calibrate_with_stand_ins_saves_raw_and_survives_energy_failures(monkeypatch, tmp_path):
-    queried = _fake_gpu(monkeypatch, tmp_path, fail=("stream",))
-    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3")
-    res = cal.calibrate(None, base="h100")
-    # W1: nvidia-smi asked for CUDA's device 0, then for the props benchmark's bus id
-    assert queried == ["3", "0000:3B:00.0"]
-    assert _NoSamples.made == ["0000:3B:00.0"]
-    # default output in the current directory, raw results beside it
-    assert res.output == tmp_path.joinpath("nvidia_h100_80gb_hbm3.toml").relative_to(tmp_path)
-    raw = cal.load_raw(tmp_path / "nvidia_h100_80gb_hbm3.raw.json")
-    assert raw["pci_bus_id"] == "0000:3B:00.0"
-    # B5: no power samples and a failing energy program leave notes, never a traceback
-    energy = raw["benchmarks"]["energy"]
-    assert [r["name"] for r in energy["runs"]] == ["idle", "smem"]
-    assert all(r["energy_j"] is None for r in energy["runs"])
-    assert any(n.startswith("energy run failed: stream_dram") for n in res.notes)
-    assert any("no energy for run(s) idle, smem" in n for n in res.notes)
-    assert res.device.l2_latency_cycles == 260.0 and res.analysis.energy == {}
-
-
-def test_calibrate_saves_raw_before_the_analysis(monkeypatch, tmp_path):
-    _fake_gpu(monkeypatch, tmp_path)
-
-    def broken(*a, **k):
-        raise ValueError("analysis bug")
-
-    monkeypatch.setattr(cal, "analyse", broken)
-    with pytest.raises(CalibrationError, match="analysis bug.*saved in"):
-        cal.calibrate(tmp_path / "out.toml", base="h100")
-    raw = cal.load_raw(tmp_path / "out.raw.json")
-    assert raw["benchmarks"]["latency_l2"]["values"] == synthetic_raw()["latency_l2"]["values"]
-    assert not (tmp_path / "out.toml").exists()
-    # --from-raw recovers the run once the analysis works again
-    monkeypatch.undo()
-    res = cal.finish_from_raw(cal.load_raw(tmp_path / "out.raw.json"), tmp_path / "out.toml")
-    assert res.device.l2_latency_cycles == 260.0
-
-
-def test_default_output_is_checked_before_the_benchmarks(monkeypatch, tmp_path):
-    _fake_gpu(monkeypatch, tmp_path)
-    (tmp_path / "nvidia_h100_80gb_hbm3.toml").write_text("# mine\n")
-
-    def no_build(*a, **k):
-        raise AssertionError("built although the output exists")
-
-    monkeypatch.setattr(cal, "find_nvcc", no_build)
-    with pytest.raises(CalibrationError, match="nvidia_h100_80gb_hbm3.toml exists"):
-        cal.calibrate(None, base="h100")
-
-
-def test_default_output_follows_the_gpu_cuda_runs_on(monkeypatch, tmp_path):
-    # nvidia-smi lists another GPU first; props names the one CUDA uses, whose file exists
-    _fake_gpu(monkeypatch, tmp_path, smi_names={"": "NVIDIA A100-SXM4-80GB"})
-    (tmp_path / "nvidia_h100_80gb_hbm3.toml").write_text("# mine\n")
-    seen = []
-    real_run = cal.run_program
-    monkeypatch.setattr(cal, "run_program", lambda exe, a, t: seen.append(exe.name) or
-                        real_run(exe, a, t))
-    with pytest.raises(CalibrationError, match="nvidia_h100_80gb_hbm3.toml exists"):
-        cal.calibrate(None, base="h100")
-    assert seen == ["props"]  # refused before any benchmark
-
-
-# ---- re-analysing a raw file: never lose or clutter the user's files ------------------------
-def test_from_raw_refuses_to_write_over_its_own_input(tmp_path):
-    raw_file = tmp_path / "c.raw.json"
-    raw_file.write_text(json.dumps({"gpu_name": "G", "benchmarks": synthetic_raw()}))
-    before = raw_file.read_text()
-    for force in (False, True):
-        with pytest.raises(CalibrationError, match="is the raw file being read"):
-            cal.finish_from_raw(cal.load_raw(raw_file), raw_file, "h100", force=force)
-    assert raw_file.read_text() == before
-
-
-def test_failed_reanalysis_leaves_no_copy(tmp_path):
-    raw_file = tmp_path / "a.raw.json"
-    raw_file.write_text(json.dumps({"gpu_name": "G", "benchmarks": {}}))
-    with pytest.raises(CalibrationError, match="nothing was measured in .*a.raw.json"):
-        cal.finish_from_raw(cal.load_raw(raw_file), tmp_path / "gpu.toml", "h100")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.raw.json"]
-    # a successful one writes the device file and its raw copy beside it
-    raw_file.write_text(json.dumps({"gpu_name": "G", "benchmarks": synthetic_raw()}))
-    res = cal.finish_from_raw(cal.load_raw(raw_file), tmp_path / "gpu.toml", "h100")
-    assert res.raw_path == tmp_path / "gpu.raw.json" and res.raw_path.is_file()
-
-
-@pytest.mark.parametrize("body, what", [
-    ({"benchmarks": 5}, "'benchmarks' is not a table"),
-    ({"benchmarks": {"props": "x"}}, "benchmarks.props is not a table"),
-])
-def test_malformed_raw_file(tmp_path, body, what):
-    p = tmp_path / "b.raw.json"
-    p.write_text(json.dumps(body))
-    with pytest.raises(CalibrationError, match=re.escape(what)):
-        cal.load_raw(p)

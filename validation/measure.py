@@ -279,7 +279,8 @@ def parse_assignments(items: list[str], what: str) -> dict[str, int]:
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
+    """The command line of measure.py (module docstring)."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", help="comma-separated port names (default: all)")
     ap.add_argument("--out", type=Path, help="output JSON (default validation/measured/<gpu>.json)")
@@ -307,29 +308,42 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ncu", help="ncu to use (default $NCU, ncu on PATH, /usr/local/cuda)")
     ap.add_argument("--ncu-launches", type=int, default=60,
                     help="launches of one run profiled by ncu (the rest are extrapolated)")
-    args = ap.parse_args(argv)
+    return ap
 
+
+def _ports(only: str | None) -> list[str]:
+    """The ports to measure: every .cu of CUDA_DIR, or those ``--only`` names (all must exist)."""
     ports = sorted(p.stem for p in CUDA_DIR.glob("*.cu"))
-    if args.only:
-        wanted = [w.strip() for w in args.only.split(",") if w.strip()]
-        missing = [w for w in wanted if w not in ports]
-        if missing:
-            raise SystemExit(f"measure.py: no port named {', '.join(missing)} in {CUDA_DIR}")
-        ports = wanted
+    if not only:
+        return ports
+    wanted = [w.strip() for w in only.split(",") if w.strip()]
+    missing = [w for w in wanted if w not in ports]
+    if missing:
+        raise SystemExit(f"measure.py: no port named {', '.join(missing)} in {CUDA_DIR}")
+    return wanted
 
+
+def _size_overrides(items: list[str]) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
+    """``--sizes`` as (for every port, per port name): "NI=2048,NJ=2048" is for every port,
+    "gemm:NI=2048,NJ=2048" for gemm only."""
     global_sizes: dict[str, int] = {}
     port_sizes: dict[str, dict[str, int]] = {}
-    for item in args.sizes:  # "NI=2048,NJ=2048" or "gemm:NI=2048,NJ=2048"
+    for item in items:
         head, sep, rest = item.partition(":")
         if sep and "=" not in head:
             port_sizes.setdefault(head, {}).update(parse_assignments([rest], "--sizes"))
         else:
             global_sizes.update(parse_assignments([item], "--sizes"))
+    return global_sizes, port_sizes
+
+
+def plan_ports(args: argparse.Namespace) -> list[dict]:
+    """Per port: its source, grid dimensions, work and check sizes, block shapes and sample."""
+    global_sizes, port_sizes = _size_overrides(args.sizes)
     samples = dict(DEFAULT_SAMPLE)
     samples.update(parse_assignments(args.sample, "--sample"))
-
     plan = []
-    for name in ports:
+    for name in _ports(args.only):
         src = CUDA_DIR / f"{name}.cu"
         defaults, dims = port_info(src)
         work = {}
@@ -347,32 +361,14 @@ def main(argv: list[str] | None = None) -> int:
             tuple(args.configs.split(",")) if args.configs else CONFIGS_2D)
         plan.append({"name": name, "src": src, "dims": dims, "work": work, "check": check,
                      "configs": configs, "sample": samples.get(name, 0)})
+    return plan
 
-    suffix = "_restrict" if args.port == "restrict" else ""
-    port_defines = {"CGP_PORT_RESTRICT": 1} if args.port == "restrict" else {}
-    port_flags = "".join(f" -D{k}={v}" for k, v in port_defines.items())
-    if args.dry_run:
-        for p in plan:
-            print(f"{p['name']:16s} {p['dims']}-D work {p['work']} check {p['check']} "
-                  f"blocks {','.join(p['configs'])} sample {p['sample'] or 'all'} "
-                  f"port {args.port}{port_flags}")
-        return 0
 
-    nvcc = nvcc_path(args.nvcc)
-    gpu = gpu_info()
+def _build_all(plan: list[dict], args: argparse.Namespace, nvcc: str, arch: str, suffix: str,
+               port_defines: dict[str, int]) -> dict[tuple[str, str], dict]:
+    """Every port's work binary (and check binary unless --no-check), ``args.jobs`` nvcc runs
+    at once: per (port, "work"|"check") the result of ``build``."""
     bin_dir: Path = args.bin_dir
-    nvcc_version = subprocess.run([*nvcc_cmd(nvcc), "--version"], capture_output=True,
-                                  text=True).stdout.strip().splitlines()
-    arch = pick_arch(nvcc, bin_dir)
-    print(f"GPU: {gpu['name']} (SM {gpu['clock_sm_max']}, mem {gpu['clock_mem_max']}, "
-          f"driver {gpu['driver']}); nvcc -arch={arch}", file=sys.stderr)
-
-    out = args.out or MEASURED_DIR / f"{slug(gpu['name'])}{suffix.replace('_', '-')}.json"
-    ncu = None if args.no_ncu else ncu_path(args.ncu)
-    ncu_dir = out.parent / f"{out.stem}-ncu"
-    print(f"Nsight Compute: {ncu or 'not found, no counters'}", file=sys.stderr)
-
-    t_start = time.time()
     bin_dir.mkdir(parents=True, exist_ok=True)
     jobs = []
     for p in plan:
@@ -390,59 +386,75 @@ def main(argv: list[str] | None = None) -> int:
             if not builds[key]["ok"]:
                 print(f"build FAILED: {key[0]} ({key[1]})\n{builds[key]['stderr']}",
                       file=sys.stderr)
-    t_built = time.time()
-    print(f"built {sum(b['ok'] for b in builds.values())}/{len(builds)} binaries in "
-          f"{t_built - t_start:.0f} s", file=sys.stderr)
+    return builds
 
-    results = []
-    checks = {}
-    for p in plan:
-        name = p["name"]
-        if not args.no_check:
-            b = builds[(name, "check")]
-            if not b["ok"]:
-                checks[name] = {"status": "build-failed", "stderr": b["stderr"]}
-            else:
-                r = run_port(bin_dir / f"{name}{suffix}_check", ["--check", "--reps", "1"],
+
+def _check_port(p: dict, args: argparse.Namespace, build_result: dict, suffix: str) -> dict:
+    """The --check run of one port's check binary: its status, error and sizes."""
+    name = p["name"]
+    if not build_result["ok"]:
+        out = {"status": "build-failed", "stderr": build_result["stderr"]}
+    else:
+        r = run_port(args.bin_dir / f"{name}{suffix}_check", ["--check", "--reps", "1"],
+                     args.timeout)
+        out = {"status": r.get("check", "error") if "error" not in r else "error",
+               "max_rel_err": r.get("max_rel_err"), "sizes": p["check"],
+               **({"error": r["error"]} if "error" in r else {})}
+    print(f"check {name:16s} {out['status']} "
+          f"(max_rel_err {out.get('max_rel_err')})", file=sys.stderr)
+    return out
+
+
+def _time_config(p: dict, cfg: str, args: argparse.Namespace, suffix: str, ncu: str | None,
+                 ncu_dir: Path, t_start: float) -> dict:
+    """One timed run of a built port in block shape ``cfg`` (and its ncu counters while the
+    budget lasts): the entry the JSON's results list holds."""
+    name = p["name"]
+    bin_dir: Path = args.bin_dir
+    entry = {"kernel": name, "config": cfg, "grid_dims": p["dims"], "work_sizes": p["work"]}
+    rargs = ["--block", cfg, "--reps", str(args.reps)]
+    if p["sample"]:
+        rargs += ["--sample", str(p["sample"])]
+    r = run_port(bin_dir / f"{name}{suffix}", rargs, args.timeout)
+    entry["result"] = r
+    if "error" in r:
+        entry["error"] = r["error"]
+    elif ncu and time.time() - t_start <= args.budget:
+        c = profile_counters(ncu, bin_dir / name, rargs[:2] + rargs[4:], r,
+                             ncu_dir / f"{name}-{cfg}.csv", args.ncu_launches,
                              args.timeout)
-                checks[name] = {"status": r.get("check", "error") if "error" not in r else "error",
-                                "max_rel_err": r.get("max_rel_err"), "sizes": p["check"],
-                                **({"error": r["error"]} if "error" in r else {})}
-            print(f"check {name:16s} {checks[name]['status']} "
-                  f"(max_rel_err {checks[name].get('max_rel_err')})", file=sys.stderr)
-        b = builds[(name, "work")]
-        for cfg in p["configs"]:
-            entry = {"kernel": name, "config": cfg, "grid_dims": p["dims"], "work_sizes": p["work"]}
-            if not b["ok"]:
-                entry["error"] = "build failed"
-                results.append(entry)
-                continue
-            if time.time() - t_start > args.budget:
-                entry["error"] = f"skipped: over the {args.budget:.0f} s budget"
-                results.append(entry)
-                print(f"skip  {name:16s} {cfg:6s} (over budget)", file=sys.stderr)
-                continue
-            rargs = ["--block", cfg, "--reps", str(args.reps)]
-            if p["sample"]:
-                rargs += ["--sample", str(p["sample"])]
-            r = run_port(bin_dir / f"{name}{suffix}", rargs, args.timeout)
-            entry["result"] = r
-            if "error" in r:
-                entry["error"] = r["error"]
-            elif ncu and time.time() - t_start <= args.budget:
-                c = profile_counters(ncu, bin_dir / name, rargs[:2] + rargs[4:], r,
-                                     ncu_dir / f"{name}-{cfg}.csv", args.ncu_launches,
-                                     args.timeout)
-                if "csv" in c:
-                    c["csv"] = f"{ncu_dir.name}/{c['csv']}"
-                entry["counters"] = c
-                print(f"ncu   {name:16s} {cfg:6s} {c.get('error') or c['csv']}", file=sys.stderr)
-            results.append(entry)
-            msg = r.get("error") or f"total {r.get('total_ms', float('nan')):.4g} ms"
-            print(f"run   {name:16s} {cfg:6s} {msg}  [{r.get('wall_s')} s wall, "
-                  f"{time.time() - t_start:.0f} s elapsed]", file=sys.stderr)
+        if "csv" in c:
+            c["csv"] = f"{ncu_dir.name}/{c['csv']}"
+        entry["counters"] = c
+        print(f"ncu   {name:16s} {cfg:6s} {c.get('error') or c['csv']}", file=sys.stderr)
+    msg = r.get("error") or f"total {r.get('total_ms', float('nan')):.4g} ms"
+    print(f"run   {name:16s} {cfg:6s} {msg}  [{r.get('wall_s')} s wall, "
+          f"{time.time() - t_start:.0f} s elapsed]", file=sys.stderr)
+    return entry
 
-    report = {
+
+def _time_port(p: dict, args: argparse.Namespace, built: bool, suffix: str,
+               ncu: str | None, ncu_dir: Path, t_start: float) -> list[dict]:
+    """The results of one port in each of its block shapes; a failed build or a run not
+    started within the budget is an entry with its error."""
+    out = []
+    for cfg in p["configs"]:
+        entry = {"kernel": p["name"], "config": cfg, "grid_dims": p["dims"],
+                 "work_sizes": p["work"]}
+        if not built:
+            out.append({**entry, "error": "build failed"})
+        elif time.time() - t_start > args.budget:
+            out.append({**entry, "error": f"skipped: over the {args.budget:.0f} s budget"})
+            print(f"skip  {p['name']:16s} {cfg:6s} (over budget)", file=sys.stderr)
+        else:
+            out.append(_time_config(p, cfg, args, suffix, ncu, ncu_dir, t_start))
+    return out
+
+
+def _report(args: argparse.Namespace, gpu: dict, nvcc_version: list[str], arch: str,
+            builds: dict, checks: dict, results: list[dict], t_start: float) -> dict:
+    """The JSON measure.py writes (validation/README.md)."""
+    return {
         "schema_version": 1,
         "gpu": gpu,
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -463,6 +475,48 @@ def main(argv: list[str] | None = None) -> int:
         "results": results,
         "elapsed_s": round(time.time() - t_start, 1),
     }
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    plan = plan_ports(args)
+    suffix = "_restrict" if args.port == "restrict" else ""
+    port_defines = {"CGP_PORT_RESTRICT": 1} if args.port == "restrict" else {}
+    port_flags = "".join(f" -D{k}={v}" for k, v in port_defines.items())
+    if args.dry_run:
+        for p in plan:
+            print(f"{p['name']:16s} {p['dims']}-D work {p['work']} check {p['check']} "
+                  f"blocks {','.join(p['configs'])} sample {p['sample'] or 'all'} "
+                  f"port {args.port}{port_flags}")
+        return 0
+
+    nvcc = nvcc_path(args.nvcc)
+    gpu = gpu_info()
+    nvcc_version = subprocess.run([*nvcc_cmd(nvcc), "--version"], capture_output=True,
+                                  text=True).stdout.strip().splitlines()
+    arch = pick_arch(nvcc, args.bin_dir)
+    print(f"GPU: {gpu['name']} (SM {gpu['clock_sm_max']}, mem {gpu['clock_mem_max']}, "
+          f"driver {gpu['driver']}); nvcc -arch={arch}", file=sys.stderr)
+
+    out = args.out or MEASURED_DIR / f"{slug(gpu['name'])}{suffix.replace('_', '-')}.json"
+    ncu = None if args.no_ncu else ncu_path(args.ncu)
+    ncu_dir = out.parent / f"{out.stem}-ncu"
+    print(f"Nsight Compute: {ncu or 'not found, no counters'}", file=sys.stderr)
+
+    t_start = time.time()
+    builds = _build_all(plan, args, nvcc, arch, suffix, port_defines)
+    print(f"built {sum(b['ok'] for b in builds.values())}/{len(builds)} binaries in "
+          f"{time.time() - t_start:.0f} s", file=sys.stderr)
+
+    results = []
+    checks = {}
+    for p in plan:
+        if not args.no_check:
+            checks[p["name"]] = _check_port(p, args, builds[(p["name"], "check")], suffix)
+        results += _time_port(p, args, builds[(p["name"], "work")]["ok"], suffix, ncu,
+                              ncu_dir, t_start)
+
+    report = _report(args, gpu, nvcc_version, arch, builds, checks, results, t_start)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
     n_fail = sum(1 for c in checks.values() if c["status"] != "pass")

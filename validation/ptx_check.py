@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -259,91 +258,104 @@ class _ModelKernel:
 
 def model_kernels(name: str, port: str) -> dict[str, _ModelKernel]:
     """cgpredict's per-loop counts for every kernel of polybench_c/``name``.c."""
-    import numpy as np
-
-    from cgpredict.compute import compute_counts, kernel_entry_insts
-    from cgpredict.frontend.summary import region_block_counts
-    from cgpredict.memory.shared import array_name
     from cgpredict.prediction import RunOptions
     from cgpredict.prepared import prepare
-    from cgpredict.warps import mapped_loops
 
     sizes = trace_sizes(name)
     opts = RunOptions(port=port, work_sizes=sizes, trace_sizes=sizes)
     out: dict[str, _ModelKernel] = {}
     with prepare(C_DIR / f"{name}.c", opts) as prep:
         report = prep.analyze(opts)
-        tr = prep.trace
-        h = tr.header
-        for r in h.regions:
+        for r in prep.trace.header.regions:
             kr = next(k for k in report.kernels if k.name == r.name)
-            grid = kr.grid_dims
-            staged = {m.id for m in kr.mem if m.pattern == "shared"}
-            rows = tr.launches["region"] == r.index
-            bb = region_block_counts(tr, r.index).astype(np.float64)
-            iters = tr.loop_iters[rows].sum(axis=0).astype(np.float64)
-            entries = tr.loop_entries[rows].sum(axis=0).astype(np.float64)
-            d1, d2 = mapped_loops(tr, r.index)
-            inner = d2 if grid == 2 else d1
-            threads = float(sum(iters[i] for i in inner))
-            loops = {lp.id: lp for lp in h.loops if lp.region == r.index}
-
-            def n_iters(lp) -> float:
-                return float(iters[lp.id] - (0 if lp.rotated else entries[lp.id]))
-
-            def own_blocks(blocks: set[int], children) -> set[int]:
-                for c in children:
-                    blocks -= set(c.blocks)
-                return blocks
-
-            def counts(blocks: set[int], per: float) -> tuple[int, int, float, float, float]:
-                ld = st = 0
-                ld_dyn = st_dyn = 0.0
-                for m in h.mem:
-                    if m.block in blocks and m.block < len(bb) and m.id not in staged:
-                        n = bb[m.block] / per if per else 0.0
-                        if m.kind == "load":
-                            ld, ld_dyn = ld + 1, ld_dyn + n
-                        else:
-                            st, st_dyn = st + 1, st_dyn + n
-                ops: Counter = Counter()
-                for b in h.blocks:
-                    if b.id in blocks and bb[b.id]:
-                        for opcode, ty, detail, k in b.ops:
-                            ops[(opcode, ty, detail)] += bb[b.id] * k
-                comp = compute_counts(ops).total / per if per else 0.0
-                return ld, st, ld_dyn, st_dyn, comp
-
-            seq = sorted(
-                (lp for lp in loops.values() if lp.depth > grid), key=lambda lp: (lp.line, lp.depth)
-            )
-            mloops = []
-            for lp in seq:
-                kids = [c for c in loops.values() if c.parent == lp.id]
-                c = counts(own_blocks(set(lp.blocks), kids), n_iters(lp))
-                mloops.append(
-                    _ModelLoop(
-                        lp.id, lp.line, lp.depth - grid, *c,
-                        n_iters(lp) / threads if threads else 0.0,
-                    )
-                )
-            tblocks: set[int] = set()
-            for i in inner:
-                tblocks |= set(loops[i].blocks)
-            tblocks = own_blocks(tblocks, [lp for lp in seq if lp.depth == grid + 1])
-            *tc, tcomp = counts(tblocks, threads)
-            arrays = {array_name(m.text) for m in kr.mem} - {""}
-            thread = _ModelLoop(-1, 0, 0, *tc, tcomp + kernel_entry_insts(grid, len(arrays)), 1.0)
-            # what the model itself counts per thread, before it folds the loop control that
-            # nvcc's unrolling removes: this PTX is built with every loop `unroll 1`
-            # (sass_check.py compares the folded counts with the unrolled SASS)
-            # (less the SASS instructions without a PTX counterpart: machine_code.py)
-            p = kr.profile
-            total = p.comp_insts + p.folded_insts - p.machine_insts + p.address_folded_insts
-            out[r.name] = _ModelKernel(
-                grid, thread, mloops, total, kr.profile.shared.load_insts
-            )
+            out[r.name] = _region_model(prep.trace, r.index, kr)
     return out
+
+
+def _own_blocks(blocks: set[int], children) -> set[int]:
+    """``blocks`` less those of the loops ``children`` (a loop's own blocks)."""
+    for c in children:
+        blocks -= set(c.blocks)
+    return blocks
+
+
+def _counts(h, bb, staged: set[int], blocks: set[int], per: float
+            ) -> tuple[int, int, float, float, float]:
+    """(static loads, static stores, executed loads, executed stores, executed compute
+    instructions) of ``blocks``, the executed ones per ``per`` (iterations or threads);
+    ``bb``: executions per basic block, ``staged``: loads read from shared memory instead."""
+    from cgpredict.compute import compute_counts
+
+    ld = st = 0
+    ld_dyn = st_dyn = 0.0
+    for m in h.mem:
+        if m.block in blocks and m.block < len(bb) and m.id not in staged:
+            n = bb[m.block] / per if per else 0.0
+            if m.kind == "load":
+                ld, ld_dyn = ld + 1, ld_dyn + n
+            else:
+                st, st_dyn = st + 1, st_dyn + n
+    ops: Counter = Counter()
+    for b in h.blocks:
+        if b.id in blocks and bb[b.id]:
+            for opcode, ty, detail, k in b.ops:
+                ops[(opcode, ty, detail)] += bb[b.id] * k
+    comp = compute_counts(ops).total / per if per else 0.0
+    return ld, st, ld_dyn, st_dyn, comp
+
+
+def _region_model(tr, region: int, kr) -> _ModelKernel:
+    """The model's counts of one kernel (``kr`` its report): per sequential loop of a thread
+    and for the thread's own blocks outside them."""
+    import numpy as np
+
+    from cgpredict.compute import kernel_entry_insts
+    from cgpredict.frontend.summary import region_block_counts
+    from cgpredict.memory.shared import array_name
+    from cgpredict.warps import mapped_loops
+
+    h = tr.header
+    grid = kr.grid_dims
+    staged = {m.id for m in kr.mem if m.pattern == "shared"}
+    rows = tr.launches["region"] == region
+    bb = region_block_counts(tr, region).astype(np.float64)
+    iters = tr.loop_iters[rows].sum(axis=0).astype(np.float64)
+    entries = tr.loop_entries[rows].sum(axis=0).astype(np.float64)
+    d1, d2 = mapped_loops(tr, region)
+    inner = d2 if grid == 2 else d1
+    threads = float(sum(iters[i] for i in inner))
+    loops = {lp.id: lp for lp in h.loops if lp.region == region}
+
+    def n_iters(lp) -> float:
+        return float(iters[lp.id] - (0 if lp.rotated else entries[lp.id]))
+
+    seq = sorted(
+        (lp for lp in loops.values() if lp.depth > grid), key=lambda lp: (lp.line, lp.depth)
+    )
+    mloops = []
+    for lp in seq:
+        kids = [c for c in loops.values() if c.parent == lp.id]
+        c = _counts(h, bb, staged, _own_blocks(set(lp.blocks), kids), n_iters(lp))
+        mloops.append(
+            _ModelLoop(
+                lp.id, lp.line, lp.depth - grid, *c,
+                n_iters(lp) / threads if threads else 0.0,
+            )
+        )
+    tblocks: set[int] = set()
+    for i in inner:
+        tblocks |= set(loops[i].blocks)
+    tblocks = _own_blocks(tblocks, [lp for lp in seq if lp.depth == grid + 1])
+    *tc, tcomp = _counts(h, bb, staged, tblocks, threads)
+    arrays = {array_name(m.text) for m in kr.mem} - {""}
+    thread = _ModelLoop(-1, 0, 0, *tc, tcomp + kernel_entry_insts(grid, len(arrays)), 1.0)
+    # what the model itself counts per thread, before it folds the loop control that
+    # nvcc's unrolling removes: this PTX is built with every loop `unroll 1`
+    # (sass_check.py compares the folded counts with the unrolled SASS)
+    # (less the SASS instructions without a PTX counterpart: machine_code.py)
+    p = kr.profile
+    total = p.comp_insts + p.folded_insts - p.machine_insts + p.address_folded_insts
+    return _ModelKernel(grid, thread, mloops, total, kr.profile.shared.load_insts)
 
 
 def _is_staging(lp: ptx_counts.PtxLoop) -> bool:
@@ -491,16 +503,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ptx-dir", type=Path, default=None, help="keep the PTX here")
     a = ap.parse_args(argv)
     names = a.names or ptx_counts.port_names()
-    checks: list[KernelCheck] = []
-    with tempfile.TemporaryDirectory(prefix="cgp-ptx-") as tmp:
-        ptx_dir = a.ptx_dir or Path(tmp)
-        for name in names:
-            for port in ptx_counts.PORTS:
-                checks += check_file(name, port, ptx_dir)
-                print(f"{name} {port} done", file=sys.stderr)
-    a.out.parent.mkdir(parents=True, exist_ok=True)
-    a.out.write_text(render(checks))
-    print(f"wrote {a.out}", file=sys.stderr)
+    checks = ptx_counts.check_ports(names, check_file, a.ptx_dir, "cgp-ptx-")
+    ptx_counts.write_result(a.out, render(checks))
     return 0
 
 

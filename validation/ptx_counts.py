@@ -316,6 +316,26 @@ def port_names() -> list[str]:
     return sorted(p.stem for p in CUDA_DIR.glob("*.cu"))
 
 
+def check_ports(names: list[str], check, folder: Path, prefix: str) -> list:
+    """``check(name, port, folder)`` of every port ``name`` for both PORTS, its results
+    concatenated (ptx_check.py, sass_check.py), into ``folder`` or, when None, a temporary
+    folder named with ``prefix``; a line on stderr per port done."""
+    out: list = []
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        for name in names:
+            for port in PORTS:
+                out += check(name, port, folder or Path(tmp))
+                print(f"{name} {port} done", file=sys.stderr)
+    return out
+
+
+def write_result(path: Path, text: str) -> None:
+    """Write a check's table to ``path`` (its folder made) and say so on stderr."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    print(f"wrote {path}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("ports", nargs="*", help="port names (default: all)")

@@ -57,7 +57,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -697,16 +696,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", type=Path, default=None, help="keep cubins and listings here")
     a = ap.parse_args(argv)
     names = a.names or ptx_counts.port_names()
-    checks: list[KernelCheck] = []
-    with tempfile.TemporaryDirectory(prefix="cgp-sass-") as tmp:
-        out_dir = a.keep or Path(tmp)
-        for name in names:
-            for port in ptx_counts.PORTS:
-                checks += check_file(name, port, out_dir)
-                print(f"{name} {port} done", file=sys.stderr)
-    a.out.parent.mkdir(parents=True, exist_ok=True)
-    a.out.write_text(render(checks))
-    print(f"wrote {a.out}", file=sys.stderr)
+    checks = ptx_counts.check_ports(names, check_file, a.keep, "cgp-sass-")
+    ptx_counts.write_result(a.out, render(checks))
     return 0
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..devices import load_device
-from ..halo import NOTE
+from ..halo import HaloFigures, halo_text
 from ..memory.shared import array_name
 from ..prediction import Report, RunOptions
 from ..prepared import Prepared
@@ -56,20 +56,9 @@ def in_place(base: Report, kernel: str, array: str) -> bool:
                for k in base.kernels if k.name == kernel for m in k.mem)
 
 
-def _staged_line(rep: Report, kernel: str) -> str:
-    """The line the re-predicted kernel's report gives of its tile (halo.halo_note)."""
-    return next((w for k in rep.kernels if k.name == kernel for w in k.warnings
-                 if NOTE in w), "")
-
-
-def _spreads(line: str) -> tuple[int, int, int]:
-    """(planes, rows, columns) a thread's stencil spans, from halo.halo_note's line."""
-    import re
-
-    m = re.search(r"spans (?:(\d+) planes, )?(\d+) rows and (\d+) columns", line)
-    if not m:
-        return 1, 1, 1
-    return int(m.group(1) or 1), int(m.group(2)), int(m.group(3))
+def _staged(rep: Report, kernel: str) -> HaloFigures | None:
+    """The halo tile the re-predicted kernel's report gives (KernelReport.halo)."""
+    return next((k.halo for k in rep.kernels if k.name == kernel), None)
 
 
 def halo_code(array: str, bx: int, by: int, spans: tuple[int, int, int]) -> str:
@@ -102,9 +91,9 @@ def _fix(base: Report, rep: Report, kernel: str, array: str, device) -> Fix:
     """The halo fix of ``array`` in ``kernel``, with ``rep`` its re-prediction."""
     k = next(x for x in base.kernels if x.name == kernel)
     bx, by = (int(v) for v in k.block.split("x"))
-    line = _staged_line(rep, kernel)
-    spans = _spreads(line)
-    ev = [line.split(": ", 1)[1] if line else f"{array} staged with its halo"]
+    staged = _staged(rep, kernel)
+    spans = staged.spans if staged else (1, 1, 1)
+    ev = [halo_text(staged) if staged else f"{array} staged with its halo"]
     reads = [m.text for m in k.mem if m.kind == "load" and array_name(m.text) == array]
     ev.append(f"{kernel} reads {len(reads)} neighbours of {array} a thread "
               f"({', '.join(reads)}), each once; it does not write {array}")

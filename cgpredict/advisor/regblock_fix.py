@@ -24,7 +24,7 @@ from ..devices import GPUDevice, load_device
 from ..memory.shared import array_name
 from ..prediction import KernelReport, Report, RunOptions
 from ..prepared import Prepared
-from ..register_block import NOTE
+from ..register_block import RegisterBlockFigures, loads_text
 from .advice import Fix, explained, speedup_of
 from .halo_fix import ONCE, in_place
 from .legality import subscripts
@@ -57,10 +57,9 @@ def regblock_candidates(base: Report) -> dict[str, list[str]]:
     return out
 
 
-def loads_of(line: str) -> tuple[float, float]:
-    """(loads a thread after, loads an output before) from reg_block_note's line."""
-    m = re.search(r"([\d.e+]+) loads a thread \(was ([\d.e+]+) per output", line)
-    return (float(m.group(1)), float(m.group(2))) if m else (0.0, 0.0)
+def loads_of(f: RegisterBlockFigures | None) -> tuple[float, float]:
+    """(loads a thread after, loads an output before) of a register-blocked kernel."""
+    return (f.loads_after, f.loads_before) if f else (0.0, 0.0)
 
 
 def reused_arrays(base_k: KernelReport, k: KernelReport, rows: int) -> list[str]:
@@ -82,29 +81,28 @@ def reused_arrays(base_k: KernelReport, k: KernelReport, rows: int) -> list[str]
     return out
 
 
-def _line(rep: Report, kernel: str) -> str:
-    """The report line of a register-blocked kernel (register_block.reg_block_note)."""
-    return next((w for k in rep.kernels if k.name == kernel for w in k.warnings
-                 if NOTE in w), "")
+def _figures(rep: Report, kernel: str) -> RegisterBlockFigures | None:
+    """The register blocking the re-predicted kernel's report gives (KernelReport.reg_block)."""
+    return next((k.reg_block for k in rep.kernels if k.name == kernel), None)
 
 
-def compulsory_mb(line: str, k: KernelReport) -> float:
+def compulsory_mb(f: RegisterBlockFigures | None, k: KernelReport) -> float:
     """The DRAM traffic the kernel cannot avoid at the work size, in MB: the bytes its traced
-    launch touches per output (reg_block_note's line) times its outputs and launches (a
-    thread of a stencil touches a fixed number of elements: the bytes grow as the grid)."""
-    m = re.search(r"touches (\d+) B for (\d+) outputs", line)
-    if not m or not int(m.group(2)):
+    launch touches per output (``f``) times kernel ``k``'s outputs and launches (a thread of
+    a stencil touches a fixed number of elements: the bytes grow as the grid)."""
+    if f is None or not f.outputs:
         return 0.0
     outputs = k.grid_threads[0] * k.grid_threads[1] * k.launches
-    return int(m.group(1)) / int(m.group(2)) * outputs / 1e6
+    return f.compulsory_bytes / f.outputs * outputs / 1e6
 
 
-def within_bounds(base_k: KernelReport, k: KernelReport, device: GPUDevice,
-                  line: str) -> tuple[bool, str]:
+def within_bounds(base_k: KernelReport, k: KernelReport,
+                  device: GPUDevice) -> tuple[bool, str]:
     """Whether re-predicted kernel ``k`` keeps its physical bounds: DRAM traffic at least the
-    compulsory bytes, GPU time at least those bytes at the DRAM bound; and a line saying so."""
+    compulsory bytes (``k.reg_block``'s, grown to ``base_k``'s grid), GPU time at least those
+    bytes at the DRAM bound; and a line saying so."""
     roof = kernel_roofline(k, device)
-    need = compulsory_mb(line, base_k)
+    need = compulsory_mb(k.reg_block, base_k)
     per_mb = roof.dram_ms / roof.dram_mb if roof.dram_mb else 0.0
     floor_ms = need * per_mb
     ok = roof.dram_mb >= need * (1 - SLACK) and roof.predicted_ms >= floor_ms * (1 - SLACK)
@@ -172,8 +170,8 @@ def _evidence(base: Report, kernel: str, arrays: list[str], tried: dict[int, Rep
     ev = [f"{kernel} reads {len(reads)} neighbours of {', '.join(arrays)} a thread "
           f"({', '.join(reads)}); it does not write {', '.join(arrays)}"]
     for rows, rep in tried.items():
-        line = _line(rep, kernel)
-        what = line.split(f"{NOTE} ", 1)[1].split("; the traced")[0] if line else ""
+        f = _figures(rep, kernel)
+        what = loads_text(f) if f else ""
         ev.append(f"R = {rows}: {rep.total_ms:.4g} ms ({what})")
     roof = kernel_roofline(k, device)
     if at_dram_bound(roof):
@@ -196,8 +194,7 @@ def _fix(base: Report, kernel: str, arrays: list[str], tried: dict[int, Report],
     tail = ("R divides them" if k.grid_threads[1] % rows == 0
             else "a guard skips the outputs past the last row")
     shape = f"{bx}x{by // rows}" if by % rows == 0 else f"{bx}x{by}"
-    _, bounds = within_bounds(k, next(x for x in rep.kernels if x.name == kernel), device,
-                               _line(rep, kernel))
+    _, bounds = within_bounds(k, next(x for x in rep.kernels if x.name == kernel), device)
     return explained(Fix(
         kind="register-blocking",
         title=f"compute {rows} rows a thread in {kernel}, reusing {', '.join(arrays)} in "
@@ -244,13 +241,13 @@ def regblock_fixes(prep: Prepared, opts: RunOptions, base: Report,
             if rep is None:
                 continue
             k = next(x for x in rep.kernels if x.name == kernel)
-            after, before = loads_of(_line(rep, kernel))
+            after, before = loads_of(k.reg_block)
             if after >= rows * before:  # no output of a thread loads what another one did
                 notes.append(f"register blocking of {kernel} is not offered: neighbouring "
                              f"threads along y load no common value ({after:.4g} loads a "
                              f"thread of {rows} rows, {before:.4g} an output)")
                 break
-            ok, bounds = within_bounds(base_k, k, device, _line(rep, kernel))
+            ok, bounds = within_bounds(base_k, k, device)
             if ok:
                 tried[rows] = rep
             else:

@@ -21,7 +21,7 @@ from ..block import MappingError
 from ..devices import GPUDevice
 from ..frontend.port import reloading_loads, restoring_stores
 from ..frontend.tracefile import TAG_BEGIN, Trace
-from ..halo import halo_note
+from ..halo import HaloFigures, HaloSpec, halo_figures, halo_note
 from ..memory.footprint import SizeCheck, check_lines, moved_warning, size_check
 from ..memory.residency import Resident, region_arrays, resident_arrays
 from ..memory.shared import array_name
@@ -29,7 +29,12 @@ from ..memory.transactions import warm_start
 from ..models import kernel_time
 from ..parallelism import thread_bodies
 from ..prediction import DEFAULT_BLOCKS, KernelReport, PredictionError, RunOptions
-from ..register_block import reg_block_note
+from ..register_block import (
+    RegisterBlock,
+    RegisterBlockFigures,
+    reg_block_figures,
+    reg_block_note,
+)
 from ..scaling import SizeModel
 from ..warps import WarpTrace, form_warps, form_warps_auto, single_thread
 from .checks import (
@@ -80,10 +85,8 @@ def analyze_region(
     wt, halo = halo_staged(trace, region, wt, opts, device)
     wt, block_scale, thread_scale = row_warped(trace, region, wt, opts)
     wt, reg_block, opts = reg_blocked(trace, region, wt, opts, device)
-    if halo is not None:
-        warnings.append(halo_note(info.name, halo, wt.block.threads))
-    if reg_block is not None:
-        warnings.append(reg_block_note(info.name, reg_block, opts.registers_per_thread))
+    figures = _figures(halo, reg_block, wt.block.threads, opts.registers_per_thread)
+    warnings += _figure_notes(info.name, figures)
     sites = find_sites(trace, region, wt.grid_dims, wt, device.l2_sector_bytes)
     warnings += drop_covered(mapping_warnings(trace, wt, info.name), sites)
     warnings += atomic_notes(sites, info.name, opts.reduce)
@@ -134,7 +137,25 @@ def analyze_region(
             level=opts.reduce,
         ),
     )
-    return _kernel_report(setup, ctx, _model_launches(setup, ctx), check, warnings)
+    return _kernel_report(setup, ctx, _model_launches(setup, ctx), check, warnings, figures)
+
+
+_Figures = tuple[HaloFigures | None, RegisterBlockFigures | None]
+
+
+def _figures(halo: HaloSpec | None, reg_block: RegisterBlock | None, threads: int,
+             registers: int) -> _Figures:
+    """The report's figures of the launch's halo tile (blocks of ``threads``) and register
+    blocking (``registers`` a thread, the added ones included); None where there is none."""
+    return (None if halo is None else halo_figures(halo, threads),
+            None if reg_block is None else reg_block_figures(reg_block, registers))
+
+
+def _figure_notes(name: str, figures: _Figures) -> list[str]:
+    """The lines kernel ``name``'s report carries of its halo tile and register blocking."""
+    halo, reg_block = figures
+    return ([halo_note(name, halo)] if halo else []) + (
+        [reg_block_note(name, reg_block)] if reg_block else [])
 
 
 def _restores(
@@ -299,7 +320,7 @@ def _model_launches(setup: RegionSetup, ctx: LaunchContext) -> _Launches:
 
 def _kernel_report(
     setup: RegionSetup, ctx: LaunchContext, ls: _Launches, check: SizeCheck,
-    warnings: list[str],
+    warnings: list[str], figures: _Figures = (None, None),
 ) -> KernelReport:
     """The region's report: the first launch's model, and every launch at the work size
     (each distinct launch's time and energy weighted by the launches it stands for)."""
@@ -353,6 +374,8 @@ def _kernel_report(
         batches=first.geometry.waves,
         launch_profiles=launch_profiles,
         size_check=check_lines(check),
+        halo=figures[0],
+        reg_block=figures[1],
     )
 
 

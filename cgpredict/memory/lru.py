@@ -140,6 +140,27 @@ def line_addresses(byte_addresses: np.ndarray, line_bytes: int) -> np.ndarray:
     return addrs >> np.uint64(line_bytes.bit_length() - 1)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _way_of(stack, base, f, m):  # pragma: no cover - numba
+    """Where line ``m`` stands in its set's LRU stack (the ``f`` lines from ``base``, most
+    recent first), -1 when it is not resident."""
+    for i in range(f):
+        if stack[base + i] == m:
+            return i
+    return -1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _way_of_miss(fill, s, f, ways):  # pragma: no cover - numba
+    """Where a missing line enters set ``s``'s stack (``f`` lines held) before it moves to
+    the front: the next free way, or the LRU way (|TCS| of that line's next reference would
+    be >= A: it is evicted)."""
+    if f < ways:
+        fill[s] = f + 1
+        return f
+    return ways - 1
+
+
 @njit(cache=True, nogil=True)
 def _lru_stack_kernel(lines, n_sets, ways, out):
     """out[t] = hit of lines[t]; per-set LRU stacks of depth `ways` (see module docstring)."""
@@ -156,20 +177,10 @@ def _lru_stack_kernel(lines, n_sets, ways, out):
             s = np.int64(m % k)
         base = s * ways
         f = fill[s]
-        pos = -1
-        for i in range(f):
-            if stack[base + i] == m:
-                pos = i
-                break
-        if pos >= 0:
-            out[t] = True
-        else:
-            out[t] = False
-            if f < ways:
-                fill[s] = f + 1
-                pos = f
-            else:
-                pos = ways - 1  # the LRU line: |TCS| of its next reference would be >= A
+        pos = _way_of(stack, base, f, m)
+        out[t] = pos >= 0
+        if pos < 0:
+            pos = _way_of_miss(fill, s, f, ways)
         for i in range(pos, 0, -1):
             stack[base + i] = stack[base + i - 1]
         stack[base] = m
@@ -287,11 +298,7 @@ def _sector_stack_kernel(
         s = np.int64(m % k) + (part[t] * n_sets if parted else 0)
         base = s * ways
         f = fill[s]
-        pos = -1
-        for i in range(f):
-            if stack[base + i] == m:
-                pos = i
-                break
+        pos = _way_of(stack, base, f, m)
         if pos >= 0:
             bits = valid[base + pos]
             out[t] = (bits & bit) != 0
@@ -299,11 +306,7 @@ def _sector_stack_kernel(
         else:
             out[t] = False
             bits = bit
-            if f < ways:
-                fill[s] = f + 1
-                pos = f
-            else:
-                pos = ways - 1
+            pos = _way_of_miss(fill, s, f, ways)
         for i in range(pos, 0, -1):
             stack[base + i] = stack[base + i - 1]
             valid[base + i] = valid[base + i - 1]

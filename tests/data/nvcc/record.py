@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Record what nvcc makes, for the CPU twins of the tests that need nvcc (tests/test_port_ptx.py
-and tests/test_calibrate.py skip without it):
+and tests/test_calibrate_microbench.py skip without it):
 
 * ``ptx/NAME.PORT.nounroll.ptx``: the PTX of validation/cuda/NAME.cu, exactly as
   validation/ptx_counts.compile_ptx writes it (and reuses when it finds it in its folder);

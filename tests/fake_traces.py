@@ -1,0 +1,67 @@
+"""Synthetic traces for the pseudo-warp tests (test_warps, test_warp_masked): the part of a
+Trace that warp formation reads (its loops and one launch's events), built from loop
+markers, loop exits and memory events as the runtime encodes them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+
+import numpy as np
+from cgpredict.instrument.memtrace import LoopInfo
+
+from cgpredict.frontend.tracefile import TAG_EXIT, TAG_LOOP
+
+
+@dataclass(frozen=True)
+class Header:
+    loops: tuple
+    function_kernel: bool = False  # a kernel given by --function (RegionInfo.line == 0)
+
+    def region(self, index: int) -> SimpleNamespace:
+        return SimpleNamespace(line=0 if self.function_kernel else 1)
+
+
+@dataclass(frozen=True)
+class FakeTrace:
+    """The part of a Trace that warp formation reads: loops and one launch's events."""
+
+    header: Header
+    events: np.ndarray = field(repr=False)
+
+    def launch_events(self, k: int) -> np.ndarray:
+        assert k == 0
+        return self.events
+
+
+def loop_info(lid, depth, parent):
+    """A loop of region 0 (id ``lid``, nesting ``depth``, ``parent`` loop or -1)."""
+    return LoopInfo(
+        id=lid,
+        region=0,
+        function="main",
+        header=f"l{lid}",
+        parent=parent,
+        depth=depth,
+        line=10 + lid,
+        rotated=True,
+    )
+
+
+def mark(loop, idx):
+    """The marker of iteration ``idx`` of ``loop``."""
+    return (TAG_LOOP << 48) | (loop << 32) | idx
+
+
+def loop_exit(loop):
+    """The marker of ``loop``'s exit."""
+    return (TAG_EXIT << 48) | (loop << 32)
+
+
+def mem_event(sid, addr):
+    """A memory event of static instruction ``sid`` at ``addr``."""
+    return (sid << 48) | addr
+
+
+A_BASE, B_BASE = 0x10000, 0x20000  # the arrays of the synthetic kernels
+IS_STORE = np.array([False, True, False])  # sids 0, 1, 2: load A, store B, load X

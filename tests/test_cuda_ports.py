@@ -198,3 +198,23 @@ def test_gemm_passes_its_check_on_the_gpu(tmp_path: Path) -> None:
     result = json.loads(r.stdout)
     assert result["check"] == "pass", result
     assert result["launches"][0]["name"] == "gemm" and result["total_ms"] > 0
+
+
+def test_measure_profiles_the_binary_it_timed(tmp_path: Path, monkeypatch) -> None:
+    """ncu profiles the port that was timed: the restrict binary under --port restrict."""
+    import argparse
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("measure_under_test", MEASURE)
+    measure = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(measure)
+    ran, profiled = [], []
+    monkeypatch.setattr(measure, "run_port",
+                        lambda exe, args, timeout: ran.append(exe) or {"total_ms": 1.0})
+    monkeypatch.setattr(measure, "profile_counters",
+                        lambda ncu, exe, *a: profiled.append(exe) or {"error": "stand-in"})
+    args = argparse.Namespace(bin_dir=tmp_path, reps=1, timeout=1.0, budget=1e9, ncu_launches=60)
+    port = {"name": "gemm", "dims": 2, "work": {"NI": 8}, "sample": 0}
+    for suffix in ("", "_restrict"):
+        measure._time_config(port, "16x16", args, suffix, "ncu", tmp_path, t_start=1e18)
+    assert ran == profiled == [tmp_path / "gemm", tmp_path / "gemm_restrict"]

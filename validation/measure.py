@@ -420,7 +420,7 @@ def _time_config(p: dict, cfg: str, args: argparse.Namespace, suffix: str, ncu: 
     if "error" in r:
         entry["error"] = r["error"]
     elif ncu and time.time() - t_start <= args.budget:
-        c = profile_counters(ncu, bin_dir / name, rargs[:2] + rargs[4:], r,
+        c = profile_counters(ncu, bin_dir / f"{name}{suffix}", rargs[:2] + rargs[4:], r,
                              ncu_dir / f"{name}-{cfg}.csv", args.ncu_launches,
                              args.timeout)
         if "csv" in c:

@@ -19,7 +19,7 @@ from ..analysis_memo import AnalysisMemo
 from ..atomics import PortShape, atomic_notes, drop_covered, find_sites
 from ..block import MappingError
 from ..devices import GPUDevice
-from ..frontend.port import reloading_loads, restoring_stores
+from ..frontend.port import restoring_stores
 from ..frontend.tracefile import TAG_BEGIN, Trace
 from ..halo import halo_note
 from ..memory.footprint import SizeCheck, check_lines, moved_warning, size_check
@@ -43,6 +43,7 @@ from .checks import (
 from .launch import LaunchContext, LaunchModel, busiest_share, trip
 from .layouts import halo_staged, reg_blocked, remapped, row_warped
 from .region import RegionSetup, is_store, region_memory, setup_region
+from .reloads import launch_reloads
 
 
 def function_line(ir_text: str, name: str) -> int:
@@ -76,7 +77,7 @@ def analyze_region(
     launch = _first_launch(trace, region, info)
     warnings: list[str] = []
     plain = _region_warps(trace, region, launch, device, opts, memo, warnings)
-    wt = remapped(trace, region, plain, opts)
+    wt = laid_out = remapped(trace, region, plain, opts)
     wt, halo = halo_staged(trace, region, wt, opts, device)
     wt, block_scale, thread_scale = row_warped(trace, region, wt, opts)
     wt, reg_block, opts = reg_blocked(trace, region, wt, opts, device)
@@ -92,7 +93,6 @@ def analyze_region(
                    halo.bytes_per_block if halo else 0)
     check = size_check(trace, region, sizes, tsz, wsz, device)
     mem = region_memory(setup, device, check.gathers)
-    columns = (wt.addr, wt.lane, wt.inst_start, wt.inst_warp, wt.inst_sid, is_store(trace))
     restores = _restores(trace, region, launch, plain, wt, opts, memo)
     ctx = LaunchContext(
         trace=trace,
@@ -121,7 +121,8 @@ def analyze_region(
         bodies=thread_bodies(trace, region, setup.grid),
         busiest=busiest_share(wt),
         restores=restores,
-        reloads=reloading_loads(*columns, restores),
+        reloads=launch_reloads(trace, (region, launch, plain.grid_dims, restores), plain,
+                               laid_out, wt, opts, memo),
         sites=sites,
         shape=PortShape(
             threads_per_block=setup.block.threads,

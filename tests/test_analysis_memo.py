@@ -213,3 +213,28 @@ def test_reloading_loads_decides_each_load_alone():
         loads = np.zeros(5, bool)
         loads[subset] = True
         assert reloading_loads(*cols, store | ~loads, frozenset({0})) == whole & set(subset)
+
+
+GS_OPTS = RunOptions(work_sizes={"NI": 128, "NJ": 128}, trace_sizes={"NI": 64, "NJ": 64})
+
+
+def test_launch_counts_kept_across_block_shapes_and_layouts():
+    """gramschmidt: three kernels launched once per column. Each launch's LaunchCounts
+    (per-thread counts, instructions, folded instructions, ILP/MLP) are found by the first
+    analysis and kept: block shapes and transpositions add none, and each analysis with them
+    equals the analysis without the memo, launch by launch (every launch's profile)."""
+    dev = load_device(GS_OPTS.device)
+    with prepare(POLYBENCH / "gramschmidt.c", GS_OPTS) as prep:
+        prep.analyze(GS_OPTS)
+        found = dict(prep.memo.counts)
+        assert len(found) >= 64  # every distinct launch of the three kernels
+        for change in ({"block": Block(64, 1)}, {"block": Block(1024, 1)},
+                       {"transpose": ("A",)}, {"transpose": ("Q",), "block": Block(32, 1)}):
+            opts = dataclasses.replace(GS_OPTS, **change)
+            kept = prep.analyze(opts)
+            alone = analyze_trace(prep.trace, dev, opts, prep.sizes, prep.trace_sizes,
+                                  prep.work_sizes, None)
+            assert [(k.total_ms, k.launch_profiles) for k in kept.kernels] == \
+                [(k.total_ms, k.launch_profiles) for k in alone.kernels], change
+        assert prep.memo.counts.keys() == found.keys()
+        assert all(prep.memo.counts[k] is v for k, v in found.items())

@@ -118,9 +118,10 @@ def analyze_region(
         reg_block=reg_block,
         rows=reg_block.rows if reg_block else 1,
         scale=(halo.scale if halo else ()) + (reg_block.scale if reg_block else ()),
-        bodies=thread_bodies(trace, region, setup.grid),
+        bodies=_bodies(trace, region, setup.grid, memo),
         busiest=busiest_share(wt),
         restores=restores,
+        counts_kept=memo.counts if memo is not None else {},
         reloads=launch_reloads(trace, (region, launch, plain.grid_dims, restores), plain,
                                laid_out, wt, opts, memo),
         sites=sites,
@@ -168,6 +169,16 @@ def _restores(
         return kept
     again = restoring_stores(wt.addr, wt.lane, wt.inst_start, wt.inst_warp, wt.inst_sid, moved)
     return frozenset(s for s in kept if not moved[s]) | again
+
+
+def _bodies(trace: Trace, region: int, grid: int, memo: AnalysisMemo | None):
+    """``thread_bodies`` of the region on a ``grid``-D grid, kept in the ``memo`` (a pure
+    function of the trace: the block and the layout do not change it)."""
+    if memo is None:
+        return thread_bodies(trace, region, grid)
+    if (region, grid) not in memo.bodies:
+        memo.bodies[(region, grid)] = thread_bodies(trace, region, grid)
+    return memo.bodies[(region, grid)]
 
 
 def _first_launch(trace: Trace, region: int, info) -> int:

@@ -2,7 +2,7 @@
 ``prepared.Prepared``: the advisor re-analyses a trace with every fix, a sweep with every
 block shape and device, and most of the work depends on the trace alone.
 
-Five kinds of entries, each in a dictionary of its own:
+Eight kinds of entries, each in a dictionary of its own:
 
 * ``kernels``: a region's whole report, per device and per the options that matter to it
   (``trace_analysis``);
@@ -18,6 +18,17 @@ Five kinds of entries, each in a dictionary of its own:
   pseudo-threads one to one (a lane of a warp each), so the count is the same in every shape;
   a layout change decides anew only the stores of the arrays it moves
   (``kernel_analysis._restores``);
+* ``reloads``: the loads of a launch that reload what its restoring stores wrote
+  (``port.reloading_loads``), keyed by ``(region, launch, grid_dims, restores)``: decided
+  from (pseudo-thread, address) pairs as the restores are, so the same in every block shape;
+  a layout change decides anew only the loads it moves (``kernel.reloads``);
+* ``counts``: a launch's per-thread counts, instruction counts, folded instructions and
+  ILP/MLP (``kernel.launch.LaunchCounts``), keyed by ``LaunchCountsKey`` (region, trace row,
+  grid, rows a thread, block scales, strip unrolls): a block shape or a layout change leaves
+  them as they were (GRAMSCHMIDT: 514 launches in each of a dozen analyses);
+* ``bodies``: a region's thread bodies on a grid (``parallelism.thread_bodies``, a pure
+  function of the trace), keyed by ``(region, grid_dims)``, with the critical paths they
+  have found (``ThreadBodies.chains``);
 * ``one_d``: the report of a 1-D region analysed under a 2-D block, for every other 2-D
   block (a block sweep of a program whose other kernels are 2-D), less the warning that
   names the block, with where that warning stood (``trace_analysis._keep_one_d``).
@@ -32,10 +43,13 @@ from dataclasses import dataclass, field
 
 from .block import Block
 from .devices import GPUDevice
+from .kernel.launch import LaunchCounts, LaunchCountsKey
+from .parallelism import ThreadBodies
 from .prediction import KernelReport
 from .warps import WarpTrace
 
-__all__ = ["AnalysisMemo", "KernelKey", "LaunchPartKey", "OneDKey", "RestoresKey", "WarpsKey"]
+__all__ = ["AnalysisMemo", "BodiesKey", "KernelKey", "LaunchPartKey", "OneDKey", "ReloadsKey",
+           "RestoresKey", "WarpsKey"]
 
 #: (region, device, repr of the options that matter to the region)
 KernelKey = tuple[int, GPUDevice, str]
@@ -45,6 +59,10 @@ WarpsKey = tuple[int, int, int, Block, Block]
 LaunchPartKey = tuple[str, int, int, int]
 #: (region, launch, grid_dims)
 RestoresKey = tuple[int, int, int]
+#: (region, launch, grid_dims, the restoring stores)
+ReloadsKey = tuple[int, int, int, frozenset[int]]
+#: (region, grid_dims)
+BodiesKey = tuple[int, int]
 #: (region, device, repr of the options with no block, "1-D")
 OneDKey = tuple[int, GPUDevice, str, str]
 
@@ -59,6 +77,9 @@ class AnalysisMemo:
     launch_parts: dict[LaunchPartKey, object] = field(default_factory=dict)
     stored: set[LaunchPartKey] = field(default_factory=set)
     restores: dict[RestoresKey, frozenset[int]] = field(default_factory=dict)
+    reloads: dict[ReloadsKey, frozenset[int]] = field(default_factory=dict)
+    counts: dict[LaunchCountsKey, LaunchCounts] = field(default_factory=dict)
+    bodies: dict[BodiesKey, ThreadBodies] = field(default_factory=dict)
     one_d: dict[OneDKey, tuple[KernelReport, int]] = field(default_factory=dict)
 
     def has_warps_of(self, region: int, launch: int, grid: int) -> bool:

@@ -26,6 +26,19 @@ def block_fix(
     """The best legal block shape for the file's kernels, against the block the baseline
     actually used (a 1-D kernel replaces a 2-D --block by its default); a change is
     recommended only when it is predicted faster than the current shape, otherwise "keep"."""
+    return start_block_fix(prep, opts, base, notes, pool)()
+
+
+def start_block_fix(
+    prep: Prepared,
+    opts: RunOptions,
+    base: Report,
+    notes: list[str] | None = None,
+    pool: ThreadPoolExecutor | None = None,
+):
+    """``block_fix`` in two steps: each shape's re-analysis started now (a task of ``pool``,
+    or of a pool of its own) and the returned function waits for them and chooses, so that
+    the advisor queues other analyses behind them before it waits."""
     two_d = any(k.grid_dims == 2 for k in base.kernels)
     shapes = list(BLOCKS_2D if two_d else BLOCKS_1D)
     used = [k.block for k in base.kernels if k.grid_dims == (2 if two_d else 1)]
@@ -44,25 +57,33 @@ def block_fix(
 
     # the shapes are independent re-analyses of one trace whose heavy kernels release the
     # GIL (numba nogil, numpy): threads sweep them side by side on the machine's cores
-    reports: dict[str, Report] = {}
     own = pool or ThreadPoolExecutor(
         max(1, min(len(todo), usable_cores())), initializer=analysis_worker
     )
-    try:
-        for s, rep, mine in own.map(one, todo):
-            if notes is not None:
-                notes.extend(mine)
-            if rep is not None:
-                results[s] = rep.total_ms
-                reports[s] = rep
-    finally:
-        if pool is None:
-            own.shutdown()
-    if not results:
-        return None
-    blocks = {s: _fewest_blocks(r, two_d) for s, r in reports.items()}
-    blocks[current] = _fewest_blocks(base, two_d)
-    return _block_choice(results, current, base, blocks, device.sm_count, reports)
+    futures = [own.submit(one, s) for s in todo]
+
+    def finish() -> Fix | None:
+        reports: dict[str, Report] = {}
+        try:
+            for f in futures:
+                s, rep, mine = f.result()
+                if notes is not None:
+                    notes.extend(mine)
+                if rep is not None:
+                    results[s] = rep.total_ms
+                    reports[s] = rep
+        finally:
+            for f in futures:  # a shape failed: the result is an error (as Executor.map)
+                f.cancel()
+            if pool is None:
+                own.shutdown()
+        if not results:
+            return None
+        blocks = {s: _fewest_blocks(r, two_d) for s, r in reports.items()}
+        blocks[current] = _fewest_blocks(base, two_d)
+        return _block_choice(results, current, base, blocks, device.sm_count, reports)
+
+    return finish
 
 
 def _fewest_blocks(rep: Report, two_d: bool) -> int:

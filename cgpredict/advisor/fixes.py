@@ -376,9 +376,25 @@ def combined_fix(
     effects do not multiply: tiling already keeps the sum in a register). Every coalescing
     and tiling fix is tried, even one that gains nothing alone: when the stores bound the
     kernel, removing loads pays only once the stores are gone too."""
-    others = [f for f in fixes if f.kind in ("coalescing", "shared-memory")]
-    if not others:
+    if not any(f.kind in ("coalescing", "shared-memory") for f in fixes):
         return None
+    kinds = {f.kind for f in fixes}
+    return start_combined(prep_restrict, opts, tiled, rbase, pool, kinds)(base, fixes, notes)
+
+
+def start_combined(
+    prep_restrict: Prepared,
+    opts: RunOptions,
+    tiled: Path | None,
+    rbase: Report | None = None,
+    pool: ThreadPoolExecutor | None = None,
+    kinds: set[str] | None = None,
+):
+    """``combined_fix`` in two steps, so that the advisor queues the restrict port's
+    re-analyses as soon as its baseline is predicted, beside the plain port's fixes: they
+    are started now (the tiling and the transpositions, of ``kinds`` when given, else of
+    both, to be used or not once the plain fixes are known) and the returned function,
+    given the plain fixes, finishes the combined fix."""
     ropts = dataclasses.replace(opts, port="restrict")
     # the restrict port's own prediction: the register fix's report when it has one
     rbase = rbase if rbase is not None else prep_restrict.analyze(ropts)
@@ -386,23 +402,55 @@ def combined_fix(
     run = pool.submit if pool is not None else _now
     sh = (  # the tiling first: the longest analysis, the transpositions beside it
         run(shared_fix, prep_restrict, ropts, rbase, tiled, own[1])
-        if any(f.kind == "shared-memory" for f in others) else None
+        if kinds is None or "shared-memory" in kinds else None
     )
     coal = (  # each array's transposition a task of its own
         start_coalescing(prep_restrict, ropts, rbase, own[0], pool)
-        if any(f.kind == "coalescing" for f in others) else None
+        if kinds is None or "coalescing" in kinds else None
     )
-    restrict_coal = {f.title: f for f in coal()} if coal is not None else {}
-    restrict_shared = sh.result() if sh is not None else None
-    for n in own:
-        notes += n
-    tried = []
-    for other in others:
-        again = restrict_shared if other.kind == "shared-memory" else restrict_coal.get(
-            other.title
-        )
-        if again is not None:
-            tried.append((again, other))
+
+    def finish(base: Report, fixes: list[Fix], notes: list[str]) -> Fix | None:
+        others = [f for f in fixes if f.kind in ("coalescing", "shared-memory")]
+        used = {f.kind for f in others}
+        restrict_coal = {f.title: f for f in _settled(coal, "coalescing" in used) or ()}
+        restrict_shared = _settled(sh.result if sh is not None else None,
+                                   "shared-memory" in used)
+        if not others:
+            return None
+        # the notes of the kinds the plain port has fixes of (as if only those had run)
+        for n, kind in zip(own, ("coalescing", "shared-memory")):
+            if kind in used:
+                notes += n
+        tried = []
+        for other in others:
+            again = restrict_shared if other.kind == "shared-memory" else restrict_coal.get(
+                other.title
+            )
+            if again is not None:
+                tried.append((again, other))
+        return _combined(base, fixes, tried)
+
+    return finish
+
+
+def _settled(get, used: bool):
+    """``get()`` (a started re-analysis' result; None when none was started); for one the
+    plain fixes do not use, its end waited for and its error, if any, not raised (it was
+    started on speculation, and would not have run)."""
+    if get is None:
+        return None
+    if used:
+        return get()
+    try:
+        get()
+    except Exception:  # noqa: BLE001 - not needed: its error is not the advice's
+        pass
+    return None
+
+
+def _combined(base: Report, fixes: list[Fix], tried: list[tuple[Fix, Fix]]) -> Fix | None:
+    """The combined fix from (restrict port's re-prediction, plain fix) pairs: the fastest,
+    when it beats every fix alone by COMBINE."""
     if not tried:
         return None
     again, best = min(tried, key=lambda t: t[0].predicted_ms)

@@ -12,13 +12,13 @@ from ..prediction import Report, RunOptions
 from ..prepared import Prepared, prepare
 from ..trace_analysis import analysis_worker, usable_cores
 from .advice import Advice, Fix, benefits
-from .blocks import block_fix
+from .blocks import start_block_fix
 from .fixes import (
-    combined_fix,
     register_fix,
     restored_stores,
     shared_fix,
     start_coalescing,
+    start_combined,
 )
 from .registry import FIX_KINDS, KEEP_INSTRUCTIONS
 from .roofline import kind_floors, roofline
@@ -75,10 +75,10 @@ def _discard(pending) -> None:
         pass
 
 
-def _trace_fixes(prep: Prepared, opts: RunOptions, base: Report, tiled: Path | None,
-                 quick: bool, pool, fixes: list[Fix], notes: list[str]) -> None:
-    """The fixes re-predicted from the plain trace, each a task of ``pool``, added to
-    ``fixes`` in a fixed order with their notes."""
+def _start_trace_fixes(prep: Prepared, opts: RunOptions, base: Report, tiled: Path | None,
+                       quick: bool, pool):
+    """The fixes re-predicted from the plain trace, each a task of ``pool``, started now;
+    the returned function adds them to ``fixes`` in a fixed order with their notes."""
     own = [[], [], []] + [[] for _ in FIX_KINDS]  # notes per fix, in a fixed order
     # the tiling first (the longest analysis), then each transposition, the
     # registry's kinds, each shape
@@ -86,22 +86,41 @@ def _trace_fixes(prep: Prepared, opts: RunOptions, base: Report, tiled: Path | N
     coal = start_coalescing(prep, opts, base, own[0], pool)
     more = [pool.submit(k.propose, prep, opts, base, own[3 + i])
             for i, k in enumerate(FIX_KINDS)]
-    bl = None if quick else block_fix(prep, opts, base, own[2], pool)
-    fixes += coal()
-    if sh.result():
-        fixes.append(sh.result())
-    for m in more:
-        fixes += m.result()
-    if bl:
-        fixes.append(bl)
-    for n in own:
-        notes += n
+    shapes = None if quick else start_block_fix(prep, opts, base, own[2], pool)
+
+    def collect(fixes: list[Fix], notes: list[str]) -> None:
+        fixes += coal()
+        if sh.result():
+            fixes.append(sh.result())
+        for m in more:
+            fixes += m.result()
+        bl = shapes() if shapes is not None else None
+        if bl:
+            fixes.append(bl)
+        for n in own:
+            notes += n
+
+    return collect
 
 
-def _restrict_fixes(pending, opts: RunOptions, base: Report, tiled: Path | None, pool,
+def _start_restrict(pending, opts: RunOptions, tiled: Path | None, pool):
+    """The combined fix's re-analyses of the restrict port queued once its baseline is
+    predicted (``pending``: the restrict port traced and predicted in the background), or
+    None (a tiled file of the user's; or the restrict port failed: its error is raised
+    where its fixes are collected, _restrict_fixes)."""
+    if tiled is not None:
+        return None
+    try:
+        prep_r, rbase = pending.result()
+    except Exception:  # noqa: BLE001 - raised again, in its place, by _restrict_fixes
+        return None
+    return start_combined(prep_r, opts, tiled, rbase, pool)
+
+
+def _restrict_fixes(pending, early, opts: RunOptions, base: Report, tiled: Path | None, pool,
                     fixes: list[Fix], notes: list[str]) -> None:
     """The fixes predicted on the restrict port's trace (``pending``): the register fix,
-    and all fixes combined."""
+    and all fixes combined (``early``: its re-analyses, started by _start_restrict)."""
     prep_r, rbase = pending.result()
     with prep_r:
         reg = register_fix(prep_r, opts, base, rbase)
@@ -109,9 +128,7 @@ def _restrict_fixes(pending, opts: RunOptions, base: Report, tiled: Path | None,
             fixes.append(reg)
         # a tiled file of the user's is predicted as written: its accumulation is
         # its own
-        both = None if tiled else combined_fix(
-            prep_r, opts, base, fixes, tiled, notes, rbase, pool
-        )
+        both = None if tiled or early is None else early(base, fixes, notes)
         if both:
             fixes.append(both)
 
@@ -159,7 +176,11 @@ def advise_prepared(
             tracer.submit(_discard, pending)  # traced for nothing: closed when done
             pending = None
         try:
-            _trace_fixes(prep, opts, base, tiled, quick, pool, fixes, notes)
+            collect = _start_trace_fixes(prep, opts, base, tiled, quick, pool)
+            # the restrict port's re-analyses queued as soon as its baseline is known, so
+            # that they run beside the plain port's last ones, not after them
+            early = None if pending is None else _start_restrict(pending, opts, tiled, pool)
+            collect(fixes, notes)
         except BaseException:
             if pending is not None:
                 _discard(pending)
@@ -170,7 +191,7 @@ def advise_prepared(
                 "restrict port) were left out"
             )
         elif pending is not None:
-            _restrict_fixes(pending, opts, base, tiled, pool, fixes, notes)
+            _restrict_fixes(pending, early, opts, base, tiled, pool, fixes, notes)
     # the baseline's own warnings (unsafe port, block replaced, staging dropped, ...)
     for w in (w for k in base.kernels for w in k.warnings):
         if f"baseline: {w}" not in notes:

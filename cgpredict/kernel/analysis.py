@@ -19,7 +19,7 @@ from ..analysis_memo import AnalysisMemo
 from ..atomics import PortShape, atomic_notes, drop_covered, find_sites
 from ..block import MappingError
 from ..devices import GPUDevice
-from ..frontend.port import reloading_loads, restoring_stores
+from ..frontend.port import restoring_stores
 from ..frontend.tracefile import TAG_BEGIN, Trace
 from ..halo import HaloFigures, HaloSpec, halo_figures, halo_note
 from ..memory.footprint import SizeCheck, check_lines, moved_warning, size_check
@@ -48,6 +48,7 @@ from .checks import (
 from .launch import LaunchContext, LaunchModel, busiest_share, trip
 from .layouts import halo_staged, reg_blocked, remapped, row_warped
 from .region import RegionSetup, is_store, region_memory, setup_region
+from .reloads import launch_reloads
 
 
 def function_line(ir_text: str, name: str) -> int:
@@ -81,7 +82,7 @@ def analyze_region(
     launch = _first_launch(trace, region, info)
     warnings: list[str] = []
     plain = _region_warps(trace, region, launch, device, opts, memo, warnings)
-    wt = remapped(trace, region, plain, opts)
+    wt = laid_out = remapped(trace, region, plain, opts)
     wt, halo = halo_staged(trace, region, wt, opts, device)
     wt, block_scale, thread_scale = row_warped(trace, region, wt, opts)
     wt, reg_block, opts = reg_blocked(trace, region, wt, opts, device)
@@ -95,7 +96,6 @@ def analyze_region(
                    halo.bytes_per_block if halo else 0)
     check = size_check(trace, region, sizes, tsz, wsz, device)
     mem = region_memory(setup, device, check.gathers)
-    columns = (wt.addr, wt.lane, wt.inst_start, wt.inst_warp, wt.inst_sid, is_store(trace))
     restores = _restores(trace, region, launch, plain, wt, opts, memo)
     ctx = LaunchContext(
         trace=trace,
@@ -121,10 +121,12 @@ def analyze_region(
         reg_block=reg_block,
         rows=reg_block.rows if reg_block else 1,
         scale=(halo.scale if halo else ()) + (reg_block.scale if reg_block else ()),
-        bodies=thread_bodies(trace, region, setup.grid),
+        bodies=_bodies(trace, region, setup.grid, memo),
         busiest=busiest_share(wt),
         restores=restores,
-        reloads=reloading_loads(*columns, restores),
+        counts_kept=memo.counts if memo is not None else {},
+        reloads=launch_reloads(trace, (region, launch, plain.grid_dims, restores), plain,
+                               laid_out, wt, opts, memo),
         sites=sites,
         shape=PortShape(
             threads_per_block=setup.block.threads,
@@ -188,6 +190,16 @@ def _restores(
         return kept
     again = restoring_stores(wt.addr, wt.lane, wt.inst_start, wt.inst_warp, wt.inst_sid, moved)
     return frozenset(s for s in kept if not moved[s]) | again
+
+
+def _bodies(trace: Trace, region: int, grid: int, memo: AnalysisMemo | None):
+    """``thread_bodies`` of the region on a ``grid``-D grid, kept in the ``memo`` (a pure
+    function of the trace: the block and the layout do not change it)."""
+    if memo is None:
+        return thread_bodies(trace, region, grid)
+    if (region, grid) not in memo.bodies:
+        memo.bodies[(region, grid)] = thread_bodies(trace, region, grid)
+    return memo.bodies[(region, grid)]
 
 
 def _first_launch(trace: Trace, region: int, info) -> int:

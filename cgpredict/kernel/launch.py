@@ -10,7 +10,9 @@ import dataclasses
 import functools
 import math
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 
@@ -35,7 +37,7 @@ from ..memory.transactions import COAL, CONST, UNCOAL, MemoryAnalysis
 from ..models import LaunchGeometry, launch_geometry
 from ..models import predict as model_predict
 from ..occupancy import BlockDoesNotFit
-from ..parallelism import ThreadBodies
+from ..parallelism import Parallelism, ThreadBodies
 from ..prediction import MemInstrReport, PredictionError, RunOptions
 from ..profile import KernelProfile, SharedMemoryCounts, StagingCounts
 from ..register_block import RegisterBlock, grid_rows
@@ -81,6 +83,26 @@ class LaunchModel:
 
 
 @dataclass(frozen=True)
+class LaunchCounts:
+    """What a thread of one launch executes (``LaunchContext.counts``): its pseudo-threads,
+    each block's executions per thread, the instruction counts (SPEC §2.4), the instructions
+    unrolling folds away and the thread's ILP and MLP."""
+
+    threads: float
+    per_thread: Mapping[int, float]  # read-only: shared by the analyses that keep it
+    extents: tuple[float, float]  # (x, y) pseudo-threads at the work size
+    comp: ComputeCounts
+    folded: float
+    par: Parallelism
+
+
+#: (region, trace row, grid_dims, rows a thread, threads a traced thread, block scales,
+#: strip unrolls)
+LaunchCountsKey = tuple[int, int, int, int, float, tuple[tuple[int, float], ...],
+                        tuple[tuple[int, int], ...]]
+
+
+@dataclass(frozen=True)
 class LaunchContext:
     """What modelling one launch of a region needs (the launch's own counts come from the
     trace's per-launch block and loop counts, exact even for launches not recorded)."""
@@ -116,6 +138,8 @@ class LaunchContext:
     scale: tuple[tuple[int, float], ...] = ()  # (sid, warp insts kept): halo, register blocks
     # memory_profile's launch-independent rows, by stats object (its launches share them)
     _mem_kept: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
+    # LaunchCounts by LaunchCountsKey: the trace's AnalysisMemo.counts (every analysis)
+    counts_kept: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
     def extents(self, row: int) -> tuple[float, float]:
         """(x, y) pseudo-threads of trace launch ``row``, scaled to the work size."""
@@ -146,7 +170,8 @@ class LaunchContext:
         that with the data earlier launches left in the L2)."""
         mem = self.mem if mem is None else mem
         tr, h = self.trace, self.trace.header
-        threads, per_thread = self.per_thread(row)
+        counts = self.counts(row)
+        threads, per_thread = counts.threads, counts.per_thread
         gx, gy, blocks = self.grid_blocks(row)
         skip = {a.sid for a in self.staged} | site_sids(self.sites)
         mem_reports, patterns, stores = memory_profile(
@@ -162,13 +187,9 @@ class LaunchContext:
             if s.sid not in skip
         ]
         executed = sum(w for w, _ in weights)
-        par = self.bodies.parallelism(per_thread)
+        par, comp, folded = counts.par, counts.comp, counts.folded
         chain = self.chain_cycles(per_thread, mem)
         bytes_per_access = round(sum(w * b for w, b in weights) / executed) if executed else 4
-        comp: ComputeCounts = self.instructions(per_thread)
-        folded = self.bodies.unrolled_savings(
-            per_thread, lambda b: integer_insts(h.blocks[b].ops), self.unroll, self.kept
-        )
         arrays = {array_name(h.mem[s.sid].base) for s in mem.instrs}
         entry = kernel_entry_insts(self.grid, len(arrays - {""}))
         sass = machine_extras(
@@ -220,6 +241,31 @@ class LaunchContext:
             ),
         )
 
+    def counts(self, row: int) -> LaunchCounts:
+        """The LaunchCounts of trace row ``row``. They depend on the row, the grid (its
+        mapped loops and growth to the work size), the rows a thread, a warp per row's
+        threads and block scales and a tiling's strip unroll, not on the block shape, the
+        layout or the memory analysis: kept in ``counts_kept`` for the trace's next
+        analyses."""
+        key: LaunchCountsKey = (
+            self.region, row, self.grid, self.rows, self.thread_scale,
+            tuple(sorted(self.block_scale.items())), tuple(sorted(self._strip_unroll().items())),
+        )
+        got = self.counts_kept.get(key)
+        if got is None:
+            threads, per_thread = self.per_thread(row)
+            ops = self.trace.header.blocks
+            got = self.counts_kept[key] = LaunchCounts(
+                threads=threads,
+                per_thread=MappingProxyType(per_thread),
+                extents=self.extents(row),
+                comp=self.instructions(per_thread),
+                folded=self.bodies.unrolled_savings(
+                    per_thread, lambda b: integer_insts(ops[b].ops), self.unroll, self.kept),
+                par=self.bodies.parallelism(per_thread),
+            )
+        return got
+
     def per_thread(self, row: int) -> tuple[float, dict[int, float]]:
         """The pseudo-threads of trace row ``row`` and each block's executions per thread,
         grown to the work size (``factor``)."""
@@ -239,7 +285,7 @@ class LaunchContext:
     def grid_blocks(self, row: int) -> tuple[float, float, int]:
         """The (x, y) threads of trace row ``row`` at the work size and its blocks; one line
         when CUDA would refuse the grid."""
-        gx, gy = self.extents(row)
+        gx, gy = self.counts(row).extents
         problem = grid_problem(gx, gy, self.block)
         if problem:
             raise PredictionError(f"kernel {self.name}: {problem}")

@@ -19,7 +19,7 @@ from numba import njit
 
 from .block import Block, MappingError
 from .frontend.tracefile import ADDRESS_MASK, TAG_EXIT, TAG_LOOP, TAG_MARKERS, Trace
-from .hashing import hash_slot, hash_table
+from .hashing import grown_ids, hash_slot, hash_table
 from .warp_order import (
     EVENT_DTYPE,
     WARP_SIZE,
@@ -394,37 +394,56 @@ def _dependence(addr, tx, ty, gx: int, sid, is_store: np.ndarray) -> Dependence 
 @njit(cache=True, nogil=True)
 def _shared_addresses(addr, tx, ty, gx, sid, is_store):  # pragma: no cover - numba
     """(count, touched): the written addresses that two or more threads touch, and per static
-    instruction whether it touches one. Three passes over the events with a hash table of
-    the written addresses (open addressing): no sort of the trace."""
-    n = addr.shape[0]
-    n_written = 0
-    for t in range(n):
-        if is_store[sid[t]]:
-            n_written += 1
+    instruction whether it touches one. A hash table of the distinct written addresses
+    (``grown_ids``: it stays in the CPU's caches) with the thread that first wrote each, then
+    one pass over the events (and one more only when an address is shared): no sort."""
     touched = np.zeros(is_store.shape[0], np.bool_)
-    if n_written == 0:
+    keys, used, ids, down, first = _written_addresses(addr, tx, ty, gx, sid, is_store)
+    m = first.shape[0]
+    if m == 0:
         return 0, touched
-    keys, used, down = hash_table(n_written)
-    first = np.empty(keys.shape[0], np.int64)  # thread that first touched the slot's address
-    shared = np.zeros(keys.shape[0], np.bool_)
-    for t in range(n):  # the written addresses
-        if is_store[sid[t]]:
-            v = np.uint64(addr[t])
-            h = hash_slot(keys, used, v, down)
-            if not used[h]:
-                used[h] = True
-                keys[h] = v
-                first[h] = np.int64(ty[t]) * gx + np.int64(tx[t])
+    shared = np.zeros(m, np.bool_)
     count = 0
-    for phase in range(2):  # which of them span two threads; then who touches those
-        for t in range(n):
+    for t in range(addr.shape[0]):  # which of them a thread other than the first touches
+        h = hash_slot(keys, used, np.uint64(addr[t]), down)
+        if used[h]:
+            j = ids[h]
+            if not shared[j] and np.int64(ty[t]) * gx + np.int64(tx[t]) != first[j]:
+                shared[j] = True
+                count += 1
+    if count == 0:
+        return 0, touched
+    for t in range(addr.shape[0]):  # who touches those
+        if not touched[sid[t]]:
             h = hash_slot(keys, used, np.uint64(addr[t]), down)
-            if not used[h]:
-                continue
-            if phase == 0:
-                if not shared[h] and np.int64(ty[t]) * gx + np.int64(tx[t]) != first[h]:
-                    shared[h] = True
-                    count += 1
-            elif shared[h]:
+            if used[h] and shared[ids[h]]:
                 touched[sid[t]] = True
     return count, touched
+
+
+@njit(cache=True, nogil=True)
+def _written_addresses(addr, tx, ty, gx, sid, is_store):  # pragma: no cover - numba
+    """(keys, used, ids, shift, first): a hash table of the addresses the events store to,
+    each with an id 0, 1, ... in order of first store, and per id the thread (ty * gx + tx)
+    of that first store."""
+    keys, used, down = hash_table(1 << 11)
+    ids = np.empty(keys.shape[0], np.int64)
+    first = np.empty(1 << 11, np.int64)
+    m = 0
+    for t in range(addr.shape[0]):
+        if not is_store[sid[t]]:
+            continue
+        v = np.uint64(addr[t])
+        h = hash_slot(keys, used, v, down)
+        if used[h]:
+            continue
+        keys[h], used[h], ids[h] = v, True, m
+        if m == first.shape[0]:
+            more = np.empty(2 * m, np.int64)
+            more[:m] = first
+            first = more
+        first[m] = np.int64(ty[t]) * gx + np.int64(tx[t])
+        m += 1
+        if 2 * m > keys.shape[0]:
+            keys, used, ids, down = grown_ids(keys, used, ids)
+    return keys, used, ids, down, first[:m]

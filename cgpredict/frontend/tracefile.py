@@ -20,6 +20,7 @@ events: most of the length); apart, a change of the layout could miss its check.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -31,7 +32,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
-from numba import njit
 
 from ..errors import TraceFormatError
 from ..instrument.memtrace import BlockInfo, CallSite, LoopInfo, MemInstr
@@ -506,7 +506,7 @@ def _check_span(ev, start: int, stop: int, n_mem: int, n_loops: int, limits) -> 
     """The first bad event of ``ev[start:stop]`` (``_first_bad_event``) as a line, or None."""
     for lo in range(start, stop, _CHUNK):
         chunk = np.asarray(ev[lo : min(lo + _CHUNK, stop)])
-        k, what, value = _first_bad_event(chunk.view(np.uint64), n_mem, n_loops, limits)
+        k, what, value = _event_checker()(chunk.view(np.uint64), n_mem, n_loops, limits)
         if k >= 0:
             if what == 0:
                 return f"event {lo + k} names memory instruction {value}, the trace has {n_mem}"
@@ -518,7 +518,15 @@ def _check_span(ev, start: int, stop: int, n_mem: int, n_loops: int, limits) -> 
     return None
 
 
-@njit(cache=True, nogil=True)
+@functools.cache
+def _event_checker():
+    """``_first_bad_event`` compiled by numba (cached), made on the first trace checked: the
+    tracer imports no numba, whose import goes on beside the compiler (prepared)."""
+    from numba import njit
+
+    return njit(cache=True, nogil=True)(_first_bad_event)
+
+
 def _first_bad_event(ev, n_mem, n_loops, limits):  # pragma: no cover - numba
     """(index, kind, value) of the first event with an unknown memory instruction (kind 0),
     an unknown marker tag (1), an unknown loop (2) or an iteration index past the loop's

@@ -63,7 +63,54 @@ _START = 1 << 12  # slots of a new table
 
 @njit(cache=True, nogil=True)
 def _store_counts(addr, lane, inst_start, inst_warp, inst_sid, chosen):  # pragma: no cover
-    """(events, distinct pairs) per static instruction, over those ``chosen``."""
+    """(events, distinct pairs) per static instruction, over those ``chosen``: a table keyed
+    by (address, instruction) packed in 64 bits with the one thread that stores there (an
+    accumulator is its own thread's); ``_store_counts_pairs`` when two threads store one
+    address, or an address or instruction does not fit its bits (48 and 16)."""
+    n, last = addr.shape[0], inst_start.shape[0] - 1
+    events = np.zeros(chosen.shape[0], np.int64)
+    distinct = np.zeros(chosen.shape[0], np.int64)
+    keys, used, down = hash_table(_START // 2)
+    ids = np.empty(keys.shape[0], np.int64)
+    owner = np.empty(_START, np.uint64)
+    m = 0
+    for i in range(inst_start.shape[0]):
+        s = inst_sid[i]
+        if not chosen[s]:
+            continue
+        if s >= 1 << 16:
+            return _store_counts_pairs(addr, lane, inst_start, inst_warp, inst_sid, chosen)
+        base = np.uint64(inst_warp[i]) * np.uint64(64)
+        for e in range(inst_start[i], inst_start[i + 1] if i < last else n):
+            a, t = addr[e], base + np.uint64(lane[e])
+            if a >> np.uint64(48):
+                return _store_counts_pairs(addr, lane, inst_start, inst_warp, inst_sid, chosen)
+            v = (a << np.uint64(16)) | np.uint64(s)
+            h = hash_slot(keys, used, v, down)
+            events[s] += 1
+            if used[h]:
+                if owner[ids[h]] != t:
+                    return _store_counts_pairs(addr, lane, inst_start, inst_warp, inst_sid,
+                                               chosen)
+                continue
+            keys[h], used[h], ids[h] = v, True, m
+            if m == owner.shape[0]:
+                more = np.empty(2 * m, np.uint64)
+                more[:m] = owner
+                owner = more
+            owner[m] = t
+            m += 1
+            distinct[s] += 1
+            if 2 * m > keys.shape[0]:
+                keys, used, ids, down = grown_ids(keys, used, ids)
+    return events, distinct
+
+
+@njit(cache=True, nogil=True)
+def _store_counts_pairs(addr, lane, inst_start, inst_warp, inst_sid,
+                        chosen):  # pragma: no cover - numba
+    """``_store_counts`` whatever the threads storing an address: keys (address, thread,
+    instruction)."""
     n, last = addr.shape[0], inst_start.shape[0] - 1
     events = np.zeros(chosen.shape[0], np.int64)
     distinct = np.zeros(chosen.shape[0], np.int64)

@@ -95,8 +95,8 @@ def test_a_table_that_grows_keeps_every_key():
 
 @pytest.mark.parametrize("seed", range(4))
 def test_the_counts_match_brute_force_when_one_thread_writes_each_address(seed):
-    """Accumulators: the stores of a thread write addresses of its own (the table keyed by
-    the address alone, one owner each), its loads read its own and others' addresses;
+    """Accumulators: the stores of a thread write addresses of its own (the tables keyed by
+    the address, one owner each, against the pair tables), its loads read its own and others' addresses;
     thousands of distinct addresses for the later seeds (the table grows)."""
     rng = np.random.default_rng(seed)
     n_insts, warps, own = ((60, 2, 2), (400, 4, 3), (3000, 40, 4), (4000, 60, 6))[seed]
@@ -118,7 +118,17 @@ def test_the_counts_match_brute_force_when_one_thread_writes_each_address(seed):
     for chosen in (restores, frozenset({1, 3})):
         assert reloading_loads(*cols, is_store, chosen) == _reloading_reference(
             cols, is_store, chosen)
-    from cgpredict.port_pairs import _reload_counts, _reload_counts_pairs
+    from cgpredict.port_pairs import (
+        _reload_counts,
+        _reload_counts_pairs,
+        _store_counts,
+        _store_counts_pairs,
+    )
+
+    chosen = np.ones(5, np.bool_)
+    fast = _store_counts(addr, lane, inst_start, inst_warp, inst_sid, chosen)
+    exact = _store_counts_pairs(addr, lane, inst_start, inst_warp, inst_sid, chosen)
+    assert all((a == b).all() for a, b in zip(fast, exact))
 
     fast = _reload_counts(addr, lane, inst_start, inst_warp, inst_sid, is_store,
                           np.array([False, True, False, True, False]))

@@ -56,32 +56,22 @@ if TYPE_CHECKING:
 __all__ = ["PendingSizes", "Prepared", "TracePlan", "plan_trace", "prepare", "same_loops",
            "step"]
 
-_importing: threading.Thread | None = None
-_import_lock = threading.Lock()
-
-
 def _import_analysis() -> None:
-    """The analysis (numba and its kernels' modules: ~0.6 s of a cold run's CPU) imported
-    on a thread while the main one waits for the C compiler (``plan_trace``'s macro probe,
-    the trace's compile and link). Nothing the tracer imports needs numba."""
+    """The analysis (numba and its kernels' modules: ~0.6 s of a cold run's CPU), imported
+    on the warm-up thread while the main one waits for the C compiler (``plan_trace``'s
+    macro probe, the trace's compile and link): nothing the tracer imports needs numba."""
     import cgpredict.trace_analysis  # noqa: F401
 
 
 def start_imports() -> None:
-    """Begin importing the analysis beside the compiler, once per process (after that a
-    no-op); numba's CPU target set up beside it (``warmup``)."""
-    global _importing
-    with _import_lock:
-        if _importing is None:
-            # a daemon: a run answered from the cache need not wait for it to exit
-            _importing = threading.Thread(target=_import_analysis, name="cgp-import",
-                                          daemon=True)
-            _importing.start()
-    warmup.start()
+    """Begin importing the analysis and setting numba up beside the compiler, once per
+    process (``warmup``); this thread imports none of it before ``warmup.join()``."""
+    warmup.start(_import_analysis)
 
 
 def _new_memo() -> AnalysisMemo:
     """An empty AnalysisMemo (imported here: its module imports the pseudo-warps, numba)."""
+    warmup.join()
     from .analysis_memo import AnalysisMemo
 
     return AnalysisMemo()
@@ -143,6 +133,7 @@ class Prepared:
         self.close()
 
     def analyze(self, opts: RunOptions, device: GPUDevice | None = None) -> Report:
+        warmup.join()  # its imports done: this thread may import the analysis
         from .trace_analysis import analyze_trace
 
         t0 = time.perf_counter()
@@ -212,6 +203,7 @@ def _say_if_numba_compiles(progress) -> None:
     if progress is None or _numba_checked:
         return
     _numba_checked = True
+    warmup.join()
     if numba_cache.cold():
         progress(f"compiling numba's kernels for this machine, once (about 15 s; cached in "
                  f"{numba_cache.cache_dir()})")

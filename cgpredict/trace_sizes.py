@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import warmup
 from .diskcache import DiskCache
 from .errors import RegionError
 from .frontend.macros import evaluate_macros
@@ -111,7 +112,8 @@ def min_threads(trace: Trace) -> int:
     """Pseudo-threads of the smallest kernel launch in a trace: the iterations of the depth-2
     loop for a kernel that can be a 2-D grid (grid hint, or perfectly nested), else of the
     depth-1 loop."""
-    from .warps import mapped_loops, perfectly_nested  # numba: imported beside the compiler
+    warmup.join()  # numba and the pseudo-warps are imported on the warm-up thread
+    from .warps import mapped_loops, perfectly_nested
 
     is_store = np.array([m.kind == "store" for m in trace.header.mem] or [False])
     out = []

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import warmup
 from ..errors import TraceFormatError
 from ..instrument.memtrace import BlockInfo, CallSite, LoopInfo, MemInstr
 
@@ -530,7 +531,8 @@ def _check_span(ev, start: int, stop: int, n_mem: int, n_loops: int, limits) -> 
 @functools.cache
 def _event_checker():
     """``_first_bad_event`` compiled by numba (cached), made on the first trace checked: the
-    tracer imports no numba, whose import goes on beside the compiler (prepared)."""
+    tracer imports no numba, whose import goes on beside the compiler (``warmup``)."""
+    warmup.join()
     from numba import njit
 
     return njit(cache=True, nogil=True)(_first_bad_event)

@@ -166,11 +166,9 @@ def perfectly_nested(trace: Trace, region: int, launch: int, is_store: np.ndarra
     d1, d2 = mapped_loops(trace, region)
     if len(d1) != 1 or len(d2) != 1:
         return False
-    ev = np.asarray(trace.launch_events(launch))
-    _, _, valid2, _, _ = _indices(ev, d1, d2)
-    tag = ev >> 48
-    outside = (tag < TAG_MARKERS) & ~valid2
-    return not (outside.any() and is_store[tag[outside].astype(np.int64)].any())
+    ev = np.ascontiguousarray(trace.launch_events(launch), dtype=np.uint64)
+    in_d1, in_d2 = _loop_sets(d1, d2)
+    return not _store_outside_depth2(ev, in_d1, in_d2, np.asarray(is_store, np.bool_))
 
 
 def form_warps_auto(
@@ -208,30 +206,25 @@ def _loop_step(e, tag, in_d1, in_d2, cur1, cur2, open2):  # pragma: no cover - n
 
 
 @njit(cache=True, nogil=True)
-def _indices_kernel(ev, in_d1, in_d2):  # pragma: no cover - numba
-    n = ev.shape[0]
-    i1 = np.full(n, -1, np.int64)
-    i2 = np.full(n, -1, np.int64)
-    valid2 = np.zeros(n, np.bool_)
-    cur1, cur2 = -1, -1
-    max1, max2 = -1, -1
+def _store_outside_depth2(ev, in_d1, in_d2, is_store):  # pragma: no cover - numba
+    """True when a store event lies outside every open depth-2 iteration (the loop state of
+    ``map_kernel``): one pass, no per-event arrays (the launch may hold millions)."""
+    cur1, cur2 = np.int64(-1), np.int64(-1)
     open2 = False
-    for t in range(n):
+    for t in range(ev.shape[0]):
         e = ev[t]
         tag = e >> 48
         if tag == TAG_LOOP or tag == TAG_EXIT:
             cur1, cur2, open2 = _loop_step(e, tag, in_d1, in_d2, cur1, cur2, open2)
-            max1, max2 = max(max1, cur1), max(max2, cur2)
-        i1[t] = cur1
-        i2[t] = cur2
-        valid2[t] = open2
-    return i1, i2, valid2, max1 + 1, max2 + 1
+        elif tag < TAG_MARKERS and not open2 and is_store[tag]:
+            return True
+    return False
 
 
 @njit(cache=True, nogil=True)
 def map_kernel(ev, in_d1, in_d2, mode):  # pragma: no cover - numba
     """``_map_events`` in one pass over the events, with the loop
-    state of ``_indices_kernel``: (tx, ty, sid, addr) of each memory event a thread makes
+    state of ``_loop_step``: (tx, ty, sid, addr) of each memory event a thread makes
     (mode 2: inside an open depth-2 iteration, x = its index, y = the depth-1 index; mode 1:
     inside a depth-1 iteration, x = its index; mode 0: every memory event, thread 0), the
     number of memory events, and the depth-1 and depth-2 extents."""
@@ -273,15 +266,13 @@ def map_kernel(ev, in_d1, in_d2, mode):  # pragma: no cover - numba
     return out_tx[:m], out_ty[:m], out_sid[:m], out_addr[:m], n_mem, max1 + 1, max2 + 1
 
 
-def _indices(ev: np.ndarray, d1: list[int], d2: list[int]):
-    """For every event: iteration index of the current depth-1 and depth-2 loop, and whether
-    a depth-2 iteration is open inside the current depth-1 iteration; and the extents of the
-    depth-1 and depth-2 loops (largest iteration index + 1, 0 when none ran)."""
+def _loop_sets(d1: list[int], d2: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Per loop id, whether it is one of the depth-1 loops ``d1`` / depth-2 loops ``d2``."""
     size = max(d1 + d2 + [0]) + 1
     in_d1, in_d2 = np.zeros(size, np.bool_), np.zeros(size, np.bool_)
     in_d1[d1] = True
     in_d2[d2] = True
-    return _indices_kernel(np.ascontiguousarray(ev, dtype=np.uint64), in_d1, in_d2)
+    return in_d1, in_d2
 
 
 def form_warps(
@@ -364,10 +355,7 @@ def _map_events(trace: Trace, region: int, launch: int, grid_dims: int):
     if grid_dims == 2 and not d2:
         raise MappingError("a 2-D grid needs two nested loops; use --grid 1")
     mode = grid_dims if d1 else 0  # 0: a whole function without a loop, one thread runs it
-    size = max(d1 + d2 + [0]) + 1
-    in_d1, in_d2 = np.zeros(size, np.bool_), np.zeros(size, np.bool_)
-    in_d1[d1] = True
-    in_d2[d2] = True
+    in_d1, in_d2 = _loop_sets(d1, d2)
     tx, ty, sid, addr, n_mem, ext1, ext2 = map_kernel(
         np.ascontiguousarray(ev, dtype=np.uint64), in_d1, in_d2, mode
     )

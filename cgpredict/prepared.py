@@ -58,8 +58,8 @@ __all__ = ["PendingSizes", "Prepared", "TracePlan", "plan_trace", "prepare", "sa
 
 def _import_analysis() -> None:
     """The analysis (numba and its kernels' modules: ~0.6 s of a cold run's CPU), imported
-    on the warm-up thread while the main one waits for the C compiler (``plan_trace``'s
-    macro probe, the trace's compile and link): nothing the tracer imports needs numba."""
+    on the warm-up thread while the main one waits for the C compiler (the trace's compile,
+    link and run): nothing the tracer imports needs numba."""
     import cgpredict.trace_analysis  # noqa: F401
 
 
@@ -161,9 +161,7 @@ class TracePlan:
 
 
 def plan_trace(source: Path, opts: RunOptions) -> TracePlan:
-    """Check the source, resolve its sizes and key the trace, tracing nothing (the analysis
-    is imported meanwhile: ``start_imports``)."""
-    start_imports()
+    """Check the source, resolve its sizes and key the trace, tracing nothing."""
     text = read_source(source)  # one-line errors for unreadable or badly marked sources,
     marked = marked_source(
         source, text, {k: str(v) for k, v in opts.work_sizes.items()}, opts.port,
@@ -224,12 +222,14 @@ def prepare(
     port changes what the compiler keeps in registers, not how often a loop runs), and the
     probes' compiles are saved."""
     t0 = time.perf_counter()
-    start_imports()  # numba's start-up beside the compiler's work (or reading the cache)
     plan = plan or plan_trace(source, opts)
     work, tsizes, auto, wanted, key = (
         plan.work, dict(plan.trace_sizes), plan.auto, plan.wanted, plan.key
     )
     store = default_cache()
+    # the analysis imported and numba set up beside the compiler's work (or the cache read);
+    # started after the keys: computing them imports importlib.metadata, as numba does
+    start_imports()
     cached = _cached(store, key, work, t0, progress)
     if cached is not None:
         _say_if_numba_compiles(progress)

@@ -96,8 +96,8 @@ def test_a_table_that_grows_keeps_every_key():
 @pytest.mark.parametrize("seed", range(4))
 def test_the_counts_match_brute_force_when_one_thread_writes_each_address(seed):
     """Accumulators: the stores of a thread write addresses of its own (the tables keyed by
-    the address, one owner each, against the pair tables), its loads read its own and others' addresses;
-    thousands of distinct addresses for the later seeds (the table grows)."""
+    the address, one owner each, against the pair tables), its loads read its own and
+    others' addresses; thousands of distinct ones for the later seeds (the tables grow)."""
     rng = np.random.default_rng(seed)
     n_insts, warps, own = ((60, 2, 2), (400, 4, 3), (3000, 40, 4), (4000, 60, 6))[seed]
     addr, lane, inst_start, inst_warp, inst_sid = _launch(

@@ -192,7 +192,6 @@ def run(
     """Predict the GPU time of the marked kernels of SOURCE."""
     from .prediction import RunOptions
     from .report import to_json, to_text
-    from .trace_analysis import analyze_trace
 
     opts = RunOptions(
         block=parse_block(block),
@@ -219,6 +218,7 @@ def run(
 
         from .devices import load_device
         from .frontend.tracefile import read_trace
+        from .trace_analysis import analyze_trace
 
         tr = read_trace(from_trace)
         opts = dataclasses.replace(opts, port=tr.header.port)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["as_uint64_1d", "dense_ids", "hash_slot", "hash_table", "pow2_log2"]
+__all__ = ["as_uint64_1d", "dense_ids", "grown_ids", "hash_slot", "hash_table", "pow2_log2"]
 
 
 def as_uint64_1d(values: np.ndarray, what: str) -> np.ndarray:
@@ -84,6 +84,21 @@ def hash_table(n):  # pragma: no cover - numba
         bits += 1
     size = 1 << bits
     return np.empty(size, np.uint64), np.zeros(size, np.bool_), np.uint64(64 - bits)
+
+
+@njit(cache=True, nogil=True)
+def grown_ids(keys, used, ids):  # pragma: no cover - numba
+    """(keys, used, ids, shift): the table of ``hash_table`` with a payload ``ids`` per slot,
+    moved to twice the slots. A table that grows with the distinct keys (kept at most half
+    full) stays in the CPU's caches where one sized by the events (millions) misses them."""
+    size = 2 * keys.shape[0]
+    k2, u2, shift = hash_table(size // 2)
+    i2 = np.empty(size, np.int64)
+    for h in range(keys.shape[0]):
+        if used[h]:
+            g = hash_slot(k2, u2, keys[h], shift)
+            k2[g], u2[g], i2[g] = keys[h], True, ids[h]
+    return k2, u2, i2, shift
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -21,6 +21,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .hashing import grown_ids, hash_slot, hash_table
+
 __all__ = ["reload_counts", "store_counts"]
 
 _K_ADDR = np.uint64(0xD6E8FEB86659FD93)  # odd multipliers mixing the parts of a key
@@ -67,7 +69,54 @@ _START = 1 << 12  # slots of a new table
 
 @njit(cache=True, nogil=True)
 def _store_counts(addr, lane, inst_start, inst_warp, inst_sid, chosen):  # pragma: no cover
-    """(events, distinct pairs) per static instruction, over those ``chosen``."""
+    """(events, distinct pairs) per static instruction, over those ``chosen``: a table keyed
+    by (address, instruction) packed in 64 bits with the one thread that stores there (an
+    accumulator is its own thread's); ``_store_counts_pairs`` when two threads store one
+    address, or an address or instruction does not fit its bits (48 and 16)."""
+    n, last = addr.shape[0], inst_start.shape[0] - 1
+    events = np.zeros(chosen.shape[0], np.int64)
+    distinct = np.zeros(chosen.shape[0], np.int64)
+    keys, used, down = hash_table(_START // 2)
+    ids = np.empty(keys.shape[0], np.int64)
+    owner = np.empty(_START, np.uint64)
+    m = 0
+    for i in range(inst_start.shape[0]):
+        s = inst_sid[i]
+        if not chosen[s]:
+            continue
+        if s >= 1 << 16:
+            return _store_counts_pairs(addr, lane, inst_start, inst_warp, inst_sid, chosen)
+        base = np.uint64(inst_warp[i]) * np.uint64(64)
+        for e in range(inst_start[i], inst_start[i + 1] if i < last else n):
+            a, t = addr[e], base + np.uint64(lane[e])
+            if a >> np.uint64(48):
+                return _store_counts_pairs(addr, lane, inst_start, inst_warp, inst_sid, chosen)
+            v = (a << np.uint64(16)) | np.uint64(s)
+            h = hash_slot(keys, used, v, down)
+            events[s] += 1
+            if used[h]:
+                if owner[ids[h]] != t:
+                    return _store_counts_pairs(addr, lane, inst_start, inst_warp, inst_sid,
+                                               chosen)
+                continue
+            keys[h], used[h], ids[h] = v, True, m
+            if m == owner.shape[0]:
+                more = np.empty(2 * m, np.uint64)
+                more[:m] = owner
+                owner = more
+            owner[m] = t
+            m += 1
+            distinct[s] += 1
+            if 2 * m > keys.shape[0]:
+                keys, used, ids, down = grown_ids(keys, used, ids)
+    return events, distinct
+
+
+@njit(cache=True, nogil=True)
+def _store_counts_pairs(addr, lane, inst_start, inst_warp, inst_sid,
+                        chosen):  # pragma: no cover - numba
+    """``_store_counts`` whatever the threads storing an address: keys (address, thread,
+    instruction)."""
     n, last = addr.shape[0], inst_start.shape[0] - 1
     events = np.zeros(chosen.shape[0], np.int64)
     distinct = np.zeros(chosen.shape[0], np.int64)
@@ -95,8 +144,72 @@ def _store_counts(addr, lane, inst_start, inst_warp, inst_sid, chosen):  # pragm
 def _reload_counts(addr, lane, inst_start, inst_warp, inst_sid, is_store,
                    restoring):  # pragma: no cover - numba
     """(load events, those of an address a ``restoring`` instruction touches, those of a
-    pair it touches) per static instruction. Keys: (address, thread, 0) for a pair,
-    (address, 0, 1) for an address alone."""
+    pair it touches) per static instruction. A table keyed by the address alone with the
+    one thread that stores it (an accumulator is its thread's own): one probe per event;
+    ``_reload_counts_pairs`` when two threads store one address."""
+    keys, used, ids, down, owner, ok = _store_owners(addr, lane, inst_start, inst_warp,
+                                                     inst_sid, restoring)
+    if not ok:
+        return _reload_counts_pairs(addr, lane, inst_start, inst_warp, inst_sid, is_store,
+                                    restoring)
+    n, last, k = addr.shape[0], inst_start.shape[0] - 1, is_store.shape[0]
+    events, near, hit = np.zeros(k, np.int64), np.zeros(k, np.int64), np.zeros(k, np.int64)
+    if owner.shape[0] == 0:
+        return events, near, hit
+    for i in range(inst_start.shape[0]):
+        s = inst_sid[i]
+        if is_store[s]:
+            continue
+        base = np.uint64(inst_warp[i]) * np.uint64(64)
+        for e in range(inst_start[i], inst_start[i + 1] if i < last else n):
+            events[s] += 1
+            h = hash_slot(keys, used, addr[e], down)
+            if used[h]:
+                near[s] += 1
+                if owner[ids[h]] == base + np.uint64(lane[e]):
+                    hit[s] += 1
+    return events, near, hit
+
+
+@njit(cache=True, nogil=True)
+def _store_owners(addr, lane, inst_start, inst_warp, inst_sid,
+                  restoring):  # pragma: no cover - numba
+    """(keys, used, ids, shift, owner, ok): a table of the addresses the ``restoring``
+    instructions store to (``hashing.grown_ids``), per id the thread of its first store;
+    ok is False when another thread stores one of them too."""
+    n, last = addr.shape[0], inst_start.shape[0] - 1
+    keys, used, down = hash_table(_START // 2)
+    ids = np.empty(keys.shape[0], np.int64)
+    owner = np.empty(_START, np.uint64)
+    m = 0
+    for i in range(inst_start.shape[0]):
+        if not restoring[inst_sid[i]]:
+            continue
+        base = np.uint64(inst_warp[i]) * np.uint64(64)
+        for e in range(inst_start[i], inst_start[i + 1] if i < last else n):
+            t = base + np.uint64(lane[e])
+            h = hash_slot(keys, used, addr[e], down)
+            if used[h]:
+                if owner[ids[h]] != t:
+                    return keys, used, ids, down, owner[:m], False
+                continue
+            keys[h], used[h], ids[h] = addr[e], True, m
+            if m == owner.shape[0]:
+                more = np.empty(2 * m, np.uint64)
+                more[:m] = owner
+                owner = more
+            owner[m] = t
+            m += 1
+            if 2 * m > keys.shape[0]:
+                keys, used, ids, down = grown_ids(keys, used, ids)
+    return keys, used, ids, down, owner[:m], True
+
+
+@njit(cache=True, nogil=True)
+def _reload_counts_pairs(addr, lane, inst_start, inst_warp, inst_sid, is_store,
+                         restoring):  # pragma: no cover - numba
+    """``_reload_counts`` whatever the threads storing an address. Keys: (address, thread,
+    0) for a pair, (address, 0, 1) for an address alone."""
     n, last, k = addr.shape[0], inst_start.shape[0] - 1, is_store.shape[0]
     events, near, hit = np.zeros(k, np.int64), np.zeros(k, np.int64), np.zeros(k, np.int64)
     keys_a, keys_t, keys_s, used = _table(_START)

@@ -12,15 +12,17 @@ from __future__ import annotations
 import dataclasses
 import functools
 import tempfile
+import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from . import numba_cache, warmup
-from .analysis_memo import AnalysisMemo
 from .devices import GPUDevice, load_device
 from .diskcache import default_cache
 from .errors import CGPredictError, RegionError, TraceFormatError
@@ -38,7 +40,6 @@ from .scaling import (
     probe_sizes,
 )
 from .tempdirs import make_tempdir
-from .trace_analysis import analyze_trace
 from .trace_sizes import check_counters, min_threads, resolve_sizes, typed_sizes
 from .trace_store import (
     dependencies,
@@ -49,8 +50,31 @@ from .trace_store import (
     store_prepared,
 )
 
+if TYPE_CHECKING:
+    from .analysis_memo import AnalysisMemo
+
 __all__ = ["PendingSizes", "Prepared", "TracePlan", "plan_trace", "prepare", "same_loops",
            "step"]
+
+def _import_analysis() -> None:
+    """The analysis (numba and its kernels' modules: ~0.6 s of a cold run's CPU), imported
+    on the warm-up thread while the main one waits for the C compiler (the trace's compile,
+    link and run): nothing the tracer imports needs numba."""
+    import cgpredict.trace_analysis  # noqa: F401
+
+
+def start_imports() -> None:
+    """Begin importing the analysis and setting numba up beside the compiler, once per
+    process (``warmup``); this thread imports none of it before ``warmup.join()``."""
+    warmup.start(_import_analysis)
+
+
+def _new_memo() -> AnalysisMemo:
+    """An empty AnalysisMemo (imported here: its module imports the pseudo-warps, numba)."""
+    warmup.join()
+    from .analysis_memo import AnalysisMemo
+
+    return AnalysisMemo()
 
 
 def _recorded(trace: Trace, region: int) -> list[int]:
@@ -70,7 +94,7 @@ class Prepared:
     work_sizes: dict[str, int]
     seconds: dict[str, float]
     _tmp: tempfile.TemporaryDirectory
-    memo: AnalysisMemo = dataclasses.field(default_factory=AnalysisMemo)  # see analysis_memo
+    memo: AnalysisMemo = dataclasses.field(default_factory=_new_memo)  # see analysis_memo
     cached: bool = False  # read from the on-disk cache, not traced now
     key: str | None = None  # its key in the on-disk cache (None: the cache is off)
     # the count-only probe runs, (sizes, file, trace) each, waited for when still going;
@@ -109,6 +133,9 @@ class Prepared:
         self.close()
 
     def analyze(self, opts: RunOptions, device: GPUDevice | None = None) -> Report:
+        warmup.join()  # its imports done: this thread may import the analysis
+        from .trace_analysis import analyze_trace
+
         t0 = time.perf_counter()
         dev = device or load_device(opts.device)
         rep = analyze_trace(
@@ -174,6 +201,7 @@ def _say_if_numba_compiles(progress) -> None:
     if progress is None or _numba_checked:
         return
     _numba_checked = True
+    warmup.join()
     if numba_cache.cold():
         progress(f"compiling numba's kernels for this machine, once (about 15 s; cached in "
                  f"{numba_cache.cache_dir()})")
@@ -194,15 +222,17 @@ def prepare(
     port changes what the compiler keeps in registers, not how often a loop runs), and the
     probes' compiles are saved."""
     t0 = time.perf_counter()
-    warmup.start()  # numba's start-up beside the compiler's work (or reading the cache)
-    _say_if_numba_compiles(progress)
     plan = plan or plan_trace(source, opts)
     work, tsizes, auto, wanted, key = (
         plan.work, dict(plan.trace_sizes), plan.auto, plan.wanted, plan.key
     )
     store = default_cache()
+    # the analysis imported and numba set up beside the compiler's work (or the cache read);
+    # started after the keys: computing them imports importlib.metadata, as numba does
+    start_imports()
     cached = _cached(store, key, work, t0, progress)
     if cached is not None:
+        _say_if_numba_compiles(progress)
         return cached
     tmpdir = make_tempdir("cgp-run-", store.tmp_dir() if store else None)
     tmp = tmpdir.name
@@ -252,6 +282,7 @@ def prepare(
     except BaseException:
         tmpdir.cleanup()
         raise
+    _say_if_numba_compiles(progress)  # after the trace: asking imports the analysis
     return Prepared(
         trace, sizes_model, tsizes, work, secs, tmpdir, key=key, probe_runs=probe_runs
     )
@@ -317,9 +348,6 @@ class _Probes:
     before the next run starts (the traced program failed: its probes would too)."""
 
     def __init__(self, run, tsizes: dict[str, int]) -> None:
-        import threading
-        from concurrent.futures import ThreadPoolExecutor
-
         self.cancelled = threading.Event()
         self.done_at = 0.0  # perf_counter when the last probe run ended
         pool = ThreadPoolExecutor(1, thread_name_prefix="cgp-probes")
@@ -388,8 +416,6 @@ class PendingSizes:
     in the reading thread; a failed probe raises its error there."""
 
     def __init__(self, fit) -> None:
-        import threading
-
         self._fit = fit
         self._lock = threading.Lock()
         self._model: SizeModel | None = None

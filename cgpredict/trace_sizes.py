@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import warmup
 from .diskcache import DiskCache
 from .errors import RegionError
 from .frontend.macros import evaluate_macros
@@ -22,7 +23,6 @@ from .frontend.tracefile import Trace
 from .prediction import PredictionError, RunOptions
 from .scaling import overridable_sizes
 from .trace_store import cached_macros
-from .warps import mapped_loops, perfectly_nested
 
 __all__ = ["AUTO_TRACE_START", "check_counters", "min_threads", "resolve_sizes", "typed_sizes"]
 
@@ -112,6 +112,9 @@ def min_threads(trace: Trace) -> int:
     """Pseudo-threads of the smallest kernel launch in a trace: the iterations of the depth-2
     loop for a kernel that can be a 2-D grid (grid hint, or perfectly nested), else of the
     depth-1 loop."""
+    warmup.join()  # numba and the pseudo-warps are imported on the warm-up thread
+    from .warps import mapped_loops, perfectly_nested
+
     is_store = np.array([m.kind == "store" for m in trace.header.mem] or [False])
     out = []
     for r in trace.header.regions:

@@ -1,20 +1,29 @@
-"""Numba's CPU target started in a background thread while the C compiler works.
+"""The analysis imported and numba's CPU target started on a thread while the C compiler works.
 
-The first call of any numba function in a process initialises numba's CPU target (its
-registries, LLVM's target machine, and numpy's BLAS through scipy): about 0.8 s on the
-2-core machine of the README's figures, paid once per ``cgpredict run``. Tracing spends
-about as long waiting for clang, the link and the traced program (child processes), so
-``start()`` overlaps the two. The refresh takes numba's own compiler lock, so a numba
-function called meanwhile simply waits for it. LLVM's global context is numba's alone while
-it runs: cgpredict parses IR in contexts of its own (tracer._verify_ir, compiler's probe).
-A fork waits for the warm-up to end (``os.register_at_fork``), so a forked worker (sweep,
-explain) never inherits numba's compiler lock held by a thread it does not have.
+A cold ``cgpredict run`` imports numba and the analysis' modules (about 0.6 s of CPU on the
+README's 2-core machine) and initialises numba's CPU target (its registries, LLVM's target
+machine, and numpy's BLAS through scipy: about 0.8 s there) before its first numba call.
+Tracing spends about as long waiting for clang, the link and the traced program (child
+processes), so ``start(imports)`` does both on one thread beside it: ``imports`` first (the
+caller's: ``prepared`` imports the analysis), then the refresh, which takes numba's own
+compiler lock, so a numba function called meanwhile simply waits for it. LLVM's global
+context is numba's alone while it runs: cgpredict parses IR in contexts of its own
+(tracer._verify_ir, compiler's probe).
+
+Two threads importing one package at once can deadlock in Python's import locks (each
+holding a module the other needs), so a thread about to import what the warm-up imports
+(numba, the analysis) calls ``join()`` first. A fork waits for it too
+(``os.register_at_fork``), so a forked worker (sweep, explain) never inherits numba's
+compiler lock held by a thread it does not have.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
+
+__all__ = ["join", "start"]
 
 _thread: threading.Thread | None = None
 _lock = threading.Lock()
@@ -31,20 +40,31 @@ def _refresh() -> None:
         pass
 
 
-def _join() -> None:
+def _run(imports: Callable[[], None] | None) -> None:
+    """The warm-up thread: ``imports()``, then numba's CPU target set up."""
+    if imports is not None:
+        imports()
+    _refresh()
+
+
+def join() -> None:
+    """Wait for the warm-up to end (a no-op on its own thread, or when none started)."""
     t = _thread
     if t is not None and t.is_alive() and t is not threading.current_thread():
         t.join()
 
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(before=_join)
+    os.register_at_fork(before=join)
 
 
-def start() -> None:
-    """Begin initialising numba's CPU target, once per process (a no-op afterwards)."""
+def start(imports: Callable[[], None] | None = None) -> None:
+    """Begin the warm-up, once per process (a no-op afterwards): ``imports()`` (modules
+    that import numba), then numba's CPU target initialised."""
     global _thread
     with _lock:
         if _thread is None:
-            _thread = threading.Thread(target=_refresh, name="cgp-numba-warmup")
+            # a daemon: a run answered from the cache need not wait for it to exit
+            _thread = threading.Thread(target=_run, args=(imports,), name="cgp-numba-warmup",
+                                       daemon=True)
             _thread.start()

@@ -19,7 +19,7 @@ from numba import njit
 
 from .block import Block, MappingError
 from .frontend.tracefile import ADDRESS_MASK, TAG_EXIT, TAG_LOOP, TAG_MARKERS, Trace
-from .hashing import hash_slot, hash_table
+from .hashing import grown_ids, hash_slot, hash_table
 from .warp_order import (
     EVENT_DTYPE,
     WARP_SIZE,
@@ -166,11 +166,9 @@ def perfectly_nested(trace: Trace, region: int, launch: int, is_store: np.ndarra
     d1, d2 = mapped_loops(trace, region)
     if len(d1) != 1 or len(d2) != 1:
         return False
-    ev = np.asarray(trace.launch_events(launch))
-    _, _, valid2, _, _ = _indices(ev, d1, d2)
-    tag = ev >> 48
-    outside = (tag < TAG_MARKERS) & ~valid2
-    return not (outside.any() and is_store[tag[outside].astype(np.int64)].any())
+    ev = np.ascontiguousarray(trace.launch_events(launch), dtype=np.uint64)
+    in_d1, in_d2 = _loop_sets(d1, d2)
+    return not _store_outside_depth2(ev, in_d1, in_d2, np.asarray(is_store, np.bool_))
 
 
 def form_warps_auto(
@@ -208,30 +206,25 @@ def _loop_step(e, tag, in_d1, in_d2, cur1, cur2, open2):  # pragma: no cover - n
 
 
 @njit(cache=True, nogil=True)
-def _indices_kernel(ev, in_d1, in_d2):  # pragma: no cover - numba
-    n = ev.shape[0]
-    i1 = np.full(n, -1, np.int64)
-    i2 = np.full(n, -1, np.int64)
-    valid2 = np.zeros(n, np.bool_)
-    cur1, cur2 = -1, -1
-    max1, max2 = -1, -1
+def _store_outside_depth2(ev, in_d1, in_d2, is_store):  # pragma: no cover - numba
+    """True when a store event lies outside every open depth-2 iteration (the loop state of
+    ``map_kernel``): one pass, no per-event arrays (the launch may hold millions)."""
+    cur1, cur2 = np.int64(-1), np.int64(-1)
     open2 = False
-    for t in range(n):
+    for t in range(ev.shape[0]):
         e = ev[t]
         tag = e >> 48
         if tag == TAG_LOOP or tag == TAG_EXIT:
             cur1, cur2, open2 = _loop_step(e, tag, in_d1, in_d2, cur1, cur2, open2)
-            max1, max2 = max(max1, cur1), max(max2, cur2)
-        i1[t] = cur1
-        i2[t] = cur2
-        valid2[t] = open2
-    return i1, i2, valid2, max1 + 1, max2 + 1
+        elif tag < TAG_MARKERS and not open2 and is_store[tag]:
+            return True
+    return False
 
 
 @njit(cache=True, nogil=True)
 def map_kernel(ev, in_d1, in_d2, mode):  # pragma: no cover - numba
     """``_map_events`` in one pass over the events, with the loop
-    state of ``_indices_kernel``: (tx, ty, sid, addr) of each memory event a thread makes
+    state of ``_loop_step``: (tx, ty, sid, addr) of each memory event a thread makes
     (mode 2: inside an open depth-2 iteration, x = its index, y = the depth-1 index; mode 1:
     inside a depth-1 iteration, x = its index; mode 0: every memory event, thread 0), the
     number of memory events, and the depth-1 and depth-2 extents."""
@@ -273,15 +266,13 @@ def map_kernel(ev, in_d1, in_d2, mode):  # pragma: no cover - numba
     return out_tx[:m], out_ty[:m], out_sid[:m], out_addr[:m], n_mem, max1 + 1, max2 + 1
 
 
-def _indices(ev: np.ndarray, d1: list[int], d2: list[int]):
-    """For every event: iteration index of the current depth-1 and depth-2 loop, and whether
-    a depth-2 iteration is open inside the current depth-1 iteration; and the extents of the
-    depth-1 and depth-2 loops (largest iteration index + 1, 0 when none ran)."""
+def _loop_sets(d1: list[int], d2: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Per loop id, whether it is one of the depth-1 loops ``d1`` / depth-2 loops ``d2``."""
     size = max(d1 + d2 + [0]) + 1
     in_d1, in_d2 = np.zeros(size, np.bool_), np.zeros(size, np.bool_)
     in_d1[d1] = True
     in_d2[d2] = True
-    return _indices_kernel(np.ascontiguousarray(ev, dtype=np.uint64), in_d1, in_d2)
+    return in_d1, in_d2
 
 
 def form_warps(
@@ -364,10 +355,7 @@ def _map_events(trace: Trace, region: int, launch: int, grid_dims: int):
     if grid_dims == 2 and not d2:
         raise MappingError("a 2-D grid needs two nested loops; use --grid 1")
     mode = grid_dims if d1 else 0  # 0: a whole function without a loop, one thread runs it
-    size = max(d1 + d2 + [0]) + 1
-    in_d1, in_d2 = np.zeros(size, np.bool_), np.zeros(size, np.bool_)
-    in_d1[d1] = True
-    in_d2[d2] = True
+    in_d1, in_d2 = _loop_sets(d1, d2)
     tx, ty, sid, addr, n_mem, ext1, ext2 = map_kernel(
         np.ascontiguousarray(ev, dtype=np.uint64), in_d1, in_d2, mode
     )
@@ -394,37 +382,56 @@ def _dependence(addr, tx, ty, gx: int, sid, is_store: np.ndarray) -> Dependence 
 @njit(cache=True, nogil=True)
 def _shared_addresses(addr, tx, ty, gx, sid, is_store):  # pragma: no cover - numba
     """(count, touched): the written addresses that two or more threads touch, and per static
-    instruction whether it touches one. Three passes over the events with a hash table of
-    the written addresses (open addressing): no sort of the trace."""
-    n = addr.shape[0]
-    n_written = 0
-    for t in range(n):
-        if is_store[sid[t]]:
-            n_written += 1
+    instruction whether it touches one. A hash table of the distinct written addresses
+    (``grown_ids``: it stays in the CPU's caches) with the thread that first wrote each, then
+    one pass over the events (and one more only when an address is shared): no sort."""
     touched = np.zeros(is_store.shape[0], np.bool_)
-    if n_written == 0:
+    keys, used, ids, down, first = _written_addresses(addr, tx, ty, gx, sid, is_store)
+    m = first.shape[0]
+    if m == 0:
         return 0, touched
-    keys, used, down = hash_table(n_written)
-    first = np.empty(keys.shape[0], np.int64)  # thread that first touched the slot's address
-    shared = np.zeros(keys.shape[0], np.bool_)
-    for t in range(n):  # the written addresses
-        if is_store[sid[t]]:
-            v = np.uint64(addr[t])
-            h = hash_slot(keys, used, v, down)
-            if not used[h]:
-                used[h] = True
-                keys[h] = v
-                first[h] = np.int64(ty[t]) * gx + np.int64(tx[t])
+    shared = np.zeros(m, np.bool_)
     count = 0
-    for phase in range(2):  # which of them span two threads; then who touches those
-        for t in range(n):
+    for t in range(addr.shape[0]):  # which of them a thread other than the first touches
+        h = hash_slot(keys, used, np.uint64(addr[t]), down)
+        if used[h]:
+            j = ids[h]
+            if not shared[j] and np.int64(ty[t]) * gx + np.int64(tx[t]) != first[j]:
+                shared[j] = True
+                count += 1
+    if count == 0:
+        return 0, touched
+    for t in range(addr.shape[0]):  # who touches those
+        if not touched[sid[t]]:
             h = hash_slot(keys, used, np.uint64(addr[t]), down)
-            if not used[h]:
-                continue
-            if phase == 0:
-                if not shared[h] and np.int64(ty[t]) * gx + np.int64(tx[t]) != first[h]:
-                    shared[h] = True
-                    count += 1
-            elif shared[h]:
+            if used[h] and shared[ids[h]]:
                 touched[sid[t]] = True
     return count, touched
+
+
+@njit(cache=True, nogil=True)
+def _written_addresses(addr, tx, ty, gx, sid, is_store):  # pragma: no cover - numba
+    """(keys, used, ids, shift, first): a hash table of the addresses the events store to,
+    each with an id 0, 1, ... in order of first store, and per id the thread (ty * gx + tx)
+    of that first store."""
+    keys, used, down = hash_table(1 << 11)
+    ids = np.empty(keys.shape[0], np.int64)
+    first = np.empty(1 << 11, np.int64)
+    m = 0
+    for t in range(addr.shape[0]):
+        if not is_store[sid[t]]:
+            continue
+        v = np.uint64(addr[t])
+        h = hash_slot(keys, used, v, down)
+        if used[h]:
+            continue
+        keys[h], used[h], ids[h] = v, True, m
+        if m == first.shape[0]:
+            more = np.empty(2 * m, np.int64)
+            more[:m] = first
+            first = more
+        first[m] = np.int64(ty[t]) * gx + np.int64(tx[t])
+        m += 1
+        if 2 * m > keys.shape[0]:
+            keys, used, ids, down = grown_ids(keys, used, ids)
+    return keys, used, ids, down, first[:m]

@@ -91,3 +91,47 @@ def test_a_table_that_grows_keeps_every_key():
     assert (events[0], distinct[0]) == (2 * n, n)
     # half its events restore a pair: not fewer than half, so no accumulator
     assert restoring_stores(addr, lane, inst_start, zeros, zeros, np.array([True])) == set()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_counts_match_brute_force_when_one_thread_writes_each_address(seed):
+    """Accumulators: the stores of a thread write addresses of its own (the tables keyed by
+    the address, one owner each, against the pair tables), its loads read its own and
+    others' addresses; thousands of distinct ones for the later seeds (the tables grow)."""
+    rng = np.random.default_rng(seed)
+    n_insts, warps, own = ((60, 2, 2), (400, 4, 3), (3000, 40, 4), (4000, 60, 6))[seed]
+    addr, lane, inst_start, inst_warp, inst_sid = _launch(
+        rng, n_insts, 5, np.zeros(1, np.uint64), 32, warps)
+    is_store = np.array([False, True, False, True, False])
+    per_inst = np.diff(np.r_[inst_start, len(addr)])
+    thread = np.repeat(inst_warp, per_inst) * 64 + lane.astype(np.int64)
+    mine = thread * 4096 + rng.integers(0, own, len(addr)) * 4  # the thread's own
+    # another thread's (stored, not by this one), or one no store writes (offset >= own)
+    other = rng.integers(0, 64 * warps, len(addr)) * 4096 + rng.integers(0, 2 * own,
+                                                                        len(addr)) * 4
+    sid = np.repeat(inst_sid, per_inst)
+    p_own = np.array([0.9, 1.0, 0.25, 1.0, 0.6])[sid]  # loads 0, 2, 4: most, few, some
+    addr = np.where(rng.random(len(addr)) < p_own, mine, other).astype(np.uint64)
+    cols = (addr, lane, inst_start, inst_warp, inst_sid)
+    restores = restoring_stores(*cols, is_store)
+    assert restores == _restoring_reference(cols, is_store)
+    for chosen in (restores, frozenset({1, 3})):
+        assert reloading_loads(*cols, is_store, chosen) == _reloading_reference(
+            cols, is_store, chosen)
+    from cgpredict.port_pairs import (
+        _reload_counts,
+        _reload_counts_pairs,
+        _store_counts,
+        _store_counts_pairs,
+    )
+
+    chosen = np.ones(5, np.bool_)
+    fast = _store_counts(addr, lane, inst_start, inst_warp, inst_sid, chosen)
+    exact = _store_counts_pairs(addr, lane, inst_start, inst_warp, inst_sid, chosen)
+    assert all((a == b).all() for a, b in zip(fast, exact))
+
+    fast = _reload_counts(addr, lane, inst_start, inst_warp, inst_sid, is_store,
+                          np.array([False, True, False, True, False]))
+    exact = _reload_counts_pairs(addr, lane, inst_start, inst_warp, inst_sid, is_store,
+                                 np.array([False, True, False, True, False]))
+    assert all((a == b).all() for a, b in zip(fast, exact))

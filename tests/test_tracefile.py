@@ -485,6 +485,21 @@ def test_a_flipped_byte_in_a_section_is_a_checksum_mismatch(tmp_path, good, sect
     assert exc.value.exit_code == 4
 
 
+def test_events_checksummed_unless_the_writer_vouches_for_them(tmp_path, good):
+    """read_trace(events_crc=) skips the events' checksum only when it is the one the header
+    records (the tracer's read-back of what it wrote); any other value checks them."""
+    raw = bytearray(good.read_bytes())
+    hlen = struct.unpack("<I", raw[12:16])[0]
+    events = json.loads(raw[24:24 + hlen])["sections"]["events"]
+    raw[events["offset"]] ^= 0x10
+    bad = tmp_path / "flip.cgptrace"
+    bad.write_bytes(bytes(raw))
+    for wrong in (None, events["crc32"] ^ 1, 0):
+        with pytest.raises(TraceFormatError, match="section events: checksum mismatch"):
+            read_trace(bad, events_crc=wrong)
+    assert _same(read_trace(good, events_crc=events["crc32"]), read_trace(good))
+
+
 def test_a_flipped_byte_in_the_header_is_a_checksum_mismatch(tmp_path, good):
     raw = bytearray(good.read_bytes())
     raw[40] ^= 0x01

@@ -417,16 +417,17 @@ def test_two_x_loops_interleave_into_one_thread():
     assert wt.divergent_insts == 0 and wt.n_threads == ny * nx
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", range(8))
 def test_dependence_matches_a_dictionary_reference(seed):
     """Shared written addresses and the instructions touching them, against a brute force:
-    per address, the threads that touch it, kept when it is written and spans two threads."""
+    per address, the threads that touch it, kept when it is written and spans two threads.
+    Seeds 6 and 7 write tens of thousands of distinct addresses (the table grows)."""
     from cgpredict.warps import EVENT_DTYPE, _dependence
 
     rng = np.random.default_rng(seed)
-    n, n_sids = 4000, 5
+    n, n_sids = (4000, 5) if seed < 6 else (60000, 5)
     ev = np.zeros(n, EVENT_DTYPE)  # the thread given as (x, y) = (thread % 7, thread // 7)
-    ev["addr"] = rng.integers(0, 300 + 400 * seed, n) * 4
+    ev["addr"] = rng.integers(0, 300 + 400 * seed if seed < 6 else 200000, n) * 4
     ev["thread"] = rng.integers(0, 40, n) if seed % 2 else np.arange(n) // 8
     ev["sid"] = rng.integers(0, n_sids, n)
     is_store = np.array([False, True, False, True, False])
@@ -538,3 +539,37 @@ def test_regroup_refuses_blocks_narrower_than_a_warp():
                        1, 1, 0)
     assert regroup_warps(ev, 64, 4, Block(32, 8), Block(16, 16)) is None
     assert regroup_warps(ev, 64, 4, Block(16, 16), Block(32, 8)) is None
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_store_outside_the_x_loop_is_found_as_the_mapped_events_miss_it(seed):
+    """perfectly_nested's one-pass check (``_store_outside_depth2``) against map_kernel's
+    2-D mapping, which keeps exactly the memory events inside an open depth-2 iteration:
+    a store lies outside one when the mapping keeps fewer store events than the stream has.
+    Random nests of depth-1 (loop 0) and depth-2 (loop 1) iterations with events at both
+    depths (stores outside for odd seeds only), exits of the depth-2 loop or not."""
+    from cgpredict.warps import _loop_sets, _store_outside_depth2, map_kernel
+
+    rng = np.random.default_rng(seed)
+    is_store = np.array([False, True, False, True])
+    outside = (0, 2, 1, 3) if seed % 2 else (0, 2)  # static ids an outer event may have
+
+    def event(sids):
+        return (int(rng.choice(sids)) << 48) | int(rng.integers(0, 1 << 20)) * 4
+
+    parts = []
+    for i in range(int(rng.integers(1, 6))):
+        parts.append(_mark(0, i))
+        parts += [event(outside) for _ in range(int(rng.integers(0, 2)))]
+        for j in range(int(rng.integers(0, 5))):
+            parts.append(_mark(1, j))
+            parts += [event((0, 1, 2, 3)) for _ in range(int(rng.integers(0, 4)))]
+        if rng.random() < 0.6:
+            parts.append(_exit(1))
+        parts += [event(outside) for _ in range(int(rng.integers(0, 2)))]
+    ev = np.array(parts, np.uint64)
+    in_d1, in_d2 = _loop_sets([0], [1])
+    _, _, sid, _, _, _, _ = map_kernel(ev, in_d1, in_d2, 2)
+    stores = int(is_store[(ev[(ev >> 48) < 4] >> 48).astype(np.int64)].sum())
+    mapped = int(is_store[sid.astype(np.int64)].sum())
+    assert _store_outside_depth2(ev, in_d1, in_d2, is_store) == (mapped < stores)

@@ -20,6 +20,7 @@ events: most of the length); apart, a change of the layout could miss its check.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -31,8 +32,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
-from numba import njit
 
+from .. import warmup
 from ..errors import TraceFormatError
 from ..instrument.memtrace import BlockInfo, CallSite, LoopInfo, MemInstr
 
@@ -195,8 +196,9 @@ def write_trace(
     bb_counts: np.ndarray,
     loop_iters: np.ndarray,
     loop_entries: np.ndarray,
-) -> None:
-    """Write a trace; the events are copied from the runtime's raw event file."""
+) -> int:
+    """Write a trace; the events are copied from the runtime's raw event file. Returns the
+    events' CRC-32 (for ``read_trace(..., events_crc=)``)."""
     n_events = events_file.stat().st_size // 8
     arrays = [
         ("launches", launches),
@@ -235,6 +237,7 @@ def write_trace(
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+    return events_crc
 
 
 def _file_crc(path: Path, nbytes: int) -> int:
@@ -288,8 +291,11 @@ def _dtype(spec) -> np.dtype:
     return np.dtype([tuple(x) for x in spec])
 
 
-def read_trace(path: str | Path) -> Trace:
-    """Read a trace file; any problem with it raises TraceFormatError with one line."""
+def read_trace(path: str | Path, events_crc: int | None = None) -> Trace:
+    """Read a trace file; any problem with it raises TraceFormatError with one line.
+    ``events_crc``: the events' checksum as ``write_trace`` computed it from the bytes it
+    wrote, for a trace read back at once (the tracer): a header that records the same one is
+    not checksummed again over the events (hundreds of megabytes); every other check stays."""
     path = Path(path)
     try:
         st = path.stat()
@@ -301,7 +307,8 @@ def read_trace(path: str | Path) -> Trace:
             layout = _layout(meta.get("sections"), st.st_size)
             if isinstance(layout, str):
                 raise TraceFormatError(f"{path}: {layout}")
-            arrays = {name: _read_section(f, path, name, *layout[name]) for name in SECTIONS}
+            arrays = {name: _read_section(f, path, name, *layout[name], known=events_crc)
+                      for name in SECTIONS}
     except TraceFormatError:
         raise
     except FileNotFoundError:
@@ -389,8 +396,10 @@ def _layout(sections, size: int) -> dict | str:
     return out
 
 
-def _read_section(f, path: Path, name: str, offset: int, shape, dt, crc: int) -> np.ndarray:
-    """One section (the events memory-mapped), its checksum verified."""
+def _read_section(f, path: Path, name: str, offset: int, shape, dt, crc: int,
+                  known: int | None = None) -> np.ndarray:
+    """One section (the events memory-mapped), its checksum verified (the events' taken as
+    ``known`` when the writer just computed it: see read_trace)."""
     nbytes = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
     if nbytes == 0:
         arr = np.zeros(shape, dt)
@@ -399,8 +408,9 @@ def _read_section(f, path: Path, name: str, offset: int, shape, dt, crc: int) ->
         arr = np.memmap(path, dt, "r", offset, shape)
         got = 0
         flat = arr.reshape(-1).view(np.uint8)
-        for lo in range(0, nbytes, 1 << 26):
+        for lo in range(0, 0 if known == crc else nbytes, 1 << 26):
             got = zlib.crc32(flat[lo : lo + (1 << 26)], got)
+        got = crc if known == crc else got
     else:
         f.seek(offset)
         raw = f.read(nbytes)
@@ -506,7 +516,7 @@ def _check_span(ev, start: int, stop: int, n_mem: int, n_loops: int, limits) -> 
     """The first bad event of ``ev[start:stop]`` (``_first_bad_event``) as a line, or None."""
     for lo in range(start, stop, _CHUNK):
         chunk = np.asarray(ev[lo : min(lo + _CHUNK, stop)])
-        k, what, value = _first_bad_event(chunk.view(np.uint64), n_mem, n_loops, limits)
+        k, what, value = _event_checker()(chunk.view(np.uint64), n_mem, n_loops, limits)
         if k >= 0:
             if what == 0:
                 return f"event {lo + k} names memory instruction {value}, the trace has {n_mem}"
@@ -518,7 +528,16 @@ def _check_span(ev, start: int, stop: int, n_mem: int, n_loops: int, limits) -> 
     return None
 
 
-@njit(cache=True, nogil=True)
+@functools.cache
+def _event_checker():
+    """``_first_bad_event`` compiled by numba (cached), made on the first trace checked: the
+    tracer imports no numba, whose import goes on beside the compiler (``warmup``)."""
+    warmup.join()
+    from numba import njit
+
+    return njit(cache=True, nogil=True)(_first_bad_event)
+
+
 def _first_bad_event(ev, n_mem, n_loops, limits):  # pragma: no cover - numba
     """(index, kind, value) of the first event with an unknown memory instruction (kind 0),
     an unknown marker tag (1), an unknown loop (2) or an iteration index past the loop's

@@ -559,13 +559,13 @@ def test_a_store_outside_the_x_loop_is_found_as_the_mapped_events_miss_it(seed):
 
     parts = []
     for i in range(int(rng.integers(1, 6))):
-        parts.append(_mark(0, i))
+        parts.append(mark(0, i))
         parts += [event(outside) for _ in range(int(rng.integers(0, 2)))]
         for j in range(int(rng.integers(0, 5))):
-            parts.append(_mark(1, j))
+            parts.append(mark(1, j))
             parts += [event((0, 1, 2, 3)) for _ in range(int(rng.integers(0, 4)))]
         if rng.random() < 0.6:
-            parts.append(_exit(1))
+            parts.append(loop_exit(1))
         parts += [event(outside) for _ in range(int(rng.integers(0, 2)))]
     ev = np.array(parts, np.uint64)
     in_d1, in_d2 = _loop_sets([0], [1])

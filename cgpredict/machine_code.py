@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .compute import UNROLL_WHOLE, runtime_trip_depth
+from .compute import PTXAS_UNROLL, UNROLL_RUNTIME, UNROLL_WHOLE, runtime_trip_depth
 from .frontend.tracefile import Trace
 from .instrument import loopbody
 from .instrument.memtrace import gep_variable_indices
@@ -291,17 +291,40 @@ def machine_extras(
 # nvcc unrolls such a loop UNROLL_RUNTIME (4) times in its PTX; ptxas unrolls that trip
 # PTXAS_UNROLL (4) times more when the loop has an access that moves one element per
 # iteration and at most one store (compute.runtime_trip_depth). Of the unrolled trip's
-# control and address arithmetic the SASS keeps (read from the sm_90 SASS of the ports,
-# validation/results/sass-check.md): a 64-bit add (IADD3, IADD3.X) per pointer it advances,
-# the 64-bit base of each access moving by more than an element (IMAD.WIDE), the trip
-# counter and its test, and one back edge.
+# control and address arithmetic the SASS keeps (read from the sm_90 SASS of the ports'
+# hot loops, validation/results/sass-check.md):
+#
+# * the remaining count's add and its test, one back edge, and the source index itself
+#   (IADD3/VIADD): the remainder stage after the unrolled trips computes its addresses from
+#   it (PTX: ``mul.wide.s32 %rd, %r_k, 4`` before the 1-iteration loop), so it stays live;
+# * per pointer moving one element: its 64-bit add (IADD3 + IADD3.X);
+# * per pointer moving by a row: 2, a 64-bit add of the row pointer or, where every access
+#   moves by a row (nvcc's 4 a trip), a 32-bit row-index add and the IMAD.WIDE of the address;
+# * a *re-based* trip (``rebased_trip``): where the addresses of a 16-deep trip are offset by
+#   two or more different loop-invariant values (GEMM's A[i][k] and B[k][j]: the thread's
+#   row i and column j; SYRK's A[i][k] and A[j][k]), LLVM's loop strength reduction keeps
+#   one induction pointer (a 64-bit add) and re-adds each offset to it: a unit-stride access
+#   is then addressed twice a trip (its nvcc trip's first iteration at sext(r + k), the other
+#   three at sext(r + k + 1): two addresses, one IMAD.WIDE or pointer add each), and a
+#   strided one from its row base, which is the same for every thread (a uniform register
+#   pair, UIADD3), plus the thread's offset (IMAD.WIDE), whose addend ptxas first copies into
+#   a vector register pair (2 MOV, class other).
 
-#: integer instructions per trip for the loop's control: the trip counter's add and its test
+#: integer instructions per trip for the loop's control: the remaining count's add and its test
 TRIP_CONTROL_INTEGER = 2
-#: integer instructions per trip per advancing pointer: its 64-bit add (IADD3 + IADD3.X)
+#: integer instructions per trip for the source index the remainder stage addresses from
+TRIP_INDEX_INTEGER = 1
+#: integer instructions per trip per advancing pointer: its 64-bit add (IADD3 + IADD3.X), or,
+#: moving by a row in a trip of rows only, the row-index add and the address's IMAD.WIDE
 POINTER_ADD_INTEGER = 2
-#: integer instructions per trip per access moving by more than an element: its IMAD.WIDE
+#: re-based trip: the shared induction pointer's 64-bit add (integer, per trip)
+REBASED_INDUCTION_INTEGER = 2
+#: re-based trip: addresses per unit-stride access a trip (one integer instruction each)
+REBASED_UNIT_ADDRESSES = 2
+#: re-based trip, per strided access: the IMAD.WIDE adding the thread's offset to the row base
 STRIDED_BASE_INTEGER = 1
+#: re-based trip, per strided access: the 2 MOV copying the uniform row base (class other)
+UNIFORM_BASE_COPY_OTHER = 2
 #: branch instructions per trip: the back edge
 TRIP_BRANCHES = 1
 
@@ -311,28 +334,40 @@ _GEP_FLAGS = frozenset(("getelementptr", "inbounds", "nuw", "nusw"))
 @dataclass(frozen=True)
 class RuntimeTrip:
     """What ptxas makes of one loop bounded by a run-time size: source iterations a trip
-    and the integer and branch instructions each trip keeps."""
+    and the integer, branch and other instructions each trip keeps."""
 
     depth: int  # source iterations per trip (16 or 4)
     pointers: int = 0  # distinct address bases the loop advances
     strided: int = 0  # of them, those moving by more than one element per iteration
     stores: int = 0  # global stores per iteration
+    rebased: bool = False  # a 16-deep trip whose addresses have 2+ invariant offsets
 
     @property
     def integer(self) -> float:
-        """Integer instructions per trip: pointer adds, strided bases, counter and test."""
-        return (POINTER_ADD_INTEGER * self.pointers + STRIDED_BASE_INTEGER * self.strided
-                + TRIP_CONTROL_INTEGER)
+        """Integer instructions per trip: control, index, pointer adds and addresses."""
+        unit = self.pointers - self.strided
+        if self.rebased:
+            units = (REBASED_INDUCTION_INTEGER + REBASED_UNIT_ADDRESSES * unit) if unit else 0
+            rows = (POINTER_ADD_INTEGER + STRIDED_BASE_INTEGER) * self.strided
+        else:
+            units, rows = POINTER_ADD_INTEGER * unit, POINTER_ADD_INTEGER * self.strided
+        return float(TRIP_CONTROL_INTEGER + TRIP_INDEX_INTEGER + units + rows)
 
     @property
     def branch(self) -> float:
         """Branch instructions per trip: the back edge."""
         return float(TRIP_BRANCHES)
 
+    @property
+    def other(self) -> float:
+        """Moves per trip (class other): a re-based trip's uniform row-base copies."""
+        return float(UNIFORM_BASE_COPY_OTHER * self.strided if self.rebased else 0)
+
     def per_iteration(self, cls: str = "all") -> float:
-        """Kept instructions per source iteration of class ``cls`` (integer, branch, all)."""
-        n = {"integer": self.integer, "branch": self.branch,
-             "all": self.integer + self.branch}.get(cls, 0.0)
+        """Kept instructions per source iteration of class ``cls`` (integer, branch, other,
+        all)."""
+        n = {"integer": self.integer, "branch": self.branch, "other": self.other,
+             "all": self.integer + self.branch + self.other}.get(cls, 0.0)
         return n / self.depth
 
 
@@ -422,12 +457,65 @@ def _gep_base(text: str) -> list[str]:
     return [parts[1].split()[-1]] if len(parts) > 1 else []
 
 
+_CASTS = frozenset(("sext", "zext", "trunc", "bitcast"))
+
+
+def _cast_operand(ins) -> str:
+    """The operand of a cast instruction (``sext i32 %i to i64`` -> ``%i``)."""
+    parts = ins.text.split(ins.opcode, 1)[-1].split(" to ")[0].split()
+    return parts[-1] if parts else ""
+
+
+def _outside_roots(name: str, defs: dict, index: bool) -> frozenset[str]:
+    """The loop-invariant values that a value from outside the loop offsets an address by:
+    an index (``index``) is one itself, through casts (a parameter too); a base is one only
+    as a row address hoisted out of the loop (a ``getelementptr``: its variable indices and
+    its base's), not as an array's own base (a global, a parameter, the plain port's opaque
+    pointer)."""
+    ins = defs.get(name.lstrip("%"))
+    if ins is None or not name.startswith("%"):
+        return frozenset((name.lstrip("%"),)) if index and name.startswith("%") else frozenset()
+    if ins.opcode in _CASTS and _cast_operand(ins).startswith("%"):
+        return _outside_roots(_cast_operand(ins), defs, index)
+    if ins.opcode != "getelementptr":
+        return frozenset((name.lstrip("%"),)) if index else frozenset()
+    out: frozenset[str] = frozenset()
+    for idx, _ in gep_index_types(ins.text):
+        out |= _outside_roots(idx, defs, True)
+    for b in _gep_base(ins.text):
+        out |= _outside_roots(b, defs, False)
+    return out
+
+
+def invariant_offsets(body: loopbody.LoopBody, o, geps: dict[str, str], defs: dict) -> frozenset:
+    """The loop-invariant values memory op ``o``'s address is offset by (``_outside_roots``
+    of each index and base of its address computation defined outside the loop: GEMM's
+    A[i][k] by i, B[k][j] by j, x[k] by none); ``defs``: the function's instructions by
+    result name."""
+    in_body = {op.name.lstrip("%") for op in body.ops if op.name}
+    out: frozenset[str] = frozenset()
+    for g in _address_geps(body.ops, o):
+        text = geps.get(body.ops[g].name.lstrip("%"), "")
+        names = [(n, True) for n, _ in gep_index_types(text)]
+        for n, index in names + [(b, False) for b in _gep_base(text)]:
+            if n.startswith("%") and n.lstrip("%") not in in_body:
+                out |= _outside_roots(n, defs, index)
+    return out
+
+
+def rebased_trip(depth: int, offsets) -> bool:
+    """Whether a trip of ``depth`` source iterations is re-based (see RuntimeTrip): 16 deep,
+    its advancing addresses offset by two or more different sets of loop-invariant values
+    (``offsets``: one set per pointer)."""
+    return depth == UNROLL_RUNTIME * PTXAS_UNROLL and len({f for f in offsets if f}) >= 2
+
+
 def runtime_trip(trace: Trace, loop) -> RuntimeTrip:
     """``RuntimeTrip`` of ``loop`` (a loop of the trace bounded by a run-time size): its
     global accesses at an address that changes every iteration, their distinct address
-    bases (``address_bases``: the pointers ptxas advances), which of them move by more than
+    bases (``pointer_key``: the pointers ptxas advances), which of them move by more than
     an element, and its stores per iteration decide the depth
-    (compute.runtime_trip_depth)."""
+    (compute.runtime_trip_depth); their invariant offsets whether it is re-based."""
     h = trace.header
     mod = ir_module(h.ir_text)
     if loop.function not in mod.functions:
@@ -440,18 +528,23 @@ def runtime_trip(trace: Trace, loop) -> RuntimeTrip:
         for blk in fn.blocks if blk.label in labels
         for ins in blk.instrs if ins.opcode == "getelementptr" and ins.result
     }  # fmt: skip
+    defs = {ins.result.lstrip("%"): ins for blk in fn.blocks for ins in blk.instrs if ins.result}
     inv = loopbody.invariant_ops(body.ops)
     moving: dict[tuple, bool] = {}  # per advancing pointer: moves one element
+    offsets: dict[tuple, frozenset] = {}  # per advancing pointer: its invariant offsets
     for o in body.mem_ops:
         if o.mem_id >= 0 and o.array and any(not inv[g] for g in _address_geps(body.ops, o)):
             key = pointer_key(body, o, geps)
             moving[key] = moving.get(key, False) or access_moves_one_element(body, o, geps)
+            offsets[key] = invariant_offsets(body, o, geps, defs)
     stores = sum(o.klass == "store" and o.mem_id >= 0 for o in body.mem_ops)
+    depth = runtime_trip_depth(any(moving.values()), stores)
     return RuntimeTrip(
-        depth=runtime_trip_depth(any(moving.values()), stores),
+        depth=depth,
         pointers=len(moving),
         strided=sum(not unit for unit in moving.values()),
         stores=stores,
+        rebased=rebased_trip(depth, offsets.values()),
     )
 
 

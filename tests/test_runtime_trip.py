@@ -5,8 +5,12 @@ parallelism.ThreadBodies.unrolled_savings that kernel.launch charges with them.
 Oracles from the mechanisms (read from the sm_90 SASS of the ports,
 validation/results/sass-check.md): nvcc unrolls such a loop 4 times; ptxas 4 times more when
 an access moves one element per iteration and the loop stores at most once an iteration; a
-trip keeps a 64-bit add (2 instructions) per pointer it advances, an IMAD.WIDE per base moving
-by a row, the trip counter and its test (2) and one back edge."""
+trip keeps 2 integer instructions per pointer it advances (a 64-bit add, or a row-index add
+and an IMAD.WIDE), the remaining count and its test (2), the source index the remainder
+stage addresses from (1) and one back edge. A re-based trip (16 deep, its addresses offset by
+two or more different loop-invariant values: GEMM, SYRK) keeps one induction pointer (2),
+two addresses a trip per unit-stride access (1 each) and per strided access its row base's
+add (2), an IMAD.WIDE (1) and 2 MOV copying that uniform base (class other)."""
 
 from __future__ import annotations
 
@@ -16,7 +20,7 @@ import pytest
 
 from cgpredict.compute import PTXAS_UNROLL, UNROLL_RUNTIME, runtime_trip_depth
 from cgpredict.kernel.launch import loop_trip_at, loop_unroll_at
-from cgpredict.machine_code import RuntimeTrip, gep_index_types, runtime_trip
+from cgpredict.machine_code import RuntimeTrip, gep_index_types, rebased_trip, runtime_trip
 from cgpredict.pipeline import predict_source
 from cgpredict.prediction import RunOptions
 from cgpredict.prepared import prepare
@@ -43,19 +47,54 @@ int main(void) {{
 
 
 # three pointers moving one element per iteration (A[i][j], B[i][j], x[j]), no store in the
-# loop: 16 iterations a trip, 2 x 3 pointer adds + counter + test = 8 integer, 1 branch
+# loop: 16 iterations a trip, 2 x 3 pointer adds + counter + test + index = 9 integer, 1
+# branch; offset by i only (x[j] by nothing): not re-based
 THREE_POINTERS = _kernel("s += A[i][j] * B[i][j] * x[j];", "A[N][N], B[N][N], x[N], y[N]")
-# one pointer moving by a row per iteration (A[j][i]): nvcc's 4 a trip; 2 + 1 (IMAD.WIDE of
-# the strided base) + 2 = 5 integer, 1 branch
+# one pointer moving by a row per iteration (A[j][i]): nvcc's 4 a trip; 2 (row-index add and
+# IMAD.WIDE) + 2 + 1 = 5 integer, 1 branch
 COLUMN = _kernel("s += A[j][i];", "A[N][N], y[N]")
 # two stores per iteration, both moving one element: nvcc's 4 a trip
 TWO_STORES = _kernel("{ B[i][j] = A[i][j]; C[i][j] = 2 * A[i][j]; }",
                      "A[N][N], B[N][N], C[N][N], y[N]")
 # two pointers into one array, one moving an element (A[i][j]), one a row (A[j][i]): 16 a
-# trip, 2 x 2 + 1 + 2 = 7 integer
+# trip, 2 x 2 + 2 + 1 = 7 integer; both offset by i alone: not re-based
 ONE_ARRAY_TWO_POINTERS = _kernel("s += A[i][j] * A[j][i];", "A[N][N], y[N]")
 # one store per iteration: ptxas's 16
 ONE_STORE = _kernel("B[i][j] = 2 * A[i][j];", "A[N][N], B[N][N], y[N]")
+
+
+def _kernel_2d(body: str, decl: str) -> str:
+    """A traced C file whose kernel maps i and j (256 x 256 threads) and runs ``body`` in a
+    k loop of 256 iterations (a size: a run-time bound in a port)."""
+    return f"""\
+#define N 256
+#pragma cgp trace N=256
+static float {decl};
+int main(void) {{
+  for (int i = 0; i < N; i++) for (int j = 0; j < N; j++) A[i][j] = i - j;
+#pragma cgp kernel k grid=2
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++) {{
+      float s = 0;
+      for (int k = 0; k < N; k++) {body}
+      C[i][j] = s;
+    }}
+  return C[3][4] != 12345.0f ? 0 : 1;
+}}
+"""
+
+
+# GEMM's k loop: A[i][k] moves an element offset by the thread's row i, B[k][j] a row offset
+# by its column j: two different offsets, 16 a trip, re-based: one induction pointer (2), A's
+# two addresses (2), B's row base add (2) and IMAD.WIDE (1), the count, its test and the index
+# (3): 10 integer; B's uniform base copied into a vector pair: 2 other; 1 branch
+GEMM_LIKE = _kernel_2d("s += A[i][k] * B[k][j];", "A[N][N], B[N][N], C[N][N]")
+# SYRK's: A[i][k] and A[j][k], two unit-stride pointers offset by i and by j: re-based,
+# 2 + 2 x 2 + 3 = 9 integer, no strided base to copy: 0 other
+SYRK_LIKE = _kernel_2d("s += A[i][k] * A[j][k];", "A[N][N], C[N][N]")
+# the same loop with both accesses offset by the thread's row i (GESUMMV's A[i][k], B[i][k])
+# and one by nothing (x[k]): not re-based, 2 x 3 + 3 = 9 integer
+ONE_OFFSET = _kernel_2d("s += A[i][k] * B[i][k] * x[k];", "A[N][N], B[N][N], C[N][N], x[N]")
 
 
 def test_ptxas_unrolls_nvccs_trip_again_when_an_access_moves_one_element() -> None:
@@ -68,15 +107,40 @@ def test_ptxas_unrolls_nvccs_trip_again_when_an_access_moves_one_element() -> No
 
 
 @pytest.mark.parametrize("k", [0, 1, 2, 5])
-def test_a_trip_keeps_a_64_bit_add_per_pointer_the_counter_and_a_back_edge(k: int) -> None:
+def test_a_trip_keeps_a_64_bit_add_per_pointer_the_counter_index_and_a_back_edge(k: int) -> None:
     trip = RuntimeTrip(depth=16, pointers=k, strided=0)
-    assert trip.integer == 2 * k + 2
+    assert trip.integer == 2 * k + 2 + 1  # pointer adds, count and test, the index
     assert trip.branch == 1
-    assert trip.per_iteration("all") == pytest.approx((2 * k + 3) / 16)
+    assert trip.other == 0
+    assert trip.per_iteration("all") == pytest.approx((2 * k + 4) / 16)
     assert trip.per_iteration("other") == 0.0
     strided = RuntimeTrip(depth=4, pointers=k + 1, strided=1)
-    assert strided.integer == 2 * (k + 1) + 1 + 2  # the strided base's IMAD.WIDE
+    assert strided.integer == 2 * (k + 1) + 2 + 1  # a row pointer costs 2 as well
     assert strided.per_iteration("integer") == pytest.approx((2 * k + 5) / 4)
+
+
+@pytest.mark.parametrize("unit, strided", [(1, 1), (2, 0), (1, 0), (1, 2), (3, 1)])
+def test_a_rebased_trip_addresses_each_unit_access_twice_and_copies_uniform_bases(
+    unit: int, strided: int
+) -> None:
+    trip = RuntimeTrip(depth=16, pointers=unit + strided, strided=strided, rebased=True)
+    assert trip.integer == 2 + 2 * unit + 3 * strided + 3
+    assert trip.other == 2 * strided
+    assert trip.branch == 1
+    assert trip.per_iteration("all") == pytest.approx(
+        (2 + 2 * unit + 3 * strided + 3 + 2 * strided + 1) / 16
+    )
+    plain = RuntimeTrip(depth=16, pointers=unit + strided, strided=strided)
+    assert trip.integer - plain.integer == 2 + strided  # the induction, the IMAD.WIDEs
+
+
+def test_only_a_16_deep_trip_with_two_different_offsets_is_rebased() -> None:
+    i, j = frozenset({"i"}), frozenset({"j"})
+    assert rebased_trip(16, [i, j])
+    assert rebased_trip(16, [i, j, frozenset()])
+    assert not rebased_trip(16, [i, i, frozenset()])  # GESUMMV: one offset
+    assert not rebased_trip(16, [i, frozenset()])  # ATAX: x[j] by nothing
+    assert not rebased_trip(4, [i, j])  # rows only: SYRK transposed
 
 
 def test_gep_indices_step_over_rows_or_elements() -> None:
@@ -95,7 +159,8 @@ def _trip(tmp_path: Path, src: str):
     path.write_text(src)
     with prepare(path, RunOptions(device="h100")) as prep:
         tr = prep.trace
-        (lp,) = [lp for lp in tr.header.loops if lp.region == 0 and lp.depth == 2]
+        depth = max(lp.depth for lp in tr.header.loops if lp.region == 0)
+        (lp,) = [lp for lp in tr.header.loops if lp.region == 0 and lp.depth == depth]
         assert loop_trip_at(tr, lp.id) == runtime_trip(tr, lp)
         return runtime_trip(tr, lp), loop_unroll_at(tr, lp.id)
 
@@ -108,8 +173,12 @@ def _trip(tmp_path: Path, src: str):
         (TWO_STORES, RuntimeTrip(depth=4, pointers=3, strided=0, stores=2)),
         (ONE_STORE, RuntimeTrip(depth=16, pointers=2, strided=0, stores=1)),
         (ONE_ARRAY_TWO_POINTERS, RuntimeTrip(depth=16, pointers=2, strided=1, stores=0)),
+        (GEMM_LIKE, RuntimeTrip(depth=16, pointers=2, strided=1, stores=0, rebased=True)),
+        (SYRK_LIKE, RuntimeTrip(depth=16, pointers=2, strided=0, stores=0, rebased=True)),
+        (ONE_OFFSET, RuntimeTrip(depth=16, pointers=3, strided=0, stores=0)),
     ],
-    ids=["three_pointers", "column", "two_stores", "one_store", "one_array_two_pointers"],
+    ids=["three_pointers", "column", "two_stores", "one_store", "one_array_two_pointers",
+         "gemm_like", "syrk_like", "one_offset"],
 )
 def test_the_trip_of_a_loop_of_our_own(tmp_path: Path, src: str, want: RuntimeTrip) -> None:
     trip, unroll = _trip(tmp_path, src)
@@ -120,8 +189,18 @@ def test_the_trip_of_a_loop_of_our_own(tmp_path: Path, src: str, want: RuntimeTr
 def test_the_fold_leaves_the_trips_control_per_iteration(tmp_path: Path) -> None:
     """THREE_POINTERS at the PTX level: per iteration an index instruction per access (3),
     the induction add, its compare and the conditional branch: 6, all following j (affine).
-    The SASS keeps (8 + 1) / 16 of them an iteration: 256 x (6 - 9/16) folded per thread."""
+    The SASS keeps (9 + 1) / 16 of them an iteration: 256 x (6 - 10/16) folded per thread."""
     path = tmp_path / "k.c"
     path.write_text(THREE_POINTERS)
     (k,) = predict_source(path, RunOptions(device="h100")).kernels
-    assert k.profile.folded_insts == pytest.approx(256 * (6 - 9 / 16))
+    assert k.profile.folded_insts == pytest.approx(256 * (6 - 10 / 16))
+
+
+def test_the_fold_of_a_rebased_trip_adds_its_moves(tmp_path: Path) -> None:
+    """GEMM_LIKE at the PTX level: per iteration an index instruction per access (A[i][k]:
+    1, B[k][j]: 1), the induction add, its compare and the branch: 5, all affine. The SASS
+    keeps (10 integer + 1 branch + 2 other) / 16 an iteration: 256 x (5 - 13/16) folded."""
+    path = tmp_path / "k.c"
+    path.write_text(GEMM_LIKE)
+    (k,) = predict_source(path, RunOptions(device="h100")).kernels
+    assert k.profile.folded_insts == pytest.approx(256 * (5 - 13 / 16))

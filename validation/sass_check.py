@@ -26,7 +26,7 @@ models (``--port plain|restrict``), per kernel:
   (``compute.integer_insts``) is counted once per unrolled trip
   (``kernel.launch.loop_unroll_at``), or, in a loop bounded by a run-time size, replaced
   by what ptxas's trip keeps (``kernel.launch.loop_trip_at``, ``machine_code.RuntimeTrip``:
-  integer and branch, per source iteration); it is
+  integer, branch and a re-based trip's moves (other), per source iteration); it is
   taken from the integer, branch and other classes by the same call on each class's share of
   the operations (``folded_classes``). The per-thread entry code
   (``compute.kernel_entry_insts``) is split as its docstring reads: per grid dimension 3
@@ -635,8 +635,11 @@ def render(checks: list[KernelCheck]) -> str:
         "and branch",
         "instructions is counted once per unrolled trip of a whole tile loop of up to 32, and "
         "in a loop bounded by a size as ptxas's trip keeps it: 16 or 4 iterations a trip "
-        "(`compute.runtime_trip_depth`), a 64-bit add per pointer, an IMAD.WIDE per base "
-        "moving by a row, the counter, its test and the back edge (`machine_code.RuntimeTrip`); "
+        "(`compute.runtime_trip_depth`), 2 integer instructions per pointer, the count, its "
+        "test, the index and the back edge, and in a re-based trip (GEMM, SYRK: addresses "
+        "offset by two different invariants) one induction pointer, two addresses per "
+        "unit-stride access and per strided one an IMAD.WIDE and 2 moves of its uniform row "
+        "base (`machine_code.RuntimeTrip`); "
         "the sizes are run-time kernel parameters in the "
         "measured PolyBench/GPU kernels and in these ports (`validation/cuda/common.cuh`, "
         "\"Sizes\"; SYR2K apart, as measured), so nvcc unrolls such a loop 4 times and ptxas "
@@ -845,37 +848,40 @@ def _compute_gap(launch: str, port: str, cls: str) -> str | None:
 #: integer class off with the hot loop at 16 source iterations a trip (ptxas's depth, which
 #: the model's compute.runtime_trip_depth finds): filled from results/sass-check.md
 _INTEGER16_OFF = _pairs(
-    "mm:* mm2_k1:* mm2_k2:* mm3_k1:* mm3_k2:* mm3_k3:* gemm:* syrk:* atax_k1:plain "
-    "bicg_k2:plain dct1d:plain mvt_k1:plain mvt_k2:restrict deriche_hfwd:* deriche_hbwd:*"
+    "mm:plain mm2_k1:plain mm2_k2:plain mm3_k1:plain mm3_k2:plain mm3_k3:plain"
 )
+#: integer class off at 16 a trip, the trip agreeing: the instructions apart lie outside it
+_INTEGER16_OUTSIDE = _pairs("mvt_k2:restrict deriche_hbwd:*")
 #: integer class off with the hot loop at nvcc's 4 source iterations a trip
-_INTEGER4_OFF = _pairs(
-    "corr_mean:* covar_mean:* deriche_vfwd:* gesummv:plain syrk_transposed:*"
-)
+_INTEGER4_OFF = _pairs("corr_mean:* covar_mean:*")
 #: branch class one apart at 16 source iterations a trip
 _BRANCH16_OFF = _pairs("deriche_hfwd:* gemver_k3:* mvt_k1:* mvt_k2:*")
 _RUNTIME_INTEGER_16 = (
-    "ptxas unrolls the loop 16 source iterations a trip, as cgpredict's trip depth rule says "
-    "(compute.runtime_trip_depth), but keeps more per trip than cgpredict's per-trip cost "
-    "(machine_code.RuntimeTrip: a 64-bit add per pointer, an IMAD.WIDE per base moving by a "
-    "row, the counter and its test): in MM, 2MM, 3MM, GEMM and SYRK 0.6-0.8 integer "
-    "instructions per source iteration in the SASS, 0.4 in cgpredict (nvcc addresses the row "
-    "that moves one element with two pointers, k and k + 1, and ptxas keeps the index k and "
-    "re-bases the strided pointer with an IMAD.WIDE every trip): 49-60 per thread at 64 "
-    "iterations, 34-39 in cgpredict; in the others (ATAX k1, BICG k2, DCT and MVT k1 plain, "
-    "Deriche's row passes, MVT k2 restrict) the trip agrees (0.4-0.5 per iteration in both) "
-    "and the 4-11 instructions per thread apart lie outside it (not read in detail)"
+    "ptxas unrolls the loop 16 source iterations a trip and re-bases it as cgpredict's "
+    "trip says (machine_code.RuntimeTrip, re-based: 10 integer instructions a trip: the "
+    "count, its test, the index, the induction pointer, A's two addresses, B's uniform row "
+    "base and its IMAD.WIDE, and 2 moves copying that base into a vector register pair), "
+    "but the plain MM, 2MM and 3MM ports issue one of those moves and a copy of A's "
+    "pointer as IMAD.MOV/IMAD.U32 (integer) where GEMM's issues MOV (other): register "
+    "allocation, 12 integer instructions a trip in the SASS (59-60 per thread at 64 "
+    "iterations, 51.1 in cgpredict)"
+)
+_RUNTIME_INTEGER_16_OUTSIDE = (
+    "ptxas unrolls the loop 16 source iterations a trip: MVT k2 restrict's trip agrees with "
+    "cgpredict's (machine_code.RuntimeTrip: 7 integer instructions) and the 4 per thread "
+    "cgpredict counts more lie outside it (not read in detail); Deriche's backward row "
+    "pass counts its index down and ptxas advances a uniform 64-bit offset (UIADD3 pairs) "
+    "with one IMAD.WIDE per access, 8 a trip where cgpredict counts 7, and 2-3 more before "
+    "the loop (42-43 per thread, 36 in cgpredict)"
 )
 _RUNTIME_INTEGER_4 = (
     "ptxas keeps nvcc's 4 source iterations a trip, as cgpredict's trip depth rule says "
-    "(every access moves by a row, or two stores an iteration), but its trip computes a "
-    "32-bit index and the 64-bit address from it (IADD3, IMAD.WIDE) per access and keeps "
-    "the index, the remaining count and its test, where cgpredict counts a 64-bit pointer "
-    "add per pointer, an IMAD.WIDE per row-moving base and the counter and its test: "
-    "CORR and COVAR means 1.5 integer instructions per source iteration in the SASS, 1.25 in "
-    "cgpredict (one pointer), GESUMMV plain 2.5 and 2 (105-170 per thread at 64 iterations, "
-    "88-141 in cgpredict); Deriche's forward column pass and SYRK transposed 1.8 and 2 "
-    "(cgpredict over: 136-137 per thread where the SASS has 119-123)"
+    "(every access moves by a row), and its trip computes a 32-bit row index and the "
+    "address from it (add, IMAD.WIDE) as cgpredict counts (machine_code.RuntimeTrip: 2 per "
+    "row pointer, the count, its test and the index), but LLVM's loop strength reduction "
+    "starts the one row index of the CORR and COVAR means 3 rows ahead (j + 192) and "
+    "subtracts them again every trip (PTX: add.s32 %r, %r25, -192): 6 integer instructions "
+    "a trip in the SASS, 5 in cgpredict (105 per thread at 64 iterations, 88)"
 )
 _RUNTIME_BRANCH_16 = (
     "6 branches per thread in the SASS at 64 iterations, 7 in cgpredict (the guard, the "
@@ -887,14 +893,15 @@ _TRIP_RULE_MISS = (
     "(compute.runtime_trip_depth): every access moves by a row, which keeps nvcc's 4 "
     "iterations a trip in Deriche's forward column pass, but ptxas unrolls this backward "
     "pass 16 deep (1.2 integer instructions and 1/16 branch per source iteration in the "
-    "SASS, 2 and 1/4 in cgpredict)"
+    "SASS, 1.75 and 1/4 in cgpredict)"
 )
 _RUNTIME_OTHER_16 = (
-    "per 16-iteration trip ptxas copies the pointers of the strided accesses into the "
-    "register pair of an IMAD.WIDE (MOV, 1-4 a trip), and each stage of the remainder (8, "
-    "4, 1 iterations) sets its pointers up again (LDC.64, MOV): 3-12 other instructions per "
-    "thread more than cgpredict's set-up moves before the loop (not modelled: "
-    "machine_code.RuntimeTrip keeps no other instruction)"
+    "per 16-iteration trip ptxas copies registers that cgpredict's trip does not count "
+    "(machine_code.RuntimeTrip counts only a re-based trip's 2 moves of its uniform row "
+    "base): the advanced pointer's new value into the registers the next trip's loads name "
+    "(MOV/IMAD.MOV, 1-3 a trip: register allocation, more in the plain ports, which store "
+    "the accumulator every iteration), 3-12 other instructions per thread more than "
+    "cgpredict's set-up moves before the loop and the trip's base copies"
 )
 _RUNTIME_OTHER_4 = (
     "per 4-iteration trip ptxas reloads a pointer from the constant bank (LDC.64: the "
@@ -918,7 +925,7 @@ _SIZE_PARAMS = (
 )
 _TOTAL_UNTILED = _pairs(
     "conv3d:* corr_mean:restrict corr_std:* corr_reduce:* covar_mean:restrict fdtd_k1:* "
-    "gs_k1:* gs_k2:* gs_k3:* mm2_k2:restrict mm3_k3:restrict deriche_vbwd:plain syr2k:restrict"
+    "gs_k1:* gs_k2:* gs_k3:*"
 )
 _OTHER16 = _pairs(
     "mm:* mm2_k1:* mm2_k2:* mm3_k1:* mm3_k2:* mm3_k3:* atax_k1:* atax_k2:plain bicg_k1:plain "
@@ -967,6 +974,8 @@ def _untiled_loop(launch: str, port: str, cls: str) -> str | None:
         return _TRIP_RULE_MISS
     if cls == "integer" and pair in _INTEGER16_OFF:
         return _RUNTIME_INTEGER_16
+    if cls == "integer" and pair in _INTEGER16_OUTSIDE:
+        return _RUNTIME_INTEGER_16_OUTSIDE
     if cls == "integer" and pair in _INTEGER4_OFF:
         return _RUNTIME_INTEGER_4
     if cls == "branch" and pair in _BRANCH16_OFF:

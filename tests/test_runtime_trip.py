@@ -1,5 +1,5 @@
 """Tests of what ptxas makes of a loop bounded by a run-time size (issue 24):
-compute.runtime_trip_depth, machine_code.RuntimeTrip / runtime_trip, and the fold of
+compute.runtime_trip_depth, runtime_trips.RuntimeTrip / runtime_trip, and the fold of
 parallelism.ThreadBodies.unrolled_savings that kernel.launch charges with them.
 
 Oracles from the mechanisms (read from the sm_90 SASS of the ports,
@@ -20,10 +20,10 @@ import pytest
 
 from cgpredict.compute import PTXAS_UNROLL, UNROLL_RUNTIME, runtime_trip_depth
 from cgpredict.kernel.launch import loop_trip_at, loop_unroll_at
-from cgpredict.machine_code import RuntimeTrip, gep_index_types, rebased_trip, runtime_trip
 from cgpredict.pipeline import predict_source
 from cgpredict.prediction import RunOptions
 from cgpredict.prepared import prepare
+from cgpredict.runtime_trips import RuntimeTrip, gep_index_types, rebased_trip, runtime_trip
 
 
 def _kernel(body: str, decl: str) -> str:
@@ -50,8 +50,9 @@ int main(void) {{
 # loop: 16 iterations a trip, 2 x 3 pointer adds + counter + test + index = 9 integer, 1
 # branch; offset by i only (x[j] by nothing): not re-based
 THREE_POINTERS = _kernel("s += A[i][j] * B[i][j] * x[j];", "A[N][N], B[N][N], x[N], y[N]")
-# one pointer moving by a row per iteration (A[j][i]): nvcc's 4 a trip; 2 (row-index add and
-# IMAD.WIDE) + 2 + 1 = 5 integer, 1 branch
+# one pointer moving by a row per iteration (A[j][i]): nvcc's 4 a trip, rows only, one row
+# index (offset by i): its add, the IMAD.WIDE, the subtraction re-basing it from the trip's
+# last row (3), count, test and index (3): 6 integer, 1 branch (the CORR and COVAR means)
 COLUMN = _kernel("s += A[j][i];", "A[N][N], y[N]")
 # two stores per iteration, both moving one element: nvcc's 4 a trip
 TWO_STORES = _kernel("{ B[i][j] = A[i][j]; C[i][j] = 2 * A[i][j]; }",
@@ -84,6 +85,11 @@ int main(void) {{
 """
 
 
+# two pointers moving by a row, both offset by i (Deriche's column pass): one row index, an
+# IMAD.WIDE each and the re-basing subtraction (4) + 3 = 7 integer
+TWO_ROWS_ONE_INDEX = _kernel("s += A[j][i] * B[j][i];", "A[N][N], B[N][N], y[N]")
+
+
 # GEMM's k loop: A[i][k] moves an element offset by the thread's row i, B[k][j] a row offset
 # by its column j: two different offsets, 16 a trip, re-based: one induction pointer (2), A's
 # two addresses (2), B's row base add (2) and IMAD.WIDE (1), the count, its test and the index
@@ -95,6 +101,9 @@ SYRK_LIKE = _kernel_2d("s += A[i][k] * A[j][k];", "A[N][N], C[N][N]")
 # the same loop with both accesses offset by the thread's row i (GESUMMV's A[i][k], B[i][k])
 # and one by nothing (x[k]): not re-based, 2 x 3 + 3 = 9 integer
 ONE_OFFSET = _kernel_2d("s += A[i][k] * B[i][k] * x[k];", "A[N][N], B[N][N], C[N][N], x[N]")
+# SYRK transposed's: A[k][i] and A[k][j], rows only, two row indices (offset by i and by j):
+# 2 adds, 2 IMAD.WIDE, no re-basing, + 3 = 7 integer
+TWO_ROW_INDICES = _kernel_2d("s += A[k][i] * A[k][j];", "A[N][N], C[N][N]")
 
 
 def test_ptxas_unrolls_nvccs_trip_again_when_an_access_moves_one_element() -> None:
@@ -117,6 +126,19 @@ def test_a_trip_keeps_a_64_bit_add_per_pointer_the_counter_index_and_a_back_edge
     strided = RuntimeTrip(depth=4, pointers=k + 1, strided=1)
     assert strided.integer == 2 * (k + 1) + 2 + 1  # a row pointer costs 2 as well
     assert strided.per_iteration("integer") == pytest.approx((2 * k + 5) / 4)
+
+
+@pytest.mark.parametrize("pointers, indices, want", [(1, 1, 6), (2, 1, 7), (2, 2, 7), (3, 2, 8)])
+def test_a_rows_only_trip_keeps_a_row_index_per_offset_and_an_address_per_pointer(
+    pointers: int, indices: int, want: int
+) -> None:
+    """3 (count, test, index) + an add per row index + an IMAD.WIDE per pointer, + 1 to
+    re-base a single row index from the trip's last row."""
+    trip = RuntimeTrip(depth=4, pointers=pointers, strided=pointers, row_indices=indices)
+    assert trip.rows_only
+    assert trip.integer == want
+    assert trip.per_iteration("all") == pytest.approx((want + 1) / 4)
+    assert not RuntimeTrip(depth=4, pointers=2, strided=1, row_indices=1).rows_only
 
 
 @pytest.mark.parametrize("unit, strided", [(1, 1), (2, 0), (1, 0), (1, 2), (3, 1)])
@@ -169,16 +191,20 @@ def _trip(tmp_path: Path, src: str):
     "src, want",
     [
         (THREE_POINTERS, RuntimeTrip(depth=16, pointers=3, strided=0, stores=0)),
-        (COLUMN, RuntimeTrip(depth=4, pointers=1, strided=1, stores=0)),
+        (COLUMN, RuntimeTrip(depth=4, pointers=1, strided=1, stores=0, row_indices=1)),
         (TWO_STORES, RuntimeTrip(depth=4, pointers=3, strided=0, stores=2)),
         (ONE_STORE, RuntimeTrip(depth=16, pointers=2, strided=0, stores=1)),
         (ONE_ARRAY_TWO_POINTERS, RuntimeTrip(depth=16, pointers=2, strided=1, stores=0)),
         (GEMM_LIKE, RuntimeTrip(depth=16, pointers=2, strided=1, stores=0, rebased=True)),
         (SYRK_LIKE, RuntimeTrip(depth=16, pointers=2, strided=0, stores=0, rebased=True)),
         (ONE_OFFSET, RuntimeTrip(depth=16, pointers=3, strided=0, stores=0)),
+        (TWO_ROWS_ONE_INDEX,
+         RuntimeTrip(depth=4, pointers=2, strided=2, stores=0, row_indices=1)),
+        (TWO_ROW_INDICES,
+         RuntimeTrip(depth=4, pointers=2, strided=2, stores=0, row_indices=2)),
     ],
     ids=["three_pointers", "column", "two_stores", "one_store", "one_array_two_pointers",
-         "gemm_like", "syrk_like", "one_offset"],
+         "gemm_like", "syrk_like", "one_offset", "two_rows_one_index", "two_row_indices"],
 )
 def test_the_trip_of_a_loop_of_our_own(tmp_path: Path, src: str, want: RuntimeTrip) -> None:
     trip, unroll = _trip(tmp_path, src)

@@ -52,8 +52,7 @@ from .parallelism import ir_module
 TRIP_CONTROL_INTEGER = 2
 #: integer instructions per trip for the source index the remainder stage addresses from
 TRIP_INDEX_INTEGER = 1
-#: integer instructions per trip per advancing pointer: its 64-bit add (IADD3 + IADD3.X), or,
-#: moving by a row in a trip of rows only, the row-index add and the address's IMAD.WIDE
+#: integer instructions per trip per advancing pointer: its 64-bit add (IADD3 + IADD3.X)
 POINTER_ADD_INTEGER = 2
 #: rows-only trip: per row index its 32-bit add; per pointer the IMAD.WIDE of its address
 ROW_INDEX_ADD_INTEGER = 1
@@ -84,7 +83,9 @@ class RuntimeTrip:
     strided: int = 0  # of them, those moving by more than one element per iteration
     stores: int = 0  # global stores per iteration
     rebased: bool = False  # a 16-deep trip whose addresses have 2+ invariant offsets
-    row_indices: int = 0  # distinct invariant offsets of its pointers (a rows-only trip's)
+    # a rows-only trip's distinct invariant offsets: its row indices (0: not counted, each
+    # pointer then costs POINTER_ADD_INTEGER)
+    row_indices: int = 0
 
     @property
     def rows_only(self) -> bool:

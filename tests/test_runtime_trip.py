@@ -64,15 +64,16 @@ ONE_ARRAY_TWO_POINTERS = _kernel("s += A[i][j] * A[j][i];", "A[N][N], y[N]")
 ONE_STORE = _kernel("B[i][j] = 2 * A[i][j];", "A[N][N], B[N][N], y[N]")
 
 
-def _kernel_2d(body: str, decl: str) -> str:
+def _kernel_2d(body: str, decl: str, init: str = "A[i][j] = i - j;") -> str:
     """A traced C file whose kernel maps i and j (256 x 256 threads) and runs ``body`` in a
-    k loop of 256 iterations (a size: a run-time bound in a port)."""
+    k loop of 256 iterations (a size: a run-time bound in a port); ``init`` writes every
+    array it reads (an array never written is all zeros, which clang folds away)."""
     return f"""\
 #define N 256
 #pragma cgp trace N=256
 static float {decl};
 int main(void) {{
-  for (int i = 0; i < N; i++) for (int j = 0; j < N; j++) A[i][j] = i - j;
+  for (int i = 0; i < N; i++) for (int j = 0; j < N; j++) {{ {init} }}
 #pragma cgp kernel k grid=2
   for (int i = 0; i < N; i++)
     for (int j = 0; j < N; j++) {{
@@ -94,13 +95,15 @@ TWO_ROWS_ONE_INDEX = _kernel("s += A[j][i] * B[j][i];", "A[N][N], B[N][N], y[N]"
 # by its column j: two different offsets, 16 a trip, re-based: one induction pointer (2), A's
 # two addresses (2), B's row base add (2) and IMAD.WIDE (1), the count, its test and the index
 # (3): 10 integer; B's uniform base copied into a vector pair: 2 other; 1 branch
-GEMM_LIKE = _kernel_2d("s += A[i][k] * B[k][j];", "A[N][N], B[N][N], C[N][N]")
+GEMM_LIKE = _kernel_2d("s += A[i][k] * B[k][j];", "A[N][N], B[N][N], C[N][N]",
+                       "A[i][j] = i - j; B[i][j] = i + j;")
 # SYRK's: A[i][k] and A[j][k], two unit-stride pointers offset by i and by j: re-based,
 # 2 + 2 x 2 + 3 = 9 integer, no strided base to copy: 0 other
 SYRK_LIKE = _kernel_2d("s += A[i][k] * A[j][k];", "A[N][N], C[N][N]")
 # the same loop with both accesses offset by the thread's row i (GESUMMV's A[i][k], B[i][k])
 # and one by nothing (x[k]): not re-based, 2 x 3 + 3 = 9 integer
-ONE_OFFSET = _kernel_2d("s += A[i][k] * B[i][k] * x[k];", "A[N][N], B[N][N], C[N][N], x[N]")
+ONE_OFFSET = _kernel_2d("s += A[i][k] * B[i][k] * x[k];", "A[N][N], B[N][N], C[N][N], x[N]",
+                        "A[i][j] = i - j; B[i][j] = i + j; x[j] = j;")
 # SYRK transposed's: A[k][i] and A[k][j], rows only, two row indices (offset by i and by j):
 # 2 adds, 2 IMAD.WIDE, no re-basing, + 3 = 7 integer
 TWO_ROW_INDICES = _kernel_2d("s += A[k][i] * A[k][j];", "A[N][N], C[N][N]")
@@ -175,11 +178,13 @@ def test_gep_indices_step_over_rows_or_elements() -> None:
                                       ("%j", "float")]
 
 
-def _trip(tmp_path: Path, src: str):
-    """(RuntimeTrip, unroll) of the innermost loop of ``src``'s kernel."""
+def _trip(tmp_path: Path, src: str, port: str | None = None):
+    """(RuntimeTrip, unroll) of the innermost loop of ``src``'s kernel (``port``: the
+    pointer model, the default's when None)."""
     path = tmp_path / "k.c"
     path.write_text(src)
-    with prepare(path, RunOptions(device="h100")) as prep:
+    opts = RunOptions(device="h100") if port is None else RunOptions(device="h100", port=port)
+    with prepare(path, opts) as prep:
         tr = prep.trace
         depth = max(lp.depth for lp in tr.header.loops if lp.region == 0)
         (lp,) = [lp for lp in tr.header.loops if lp.region == 0 and lp.depth == depth]
@@ -210,6 +215,15 @@ def test_the_trip_of_a_loop_of_our_own(tmp_path: Path, src: str, want: RuntimeTr
     trip, unroll = _trip(tmp_path, src)
     assert trip == want
     assert unroll == want.depth
+
+
+@pytest.mark.parametrize("port", ["plain", "restrict"])
+def test_an_arrays_own_base_is_no_offset_in_either_port(tmp_path: Path, port: str) -> None:
+    """The plain port reaches each array through an opaque pointer (an inline asm), the
+    restrict one through the global: either way only the thread's row and column offset
+    the addresses, so GEMM_LIKE is re-based and ONE_OFFSET is not."""
+    assert _trip(tmp_path, GEMM_LIKE, port)[0].rebased
+    assert not _trip(tmp_path, ONE_OFFSET, port)[0].rebased
 
 
 def test_the_fold_leaves_the_trips_control_per_iteration(tmp_path: Path) -> None:

@@ -15,9 +15,13 @@ port (``validation/sass_check.py``, ``validation/results/sass-check.md``):
 * a tiled kernel's staging stores (``STS``): one per element a thread copies into shared
   memory, as many as its staging loads, and the code of its staging loop around them
   (element index, bounds and address arithmetic, loop control: ``memory.staging_code``);
-* and one the other way: in the code a thread runs once, ptxas computes one 64-bit address
+* and two the other way: in the code a thread runs once, ptxas computes one 64-bit address
   per array and index and folds the constant offsets of the other accesses into the load or
-  store (``LDG [R4.64+0x4000]``), where the PTX has an address computation per access.
+  store (``LDG [R4.64+0x4000]``), where the PTX has an address computation per access; and
+  the zero-trip test of a thread's first loop merges into the thread's guard (one predicated
+  ``EXIT`` for ``i >= n || m < 1``) when the thread writes nothing before the test and nothing
+  when the loop does not run (``merged_zero_trip_tests``: MVT, GEMVER k3, Deriche's forward
+  passes; ATAX's ``tmp[i] = 0`` before its loop keeps the two apart).
 
 Nothing here needs nvcc: the counts follow from the trace (loops, their header ``phi``
 operations and the arrays their blocks address) and the shared-memory analysis.
@@ -47,6 +51,7 @@ class MachineExtras:
     loop_setup: float = 0.0  # initial values and pointer copies before loops (class other)
     staging_stores: float = 0.0  # STS of a tiled kernel's staging (class st_shared)
     folded_addresses: float = 0.0  # PTX address instructions ptxas folds (class integer)
+    merged_tests: float = 0.0  # zero-trip tests merged into the guard (class branch)
     # a tiled kernel's staging loop code (memory.staging_code), by SASS class
     staging_code: StagingCounts = StagingCounts()
 
@@ -63,7 +68,7 @@ class MachineExtras:
     @property
     def total(self) -> float:
         """The change to the PTX-level compute count per thread."""
-        return self.added - self.folded_addresses
+        return self.added - self.folded_addresses - self.merged_tests
 
 
 def prologue_insts(touches_global: bool) -> int:
@@ -188,6 +193,7 @@ class MachineShape:
 
     loop_setups: tuple[tuple[int, int], ...] = ()  # (loop id, loop_setup_insts)
     accesses: tuple[AddressUse, ...] = ()
+    merged_tests: tuple[int, ...] = ()  # block ids: merged_zero_trip_tests
 
 
 def straight_line_uses(
@@ -256,6 +262,7 @@ def machine_shape(
     return MachineShape(
         loop_setups=loop_setups(trace, region, grid, skip),
         accesses=straight_line_uses(trace, region, grid, mapped, skip),
+        merged_tests=merged_zero_trip_tests(trace, region, grid),
     )
 
 
@@ -282,4 +289,86 @@ def machine_extras(
         staging_stores=staging_stores,
         staging_code=staging_code,
         folded_addresses=folded_address_insts(shape.accesses, per_thread),
+        merged_tests=float(sum(per_thread.get(b, 0.0) for b in shape.merged_tests)),
     )
+
+
+def _writes(block, upto: int | None = None) -> bool:
+    """Whether IR ``block`` (its first ``upto`` instructions) writes memory or calls a
+    function that may: what a thread must do before it may leave."""
+    for ins in block.instrs[:upto]:
+        if ins.opcode in ("store", "atomicrmw", "cmpxchg", "fence"):
+            return True
+        callee = ins.callee or ""
+        if ins.opcode == "call" and callee and not callee.startswith("llvm."):
+            return True
+    return False
+
+
+def _reach(blocks: dict, start: list[str], within: set[str], stop: set[str]) -> set[str]:
+    """Labels reachable from ``start`` through ``within``, not going past ``stop``."""
+    seen: set[str] = set()
+    todo = [b for b in start if b in within]
+    while todo:
+        b = todo.pop()
+        if b not in seen and b not in stop:
+            seen.add(b)
+            todo += [n for n in blocks[b].successors if n in within]
+    return seen
+
+
+def _merges(blocks: dict, test: str, own: set[str], inner: set[str], head: str, loop_head: str):
+    """Whether block ``test`` of a mapped loop's body (``own``, header ``head``) is the
+    zero-trip test of its inner loop (``inner``, header ``loop_head``) that ptxas merges into
+    the guard: one successor enters the loop, the other skips it and writes nothing before
+    the next thread's iteration, and nothing is written from the body's start to the test."""
+    succ = blocks[test].successors
+    if len(succ) != 2:
+        return False
+    enters = [loop_head in _reach(blocks, [n], own | inner, {head}) for n in succ]
+    if sorted(enters) != [False, True]:
+        return False
+    skip = succ[enters.index(False)]
+    if any(_writes(blocks[b]) for b in _reach(blocks, [skip], own, {head})):
+        return False
+    before = {b for b in _reach(blocks, [head], own, {test})
+              if test in _reach(blocks, blocks[b].successors, own, {head}) or b == head}
+    return not any(_writes(blocks[b]) for b in before) and not _writes(blocks[test], -1)
+
+
+def merged_zero_trip_tests(trace: Trace, region: int, grid: int) -> tuple[int, ...]:
+    """Block ids of the zero-trip tests of ``region``'s first sequential loops (depth
+    ``grid`` + 1) that ptxas merges into the thread's guard (``_merges``): where a thread
+    writes nothing before the test and nothing when the loop does not run, leaving at once
+    is right for both, so the guard and the test are one predicate and one ``EXIT``
+    (read from the sm_90 SASS of MVT, GEMVER k3 and Deriche's forward passes; ATAX, GEMM
+    and the others store before their loop and keep the test apart). Not when a mapped loop
+    around writes (code of the thread's row)."""
+    h = trace.header
+    mod = ir_module(h.ir_text)
+    out = []
+    for lp in h.loops:
+        if lp.region != region or lp.depth != grid + 1 or lp.parent < 0:
+            continue
+        m = h.loops[lp.parent]
+        if m.function not in mod.functions:
+            continue
+        blocks = {b.label: b for b in mod.functions[m.function].blocks}
+        if any(_writes(blocks[h.blocks[b].label]) for q in _mapped_above(h, m)
+               for b in own_blocks(trace, q)):
+            continue
+        own = {h.blocks[b].label: b for b in own_blocks(trace, m)}
+        inner = {h.blocks[b].label for b in lp.blocks}
+        out += [own[t] for t in sorted(own)
+                if _merges(blocks, t, set(own), inner, m.header, lp.header)]
+    return tuple(out)
+
+
+def _mapped_above(h, m) -> list:
+    """The loops enclosing mapped loop ``m`` (the outer mapped loops of a 2-D grid)."""
+    out, q = [], m.parent
+    while q >= 0:
+        out.append(h.loops[q])
+        q = h.loops[q].parent
+    return out
+

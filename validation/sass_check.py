@@ -195,12 +195,14 @@ COMPUTE = ("fp32", "integer", "branch", "other")
 
 
 def _model_classes(
-    tr, kr, bb, threads: float, bodies, unroll_of=None, trip_of=None
+    tr, kr, bb, threads: float, bodies, unroll_of=None, trip_of=None, region: int = 0
 ) -> dict[str, float]:
     """cgpredict's per-thread counts by comparison class for the kernel of report ``kr``
-    with block executions ``bb`` over ``threads`` threads: its operations (less the unrolling
-    fold) and memory instructions, staging loads, barriers and entry code."""
+    (trace region ``region``) with block executions ``bb`` over ``threads`` threads: its
+    operations (less the unrolling fold) and memory instructions, staging loads, barriers,
+    entry code and the zero-trip tests merged into the guard."""
     from cgpredict.compute import kernel_entry_insts
+    from cgpredict.machine_code import merged_zero_trip_tests
     from cgpredict.memory.shared import array_name
 
     staged = {m.id for m in kr.mem if m.pattern == "shared"}
@@ -220,6 +222,8 @@ def _model_classes(
     staging = kr.profile.staging_code
     out["other"] += kr.profile.machine_insts - kr.profile.shared.load_insts - staging.total
     out["integer"] -= kr.profile.address_folded_insts
+    for b in merged_zero_trip_tests(tr, region, kr.grid_dims):  # machine_code.MachineExtras
+        out["branch"] -= float(bb[b]) / threads if b < len(bb) and threads else 0.0
     _add_staging_code(out, staging)
     out["total"] = sum(out[k] for k in SUMMARY if k != "total")
     return out
@@ -301,11 +305,13 @@ def model_kernels(name: str, port: str) -> dict[str, ModelKernel]:
             # the launch the report's profile is of (kernel.analysis: the first recorded one)
             first = int(np.flatnonzero(rows & (tr.launches["recorded"] == 1))[0])
             n1 = float(tr.loop_iters[first, mapped].sum()) if mapped else 1.0
-            one = _model_classes(tr, kr, tr.bb_counts[first], n1, bodies, unroll_of, trip_of)
+            one = _model_classes(
+                tr, kr, tr.bb_counts[first], n1, bodies, unroll_of, trip_of, r.index
+            )
             out[r.name] = ModelKernel(
                 grid,
                 loops,
-                _model_classes(tr, kr, bb, threads, bodies, unroll_of, trip_of),
+                _model_classes(tr, kr, bb, threads, bodies, unroll_of, trip_of, r.index),
                 kr.profile.comp_insts,
                 sum(one[c] for c in COMPUTE) + one["st_shared"],
             )
@@ -852,8 +858,6 @@ _INTEGER16_OFF = _pairs(
 )
 #: integer class off at 16 a trip, the trip agreeing: the instructions apart lie outside it
 _INTEGER16_OUTSIDE = _pairs("mvt_k2:restrict deriche_hbwd:*")
-#: branch class one apart at 16 source iterations a trip
-_BRANCH16_OFF = _pairs("deriche_hfwd:* gemver_k3:* mvt_k1:* mvt_k2:*")
 _RUNTIME_INTEGER_16 = (
     "ptxas unrolls the loop 16 source iterations a trip and re-bases it as cgpredict's "
     "trip says (runtime_trips.RuntimeTrip, re-based: 10 integer instructions a trip: the "
@@ -871,11 +875,6 @@ _RUNTIME_INTEGER_16_OUTSIDE = (
     "pass counts its index down and ptxas advances a uniform 64-bit offset (UIADD3 pairs) "
     "with one IMAD.WIDE per access, 8 a trip where cgpredict counts 7, and 2-3 more before "
     "the loop (42-43 per thread, 36 in cgpredict)"
-)
-_RUNTIME_BRANCH_16 = (
-    "6 branches per thread in the SASS at 64 iterations, 7 in cgpredict (the guard, the "
-    "zero-trip test, 4 back edges of the 16-iteration trip and the remainder's test): the "
-    "SASS of these kernels tests one stage fewer; which one is not read from the SASS yet"
 )
 _TRIP_RULE_MISS = (
     "the one hot loop of the 60 whose trip depth cgpredict's rule gets wrong "
@@ -965,8 +964,6 @@ def _untiled_loop(launch: str, port: str, cls: str) -> str | None:
         return _RUNTIME_INTEGER_16
     if cls == "integer" and pair in _INTEGER16_OUTSIDE:
         return _RUNTIME_INTEGER_16_OUTSIDE
-    if cls == "branch" and pair in _BRANCH16_OFF:
-        return _RUNTIME_BRANCH_16
     if cls == "other" and pair in _OTHER16:
         return _with(_RUNTIME_OTHER_16, launch)
     if cls == "other" and pair in _OTHER4:

@@ -35,8 +35,9 @@ models (``--port plain|restrict``), per kernel:
   PTX counterpart (``cgpredict.machine_code``, in ``comp_insts``): the prologue's constant
   loads and the loop set-up moves are other, a tiled kernel's staging stores are shared
   stores and its staging loop code (``memory.staging_code``, ``KernelProfile.staging_code``)
-  goes to the integer, branch and other classes as the model splits it, and the address
-  instructions ptxas folds come off the integer class. Check of the
+  goes to the integer, branch and other classes as the model splits it, the address
+  instructions ptxas folds come off the integer class and the zero-trip tests merged into
+  the guard (``machine_code.merged_zero_trip_tests``) off the branch class. Check of the
   split: for the launch the report's profile is of, FP32 + integer + branch + other + shared
   stores equals the model's ``comp_insts``. cgpredict has no shared widths: each shared
   access is one 32-bit instruction.
@@ -653,7 +654,8 @@ def render(checks: list[KernelCheck]) -> str:
         "and the SASS instructions without a PTX counterpart, `cgpredict/machine_code.py`: "
         "prologue constant loads, loop set-up moves, staging stores and a tiled kernel's "
         "staging loop code, `cgpredict/memory/staging_code.py`, less the address "
-        "instructions ptxas folds) split by class, its memory",
+        "instructions ptxas folds and the zero-trip tests it merges into the guard) split by "
+        "class, its memory",
         "instructions, shared loads and barriers. SASS = what the measured binaries run, "
         "estimated: the",
         "counts with every loop `#pragma unroll 1` (per-loop counts x the C loops' iterations "

@@ -43,10 +43,13 @@ from .parallelism import ir_module
 #   row i and column j; SYRK's A[i][k] and A[j][k]), LLVM's loop strength reduction keeps
 #   one induction pointer (a 64-bit add) and re-adds each offset to it: a unit-stride access
 #   is then addressed twice a trip (its nvcc trip's first iteration at sext(r + k), the other
-#   three at sext(r + k + 1): two addresses, one IMAD.WIDE or pointer add each), and a
-#   strided one from its row base, which is the same for every thread (a uniform register
-#   pair, UIADD3), plus the thread's offset (IMAD.WIDE), whose addend ptxas first copies into
-#   a vector register pair (2 MOV, class other).
+#   three at sext(r + k + 1): two addresses; one access gets two pointers of its own (a
+#   64-bit add each: GEMM's A), two or more an IMAD.WIDE each from the induction pointer
+#   (SYRK)), and a strided one from its row base, which is the same for every thread (a
+#   uniform register pair, UIADD3), plus the thread's offset (IMAD.WIDE). The base an
+#   IMAD.WIDE adds to must be a vector register pair: ptxas copies it there every trip (2 MOV,
+#   class other) for each strided access's row base and for the induction pointer when
+#   unit-stride accesses are addressed from it.
 
 #: integer instructions per trip for the loop's control: the remaining count's add and its test
 TRIP_CONTROL_INTEGER = 2
@@ -65,7 +68,8 @@ REBASED_INDUCTION_INTEGER = 2
 REBASED_UNIT_ADDRESSES = 2
 #: re-based trip, per strided access: the IMAD.WIDE adding the thread's offset to the row base
 STRIDED_BASE_INTEGER = 1
-#: re-based trip, per strided access: the 2 MOV copying the uniform row base (class other)
+#: re-based trip, per base an IMAD.WIDE adds to (a strided access's uniform row base; the
+#: induction pointer of two or more unit-stride accesses): its copy into a vector pair (2 MOV)
 UNIFORM_BASE_COPY_OTHER = 2
 #: branch instructions per trip: the back edge
 TRIP_BRANCHES = 1
@@ -114,8 +118,13 @@ class RuntimeTrip:
 
     @property
     def other(self) -> float:
-        """Moves per trip (class other): a re-based trip's uniform row-base copies."""
-        return float(UNIFORM_BASE_COPY_OTHER * self.strided if self.rebased else 0)
+        """Moves per trip (class other): a re-based trip's copies of the bases its
+        IMAD.WIDEs add to (each strided access's row base; the induction pointer when two or
+        more unit-stride accesses are addressed from it)."""
+        if not self.rebased:
+            return 0.0
+        bases = self.strided + (1 if self.pointers - self.strided >= 2 else 0)
+        return float(UNIFORM_BASE_COPY_OTHER * bases)
 
     def per_iteration(self, cls: str = "all") -> float:
         """Kept instructions per source iteration of class ``cls`` (integer, branch, other,

@@ -10,7 +10,10 @@ and an IMAD.WIDE), the remaining count and its test (2), the source index the re
 stage addresses from (1) and one back edge. A re-based trip (16 deep, its addresses offset by
 two or more different loop-invariant values: GEMM, SYRK) keeps one induction pointer (2),
 two addresses a trip per unit-stride access (1 each) and per strided access its row base's
-add (2), an IMAD.WIDE (1) and 2 MOV copying that uniform base (class other)."""
+add (2), an IMAD.WIDE (1) and 2 MOV copying that uniform base (class other), and 2 MOV
+copying the induction pointer when two or more unit-stride accesses are addressed from it. A
+trip whose every access moves by a row keeps a row index per distinct invariant offset (an
+add), an IMAD.WIDE per pointer, and a subtraction where there is one row index."""
 
 from __future__ import annotations
 
@@ -98,7 +101,7 @@ TWO_ROWS_ONE_INDEX = _kernel("s += A[j][i] * B[j][i];", "A[N][N], B[N][N], y[N]"
 GEMM_LIKE = _kernel_2d("s += A[i][k] * B[k][j];", "A[N][N], B[N][N], C[N][N]",
                        "A[i][j] = i - j; B[i][j] = i + j;")
 # SYRK's: A[i][k] and A[j][k], two unit-stride pointers offset by i and by j: re-based,
-# 2 + 2 x 2 + 3 = 9 integer, no strided base to copy: 0 other
+# 2 + 2 x 2 + 3 = 9 integer; the induction pointer their IMAD.WIDEs add to copied: 2 other
 SYRK_LIKE = _kernel_2d("s += A[i][k] * A[j][k];", "A[N][N], C[N][N]")
 # the same loop with both accesses offset by the thread's row i (GESUMMV's A[i][k], B[i][k])
 # and one by nothing (x[k]): not re-based, 2 x 3 + 3 = 9 integer
@@ -150,10 +153,11 @@ def test_a_rebased_trip_addresses_each_unit_access_twice_and_copies_uniform_base
 ) -> None:
     trip = RuntimeTrip(depth=16, pointers=unit + strided, strided=strided, rebased=True)
     assert trip.integer == 2 + 2 * unit + 3 * strided + 3
-    assert trip.other == 2 * strided
+    copies = 2 * strided + (2 if unit >= 2 else 0)  # row bases; the shared induction
+    assert trip.other == copies
     assert trip.branch == 1
     assert trip.per_iteration("all") == pytest.approx(
-        (2 + 2 * unit + 3 * strided + 3 + 2 * strided + 1) / 16
+        (2 + 2 * unit + 3 * strided + 3 + copies + 1) / 16
     )
     plain = RuntimeTrip(depth=16, pointers=unit + strided, strided=strided)
     assert trip.integer - plain.integer == 2 + strided  # the induction, the IMAD.WIDEs

@@ -887,11 +887,11 @@ _TRIP_RULE_MISS = (
 )
 _RUNTIME_OTHER_16 = (
     "per 16-iteration trip ptxas copies registers that cgpredict's trip does not count "
-    "(runtime_trips.RuntimeTrip counts only a re-based trip's 2 moves of its uniform row "
-    "base): the advanced pointer's new value into the registers the next trip's loads name "
-    "(MOV/IMAD.MOV, 1-3 a trip: register allocation, more in the plain ports, which store "
-    "the accumulator every iteration), 3-12 other instructions per thread more than "
-    "cgpredict's set-up moves before the loop and the trip's base copies"
+    "(runtime_trips.RuntimeTrip counts only a re-based trip's 2 MOV per base its IMAD.WIDEs "
+    "add to: GEMM, MM, SYRK 2 a trip): the advanced pointer's new value into the registers "
+    "the next trip's loads name (MOV/IMAD.MOV, 1-3 a trip: register allocation, more in the "
+    "plain ports, which store the accumulator every iteration), 3-12 other instructions per "
+    "thread more than cgpredict's set-up moves before the loop and the trip's base copies"
 )
 _RUNTIME_OTHER_4 = (
     "per 4-iteration trip ptxas reloads a pointer from the constant bank (LDC.64: the "
@@ -904,6 +904,14 @@ _CONSTANT_TRIP = (
     "branch per source iteration); cgpredict takes a loop bounded by a size for a run-time "
     "one, as every other measured kernel's, at ptxas's 16 a trip (its accesses move one "
     "element per iteration: compute.runtime_trip_depth), 0.4 and 1/16"
+)
+_CONSTANT_TRIP_OTHER = (
+    "port as measured: PolyBench-ACC's syr2k_kernel bounds its k loop by the compile-time NJ, "
+    "so ptxas unrolls it 8 times without a remainder and copies no register a trip; "
+    "cgpredict takes the loop for a run-time one, re-based (its four accesses are offset by i "
+    "and by j), whose trip copies the induction pointer its IMAD.WIDEs add to (2 MOV a "
+    "16-iteration trip): 23 other per thread where the SASS has 17 (alpha and beta, kernel "
+    "arguments in the port, a ULDC each)"
 )
 _IF_CONVERTED = ptx_check.LDST_KNOWN[("corr_std", "plain")]
 _RELOAD_AFTER_LOOP = ptx_check.LDST_KNOWN[("gemver_k2", "plain")]
@@ -971,7 +979,7 @@ def _untiled_loop(launch: str, port: str, cls: str) -> str | None:
     if cls == "other" and pair in _OTHER4:
         return _with(_RUNTIME_OTHER_4, launch)
     if launch == "syr2k":
-        return _OTHER_SCALARS if cls == "other" else _CONSTANT_TRIP if cls != "fp32" else None
+        return _CONSTANT_TRIP_OTHER if cls == "other" else _CONSTANT_TRIP if cls != "fp32" else None
     return None
 
 

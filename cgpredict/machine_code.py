@@ -15,9 +15,13 @@ port (``validation/sass_check.py``, ``validation/results/sass-check.md``):
 * a tiled kernel's staging stores (``STS``): one per element a thread copies into shared
   memory, as many as its staging loads, and the code of its staging loop around them
   (element index, bounds and address arithmetic, loop control: ``memory.staging_code``);
-* and one the other way: in the code a thread runs once, ptxas computes one 64-bit address
+* and two the other way: in the code a thread runs once, ptxas computes one 64-bit address
   per array and index and folds the constant offsets of the other accesses into the load or
-  store (``LDG [R4.64+0x4000]``), where the PTX has an address computation per access.
+  store (``LDG [R4.64+0x4000]``), where the PTX has an address computation per access; and
+  the zero-trip test of a thread's first loop merges into the thread's guard (one predicated
+  ``EXIT`` for ``i >= n || m < 1``) when the thread writes nothing before the test and nothing
+  when the loop does not run (``merged_zero_trip_tests``: MVT, GEMVER k3, Deriche's forward
+  passes; ATAX's ``tmp[i] = 0`` before its loop keeps the two apart).
 
 Nothing here needs nvcc: the counts follow from the trace (loops, their header ``phi``
 operations and the arrays their blocks address) and the shared-memory analysis.
@@ -27,7 +31,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .compute import UNROLL_WHOLE, runtime_trip_depth
 from .frontend.tracefile import Trace
 from .instrument import loopbody
 from .instrument.memtrace import gep_variable_indices
@@ -48,6 +51,7 @@ class MachineExtras:
     loop_setup: float = 0.0  # initial values and pointer copies before loops (class other)
     staging_stores: float = 0.0  # STS of a tiled kernel's staging (class st_shared)
     folded_addresses: float = 0.0  # PTX address instructions ptxas folds (class integer)
+    merged_tests: float = 0.0  # zero-trip tests merged into the guard (class branch)
     # a tiled kernel's staging loop code (memory.staging_code), by SASS class
     staging_code: StagingCounts = StagingCounts()
 
@@ -64,7 +68,7 @@ class MachineExtras:
     @property
     def total(self) -> float:
         """The change to the PTX-level compute count per thread."""
-        return self.added - self.folded_addresses
+        return self.added - self.folded_addresses - self.merged_tests
 
 
 def prologue_insts(touches_global: bool) -> int:
@@ -79,7 +83,7 @@ def loop_setup_insts(carried: int, arrays: int) -> int:
     return carried + arrays
 
 
-def _own_blocks(trace: Trace, loop) -> set[int]:
+def own_blocks(trace: Trace, loop) -> set[int]:
     """The blocks of ``loop`` outside its inner loops."""
     own = set(loop.blocks)
     for c in trace.header.loops:
@@ -109,7 +113,7 @@ def loop_arrays(trace: Trace, loop, skip: set[int]) -> int:
     mod = ir_module(h.ir_text)
     if loop.function not in mod.functions:
         return 0
-    own = _own_blocks(trace, loop)
+    own = own_blocks(trace, loop)
     labels = [h.blocks[b].label for b in own]
     body = loopbody.loop_body(
         mod.functions[loop.function], labels, loopbody.mem_by_label(h, loop.region)
@@ -124,7 +128,7 @@ def loop_arrays(trace: Trace, loop, skip: set[int]) -> int:
     return len(names - {""})
 
 
-def _root(ops, k: int) -> int:
+def offset_root(ops, k: int) -> int:
     """The value an index op offsets by a constant: through casts and adds of one body
     operand (``i + 1``, ``sext(j - 1)``), as ptxas folds them into the address."""
     while ops[k].klass in ("cast", "iadd") and len(ops[k].operands) == 1:
@@ -132,7 +136,7 @@ def _root(ops, k: int) -> int:
     return k
 
 
-def _address_geps(ops, o) -> list[int]:
+def address_geps(ops, o) -> list[int]:
     """The ``getelementptr`` ops of the body that compute memory op ``o``'s address, through
     geps of geps (a constant byte offset on a computed row: ``gep i8, %row, -4``)."""
     out: list[int] = []
@@ -147,7 +151,7 @@ def _address_geps(ops, o) -> list[int]:
 
 def address_bases(body: loopbody.LoopBody, skip: set[int]) -> dict[int, tuple]:
     """Per global memory op of ``body`` (its trace id), the base ptxas computes its address
-    from: its array and the roots (``_root``) of its address's variable indices. Accesses
+    from: its array and the roots (``offset_root``) of its address's variable indices. Accesses
     with one base share one 64-bit address; their constant offsets fold into the load or
     store (``LDG [R4.64+0x4000]``)."""
     ops = body.ops
@@ -155,9 +159,9 @@ def address_bases(body: loopbody.LoopBody, skip: set[int]) -> dict[int, tuple]:
     for o in body.mem_ops:
         if o.mem_id in skip or not o.array:
             continue
-        geps = _address_geps(ops, o)
+        geps = address_geps(ops, o)
         roots = frozenset(
-            _root(ops, v) for g in geps for v in ops[g].operands if ops[v].klass != "gep"
+            offset_root(ops, v) for g in geps for v in ops[g].operands if ops[v].klass != "gep"
         )
         out[o.mem_id] = (o.array, roots)
     return out
@@ -189,6 +193,7 @@ class MachineShape:
 
     loop_setups: tuple[tuple[int, int], ...] = ()  # (loop id, loop_setup_insts)
     accesses: tuple[AddressUse, ...] = ()
+    merged_tests: tuple[int, ...] = ()  # block ids: merged_zero_trip_tests
 
 
 def straight_line_uses(
@@ -217,7 +222,7 @@ def straight_line_uses(
     for o in body.mem_ops:
         if o.mem_id in bases:
             geps = tuple(
-                (g, cost.get(body.ops[g].name.lstrip("%"), 0)) for g in _address_geps(body.ops, o)
+                (g, cost.get(body.ops[g].name.lstrip("%"), 0)) for g in address_geps(body.ops, o)
             )
             if any(c for _, c in geps):
                 out.append(AddressUse(h.mem[o.mem_id].block, geps, bases[o.mem_id]))
@@ -257,6 +262,7 @@ def machine_shape(
     return MachineShape(
         loop_setups=loop_setups(trace, region, grid, skip),
         accesses=straight_line_uses(trace, region, grid, mapped, skip),
+        merged_tests=merged_zero_trip_tests(trace, region, grid),
     )
 
 
@@ -283,188 +289,86 @@ def machine_extras(
         staging_stores=staging_stores,
         staging_code=staging_code,
         folded_addresses=folded_address_insts(shape.accesses, per_thread),
+        merged_tests=float(sum(per_thread.get(b, 0.0) for b in shape.merged_tests)),
     )
 
 
-# --- ptxas's unrolling of a loop bounded by a run-time size (issue 24) ---------------------
-#
-# nvcc unrolls such a loop UNROLL_RUNTIME (4) times in its PTX; ptxas unrolls that trip
-# PTXAS_UNROLL (4) times more when the loop has an access that moves one element per
-# iteration and at most one store (compute.runtime_trip_depth). Of the unrolled trip's
-# control and address arithmetic the SASS keeps (read from the sm_90 SASS of the ports,
-# validation/results/sass-check.md): a 64-bit add (IADD3, IADD3.X) per pointer it advances,
-# the 64-bit base of each access moving by more than an element (IMAD.WIDE), the trip
-# counter and its test, and one back edge.
-
-#: integer instructions per trip for the loop's control: the trip counter's add and its test
-TRIP_CONTROL_INTEGER = 2
-#: integer instructions per trip per advancing pointer: its 64-bit add (IADD3 + IADD3.X)
-POINTER_ADD_INTEGER = 2
-#: integer instructions per trip per access moving by more than an element: its IMAD.WIDE
-STRIDED_BASE_INTEGER = 1
-#: branch instructions per trip: the back edge
-TRIP_BRANCHES = 1
-
-_GEP_FLAGS = frozenset(("getelementptr", "inbounds", "nuw", "nusw"))
-
-
-@dataclass(frozen=True)
-class RuntimeTrip:
-    """What ptxas makes of one loop bounded by a run-time size: source iterations a trip
-    and the integer and branch instructions each trip keeps."""
-
-    depth: int  # source iterations per trip (16 or 4)
-    pointers: int = 0  # distinct address bases the loop advances
-    strided: int = 0  # of them, those moving by more than one element per iteration
-    stores: int = 0  # global stores per iteration
-
-    @property
-    def integer(self) -> float:
-        """Integer instructions per trip: pointer adds, strided bases, counter and test."""
-        return (POINTER_ADD_INTEGER * self.pointers + STRIDED_BASE_INTEGER * self.strided
-                + TRIP_CONTROL_INTEGER)
-
-    @property
-    def branch(self) -> float:
-        """Branch instructions per trip: the back edge."""
-        return float(TRIP_BRANCHES)
-
-    def per_iteration(self, cls: str = "all") -> float:
-        """Kept instructions per source iteration of class ``cls`` (integer, branch, all)."""
-        n = {"integer": self.integer, "branch": self.branch,
-             "all": self.integer + self.branch}.get(cls, 0.0)
-        return n / self.depth
-
-
-def _split_top(text: str) -> list[str]:
-    """``text`` split at the commas outside brackets (an IR operand list)."""
-    out, depth, cur = [], 0, ""
-    for ch in text:
-        depth += ch in "[{<("
-        depth -= ch in "]}>)"
-        if ch == "," and depth == 0:
-            out.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    return out + [cur.strip()] if cur.strip() else out
-
-
-def _element(ty: str) -> str:
-    """The element type of an array or vector type (``[64 x float]`` -> ``float``)."""
-    inner = ty.strip()[1:-1]
-    return inner.split(" x ", 1)[1].strip() if " x " in inner else inner
-
-
-def gep_index_types(text: str) -> list[tuple[str, str]]:
-    """(index operand, the type it steps over) of a ``getelementptr`` instruction text: the
-    first index steps over the source element type, each next one over its element."""
-    parts = _split_top(text.split("=", 1)[-1].split(", !")[0])
-    ty = " ".join(w for w in parts[0].split() if w not in _GEP_FLAGS)
-    out = []
-    for k, idx in enumerate(parts[2:]):
-        if k:
-            ty = _element(ty)
-        out.append((idx.split()[-1], ty))
-    return out
-
-
-def _unit_step(body: loopbody.LoopBody, k: int) -> bool:
-    """Whether body op ``k`` is an induction variable of the loop, through casts and adds of
-    loop invariants only: an index that moves by the induction's step (1) per iteration."""
-    ops, inv = body.ops, loopbody.invariant_ops(body.ops)
-    while k not in body.induction:
-        o = ops[k]
-        varying = [u for u in o.operands if not inv[u]]
-        if o.klass not in ("cast", "iadd") or len(varying) != 1:
-            return False
-        k = varying[0]
-    return True
-
-
-def access_moves_one_element(body: loopbody.LoopBody, o, geps: dict[str, str]) -> bool:
-    """Whether memory op ``o``'s address moves one element per iteration: an index of its
-    address computation that is a unit-step induction (``_unit_step``) steps over a scalar
-    type (``A[i][k]`` in a ``k`` loop), not over a row (``A[k][j]``); ``geps``: the IR text
-    of the body's ``getelementptr`` instructions by result name."""
-    by_name = {op.name.lstrip("%"): op.index for op in body.ops if op.name}
-    for g in _address_geps(body.ops, o):
-        for idx, ty in gep_index_types(geps.get(body.ops[g].name.lstrip("%"), "")):
-            k = by_name.get(idx.lstrip("%"))
-            if k is not None and not ty.startswith(("[", "{", "<")) and _unit_step(body, k):
-                return True
+def _writes(block, upto: int | None = None) -> bool:
+    """Whether IR ``block`` (its first ``upto`` instructions) writes memory or calls a
+    function that may: what a thread must do before it may leave."""
+    for ins in block.instrs[:upto]:
+        if ins.opcode in ("store", "atomicrmw", "cmpxchg", "fence"):
+            return True
+        callee = ins.callee or ""
+        if ins.opcode == "call" and callee and not callee.startswith("llvm."):
+            return True
     return False
 
 
-def pointer_key(body: loopbody.LoopBody, o, geps: dict[str, str]) -> tuple:
-    """The pointer ptxas advances for memory op ``o``: its array and the indices of its
-    address, each body value taken at its root (``_root``: ``k + 1`` is ``k``'s pointer
-    plus an immediate offset) and each value from outside the loop by name (``A[i][k]`` and
-    ``A[j][k]`` are two pointers into one array)."""
-    by_name = {op.name.lstrip("%"): op.index for op in body.ops if op.name}
-    idx: set = set()
-    for g in _address_geps(body.ops, o):
-        for name, _ in gep_index_types(geps.get(body.ops[g].name.lstrip("%"), "")):
-            k = by_name.get(name.lstrip("%"))
-            if k is not None:
-                idx.add(_root(body.ops, k))
-            elif name.startswith("%"):
-                idx.add(name)
-        idx |= {n for n in _gep_base(geps.get(body.ops[g].name.lstrip("%"), ""))
-                if n.lstrip("%") not in by_name}
-    return (o.array, frozenset(idx))
+def _reach(blocks: dict, start: list[str], within: set[str], stop: set[str]) -> set[str]:
+    """Labels reachable from ``start`` through ``within``, not going past ``stop``."""
+    seen: set[str] = set()
+    todo = [b for b in start if b in within]
+    while todo:
+        b = todo.pop()
+        if b not in seen and b not in stop:
+            seen.add(b)
+            todo += [n for n in blocks[b].successors if n in within]
+    return seen
 
 
-def _gep_base(text: str) -> list[str]:
-    """The base pointer operand of a ``getelementptr`` instruction text, as a list (empty
-    when the text is not one)."""
-    parts = _split_top(text.split("=", 1)[-1].split(", !")[0])
-    return [parts[1].split()[-1]] if len(parts) > 1 else []
+def _merges(blocks: dict, test: str, own: set[str], inner: set[str], head: str, loop_head: str):
+    """Whether block ``test`` of a mapped loop's body (``own``, header ``head``) is the
+    zero-trip test of its inner loop (``inner``, header ``loop_head``) that ptxas merges into
+    the guard: one successor enters the loop, the other skips it and writes nothing before
+    the next thread's iteration, and nothing is written from the body's start to the test."""
+    succ = blocks[test].successors
+    if len(succ) != 2:
+        return False
+    enters = [loop_head in _reach(blocks, [n], own | inner, {head}) for n in succ]
+    if sorted(enters) != [False, True]:
+        return False
+    skip = succ[enters.index(False)]
+    if any(_writes(blocks[b]) for b in _reach(blocks, [skip], own, {head})):
+        return False
+    before = {b for b in _reach(blocks, [head], own, {test})
+              if test in _reach(blocks, blocks[b].successors, own, {head}) or b == head}
+    return not any(_writes(blocks[b]) for b in before) and not _writes(blocks[test], -1)
 
 
-def runtime_trip(trace: Trace, loop) -> RuntimeTrip:
-    """``RuntimeTrip`` of ``loop`` (a loop of the trace bounded by a run-time size): its
-    global accesses at an address that changes every iteration, their distinct address
-    bases (``address_bases``: the pointers ptxas advances), which of them move by more than
-    an element, and its stores per iteration decide the depth
-    (compute.runtime_trip_depth)."""
+def merged_zero_trip_tests(trace: Trace, region: int, grid: int) -> tuple[int, ...]:
+    """Block ids of the zero-trip tests of ``region``'s first sequential loops (depth
+    ``grid`` + 1) that ptxas merges into the thread's guard (``_merges``): where a thread
+    writes nothing before the test and nothing when the loop does not run, leaving at once
+    is right for both, so the guard and the test are one predicate and one ``EXIT``
+    (read from the sm_90 SASS of MVT, GEMVER k3 and Deriche's forward passes; ATAX, GEMM
+    and the others store before their loop and keep the test apart). Not when a mapped loop
+    around writes (code of the thread's row)."""
     h = trace.header
     mod = ir_module(h.ir_text)
-    if loop.function not in mod.functions:
-        return RuntimeTrip(depth=runtime_trip_depth(False, 0))
-    fn = mod.functions[loop.function]
-    labels = {h.blocks[b].label for b in _own_blocks(trace, loop)}
-    body = loopbody.loop_body(fn, labels, loopbody.mem_by_label(h, loop.region))
-    geps = {
-        ins.result.lstrip("%"): ins.text
-        for blk in fn.blocks if blk.label in labels
-        for ins in blk.instrs if ins.opcode == "getelementptr" and ins.result
-    }  # fmt: skip
-    inv = loopbody.invariant_ops(body.ops)
-    moving: dict[tuple, bool] = {}  # per advancing pointer: moves one element
-    for o in body.mem_ops:
-        if o.mem_id >= 0 and o.array and any(not inv[g] for g in _address_geps(body.ops, o)):
-            key = pointer_key(body, o, geps)
-            moving[key] = moving.get(key, False) or access_moves_one_element(body, o, geps)
-    stores = sum(o.klass == "store" and o.mem_id >= 0 for o in body.mem_ops)
-    return RuntimeTrip(
-        depth=runtime_trip_depth(any(moving.values()), stores),
-        pointers=len(moving),
-        strided=sum(not unit for unit in moving.values()),
-        stores=stores,
-    )
+    out = []
+    for lp in h.loops:
+        if lp.region != region or lp.depth != grid + 1 or lp.parent < 0:
+            continue
+        m = h.loops[lp.parent]
+        if m.function not in mod.functions:
+            continue
+        blocks = {b.label: b for b in mod.functions[m.function].blocks}
+        if any(_writes(blocks[h.blocks[b].label]) for q in _mapped_above(h, m)
+               for b in own_blocks(trace, q)):
+            continue
+        own = {h.blocks[b].label: b for b in own_blocks(trace, m)}
+        inner = {h.blocks[b].label for b in lp.blocks}
+        out += [own[t] for t in sorted(own)
+                if _merges(blocks, t, set(own), inner, m.header, lp.header)]
+    return tuple(out)
 
 
-def loop_iterations(trace: Trace, loop: int, ratio: float) -> float:
-    """Iterations an entry of loop ``loop`` of ``trace``, grown by ``ratio`` to the work size."""
-    entries = float(trace.loop_entries[:, loop].sum())
-    return (float(trace.loop_iters[:, loop].sum()) / entries if entries else 0.0) * ratio
+def _mapped_above(h, m) -> list:
+    """The loops enclosing mapped loop ``m`` (the outer mapped loops of a 2-D grid)."""
+    out, q = [], m.parent
+    while q >= 0:
+        out.append(h.loops[q])
+        q = h.loops[q].parent
+    return out
 
-
-def loop_trip_at(trace: Trace, loop: int, ratio: float = 1.0) -> RuntimeTrip | None:
-    """What ptxas makes of loop ``loop`` of ``trace`` when it is bounded by a size, a
-    run-time parameter of the port (more than UNROLL_WHOLE iterations an entry at the work
-    size: machine_code.runtime_trip); None for straight-line code and constant-trip loops."""
-    if loop < 0 or loop_iterations(trace, loop, ratio) <= UNROLL_WHOLE:
-        return None
-    return runtime_trip(trace, trace.header.loops[loop])

@@ -245,7 +245,7 @@ class ThreadBodies:
         and branch instructions (``integer_of(block id)`` an execution), the affine share
         (affine_share) bar one in ``unroll_of(loop id)``; for a loop bounded by a run-time
         size (``kept_of(loop id)``: the instructions per iteration the SASS keeps of its
-        control and addresses, machine_code.RuntimeTrip; None otherwise) the affine share
+        control and addresses, runtime_trips.RuntimeTrip; None otherwise) the affine share
         less those. Nothing for straight-line code."""
         saved = 0.0
         for (_, blocks), share, lid in zip(self.bodies, self.affine, self.loop_ids):

@@ -5,7 +5,9 @@ validation/results/sass-check.md): every kernel loads its stack pointer and, whe
 global memory, the memory descriptor (2); before each entry of a sequential loop one move per
 value the loop carries (a phi of its header) and one pointer copy per array whose address the
 loop advances; a tiled kernel one shared store per staging load; in the code a thread runs
-once, one address computation per array and index, constant offsets folded."""
+once, one address computation per array and index, constant offsets folded; a first loop's
+zero-trip test merged into the guard when the thread writes nothing before it and nothing
+when the loop does not run."""
 
 from __future__ import annotations
 
@@ -13,9 +15,17 @@ from pathlib import Path
 
 import pytest
 
-from cgpredict.machine_code import MachineExtras, loop_setup_insts, prologue_insts
+from cgpredict.machine_code import (
+    MachineExtras,
+    MachineShape,
+    loop_setup_insts,
+    machine_extras,
+    merged_zero_trip_tests,
+    prologue_insts,
+)
 from cgpredict.pipeline import predict_source
 from cgpredict.prediction import RunOptions
+from cgpredict.prepared import prepare
 
 STRAIGHT = """\
 #define N 256
@@ -107,3 +117,56 @@ def test_a_loop_sets_up_its_carried_values_and_the_pointers_it_advances(tmp_path
 
 def test_an_inner_loop_is_set_up_at_each_of_its_entries(tmp_path: Path) -> None:
     assert _profile(tmp_path, NESTED).machine_insts == pytest.approx(2.0 + 2 + 4 * 3)
+
+
+def _kernel_1d(before: str, body: str, after: str) -> str:
+    """A traced C file whose kernel maps i (256 threads): ``before``, a j loop of 256
+    iterations running ``body``, ``after``."""
+    return f"""\
+#define N 256
+#pragma cgp trace N=256
+static float A[N][N], x[N], y[N], z[N];
+int main(void) {{
+  for (int i = 0; i < N; i++) {{ x[i] = i; z[i] = 1; for (int j = 0; j < N; j++) A[i][j] = i - j; }}
+#pragma cgp kernel k grid=1
+  for (int i = 0; i < N; i++) {{
+    {before}
+    for (int j = 0; j < N; j++) {body}
+    {after}
+  }}
+  return y[3] != 12345.0f ? 0 : 1;
+}}
+"""
+
+
+# MVT's shape: nothing written before the loop, nothing when it does not run: the zero-trip
+# test and the guard are one predicate (one branch per thread fewer)
+ACCUMULATE = _kernel_1d("", "y[i] += A[i][j] * x[j];", "")
+# ATAX's: y[i] = 0 is written before the test: kept apart
+ZEROED = _kernel_1d("y[i] = 0;", "y[i] += A[i][j] * x[j];", "")
+# GEMVER k2's: y[i] += z[i] runs after the loop whether it ran or not: kept apart
+AFTER = _kernel_1d("", "y[i] += A[i][j] * x[j];", "y[i] += z[i];")
+
+
+@pytest.mark.parametrize("port", ["plain", "restrict"])
+@pytest.mark.parametrize("src, merged", [(ACCUMULATE, 1), (ZEROED, 0), (AFTER, 0)],
+                         ids=["accumulate", "zeroed", "after"])
+def test_a_zero_trip_test_merges_into_the_guard_when_nothing_is_written_around_it(
+    tmp_path: Path, port: str, src: str, merged: int
+) -> None:
+    path = tmp_path / "k.c"
+    path.write_text(src)
+    with prepare(path, RunOptions(device="h100", port=port)) as prep:
+        tests = merged_zero_trip_tests(prep.trace, 0, 1)
+        assert len(tests) == merged
+        for b in tests:  # the test is a conditional branch, run once per thread
+            assert ("br", "", "cond", 1) in prep.trace.header.blocks[b].ops
+
+
+def test_a_merged_test_is_one_branch_less_per_thread() -> None:
+    shape = MachineShape(merged_tests=(7,))
+    sass = machine_extras(shape, lambda lid: 0.0, {7: 1.0}, touches_global=True,
+                          staging_stores=0.0)
+    assert sass.merged_tests == 1.0
+    assert sass.added == 2.0  # the prologue only
+    assert sass.total == 2.0 - 1.0

@@ -1,12 +1,19 @@
 """Tests of what ptxas makes of a loop bounded by a run-time size (issue 24):
-compute.runtime_trip_depth, machine_code.RuntimeTrip / runtime_trip, and the fold of
+compute.runtime_trip_depth, runtime_trips.RuntimeTrip / runtime_trip, and the fold of
 parallelism.ThreadBodies.unrolled_savings that kernel.launch charges with them.
 
 Oracles from the mechanisms (read from the sm_90 SASS of the ports,
 validation/results/sass-check.md): nvcc unrolls such a loop 4 times; ptxas 4 times more when
 an access moves one element per iteration and the loop stores at most once an iteration; a
-trip keeps a 64-bit add (2 instructions) per pointer it advances, an IMAD.WIDE per base moving
-by a row, the trip counter and its test (2) and one back edge."""
+trip keeps 2 integer instructions per pointer it advances (a 64-bit add, or a row-index add
+and an IMAD.WIDE), the remaining count and its test (2), the source index the remainder
+stage addresses from (1) and one back edge. A re-based trip (16 deep, its addresses offset by
+two or more different loop-invariant values: GEMM, SYRK) keeps one induction pointer (2),
+two addresses a trip per unit-stride access (1 each) and per strided access its row base's
+add (2), an IMAD.WIDE (1) and 2 MOV copying that uniform base (class other), and 2 MOV
+copying the induction pointer when two or more unit-stride accesses are addressed from it. A
+trip whose every access moves by a row keeps a row index per distinct invariant offset (an
+add), an IMAD.WIDE per pointer, and a subtraction where there is one row index."""
 
 from __future__ import annotations
 
@@ -16,10 +23,10 @@ import pytest
 
 from cgpredict.compute import PTXAS_UNROLL, UNROLL_RUNTIME, runtime_trip_depth
 from cgpredict.kernel.launch import loop_trip_at, loop_unroll_at
-from cgpredict.machine_code import RuntimeTrip, gep_index_types, runtime_trip
 from cgpredict.pipeline import predict_source
 from cgpredict.prediction import RunOptions
 from cgpredict.prepared import prepare
+from cgpredict.runtime_trips import RuntimeTrip, gep_index_types, rebased_trip, runtime_trip
 
 
 def _kernel(body: str, decl: str) -> str:
@@ -43,19 +50,66 @@ int main(void) {{
 
 
 # three pointers moving one element per iteration (A[i][j], B[i][j], x[j]), no store in the
-# loop: 16 iterations a trip, 2 x 3 pointer adds + counter + test = 8 integer, 1 branch
+# loop: 16 iterations a trip, 2 x 3 pointer adds + counter + test + index = 9 integer, 1
+# branch; offset by i only (x[j] by nothing): not re-based
 THREE_POINTERS = _kernel("s += A[i][j] * B[i][j] * x[j];", "A[N][N], B[N][N], x[N], y[N]")
-# one pointer moving by a row per iteration (A[j][i]): nvcc's 4 a trip; 2 + 1 (IMAD.WIDE of
-# the strided base) + 2 = 5 integer, 1 branch
+# one pointer moving by a row per iteration (A[j][i]): nvcc's 4 a trip, rows only, one row
+# index (offset by i): its add, the IMAD.WIDE, the subtraction re-basing it from the trip's
+# last row (3), count, test and index (3): 6 integer, 1 branch (the CORR and COVAR means)
 COLUMN = _kernel("s += A[j][i];", "A[N][N], y[N]")
 # two stores per iteration, both moving one element: nvcc's 4 a trip
 TWO_STORES = _kernel("{ B[i][j] = A[i][j]; C[i][j] = 2 * A[i][j]; }",
                      "A[N][N], B[N][N], C[N][N], y[N]")
 # two pointers into one array, one moving an element (A[i][j]), one a row (A[j][i]): 16 a
-# trip, 2 x 2 + 1 + 2 = 7 integer
+# trip, 2 x 2 + 2 + 1 = 7 integer; both offset by i alone: not re-based
 ONE_ARRAY_TWO_POINTERS = _kernel("s += A[i][j] * A[j][i];", "A[N][N], y[N]")
 # one store per iteration: ptxas's 16
 ONE_STORE = _kernel("B[i][j] = 2 * A[i][j];", "A[N][N], B[N][N], y[N]")
+
+
+def _kernel_2d(body: str, decl: str, init: str = "A[i][j] = i - j;") -> str:
+    """A traced C file whose kernel maps i and j (256 x 256 threads) and runs ``body`` in a
+    k loop of 256 iterations (a size: a run-time bound in a port); ``init`` writes every
+    array it reads (an array never written is all zeros, which clang folds away)."""
+    return f"""\
+#define N 256
+#pragma cgp trace N=256
+static float {decl};
+int main(void) {{
+  for (int i = 0; i < N; i++) for (int j = 0; j < N; j++) {{ {init} }}
+#pragma cgp kernel k grid=2
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++) {{
+      float s = 0;
+      for (int k = 0; k < N; k++) {body}
+      C[i][j] = s;
+    }}
+  return C[3][4] != 12345.0f ? 0 : 1;
+}}
+"""
+
+
+# two pointers moving by a row, both offset by i (Deriche's column pass): one row index, an
+# IMAD.WIDE each and the re-basing subtraction (4) + 3 = 7 integer
+TWO_ROWS_ONE_INDEX = _kernel("s += A[j][i] * B[j][i];", "A[N][N], B[N][N], y[N]")
+
+
+# GEMM's k loop: A[i][k] moves an element offset by the thread's row i, B[k][j] a row offset
+# by its column j: two different offsets, 16 a trip, re-based: one induction pointer (2), A's
+# two addresses (2), B's row base add (2) and IMAD.WIDE (1), the count, its test and the index
+# (3): 10 integer; B's uniform base copied into a vector pair: 2 other; 1 branch
+GEMM_LIKE = _kernel_2d("s += A[i][k] * B[k][j];", "A[N][N], B[N][N], C[N][N]",
+                       "A[i][j] = i - j; B[i][j] = i + j;")
+# SYRK's: A[i][k] and A[j][k], two unit-stride pointers offset by i and by j: re-based,
+# 2 + 2 x 2 + 3 = 9 integer; the induction pointer their IMAD.WIDEs add to copied: 2 other
+SYRK_LIKE = _kernel_2d("s += A[i][k] * A[j][k];", "A[N][N], C[N][N]")
+# the same loop with both accesses offset by the thread's row i (GESUMMV's A[i][k], B[i][k])
+# and one by nothing (x[k]): not re-based, 2 x 3 + 3 = 9 integer
+ONE_OFFSET = _kernel_2d("s += A[i][k] * B[i][k] * x[k];", "A[N][N], B[N][N], C[N][N], x[N]",
+                        "A[i][j] = i - j; B[i][j] = i + j; x[j] = j;")
+# SYRK transposed's: A[k][i] and A[k][j], rows only, two row indices (offset by i and by j):
+# 2 adds, 2 IMAD.WIDE, no re-basing, + 3 = 7 integer
+TWO_ROW_INDICES = _kernel_2d("s += A[k][i] * A[k][j];", "A[N][N], C[N][N]")
 
 
 def test_ptxas_unrolls_nvccs_trip_again_when_an_access_moves_one_element() -> None:
@@ -68,15 +122,54 @@ def test_ptxas_unrolls_nvccs_trip_again_when_an_access_moves_one_element() -> No
 
 
 @pytest.mark.parametrize("k", [0, 1, 2, 5])
-def test_a_trip_keeps_a_64_bit_add_per_pointer_the_counter_and_a_back_edge(k: int) -> None:
+def test_a_trip_keeps_a_64_bit_add_per_pointer_the_counter_index_and_a_back_edge(k: int) -> None:
     trip = RuntimeTrip(depth=16, pointers=k, strided=0)
-    assert trip.integer == 2 * k + 2
+    assert trip.integer == 2 * k + 2 + 1  # pointer adds, count and test, the index
     assert trip.branch == 1
-    assert trip.per_iteration("all") == pytest.approx((2 * k + 3) / 16)
+    assert trip.other == 0
+    assert trip.per_iteration("all") == pytest.approx((2 * k + 4) / 16)
     assert trip.per_iteration("other") == 0.0
     strided = RuntimeTrip(depth=4, pointers=k + 1, strided=1)
-    assert strided.integer == 2 * (k + 1) + 1 + 2  # the strided base's IMAD.WIDE
+    assert strided.integer == 2 * (k + 1) + 2 + 1  # a row pointer costs 2 as well
     assert strided.per_iteration("integer") == pytest.approx((2 * k + 5) / 4)
+
+
+@pytest.mark.parametrize("pointers, indices, want", [(1, 1, 6), (2, 1, 7), (2, 2, 7), (3, 2, 8)])
+def test_a_rows_only_trip_keeps_a_row_index_per_offset_and_an_address_per_pointer(
+    pointers: int, indices: int, want: int
+) -> None:
+    """3 (count, test, index) + an add per row index + an IMAD.WIDE per pointer, + 1 to
+    re-base a single row index from the trip's last row."""
+    trip = RuntimeTrip(depth=4, pointers=pointers, strided=pointers, row_indices=indices)
+    assert trip.rows_only
+    assert trip.integer == want
+    assert trip.per_iteration("all") == pytest.approx((want + 1) / 4)
+    assert not RuntimeTrip(depth=4, pointers=2, strided=1, row_indices=1).rows_only
+
+
+@pytest.mark.parametrize("unit, strided", [(1, 1), (2, 0), (1, 0), (1, 2), (3, 1)])
+def test_a_rebased_trip_addresses_each_unit_access_twice_and_copies_uniform_bases(
+    unit: int, strided: int
+) -> None:
+    trip = RuntimeTrip(depth=16, pointers=unit + strided, strided=strided, rebased=True)
+    assert trip.integer == 2 + 2 * unit + 3 * strided + 3
+    copies = 2 * strided + (2 if unit >= 2 else 0)  # row bases; the shared induction
+    assert trip.other == copies
+    assert trip.branch == 1
+    assert trip.per_iteration("all") == pytest.approx(
+        (2 + 2 * unit + 3 * strided + 3 + copies + 1) / 16
+    )
+    plain = RuntimeTrip(depth=16, pointers=unit + strided, strided=strided)
+    assert trip.integer - plain.integer == 2 + strided  # the induction, the IMAD.WIDEs
+
+
+def test_only_a_16_deep_trip_with_two_different_offsets_is_rebased() -> None:
+    i, j = frozenset({"i"}), frozenset({"j"})
+    assert rebased_trip(16, [i, j])
+    assert rebased_trip(16, [i, j, frozenset()])
+    assert not rebased_trip(16, [i, i, frozenset()])  # GESUMMV: one offset
+    assert not rebased_trip(16, [i, frozenset()])  # ATAX: x[j] by nothing
+    assert not rebased_trip(4, [i, j])  # rows only: SYRK transposed
 
 
 def test_gep_indices_step_over_rows_or_elements() -> None:
@@ -89,13 +182,16 @@ def test_gep_indices_step_over_rows_or_elements() -> None:
                                       ("%j", "float")]
 
 
-def _trip(tmp_path: Path, src: str):
-    """(RuntimeTrip, unroll) of the innermost loop of ``src``'s kernel."""
+def _trip(tmp_path: Path, src: str, port: str | None = None):
+    """(RuntimeTrip, unroll) of the innermost loop of ``src``'s kernel (``port``: the
+    pointer model, the default's when None)."""
     path = tmp_path / "k.c"
     path.write_text(src)
-    with prepare(path, RunOptions(device="h100")) as prep:
+    opts = RunOptions(device="h100") if port is None else RunOptions(device="h100", port=port)
+    with prepare(path, opts) as prep:
         tr = prep.trace
-        (lp,) = [lp for lp in tr.header.loops if lp.region == 0 and lp.depth == 2]
+        depth = max(lp.depth for lp in tr.header.loops if lp.region == 0)
+        (lp,) = [lp for lp in tr.header.loops if lp.region == 0 and lp.depth == depth]
         assert loop_trip_at(tr, lp.id) == runtime_trip(tr, lp)
         return runtime_trip(tr, lp), loop_unroll_at(tr, lp.id)
 
@@ -104,12 +200,20 @@ def _trip(tmp_path: Path, src: str):
     "src, want",
     [
         (THREE_POINTERS, RuntimeTrip(depth=16, pointers=3, strided=0, stores=0)),
-        (COLUMN, RuntimeTrip(depth=4, pointers=1, strided=1, stores=0)),
+        (COLUMN, RuntimeTrip(depth=4, pointers=1, strided=1, stores=0, row_indices=1)),
         (TWO_STORES, RuntimeTrip(depth=4, pointers=3, strided=0, stores=2)),
         (ONE_STORE, RuntimeTrip(depth=16, pointers=2, strided=0, stores=1)),
         (ONE_ARRAY_TWO_POINTERS, RuntimeTrip(depth=16, pointers=2, strided=1, stores=0)),
+        (GEMM_LIKE, RuntimeTrip(depth=16, pointers=2, strided=1, stores=0, rebased=True)),
+        (SYRK_LIKE, RuntimeTrip(depth=16, pointers=2, strided=0, stores=0, rebased=True)),
+        (ONE_OFFSET, RuntimeTrip(depth=16, pointers=3, strided=0, stores=0)),
+        (TWO_ROWS_ONE_INDEX,
+         RuntimeTrip(depth=4, pointers=2, strided=2, stores=0, row_indices=1)),
+        (TWO_ROW_INDICES,
+         RuntimeTrip(depth=4, pointers=2, strided=2, stores=0, row_indices=2)),
     ],
-    ids=["three_pointers", "column", "two_stores", "one_store", "one_array_two_pointers"],
+    ids=["three_pointers", "column", "two_stores", "one_store", "one_array_two_pointers",
+         "gemm_like", "syrk_like", "one_offset", "two_rows_one_index", "two_row_indices"],
 )
 def test_the_trip_of_a_loop_of_our_own(tmp_path: Path, src: str, want: RuntimeTrip) -> None:
     trip, unroll = _trip(tmp_path, src)
@@ -117,11 +221,30 @@ def test_the_trip_of_a_loop_of_our_own(tmp_path: Path, src: str, want: RuntimeTr
     assert unroll == want.depth
 
 
+@pytest.mark.parametrize("port", ["plain", "restrict"])
+def test_an_arrays_own_base_is_no_offset_in_either_port(tmp_path: Path, port: str) -> None:
+    """The plain port reaches each array through an opaque pointer (an inline asm), the
+    restrict one through the global: either way only the thread's row and column offset
+    the addresses, so GEMM_LIKE is re-based and ONE_OFFSET is not."""
+    assert _trip(tmp_path, GEMM_LIKE, port)[0].rebased
+    assert not _trip(tmp_path, ONE_OFFSET, port)[0].rebased
+
+
 def test_the_fold_leaves_the_trips_control_per_iteration(tmp_path: Path) -> None:
     """THREE_POINTERS at the PTX level: per iteration an index instruction per access (3),
     the induction add, its compare and the conditional branch: 6, all following j (affine).
-    The SASS keeps (8 + 1) / 16 of them an iteration: 256 x (6 - 9/16) folded per thread."""
+    The SASS keeps (9 + 1) / 16 of them an iteration: 256 x (6 - 10/16) folded per thread."""
     path = tmp_path / "k.c"
     path.write_text(THREE_POINTERS)
     (k,) = predict_source(path, RunOptions(device="h100")).kernels
-    assert k.profile.folded_insts == pytest.approx(256 * (6 - 9 / 16))
+    assert k.profile.folded_insts == pytest.approx(256 * (6 - 10 / 16))
+
+
+def test_the_fold_of_a_rebased_trip_adds_its_moves(tmp_path: Path) -> None:
+    """GEMM_LIKE at the PTX level: per iteration an index instruction per access (A[i][k]:
+    1, B[k][j]: 1), the induction add, its compare and the branch: 5, all affine. The SASS
+    keeps (10 integer + 1 branch + 2 other) / 16 an iteration: 256 x (5 - 13/16) folded."""
+    path = tmp_path / "k.c"
+    path.write_text(GEMM_LIKE)
+    (k,) = predict_source(path, RunOptions(device="h100")).kernels
+    assert k.profile.folded_insts == pytest.approx(256 * (5 - 13 / 16))

@@ -355,7 +355,23 @@ def _region_model(tr, region: int, kr) -> _ModelKernel:
     # (less the SASS instructions without a PTX counterpart: machine_code.py)
     p = kr.profile
     total = p.comp_insts + p.folded_insts - p.machine_insts + p.address_folded_insts
+    total += _merged_tests(tr, region, grid, rows, inner)
     return _ModelKernel(grid, thread, mloops, total, kr.profile.shared.load_insts)
+
+
+def _merged_tests(tr, region: int, grid: int, rows, mapped) -> float:
+    """The zero-trip tests per thread that the model's count (``comp_insts``, its first
+    recorded launch) leaves out as merged into the guard in the SASS
+    (``machine_code.merged_zero_trip_tests``): the PTX keeps them."""
+    import numpy as np
+
+    from cgpredict.machine_code import merged_zero_trip_tests
+
+    first = int(np.flatnonzero(rows & (tr.launches["recorded"] == 1))[0])
+    n1 = float(tr.loop_iters[first, mapped].sum()) if len(mapped) else 1.0
+    bb = tr.bb_counts[first]
+    blocks = merged_zero_trip_tests(tr, region, grid)
+    return sum(float(bb[b]) / n1 for b in blocks if b < len(bb)) if n1 else 0.0
 
 
 def _is_staging(lp: ptx_counts.PtxLoop) -> bool:

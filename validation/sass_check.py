@@ -25,8 +25,8 @@ models (``--port plain|restrict``), per kernel:
   (``parallelism.affine_share``) of its integer and branch instructions
   (``compute.integer_insts``) is counted once per unrolled trip
   (``kernel.launch.loop_unroll_at``), or, in a loop bounded by a run-time size, replaced
-  by what ptxas's trip keeps (``kernel.launch.loop_trip_at``, ``machine_code.RuntimeTrip``:
-  integer and branch, per source iteration); it is
+  by what ptxas's trip keeps (``kernel.launch.loop_trip_at``, ``runtime_trips.RuntimeTrip``:
+  integer, branch and a re-based trip's moves (other), per source iteration); it is
   taken from the integer, branch and other classes by the same call on each class's share of
   the operations (``folded_classes``). The per-thread entry code
   (``compute.kernel_entry_insts``) is split as its docstring reads: per grid dimension 3
@@ -35,8 +35,9 @@ models (``--port plain|restrict``), per kernel:
   PTX counterpart (``cgpredict.machine_code``, in ``comp_insts``): the prologue's constant
   loads and the loop set-up moves are other, a tiled kernel's staging stores are shared
   stores and its staging loop code (``memory.staging_code``, ``KernelProfile.staging_code``)
-  goes to the integer, branch and other classes as the model splits it, and the address
-  instructions ptxas folds come off the integer class. Check of the
+  goes to the integer, branch and other classes as the model splits it, the address
+  instructions ptxas folds come off the integer class and the zero-trip tests merged into
+  the guard (``machine_code.merged_zero_trip_tests``) off the branch class. Check of the
   split: for the launch the report's profile is of, FP32 + integer + branch + other + shared
   stores equals the model's ``comp_insts``. cgpredict has no shared widths: each shared
   access is one 32-bit instruction.
@@ -194,12 +195,14 @@ COMPUTE = ("fp32", "integer", "branch", "other")
 
 
 def _model_classes(
-    tr, kr, bb, threads: float, bodies, unroll_of=None, trip_of=None
+    tr, kr, bb, threads: float, bodies, unroll_of=None, trip_of=None, region: int = 0
 ) -> dict[str, float]:
     """cgpredict's per-thread counts by comparison class for the kernel of report ``kr``
-    with block executions ``bb`` over ``threads`` threads: its operations (less the unrolling
-    fold) and memory instructions, staging loads, barriers and entry code."""
+    (trace region ``region``) with block executions ``bb`` over ``threads`` threads: its
+    operations (less the unrolling fold) and memory instructions, staging loads, barriers,
+    entry code and the zero-trip tests merged into the guard."""
     from cgpredict.compute import kernel_entry_insts
+    from cgpredict.machine_code import merged_zero_trip_tests
     from cgpredict.memory.shared import array_name
 
     staged = {m.id for m in kr.mem if m.pattern == "shared"}
@@ -219,6 +222,8 @@ def _model_classes(
     staging = kr.profile.staging_code
     out["other"] += kr.profile.machine_insts - kr.profile.shared.load_insts - staging.total
     out["integer"] -= kr.profile.address_folded_insts
+    for b in merged_zero_trip_tests(tr, region, kr.grid_dims):  # machine_code.MachineExtras
+        out["branch"] -= float(bb[b]) / threads if b < len(bb) and threads else 0.0
     _add_staging_code(out, staging)
     out["total"] = sum(out[k] for k in SUMMARY if k != "total")
     return out
@@ -300,11 +305,13 @@ def model_kernels(name: str, port: str) -> dict[str, ModelKernel]:
             # the launch the report's profile is of (kernel.analysis: the first recorded one)
             first = int(np.flatnonzero(rows & (tr.launches["recorded"] == 1))[0])
             n1 = float(tr.loop_iters[first, mapped].sum()) if mapped else 1.0
-            one = _model_classes(tr, kr, tr.bb_counts[first], n1, bodies, unroll_of, trip_of)
+            one = _model_classes(
+                tr, kr, tr.bb_counts[first], n1, bodies, unroll_of, trip_of, r.index
+            )
             out[r.name] = ModelKernel(
                 grid,
                 loops,
-                _model_classes(tr, kr, bb, threads, bodies, unroll_of, trip_of),
+                _model_classes(tr, kr, bb, threads, bodies, unroll_of, trip_of, r.index),
                 kr.profile.comp_insts,
                 sum(one[c] for c in COMPUTE) + one["st_shared"],
             )
@@ -634,8 +641,11 @@ def render(checks: list[KernelCheck]) -> str:
         "and branch",
         "instructions is counted once per unrolled trip of a whole tile loop of up to 32, and "
         "in a loop bounded by a size as ptxas's trip keeps it: 16 or 4 iterations a trip "
-        "(`compute.runtime_trip_depth`), a 64-bit add per pointer, an IMAD.WIDE per base "
-        "moving by a row, the counter, its test and the back edge (`machine_code.RuntimeTrip`); "
+        "(`compute.runtime_trip_depth`), 2 integer instructions per pointer, the count, its "
+        "test, the index and the back edge, and in a re-based trip (GEMM, SYRK: addresses "
+        "offset by two different invariants) one induction pointer, two addresses per "
+        "unit-stride access and per strided one an IMAD.WIDE and 2 moves of its uniform row "
+        "base (`runtime_trips.RuntimeTrip`); "
         "the sizes are run-time kernel parameters in the "
         "measured PolyBench/GPU kernels and in these ports (`validation/cuda/common.cuh`, "
         "\"Sizes\"; SYR2K apart, as measured), so nvcc unrolls such a loop 4 times and ptxas "
@@ -643,7 +653,8 @@ def render(checks: list[KernelCheck]) -> str:
         "and the SASS instructions without a PTX counterpart, `cgpredict/machine_code.py`: "
         "prologue constant loads, loop set-up moves, staging stores and a tiled kernel's "
         "staging loop code, `cgpredict/memory/staging_code.py`, less the address "
-        "instructions ptxas folds) split by class, its memory",
+        "instructions ptxas folds and the zero-trip tests it merges into the guard) split by "
+        "class, its memory",
         "instructions, shared loads and barriers. SASS = what the measured binaries run, "
         "estimated: the",
         "counts with every loop `#pragma unroll 1` (per-loop counts x the C loops' iterations "
@@ -836,56 +847,42 @@ def _compute_gap(launch: str, port: str, cls: str) -> str | None:
 #: integer class off with the hot loop at 16 source iterations a trip (ptxas's depth, which
 #: the model's compute.runtime_trip_depth finds): filled from results/sass-check.md
 _INTEGER16_OFF = _pairs(
-    "mm:* mm2_k1:* mm2_k2:* mm3_k1:* mm3_k2:* mm3_k3:* gemm:* syrk:* atax_k1:plain "
-    "bicg_k2:plain dct1d:plain mvt_k1:plain mvt_k2:restrict deriche_hfwd:* deriche_hbwd:*"
+    "mm:plain mm2_k1:plain mm2_k2:plain mm3_k1:plain mm3_k2:plain mm3_k3:plain"
 )
-#: integer class off with the hot loop at nvcc's 4 source iterations a trip
-_INTEGER4_OFF = _pairs(
-    "corr_mean:* covar_mean:* deriche_vfwd:* gesummv:plain syrk_transposed:*"
-)
-#: branch class one apart at 16 source iterations a trip
-_BRANCH16_OFF = _pairs("deriche_hfwd:* gemver_k3:* mvt_k1:* mvt_k2:*")
+#: integer class off at 16 a trip, the trip agreeing: the instructions apart lie outside it
+_INTEGER16_OUTSIDE = _pairs("mvt_k2:restrict deriche_hbwd:*")
 _RUNTIME_INTEGER_16 = (
-    "ptxas unrolls the loop 16 source iterations a trip, as cgpredict's trip depth rule says "
-    "(compute.runtime_trip_depth), but keeps more per trip than cgpredict's per-trip cost "
-    "(machine_code.RuntimeTrip: a 64-bit add per pointer, an IMAD.WIDE per base moving by a "
-    "row, the counter and its test): in MM, 2MM, 3MM, GEMM and SYRK 0.6-0.8 integer "
-    "instructions per source iteration in the SASS, 0.4 in cgpredict (nvcc addresses the row "
-    "that moves one element with two pointers, k and k + 1, and ptxas keeps the index k and "
-    "re-bases the strided pointer with an IMAD.WIDE every trip): 49-60 per thread at 64 "
-    "iterations, 34-39 in cgpredict; in the others (ATAX k1, BICG k2, DCT and MVT k1 plain, "
-    "Deriche's row passes, MVT k2 restrict) the trip agrees (0.4-0.5 per iteration in both) "
-    "and the 4-11 instructions per thread apart lie outside it (not read in detail)"
+    "ptxas unrolls the loop 16 source iterations a trip and re-bases it as cgpredict's "
+    "trip says (runtime_trips.RuntimeTrip, re-based: 10 integer instructions a trip: the "
+    "count, its test, the index, the induction pointer, A's two addresses, B's uniform row "
+    "base and its IMAD.WIDE, and 2 moves copying that base into a vector register pair), "
+    "but the plain MM, 2MM and 3MM ports issue one of those moves and a copy of A's "
+    "pointer as IMAD.MOV/IMAD.U32 (integer) where GEMM's issues MOV (other): register "
+    "allocation, 12 integer instructions a trip in the SASS (59-60 per thread at 64 "
+    "iterations, 51.1 in cgpredict)"
 )
-_RUNTIME_INTEGER_4 = (
-    "ptxas keeps nvcc's 4 source iterations a trip, as cgpredict's trip depth rule says "
-    "(every access moves by a row, or two stores an iteration), but its trip computes a "
-    "32-bit index and the 64-bit address from it (IADD3, IMAD.WIDE) per access and keeps "
-    "the index, the remaining count and its test, where cgpredict counts a 64-bit pointer "
-    "add per pointer, an IMAD.WIDE per row-moving base and the counter and its test: "
-    "CORR and COVAR means 1.5 integer instructions per source iteration in the SASS, 1.25 in "
-    "cgpredict (one pointer), GESUMMV plain 2.5 and 2 (105-170 per thread at 64 iterations, "
-    "88-141 in cgpredict); Deriche's forward column pass and SYRK transposed 1.8 and 2 "
-    "(cgpredict over: 136-137 per thread where the SASS has 119-123)"
-)
-_RUNTIME_BRANCH_16 = (
-    "6 branches per thread in the SASS at 64 iterations, 7 in cgpredict (the guard, the "
-    "zero-trip test, 4 back edges of the 16-iteration trip and the remainder's test): the "
-    "SASS of these kernels tests one stage fewer; which one is not read from the SASS yet"
+_RUNTIME_INTEGER_16_OUTSIDE = (
+    "ptxas unrolls the loop 16 source iterations a trip: MVT k2 restrict's trip agrees with "
+    "cgpredict's (runtime_trips.RuntimeTrip: 7 integer instructions) and the 4 per thread "
+    "cgpredict counts more lie outside it (not read in detail); Deriche's backward row "
+    "pass counts its index down and ptxas advances a uniform 64-bit offset (UIADD3 pairs) "
+    "with one IMAD.WIDE per access, 8 a trip where cgpredict counts 7, and 2-3 more before "
+    "the loop (42-43 per thread, 36 in cgpredict)"
 )
 _TRIP_RULE_MISS = (
     "the one hot loop of the 60 whose trip depth cgpredict's rule gets wrong "
     "(compute.runtime_trip_depth): every access moves by a row, which keeps nvcc's 4 "
     "iterations a trip in Deriche's forward column pass, but ptxas unrolls this backward "
     "pass 16 deep (1.2 integer instructions and 1/16 branch per source iteration in the "
-    "SASS, 2 and 1/4 in cgpredict)"
+    "SASS, 1.75 and 1/4 in cgpredict)"
 )
 _RUNTIME_OTHER_16 = (
-    "per 16-iteration trip ptxas copies the pointers of the strided accesses into the "
-    "register pair of an IMAD.WIDE (MOV, 1-4 a trip), and each stage of the remainder (8, "
-    "4, 1 iterations) sets its pointers up again (LDC.64, MOV): 3-12 other instructions per "
-    "thread more than cgpredict's set-up moves before the loop (not modelled: "
-    "machine_code.RuntimeTrip keeps no other instruction)"
+    "per 16-iteration trip ptxas copies registers that cgpredict's trip does not count "
+    "(runtime_trips.RuntimeTrip counts only a re-based trip's 2 MOV per base its IMAD.WIDEs "
+    "add to: GEMM, MM, SYRK 2 a trip): the advanced pointer's new value into the registers "
+    "the next trip's loads name (MOV/IMAD.MOV, 1-3 a trip: register allocation, more in the "
+    "plain ports, which store the accumulator every iteration), 3-12 other instructions per "
+    "thread more than cgpredict's set-up moves before the loop and the trip's base copies"
 )
 _RUNTIME_OTHER_4 = (
     "per 4-iteration trip ptxas reloads a pointer from the constant bank (LDC.64: the "
@@ -899,6 +896,14 @@ _CONSTANT_TRIP = (
     "one, as every other measured kernel's, at ptxas's 16 a trip (its accesses move one "
     "element per iteration: compute.runtime_trip_depth), 0.4 and 1/16"
 )
+_CONSTANT_TRIP_OTHER = (
+    "port as measured: PolyBench-ACC's syr2k_kernel bounds its k loop by the compile-time NJ, "
+    "so ptxas unrolls it 8 times without a remainder and copies no register a trip; "
+    "cgpredict takes the loop for a run-time one, re-based (its four accesses are offset by i "
+    "and by j), whose trip copies the induction pointer its IMAD.WIDEs add to (2 MOV a "
+    "16-iteration trip): 23 other per thread where the SASS has 17 (alpha and beta, kernel "
+    "arguments in the port, a ULDC each)"
+)
 _IF_CONVERTED = ptx_check.LDST_KNOWN[("corr_std", "plain")]
 _RELOAD_AFTER_LOOP = ptx_check.LDST_KNOWN[("gemver_k2", "plain")]
 _UNSWITCHED = ptx_check.UNSWITCHED
@@ -908,8 +913,8 @@ _SIZE_PARAMS = (
     "constants; cgpredict's entry code counts a parameter load per array, none per size"
 )
 _TOTAL_UNTILED = _pairs(
-    "conv3d:* corr_mean:restrict corr_std:* corr_reduce:* covar_mean:restrict fdtd_k1:* "
-    "gs_k1:* gs_k2:* gs_k3:* mm2_k2:restrict mm3_k3:restrict deriche_vbwd:plain syr2k:restrict"
+    "conv3d:* corr_reduce:* fdtd_k1:* "
+    "gs_k1:* gs_k2:* gs_k3:*"
 )
 _OTHER16 = _pairs(
     "mm:* mm2_k1:* mm2_k2:* mm3_k1:* mm3_k2:* mm3_k3:* atax_k1:* atax_k2:plain bicg_k1:plain "
@@ -958,16 +963,14 @@ def _untiled_loop(launch: str, port: str, cls: str) -> str | None:
         return _TRIP_RULE_MISS
     if cls == "integer" and pair in _INTEGER16_OFF:
         return _RUNTIME_INTEGER_16
-    if cls == "integer" and pair in _INTEGER4_OFF:
-        return _RUNTIME_INTEGER_4
-    if cls == "branch" and pair in _BRANCH16_OFF:
-        return _RUNTIME_BRANCH_16
+    if cls == "integer" and pair in _INTEGER16_OUTSIDE:
+        return _RUNTIME_INTEGER_16_OUTSIDE
     if cls == "other" and pair in _OTHER16:
         return _with(_RUNTIME_OTHER_16, launch)
     if cls == "other" and pair in _OTHER4:
         return _with(_RUNTIME_OTHER_4, launch)
     if launch == "syr2k":
-        return _OTHER_SCALARS if cls == "other" else _CONSTANT_TRIP if cls != "fp32" else None
+        return _CONSTANT_TRIP_OTHER if cls == "other" else _CONSTANT_TRIP if cls != "fp32" else None
     return None
 
 
@@ -975,8 +978,8 @@ def _div_sqrt_gap(launch: str, port: str, cls: str) -> str | None:
     """Known differences of a kernel with an IEEE division or sqrtf (_DIV_SQRT_KERNELS)."""
     if launch == "gs_k2" and cls == "integer":  # no loop; restrict: R[k][k]'s mad hoisted
         return _FOLDED_ADDRESS if port == "plain" else None
-    if launch == "corr_std" and cls == "fp32":
-        return None
+    if launch == "corr_std" and cls in ("fp32", "integer"):
+        return None  # its sqrtf's integer code is within 10% of its loop's 107
     static = "; " + _STATIC_GS_K1 if launch == "gs_k1" else ""
     return (_OTHER_DIV_SQRT if cls == "other" else _DIV_SQRT) + static
 

@@ -23,14 +23,7 @@ from ..devices import GPUDevice
 from ..energy import predict_energy
 from ..frontend.tracefile import Trace
 from ..halo import HaloSpec, halo_counts
-from ..machine_code import (
-    MachineShape,
-    RuntimeTrip,
-    loop_iterations,
-    loop_trip_at,
-    machine_extras,
-    machine_shape,
-)
+from ..machine_code import MachineShape, machine_extras, machine_shape
 from ..memory.shared import StagedAccess, array_name
 from ..memory.staging_code import staging_code
 from ..memory.transactions import COAL, CONST, UNCOAL, MemoryAnalysis
@@ -41,6 +34,7 @@ from ..parallelism import Parallelism, ThreadBodies
 from ..prediction import MemInstrReport, PredictionError, RunOptions
 from ..profile import KernelProfile, SharedMemoryCounts, StagingCounts
 from ..register_block import RegisterBlock, grid_rows
+from ..runtime_trips import RuntimeTrip, loop_iterations, loop_trip_at
 from ..scaling import SizeModel, TripModel
 from .memory_profile import memory_profile
 
@@ -409,7 +403,7 @@ class LaunchContext:
 
     def kept(self, loop: int, cls: str = "all") -> float | None:
         """Instructions of class ``cls`` per source iteration the SASS keeps of loop
-        ``loop``'s control and addresses (machine_code.RuntimeTrip), None when the loop is
+        ``loop``'s control and addresses (runtime_trips.RuntimeTrip), None when the loop is
         not bounded by a run-time size (its affine share is folded per unrolled trip)."""
         trip = self._trips.get(loop)
         return None if trip is None else trip.per_iteration(cls)

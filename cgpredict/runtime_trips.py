@@ -1,0 +1,327 @@
+"""What ptxas makes of a loop bounded by a run-time size (issue 24, SPEC §2.4): source
+iterations a trip and the control and address instructions the trip keeps, derived from the
+traced loop (its accesses, their strides and invariant offsets, its stores).
+
+The sizes are run-time kernel parameters in the measured PolyBench/GPU kernels and in the
+ports, so nvcc cannot unroll such a loop whole: see the section comment below for what the
+sm_90 SASS keeps of a trip (``validation/results/sass-check.md``). ``kernel.launch`` charges
+the trip (``loop_trip_at``) in place of the affine share of the loop's integer and branch
+instructions (``parallelism.ThreadBodies.unrolled_savings``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .compute import PTXAS_UNROLL, UNROLL_RUNTIME, UNROLL_WHOLE, runtime_trip_depth
+from .frontend.tracefile import Trace
+from .instrument import loopbody
+from .machine_code import address_geps, offset_root, own_blocks
+from .parallelism import ir_module
+
+# --- ptxas's unrolling of a loop bounded by a run-time size (issue 24) ---------------------
+#
+# nvcc unrolls such a loop UNROLL_RUNTIME (4) times in its PTX; ptxas unrolls that trip
+# PTXAS_UNROLL (4) times more when the loop has an access that moves one element per
+# iteration and at most one store (compute.runtime_trip_depth). Of the unrolled trip's
+# control and address arithmetic the SASS keeps (read from the sm_90 SASS of the ports'
+# hot loops, validation/results/sass-check.md):
+#
+# * the remaining count's add and its test, one back edge, and the source index itself
+#   (IADD3/VIADD): the remainder stage after the unrolled trips computes its addresses from
+#   it (PTX: ``mul.wide.s32 %rd, %r_k, 4`` before the 1-iteration loop), so it stays live;
+# * per pointer moving one element: its 64-bit add (IADD3 + IADD3.X);
+# * per pointer moving by a row: a 64-bit add of the row pointer (2); where every access
+#   moves by a row (nvcc's 4 a trip, ``RuntimeTrip.rows_only``) nvcc keeps a 32-bit row index
+#   per distinct invariant offset (``invariant_offsets``: SYRK transposed's A[k][i] and A[k][j]
+#   two, Deriche's column pass's imgIn[i][j] and y1[i][j] one) and ptxas forms each address
+#   from it (IMAD.WIDE, one per pointer); a single such index LLVM's loop strength reduction
+#   starts at the trip's last row (j + 3 M) and subtracts again every trip (PTX:
+#   ``add.s32 %r, %r_row, -192``: one instruction more: the CORR and COVAR means);
+# * a *re-based* trip (``rebased_trip``): where the addresses of a 16-deep trip are offset by
+#   two or more different loop-invariant values (GEMM's A[i][k] and B[k][j]: the thread's
+#   row i and column j; SYRK's A[i][k] and A[j][k]), LLVM's loop strength reduction keeps
+#   one induction pointer (a 64-bit add) and re-adds each offset to it: a unit-stride access
+#   is then addressed twice a trip (its nvcc trip's first iteration at sext(r + k), the other
+#   three at sext(r + k + 1): two addresses; one access gets two pointers of its own (a
+#   64-bit add each: GEMM's A), two or more an IMAD.WIDE each from the induction pointer
+#   (SYRK)), and a strided one from its row base, which is the same for every thread (a
+#   uniform register pair, UIADD3), plus the thread's offset (IMAD.WIDE). The base an
+#   IMAD.WIDE adds to must be a vector register pair: ptxas copies it there every trip (2 MOV,
+#   class other) for each strided access's row base and for the induction pointer when
+#   unit-stride accesses are addressed from it.
+
+#: integer instructions per trip for the loop's control: the remaining count's add and its test
+TRIP_CONTROL_INTEGER = 2
+#: integer instructions per trip for the source index the remainder stage addresses from
+TRIP_INDEX_INTEGER = 1
+#: integer instructions per trip per advancing pointer: its 64-bit add (IADD3 + IADD3.X)
+POINTER_ADD_INTEGER = 2
+#: rows-only trip: per row index its 32-bit add; per pointer the IMAD.WIDE of its address
+ROW_INDEX_ADD_INTEGER = 1
+ROW_ADDRESS_INTEGER = 1
+#: rows-only trip with one row index: the subtraction re-basing it from the trip's last row
+ROW_REOFFSET_INTEGER = 1
+#: re-based trip: the shared induction pointer's 64-bit add (integer, per trip)
+REBASED_INDUCTION_INTEGER = 2
+#: re-based trip: addresses per unit-stride access a trip (one integer instruction each)
+REBASED_UNIT_ADDRESSES = 2
+#: re-based trip, per strided access: the IMAD.WIDE adding the thread's offset to the row base
+STRIDED_BASE_INTEGER = 1
+#: re-based trip, per base an IMAD.WIDE adds to (a strided access's uniform row base; the
+#: induction pointer of two or more unit-stride accesses): its copy into a vector pair (2 MOV)
+UNIFORM_BASE_COPY_OTHER = 2
+#: branch instructions per trip: the back edge
+TRIP_BRANCHES = 1
+
+_GEP_FLAGS = frozenset(("getelementptr", "inbounds", "nuw", "nusw"))
+
+
+@dataclass(frozen=True)
+class RuntimeTrip:
+    """What ptxas makes of one loop bounded by a run-time size: source iterations a trip
+    and the integer, branch and other instructions each trip keeps."""
+
+    depth: int  # source iterations per trip (16 or 4)
+    pointers: int = 0  # distinct address bases the loop advances
+    strided: int = 0  # of them, those moving by more than one element per iteration
+    stores: int = 0  # global stores per iteration
+    rebased: bool = False  # a 16-deep trip whose addresses have 2+ invariant offsets
+    # a rows-only trip's distinct invariant offsets: its row indices (0: not counted, each
+    # pointer then costs POINTER_ADD_INTEGER)
+    row_indices: int = 0
+
+    @property
+    def rows_only(self) -> bool:
+        """Whether every pointer moves by a row (nvcc's 4 a trip, no unit-stride access)."""
+        return self.pointers > 0 and self.strided == self.pointers
+
+    @property
+    def integer(self) -> float:
+        """Integer instructions per trip: control, index, pointer adds and addresses."""
+        unit = self.pointers - self.strided
+        if self.rows_only and self.row_indices:
+            rows = ROW_INDEX_ADD_INTEGER * self.row_indices + ROW_ADDRESS_INTEGER * self.strided
+            rows += ROW_REOFFSET_INTEGER if self.row_indices == 1 else 0
+            return float(TRIP_CONTROL_INTEGER + TRIP_INDEX_INTEGER + rows)
+        if self.rebased:
+            units = (REBASED_INDUCTION_INTEGER + REBASED_UNIT_ADDRESSES * unit) if unit else 0
+            rows = (POINTER_ADD_INTEGER + STRIDED_BASE_INTEGER) * self.strided
+        else:
+            units, rows = POINTER_ADD_INTEGER * unit, POINTER_ADD_INTEGER * self.strided
+        return float(TRIP_CONTROL_INTEGER + TRIP_INDEX_INTEGER + units + rows)
+
+    @property
+    def branch(self) -> float:
+        """Branch instructions per trip: the back edge."""
+        return float(TRIP_BRANCHES)
+
+    @property
+    def other(self) -> float:
+        """Moves per trip (class other): a re-based trip's copies of the bases its
+        IMAD.WIDEs add to (each strided access's row base; the induction pointer when two or
+        more unit-stride accesses are addressed from it)."""
+        if not self.rebased:
+            return 0.0
+        bases = self.strided + (1 if self.pointers - self.strided >= 2 else 0)
+        return float(UNIFORM_BASE_COPY_OTHER * bases)
+
+    def per_iteration(self, cls: str = "all") -> float:
+        """Kept instructions per source iteration of class ``cls`` (integer, branch, other,
+        all)."""
+        n = {"integer": self.integer, "branch": self.branch, "other": self.other,
+             "all": self.integer + self.branch + self.other}.get(cls, 0.0)
+        return n / self.depth
+
+
+def _split_top(text: str) -> list[str]:
+    """``text`` split at the commas outside brackets (an IR operand list)."""
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        depth += ch in "[{<("
+        depth -= ch in "]}>)"
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    return out + [cur.strip()] if cur.strip() else out
+
+
+def _element(ty: str) -> str:
+    """The element type of an array or vector type (``[64 x float]`` -> ``float``)."""
+    inner = ty.strip()[1:-1]
+    return inner.split(" x ", 1)[1].strip() if " x " in inner else inner
+
+
+def gep_index_types(text: str) -> list[tuple[str, str]]:
+    """(index operand, the type it steps over) of a ``getelementptr`` instruction text: the
+    first index steps over the source element type, each next one over its element."""
+    parts = _split_top(text.split("=", 1)[-1].split(", !")[0])
+    ty = " ".join(w for w in parts[0].split() if w not in _GEP_FLAGS)
+    out = []
+    for k, idx in enumerate(parts[2:]):
+        if k:
+            ty = _element(ty)
+        out.append((idx.split()[-1], ty))
+    return out
+
+
+def _unit_step(body: loopbody.LoopBody, k: int) -> bool:
+    """Whether body op ``k`` is an induction variable of the loop, through casts and adds of
+    loop invariants only: an index that moves by the induction's step (1) per iteration."""
+    ops, inv = body.ops, loopbody.invariant_ops(body.ops)
+    while k not in body.induction:
+        o = ops[k]
+        varying = [u for u in o.operands if not inv[u]]
+        if o.klass not in ("cast", "iadd") or len(varying) != 1:
+            return False
+        k = varying[0]
+    return True
+
+
+def access_moves_one_element(body: loopbody.LoopBody, o, geps: dict[str, str]) -> bool:
+    """Whether memory op ``o``'s address moves one element per iteration: an index of its
+    address computation that is a unit-step induction (``_unit_step``) steps over a scalar
+    type (``A[i][k]`` in a ``k`` loop), not over a row (``A[k][j]``); ``geps``: the IR text
+    of the body's ``getelementptr`` instructions by result name."""
+    by_name = {op.name.lstrip("%"): op.index for op in body.ops if op.name}
+    for g in address_geps(body.ops, o):
+        for idx, ty in gep_index_types(geps.get(body.ops[g].name.lstrip("%"), "")):
+            k = by_name.get(idx.lstrip("%"))
+            if k is not None and not ty.startswith(("[", "{", "<")) and _unit_step(body, k):
+                return True
+    return False
+
+
+def pointer_key(body: loopbody.LoopBody, o, geps: dict[str, str]) -> tuple:
+    """The pointer ptxas advances for memory op ``o``: its array and the indices of its
+    address, each body value taken at its root (``offset_root``: ``k + 1`` is ``k``'s pointer
+    plus an immediate offset) and each value from outside the loop by name (``A[i][k]`` and
+    ``A[j][k]`` are two pointers into one array)."""
+    by_name = {op.name.lstrip("%"): op.index for op in body.ops if op.name}
+    idx: set = set()
+    for g in address_geps(body.ops, o):
+        for name, _ in gep_index_types(geps.get(body.ops[g].name.lstrip("%"), "")):
+            k = by_name.get(name.lstrip("%"))
+            if k is not None:
+                idx.add(offset_root(body.ops, k))
+            elif name.startswith("%"):
+                idx.add(name)
+        idx |= {n for n in _gep_base(geps.get(body.ops[g].name.lstrip("%"), ""))
+                if n.lstrip("%") not in by_name}
+    return (o.array, frozenset(idx))
+
+
+def _gep_base(text: str) -> list[str]:
+    """The base pointer operand of a ``getelementptr`` instruction text, as a list (empty
+    when the text is not one)."""
+    parts = _split_top(text.split("=", 1)[-1].split(", !")[0])
+    return [parts[1].split()[-1]] if len(parts) > 1 else []
+
+
+_CASTS = frozenset(("sext", "zext", "trunc", "bitcast"))
+
+
+def _cast_operand(ins) -> str:
+    """The operand of a cast instruction (``sext i32 %i to i64`` -> ``%i``)."""
+    parts = ins.text.split(ins.opcode, 1)[-1].split(" to ")[0].split()
+    return parts[-1] if parts else ""
+
+
+def _outside_roots(name: str, defs: dict, index: bool) -> frozenset[str]:
+    """The loop-invariant values that a value from outside the loop offsets an address by:
+    an index (``index``) is one itself, through casts (a parameter too); a base is one only
+    as a row address hoisted out of the loop (a ``getelementptr``: its variable indices and
+    its base's), not as an array's own base (a global, a parameter, the plain port's opaque
+    pointer)."""
+    ins = defs.get(name.lstrip("%"))
+    if ins is None or not name.startswith("%"):
+        return frozenset((name.lstrip("%"),)) if index and name.startswith("%") else frozenset()
+    if ins.opcode in _CASTS and _cast_operand(ins).startswith("%"):
+        return _outside_roots(_cast_operand(ins), defs, index)
+    if ins.opcode != "getelementptr":
+        return frozenset((name.lstrip("%"),)) if index else frozenset()
+    out: frozenset[str] = frozenset()
+    for idx, _ in gep_index_types(ins.text):
+        out |= _outside_roots(idx, defs, True)
+    for b in _gep_base(ins.text):
+        out |= _outside_roots(b, defs, False)
+    return out
+
+
+def invariant_offsets(body: loopbody.LoopBody, o, geps: dict[str, str], defs: dict) -> frozenset:
+    """The loop-invariant values memory op ``o``'s address is offset by (``_outside_roots``
+    of each index and base of its address computation defined outside the loop: GEMM's
+    A[i][k] by i, B[k][j] by j, x[k] by none); ``defs``: the function's instructions by
+    result name."""
+    in_body = {op.name.lstrip("%") for op in body.ops if op.name}
+    out: frozenset[str] = frozenset()
+    for g in address_geps(body.ops, o):
+        text = geps.get(body.ops[g].name.lstrip("%"), "")
+        names = [(n, True) for n, _ in gep_index_types(text)]
+        for n, index in names + [(b, False) for b in _gep_base(text)]:
+            if n.startswith("%") and n.lstrip("%") not in in_body:
+                out |= _outside_roots(n, defs, index)
+    return out
+
+
+def rebased_trip(depth: int, offsets) -> bool:
+    """Whether a trip of ``depth`` source iterations is re-based (see RuntimeTrip): 16 deep,
+    its advancing addresses offset by two or more different sets of loop-invariant values
+    (``offsets``: one set per pointer)."""
+    return depth == UNROLL_RUNTIME * PTXAS_UNROLL and len({f for f in offsets if f}) >= 2
+
+
+def runtime_trip(trace: Trace, loop) -> RuntimeTrip:
+    """``RuntimeTrip`` of ``loop`` (a loop of the trace bounded by a run-time size): its
+    global accesses at an address that changes every iteration, their distinct address
+    bases (``pointer_key``: the pointers ptxas advances), which of them move by more than
+    an element, and its stores per iteration decide the depth
+    (compute.runtime_trip_depth); their invariant offsets whether it is re-based."""
+    h = trace.header
+    mod = ir_module(h.ir_text)
+    if loop.function not in mod.functions:
+        return RuntimeTrip(depth=runtime_trip_depth(False, 0))
+    fn = mod.functions[loop.function]
+    labels = {h.blocks[b].label for b in own_blocks(trace, loop)}
+    body = loopbody.loop_body(fn, labels, loopbody.mem_by_label(h, loop.region))
+    geps = {
+        ins.result.lstrip("%"): ins.text
+        for blk in fn.blocks if blk.label in labels
+        for ins in blk.instrs if ins.opcode == "getelementptr" and ins.result
+    }  # fmt: skip
+    defs = {ins.result.lstrip("%"): ins for blk in fn.blocks for ins in blk.instrs if ins.result}
+    inv = loopbody.invariant_ops(body.ops)
+    moving: dict[tuple, bool] = {}  # per advancing pointer: moves one element
+    offsets: dict[tuple, frozenset] = {}  # per advancing pointer: its invariant offsets
+    for o in body.mem_ops:
+        if o.mem_id >= 0 and o.array and any(not inv[g] for g in address_geps(body.ops, o)):
+            key = pointer_key(body, o, geps)
+            moving[key] = moving.get(key, False) or access_moves_one_element(body, o, geps)
+            offsets[key] = invariant_offsets(body, o, geps, defs)
+    stores = sum(o.klass == "store" and o.mem_id >= 0 for o in body.mem_ops)
+    depth = runtime_trip_depth(any(moving.values()), stores)
+    return RuntimeTrip(
+        depth=depth,
+        pointers=len(moving),
+        strided=sum(not unit for unit in moving.values()),
+        stores=stores,
+        rebased=rebased_trip(depth, offsets.values()),
+        row_indices=len(set(offsets.values())) if moving and not any(moving.values()) else 0,
+    )
+
+
+def loop_iterations(trace: Trace, loop: int, ratio: float) -> float:
+    """Iterations an entry of loop ``loop`` of ``trace``, grown by ``ratio`` to the work size."""
+    entries = float(trace.loop_entries[:, loop].sum())
+    return (float(trace.loop_iters[:, loop].sum()) / entries if entries else 0.0) * ratio
+
+
+def loop_trip_at(trace: Trace, loop: int, ratio: float = 1.0) -> RuntimeTrip | None:
+    """What ptxas makes of loop ``loop`` of ``trace`` when it is bounded by a size, a
+    run-time parameter of the port (more than UNROLL_WHOLE iterations an entry at the work
+    size: runtime_trips.runtime_trip); None for straight-line code and constant-trip loops."""
+    if loop < 0 or loop_iterations(trace, loop, ratio) <= UNROLL_WHOLE:
+        return None
+    return runtime_trip(trace, trace.header.loops[loop])

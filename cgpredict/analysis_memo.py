@@ -24,8 +24,8 @@ Eight kinds of entries, each in a dictionary of its own:
   a layout change decides anew only the loads it moves (``kernel.reloads``);
 * ``counts``: a launch's per-thread counts, instruction counts, folded instructions and
   ILP/MLP (``kernel.launch.LaunchCounts``), keyed by ``LaunchCountsKey`` (region, trace row,
-  grid, rows a thread, block scales, strip unrolls): a block shape or a layout change leaves
-  them as they were (GRAMSCHMIDT: 514 launches in each of a dozen analyses);
+  grid, rows a thread, block scales, strip unrolls, work sizes): a block shape or a layout
+  change leaves them as they were (GRAMSCHMIDT: 514 launches in each of a dozen analyses);
 * ``bodies``: a region's thread bodies on a grid (``parallelism.thread_bodies``, a pure
   function of the trace), keyed by ``(region, grid_dims)``, with the critical paths they
   have found (``ThreadBodies.chains``);

@@ -238,3 +238,20 @@ def test_launch_counts_kept_across_block_shapes_and_layouts():
                 [(k.total_ms, k.launch_profiles) for k in alone.kernels], change
         assert prep.memo.counts.keys() == found.keys()
         assert all(prep.memo.counts[k] is v for k, v in found.items())
+
+
+def test_launch_counts_kept_per_work_size():
+    """A sweep analyses one trace at several work sizes with one memo (sweep/execute.py):
+    the kept launch counts grow with each size (GEMM's k loop runs NK times), so each
+    analysis equals one without the memo at its own size."""
+    dev = load_device("tk1")
+    traced = {"NI": 32, "NJ": 32, "NK": 32}
+    with prepare(POLYBENCH / "gemm.c", RunOptions(trace_sizes=traced)) as prep:
+        for n in (64, 128, 64):
+            work = {"NI": n, "NJ": n, "NK": n}
+            opts = RunOptions(work_sizes=work, trace_sizes=traced)  # as the sweep's
+            kept = analyze_trace(prep.trace, dev, opts, prep.sizes, prep.trace_sizes, work,
+                                 prep.memo)
+            alone = analyze_trace(prep.trace, dev, opts, prep.sizes, prep.trace_sizes, work,
+                                  None)
+            assert [k.total_ms for k in kept.kernels] == [k.total_ms for k in alone.kernels], n

@@ -91,9 +91,10 @@ class LaunchCounts:
 
 
 #: (region, trace row, grid_dims, rows a thread, threads a traced thread, block scales,
-#: strip unrolls)
+#: strip unrolls, work sizes, growth factors to them)
 LaunchCountsKey = tuple[int, int, int, int, float, tuple[tuple[int, float], ...],
-                        tuple[tuple[int, int], ...]]
+                        tuple[tuple[int, int], ...], tuple[tuple[str, int], ...],
+                        tuple[tuple[int, float], ...]]
 
 
 @dataclass(frozen=True)
@@ -237,13 +238,15 @@ class LaunchContext:
 
     def counts(self, row: int) -> LaunchCounts:
         """The LaunchCounts of trace row ``row``. They depend on the row, the grid (its
-        mapped loops and growth to the work size), the rows a thread, a warp per row's
+        mapped loops), the work sizes (the growth of every loop to them: a sweep analyses one
+        trace at several), the rows a thread, a warp per row's
         threads and block scales and a tiling's strip unroll, not on the block shape, the
         layout or the memory analysis: kept in ``counts_kept`` for the trace's next
         analyses."""
         key: LaunchCountsKey = (
             self.region, row, self.grid, self.rows, self.thread_scale,
             tuple(sorted(self.block_scale.items())), tuple(sorted(self._strip_unroll().items())),
+            tuple(sorted(self.wsz.items())), tuple(sorted(self.factor.items())),
         )
         got = self.counts_kept.get(key)
         if got is None:

@@ -5,7 +5,9 @@ function given by name) it inserts
 
 * before each load/store: ``__cgp_mem((id << 48) | address)``: one 8-byte event (through
   ``__cgp_mem_fast``, inlined, which skips the call while the launch is not recorded);
-* at each loop header: ``__cgp_loop(loop_id)``: iteration markers and trip counts;
+* at each loop header: ``__cgp_loop(loop_id)``: iteration markers and trip counts (through
+  ``__cgp_loop_fast``, inlined, which counts a continuing iteration without a call while it
+  writes no marker: loopfast.py);
 * at each block start: an inline increment of ``__cgp_bbc[block_id]`` (executed-op counts).
 
 Functions defined in the module and called from a region are instrumented too (their events
@@ -25,6 +27,7 @@ from dataclasses import dataclass, field
 
 from .dominators import natural_loops
 from .irtext import CAST_OPCODES, Block, Function, Instr, Module, parse_module, split_operands
+from .loopfast import probe_call, state_globals
 
 MAX_MEM_IDS = 0xF000  # event tags above this are markers (see runtime/cgp_runtime.h)
 MARKED_DEPTH = 2  # loops this deep in a region emit iteration markers (1-D and 2-D grids)
@@ -581,7 +584,7 @@ def _instrument_helper(mod: Module, fn: Function, fid: int, em: _Emitter, queue:
             )
         )
         em.before.setdefault(hb.instrs[hb.first_non_phi].line, []).append(
-            f"  call void @__cgp_loop(i32 {lid})"
+            probe_call(lid, pid, False)
         )
     for ins, callee, bi in _callees(fn, spans):
         traced = callee in mod.functions
@@ -657,7 +660,7 @@ def _instrument_loops(mod: Module, r: _Region, em: _Emitter, block_ids: dict[int
             )
         )
         at = hb.instrs[hb.first_non_phi].line
-        em.before.setdefault(at, []).append(f"  call void @__cgp_loop(i32 {lid})")
+        em.before.setdefault(at, []).append(probe_call(lid, pid, depth <= MARKED_DEPTH))
         if depth <= MARKED_DEPTH:
             for k in sorted({s for b in body for s in _cfg_succ(fn, b)} - set(body)):
                 eb = fn.blocks[k]
@@ -745,6 +748,7 @@ def _render(
         "done:",
         "  ret void",
         "}",
+        *state_globals(),  # the loop probe inline (loopfast.py)
         "declare void @__cgp_loop(i32)",
         "declare void @__cgp_loop_exit(i32)",
         "declare void @__cgp_fn_enter(i32)",

@@ -4,7 +4,9 @@
  * CGP_MAX_LAUNCHES (record the memory events of the first N launches of each region; 0: all),
  * CGP_COUNT_ONLY=1 (record no memory events at all: block and loop counts only).
  * The instrumented IR defines __cgp_bbc, __cgp_nbb, __cgp_loop_parent, __cgp_loop_depth and
- * __cgp_nloops (see instrument/memtrace.py).
+ * __cgp_nloops (see instrument/memtrace.py). Its inline loop probe (instrument/loopfast.py)
+ * updates the loop state below through the exported pointers for an iteration that continues
+ * its loop's entry and writes no marker, and calls __cgp_loop for any other.
  */
 #include "cgp_runtime.h"
 
@@ -35,11 +37,13 @@ static int active = -1;
 /* read inline by the instrumented code (memtrace: @__cgp_mem_fast): no call per access of a
  * launch that is not recorded (count-only probes, launches past --max-launches) */
 int __cgp_recording;
-static uint64_t tick, launch_tick;
+/* the loop state, exported for the inline probe (same allocations, same heap layout) */
+uint64_t __cgp_tick, __cgp_launch_tick;
 static uint32_t launches[MAX_REGIONS];
-static uint8_t *loop_open;
-static uint64_t *fn_serial; /* per traced helper function: tick of its latest call */
-static uint64_t *loop_iters, *loop_entries, *loop_stamp, *loop_serial, *loop_idx;
+uint8_t *__cgp_lopen;
+uint64_t *__cgp_fserial; /* per traced helper function: __cgp_tick of its latest call */
+uint64_t *__cgp_liters, *__cgp_lstamp, *__cgp_lserial, *__cgp_lidx;
+static uint64_t *loop_entries;
 static uint64_t *base_bb, *base_iters, *base_entries, *delta;
 static cgp_launch cur;
 
@@ -112,14 +116,14 @@ __attribute__((constructor)) static void cgp_init(void) {
     s = getenv("CGP_COUNT_ONLY");
     count_only = s && s[0] == '1';
     uint32_t nl = __cgp_nloops;
-    loop_iters = zeros(nl); loop_entries = zeros(nl); loop_stamp = zeros(nl);
-    loop_serial = zeros(nl); loop_idx = zeros(nl);
+    __cgp_liters = zeros(nl); loop_entries = zeros(nl); __cgp_lstamp = zeros(nl);
+    __cgp_lserial = zeros(nl); __cgp_lidx = zeros(nl);
     base_bb = zeros(__cgp_nbb); base_iters = zeros(nl); base_entries = zeros(nl);
     delta = zeros(__cgp_nbb + 2 * (size_t)nl);
-    for (uint32_t l = 0; l < nl; l++) loop_stamp[l] = UINT64_MAX;
-    fn_serial = zeros(__cgp_nfuncs);
-    loop_open = calloc(nl ? nl : 1, 1);
-    if (!loop_open) die("out of memory");
+    for (uint32_t l = 0; l < nl; l++) __cgp_lstamp[l] = UINT64_MAX;
+    __cgp_fserial = zeros(__cgp_nfuncs);
+    __cgp_lopen = calloc(nl ? nl : 1, 1);
+    if (!__cgp_lopen) die("out of memory");
     meta.magic = CGP_META_MAGIC;
     meta.nbb = __cgp_nbb;
     meta.nloops = nl;
@@ -141,9 +145,9 @@ void __cgp_region_begin(int region) {
     cur.recorded = (uint32_t)__cgp_recording;
     cur.first_event = written + pos;
     memcpy(base_bb, __cgp_bbc, __cgp_nbb * sizeof(uint64_t));
-    memcpy(base_iters, loop_iters, __cgp_nloops * sizeof(uint64_t));
+    memcpy(base_iters, __cgp_liters, __cgp_nloops * sizeof(uint64_t));
     memcpy(base_entries, loop_entries, __cgp_nloops * sizeof(uint64_t));
-    launch_tick = ++tick;
+    __cgp_launch_tick = ++__cgp_tick;
     if (__cgp_recording) emit((uint64_t)CGP_TAG_BEGIN << 48 | (uint64_t)region << 32 | cur.launch);
 }
 
@@ -154,7 +158,7 @@ void __cgp_region_end(int region) {
     uint32_t nb = __cgp_nbb, nl = __cgp_nloops;
     for (uint32_t b = 0; b < nb; b++) delta[b] = __cgp_bbc[b] - base_bb[b];
     for (uint32_t l = 0; l < nl; l++) {
-        delta[nb + l] = loop_iters[l] - base_iters[l];
+        delta[nb + l] = __cgp_liters[l] - base_iters[l];
         delta[nb + nl + l] = loop_entries[l] - base_entries[l];
     }
     fwrite(&cur, sizeof cur, 1, meta_f);
@@ -171,27 +175,28 @@ void __cgp_mem(uint64_t record) {
 void __cgp_loop(uint32_t loop) {
     int32_t parent = __cgp_loop_parent[loop];
     /* parent >= 0: a loop; -1: the region launch; <= -2: a call of helper function -2-parent */
-    uint64_t parent_serial = parent >= 0 ? loop_serial[parent]
-                             : parent == -1 ? launch_tick : fn_serial[-2 - parent];
-    if (loop_stamp[loop] != parent_serial) {
-        loop_stamp[loop] = parent_serial;
-        loop_idx[loop] = 0;
+    uint64_t parent_serial = parent >= 0 ? __cgp_lserial[parent]
+                             : parent == -1 ? __cgp_launch_tick : __cgp_fserial[-2 - parent];
+    if (__cgp_lstamp[loop] != parent_serial) {
+        __cgp_lstamp[loop] = parent_serial;
+        __cgp_lidx[loop] = 0;
         loop_entries[loop]++;
     } else {
-        loop_idx[loop]++;
+        __cgp_lidx[loop]++;
     }
-    loop_serial[loop] = ++tick;
-    loop_iters[loop]++;
-    loop_open[loop] = 1;
+    __cgp_lserial[loop] = ++__cgp_tick;
+    __cgp_liters[loop]++;
+    __cgp_lopen[loop] = 1;
     if (__cgp_recording && __cgp_loop_depth[loop] <= CGP_MARKED_DEPTH)
-        emit((uint64_t)CGP_TAG_LOOP << 48 | (uint64_t)loop << 32 | (loop_idx[loop] & 0xFFFFFFFFu));
+        emit((uint64_t)CGP_TAG_LOOP << 48 | (uint64_t)loop << 32
+             | (__cgp_lidx[loop] & 0xFFFFFFFFu));
 }
 
 /* Called at the start of every exit block of a marked loop; only a real exit (the loop was
  * iterating) emits a marker, so an exit block shared with other paths is harmless. */
 void __cgp_loop_exit(uint32_t loop) {
-    if (!loop_open[loop]) return;
-    loop_open[loop] = 0;
+    if (!__cgp_lopen[loop]) return;
+    __cgp_lopen[loop] = 0;
     if (__cgp_recording) emit((uint64_t)CGP_TAG_EXIT << 48 | (uint64_t)loop << 32);
 }
 
@@ -211,7 +216,7 @@ void *__wrap_calloc(size_t count, size_t size) {
     return p;
 }
 
-void __cgp_fn_enter(uint32_t fn) { fn_serial[fn] = ++tick; }
+void __cgp_fn_enter(uint32_t fn) { __cgp_fserial[fn] = ++__cgp_tick; }
 
 void __cgp_bb_h(uint32_t block) {
     if (active >= 0) __cgp_bbc[block]++;

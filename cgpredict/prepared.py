@@ -26,6 +26,7 @@ from . import numba_cache, warmup
 from .devices import GPUDevice, load_device
 from .diskcache import default_cache
 from .errors import CGPredictError, RegionError, TraceFormatError
+from .frontend.compiler import find_compiler
 from .frontend.regions import read_source, tile_problem
 from .frontend.tracefile import Trace, read_trace
 from .frontend.tracer import TraceOptions, marked_source, trace_program
@@ -168,6 +169,15 @@ def plan_trace(source: Path, opts: RunOptions) -> TracePlan:
         tuple(opts.functions),
     )
     store = default_cache()
+    if store is None:
+        # no keys to compute and no cached report to answer: the warm-up can start now,
+        # beside the macro probe's clang (the compiler found first: it imports llvmlite,
+        # which numba imports on the warm-up thread)
+        try:
+            find_compiler()
+        except CGPredictError:
+            pass  # said where the compiler is first needed, as before
+        start_imports()
     deps = None
     if store is not None:  # every file the preprocessor opens is part of the keys
         deps = dependencies(store, Path(source), text,
@@ -229,6 +239,7 @@ def prepare(
     store = default_cache()
     # the analysis imported and numba set up beside the compiler's work (or the cache read);
     # started after the keys: computing them imports importlib.metadata, as numba does
+    # (with the cache off, plan_trace started it before the macro probe: a no-op here)
     start_imports()
     cached = _cached(store, key, work, t0, progress)
     if cached is not None:

@@ -1,0 +1,61 @@
+"""With the cache off, a cold `run` starts the warm-up (numba and the analysis imported beside
+the compiler, cgpredict/warmup.py) before the size macros' probe compile, and its main thread
+imports no module between that start and its first ``warmup.join()`` (two threads importing
+at once can deadlock in Python's import locks); the prediction is the same."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+WATCH = """
+import json, sys, threading
+from cgpredict import warmup
+from cgpredict.frontend import macros
+state = {"joined": False, "started_at_probe": None, "main_imports": []}
+join = warmup.join
+def watched_join():
+    if threading.current_thread() is threading.main_thread():
+        state["joined"] = True
+    return join()
+warmup.join = watched_join
+probe = macros._compile_probe
+def watched_probe(*a, **k):
+    if state["started_at_probe"] is None:
+        state["started_at_probe"] = warmup._thread is not None
+    return probe(*a, **k)
+macros._compile_probe = watched_probe
+def hook(event, args):
+    if (event == "import" and warmup._thread is not None and not state["joined"]
+            and threading.current_thread() is threading.main_thread()
+            and args[0] not in sys.modules):
+        state["main_imports"].append(args[0])
+sys.addaudithook(hook)
+from click.testing import CliRunner
+from cgpredict.cli import main
+r = CliRunner().invoke(main, ["run", sys.argv[1], "--no-cache", "--json"])
+print(json.dumps({**state, "exit": r.exit_code, "out": r.output}))
+"""
+
+
+@pytest.mark.usefixtures("compiler")
+@pytest.mark.parametrize("name", ["gemm", "3mm"])
+def test_warm_up_starts_before_the_macro_probe_and_the_main_thread_imports_nothing(name):
+    src = ROOT / "polybench_c" / f"{name}.c"
+    res = subprocess.run([sys.executable, "-c", textwrap.dedent(WATCH), str(src)],
+                         capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "CGPREDICT_NO_CACHE": "1"})
+    assert res.returncode == 0, res.stderr[-2000:]
+    out = json.loads(res.stdout.strip().splitlines()[-1])
+    assert out["exit"] == 0 and out["joined"]
+    assert out["started_at_probe"] is True  # both files have size macros to evaluate
+    assert out["main_imports"] == []
+    assert json.loads(out["out"])["kernels"]

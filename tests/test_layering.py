@@ -26,7 +26,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # foundations: errors, files and processes, the IR text, value types of the analysis
     ("cgpredict.version", "cgpredict.errors", "cgpredict.tempdirs", "cgpredict.heap",
      "cgpredict.datafile", "cgpredict.frontend", "cgpredict.frontend.sandbox",
-     "cgpredict.warmup", "cgpredict.numba_preload", "cgpredict.plots", "cgpredict.profile", "cgpredict.frontend.port",
+     "cgpredict.warmup", "cgpredict.numba_preload", "cgpredict.plots", "cgpredict.profile",
+     "cgpredict.frontend.port",
      "cgpredict.compute", "cgpredict.pipes", "cgpredict.diskcache", "cgpredict.block",
      "cgpredict.hashing",
      "cgpredict.port_pairs",

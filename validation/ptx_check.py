@@ -300,8 +300,34 @@ def _counts(h, bb, staged: set[int], blocks: set[int], per: float
         if b.id in blocks and bb[b.id]:
             for opcode, ty, detail, k in b.ops:
                 ops[(opcode, ty, detail)] += bb[b.id] * k
-    comp = compute_counts(ops).total / per if per else 0.0
+    comp = (compute_counts(ops).total - sass_surplus(ops)) / per if per else 0.0
     return ld, st, ld_dyn, st_dyn, comp
+
+
+def sass_surplus(ops: Counter) -> float:
+    """What the model counts beyond the PTX for ``ops`` ((opcode, type, detail) ->
+    executions): it counts a division, sqrt or libm call as the SASS runs it
+    (``compute.SASS_EXPANSION``), the PTX has one instruction (``div.rn.f32``,
+    ``sqrt.rn.f32``, ``div.s32``; before ptxas expands them)."""
+    from cgpredict.compute import SASS_EXPANSION, sass_op
+
+    surplus = 0.0
+    for (opcode, ty, detail), n in ops.items():
+        key = sass_op(opcode, ty, detail)
+        if key is not None:
+            surplus += n * (SASS_EXPANSION[key][0] - 1)
+    return surplus
+
+
+def _thread_surplus(h, bb, region: int, threads: float) -> float:
+    """sass_surplus per thread of the blocks a thread of ``region`` runs (its own and its
+    helper functions'), ``bb`` the region's executions per block."""
+    ops: Counter = Counter()
+    for b in h.blocks:
+        if b.region in (region, -1) and b.id < len(bb) and bb[b.id]:
+            for opcode, ty, detail, k in b.ops:
+                ops[(opcode, ty, detail)] += bb[b.id] * k
+    return sass_surplus(ops) / threads if threads else 0.0
 
 
 def _region_model(tr, region: int, kr) -> _ModelKernel:
@@ -356,6 +382,7 @@ def _region_model(tr, region: int, kr) -> _ModelKernel:
     p = kr.profile
     total = p.comp_insts + p.folded_insts - p.machine_insts + p.address_folded_insts
     total += _merged_tests(tr, region, grid, rows, inner)
+    total -= _thread_surplus(h, bb, region, threads)
     return _ModelKernel(grid, thread, mloops, total, kr.profile.shared.load_insts)
 
 

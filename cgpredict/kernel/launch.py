@@ -90,11 +90,10 @@ class LaunchCounts:
     par: Parallelism
 
 
-#: (region, trace row, grid_dims, rows a thread, threads a traced thread, block scales,
-#: strip unrolls, work sizes, growth factors to them)
-LaunchCountsKey = tuple[int, int, int, int, float, tuple[tuple[int, float], ...],
-                        tuple[tuple[int, int], ...], tuple[tuple[str, int], ...],
-                        tuple[tuple[int, float], ...]]
+#: (region, grid_dims, rows a thread, threads a traced thread, block scales, strip unrolls,
+#: work sizes (the trace's loops grow to them: LaunchContext.factor follows), trace row)
+LaunchCountsKey = tuple[int, int, int, float, tuple[tuple[int, float], ...],
+                        tuple[tuple[int, int], ...], tuple[tuple[str, int], ...], int]
 
 
 @dataclass(frozen=True)
@@ -243,11 +242,7 @@ class LaunchContext:
         threads and block scales and a tiling's strip unroll, not on the block shape, the
         layout or the memory analysis: kept in ``counts_kept`` for the trace's next
         analyses."""
-        key: LaunchCountsKey = (
-            self.region, row, self.grid, self.rows, self.thread_scale,
-            tuple(sorted(self.block_scale.items())), tuple(sorted(self._strip_unroll().items())),
-            tuple(sorted(self.wsz.items())), tuple(sorted(self.factor.items())),
-        )
+        key: LaunchCountsKey = (*self._counts_key, row)
         got = self.counts_kept.get(key)
         if got is None:
             threads, per_thread = self.per_thread(row)
@@ -262,6 +257,15 @@ class LaunchContext:
                 par=self.bodies.parallelism(per_thread),
             )
         return got
+
+    @functools.cached_property
+    def _counts_key(self) -> tuple:
+        """LaunchCountsKey less the trace row: the same for every launch of the context."""
+        return (
+            self.region, self.grid, self.rows, self.thread_scale,
+            tuple(sorted(self.block_scale.items())), tuple(sorted(self._strip_unroll().items())),
+            tuple(sorted(self.wsz.items())),
+        )
 
     def per_thread(self, row: int) -> tuple[float, dict[int, float]]:
         """The pseudo-threads of trace row ``row`` and each block's executions per thread,

@@ -102,6 +102,18 @@ def grown_ids(keys, used, ids):  # pragma: no cover - numba
 
 
 @njit(cache=True, nogil=True, inline="always")
+def appended(payload, m, value):  # pragma: no cover - numba
+    """``payload`` (a growing table's per-entry array, non-empty) with ``value`` at ``m``,
+    moved to twice the room first when it is full."""
+    if m == payload.shape[0]:
+        more = np.empty(2 * m, payload.dtype)
+        more[:m] = payload
+        payload = more
+    payload[m] = value
+    return payload
+
+
+@njit(cache=True, nogil=True, inline="always")
 def hash_slot(keys, used, v, shift):  # pragma: no cover - numba
     """The slot of key ``v``: where it is, or the free slot to put it (Fibonacci hashing,
     linear probing; the table is never full)."""

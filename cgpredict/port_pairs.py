@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .hashing import grown_ids, hash_slot, hash_table
+from .hashing import appended, grown_ids, hash_slot, hash_table
 
 __all__ = ["reload_counts", "store_counts"]
 
@@ -100,11 +100,7 @@ def _store_counts(addr, lane, inst_start, inst_warp, inst_sid, chosen):  # pragm
                                                chosen)
                 continue
             keys[h], used[h], ids[h] = v, True, m
-            if m == owner.shape[0]:
-                more = np.empty(2 * m, np.uint64)
-                more[:m] = owner
-                owner = more
-            owner[m] = t
+            owner = appended(owner, m, t)
             m += 1
             distinct[s] += 1
             if 2 * m > keys.shape[0]:
@@ -194,11 +190,7 @@ def _store_owners(addr, lane, inst_start, inst_warp, inst_sid,
                     return keys, used, ids, down, owner[:m], False
                 continue
             keys[h], used[h], ids[h] = addr[e], True, m
-            if m == owner.shape[0]:
-                more = np.empty(2 * m, np.uint64)
-                more[:m] = owner
-                owner = more
-            owner[m] = t
+            owner = appended(owner, m, t)
             m += 1
             if 2 * m > keys.shape[0]:
                 keys, used, ids, down = grown_ids(keys, used, ids)

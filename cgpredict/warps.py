@@ -19,7 +19,7 @@ from numba import njit
 
 from .block import Block, MappingError
 from .frontend.tracefile import ADDRESS_MASK, TAG_EXIT, TAG_LOOP, TAG_MARKERS, Trace
-from .hashing import grown_ids, hash_slot, hash_table
+from .hashing import appended, grown_ids, hash_slot, hash_table
 from .warp_order import (
     EVENT_DTYPE,
     WARP_SIZE,
@@ -426,11 +426,7 @@ def _written_addresses(addr, tx, ty, gx, sid, is_store):  # pragma: no cover - n
         if used[h]:
             continue
         keys[h], used[h], ids[h] = v, True, m
-        if m == first.shape[0]:
-            more = np.empty(2 * m, np.int64)
-            more[:m] = first
-            first = more
-        first[m] = np.int64(ty[t]) * gx + np.int64(tx[t])
+        first = appended(first, m, np.int64(ty[t]) * gx + np.int64(tx[t]))
         m += 1
         if 2 * m > keys.shape[0]:
             keys, used, ids, down = grown_ids(keys, used, ids)

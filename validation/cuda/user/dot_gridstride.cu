@@ -4,11 +4,13 @@
 // bound is the run-time n; its step is the C file's NT (a macro there, as an array stride).
 #include "user.cuh"
 
+// 1 << 24, as the C file
 #ifndef N
-#define N 16777216  // 1 << 24, as the C file
+#define N 16777216
 #endif
+// 1 << 16
 #ifndef NT
-#define NT 65536  // 1 << 16
+#define NT 65536
 #endif
 
 static const int GRID_DIMS = 1;

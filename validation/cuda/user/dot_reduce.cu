@@ -4,8 +4,9 @@
 // shuffles (cgp::warp_sum), one atomicAdd per warp.
 #include "user.cuh"
 
+// 1 << 24, as the C file
 #ifndef N
-#define N 16777216  // 1 << 24, as the C file
+#define N 16777216
 #endif
 
 static const int GRID_DIMS = 1;

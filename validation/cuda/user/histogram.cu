@@ -3,8 +3,9 @@
 // (cgpredict/atomics.py, an atomic site): one atomicAdd at the L2 per update.
 #include "user.cuh"
 
+// 1 << 24, as the C file
 #ifndef N
-#define N 16777216  // 1 << 24, as the C file
+#define N 16777216
 #endif
 #define BINS 256
 

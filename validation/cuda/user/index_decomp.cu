@@ -4,8 +4,9 @@
 // from a volatile.
 #include "user.cuh"
 
+// 1 << 22, as the C file
 #ifndef NE
-#define NE 4194304  // 1 << 22, as the C file
+#define NE 4194304
 #endif
 #ifndef W
 #define W 2048

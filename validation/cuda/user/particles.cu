@@ -3,8 +3,9 @@
 // 6 floats (`step_aos`), one thread per particle (1-D grid). dt is the C file's constant.
 #include "user.cuh"
 
+// 1 << 22, as the C file
 #ifndef NP
-#define NP 4194304  // 1 << 22, as the C file
+#define NP 4194304
 #endif
 
 static const int GRID_DIMS = 1;

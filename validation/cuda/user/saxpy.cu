@@ -2,8 +2,9 @@
 // Kernel `saxpy` (1-D grid over i). a is the C file's constant 2.5f (folded, as clang does).
 #include "user.cuh"
 
+// 1 << 24, as the C file
 #ifndef N
-#define N 16777216  // 1 << 24, as the C file
+#define N 16777216
 #endif
 
 static const int GRID_DIMS = 1;

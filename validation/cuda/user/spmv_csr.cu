@@ -3,8 +3,9 @@
 // rowptr[r] to rowptr[r + 1], and x[col[k]] is a gather.
 #include "user.cuh"
 
+// 1 << 20, as the C file
 #ifndef NR
-#define NR 1048576  // 1 << 20, as the C file
+#define NR 1048576
 #endif
 #ifndef NC
 #define NC 1048576

@@ -411,12 +411,36 @@ def _mix(c: ClassCounts) -> tuple[float, float]:
     return (round(c["ld_global"] / c["fp32"], 3), round(c["st_global"] / c["fp32"], 3))
 
 
+_FP64_ARITH = frozenset(("DADD", "DMUL", "DFMA"))
+
+
+def _own_fp64(k: SassKernel, lp: SassLoop) -> int:
+    """FP64 arithmetic instructions (DADD, DMUL, DFMA) of ``lp``'s own body, inner loops
+    excluded: the work count of a double-precision loop, which has no FP32 instruction."""
+    inner = [q for q in k.loops if q is not lp and lp.start <= q.start and q.end <= lp.end]
+    return sum(
+        1 for i in range(lp.start, lp.end + 1)
+        if k.insts[i].opcode.split(".")[0] in _FP64_ARITH
+        and not any(q.start <= i <= q.end for q in inner)
+    )  # fmt: skip
+
+
+def _hot_fp64(k: SassKernel) -> SassLoop | None:
+    """The loop with the most FP64 arithmetic in its own body (ties: the deepest), for a
+    kernel whose loops have no FP32 instruction (a double dot product)."""
+    cands = [lp for lp in k.loops if _own_fp64(k, lp) > 0]
+    return max(cands, key=lambda lp: (_own_fp64(k, lp), lp.depth)) if cands else None
+
+
 def _hot(k: SassKernel, like: ClassCounts | None = None) -> SassLoop | None:
     """The loop with the most FP32 instructions in its own body (ties: the deepest); with
     ``like``, among the loops whose compute phase has its mix of global loads and stores per
-    FP32 instruction (the same source loop, unrolled), when there is one."""
+    FP32 instruction (the same source loop, unrolled), when there is one. Without an FP32
+    instruction in any loop, the loop with the most FP64 arithmetic (``_hot_fp64``)."""
     cands = [lp for lp in k.loops if lp.own["fp32"] > 0]
-    if like is not None:
+    if not cands:
+        return _hot_fp64(k)
+    if like is not None and like["fp32"] > 0:
         same = [
             lp
             for lp in cands
@@ -447,7 +471,10 @@ def hot_loop(plain: SassKernel, unrolled: SassKernel, ml: ModelLoop) -> HotLoop 
     # the no-unroll phase: the hot loop's iterations plus the code around it between barriers
     parent = plain.loops[h0.parent] if h0.parent >= 0 else None
     per_iter = summary(h0.own)
-    factor = region["fp32"] / h0.own["fp32"]
+    if h0.own["fp32"] > 0:
+        factor = region["fp32"] / h0.own["fp32"]
+    else:  # a double-precision loop: its FP64 arithmetic, as unrolling keeps it too
+        factor = _own_fp64(unrolled, h1) / _own_fp64(plain, h0)
     if parent is not None and _between_barriers(plain, parent) is not parent.own:
         phase = _between_barriers(plain, parent).plus(h0.own, factor - 1)
         per_iter = {c: v / factor for c, v in summary(phase).items()}

@@ -15,8 +15,10 @@ check's own pieces (the atomics' classes) are tested without either tool.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -172,3 +174,33 @@ def test_fp64_operations_are_class_other_as_in_the_sass() -> None:
     assert sass_check.model_op_class("fadd", "float", "") == ("fp32", 1)
     assert sass_counts.sass_class("REDG.E.ADD.F32.FTZ.RN.STRONG.GPU") == "other"
     assert sass_counts.sass_class("SHFL.DOWN") == "other"
+
+
+def _gxx_has_cxx20() -> bool:
+    gxx = shutil.which("g++")
+    if gxx is None:
+        return False
+    r = subprocess.run(
+        [gxx, "-std=c++20", "-x", "c++", "-fsyntax-only", "-"],
+        input="#include <barrier>\nint main() {}\n", capture_output=True, text=True)
+    return r.returncode == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", NAMES, ids=[n[5:] for n in NAMES])
+def test_user_port_matches_its_host_reference_under_emulation(name: str, tmp_path: Path) -> None:
+    """Every user port's --check (device result against the C's computation on the host)
+    under validation/emu at odd sizes, shuffles and atomics emulated (37: a partial last
+    warp and block; the grid-stride dot with 5 threads and 37 elements)."""
+    if not _gxx_has_cxx20():
+        pytest.skip("g++ with C++20 <barrier> not found: host emulation unavailable")
+    src = ptx_counts.CUDA_DIR / f"{name}.cu"
+    sizes = {k: 37 for k, _ in ptx_counts._SIZE_MACRO.findall(src.read_text())}
+    sizes.update({k: v for k, v in {"NT": 5, "W": 37, "TSTEPS": 3}.items() if k in sizes})
+    exe = tmp_path / "port"
+    subprocess.run([sys.executable, str(ROOT / "validation" / "emu" / "nvcc_emu.py"),
+                    *(f"-D{k}={v}" for k, v in sizes.items()), "-o", str(exe),
+                    str(src)], check=True, timeout=300)
+    r = subprocess.run([str(exe), "--check", "--reps", "1", "--block", "64x1"],
+                       capture_output=True, text=True, timeout=300)
+    assert json.loads(r.stdout)["check"] == "pass", r.stdout

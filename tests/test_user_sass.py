@@ -204,3 +204,16 @@ def test_user_port_matches_its_host_reference_under_emulation(name: str, tmp_pat
     r = subprocess.run([str(exe), "--check", "--reps", "1", "--block", "64x1"],
                        capture_output=True, text=True, timeout=300)
     assert json.loads(r.stdout)["check"] == "pass", r.stdout
+
+
+def test_measure_plans_the_user_ports_at_their_c_files_work_sizes() -> None:
+    """measure.py --user: every user port, the work sizes of its C file (the size macros'
+    defaults), 1-D ports in 256x1 blocks, 2-D ones in 32x32 and 32x8."""
+    out = subprocess.run([sys.executable, str(ROOT / "validation" / "measure.py"), "--user",
+                          "--dry-run"], capture_output=True, text=True, check=True,
+                         timeout=60).stdout
+    plan = {line.split()[0]: line for line in out.splitlines() if line.strip()}
+    assert {f"user/{n}" for n in plan} == set(NAMES)
+    assert "'N': 16777216, 'NT': 65536" in plan["dot_gridstride"]
+    assert "'N': 4096, 'TSTEPS': 10" in plan["jacobi2d"] and "32x32,32x8" in plan["jacobi2d"]
+    assert "'R': 16384, 'C': 1024" in plan["softmax"] and "blocks 256x1" in plan["softmax"]

@@ -87,7 +87,10 @@ class ComputeCounts:
 #: nvcc -cubin -O3 -arch=sm_90, nvdisasm; checked by tests/test_sass_ops.py): (instructions,
 #: {pipe class: instructions}); the rest of the total are moves, branches and the BSSY/BSYNC
 #: around a slow path. Division and remainder of 32-bit integers by a run-time value, by a
-#: constant power of two and by another constant (``detail`` "pow2"/"const", memtrace);
+#: constant power of two and by another constant (``detail`` "pow2"/"const", memtrace); a
+#: remainder whose quotient the code computes too (``detail`` "quotient": x / y and x % y of
+#: the same operands, an index decomposition), which nvcc computes from the quotient,
+#: x - (x / y) * y (the user kernels' SASS check, validation/results/sass-check-user.md);
 #: IEEE fdiv and sqrt (MUFU.RCP/RSQ + FFMA refinement, FCHK and a branch to the slow path);
 #: libm's expf (FFMA range reduction + MUFU.EX2), logf, sinf, cosf, powf (FFMA polynomials,
 #: no SFU on sinf/cosf's fast path |x| < 105615); double div and sqrt (MUFU.RCP64H/RSQ64H +
@@ -102,6 +105,8 @@ SASS_EXPANSION: dict[str, tuple[int, dict[str, int]]] = {
     "srem_pow2_i32": (3, {"int_add": 2, "int_shift": 1}),
     "sdiv_const_i32": (4, {"int_add": 1, "int_mul": 1, "int_shift": 1}),
     "srem_const_i32": (5, {"int_add": 1, "int_mul": 2, "int_shift": 1}),
+    "srem_quotient_i32": (3, {"int_add": 2, "int_mul": 1}),
+    "urem_quotient_i32": (2, {"int_mul": 1}),
     "fdiv_f32": (10, {"fp32": 5, "int_cmp": 1, "sfu": 1}),
     "sqrt_f32": (7, {"int_add": 1, "int_cmp": 1, "sfu": 1}),
     "exp_f32": (9, {"fp32": 5, "int_shift": 1, "sfu": 1}),
@@ -125,6 +130,8 @@ def sass_op(opcode: str, ty: str, detail: str) -> str | None:
     if opcode in _INT_DIV:
         if detail in ("pow2", "const"):
             return f"{'sdiv' if 'div' in opcode else 'srem'}_{detail}_i32"
+        if detail == "quotient" and opcode in ("srem", "urem"):
+            return f"{opcode}_quotient_i32"
         return f"{opcode}_i32"
     if opcode == "fdiv" and (double or ty.startswith("float")):
         return "fdiv_f64" if double else "fdiv_f32"

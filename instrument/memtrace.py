@@ -281,7 +281,29 @@ def _op_key(ins: Instr, uses: dict[str, list[Instr]]) -> tuple[str, str, str]:
         detail = m.group(1) if m else ""
     if op in ("sdiv", "udiv", "srem", "urem"):
         detail = _divisor_kind(words[1:])
+        if not detail and op in ("srem", "urem") and _has_quotient(ins, words[1:], uses):
+            detail = "quotient"
     return (op, ty, detail)
+
+
+def _has_quotient(ins: Instr, operands: list[str], uses: dict[str, list[Instr]]) -> bool:
+    """True when the function also divides the same dividend by the same run-time divisor
+    (``x / y`` beside ``x % y``, an index decomposition): nvcc then computes the remainder
+    from the quotient, x - (x / y) * y (compute.SASS_EXPANSION "srem_quotient_i32")."""
+    div = "sdiv" if ins.opcode == "srem" else "udiv"
+    pair = _div_operands(operands)
+    if len(pair) != 2 or not pair[0].startswith("%"):
+        return False
+    return any(
+        u.opcode == div and _div_operands(_strip_flags(u.text.split()[1:])[1:]) == pair
+        for u in uses.get(pair[0].lstrip("%"), [])
+    )
+
+
+def _div_operands(words: list[str]) -> list[str]:
+    """The two operands of a division's words after its type (``%a, %b, !dbg !7``)."""
+    text = " ".join(words).split("!")[0]
+    return [w.strip() for w in text.split(",") if w.strip()][:2]
 
 
 def _divisor_kind(operands: list[str]) -> str:

@@ -133,6 +133,36 @@ def test_an_index_decomposition_counts_by_hand() -> None:
     assert c.pipes.int_add == 18 and c.pipes.cvt == 4 and c.pipes.int_cmp == 8
 
 
+def test_a_remainder_beside_its_quotient_counts_by_hand() -> None:
+    # r = idx / w; c = idx % w (run-time w): nvcc computes c = idx - r * w from the quotient
+    # (sdivrem_i32 less sdiv_i32 of arith_ops.cu: an IADD3 pair and the IMAD), 24 + 3, one
+    # SFU reciprocal; unsigned: the IMAD and a move, 18 + 2
+    assert sass_op("srem", "i32", "quotient") == "srem_quotient_i32"
+    assert sass_op("urem", "i32", "quotient") == "urem_quotient_i32"
+    assert sass_op("sdiv", "i32", "quotient") == "sdiv_i32"  # only a remainder is derived
+    c = compute_counts(Counter({("sdiv", "i32", ""): 1, ("srem", "i32", "quotient"): 1}))
+    assert c.total == 27 and c.sfu == 1
+    assert c.pipes.int_mul == 5 and c.pipes.int_add == 11 and c.pipes.cvt == 2
+    u = compute_counts(Counter({("udiv", "i32", ""): 1, ("urem", "i32", "quotient"): 1}))
+    assert u.total == 20 and u.sfu == 1 and u.pipes.int_mul == 5
+
+
+def test_a_remainder_is_told_from_its_quotient_by_the_operands() -> None:
+    from instrument.irtext import Instr
+    from instrument.memtrace import _op_key
+
+    div = Instr(1, "%r", "sdiv", "sdiv i32 %idx, %w, !dbg !7", None)
+    rem = Instr(2, "%c", "srem", "srem i32 %idx, %w, !dbg !8", None)
+    other = Instr(3, "%d", "srem", "srem i32 %idx, %v, !dbg !9", None)
+    udiv = Instr(4, "%q", "udiv", "udiv i32 %idx, %v", None)
+    uses = {"idx": [div, rem, other, udiv], "w": [div, rem], "v": [other, udiv]}
+    assert _op_key(rem, uses) == ("srem", "i32", "quotient")
+    assert _op_key(other, uses) == ("srem", "i32", "")  # udiv by v: not its quotient
+    assert _op_key(div, uses) == ("sdiv", "i32", "")
+    alone = {"idx": [rem], "w": [rem]}
+    assert _op_key(rem, alone) == ("srem", "i32", "")
+
+
 def test_pipe_cycles_is_the_busiest_class_at_its_rate() -> None:
     h100 = PipeRates(fp32=128, fp64=64, sfu=16, int_add=64)
     counts = PipeCounts(fp32=100, fp64=40, sfu=10)

@@ -23,8 +23,12 @@ Standalone (python3 standard library only). For every port it
 array ``__restrict__``, inputs ``const``), into binaries named ``<port>_restrict`` and, by
 default, ``<gpu-name-slug>-restrict.json``. cgpredict predicts either with ``--port``.
 
+--user measures the ports of the user kernels instead (validation/cuda/user/*.cu, the C files
+of examples/user at their own work sizes: the size macros' defaults), into
+``<gpu-name-slug>[-restrict]-user.json`` and binaries under <bin-dir>/user.
+
 Usage:
-  python validation/measure.py [--only gemm,syrk] [--out FILE] [--check-size 64]
+  python validation/measure.py [--user] [--only gemm,syrk] [--out FILE] [--check-size 64]
          [--sizes NAME=V ...] [--reps 7] [--timeout 180] [--sample gramschmidt=64 ...]
          [--configs 32x32,32x8] [--no-check] [--jobs N] [--budget 900] [--nvcc PATH]
          [--bin-dir DIR] [--port plain|restrict] [--dry-run] [--no-ncu] [--ncu PATH]
@@ -52,6 +56,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 CUDA_DIR = HERE / "cuda"
 BIN_DIR = CUDA_DIR / "bin"
+# --user: the ports of the user kernels (examples/user/*.c), at their C files' work sizes
+USER_DIR = CUDA_DIR / "user"
 MEASURED_DIR = HERE / "measured"
 PORTS = ("plain", "restrict")  # cgpredict --port: float* parameters, or each __restrict__
 
@@ -304,6 +310,10 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--port", choices=PORTS, default="plain",
                     help="plain: float* parameters as PolyBench/GPU (default); restrict: "
                          "every array __restrict__ (-DCGP_PORT_RESTRICT=1)")
+    ap.add_argument("--user", action="store_true",
+                    help="measure the ports of the user kernels (validation/cuda/user, at "
+                         "their C files' work sizes) instead of the corpus: binaries in "
+                         "<bin-dir>/user, default output <gpu>[-restrict]-user.json")
     ap.add_argument("--no-ncu", action="store_true", help="do not record Nsight Compute counters")
     ap.add_argument("--ncu", help="ncu to use (default $NCU, ncu on PATH, /usr/local/cuda)")
     ap.add_argument("--ncu-launches", type=int, default=60,
@@ -311,15 +321,21 @@ def _parser() -> argparse.ArgumentParser:
     return ap
 
 
-def _ports(only: str | None) -> list[str]:
-    """The ports to measure: every .cu of CUDA_DIR, or those ``--only`` names (all must exist)."""
-    ports = sorted(p.stem for p in CUDA_DIR.glob("*.cu"))
+def port_dir(args: argparse.Namespace) -> Path:
+    """The folder of the ports measured: CUDA_DIR, or with --user USER_DIR."""
+    return USER_DIR if getattr(args, "user", False) else CUDA_DIR
+
+
+def _ports(only: str | None, folder: Path = CUDA_DIR) -> list[str]:
+    """The ports to measure: every .cu of ``folder``, or those ``--only`` names (all must
+    exist)."""
+    ports = sorted(p.stem for p in folder.glob("*.cu"))
     if not only:
         return ports
     wanted = [w.strip() for w in only.split(",") if w.strip()]
     missing = [w for w in wanted if w not in ports]
     if missing:
-        raise SystemExit(f"measure.py: no port named {', '.join(missing)} in {CUDA_DIR}")
+        raise SystemExit(f"measure.py: no port named {', '.join(missing)} in {folder}")
     return wanted
 
 
@@ -343,8 +359,8 @@ def plan_ports(args: argparse.Namespace) -> list[dict]:
     samples = dict(DEFAULT_SAMPLE)
     samples.update(parse_assignments(args.sample, "--sample"))
     plan = []
-    for name in _ports(args.only):
-        src = CUDA_DIR / f"{name}.cu"
+    for name in _ports(args.only, port_dir(args)):
+        src = port_dir(args) / f"{name}.cu"
         defaults, dims = port_info(src)
         work = {}
         check = {}
@@ -479,6 +495,8 @@ def _report(args: argparse.Namespace, gpu: dict, nvcc_version: list[str], arch: 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.user and args.bin_dir == BIN_DIR:
+        args.bin_dir = BIN_DIR / "user"
     plan = plan_ports(args)
     suffix = "_restrict" if args.port == "restrict" else ""
     port_defines = {"CGP_PORT_RESTRICT": 1} if args.port == "restrict" else {}
@@ -498,7 +516,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"GPU: {gpu['name']} (SM {gpu['clock_sm_max']}, mem {gpu['clock_mem_max']}, "
           f"driver {gpu['driver']}); nvcc -arch={arch}", file=sys.stderr)
 
-    out = args.out or MEASURED_DIR / f"{slug(gpu['name'])}{suffix.replace('_', '-')}.json"
+    tail = suffix.replace("_", "-") + ("-user" if args.user else "")
+    out = args.out or MEASURED_DIR / f"{slug(gpu['name'])}{tail}.json"
     ncu = None if args.no_ncu else ncu_path(args.ncu)
     ncu_dir = out.parent / f"{out.stem}-ncu"
     print(f"Nsight Compute: {ncu or 'not found, no counters'}", file=sys.stderr)

@@ -230,6 +230,20 @@ def no_unroll_source(text: str) -> str:
     return _FOR.sub('_Pragma("unroll 1") for (', text)
 
 
+def nounroll_sources(name: str, out_dir: Path) -> Path:
+    """Port ``name`` (``user/saxpy``: a port of validation/cuda/user) and the headers it may
+    include (common.cuh, the ``.cuh`` beside the port) with ``#pragma unroll 1`` before every
+    ``for``, written under ``out_dir/src-nounroll`` at their paths relative to CUDA_DIR (so
+    that ``#include "../common.cuh"`` still resolves); returns the port's copy."""
+    src_dir = out_dir / "src-nounroll"
+    port = CUDA_DIR / f"{name}.cu"
+    for f in (CUDA_DIR / "common.cuh", *sorted(port.parent.glob("*.cuh")), port):
+        dest = src_dir / f.relative_to(CUDA_DIR)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text(no_unroll_source(f.read_text()))
+    return src_dir / f"{name}.cu"
+
+
 def compile_ptx(
     name: str,
     port: str,
@@ -252,16 +266,12 @@ def compile_ptx(
     nvcc = nvcc or shutil.which("nvcc")
     if nvcc is None:
         raise RuntimeError("nvcc not found on PATH")
-    src_dir = CUDA_DIR
-    if not unroll:
-        src_dir = out_dir / "src-nounroll"
-        src_dir.mkdir(exist_ok=True)
-        for f in (CUDA_DIR / "common.cuh", CUDA_DIR / f"{name}.cu"):
-            (src_dir / f.name).write_text(no_unroll_source(f.read_text()))
+    ptx.parent.mkdir(parents=True, exist_ok=True)
+    src = CUDA_DIR / f"{name}.cu" if unroll else nounroll_sources(name, out_dir)
     cmd = [nvcc, *NVCC_FLAGS, f"-DCGP_PORT_RESTRICT={int(port == 'restrict')}"]
     cmd += [f"-D{k}={v}" for k, v in (defines or {}).items()]
     tmp = ptx.with_suffix(".tmp")
-    cmd += ["-o", str(tmp), str(src_dir / f"{name}.cu")]
+    cmd += ["-o", str(tmp), str(src)]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     if r.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed:\n{r.stderr}")
@@ -314,6 +324,16 @@ def kernels_by_launch(
 def port_names() -> list[str]:
     """Every port of validation/cuda."""
     return sorted(p.stem for p in CUDA_DIR.glob("*.cu"))
+
+
+#: the ports of the user kernels (examples/user/NAME.c): validation/cuda/user/NAME.cu, named
+#: ``user/NAME`` wherever a port name is asked for
+USER_DIR = CUDA_DIR / "user"
+
+
+def user_port_names() -> list[str]:
+    """Every port of validation/cuda/user, as ``user/NAME``."""
+    return sorted(f"user/{p.stem}" for p in USER_DIR.glob("*.cu"))
 
 
 def check_ports(names: list[str], check, folder: Path, prefix: str) -> list:

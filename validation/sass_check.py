@@ -67,9 +67,11 @@ sys.path.insert(0, str(HERE))
 import ptx_check  # noqa: E402
 import ptx_counts  # noqa: E402
 import sass_counts  # noqa: E402
+import sass_user  # noqa: E402
 from sass_counts import ClassCounts, SassKernel, SassLoop  # noqa: E402
 
 RESULTS = HERE / "results" / "sass-check.md"
+USER_RESULTS = HERE / "results" / "sass-check-user.md"  # --user: the user kernels' ports
 C_DIR = ptx_check.C_DIR
 TOL = 0.10  # the issue's target: within 10% per class
 SUMMARY = (
@@ -95,8 +97,8 @@ def model_op_class(opcode: str, ty: str, detail: str) -> tuple[str, int]:
     cost, is_sfu, is_fp = ptx_cost(opcode, ty, detail)
     if opcode in ("br", "switch"):
         return "branch", cost
-    if is_sfu or opcode in CVT_OPS:
-        return "other", cost
+    if is_sfu or opcode in CVT_OPS or (is_fp and ty.startswith("double")):
+        return "other", cost  # FP64 too: DADD/DFMA/DMUL are other in the SASS (sass_class)
     return ("fp32" if is_fp else "integer"), cost
 
 
@@ -207,6 +209,7 @@ def _model_classes(
 
     staged = {m.id for m in kr.mem if m.pattern == "shared"}
     out = _block_classes(tr.header, bb, staged, None, threads, bodies, unroll_of, trip_of)
+    _port_atomics(out, tr.header, kr, bb, threads)
     if staged:  # the model's shared loads: vectors of the elements a thread reads
         out["ld_shared"] = kr.profile.shared.accesses
     out["ld_global"] += kr.profile.shared.load_insts
@@ -229,6 +232,29 @@ def _model_classes(
     return out
 
 
+def _port_atomics(out: dict[str, float], h, kr, bb, threads: float) -> None:
+    """The port of a kernel whose threads update shared locations (cgpredict.atomics, in the
+    model's ``comp_insts``): the sites' loads and stores (memory pattern ``atomic``) leave
+    the global classes, their atomics (RED, ``profile.atomics.insts``) are other, as the
+    SASS's REDG (``sass_class``); per reduction over the threads (the report's line for each)
+    the warp's shuffles (SHFL: other) and adds (FADD: fp32, the one reduction of the user
+    kernels is a float sum), ``atomics._reduction_counts`` of the warp level."""
+    from cgpredict.atomics import PortShape, _reduction_counts
+
+    for m in kr.mem:
+        if m.pattern == "atomic" and threads:
+            n = float(bb[h.mem[m.id].block]) / threads if h.mem[m.id].block < len(bb) else 0.0
+            out["ld_global" if h.mem[m.id].kind == "load" else "st_global"] -= n
+    out["other"] += kr.profile.atomics.insts
+    reductions = sum("is a reduction over the threads" in w for w in kr.warnings)
+    if reductions:
+        shape = PortShape(threads_per_block=256, resident_blocks=1, blocks=1, warp_size=32,
+                          sector_bytes=32)
+        steps = _reduction_counts(None, shape)[1] * reductions
+        out["other"] += steps / 2
+        out["fp32"] += steps / 2
+
+
 def _add_staging_code(out: dict[str, float], staging) -> None:
     """A tiled kernel's staging loop code (``memory.staging_code``, in the model's
     ``machine_insts``) into its SASS classes: integer, branch and other."""
@@ -243,8 +269,19 @@ def _add_staging_code(out: dict[str, float], staging) -> None:
 SASS_TRACE_SIZE = 64
 
 
+def c_source(name: str) -> Path:
+    """The C file of port ``name``: polybench_c/NAME.c, or examples/user/NAME.c for a user
+    port ``user/NAME``."""
+    if name.startswith("user/"):
+        return sass_user.USER_C_DIR / f"{name[5:]}.c"
+    return C_DIR / f"{name}.c"
+
+
 def trace_sizes(name: str) -> dict[str, int]:
-    """The size every macro of polybench_c/``name``.c is traced at here (SASS_TRACE_SIZE)."""
+    """The size every macro of polybench_c/``name``.c is traced at here (SASS_TRACE_SIZE); a
+    user port's, ``sass_user.TRACE_SIZES``."""
+    if name.startswith("user/"):
+        return dict(sass_user.TRACE_SIZES[name[5:]])
     sizes = ptx_check.trace_sizes(name)
     return {n: (v if n == "TMAX" else SASS_TRACE_SIZE) for n, v in sizes.items()}
 
@@ -263,7 +300,7 @@ def model_kernels(name: str, port: str) -> dict[str, ModelKernel]:
     sizes = trace_sizes(name)
     opts = RunOptions(port=port, work_sizes=sizes, trace_sizes=sizes)
     out: dict[str, ModelKernel] = {}
-    with prepare(C_DIR / f"{name}.c", opts) as prep:
+    with prepare(c_source(name), opts) as prep:
         report = prep.analyze(opts)
         tr = prep.trace
         for r in tr.header.regions:
@@ -374,12 +411,36 @@ def _mix(c: ClassCounts) -> tuple[float, float]:
     return (round(c["ld_global"] / c["fp32"], 3), round(c["st_global"] / c["fp32"], 3))
 
 
+_FP64_ARITH = frozenset(("DADD", "DMUL", "DFMA"))
+
+
+def _own_fp64(k: SassKernel, lp: SassLoop) -> int:
+    """FP64 arithmetic instructions (DADD, DMUL, DFMA) of ``lp``'s own body, inner loops
+    excluded: the work count of a double-precision loop, which has no FP32 instruction."""
+    inner = [q for q in k.loops if q is not lp and lp.start <= q.start and q.end <= lp.end]
+    return sum(
+        1 for i in range(lp.start, lp.end + 1)
+        if k.insts[i].opcode.split(".")[0] in _FP64_ARITH
+        and not any(q.start <= i <= q.end for q in inner)
+    )  # fmt: skip
+
+
+def _hot_fp64(k: SassKernel) -> SassLoop | None:
+    """The loop with the most FP64 arithmetic in its own body (ties: the deepest), for a
+    kernel whose loops have no FP32 instruction (a double dot product)."""
+    cands = [lp for lp in k.loops if _own_fp64(k, lp) > 0]
+    return max(cands, key=lambda lp: (_own_fp64(k, lp), lp.depth)) if cands else None
+
+
 def _hot(k: SassKernel, like: ClassCounts | None = None) -> SassLoop | None:
     """The loop with the most FP32 instructions in its own body (ties: the deepest); with
     ``like``, among the loops whose compute phase has its mix of global loads and stores per
-    FP32 instruction (the same source loop, unrolled), when there is one."""
+    FP32 instruction (the same source loop, unrolled), when there is one. Without an FP32
+    instruction in any loop, the loop with the most FP64 arithmetic (``_hot_fp64``)."""
     cands = [lp for lp in k.loops if lp.own["fp32"] > 0]
-    if like is not None:
+    if not cands:
+        return _hot_fp64(k)
+    if like is not None and like["fp32"] > 0:
         same = [
             lp
             for lp in cands
@@ -410,7 +471,10 @@ def hot_loop(plain: SassKernel, unrolled: SassKernel, ml: ModelLoop) -> HotLoop 
     # the no-unroll phase: the hot loop's iterations plus the code around it between barriers
     parent = plain.loops[h0.parent] if h0.parent >= 0 else None
     per_iter = summary(h0.own)
-    factor = region["fp32"] / h0.own["fp32"]
+    if h0.own["fp32"] > 0:
+        factor = region["fp32"] / h0.own["fp32"]
+    else:  # a double-precision loop: its FP64 arithmetic, as unrolling keeps it too
+        factor = _own_fp64(unrolled, h1) / _own_fp64(plain, h0)
     if parent is not None and _between_barriers(plain, parent) is not parent.own:
         phase = _between_barriers(plain, parent).plus(h0.own, factor - 1)
         per_iter = {c: v / factor for c, v in summary(phase).items()}
@@ -611,12 +675,20 @@ def _failures(k: KernelCheck) -> list[str]:
     return out
 
 
+def gap_of(k: KernelCheck, cls: str) -> str | None:
+    """Why ``cls`` of ``k`` is known to differ: ``sass_user.known_gap`` for a user port
+    (their launch names repeat between files), ``known_gap`` for the corpus."""
+    if k.file.startswith("user/"):
+        return sass_user.known_gap(k.file[5:], k.launch, k.port, cls)
+    return known_gap(k.launch, k.port, cls)
+
+
 def _gap_rows(checks: list[KernelCheck]) -> list[str]:
-    """The differences grouped by their reason (``known_gap``), unexplained ones last."""
+    """The differences grouped by their reason (``gap_of``), unexplained ones last."""
     by_reason: dict[str, list[str]] = {}
     for k in checks:
         for c in _failures(k):
-            why = known_gap(k.launch, k.port, c) or "**Not explained.**"
+            why = gap_of(k, c) or "**Not explained.**"
             by_reason.setdefault(why, []).append(f"{k.launch} ({k.port}) {c}")
     lines = []
     for why, items in sorted(by_reason.items(), key=lambda kv: kv[0].startswith("**")):
@@ -624,19 +696,23 @@ def _gap_rows(checks: list[KernelCheck]) -> list[str]:
     return lines or ["none"]
 
 
-def render(checks: list[KernelCheck]) -> str:
-    """The Markdown of validation/results/sass-check.md."""
+def render(checks: list[KernelCheck], user: bool = False) -> str:
+    """The Markdown of validation/results/sass-check.md (``user``: sass-check-user.md, the
+    ports of examples/user, with ``sass_user.INTRO`` and ``sass_user.FINDINGS``)."""
     ok = [k for k in checks if k.sass is not None]
     all_ok = sum(all(k.within(c) for c in SUMMARY) for k in ok)
+    head = sass_user.INTRO if user else [
+        "# cgpredict's per-thread instruction counts vs the sm_90 SASS", ""]
     lines = [
-        "# cgpredict's per-thread instruction counts vs the sm_90 SASS",
-        "",
-        "Generated by `python validation/sass_check.py` (nvcc `-cubin -O3 -arch=sm_90`, "
+        *head,
+        "Generated by `python validation/sass_check.py" + (" --user" if user else "")
+        + "` (nvcc `-cubin -O3 -arch=sm_90`, "
         "`nvdisasm -c`, see",
         "`validation/sass_counts.py`). Dynamic instructions per thread by class, traced with "
-        f"every size macro = {SASS_TRACE_SIZE}",
-        f"(TMAX = {ptx_check.TMAX_TRACE}; "
-        "default blocks). cgpredict = what the model counts: its",
+        + ("the sizes of `validation/sass_user.py` TRACE_SIZES" if user else
+           f"every size macro = {SASS_TRACE_SIZE}"),
+        ("(" if user else f"(TMAX = {ptx_check.TMAX_TRACE}; ")
+        + "default blocks). cgpredict = what the model counts: its",
         "compute count (`comp_insts`, of which the affine share of an innermost loop's integer "
         "and branch",
         "instructions is counted once per unrolled trip of a whole tile loop of up to 32, and "
@@ -681,10 +757,12 @@ def render(checks: list[KernelCheck]) -> str:
         "",
         *_kernel_rows(checks),
         "",
-        "## Differences and why (the strict xfails of tests/test_port_sass.py)",
+        "## Differences and why (the strict xfails of tests/test_"
+        + ("user" if user else "port") + "_sass.py)",
         "",
         *_gap_rows(checks),
         "",
+        *(sass_user.FINDINGS if user else []),
         "## Unrolling: per source iteration of the hot loop",
         "",
         "The measured binaries keep nvcc's and ptxas's unrolling. Per source iteration of each",
@@ -705,10 +783,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("names", nargs="*", help="port names (default: all)")
     ap.add_argument("--out", type=Path, default=RESULTS)
     ap.add_argument("--keep", type=Path, default=None, help="keep cubins and listings here")
+    ap.add_argument("--user", action="store_true",
+                    help="the ports of the user kernels (validation/cuda/user, examples/user) "
+                         f"instead of the corpus; default --out {USER_RESULTS.name}")
     a = ap.parse_args(argv)
-    names = a.names or ptx_counts.port_names()
+    if a.user:
+        names = [f"user/{n}" for n in a.names] or ptx_counts.user_port_names()
+        out = USER_RESULTS if a.out == RESULTS else a.out
+    else:
+        names, out = a.names or ptx_counts.port_names(), a.out
     checks = ptx_counts.check_ports(names, check_file, a.keep, "cgp-sass-")
-    ptx_counts.write_result(a.out, render(checks))
+    ptx_counts.write_result(out, render(checks, user=a.user))
     return 0
 
 

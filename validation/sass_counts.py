@@ -290,16 +290,12 @@ def compile_cubin(
     cubin = out_dir / f"{name}.{port}.{tag}.cubin"
     if cubin.exists():
         return cubin
-    src_dir = CUDA_DIR
-    if not unroll:
-        src_dir = out_dir / "src-nounroll"
-        src_dir.mkdir(exist_ok=True)
-        for f in (CUDA_DIR / "common.cuh", CUDA_DIR / f"{name}.cu"):
-            (src_dir / f.name).write_text(ptx_counts.no_unroll_source(f.read_text()))
+    cubin.parent.mkdir(parents=True, exist_ok=True)  # user/NAME: a folder of its own
+    src = CUDA_DIR / f"{name}.cu" if unroll else ptx_counts.nounroll_sources(name, out_dir)
     cmd = [nvcc, *NVCC_FLAGS, f"-DCGP_PORT_RESTRICT={int(port == 'restrict')}"]
     cmd += [f"-D{k}={v}" for k, v in (defines or {}).items()]
     tmp = cubin.with_suffix(".tmp")
-    cmd += ["-o", str(tmp), str(src_dir / f"{name}.cu")]
+    cmd += ["-o", str(tmp), str(src)]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     if r.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed:\n{r.stderr}")

@@ -54,6 +54,11 @@ BINARY = frozenset(
 )
 #: the class of each baseline's add
 BASE_CLASS = {"i32": "int_add", "f32": "fp32", "f64": "fp64"}
+#: a remainder whose quotient is computed too (``x / y`` and ``x % y``, an index
+#: decomposition): nvcc computes it from the quotient, x - (x / y) * y; its expansion is the
+#: kernel of both (the xor that keeps them replaces the baseline's add) less the division's
+DIVREM = {"srem_quotient_i32": ("sdivrem_i32", "sdiv_i32"),
+          "urem_quotient_i32": ("udivrem_i32", "udiv_i32")}
 
 _SECTION = re.compile(r"^\s*\.section\s+\.text\.(\w+)\s*,", re.M)
 _INST = re.compile(r"^\s*/\*([0-9a-f]+)\*/\s+(.*?)\s*;?\s*$")
@@ -261,6 +266,9 @@ def expansions(sass: str) -> dict[str, dict[str, int]]:
             counts[BASE_CLASS[ty]] -= 1
             counts["total"] -= 1
         out[name] = counts
+    for key, (both, div) in DIVREM.items():
+        if both in out and div in out:
+            out[key] = {c: out[both][c] - out[div][c] for c in out[both]}
     return out
 
 

@@ -2,8 +2,9 @@
  * index_decomp.c -- a transpose written over a flat index: each thread splits its index
  * into row and column with / and % by the run-time width (read once from a volatile, as a
  * size passed at run time would be), the index decomposition of user code. By a run-time
- * int32 divisor nvcc emits the I2F / MUFU.RCP / IMAD.HI sequence (24 SASS instructions for
- * /, 22 for %, one SFU reciprocal each: cgpredict/compute.py SASS_EXPANSION).
+ * int32 divisor nvcc emits the I2F / MUFU.RCP / IMAD.HI sequence for / (24 SASS
+ * instructions, one SFU reciprocal) and computes % from the quotient, idx - r * width (3
+ * more: cgpredict/compute.py SASS_EXPANSION, validation/results/sass-check-user.md).
  *
  *   in, out: NE floats, rows of W = 2048.   Work size: NE = 2^22.   Trace size: NE = 2^16.
  */

@@ -64,11 +64,19 @@ def main(argv: list[str]) -> int:
 def build(src: Path, defines: list[str], out: Path | None) -> int:
     cxx = os.environ.get("CXX", "g++")
     with tempfile.TemporaryDirectory() as tmp:
-        for header in src.parent.glob("*.cuh"):
-            shutil.copy(header, tmp)
-        cpp = Path(tmp) / (src.stem + ".cpp")
+        # the port's headers beside it, its parent folder's one level up (the user ports of
+        # validation/cuda/user include "../common.cuh")
+        work = Path(tmp) / "port"
+        work.mkdir()
+        for folder, dest in ((src.parent, work), (src.parent.parent, Path(tmp))):
+            for header in folder.glob("*.cuh"):
+                shutil.copy(header, dest)
+        cpp = work / (src.stem + ".cpp")
         cpp.write_text(translate(src.read_text()))
-        cmd = [cxx, "-std=c++20", "-O1", "-pthread", f"-I{EMU_DIR}", f"-I{tmp}", *defines]
+        cmd = [cxx, "-std=c++20", "-O1", "-pthread", f"-I{EMU_DIR}", f"-I{work}", *defines]
+        texts = [src.read_text()] + [h.read_text() for h in Path(tmp).rglob("*.cuh")]
+        if any("__shfl" in t for t in texts):  # shuffles need every block threaded
+            cmd.append("-DCGP_EMU_WARP_SYNC=1")
         cmd += ["-fsyntax-only", str(cpp)] if out is None else ["-o", str(out), str(cpp)]
         return subprocess.run(cmd).returncode
 

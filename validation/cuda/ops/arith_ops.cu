@@ -19,6 +19,10 @@ K(int, srem_pow2_i32, a[i] % 8 + b[i])
 K(int, sdiv_const_i32, a[i] / 7 + b[i])
 K(int, srem_const_i32, a[i] % 7 + b[i])
 K(int, mul_i32, a[i] * b[i])
+// a / b and a % b of the same operands (an index decomposition): nvcc computes the remainder
+// from the quotient (a - (a / b) * b); the xor keeps both (sass_ops.py: DIVREM)
+K(int, sdivrem_i32, (a[i] / b[i]) ^ (a[i] % b[i]))
+K(unsigned, udivrem_i32, (a[i] / b[i]) ^ (a[i] % b[i]))
 
 K(float, base_f32, a[i] + b[i])
 K(float, fdiv_f32, a[i] / b[i])

@@ -26,7 +26,7 @@ models (``--port plain|restrict``), per kernel:
   (``compute.integer_insts``) is counted once per unrolled trip
   (``kernel.launch.loop_unroll_at``), or, in a loop bounded by a run-time size, replaced
   by what ptxas's trip keeps (``kernel.launch.loop_trip_at``, ``runtime_trips.RuntimeTrip``:
-  integer, branch and a re-based trip's moves (other), per source iteration); it is
+  integer, branch and the trip's register copies (other), per source iteration); it is
   taken from the integer, branch and other classes by the same call on each class's share of
   the operations (``folded_classes``). The per-thread entry code
   (``compute.kernel_entry_insts``) is split as its docstring reads: per grid dimension 3
@@ -644,8 +644,10 @@ def render(checks: list[KernelCheck]) -> str:
         "(`compute.runtime_trip_depth`), 2 integer instructions per pointer, the count, its "
         "test, the index and the back edge, and in a re-based trip (GEMM, SYRK: addresses "
         "offset by two different invariants) one induction pointer, two addresses per "
-        "unit-stride access and per strided one an IMAD.WIDE and 2 moves of its uniform row "
-        "base (`runtime_trips.RuntimeTrip`); "
+        "unit-stride access and per strided one an IMAD.WIDE and the copy of its uniform row "
+        "base (a MOV and an IMAD.U32), and the copies of the pointers a 16-deep trip moves "
+        "back into the registers its next trip's loads name (a MOV each: "
+        "`runtime_trips.trip_copies`) (`runtime_trips.RuntimeTrip`); "
         "the sizes are run-time kernel parameters in the "
         "measured PolyBench/GPU kernels and in these ports (`validation/cuda/common.cuh`, "
         "\"Sizes\"; SYR2K apart, as measured), so nvcc unrolls such a loop 4 times and ptxas "

@@ -881,17 +881,31 @@ _TRIP_RULE_MISS = (
     "SASS, 1.75 and 1/4 in cgpredict)"
 )
 _RUNTIME_OTHER_16 = (
-    "per 16-iteration trip ptxas copies registers that cgpredict's trip does not count "
-    "(runtime_trips.RuntimeTrip counts only a re-based trip's 2 MOV per base its IMAD.WIDEs "
-    "add to: GEMM, MM, SYRK 2 a trip): the advanced pointer's new value into the registers "
-    "the next trip's loads name (MOV/IMAD.MOV, 1-3 a trip: register allocation, more in the "
-    "plain ports, which store the accumulator every iteration), 3-12 other instructions per "
-    "thread more than cgpredict's set-up moves before the loop and the trip's base copies"
+    "ptxas copies registers in Deriche's 16-iteration trips that cgpredict's rule does not "
+    "count (runtime_trips.trip_copies: a MOV per pointer of a chain trip, one whose products "
+    "multiply two loaded values, and per row-offset unit-stride pointer of a trip without a "
+    "store): the row passes' products scale a load by a coefficient, yet the forward pass "
+    "copies both pointers back (4 MOV a trip plain, 2 restrict) and the backward pass copies "
+    "the uniform offset it advances into a vector pair per access (4 MOV a trip)"
+)
+_RUNTIME_OTHER_GEMM = (
+    "GEMM restrict's 16-iteration trip copies B's uniform row base into a vector pair by 2 MOV "
+    "and A's second pointer back by 2 MOV: 4 a trip, where cgpredict counts 3 (the base's high "
+    "word as the IMAD.U32, integer, of MM's trips and both ports of MM, 2MM and 3MM: "
+    "runtime_trips.RuntimeTrip)"
+)
+_RUNTIME_OTHER_SYRK = (
+    "SYRK's 16-iteration trip copies the induction pointer its IMAD.WIDEs add to (2 MOV a "
+    "trip) as cgpredict counts (runtime_trips.RuntimeTrip); the 3 per thread apart lie "
+    "outside the trip"
 )
 _RUNTIME_OTHER_4 = (
     "per 4-iteration trip ptxas reloads a pointer from the constant bank (LDC.64: the "
     "restrict CORR and COVAR means, SYRK transposed) or copies registers (2 MOV: GESUMMV "
-    "plain), 0.25-0.5 other instructions per source iteration that cgpredict does not count"
+    "plain), 0.25-0.5 other instructions per source iteration that cgpredict does not count "
+    "(runtime_trips.trip_copies models the copies of 16-deep trips only: no rule of the "
+    "traced program tells these 4-deep trips from those that copy and reload nothing, "
+    "CORR's and COVAR's plain means, Deriche's forward column pass)"
 )
 _CONSTANT_TRIP = (
     "port as measured: PolyBench-ACC's syr2k_kernel bounds its k loop by the compile-time NJ, "
@@ -920,11 +934,7 @@ _TOTAL_UNTILED = _pairs(
     "conv3d:* fdtd_k1:* "
     "gs_k1:* gs_k2:restrict gs_k3:*"
 )
-_OTHER16 = _pairs(
-    "mm:* mm2_k1:* mm2_k2:* mm3_k1:* mm3_k2:* mm3_k3:* atax_k1:* atax_k2:plain bicg_k1:plain "
-    "bicg_k2:* dct1d:* deriche_hfwd:* deriche_hbwd:* deriche_vbwd:* gemm:* gemver_k3:restrict "
-    "gesummv:restrict mvt_k1:* mvt_k2:plain syrk:*"
-)
+_OTHER16 = _pairs("deriche_hfwd:* deriche_hbwd:* deriche_vbwd:*")
 _OTHER4 = _pairs("corr_mean:restrict covar_mean:restrict deriche_vfwd:* gesummv:plain "
                  "syrk_transposed:*")
 _DIV_SQRT_NO_LOOP = frozenset(("corr_reduce", "gs_k2"))
@@ -971,6 +981,10 @@ def _untiled_loop(launch: str, port: str, cls: str) -> str | None:
         return _RUNTIME_INTEGER_16_OUTSIDE
     if cls == "other" and pair in _OTHER16:
         return _with(_RUNTIME_OTHER_16, launch)
+    if (cls, pair) == ("other", ("gemm", "restrict")):
+        return _with(_RUNTIME_OTHER_GEMM, launch)
+    if cls == "other" and launch == "syrk":
+        return _RUNTIME_OTHER_SYRK + "; " + _OTHER_SCALARS
     if cls == "other" and pair in _OTHER4:
         return _with(_RUNTIME_OTHER_4, launch)
     if launch == "syr2k":

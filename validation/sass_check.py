@@ -848,23 +848,8 @@ def _compute_gap(launch: str, port: str, cls: str) -> str | None:
 # --- the kernels without tiles: the ports' loops and guards bounded by run-time sizes, as the
 # measured PolyBench/GPU kernels' (validation/cuda/common.cuh, "Sizes") --------------------
 
-#: integer class off with the hot loop at 16 source iterations a trip (ptxas's depth, which
-#: the model's compute.runtime_trip_depth finds): filled from results/sass-check.md
-_INTEGER16_OFF = _pairs(
-    "mm:plain mm2_k1:plain mm2_k2:plain mm3_k1:plain mm3_k2:plain mm3_k3:plain"
-)
 #: integer class off at 16 a trip, the trip agreeing: the instructions apart lie outside it
 _INTEGER16_OUTSIDE = _pairs("mvt_k2:restrict deriche_hbwd:*")
-_RUNTIME_INTEGER_16 = (
-    "ptxas unrolls the loop 16 source iterations a trip and re-bases it as cgpredict's "
-    "trip says (runtime_trips.RuntimeTrip, re-based: 10 integer instructions a trip: the "
-    "count, its test, the index, the induction pointer, A's two addresses, B's uniform row "
-    "base and its IMAD.WIDE, and 2 moves copying that base into a vector register pair), "
-    "but the plain MM, 2MM and 3MM ports issue one of those moves and a copy of A's "
-    "pointer as IMAD.MOV/IMAD.U32 (integer) where GEMM's issues MOV (other): register "
-    "allocation, 12 integer instructions a trip in the SASS (59-60 per thread at 64 "
-    "iterations, 51.1 in cgpredict)"
-)
 _RUNTIME_INTEGER_16_OUTSIDE = (
     "ptxas unrolls the loop 16 source iterations a trip: MVT k2 restrict's trip agrees with "
     "cgpredict's (runtime_trips.RuntimeTrip: 7 integer instructions) and the 4 per thread "
@@ -901,11 +886,12 @@ _RUNTIME_OTHER_SYRK = (
 )
 _RUNTIME_OTHER_4 = (
     "per 4-iteration trip ptxas reloads a pointer from the constant bank (LDC.64: the "
-    "restrict CORR and COVAR means, SYRK transposed) or copies registers (2 MOV: GESUMMV "
-    "plain), 0.25-0.5 other instructions per source iteration that cgpredict does not count "
-    "(runtime_trips.trip_copies models the copies of 16-deep trips only: no rule of the "
-    "traced program tells these 4-deep trips from those that copy and reload nothing, "
-    "CORR's and COVAR's plain means, Deriche's forward column pass)"
+    "restrict CORR and COVAR means, CORR's plain standard deviation, SYRK transposed) or "
+    "copies registers (2 MOV: GESUMMV plain), 0.25-0.5 other instructions per source "
+    "iteration that cgpredict does not count (runtime_trips.trip_copies models the copies "
+    "of 16-deep trips only: no rule of the traced program tells these 4-deep trips from "
+    "those that copy and reload nothing: the plain means, CORR's restrict standard "
+    "deviation, Deriche's forward column pass)"
 )
 _CONSTANT_TRIP = (
     "port as measured: PolyBench-ACC's syr2k_kernel bounds its k loop by the compile-time NJ, "
@@ -975,8 +961,6 @@ def _untiled_loop(launch: str, port: str, cls: str) -> str | None:
     pair = (launch, port)
     if launch == "deriche_vbwd" and cls in ("integer", "branch"):
         return _TRIP_RULE_MISS
-    if cls == "integer" and pair in _INTEGER16_OFF:
-        return _RUNTIME_INTEGER_16
     if cls == "integer" and pair in _INTEGER16_OUTSIDE:
         return _RUNTIME_INTEGER_16_OUTSIDE
     if cls == "other" and pair in _OTHER16:
@@ -1000,6 +984,8 @@ def _div_sqrt_gap(launch: str, port: str, cls: str) -> str | None:
         return None  # its sqrtf's integer code is within 10% of its loop's 107
     if (launch, port, cls) == ("corr_std", "restrict", "other"):
         return None  # the expansion's moves and the loop's: within 10%
+    if (launch, port, cls) == ("corr_std", "plain", "other"):
+        return _RUNTIME_OTHER_4  # 1 LDC.64 a 4-iteration trip: 16 of the 15 apart
     static = "; " + _STATIC_GS_K1 if launch == "gs_k1" else ""
     return (_OTHER_DIV_SQRT if cls == "other" else _DIV_SQRT) + static
 

@@ -78,6 +78,12 @@ from .parallelism import ir_module
 # * a 4-deep trip (nvcc's trip, kept by ptxas): not modelled (GESUMMV plain's 2 MOV a trip,
 #   the constant-bank reloads of the rows-only CORR/COVAR means and SYRK transposed: their
 #   register allocation follows no rule of the traced program read so far).
+#
+# Which registers the allocator gives an add is its own choice: the two rules are what the
+# 16-deep trips of the corpus show, all of them but Deriche's (its row passes copy 2-4
+# registers a trip where the rule says none) and GEMM restrict's (4 where MM's rule says 3).
+# Where a pointer's high word is copied too, ptxas issues that copy on the FMA pipe
+# (IMAD.MOV, class integer: one a trip in the plain ATAX, BICG, MVT, DCT1D): not counted.
 
 #: integer instructions per trip for the loop's control: the remaining count's add and its test
 TRIP_CONTROL_INTEGER = 2

@@ -47,9 +47,43 @@ from .parallelism import ir_module
 #   64-bit add each: GEMM's A), two or more an IMAD.WIDE each from the induction pointer
 #   (SYRK)), and a strided one from its row base, which is the same for every thread (a
 #   uniform register pair, UIADD3), plus the thread's offset (IMAD.WIDE). The base an
-#   IMAD.WIDE adds to must be a vector register pair: ptxas copies it there every trip (2 MOV,
-#   class other) for each strided access's row base and for the induction pointer when
-#   unit-stride accesses are addressed from it.
+#   IMAD.WIDE adds to must be a vector register pair: ptxas copies it there every trip: a
+#   strided access's uniform row base as a MOV of its low word (class other) and an IMAD.U32
+#   of its high word (integer: MM's trips; GEMM's issues both as MOV), the induction pointer
+#   of two or more unit-stride accesses as 2 MOV (SYRK); and the one unit-stride access that
+#   gets two pointers of its own (GEMM's, MM's A) has the second one's new value copied back
+#   into the registers its loads name (2 MOV: MM both ports, GEMM restrict).
+#
+# --- register copies of a trip that is not re-based (``trip_copies``) ----------------------
+#
+# A value live across the back edge must be in the same registers at the top of every trip.
+# ptxas computes a pointer's next-trip value (its 64-bit add) in the trip's last iteration,
+# and where the register allocator gives the add a register other than the one the next
+# trip's loads name, it copies it back before the back edge: a MOV of the low word (class
+# other) per such pointer. Read from the sm_90 SASS of the ports' 16-iteration trips
+# (validation/results/sass-check.md):
+#
+# * a *chain* trip: every iteration stores (the plain port's accumulator, which may alias the
+#   arrays it reads, so each iteration's loads wait for the previous store) and each product
+#   multiplies two of the values the trip loads (``tmp[i] += A[i][j] * x[j]``): the adds are
+#   scheduled after the last multiply-add has read its two loaded values and take those freed
+#   registers: every advancing pointer is copied (ATAX, BICG, MVT, DCT1D plain: 2 MOV a trip
+#   for 2 pointers). Where a product scales a loaded value by an invariant first
+#   (``beta * A[j][i] * y[j]``: GEMVER, Deriche) the adds go in place: no copy;
+# * a trip without a store (restrict: the accumulator stays in a register), whose loads all
+#   issue at its top: the pointer of each unit-stride access offset by the thread's row (a
+#   loop-invariant value: ``A[i][j]``) is copied, one offset by nothing (``x[j]``) and one
+#   moving by a row are advanced in place (ATAX k1, BICG k2, MVT k1, DCT1D, GEMVER k3: 1 MOV;
+#   GESUMMV's A[i][j] and B[i][j]: 2; ATAX k2, BICG k1, MVT k2, GEMVER k2: none);
+# * a 4-deep trip (nvcc's trip, kept by ptxas): not modelled (GESUMMV plain's 2 MOV a trip,
+#   the constant-bank reloads of the rows-only CORR/COVAR means and SYRK transposed: their
+#   register allocation follows no rule of the traced program read so far).
+#
+# Which registers the allocator gives an add is its own choice: the two rules are what the
+# 16-deep trips of the corpus show, all of them but Deriche's (its row passes copy 2-4
+# registers a trip where the rule says none) and GEMM restrict's (4 where MM's rule says 3).
+# Where a pointer's high word is copied too, ptxas issues that copy on the FMA pipe
+# (IMAD.MOV, class integer: one a trip in the plain ATAX, BICG, MVT, DCT1D): not counted.
 
 #: integer instructions per trip for the loop's control: the remaining count's add and its test
 TRIP_CONTROL_INTEGER = 2
@@ -68,9 +102,17 @@ REBASED_INDUCTION_INTEGER = 2
 REBASED_UNIT_ADDRESSES = 2
 #: re-based trip, per strided access: the IMAD.WIDE adding the thread's offset to the row base
 STRIDED_BASE_INTEGER = 1
-#: re-based trip, per base an IMAD.WIDE adds to (a strided access's uniform row base; the
-#: induction pointer of two or more unit-stride accesses): its copy into a vector pair (2 MOV)
-UNIFORM_BASE_COPY_OTHER = 2
+#: re-based trip, per strided access: its uniform row base copied into a vector pair, the
+#: low word by a MOV (other), the high word by an IMAD.U32 (integer)
+ROW_BASE_COPY_OTHER = 1
+ROW_BASE_COPY_INTEGER = 1
+#: re-based trip: the induction pointer of two or more unit-stride accesses copied into a
+#: vector pair (2 MOV)
+INDUCTION_COPY_OTHER = 2
+#: re-based trip with one unit-stride access: its second pointer copied back (2 MOV)
+OWN_POINTER_COPY_OTHER = 2
+#: trip not re-based: per pointer whose next-trip value is copied back (``trip_copies``)
+POINTER_COPY_OTHER = 1
 #: branch instructions per trip: the back edge
 TRIP_BRANCHES = 1
 
@@ -90,6 +132,8 @@ class RuntimeTrip:
     # a rows-only trip's distinct invariant offsets: its row indices (0: not counted, each
     # pointer then costs POINTER_ADD_INTEGER)
     row_indices: int = 0
+    # a trip not re-based: the pointers whose next-trip value ptxas copies back (trip_copies)
+    copied: int = 0
 
     @property
     def rows_only(self) -> bool:
@@ -106,7 +150,8 @@ class RuntimeTrip:
             return float(TRIP_CONTROL_INTEGER + TRIP_INDEX_INTEGER + rows)
         if self.rebased:
             units = (REBASED_INDUCTION_INTEGER + REBASED_UNIT_ADDRESSES * unit) if unit else 0
-            rows = (POINTER_ADD_INTEGER + STRIDED_BASE_INTEGER) * self.strided
+            per_row = POINTER_ADD_INTEGER + STRIDED_BASE_INTEGER + ROW_BASE_COPY_INTEGER
+            rows = per_row * self.strided
         else:
             units, rows = POINTER_ADD_INTEGER * unit, POINTER_ADD_INTEGER * self.strided
         return float(TRIP_CONTROL_INTEGER + TRIP_INDEX_INTEGER + units + rows)
@@ -119,12 +164,14 @@ class RuntimeTrip:
     @property
     def other(self) -> float:
         """Moves per trip (class other): a re-based trip's copies of the bases its
-        IMAD.WIDEs add to (each strided access's row base; the induction pointer when two or
-        more unit-stride accesses are addressed from it)."""
+        IMAD.WIDEs add to (each strided access's row base, the induction pointer of two or
+        more unit-stride accesses) and of a single unit-stride access's second pointer; in
+        another trip, the copies of the pointers ``trip_copies`` names."""
         if not self.rebased:
-            return 0.0
-        bases = self.strided + (1 if self.pointers - self.strided >= 2 else 0)
-        return float(UNIFORM_BASE_COPY_OTHER * bases)
+            return float(POINTER_COPY_OTHER * self.copied)
+        unit = self.pointers - self.strided
+        own = {0: 0, 1: OWN_POINTER_COPY_OTHER}.get(unit, INDUCTION_COPY_OTHER)
+        return float(ROW_BASE_COPY_OTHER * self.strided + own)
 
     def per_iteration(self, cls: str = "all") -> float:
         """Kept instructions per source iteration of class ``cls`` (integer, branch, other,
@@ -273,6 +320,28 @@ def rebased_trip(depth: int, offsets) -> bool:
     return depth == UNROLL_RUNTIME * PTXAS_UNROLL and len({f for f in offsets if f}) >= 2
 
 
+def trip_copies(depth: int, rebased: bool, stores: int, chain: bool, row_offset_units: int,
+                pointers: int) -> int:
+    """Pointers whose next-trip value ptxas copies back a trip (see the section comment):
+    in a 16-deep trip that is not re-based, every pointer of a chain trip (``stores`` every
+    iteration and ``chain``: each product multiplies two loaded values), and in a trip
+    without a store each unit-stride pointer offset by the thread's row
+    (``row_offset_units``); none otherwise."""
+    if rebased or depth != UNROLL_RUNTIME * PTXAS_UNROLL:
+        return 0
+    if stores:
+        return pointers if chain else 0
+    return row_offset_units
+
+
+def products_of_loads(body: loopbody.LoopBody, loads: set[int]) -> bool:
+    """Whether the loop multiplies only pairs of values it loads at advancing addresses
+    (``loads``: their body op indices): every floating-point multiply of ``body`` (an
+    ``fmuladd``'s too) has two operands, both in ``loads``, and there is one."""
+    muls = [o for o in body.ops if o.klass in ("fmul", "dmul")]
+    return bool(muls) and all(len(o.operands) == 2 and set(o.operands) <= loads for o in muls)
+
+
 def runtime_trip(trace: Trace, loop) -> RuntimeTrip:
     """``RuntimeTrip`` of ``loop`` (a loop of the trace bounded by a run-time size): its
     global accesses at an address that changes every iteration, their distinct address
@@ -295,20 +364,26 @@ def runtime_trip(trace: Trace, loop) -> RuntimeTrip:
     inv = loopbody.invariant_ops(body.ops)
     moving: dict[tuple, bool] = {}  # per advancing pointer: moves one element
     offsets: dict[tuple, frozenset] = {}  # per advancing pointer: its invariant offsets
+    loads: set[int] = set()  # body ops loading at an advancing address
     for o in body.mem_ops:
         if o.mem_id >= 0 and o.array and any(not inv[g] for g in address_geps(body.ops, o)):
             key = pointer_key(body, o, geps)
             moving[key] = moving.get(key, False) or access_moves_one_element(body, o, geps)
             offsets[key] = invariant_offsets(body, o, geps, defs)
+            loads |= {o.index} if o.klass == "load" else set()
     stores = sum(o.klass == "store" and o.mem_id >= 0 for o in body.mem_ops)
     depth = runtime_trip_depth(any(moving.values()), stores)
+    rebased = rebased_trip(depth, offsets.values())
+    row_units = sum(bool(offsets[k]) for k, unit in moving.items() if unit)
+    chain = products_of_loads(body, loads)
     return RuntimeTrip(
         depth=depth,
         pointers=len(moving),
         strided=sum(not unit for unit in moving.values()),
         stores=stores,
-        rebased=rebased_trip(depth, offsets.values()),
+        rebased=rebased,
         row_indices=len(set(offsets.values())) if moving and not any(moving.values()) else 0,
+        copied=trip_copies(depth, rebased, stores, chain, row_units, len(moving)),
     )
 
 

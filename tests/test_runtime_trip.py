@@ -10,10 +10,15 @@ and an IMAD.WIDE), the remaining count and its test (2), the source index the re
 stage addresses from (1) and one back edge. A re-based trip (16 deep, its addresses offset by
 two or more different loop-invariant values: GEMM, SYRK) keeps one induction pointer (2),
 two addresses a trip per unit-stride access (1 each) and per strided access its row base's
-add (2), an IMAD.WIDE (1) and 2 MOV copying that uniform base (class other), and 2 MOV
-copying the induction pointer when two or more unit-stride accesses are addressed from it. A
-trip whose every access moves by a row keeps a row index per distinct invariant offset (an
-add), an IMAD.WIDE per pointer, and a subtraction where there is one row index."""
+add (2), an IMAD.WIDE (1) and the copy of that uniform base into a vector pair (a MOV, class
+other, and an IMAD.U32, integer), 2 MOV copying the induction pointer when two or more
+unit-stride accesses are addressed from it, and 2 MOV copying a single unit-stride access's
+second pointer. A trip whose every access moves by a row keeps a row index per distinct
+invariant offset (an add), an IMAD.WIDE per pointer, and a subtraction where there is one row
+index. A 16-deep trip that is not re-based copies back (a MOV each, class other) every
+pointer of a chain trip (a store every iteration, each product of two loaded values: the
+plain port's dot products) and, without a store, each unit-stride pointer offset by the
+thread's row (runtime_trips.trip_copies)."""
 
 from __future__ import annotations
 
@@ -26,18 +31,25 @@ from cgpredict.kernel.launch import loop_trip_at, loop_unroll_at
 from cgpredict.pipeline import predict_source
 from cgpredict.prediction import RunOptions
 from cgpredict.prepared import prepare
-from cgpredict.runtime_trips import RuntimeTrip, gep_index_types, rebased_trip, runtime_trip
+from cgpredict.runtime_trips import (
+    RuntimeTrip,
+    gep_index_types,
+    rebased_trip,
+    runtime_trip,
+    trip_copies,
+)
 
 
-def _kernel(body: str, decl: str) -> str:
+def _kernel(body: str, decl: str, init: str = "A[i][j] = i - j;") -> str:
     """A traced C file whose kernel maps i (256 threads) and runs ``body`` in a j loop of
-    256 iterations (more than UNROLL_WHOLE: a size, a run-time bound in a port)."""
+    256 iterations (more than UNROLL_WHOLE: a size, a run-time bound in a port); ``init``
+    writes every array it reads (an array never written is all zeros, which clang folds)."""
     return f"""\
 #define N 256
 #pragma cgp trace N=256
 static float {decl};
 int main(void) {{
-  for (int i = 0; i < N; i++) for (int j = 0; j < N; j++) A[i][j] = i - j;
+  for (int i = 0; i < N; i++) for (int j = 0; j < N; j++) {{ {init} }}
 #pragma cgp kernel k grid=1
   for (int i = 0; i < N; i++) {{
     float s = 0;
@@ -51,7 +63,8 @@ int main(void) {{
 
 # three pointers moving one element per iteration (A[i][j], B[i][j], x[j]), no store in the
 # loop: 16 iterations a trip, 2 x 3 pointer adds + counter + test + index = 9 integer, 1
-# branch; offset by i only (x[j] by nothing): not re-based
+# branch; offset by i only (x[j] by nothing): not re-based; A's and B's pointers (offset by
+# the thread's row) copied back: 2 MOV
 THREE_POINTERS = _kernel("s += A[i][j] * B[i][j] * x[j];", "A[N][N], B[N][N], x[N], y[N]")
 # one pointer moving by a row per iteration (A[j][i]): nvcc's 4 a trip, rows only, one row
 # index (offset by i): its add, the IMAD.WIDE, the subtraction re-basing it from the trip's
@@ -61,9 +74,11 @@ COLUMN = _kernel("s += A[j][i];", "A[N][N], y[N]")
 TWO_STORES = _kernel("{ B[i][j] = A[i][j]; C[i][j] = 2 * A[i][j]; }",
                      "A[N][N], B[N][N], C[N][N], y[N]")
 # two pointers into one array, one moving an element (A[i][j]), one a row (A[j][i]): 16 a
-# trip, 2 x 2 + 2 + 1 = 7 integer; both offset by i alone: not re-based
+# trip, 2 x 2 + 2 + 1 = 7 integer; both offset by i alone: not re-based; A[i][j]'s pointer
+# copied back (1 MOV), the row pointer advanced in place
 ONE_ARRAY_TWO_POINTERS = _kernel("s += A[i][j] * A[j][i];", "A[N][N], y[N]")
-# one store per iteration: ptxas's 16
+# one store per iteration: ptxas's 16; its product scales a load by a constant (not a chain
+# trip): nothing copied back
 ONE_STORE = _kernel("B[i][j] = 2 * A[i][j];", "A[N][N], B[N][N], y[N]")
 
 
@@ -96,15 +111,17 @@ TWO_ROWS_ONE_INDEX = _kernel("s += A[j][i] * B[j][i];", "A[N][N], B[N][N], y[N]"
 
 # GEMM's k loop: A[i][k] moves an element offset by the thread's row i, B[k][j] a row offset
 # by its column j: two different offsets, 16 a trip, re-based: one induction pointer (2), A's
-# two addresses (2), B's row base add (2) and IMAD.WIDE (1), the count, its test and the index
-# (3): 10 integer; B's uniform base copied into a vector pair: 2 other; 1 branch
+# two addresses (2), B's row base add (2), IMAD.WIDE (1) and the IMAD.U32 copying its high
+# word (1), the count, its test and the index (3): 11 integer; the MOV of that base's low word
+# and the 2 MOV copying A's second pointer back: 3 other; 1 branch
 GEMM_LIKE = _kernel_2d("s += A[i][k] * B[k][j];", "A[N][N], B[N][N], C[N][N]",
                        "A[i][j] = i - j; B[i][j] = i + j;")
 # SYRK's: A[i][k] and A[j][k], two unit-stride pointers offset by i and by j: re-based,
 # 2 + 2 x 2 + 3 = 9 integer; the induction pointer their IMAD.WIDEs add to copied: 2 other
 SYRK_LIKE = _kernel_2d("s += A[i][k] * A[j][k];", "A[N][N], C[N][N]")
 # the same loop with both accesses offset by the thread's row i (GESUMMV's A[i][k], B[i][k])
-# and one by nothing (x[k]): not re-based, 2 x 3 + 3 = 9 integer
+# and one by nothing (x[k]): not re-based, 2 x 3 + 3 = 9 integer; A's and B's pointers
+# copied back (2 MOV)
 ONE_OFFSET = _kernel_2d("s += A[i][k] * B[i][k] * x[k];", "A[N][N], B[N][N], C[N][N], x[N]",
                         "A[i][j] = i - j; B[i][j] = i + j; x[j] = j;")
 # SYRK transposed's: A[k][i] and A[k][j], rows only, two row indices (offset by i and by j):
@@ -152,15 +169,48 @@ def test_a_rebased_trip_addresses_each_unit_access_twice_and_copies_uniform_base
     unit: int, strided: int
 ) -> None:
     trip = RuntimeTrip(depth=16, pointers=unit + strided, strided=strided, rebased=True)
-    assert trip.integer == 2 + 2 * unit + 3 * strided + 3
-    copies = 2 * strided + (2 if unit >= 2 else 0)  # row bases; the shared induction
+    # induction 2, two addresses per unit access, per strided access its row base's add (2),
+    # IMAD.WIDE (1) and the IMAD.U32 of its high word (1); count, test, index 3
+    assert trip.integer == 2 + 2 * unit + 4 * strided + 3
+    # per row base the MOV of its low word; one unit access: its second pointer copied (2),
+    # two or more: the induction pointer they are addressed from (2)
+    copies = strided + 2
     assert trip.other == copies
     assert trip.branch == 1
     assert trip.per_iteration("all") == pytest.approx(
-        (2 + 2 * unit + 3 * strided + 3 + copies + 1) / 16
+        (2 + 2 * unit + 4 * strided + 3 + copies + 1) / 16
     )
     plain = RuntimeTrip(depth=16, pointers=unit + strided, strided=strided)
-    assert trip.integer - plain.integer == 2 + strided  # the induction, the IMAD.WIDEs
+    assert trip.integer - plain.integer == 2 + 2 * strided  # induction, IMAD.WIDEs, IMAD.U32s
+    assert plain.other == 0  # copied = 0: nothing copied back
+
+
+def test_a_rebased_trip_without_a_unit_access_copies_only_its_row_bases() -> None:
+    trip = RuntimeTrip(depth=16, pointers=2, strided=2, rebased=True)
+    assert trip.other == 2  # a MOV of each row base's low word
+    assert trip.integer == 2 * 4 + 3  # no induction pointer, no unit-stride address
+
+
+@pytest.mark.parametrize("copied", [0, 1, 2, 3])
+def test_a_trip_that_is_not_rebased_moves_each_pointer_it_copies_back(copied: int) -> None:
+    trip = RuntimeTrip(depth=16, pointers=3, strided=0, copied=copied)
+    assert trip.other == copied
+    assert trip.integer == 2 * 3 + 3  # the copies add no integer instruction
+    assert trip.per_iteration("other") == pytest.approx(copied / 16)
+
+
+def test_which_pointers_a_trip_copies_back() -> None:
+    # a chain trip (a store every iteration, products of loaded values): every pointer
+    assert trip_copies(16, False, 1, True, 1, 2) == 2
+    # a store but a product scaled by an invariant (GEMVER plain): none
+    assert trip_copies(16, False, 1, False, 1, 2) == 0
+    # no store: the unit-stride pointers offset by the thread's row, whatever the chain
+    assert trip_copies(16, False, 0, True, 1, 2) == 1
+    assert trip_copies(16, False, 0, False, 2, 3) == 2
+    assert trip_copies(16, False, 0, True, 0, 2) == 0  # a column walk and x[j]
+    # a re-based trip counts its own copies; nvcc's 4-deep trip is not modelled
+    assert trip_copies(16, True, 1, True, 1, 2) == 0
+    assert trip_copies(4, False, 1, True, 1, 2) == 0
 
 
 def test_only_a_16_deep_trip_with_two_different_offsets_is_rebased() -> None:
@@ -199,14 +249,15 @@ def _trip(tmp_path: Path, src: str, port: str | None = None):
 @pytest.mark.parametrize(
     "src, want",
     [
-        (THREE_POINTERS, RuntimeTrip(depth=16, pointers=3, strided=0, stores=0)),
+        (THREE_POINTERS, RuntimeTrip(depth=16, pointers=3, strided=0, stores=0, copied=2)),
         (COLUMN, RuntimeTrip(depth=4, pointers=1, strided=1, stores=0, row_indices=1)),
         (TWO_STORES, RuntimeTrip(depth=4, pointers=3, strided=0, stores=2)),
         (ONE_STORE, RuntimeTrip(depth=16, pointers=2, strided=0, stores=1)),
-        (ONE_ARRAY_TWO_POINTERS, RuntimeTrip(depth=16, pointers=2, strided=1, stores=0)),
+        (ONE_ARRAY_TWO_POINTERS,
+         RuntimeTrip(depth=16, pointers=2, strided=1, stores=0, copied=1)),
         (GEMM_LIKE, RuntimeTrip(depth=16, pointers=2, strided=1, stores=0, rebased=True)),
         (SYRK_LIKE, RuntimeTrip(depth=16, pointers=2, strided=0, stores=0, rebased=True)),
-        (ONE_OFFSET, RuntimeTrip(depth=16, pointers=3, strided=0, stores=0)),
+        (ONE_OFFSET, RuntimeTrip(depth=16, pointers=3, strided=0, stores=0, copied=2)),
         (TWO_ROWS_ONE_INDEX,
          RuntimeTrip(depth=4, pointers=2, strided=2, stores=0, row_indices=1)),
         (TWO_ROW_INDICES,
@@ -230,21 +281,64 @@ def test_an_arrays_own_base_is_no_offset_in_either_port(tmp_path: Path, port: st
     assert not _trip(tmp_path, ONE_OFFSET, port)[0].rebased
 
 
+# ATAX's k1 loop as written: the accumulator is the array element z[i]. The plain port stores
+# it every iteration (it may alias A and x) and each product multiplies two loaded values: a
+# chain trip, both pointers copied back (2 MOV); restrict keeps it in a register (no store in
+# the trip): only A[i][j]'s pointer (offset by the thread's row) is copied, x[j]'s (offset by
+# nothing) advanced in place
+CHAIN = _kernel("z[i] += A[i][j] * x[j];", "A[N][N], x[N], y[N], z[N]",
+                "A[i][j] = i - j; x[j] = j;")
+# the same with the product scaled by a constant first (GEMVER's beta * A[j][i] * y[j])
+SCALED_CHAIN = _kernel("z[i] += 3.0f * A[i][j] * x[j];", "A[N][N], x[N], y[N], z[N]",
+                       "A[i][j] = i - j; x[j] = j;")
+
+
+@pytest.mark.parametrize(
+    "src, port, stores, copied",
+    [(CHAIN, "plain", 1, 2), (CHAIN, "restrict", 0, 1),
+     (SCALED_CHAIN, "plain", 1, 0), (SCALED_CHAIN, "restrict", 0, 1)],
+    ids=["chain_plain", "chain_restrict", "scaled_plain", "scaled_restrict"],
+)
+def test_the_pointers_a_trip_of_our_own_copies_back(
+    tmp_path: Path, src: str, port: str, stores: int, copied: int
+) -> None:
+    trip, _ = _trip(tmp_path, src, port)
+    assert (trip.depth, trip.pointers, trip.strided, trip.rebased) == (16, 2, 0, False)
+    assert (trip.stores, trip.copied) == (stores, copied)
+    assert trip.other == copied
+
+
 def test_the_fold_leaves_the_trips_control_per_iteration(tmp_path: Path) -> None:
     """THREE_POINTERS at the PTX level: per iteration an index instruction per access (3),
     the induction add, its compare and the conditional branch: 6, all following j (affine).
-    The SASS keeps (9 + 1) / 16 of them an iteration: 256 x (6 - 10/16) folded per thread."""
+    The SASS keeps (9 integer + 1 branch + 2 copies) / 16 of them an iteration: 256 x
+    (6 - 12/16) folded per thread."""
     path = tmp_path / "k.c"
     path.write_text(THREE_POINTERS)
     (k,) = predict_source(path, RunOptions(device="h100")).kernels
-    assert k.profile.folded_insts == pytest.approx(256 * (6 - 10 / 16))
+    assert k.profile.folded_insts == pytest.approx(256 * (6 - 12 / 16))
 
 
 def test_the_fold_of_a_rebased_trip_adds_its_moves(tmp_path: Path) -> None:
     """GEMM_LIKE at the PTX level: per iteration an index instruction per access (A[i][k]:
     1, B[k][j]: 1), the induction add, its compare and the branch: 5, all affine. The SASS
-    keeps (10 integer + 1 branch + 2 other) / 16 an iteration: 256 x (5 - 13/16) folded."""
+    keeps (11 integer + 1 branch + 3 other) / 16 an iteration: 256 x (5 - 15/16) folded."""
     path = tmp_path / "k.c"
     path.write_text(GEMM_LIKE)
     (k,) = predict_source(path, RunOptions(device="h100")).kernels
-    assert k.profile.folded_insts == pytest.approx(256 * (5 - 13 / 16))
+    assert k.profile.folded_insts == pytest.approx(256 * (5 - 15 / 16))
+
+
+def test_the_fold_of_a_chain_trip_keeps_its_copies(tmp_path: Path) -> None:
+    """CHAIN's j loop has the same affine integer and branch work in both ports (A[i][j]'s
+    and x[j]'s index instructions, the induction add, its compare, the branch; z[i]'s address
+    is invariant). Its trip keeps 7 integer + 1 branch in both, and copies 2 pointers back in
+    the plain port, 1 in the restrict one: the plain port folds 256 x 1/16 less per thread."""
+    folded = {}
+    for port in ("plain", "restrict"):
+        path = tmp_path / port / "k.c"
+        path.parent.mkdir()
+        path.write_text(CHAIN)
+        (k,) = predict_source(path, RunOptions(device="h100", port=port)).kernels
+        folded[port] = k.profile.folded_insts
+    assert folded["restrict"] - folded["plain"] == pytest.approx(256 * 1 / 16)

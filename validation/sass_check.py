@@ -26,7 +26,7 @@ models (``--port plain|restrict``), per kernel:
   (``compute.integer_insts``) is counted once per unrolled trip
   (``kernel.launch.loop_unroll_at``), or, in a loop bounded by a run-time size, replaced
   by what ptxas's trip keeps (``kernel.launch.loop_trip_at``, ``runtime_trips.RuntimeTrip``:
-  integer, branch and a re-based trip's moves (other), per source iteration); it is
+  integer, branch and the trip's register copies (other), per source iteration); it is
   taken from the integer, branch and other classes by the same call on each class's share of
   the operations (``folded_classes``). The per-thread entry code
   (``compute.kernel_entry_insts``) is split as its docstring reads: per grid dimension 3
@@ -720,8 +720,10 @@ def render(checks: list[KernelCheck], user: bool = False) -> str:
         "(`compute.runtime_trip_depth`), 2 integer instructions per pointer, the count, its "
         "test, the index and the back edge, and in a re-based trip (GEMM, SYRK: addresses "
         "offset by two different invariants) one induction pointer, two addresses per "
-        "unit-stride access and per strided one an IMAD.WIDE and 2 moves of its uniform row "
-        "base (`runtime_trips.RuntimeTrip`); "
+        "unit-stride access and per strided one an IMAD.WIDE and the copy of its uniform row "
+        "base (a MOV and an IMAD.U32), and the copies of the pointers a 16-deep trip moves "
+        "back into the registers its next trip's loads name (a MOV each: "
+        "`runtime_trips.trip_copies`) (`runtime_trips.RuntimeTrip`); "
         "the sizes are run-time kernel parameters in the "
         "measured PolyBench/GPU kernels and in these ports (`validation/cuda/common.cuh`, "
         "\"Sizes\"; SYR2K apart, as measured), so nvcc unrolls such a loop 4 times and ptxas "
@@ -931,23 +933,8 @@ def _compute_gap(launch: str, port: str, cls: str) -> str | None:
 # --- the kernels without tiles: the ports' loops and guards bounded by run-time sizes, as the
 # measured PolyBench/GPU kernels' (validation/cuda/common.cuh, "Sizes") --------------------
 
-#: integer class off with the hot loop at 16 source iterations a trip (ptxas's depth, which
-#: the model's compute.runtime_trip_depth finds): filled from results/sass-check.md
-_INTEGER16_OFF = _pairs(
-    "mm:plain mm2_k1:plain mm2_k2:plain mm3_k1:plain mm3_k2:plain mm3_k3:plain"
-)
 #: integer class off at 16 a trip, the trip agreeing: the instructions apart lie outside it
 _INTEGER16_OUTSIDE = _pairs("mvt_k2:restrict deriche_hbwd:*")
-_RUNTIME_INTEGER_16 = (
-    "ptxas unrolls the loop 16 source iterations a trip and re-bases it as cgpredict's "
-    "trip says (runtime_trips.RuntimeTrip, re-based: 10 integer instructions a trip: the "
-    "count, its test, the index, the induction pointer, A's two addresses, B's uniform row "
-    "base and its IMAD.WIDE, and 2 moves copying that base into a vector register pair), "
-    "but the plain MM, 2MM and 3MM ports issue one of those moves and a copy of A's "
-    "pointer as IMAD.MOV/IMAD.U32 (integer) where GEMM's issues MOV (other): register "
-    "allocation, 12 integer instructions a trip in the SASS (59-60 per thread at 64 "
-    "iterations, 51.1 in cgpredict)"
-)
 _RUNTIME_INTEGER_16_OUTSIDE = (
     "ptxas unrolls the loop 16 source iterations a trip: MVT k2 restrict's trip agrees with "
     "cgpredict's (runtime_trips.RuntimeTrip: 7 integer instructions) and the 4 per thread "
@@ -964,17 +951,32 @@ _TRIP_RULE_MISS = (
     "SASS, 1.75 and 1/4 in cgpredict)"
 )
 _RUNTIME_OTHER_16 = (
-    "per 16-iteration trip ptxas copies registers that cgpredict's trip does not count "
-    "(runtime_trips.RuntimeTrip counts only a re-based trip's 2 MOV per base its IMAD.WIDEs "
-    "add to: GEMM, MM, SYRK 2 a trip): the advanced pointer's new value into the registers "
-    "the next trip's loads name (MOV/IMAD.MOV, 1-3 a trip: register allocation, more in the "
-    "plain ports, which store the accumulator every iteration), 3-12 other instructions per "
-    "thread more than cgpredict's set-up moves before the loop and the trip's base copies"
+    "ptxas copies registers in Deriche's 16-iteration trips that cgpredict's rule does not "
+    "count (runtime_trips.trip_copies: a MOV per pointer of a chain trip, one whose products "
+    "multiply two loaded values, and per row-offset unit-stride pointer of a trip without a "
+    "store): the row passes' products scale a load by a coefficient, yet the forward pass "
+    "copies both pointers back (4 MOV a trip plain, 2 restrict) and the backward pass copies "
+    "the uniform offset it advances into a vector pair per access (4 MOV a trip)"
+)
+_RUNTIME_OTHER_GEMM = (
+    "GEMM restrict's 16-iteration trip copies B's uniform row base into a vector pair by 2 MOV "
+    "and A's second pointer back by 2 MOV: 4 a trip, where cgpredict counts 3 (the base's high "
+    "word as the IMAD.U32, integer, of MM's trips and both ports of MM, 2MM and 3MM: "
+    "runtime_trips.RuntimeTrip)"
+)
+_RUNTIME_OTHER_SYRK = (
+    "SYRK's 16-iteration trip copies the induction pointer its IMAD.WIDEs add to (2 MOV a "
+    "trip) as cgpredict counts (runtime_trips.RuntimeTrip); the 3 per thread apart lie "
+    "outside the trip"
 )
 _RUNTIME_OTHER_4 = (
     "per 4-iteration trip ptxas reloads a pointer from the constant bank (LDC.64: the "
-    "restrict CORR and COVAR means, SYRK transposed) or copies registers (2 MOV: GESUMMV "
-    "plain), 0.25-0.5 other instructions per source iteration that cgpredict does not count"
+    "restrict CORR and COVAR means, CORR's plain standard deviation, SYRK transposed) or "
+    "copies registers (2 MOV: GESUMMV plain), 0.25-0.5 other instructions per source "
+    "iteration that cgpredict does not count (runtime_trips.trip_copies models the copies "
+    "of 16-deep trips only: no rule of the traced program tells these 4-deep trips from "
+    "those that copy and reload nothing: the plain means, CORR's restrict standard "
+    "deviation, Deriche's forward column pass)"
 )
 _CONSTANT_TRIP = (
     "port as measured: PolyBench-ACC's syr2k_kernel bounds its k loop by the compile-time NJ, "
@@ -1003,11 +1005,7 @@ _TOTAL_UNTILED = _pairs(
     "conv3d:* fdtd_k1:* "
     "gs_k1:* gs_k2:restrict gs_k3:*"
 )
-_OTHER16 = _pairs(
-    "mm:* mm2_k1:* mm2_k2:* mm3_k1:* mm3_k2:* mm3_k3:* atax_k1:* atax_k2:plain bicg_k1:plain "
-    "bicg_k2:* dct1d:* deriche_hfwd:* deriche_hbwd:* deriche_vbwd:* gemm:* gemver_k3:restrict "
-    "gesummv:restrict mvt_k1:* mvt_k2:plain syrk:*"
-)
+_OTHER16 = _pairs("deriche_hfwd:* deriche_hbwd:* deriche_vbwd:*")
 _OTHER4 = _pairs("corr_mean:restrict covar_mean:restrict deriche_vfwd:* gesummv:plain "
                  "syrk_transposed:*")
 _DIV_SQRT_NO_LOOP = frozenset(("corr_reduce", "gs_k2"))
@@ -1048,12 +1046,14 @@ def _untiled_loop(launch: str, port: str, cls: str) -> str | None:
     pair = (launch, port)
     if launch == "deriche_vbwd" and cls in ("integer", "branch"):
         return _TRIP_RULE_MISS
-    if cls == "integer" and pair in _INTEGER16_OFF:
-        return _RUNTIME_INTEGER_16
     if cls == "integer" and pair in _INTEGER16_OUTSIDE:
         return _RUNTIME_INTEGER_16_OUTSIDE
     if cls == "other" and pair in _OTHER16:
         return _with(_RUNTIME_OTHER_16, launch)
+    if (cls, pair) == ("other", ("gemm", "restrict")):
+        return _with(_RUNTIME_OTHER_GEMM, launch)
+    if cls == "other" and launch == "syrk":
+        return _RUNTIME_OTHER_SYRK + "; " + _OTHER_SCALARS
     if cls == "other" and pair in _OTHER4:
         return _with(_RUNTIME_OTHER_4, launch)
     if launch == "syr2k":
@@ -1069,6 +1069,8 @@ def _div_sqrt_gap(launch: str, port: str, cls: str) -> str | None:
         return None  # its sqrtf's integer code is within 10% of its loop's 107
     if (launch, port, cls) == ("corr_std", "restrict", "other"):
         return None  # the expansion's moves and the loop's: within 10%
+    if (launch, port, cls) == ("corr_std", "plain", "other"):
+        return _RUNTIME_OTHER_4  # 1 LDC.64 a 4-iteration trip: 16 of the 15 apart
     static = "; " + _STATIC_GS_K1 if launch == "gs_k1" else ""
     return (_OTHER_DIV_SQRT if cls == "other" else _DIV_SQRT) + static
 

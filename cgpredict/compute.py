@@ -236,7 +236,7 @@ def ptx_cost(opcode: str, ty: str, detail: str) -> tuple[int, bool, bool]:
 #: POLYBENCH_LOOP_BOUND(N, n): the run-time n), and nvcc unrolls such a loop 4 times
 UNROLL_RUNTIME = 4
 #: ptxas unrolls nvcc's 4-iteration trip of such a loop this many times more (16 source
-#: iterations a trip) in 45 of the ports' 60 hot loops (validation/results/sass-check.md,
+#: iterations a trip) in 46 of the ports' 60 hot loops (validation/results/sass-check.md,
 #: unrolling table): runtime_trip_depth says which
 PTXAS_UNROLL = 4
 #: a loop of a constant trip count up to this many iterations (a strip-mined tile loop of 32)
@@ -254,15 +254,19 @@ def loop_unroll(trips_per_entry: float) -> int:
     return UNROLL_RUNTIME
 
 
-def runtime_trip_depth(moves_one_element: bool, stores: int) -> int:
+def runtime_trip_depth(moves_one_element: bool, stores: int, counts_up: bool = True) -> int:
     """Source iterations per trip of the sm_90 SASS of a loop bounded by a run-time size:
-    nvcc's UNROLL_RUNTIME, times PTXAS_UNROLL when ptxas unrolls again. It does when the loop
-    has an access that moves one element per iteration (16 iterations' addresses are one
-    pointer plus immediate offsets, one 64-bit add a trip) and at most one global store per
-    iteration; a loop whose every access moves by a row per iteration, or with two stores
-    (plain pointers: each reloads after the other), keeps nvcc's 4. The rule is read from
-    the SASS of the ports' hot loops (59 of 60; DERICHE's backward column pass is 16)."""
-    deeper = moves_one_element and stores <= 1
+    nvcc's UNROLL_RUNTIME, times PTXAS_UNROLL when ptxas unrolls again. ptxas does when it
+    can read the trip count off the trip's exit test and the loop has at most one global
+    store per iteration (two: plain pointers, each reloads after the other; GESUMMV). It can
+    unless the loop counts up from a constant (``counts_up``: loop_counter
+    .counts_up_from_constant; nvcc's remainder then follows the unrolled loop and its test
+    adds an offset to an up-counting index) and every access moves by a row (nvcc recomputes
+    the row index every trip, so the index stays); an access that moves one element makes
+    the addresses pointer increments and the index a down-counter to 0. Read from the SASS of
+    the ports' 60 hot loops (Deriche's forward column pass 4, its backward one 16) and of
+    probe loops (loop_counter)."""
+    deeper = stores <= 1 and (moves_one_element or not counts_up)
     return UNROLL_RUNTIME * (PTXAS_UNROLL if deeper else 1)
 
 

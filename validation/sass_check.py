@@ -871,13 +871,6 @@ _RUNTIME_INTEGER_16_OUTSIDE = (
     "with one IMAD.WIDE per access, 8 a trip where cgpredict counts 7, and 2-3 more before "
     "the loop (42-43 per thread, 36 in cgpredict)"
 )
-_TRIP_RULE_MISS = (
-    "the one hot loop of the 60 whose trip depth cgpredict's rule gets wrong "
-    "(compute.runtime_trip_depth): every access moves by a row, which keeps nvcc's 4 "
-    "iterations a trip in Deriche's forward column pass, but ptxas unrolls this backward "
-    "pass 16 deep (1.2 integer instructions and 1/16 branch per source iteration in the "
-    "SASS, 1.75 and 1/4 in cgpredict)"
-)
 _RUNTIME_OTHER_16 = (
     "per 16-iteration trip ptxas copies registers that cgpredict's trip does not count "
     "(runtime_trips.RuntimeTrip counts only a re-based trip's 2 MOV per base its IMAD.WIDEs "
@@ -961,8 +954,6 @@ def _untiled_loop(launch: str, port: str, cls: str) -> str | None:
     """Known differences of the integer, branch and other classes that a kernel's hot loop
     makes (its trip count a run-time parameter)."""
     pair = (launch, port)
-    if launch == "deriche_vbwd" and cls in ("integer", "branch"):
-        return _TRIP_RULE_MISS
     if cls == "integer" and pair in _INTEGER16_OFF:
         return _RUNTIME_INTEGER_16
     if cls == "integer" and pair in _INTEGER16_OUTSIDE:

@@ -4,6 +4,10 @@ The table below says how many PTX instructions one LLVM operation becomes. Choic
 
 * an ``fmul`` whose only user is an ``fadd``/``fsub`` fuses into one ``fma`` (counted 0 here,
   the add counts 1); ``llvm.fmuladd``/``llvm.fma`` are one ``fma``;
+* an ``fneg`` whose every user is an ``fadd``/``fsub``/``fmul``/``fmuladd``/``fma`` is free
+  (detail ``operand``, instrument/memtrace.py): SASS's FADD, FMUL and FFMA negate an operand
+  as a modifier, so ptxas folds it (the PTX keeps ``neg.f32`` or ``mul`` + ``sub``: the PTX
+  check takes it back, validation/ptx_check.sass_surplus);
 * a loop iteration is one add, one compare and one branch, as nvcc emits it (``add``,
   ``setp``, ``@p bra``; SPEC §2.4 names the add and the branch, the PTX shows the compare
   too); unconditional branches fall through (0);
@@ -210,6 +214,8 @@ def ptx_cost(opcode: str, ty: str, detail: str) -> tuple[int, bool, bool]:
     if opcode in ("load", "store", "atomicrmw", "cmpxchg") or opcode in FREE_OPS:  # memory
         return 0, False, False
     if opcode == "fmul" and detail == "fma":
+        return 0, False, False
+    if opcode == "fneg" and detail == "operand":  # a negation modifier of its users (SASS)
         return 0, False, False
     if opcode == "br":
         return (1 if detail == "cond" else 0), False, False

@@ -242,7 +242,7 @@ def ptx_cost(opcode: str, ty: str, detail: str) -> tuple[int, bool, bool]:
 #: POLYBENCH_LOOP_BOUND(N, n): the run-time n), and nvcc unrolls such a loop 4 times
 UNROLL_RUNTIME = 4
 #: ptxas unrolls nvcc's 4-iteration trip of such a loop this many times more (16 source
-#: iterations a trip) in 46 of the ports' 60 hot loops (validation/results/sass-check.md,
+#: iterations a trip) in 45 of the ports' 60 hot loops (validation/results/sass-check.md,
 #: unrolling table): runtime_trip_depth says which
 PTXAS_UNROLL = 4
 #: a loop of a constant trip count up to this many iterations (a strip-mined tile loop of 32)
@@ -271,7 +271,10 @@ def runtime_trip_depth(moves_one_element: bool, stores: int, counts_up: bool = T
     the row index every trip, so the index stays); an access that moves one element makes
     the addresses pointer increments and the index a down-counter to 0. Read from the SASS of
     the ports' 60 hot loops (Deriche's forward column pass 4, its backward one 16) and of
-    probe loops (loop_counter)."""
+    probe loops (loop_counter). Not modelled: the probes show that two stores which move
+    with the loop (to two arrays, by an element or a row) do not keep nvcc's 4; only two at
+    a fixed address (GESUMMV's plain accumulators, and a probe like it) do. No corpus loop
+    has two moving stores."""
     deeper = stores <= 1 and (moves_one_element or not counts_up)
     return UNROLL_RUNTIME * (PTXAS_UNROLL if deeper else 1)
 

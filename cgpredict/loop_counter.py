@@ -5,9 +5,10 @@ nvcc (LLVM's runtime unroller) unrolls such a loop 4 times (``compute.UNROLL_RUN
 runs the left-over iterations in a 1-iteration remainder loop. Where the remainder goes
 follows LLVM's ``isEpilogProfitable``: after the unrolled loop (an epilogue) when an integer
 phi of the header starts at a constant, before it (a prologue) otherwise. The trip's exit
-test then takes one of three forms in the PTX (read from nvcc 12's ``-O3 -arch=sm_90``
-output of probe loops: a row-stride recurrence counting up from 0, from a run-time k, down
-from n - 1, down from a constant to a run-time m; a row-stride sum from 0 and from k):
+test then takes one of three forms in the PTX (read from the ``nvcc -O3 -arch=sm_90``
+PTX and SASS of probe loops: row-stride recurrences counting up from 0, from a run-time k,
+down from n - 1, down from n - 1 to a run-time m, down from a constant to m; row-stride
+sums from 0 and from k; two-store recurrences from 0 and from k):
 
 * prologue (start at a run-time value: ``for (i = k; i < n; i++)``, and every loop counting
   down from a size, which is a run-time parameter in the ports): the trip compares its
@@ -22,8 +23,9 @@ from n - 1, down from a constant to a run-time m; a row-stride sum from 0 and fr
   reduction turns the index into a down-counter (the second form).
 
 ptxas unrolls the trip 4 times more (``compute.PTXAS_UNROLL``) in the first two forms, whose
-trip count it reads off the test, and keeps nvcc's 4 in the third (the probes: 16, 16, 16,
-16, 16 against 4, 4; the ports: Deriche's backward column pass 16, its forward one 4).
+trip count it reads off the test, and keeps nvcc's 4 in the third (the probes: the six loops
+not counting up from 0 are 16 deep, the three row-stride ones from 0 are 4; the ports:
+Deriche's backward column pass 16, its forward one 4).
 ``compute.runtime_trip_depth`` takes ``counts_up_from_constant`` for it.
 """
 

@@ -788,14 +788,16 @@ _TWO_LOOP_MOVES = (
     "at 64 iterations a loop: 15 other per thread in cgpredict, 80-82 in the SASS"
 )
 _FOLDED_ADDRESS = (
-    "without a loop: cgpredict folds the constant offsets as ptxas does (one address per "
-    "array and index: machine_code.folded_address_insts), but the PTX-level code it counts "
-    "keeps a cvta per array and the mapped loop's add and compare per thread, which the "
-    "SASS does not have (it addresses global memory directly; its bound check is the "
-    "entry's compare): 1-4 integer instructions more than the SASS's 7-10; conv2d and conv3d "
-    "the other way: their guards (i < ni - 1, ...) subtract 1 from run-time sizes (2 "
-    "instructions the C's constant bounds do not need) and conv3d forms the row of each of "
-    "its 3 planes apart (IADD3, LEA): 2 and 5 more in the SASS"
+    "without a loop, the sm_90 SASS's integer code is, per grid dimension, the index's IMAD "
+    "and the guard's ISETP, an IADD3 where the mapped loop starts at a constant other than 0 "
+    "(j = 1 + ...) and a UIADD3 where its bound is a run-time size less a constant "
+    "(i < ni - 1), one LEA forming a 2-D thread's row index, and one IMAD.WIDE per address "
+    "base (covar_reduce 7, deriche_hsum 8, fdtd_k2 8, fdtd_k3 10, gemver_k1 10: exactly "
+    "that); cgpredict's entry code counts a cvta per array and the mapped loop's add and "
+    "compare instead of the IADD3/UIADD3/LEA (1-4 more); conv2d and conv3d recompute a row "
+    "for the store and per plane (2 and 5 more in the SASS). Not changed here: the same "
+    "rule in a kernel with loops needs the loops' set-up code, which cgpredict does not "
+    "count yet (the cvta and the add and compare stand in for it there)"
 )
 _OTHER_DIV_SQRT = (
     "IEEE division and sqrtf: besides the fast path cgpredict counts "
@@ -814,7 +816,11 @@ _OTHER_HOISTED = (
     "restrict: clang hoists the loads of u1[i] and u2[i] out of the x-mapped loop (the "
     "ld_global gap), so cgpredict counts 2 arrays fewer, and their 2 parameter loads (LDC.64)"
 )
-_STATIC_GS_K1 = ptx_check._STATIC_GS_K1.replace("PTX", "SASS")
+_STATIC_GS_K1 = ptx_check._STATIC_GS_K1.replace("PTX", "SASS") + (
+    "; what compares is the loop, which both sides weigh by its iterations per thread: its "
+    "loads agree and per source iteration the unrolled SASS runs 4 instructions, cgpredict "
+    "3.8 (unrolling table)"
+)
 _TOTAL = "the sum of the class gaps of this kernel (listed above)"
 
 # --- the kernels without tiles: the ports' loops and guards bounded by run-time sizes, as the

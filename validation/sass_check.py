@@ -47,8 +47,10 @@ models (``--port plain|restrict``), per kernel:
   what the GPU runs per thread (``unrolled_estimate``) is the count without unrolling
   corrected by that difference times the hot loop's iterations per thread. This estimate is
   what the comparison is against (``KernelCheck.sass``; the counts without unrolling,
-  ``KernelCheck.sass1``, are secondary): the model counts unrolled code. Loops other than the
-  hot one stay at their counts without unrolling.
+  ``KernelCheck.sass1``, are secondary): the model counts unrolled code. The other innermost
+  loops with FP32 operations are corrected the same way (``other_loops``: gs_k3's second
+  loop) when their mix of global loads and stores per FP32 operation tells their unrolled
+  loop apart; the rest stay at their counts without unrolling.
 
 ``python validation/sass_check.py [NAME ...] [--out validation/results/sass-check.md]`` writes
 the table; ``tests/test_port_sass.py`` asserts what holds and marks the gaps as xfails.

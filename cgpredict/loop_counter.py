@@ -26,7 +26,10 @@ ptxas unrolls the trip 4 times more (``compute.PTXAS_UNROLL``) in the first two 
 trip count it reads off the test, and keeps nvcc's 4 in the third (the probes: the six loops
 not counting up from 0 are 16 deep, the three row-stride ones from 0 are 4; the ports:
 Deriche's backward column pass 16, its forward one 4).
-``compute.runtime_trip_depth`` takes ``counts_up_from_constant`` for it.
+``compute.runtime_trip_depth`` takes ``counts_up_from_constant`` for it. LLVM's test looks at
+every integer phi of the header; this rule reads the inductions only (an integer
+accumulator starting at 0 in a loop from a run-time start would make the remainder an
+epilogue: not modelled, no corpus loop has one).
 """
 
 from __future__ import annotations

@@ -4,6 +4,10 @@ The table below says how many PTX instructions one LLVM operation becomes. Choic
 
 * an ``fmul`` whose only user is an ``fadd``/``fsub`` fuses into one ``fma`` (counted 0 here,
   the add counts 1); ``llvm.fmuladd``/``llvm.fma`` are one ``fma``;
+* an ``fneg`` whose every user is an ``fadd``/``fsub``/``fmul``/``fmuladd``/``fma`` is free
+  (detail ``operand``, instrument/memtrace.py): SASS's FADD, FMUL and FFMA negate an operand
+  as a modifier, so ptxas folds it (the PTX keeps ``neg.f32`` or ``mul`` + ``sub``: the PTX
+  check takes it back, validation/ptx_check.sass_surplus);
 * a loop iteration is one add, one compare and one branch, as nvcc emits it (``add``,
   ``setp``, ``@p bra``; SPEC §2.4 names the add and the branch, the PTX shows the compare
   too); unconditional branches fall through (0);
@@ -218,6 +222,8 @@ def ptx_cost(opcode: str, ty: str, detail: str) -> tuple[int, bool, bool]:
         return 0, False, False
     if opcode == "fmul" and detail == "fma":
         return 0, False, False
+    if opcode == "fneg" and detail == "operand":  # a negation modifier of its users (SASS)
+        return 0, False, False
     if opcode == "br":
         return (1 if detail == "cond" else 0), False, False
     if opcode == "getelementptr":
@@ -261,15 +267,22 @@ def loop_unroll(trips_per_entry: float) -> int:
     return UNROLL_RUNTIME
 
 
-def runtime_trip_depth(moves_one_element: bool, stores: int) -> int:
+def runtime_trip_depth(moves_one_element: bool, stores: int, counts_up: bool = True) -> int:
     """Source iterations per trip of the sm_90 SASS of a loop bounded by a run-time size:
-    nvcc's UNROLL_RUNTIME, times PTXAS_UNROLL when ptxas unrolls again. It does when the loop
-    has an access that moves one element per iteration (16 iterations' addresses are one
-    pointer plus immediate offsets, one 64-bit add a trip) and at most one global store per
-    iteration; a loop whose every access moves by a row per iteration, or with two stores
-    (plain pointers: each reloads after the other), keeps nvcc's 4. The rule is read from
-    the SASS of the ports' hot loops (59 of 60; DERICHE's backward column pass is 16)."""
-    deeper = moves_one_element and stores <= 1
+    nvcc's UNROLL_RUNTIME, times PTXAS_UNROLL when ptxas unrolls again. ptxas does when it
+    can read the trip count off the trip's exit test and the loop has at most one global
+    store per iteration (two: plain pointers, each reloads after the other; GESUMMV). It can
+    unless the loop counts up from a constant (``counts_up``: loop_counter
+    .counts_up_from_constant; nvcc's remainder then follows the unrolled loop and its test
+    adds an offset to an up-counting index) and every access moves by a row (nvcc recomputes
+    the row index every trip, so the index stays); an access that moves one element makes
+    the addresses pointer increments and the index a down-counter to 0. Read from the SASS of
+    the ports' 60 hot loops (Deriche's forward column pass 4, its backward one 16) and of
+    probe loops (loop_counter). Not modelled: the probes show that two stores which move
+    with the loop (to two arrays, by an element or a row) do not keep nvcc's 4; only two at
+    a fixed address (GESUMMV's plain accumulators, and a probe like it) do. No corpus loop
+    has two moving stores."""
+    deeper = stores <= 1 and (moves_one_element or not counts_up)
     return UNROLL_RUNTIME * (PTXAS_UNROLL if deeper else 1)
 
 

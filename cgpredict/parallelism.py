@@ -47,6 +47,7 @@ __all__ = [
 LOADS_IN_FLIGHT = 16
 #: integer and control classes of a body (loopbody.op_class): what unrolling can fold away
 _INTEGER = frozenset({"iadd", "imul", "logic", "icmp", "select", "gep", "cast", "br"})
+_FP_TYPES = ("float", "double", "half")
 #: classes that are not instructions of the thread (control flow, SSA joins)
 _NO_LATENCY = frozenset({"phi", "br", "ret", "store"})
 
@@ -199,8 +200,8 @@ def affine_share(body: loopbody.LoopBody) -> float:
             or any(data[k] for k in o.operands if k < len(data))
         )
         data.append(tainted)
-        if o.klass in _INTEGER:
-            n += 1
+        if o.klass in _INTEGER and not o.type.startswith(_FP_TYPES):
+            n += 1  # a float fneg (class logic: a sign flip) is no integer instruction
             affine += not tainted
     return affine / n if n else 0.0
 

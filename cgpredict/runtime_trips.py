@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from .compute import PTXAS_UNROLL, UNROLL_RUNTIME, UNROLL_WHOLE, runtime_trip_depth
 from .frontend.tracefile import Trace
 from .instrument import loopbody
+from .loop_counter import counts_up_from_constant
 from .machine_code import address_geps, offset_root, own_blocks
 from .parallelism import ir_module
 
@@ -23,7 +24,8 @@ from .parallelism import ir_module
 #
 # nvcc unrolls such a loop UNROLL_RUNTIME (4) times in its PTX; ptxas unrolls that trip
 # PTXAS_UNROLL (4) times more when the loop has an access that moves one element per
-# iteration and at most one store (compute.runtime_trip_depth). Of the unrolled trip's
+# iteration or does not count up from a constant (loop_counter: Deriche's backward passes),
+# and at most one store (compute.runtime_trip_depth). Of the unrolled trip's
 # control and address arithmetic the SASS keeps (read from the sm_90 SASS of the ports'
 # hot loops, validation/results/sass-check.md):
 #
@@ -37,7 +39,9 @@ from .parallelism import ir_module
 #   two, Deriche's column pass's imgIn[i][j] and y1[i][j] one) and ptxas forms each address
 #   from it (IMAD.WIDE, one per pointer); a single such index LLVM's loop strength reduction
 #   starts at the trip's last row (j + 3 M) and subtracts again every trip (PTX:
-#   ``add.s32 %r, %r_row, -192``: one instruction more: the CORR and COVAR means);
+#   ``add.s32 %r, %r_row, -192``: one instruction more: the CORR and COVAR means); a loop
+#   counting down (Deriche's backward column pass) ptxas unrolls 16 deep and keeps that row
+#   code once per nvcc trip (4 times a trip: 19 integer instructions a trip in its SASS);
 # * a *re-based* trip (``rebased_trip``): where the addresses of a 16-deep trip are offset by
 #   two or more different loop-invariant values (GEMM's A[i][k] and B[k][j]: the thread's
 #   row i and column j; SYRK's A[i][k] and A[j][k]), LLVM's loop strength reduction keeps
@@ -147,7 +151,9 @@ class RuntimeTrip:
         if self.rows_only and self.row_indices:
             rows = ROW_INDEX_ADD_INTEGER * self.row_indices + ROW_ADDRESS_INTEGER * self.strided
             rows += ROW_REOFFSET_INTEGER if self.row_indices == 1 else 0
-            return float(TRIP_CONTROL_INTEGER + TRIP_INDEX_INTEGER + rows)
+            # per nvcc trip: ptxas's deeper trip (a loop counting down) repeats its row code
+            nvcc_trips = self.depth // UNROLL_RUNTIME
+            return float(TRIP_CONTROL_INTEGER + TRIP_INDEX_INTEGER + nvcc_trips * rows)
         if self.rebased:
             units = (REBASED_INDUCTION_INTEGER + REBASED_UNIT_ADDRESSES * unit) if unit else 0
             per_row = POINTER_ADD_INTEGER + STRIDED_BASE_INTEGER + ROW_BASE_COPY_INTEGER
@@ -372,7 +378,7 @@ def runtime_trip(trace: Trace, loop) -> RuntimeTrip:
             offsets[key] = invariant_offsets(body, o, geps, defs)
             loads |= {o.index} if o.klass == "load" else set()
     stores = sum(o.klass == "store" and o.mem_id >= 0 for o in body.mem_ops)
-    depth = runtime_trip_depth(any(moving.values()), stores)
+    depth = runtime_trip_depth(any(moving.values()), stores, counts_up_from_constant(trace, loop))
     rebased = rebased_trip(depth, offsets.values())
     row_units = sum(bool(offsets[k]) for k, unit in moving.items() if unit)
     chain = products_of_loads(body, loads)

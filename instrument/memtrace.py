@@ -276,6 +276,8 @@ def _op_key(ins: Instr, uses: dict[str, list[Instr]]) -> tuple[str, str, str]:
         users = uses.get(ins.result.lstrip("%"), [])
         if len(users) == 1 and users[0].opcode in ("fadd", "fsub"):
             detail = "fma"
+    if op == "fneg" and ins.result and _negation_folds(uses.get(ins.result.lstrip("%"), [])):
+        detail = "operand"
     if op in CAST_OPCODES:
         m = re.search(r"\bto ([^\s,]+)", ins.text)
         detail = m.group(1) if m else ""
@@ -304,6 +306,22 @@ def _div_operands(words: list[str]) -> list[str]:
     """The two operands of a division's words after its type (``%a, %b, !dbg !7``)."""
     text = " ".join(words).split("!")[0]
     return [w.strip() for w in text.split(",") if w.strip()][:2]
+
+
+_NEGATING = ("fadd", "fsub", "fmul")
+_NEGATING_CALLS = ("llvm.fmuladd", "llvm.fma")
+
+
+def _negation_folds(users: list[Instr]) -> bool:
+    """Whether an ``fneg`` whose result has ``users`` costs no instruction of its own: the
+    SASS FADD, FMUL and FFMA negate any operand for free (a modifier: ``FFMA R0, -R2, R3,
+    R4``), so ptxas folds a negation every user of which is one of them (GRAMSCHMIDT's
+    ``A[i][j] -= Q[i][k] * R[k][j]``: clang's fneg + fmuladd is one FFMA)."""
+    return bool(users) and all(
+        u.opcode in _NEGATING
+        or (u.opcode == "call" and (u.callee or "").startswith(_NEGATING_CALLS))
+        for u in users
+    )
 
 
 def _divisor_kind(operands: list[str]) -> str:

@@ -24,6 +24,7 @@ from cgpredict.pipes import PipeCounts
     ("fmul", "float", "", (1, False, True)),
     ("fsub", "double", "", (1, False, True)),
     ("fneg", "float", "", (1, False, True)),
+    ("fneg", "float", "operand", (0, False, False)),  # an FFMA/FADD/FMUL operand modifier
     ("add", "i32", "", (1, False, False)),
     ("mul", "i64", "", (1, False, False)),
     ("shl", "i64", "", (1, False, False)),

@@ -42,7 +42,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # pseudo-warps, memory and computation analysis, the analytical models
     ("cgpredict.warp_masked", "cgpredict.warp_order", "cgpredict.warp_regroup", "cgpredict.warps",
      "cgpredict.memory", "cgpredict.memory.*", "cgpredict.parallelism",
-     "cgpredict.machine_code", "cgpredict.runtime_trips", "cgpredict.energy",
+     "cgpredict.machine_code", "cgpredict.loop_counter", "cgpredict.runtime_trips",
+     "cgpredict.energy",
      "cgpredict.models", "cgpredict.models.*", "cgpredict.numba_cache", "cgpredict.atomics",
      "cgpredict.soa", "cgpredict.tile_exchange", "cgpredict.halo",
      "cgpredict.row_warps", "cgpredict.register_block"),

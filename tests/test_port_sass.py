@@ -237,6 +237,46 @@ def test_per_thread_counts_are_each_loops_own_counts_times_its_iterations() -> N
     assert bad is None and "loop nests differ" in why
 
 
+def _kernel(loops: list[dict[str, float]]) -> sass_counts.SassKernel:
+    """A kernel of consecutive one-level loops with the given own counts (no barrier)."""
+    out, insts = [], []
+    for k, own in enumerate(loops):
+        c = sass_counts.ClassCounts()
+        for cls, n in own.items():
+            c.add(cls, n)
+        out.append(sass_counts.SassLoop(f".L{k}", 2 * k, 2 * k + 1, own=c))
+        insts += [sass_counts.SassInst(4 * k, "FFMA"), sass_counts.SassInst(4 * k + 2, "BRA")]
+    return sass_counts.SassKernel("_Z1kv", "k", out, sass_counts.ClassCounts(), insts)
+
+
+def test_every_inner_loop_with_its_own_mix_is_corrected_for_unrolling() -> None:
+    """gs_k3's shape: a dot product (2 loads, 1 store per FFMA) and an update (3 loads, 1
+    store), 64 iterations each, 7 integer instructions an iteration without unrolling; the
+    unrolled build runs each 4 a trip with 7 integer a trip (and a 1-iteration remainder).
+    The second loop's correction, by hand: (7/4 - 7) x 64 = -336 integer, (1/4 - 1) x 64 =
+    -48 branch."""
+    it = {"integer": 7, "branch": 1}
+    plain = _kernel([{"ld_global": 2, "st_global": 1, "fp32": 1, **it},
+                     {"ld_global": 3, "st_global": 1, "fp32": 1, **it}])
+    unrolled = _kernel([{"ld_global": 8, "st_global": 4, "fp32": 4, **it},
+                        {"ld_global": 12, "st_global": 4, "fp32": 4, **it},
+                        {"ld_global": 3, "st_global": 1, "fp32": 1, **it}])
+    loops = [sass_check.ModelLoop(1, 1, 64.0), sass_check.ModelLoop(2, 1, 64.0)]
+    (second,) = sass_check.other_loops(plain, unrolled, loops)
+    assert second.factor == 4
+    assert second.nounroll["integer"] == 7 and second.unrolled["integer"] == 7 / 4
+    hot = sass_check.hot_loop(plain, unrolled, loops[0])
+    total, _ = sass_check.sass_per_thread(plain, loops)
+    sass1 = sass_check.summary(total)
+    est = sass_check.unrolled_estimate(sass1, hot, [second])
+    assert est["integer"] == 2 * 64 * 7 / 4
+    assert est["branch"] == 2 * 64 / 4
+    assert est["fp32"] == sass1["fp32"] == 128
+    # two loops of one mix cannot be told apart: only the hot one is corrected
+    same = _kernel([{"ld_global": 2, "st_global": 1, "fp32": 1, **it}] * 2)
+    assert sass_check.other_loops(same, unrolled, loops) == []
+
+
 def test_the_compute_phase_of_a_tiled_loop_lies_between_its_barriers() -> None:
     (foo, _) = sass_counts.parse_sass(_SASS)
     phase = sass_check._between_barriers(foo, foo.loops[0])

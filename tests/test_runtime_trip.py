@@ -80,6 +80,11 @@ ONE_ARRAY_TWO_POINTERS = _kernel("s += A[i][j] * A[j][i];", "A[N][N], y[N]")
 # one store per iteration: ptxas's 16; its product scales a load by a constant (not a chain
 # trip): nothing copied back
 ONE_STORE = _kernel("B[i][j] = 2 * A[i][j];", "A[N][N], B[N][N], y[N]")
+# COLUMN counting down (Deriche's backward column pass): nvcc's remainder comes first and
+# its trip tests the index itself, which ptxas unrolls again: 16 a trip, rows only, one row
+# index: 3 + 4 x 3 = 15 integer
+COLUMN_DOWN = _kernel("s += A[j][i];", "A[N][N], y[N]").replace(
+    "for (int j = 0; j < N; j++) s", "for (int j = N - 1; j >= 0; j--) s")
 
 
 def _kernel_2d(body: str, decl: str, init: str = "A[i][j] = i - j;") -> str:
@@ -138,6 +143,16 @@ def test_ptxas_unrolls_nvccs_trip_again_when_an_access_moves_one_element() -> No
     assert runtime_trip_depth(False, 1) == 4
 
 
+def test_ptxas_unrolls_a_row_loop_again_unless_it_counts_up_from_a_constant() -> None:
+    """A loop counting down, or up from a run-time start, tests its own counter
+    (loop_counter): 16 a trip whatever its strides; two stores keep nvcc's 4."""
+    assert runtime_trip_depth(False, 1, counts_up=False) == 16
+    assert runtime_trip_depth(False, 0, counts_up=False) == 16
+    assert runtime_trip_depth(True, 1, counts_up=False) == 16
+    assert runtime_trip_depth(False, 2, counts_up=False) == 4
+    assert runtime_trip_depth(False, 1, counts_up=True) == 4
+
+
 @pytest.mark.parametrize("k", [0, 1, 2, 5])
 def test_a_trip_keeps_a_64_bit_add_per_pointer_the_counter_index_and_a_back_edge(k: int) -> None:
     trip = RuntimeTrip(depth=16, pointers=k, strided=0)
@@ -162,6 +177,19 @@ def test_a_rows_only_trip_keeps_a_row_index_per_offset_and_an_address_per_pointe
     assert trip.integer == want
     assert trip.per_iteration("all") == pytest.approx((want + 1) / 4)
     assert not RuntimeTrip(depth=4, pointers=2, strided=1, row_indices=1).rows_only
+
+
+@pytest.mark.parametrize("pointers, indices, rows", [(1, 1, 3), (2, 1, 4), (2, 2, 4)])
+def test_a_16_deep_rows_only_trip_repeats_its_row_code_per_nvcc_trip(
+    pointers: int, indices: int, rows: int
+) -> None:
+    """ptxas's 16-deep trip of a loop counting down (Deriche's backward column pass) is 4 of
+    nvcc's trips, each with its row code (``rows``: an add per row index, an IMAD.WIDE per
+    pointer, 1 re-basing a single index), and one count, test and index: 3 + 4 x rows
+    (Deriche's two pointers, one index: 19 integer a trip, as its sm_90 SASS)."""
+    trip = RuntimeTrip(depth=16, pointers=pointers, strided=pointers, row_indices=indices)
+    assert trip.integer == 3 + 4 * rows
+    assert trip.per_iteration("branch") == pytest.approx(1 / 16)
 
 
 @pytest.mark.parametrize("unit, strided", [(1, 1), (2, 0), (1, 0), (1, 2), (3, 1)])
@@ -251,6 +279,8 @@ def _trip(tmp_path: Path, src: str, port: str | None = None):
     [
         (THREE_POINTERS, RuntimeTrip(depth=16, pointers=3, strided=0, stores=0, copied=2)),
         (COLUMN, RuntimeTrip(depth=4, pointers=1, strided=1, stores=0, row_indices=1)),
+        (COLUMN_DOWN,
+         RuntimeTrip(depth=16, pointers=1, strided=1, stores=0, row_indices=1)),
         (TWO_STORES, RuntimeTrip(depth=4, pointers=3, strided=0, stores=2)),
         (ONE_STORE, RuntimeTrip(depth=16, pointers=2, strided=0, stores=1)),
         (ONE_ARRAY_TWO_POINTERS,
@@ -263,8 +293,9 @@ def _trip(tmp_path: Path, src: str, port: str | None = None):
         (TWO_ROW_INDICES,
          RuntimeTrip(depth=4, pointers=2, strided=2, stores=0, row_indices=2)),
     ],
-    ids=["three_pointers", "column", "two_stores", "one_store", "one_array_two_pointers",
-         "gemm_like", "syrk_like", "one_offset", "two_rows_one_index", "two_row_indices"],
+    ids=["three_pointers", "column", "column_down", "two_stores", "one_store",
+         "one_array_two_pointers", "gemm_like", "syrk_like", "one_offset",
+         "two_rows_one_index", "two_row_indices"],
 )
 def test_the_trip_of_a_loop_of_our_own(tmp_path: Path, src: str, want: RuntimeTrip) -> None:
     trip, unroll = _trip(tmp_path, src)

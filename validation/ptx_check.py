@@ -308,11 +308,15 @@ def sass_surplus(ops: Counter) -> float:
     """What the model counts beyond the PTX for ``ops`` ((opcode, type, detail) ->
     executions): it counts a division, sqrt or libm call as the SASS runs it
     (``compute.SASS_EXPANSION``), the PTX has one instruction (``div.rn.f32``,
-    ``sqrt.rn.f32``, ``div.s32``; before ptxas expands them)."""
+    ``sqrt.rn.f32``, ``div.s32``; before ptxas expands them); it counts a negation its users
+    take as an operand modifier as none (``compute.ptx_cost``), the PTX has one (``neg.f32``,
+    or ``mul.f32`` + ``sub.f32`` for ``a - b * c``): negative surplus."""
     from cgpredict.compute import SASS_EXPANSION, sass_op
 
     surplus = 0.0
     for (opcode, ty, detail), n in ops.items():
+        if (opcode, detail) == ("fneg", "operand"):  # a SASS operand modifier, a PTX neg/sub
+            surplus -= n
         key = sass_op(opcode, ty, detail)
         if key is not None:
             surplus += n * (SASS_EXPANSION[key][0] - 1)

@@ -32,7 +32,7 @@ __global__ void mm_tiled(CGP_CONST float* CGP_RESTRICT X, CGP_CONST float* CGP_R
   extern __shared__ float smem[];
   const int bx = blockDim.x, by = blockDim.y, tx = threadIdx.x, ty = threadIdx.y;
   const int i0 = blockIdx.y * by, j0 = blockIdx.x * bx;
-  const int sx = cgp::tile_stride(TILE), sy = cgp::tile_stride(bx);
+  const int sx = cgp::tile_stride(TILE), sy = cgp::COL_TILE_STRIDE;
   float* Xs = smem;          // Xs[r][c] = X[i0 + r][kk + c], by x 32
   float* Ys = Xs + by * sx;  // Ys[r][c] = Y[kk + r][j0 + c], 32 x bx
   const int i = i0 + ty, j = j0 + tx;
@@ -84,12 +84,13 @@ static void reference(const std::vector<float>& A, const std::vector<float>& B,
 
 int main(int argc, char** argv) {
   cgp::Options opt = cgp::parse_args(argc, argv, 32, 32);
+  cgp::require_col_tile(opt.bx);
   std::vector<float> A((size_t)NI * NK), B((size_t)NK * NJ), D((size_t)NJ * NL);
   init(A, B, D);
   cgp::DevBuf<float> dA(A.size()), dB(B.size()), dC((size_t)NI * NJ), dD(D.size()),
       dE((size_t)NI * NL);
   const size_t smem = cgp::shared_bytes(
-      {{opt.by, cgp::tile_stride(TILE)}, {TILE, cgp::tile_stride(opt.bx)}});
+      {{opt.by, cgp::tile_stride(TILE)}, {TILE, cgp::COL_TILE_STRIDE}});
   auto reset = [&] { dA.upload(A); dB.upload(B); dD.upload(D); dC.zero(); dE.zero(); };
   auto run = [&](cgp::Recorder& rec) {
     dim3 block = cgp::block2d(opt);

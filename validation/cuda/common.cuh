@@ -185,6 +185,20 @@ __device__ __forceinline__ void stage(float* tile, int ts, CGP_CONST float* CGP_
 // tiles of a kernel (each at most max(bx, by, 32) x (max(bx, 32) + pad) floats).
 __host__ __device__ inline int tile_stride(int cols) { return cols + CGP_TILE_PAD; }
 
+// Row stride of the 32 x bx tile (X[k][j]) of a j-indexed operand: the compile-time
+// tile_stride(TILE), as the 32x32 `__shared__` arrays of the textbook kernel that was measured
+// (/work/shared/measurements/README.md, `smem32`) and the C file's `tile 32x32`: ptxas then
+// folds the 32 row addresses the compute phase reads into LDS immediate offsets (with the
+// run-time stride bx + pad it recomputed 17 of them every tile phase, IMAD/LEA). A block
+// wider than TILE does not fit such a tile: the port exits with a message.
+constexpr int COL_TILE_STRIDE = TILE + CGP_TILE_PAD;
+inline void require_col_tile(int bx) {
+  if (bx > TILE) {
+    std::fprintf(stderr, "block width %d exceeds the %d columns of a 32x32 tile\n", bx, TILE);
+    std::exit(1);
+  }
+}
+
 // Bytes of dynamic shared memory for tiles given as {rows, row stride}; exits with a message
 // when the block shape needs more than the 48 KiB a block gets without opting in.
 inline size_t shared_bytes(std::initializer_list<std::pair<int, int>> tiles) {

@@ -26,21 +26,21 @@ __global__ void gemm_tiled_kernel(float alpha, float beta, CGP_CONST float* CGP_
   extern __shared__ float smem[];
   const int bx = blockDim.x, by = blockDim.y, tx = threadIdx.x, ty = threadIdx.y;
   const int i0 = blockIdx.y * by, j0 = blockIdx.x * bx;
-  const int sa = cgp::tile_stride(TILE), sb = cgp::tile_stride(bx);
+  const int sa = cgp::tile_stride(TILE), sb = cgp::COL_TILE_STRIDE;
   float* As = smem;            // As[r][c] = A[i0 + r][kk + c], by x 32
   float* Bs = As + by * sa;    // Bs[r][c] = B[kk + r][j0 + c], 32 x bx
   const int i = i0 + ty, j = j0 + tx;
   const bool in = i < NI && j < NJ;
-  float c = in ? C[i * NJ + j] * beta : 0.0f;  // C[i][j] *= beta
+  float acc = 0.0f;  // the C's register accumulator (as the measured textbook kernel)
   for (int kk = 0; kk < NK; kk += TILE) {
     cgp::stage(As, sa, A, NK, NI, NK, i0, kk, by, TILE);
     cgp::stage(Bs, sb, B, NJ, NK, NJ, kk, j0, TILE, bx);
     __syncthreads();
     if (in)
-      for (int k = 0; k < TILE; k++) c += alpha * As[ty * sa + k] * Bs[k * sb + tx];
+      for (int k = 0; k < TILE; k++) acc += As[ty * sa + k] * Bs[k * sb + tx];
     __syncthreads();
   }
-  if (in) C[i * NJ + j] = c;
+  if (in) C[i * NJ + j] = alpha * acc + beta * C[i * NJ + j];
 }
 
 static void init(std::vector<float>& A, std::vector<float>& B, std::vector<float>& C) {
@@ -69,12 +69,13 @@ static void reference(float alpha, float beta, const std::vector<float>& A,
 
 int main(int argc, char** argv) {
   cgp::Options opt = cgp::parse_args(argc, argv, 32, 32);
+  cgp::require_col_tile(opt.bx);
   const float alpha = 1.5f, beta = 1.2f;
   std::vector<float> A((size_t)NI * NK), B((size_t)NK * NJ), C((size_t)NI * NJ);
   init(A, B, C);
   cgp::DevBuf<float> dA(A.size()), dB(B.size()), dC(C.size());
   const size_t smem = cgp::shared_bytes(
-      {{opt.by, cgp::tile_stride(TILE)}, {TILE, cgp::tile_stride(opt.bx)}});
+      {{opt.by, cgp::tile_stride(TILE)}, {TILE, cgp::COL_TILE_STRIDE}});
   auto reset = [&] { dA.upload(A); dB.upload(B); dC.upload(C); };
   auto run = [&](cgp::Recorder& rec) {
     dim3 block = cgp::block2d(opt), grid = cgp::grid2d(opt, NI, NJ);

@@ -31,7 +31,7 @@ __global__ void syr2k_tiled_kernel(float alpha, float beta, CGP_CONST float* CGP
   float* Bj = Aj + bx * s;   // Bj[r][c] = B[j0 + r][kk + c], bx x 32
   const int i = i0 + ty, j = j0 + tx;
   const bool in = i < NI && j < NI;
-  float c = in ? C[i * NI + j] * beta : 0.0f;  // C[i][j] *= beta
+  float acc = 0.0f;  // the C's register accumulator
   for (int kk = 0; kk < NJ; kk += TILE) {
     cgp::stage(Ai, s, A, NJ, NI, NJ, i0, kk, by, TILE);
     cgp::stage(Bi, s, B, NJ, NI, NJ, i0, kk, by, TILE);
@@ -40,10 +40,10 @@ __global__ void syr2k_tiled_kernel(float alpha, float beta, CGP_CONST float* CGP
     __syncthreads();
     if (in)
       for (int k = 0; k < TILE; k++)
-        c += alpha * Ai[ty * s + k] * Bj[tx * s + k] + alpha * Bi[ty * s + k] * Aj[tx * s + k];
+        acc += Ai[ty * s + k] * Bj[tx * s + k] + Bi[ty * s + k] * Aj[tx * s + k];
     __syncthreads();
   }
-  if (in) C[i * NI + j] = c;
+  if (in) C[i * NI + j] = beta * C[i * NI + j] + alpha * acc;
 }
 
 static void init(std::vector<float>& A, std::vector<float>& B, std::vector<float>& C) {

@@ -30,16 +30,16 @@ __global__ void syrk_tiled_kernel(float alpha, float beta, CGP_CONST float* CGP_
   float* Aj = Ai + by * s;   // Aj[r][c] = A[j0 + r][kk + c], bx x 32
   const int i = i0 + ty, j = j0 + tx;
   const bool in = i < NI && j < NI;
-  float c = in ? C[i * NI + j] * beta : 0.0f;  // C[i][j] *= beta
+  float acc = 0.0f;  // the C's register accumulator
   for (int kk = 0; kk < NJ; kk += TILE) {
     cgp::stage(Ai, s, A, NJ, NI, NJ, i0, kk, by, TILE);
     cgp::stage(Aj, s, A, NJ, NI, NJ, j0, kk, bx, TILE);
     __syncthreads();
     if (in)
-      for (int k = 0; k < TILE; k++) c += alpha * Ai[ty * s + k] * Aj[tx * s + k];
+      for (int k = 0; k < TILE; k++) acc += Ai[ty * s + k] * Aj[tx * s + k];
     __syncthreads();
   }
-  if (in) C[i * NI + j] = c;
+  if (in) C[i * NI + j] = beta * C[i * NI + j] + alpha * acc;
 }
 
 static void init(std::vector<float>& A, std::vector<float>& C) {

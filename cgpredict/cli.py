@@ -564,9 +564,16 @@ def entry() -> None:
     cgpredict's linear algebra is a few small least-squares fits; OpenBLAS's worker threads
     (numpy's and, through numba, scipy's: one per core each) spin for a while after start-up
     and after every call, 0.2-0.3 s of CPU a run on the README's 2-core machine (`perf`:
-    blas_thread_server). numpy is not imported yet here, so the setting takes; a value the
-    user set is kept."""
+    blas_thread_server). numpy is not imported yet here, so the settings take; a value the
+    user set is kept.
+
+    numpy asks for transparent huge pages (madvise) on every array of 4 MB or more; the first
+    touch of a 2 MiB page then cost far more system time than the same bytes in 4 KiB pages
+    on the README's machine (a VM: the warp gather's output columns, 3MM `run`, 0.24-0.68 s
+    of system time against 0.14-0.17 s; `validation/results/speed.md`), so the process asks
+    for none."""
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
     keep_freed_memory()
     try:
         main()

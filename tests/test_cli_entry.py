@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -47,6 +49,25 @@ def test_blas_runs_in_the_calling_thread_unless_the_user_says_otherwise():
         env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
         if given:
             env["OPENBLAS_NUM_THREADS"] = given
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             check=True, env=env, cwd=ROOT)
+        assert out.stdout.strip() == want
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="numpy asks for huge pages on Linux only")
+def test_numpy_asks_for_no_huge_pages_unless_the_user_says_otherwise():
+    """cli.entry sets NUMPY_MADVISE_HUGEPAGE=0 before numpy loads, and numpy takes it (no
+    transparent huge pages asked for its large arrays: speed.md, round 6); a value in the
+    user's environment is kept."""
+    code = ("import sys, os, cgpredict.cli as c\n"
+            "def main():\n"
+            "    import numpy._core.multiarray as m\n"
+            "    print(os.environ['NUMPY_MADVISE_HUGEPAGE'], m._get_madvise_hugepage())\n"
+            "c.main = main; c.entry()")
+    for given, want in ((None, "0 False"), ("1", "1 True")):
+        env = {k: v for k, v in os.environ.items() if k != "NUMPY_MADVISE_HUGEPAGE"}
+        if given:
+            env["NUMPY_MADVISE_HUGEPAGE"] = given
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                              check=True, env=env, cwd=ROOT)
         assert out.stdout.strip() == want

@@ -2,7 +2,7 @@
 ``prepared.Prepared``: the advisor re-analyses a trace with every fix, a sweep with every
 block shape and device, and most of the work depends on the trace alone.
 
-Eight kinds of entries, each in a dictionary of its own:
+Nine kinds of entries, each in a dictionary of its own:
 
 * ``kernels``: a region's whole report, per device and per the options that matter to it
   (``trace_analysis``);
@@ -26,6 +26,10 @@ Eight kinds of entries, each in a dictionary of its own:
   ILP/MLP (``kernel.launch.LaunchCounts``), keyed by ``LaunchCountsKey`` (region, trace row,
   grid, rows a thread, block scales, strip unrolls, work sizes): a block shape or a layout
   change leaves them as they were (GRAMSCHMIDT: 514 launches in each of a dozen analyses);
+* ``rows``: a region's launches in the trace (``kernel.launch_parts.LaunchRow``: each its
+  arrays still in the L2 from earlier launches and its counts' key), keyed by ``(region,
+  work sizes, L2 bytes kept)``: a function of the trace that every analysis walks
+  (GRAMSCHMIDT: 1536 launches);
 * ``bodies``: a region's thread bodies on a grid (``parallelism.thread_bodies``, a pure
   function of the trace), keyed by ``(region, grid_dims)``, with the critical paths they
   have found (``ThreadBodies.chains``);
@@ -44,12 +48,13 @@ from dataclasses import dataclass, field
 from .block import Block
 from .devices import GPUDevice
 from .kernel.launch import LaunchCounts, LaunchCountsKey
+from .kernel.launch_parts import LaunchRow
 from .parallelism import ThreadBodies
 from .prediction import KernelReport
 from .warps import WarpTrace
 
 __all__ = ["AnalysisMemo", "BodiesKey", "KernelKey", "LaunchPartKey", "OneDKey", "ReloadsKey",
-           "RestoresKey", "WarpsKey"]
+           "RestoresKey", "RowsKey", "WarpsKey"]
 
 #: (region, device, repr of the options that matter to the region)
 KernelKey = tuple[int, GPUDevice, str]
@@ -61,6 +66,8 @@ LaunchPartKey = tuple[str, int, int, int]
 RestoresKey = tuple[int, int, int]
 #: (region, launch, grid_dims, the restoring stores)
 ReloadsKey = tuple[int, int, int, frozenset[int]]
+#: (region, work sizes, bytes an L2 keeps between launches)
+RowsKey = tuple[int, tuple[tuple[str, int], ...], float]
 #: (region, grid_dims)
 BodiesKey = tuple[int, int]
 #: (region, device, repr of the options with no block, "1-D")
@@ -79,6 +86,7 @@ class AnalysisMemo:
     restores: dict[RestoresKey, frozenset[int]] = field(default_factory=dict)
     reloads: dict[ReloadsKey, frozenset[int]] = field(default_factory=dict)
     counts: dict[LaunchCountsKey, LaunchCounts] = field(default_factory=dict)
+    rows: dict[RowsKey, tuple[LaunchRow, ...]] = field(default_factory=dict)
     bodies: dict[BodiesKey, ThreadBodies] = field(default_factory=dict)
     one_d: dict[OneDKey, tuple[KernelReport, int]] = field(default_factory=dict)
 

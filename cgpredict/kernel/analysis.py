@@ -23,9 +23,9 @@ from ..frontend.port import restoring_stores
 from ..frontend.tracefile import TAG_BEGIN, Trace
 from ..halo import HaloFigures, HaloSpec, halo_figures, halo_note
 from ..memory.footprint import SizeCheck, check_lines, moved_warning, size_check
-from ..memory.residency import Resident, region_arrays, resident_arrays
+from ..memory.residency import Resident
 from ..memory.shared import array_name
-from ..memory.transactions import warm_start
+from ..memory.transactions import MemoryAnalysis, warm_start
 from ..models import kernel_time
 from ..parallelism import thread_bodies
 from ..prediction import DEFAULT_BLOCKS, KernelReport, PredictionError, RunOptions
@@ -46,6 +46,7 @@ from .checks import (
     thread_warnings,
 )
 from .launch import LaunchContext, LaunchModel, busiest_share, trip
+from .launch_parts import launch_rows
 from .layouts import halo_staged, reg_blocked, remapped, row_warped
 from .region import RegionSetup, is_store, region_memory, setup_region
 from .reloads import launch_reloads
@@ -125,6 +126,7 @@ def analyze_region(
         busiest=busiest_share(wt),
         restores=restores,
         counts_kept=memo.counts if memo is not None else {},
+        rows_kept=memo.rows if memo is not None else {},
         reloads=launch_reloads(trace, (region, launch, plain.grid_dims, restores), plain,
                                laid_out, wt, opts, memo),
         sites=sites,
@@ -284,37 +286,39 @@ class _Launches:
 def _model_launches(setup: RegionSetup, ctx: LaunchContext) -> _Launches:
     """Model every launch of the region in the trace. Launches with identical block and loop
     counts (FDTD time steps) and the same data left in the L2 by earlier launches
-    (residency.py) are modelled once."""
+    (residency.py) are modelled once; launches with the same data left there share one
+    memory analysis (warm_start), so that they share the parts of their models kept by it
+    (launch_parts.kept_part)."""
     trace, region, sizes, wsz, device = setup.trace, setup.region, setup.sizes, setup.wsz, \
         ctx.device
     h = trace.header
-    all_rows = np.flatnonzero(trace.launches["region"] == region)
+    rows = launch_rows(trace, region, sizes, wsz, device.persist_bytes, ctx.rows_kept)
     launches_work = (
         max(int(round(trip(sizes.launches[region], wsz))), 1)
         if region in sizes.launches
-        else len(all_rows)
+        else len(rows)
     )
     models: dict[bytes, LaunchModel] = {}
     counts: dict[bytes, int] = {}
     keys: dict[int, bytes] = {}
     energy = 0.0
-    touched, loaded = region_arrays(trace), region_arrays(trace, "load")
     resident: dict[str, Resident] = {}
-    bytes_of: dict[str, float | None] = {}
-    for row in all_rows:
-        res = resident_arrays(
-            trace, int(row), sizes, wsz, device.persist_bytes, touched, loaded, bytes_of
-        )
-        names = {r.array for r in res}
-        warm = frozenset(
-            s.sid for s in ctx.mem.instrs if array_name(h.mem[s.sid].base) in names
-        )
-        key = keys[int(row)] = (
-            trace.bb_counts[row].tobytes() + trace.loop_iters[row].tobytes()
-            + np.array(sorted(warm), np.int64).tobytes()
-        )  # fmt: skip
+    # per set of arrays left in the L2: their static instructions as bytes, and the memory
+    # analysis with them warm
+    warm_of: dict[frozenset[str], tuple[bytes, MemoryAnalysis]] = {}
+    for lr in rows:
+        res, row = lr.resident, lr.row
+        names = frozenset(r.array for r in res)
+        if names not in warm_of:
+            warm = frozenset(
+                s.sid for s in ctx.mem.instrs if array_name(h.mem[s.sid].base) in names
+            )
+            warm_of[names] = (np.array(sorted(warm), np.int64).tobytes(),
+                              warm_start(ctx.mem, warm))
+        warm_key, warm_mem = warm_of[names]
+        key = keys[row] = lr.counts_key + warm_key
         if key not in models:
-            models[key] = ctx.model(int(row), warm_start(ctx.mem, warm))[0]
+            models[key] = ctx.model(row, warm_mem)[0]
             resident.update({r.array: r for r in res if r.array not in resident})
         counts[key] = counts.get(key, 0) + 1
         lm = models[key]
@@ -326,7 +330,7 @@ def _model_launches(setup: RegionSetup, ctx: LaunchContext) -> _Launches:
         energy_mj=energy,
         resident=tuple(resident.values()),
         work_launches=launches_work,
-        rows=len(all_rows),
+        rows=len(rows),
     )
 
 

@@ -18,13 +18,13 @@ import numpy as np
 
 from ..atomics import AtomicSite, PortShape, as_atomics, port_costs, site_sids, with_shared
 from ..block import Block
-from ..compute import ComputeCounts, compute_counts, integer_insts, kernel_entry_insts, loop_unroll
+from ..compute import ComputeCounts, compute_counts, integer_insts, loop_unroll
 from ..devices import GPUDevice
 from ..energy import predict_energy
 from ..frontend.tracefile import Trace
 from ..halo import HaloSpec, halo_counts
 from ..machine_code import MachineShape, machine_extras, machine_shape
-from ..memory.shared import StagedAccess, array_name
+from ..memory.shared import StagedAccess
 from ..memory.staging_code import staging_code
 from ..memory.transactions import COAL, CONST, UNCOAL, MemoryAnalysis
 from ..models import LaunchGeometry, launch_geometry
@@ -36,7 +36,7 @@ from ..profile import KernelProfile, SharedMemoryCounts, StagingCounts
 from ..register_block import RegisterBlock, grid_rows
 from ..runtime_trips import RuntimeTrip, loop_iterations, loop_trip_at
 from ..scaling import SizeModel, TripModel
-from .memory_profile import memory_profile
+from .launch_parts import body_counts, kept_part, mem_counts, memory_part
 
 
 def trip(model: TripModel, sizes: dict[str, int]) -> float:
@@ -134,6 +134,11 @@ class LaunchContext:
     _mem_kept: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
     # LaunchCounts by LaunchCountsKey: the trace's AnalysisMemo.counts (every analysis)
     counts_kept: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
+    # launch_parts.LaunchRow by region, work sizes and L2: the trace's AnalysisMemo.rows
+    rows_kept: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
+    # the memory profile and the critical path of the launches, by what they read of a
+    # launch (launch_parts.py): the region's launches of this analysis share them
+    _parts_kept: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
     def extents(self, row: int) -> tuple[float, float]:
         """(x, y) pseudo-threads of trace launch ``row``, scaled to the work size."""
@@ -163,29 +168,23 @@ class LaunchContext:
         """The launch of trace row ``row``, with ``mem`` (the region's memory analysis, or
         that with the data earlier launches left in the L2)."""
         mem = self.mem if mem is None else mem
-        tr, h = self.trace, self.trace.header
+        h = self.trace.header
         counts = self.counts(row)
         threads, per_thread = counts.threads, counts.per_thread
         gx, gy, blocks = self.grid_blocks(row)
         skip = {a.sid for a in self.staged} | site_sids(self.sites)
-        mem_reports, patterns, stores = memory_profile(
-            tr, mem, per_thread, self.region, skip, self.restores,
-            dict(self.scale), self._mem_kept,
+        mem_reports, patterns, stores, bytes_per_access, entry = kept_part(
+            self._parts_kept, "memory", mem, mem_counts(h, mem, per_thread),
+            lambda: memory_part(self, per_thread, mem, skip),
         )
         shared, sync = self.shared_counts(row, per_thread, threads)
         port = port_costs(self.sites, per_thread, self.shape, blocks)
         mem_reports, shared = as_atomics(mem_reports, self.sites), with_shared(shared, port)
-        weights = [
-            (per_thread.get(h.mem[s.sid].block, 0.0), h.mem[s.sid].bytes)
-            for s in mem.instrs
-            if s.sid not in skip
-        ]
-        executed = sum(w for w, _ in weights)
         par, comp, folded = counts.par, counts.comp, counts.folded
-        chain = self.chain_cycles(per_thread, mem)
-        bytes_per_access = round(sum(w * b for w, b in weights) / executed) if executed else 4
-        arrays = {array_name(h.mem[s.sid].base) for s in mem.instrs}
-        entry = kernel_entry_insts(self.grid, len(arrays - {""}))
+        chain = kept_part(
+            self._parts_kept, "chain", mem, body_counts(self.bodies, per_thread),
+            lambda: self.chain_cycles(per_thread, mem),
+        )
         sass = machine_extras(
             self.machine_shape, lambda lid: self.entries_per_thread(row, lid, threads),
             per_thread, touches_global=bool(mem.instrs), staging_stores=shared.load_insts,

@@ -1,0 +1,112 @@
+"""What the launches of a region share within one analysis: parts of a launch's model that
+read only a few of its per-thread counts.
+
+A region launched from a host loop (GRAMSCHMIDT's gs_k3: 512 launches in each of a dozen
+analyses of ``advise``) has launches whose per-thread counts differ only in the host's own
+blocks (executed once a launch, so 1/threads a thread); the memory profile (SPEC §2.3) reads
+the counts of the blocks holding memory instructions, the critical path (models/bounds.py)
+those of the thread bodies' blocks. Each is a pure function of those counts and of the
+memory analysis, so it is kept by the tuple of the counts it reads and found once: the same
+arithmetic on the same values as before, in the same order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TypeVar
+
+import numpy as np
+
+from ..compute import kernel_entry_insts
+from ..memory.residency import Resident, region_arrays, resident_arrays
+from ..memory.shared import array_name
+from ..memory.transactions import MemoryAnalysis
+from ..parallelism import ThreadBodies
+from ..scaling import SizeModel
+from .memory_profile import memory_profile
+
+__all__ = ["LaunchRow", "body_counts", "kept_part", "launch_rows", "mem_counts", "memory_part"]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class LaunchRow:
+    """One trace launch of a region: its row, the arrays an earlier launch left in an L2
+    (residency.resident_arrays) and its block and loop counts as bytes (the key of its
+    model, less the data left in the L2)."""
+
+    row: int
+    resident: tuple[Resident, ...]
+    counts_key: bytes
+
+
+def launch_rows(trace, region: int, sizes: SizeModel, wsz: dict[str, int], capacity: float,
+                kept: dict) -> tuple[LaunchRow, ...]:
+    """The LaunchRow of every launch of ``region`` in ``trace``, the work sizes ``wsz`` and an
+    L2 keeping ``capacity`` bytes: a function of the trace, so kept in ``kept`` (the trace's
+    AnalysisMemo.rows) for its next analyses (GRAMSCHMIDT: 1536 launches in each)."""
+    key = (region, tuple(sorted(wsz.items())), capacity)
+    got = kept.get(key)
+    if got is None:
+        touched, loaded = region_arrays(trace), region_arrays(trace, "load")
+        bytes_of: dict[str, float | None] = {}
+        got = kept[key] = tuple(
+            LaunchRow(
+                row=int(row),
+                resident=resident_arrays(trace, int(row), sizes, wsz, capacity, touched,
+                                         loaded, bytes_of),
+                counts_key=trace.bb_counts[row].tobytes() + trace.loop_iters[row].tobytes(),
+            )
+            for row in np.flatnonzero(trace.launches["region"] == region)
+        )
+    return got
+
+
+def mem_counts(header, mem: MemoryAnalysis, per_thread: Mapping[int, float]) -> tuple:
+    """The per-thread counts the memory profile reads: those of the block of each static
+    memory instruction of ``mem`` (None for a block the launch does not count)."""
+    h = header.mem
+    return tuple(per_thread.get(h[s.sid].block) for s in mem.instrs)
+
+
+def body_counts(bodies: ThreadBodies, per_thread: Mapping[int, float]) -> tuple:
+    """The per-thread counts the critical path reads: those of every thread body's blocks
+    (None for a block the launch does not count)."""
+    return tuple(per_thread.get(b) for _, blocks in bodies.bodies for b in blocks)
+
+
+def kept_part(kept: dict, part: str, mem: MemoryAnalysis, counts: tuple,
+              find: Callable[[], T]) -> T:
+    """``find()``, kept in ``kept`` by (``part``, the memory analysis, ``counts``): the
+    memory analysis by identity (a launch with data left in the L2 has its own,
+    transactions.warm_start), held with the value so that its id is not reused. The value
+    is shared by the launches that ask: it must not be changed."""
+    key = (part, id(mem), counts)
+    got = kept.get(key)
+    if got is None or got[0] is not mem:
+        got = kept[key] = (mem, find())
+    return got[1]
+
+
+def memory_part(ctx, per_thread: Mapping[int, float], mem: MemoryAnalysis, skip: set[int]
+                ) -> tuple[tuple, tuple, object, int, float]:
+    """What the profile of a launch of ``ctx`` (launch.LaunchContext) takes from its memory
+    instructions' counts (SPEC §2.3): the reports, patterns and stores (memory_profile; lists
+    as tuples, since kept_part shares them), the mean bytes an access and the entry code."""
+    h = ctx.trace.header
+    reports, patterns, stores = memory_profile(
+        ctx.trace, mem, per_thread, ctx.region, skip, ctx.restores, dict(ctx.scale),
+        ctx._mem_kept,
+    )
+    weights = [
+        (per_thread.get(h.mem[s.sid].block, 0.0), h.mem[s.sid].bytes)
+        for s in mem.instrs
+        if s.sid not in skip
+    ]
+    executed = sum(w for w, _ in weights)
+    bytes_per_access = round(sum(w * b for w, b in weights) / executed) if executed else 4
+    arrays = {array_name(h.mem[s.sid].base) for s in mem.instrs}
+    entry = kernel_entry_insts(ctx.grid, len(arrays - {""}))
+    return tuple(reports), tuple(patterns), stores, bytes_per_access, entry

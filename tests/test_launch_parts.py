@@ -1,0 +1,98 @@
+"""kernel.launch_parts: what the launches of a region share within an analysis. The oracle:
+the same analysis with every part found afresh for every launch (``kept_part`` replaced by
+a plain call), report for report and launch profile for launch profile (==, not approx), and
+the counts each part reads derived by hand on a toy header."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from cgpredict.block import Block
+from cgpredict.kernel import launch
+from cgpredict.kernel.launch_parts import body_counts, kept_part, mem_counts
+from cgpredict.memory.transactions import InstrMemStats, MemoryAnalysis
+from cgpredict.parallelism import Parallelism, ThreadBodies
+from cgpredict.prediction import RunOptions
+from cgpredict.prepared import prepare
+
+POLYBENCH = Path(__file__).resolve().parents[1] / "polybench_c"
+GS_OPTS = RunOptions(work_sizes={"NI": 128, "NJ": 128}, trace_sizes={"NI": 64, "NJ": 64})
+
+
+@dataclass
+class _Mem:
+    block: int
+
+
+@dataclass
+class _Header:
+    mem: list
+
+
+def _analysis(sids: tuple[int, ...]) -> MemoryAnalysis:
+    return MemoryAnalysis(tuple(InstrMemStats(s, (1, 0, 0), (1, 0, 0), (0, 0, 0)) for s in sids),
+                          0, 0)
+
+
+def test_counts_read_by_hand():
+    """mem_counts: the count of each memory instruction's block, in the analysis' order (None
+    for a block the launch does not count); body_counts: each body's blocks in turn."""
+    header = _Header([_Mem(3), _Mem(5), _Mem(3)])
+    per_thread = {3: 2.0, 7: 9.0}
+    assert mem_counts(header, _analysis((2, 1)), per_thread) == (2.0, None)
+    bodies = ThreadBodies(bodies=((Parallelism(), (7, 3)), (Parallelism(), (5,))))
+    assert body_counts(bodies, per_thread) == (9.0, 2.0, None)
+
+
+def test_kept_part_keys():
+    """One find per (part, memory analysis, counts); another analysis object, other counts or
+    another part each find again; the value is the one found."""
+    calls = []
+
+    def find(v):
+        return lambda: calls.append(v) or v
+
+    kept: dict = {}
+    a, b = _analysis((0,)), _analysis((0,))
+    assert kept_part(kept, "memory", a, (1.0,), find(1)) == 1
+    assert kept_part(kept, "memory", a, (1.0,), find(2)) == 1
+    assert kept_part(kept, "memory", b, (1.0,), find(3)) == 3
+    assert kept_part(kept, "memory", a, (2.0,), find(4)) == 4
+    assert kept_part(kept, "chain", a, (1.0,), find(5)) == 5
+    assert calls == [1, 3, 4, 5]
+
+
+@pytest.mark.usefixtures("compiler")
+def test_kept_parts_equal_fresh_ones(monkeypatch):
+    """gramschmidt: gs_k3 launched once per column with its host blocks' counts different in
+    every launch. Its memory profile and critical path are found once per analysis, not per
+    launch, and every analysis (baseline, two block shapes, a transposition) equals the same
+    analysis with both found afresh for every launch; the launch rows are kept across the
+    analyses (the same object)."""
+    found = []
+    kept_fn = launch.kept_part
+
+    def counting(kept, part, mem, counts, find):
+        return kept_fn(kept, part, mem, counts, lambda: found.append(part) or find())
+
+    changes = ({}, {"block": Block(64, 1)}, {"block": Block(32, 1)}, {"transpose": ("A",)})
+    with prepare(POLYBENCH / "gramschmidt.c", GS_OPTS) as prep:
+        monkeypatch.setattr(launch, "kept_part", counting)
+        kept = [prep.analyze(dataclasses.replace(GS_OPTS, **c)) for c in changes]
+        rows = dict(prep.memo.rows)
+        launches = sum(len(k.launch_profiles) for k in kept[0].kernels)
+        assert launches >= 64 and found.count("memory") < launches  # 4 analyses: 4 x launches fresh
+        monkeypatch.setattr(launch, "kept_part", lambda kept, part, mem, counts, find: find())
+        for c, rep in zip(changes, kept):
+            prep.memo.kernels.clear()  # the reports again, not from the memo
+            fresh = prep.analyze(dataclasses.replace(GS_OPTS, **c))
+            assert [(k.total_ms, k.launch_profiles, k.mem, k.warnings, k.energy_mj)
+                    for k in rep.kernels] == \
+                [(k.total_ms, k.launch_profiles, k.mem, k.warnings, k.energy_mj)
+                 for k in fresh.kernels], c
+        assert prep.memo.rows.keys() == rows.keys()
+        assert all(prep.memo.rows[k] is v for k, v in rows.items())

@@ -805,8 +805,10 @@ def render(checks: list[KernelCheck], user: bool = False) -> str:
         "\"Sizes\"; SYR2K apart, as measured), so nvcc unrolls such a loop 4 times and ptxas "
         "mostly 4 times more; "
         "and the SASS instructions without a PTX counterpart, `cgpredict/machine_code.py`: "
-        "prologue constant loads, loop set-up moves, staging stores and a tiled kernel's "
-        "staging loop code, `cgpredict/memory/staging_code.py`, less the address "
+        "prologue constant loads (the guard's sizes among them), loop set-up moves (half "
+        "IMAD.MOV: integer), an IMAD.WIDE per pointer a loop advances, staging stores and a "
+        "tiled kernel's staging loop code, `cgpredict/memory/staging_code.py`, the entry code "
+        "as the SASS has it, `cgpredict/sass_entry.py`, less the address "
         "instructions ptxas folds and the zero-trip tests it merges into the guard) split by "
         "class, its memory",
         "instructions, shared loads and barriers. SASS = what the measured binaries run, "

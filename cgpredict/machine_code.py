@@ -4,7 +4,9 @@
 counterpart, each one an issue slot of the GPU. Read from the sm_90 SASS of every corpus
 port (``validation/sass_check.py``, ``validation/results/sass-check.md``):
 
-* the prologue: ``LDC R1, c[0x0][0x28]`` (the stack pointer) in every kernel, and
+* the prologue: ``LDC R1, c[0x0][0x28]`` (the stack pointer) in every kernel, one
+  ``LDC``/``LDC.64`` of the size parameters the guard compares with (the ports' sizes are
+  kernel parameters; the C's are macros the PTX-level count has as immediates), and
   ``ULDC.64 UR4, c[0x0][0x208]`` (the global-memory descriptor every ``LDG``/``STG`` names)
   in every kernel that touches global memory;
 * before a loop a thread runs sequentially, a register set-up per entry: one move
@@ -15,6 +17,10 @@ port (``validation/sass_check.py``, ``validation/results/sass-check.md``):
 * a tiled kernel's staging stores (``STS``): one per element a thread copies into shared
   memory, as many as its staging loads, and the code of its staging loop around them
   (element index, bounds and address arithmetic, loop control: ``memory.staging_code``);
+* the entry code as ptxas emits it (``sass_entry``: no ``cvta`` and no mapped loop control,
+  a 2-D thread's row index and its row's addresses once per thread, an add per mapped index
+  starting off 0) and one ``IMAD.WIDE`` per pointer a sequential loop advances, formed before
+  each entry (``loop_pointers``);
 * and two the other way: in the code a thread runs once, ptxas computes one 64-bit address
   per array and index and folds the constant offsets of the other accesses into the load or
   store (``LDG [R4.64+0x4000]``), where the PTX has an address computation per access; and
@@ -36,11 +42,15 @@ from .instrument import loopbody
 from .instrument.memtrace import gep_variable_indices
 from .parallelism import ir_module
 from .profile import StagingCounts
+from .sass_entry import EntryShape, entry_delta, entry_shape, loop_pointer_insts
 
 #: LDC of the stack pointer, in every kernel's SASS
 STACK_POINTER_INSTS = 1
 #: ULDC.64 of the global-memory descriptor, in every kernel that loads or stores globally
 MEMORY_DESCRIPTOR_INSTS = 1
+#: LDC/LDC.64 of the sizes the guard compares with: kernel parameters in the ports (the
+#: ports' "Sizes", validation/cuda/common.cuh), adjacent ones read as one LDC.64
+SIZE_LOAD_INSTS = 1
 
 
 @dataclass(frozen=True)
@@ -52,6 +62,9 @@ class MachineExtras:
     staging_stores: float = 0.0  # STS of a tiled kernel's staging (class st_shared)
     folded_addresses: float = 0.0  # PTX address instructions ptxas folds (class integer)
     merged_tests: float = 0.0  # zero-trip tests merged into the guard (class branch)
+    # the SASS entry code less the PTX-level one (sass_entry.entry_delta, class integer)
+    entry_code: float = 0.0
+    loop_pointers: float = 0.0  # IMAD.WIDE per pointer a loop advances (class integer)
     # a tiled kernel's staging loop code (memory.staging_code), by SASS class
     staging_code: StagingCounts = StagingCounts()
 
@@ -68,13 +81,22 @@ class MachineExtras:
     @property
     def total(self) -> float:
         """The change to the PTX-level compute count per thread."""
-        return self.added - self.folded_addresses - self.merged_tests
+        return (self.added - self.folded_addresses - self.merged_tests + self.entry_code
+                + self.loop_pointers)
+
+    @property
+    def integer(self) -> float:
+        """The change to the integer class: entry code and loop pointers less folded
+        addresses."""
+        return self.entry_code + self.loop_pointers - self.folded_addresses
 
 
 def prologue_insts(touches_global: bool) -> int:
-    """Constant loads every kernel's SASS starts with: the stack pointer, and the global
-    memory descriptor when the kernel has a global load or store."""
-    return STACK_POINTER_INSTS + (MEMORY_DESCRIPTOR_INSTS if touches_global else 0)
+    """Constant loads every kernel's SASS starts with: the stack pointer, the sizes its
+    guard compares with (one ``LDC``/``LDC.64``: covar_reduce's ``m`` and ``n``, MM's ``n``)
+    and the global memory descriptor when the kernel has a global load or store."""
+    return (STACK_POINTER_INSTS + SIZE_LOAD_INSTS
+            + (MEMORY_DESCRIPTOR_INSTS if touches_global else 0))
 
 
 def loop_setup_insts(carried: int, arrays: int) -> int:
@@ -194,6 +216,8 @@ class MachineShape:
     loop_setups: tuple[tuple[int, int], ...] = ()  # (loop id, loop_setup_insts)
     accesses: tuple[AddressUse, ...] = ()
     merged_tests: tuple[int, ...] = ()  # block ids: merged_zero_trip_tests
+    entry: EntryShape = EntryShape()  # sass_entry.entry_shape
+    loop_pointers: tuple[tuple[int, int], ...] = ()  # (loop id, sass_entry.loop_pointer_insts)
 
 
 def straight_line_uses(
@@ -243,6 +267,20 @@ def folded_address_insts(uses: tuple[AddressUse, ...], per_thread) -> float:
     return float(max(sum(counted.values()) - sum(weight.values()), 0.0))
 
 
+def _sequential(trace: Trace, region: int, grid: int) -> list:
+    """The loops a thread of ``region`` runs sequentially (below its ``grid`` mapped ones)
+    and the loops of helper functions (region -1)."""
+    return [lp for lp in trace.header.loops
+            if (lp.region == region and lp.depth > grid) or lp.region == -1]
+
+
+def loop_pointers(trace: Trace, region: int, grid: int, skip: set[int]) -> tuple:
+    """(loop id, ``sass_entry.loop_pointer_insts``) of each sequential loop of ``region``:
+    the IMAD.WIDE per pointer it advances (``loop_arrays``)."""
+    return tuple((lp.id, loop_pointer_insts(loop_arrays(trace, lp, skip)))
+                 for lp in _sequential(trace, region, grid))
+
+
 def loop_setups(trace: Trace, region: int, grid: int, skip: set[int]) -> tuple:
     """(loop id, ``loop_setup_insts``) of each loop below the ``grid`` mapped ones of
     ``region`` and of each loop of a helper function (region -1: entered when a launch
@@ -263,6 +301,8 @@ def machine_shape(
         loop_setups=loop_setups(trace, region, grid, skip),
         accesses=straight_line_uses(trace, region, grid, mapped, skip),
         merged_tests=merged_zero_trip_tests(trace, region, grid),
+        entry=entry_shape(trace, grid, mapped),
+        loop_pointers=loop_pointers(trace, region, grid, skip),
     )
 
 
@@ -279,10 +319,13 @@ def machine_extras(
     weighed by each loop's entries per thread (``entries_per_thread(loop id)``) and each
     block's executions per thread (``per_thread``); ``staging_code``: a tiled kernel's
     staging loop code (memory.staging_code)."""
-    setup = 0.0
+    setup = pointers = 0.0
     for lid, insts in shape.loop_setups:
         n = entries_per_thread(lid)
         setup += n * insts if n else 0.0
+    for lid, insts in shape.loop_pointers:
+        n = entries_per_thread(lid)
+        pointers += n * insts if n else 0.0
     return MachineExtras(
         prologue=float(prologue_insts(touches_global)),
         loop_setup=setup,
@@ -290,6 +333,8 @@ def machine_extras(
         staging_code=staging_code,
         folded_addresses=folded_address_insts(shape.accesses, per_thread),
         merged_tests=float(sum(per_thread.get(b, 0.0) for b in shape.merged_tests)),
+        entry_code=entry_delta(shape.entry, per_thread),
+        loop_pointers=pointers,
     )
 
 

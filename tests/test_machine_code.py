@@ -1,8 +1,9 @@
 """Tests of cgpredict.machine_code: the SASS instructions a kernel issues beyond its PTX count.
 
 Oracles from the mechanisms the module names (read from the sm_90 SASS of the corpus,
-validation/results/sass-check.md): every kernel loads its stack pointer and, when it touches
-global memory, the memory descriptor (2); before each entry of a sequential loop one move per
+validation/results/sass-check.md): every kernel loads its stack pointer, the sizes its guard
+compares with (kernel parameters in the ports: one LDC/LDC.64) and, when it touches global
+memory, the memory descriptor (3); before each entry of a sequential loop one move per
 value the loop carries (a phi of its header) and one pointer copy per array whose address the
 loop advances; a tiled kernel one shared store per staging load; in the code a thread runs
 once, one address computation per array and index, constant offsets folded; a first loop's
@@ -40,7 +41,7 @@ int main(void) {
 """
 
 # y[i] = sum_j A[i][j] * x[j]: the j loop carries j and s (2 phis) and advances A and x (2
-# pointers); y[i] is stored after it. 2 + 2 + 2 = 6 per thread.
+# pointers); y[i] is stored after it. 3 + 2 + 2 = 7 per thread.
 ROWSUM = """\
 #define N 256
 #pragma cgp trace N=256
@@ -59,7 +60,7 @@ int main(void) {
 
 # the same with an inner loop entered 4 times per thread: each entry sets up its 2 phis
 # (k, s) and its one advancing array (A); the outer loop carries q and t (its 2 phis) and
-# addresses nothing itself. 2 + 2 + 4 x 3 = 16 per thread.
+# addresses nothing itself. 3 + 2 + 4 x 3 = 17 per thread.
 NESTED = """\
 #define N 256
 #pragma cgp trace N=256
@@ -91,7 +92,7 @@ def _profile(tmp_path: Path, src: str):
 
 
 def test_the_prologue_is_the_stack_pointer_and_the_memory_descriptor() -> None:
-    assert prologue_insts(True) == 2 and prologue_insts(False) == 1
+    assert prologue_insts(True) == 3 and prologue_insts(False) == 2
     assert loop_setup_insts(carried=2, arrays=3) == 5
     e = MachineExtras(prologue=2.0, loop_setup=6.0, staging_stores=4.0, folded_addresses=3.0)
     assert (e.other, e.added, e.total) == (8.0, 12.0, 9.0)
@@ -104,19 +105,19 @@ def test_straight_line_code_gets_the_prologue_and_folds_constant_offsets(
     access); the SASS computes one address of A (i - 1 and i + 1 differ from i by
     constants: immediate offsets) and one of B: 1 folded."""
     p = _profile(tmp_path, STRAIGHT)
-    assert p.machine_insts == pytest.approx(2.0)
+    assert p.machine_insts == pytest.approx(3.0)
     assert p.address_folded_insts == pytest.approx(1.0)
 
 
 def test_a_loop_sets_up_its_carried_values_and_the_pointers_it_advances(tmp_path: Path) -> None:
     p = _profile(tmp_path, ROWSUM)
-    assert p.machine_insts == pytest.approx(2.0 + 2 + 2)
+    assert p.machine_insts == pytest.approx(3.0 + 2 + 2)
     assert p.address_folded_insts == pytest.approx(0.0)  # y[i]: one access, one base
     assert p.comp_insts > p.machine_insts  # included in the compute count
 
 
 def test_an_inner_loop_is_set_up_at_each_of_its_entries(tmp_path: Path) -> None:
-    assert _profile(tmp_path, NESTED).machine_insts == pytest.approx(2.0 + 2 + 4 * 3)
+    assert _profile(tmp_path, NESTED).machine_insts == pytest.approx(3.0 + 2 + 4 * 3)
 
 
 def _kernel_1d(before: str, body: str, after: str) -> str:
@@ -168,5 +169,5 @@ def test_a_merged_test_is_one_branch_less_per_thread() -> None:
     sass = machine_extras(shape, lambda lid: 0.0, {7: 1.0}, touches_global=True,
                           staging_stores=0.0)
     assert sass.merged_tests == 1.0
-    assert sass.added == 2.0  # the prologue only
-    assert sass.total == 2.0 - 1.0
+    assert sass.added == 3.0  # the prologue only
+    assert sass.total == 3.0 - 1.0

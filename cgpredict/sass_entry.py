@@ -1,0 +1,193 @@
+"""A kernel's entry code as the sm_90 SASS has it, against the PTX-level count (issue 24,
+SPEC §2.4).
+
+``compute.kernel_entry_insts`` counts what nvcc's PTX runs before a thread's loops, and the
+trace adds the mapped loops' own control: per grid dimension a ``mad`` (the index
+``blockIdx * blockDim + threadIdx``) and the guard's ``setp``, per array a ``cvta.to.global``,
+and the C loop mapped to the threads' induction ``add`` and exit compare, executed once
+per thread. Read from the sm_90 SASS of the corpus's loop-free kernels (covar_reduce,
+deriche_hsum, fdtd_k2/k3, gemver_k1: ``validation/sass_check.py``), ptxas emits instead:
+
+* per grid dimension the index's ``IMAD`` and the guard's ``ISETP`` (as the PTX);
+* no ``cvta``: the SASS addresses global memory with the generic address (``LDG`` through the
+  memory descriptor, ``machine_code.MEMORY_DESCRIPTOR_INSTS``);
+* no loop control for the mapped loop: a thread runs one of its iterations, whose bound
+  test is the guard's ``ISETP``;
+* an ``IADD3`` per mapped dimension whose C loop starts at a constant other than 0
+  (``for (j = 1; ...)``: the index is ``1 + blockIdx * blockDim + threadIdx``);
+* for a 2-D thread one instruction forming its row index (``LEA``/``SHF`` of ``i * W``),
+  shared by every array of the row's stride, where the IR forms a row pointer per array
+  once per row (1/W per thread in the trace: fdtd_k2's ``ex[i]`` and ``hz[i]``, one ``LEA``
+  in the SASS);
+* the addresses the outer mapped loop of a 2-D grid completes itself (``u1[i]`` in
+  gemver_k1: the IR computes it once per row, every CUDA thread computes its own ``i`` and
+  the address with it: an ``IMAD.WIDE`` per thread);
+* the 64-bit address per array base, as the PTX's ``mad.wide`` the model counts already
+  (``machine_code.folded_address_insts`` keeps one per base).
+
+The bound's ``UIADD3`` where the port compares with a run-time size less a constant
+(``i < n - 1``) is not counted: the C's bound is a macro the IR has folded (``i < 63``), so
+the trace cannot tell ``n - 1`` from a size.
+
+Before a loop a thread runs sequentially ptxas forms each pointer the loop advances as a
+64-bit address (``IMAD.WIDE`` of the index into the array's base: one per array the loop
+addresses at a moving address, ``machine_code.loop_arrays``), where the PTX-level count has
+the loop's first addresses inside its (unrolled, folded) body: ``loop_pointer_insts``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .frontend.tracefile import Trace
+from .loop_counter import header_inductions
+from .parallelism import ir_module
+
+#: the PTX's cvta.to.global per array parameter (compute.kernel_entry_insts); none in SASS
+CVTA_INSTS = 1
+#: the row index of a 2-D thread (LEA/SHF of i * W), once per thread
+ROW_INDEX_INSTS = 1
+#: the IADD3 of a mapped index whose C loop starts at a constant other than 0
+START_OFFSET_INSTS = 1
+#: the IMAD.WIDE forming one pointer a sequential loop advances, per entry
+LOOP_POINTER_INSTS = 1
+
+
+@dataclass(frozen=True)
+class EntryShape:
+    """What the SASS entry code of a region depends on in its code, found once per region:
+    the mapped loops' latch blocks with their loop-control instructions (the induction add and
+    the exit compare the PTX-level count has and the SASS does not), its grid dimensions,
+    its global arrays and its mapped indices that start at a non-zero constant."""
+
+    grid: int = 1
+    arrays: int = 0
+    latches: tuple[tuple[int, int], ...] = ()  # (block id, loop-control instructions)
+    rows: tuple[tuple[int, int], ...] = ()  # (block id, row pointers): a 2-D thread's rows
+    row_addresses: tuple[tuple[int, int], ...] = ()  # (block id, addresses it completes)
+    start_offsets: int = 0
+
+
+def _latch_control(ops) -> int:
+    """The loop-control instructions among a latch block's ops ((opcode, type, detail, count)
+    tuples): its integer add (the induction step) and its compare feeding the branch, at most
+    one each."""
+    adds = sum(k for opcode, ty, _, k in ops if opcode == "add" and ty.startswith("i"))
+    cmps = sum(k for opcode, _, detail, k in ops if opcode == "icmp" and detail == "branch")
+    return min(adds, 1) + min(cmps, 1)
+
+
+def _row_geps(fn, labels: set[str]) -> dict[str, tuple[int, int]]:
+    """Per IR block of ``labels``, (row pointers, complete addresses) among its
+    ``getelementptr`` instructions: a gep whose result only other geps index further (a row
+    ``A[i]``) or one a load or store uses (``u1[i]``)."""
+    uses: dict[str, set[str]] = {}
+    for blk in fn.blocks:
+        for ins in blk.instrs:
+            for name in re.findall(r"%([\w.$-]+)", ins.text):
+                uses.setdefault(name, set()).add(ins.opcode)
+    out: dict[str, tuple[int, int]] = {}
+    for blk in fn.blocks:
+        if blk.label not in labels:
+            continue
+        rows = addrs = 0
+        for ins in blk.instrs:
+            if ins.opcode != "getelementptr" or not ins.result:
+                continue
+            used = uses.get(ins.result.lstrip("%"), set())
+            addrs += bool(used & {"load", "store"})
+            rows += bool(used) and used <= {"getelementptr"}
+        out[blk.label] = (rows, addrs)
+    return out
+
+
+def mapped_chain(trace: Trace, mapped: list[int]) -> list:
+    """The mapped loops of a thread: the innermost ones ``mapped`` and the loops around them
+    (the outer mapped loop of a 2-D grid)."""
+    h = trace.header
+    out: dict[int, object] = {}
+    for lid in mapped:
+        q = lid
+        while q >= 0:
+            out[q] = h.loops[q]
+            q = h.loops[q].parent
+    return list(out.values())
+
+
+def _latches(trace: Trace, loop) -> list[int]:
+    """Block ids of ``loop``'s latches: its blocks with an IR edge back to its header."""
+    h = trace.header
+    mod = ir_module(h.ir_text)
+    if loop.function not in mod.functions:
+        return []
+    blocks = {b.label: b for b in mod.functions[loop.function].blocks}
+    return [b for b in loop.blocks
+            if h.blocks[b].label in blocks
+            and loop.header in blocks[h.blocks[b].label].successors]
+
+
+def _starts_off_zero(trace: Trace, loop) -> bool:
+    """Whether ``loop``'s induction starts at a constant other than 0 (``for (j = 1; ...)``)."""
+    h = trace.header
+    mod = ir_module(h.ir_text)
+    if loop.function not in mod.functions:
+        return False
+    inside = {h.blocks[b].label for b in loop.blocks}
+    found = header_inductions(mod.functions[loop.function], loop.header, inside)
+    return any(i.constant_start and int(i.start) != 0 and i.step > 0 for i in found[:1])
+
+
+def region_arrays(trace: Trace, chain: list) -> int:
+    """Distinct global arrays the mapped loops ``chain`` address (``compute.kernel_entry_insts``'s
+    array parameters)."""
+    from .memory.shared import array_name
+
+    h = trace.header
+    blocks = {b for lp in chain for b in lp.blocks}
+    return len({array_name(m.base) for m in h.mem if m.block in blocks} - {""})
+
+
+def entry_shape(trace: Trace, grid: int, mapped: list[int]) -> EntryShape:
+    """The ``EntryShape`` of the region whose innermost mapped loops are ``mapped`` on a
+    ``grid``-D grid."""
+    chain = mapped_chain(trace, mapped)
+    h = trace.header
+    latches = tuple(
+        (b, _latch_control(h.blocks[b].ops)) for lp in chain for b in _latches(trace, lp)
+    )
+    inner = {b for lid in mapped for b in h.loops[lid].blocks}
+    outer = sorted({b for lp in chain for b in lp.blocks} - inner - {b for b, _ in latches})
+    mod = ir_module(h.ir_text)
+    fn = mod.functions.get(chain[0].function) if chain else None
+    geps = _row_geps(fn, {h.blocks[b].label for b in outer}) if fn is not None else {}
+    found = [(b, *geps.get(h.blocks[b].label, (0, 0))) for b in outer]
+    return EntryShape(
+        grid=grid,
+        arrays=region_arrays(trace, chain),
+        latches=tuple((b, n) for b, n in latches if n),
+        rows=tuple((b, r) for b, r, _ in found if r),
+        row_addresses=tuple((b, a) for b, _, a in found if a),
+        start_offsets=sum(_starts_off_zero(trace, lp) for lp in chain),
+    )
+
+
+def entry_delta(shape: EntryShape, per_thread) -> float:
+    """SASS entry integer instructions per thread less the PTX-level ones the model counts
+    (module docstring): no cvta per array and no mapped loop control (``per_thread``: block
+    executions per thread), a 2-D thread's row index and the addresses of its row once per
+    thread (the trace's row pointers out) and an add per offset start."""
+    control = sum(per_thread.get(b, 0.0) * n for b, n in shape.latches)
+    rows = sum(per_thread.get(b, 0.0) * n for b, n in shape.rows)
+    row = ROW_INDEX_INSTS - rows if shape.rows else 0.0
+    addrs = sum(max(1.0 - per_thread.get(b, 0.0), 0.0) * n for b, n in shape.row_addresses)
+    return float(
+        row + addrs + START_OFFSET_INSTS * shape.start_offsets - CVTA_INSTS * shape.arrays
+        - control
+    )
+
+
+def loop_pointer_insts(arrays: int) -> int:
+    """IMAD.WIDEs before one entry of a sequential loop: one per pointer it advances."""
+    return LOOP_POINTER_INSTS * arrays
+

@@ -1,0 +1,120 @@
+"""Tests of cgpredict.sass_entry: a kernel's entry code and loop pointers as the sm_90 SASS
+has them, against the PTX-level count.
+
+Oracles by hand from the rule the module states (read from the SASS of covar_reduce,
+fdtd_k2, gemver_k1, MM: validation/results/sass-check.md): per grid dimension an IMAD and an
+ISETP (the PTX's mad and setp, in compute.kernel_entry_insts), no cvta per array, no loop
+control of the mapped loop, one row index for a 2-D thread, the addresses its row completes
+once per thread, an IADD3 per mapped index starting off 0, and an IMAD.WIDE per pointer a
+sequential loop advances at each of its entries."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cgpredict.machine_code import MachineExtras, machine_extras, machine_shape
+from cgpredict.prediction import RunOptions
+from cgpredict.prepared import prepare
+from cgpredict.sass_entry import EntryShape, entry_delta, loop_pointer_insts
+from cgpredict.warps import mapped_loops
+
+# 1-D, j from 1: B[i] = A[i - 1] + A[i + 1]. SASS integer: IMAD, ISETP, IADD3 (1 + ...),
+# IMAD.WIDE of A and of B = 5. PTX-level count: mad, setp, 2 cvta, the loop's add and icmp,
+# 2 address geps (A[i - 1] and A[i + 1] fold into one: machine_code.folded_address_insts)
+# = 8 before the fold. Entry delta: +1 (start) - 2 (cvta) - 2 (add, icmp) = -3.
+SHIFT = """\
+#define N 64
+#pragma cgp trace N=64
+static float A[N], B[N];
+int main(void) {
+  for (int i = 0; i < N; i++) A[i] = i;
+#pragma cgp kernel shift grid=1
+  for (int i = 1; i < N - 1; i++) B[i] = A[i - 1] + A[i + 1];
+  return B[3] != 12345.0f ? 0 : 1;
+}
+"""
+
+# 2-D, covar_reduce's shape: D[i][j] -= m[j]. SASS integer: 2 IMAD, 2 ISETP, the row index
+# (LEA), IMAD.WIDE of D and of m = 7. PTX-level: 2 mad, 2 setp, 2 cvta (entry); the inner
+# loop's add, icmp and 2 geps once per thread; the outer loop's row gep D[i] and its add and
+# icmp once per row (1/64 per thread). Entry delta: +1 - 1/64 (the row index for the row
+# gep) - 2 (cvta) - 2 (inner add, icmp) - 2/64 (outer add, icmp) = -3 - 3/64.
+REDUCE = """\
+#define N 64
+#pragma cgp trace N=64
+static float D[N][N], m[N];
+int main(void) {
+  for (int i = 0; i < N; i++) { m[i] = i; for (int j = 0; j < N; j++) D[i][j] = i - j; }
+#pragma cgp kernel reduce grid=2
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++) D[i][j] -= m[j];
+  return D[3][3] != 12345.0f ? 0 : 1;
+}
+"""
+
+# 1-D with a sequential loop advancing A[i][j] and x[j]: 2 IMAD.WIDE before its one entry.
+ROWSUM = """\
+#define N 64
+#pragma cgp trace N=64
+static float A[N][N], x[N], y[N];
+int main(void) {
+  for (int i = 0; i < N; i++) { x[i] = i; for (int j = 0; j < N; j++) A[i][j] = i - j; }
+#pragma cgp kernel rowsum grid=1
+  for (int i = 0; i < N; i++) {
+    float s = 0;
+    for (int j = 0; j < N; j++) s += A[i][j] * x[j];
+    y[i] = s;
+  }
+  return y[3] != 12345.0f ? 0 : 1;
+}
+"""
+
+
+def _traced(tmp_path: Path, src: str, grid: int):
+    """(shape, block executions per thread, loop entries per thread) of the file's kernel."""
+    path = tmp_path / "k.c"
+    path.write_text(src)
+    with prepare(path, RunOptions(device="h100")) as prep:
+        tr = prep.trace
+        d1, d2 = mapped_loops(tr, 0)
+        mapped = d2 if grid == 2 else d1
+        shape = machine_shape(tr, 0, grid, mapped, set())
+        threads = float(sum(tr.loop_iters[:, i].sum() for i in mapped))
+        per_thread = {b: float(n) / threads for b, n in enumerate(tr.bb_counts.sum(axis=0)) if n}
+        entries = {lp.id: float(tr.loop_entries[:, lp.id].sum()) / threads
+                   for lp in tr.header.loops}
+    return shape, per_thread, entries
+
+
+def test_a_1d_thread_drops_cvta_and_loop_control_and_adds_its_start(tmp_path: Path) -> None:
+    shape, per_thread, _ = _traced(tmp_path, SHIFT, 1)
+    e = shape.entry
+    assert (e.grid, e.arrays, e.start_offsets, e.rows, e.row_addresses) == (1, 2, 1, (), ())
+    assert [n for _, n in e.latches] == [2]
+    assert entry_delta(e, per_thread) == pytest.approx(1 - 2 - 2)
+
+
+def test_a_2d_thread_forms_its_row_index_once(tmp_path: Path) -> None:
+    shape, per_thread, _ = _traced(tmp_path, REDUCE, 2)
+    e = shape.entry
+    assert (e.grid, e.arrays, e.start_offsets) == (2, 2, 0)
+    assert sum(n for _, n in e.rows) == 1 and e.row_addresses == ()
+    assert sorted(n for _, n in e.latches) == [2, 2]
+    assert entry_delta(e, per_thread) == pytest.approx(-3 - 3 / 64)
+
+
+def test_a_loop_forms_each_pointer_it_advances_at_each_entry(tmp_path: Path) -> None:
+    shape, per_thread, entries = _traced(tmp_path, ROWSUM, 1)
+    assert [n for _, n in shape.loop_pointers] == [loop_pointer_insts(2)] == [2]
+    x = machine_extras(shape, entries.get, per_thread, touches_global=True, staging_stores=0.0)
+    assert x.loop_pointers == pytest.approx(2.0)
+    assert x.entry_code == pytest.approx(-1 - 2 - 2)  # 3 arrays, the i loop's add and icmp
+
+
+def test_the_entry_code_and_pointers_are_integer_instructions_of_the_total() -> None:
+    e = MachineExtras(prologue=3.0, folded_addresses=1.0, entry_code=-3.0, loop_pointers=2.0)
+    assert e.integer == pytest.approx(-2.0) and e.total == pytest.approx(1.0)
+    assert e.added == pytest.approx(3.0)  # machine_insts: the SASS's own instructions only
+    assert entry_delta(EntryShape(grid=1, arrays=0), {}) == 0.0

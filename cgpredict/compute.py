@@ -5,7 +5,7 @@ The table below says how many PTX instructions one LLVM operation becomes. Choic
 * an ``fmul`` whose only user is an ``fadd``/``fsub`` fuses into one ``fma`` (counted 0 here,
   the add counts 1); ``llvm.fmuladd``/``llvm.fma`` are one ``fma``;
 * an ``fneg`` whose every user is an ``fadd``/``fsub``/``fmul``/``fmuladd``/``fma`` is free
-  (detail ``operand``, instrument/memtrace.py): SASS's FADD, FMUL and FFMA negate an operand
+  (detail ``operand``, instrument/opkeys.py): SASS's FADD, FMUL and FFMA negate an operand
   as a modifier, so ptxas folds it (the PTX keeps ``neg.f32`` or ``mul`` + ``sub``: the PTX
   check takes it back, validation/ptx_check.sass_surplus);
 * a loop iteration is one add, one compare and one branch, as nvcc emits it (``add``,

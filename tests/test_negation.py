@@ -1,5 +1,5 @@
 """A negation that SASS folds into its users' operand modifier (compute.ptx_cost's ``fneg``
-with detail ``operand``, instrument/memtrace._negation_folds).
+with detail ``operand``, instrument/opkeys._negation_folds).
 
 Oracle by hand: FADD, FMUL and FFMA negate any operand for free, so GRAMSCHMIDT's
 ``A[i][j] -= Q[i][k] * R[k][j]`` (clang: fneg + fmuladd; PTX: mul.f32 + sub.f32) is one FFMA

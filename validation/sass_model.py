@@ -1,0 +1,321 @@
+"""The model side of the SASS check: cgpredict's per-thread counts of a port's kernels in the
+check's classes (``sass_check.py`` compares them with the SASS; split out of it by concept)."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import ptx_check  # noqa: E402
+import sass_user  # noqa: E402
+
+C_DIR = ptx_check.C_DIR
+SUMMARY = (
+    "ld_global", "st_global", "ld_shared", "st_shared", "fp32", "integer", "branch",
+    "barrier", "other", "total",
+)  # fmt: skip
+
+
+def model_op_class(opcode: str, ty: str, detail: str) -> tuple[str, int]:
+    """(class, instructions) cgpredict counts for one executed LLVM operation."""
+    from cgpredict.compute import CVT_OPS, ptx_cost
+
+    cost, is_sfu, is_fp = ptx_cost(opcode, ty, detail)
+    if opcode in ("br", "switch"):
+        return "branch", cost
+    if is_sfu or opcode in CVT_OPS or (is_fp and ty.startswith("double")):
+        return "other", cost  # FP64 too: DADD/DFMA/DMUL are other in the SASS (sass_class)
+    return ("fp32" if is_fp else "integer"), cost
+
+
+def entry_classes(grid_dims: int, arrays: int) -> dict[str, float]:
+    """``compute.kernel_entry_insts`` by class: per dimension 3 moves (other) and a mad and a
+    setp (integer), one guard branch, per array an ld.param (other) and a cvta (integer)."""
+    return {
+        "other": 3.0 * grid_dims + arrays,
+        "integer": 2.0 * grid_dims + arrays,
+        "branch": 1.0,
+    }
+
+
+@dataclass
+class ModelLoop:
+    """A C loop one thread runs sequentially: source line, depth (1 = outermost sequential
+    loop) and iterations per thread at the traced size."""
+
+    line: int
+    depth: int
+    iters_per_thread: float
+    per_iter: dict[str, float] = field(default_factory=dict)  # own blocks, one iteration
+
+
+@dataclass
+class ModelKernel:
+    """cgpredict's side of one kernel: grid dimensions, sequential loops, classes per thread."""
+
+    grid: int
+    loops: list[ModelLoop]
+    classes: dict[str, float]
+    comp_insts: float  # the model's own compute count per thread (its first launch)
+    split_sum: float = 0.0  # the compute classes summed for that launch: comp_insts again
+
+
+def folded_classes(h, bodies, per_thread: dict[int, float], unroll_of, trip_of=None):
+    """What the model subtracts for unrolling (``kernel.launch``: ``folded``, of
+    ``ThreadBodies.unrolled_savings`` with ``compute.integer_insts``), split by comparison
+    class: the same call with each class's share of every block's integer and branch
+    operations (integer; branch; other: conversions to integers) and, for a loop bounded by
+    a run-time size (``trip_of(loop id)``: kernel.launch.loop_trip_at, None otherwise), the
+    instructions of that class its SASS trip keeps. ``per_thread``: executions of each
+    block id per thread."""
+    from cgpredict.compute import integer_insts
+
+    def kept(cls: str):
+        def of(lid: int) -> float | None:
+            trip = trip_of(lid) if trip_of is not None else None
+            return None if trip is None else trip.per_iteration(cls)
+        return of
+
+    out = dict.fromkeys(("integer", "branch", "other"), 0.0)
+    for cls in out:
+
+        def of(b: int, cls: str = cls) -> float:
+            ops = [op for op in h.blocks[b].ops if model_op_class(*op[:3])[0] == cls]
+            return integer_insts(ops)
+
+        out[cls] = bodies.unrolled_savings(per_thread, of, unroll_of, kept(cls))
+    whole = bodies.unrolled_savings(
+        per_thread, lambda b: integer_insts(h.blocks[b].ops), unroll_of, kept("all")
+    )
+    assert abs(sum(out.values()) - whole) <= 1e-9 * max(1.0, abs(whole)), (out, whole)
+    return out
+
+
+def _block_classes(
+    h, bb, staged: set[int], blocks: set[int] | None, per: float, bodies=None, unroll_of=None,
+    trip_of=None,
+) -> dict:
+    """cgpredict's executed memory instructions and compute operations by comparison class
+    in ``blocks`` (every block when None) of block executions ``bb``, divided by ``per``;
+    with ``bodies`` (``parallelism.ThreadBodies``), less what the model folds for unrolling
+    (``folded_classes``)."""
+    out = dict.fromkeys(SUMMARY, 0.0)
+    for m in h.mem:
+        if m.block < len(bb) and (blocks is None or m.block in blocks):
+            kind = "ld_global" if m.kind == "load" else "st_global"
+            out["ld_shared" if m.id in staged else kind] += float(bb[m.block]) / per
+    per_thread = {}
+    for b in h.blocks:
+        n = float(bb[b.id]) if b.id < len(bb) else 0.0
+        if n and (blocks is None or b.id in blocks):
+            per_thread[b.id] = n / per
+            for opcode, ty, detail, k in b.ops:
+                cls, cost = model_op_class(opcode, ty, detail)
+                out[cls] += cost * k * n / per
+    if bodies is not None:
+        for cls, n in folded_classes(h, bodies, per_thread, unroll_of, trip_of).items():
+            out[cls] -= n
+    out["total"] = sum(out[k] for k in SUMMARY if k != "total")
+    return out
+
+
+COMPUTE = ("fp32", "integer", "branch", "other")
+
+
+#: share of the loop set-up moves (machine_code.loop_setup_insts) ptxas issues as IMAD.MOV
+#: (class integer) rather than MOV (other): it alternates the two pipes (read in the
+#: no-unroll SASS of MM restrict, 2 of 4, and Deriche's row pass, 4 of 8)
+SETUP_MOVES_ON_FMA_PIPE = 0.5
+
+
+def _entry_integer(tr, kr, bb, threads: float, region: int, entries) -> tuple[float, float]:
+    """The model's SASS entry code less its PTX-level one and the pointers formed before
+    each sequential loop (``machine_code.MachineExtras.entry_code`` and ``loop_pointers``,
+    class integer), weighed by the block executions ``bb`` and loop ``entries`` over
+    ``threads`` threads; and the share of its loop set-up moves that are IMAD.MOV
+    (``SETUP_MOVES_ON_FMA_PIPE``: integer, not other)."""
+    from cgpredict.machine_code import machine_shape
+    from cgpredict.sass_entry import entry_delta
+    from cgpredict.warps import mapped_loops
+
+    if not threads:
+        return 0.0, 0.0
+    d1, d2 = mapped_loops(tr, region)
+    skip = {m.id for m in kr.mem if m.pattern == "shared"}
+    shape = machine_shape(tr, region, kr.grid_dims, d2 if kr.grid_dims == 2 else d1, skip)
+    per_thread = {b: float(bb[b]) / threads for b in range(len(bb)) if bb[b]}
+    def weighed(pairs) -> float:
+        return sum(float(entries[lid]) / threads * n for lid, n in pairs
+                   if entries is not None and lid < len(entries))
+
+    return entry_delta(shape.entry, per_thread) + weighed(shape.loop_pointers), weighed(
+        shape.loop_setups) * SETUP_MOVES_ON_FMA_PIPE
+
+
+def _model_classes(
+    tr, kr, bb, threads: float, bodies, unroll_of=None, trip_of=None, region: int = 0,
+    entries=None,
+) -> dict[str, float]:
+    """cgpredict's per-thread counts by comparison class for the kernel of report ``kr``
+    (trace region ``region``) with block executions ``bb`` over ``threads`` threads: its
+    operations (less the unrolling fold) and memory instructions, staging loads, barriers,
+    entry code and the zero-trip tests merged into the guard."""
+    from cgpredict.compute import kernel_entry_insts
+    from cgpredict.machine_code import merged_zero_trip_tests
+    from cgpredict.memory.shared import array_name
+
+    staged = {m.id for m in kr.mem if m.pattern == "shared"}
+    out = _block_classes(tr.header, bb, staged, None, threads, bodies, unroll_of, trip_of)
+    _port_atomics(out, tr.header, kr, bb, threads)
+    if staged:  # the model's shared loads: vectors of the elements a thread reads
+        out["ld_shared"] = kr.profile.shared.accesses
+    out["ld_global"] += kr.profile.shared.load_insts
+    out["barrier"] = kr.profile.sync_insts
+    arrays = len({array_name(m.text) for m in kr.mem} - {""})
+    entry = entry_classes(kr.grid_dims, arrays)
+    assert kernel_entry_insts(kr.grid_dims, arrays) == sum(entry.values())
+    for cls, n in entry.items():
+        out[cls] += n
+    # machine_code.MachineExtras: the staging stores (STS, one per staging load), the
+    # prologue and loop set-up moves (other), the address instructions ptxas folds (integer)
+    out["st_shared"] += kr.profile.shared.load_insts
+    staging = kr.profile.staging_code
+    out["other"] += kr.profile.machine_insts - kr.profile.shared.load_insts - staging.total
+    out["integer"] -= kr.profile.address_folded_insts
+    entry, moves = _entry_integer(tr, kr, bb, threads, region, entries)
+    out["integer"] += entry + moves
+    out["other"] -= moves
+    for b in merged_zero_trip_tests(tr, region, kr.grid_dims):  # machine_code.MachineExtras
+        out["branch"] -= float(bb[b]) / threads if b < len(bb) and threads else 0.0
+    _add_staging_code(out, staging)
+    out["total"] = sum(out[k] for k in SUMMARY if k != "total")
+    return out
+
+
+def _port_atomics(out: dict[str, float], h, kr, bb, threads: float) -> None:
+    """The port of a kernel whose threads update shared locations (cgpredict.atomics, in the
+    model's ``comp_insts``): the sites' loads and stores (memory pattern ``atomic``) leave
+    the global classes, their atomics (RED, ``profile.atomics.insts``) are other, as the
+    SASS's REDG (``sass_class``); per reduction over the threads (the report's line for each)
+    the warp's shuffles (SHFL: other) and adds (FADD: fp32, the one reduction of the user
+    kernels is a float sum), ``atomics._reduction_counts`` of the warp level."""
+    from cgpredict.atomics import PortShape, _reduction_counts
+
+    for m in kr.mem:
+        if m.pattern == "atomic" and threads:
+            n = float(bb[h.mem[m.id].block]) / threads if h.mem[m.id].block < len(bb) else 0.0
+            out["ld_global" if h.mem[m.id].kind == "load" else "st_global"] -= n
+    out["other"] += kr.profile.atomics.insts
+    reductions = sum("is a reduction over the threads" in w for w in kr.warnings)
+    if reductions:
+        shape = PortShape(threads_per_block=256, resident_blocks=1, blocks=1, warp_size=32,
+                          sector_bytes=32)
+        steps = _reduction_counts(None, shape)[1] * reductions
+        out["other"] += steps / 2
+        out["fp32"] += steps / 2
+
+
+def _add_staging_code(out: dict[str, float], staging) -> None:
+    """A tiled kernel's staging loop code (``memory.staging_code``, in the model's
+    ``machine_insts``) into its SASS classes: integer, branch and other."""
+    for cls in ("integer", "branch", "other"):
+        out[cls] += getattr(staging, cls)
+
+
+#: every size macro at the trace this check runs (TMAX apart): more than compute.UNROLL_WHOLE
+#: iterations, so that a loop bounded by a size is what the model takes it for at the
+#: measured sizes, a run-time trip count (kernel.launch.loop_trip_at: what nvcc and ptxas make
+#: of the ports' run-time bounds), not a short constant loop it would unroll whole
+SASS_TRACE_SIZE = 64
+
+
+def c_source(name: str) -> Path:
+    """The C file of port ``name``: polybench_c/NAME.c, or examples/user/NAME.c for a user
+    port ``user/NAME``."""
+    if name.startswith("user/"):
+        return sass_user.USER_C_DIR / f"{name[5:]}.c"
+    return C_DIR / f"{name}.c"
+
+
+def trace_sizes(name: str) -> dict[str, int]:
+    """The size every macro of polybench_c/``name``.c is traced at here (SASS_TRACE_SIZE); a
+    user port's, ``sass_user.TRACE_SIZES``."""
+    if name.startswith("user/"):
+        return dict(sass_user.TRACE_SIZES[name[5:]])
+    sizes = ptx_check.trace_sizes(name)
+    return {n: (v if n == "TMAX" else SASS_TRACE_SIZE) for n, v in sizes.items()}
+
+
+def model_kernels(name: str, port: str) -> dict[str, ModelKernel]:
+    """cgpredict's per-thread classes and sequential loops for every kernel of ``name``.c."""
+    import numpy as np
+
+    from cgpredict.frontend.summary import region_block_counts
+    from cgpredict.kernel.launch import loop_trip_at, loop_unroll_at
+    from cgpredict.parallelism import thread_bodies
+    from cgpredict.prediction import RunOptions
+    from cgpredict.prepared import prepare
+    from cgpredict.warps import mapped_loops
+
+    sizes = trace_sizes(name)
+    opts = RunOptions(port=port, work_sizes=sizes, trace_sizes=sizes)
+    out: dict[str, ModelKernel] = {}
+    with prepare(c_source(name), opts) as prep:
+        report = prep.analyze(opts)
+        tr = prep.trace
+        for r in tr.header.regions:
+            kr = next(k for k in report.kernels if k.name == r.name)
+            grid = kr.grid_dims
+            rows = tr.launches["region"] == r.index
+            iters = tr.loop_iters[rows].sum(axis=0).astype(np.float64)
+            entries = tr.loop_entries[rows].sum(axis=0).astype(np.float64)
+            d1, d2 = mapped_loops(tr, r.index)
+            mapped = d2 if grid == 2 else d1
+            threads = float(sum(iters[i] for i in mapped))
+            bodies = thread_bodies(tr, r.index, grid)
+
+            def unroll_of(lid: int, tr=tr) -> int:  # the model's (kernel.launch), traced size
+                return loop_unroll_at(tr, lid)
+
+            def trip_of(lid: int, tr=tr):  # the model's run-time loop trips, traced size
+                return loop_trip_at(tr, lid)
+
+            seq = sorted(
+                (lp for lp in tr.header.loops if lp.region == r.index and lp.depth > grid),
+                key=lambda lp: (lp.line, lp.depth),
+            )
+            staged = {m.id for m in kr.mem if m.pattern == "shared"}
+            bb = region_block_counts(tr, r.index)
+            loops = []
+            for lp in seq:
+                n = float(iters[lp.id] - (0 if lp.rotated else entries[lp.id]))
+                own = set(lp.blocks)
+                for c in tr.header.loops:
+                    if c.parent == lp.id:
+                        own -= set(c.blocks)
+                per_iter = (
+                    _block_classes(tr.header, bb, staged, own, n, bodies, unroll_of, trip_of)
+                    if n
+                    else {}
+                )
+                loops.append(ModelLoop(lp.line, lp.depth - grid, n / threads, per_iter))
+            # the launch the report's profile is of (kernel.analysis: the first recorded one)
+            first = int(np.flatnonzero(rows & (tr.launches["recorded"] == 1))[0])
+            n1 = float(tr.loop_iters[first, mapped].sum()) if mapped else 1.0
+            one = _model_classes(
+                tr, kr, tr.bb_counts[first], n1, bodies, unroll_of, trip_of, r.index,
+                tr.loop_entries[first].astype(np.float64),
+            )
+            out[r.name] = ModelKernel(
+                grid,
+                loops,
+                _model_classes(tr, kr, bb, threads, bodies, unroll_of, trip_of, r.index,
+                               entries),
+                kr.profile.comp_insts,
+                sum(one[c] for c in COMPUTE) + one["st_shared"],
+            )
+    return out

@@ -139,7 +139,6 @@ def _entry_integer(tr, kr, bb, threads: float, region: int, entries) -> tuple[fl
     ``threads`` threads; and the share of its loop set-up moves that are IMAD.MOV
     (``SETUP_MOVES_ON_FMA_PIPE``: integer, not other)."""
     from cgpredict.machine_code import machine_shape
-    from cgpredict.sass_entry import entry_delta
     from cgpredict.warps import mapped_loops
 
     if not threads:
@@ -147,13 +146,10 @@ def _entry_integer(tr, kr, bb, threads: float, region: int, entries) -> tuple[fl
     d1, d2 = mapped_loops(tr, region)
     skip = {m.id for m in kr.mem if m.pattern == "shared"}
     shape = machine_shape(tr, region, kr.grid_dims, d2 if kr.grid_dims == 2 else d1, skip)
-    per_thread = {b: float(bb[b]) / threads for b in range(len(bb)) if bb[b]}
-    def weighed(pairs) -> float:
-        return sum(float(entries[lid]) / threads * n for lid, n in pairs
-                   if entries is not None and lid < len(entries))
-
-    return entry_delta(shape.entry, per_thread) + weighed(shape.loop_pointers), weighed(
-        shape.loop_setups) * SETUP_MOVES_ON_FMA_PIPE
+    setups = sum(float(entries[lid]) / threads * n for lid, n in shape.loop_setups
+                 if entries is not None and lid < len(entries))
+    entry = ptx_check.sass_entry_insts(tr, kr, bb, threads, region, entries)
+    return entry, setups * SETUP_MOVES_ON_FMA_PIPE
 
 
 def _model_classes(

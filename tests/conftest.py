@@ -44,6 +44,21 @@ def run_once(tmp_path_factory, key: str, compute: Callable[[], T]) -> T:
         return value
 
 
+def kernel_checks(tmp_path_factory, prefix: str, check_file: Callable[[str, str], list]):
+    """A getter of ``check_file(name, port)``'s kernel checks by launch, computed once per test
+    run and shared by the xdist workers (``run_once``, keyed ``PREFIX-NAME-PORT``)."""
+    cache: dict[tuple[str, str], dict] = {}
+
+    def get(name: str, port: str) -> dict:
+        if (name, port) not in cache:
+            got = run_once(tmp_path_factory, f"{prefix}-{name}-{port}",
+                           lambda: check_file(name, port))
+            cache[(name, port)] = {k.launch: k for k in got}
+        return cache[(name, port)]
+
+    return get
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _private_cache_dir(tmp_path_factory):
     """Every test's cgpredict cache (diskcache) lives in a scratch directory, never in the

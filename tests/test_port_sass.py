@@ -29,7 +29,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import run_once
+from conftest import kernel_checks
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "validation"))
@@ -80,16 +80,8 @@ def checks(sass_dir, tmp_path_factory):
     """check_file results per (port file, pointer model), computed once per test run (each
     port compiled twice, without and with unrolling, into the computing worker's
     ``sass_dir``; the other xdist worker reads the result back: ``conftest.run_once``)."""
-    cache: dict[tuple[str, str], dict[str, sass_check.KernelCheck]] = {}
-
-    def get(name: str, port: str) -> dict[str, sass_check.KernelCheck]:
-        if (name, port) not in cache:
-            got = run_once(tmp_path_factory, f"sass-check-{name}-{port}",
-                           lambda: sass_check.check_file(name, port, sass_dir))
-            cache[(name, port)] = {k.launch: k for k in got}
-        return cache[(name, port)]
-
-    return get
+    return kernel_checks(tmp_path_factory, "sass-check",
+                         lambda name, port: sass_check.check_file(name, port, sass_dir))
 
 
 @needs_tools

@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import run_once
+from conftest import kernel_checks
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "validation"))
@@ -72,16 +72,8 @@ def user_sass_dir(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def checks(user_sass_dir, tmp_path_factory):
     """check_file results per (port, pointer model), computed once per test run."""
-    cache: dict[tuple[str, str], dict[str, sass_check.KernelCheck]] = {}
-
-    def get(name: str, port: str) -> dict[str, sass_check.KernelCheck]:
-        if (name, port) not in cache:
-            got = run_once(tmp_path_factory, f"user-sass-{name}-{port}",
-                           lambda: sass_check.check_file(name, port, user_sass_dir))
-            cache[(name, port)] = {k.launch: k for k in got}
-        return cache[(name, port)]
-
-    return get
+    return kernel_checks(tmp_path_factory, "user-sass",
+                         lambda name, port: sass_check.check_file(name, port, user_sass_dir))
 
 
 @needs_tools

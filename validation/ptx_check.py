@@ -387,29 +387,40 @@ def _region_model(tr, region: int, kr) -> _ModelKernel:
     total = p.comp_insts + p.folded_insts - p.machine_insts + p.address_folded_insts
     total += _merged_tests(tr, region, grid, rows, inner)
     total -= _thread_surplus(h, bb, region, threads)
-    total -= sass_entry_insts(tr, kr, bb, threads, region, entries)
+    total -= sass_entry_insts(region_shape(tr, kr, region), bb, threads, entries)
     return _ModelKernel(grid, thread, mloops, total, kr.profile.shared.load_insts)
 
 
-def sass_entry_insts(tr, kr, bb, threads: float, region: int, entries) -> float:
+def region_shape(tr, kr, region: int):
+    """``machine_code.MachineShape`` of ``region`` as the model forms it for report ``kr``."""
+    from cgpredict.machine_code import machine_shape
+    from cgpredict.warps import mapped_loops
+
+    d1, d2 = mapped_loops(tr, region)
+    skip = {m.id for m in kr.mem if m.pattern == "shared"}
+    return machine_shape(tr, region, kr.grid_dims, d2 if kr.grid_dims == 2 else d1, skip)
+
+
+def sass_entry_insts(shape, bb, threads: float, entries) -> float:
     """The model's SASS entry code less its PTX-level one and the pointers formed before each
     sequential loop, per thread (``machine_code.MachineExtras.entry_code`` and
     ``loop_pointers``: in ``comp_insts``, not in ``machine_insts``): taken out of the count
     compared with the PTX, which has the PTX-level entry (a cvta per array, the mapped loop's
-    add and compare), weighed by the block executions ``bb`` and loop ``entries``."""
-    from cgpredict.machine_code import machine_shape
+    add and compare); ``shape`` from ``region_shape``, weighed by the block executions
+    ``bb`` and loop ``entries``."""
     from cgpredict.sass_entry import entry_delta
-    from cgpredict.warps import mapped_loops
 
     if not threads:
         return 0.0
-    d1, d2 = mapped_loops(tr, region)
-    skip = {m.id for m in kr.mem if m.pattern == "shared"}
-    shape = machine_shape(tr, region, kr.grid_dims, d2 if kr.grid_dims == 2 else d1, skip)
     per_thread = {b: float(bb[b]) / threads for b in range(len(bb)) if bb[b]}
-    pointers = sum(float(entries[lid]) / threads * n for lid, n in shape.loop_pointers
-                   if entries is not None and lid < len(entries))
-    return entry_delta(shape.entry, per_thread) + pointers
+    return entry_delta(shape.entry, per_thread) + loop_weighed(shape.loop_pointers, entries,
+                                                               threads)
+
+
+def loop_weighed(pairs, entries, threads: float) -> float:
+    """Per thread: the instructions of each (loop id, count) pair times its loop's entries."""
+    return sum(float(entries[lid]) / threads * n for lid, n in pairs
+               if entries is not None and lid < len(entries))
 
 
 def _merged_tests(tr, region: int, grid: int, rows, mapped) -> float:

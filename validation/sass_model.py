@@ -138,17 +138,11 @@ def _entry_integer(tr, kr, bb, threads: float, region: int, entries) -> tuple[fl
     class integer), weighed by the block executions ``bb`` and loop ``entries`` over
     ``threads`` threads; and the share of its loop set-up moves that are IMAD.MOV
     (``SETUP_MOVES_ON_FMA_PIPE``: integer, not other)."""
-    from cgpredict.machine_code import machine_shape
-    from cgpredict.warps import mapped_loops
-
     if not threads:
         return 0.0, 0.0
-    d1, d2 = mapped_loops(tr, region)
-    skip = {m.id for m in kr.mem if m.pattern == "shared"}
-    shape = machine_shape(tr, region, kr.grid_dims, d2 if kr.grid_dims == 2 else d1, skip)
-    setups = sum(float(entries[lid]) / threads * n for lid, n in shape.loop_setups
-                 if entries is not None and lid < len(entries))
-    entry = ptx_check.sass_entry_insts(tr, kr, bb, threads, region, entries)
+    shape = ptx_check.region_shape(tr, kr, region)
+    setups = ptx_check.loop_weighed(shape.loop_setups, entries, threads)
+    entry = ptx_check.sass_entry_insts(shape, bb, threads, entries)
     return entry, setups * SETUP_MOVES_ON_FMA_PIPE
 
 

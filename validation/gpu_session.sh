@@ -6,8 +6,9 @@
 # PYTHONPATH, and calibrate imports neither llvmlite nor numba).
 #
 # Usage: validation/gpu_session.sh OUTDIR [BUDGET_S]        (BUDGET_S default 480)
-# Writes 8 files into OUTDIR: gpu.csv, measured.json, measure.log, measured-user.json,
-# measure-user.log (the user kernels' ports, validation/cuda/user), calibrated.toml,
+# Writes into OUTDIR: gpu.csv, measured.json, measure.log (+ measured-ncu/, the counters),
+# measured-user.json, measure-user.log (the user kernels' ports, validation/cuda/user),
+# measured-restrict.json, measure-restrict.log (--port restrict), calibrated.toml,
 # calibrated.raw.json, calibrate.log. Then, on any machine (no GPU needed):
 #   cp OUTDIR/measured.json validation/measured/<gpu-slug>.json
 #   cp OUTDIR/calibrated.toml cgpredict/devices/<name>.toml   (and the .raw.json beside it)
@@ -27,15 +28,21 @@ if ! nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem,driver_version,mem
 fi
 cat "$out/gpu.csv"
 
-# The ports get ~55% of the budget (a run already started may overrun it by --timeout).
+# The ports get ~40% of the budget (a run already started may overrun it by --timeout).
 python3 "$here/validation/measure.py" --out "$out/measured.json" \
-    --budget $((budget * 55 / 100)) --timeout 60 2>&1 | tee "$out/measure.log"
+    --budget $((budget * 40 / 100)) --timeout 60 2>&1 | tee "$out/measure.log"
 measure_rc=${PIPESTATUS[0]}
 
 # The user kernels' ports (13 programs of about a second each) get ~12% of the budget.
 python3 "$here/validation/measure.py" --user --out "$out/measured-user.json" \
     --budget $((budget * 12 / 100)) --timeout 60 2>&1 | tee "$out/measure-user.log"
 user_rc=${PIPESTATUS[0]}
+
+# The restrict ports (every array __restrict__), without counters, get ~18%: the plain port is
+# the default prediction, the pair says what --port restrict is worth on this GPU.
+python3 "$here/validation/measure.py" --port restrict --no-ncu --out "$out/measured-restrict.json" \
+    --budget $((budget * 18 / 100)) --timeout 60 2>&1 | tee "$out/measure-restrict.log"
+restrict_rc=${PIPESTATUS[0]}
 
 left=$((budget - (SECONDS - start)))
 # about a dozen programs of seconds each (~1.5 min in all, estimated); a stuck one may take a
@@ -46,5 +53,6 @@ python3 -m cgpredict calibrate -o "$out/calibrated.toml" --force --timeout "$per
 calibrate_rc=${PIPESTATUS[0]}
 
 echo "gpu_session.sh: measure exit $measure_rc, user ports exit $user_rc," \
-    "calibrate exit $calibrate_rc, $((SECONDS - start)) s"
-[ "$measure_rc" -le 1 ] && [ "$user_rc" -le 1 ] && [ "$calibrate_rc" -eq 0 ]
+    "restrict ports exit $restrict_rc, calibrate exit $calibrate_rc, $((SECONDS - start)) s"
+[ "$measure_rc" -le 1 ] && [ "$user_rc" -le 1 ] && [ "$restrict_rc" -le 1 ] &&
+    [ "$calibrate_rc" -eq 0 ]

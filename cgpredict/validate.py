@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .block import Block, MappingError
+from .devices import load_device
 from .errors import CGPredictError
 from .models.launches import SYNC_MODES
 from .prediction import RunOptions
@@ -32,10 +33,18 @@ SUITE_SYNC = {"mvt": "end", "3dconv": "end"}
 TIMERS = ("host", "events")
 
 
-def timed_ms(report, timer: str) -> float:
+def timed_ms(report, timer: str, launch_gap_us: float = 0.0) -> float:
     """What a timer of kind ``timer`` sees of a prediction: everything the host waits for,
-    or (cudaEvents) the kernels' work alone."""
-    return report.total_ms if timer == "host" else sum(k.kernel_ms for k in report.kernels)
+    or (a cudaEvent pair around each launch, validation/measure.py) each launch's work plus
+    the GPU's own start of a queued launch (``launch_gap_us``), which lies between the two
+    events: no host round trip, no module load."""
+    if timer == "host":
+        return report.total_ms
+    return sum(k.kernel_ms + k.launches * launch_gap_us * 1e-3 for k in report.kernels)
+
+
+#: the ``timing`` text that validation/measure.py writes: its entries are cudaEvent-timed
+_MEASURE_PY_TIMING = "cudaEvent pair around each launch"
 
 
 class ValidationError(CGPredictError):
@@ -93,6 +102,11 @@ def load_measured(path: Path) -> tuple[str, list[dict]]:
         raise ValidationError(
             f"{path}: not a measurement file of validation/measure.py ({type(exc).__name__}: {exc})"
         ) from None
+    # measure.py's own files time each launch with cudaEvents; an entry may say otherwise
+    timing = data.get("timing")
+    default_timer = (
+        "events" if isinstance(timing, str) and timing.startswith(_MEASURE_PY_TIMING) else "host"
+    )
     out = []
     for k, e in enumerate(results):
         where = f"{path}: results[{k}]"
@@ -100,6 +114,7 @@ def load_measured(path: Path) -> tuple[str, list[dict]]:
             raise ValidationError(f"{where}: not a table")
         if "error" in e or "result" not in e:
             continue
+        e = {"timer": default_timer, **e}
         _check_entry(where, e)
         out.append(e)
     return gpu, out
@@ -242,6 +257,7 @@ def _rows(
                           time.perf_counter() - t0, note)
             for e in group
         ]
+    gap_us = load_device(base.device).launch_gap_us
     with prep:
         for e in group:
             cfg = e.get("config")
@@ -250,7 +266,8 @@ def _rows(
             timer = e.get("timer", "host")
             try:
                 rep = prep.analyze(opts)
-                predicted, note, sizes, report = timed_ms(rep, timer), "", rep.work_sizes, rep
+                predicted = timed_ms(rep, timer, gap_us)
+                note, sizes, report = "", rep.work_sizes, rep
             except CGPredictError as exc:
                 predicted, note, sizes, report = None, _failure(exc), work, None
             secs = time.perf_counter() - t1 + (t1 - t0 if not out else 0.0)

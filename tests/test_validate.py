@@ -332,3 +332,30 @@ def test_sizes_cell():
     assert _sizes({}) == "default"
     assert _sizes({"NI": 1024, "NJ": 1024}) == "NI=NJ=1024"
     assert _sizes({"NX": 2048, "NY": 2048, "TMAX": 100}) == "NX=2048 NY=2048 TMAX=100"
+
+
+def test_measure_py_files_are_event_timed(tmp_path):
+    """validation/measure.py brackets each launch with cudaEvents: its files' entries are
+    compared with the work of each launch plus the GPU's start of it, not a host timer."""
+    p = tmp_path / "m.json"
+    p.write_text(json.dumps({"gpu": {"name": "g"}, "results": GEMM_RESULTS,
+                             "timing": "cudaEvent pair around each launch; warm-up first"}))
+    assert {e["timer"] for e in load_measured(p)[1]} == {"events"}
+    own = dict(GEMM_RESULTS[0], timer="host")
+    p.write_text(json.dumps({"gpu": {"name": "g"}, "results": [own],
+                             "timing": "cudaEvent pair around each launch"}))
+    assert load_measured(p)[1][0]["timer"] == "host"
+    assert {e["timer"] for e in load_measured(measurement(tmp_path, GEMM_RESULTS))[1]} == {"host"}
+
+
+def test_event_timer_sees_work_and_launch_gaps():
+    """host: everything; events: per kernel its work + launches x launch_gap_us (by hand)."""
+    from types import SimpleNamespace as NS
+
+    from cgpredict.validate import timed_ms
+
+    rep = NS(total_ms=9.0, kernels=(NS(kernel_ms=1.0, launches=254), NS(kernel_ms=0.5,
+                                                                         launches=1)))
+    assert timed_ms(rep, "host", 3.0) == 9.0
+    assert timed_ms(rep, "events", 3.0) == pytest.approx(1.0 + 0.762 + 0.5 + 0.003)
+    assert timed_ms(rep, "events") == pytest.approx(1.5)

@@ -582,3 +582,32 @@ def test_bound_text_prints_the_figures_of_its_label():
     assert bound_text(_result("memory", 93.5, 36770.0, 64, 2.95)).startswith("memory-bound (")
     assert bound_text(_result("memory", 1, 1, 1, 1, binding="dram")) == (
         "memory-bound (the dram bound sets the time)")
+
+
+def _strip_profile(comp_insts: float) -> KernelProfile:
+    """_mem_bound_profile with 8 tile strips (16 barriers) of 2 staging loads and 40
+    conflict-free shared loads each (a tiled kernel; 6 blocks of 8 KB fit the TK1's SM)."""
+    return dataclasses.replace(
+        _mem_bound_profile(64), comp_insts=comp_insts, sync_insts=16,
+        shared=SharedMemoryCounts(load_insts=16, insts_by_conflict=((1, 320),),
+                                  bytes_per_block=8192),
+    )
+
+
+def test_tiled_sync_cost_is_the_same_on_both_sides_of_cwp_mwp(tk1) -> None:
+    """With two or more blocks resident a tiled kernel's barriers cost the staging latency
+    once a strip for the SM (8 strips x smem_load_cycles 506 per batch), in eq. (16) as in
+    eq. (17): a kernel whose CWP crosses MWP keeps its barrier cost, and its time moves by
+    the few cycles of computing that moved it, not by eq. (23)'s departure delay x (MWP - 1)
+    x 16 barriers x B blocks (6.4x more here; the printed reading keeps it)."""
+    cases = {}
+    for comp in range(1000, 4000, 20):
+        r = predict_cgpredict(_strip_profile(comp), tk1)
+        assert r.b_blocks == 6 and r.batch == pytest.approx(64 / 6)
+        assert r.sync_cost == pytest.approx(8 * 506 * 64 / 6)
+        assert r.cycles == pytest.approx(r.exec_cycles + r.sync_cost)
+        cases.setdefault(r.case, comp)
+    assert set(cases) == {"eq16", "eq17"} and cases["eq16"] < cases["eq17"]
+    r = predict_cgpredict(_strip_profile(1000), tk1)
+    eq23 = r.departure_delay * (r.mwp - 1) * 16 * 6 * r.batch  # what the (16) side was charged
+    assert r.case == "eq16" and eq23 > 6 * r.sync_cost

@@ -41,10 +41,11 @@ transactions * l2_sector_bytes); with no DRAM traffic the bound is infinite.
 Shared memory (§2.6): applied when the profile has shared-memory use. Two readings differ from
 the printed equations (the ``smem_cost="latency"`` reading keeps them): (22) takes the slower of
 the issue time and the load/store pipe's time (shared and L1 accesses), which are separate units
-working at once, instead of their sum; and in the compute-bound case (17) with two or more blocks
-resident the sync cost (23) is the staging latency exposed once a strip for the whole SM
-(``lockstep_staging_cycles``: resident blocks run in step, so they wait for their tiles at the
-same time), not a per-block departure-delay product.
+working at once, instead of their sum; and with two or more blocks resident the sync cost (23)
+is the staging latency exposed once a strip for the whole SM (``lockstep_staging_cycles``:
+resident blocks run in step, so they wait for their tiles at the same time), not a per-block
+departure-delay product, in the compute-bound case (17) and for a tiled kernel in (16) too, so
+that the barriers cost the same on both sides of CWP = MWP.
 no_smem_load_inst staging loads cost eq. (19) and are memory instructions for the no_mem_insts
 of eq. (16); mem_l and departure_delay (7)-(8) average over the global pattern instructions
 only. Otherwise the sync cost (23) is added whenever the profile has sync instructions.
@@ -145,6 +146,20 @@ def lockstep_staging_cycles(profile: KernelProfile, device: GPUDevice) -> float:
     behind another block's work. The issue and shared pipes already count every warp's work."""
     strips = profile.sync_insts / 2.0
     return strips * device.smem_load_cycles if profile.shared.load_insts > 0 else 0.0
+
+
+def _sync_cycles(profile: KernelProfile, device: GPUDevice, case: str, lockstep: bool,
+                 wait: float, b: int, batch: float) -> float:
+    """Sync cost of a launch: eq. (23), ``wait`` (departure delay x (MWP - 1)) per barrier of
+    each of the B resident blocks; in the ``lockstep`` reading, with two or more blocks
+    resident, the tiles' staging latency once a strip for the SM (lockstep_staging_cycles),
+    whichever side of CWP = MWP the kernel lies (eq. (16) or (17)): a tiled kernel whose CWP
+    crosses MWP keeps the barriers it had (gemm_tiled 32x8 on the H100, CWP 45.3 against MWP
+    43.3, was charged (23) x 8 blocks, 3x its 32x32 time, 10 % measured)."""
+    tiled = profile.shared.load_insts > 0
+    if lockstep and b >= 2 and (case == "eq17" or (case == "eq16" and tiled)):
+        return lockstep_staging_cycles(profile, device) * batch
+    return wait * profile.sync_insts * b * batch  # (23)
 
 
 def issue_cycles_per_warp(profile: KernelProfile, device: GPUDevice) -> float:
@@ -261,9 +276,8 @@ def predict_cgpredict(
     case, exec_cycles = _exec_cycles(
         whole, no_mem_insts, mwp, cwp, n, mem_cycles, comp_cycles, mem_l, batch
     )
-    sync_cost = dep * max(mwp - 1, 0.0) * profile.sync_insts * b * batch  # (23)
-    if whole and case == "eq17" and b >= 2 and smem_cost != "latency":
-        sync_cost = lockstep_staging_cycles(profile, device) * batch
+    sync_cost = _sync_cycles(profile, device, case, whole and smem_cost != "latency",
+                             dep * max(mwp - 1, 0.0), b, batch)
     per_launch = exec_cycles + sync_cost
     cycles = per_launch * profile.launches
     return CGPredictResult(

@@ -20,7 +20,7 @@ from cgpredict.models import (
     predict_hongkim,
 )
 from cgpredict.models.hongkim import hongkim_inputs
-from cgpredict.profile import KernelProfile, PatternCounts, SharedMemoryCounts
+from cgpredict.profile import KernelProfile, PatternCounts, SharedMemoryCounts, StagingCounts
 
 
 @pytest.fixture(scope="module")
@@ -230,9 +230,10 @@ def test_shared_memory_terms(tk1) -> None:
     issue = predict_cgpredict(shared, tk1)  # default: issue cost, smem_issue_cycles = 1
     assert issue.smem_cycles == 1 * (1 * 4 + 16 * 1)
     # issue reading: the load/store pipe (20 shared transactions) works beside the dispatch
-    # (4 issue cycles): the warp computes for the slower of the two
+    # (4 issue cycles): the warp computes for the slower of the two, after its staging, issued
+    # apart between the barriers: 2 LDG and 2 STS at 0.5 = 2 cycles (the STS among the 4)
     assert r0.comp_cycles == 4
-    assert issue.comp_cycles == max(r0.comp_cycles, 20)
+    assert issue.comp_cycles == 2 + max(r0.comp_cycles - 1, 20)
     assert r.no_mem_insts == 5
     assert r.b_blocks == 6  # 49152 // 8192
     assert r.sync_cost == pytest.approx(
@@ -582,3 +583,59 @@ def test_bound_text_prints_the_figures_of_its_label():
     assert bound_text(_result("memory", 93.5, 36770.0, 64, 2.95)).startswith("memory-bound (")
     assert bound_text(_result("memory", 1, 1, 1, 1, binding="dram")) == (
         "memory-bound (the dram bound sets the time)")
+
+
+def _strip_profile(comp_insts: float) -> KernelProfile:
+    """_mem_bound_profile with 8 tile strips (16 barriers) of 2 staging loads and 40
+    conflict-free shared loads each (a tiled kernel; 6 blocks of 8 KB fit the TK1's SM)."""
+    return dataclasses.replace(
+        _mem_bound_profile(64), comp_insts=comp_insts, sync_insts=16,
+        shared=SharedMemoryCounts(load_insts=16, insts_by_conflict=((1, 320),),
+                                  bytes_per_block=8192),
+    )
+
+
+def test_tiled_sync_cost_is_the_same_on_both_sides_of_cwp_mwp(tk1) -> None:
+    """With two or more blocks resident a tiled kernel's barriers cost the staging latency
+    once a strip for the SM (8 strips x smem_load_cycles 506 per batch), in eq. (16) as in
+    eq. (17): a kernel whose CWP crosses MWP keeps its barrier cost, and its time moves by
+    the few cycles of computing that moved it, not by eq. (23)'s departure delay x (MWP - 1)
+    x 16 barriers x B blocks (6.4x more here; the printed reading keeps it)."""
+    cases = {}
+    for comp in range(1000, 4000, 20):
+        r = predict_cgpredict(_strip_profile(comp), tk1)
+        assert r.b_blocks == 6 and r.batch == pytest.approx(64 / 6)
+        assert r.sync_cost == pytest.approx(8 * 506 * 64 / 6)
+        assert r.cycles == pytest.approx(r.exec_cycles + r.sync_cost)
+        cases.setdefault(r.case, comp)
+    assert set(cases) == {"eq16", "eq17"} and cases["eq16"] < cases["eq17"]
+    r = predict_cgpredict(_strip_profile(1000), tk1)
+    eq23 = r.departure_delay * (r.mwp - 1) * 16 * 6 * r.batch  # what the (16) side was charged
+    assert r.case == "eq16" and eq23 > 6 * r.sync_cost
+
+
+def test_tile_staging_is_issued_apart_from_the_shared_pipe(tk1) -> None:
+    """A strip's staging (120 code + 16 STS + 16 LDG a warp) runs between barriers, while no
+    shared load of the block is in flight: on the TK1 (0.5 issue cycles an instruction, one
+    wavefront a cycle) a warp computes 0.5 x (120 + 2 x 16) = 76 cycles of staging, then the
+    slower of the rest of its dispatch, 0.5 x (200 + 3) - 0.5 x 136 = 33.5, and its 320
+    wavefronts: 396, not max(101.5, 320) = 320; every staging instruction more costs its
+    issue cycle although the shared pipe binds the rest."""
+    code = StagingCounts(integer=100, branch=8, other=12)
+
+    def tiled(extra: float) -> KernelProfile:
+        return dataclasses.replace(
+            _strip_profile(200 + extra),
+            staging_code=dataclasses.replace(code, integer=code.integer + extra))
+
+    r = predict_cgpredict(tiled(0), tk1)
+    assert r.smem_cycles == 320
+    assert r.comp_cycles == pytest.approx(76 + 320)
+    more = predict_cgpredict(tiled(40), tk1)
+    assert more.comp_cycles == pytest.approx(r.comp_cycles + 0.5 * 40)
+    plain = predict_cgpredict(dataclasses.replace(tiled(0), staging_code=StagingCounts(),
+                                                  comp_insts=80), tk1)
+    assert plain.comp_cycles == pytest.approx(0.5 * 16 * 2 + max(0.5 * (80 + 3 - 16), 320))
+    # the printed reading sums issue and shared latency as before
+    lat = predict_cgpredict(tiled(0), tk1, smem_cost="latency")
+    assert lat.comp_cycles == pytest.approx(0.5 * 203 + 67 * 320)

@@ -17,6 +17,7 @@ from cgpredict.block import Block
 from cgpredict.frontend.tracer import TraceOptions, trace_program
 from cgpredict.memory.shared import (
     ArrayLayout,
+    StagedAccess,
     array_layouts,
     array_name,
     conflict_degree,
@@ -385,3 +386,58 @@ def test_staged_degrees_equal_the_tile_word_reference(elem, rows, cols):
             words = ((e // row_len % rows) * cols + (e % row_len % cols)) * elem // 4
             want.append(conflict_degree(words, banks, bank_bytes))
         assert got.tolist() == want
+
+
+def _union_wavefronts(first_words, regs, banks, bank_bytes):
+    """Brute-force bank passes of one warp load whose lane reads ``regs`` consecutive 4-byte
+    words from its first word: every bank serves one of its distinct keys (a word; a 64-word
+    segment with 8-byte banks) a pass, so the load takes as many passes as its busiest bank
+    has keys, over all the words of all lanes."""
+    keys: dict[int, set] = {}
+    for w in {int(f) + j for f in first_words for j in range(regs)}:
+        bank, key = ((w // 2) % banks, w // 64) if bank_bytes == 8 else (w % banks, w)
+        keys.setdefault(bank, set()).add(key)
+    return max(len(k) for k in keys.values())
+
+
+@pytest.mark.parametrize("stride, vector, elem, bank_bytes", [
+    (4, 4, 4, 4),     # LDS.128, 16-B chunks side by side: 512 B in 4 passes
+    (32, 4, 4, 4),    # syrk_tiled's A[j][k]: rows 32 words apart, all lanes in banks 4k..4k+3
+    (36, 4, 4, 4),    # a row padded by 4 words: 4 passes
+    (8, 4, 4, 4),     # 8 lanes a bank group
+    (2, 2, 4, 4),     # LDS.64 side by side
+    (34, 2, 4, 4),
+    (2, 1, 8, 4),     # scalar doubles side by side: 256 B in 2 passes
+    (4, 2, 8, 4),     # two doubles a lane (LDS.128)
+    (64, 2, 8, 4),
+    (1, 1, 4, 4), (32, 1, 4, 4), (33, 1, 4, 4),   # scalar floats: X passes
+    (4, 4, 4, 8), (32, 4, 4, 8), (2, 1, 8, 8), (1, 1, 4, 8),  # Kepler's 8-byte banks
+])
+def test_wavefronts_of_a_vector_load_equal_the_bank_pass_reference(stride, vector, elem,
+                                                                   bank_bytes):
+    """A staged load's wavefronts per element times its width equal the brute-force passes
+    of the whole vector load, from its first word's conflict degree X alone: a lane's vector
+    fills the banks beside its first word's, so an X-way conflict is X passes for the whole
+    load (syrk_tiled: 32 for an LDS.128 of 4 elements, 8 an element, not 32)."""
+    first = lanes(stride)
+    regs = vector * elem // 4
+    x = conflict_degree(first, 32, bank_bytes)
+    access = StagedAccess(sid=0, array="A", conflicts=((x, 10),), vector=vector, elem_bytes=elem)
+    assert access.wavefronts * vector == _union_wavefronts(first, regs, 32, bank_bytes)
+
+
+def test_syrk_tiled_column_read_is_8_wavefronts_an_element(syrk_trace):
+    """syrk's A[j][k] staged in 32x32 tiles: a thread walks its tile row (LDS.128 of four k),
+    the lanes' rows 32 words apart: on 4-byte banks 32 passes a load, 8 an element; on
+    Kepler's 8-byte banks 16 passes, 4 an element. A[i][k] is an LDS.128 broadcast (2)."""
+    tr = syrk_trace
+    is_store = np.array([m.kind == "store" for m in tr.header.mem])
+    wt = form_warps(tr, 0, 0, 2, Block(32, 32), is_store)
+    texts = {m.id: m.base for m in tr.header.mem}
+    layouts = array_layouts(tr.header.ir_text)
+    for bank_bytes, per_element in ((4, 8.0), (8, 4.0)):
+        by = {texts[a.sid]: a for a in staged_accesses(
+            wt, texts, (("A", 32, 32),), layouts, 32, bank_bytes, tr.header.globals)}
+        assert by["A[j][k]"].vector == 4
+        assert by["A[j][k]"].wavefronts == per_element
+        assert by["A[i][k]"].uniform and by["A[i][k]"].wavefronts == 0.5

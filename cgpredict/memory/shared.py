@@ -157,15 +157,18 @@ class StagedAccess:
 
     @property
     def wavefronts(self) -> float:
-        """Shared-memory wavefronts (128-B returns, one a cycle) per element a thread reads:
-        a load returns one 4-B register a lane per wavefront, times its bank-conflict degree;
-        a load whose lanes all read one address packs two registers a wavefront when it
-        returns several (an LDS.128 broadcast takes 2 wavefronts, not 4: NVIDIA's account of
-        the L1/shared return path, 128 B a cycle, for cc 7.x)."""
+        """Shared-memory wavefronts (bank passes, one a cycle) per element a thread reads: an
+        X-way conflict is X passes for the whole load, whatever its width, since a lane's
+        vector fills the banks next to its first word's and every lane of one bank brings its
+        whole vector in the same pass (an LDS.128 of 32 lanes at a 32-word stride: 32
+        wavefronts for 4 elements, not 4 x 32; conflict-free: 512 B in 4); a load whose lanes
+        all read one address packs two registers a wavefront when it returns several (an
+        LDS.128 broadcast takes 2 wavefronts, not 4: NVIDIA's account of the L1/shared return
+        path, 128 B a cycle, for cc 7.x)."""
         regs = max(self.vector * self.elem_bytes // 4, 1)
         if self.uniform and regs > 1:
             return regs / 2 / self.vector
-        return regs * self.mean_degree / self.vector
+        return self.mean_degree / self.vector
 
     @property
     def mean_degree(self) -> float:

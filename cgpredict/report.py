@@ -26,7 +26,10 @@ def _bounds_text(r) -> list[str]:
         binding = f"the {b.pipe} pipe bound"
     return [
         f"  time set by {binding}: model {r.model_cycles:.4g} cycles; bounds DRAM "
-        f"{b.dram_cycles:.4g} ({b.dram_bytes / 1e6:.4g} MB), issue {b.issue_cycles:.4g}, "
+        f"{b.dram_cycles:.4g} ({b.dram_bytes / 1e6:.4g} MB"
+        + (f" + {b.dram_wave_cycles:.4g} cycles of round trips, one a wave"
+           if b.dram_wave_cycles else "")
+        + f"), issue {b.issue_cycles:.4g}, "
         f"L2 path {b.l2_cycles:.4g} ({b.l2_store_trans:.4g} store transactions), "
         f"critical path {b.chain_cycles:.4g} (the busiest thread's own chain)"
         + (f", atomic {b.atomic_cycles:.4g} ({b.atomic_ops:.4g} atomic operations, the "

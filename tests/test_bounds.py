@@ -40,9 +40,12 @@ def test_bounds_by_hand():
     b = launch_bounds(p, dev, geo)
     warps = 1056 * 8
     assert geo.total_warps == warps and geo.active_sms == 132
-    # DRAM: 10 load instructions x 1 sector + 2 write-backs, 32 B each, per warp
+    # DRAM: 10 load instructions x 1 sector + 2 write-backs, 32 B each, per warp; 1056 blocks
+    # of 8 warps on 132 SMs holding 8 blocks each are one wave: one round trip of
+    # 369.2 + 315.9 cycles (L2 then DRAM, SPEC eq. (2)) before the bytes stream
     assert b.dram_bytes == pytest.approx(warps * 12 * 32)
-    assert b.dram_cycles == pytest.approx(b.dram_bytes / 3097e9 * 1980e6)
+    assert b.dram_wave_cycles == pytest.approx(369.2 + 315.9)
+    assert b.dram_cycles == pytest.approx(b.dram_bytes / 3097e9 * 1980e6 + 685.1)
     # issue: 12 memory + 20 compute instructions per warp, 0.25 cycles each, over 132 SMs
     assert b.issue_cycles == pytest.approx(warps * 32 * 0.25 / 132)
     # L2: 10 x 4 load sectors at dd_l2 back; stores 4 + 32 sectors out, the strided store's
@@ -51,6 +54,20 @@ def test_bounds_by_hand():
     assert b.l2_load_trans == pytest.approx(warps * 40)
     assert b.l2_cycles == pytest.approx(warps * (36 + 32) * 2.0 / 132)
     assert b.binding == "l2" and b.cycles == b.l2_cycles
+
+
+def test_each_wave_of_blocks_exposes_one_dram_round_trip():
+    """4.5 waves of blocks (4752 blocks, 1056 resident) start 5 times: 5 round trips; a
+    profile whose loads all hit the L2 waits for no DRAM round trip, however many waves."""
+    dev = load_device("h100")
+    p = dataclasses.replace(_profile(), blocks=4752)
+    geo = launch_geometry(p, dev)
+    b = launch_bounds(p, dev, geo)
+    assert geo.waves == pytest.approx(4.5)
+    assert b.dram_wave_cycles == pytest.approx(5 * (dev.l2_latency_cycles + dev.dram_latency_cycles))
+    assert b.dram_cycles == pytest.approx(b.dram_bytes / 3097e9 * 1980e6 + b.dram_wave_cycles)
+    hits = dataclasses.replace(p, coal=PatternCounts(11, 4.0, 0.0), uncoal=PatternCounts(1, 32.0, 0.0))
+    assert launch_bounds(hits, dev, geo).dram_wave_cycles == 0.0
 
 
 def test_l2_bound_is_the_slower_direction():

@@ -5,7 +5,11 @@ faster than the GPU can move its bytes or issue its instructions. Three throughp
 launch, each from the same profile the models read:
 
 * DRAM: the compulsory traffic (L2 misses of loads, plus every sector the stores dirty,
-  written back once) at the device's DRAM bandwidth;
+  written back once) at the device's DRAM bandwidth, plus one DRAM round trip
+  (``l2_latency_cycles + dram_latency_cycles``, SPEC eq. (2)) per wave of blocks whose loads
+  reach DRAM (``dram_wave_cycles``): a wave's blocks start together, no byte of theirs
+  returns before the first request's round trip, and the next wave starts only as its
+  blocks retire, so the bandwidth is reached between the round trips, not during them;
 * issue: every warp instruction at ``inst_cycles_per_warp_inst`` on the SMs the launch uses;
 * L2: the SM-L2 crossbar's two directions, each a separate network: the load data coming
   back (``dd_l2_cycles`` per load transaction) and the store data going out
@@ -59,7 +63,7 @@ class Bounds:
     """Lower bounds of one launch, in cycles, with what they count."""
 
     dram_bytes: float
-    dram_cycles: float
+    dram_cycles: float  # the bytes at the bandwidth plus dram_wave_cycles
     warp_insts: float
     issue_cycles: float
     l2_load_trans: float
@@ -70,6 +74,7 @@ class Bounds:
     atomic_cycles: float = 0.0  # the updates of the busiest address, one after another
     pipe_cycles: float = 0.0  # the busiest pipe's instructions at its published rate
     pipe: str = ""  # that pipe's class (pipes.PIPE_CLASSES), "" without pipe rates
+    dram_wave_cycles: float = 0.0  # of dram_cycles: one DRAM round trip per wave of blocks
 
     @property
     def cycles(self) -> float:
@@ -88,6 +93,13 @@ class Bounds:
         return BOUND_NAMES[values.index(max(values))]
 
 
+def dram_wave_cycles(device: GPUDevice, waves: float, dram_loads: float) -> float:
+    """One DRAM round trip, SPEC eq. (2), per wave whose loads reach DRAM (0 when none do)."""
+    if dram_loads <= 0:
+        return 0.0
+    return max(math.ceil(waves - 1e-9), 1) * (device.l2_latency_cycles + device.dram_latency_cycles)
+
+
 def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry) -> Bounds:
     """The six bounds of one launch of ``profile`` (all its warps, all waves)."""
     warps = float(geo.total_warps)
@@ -101,7 +113,8 @@ def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry
     at = profile.atomics
     dram_bytes = warps * (dram_loads + st.write_back_trans) * device.l2_sector_bytes
     dram_bytes += 2 * at.footprint_bytes  # the updated locations: read once, written back once
-    dram_cycles = dram_bytes / device.dram_bandwidth_bytes_per_s * device.freq_hz
+    wave_cycles = dram_wave_cycles(device, geo.waves, dram_loads)
+    dram_cycles = dram_bytes / device.dram_bandwidth_bytes_per_s * device.freq_hz + wave_cycles
     warp_insts = warps * (profile.total_insts + profile.shared.transactions)
     issue_cycles = warp_insts * device.inst_cycles_per_warp_inst / sms
     pipe_warp, pipe = pipe_cycles(profile.pipes, device.pipes, device.warp_size)  # (12p)
@@ -125,4 +138,5 @@ def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry
         atomic_cycles=atomic_ops * at.hot_share * device.atomic_address_cycles,
         pipe_cycles=warps * pipe_warp / sms,
         pipe=pipe,
+        dram_wave_cycles=wave_cycles,
     )

@@ -129,7 +129,9 @@ def _kernel_section(k, dev, source_name: str) -> str:
     if b is not None:
         rows = [
             ("model", r.model_cycles, "the model's own estimate"),
-            ("dram", b.dram_cycles, f"{b.dram_bytes / 1e6:.4g} MB at the DRAM bandwidth"),
+            ("dram", b.dram_cycles, f"{b.dram_bytes / 1e6:.4g} MB at the DRAM bandwidth"
+             + (f", plus one DRAM round trip a wave ({b.dram_wave_cycles:.4g} cycles)"
+                if b.dram_wave_cycles else "")),
             ("issue", b.issue_cycles, f"{b.warp_insts:.4g} warp instructions"),
             ("l2", b.l2_cycles, f"{b.l2_load_trans:.4g} load and {b.l2_store_trans:.4g} "
                                 "store transactions"),

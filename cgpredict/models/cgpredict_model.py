@@ -194,12 +194,16 @@ def _mwp_limits(lat, device: GPUDevice, geo: LaunchGeometry) -> tuple[float, flo
 
 def _exec_cycles(whole: bool, no_mem_insts: float, mwp: float, cwp: float, n: float,
                  mem_cycles: float, comp_cycles: float, mem_l: float,
-                 batch: float) -> tuple[str, float]:
+                 batch: float, own_comp: float | None = None) -> tuple[str, float]:
     """(case, execution cycles of the launch): §3 (22) when too few warps hide a warp's own
-    timeline, else (16) when CWP >= MWP, else (17); ``whole``: each expression per batch."""
+    timeline, else (16) when CWP >= MWP, else (17); ``whole``: each expression per batch.
+    ``own_comp``: a warp's own computing in (22), at least its issue cycles: the dependent
+    latencies of its instructions (profile.compute_chain_cycles), which no other warp
+    hides when there are too few (eq. (22c), docs/models.md); None: ``comp_cycles``."""
+    own = comp_cycles if own_comp is None else max(own_comp, comp_cycles)
     if whole and no_mem_insts > 0 and mwp >= n and cwp >= n:
         case = "eq22"  # §3 (22): too few warps to hide a warp's own serial timeline
-        exec_cycles = (mem_cycles + comp_cycles + comp_cycles / no_mem_insts * (mwp - 1)) * batch
+        exec_cycles = (mem_cycles + own + comp_cycles / no_mem_insts * (mwp - 1)) * batch  # (22c)
     elif no_mem_insts > 0 and cwp >= mwp:
         case = "eq16"
         mem_term = mem_cycles * n / mwp
@@ -259,7 +263,8 @@ def predict_cgpredict(
 
     whole = batch_mode == "whole"
     case, exec_cycles = _exec_cycles(
-        whole, no_mem_insts, mwp, cwp, n, mem_cycles, comp_cycles, mem_l, batch
+        whole, no_mem_insts, mwp, cwp, n, mem_cycles, comp_cycles, mem_l, batch,
+        own_comp=max(comp_cycles, profile.compute_chain_cycles),
     )
     sync_cost = dep * max(mwp - 1, 0.0) * profile.sync_insts * b * batch  # (23)
     if whole and case == "eq17" and b >= 2 and smem_cost != "latency":

@@ -95,7 +95,8 @@ class ComputeCounts:
 #: remainder whose quotient the code computes too (``detail`` "quotient": x / y and x % y of
 #: the same operands, an index decomposition), which nvcc computes from the quotient,
 #: x - (x / y) * y (the user kernels' SASS check, validation/results/sass-check-user.md);
-#: IEEE fdiv and sqrt (MUFU.RCP/RSQ + FFMA refinement, FCHK and a branch to the slow path);
+#: IEEE fdiv and sqrt (MUFU.RCP/RSQ + FFMA refinement, FCHK and a branch to the slow path;
+#: FCHK issues to the SFU pipe as MUFU does: ncu's pipe_xu counts 2 a division);
 #: libm's expf (FFMA range reduction + MUFU.EX2), logf, sinf, cosf, powf (FFMA polynomials,
 #: no SFU on sinf/cosf's fast path |x| < 105615); double div and sqrt (MUFU.RCP64H/RSQ64H +
 #: DFMA Newton steps). Double exp/log/sin/cos/pow call subroutines the check does not follow:
@@ -111,7 +112,7 @@ SASS_EXPANSION: dict[str, tuple[int, dict[str, int]]] = {
     "srem_const_i32": (5, {"int_add": 1, "int_mul": 2, "int_shift": 1}),
     "srem_quotient_i32": (3, {"int_add": 2, "int_mul": 1}),
     "urem_quotient_i32": (2, {"int_mul": 1}),
-    "fdiv_f32": (10, {"fp32": 5, "int_cmp": 1, "sfu": 1}),
+    "fdiv_f32": (10, {"fp32": 5, "sfu": 2}),
     "sqrt_f32": (10, {"fp32": 4, "int_add": 1, "int_cmp": 1, "sfu": 1}),
     "exp_f32": (9, {"fp32": 5, "int_shift": 1, "sfu": 1}),
     "log_f32": (26, {"cvt": 1, "fp32": 15, "int_add": 3, "int_cmp": 5}),

@@ -100,9 +100,10 @@ def test_compute_counts_sfu_and_unknown_calls():
                    ("call", "float", "my_helper"): 5, ("fadd", "float", ""): 4,
                    ("add", "i32", ""): 1.5})
     c = compute_counts(ops)
-    # fdiv 10 SASS instructions (1 MUFU), sqrtf 10 (1 MUFU), an unknown call 1
+    # fdiv 10 SASS instructions (MUFU.RCP and FCHK on the SFU pipe), sqrtf 10 (1 MUFU), an
+    # unknown call 1
     assert c.total == pytest.approx(3 * 10 + 2 * 10 + 5 + 4 + 1.5)
-    assert c.sfu == pytest.approx(5)
+    assert c.sfu == pytest.approx(3 * 2 + 2)
     assert c.fp == pytest.approx(3 * 10 + 2 * 10 + 5 + 4)
     assert c.unknown_calls == ("my_helper",)
 

@@ -96,7 +96,8 @@ def test_the_fast_path_skips_the_slow_path_call_and_keeps_only_the_division() ->
     # BSSY, MUFU.RCP, FCHK, 5 FFMA, the branch, BSYNC: not the addresses, loads or store
     assert len(op) == 10
     counts = sass_ops.path_classes(op)
-    assert (counts["sfu"], counts["fp32"], counts["int_cmp"], counts["int_mul"]) == (1, 5, 1, 0)
+    # FCHK issues to the SFU (XU) pipe: ncu counts 2 pipe_xu instructions a division
+    assert (counts["sfu"], counts["fp32"], counts["int_cmp"], counts["int_mul"]) == (2, 5, 0, 0)
 
 
 def test_the_division_waits_for_its_reciprocal_and_five_ffma_by_hand() -> None:
@@ -162,6 +163,7 @@ def test_sass_pipe_classes_by_hand() -> None:
         "I2F.F64.S64 R6, R8": "cvt64", "F2I.FTZ.U32.TRUNC.NTZ R7, R6": "cvt",
         "ISETP.GE.AND P1, PT, R9, RZ, PT": "int_cmp", "UIADD3 UR8, UP0, UR8, 0x4, URZ": None,
         "BRA `(.L_x_1)": None, "LOP3.LUT R9, R9, R2, RZ, 0x3c, !PT": "int_add",
+        "FCHK P0, R0, R3": "sfu",
     }  # fmt: skip
     for text, cls in cases.items():
         assert sass_ops.sass_pipe(text) == cls, text

@@ -66,7 +66,11 @@ _LABEL = re.compile(r"^\s*(\.L[\w$]+):\s*$")
 _TARGET = re.compile(r"`\(\s*(\.L[\w$]+)\s*\)")
 _PRED = re.compile(r"^@!?U?P[T0-9]+\s+")
 
-_CMP = frozenset("FSETP FSEL FMNMX FCHK FSET ISETP IMNMX VIMNMX SEL ICMP DSETP".split())
+_CMP = frozenset("FSETP FSEL FMNMX FSET ISETP IMNMX VIMNMX SEL ICMP DSETP".split())
+#: instructions besides MUFU that issue to the SFU (XU) pipe on sm_90: FCHK, IEEE division's
+#: range check (ncu's smsp__inst_executed_pipe_xu: 2 a float division, RCP and FCHK, in the
+#: user kernels sfu_heavy, softmax and nbody, validation/measured/h100-session-2026-11-26)
+_XU = frozenset(("MUFU", "FCHK"))
 _FP32 = frozenset("FADD FMUL FFMA FADD32I FMUL32I FFMA32I".split())
 _FP64 = frozenset("DADD DMUL DFMA".split())
 _ADD = frozenset("IADD3 IADD VIADD LOP3 LOP IABS LEA PLOP3 IADD32I".split())
@@ -79,7 +83,7 @@ def sass_pipe(text: str) -> str | None:
     predicate, or None (moves, branches, memory, uniform-datapath ``U*`` instructions)."""
     opcode, _, operands = text.partition(" ")
     op, *mods = opcode.split(".")
-    if op == "MUFU":
+    if op in _XU:
         return "sfu"
     if op in _FP64:
         return "fp64"

@@ -473,6 +473,11 @@ def test_a_warp_alone_waits_for_its_own_dependent_computing(tk1) -> None:
     assert r.case == r0.case == "eq22" and r.comp_cycles == pytest.approx(issue)
     assert r0.exec_cycles == pytest.approx(r0.mem_cycles + issue)
     assert r.exec_cycles == pytest.approx(r.mem_cycles + 3 * issue)  # N = MWP = 1
+    assert r.own_comp_cycles == pytest.approx(3 * issue) and r0.own_comp_cycles == issue
+    from cgpredict.models import bound_text
+
+    assert "own computing 3015 cycles" in bound_text(predict(chained, tk1, "cgpredict"))
+    assert "own computing" not in bound_text(predict(base, tk1, "cgpredict"))
     short = dataclasses.replace(base, compute_chain_cycles=issue / 2)
     assert predict_cgpredict(short, tk1).exec_cycles == pytest.approx(r0.exec_cycles)
     many = dataclasses.replace(chained, blocks=64, threads_per_block=256)

@@ -89,6 +89,7 @@ class CGPredictResult:
     sync_cost: float
     # §2.4-2.5
     comp_cycles: float
+    own_comp_cycles: float  # a warp's own computing in eq. (22c): max(issue, its dependences)
     mem_cycles: float
     mem_l: float
     departure_delay: float
@@ -262,9 +263,10 @@ def predict_cgpredict(
     cwp = min(cwp_full, n)  # (14) bounded by N
 
     whole = batch_mode == "whole"
+    own_comp = max(comp_cycles, profile.compute_chain_cycles)  # (22c)
     case, exec_cycles = _exec_cycles(
         whole, no_mem_insts, mwp, cwp, n, mem_cycles, comp_cycles, mem_l, batch,
-        own_comp=max(comp_cycles, profile.compute_chain_cycles),
+        own_comp=own_comp,
     )
     sync_cost = dep * max(mwp - 1, 0.0) * profile.sync_insts * b * batch  # (23)
     if whole and case == "eq17" and b >= 2 and smem_cost != "latency":
@@ -281,6 +283,7 @@ def predict_cgpredict(
         l1_cycles=l1_cycles,
         sync_cost=sync_cost,
         comp_cycles=comp_cycles,
+        own_comp_cycles=own_comp,
         mem_cycles=mem_cycles,
         mem_l=mem_l,
         departure_delay=dep,

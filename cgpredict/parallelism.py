@@ -294,6 +294,15 @@ class ThreadBodies:
                 total += runs * self.chains[key]
         return total
 
+    def compute_chain(self, per_thread: Mapping[int, float], unroll_of, device) -> float:
+        """A thread's critical path through its computing (profile.compute_chain_cycles):
+        chain_cycles with every load ready at once, each operation at ``device``'s latency
+        of its kind (its ``op_latencies``, compute.OpLatencies)."""
+        return self.chain_cycles(
+            per_thread, lambda sid: 0.0, device.fp_latency_cycles, device.inst_latency_cycles,
+            unroll_of, frozenset(), device.op_latencies,
+        )
+
     def parallelism(self, per_thread: Mapping[int, float]) -> Parallelism:
         """ILP and MLP of the thread, each body weighted by its instructions executed
         (``per_thread``: executions per thread of each block id)."""

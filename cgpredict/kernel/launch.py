@@ -185,7 +185,6 @@ class LaunchContext:
             self._parts_kept, "chain", mem, body_counts(self.bodies, per_thread),
             lambda: self.chain_cycles(per_thread, mem),
         )
-        compute_chain = self.compute_chain_cycles(per_thread)
         sass = machine_extras(
             self.machine_shape, lambda lid: self.entries_per_thread(row, lid, threads),
             per_thread, touches_global=bool(mem.instrs), staging_stores=shared.load_insts,
@@ -214,7 +213,7 @@ class LaunchContext:
             stores=stores,
             atomics=port.atomics,
             chain_cycles=chain,
-            compute_chain_cycles=compute_chain,
+            compute_chain_cycles=self.bodies.compute_chain(per_thread, self.unroll, self.device),
             folded_insts=folded,
             machine_insts=sass.added,
             address_folded_insts=sass.folded_addresses,
@@ -344,16 +343,6 @@ class LaunchContext:
         return self.bodies.chain_cycles(
             busiest, load_cycles, dev.fp_latency_cycles, dev.inst_latency_cycles, self.unroll,
             ordered, dev.op_latencies,
-        )
-
-    def compute_chain_cycles(self, per_thread: dict) -> float:
-        """A mean thread's critical path through its computing (profile.compute_chain_cycles):
-        its bodies' chains (parallelism.body_chain) with every load ready at once, each
-        operation at the device's latency of its kind (compute.OpLatencies)."""
-        dev = self.device
-        return self.bodies.chain_cycles(
-            per_thread, lambda sid: 0.0, dev.fp_latency_cycles, dev.inst_latency_cycles,
-            self.unroll, frozenset(), dev.op_latencies,
         )
 
     @functools.cached_property

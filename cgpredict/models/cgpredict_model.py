@@ -256,17 +256,13 @@ def predict_cgpredict(
 
     mem_l, dep = lat.mem_l, lat.departure_delay
     mwp_full, bw_per_warp, mwp_peak = _mwp_limits(lat, device, geo)
-    mwp = min(mwp_full, n)  # (13) bounded by N
-    if bandwidth_bound:
-        mwp = min(mwp, mwp_peak)  # §3 (5)
+    mwp = min(mwp_full, n, mwp_peak if bandwidth_bound else math.inf)  # (13) <= N, §3 (5)
     cwp_full = (mem_cycles + comp_cycles) / comp_cycles if comp_cycles > 0 else math.inf  # (14)
     cwp = min(cwp_full, n)  # (14) bounded by N
 
-    whole = batch_mode == "whole"
-    own_comp = max(comp_cycles, profile.compute_chain_cycles)  # (22c)
-    case, exec_cycles = _exec_cycles(
-        whole, no_mem_insts, mwp, cwp, n, mem_cycles, comp_cycles, mem_l, batch,
-        own_comp=own_comp,
+    whole, own_comp = batch_mode == "whole", max(comp_cycles, profile.compute_chain_cycles)
+    case, exec_cycles = _exec_cycles(  # own_comp: (22c)
+        whole, no_mem_insts, mwp, cwp, n, mem_cycles, comp_cycles, mem_l, batch, own_comp
     )
     sync_cost = dep * max(mwp - 1, 0.0) * profile.sync_insts * b * batch  # (23)
     if whole and case == "eq17" and b >= 2 and smem_cost != "latency":

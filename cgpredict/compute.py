@@ -95,7 +95,8 @@ class ComputeCounts:
 #: remainder whose quotient the code computes too (``detail`` "quotient": x / y and x % y of
 #: the same operands, an index decomposition), which nvcc computes from the quotient,
 #: x - (x / y) * y (the user kernels' SASS check, validation/results/sass-check-user.md);
-#: IEEE fdiv and sqrt (MUFU.RCP/RSQ + FFMA refinement, FCHK and a branch to the slow path);
+#: IEEE fdiv and sqrt (MUFU.RCP/RSQ + FFMA refinement, FCHK and a branch to the slow path;
+#: FCHK issues to the SFU pipe as MUFU does: ncu's pipe_xu counts 2 a division);
 #: libm's expf (FFMA range reduction + MUFU.EX2), logf, sinf, cosf, powf (FFMA polynomials,
 #: no SFU on sinf/cosf's fast path |x| < 105615); double div and sqrt (MUFU.RCP64H/RSQ64H +
 #: DFMA Newton steps). Double exp/log/sin/cos/pow call subroutines the check does not follow:
@@ -111,8 +112,8 @@ SASS_EXPANSION: dict[str, tuple[int, dict[str, int]]] = {
     "srem_const_i32": (5, {"int_add": 1, "int_mul": 2, "int_shift": 1}),
     "srem_quotient_i32": (3, {"int_add": 2, "int_mul": 1}),
     "urem_quotient_i32": (2, {"int_mul": 1}),
-    "fdiv_f32": (10, {"fp32": 5, "int_cmp": 1, "sfu": 1}),
-    "sqrt_f32": (7, {"int_add": 1, "int_cmp": 1, "sfu": 1}),
+    "fdiv_f32": (10, {"fp32": 5, "sfu": 2}),
+    "sqrt_f32": (10, {"fp32": 4, "int_add": 1, "int_cmp": 1, "sfu": 1}),
     "exp_f32": (9, {"fp32": 5, "int_shift": 1, "sfu": 1}),
     "log_f32": (26, {"cvt": 1, "fp32": 15, "int_add": 3, "int_cmp": 5}),
     "sin_f32": (26, {"cvt": 2, "fp32": 11, "int_add": 2, "int_cmp": 4}),
@@ -121,6 +122,66 @@ SASS_EXPANSION: dict[str, tuple[int, dict[str, int]]] = {
     "fdiv_f64": (16, {"fp32": 1, "fp64": 8, "int_cmp": 2, "sfu": 1}),
     "sqrt_f64": (18, {"fp64": 8, "int_add": 2, "int_cmp": 1, "sfu": 1}),
 }
+#: the longest register-dependence path through each SASS_EXPANSION entry's fast path, in
+#: dependent steps by kind (validation/sass_ops.py --chain, checked by tests/test_sass_ops.py):
+#: (MUFU, FP64, other ALU). An IEEE fdiv waits for MUFU.RCP and five FFMA refinements one
+#: after another, a sqrtf for MUFU.RSQ and FMUL, FFMA, FFMA; a double division for
+#: MUFU.RCP64H and eight DFMA. What one such operation adds to a thread's critical path
+#: (op_chain_cycles), where the pipe counts above say what it adds to the issue.
+SASS_CHAIN: dict[str, tuple[int, int, int]] = {
+    "sdiv_i32": (1, 0, 14), "srem_i32": (1, 0, 14), "udiv_i32": (1, 0, 12),
+    "urem_i32": (1, 0, 12), "sdiv_pow2_i32": (0, 0, 2), "srem_pow2_i32": (0, 0, 3),
+    "sdiv_const_i32": (0, 0, 4), "srem_const_i32": (0, 0, 5),
+    "fdiv_f32": (1, 0, 5), "sqrt_f32": (1, 0, 3), "exp_f32": (1, 0, 6), "log_f32": (0, 0, 16),
+    "sin_f32": (0, 0, 12), "cos_f32": (0, 0, 12), "pow_f32": (1, 0, 28),
+    "fdiv_f64": (1, 8, 2), "sqrt_f64": (1, 7, 0),
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class OpLatencies:
+    """Cycles from one instruction's issue to a dependent one's, by kind (a device file's
+    [timing]: fp_latency_cycles, inst_latency_cycles, fp64_latency_cycles,
+    sfu_latency_cycles)."""
+
+    fp32: float
+    integer: float
+    fp64: float
+    sfu: float
+
+
+#: a loop body's operator class (instrument/loopbody.op_class) of each expanded operation
+_BODY_EXPANDED = {"fdiv": "fdiv_f32", "ddiv": "fdiv_f64", "fsqrt": "sqrt_f32",
+                  "dsqrt": "sqrt_f64"}
+#: the classes whose SASS has a branch to an IEEE slow path (a CALL) inside the iteration:
+#: ptxas keeps each unrolled copy of such a body behind the previous copy's reconvergence
+#: (BSYNC), so one thread's iterations do not overlap (the sm_90 SASS of the user kernel
+#: nbody: every copy's loads follow the previous copy's division)
+SLOW_PATH_CLASSES = frozenset(_BODY_EXPANDED)
+
+
+def op_chain_cycles(key: str, lat: OpLatencies) -> float:
+    """Cycles one SASS_EXPANSION operation adds to a dependence chain: its SASS_CHAIN steps
+    at the device's latencies (ALU steps at the FP32 latency: FFMA, IADD3, IMAD alike)."""
+    sfu, fp64, alu = SASS_CHAIN[key]
+    return sfu * lat.sfu + fp64 * lat.fp64 + alu * lat.fp32
+
+
+def body_op_cycles(klass: str, lat: OpLatencies) -> float:
+    """Latency of one loop-body operation of class ``klass`` (loopbody.op_class) that is not
+    a memory access: an expanded IEEE division or square root its SASS chain, an FP64 one
+    the FP64 latency, another floating point one (f...) the FP32 latency, the rest the
+    integer latency. A library call (expf, ...) is one FP32 step: the body does not name
+    the callee (a limit: docs/models.md)."""
+    if klass in _BODY_EXPANDED:
+        return op_chain_cycles(_BODY_EXPANDED[klass], lat)
+    if klass.startswith("d"):
+        return lat.fp64
+    if klass.startswith("f"):
+        return lat.fp32
+    return lat.integer
+
+
 _INT_DIV = frozenset(("sdiv", "udiv", "srem", "urem"))
 _EXPANDED_CALLS = ("sqrt", "exp", "log", "sin", "cos", "pow")
 

@@ -24,6 +24,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from cgpredict.compute import OpLatencies
 from cgpredict.errors import CGPredictError
 from cgpredict.pipes import PipeRates
 
@@ -151,6 +152,10 @@ class GPUDevice:
     atomic_address_cycles: float = 1.0
     barrier_cycles: float | None = None
     smem_conflict_replay_cycles: float | None = None
+    # dependent-issue latency of an FP64 instruction (DFMA) and of an SFU one (MUFU), cycles
+    # (compute.OpLatencies, a thread's critical path); None: fp_latency_cycles
+    fp64_latency_cycles: float | None = None
+    sfu_latency_cycles: float | None = None
     registers_per_block_max: int | None = None
     shared_mem_alloc_unit_bytes: int = 256
     shared_mem_reserved_per_block_bytes: int = 0
@@ -166,6 +171,16 @@ class GPUDevice:
     def threads_per_sm(self) -> int:
         """Pseudo-threads processed per batch (SPEC §2.2): the resident-thread limit of an SM."""
         return self.max_threads_per_sm
+
+    @property
+    def op_latencies(self) -> OpLatencies:
+        """The dependent-issue latencies of a thread's instructions by kind (compute.py)."""
+        fp = self.fp_latency_cycles
+        return OpLatencies(
+            fp32=fp, integer=self.inst_latency_cycles,
+            fp64=fp if self.fp64_latency_cycles is None else self.fp64_latency_cycles,
+            sfu=fp if self.sfu_latency_cycles is None else self.sfu_latency_cycles,
+        )  # fmt: skip
 
     @property
     def freq_hz(self) -> float:
@@ -281,6 +296,8 @@ FIELD_SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
         "smem_conflict_replay_cycles": ("float", False),
         "inst_latency_cycles": ("float", True),
         "fp_latency_cycles": ("float", True),
+        "fp64_latency_cycles": ("float", False),
+        "sfu_latency_cycles": ("float", False),
     },
     "energy": {f.name: ("float", False) for f in fields(EnergyTable)},
     "pipes": {f.name: ("float", False) for f in fields(PipeRates)},

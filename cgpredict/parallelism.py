@@ -24,6 +24,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from .compute import SLOW_PATH_CLASSES, OpLatencies, body_op_cycles
 from .frontend.tracefile import Trace
 from .instrument import loopbody
 from .instrument.irtext import Module, parse_module
@@ -86,16 +87,20 @@ def body_parallelism(body: loopbody.LoopBody) -> Parallelism:
     return Parallelism(max(ilp, 1.0), max(mlp, 1.0), float(n_insts))
 
 
-def _latencies(body: loopbody.LoopBody, load_cycles, fp_cycles: float, int_cycles: float):
-    """The latency of each op of ``body``: a load its ``load_cycles(mem_id)``, a floating
-    point op ``fp_cycles``, any other instruction ``int_cycles``; stores (not waited for),
-    phis and branches none."""
+def _latencies(body: loopbody.LoopBody, load_cycles, fp_cycles: float, int_cycles: float,
+               op_lat: OpLatencies | None = None):
+    """The latency of each op of ``body``: a load its ``load_cycles(mem_id)``; with the
+    device's ``op_lat`` any other op compute.body_op_cycles (an IEEE division or square root
+    its SASS chain, FP64 its own latency), else a floating point op ``fp_cycles`` and any
+    other instruction ``int_cycles``; stores (not waited for), phis and branches none."""
     out = []
     for o in body.ops:
         if o.klass == "load":
             out.append(float(load_cycles(o.mem_id)))
         elif o.klass in _NO_LATENCY:
             out.append(0.0)
+        elif op_lat is not None:
+            out.append(body_op_cycles(o.klass, op_lat))
         elif o.klass.startswith(("f", "d")):  # fadd, fmul, fdiv, fcmp, fcvt, dadd, ...
             out.append(fp_cycles)
         else:
@@ -178,6 +183,8 @@ def _chain(body: loopbody.LoopBody, lat: tuple[float, ...], looped: bool, unroll
     within = max(_ordered_far(body, lat, ordered, gated=False), default=0.0)
     loads = sum(o.klass == "load" for o in body.ops)
     overlap = max(min(unroll, LOADS_IN_FLIGHT // max(loads, 1)), 1) if looped else 1
+    if any(o.klass in SLOW_PATH_CLASSES for o in body.ops):
+        overlap = 1  # each unrolled copy waits behind the previous one's slow-path test
     rec = memory_recurrence(body, lat, ordered) if looped else 0.0
     for o in body.ops:
         if o.klass == "phi" and o.carried >= 0:
@@ -268,22 +275,33 @@ class ThreadBodies:
         int_cycles: float,
         unroll_of,
         ordered: frozenset[int] = frozenset(),
+        op_lat: OpLatencies | None = None,
     ) -> float:
         """The thread's critical path: each body's iterations (``per_thread``: executions
         of each block id by the thread) times its per-iteration chain (body_chain), its
-        loop unrolled ``unroll_of(loop id)`` times, ``ordered`` its plain-pointer accesses."""
+        loop unrolled ``unroll_of(loop id)`` times, ``ordered`` its plain-pointer accesses,
+        ``op_lat`` the device's latencies by kind (_latencies)."""
         total = 0.0
         for i, ((_, blocks), g, looped, lid) in enumerate(zip(
             self.bodies, self.graphs, self.looped, self.loop_ids
         )):
             runs = max((per_thread.get(b, 0.0) for b in blocks), default=0.0)
             if runs > 0:
-                lat = tuple(_latencies(g, load_cycles, fp_cycles, int_cycles))
+                lat = tuple(_latencies(g, load_cycles, fp_cycles, int_cycles, op_lat))
                 key = (i, lat, looped, unroll_of(lid), ordered)
                 if key not in self.chains:  # a kernel's launches mostly share latencies
                     self.chains[key] = _chain(g, lat, looped, key[3], ordered)
                 total += runs * self.chains[key]
         return total
+
+    def compute_chain(self, per_thread: Mapping[int, float], unroll_of, device) -> float:
+        """A thread's critical path through its computing (profile.compute_chain_cycles):
+        chain_cycles with every load ready at once, each operation at ``device``'s latency
+        of its kind (its ``op_latencies``, compute.OpLatencies)."""
+        return self.chain_cycles(
+            per_thread, lambda sid: 0.0, device.fp_latency_cycles, device.inst_latency_cycles,
+            unroll_of, frozenset(), device.op_latencies,
+        )
 
     def parallelism(self, per_thread: Mapping[int, float]) -> Parallelism:
         """ILP and MLP of the thread, each body weighted by its instructions executed

@@ -186,6 +186,10 @@ class KernelProfile:
     # the critical path of the launch's busiest thread, cycles (parallelism.body_chain): its
     # loop iterations times each one's recurrence or shared load-to-use chain
     chain_cycles: float = 0.0
+    # a mean thread's critical path through its non-memory work, cycles: the same chains with
+    # every load ready at once (its FP, SFU and integer latencies, compute.OpLatencies); what
+    # a warp's own computing takes when too few warps hide it (§3 eq. (22), cgpredict_model)
+    compute_chain_cycles: float = 0.0
     # integer and branch instructions per thread that nvcc's unrolling folds away, already
     # taken out of comp_insts (parallelism.ThreadBodies.unrolled_savings)
     folded_insts: float = 0.0

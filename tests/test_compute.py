@@ -56,8 +56,10 @@ from cgpredict.pipes import PipeCounts
     ("store", "float", "", (0, False, False)),
     ("call", "float", "llvm.fmuladd.f32", (1, False, True)),
     ("call", "float", "fmaf", (1, False, True)),
-    ("call", "float", "llvm.sqrt.f32", (7, True, True)),
-    ("call", "float", "sqrtf", (7, True, True)),
+    # sqrtf: BSSY, IADD3, MUFU.RSQ, ISETP, BRA, FMUL, FMUL, FFMA, FFMA, BSYNC (the inline
+    # path the branch takes for ordinary operands, not the slow path's CALL set-up)
+    ("call", "float", "llvm.sqrt.f32", (10, True, True)),
+    ("call", "float", "sqrtf", (10, True, True)),
     ("call", "double", "exp", (1, True, True)),
     ("call", "float", "expf", (9, True, True)),    # MUFU.EX2 + FFMA range reduction
     ("call", "float", "logf", (26, False, True)),  # an FFMA polynomial, no SFU
@@ -98,10 +100,11 @@ def test_compute_counts_sfu_and_unknown_calls():
                    ("call", "float", "my_helper"): 5, ("fadd", "float", ""): 4,
                    ("add", "i32", ""): 1.5})
     c = compute_counts(ops)
-    # fdiv 10 SASS instructions (1 MUFU), sqrtf 7 (1 MUFU), an unknown call 1
-    assert c.total == pytest.approx(3 * 10 + 2 * 7 + 5 + 4 + 1.5)
-    assert c.sfu == pytest.approx(5)
-    assert c.fp == pytest.approx(3 * 10 + 2 * 7 + 5 + 4)
+    # fdiv 10 SASS instructions (MUFU.RCP and FCHK on the SFU pipe), sqrtf 10 (1 MUFU), an
+    # unknown call 1
+    assert c.total == pytest.approx(3 * 10 + 2 * 10 + 5 + 4 + 1.5)
+    assert c.sfu == pytest.approx(3 * 2 + 2)
+    assert c.fp == pytest.approx(3 * 10 + 2 * 10 + 5 + 4)
     assert c.unknown_calls == ("my_helper",)
 
 

@@ -458,6 +458,43 @@ def test_single_warp_pays_its_own_serial_timeline(tk1) -> None:
     assert paper.case == "eq16"  # the printed reading is kept as printed
 
 
+def test_a_warp_alone_waits_for_its_own_dependent_computing(tk1) -> None:
+    """eq. (22c): too few warps to hide anything, a warp's computing lasts at least its
+    instructions' dependent latencies (profile.compute_chain_cycles), not only their issue;
+    a chain shorter than the issue time changes nothing, and eq. (16)/(17) never read it."""
+    base = KernelProfile(
+        name="onewarp", threads_per_block=32, blocks=1,
+        coal=PatternCounts(insts=10, l2_trans_per_warp=2, dram_trans_per_warp=2),
+        comp_insts=2000,
+    )  # fmt: skip
+    issue = 0.5 * (2000 + 10)  # TK1: 0.5 cycles a warp instruction
+    r0 = predict_cgpredict(base, tk1)
+    chained = dataclasses.replace(base, compute_chain_cycles=3 * issue)
+    r = predict_cgpredict(chained, tk1)
+    assert r.case == r0.case == "eq22" and r.comp_cycles == pytest.approx(issue)
+    assert r0.exec_cycles == pytest.approx(r0.mem_cycles + issue)
+    assert r.exec_cycles == pytest.approx(r.mem_cycles + 3 * issue)  # N = MWP = 1
+    assert r.own_comp_cycles == pytest.approx(3 * issue) and r0.own_comp_cycles == issue
+    from cgpredict.models import bound_text
+
+    assert "own computing 3015 cycles" in bound_text(predict(chained, tk1, "cgpredict"))
+    assert "own computing" not in bound_text(predict(base, tk1, "cgpredict"))
+    short = dataclasses.replace(base, compute_chain_cycles=issue / 2)
+    assert predict_cgpredict(short, tk1).exec_cycles == pytest.approx(r0.exec_cycles)
+    many = dataclasses.replace(chained, blocks=64, threads_per_block=256)
+    plain = dataclasses.replace(many, compute_chain_cycles=0.0)
+    rm = predict_cgpredict(many, tk1)
+    if rm.case != "eq22":
+        assert rm.exec_cycles == pytest.approx(predict_cgpredict(plain, tk1).exec_cycles)
+
+
+def test_devices_without_measured_fp64_or_sfu_latency_use_the_fp_latency(tk1) -> None:
+    lat = tk1.op_latencies
+    assert (lat.fp64, lat.sfu, lat.fp32) == (tk1.fp_latency_cycles,) * 3
+    h100 = load_device("h100").op_latencies
+    assert (h100.fp64, h100.sfu) == (8.03, 17.0)  # calibrate, calibrated.raw.json
+
+
 def _tiled_profile(**kw) -> KernelProfile:
     base = {
         "name": "tiled",

@@ -8,14 +8,17 @@ from pathlib import Path
 import pytest
 from cgpredict.instrument.loopbody import LoopBody, Op
 
+from cgpredict.compute import OpLatencies, body_op_cycles
 from cgpredict.parallelism import (
     LOADS_IN_FLIGHT,
     Parallelism,
+    _latencies,
     _weighted,
     body_chain,
     body_parallelism,
     memory_recurrence,
 )
+from cgpredict.parallelism import _chain as _chain_of
 from cgpredict.pipeline import predict_source
 from cgpredict.prediction import RunOptions
 
@@ -322,3 +325,36 @@ def test_sass_of_two_plain_accumulators_reloads_each_behind_the_other_store(tmp_
     ops = re.findall(r"\b(LDG|STG|FADD)\b", sass)
     assert len(ops) >= 12 and len(ops) % 3 == 0
     assert ops == ["LDG", "FADD", "STG"] * (len(ops) // 3)
+
+
+# ---- latencies by kind (compute.OpLatencies) and IEEE slow-path bodies, by hand ----------
+
+_LAT = OpLatencies(fp32=4.0, integer=1.0, fp64=8.0, sfu=17.0)
+
+
+def test_op_latencies_price_an_ieee_division_and_square_root_as_their_sass_chains():
+    # fdiv: MUFU.RCP then five dependent FFMA; sqrtf: MUFU.RSQ, FMUL, FFMA, FFMA;
+    # double division: MUFU.RCP64H, eight DFMA and two ALU steps (compute.SASS_CHAIN)
+    assert body_op_cycles("fdiv", _LAT) == 17 + 5 * 4
+    assert body_op_cycles("fsqrt", _LAT) == 17 + 3 * 4
+    assert body_op_cycles("ddiv", _LAT) == 17 + 8 * 8 + 2 * 4
+    assert body_op_cycles("dadd", _LAT) == 8.0 and body_op_cycles("fmul", _LAT) == 4.0
+    assert body_op_cycles("iadd", _LAT) == 1.0
+
+
+def test_a_body_with_a_division_does_not_overlap_its_iterations():
+    # load; fsub; fdiv; fadd into the accumulator (phi 0 carries op 4)
+    ops = (Op(0, "%0", "phi", "float", (), 4), Op(1, "%1", "load", "float", ()),
+           Op(2, "%2", "fadd", "float", (1,)), Op(3, "%3", "fdiv", "float", (2,)),
+           Op(4, "%4", "fadd", "float", (0, 3)))
+    body = LoopBody(ops, frozenset())
+    within = 100 + 4 + (17 + 5 * 4) + 4  # load -> fsub -> fdiv -> fadd
+    got = body_chain(body, lambda sid: 100.0, 4.0, 1.0, unroll=4)
+    # without op latencies: fdiv is one FP step, but still no overlap (the slow-path test)
+    assert got == pytest.approx(100 + 3 * 4)
+    lat = tuple(_latencies(body, lambda sid: 100.0, 4.0, 1.0, _LAT))
+    assert _chain_of(body, lat, True, 4) == pytest.approx(within)
+    # the same body with an fmul in place of the fdiv overlaps its 4 unrolled iterations
+    plain = LoopBody(ops[:3] + (Op(3, "%3", "fmul", "float", (2,)),) + ops[4:], frozenset())
+    lat = tuple(_latencies(plain, lambda sid: 100.0, 4.0, 1.0, _LAT))
+    assert _chain_of(plain, lat, True, 4) == pytest.approx((100 + 3 * 4) / 4)

@@ -11,7 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from cgpredict.compute import SASS_EXPANSION, compute_counts, op_pipes, ptx_cost, sass_op
+from cgpredict.compute import (
+    SASS_CHAIN,
+    SASS_EXPANSION,
+    compute_counts,
+    op_pipes,
+    ptx_cost,
+    sass_op,
+)
 from cgpredict.pipes import PIPE_CLASSES, PipeCounts, PipeRates, pipe_cycles
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -89,7 +96,63 @@ def test_the_fast_path_skips_the_slow_path_call_and_keeps_only_the_division() ->
     # BSSY, MUFU.RCP, FCHK, 5 FFMA, the branch, BSYNC: not the addresses, loads or store
     assert len(op) == 10
     counts = sass_ops.path_classes(op)
-    assert (counts["sfu"], counts["fp32"], counts["int_cmp"], counts["int_mul"]) == (1, 5, 1, 0)
+    # FCHK issues to the SFU (XU) pipe: ncu counts 2 pipe_xu instructions a division
+    assert (counts["sfu"], counts["fp32"], counts["int_cmp"], counts["int_mul"]) == (2, 5, 0, 0)
+
+
+def test_the_division_waits_for_its_reciprocal_and_five_ffma_by_hand() -> None:
+    # MUFU.RCP R8 <- R3; FFMA R9 <- R8; FFMA R9 <- R9; FFMA R8 <- R9; FFMA R10 <- R8;
+    # FFMA R9 <- R10: one SFU step and five ALU ones (FCHK feeds only the branch)
+    path = sass_ops.fast_path(sass_ops.kernel_bodies(FDIV)["fdiv_f32"])
+    assert sass_ops.dependent_chain(sass_ops.op_slice(path)) == {"sfu": 1, "fp64": 0, "alu": 5}
+
+
+# sqrtf as nvcc -O3 -arch=sm_90 emits it: the slow path's set-up (MOV, CALL, MOV, BRA) is
+# as long as the inline code the taken branch runs (FMUL, FMUL, FFMA, FFMA)
+SQRT = """
+	.section	.text.sqrt_f32,"ax",@progbits
+        /*0000*/                   S2R R2, SR_TID.X ;
+        /*0010*/                   LDG.E R0, desc[UR4][R4.64] ;
+        /*0020*/                   BSSY B0, `(.L_x_39) ;
+        /*0030*/                   IADD3 R6, R0, -0xd000000, RZ ;
+        /*0040*/                   MUFU.RSQ R3, R0 ;
+        /*0050*/                   ISETP.GT.U32.AND P0, PT, R6, 0x727fffff, PT ;
+        /*0060*/              @!P0 BRA `(.L_x_40) ;
+        /*0070*/                   MOV R8, 0x90 ;
+        /*0080*/                   CALL.REL.NOINC `($__internal_sqrt_slowpath) ;
+        /*0090*/                   MOV R0, R3 ;
+        /*00a0*/                   BRA `(.L_x_41) ;
+.L_x_40:
+        /*00b0*/                   FMUL.FTZ R7, R0, R3 ;
+        /*00c0*/                   FMUL.FTZ R3, R3, 0.5 ;
+        /*00d0*/                   FFMA R0, -R7, R7, R0 ;
+        /*00e0*/                   FFMA R0, R0, R3, R7 ;
+.L_x_41:
+        /*00f0*/                   BSYNC B0 ;
+.L_x_39:
+        /*0100*/                   STG.E desc[UR4][R4.64], R0 ;
+        /*0110*/                   EXIT ;
+"""
+
+
+def test_the_square_root_fast_path_is_the_inline_one_not_the_call() -> None:
+    path = sass_ops.fast_path(sass_ops.kernel_bodies(SQRT)["sqrt_f32"])
+    assert not any("CALL" in t for t in path)
+    op = sass_ops.op_slice(path)
+    counts = sass_ops.path_classes(op)
+    # BSSY, IADD3, MUFU.RSQ, ISETP, BRA, FMUL x 2, FFMA x 2, BSYNC
+    assert (counts["total"], counts["fp32"], counts["sfu"]) == (10, 4, 1)
+    # MUFU.RSQ -> FMUL -> FFMA -> FFMA
+    assert sass_ops.dependent_chain(op) == {"sfu": 1, "fp64": 0, "alu": 3}
+    assert SASS_EXPANSION["sqrt_f32"] == (10, {"fp32": 4, "int_add": 1, "int_cmp": 1, "sfu": 1})
+
+
+@needs_tools
+def test_every_chain_in_the_model_equals_the_sm90_sass() -> None:
+    table = sass_ops.chains(sass_ops.compile_sass())
+    for key, (sfu, fp64, alu) in SASS_CHAIN.items():
+        assert table[key] == {"sfu": sfu, "fp64": fp64, "alu": alu}, key
+    assert set(SASS_CHAIN) == set(SASS_EXPANSION) - {"srem_quotient_i32", "urem_quotient_i32"}
 
 
 def test_sass_pipe_classes_by_hand() -> None:
@@ -100,6 +163,7 @@ def test_sass_pipe_classes_by_hand() -> None:
         "I2F.F64.S64 R6, R8": "cvt64", "F2I.FTZ.U32.TRUNC.NTZ R7, R6": "cvt",
         "ISETP.GE.AND P1, PT, R9, RZ, PT": "int_cmp", "UIADD3 UR8, UP0, UR8, 0x4, URZ": None,
         "BRA `(.L_x_1)": None, "LOP3.LUT R9, R9, R2, RZ, 0x3c, !PT": "int_add",
+        "FCHK P0, R0, R3": "sfu",
     }  # fmt: skip
     for text, cls in cases.items():
         assert sass_ops.sass_pipe(text) == cls, text

@@ -66,7 +66,11 @@ _LABEL = re.compile(r"^\s*(\.L[\w$]+):\s*$")
 _TARGET = re.compile(r"`\(\s*(\.L[\w$]+)\s*\)")
 _PRED = re.compile(r"^@!?U?P[T0-9]+\s+")
 
-_CMP = frozenset("FSETP FSEL FMNMX FCHK FSET ISETP IMNMX VIMNMX SEL ICMP DSETP".split())
+_CMP = frozenset("FSETP FSEL FMNMX FSET ISETP IMNMX VIMNMX SEL ICMP DSETP".split())
+#: instructions besides MUFU that issue to the SFU (XU) pipe on sm_90: FCHK, IEEE division's
+#: range check (ncu's smsp__inst_executed_pipe_xu: 2 a float division, RCP and FCHK, in the
+#: user kernels sfu_heavy, softmax and nbody, validation/measured/h100-session-2026-11-26)
+_XU = frozenset(("MUFU", "FCHK"))
 _FP32 = frozenset("FADD FMUL FFMA FADD32I FMUL32I FFMA32I".split())
 _FP64 = frozenset("DADD DMUL DFMA".split())
 _ADD = frozenset("IADD3 IADD VIADD LOP3 LOP IABS LEA PLOP3 IADD32I".split())
@@ -79,7 +83,7 @@ def sass_pipe(text: str) -> str | None:
     predicate, or None (moves, branches, memory, uniform-datapath ``U*`` instructions)."""
     opcode, _, operands = text.partition(" ")
     op, *mods = opcode.split(".")
-    if op == "MUFU":
+    if op in _XU:
         return "sfu"
     if op in _FP64:
         return "fp64"
@@ -127,9 +131,16 @@ def kernel_bodies(sass: str) -> dict[str, list[tuple[str, str | None]]]:
     return out
 
 
+#: what a path through a CALL costs on top of its instructions: the call is the slow path
+#: (IEEE division's and sqrtf's ``$__internal_..._slowpath``), never the fast one, even where
+#: its set-up (MOV, CALL, MOV, BRA) is no longer than the inline code it skips (sqrtf's FMUL,
+#: FMUL, FFMA, FFMA after MUFU.RSQ: the branch to them is the one ordinary operands take)
+SLOW_CALL = 1000
+
+
 def fast_path(insts: list[tuple[str, str | None]]) -> list[str]:
     """The instructions (with their predicates) of the shortest path from the first
-    instruction to an EXIT."""
+    instruction to an EXIT that calls no subroutine (SLOW_CALL)."""
     at = {label: i for i, (_, label) in enumerate(insts) if label}
     dist, prev, heap = {0: 1}, {}, [(1, 0)]
     while heap:
@@ -150,10 +161,11 @@ def fast_path(insts: list[tuple[str, str | None]]) -> list[str]:
                 nexts.append(i + 1)
         elif op not in ("RET", "EXIT") or predicated:
             nexts.append(i + 1)
+        step = 1 + (SLOW_CALL if op == "CALL" else 0)
         for j in nexts:
-            if j < len(insts) and d + 1 < dist.get(j, 1 << 30):
-                dist[j], prev[j] = d + 1, i
-                heapq.heappush(heap, (d + 1, j))
+            if j < len(insts) and d + step < dist.get(j, 1 << 30):
+                dist[j], prev[j] = d + step, i
+                heapq.heappush(heap, (d + step, j))
     raise ValueError("no path to EXIT")
 
 
@@ -272,6 +284,56 @@ def expansions(sass: str) -> dict[str, dict[str, int]]:
     return out
 
 
+#: the kinds of a dependent step (compute.SASS_CHAIN): MUFU (sfu), FP64 arithmetic (fp64),
+#: any other instruction that writes a register (alu: FP32, integer, moves, compares); the
+#: latencies rank the paths only (H100's calibrated ones, calibrated.raw.json)
+CHAIN_WEIGHTS = {"sfu": 17.0, "fp64": 8.0, "alu": 4.0}
+
+
+def _step_kind(text: str) -> str:
+    """The dependent-step kind (CHAIN_WEIGHTS) of one SASS instruction."""
+    cls = sass_pipe(_PRED.sub("", text))
+    return cls if cls in ("sfu", "fp64") else "alu"
+
+
+def dependent_chain(slice_: list[str]) -> dict[str, int]:
+    """The steps, by kind (CHAIN_WEIGHTS), of the longest register-dependence path through
+    an operation's slice (op_slice): from its loaded operands to the last value it computes.
+    Branches, barriers and the predicate a branch tests are control, not data: the fast
+    path's result does not wait for them (the warp's issue does, which the model prices as
+    instructions)."""
+    ready: dict[str, tuple[float, dict[str, int]]] = {}
+    best: tuple[float, dict[str, int]] = (0.0, dict.fromkeys(CHAIN_WEIGHTS, 0))
+    for text in slice_:
+        opcode, dests, srcs, guard = _operands(text)
+        if opcode.split(".")[0] in _NO_DEST or not dests:
+            continue
+        ins = [ready[r] for r in srcs + ([guard] if guard else []) if r in ready]
+        t0, steps = max(ins, key=lambda x: x[0], default=(0.0, dict.fromkeys(CHAIN_WEIGHTS, 0)))
+        kind = _step_kind(text)
+        out = (t0 + CHAIN_WEIGHTS[kind], {**steps, kind: steps[kind] + 1})
+        for d in dests:
+            if d not in ("PT", "RZ"):
+                ready[d] = out
+        best = max(best, out, key=lambda x: x[0])
+    return best[1]
+
+
+def chains(sass: str) -> dict[str, dict[str, int]]:
+    """Per operation kernel of arith_ops.cu: dependent_chain of its operation's slice, less
+    the add a unary kernel's ``+ b[i]`` puts at the end of the path (one step of its type's
+    class: fp64 for double, alu otherwise)."""
+    out = {}
+    for name, insts in kernel_bodies(sass).items():
+        steps = dependent_chain(op_slice(fast_path(insts)))
+        ty = name.rsplit("_", 1)[1]
+        if name not in BINARY and not name.startswith("base_"):
+            kind = "fp64" if ty == "f64" else "alu"
+            steps[kind] = max(steps[kind] - 1, 0)
+        out[name] = steps
+    return out
+
+
 def compile_sass(nvcc: str = "nvcc") -> str:
     """The ``nvdisasm -c`` listing of arith_ops.cu built for sm_90."""
     tool = sass_counts.find_nvdisasm()
@@ -289,12 +351,15 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--nvcc", default="nvcc")
+    ap.add_argument("--chain", action="store_true",
+                    help="print each operation's dependent chain (steps by kind) instead")
     args = ap.parse_args(argv)
-    table = expansions(compile_sass(args.nvcc))
+    sass = compile_sass(args.nvcc)
+    table = chains(sass) if args.chain else expansions(sass)
     if args.json:
         print(json.dumps(table, indent=1, sort_keys=True))
         return 0
-    cols = (*PIPE_CLASSES, "total")
+    cols = tuple(CHAIN_WEIGHTS) if args.chain else (*PIPE_CLASSES, "total")
     print(f"{'op':16}" + "".join(f"{c:>10}" for c in cols))
     for name, row in sorted(table.items()):
         print(f"{name:16}" + "".join(f"{row[c]:>10}" for c in cols))

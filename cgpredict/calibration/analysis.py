@@ -303,6 +303,14 @@ def _inst(r: Mapping[str, Any], clock: float, sms: int, warp: int, out: dict, ex
         out["fp_latency_cycles"] = Measured(
             round(r["fp32_latency_cycles"], 2), "dependent fma.rn.f32 chain", acc
         )
+    if "fp64_latency_cycles" in r:
+        out["fp64_latency_cycles"] = Measured(
+            round(r["fp64_latency_cycles"], 2), "dependent fma.rn.f64 chain", acc
+        )
+    if "sfu_latency_cycles" in r:
+        out["sfu_latency_cycles"] = Measured(
+            round(r["sfu_latency_cycles"], 2), "dependent rsqrt.approx.f32 (MUFU.RSQ) chain", acc
+        )
 
 
 def _barrier(r: Mapping[str, Any], extra: dict) -> None:

@@ -23,6 +23,8 @@ VALUE_RANGES: dict[str, tuple[float, float]] = {
     "inst_cycles_per_warp_inst": (0.01, 100.0),
     "inst_latency_cycles": (0.5, 1_000.0),
     "fp_latency_cycles": (0.5, 1_000.0),
+    "fp64_latency_cycles": (0.5, 1_000.0),
+    "sfu_latency_cycles": (0.5, 1_000.0),
     "dram_bandwidth_gbps": (1.0, 100_000.0),
     "barrier_cycles": (0.1, 1e6),
     "smem_conflict_replay_cycles": (0.01, 1_000.0),

@@ -213,6 +213,7 @@ class LaunchContext:
             stores=stores,
             atomics=port.atomics,
             chain_cycles=chain,
+            compute_chain_cycles=self.bodies.compute_chain(per_thread, self.unroll, self.device),
             folded_insts=folded,
             machine_insts=sass.added,
             address_folded_insts=sass.folded_addresses,
@@ -341,7 +342,7 @@ class LaunchContext:
         busiest = {b: n * self.busiest / self.rows for b, n in per_thread.items()}
         return self.bodies.chain_cycles(
             busiest, load_cycles, dev.fp_latency_cycles, dev.inst_latency_cycles, self.unroll,
-            ordered,
+            ordered, dev.op_latencies,
         )
 
     @functools.cached_property

@@ -140,8 +140,12 @@ def bound_text(result: ModelResult) -> str:
     # eq. (12p): a warp's computing time is its busiest pipe's when that exceeds the dispatch
     pipe = (f", the {b.pipe} pipe's" if b is not None and b.pipe
             and b.pipe_cycles > b.issue_cycles else "")
+    own = getattr(d, "own_comp_cycles", 0.0)
+    # eq. (22c): too few warps, a warp's own computing waits for its dependent latencies
+    chain = (f"; a warp's own computing {own:.4g} cycles, its dependent latencies (22c)"
+             if getattr(d, "case", "") == "eq22" and own > d.comp_cycles * (1 + 1e-9) else "")
     return (
         f"{label}-bound (per SM: compute {comp:.4g} = {d.n_warps:g} warps x "
         f"{d.comp_cycles:.4g} cycles{pipe}, memory {mem:.4g} = {d.n_warps:g} x "
-        f"{d.mem_cycles:.4g} / MWP {d.mwp:.2f})"
+        f"{d.mem_cycles:.4g} / MWP {d.mwp:.2f}{chain})"
     )

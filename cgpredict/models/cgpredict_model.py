@@ -91,6 +91,7 @@ class CGPredictResult:
     sync_cost: float
     # §2.4-2.5
     comp_cycles: float
+    own_comp_cycles: float  # a warp's own computing in eq. (22c): max(issue, its dependences)
     mem_cycles: float
     mem_l: float
     departure_delay: float
@@ -231,12 +232,16 @@ def _mwp_limits(lat, device: GPUDevice, geo: LaunchGeometry) -> tuple[float, flo
 
 def _exec_cycles(whole: bool, no_mem_insts: float, mwp: float, cwp: float, n: float,
                  mem_cycles: float, comp_cycles: float, mem_l: float,
-                 batch: float) -> tuple[str, float]:
+                 batch: float, own_comp: float | None = None) -> tuple[str, float]:
     """(case, execution cycles of the launch): §3 (22) when too few warps hide a warp's own
-    timeline, else (16) when CWP >= MWP, else (17); ``whole``: each expression per batch."""
+    timeline, else (16) when CWP >= MWP, else (17); ``whole``: each expression per batch.
+    ``own_comp``: a warp's own computing in (22), at least its issue cycles: the dependent
+    latencies of its instructions (profile.compute_chain_cycles), which no other warp
+    hides when there are too few (eq. (22c), docs/models.md); None: ``comp_cycles``."""
+    own = comp_cycles if own_comp is None else max(own_comp, comp_cycles)
     if whole and no_mem_insts > 0 and mwp >= n and cwp >= n:
         case = "eq22"  # §3 (22): too few warps to hide a warp's own serial timeline
-        exec_cycles = (mem_cycles + comp_cycles + comp_cycles / no_mem_insts * (mwp - 1)) * batch
+        exec_cycles = (mem_cycles + own + comp_cycles / no_mem_insts * (mwp - 1)) * batch  # (22c)
     elif no_mem_insts > 0 and cwp >= mwp:
         case = "eq16"
         mem_term = mem_cycles * n / mwp
@@ -288,15 +293,13 @@ def predict_cgpredict(
 
     mem_l, dep = lat.mem_l, lat.departure_delay
     mwp_full, bw_per_warp, mwp_peak = _mwp_limits(lat, device, geo)
-    mwp = min(mwp_full, n)  # (13) bounded by N
-    if bandwidth_bound:
-        mwp = min(mwp, mwp_peak)  # §3 (5)
+    mwp = min(mwp_full, n, mwp_peak if bandwidth_bound else math.inf)  # (13) <= N, §3 (5)
     cwp_full = (mem_cycles + comp_cycles) / comp_cycles if comp_cycles > 0 else math.inf  # (14)
     cwp = min(cwp_full, n)  # (14) bounded by N
 
-    whole = batch_mode == "whole"
-    case, exec_cycles = _exec_cycles(
-        whole, no_mem_insts, mwp, cwp, n, mem_cycles, comp_cycles, mem_l, batch
+    whole, own_comp = batch_mode == "whole", max(comp_cycles, profile.compute_chain_cycles)
+    case, exec_cycles = _exec_cycles(  # own_comp: (22c)
+        whole, no_mem_insts, mwp, cwp, n, mem_cycles, comp_cycles, mem_l, batch, own_comp
     )
     sync_cost = _sync_cycles(profile, device, case, whole and smem_cost != "latency",
                              dep * max(mwp - 1, 0.0), b, batch)
@@ -312,6 +315,7 @@ def predict_cgpredict(
         l1_cycles=l1_cycles,
         sync_cost=sync_cost,
         comp_cycles=comp_cycles,
+        own_comp_cycles=own_comp,
         mem_cycles=mem_cycles,
         mem_l=mem_l,
         departure_delay=dep,

@@ -64,9 +64,11 @@ def test_each_wave_of_blocks_exposes_one_dram_round_trip():
     geo = launch_geometry(p, dev)
     b = launch_bounds(p, dev, geo)
     assert geo.waves == pytest.approx(4.5)
-    assert b.dram_wave_cycles == pytest.approx(5 * (dev.l2_latency_cycles + dev.dram_latency_cycles))
+    trip = dev.l2_latency_cycles + dev.dram_latency_cycles
+    assert b.dram_wave_cycles == pytest.approx(5 * trip)
     assert b.dram_cycles == pytest.approx(b.dram_bytes / 3097e9 * 1980e6 + b.dram_wave_cycles)
-    hits = dataclasses.replace(p, coal=PatternCounts(11, 4.0, 0.0), uncoal=PatternCounts(1, 32.0, 0.0))
+    hits = dataclasses.replace(p, coal=PatternCounts(11, 4.0, 0.0),
+                               uncoal=PatternCounts(1, 32.0, 0.0))
     assert launch_bounds(hits, dev, geo).dram_wave_cycles == 0.0
 
 

@@ -37,11 +37,11 @@ class SliceStats:
 
 
 def slice_of(addr: np.ndarray, smap: SliceMap) -> np.ndarray:
-    """Slice of each address: its interleave granule, counted from the granule of the lowest
-    address (an allocation starts a granule: cudaMalloc aligns to at least 256 B), mod slices."""
+    """Slice of each address: its interleave granule counted from the lowest address (taken as
+    an allocation's start, which cudaMalloc aligns to 256 B or more; the host's alignment of
+    the traced array does not matter), modulo the slices."""
     a = np.asarray(addr, dtype=np.int64)
-    granule = a // smap.interleave_bytes
-    return (granule - granule.min()) % smap.slices
+    return ((a - a.min()) // smap.interleave_bytes) % smap.slices
 
 
 def slice_stats(addr: np.ndarray, inst: np.ndarray, smap: SliceMap) -> SliceStats:
@@ -53,8 +53,7 @@ def slice_stats(addr: np.ndarray, inst: np.ndarray, smap: SliceMap) -> SliceStat
         return SliceStats(requests_per_warp=0.0, busiest_share=0.0, locations_share=0.0)
     pairs = np.unique(np.stack([i, a]), axis=1)  # one column per request
     sl = slice_of(a, smap)
-    lo = int(a.min() // smap.interleave_bytes)
-    req_sl = (pairs[1] // smap.interleave_bytes - lo) % smap.slices
+    req_sl = ((pairs[1] - a.min()) // smap.interleave_bytes) % smap.slices
     per_slice = np.bincount(req_sl, minlength=smap.slices)
     locs, first = np.unique(a, return_index=True)
     per_slice_locs = np.bincount(sl[first], minlength=smap.slices)

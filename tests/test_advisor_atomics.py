@@ -79,3 +79,19 @@ def test_no_atomic_fix_without_sites():
         base = prep.analyze(opts)
         assert atomic_fixes(prep, opts, base) == []
         assert atomic_fixes(prep, dataclasses.replace(opts, reduce="block"), base) == []
+
+
+def test_roofline_names_the_atomic_bound_of_the_histogram():
+    """The histogram's time is its atomic bound: the roofline says so (not '78x the L2 bound'),
+    and a block-shape fix, which keeps every atomic, is floored at that bound."""
+    from cgpredict.advisor.roofline import kernel_roofline, kind_floors
+
+    base, _ = _fixes("histogram")
+    (k,) = base.kernels
+    dev = load_device("h100")
+    x = kernel_roofline(k, dev)
+    assert x.nearest == "atomic"
+    assert x.atomic_ms == pytest.approx(dev.cycles_to_ms(k.result.bounds.atomic_cycles))
+    assert x.ratio == pytest.approx(1.0, rel=0.05)
+    (floor,) = kind_floors((x,), dev.sm_count, ("block-shape",))
+    assert floor.floor_ms >= x.atomic_ms and "atomic bound" in floor.why

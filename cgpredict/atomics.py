@@ -14,9 +14,10 @@ A C loop mapped to GPU threads may update a location that other iterations updat
 
 A plain load and store of such a location would race; the prediction is that of the port.
 Its costs (AtomicCounts, per thread) go to the atomic bound of models/bounds.py: the L2
-applies the updates of one address one after another (``atomic_address_cycles`` each), the
-request sectors ride the L2 store path, the locations are read from DRAM once and written
-back once.
+applies the updates of one address one after another (``atomic_address_cycles`` each, eq.
+(A1)) and each L2 slice its requests one after another (l2_slices.py, eq. (A2): the busiest
+slice's share comes from each site's traced addresses), the request sectors ride the L2
+store path, the locations are read from DRAM once and written back once.
 """
 
 from __future__ import annotations

@@ -14,9 +14,10 @@ A C loop mapped to GPU threads may update a location that other iterations updat
 
 A plain load and store of such a location would race; the prediction is that of the port.
 Its costs (AtomicCounts, per thread) go to the atomic bound of models/bounds.py: the L2
-applies the updates of one address one after another (``atomic_address_cycles`` each), the
-request sectors ride the L2 store path, the locations are read from DRAM once and written
-back once.
+applies the updates of one address one after another (``atomic_address_cycles`` each, eq.
+(A1)) and each L2 slice its requests one after another (l2_slices.py, eq. (A2): the busiest
+slice's share comes from each site's traced addresses), the request sectors ride the L2
+store path, the locations are read from DRAM once and written back once.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import numpy as np
 
 from .frontend.tracefile import Trace
 from .instrument import loopbody
+from .l2_slices import SliceMap, SliceStats, slice_stats
 from .parallelism import traced_loop_body
 from .profile import AtomicCounts, SharedMemoryCounts
 
@@ -67,6 +69,11 @@ class AtomicSite:
     lanes_per_address: float = 1.0  # mean greatest lanes of one warp instruction on one location
     store_block: int = -1  # the block whose executions count the updates (-1: one per thread)
     bytes: int = 4  # bytes of one location
+    is_float: bool = False  # a floating-point add (the L2 applies it slower on one address)
+    # L2 slices (l2_slices.py): requests per warp instruction (lanes on one address
+    # combined), the busiest slice's share of the requests and of the distinct locations
+    slices: SliceStats = SliceStats(requests_per_warp=1.0, busiest_share=1.0,
+                                    locations_share=1.0)
 
 
 def _event_sids(wt) -> np.ndarray:
@@ -75,15 +82,17 @@ def _event_sids(wt) -> np.ndarray:
     return np.repeat(wt.inst_sid, counts)
 
 
-def _address_stats(wt, sid: int, sector: int) -> tuple[int, float, float, float]:
+def _address_stats(wt, sid: int, sector: int, smap: SliceMap | None = None
+                   ) -> tuple[int, float, float, float, SliceStats]:
     """(distinct addresses, busiest address's share, sectors per warp instruction, greatest
-    lanes on one address per warp instruction) of static instruction ``sid``'s events."""
+    lanes on one address per warp instruction, L2 slice figures: one slice without ``smap``)
+    of static instruction ``sid``'s events."""
     counts = np.diff(np.append(wt.inst_start, len(wt.addr)))
     inst = np.repeat(np.arange(len(wt.inst_start)), counts)
     mask = _event_sids(wt) == sid
     addr, inst = wt.addr[mask].astype(np.uint64), inst[mask]
     if not len(addr):
-        return 0, 0.0, 0.0, 0.0
+        return 0, 0.0, 0.0, 0.0, _ONE_SLICE
     _, per_addr = np.unique(addr, return_counts=True)
     n_insts = len(np.unique(inst))
     pairs = np.stack([inst, (addr // np.uint64(sector)).astype(np.int64)])
@@ -96,11 +105,17 @@ def _address_stats(wt, sid: int, sector: int) -> tuple[int, float, float, float]
     run_inst = i[starts]
     first = np.concatenate([[True], run_inst[1:] != run_inst[:-1]])
     most = np.maximum.reduceat(runs, np.flatnonzero(first))
+    slices = slice_stats(addr, inst, smap or _WHOLE_L2)
     return (len(per_addr), float(per_addr.max() / len(addr)), sectors / n_insts,
-            float(most.mean()))
+            float(most.mean()), slices)
 
 
-def _rmw_sites(trace: Trace, wt, sector: int) -> list[AtomicSite]:
+_ONE_SLICE = SliceStats(requests_per_warp=1.0, busiest_share=1.0, locations_share=1.0)
+_WHOLE_L2 = SliceMap(slices=1, interleave_bytes=1)  # a device without slice figures
+_FLOAT_TYPES = frozenset({"half", "float", "double"})
+
+
+def _rmw_sites(trace: Trace, wt, sector: int, smap: SliceMap | None) -> list[AtomicSite]:
     """Atomic sites: a shared store whose access text a shared load of the same block
     repeats (the read-modify-write of one location)."""
     dep = wt.dependence
@@ -114,12 +129,13 @@ def _rmw_sites(trace: Trace, wt, sector: int) -> list[AtomicSite]:
                  if h.mem[s].base == m.base and h.mem[s].block == m.block]
         if not loads:
             continue
-        n, hot, sectors, lanes = _address_stats(wt, st, sector)
+        n, hot, sectors, lanes, slices = _address_stats(wt, st, sector, smap)
         out.append(AtomicSite(
             kind="atomic" if n > 1 else "reduction", text=m.base,
             location=f"{m.file}:{m.line}", sids=(*loads, st), addresses=max(n, 1),
             hot_share=hot, sectors_per_warp=sectors, lanes_per_address=lanes,
-            store_block=m.block, bytes=m.bytes,
+            store_block=m.block, bytes=m.bytes, is_float=m.type in _FLOAT_TYPES,
+            slices=slices,
         ))
     return out
 
@@ -202,6 +218,7 @@ def _register_sites(trace: Trace, region: int, grid: int, kept: frozenset[int] =
                 out.append(AtomicSite(
                     kind="reduction", text=text, sids=stores,
                     location=f"{h.source_name}:{lp.line}", bytes=_type_bytes(o.type),
+                    is_float=o.type in _FLOAT_TYPES,
                 ))
     return out
 
@@ -221,10 +238,11 @@ def _accumulator_name(trace: Trace, region: int, loop_blocks) -> str:
     return outs.pop() if len(outs) == 1 else "an accumulator"
 
 
-def find_sites(trace: Trace, region: int, grid: int, wt, sector_bytes: int
-               ) -> tuple[AtomicSite, ...]:
-    """The region's locations updated by every thread: atomic sites and reductions."""
-    rmw = _rmw_sites(trace, wt, sector_bytes)
+def find_sites(trace: Trace, region: int, grid: int, wt, sector_bytes: int,
+               smap: SliceMap | None = None) -> tuple[AtomicSite, ...]:
+    """The region's locations updated by every thread: atomic sites and reductions (their
+    requests mapped to L2 slices by ``smap``; None: a device without slice figures)."""
+    rmw = _rmw_sites(trace, wt, sector_bytes, smap)
     taken = site_sids(tuple(rmw))
     kept = _one_location_stores(trace, wt, sector_bytes) - taken
     return tuple(rmw + _register_sites(trace, region, grid, kept))
@@ -258,11 +276,13 @@ def _reduction_counts(site: AtomicSite, shape: PortShape) -> tuple[AtomicCounts,
         wpb = max(shape.threads_per_block / shape.warp_size, 1.0)
         per = 1.0 / shape.threads_per_block
         counts = AtomicCounts(insts=1.0 / wpb, ops=per, trans=1.0 / wpb, hot_share=1.0,
-                              footprint_bytes=shape.sector_bytes)
+                              footprint_bytes=shape.sector_bytes, requests=per,
+                              slice_share=1.0, hot_float=site.is_float)
         return counts, steps + 2 + steps / wpb, 1.0
     per = 1.0 / shape.warp_size
     return AtomicCounts(insts=1.0, ops=per, trans=1.0, hot_share=1.0,
-                        footprint_bytes=shape.sector_bytes), steps, 0.0
+                        footprint_bytes=shape.sector_bytes, requests=per, slice_share=1.0,
+                        hot_float=site.is_float), steps, 0.0
 
 
 def _atomic_counts(site: AtomicSite, shape: PortShape, updates: float
@@ -277,10 +297,13 @@ def _atomic_counts(site: AtomicSite, shape: PortShape, updates: float
         merges = min(shape.blocks, shape.resident_blocks) * site.addresses / threads
         per_warp = shape.warp_size * site.bytes / shape.sector_bytes
         return AtomicCounts(insts=merges, ops=merges, trans=merges * per_warp / shape.warp_size,
-                            hot_share=1.0 / site.addresses, footprint_bytes=foot), \
-            site.lanes_per_address
+                            hot_share=1.0 / site.addresses, footprint_bytes=foot,
+                            requests=merges, slice_share=site.slices.locations_share,
+                            hot_float=site.is_float), site.lanes_per_address
+    requests = updates * site.slices.requests_per_warp / shape.warp_size
     return AtomicCounts(insts=updates, ops=updates, trans=updates * site.sectors_per_warp,
-                        hot_share=site.hot_share, footprint_bytes=foot), 0.0
+                        hot_share=site.hot_share, footprint_bytes=foot, requests=requests,
+                        slice_share=site.slices.busiest_share, hot_float=site.is_float), 0.0
 
 
 @dataclass(frozen=True)
@@ -317,11 +340,14 @@ def _merged(parts: list[AtomicCounts]) -> AtomicCounts:
     if not parts:
         return AtomicCounts()
     ops = sum(p.ops for p in parts)
-    hot = max((p.ops * p.hot_share for p in parts), default=0.0)
+    hottest = max(parts, key=lambda p: p.ops * p.hot_share)
+    requests = sum(p.requests for p in parts)
+    busiest = max(p.requests * p.slice_share for p in parts)  # sites' slices not known apart
     return AtomicCounts(
         insts=sum(p.insts for p in parts), ops=ops, trans=sum(p.trans for p in parts),
-        hot_share=hot / ops if ops else 0.0,
-        footprint_bytes=sum(p.footprint_bytes for p in parts),
+        hot_share=hottest.ops * hottest.hot_share / ops if ops else 0.0,
+        footprint_bytes=sum(p.footprint_bytes for p in parts), requests=requests,
+        slice_share=busiest / requests if requests else 0.0, hot_float=hottest.hot_float,
     )
 
 

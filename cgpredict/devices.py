@@ -26,6 +26,7 @@ from typing import Any
 
 from cgpredict.compute import OpLatencies
 from cgpredict.errors import CGPredictError
+from cgpredict.l2_slices import SliceMap
 from cgpredict.pipes import PipeRates
 
 if sys.version_info >= (3, 11):
@@ -148,8 +149,15 @@ class GPUDevice:
     l2_persist_bytes: int | None = None
     l1_ways: int = 4
     # cycles the L2 takes per atomic operation on one address: updates of one address are
-    # applied one after another (models/bounds.py, the atomic bound)
+    # applied one after another (models/bounds.py, the atomic bound, eq. (A1)); the float
+    # add's figure where it differs (None: the same)
     atomic_address_cycles: float = 1.0
+    atomic_address_float_cycles: float | None = None
+    # cycles one L2 slice takes per atomic request (a warp instruction's lanes on one address),
+    # the slices and their address interleave (l2_slices.py, eq. (A2)); None: no slice bound
+    atomic_slice_cycles: float | None = None
+    l2_slices: int | None = None
+    l2_slice_interleave_bytes: int | None = None
     barrier_cycles: float | None = None
     smem_conflict_replay_cycles: float | None = None
     # dependent-issue latency of an FP64 instruction (DFMA) and of an SFU one (MUFU), cycles
@@ -209,6 +217,20 @@ class GPUDevice:
         """Cycles an SM's store path is busy per store sector: dd_store_cycles, else the
         L2's departure delay (a file that does not tell stores from loads)."""
         return self.dd_l2_cycles if self.dd_store_cycles is None else self.dd_store_cycles
+
+    @property
+    def atomic_float_cycles(self) -> float:
+        """Cycles per floating-point atomic add on one address (eq. (A1))."""
+        f = self.atomic_address_float_cycles
+        return self.atomic_address_cycles if f is None else f
+
+    @property
+    def slice_map(self) -> SliceMap | None:
+        """How addresses map to L2 slices for the per-slice atomic bound; None unless the
+        file gives the slices, their interleave and the cost per request."""
+        if not (self.l2_slices and self.l2_slice_interleave_bytes and self.atomic_slice_cycles):
+            return None
+        return SliceMap(slices=self.l2_slices, interleave_bytes=self.l2_slice_interleave_bytes)
 
     @property
     def persist_bytes(self) -> int:
@@ -275,6 +297,8 @@ FIELD_SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
         "dram_bandwidth_gbps": ("float", True),
         "dram_bytes": ("int", False),
         "l2_persist_bytes": ("int", False),
+        "l2_slices": ("int", False),
+        "l2_slice_interleave_bytes": ("int", False),
     },
     "timing": {
         "l1_latency_cycles": ("float", True),
@@ -293,6 +317,8 @@ FIELD_SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
         "first_launch_us": ("float", False),
         "barrier_cycles": ("float", False),
         "atomic_address_cycles": ("float", False),
+        "atomic_address_float_cycles": ("float", False),
+        "atomic_slice_cycles": ("float", False),
         "smem_conflict_replay_cycles": ("float", False),
         "inst_latency_cycles": ("float", True),
         "fp_latency_cycles": ("float", True),

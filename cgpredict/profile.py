@@ -128,6 +128,9 @@ class AtomicCounts:
         applies one after another: contention).
     footprint_bytes: sectors of the updated locations per launch, read from DRAM once and
         written back once.
+    requests: L2 atomic requests per thread (a warp instruction's lanes on one address are
+        one request, l2_slices.py); slice_share: the busiest L2 slice's share of them.
+    hot_float: the busiest address takes floating-point adds (slower on one address).
     """
 
     insts: float = 0.0
@@ -135,6 +138,9 @@ class AtomicCounts:
     trans: float = 0.0
     hot_share: float = 0.0
     footprint_bytes: float = 0.0
+    requests: float = 0.0
+    slice_share: float = 0.0
+    hot_float: bool = False
 
 
 def _without(all_: PatternCounts, st: PatternCounts) -> PatternCounts:

@@ -33,7 +33,9 @@ def _bounds_text(r) -> list[str]:
         f"L2 path {b.l2_cycles:.4g} ({b.l2_store_trans:.4g} store transactions), "
         f"critical path {b.chain_cycles:.4g} (the busiest thread's own chain)"
         + (f", atomic {b.atomic_cycles:.4g} ({b.atomic_ops:.4g} atomic operations, the "
-           f"busiest address's one after another)" if b.atomic_ops else "")
+           f"busiest address's one after another"
+           + (f"; busiest L2 slice {b.atomic_slice_cycles:.4g} of {b.atomic_requests:.4g} "
+              f"requests" if b.atomic_slice_cycles else "") + ")" if b.atomic_ops else "")
         + (f", pipe {b.pipe_cycles:.4g} (the {b.pipe} pipe at its published rate)"
            if b.pipe else "")
     ]

@@ -18,6 +18,7 @@ import pytest
 
 from cgpredict.advisor import advise_prepared
 from cgpredict.advisor.atomic_fixes import atomic_fixes
+from cgpredict.devices import load_device
 from cgpredict.prediction import RunOptions
 from cgpredict.prepared import prepare
 
@@ -41,7 +42,8 @@ def test_block_reduction_adds_one_atomic_per_block():
     (k,) = fix.report.kernels
     b = k.result.bounds
     assert b.atomic_ops == pytest.approx(N / 256)
-    assert b.atomic_cycles == pytest.approx(N / 256)
+    dev = load_device("h100")  # one float address: N / 256 adds at the float figure (A1)
+    assert b.atomic_cycles == pytest.approx(N / 256 * dev.atomic_float_cycles)
     (k0,) = base.kernels
     assert k0.result.bounds.atomic_ops == pytest.approx(N / 32)  # one per warp before
     assert fix.predicted_ms < base.total_ms and fix.speedup > 1
@@ -54,7 +56,12 @@ def test_privatisation_merges_each_resident_blocks_bins_once():
     (k,) = fix.report.kernels
     b = k.result.bounds
     assert b.atomic_ops == pytest.approx(132 * 8 * 256)
-    assert b.atomic_cycles == pytest.approx(132 * 8)  # a 256th on each bin
+    # (A1): a 256th on each bin; (A2): 256 ints (1 KB) are two 512 B granules on two slices,
+    # each merge instruction's 32 lanes on distinct bins: half the merges on the busiest slice
+    dev = load_device("h100")
+    assert b.atomic_requests == pytest.approx(132 * 8 * 256)
+    assert b.atomic_cycles == pytest.approx(max(132 * 8 * dev.atomic_address_cycles,
+                                                132 * 8 * 256 / 2 * dev.atomic_slice_cycles))
     assert k.profile.shared.bytes_per_block >= 256 * 4  # the private bins
     assert fix.predicted_ms <= base.total_ms
 
@@ -72,3 +79,19 @@ def test_no_atomic_fix_without_sites():
         base = prep.analyze(opts)
         assert atomic_fixes(prep, opts, base) == []
         assert atomic_fixes(prep, dataclasses.replace(opts, reduce="block"), base) == []
+
+
+def test_roofline_names_the_atomic_bound_of_the_histogram():
+    """The histogram's time is its atomic bound: the roofline says so (not '78x the L2 bound'),
+    and a block-shape fix, which keeps every atomic, is floored at that bound."""
+    from cgpredict.advisor.roofline import kernel_roofline, kind_floors
+
+    base, _ = _fixes("histogram")
+    (k,) = base.kernels
+    dev = load_device("h100")
+    x = kernel_roofline(k, dev)
+    assert x.nearest == "atomic"
+    assert x.atomic_ms == pytest.approx(dev.cycles_to_ms(k.result.bounds.atomic_cycles))
+    assert x.ratio == pytest.approx(1.0, rel=0.05)
+    (floor,) = kind_floors((x,), dev.sm_count, ("block-shape",))
+    assert floor.floor_ms >= x.atomic_ms and "atomic bound" in floor.why

@@ -19,6 +19,7 @@ import pytest
 
 from cgpredict.atomics import _address_stats
 from cgpredict.devices import load_device
+from cgpredict.l2_slices import SliceMap
 from cgpredict.pipeline import predict_source
 from cgpredict.prediction import RunOptions
 from cgpredict.render.html import _kernel_section
@@ -89,15 +90,22 @@ int main(void) {
 """)
     rep = predict_source(src, RunOptions(device="h100"))
     (k,) = rep.kernels
-    s, counts = 1, [0] * 64  # the same generator, in Python: the busiest bin's share
+    s, counts, bins = 1, [0] * 64, []  # the same generator, in Python: the busiest bin's share
     for _ in range(16384):
         s = (s * 1103515245 + 12345) % 2**32
         counts[(s >> 16) & 63] += 1
+        bins.append((s >> 16) & 63)
     share = max(counts) / 16384
+    # requests: each warp instruction's distinct bins; 64 ints (256 B) lie in one 512 B
+    # granule, so one L2 slice takes them all (eq. (A2))
+    requests = sum(len(set(bins[w:w + 32])) for w in range(0, 16384, 32))
+    dev = load_device("h100")
     (line,) = [w for w in k.warnings if "data-dependent locations" in w]
     assert "(64 at the trace size" in line and f"{share:.1%}" in line
     assert k.profile.atomics.hot_share == pytest.approx(share)
-    assert k.result.bounds.atomic_cycles == pytest.approx(max(counts))
+    assert k.result.bounds.atomic_requests == pytest.approx(requests)
+    assert k.result.bounds.atomic_cycles == pytest.approx(max(
+        max(counts) * dev.atomic_address_cycles, requests * dev.atomic_slice_cycles))
     assert "atomic" in to_text(rep)
     assert json.loads(to_json(rep))["kernels"][0]["result"]["bounds"]["atomic_ops"] == 16384
     html = _kernel_section(k, load_device("h100"), rep.source)
@@ -108,8 +116,14 @@ def test_address_stats_on_a_hand_made_warp():
     """Two warp instructions of 4 lanes: addresses 0,0,0,64 and 128,128,192,256."""
     addr = np.array([0, 0, 0, 64, 128, 128, 192, 256], np.uint64)
     wt = SimpleNamespace(addr=addr, inst_start=np.array([0, 4]), inst_sid=np.array([5, 5]))
-    n, hot, sectors, lanes = _address_stats(wt, 5, 64)
+    n, hot, sectors, lanes, slices = _address_stats(wt, 5, 64, SliceMap(slices=2,
+                                                                        interleave_bytes=128))
     assert n == 5  # 0, 64, 128, 192, 256
     assert hot == pytest.approx(3 / 8)  # address 0: three updates of eight
     assert sectors == pytest.approx((2 + 3) / 2)  # sectors 0,1 | 2,3,4
     assert lanes == pytest.approx((3 + 2) / 2)  # most lanes on one address per instruction
+    # requests (instruction, address): (0), (64) | (128), (192), (256) = 5; slices of 128 B
+    # in turn over 2: 0,64 -> 0; 128,192 -> 1; 256 -> 0: slice 0 takes 3 of 5
+    assert slices.requests_per_warp == pytest.approx(5 / 2)
+    assert slices.busiest_share == pytest.approx(3 / 5)
+    assert slices.locations_share == pytest.approx(3 / 5)

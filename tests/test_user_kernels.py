@@ -152,7 +152,7 @@ def test_histogram_is_predicted_with_atomics(reports):
     b = k.result.bounds
     n = SIZES["histogram"][0]["N"]
     assert b.atomic_ops == pytest.approx(n)  # one atomicAdd per element
-    # 256 bins, the busiest at least a 256th of the updates, each a cycle of the L2
+    # 256 bins, the busiest at least a 256th of the updates, each at least a cycle of the L2
     assert b.atomic_cycles >= n / 256
     assert math.isfinite(k.total_ms) and k.result.cycles >= b.atomic_cycles
 
@@ -160,13 +160,14 @@ def test_histogram_is_predicted_with_atomics(reports):
 @pytest.mark.parametrize("device", ["tk1", "h100"])
 def test_reduction_is_predicted_with_one_atomic_per_warp(reports, device):
     """s += x[i] * y[i] over the thread loop: named, and predicted as shuffles within each
-    warp and one atomicAdd per warp to one address: N / 32 updates of it, one a cycle."""
+    warp and one atomicAdd per warp to one address: N / 32 float adds of it, each at the
+    device's float figure (eq. (A1); one a clock on the TK1, 3.48 cycles measured on the H100)."""
     (k,) = reports["dot_reduce", device].kernels
     assert any("reduction over the threads" in w for w in k.warnings), k.warnings
     n = SIZES["dot_reduce"][0]["N"]
     b = k.result.bounds
     assert b.atomic_ops == pytest.approx(n / 32)
-    assert b.atomic_cycles == pytest.approx(n / 32)
+    assert b.atomic_cycles == pytest.approx(n / 32 * load_device(device).atomic_float_cycles)
     assert k.result.cycles >= b.atomic_cycles
 
 

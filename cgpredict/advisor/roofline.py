@@ -25,9 +25,10 @@ class KernelRoofline:
     l2_ms: float
     issue_ms: float
     issue_all_sms_ms: float  # the same instructions spread over every SM of the device
-    nearest: str  # "DRAM" | "L2" | "issue": the largest bound, the one the time is closest to
+    nearest: str  # "DRAM" | "L2" | "issue" | "atomic": the largest bound, the closest one
     ratio: float  # predicted time over the nearest bound (1.0: at it; 0.0: every bound 0)
     overhead_ms: float = 0.0  # launches and module load: no fix here changes them
+    atomic_ms: float = 0.0  # the atomic bound (eqs. (A1), (A2)): 0 without atomics
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ class KindFloor:
 def kernel_roofline(k, device: GPUDevice) -> KernelRoofline:
     """The bounds of every launch of kernel report ``k``, summed over its launches."""
     parts = k.launch_profiles or ((k.profile, float(k.launches)),)
-    dram = l2 = issue = issue_all = dram_bytes = 0.0
+    dram = l2 = issue = issue_all = dram_bytes = atomic = 0.0
     for profile, n in parts:
         geo = launch_geometry(profile, device)
         b = launch_bounds(profile, device, geo)
@@ -53,8 +54,11 @@ def kernel_roofline(k, device: GPUDevice) -> KernelRoofline:
         issue += n * issue_cycles
         issue_all += n * issue_cycles * max(geo.active_sms, 1) / device.sm_count
         dram_bytes += n * b.dram_bytes
+        atomic += n * b.atomic_cycles
     ms = device.cycles_to_ms
     named = {"DRAM": ms(dram), "L2": ms(l2), "issue": ms(issue)}
+    if atomic > 0:  # a kernel with atomics: the L2 applies them one after another
+        named["atomic"] = ms(atomic)
     nearest = max(named, key=named.get)
     gpu_ms = k.kernel_ms or k.total_ms
     return KernelRoofline(
@@ -68,6 +72,7 @@ def kernel_roofline(k, device: GPUDevice) -> KernelRoofline:
         nearest=nearest,
         ratio=gpu_ms / named[nearest] if named[nearest] > 0 else 0.0,  # 0: no bound
         overhead_ms=max(k.total_ms - (k.kernel_ms or k.total_ms), 0.0),
+        atomic_ms=ms(atomic),
     )
 
 
@@ -81,10 +86,14 @@ def kind_floors(
 ) -> tuple[KindFloor, ...]:
     """The best a fix of each of ``kinds`` can reach: each keeps every instruction of every
     thread (a block shape, a layout change), so none beats the issue bound with the work
-    spread over all SMs (plus the launches' own time, which none changes)."""
-    floor = sum(x.issue_all_sms_ms + x.overhead_ms for x in lines)
+    spread over all SMs, nor the atomic bound of the atomics it keeps (plus the launches' own
+    time, which none changes)."""
+    floor = sum(max(x.issue_all_sms_ms, x.atomic_ms) + x.overhead_ms for x in lines)
     sms = f"all {sm_count} SMs" if sm_count > 1 else "the device's one SM"
     why = f"it keeps every instruction: no such fix beats the issue bound on {sms}"
+    if any(x.atomic_ms > x.issue_all_sms_ms for x in lines):
+        why = (f"it keeps every instruction and atomic: no such fix beats the issue bound on "
+               f"{sms} or the atomic bound")
     return tuple(KindFloor(kind=k, floor_ms=floor, why=why) for k in kinds)
 
 

@@ -89,7 +89,8 @@ def analyze_region(
     wt, reg_block, opts = reg_blocked(trace, region, wt, opts, device)
     figures = _figures(halo, reg_block, wt.block.threads, opts.registers_per_thread)
     warnings += _figure_notes(info.name, figures)
-    sites = find_sites(trace, region, wt.grid_dims, wt, device.l2_sector_bytes)
+    sites = find_sites(trace, region, wt.grid_dims, wt, device.l2_sector_bytes,
+                       device.slice_map)
     warnings += drop_covered(mapping_warnings(trace, wt, info.name), sites)
     warnings += atomic_notes(sites, info.name, opts.reduce)
     warnings += thread_warnings(wt, info.name, device)

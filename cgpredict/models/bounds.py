@@ -32,11 +32,15 @@ so a launch lasts at least as long as its busiest pipe needs for all its warps o
 uses: double precision on a GPU with few FP64 units, the SFU's reciprocals, an integer
 multiply on Kepler. ``pipe`` names that class; the issue bound is the dispatch alone.
 
-A fifth is the **atomic** bound (atomics.py): the L2 applies the atomic updates of one address
-one after another, ``atomic_address_cycles`` each, so a launch lasts at least as long as the
-updates of its busiest address (a histogram's fullest bin, a reduction's accumulator). The
-atomics' request sectors ride the store path of the L2 bound, and the locations they update
-are read from DRAM once and written back once.
+A fifth is the **atomic** bound (atomics.py), the larger of two (eqs. (A1), (A2)): the L2
+applies the atomic updates of one address one after another, ``atomic_address_cycles`` each
+(``atomic_address_float_cycles`` for a float add), so a launch lasts at least as long as the
+updates of its busiest address (a reduction's accumulator); and each L2 slice's atomic unit
+applies its requests one after another (l2_slices.py: a warp instruction's lanes on one
+address are one request), ``atomic_slice_cycles`` each, so a launch lasts at least as long as
+its busiest slice's requests (a histogram whose bins fill two slices of 80). The atomics'
+request sectors ride the store path of the L2 bound, and the locations they update are read
+from DRAM once and written back once.
 
 Stores are the reason the L2 bound matters: a warp does not wait for its stores (write-back
 L2 on Kepler, write-through L1 on later GPUs), so the latency models see only the loads, and
@@ -71,7 +75,9 @@ class Bounds:
     l2_cycles: float
     chain_cycles: float = 0.0  # waves x the busiest thread's critical path
     atomic_ops: float = 0.0  # atomic operations at the L2
-    atomic_cycles: float = 0.0  # the updates of the busiest address, one after another
+    atomic_cycles: float = 0.0  # the larger of the address and slice bounds (A1), (A2)
+    atomic_requests: float = 0.0  # L2 atomic requests (lanes on one address combined)
+    atomic_slice_cycles: float = 0.0  # the busiest L2 slice's requests, one after another
     pipe_cycles: float = 0.0  # the busiest pipe's instructions at its published rate
     pipe: str = ""  # that pipe's class (pipes.PIPE_CLASSES), "" without pipe rates
     dram_wave_cycles: float = 0.0  # of dram_cycles: one DRAM round trip per wave of blocks
@@ -124,6 +130,10 @@ def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry
     # loads' data returns on the reply network, stores' data rides the request network; the
     # two are separate (full duplex), so the slower of the two paths bounds the launch
     atomic_ops = warps * device.warp_size * at.ops
+    requests = warps * device.warp_size * at.requests
+    per_op = device.atomic_float_cycles if at.hot_float else device.atomic_address_cycles
+    address_cycles = atomic_ops * at.hot_share * per_op  # (A1)
+    slice_cycles = requests * at.slice_share * (device.atomic_slice_cycles or 0.0)  # (A2)
     l2_cycles = warps * max(l2_loads * device.dd_l2_cycles, store_cycles) / sms
     return Bounds(
         dram_bytes=dram_bytes,
@@ -135,7 +145,9 @@ def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry
         l2_cycles=l2_cycles,
         chain_cycles=profile.chain_cycles * max(math.ceil(geo.waves - 1e-9), 1),
         atomic_ops=atomic_ops,
-        atomic_cycles=atomic_ops * at.hot_share * device.atomic_address_cycles,
+        atomic_cycles=max(address_cycles, slice_cycles),
+        atomic_requests=requests,
+        atomic_slice_cycles=slice_cycles,
         pipe_cycles=warps * pipe_warp / sms,
         pipe=pipe,
         dram_wave_cycles=wave_cycles,

@@ -140,8 +140,10 @@ def _kernel_section(k, dev, source_name: str) -> str:
         if b.pipe:
             rows.append(("pipe", b.pipe_cycles, f"the {b.pipe} pipe at its published rate"))
         if b.atomic_ops:
+            slices = (f"; the busiest L2 slice's share of {b.atomic_requests:.4g} requests: "
+                      f"{b.atomic_slice_cycles:.4g} cycles" if b.atomic_slice_cycles else "")
             rows.append(("atomic", b.atomic_cycles, f"{b.atomic_ops:.4g} atomic operations, "
-                         "the busiest address's applied one after another"))
+                         f"the busiest address's applied one after another{slices}"))
         out.append("<table class='bounds'><tr><th>bound</th><th>cycles per launch</th>"
                    "<th>what it counts</th></tr>")
         for name, cyc, what in rows:

@@ -266,23 +266,26 @@ class PortShape:
     level: str = "warp"
 
 
-def _reduction_counts(site: AtomicSite, shape: PortShape) -> tuple[AtomicCounts, float, float]:
+def _reduction_counts(site: AtomicSite | None, shape: PortShape
+                      ) -> tuple[AtomicCounts, float, float]:
     """(atomics, extra instructions, barriers) per thread of a reduction: shuffles within
     each warp (log2(warp) shuffle + add pairs) and one atomic per warp, or with ``block``
     the warps' partials through shared memory (a store, a barrier, a load, the first warp's
-    shuffles) and one atomic per block."""
+    shuffles) and one atomic per block. ``site`` None: an int accumulator (the SASS check
+    reads the instructions only)."""
     steps = 2 * math.log2(shape.warp_size)
+    hot_float = site is not None and site.is_float
     if shape.level == "block":
         wpb = max(shape.threads_per_block / shape.warp_size, 1.0)
         per = 1.0 / shape.threads_per_block
         counts = AtomicCounts(insts=1.0 / wpb, ops=per, trans=1.0 / wpb, hot_share=1.0,
                               footprint_bytes=shape.sector_bytes, requests=per,
-                              slice_share=1.0, hot_float=site.is_float)
+                              slice_share=1.0, hot_float=hot_float)
         return counts, steps + 2 + steps / wpb, 1.0
     per = 1.0 / shape.warp_size
     return AtomicCounts(insts=1.0, ops=per, trans=1.0, hot_share=1.0,
                         footprint_bytes=shape.sector_bytes, requests=per, slice_share=1.0,
-                        hot_float=site.is_float), steps, 0.0
+                        hot_float=hot_float), steps, 0.0
 
 
 def _atomic_counts(site: AtomicSite, shape: PortShape, updates: float

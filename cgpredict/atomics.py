@@ -55,6 +55,10 @@ REDUCE_LEVELS = ("warp", "block")
 _ASSOCIATIVE = frozenset({"iadd", "fadd", "dadd", "imul", "fmul", "dmul", "logic"})
 
 
+#: an access whose requests all go to one slice (a device without slice figures)
+_ONE_SLICE = SliceStats(requests_per_warp=1.0, busiest_share=1.0, locations_share=1.0)
+
+
 @dataclass(frozen=True)
 class AtomicSite:
     """One location (or set of locations) updated by every thread, as traced."""
@@ -72,8 +76,7 @@ class AtomicSite:
     is_float: bool = False  # a floating-point add (the L2 applies it slower on one address)
     # L2 slices (l2_slices.py): requests per warp instruction (lanes on one address
     # combined), the busiest slice's share of the requests and of the distinct locations
-    slices: SliceStats = SliceStats(requests_per_warp=1.0, busiest_share=1.0,
-                                    locations_share=1.0)
+    slices: SliceStats = _ONE_SLICE
 
 
 def _event_sids(wt) -> np.ndarray:
@@ -110,7 +113,6 @@ def _address_stats(wt, sid: int, sector: int, smap: SliceMap | None = None
             float(most.mean()), slices)
 
 
-_ONE_SLICE = SliceStats(requests_per_warp=1.0, busiest_share=1.0, locations_share=1.0)
 _WHOLE_L2 = SliceMap(slices=1, interleave_bytes=1)  # a device without slice figures
 _FLOAT_TYPES = frozenset({"half", "float", "double"})
 

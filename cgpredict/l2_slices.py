@@ -52,11 +52,9 @@ def slice_stats(addr: np.ndarray, inst: np.ndarray, smap: SliceMap) -> SliceStat
     if not len(a):
         return SliceStats(requests_per_warp=0.0, busiest_share=0.0, locations_share=0.0)
     pairs = np.unique(np.stack([i, a]), axis=1)  # one column per request
-    sl = slice_of(a, smap)
-    req_sl = ((pairs[1] - a.min()) // smap.interleave_bytes) % smap.slices
-    per_slice = np.bincount(req_sl, minlength=smap.slices)
-    locs, first = np.unique(a, return_index=True)
-    per_slice_locs = np.bincount(sl[first], minlength=smap.slices)
+    per_slice = np.bincount(slice_of(pairs[1], smap), minlength=smap.slices)
+    locs = np.unique(a)  # the same lowest address as a's: the same granules
+    per_slice_locs = np.bincount(slice_of(locs, smap), minlength=smap.slices)
     return SliceStats(
         requests_per_warp=pairs.shape[1] / len(np.unique(i)),
         busiest_share=float(per_slice.max() / pairs.shape[1]),

@@ -16,6 +16,16 @@ def report_dict(report: Report) -> dict:
     return report.to_dict()
 
 
+def _atomic_text(b) -> str:
+    """The atomic bound's part of the bounds line: empty without atomics (eqs. (A1), (A2))."""
+    if not b.atomic_ops:
+        return ""
+    slices = (f"; busiest L2 slice {b.atomic_slice_cycles:.4g} of {b.atomic_requests:.4g} "
+              f"requests" if b.atomic_slice_cycles else "")
+    return (f", atomic {b.atomic_cycles:.4g} ({b.atomic_ops:.4g} atomic operations, the "
+            f"busiest address's one after another{slices})")
+
+
 def _bounds_text(r) -> list[str]:
     """The physical bounds of one launch and which one sets the time (models/bounds.py)."""
     b = r.bounds
@@ -32,10 +42,7 @@ def _bounds_text(r) -> list[str]:
         + f"), issue {b.issue_cycles:.4g}, "
         f"L2 path {b.l2_cycles:.4g} ({b.l2_store_trans:.4g} store transactions), "
         f"critical path {b.chain_cycles:.4g} (the busiest thread's own chain)"
-        + (f", atomic {b.atomic_cycles:.4g} ({b.atomic_ops:.4g} atomic operations, the "
-           f"busiest address's one after another"
-           + (f"; busiest L2 slice {b.atomic_slice_cycles:.4g} of {b.atomic_requests:.4g} "
-              f"requests" if b.atomic_slice_cycles else "") + ")" if b.atomic_ops else "")
+        + _atomic_text(b)
         + (f", pipe {b.pipe_cycles:.4g} (the {b.pipe} pipe at its published rate)"
            if b.pipe else "")
     ]

@@ -217,12 +217,13 @@ def validate(
         sync = e.get("sync", SUITE_SYNC.get(e["kernel"], "each"))
         key = (e["kernel"], tuple(sorted(e.get("work_sizes", {}).items())), sync)
         groups.setdefault(key, []).append(e)
+    gap_us = load_device(device).launch_gap_us  # what an event timer sees of a launch
     rows = []
     for (stem, work, sync), group in sorted(groups.items()):
         if progress:
             progress(f"{stem} {dict(work)}")
         base = RunOptions(device=device, model=model, work_sizes=dict(work), port=port, sync=sync)
-        rows += _rows(files[stem], base, group, measured)
+        rows += _rows(files[stem], base, group, measured, gap_us)
     return Validation(device, model, _shown(measured) if measured else None, gpu, tuple(rows))
 
 
@@ -236,7 +237,7 @@ def _shown(path: Path) -> str:
 
 
 def _rows(
-    f: Path, base: RunOptions, group: list[dict], measured: Path | None
+    f: Path, base: RunOptions, group: list[dict], measured: Path | None, gap_us: float
 ) -> list[ValidationRow]:
     """One row per entry of ``group`` (one file, one work size, one host synchronisation):
     traced once, analysed per block. A size the file does not have is the measured file's
@@ -257,7 +258,6 @@ def _rows(
                           time.perf_counter() - t0, note)
             for e in group
         ]
-    gap_us = load_device(base.device).launch_gap_us
     with prep:
         for e in group:
             cfg = e.get("config")

@@ -123,23 +123,32 @@ def syrk_trace(tmp_path_factory, compiler):
                          TraceOptions(macros={"NI": "32", "NJ": "32"}))
 
 
+def _syrk_warps(tr):
+    """(syrk's warps in 32x32 blocks, access texts by id, array layouts)."""
+    is_store = np.array([m.kind == "store" for m in tr.header.mem])
+    wt = form_warps(tr, 0, 0, 2, Block(32, 32), is_store)
+    return wt, {m.id: m.base for m in tr.header.mem}, array_layouts(tr.header.ir_text)
+
+
+def _syrk_staged_a(tr, bank_bytes: int) -> dict:
+    """syrk's accesses of A staged in 32x32 tiles (32x32 blocks), by access text."""
+    wt, texts, layouts = _syrk_warps(tr)
+    st = staged_accesses(wt, texts, (("A", 32, 32),), layouts, 32, bank_bytes,
+                         tr.header.globals)
+    return {texts[a.sid]: a for a in st}
+
+
 def test_staged_accesses_syrk(syrk_trace):
     """A staged in 32x32 tiles: A[i][k] is one word per warp (broadcast, X = 1); A[j][k] reads
     column k of the tile, words 32 apart: 16-way on Kepler's 8-byte banks, 32-way on 4-byte
     banks (the ports' README says the literal tile is a 32-way conflict on 4-byte banks)."""
-    tr = syrk_trace
-    is_store = np.array([m.kind == "store" for m in tr.header.mem])
-    wt = form_warps(tr, 0, 0, 2, Block(32, 32), is_store)
-    texts = {m.id: m.base for m in tr.header.mem}
-    layouts = array_layouts(tr.header.ir_text)
     for bank_bytes, x_jk in ((8, 16), (4, 32)):
-        st = staged_accesses(wt, texts, (("A", 32, 32),), layouts, 32, bank_bytes,
-                             tr.header.globals)
-        by = {texts[a.sid]: a for a in st}
+        by = _syrk_staged_a(syrk_trace, bank_bytes)
         assert set(by) == {"A[i][k]", "A[j][k]"}
         assert by["A[i][k]"].conflicts == ((1, 32 * 32),)
         assert by["A[j][k]"].conflicts == ((x_jk, 32 * 32),)
         assert by["A[j][k]"].mean_degree == x_jk
+    wt, texts, layouts = _syrk_warps(syrk_trace)
     assert staged_accesses(wt, texts, (("Z", 32, 32),), layouts, 32, 8) == ()
 
 
@@ -430,14 +439,8 @@ def test_syrk_tiled_column_read_is_8_wavefronts_an_element(syrk_trace):
     """syrk's A[j][k] staged in 32x32 tiles: a thread walks its tile row (LDS.128 of four k),
     the lanes' rows 32 words apart: on 4-byte banks 32 passes a load, 8 an element; on
     Kepler's 8-byte banks 16 passes, 4 an element. A[i][k] is an LDS.128 broadcast (2)."""
-    tr = syrk_trace
-    is_store = np.array([m.kind == "store" for m in tr.header.mem])
-    wt = form_warps(tr, 0, 0, 2, Block(32, 32), is_store)
-    texts = {m.id: m.base for m in tr.header.mem}
-    layouts = array_layouts(tr.header.ir_text)
     for bank_bytes, per_element in ((4, 8.0), (8, 4.0)):
-        by = {texts[a.sid]: a for a in staged_accesses(
-            wt, texts, (("A", 32, 32),), layouts, 32, bank_bytes, tr.header.globals)}
+        by = _syrk_staged_a(syrk_trace, bank_bytes)
         assert by["A[j][k]"].vector == 4
         assert by["A[j][k]"].wavefronts == per_element
         assert by["A[i][k]"].uniform and by["A[i][k]"].wavefronts == 0.5

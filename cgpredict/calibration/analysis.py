@@ -276,6 +276,15 @@ def _bandwidth(r: Mapping[str, Any], out: dict) -> None:
     )
 
 
+#: the inst benchmark's dependent-chain latencies: (raw key, device field, how measured)
+_LATENCY_FIELDS = (
+    ("int32_latency_cycles", "inst_latency_cycles", "dependent mad.lo.s32 chain"),
+    ("fp32_latency_cycles", "fp_latency_cycles", "dependent fma.rn.f32 chain"),
+    ("fp64_latency_cycles", "fp64_latency_cycles", "dependent fma.rn.f64 chain"),
+    ("sfu_latency_cycles", "sfu_latency_cycles", "dependent rsqrt.approx.f32 (MUFU.RSQ) chain"),
+)
+
+
 def _inst(r: Mapping[str, Any], clock: float, sms: int, warp: int, out: dict, extra: dict) -> None:
     acc = _accuracy(r)
     rates = {
@@ -295,22 +304,9 @@ def _inst(r: Mapping[str, Any], clock: float, sms: int, warp: int, out: dict, ex
             f"{rates[best]:.2f} warp insts per SM cycle)",
             acc,
         )
-    if "int32_latency_cycles" in r:
-        out["inst_latency_cycles"] = Measured(
-            round(r["int32_latency_cycles"], 2), "dependent mad.lo.s32 chain", acc
-        )
-    if "fp32_latency_cycles" in r:
-        out["fp_latency_cycles"] = Measured(
-            round(r["fp32_latency_cycles"], 2), "dependent fma.rn.f32 chain", acc
-        )
-    if "fp64_latency_cycles" in r:
-        out["fp64_latency_cycles"] = Measured(
-            round(r["fp64_latency_cycles"], 2), "dependent fma.rn.f64 chain", acc
-        )
-    if "sfu_latency_cycles" in r:
-        out["sfu_latency_cycles"] = Measured(
-            round(r["sfu_latency_cycles"], 2), "dependent rsqrt.approx.f32 (MUFU.RSQ) chain", acc
-        )
+    for raw, name, how in _LATENCY_FIELDS:
+        if raw in r:
+            out[name] = Measured(round(r[raw], 2), how, acc)
 
 
 def _barrier(r: Mapping[str, Any], extra: dict) -> None:

@@ -99,11 +99,16 @@ class Bounds:
         return BOUND_NAMES[values.index(max(values))]
 
 
+def _whole_waves(waves: float) -> int:
+    """Waves of blocks a launch runs, a partial last one counted whole (at least one)."""
+    return max(math.ceil(waves - 1e-9), 1)
+
+
 def dram_wave_cycles(device: GPUDevice, waves: float, dram_loads: float) -> float:
     """One DRAM round trip, SPEC eq. (2), per wave whose loads reach DRAM (0 when none do)."""
     if dram_loads <= 0:
         return 0.0
-    return max(math.ceil(waves - 1e-9), 1) * (device.l2_latency_cycles + device.dram_latency_cycles)
+    return _whole_waves(waves) * (device.l2_latency_cycles + device.dram_latency_cycles)
 
 
 def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry) -> Bounds:
@@ -143,7 +148,7 @@ def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry
         l2_load_trans=warps * l2_loads,
         l2_store_trans=warps * (st.l2_trans + at.trans),  # atomics ride the store path
         l2_cycles=l2_cycles,
-        chain_cycles=profile.chain_cycles * max(math.ceil(geo.waves - 1e-9), 1),
+        chain_cycles=profile.chain_cycles * _whole_waves(geo.waves),
         atomic_ops=atomic_ops,
         atomic_cycles=max(address_cycles, slice_cycles),
         atomic_requests=requests,

@@ -168,9 +168,14 @@ def issue_cycles_per_warp(profile: KernelProfile, device: GPUDevice) -> float:
     """A warp's issue cycles: the dispatch, one slot per instruction (eq. (12)), or its
     busiest pipe, instructions of a class x warp_size / that class's published rate per SM,
     whichever is larger (eq. (12p), docs/models.md; pipes.py)."""
+    return max(_issue_parts(profile, device))
+
+
+def _issue_parts(profile: KernelProfile, device: GPUDevice) -> tuple[float, float]:
+    """(a warp's dispatch cycles, eq. (12); its busiest pipe's cycles, eq. (12p))."""
     dispatch = device.inst_cycles_per_warp_inst * profile.total_insts  # (12)
     pipe, _ = pipe_cycles(profile.pipes, device.pipes, device.warp_size)  # (12p)
-    return max(dispatch, pipe)
+    return dispatch, pipe
 
 
 def staging_cycles(profile: KernelProfile, device: GPUDevice) -> tuple[float, float]:
@@ -194,7 +199,8 @@ def _comp_cycles(profile: KernelProfile, device: GPUDevice,
                  smem_cost: str) -> tuple[float, float, float, float]:
     """(staging cycles, shared-access cycles, L1-served cycles, computing cycles) of one
     warp: eqs. (12), (19), (20) and (22), read as ``smem_cost`` says."""
-    issue_cycles = issue_cycles_per_warp(profile, device)  # (12), (12p)
+    dispatch, pipe = _issue_parts(profile, device)
+    issue_cycles = max(dispatch, pipe)  # (12), (12p)
     sh = profile.shared
     smem_load_cycles = sh.load_insts * device.smem_load_cycles  # (19)
     per_access = (
@@ -210,8 +216,7 @@ def _comp_cycles(profile: KernelProfile, device: GPUDevice,
         # issues one FMA per two shared loads and is bound by the shared pipe, not by both);
         # a tiled kernel's staging is issued apart, between its barriers (staging_cycles)
         staging, in_issue = staging_cycles(profile, device)
-        rest = max(issue_cycles - in_issue, pipe_cycles(profile.pipes, device.pipes,
-                                                        device.warp_size)[0])
+        rest = max(dispatch - in_issue, pipe)  # max(issue - in_issue, pipe) alike
         comp_cycles = staging + max(rest, smem_cycles + l1_cycles)
     return smem_load_cycles, smem_cycles, l1_cycles, comp_cycles
 
@@ -237,8 +242,9 @@ def _exec_cycles(whole: bool, no_mem_insts: float, mwp: float, cwp: float, n: fl
     timeline, else (16) when CWP >= MWP, else (17); ``whole``: each expression per batch.
     ``own_comp``: a warp's own computing in (22), at least its issue cycles: the dependent
     latencies of its instructions (profile.compute_chain_cycles), which no other warp
-    hides when there are too few (eq. (22c), docs/models.md); None: ``comp_cycles``."""
-    own = comp_cycles if own_comp is None else max(own_comp, comp_cycles)
+    hides when there are too few (eq. (22c), docs/models.md; the caller takes the larger of
+    the two); None: ``comp_cycles``."""
+    own = comp_cycles if own_comp is None else own_comp
     if whole and no_mem_insts > 0 and mwp >= n and cwp >= n:
         case = "eq22"  # §3 (22): too few warps to hide a warp's own serial timeline
         exec_cycles = (mem_cycles + own + comp_cycles / no_mem_insts * (mwp - 1)) * batch  # (22c)

@@ -61,6 +61,9 @@ class RunOptions:
     # extra shared-memory tiles (advisor): (array, rows, cols) for every kernel, or
     # (kernel, array, rows, cols) for one kernel
     stage: tuple[tuple[str, int, int] | tuple[str, str, int, int], ...] = ()
+    # how a block copies those extra tiles (memory.staging_code.Copy): "loop" the generic
+    # staging loop, "thread" the textbook kernel's one element a thread of a block-shaped tile
+    stage_copy: str = "loop"
     # where a reduction's or an atomic site's partial results are combined before the global
     # atomics (atomics.REDUCE_LEVELS): each warp (the plain port) or each block (advisor)
     reduce: str = "warp"

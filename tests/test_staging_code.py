@@ -6,7 +6,17 @@ every loop ``#pragma unroll 1``): the staging loop of the A tile (32 columns) 16
 branch, 1 other a trip; of the B tile (bx columns) 31 integer, 1 branch, 1 other; the tile
 loop's own code outside the compute phase and its loop control: per tile a BSSY/BSYNC pair and
 the first element's index, per tile shape an entry test and its branch, the B tile's
-reciprocal (IABS, I2F.RP, MUFU.RCP, VIADD, F2I, 3 moves, IMAD, IMAD.HI)."""
+reciprocal (IABS, I2F.RP, MUFU.RCP, VIADD, F2I, 3 moves, IMAD, IMAD.HI).
+
+Block-shaped tiles (the advisor's textbook kernel): the sm_90 SASS of
+validation/cuda/gemm_textbook.cu as the GPU runs it (``python validation/sass_counts.py
+gemm_textbook --port restrict --unroll``), its tile-phase loop counted by hand:
+``gemm_textbook_kernel<0>`` (no bounds checks) ``ld_global 2 ld_shared 32 + 8 st_shared 2 fp32
+32 integer 6 branch 1 barrier 2 other 4``, of which the strip loop's own UIADD3, ISETP, BRA;
+the rest per tile element IADD3 + IADD3.X (the address stepped) and MOV + MOV (into the
+load's registers). ``gemm_textbook_kernel<1>`` (bounds checks) ``integer 12 branch 1 other
+3``: per element IADD3 (kk + tx / kk + ty), ISETP, ISETP.OR, and A's IADD3 + IADD3.X or B's
+index IADD3 + IMAD.WIDE; the zeros MOV and HFMA2.MMA; B's pointer LDC.64 once."""
 
 from __future__ import annotations
 
@@ -125,3 +135,93 @@ def test_text_report_names_the_staging_code(compiler):
     rep = predict_source(POLYBENCH / "syrk_tiled.c",
                          RunOptions(device="h100", work_sizes=sizes, trace_sizes=sizes))
     assert "staging code: 72.0 integer, 8.0 branch and 12.0 other instructions" in to_text(rep)
+
+
+def _thread_tiles(copy: str) -> tuple[StagedTile, ...]:
+    """GEMM's two block-shaped tiles, one element a thread each a phase."""
+    return (StagedTile("A", 1.0, "broadcast", copy), StagedTile("B", 1.0, "columns", copy))
+
+
+def test_textbook_tile_phase_is_the_sass_count():
+    # gemm_textbook_kernel<0>'s phase loop: integer 6 - strip loop 2 (UIADD3, ISETP), other 4
+    # (the 4 MOV), branch 1 - the strip loop's back edge
+    assert phase_code(_thread_tiles("thread")) == StagingCounts(integer=6 - 2, branch=0,
+                                                                 other=4)
+
+
+def test_checked_textbook_tile_phase_is_the_sass_count():
+    # gemm_textbook_kernel<1>: integer 12 - strip loop 2; other 3 (2 zeros, one LDC.64)
+    assert phase_code(_thread_tiles("thread-checked")) == StagingCounts(integer=12 - 2,
+                                                                         branch=0, other=3)
+
+
+def test_textbook_copy_is_far_less_than_the_staging_loop():
+    # the loop copy of the same tiles (B's columns a run-time blockDim.x): 70 a phase, 8 here
+    loop = phase_code((StagedTile("A", 1.0, "broadcast"), StagedTile("B", 1.0, "columns")))
+    assert loop.total == 57 + 4 + 9
+    assert phase_code(_thread_tiles("thread")).total == 8
+
+
+def test_mixed_copies_add_up():
+    # a pragma'd tile keeps its loop beside an advisor's block-shaped one
+    mixed = phase_code((StagedTile("A", 1.0, "broadcast"), StagedTile("B", 1.0, "columns",
+                                                                       "thread")))
+    loop_a = phase_code((StagedTile("A", 1.0, "broadcast"),))
+    assert mixed == StagingCounts(integer=loop_a.integer + 2, branch=loop_a.branch,
+                                  other=loop_a.other + 2)
+
+
+def test_unknown_copy_is_refused():
+    with pytest.raises(ValueError, match="unknown tile copy"):
+        StagedTile("A", 1.0, "broadcast", "unrolled")
+
+
+GEMM_TILES = (("gemm", "A", 32, 32), ("gemm", "B", 32, 32))
+
+
+def _textbook(sizes: dict, block: str = "32x32", copy: str = "thread"):
+    """gemm.c's restrict port with the advisor's 32x32 tiles of A and B, copied as ``copy``."""
+    from cgpredict.block import Block
+
+    return _profile("gemm.c", sizes, port="restrict", block=Block.parse(block),
+                    stage=GEMM_TILES, stage_copy=copy)
+
+
+def test_advisor_textbook_tiling_counts_the_block_shaped_copy(compiler):
+    # NK = 64 with 32x32 blocks: 2 tile phases, a thread one element of A's and of B's tile
+    # each: per phase 2 x (IADD3, IADD3.X) and 2 x (MOV, MOV), nothing else (the SASS count)
+    p = _textbook({"NI": 64, "NJ": 64, "NK": 64})
+    assert p.shared.load_insts == pytest.approx(4.0)
+    assert p.staging_code == StagingCounts(integer=2 * 4, branch=0, other=2 * 4)
+
+
+def test_advisor_textbook_tiling_checks_bounds_off_the_tile_grid(compiler):
+    # NI = NJ = NK = 96 + 16: not multiples of 32 -> gemm_textbook_kernel<1>'s copy, per
+    # phase 2 x 5 integer, 2 zeros and one LDC.64; the phases are the k loop's trips / 32
+    sizes = {"NI": 112, "NJ": 112, "NK": 112}
+    p = _textbook(sizes)
+    phases = 112 / 32
+    assert p.staging_code.integer == pytest.approx(phases * 10)
+    assert p.staging_code.other == pytest.approx(phases * 3)
+    assert p.staging_code.branch == 0
+
+
+def test_advisor_tiling_of_another_block_keeps_the_staging_loop(compiler):
+    # 32x8 blocks copy 4 elements of each 32x32 tile: the loop, as the generic port's
+    sizes = {"NI": 64, "NJ": 64, "NK": 64}
+    asked = _textbook(sizes, block="32x8")
+    loop = _textbook(sizes, block="32x8", copy="loop")
+    assert asked.staging_code == loop.staging_code
+    assert asked.staging_code.branch > 0
+
+
+def test_own_tiled_file_keeps_its_own_code_whatever_the_copy(compiler):
+    # gemm_tiled.c's pragmas describe its own cgp::stage loops: the option does not touch them
+    from cgpredict.block import Block
+
+    sizes = {"NI": 64, "NJ": 64, "NK": 64}
+    own = _profile("gemm_tiled.c", sizes, block=Block(32, 32))
+    asked = _profile("gemm_tiled.c", sizes, block=Block(32, 32), stage_copy="thread")
+    assert own.staging_code == asked.staging_code
+    loop = phase_code((StagedTile("A", 1.0, "broadcast"), StagedTile("B", 1.0, "columns")))
+    assert own.staging_code.total == pytest.approx(2 * loop.total)

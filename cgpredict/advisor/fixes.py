@@ -26,6 +26,7 @@ from .advice import (
     speedup_of,
 )
 from .legality import LayoutVerdict, copy_allowed, layout_verdict
+from .tile_code import shared_fix_code
 
 
 def coalescing_fixes(
@@ -279,8 +280,9 @@ def shared_fix(
         return None
     stage = tuple((k, a, TILE, TILE) for k, arrs in by_kernel.items() for a in arrs)
     names = ", ".join(shared_candidates(prep, base))
-    rep = _try_analyze(
-        prep, dataclasses.replace(opts, stage=stage), f"tiling {names} in shared memory", notes
+    rep = _try_analyze(  # the copy the snippet shows (tile_code): the textbook one if it fits
+        prep, dataclasses.replace(opts, stage=stage, stage_copy="thread"),
+        f"tiling {names} in shared memory", notes,
     )
     if rep is None:
         return None
@@ -298,16 +300,20 @@ def shared_fix(
                 f"{worst:.0f}-way"
             )
     where = "; ".join(f"{', '.join(arrs)} in {k}" for k, arrs in by_kernel.items())
+    square = all(k.block == f"{TILE}x{TILE}" for k in base.kernels if k.name in by_kernel)
+    copy = ("each thread copying one element of each tile a strip (the textbook kernel: "
+            "the block is the tile)" if square else "the block copying each tile in a loop")
     return explained(Fix(
         "shared-memory",
         f"tile {names} in shared memory ({TILE}x{TILE})",
         f"strip-mine the innermost loop by {TILE}, load {TILE}x{TILE} tiles ({where}) "
-        f"into __shared__ arrays per block (__syncthreads() before and after use), and read "
-        f"the tiles instead of global memory; mark it with '#pragma cgp shared ARRAY tile "
-        f"{TILE}x{TILE}' to predict your version",
+        f"into __shared__ arrays per block, {copy} (__syncthreads() before and after use), "
+        f"and read the tiles instead of global memory; mark it with '#pragma cgp shared "
+        f"ARRAY tile {TILE}x{TILE}' to predict your own version",
         tuple(evidence),
         rep.total_ms,
         speedup_of(base.total_ms, rep.total_ms),
+        code=shared_fix_code(prep, base, by_kernel, register=opts.port == "restrict"),
     ), base, rep)
 
 
@@ -465,4 +471,5 @@ def _combined(base: Report, fixes: list[Fix], tried: list[tuple[Fix, Fix]]) -> F
         speedup_of(base.total_ms, again.predicted_ms),
         explain_change(base, again.report) if again.report is not None else (),
         again.report,
+        code=again.code,  # the restrict port's fix: its snippet keeps the sum in a register
     )

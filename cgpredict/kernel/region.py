@@ -75,7 +75,7 @@ def setup_region(
     if problem:
         raise PredictionError(f"kernel {info.name}: {problem}")
     staged, shared_spec = staging_setup(
-        trace, region, wt, device, wt.block, opts.stage, launch, warnings
+        trace, region, wt, device, wt.block, opts.stage, launch, warnings, opts.stage_copy
     )
     try:
         warps_per_batch = resident_warps(

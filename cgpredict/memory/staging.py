@@ -18,7 +18,7 @@ from .shared import (
     param_row_layouts,
     staged_accesses,
 )
-from .staging_code import StagedTile, lane_shape
+from .staging_code import Copy, StagedTile, lane_shape
 
 __all__ = ["staging_setup"]
 
@@ -32,13 +32,16 @@ def staging_setup(
     extra: tuple = (),
     launch: int = 0,
     warnings: list[str] | None = None,
+    copy: Copy = "loop",
 ):
     """Staged accesses and (tile loop, staging loads per phase, tile bytes, phase divisor,
     ``staging_code.StagedTile`` of each array) of a tiled kernel. ``extra`` stages arrays of
     an untiled kernel (the advisor's modelled tiling): ``(array, R, C)`` for every kernel
     or ``(kernel name, array, R, C)`` for one; an array the kernel's own pragma stages keeps
     the pragma's tile. Its innermost loop then counts tile
-    phases every ``tile columns`` iterations.
+    phases every ``tile columns`` iterations. ``copy`` is how the block copies those ``extra``
+    tiles (``staging_code.Copy``): "thread" asks for the textbook copy of a block-shaped tile
+    (``block_copy`` says whether it applies), "loop" the generic staging loop.
 
     Only accesses inside the tile loop are staged (one before or after it stays a global access,
     with a warning). The tile loop is the innermost per-thread loop of most staged accesses (its
@@ -48,6 +51,7 @@ def staging_setup(
     info = h.region(region)
     warnings = [] if warnings is None else warnings
     hints = _hints(info, extra)
+    own = {x[0] for x in info.shared}  # the kernel's own pragmas: its own (loop) code
     if not hints:
         return (), None
     layouts = array_layouts(h.ir_text)
@@ -64,23 +68,45 @@ def staging_setup(
     divisor = 1.0 if strip_mined else float(max(c for _, _, c in hints))
     per_array, nbytes = _tile_loads(trace, region, wt, block, staged, layouts, tile_loop.id,
                                     divisor, launch)
-    tiles = _tiles(wt, staged, layouts, per_array)
+    copies = {x[0]: block_copy(x, block, layouts) if copy != "loop" else "loop"
+              for x in hints if x[0] not in own}
+    tiles = _tiles(wt, staged, layouts, per_array, copies)
     return staged, (tile_loop.id, float(sum(per_array.values())), nbytes, divisor, tiles)
 
 
-def _tiles(wt: WarpTrace, staged, layouts: dict, per_array: dict[str, int]) -> tuple:
+def _tiles(wt: WarpTrace, staged, layouts: dict, per_array: dict[str, int],
+           copies: dict[str, Copy]) -> tuple:
     """The ``staging_code.StagedTile`` of every tile a block stages: one per staged array and
     shape of a warp's lanes on it (``A[i][k]`` and ``A[j][k]`` are two tiles of ``A``), the
-    array's staging loads per phase shared among its tiles."""
+    array's staging loads per phase shared among its tiles, copied as ``copies`` says (the
+    staging loop when it does not name the array, or a thread copies more than one element of
+    a tile a phase)."""
     shapes: dict[str, set[str]] = {}
     for a in staged:
         elem = layouts[a.array].elem_bytes if a.array in layouts else 4
         shapes.setdefault(a.array, set()).add(lane_shape(wt, [a.sid], elem))
-    return tuple(
-        StagedTile(array=arr, loads_per_phase=n / len(shapes[arr]), lanes=shape)
-        for arr, n in sorted(per_array.items())
-        for shape in sorted(shapes.get(arr, {"broadcast"}))
-    )
+    tiles = []
+    for arr, n in sorted(per_array.items()):
+        kinds = sorted(shapes.get(arr, {"broadcast"}))
+        each = n / len(kinds)
+        copy = copies.get(arr, "loop") if each == 1 else "loop"
+        tiles += [StagedTile(array=arr, loads_per_phase=each, lanes=shape, copy=copy)
+                  for shape in kinds]
+    return tuple(tiles)
+
+
+def block_copy(hint: tuple, block: Block, layouts: dict) -> Copy:
+    """How the textbook kernel copies the tile ``hint`` = (array, R, C) when the tile is the
+    block's shape: each thread its element (``_tiles`` checks that it has one a tile), with
+    bounds checks unless the array's traced extents are multiples of the tile; else the
+    staging loop."""
+    arr, rows, cols = hint
+    if (rows, cols) != (block.y, block.x):
+        return "loop"
+    lay = layouts.get(arr)
+    whole = lay is not None and len(lay.dims) >= 2 and not lay.dims[-2] % rows \
+        and not lay.dims[-1] % cols
+    return "thread" if whole else "thread-checked"
 
 
 def _hints(info, extra: tuple) -> tuple:

@@ -37,6 +37,28 @@ lanes tell the extents apart: all lanes on one element (``X[i][k]``: the block's
 the strip), lanes on consecutive elements (``X[k][j]``: the strip by the block's x columns),
 lanes a row apart (``X[j][k]``: the block's x rows by the strip).
 
+Block-shaped tiles (``copy`` "thread", "thread-checked"): when the tile is the block's shape
+and each thread copies exactly one element of each tile a phase (the textbook kernel the
+advisor proposes: validation/cuda/gemm_textbook.cu), there is no staging loop and no index
+division: the thread's tile row and column are ``threadIdx.y`` and ``threadIdx.x``. Read from
+that port's sm_90 SASS as the GPU runs it (the 32-step compute loop unrolled whole:
+``python validation/sass_counts.py gemm_textbook --port restrict --unroll``), per element a
+thread copies each phase:
+
+* sizes that are multiples of the tile (``gemm_textbook_kernel<0>``, no bounds checks): the
+  64-bit global address stepped by the tile's constant stride (``IADD3``, ``IADD3.X``):
+  2 integer, and copied into the load's address registers (``MOV``, ``MOV``): 2 other;
+* otherwise (``gemm_textbook_kernel<1>``): the index that moves with the phase (``IADD3``:
+  ``kk + tx`` or ``kk + ty``), the bounds (``ISETP``, ``ISETP.OR`` with the one that does
+  not move) and the address (stepped as above, or the index stepped and ``IMAD.WIDE`` under
+  the predicate): 5 integer; the 0 of an element outside (``MOV`` or ``HFMA2.MMA``): 1 other;
+  and once a phase the pointer of one tile reloaded from the constant bank under its
+  predicate (``LDC.64``): 1 other.
+
+No branch, no convergence barrier, nothing per tile or per group: of the phase loop's
+``integer 6 branch 1 other 4`` (unchecked; ``integer 12 branch 1 other 3`` checked) what is
+not above is the strip loop's own count, test and back edge (``UIADD3``, ``ISETP``, ``BRA``).
+
 Nothing here needs nvcc: the elements a thread copies per phase, the phases and the lanes'
 addresses come from the trace (``staging.staging_setup``).
 """
@@ -44,6 +66,7 @@ addresses come from the trace (``staging.staging_setup``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 from numba import njit
@@ -73,7 +96,22 @@ GROUP_BRANCH = 1
 #: share of a staged access's warp instructions that must show a lane shape to take it
 LANE_SHARE = 0.75
 
+#: a block-shaped tile's element, sizes multiples of the tile: the address step (IADD3,
+#: IADD3.X) and its two moves into the load's registers (module doc)
+THREAD_INTEGER = 2
+THREAD_OTHER = 2
+#: with bounds checks: the moving index, ISETP + ISETP.OR, the address 2; the 0 outside
+CHECKED_INTEGER = 5
+CHECKED_OTHER = 1
+#: once a phase when checked: one tile's pointer reloaded under its predicate (LDC.64)
+CHECKED_PHASE_OTHER = 1
+
 LaneShape = str  # "broadcast" | "columns" | "rows"
+#: how a block copies a tile: the generic staging loop (cgp::stage, any block shape, bounds
+#: checked), or each thread its one element of a block-shaped tile, with or without bounds
+#: checks (the textbook kernel)
+Copy = Literal["loop", "thread", "thread-checked"]
+COPIES: tuple[str, ...] = ("loop", "thread", "thread-checked")
 
 
 @dataclass(frozen=True)
@@ -84,6 +122,11 @@ class StagedTile:
     array: str
     loads_per_phase: float
     lanes: LaneShape = "broadcast"
+    copy: Copy = "loop"
+
+    def __post_init__(self) -> None:
+        if self.copy not in COPIES:
+            raise ValueError(f"unknown tile copy {self.copy!r} (one of {', '.join(COPIES)})")
 
     @property
     def runtime_columns(self) -> bool:
@@ -121,8 +164,18 @@ def lane_shape(wt, sids: list[int], elem: int) -> LaneShape:
 
 
 def phase_code(tiles: tuple[StagedTile, ...]) -> StagingCounts:
-    """The staging code of one tile phase per thread: per element, per tile, per group of
-    tiles with the same extents and per tile with run-time columns (module doc)."""
+    """The staging code of one tile phase per thread: the staging loops' (module doc) plus
+    the block-shaped tiles' straight-line copies."""
+    loops = tuple(t for t in tiles if t.copy == "loop")
+    one = _loop_code(loops) if loops else StagingCounts()
+    two = _thread_code(tuple(t for t in tiles if t.copy != "loop"))
+    return StagingCounts(integer=one.integer + two.integer, branch=one.branch + two.branch,
+                         other=one.other + two.other)
+
+
+def _loop_code(tiles: tuple[StagedTile, ...]) -> StagingCounts:
+    """The generic staging loops' code a phase: per element, per tile, per group of tiles with
+    the same extents and per tile with run-time columns (module doc)."""
     elements = sum(t.loads_per_phase for t in tiles)
     runtime = [t for t in tiles if t.runtime_columns]
     groups = len({t.lanes for t in tiles})
@@ -138,6 +191,19 @@ def phase_code(tiles: tuple[StagedTile, ...]) -> StagingCounts:
         branch=float(ELEMENT_BRANCH * elements + GROUP_BRANCH * groups),
         other=float(ELEMENT_OTHER * elements + TILE_OTHER * len(tiles)
                     + RECIPROCAL_OTHER * len(runtime)),
+    )
+
+
+def _thread_code(tiles: tuple[StagedTile, ...]) -> StagingCounts:
+    """Block-shaped tiles' copies a phase (one element a thread each, no loop): the address
+    step, or with bounds checks the index, bounds, address and zero (module doc)."""
+    plain = sum(t.loads_per_phase for t in tiles if t.copy == "thread")
+    checked = sum(t.loads_per_phase for t in tiles if t.copy == "thread-checked")
+    reload = CHECKED_PHASE_OTHER if checked else 0
+    return StagingCounts(
+        integer=float(THREAD_INTEGER * plain + CHECKED_INTEGER * checked),
+        branch=0.0,
+        other=float(THREAD_OTHER * plain + CHECKED_OTHER * checked + reload),
     )
 
 

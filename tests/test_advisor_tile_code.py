@@ -1,6 +1,6 @@
 """Tests of cgpredict.advisor.tile_code: the tiling fix shows the CUDA its re-prediction
 models. With 32x32 blocks (the tile's shape) that is the textbook kernel
-(validation/cuda/gemm_textbook.cu): one element of each tile a thread, its tile row and
+(validation/cuda/textbook/gemm_textbook.cu): one element of each tile a thread, its tile row and
 column threadIdx.y/x, no loop, bounds checks only off the tile grid; the fix's staging code is
 then the block-shaped copy's (memory.staging_code, counted from that port's sm_90 SASS)."""
 

@@ -9,8 +9,9 @@ the first element's index, per tile shape an entry test and its branch, the B ti
 reciprocal (IABS, I2F.RP, MUFU.RCP, VIADD, F2I, 3 moves, IMAD, IMAD.HI).
 
 Block-shaped tiles (the advisor's textbook kernel): the sm_90 SASS of
-validation/cuda/gemm_textbook.cu as the GPU runs it (``python validation/sass_counts.py
-gemm_textbook --port restrict --unroll``), its tile-phase loop counted by hand:
+validation/cuda/textbook/gemm_textbook.cu as the GPU runs it (``python
+validation/sass_counts.py textbook/gemm_textbook --port restrict --unroll``), its tile-phase
+loop counted by hand:
 ``gemm_textbook_kernel<0>`` (no bounds checks) ``ld_global 2 ld_shared 32 + 8 st_shared 2 fp32
 32 integer 6 branch 1 barrier 2 other 4``, of which the strip loop's own UIADD3, ISETP, BRA;
 the rest per tile element IADD3 + IADD3.X (the address stepped) and MOV + MOV (into the

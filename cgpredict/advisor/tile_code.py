@@ -2,7 +2,7 @@
 re-prediction models (``RunOptions.stage_copy``, ``memory.staging_code``): the same kernel.
 
 When the tile is the block's shape (32x32 tiles, 32x32 blocks) it is the textbook kernel
-(validation/cuda/gemm_textbook.cu, the H100's measured ``smem32``): thread (tx, ty) copies
+(validation/cuda/textbook/gemm_textbook.cu, the H100's measured ``smem32``): thread (tx, ty) copies
 element (ty, tx) of each tile a step, with no staging loop and no index division, bounds
 checks only when an array's traced extents are not multiples of the tile. Any other block
 copies the tile in a loop over its elements (``cgp::stage`` of validation/cuda/common.cuh).

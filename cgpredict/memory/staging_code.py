@@ -39,11 +39,12 @@ lanes a row apart (``X[j][k]``: the block's x rows by the strip).
 
 Block-shaped tiles (``copy`` "thread", "thread-checked"): when the tile is the block's shape
 and each thread copies exactly one element of each tile a phase (the textbook kernel the
-advisor proposes: validation/cuda/gemm_textbook.cu), there is no staging loop and no index
-division: the thread's tile row and column are ``threadIdx.y`` and ``threadIdx.x``. Read from
-that port's sm_90 SASS as the GPU runs it (the 32-step compute loop unrolled whole:
-``python validation/sass_counts.py gemm_textbook --port restrict --unroll``), per element a
-thread copies each phase:
+advisor proposes: validation/cuda/textbook/gemm_textbook.cu), there is no staging loop and
+no index division: the thread's tile row and column are ``threadIdx.y`` and ``threadIdx.x``.
+Read from that
+port's sm_90 SASS as the GPU runs it (the 32-step compute loop unrolled whole:
+``python validation/sass_counts.py textbook/gemm_textbook --port restrict --unroll``), per
+element a thread copies each phase:
 
 * sizes that are multiples of the tile (``gemm_textbook_kernel<0>``, no bounds checks): the
   64-bit global address stepped by the tile's constant stride (``IADD3``, ``IADD3.X``):

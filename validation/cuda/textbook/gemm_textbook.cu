@@ -7,8 +7,8 @@
 // shared memory, the sum in a register and C written once. Compare gemm_tiled.cu: the same tiles
 // copied by the generic cgp::stage loop (any block shape, bounds-checked).
 // Its sm_90 SASS is the oracle of the advisor's staging code (cgpredict/memory/staging_code.py,
-// "block-shaped tiles"): python validation/sass_counts.py gemm_textbook --port restrict
-#include "common.cuh"
+// "block-shaped tiles"): python validation/sass_counts.py textbook/gemm_textbook --port restrict
+#include "../common.cuh"
 
 #ifndef NI
 #define NI 1024

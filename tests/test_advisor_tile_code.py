@@ -82,3 +82,19 @@ def test_fix_models_the_code_it_shows(block, textbook):
         assert "e += blockDim.x * blockDim.y" in code and "A_s[ty][tx]" not in code
         assert "in a loop" in fix.instruction
         assert staging.branch > 0  # the staging loop's back edges
+
+
+@pytest.mark.usefixtures("compiler")
+def test_fix_off_the_tile_grid_shows_and_models_the_bounds_checks():
+    # 112 = 3.5 tiles: the snippet guards each copy, the model counts the checked copy
+    # (5 integer an element, a zero each and one LDC.64 a phase) over 112 / 32 phases
+    sizes = {"NI": 112, "NJ": 112, "NK": 112}
+    opts = RunOptions(device="h100", work_sizes=sizes, trace_sizes=sizes, port="restrict",
+                      block=Block(32, 32))
+    with prepare(POLYBENCH / "gemm.c", opts) as prep:
+        base = prep.analyze(opts)
+        fix = shared_fix(prep, opts, base, None)
+    assert "A_s[ty][tx] = (i < A_ROWS && kk + tx < A_COLS) ? A[i][kk + tx] : 0.0f;" in fix.code
+    staging = fix.report.kernels[0].profile.staging_code
+    assert staging.integer == pytest.approx(112 / 32 * 10)
+    assert staging.other == pytest.approx(112 / 32 * 3)

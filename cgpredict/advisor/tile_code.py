@@ -87,7 +87,8 @@ def textbook_code(kernel: str, accesses: Sequence[TileAccess], checked: bool,
             f"ty = threadIdx.y"]
     head += list(dict.fromkeys(d for d, _, _ in parts))
     if register:
-        head.append("float sum = 0.0f;  // the accumulator in a register, stored once at the end")
+        head.append("float sum = 0.0f;  // the body's accumulator in a register, stored once "
+                    "after the loop")
     reads = "; ".join(r for _, _, r in parts)
     lines = head + [f"for (int {strip} = 0; {strip} < K; {strip} += {TILE}) {{"
                     f"  // the {var} loop (K iterations) strip-mined",

@@ -86,6 +86,7 @@ from sass_model import (  # noqa: E402, F401  (the tests read the model side thr
     entry_classes,
     model_kernels,
     model_op_class,
+    model_op_classes,
     trace_sizes,
 )
 

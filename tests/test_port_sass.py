@@ -214,6 +214,62 @@ def test_sass_parser_finds_nested_loops_and_counts_their_own_instructions_by_cla
     assert nonzero(bar.outside) == {"other": 1, "branch": 2} and bar.loops == []
 
 
+# sfu_heavy's sqrtf and division (nvcc -O3 -arch=sm_90, shortened): each slow-path call sits
+# in a block of its own that a predicated branch skips for ordinary operands
+_SLOW_CALLS = """
+\t.section\t.text._Z1kPf,"ax",@progbits
+_Z1kPf:
+        /*0000*/                   S2R R3, SR_TID.X ;
+        /*0010*/                   LDG.E R2, desc[UR4][R2.64] ;
+        /*0020*/                   BSSY B0, `(.L_x_0) ;
+        /*0030*/                   VIADD R6, R2, 0xf3000000 ;
+        /*0040*/                   MUFU.RSQ R3, R2 ;
+        /*0050*/                   ISETP.GT.U32.AND P0, PT, R6, 0x727fffff, PT ;
+        /*0060*/              @!P0 BRA `(.L_x_1) ;
+        /*0070*/                   MOV R9, 0x90 ;
+        /*0080*/                   CALL.REL.NOINC `($__internal_0_$__cuda_sm20_sqrt_rn_f32_slowpath) ;
+        /*0090*/                   IMAD.MOV.U32 R3, RZ, RZ, R5 ;
+        /*00a0*/                   BRA `(.L_x_2) ;
+.L_x_1:
+        /*00b0*/                   FMUL.FTZ R5, R2, R3 ;
+        /*00c0*/                   FMUL.FTZ R3, R3, 0.5 ;
+        /*00d0*/                   FFMA R2, -R5, R5, R2 ;
+        /*00e0*/                   FFMA R3, R2, R3, R5 ;
+.L_x_2:
+        /*00f0*/                   BSYNC B0 ;
+.L_x_0:
+        /*0100*/                   MUFU.RCP R2, R3 ;
+        /*0110*/                   BSSY B0, `(.L_x_3) ;
+        /*0120*/                   FCHK P0, R0, R3 ;
+        /*0130*/                   FFMA R7, R5, R6, R2 ;
+        /*0140*/              @!P0 BRA `(.L_x_4) ;
+        /*0150*/                   MOV R2, 0x170 ;
+        /*0160*/                   CALL.REL.NOINC `($__internal_1_$__cuda_sm3x_div_rn_noftz_f32_slowpath) ;
+        /*0170*/                   IMAD.MOV.U32 R7, RZ, RZ, R0 ;
+.L_x_4:
+        /*0180*/                   BSYNC B0 ;
+.L_x_3:
+        /*0190*/                   STG.E desc[UR4][R4.64], R7 ;
+        /*01a0*/                   EXIT ;
+$__internal_0_$__cuda_sm20_sqrt_rn_f32_slowpath:
+        /*01b0*/                   LOP3.LUT P0, RZ, R2, 0x7fffffff, RZ, 0xc0, !PT ;
+        /*01c0*/                   RET.REL.NODEC R8 `(_Z1kPf) ;
+"""  # noqa: E501
+
+
+def test_the_slow_path_calls_a_predicated_branch_skips_are_not_counted() -> None:
+    (k,) = sass_counts.parse_sass(_SLOW_CALLS)
+    # MOV, CALL, IMAD.MOV, BRA (sqrtf) and MOV, CALL, IMAD.MOV (division); the subroutine 2
+    assert (len(k.insts), k.slow_insts, k.cold) == (27, 7, 2)
+    nonzero = {c: v for c, v in k.outside.counts.items() if v}
+    # other: S2R, BSSY x 2, MUFU.RSQ, MUFU.RCP, BSYNC x 2; integer: VIADD, ISETP; fp32: the
+    # FMUL x 2 and FFMA x 2 of sqrtf's inline path, FCHK, FFMA; branch: 2 tests and EXIT
+    assert nonzero == {
+        "ld_global": 1, "st_global": 1, "fp32": 6, "integer": 2, "branch": 3, "other": 7,
+    }  # fmt: skip
+    assert k.range_counts(0, len(k.insts) - 1).total == 20
+
+
 def test_per_thread_counts_are_each_loops_own_counts_times_its_iterations() -> None:
     """2 trips of the outer loop, 32 of the inner per outer trip: 64 inner trips per thread;
     the staging loop runs once per trip of the outer loop."""
@@ -299,7 +355,12 @@ def test_the_models_operations_and_entry_code_are_split_into_the_same_classes() 
     assert cls("br", "", "cond") == ("branch", 1) and cls("br", "", "")[1] == 0
     assert cls("getelementptr", "ptr", "2") == ("integer", 2)
     assert cls("icmp", "i32", "") == ("integer", 1)
-    assert cls("sitofp", "float", "") == ("other", 1) and cls("fdiv", "float", "")[0] == "other"
+    assert cls("sitofp", "float", "") == ("other", 1)
+    # an expanded operation is split as its SASS fast path is (sass_model.EXPANSION_CLASSES)
+    assert sass_check.model_op_classes("fdiv", "float", "") == (
+        ("branch", 1), ("fp32", 6), ("other", 3))
+    assert sass_check.model_op_classes("call", "float", "sqrtf") == (
+        ("branch", 1), ("fp32", 4), ("integer", 2), ("other", 3))
     for grid, arrays in ((1, 2), (2, 3)):
         assert sum(sass_check.entry_classes(grid, arrays).values()) == kernel_entry_insts(
             grid, arrays

@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "validation"))
 
 import sass_counts  # noqa: E402
+import sass_model  # noqa: E402
 import sass_ops  # noqa: E402
 
 needs_tools = pytest.mark.skipif(
@@ -44,6 +45,22 @@ def test_every_expansion_in_the_model_equals_the_sm90_sass(sass_table) -> None:
         got = sass_table[key]
         assert got["total"] == total, key
         assert {c: got[c] for c in PIPE_CLASSES if got[c]} == classes, key
+
+
+@needs_tools
+def test_every_expansion_in_the_checks_classes_equals_the_sm90_sass() -> None:
+    table = sass_ops.check_expansions(sass_ops.compile_sass())
+    for key in SASS_EXPANSION:
+        got = {c: n for c, n in table[key].items() if n}
+        assert got == sass_model.EXPANSION_CLASSES[key], key
+
+
+def test_every_expansion_is_split_into_the_checks_classes_without_loss() -> None:
+    # the check's split of an expanded operation adds up to what cgpredict counts for it
+    assert set(sass_model.EXPANSION_CLASSES) == set(SASS_EXPANSION)
+    for key, (total, _) in SASS_EXPANSION.items():
+        assert sum(sass_model.EXPANSION_CLASSES[key].values()) == total, key
+        assert set(sass_model.EXPANSION_CLASSES[key]) <= {"fp32", "integer", "branch", "other"}
 
 
 @needs_tools
@@ -145,6 +162,26 @@ def test_the_square_root_fast_path_is_the_inline_one_not_the_call() -> None:
     # MUFU.RSQ -> FMUL -> FFMA -> FFMA
     assert sass_ops.dependent_chain(op) == {"sfu": 1, "fp64": 0, "alu": 3}
     assert SASS_EXPANSION["sqrt_f32"] == (10, {"fp32": 4, "int_add": 1, "int_cmp": 1, "sfu": 1})
+
+
+def test_the_checks_classes_of_a_division_and_a_square_root_by_hand() -> None:
+    # division: FCHK + 5 FFMA fp32; the test BRA; BSSY, MUFU.RCP, BSYNC other
+    div = sass_ops.op_slice(sass_ops.fast_path(sass_ops.kernel_bodies(FDIV)["fdiv_f32"]))
+    by_hand = {"fp32": 6, "integer": 0, "branch": 1, "other": 3}
+    assert sass_ops.check_classes(div) == by_hand
+    assert sass_model.EXPANSION_CLASSES["fdiv_f32"] == {k: v for k, v in by_hand.items() if v}
+    # sqrtf (no add after it here): FMUL x 2 + FFMA x 2 fp32; IADD3, ISETP integer; the BRA;
+    # BSSY, MUFU.RSQ, BSYNC other
+    root = sass_ops.op_slice(sass_ops.fast_path(sass_ops.kernel_bodies(SQRT)["sqrt_f32"]))
+    by_hand = {"fp32": 4, "integer": 2, "branch": 1, "other": 3}
+    assert sass_ops.check_classes(root) == by_hand
+    assert sass_model.EXPANSION_CLASSES["sqrt_f32"] == by_hand
+    # the model side of the check takes the split (not the whole expansion as other)
+    assert sass_model.model_op_classes("fdiv", "float", "") == (
+        ("branch", 1), ("fp32", 6), ("other", 3))
+    assert sass_model.model_op_classes("fadd", "float", "") == (("fp32", 1),)
+    assert sass_model.class_share("fdiv", "float", "", "fp32") == pytest.approx(0.6)
+    assert sass_model.class_share("icmp", "i32", "", "integer") == 1.0
 
 
 @needs_tools

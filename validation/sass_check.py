@@ -13,13 +13,17 @@ models (``--port plain|restrict``), per kernel:
   loads stored to shared memory, no shared loads) runs one trip per tile with the reference
   32x32 block: it is charged once per trip of its enclosing loop. The counts are static
   within a trip: code under a condition counts on every trip (the staging bounds checks,
-  gs_k1's ``t == 0``).
+  gs_k1's ``t == 0``), but for the block that calls an IEEE slow path where a predicated
+  branch skips it (``sass_counts.slow_call_blocks``: ordinary operands take the branch).
 * **cgpredict**: the same classes from what the model counts per thread. Global loads and
   stores are its memory instructions (the staging loads of a tiled kernel are loads); shared
   loads are its shared-memory accesses; barriers its ``sync_insts``; the compute
   instructions (``compute.ptx_cost`` of every executed LLVM operation) are split into FP32
   (floating-point operations), branch (conditional branches), other (conversions, SFU
-  operations) and integer (the rest: integer arithmetic, compares, address ``mad``). The
+  operations) and integer (the rest: integer arithmetic, compares, address ``mad``); an
+  operation the model counts as its SASS expansion (``compute.SASS_EXPANSION``: IEEE
+  division and sqrt, expf, integer division) is split as its sm_90 fast path is
+  (``sass_model.EXPANSION_CLASSES``, ``sass_ops.py --check-classes``). The
   model's unrolling fold is subtracted as the model does it (``kernel.launch``: ``folded``,
   ``ThreadBodies.unrolled_savings``): of each innermost loop of the thread, the affine share
   (``parallelism.affine_share``) of its integer and branch instructions
@@ -86,6 +90,7 @@ from sass_model import (  # noqa: E402, F401  (the tests read the model side thr
     entry_classes,
     model_kernels,
     model_op_class,
+    model_op_classes,
     trace_sizes,
 )
 

@@ -146,6 +146,8 @@ class SassInst:
     addr: int
     opcode: str
     target: str | None = None
+    guarded: bool = False  # predicated (@P0 ...)
+    slow: bool = False  # in the block that calls a slow path (slow_call_blocks): not counted
 
 
 @dataclass
@@ -174,11 +176,17 @@ class SassKernel:
     insts: list[SassInst]
     cold: int = 0  # instructions of called subroutines (slow paths), not counted
 
+    @property
+    def slow_insts(self) -> int:
+        """Instructions of the blocks that call a slow path (slow_call_blocks), not counted."""
+        return sum(inst.slow for inst in self.insts)
+
     def range_counts(self, lo: int, hi: int) -> ClassCounts:
         """Counts of instructions ``lo`` to ``hi`` inclusive, inner loops included once."""
         c = ClassCounts()
         for inst in self.insts[lo : hi + 1]:
-            c.add(sass_class(inst.opcode))
+            if not inst.slow:
+                c.add(sass_class(inst.opcode))
         return c
 
 
@@ -208,7 +216,8 @@ def _read_body(lines: list[str]) -> tuple[list[SassInst], dict[str, int], int]:
             continue
         text = m.group(2).split(";")[0].strip()
         t = _TARGET.search(text)
-        insts.append(SassInst(int(m.group(1), 16), _opcode(text), t.group(1) if t else None))
+        insts.append(SassInst(int(m.group(1), 16), _opcode(text), t.group(1) if t else None,
+                              text.startswith("@")))
     return _unpadded(insts, label_at), label_at, 0
 
 
@@ -218,6 +227,34 @@ def _unpadded(insts: list[SassInst], label_at: dict[str, int]) -> list[SassInst]
         if inst.opcode.startswith("BRA") and inst.target and label_at.get(inst.target) == i:
             return insts[:i]
     return insts
+
+
+def _ends_block(inst: SassInst) -> bool:
+    """Whether control may leave at ``inst`` (a branch, return or exit; a CALL returns)."""
+    return sass_class(inst.opcode) == "branch" and not inst.opcode.startswith("CALL")
+
+
+def slow_call_blocks(insts: list[SassInst], label_at: dict[str, int]) -> None:
+    """Mark (``slow``) each basic block that calls a subroutine and that a predicated branch
+    skips: IEEE division's and sqrt's slow-path call (MOV of the return address, CALL, a
+    move of the result, maybe a BRA past the inline fast path), which ordinary operands do
+    not run (``sass_ops.fast_path``'s premise; sfu_heavy: 4 for the sqrtf, 3 for the
+    division). A block reached otherwise (a label, an unconditional path) stays counted."""
+    starts = set(label_at.values())
+    for i, inst in enumerate(insts):
+        if not inst.opcode.startswith("CALL"):
+            continue
+        lo = i
+        while lo > 0 and lo not in starts and not _ends_block(insts[lo - 1]):
+            lo -= 1
+        skipped = lo > 0 and insts[lo - 1].guarded and insts[lo - 1].opcode.startswith("BRA")
+        if lo in starts or not skipped:
+            continue
+        hi = i
+        while hi + 1 < len(insts) and hi + 1 not in starts and not _ends_block(insts[hi]):
+            hi += 1
+        for inst_ in insts[lo : hi + 1]:
+            inst_.slow = True
 
 
 def _find_loops(insts: list[SassInst], label_at: dict[str, int]) -> list[SassLoop]:
@@ -234,9 +271,12 @@ def parse_kernel(mangled: str, lines: list[str]) -> SassKernel:
     """Loops and counts of one kernel whose listing lines are ``lines``."""
     insts, label_at, cold = _read_body(lines)
     label_at = {k: v for k, v in label_at.items() if v < len(insts)}
+    slow_call_blocks(insts, label_at)
     loops = _find_loops(insts, label_at)
     outside = ClassCounts()
     for i, inst in enumerate(insts):
+        if inst.slow:
+            continue
         inner = [k for k, lp in enumerate(loops) if lp.start <= i <= lp.end]
         target = loops[max(inner, key=lambda k: loops[k].start)].own if inner else outside
         target.add(sass_class(inst.opcode))

@@ -40,13 +40,6 @@ _FOLDED_CONSTANT = (
     "port, not model: c1/c2 are 1.0 in the C (statics the compiler folds) but kernel "
     "arguments in the port: one FMUL per thread more"
 )
-_DIV_SQRT = (
-    "IEEE division and sqrtf: cgpredict counts ptxas's fast path as compute.SASS_EXPANSION "
-    "has it (MUFU.RCP/MUFU.RSQ, the FFMA refinement, the FCHK/FSETP range check; "
-    "validation/sass_ops.py), but by pipe class, which splits it between fp32, integer and "
-    "other differently from this check's classes, and not the register copies around the "
-    "branch to the slow-path subroutine"
-)
 _TWO_LOOP_MOVES = (
     "gs_k3's thread runs two inner loops (the dot product into R[k][j], then the update of "
     "A[.][j]), each 4 source iterations a trip (every access moves by a row); per trip "
@@ -66,29 +59,23 @@ _FOLDED_ADDRESS = (
     "row for the store and per plane apart (3 and 6 more in the SASS); gemver_k1 restrict: "
     "clang hoists u1[i] and u2[i] with their loads (the ld_global gap)"
 )
-_DIV_INTEGER = (
-    "IEEE division: the SASS's fast path has integer instructions (the exponent test of "
-    "the FCHK range check's operands, the slow-path call's set-up) that cgpredict counts "
-    "by pipe class (compute.SASS_EXPANSION: not integer); the entry code agrees "
-    "(cgpredict.sass_entry)"
+_K_ARGUMENT_INTEGER = (
+    "gs_k2's k is the host loop's variable in the C, a kernel argument in the port: every "
+    "thread forms the offsets with it (IMAD k * 0x2001 for R[k][k], IMAD i * 0x2000 + k) "
+    "and their addresses (IMAD.WIDE), which clang computes once a launch outside the "
+    "x-mapped loop: 7 integer instructions a thread in the SASS, 4 in cgpredict (the IEEE "
+    "division has none either side: sass_model.EXPANSION_CLASSES)"
+)
+_K_ARGUMENT_OTHER = (
+    "restrict: clang hoists R[k][k]'s load out of the x-mapped loop (the ld_global gap), so "
+    "cgpredict counts neither its parameter load (LDC.64) nor k's (LDC, a kernel argument "
+    "in the port): 11 other instructions a thread against the SASS's 13"
 )
 _SETUP_MOVE_SPLIT = (
     "the loop set-up moves (machine_code.loop_setup_insts) are counted half MOV (other), half "
     "IMAD.MOV (integer), as ptxas alternates them in MM and Deriche's row pass "
     "(SETUP_MOVES_ON_FMA_PIPE); here ptxas issues them as MOV: 2 other fewer in cgpredict "
     "(the integer class within 10%)"
-)
-_OTHER_DIV_SQRT = (
-    "IEEE division and sqrtf: besides the fast path cgpredict counts "
-    "(compute.SASS_EXPANSION), ptxas emits register copies and convergence barriers "
-    "(BSSY/BSYNC) around the slow-path call"
-)
-_SQRT_FP32_AS_OTHER = (
-    "the check's classes: sqrtf's fast path is the inline code the branch takes for "
-    "ordinary operands (compute.SASS_EXPANSION sqrt_f32: 10 instructions, FMUL x 2 and "
-    "FFMA x 2 of them FP32), which sass_model.model_op_class counts whole as other (an "
-    "expansion with an SFU instruction) where the SASS has those 4 in fp32: other 20.5 "
-    "against the SASS's 17"
 )
 _OTHER_COEF = (
     "port, not model: Deriche's coefficients are a struct kernel argument in the port (5 "
@@ -228,17 +215,18 @@ def _untiled_loop(launch: str, port: str, cls: str) -> str | None:
 
 
 def _div_sqrt_gap(launch: str, port: str, cls: str) -> str | None:
-    """Known differences of a kernel with an IEEE division or sqrtf (_DIV_SQRT_KERNELS)."""
-    if launch == "gs_k2" and cls == "integer":  # no loop
-        return _DIV_INTEGER
-    if launch == "corr_std" and cls in ("fp32", "integer"):
-        return None  # its sqrtf's integer code is within 10% of its loop's 107
-    if (launch, port, cls) == ("corr_std", "restrict", "other"):
-        return _SQRT_FP32_AS_OTHER
+    """Known differences of a kernel with an IEEE division or sqrtf (_DIV_SQRT_KERNELS): the
+    expansion itself agrees in every class (sass_model.EXPANSION_CLASSES, the skipped
+    slow-path call left out of the SASS: sass_counts.slow_call_blocks)."""
+    if launch == "gs_k1":
+        return _STATIC_GS_K1
+    if launch == "gs_k2" and cls == "integer":
+        return _K_ARGUMENT_INTEGER
+    if (launch, port, cls) == ("gs_k2", "restrict", "other"):
+        return _K_ARGUMENT_OTHER
     if (launch, port, cls) == ("corr_std", "plain", "other"):
-        return _RUNTIME_OTHER_4  # 1 LDC.64 a 4-iteration trip: 16 of the 15 apart
-    static = "; " + _STATIC_GS_K1 if launch == "gs_k1" else ""
-    return (_OTHER_DIV_SQRT if cls == "other" else _DIV_SQRT) + static
+        return _RUNTIME_OTHER_4  # 1 LDC.64 a 4-iteration trip: 16 of the 17.5 apart
+    return None
 
 
 def _untiled_compute(launch: str, port: str, cls: str) -> str | None:

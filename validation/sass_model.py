@@ -32,6 +32,55 @@ def model_op_class(opcode: str, ty: str, detail: str) -> tuple[str, int]:
     return ("fp32" if is_fp else "integer"), cost
 
 
+#: the check's classes (sass_counts.sass_class) of each compute.SASS_EXPANSION entry: its fast
+#: path in the sm_90 SASS of validation/cuda/ops/arith_ops.cu (``sass_ops.py
+#: --check-classes``, sass_ops.check_expansions; tests/test_sass_ops.py compares the two):
+#: FFMA and FCHK fp32, IADD3/ISETP/IMAD.HI integer, the test branch to the slow path branch,
+#: MUFU, BSSY/BSYNC and the constant moves other; each sums to the expansion's total. An
+#: IEEE fdiv: MUFU.RCP, BSSY, BSYNC other, FCHK + 5 FFMA fp32, the BRA; FP64 (DFMA, DMUL)
+#: other, as sass_class has it
+EXPANSION_CLASSES: dict[str, dict[str, int]] = {
+    "sdiv_i32": {"integer": 20, "other": 4},
+    "srem_i32": {"integer": 19, "other": 3},
+    "udiv_i32": {"integer": 15, "other": 3},
+    "urem_i32": {"integer": 13, "other": 4},
+    "sdiv_pow2_i32": {"integer": 2},
+    "srem_pow2_i32": {"integer": 3},
+    "sdiv_const_i32": {"integer": 3, "other": 1},
+    "srem_const_i32": {"integer": 4, "other": 1},
+    "srem_quotient_i32": {"integer": 3},
+    "urem_quotient_i32": {"integer": 1, "other": 1},
+    "fdiv_f32": {"fp32": 6, "branch": 1, "other": 3},
+    "sqrt_f32": {"fp32": 4, "integer": 2, "branch": 1, "other": 3},
+    "exp_f32": {"fp32": 5, "integer": 1, "other": 3},
+    "log_f32": {"fp32": 19, "integer": 4, "other": 3},
+    "sin_f32": {"fp32": 15, "integer": 6, "branch": 1, "other": 4},
+    "cos_f32": {"fp32": 15, "integer": 7, "branch": 1, "other": 4},
+    "pow_f32": {"fp32": 49, "integer": 6, "branch": 1, "other": 8},
+    "fdiv_f64": {"fp32": 3, "integer": 1, "branch": 1, "other": 11},
+    "sqrt_f64": {"integer": 5, "branch": 1, "other": 12},
+}  # fmt: skip
+
+
+def model_op_classes(opcode: str, ty: str, detail: str) -> tuple[tuple[str, int], ...]:
+    """(class, instructions) pairs cgpredict counts for one executed LLVM operation: an
+    expanded one (compute.SASS_EXPANSION) split as its SASS fast path is
+    (EXPANSION_CLASSES), any other one whole in its class (model_op_class)."""
+    from cgpredict.compute import sass_op
+
+    key = sass_op(opcode, ty, detail)
+    if key in EXPANSION_CLASSES:
+        return tuple(sorted(EXPANSION_CLASSES[key].items()))
+    return (model_op_class(opcode, ty, detail),)
+
+
+def class_share(opcode: str, ty: str, detail: str, cls: str) -> float:
+    """The share of one operation's instructions that the check puts in class ``cls``."""
+    split = model_op_classes(opcode, ty, detail)
+    total = sum(n for _, n in split)
+    return sum(n for c, n in split if c == cls) / total if total else 0.0
+
+
 def entry_classes(grid_dims: int, arrays: int) -> dict[str, float]:
     """``compute.kernel_entry_insts`` by class: per dimension 3 moves (other) and a mad and a
     setp (integer), one guard branch, per array an ld.param (other) and a cvta (integer)."""
@@ -84,8 +133,7 @@ def folded_classes(h, bodies, per_thread: dict[int, float], unroll_of, trip_of=N
     for cls in out:
 
         def of(b: int, cls: str = cls) -> float:
-            ops = [op for op in h.blocks[b].ops if model_op_class(*op[:3])[0] == cls]
-            return integer_insts(ops)
+            return sum(integer_insts([op]) * class_share(*op[:3], cls) for op in h.blocks[b].ops)
 
         out[cls] = bodies.unrolled_savings(per_thread, of, unroll_of, kept(cls))
     whole = bodies.unrolled_savings(
@@ -114,8 +162,8 @@ def _block_classes(
         if n and (blocks is None or b.id in blocks):
             per_thread[b.id] = n / per
             for opcode, ty, detail, k in b.ops:
-                cls, cost = model_op_class(opcode, ty, detail)
-                out[cls] += cost * k * n / per
+                for cls, cost in model_op_classes(opcode, ty, detail):
+                    out[cls] += cost * k * n / per
     if bodies is not None:
         for cls, n in folded_classes(h, bodies, per_thread, unroll_of, trip_of).items():
             out[cls] -= n

@@ -284,6 +284,39 @@ def expansions(sass: str) -> dict[str, dict[str, int]]:
     return out
 
 
+#: the SASS check's class (sass_counts.sass_class) of each baseline's add: FADD fp32, IADD3
+#: integer, DADD other (the check keeps FP64 in other)
+BASE_CHECK_CLASS = {"i32": "integer", "f32": "fp32", "f64": "other"}
+
+
+def check_classes(path: list[str]) -> dict[str, int]:
+    """Instructions of ``path`` (no memory instruction: an ``op_slice``) per SASS check class
+    (``sass_counts.sass_class``): fp32, integer, branch, other."""
+    counts = dict.fromkeys(("fp32", "integer", "branch", "other"), 0)
+    for text in path:
+        counts[sass_counts.sass_class(_PRED.sub("", text).split(" ")[0])] += 1
+    return counts
+
+
+def check_expansions(sass: str) -> dict[str, dict[str, int]]:
+    """Per operation kernel of arith_ops.cu: its operation's fast-path instructions
+    (``op_slice``) in the SASS check's classes (``sass_counts.sass_class``: FFMA and FCHK
+    fp32, IADD3/ISETP/IMAD integer, the test branch, MUFU/BSSY/BSYNC/moves other), less a
+    unary kernel's add as ``expansions`` does: how the check splits what cgpredict counts
+    (validation/sass_model.EXPANSION_CLASSES)."""
+    out = {}
+    for name, insts in kernel_bodies(sass).items():
+        counts = check_classes(op_slice(fast_path(insts)))
+        ty = name.rsplit("_", 1)[1]
+        if name not in BINARY and not name.startswith("base_"):
+            counts[BASE_CHECK_CLASS[ty]] -= 1
+        out[name] = counts
+    for key, (both, div) in DIVREM.items():
+        if both in out and div in out:
+            out[key] = {c: out[both][c] - out[div][c] for c in out[both]}
+    return out
+
+
 #: the kinds of a dependent step (compute.SASS_CHAIN): MUFU (sfu), FP64 arithmetic (fp64),
 #: any other instruction that writes a register (alu: FP32, integer, moves, compares); the
 #: latencies rank the paths only (H100's calibrated ones, calibrated.raw.json)
@@ -353,13 +386,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--nvcc", default="nvcc")
     ap.add_argument("--chain", action="store_true",
                     help="print each operation's dependent chain (steps by kind) instead")
+    ap.add_argument("--check-classes", action="store_true",
+                    help="print each operation's instructions in the SASS check's classes")
     args = ap.parse_args(argv)
     sass = compile_sass(args.nvcc)
-    table = chains(sass) if args.chain else expansions(sass)
+    table = (chains(sass) if args.chain else check_expansions(sass) if args.check_classes
+             else expansions(sass))
     if args.json:
         print(json.dumps(table, indent=1, sort_keys=True))
         return 0
-    cols = tuple(CHAIN_WEIGHTS) if args.chain else (*PIPE_CLASSES, "total")
+    cols = next(iter(table.values())).keys() if args.check_classes else (
+        tuple(CHAIN_WEIGHTS) if args.chain else (*PIPE_CLASSES, "total"))
     print(f"{'op':16}" + "".join(f"{c:>10}" for c in cols))
     for name, row in sorted(table.items()):
         print(f"{name:16}" + "".join(f"{row[c]:>10}" for c in cols))

@@ -63,24 +63,13 @@ _SETUP_MOVES = (
     "sass_check.SETUP_MOVES_ON_FMA_PIPE, read from the corpus); here ptxas issues them as MOV "
     "(other), and its per-trip pointer copies (_POINTER_COPIES) are uncounted besides"
 )
-_EXPANSIONS = (
-    "the check's classes, not the model's count: cgpredict counts an IEEE division, sqrtf, "
-    "expf or a division by a run-time integer as compute.SASS_EXPANSION's fast path (its "
-    "total is the SASS's: MUFU + FFMA refinement + range check + the branch to the slow "
-    "path + BSSY/BSYNC), but sass_check.model_op_class puts an expansion with an SFU "
-    "instruction wholly in class other, where the SASS spreads it over fp32 (FFMA, FCHK), "
-    "integer (IMAD.HI, IADD3, ISETP), branch and other; the corpus's division and sqrt "
-    "kernels show the same (_DIV_SQRT)"
-)
-_STATIC_SLOW_PATH = (
-    "the SASS side counts statically: the call of each IEEE slow path sits in the fast "
-    "path's code (sqrtf: MOV, CALL, IMAD.MOV, BRA; division: MOV, CALL, IMAD.MOV or MOV; "
-    "7 instructions for a sqrtf and a division, 6 for the double ones) and is charged to "
-    "every thread and iteration, though operands in range never run it; less those, "
-    "sfu_heavy's thread is 47 SASS instructions against cgpredict's 46, nbody's iteration "
-    "34.5 (aos) and 38.8 (soa) against 32.5-32.8, softmax's output loop 25.8 against 22.5 "
-    "(its other two loops: the estimate's limit below), nbody_f64's iteration 66.5 against "
-    "49.8 (the uniform pointer copies and the double expansions' exponent checks)"
+_CONSTANT_MOVES = (
+    "expf's two constants (0x3bbb989d and 0x437c0000, its range reduction's): the SASS of "
+    "arith_ops.cu, whence the check splits an expansion into classes "
+    "(sass_model.EXPANSION_CLASSES), sets them by HFMA2.MMA and MOV (class other), these "
+    "kernels by IMAD.MOV.U32 (class integer, sass_counts.sass_class): the same two moves an "
+    "expf on either side, in another class (sfu_heavy: integer 7 + 2 = 9 and other 17 - 2 = "
+    "15, the SASS's; softmax: 128 expf a thread, 256 moves)"
 )
 _SECOND_LOOPS = (
     "softmax's thread runs three loops (maximum, sum of expf, the output row); the "
@@ -103,12 +92,6 @@ _UNIFORM_POINTERS = (
     "iteration), and ptxas unrolls it only 4 deep (two IEEE slow-path calls in the body): "
     "3.2-5 integer instructions an iteration (nbody_f64: 19.5 with the double division's "
     "and sqrt's exponent checks) where cgpredict's 4-iteration trip keeps 0.4-0.7"
-)
-_SLOW_PATH_BRANCHES = (
-    "per iteration the SASS branches 5.2 times (aos/soa; 4.2 nbody_f64): each IEEE "
-    "division and sqrt has a test branch to its slow path (counted by cgpredict inside the "
-    "expansion, class other here) and, statically, the return from the call (BRA) and the "
-    "loop's back edge; cgpredict's branch class holds only the loop's back edge per trip"
 )
 _ACCUMULATOR_ONCE = (
     "the C's accumulator s is loaded before and stored after the mapped loop, once a launch "
@@ -143,22 +126,12 @@ _GAPS: dict[tuple[str, ...], dict[str, str]] = {
     },
     ("histogram", "histogram"): {"integer": _PTX_ENTRY},
     ("jacobi2d", "jacobi"): {"integer": _BOUND_LESS_ONE},
-    ("index_decomp", "index_decomp"): {"integer": _EXPANSIONS, "other": _EXPANSIONS},
-    ("nbody", "nbody_aos"): {
-        "fp32": _EXPANSIONS, "integer": _UNIFORM_POINTERS, "branch": _SLOW_PATH_BRANCHES,
-        "other": _EXPANSIONS, "total": _STATIC_SLOW_PATH,
-    },
-    ("nbody_f64", "nbody_f64"): {
-        "fp32": _EXPANSIONS, "integer": _UNIFORM_POINTERS, "branch": _SLOW_PATH_BRANCHES,
-        "total": _STATIC_SLOW_PATH,
-    },
-    ("sfu_heavy", "sfu_heavy"): {
-        "fp32": _EXPANSIONS, "integer": _EXPANSIONS, "branch": _EXPANSIONS,
-        "other": _EXPANSIONS, "total": _STATIC_SLOW_PATH,
-    },
+    ("nbody", "nbody_aos"): {"integer": _UNIFORM_POINTERS},
+    ("nbody_f64", "nbody_f64"): {"integer": _UNIFORM_POINTERS},
+    ("sfu_heavy", "sfu_heavy"): {"integer": _CONSTANT_MOVES, "other": _CONSTANT_MOVES},
     ("softmax", "softmax"): {
-        "fp32": _EXPANSIONS, "integer": _SECOND_LOOPS, "branch": _SECOND_LOOPS,
-        "other": _EXPANSIONS, "total": _STATIC_SLOW_PATH,
+        "integer": _CONSTANT_MOVES + "; " + _SECOND_LOOPS, "branch": _SECOND_LOOPS,
+        "other": _CONSTANT_MOVES,
     },
     ("spmv_csr", "spmv"): {"integer": _GATHER_TRIP, "branch": _GATHER_TRIP,
                            "other": _GATHER_TRIP},
@@ -172,9 +145,8 @@ FINDINGS: list[str] = [
     "",
     "Per class within 10%, user kernels x ports (30) against the corpus's (96, "
     "results/sass-check.md): global loads and stores 58 of 60 equal (corpus 92 and 88 of "
-    "96), fp32 20 of 30 (corpus 78 of 96), integer 2 (50), branch 16 (80), other 10 (30), "
-    "total 15 of 30 (81 of 96). Before this round's two changes: total 11 of 30 (the "
-    "FP64 hot loop, index_decomp's remainder).",
+    "96), fp32 30 of 30 (corpus 90 of 96), integer 10 (79), branch 24 (90), other 20 (64), "
+    "total 28 of 30 (87 of 96); every class 8 of 30 (52 of 96).",
     "",
     "* Modelled as the SASS runs it: the grid-stride loop (dot_gridstride: a run-time trip "
     "of 16 iterations with immediate offsets, every class but integer within 10%, total 249 "
@@ -204,11 +176,16 @@ FINDINGS: list[str] = [
     "compute.runtime_trip_depth); (4) the reduction port's guard as a branch with a "
     "reconvergence barrier and its lane test (1 integer, 1 branch, 3 other a thread, "
     "atomics.py).",
-    "* Limits of the check, not of the model (shared with the corpus check): an SFU "
-    "expansion is class other whole on cgpredict's side (index_decomp, nbody, sfu_heavy, "
-    "softmax: their fp32/integer/other cells); the SASS side counts statically, so the "
-    "IEEE slow paths' call set-up (7 instructions for a sqrtf and a division) is charged to "
-    "every iteration (less it sfu_heavy is 47 vs 46, nbody aos 34.5 vs 32.5 an iteration); "
+    "* Fixed in the check (both sides): an expanded operation (compute.SASS_EXPANSION) is "
+    "split into the check's classes as its sm_90 fast path is (sass_model.EXPANSION_CLASSES, "
+    "from sass_ops.check_expansions: an IEEE division is FCHK and 5 FFMA fp32, its test "
+    "branch, MUFU.RCP, BSSY and BSYNC other) where it was class other whole; and the SASS "
+    "side leaves out each slow-path call block a predicated branch skips (MOV, CALL, "
+    "IMAD.MOV and a BRA: sass_counts.slow_call_blocks), which ordinary operands never run: "
+    "fp32 20 -> 30 of 30, branch 16 -> 24, other 14 -> 20, total 18 -> 28 (sfu_heavy 46 "
+    "against 47, nbody aos 2303 against 2377 a thread).",
+    "* Left: expf's two constants are IMAD.MOV.U32 (integer) in these kernels, HFMA2.MMA "
+    "and MOV (other) in arith_ops.cu's SASS the split is read from (sfu_heavy, softmax); "
     "only the hot loop is corrected for unrolling (softmax's other two loops).",
     "",
 ]

@@ -65,7 +65,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # the library API and the JSON schemas of its results
     ("cgpredict.api", "cgpredict.schema", "cgpredict.sweep", "cgpredict.sweep.*"),
     # the command line, the numba warm-up (runs it) and the package's lazy API names
-    ("cgpredict.cli_common", "cgpredict.cli_explore", "cgpredict.cli_measure", "cgpredict.cli",
+    ("cgpredict.cli_common", "cgpredict.cli_explore", "cgpredict.cli_measure",
+     "cgpredict.cli_trace", "cgpredict.cli_info", "cgpredict.cli",
      "cgpredict.numba_warm", "cgpredict.__main__", "cgpredict"),
 )
 

@@ -38,7 +38,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "cgpredict.frontend.compiler",
      "cgpredict.frontend.macros", "cgpredict.frontend.ctext", "cgpredict.frontend.regions",
      "cgpredict.frontend.loop_bounds",
-     "cgpredict.frontend.tracefile", "cgpredict.frontend.functions", "cgpredict.frontend.tracer",
+     "cgpredict.frontend.tracefile", "cgpredict.frontend.tracefile_format",
+     "cgpredict.frontend.tracefile_checks", "cgpredict.frontend.functions",
+     "cgpredict.frontend.tracer",
      "cgpredict.frontend.summary", "cgpredict.scaling"),
     # pseudo-warps, memory and computation analysis, the analytical models
     ("cgpredict.warp_masked", "cgpredict.warp_order", "cgpredict.warp_regroup", "cgpredict.warps",

@@ -34,7 +34,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "cgpredict.jsondata", "cgpredict.instrument", "cgpredict.instrument.*",
      "cgpredict.runtime"),
     # device files, the front end and the trace
-    ("cgpredict.devices", "cgpredict.l2_slices", "cgpredict.occupancy",
+    ("cgpredict.devices", "cgpredict.device_schema", "cgpredict.l2_slices", "cgpredict.occupancy",
      "cgpredict.frontend.compiler",
      "cgpredict.frontend.macros", "cgpredict.frontend.ctext", "cgpredict.frontend.regions",
      "cgpredict.frontend.loop_bounds",

@@ -1,10 +1,8 @@
-"""The command line: a thin layer over the library. The prediction commands live here;
-``cli_measure`` adds validate, explain and calibrate, ``cli_explore`` cache and sweep, all
-on the ``main`` group of ``cli_common`` (the only modules that import click).
-
-Over 500 lines: each prediction command (trace, trace-info, run, fpga, compare, advise,
-report, schema, devices, doctor) is its click options above a short body that calls the
-library; the options are most of the length, and they stay beside the command they belong to.
+"""The command line: a thin layer over the library. The prediction commands (run, fpga,
+compare, advise, report) live here; ``cli_trace`` adds trace and trace-info, ``cli_info``
+schema, devices and doctor, ``cli_measure`` validate, explain and calibrate, ``cli_explore``
+cache and sweep, all on the ``main`` group of ``cli_common`` (the only modules that import
+click). ``entry`` is the installed program.
 """
 
 from __future__ import annotations
@@ -20,8 +18,6 @@ import click
 from click.core import ParameterSource
 
 from .cli_common import (
-    SECONDS,
-    SIZE_HELP,
     api_kwargs,
     block_option,
     check_chart,
@@ -32,7 +28,6 @@ from .cli_common import (
     no_sandbox_option,
     once,
     parse_block,
-    parse_macros,
     parse_sizes,
     port_option,
     progress_printer,
@@ -40,93 +35,8 @@ from .cli_common import (
     sync_option,
     timings_option,
 )
-from .errors import CGPredictError, OutputPathError
+from .errors import OutputPathError
 from .heap import keep_freed_memory
-from .version import __version__
-
-
-@main.command()
-@click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("-D", "defines", multiple=True, metavar="NAME=V", help=SIZE_HELP)
-@click.option(
-    "--function",
-    "functions",
-    multiple=True,
-    metavar="NAME",
-    help="Trace the whole function NAME as one kernel (repeatable).",
-)
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Trace file to write [default: SOURCE stem + .cgptrace in the current directory].",
-)
-@click.option(
-    "--timeout",
-    "timeout_s",
-    type=SECONDS,
-    default=120.0,
-    show_default=True,
-    help="Stop the traced program after this many seconds.",
-)
-@click.option(
-    "--max-events",
-    type=click.IntRange(min=1),
-    default=200_000_000,
-    show_default=True,
-    help="Stop if the trace grows beyond this many events (8 bytes each).",
-)
-@click.option(
-    "--max-launches",
-    type=click.IntRange(min=0),
-    default=0,
-    show_default=True,
-    help="Record memory events of only the first N launches of each kernel (0: all); "
-    "operation counts are kept for every launch.",
-)
-@click.option("--force", is_flag=True, help="Overwrite the output even if it is not a trace.")
-@port_option
-@no_sandbox_option
-def trace(source, defines, functions, output, timeout_s, max_events, max_launches, force, port):
-    """Compile SOURCE, run it instrumented and write a trace of its marked kernels (at the
-    sizes of its `#pragma cgp trace` line, each replaced by a -D of the same name)."""
-    from .frontend.tracer import TraceOptions, trace_program
-
-    output = output or Path(source.stem + ".cgptrace")
-    macros = {**declared_trace_sizes(source), **parse_macros(defines)}
-    opts = TraceOptions(
-        macros, tuple(functions), timeout_s, max_events, max_launches, port=port
-    )
-    tr = trace_program(source, output, opts, force=force)
-    n_mem = int(((tr.events >> 48) < 0xF000).sum()) if len(tr.events) else 0
-    sizes = " ".join(f"{k}={v}" for k, v in sorted(macros.items()))
-    click.echo(
-        f"wrote {output}: {len(tr.header.regions)} kernel(s), {len(tr.launches)} launch(es), "
-        f"{n_mem} memory events, {output.stat().st_size} bytes"
-        + (f" (traced at {sizes})" if sizes else "")
-    )
-
-
-def declared_trace_sizes(source: Path) -> dict[str, str]:
-    """The sizes of the source's ``#pragma cgp trace`` line (none when it has none, or when
-    the source is badly marked: tracing then says so, with the file and line)."""
-    from .frontend.regions import mark_regions, read_source
-
-    try:
-        marked = mark_regions(read_source(source))
-    except CGPredictError:
-        return {}
-    return {k: str(v) for k, v in marked.trace_sizes.items()}
-
-
-@main.command("trace-info")
-@click.argument("trace_file", type=click.Path(dir_okay=False, path_type=Path))
-def trace_info(trace_file):
-    """Show a trace's kernels, loops, memory instructions and operation mix."""
-    from .frontend.summary import render_summary
-    from .frontend.tracefile import read_trace
-
-    click.echo(render_summary(read_trace(trace_file)))
 
 
 @main.command()
@@ -489,69 +399,7 @@ def report(
         click.echo(f"wrote {print_pdf(output, pdf, browser)}")
 
 
-@main.command()
-@click.argument("command", type=click.Choice(["run", "advise", "compare", "validate"]))
-def schema(command):
-    """Print the JSON Schema of COMMAND's JSON output (validate: the table it writes)."""
-    import json
-
-    from .schema import schema as json_schema
-
-    click.echo(json.dumps(json_schema(command), indent=2, sort_keys=True))
-
-
-
-
-@main.command()
-def devices():
-    """List the GPU device files cgpredict knows (bundled and $CGPREDICT_DEVICE_PATH)."""
-    from .devices import DeviceError, device_path, list_devices, load_device
-
-    bad = 0
-    for name in list_devices():
-        try:
-            d = load_device(name)
-        except DeviceError as exc:
-            bad += 1
-            where = str(device_path(name))
-            reason = str(exc).removeprefix(where + ": ")
-            click.echo(f"{name:<20} UNUSABLE: {where}: {reason}")
-            continue
-        click.echo(f"{name:<20} {d.description or d.name}")
-    if bad:
-        click.echo(f"cgpredict: warning: {bad} device file(s) cannot be used", err=True)
-
-
-@main.command()
-def doctor():
-    """Show the compiler, llvmlite/LLVM, numba and the devices cgpredict will use."""
-    import llvmlite
-    import llvmlite.binding as llvm
-    import numba
-
-    from .frontend.compiler import find_compiler
-
-    click.echo(f"cgpredict {__version__}  (Python {sys.version.split()[0]})")
-    click.echo(
-        f"llvmlite {llvmlite.__version__}, LLVM {'.'.join(map(str, llvm.llvm_version_info))}"
-    )
-    click.echo(f"numba {numba.__version__}")
-    try:
-        click.echo(f"C compiler: {find_compiler().describe()}")
-    except CGPredictError as exc:
-        click.echo(f"C compiler: NOT FOUND ({exc})")
-    try:
-        from .devices import list_devices
-
-        click.echo(f"GPU devices: {', '.join(list_devices())}")
-    except ImportError:
-        pass
-    import numba.core.config as ncfg
-
-    click.echo(f"numba cache dir: {ncfg.CACHE_DIR or '(next to the package, __pycache__)'}")
-
-
-from . import cli_explore, cli_measure  # noqa: E402,F401  (their commands join main)
+from . import cli_explore, cli_info, cli_measure, cli_trace  # noqa: E402,F401  (their commands join main)
 
 cli_explore.register(main)
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from .block import Block
 from .errors import CGPredictError
 from .halo import HaloFigures
-from .jsondata import jsonable
+from .jsondata import field_names, jsonable, jsonable_fields
 from .models.base import ModelResult
 from .profile import KernelProfile
 from .register_block import RegisterBlockFigures
@@ -17,6 +17,9 @@ from .register_block import RegisterBlockFigures
 # 4: per kernel halo and reg_block (the figures of the advisor's halo tile, register blocking)
 SCHEMA_VERSION = 4
 DEFAULT_BLOCKS = {1: Block(256, 1), 2: Block(32, 32)}
+#: a kernel's fields that ``Report.to_dict`` leaves out: each distinct launch's profile again
+#: (hundreds of dataclass values for GRAMSCHMIDT's 514 launches), never converted
+_NOT_PRINTED = frozenset({"launch_profiles"})
 
 
 class PredictionError(CGPredictError):
@@ -164,7 +167,9 @@ class Report:
     def to_dict(self) -> dict:
         """What ``cgpredict run --json`` prints: the whole report with a schema version as
         plain data."""
-        d = jsonable(self)
+        kernels = [jsonable_fields(k, _NOT_PRINTED) for k in self.kernels]
+        d = {n: kernels if n == "kernels" else jsonable(getattr(self, n))
+             for n in field_names(type(self))}
         d["schema_version"] = SCHEMA_VERSION
         d["total_ms"] = round(self.total_ms, 6)
         d["total_energy_mj"] = (
@@ -172,7 +177,6 @@ class Report:
         )
         for k, kr in zip(d["kernels"], self.kernels):
             k["time_ms"] = round(kr.time_ms, 6)
-            k.pop("launch_profiles", None)  # the profiles again, once per distinct launch
         return d
 
     def to_json(self) -> str:

@@ -249,18 +249,67 @@ def order_events(
     )  # fmt: skip
 
 
+_TILE = 64  # program positions k gathered per step of a warp (their output fits the L1)
+
+
 @njit(cache=True, nogil=True)
 def _warp_gather(  # pragma: no cover - numba
     sid, addr, counts, starts, gx, bx, by, nbx, wpb, o_lane, o_addr
 ):  # fmt: skip
     """``_warp_sort`` when every thread's events are contiguous (``starts``): the events
-    written in (warp, k, lane) order by reading, for each warp instruction, the k-th event
-    of each of its lanes' threads: the output is written in order and each lane's thread
-    read in order, where the scatter writes all over the output. Same result, same ok."""
+    written in (warp, k, lane) order. A warp's k are taken _TILE at a time, each lane's
+    events of the tile read in one contiguous run and written to their places in the
+    tile's output (which stays in the L1), where reading the k-th event of 32 threads at a
+    time pulled from 64 places in memory at once (1.3-1.6x slower on 3MM's launches).
+    Same result, same ok."""
+    lane_thread, kmax = _warp_lanes(counts, gx, bx, by, nbx, wpb)
+    n_inst = kmax.sum()  # every k < kmax has the longest lane
+    i_start = np.empty(n_inst, np.int64)
+    i_warp = np.empty(n_inst, np.int64)
+    i_k = np.empty(n_inst, np.int64)
+    i_sid = np.empty(n_inst, np.int64)
+    fill = np.zeros(_TILE, np.int64)
+    pos = 0
+    m = 0
+    for w in range(kmax.shape[0]):
+        for k0 in range(0, kmax[w], _TILE):
+            k1 = min(k0 + _TILE, kmax[w])
+            fill[:] = 0
+            for lane in range(32):  # the lanes that run each k of the tile
+                th = lane_thread[w, lane]
+                if th >= 0:
+                    for k in range(k0, min(k1, counts[th])):
+                        fill[k - k0] += 1
+            for k in range(k0, k1):
+                i_start[m + k - k0] = pos
+                i_warp[m + k - k0] = w
+                i_k[m + k - k0] = k
+                pos += fill[k - k0]
+            fill[:] = 0  # now: the lanes of each k placed so far
+            for lane in range(32):
+                th = lane_thread[w, lane]
+                for k in range(k0, min(k1, counts[th]) if th >= 0 else k0):
+                    j = m + k - k0
+                    t = starts[th] + k
+                    if fill[k - k0] == 0:
+                        i_sid[j] = np.int64(sid[t])
+                    elif np.int64(sid[t]) != i_sid[j]:
+                        return (i_start, i_warp, i_k, i_sid), False
+                    o_lane[i_start[j] + fill[k - k0]] = lane
+                    o_addr[i_start[j] + fill[k - k0]] = addr[t]
+                    fill[k - k0] += 1
+            m += k1 - k0
+    return (i_start, i_warp, i_k, i_sid), True
+
+
+@njit(cache=True, nogil=True)
+def _warp_lanes(counts, gx, bx, by, nbx, wpb):  # pragma: no cover - numba
+    """Per warp of the grid, the pseudo-thread of each lane (-1: none, at the grid's edge or
+    past the block's end) and its longest lane's event count."""
     n_threads = counts.shape[0]
     gy = n_threads // gx
     n_warps = nbx * ((gy + by - 1) // by) * wpb  # every warp of the grid
-    lane_thread = np.empty((n_warps, 32), np.int64)  # -1: no thread (grid edge, block end)
+    lane_thread = np.empty((n_warps, 32), np.int64)
     kmax = np.zeros(n_warps, np.int64)
     for w in range(n_warps):
         for lane in range(32):
@@ -268,34 +317,7 @@ def _warp_gather(  # pragma: no cover - numba
             lane_thread[w, lane] = th
             if th >= 0:
                 kmax[w] = max(kmax[w], counts[th])
-    n_inst = kmax.sum()  # every k < kmax has the longest lane
-    i_start = np.empty(n_inst, np.int64)
-    i_warp = np.empty(n_inst, np.int64)
-    i_k = np.empty(n_inst, np.int64)
-    i_sid = np.empty(n_inst, np.int64)
-    pos = 0
-    m = 0
-    for w in range(n_warps):
-        for k in range(kmax[w]):
-            i_start[m] = pos
-            s0 = -1
-            for lane in range(32):
-                th = lane_thread[w, lane]
-                if th < 0 or counts[th] <= k:
-                    continue
-                t = starts[th] + k
-                if s0 < 0:
-                    s0 = np.int64(sid[t])
-                elif np.int64(sid[t]) != s0:
-                    return (i_start, i_warp, i_k, i_sid), False
-                o_lane[pos] = lane
-                o_addr[pos] = addr[t]
-                pos += 1
-            i_warp[m] = w
-            i_k[m] = k
-            i_sid[m] = s0
-            m += 1
-    return (i_start, i_warp, i_k, i_sid), True
+    return lane_thread, kmax
 
 
 @njit(cache=True, nogil=True)

@@ -14,16 +14,16 @@ Functions defined in the module and called from a region are instrumented too (t
 count only while a region is active); calls to external functions are recorded as operations.
 It returns the new IR and the static tables (instructions, loops, blocks) the trace stores.
 
-Over 500 lines: one LLVM pass. Its record types (``MemInstr``, ``LoopInfo``, ``BlockInfo``,
-``CallSite``) are what the trace file stores, imported across the package, and its steps
-(regions, loops, helper functions, the emitter, the rendering) share the emitter's state.
+Its record types (``MemInstr``, ``LoopInfo``, ``BlockInfo``, ``CallSite``: what the trace file
+stores) are defined in ``records`` and re-exported here; the marked regions are found by
+``region_spans``. The pass's steps (loops, helper functions, the emitter, the rendering)
+share the emitter's state.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
 
 from .dominators import natural_loops
 from .irtext import Block, Function, Instr, Module, parse_module, split_operands
@@ -43,157 +43,21 @@ from .opkeys import (  # noqa: F401  (InstrumentError, type_bytes, gep_variable_
     mem_kind,
     type_bytes,
 )
+from .records import (  # noqa: F401  (re-exported: the package and the tests import them here)
+    BlockInfo,
+    CallSite,
+    InstrumentedModule,
+    LoopInfo,
+    MemInstr,
+)
+from .region_spans import Region, find_regions, loop_parents
 
 MAX_MEM_IDS = 0xF000  # event tags above this are markers (see runtime/cgp_runtime.h)
 MARKED_DEPTH = 2  # loops this deep in a region emit iteration markers (1-D and 2-D grids)
 _IGNORED_CALLS = ("llvm.dbg.", "llvm.lifetime.", "llvm.assume", "__cgp_")
 
 
-@dataclass(frozen=True)
-class MemInstr:
-    id: int
-    region: int  # -1: in a helper function called from regions
-    function: str
-    block: int
-    kind: str  # "load" | "store"
-    bytes: int
-    type: str
-    file: str
-    line: int
-    column: int
-    base: str  # the IR value the address derives from (a global or argument name)
-
-
-@dataclass(frozen=True)
-class LoopInfo:
-    id: int
-    region: int
-    function: str
-    header: str
-    parent: int  # -1: outermost in its region
-    depth: int  # 1 = outermost loop of the region
-    line: int
-    # header runs once per iteration (not a while-form exit test). A while loop whose latch can
-    # also leave (a `break` at the end of its body) counts as bottom-tested: its iterations then
-    # read high by the exits taken through the while test.
-    rotated: bool
-    blocks: tuple[int, ...] = ()  # ids (BlockInfo.id) of the blocks in its body
-    carried: bool = False  # the compiler forwards a stored value to the next iteration
-
-
-@dataclass(frozen=True)
-class BlockInfo:
-    id: int
-    region: int
-    function: str
-    label: str
-    ops: tuple[tuple[str, str, str, int], ...]  # (opcode, type, detail, static count)
-
-
-@dataclass(frozen=True)
-class CallSite:
-    region: int
-    function: str
-    callee: str
-    traced: bool  # a function of this module, instrumented; else an external operation
-    line: int
-    block: int = -1  # BlockInfo id of the calling block
-
-
-@dataclass(frozen=True)
-class InstrumentedModule:
-    ir: str
-    mem: tuple[MemInstr, ...]
-    loops: tuple[LoopInfo, ...]
-    blocks: tuple[BlockInfo, ...]
-    calls: tuple[CallSite, ...]
-    helpers: tuple[str, ...]
-    globals: tuple[str, ...] = ()  # array globals whose run-time addresses the runtime records
-
-
 _ARRAY_GLOBAL = re.compile(r"^@([\w.$]+) = (?:[\w]+ )*(?:global|constant) \[")
-
-
-@dataclass
-class _Region:
-    index: int
-    function: Function
-    begin: tuple[int, int] | None  # (block index, instr index) of the begin call; None: entry
-    blocks: dict[int, tuple[int, int]] = field(default_factory=dict)  # block -> [lo, hi) instrs
-
-
-def _loop_parents(loops: list[tuple[int, frozenset[int]]]) -> dict[int, int | None]:
-    """Header of the innermost loop enclosing each loop (None for outermost ones)."""
-    size = {h: len(body) for h, body in loops}
-    out: dict[int, int | None] = {}
-    for h, _ in loops:
-        enclosing = [p for p, pb in loops if p != h and h in pb]
-        out[h] = min(enclosing, key=size.__getitem__) if enclosing else None
-    return out
-
-
-def _find_regions(mod: Module, function_regions: dict[str, int]) -> list[_Region]:
-    regions: dict[int, _Region] = {}
-    for fn in mod.functions.values():
-        if fn.name in function_regions:
-            r = _Region(function_regions[fn.name], fn, None)
-            r.blocks = {k: (0, len(b.instrs)) for k, b in enumerate(fn.blocks)}
-            regions[r.index] = r
-            continue
-        for bi, b in enumerate(fn.blocks):
-            for ii, ins in enumerate(b.instrs):
-                if ins.callee == "__cgp_region_begin":
-                    idx = _marker_index(ins)
-                    if idx in regions:  # the function holding it was inlined more than once
-                        raise InstrumentError(
-                            "appears at several places of the compiled program: the "
-                            "function holding it was inlined into each of its callers; "
-                            "declare that function __attribute__((noinline))",
-                            region=idx,
-                        )
-                    regions[idx] = _Region(idx, fn, (bi, ii))
-    for r in regions.values():
-        if r.begin is not None:
-            _collect_region_blocks(r)
-    return [regions[k] for k in sorted(regions)]
-
-
-def _marker_index(ins: Instr) -> int:
-    """The region number passed to a __cgp_region_begin/end call. The optimiser may merge two
-    marker calls of different kernels into one whose number is a phi (tail merging): the
-    kernels' boundaries are then lost, which is said in one line."""
-    m = re.search(r"\(i32 (?:noundef )?(-?\d+)\)", ins.text)
-    if m is None:
-        raise InstrumentError(
-            "the compiler merged the markers of several kernels into one call (their code "
-            "ends in the same place): mark the loop nests with '#pragma cgp kernel' yourself, "
-            "or keep them apart (e.g. __attribute__((noinline)) on their functions) "
-            f"[{ins.text.strip()[:80]}]"
-        )
-    return int(m.group(1))
-
-
-def _collect_region_blocks(r: _Region) -> None:
-    """Blocks reachable from the begin marker without passing the matching end marker."""
-    fn = r.function
-    index = {b.label: k for k, b in enumerate(fn.blocks)}
-    start_block, start_instr = r.begin
-    stack = [(start_block, start_instr + 1)]
-    while stack:
-        bi, lo = stack.pop()
-        if bi in r.blocks and r.blocks[bi][0] <= lo:
-            continue
-        b = fn.blocks[bi]
-        hi = len(b.instrs)
-        ended = False
-        for ii in range(lo, len(b.instrs)):
-            ins = b.instrs[ii]
-            if ins.callee == "__cgp_region_end" and _marker_index(ins) == r.index:
-                hi, ended = ii, True
-                break
-        r.blocks[bi] = (lo, hi)
-        if not ended:
-            stack.extend((index[s], 0) for s in b.successors if s in index)
 
 
 def _callees(fn: Function, spans: dict[int, tuple[int, int]]) -> list[tuple[Instr, str, int]]:
@@ -321,7 +185,7 @@ def instrument(ir_text: str, function_regions: dict[str, int] | None = None) -> 
     for name in function_regions:
         if name not in mod.functions:
             raise InstrumentError(f"no function named {name!r} is defined")
-    regions = _find_regions(mod, function_regions)
+    regions = find_regions(mod, function_regions)
     em = _Emitter(mod)
     helpers: list[str] = []
     for r in regions:
@@ -376,7 +240,7 @@ def _instrument_helper(mod: Module, fn: Function, fid: int, em: _Emitter, queue:
     em.before.setdefault(entry, []).insert(0, f"  call void @__cgp_fn_enter(i32 {fid})")
     loops = natural_loops(fn)
     ids: dict[int, int] = {}
-    parent_of = _loop_parents(loops)
+    parent_of = loop_parents(loops)
     for h, body in loops:  # outermost first
         parent = parent_of[h]
         pid = ids[parent] if parent is not None else -2 - fid  # -2 - fid: per call of fn
@@ -409,7 +273,7 @@ def _instrument_helper(mod: Module, fn: Function, fid: int, em: _Emitter, queue:
             queue.append(callee)
 
 
-def _instrument_region(mod: Module, r: _Region, em: _Emitter, helpers: list[str]) -> None:
+def _instrument_region(mod: Module, r: Region, em: _Emitter, helpers: list[str]) -> None:
     fn = r.function
     uses = _use_map(fn)
     block_ids: dict[int, int] = {}
@@ -439,13 +303,13 @@ def _instrument_region(mod: Module, r: _Region, em: _Emitter, helpers: list[str]
     _instrument_loops(mod, r, em, block_ids)
 
 
-def _instrument_loops(mod: Module, r: _Region, em: _Emitter, block_ids: dict[int, int]) -> None:
+def _instrument_loops(mod: Module, r: Region, em: _Emitter, block_ids: dict[int, int]) -> None:
     fn = r.function
     begin_block = r.begin[0] if r.begin is not None else -1
     inside = set(r.blocks)
     loops = [(h, body) for h, body in natural_loops(fn) if body <= inside and h != begin_block]
     ids: dict[int, int] = {}
-    parent_of = _loop_parents(loops)
+    parent_of = loop_parents(loops)
     for h, body in loops:  # outermost first
         parent = parent_of[h]
         pid = ids[parent] if parent is not None else -1

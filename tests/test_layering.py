@@ -34,11 +34,13 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "cgpredict.jsondata", "cgpredict.instrument", "cgpredict.instrument.*",
      "cgpredict.runtime"),
     # device files, the front end and the trace
-    ("cgpredict.devices", "cgpredict.l2_slices", "cgpredict.occupancy",
+    ("cgpredict.devices", "cgpredict.device_schema", "cgpredict.l2_slices", "cgpredict.occupancy",
      "cgpredict.frontend.compiler",
      "cgpredict.frontend.macros", "cgpredict.frontend.ctext", "cgpredict.frontend.regions",
      "cgpredict.frontend.loop_bounds",
-     "cgpredict.frontend.tracefile", "cgpredict.frontend.functions", "cgpredict.frontend.tracer",
+     "cgpredict.frontend.tracefile", "cgpredict.frontend.tracefile_format",
+     "cgpredict.frontend.tracefile_checks", "cgpredict.frontend.functions",
+     "cgpredict.frontend.tracer",
      "cgpredict.frontend.summary", "cgpredict.scaling"),
     # pseudo-warps, memory and computation analysis, the analytical models
     ("cgpredict.warp_masked", "cgpredict.warp_order", "cgpredict.warp_regroup", "cgpredict.warps",
@@ -65,7 +67,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # the library API and the JSON schemas of its results
     ("cgpredict.api", "cgpredict.schema", "cgpredict.sweep", "cgpredict.sweep.*"),
     # the command line, the numba warm-up (runs it) and the package's lazy API names
-    ("cgpredict.cli_common", "cgpredict.cli_explore", "cgpredict.cli_measure", "cgpredict.cli",
+    ("cgpredict.cli_common", "cgpredict.cli_explore", "cgpredict.cli_measure",
+     "cgpredict.cli_trace", "cgpredict.cli_info", "cgpredict.cli",
      "cgpredict.numba_warm", "cgpredict.__main__", "cgpredict"),
 )
 

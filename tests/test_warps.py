@@ -481,6 +481,44 @@ def test_gather_and_scatter_give_the_same_warps(seed, block):
         scattered.n_threads, scattered.n_warps, scattered.divergent)
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_gather_equals_scatter_over_many_tiles(seed):
+    """Threads longer than the gather's tile of program positions (_TILE), of uneven
+    lengths, on grids with edges, some with one lane that runs another static instruction:
+    the tiled gather and the counting-sort scatter (the reference) agree on ok, and where
+    ok on every column."""
+    from cgpredict.warp_order import _TILE, _warp_gather, _warp_sort, blocks_across
+
+    rng = np.random.default_rng(seed)
+    gx, gy = int(rng.integers(20, 70)), int(rng.integers(1, 5))
+    block = [Block(32, 8), Block(64, 2), Block(16, 4), Block(128, 1)][seed % 4]
+    nbx, wpb = blocks_across(gx, block)
+    counts = rng.integers(0, 3 * _TILE + 7, gx * gy).astype(np.int64)
+    if seed % 3 == 0:
+        counts[:] = 2 * _TILE + 5  # every lane as long: whole warps
+    starts = np.r_[0, np.cumsum(counts)[:-1]].astype(np.int64)
+    seq = rng.integers(0, 5, int(counts.max())).astype(np.uint16)
+    sid = np.concatenate([seq[:c] for c in counts]).astype(np.uint16)
+    if seed % 2:
+        sid[int(rng.integers(0, len(sid)))] = 9  # one lane off the others' instruction
+    addr = rng.integers(0, 1 << 40, len(sid)).astype(np.uint64)
+    tx = np.repeat(np.arange(gx * gy) % gx, counts).astype(np.int64)
+    ty = np.repeat(np.arange(gx * gy) // gx, counts).astype(np.int64)
+    outs = []
+    for run in (lambda ol, oa: _warp_gather(sid, addr, counts, starts, gx, block.x, block.y,
+                                            nbx, wpb, ol, oa),
+                lambda ol, oa: _warp_sort(tx, ty, sid, addr, counts, gx, block.x, block.y,
+                                          nbx, wpb, ol, oa)):
+        ol, oa = np.zeros(len(sid), np.uint8), np.zeros(len(sid), np.uint64)
+        (inst, ok) = run(ol, oa)
+        outs.append((ok, inst, ol, oa))
+    (ok_g, inst_g, ol_g, oa_g), (ok_s, inst_s, ol_s, oa_s) = outs
+    assert ok_g == ok_s == (seed % 2 == 0)
+    if ok_g:
+        assert all(np.array_equal(a, b) for a, b in zip(inst_g, inst_s))
+        assert np.array_equal(ol_g, ol_s) and np.array_equal(oa_g, oa_s)
+
+
 def test_thread_events_finds_split_threads():
     from cgpredict.warp_order import thread_events
 

@@ -1,27 +1,14 @@
 """The trace file: versioned binary, written once by the tracer and read by every later stage.
-
-Layout::
-
-    b"CGPTRACE" | u32 version | u32 header length | u32 CRC-32 of the header | u32 0
-    | header (UTF-8 JSON, padded to 64 bytes) | sections, each 64-byte aligned, at the
-    offsets the header lists, each with the CRC-32 of its bytes
+The format (prefix, tags, dtypes, header and trace types) is declared in ``tracefile_format``
+and re-exported here; the checks of a file read back are in ``tracefile_checks``.
 
 Every section's checksum is verified on read (a flipped byte anywhere is a corrupt trace, never
 another answer), and every number read is range-checked before it sizes an array.
-
-Sections: ``events`` (u64, see ``runtime/cgp_runtime.h``), ``launches`` (LAUNCH_DTYPE),
-``bb_counts`` (launches x blocks, u64), ``loop_iters`` and ``loop_entries`` (launches x loops).
 The events are memory-mapped, so large traces are not read into memory.
-
-Over 500 lines: the format is declared once, here, and its writer and its reader keep every
-check of a bad file beside the layout it checks (the header tables, the section shapes, the
-events: most of the length); apart, a change of the layout could miss its check.
 """
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import json
 import mmap
 import os
@@ -29,164 +16,43 @@ import stat
 import struct
 import tempfile
 import zlib
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from .. import warmup
 from ..errors import TraceFormatError
-from ..instrument.memtrace import BlockInfo, CallSite, LoopInfo, MemInstr
-
-MAGIC = b"CGPTRACE"
-VERSION = 2  # 2: per-section CRC-32 and a 24-byte prefix
-ALIGN = 64
-PREFIX = struct.Struct("<8sIIII")  # magic, version, header length, header CRC-32, reserved
-MAX_DIM = 1 << 40  # no section of a real trace comes near (8 TiB of events)
-
-# Mirrors of runtime/cgp_runtime.h (checked by tests/test_tracefile.py).
-TAG_MARKERS = 0xF000
-TAG_LOOP = 0xFFFF
-TAG_BEGIN = 0xFFFE
-TAG_END = 0xFFFD
-TAG_EXIT = 0xFFFC
-MARKED_DEPTH = 2
-META_MAGIC = 0x4154454D50474343
-LAUNCH_DTYPE = np.dtype(
-    [
-        ("region", "<i4"),
-        ("launch", "<u4"),
-        ("first_event", "<u8"),
-        ("n_events", "<u8"),
-        ("recorded", "<u4"),
-        ("pad", "<u4"),
-    ]
+from .tracefile_checks import _check_events, _check_header, _check_sections, _layout
+from .tracefile_format import (  # noqa: F401  (re-exported: callers import them from here)
+    ADDRESS_MASK,
+    ALIGN,
+    LAUNCH_DTYPE,
+    MAGIC,
+    MARKED_DEPTH,
+    MAX_COUNT,
+    MAX_DIM,
+    META_HEADER_DTYPE,
+    META_MAGIC,
+    PREFIX,
+    SECTION_DTYPES,
+    SECTIONS,
+    STATUS_EVENT_LIMIT,
+    STATUS_FINISHED,
+    STATUS_NESTED,
+    TAG_BEGIN,
+    TAG_END,
+    TAG_EXIT,
+    TAG_LOOP,
+    TAG_MARKERS,
+    VERSION,
+    RegionInfo,
+    Trace,
+    TraceHeader,
+    _dtype,
+    _from_json,
+    _pad,
+    _to_json,
+    sha256_text,
 )
-META_HEADER_DTYPE = np.dtype(
-    [
-        ("magic", "<u8"),
-        ("nbb", "<u4"),
-        ("nloops", "<u4"),
-        ("n_events", "<u8"),
-        ("status", "<u4"),
-        ("n_launches", "<u4"),
-    ]
-)
-STATUS_FINISHED, STATUS_EVENT_LIMIT, STATUS_NESTED = 1, 2, 3
-ADDRESS_MASK = (1 << 48) - 1
-
-
-@dataclass(frozen=True)
-class RegionInfo:
-    """A traced region (kernel): its name, source lines and shared-memory hints."""
-
-    index: int
-    name: str
-    function: str
-    line: int
-    end_line: int
-    shared: tuple[tuple[str, int, int], ...] = ()
-    grid: int = 0  # grid hint of the pragma; 0 = automatic
-
-
-@dataclass(frozen=True)
-class TraceHeader:
-    """Everything about a trace except the bulk arrays."""
-
-    source_name: str
-    source_sha256: str
-    source_text: str
-    compiler: str
-    flags: tuple[str, ...]
-    macros: dict[str, str]
-    regions: tuple[RegionInfo, ...]
-    mem: tuple[MemInstr, ...]
-    loops: tuple[LoopInfo, ...]
-    blocks: tuple[BlockInfo, ...]
-    calls: tuple[CallSite, ...]
-    helpers: tuple[str, ...]
-    max_launches: int
-    stdout_tail: str = ""
-    ir_text: str = ""  # the uninstrumented IR of the module (for static analyses: FPGA DDDG)
-    seconds: dict[str, float] = field(default_factory=dict)  # time of each tracing step
-    globals: dict[str, int] = field(default_factory=dict)  # array global -> run-time address
-    port: str = "restrict"  # the CUDA port traced (port.py); traces before ports were restrict
-
-    def region(self, name_or_index: str | int) -> RegionInfo:
-        for r in self.regions:
-            if r.name == name_or_index or r.index == name_or_index:
-                return r
-        raise KeyError(name_or_index)
-
-    def source_line(self, line: int) -> str:
-        lines = self.source_text.split("\n")
-        return lines[line - 1] if 0 < line <= len(lines) else ""
-
-
-@dataclass(frozen=True)
-class Trace:
-    """A trace read back: the header and its arrays (events memory-mapped)."""
-
-    path: Path
-    header: TraceHeader
-    events: np.ndarray
-    launches: np.ndarray
-    bb_counts: np.ndarray
-    loop_iters: np.ndarray
-    loop_entries: np.ndarray
-
-    def launch_events(self, k: int) -> np.ndarray:
-        """The event records of launch ``k`` (BEGIN..END), empty if it was not recorded."""
-        row = self.launches[k]
-        start = int(row["first_event"])
-        return self.events[start : start + int(row["n_events"])]
-
-
-def sha256_text(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def _to_json(header: TraceHeader) -> dict:
-    return asdict(header)
-
-
-def _from_json(d: dict) -> TraceHeader:
-    def tup(items, cls):
-        out = []
-        for x in items:
-            if cls is BlockInfo:
-                x = {**x, "ops": tuple(tuple(o) for o in x["ops"])}
-            if cls is LoopInfo:
-                x = {**x, "blocks": tuple(x.get("blocks", ()))}
-            if cls is RegionInfo:
-                x = {**x, "shared": tuple(tuple(s) for s in x["shared"])}
-            out.append(cls(**x))
-        return tuple(out)
-
-    return TraceHeader(
-        source_name=d["source_name"],
-        source_sha256=d["source_sha256"],
-        source_text=d["source_text"],
-        compiler=d["compiler"],
-        flags=tuple(d["flags"]),
-        macros=dict(d["macros"]),
-        regions=tup(d["regions"], RegionInfo),
-        mem=tup(d["mem"], MemInstr),
-        loops=tup(d["loops"], LoopInfo),
-        blocks=tup(d["blocks"], BlockInfo),
-        calls=tup(d["calls"], CallSite),
-        helpers=tuple(d["helpers"]),
-        max_launches=d["max_launches"],
-        stdout_tail=d.get("stdout_tail", ""),
-        ir_text=d.get("ir_text", ""),
-        seconds=dict(d.get("seconds", {})),
-        globals=dict(d.get("globals", {})),
-        port=d.get("port", "restrict"),
-    )
-
-
-def _pad(n: int) -> int:
-    return (-n) % ALIGN
 
 
 def write_trace(
@@ -294,12 +160,6 @@ def _copy(src, dst, nbytes: int) -> None:
         left -= len(chunk)
 
 
-def _dtype(spec) -> np.dtype:
-    if isinstance(spec, str):
-        return np.dtype(spec)
-    return np.dtype([tuple(x) for x in spec])
-
-
 def read_trace(path: str | Path, events_crc: int | None = None) -> Trace:
     """Read a trace file; any problem with it raises TraceFormatError with one line.
     ``events_crc``: the events' checksum as ``write_trace`` computed it from the bytes it
@@ -358,53 +218,6 @@ def _read_header(f, path: Path, size: int) -> dict:
     return meta
 
 
-SECTIONS = ("events", "launches", "bb_counts", "loop_iters", "loop_entries")
-SECTION_DTYPES = {
-    "events": np.dtype("<u8"),
-    "launches": LAUNCH_DTYPE,
-    "bb_counts": np.dtype("<u8"),
-    "loop_iters": np.dtype("<u8"),
-    "loop_entries": np.dtype("<u8"),
-}
-
-
-def _is_int(x, lo: int = 0, hi: int = MAX_DIM) -> bool:
-    """``x`` is a JSON integer (not a bool) within [lo, hi]."""
-    return isinstance(x, int) and not isinstance(x, bool) and lo <= x <= hi
-
-
-def _layout(sections, size: int) -> dict | str:
-    """Each section's (offset, shape, dtype, crc) checked against the file size and its
-    expected layout before anything is allocated, or the problem (one line)."""
-    if not isinstance(sections, dict):
-        return "corrupt trace (no section table)"
-    missing = [name for name in SECTIONS if name not in sections]
-    if missing:
-        return f"corrupt trace (missing section {', '.join(missing)})"
-    out = {}
-    for name in SECTIONS:
-        sec = sections[name]
-        if not isinstance(sec, dict):
-            return f"corrupt trace (section {name} is not described)"
-        dt = SECTION_DTYPES[name]
-        shape = sec.get("shape")
-        ndim = 1 if name in ("events", "launches") else 2
-        if not (isinstance(shape, list) and len(shape) == ndim and all(map(_is_int, shape))):
-            return f"corrupt trace (section {name} has shape {shape!r})"
-        if _dtype(sec.get("dtype")) != dt:
-            return f"corrupt trace (section {name} has the wrong layout)"
-        offset, crc = sec.get("offset"), sec.get("crc32")
-        if not _is_int(offset, 0, size) or not _is_int(crc, 0, 0xFFFFFFFF):
-            return f"corrupt trace (section {name} has offset {offset!r}, checksum {crc!r})"
-        nbytes = dt.itemsize
-        for d in shape:
-            nbytes *= d
-        if offset + nbytes > size:
-            return f"truncated trace (section {name} cut short)"
-        out[name] = (offset, tuple(shape), dt, crc)
-    return out
-
-
 def _read_section(f, path: Path, name: str, offset: int, shape, dt, crc: int,
                   known: int | None = None) -> np.ndarray:
     """One section (the events memory-mapped), its checksum verified (the events' taken as
@@ -428,147 +241,6 @@ def _read_section(f, path: Path, name: str, offset: int, shape, dt, crc: int,
     if got != crc:
         raise TraceFormatError(f"{path}: corrupt trace (section {name}: checksum mismatch)")
     return arr
-
-
-_CHUNK = 1 << 22  # events checked per step (32 MiB), so a huge trace is never copied whole
-
-
-def _check_header(h: TraceHeader) -> str | None:
-    """The first inconsistency of the header tables (ids are positions), or None."""
-    for what, table in (("memory instruction", h.mem), ("loop", h.loops), ("block", h.blocks)):
-        for k, item in enumerate(table):
-            if item.id != k:
-                return f"{what} {k} has id {item.id}"
-    nb, nl = len(h.blocks), len(h.loops)
-    for m in h.mem:
-        if not 0 <= m.block < nb:
-            return f"memory instruction {m.id} names block {m.block}, the trace has {nb}"
-    for lp in h.loops:
-        if lp.parent >= nl:
-            return f"loop {lp.id} names parent loop {lp.parent}, the trace has {nl}"
-        bad = [b for b in lp.blocks if not 0 <= b < nb]
-        if bad:
-            return f"loop {lp.id} names block {bad[0]}, the trace has {nb}"
-    if len(h.mem) > TAG_MARKERS:
-        return f"{len(h.mem)} memory instructions, at most {TAG_MARKERS}"
-    return None
-
-
-def _check_sections(tr: Trace) -> str | None:
-    """The section shapes against the header tables."""
-    h = tr.header
-    if tr.events.ndim != 1 or tr.events.dtype != np.dtype("<u8"):
-        return "section events is not a vector of u64"
-    if tr.launches.ndim != 1 or tr.launches.dtype != LAUNCH_DTYPE:
-        return "section launches has the wrong layout"
-    n = len(tr.launches)
-    for name, width in (
-        ("bb_counts", len(h.blocks)),
-        ("loop_iters", len(h.loops)),
-        ("loop_entries", len(h.loops)),
-    ):
-        arr = getattr(tr, name)
-        if arr.ndim != 2 or arr.shape[0] != n or (n and arr.shape[1] != width):
-            return (
-                f"section {name} has shape {tuple(arr.shape)}, want ({n}, {width}) for {n} launches"
-            )
-    for name in ("bb_counts", "loop_iters", "loop_entries"):
-        arr = getattr(tr, name)
-        if arr.size and int(arr.max()) >= MAX_COUNT:
-            return f"section {name} holds the count {int(arr.max())}, more than 2^48"
-    if n:
-        regions = np.array(sorted({r.index for r in h.regions}), np.int64)
-        bad = ~np.isin(tr.launches["region"].astype(np.int64), regions)
-        if bad.any():
-            k = int(np.argmax(bad))
-            return f"launch {k} names region {int(tr.launches['region'][k])}, not in the header"
-        first = tr.launches["first_event"]
-        count = tr.launches["n_events"]
-        total = np.uint64(len(tr.events))
-        recorded = tr.launches["recorded"] != 0
-        past = (first > total) | (count > total - np.minimum(first, total))
-        bad = (recorded & (count == 0)) | past
-        bad &= recorded | (count > 0)
-        if bad.any():
-            k = int(np.argmax(bad))
-            return (
-                f"launch {k}: its events [{int(first[k])}, +{int(count[k])}) do not lie "
-                f"within the {len(tr.events)} events"
-            )
-        starts = first[recorded].astype(np.int64)
-        if len(starts) and ((np.asarray(tr.events[starts]) >> np.uint64(48)) != TAG_BEGIN).any():
-            return "a recorded launch does not start at a BEGIN event"
-    return None
-
-
-MAX_COUNT = 1 << 48  # block and loop counts: more would take a program days to execute
-
-
-def _check_events(tr: Trace) -> str | None:
-    """Every event's tag and id against the header: memory instructions and loops exist, and
-    within each recorded launch a loop's iteration index lies below the iterations that
-    launch counted."""
-    n_mem, n_loops = len(tr.header.mem), len(tr.header.loops)
-    unlimited = np.full(n_loops, np.iinfo(np.int64).max, np.int64)
-    spans = [(0, len(tr.events), unlimited)]  # tags and ids everywhere (an unfinished launch
-    for k in np.flatnonzero(tr.launches["recorded"] != 0):  # too), iterations per launch
-        first, count = int(tr.launches["first_event"][k]), int(tr.launches["n_events"][k])
-        spans.append((first, first + count, np.asarray(tr.loop_iters[k], np.int64)))
-    for start, stop, limits in spans:
-        problem = _check_span(tr.events, start, stop, n_mem, n_loops, limits)
-        if problem:
-            return problem
-    return None
-
-
-def _check_span(ev, start: int, stop: int, n_mem: int, n_loops: int, limits) -> str | None:
-    """The first bad event of ``ev[start:stop]`` (``_first_bad_event``) as a line, or None."""
-    for lo in range(start, stop, _CHUNK):
-        chunk = np.asarray(ev[lo : min(lo + _CHUNK, stop)])
-        k, what, value = _event_checker()(chunk.view(np.uint64), n_mem, n_loops, limits)
-        if k >= 0:
-            if what == 0:
-                return f"event {lo + k} names memory instruction {value}, the trace has {n_mem}"
-            if what == 1:
-                return f"event {lo + k} has the unknown tag {value:#x}"
-            if what == 3:
-                return f"event {lo + k}: iteration {value} is past its loop's iteration count"
-            return f"event {lo + k} names loop {value}, the trace has {n_loops}"
-    return None
-
-
-@functools.cache
-def _event_checker():
-    """``_first_bad_event`` compiled by numba (cached), made on the first trace checked: the
-    tracer imports no numba, whose import goes on beside the compiler (``warmup``)."""
-    warmup.join()
-    from numba import njit
-
-    return njit(cache=True, nogil=True)(_first_bad_event)
-
-
-def _first_bad_event(ev, n_mem, n_loops, limits):  # pragma: no cover - numba
-    """(index, kind, value) of the first event with an unknown memory instruction (kind 0),
-    an unknown marker tag (1), an unknown loop (2) or an iteration index past the loop's
-    largest count in a launch (3); index -1 when every event is valid.
-    One pass, no temporaries: the trace may hold hundreds of millions of events."""
-    for t in range(ev.shape[0]):
-        e = ev[t]
-        tag = np.int64(e >> np.uint64(48))
-        if tag < TAG_MARKERS:
-            if tag >= n_mem:
-                return t, 0, tag
-        elif tag < TAG_EXIT:
-            return t, 1, tag
-        else:
-            loop = np.int64((e >> np.uint64(32)) & np.uint64(0xFFFF))
-            if (tag == TAG_LOOP or tag == TAG_EXIT) and loop >= n_loops:
-                return t, 2, loop
-            if tag == TAG_LOOP:
-                it = np.int64(e & np.uint64(0xFFFFFFFF))
-                if it >= limits[loop]:
-                    return t, 3, it
-    return np.int64(-1), 0, np.int64(0)
 
 
 def read_meta(meta_file: Path, nbb: int, nloops: int, nglobals: int = 0):

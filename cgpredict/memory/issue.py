@@ -173,4 +173,6 @@ def _issued_from(  # pragma: no cover - numba
                 out_line[m] = old_lines[s0 + q]
                 out_inst[m] = i
                 m += 1
+    if m == size:  # no instruction found anew, or none with a repeated line: full, no copy
+        return out_line, out_inst
     return out_line[:m].copy(), out_inst[:m].copy()

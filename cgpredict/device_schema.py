@@ -1,0 +1,288 @@
+"""What a GPU device file holds (SPEC §2.7, §6): the frozen ``GPUDevice`` with its energy table
+and provenance, and ``FIELD_SCHEMA``, the file's keys by table with their kinds. One table
+read two ways (the typed fields, and the file's keys with their kinds, units and ranges):
+kept in one module so that a field is never added to one and not the other (``devices``
+loads a file into the one from the other). The schema is documented in ``devices/SCHEMA.md``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+from cgpredict.compute import OpLatencies
+from cgpredict.l2_slices import SliceMap
+from cgpredict.pipes import PipeRates
+
+
+@dataclass(frozen=True)
+class EnergyTable:
+    """Energy per instruction class and per memory transaction, in nanojoules (SPEC §6)."""
+
+    fp32_op_nj: float | None = None
+    int32_op_nj: float | None = None
+    sfu_op_nj: float | None = None
+    fp64_op_nj: float | None = None
+    dram_transaction_nj: float | None = None
+    l2_transaction_nj: float | None = None
+    smem_transaction_nj: float | None = None
+    static_power_w: float | None = None  # board power not attributed to operations, W
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where the figures of a device file come from; `notes` maps a field name to a remark."""
+
+    source: str
+    date: str = ""
+    gpu_name: str = ""
+    notes: tuple[tuple[str, str], ...] = ()
+
+    def note(self, key: str) -> str:
+        """The note attached to field `key` ('' when there is none)."""
+        return dict(self.notes).get(key, "")
+
+
+@dataclass(frozen=True)
+class GPUDevice:
+    """One GPU, as read from its device file. Field units are in the names; see SCHEMA.md."""
+
+    name: str
+    source_path: str
+    # [sm]
+    sm_count: int
+    clock_mhz: float
+    warp_size: int
+    max_threads_per_sm: int
+    max_warps_per_sm: int
+    max_blocks_per_sm: int
+    max_threads_per_block: int
+    registers_per_sm: int
+    register_alloc_unit: int
+    shared_mem_per_sm_bytes: int
+    shared_mem_per_block_max_bytes: int
+    sfu_per_sm: int
+    simd_width: int
+    schedulers_per_sm: int
+    # [memory]
+    l2_bytes: int
+    l2_line_bytes: int
+    l2_ways: int
+    l2_sector_bytes: int
+    l1_caches_global_loads: bool
+    l1_bytes: int
+    l1_line_bytes: int
+    smem_banks: int
+    smem_bank_bytes: int
+    dram_bandwidth_gbps: float
+    # [timing]
+    l1_latency_cycles: float
+    l2_latency_cycles: float
+    dram_latency_cycles: float
+    shared_latency_cycles: float
+    dd_l2_cycles: float
+    dd_dram_cycles: float
+    inst_cycles_per_warp_inst: float
+    smem_load_cycles: float
+    inst_latency_cycles: float
+    fp_latency_cycles: float
+    # optional keys
+    description: str = ""
+    compute_capability: str = ""
+    max_registers_per_thread: int = 255
+    smem_issue_cycles: float = 1.0
+    # cycles an SM's memory path is busy per L2 transaction of a warp *store* (stores are
+    # not waited for: they cost issue and path occupancy, not a latency; a partly written
+    # sector costs twice, read-modify-write); None: dd_l2_cycles
+    dd_store_cycles: float | None = None
+    # the launch stream (models/launches.py): one launch followed by the host's
+    # synchronisation (a round trip, the kernel's work excluded), and the least interval
+    # between the starts of launches queued back to back, microseconds
+    launch_sync_us: float = 0.0
+    launch_gap_us: float = 0.0
+    first_launch_us: float = 0.0  # extra cost of a program's first launch (its module's loading)
+    # L2 bytes whose data a launch still finds from earlier launches; None: l2_bytes (an L2 of
+    # one partition keeps whatever it holds). Data read by SMs on both sides of a two-partition
+    # L2 (A100, H100) is cached in each partition, so there it is one partition's bytes.
+    l2_persist_bytes: int | None = None
+    l1_ways: int = 4
+    # cycles the L2 takes per atomic operation on one address: updates of one address are
+    # applied one after another (models/bounds.py, the atomic bound, eq. (A1)); the float
+    # add's figure where it differs (None: the same)
+    atomic_address_cycles: float = 1.0
+    atomic_address_float_cycles: float | None = None
+    # cycles one L2 slice takes per atomic request (a warp instruction's lanes on one address),
+    # the slices and their address interleave (l2_slices.py, eq. (A2)); None: no slice bound
+    atomic_slice_cycles: float | None = None
+    l2_slices: int | None = None
+    l2_slice_interleave_bytes: int | None = None
+    barrier_cycles: float | None = None
+    smem_conflict_replay_cycles: float | None = None
+    # dependent-issue latency of an FP64 instruction (DFMA) and of an SFU one (MUFU), cycles
+    # (compute.OpLatencies, a thread's critical path); None: fp_latency_cycles
+    fp64_latency_cycles: float | None = None
+    sfu_latency_cycles: float | None = None
+    registers_per_block_max: int | None = None
+    shared_mem_alloc_unit_bytes: int = 256
+    shared_mem_reserved_per_block_bytes: int = 0
+    dram_bytes: int | None = None
+    energy: EnergyTable | None = None
+    # operations per clock per SM of each instruction class (pipes.py, eq. (12p)); None:
+    # dispatch only
+    pipes: PipeRates | None = None
+    provenance: Provenance | None = None
+
+    # ---- derived properties ------------------------------------------------------------
+    @property
+    def threads_per_sm(self) -> int:
+        """Pseudo-threads processed per batch (SPEC §2.2): the resident-thread limit of an SM."""
+        return self.max_threads_per_sm
+
+    @property
+    def op_latencies(self) -> OpLatencies:
+        """The dependent-issue latencies of a thread's instructions by kind (compute.py)."""
+        fp = self.fp_latency_cycles
+        return OpLatencies(
+            fp32=fp, integer=self.inst_latency_cycles,
+            fp64=fp if self.fp64_latency_cycles is None else self.fp64_latency_cycles,
+            sfu=fp if self.sfu_latency_cycles is None else self.sfu_latency_cycles,
+        )  # fmt: skip
+
+    @property
+    def freq_hz(self) -> float:
+        return self.clock_mhz * 1e6
+
+    @property
+    def l2_sets(self) -> int:
+        """K of the cache analysis: l2_bytes / (l2_line_bytes * l2_ways)."""
+        return self.l2_bytes // (self.l2_line_bytes * self.l2_ways)
+
+    @property
+    def l2_lines(self) -> int:
+        return self.l2_bytes // self.l2_line_bytes
+
+    @property
+    def dram_bandwidth_bytes_per_s(self) -> float:
+        return self.dram_bandwidth_gbps * 1e9
+
+    @property
+    def dram_bytes_per_cycle(self) -> float:
+        """Whole-GPU DRAM bandwidth in bytes per core clock cycle."""
+        return self.dram_bandwidth_bytes_per_s / self.freq_hz
+
+    @property
+    def store_cycles(self) -> float:
+        """Cycles an SM's store path is busy per store sector: dd_store_cycles, else the
+        L2's departure delay (a file that does not tell stores from loads)."""
+        return self.dd_l2_cycles if self.dd_store_cycles is None else self.dd_store_cycles
+
+    @property
+    def atomic_float_cycles(self) -> float:
+        """Cycles per floating-point atomic add on one address (eq. (A1))."""
+        f = self.atomic_address_float_cycles
+        return self.atomic_address_cycles if f is None else f
+
+    @property
+    def slice_map(self) -> SliceMap | None:
+        """How addresses map to L2 slices for the per-slice atomic bound; None unless the
+        file gives the slices, their interleave and the cost per request."""
+        if not (self.l2_slices and self.l2_slice_interleave_bytes and self.atomic_slice_cycles):
+            return None
+        return SliceMap(slices=self.l2_slices, interleave_bytes=self.l2_slice_interleave_bytes)
+
+    @property
+    def persist_bytes(self) -> int:
+        """L2 bytes that keep their data from one launch to the next (l2_persist_bytes)."""
+        return self.l2_bytes if self.l2_persist_bytes is None else self.l2_persist_bytes
+
+    @property
+    def registers_per_block(self) -> int:
+        return self.registers_per_block_max or self.registers_per_sm
+
+    @property
+    def dram_miss_latency_cycles(self) -> float:
+        """Latency of a load served by DRAM: L2 lookup plus DRAM (SPEC eq. (2) adds the two)."""
+        return self.l2_latency_cycles + self.dram_latency_cycles
+
+    def cycles_to_ms(self, cycles: float) -> float:
+        return cycles / self.freq_hz * 1e3
+
+
+# ---- schema: table -> key -> (kind, required) -------------------------------------------
+# kind: "int" (positive), "int0" (>= 0), "float" (positive, finite), "bool", "str", "table"
+FIELD_SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
+    "": {
+        "schema_version": ("int", True),
+        "description": ("str", False),
+    },
+    "sm": {
+        "sm_count": ("int", True),
+        "clock_mhz": ("float", True),
+        "warp_size": ("int", True),
+        "max_threads_per_sm": ("int", True),
+        "max_warps_per_sm": ("int", True),
+        "max_blocks_per_sm": ("int", True),
+        "max_threads_per_block": ("int", True),
+        "registers_per_sm": ("int", True),
+        "register_alloc_unit": ("int", True),
+        "max_registers_per_thread": ("int", False),
+        "registers_per_block_max": ("int", False),
+        "shared_mem_per_sm_bytes": ("int", True),
+        "shared_mem_per_block_max_bytes": ("int", True),
+        "shared_mem_alloc_unit_bytes": ("int", False),
+        "shared_mem_reserved_per_block_bytes": ("int0", False),
+        "sfu_per_sm": ("int", True),
+        "simd_width": ("int", True),
+        "schedulers_per_sm": ("int", True),
+        "compute_capability": ("str", False),
+    },
+    "memory": {
+        "l2_bytes": ("int", True),
+        "l2_line_bytes": ("int", True),
+        "l2_ways": ("int", True),
+        "l2_sector_bytes": ("int", True),
+        "l1_caches_global_loads": ("bool", True),
+        "l1_bytes": ("int", True),
+        "l1_line_bytes": ("int", True),
+        "l1_ways": ("int", False),
+        "smem_banks": ("int", True),
+        "smem_bank_bytes": ("int", True),
+        "dram_bandwidth_gbps": ("float", True),
+        "dram_bytes": ("int", False),
+        "l2_persist_bytes": ("int", False),
+        "l2_slices": ("int", False),
+        "l2_slice_interleave_bytes": ("int", False),
+    },
+    "timing": {
+        "l1_latency_cycles": ("float", True),
+        "l2_latency_cycles": ("float", True),
+        "dram_latency_cycles": ("float", True),
+        "shared_latency_cycles": ("float", True),
+        "dd_l2_cycles": ("float", True),
+        "dd_dram_cycles": ("float", True),
+        "inst_cycles_per_warp_inst": ("float", True),
+        "smem_load_cycles": ("float", True),
+        "smem_issue_cycles": ("float", False),
+        "dd_store_cycles": ("float", False),
+        "launch_sync_us": ("float", False),
+        "launch_gap_us": ("float", False),
+        "launch_overhead_us": ("float", False),  # the old name of launch_sync_us
+        "first_launch_us": ("float", False),
+        "barrier_cycles": ("float", False),
+        "atomic_address_cycles": ("float", False),
+        "atomic_address_float_cycles": ("float", False),
+        "atomic_slice_cycles": ("float", False),
+        "smem_conflict_replay_cycles": ("float", False),
+        "inst_latency_cycles": ("float", True),
+        "fp_latency_cycles": ("float", True),
+        "fp64_latency_cycles": ("float", False),
+        "sfu_latency_cycles": ("float", False),
+    },
+    "energy": {f.name: ("float", False) for f in fields(EnergyTable)},
+    "pipes": {f.name: ("float", False) for f in fields(PipeRates)},
+    "provenance": {
+        "source": ("str", True),
+        "date": ("str", False),
+        "gpu_name": ("str", False),
+        "notes": ("table", False),
+    },
+}

@@ -84,12 +84,17 @@ class StoreCounts:
 
     write_back_trans: DRAM write-back transactions (sectors first dirtied) per thread-count
         of warp instructions, i.e. summed over a warp's store instructions.
+    fresh: per pattern, the share of its store sectors the L2 holds no loaded copy of (no
+        load of the launch brought it in, or it was evicted since): partly written, those
+        need a read to merge (1: all of them, as for stores of an array the kernel never
+        reads).
     """
 
     coal: PatternCounts = field(default_factory=PatternCounts)
     uncoal: PatternCounts = field(default_factory=PatternCounts)
     const: PatternCounts = field(default_factory=PatternCounts)
     write_back_trans: float = 0.0
+    fresh: tuple[float, float, float] = (1.0, 1.0, 1.0)
 
     @property
     def insts(self) -> float:
@@ -105,15 +110,18 @@ class StoreCounts:
         return (self.coal, self.uncoal, self.const)
 
     def partial_sectors(self, warp_bytes: float, sector_bytes: int) -> float:
-        """Sectors a warp's stores only partly write (summed over its store instructions),
-        which the L2 must read, merge and write (read-modify-write). A contiguous (coalesced)
-        warp store of ``warp_bytes`` fills warp_bytes / sector_bytes of its sectors and only
-        partly writes the rest (misalignment); a strided (uncoalesced) or broadcast (constant)
-        one leaves gaps in every sector it touches."""
+        """Sectors a warp's stores only partly write and find absent from the L2 (summed over
+        its store instructions): the L2 must read, merge and write those (read-modify-write).
+        A partly written sector the L2 holds already (the warp loaded it: a struct's fields
+        updated in place) merges into the valid copy without a read, so it costs one sector
+        time like a full one. A contiguous (coalesced) warp store of ``warp_bytes`` fills
+        warp_bytes / sector_bytes of its sectors and partly writes the rest (misalignment);
+        a strided (uncoalesced) or broadcast (constant) one leaves gaps in every sector."""
         full = warp_bytes / max(sector_bytes, 1)
         coal = self.coal.insts * max(max(self.coal.l2_trans_per_warp, 1.0) - full, 0.0)
-        gaps = sum(p.insts * max(p.l2_trans_per_warp, 1.0) for p in (self.uncoal, self.const))
-        return coal + gaps
+        gaps = sum(p.insts * max(p.l2_trans_per_warp, 1.0) * f
+                   for p, f in zip((self.uncoal, self.const), self.fresh[1:]))
+        return coal * self.fresh[0] + gaps
 
 
 @dataclass(frozen=True)

@@ -150,3 +150,17 @@ def test_partial_sectors_by_pattern():
     st = StoreCounts(PatternCounts(2, 5.0, 0.0), PatternCounts(3, 32.0, 0.0),
                      PatternCounts(5, 1.0, 0.0))
     assert st.partial_sectors(128, 32) == pytest.approx(2 * 1 + 3 * 32 + 5 * 1)
+
+
+def test_partial_sectors_held_in_l2_need_no_read():
+    """An array of 24-byte structs updated in place (x += vx * dt): the warp's loads bring its
+    24 sectors (32 lanes x 24 B = 768 B) into the L2, so its store of x, which writes 4 bytes
+    in each of those 24 sectors, merges into valid copies: none is read-modify-write. With
+    half of them not held (fresh share 0.5), 12 are; a misaligned coalesced store's one
+    partial sector (5 sectors, 4 full) counts as far as it is fresh."""
+    aos = PatternCounts(1, 24.0, 0.0)
+    assert StoreCounts(uncoal=aos, fresh=(1.0, 0.0, 1.0)).partial_sectors(128, 32) == 0.0
+    half = StoreCounts(uncoal=aos, fresh=(1.0, 0.5, 1.0))
+    assert half.partial_sectors(128, 32) == pytest.approx(12.0)
+    shifted = StoreCounts(PatternCounts(2, 5.0, 0.0), fresh=(0.25, 1.0, 1.0))
+    assert shifted.partial_sectors(128, 32) == pytest.approx(2 * 1 * 0.25)

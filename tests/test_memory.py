@@ -432,3 +432,22 @@ def test_regrouped_patterns_follow_their_instructions():
     assert len(set(classify(old, ab).tolist())) > 1
     assert got.tolist() == classify(derived, ab).tolist()
     assert got.tolist() != classify(old, ab).tolist()  # instructions did move
+
+
+def test_fresh_stores_are_those_without_a_loaded_copy():
+    """An array of 24-byte structs, 32 lanes: sid 0 loads vx (offset 12) of each lane's struct
+    (768 B: 24 sectors), sid 2 then stores x (offset 0) of the same structs: every sector it
+    writes was loaded and is held, none fresh. Sid 2 again, on another 32 structs nobody
+    loaded: 24 sectors, all fresh. With an L2 of one 128-B line, the first store finds the
+    loaded sectors evicted: fresh again."""
+    structs = strided(0, 24)
+    other = strided(1 << 20, 24)
+    wt = make_wt([(0, 0, 0, [a + 12 for a in structs]), (0, 1, 2, structs), (0, 2, 2, other)])
+    is_store = np.array([False, False, True, False])
+    big = analyze_memory(wt, FOUR, CacheConfig(128, 64, 16), 64, sector_bytes=32,
+                         is_store=is_store).by_sid()
+    assert big[2].l2_trans == (0, 48, 0) and big[2].fresh == (0, 24, 0)
+    assert big[0].fresh == (0, 0, 0)  # loads are never fresh stores
+    tiny = analyze_memory(wt, FOUR, CacheConfig(128, 1, 1), 64, sector_bytes=32,
+                          is_store=is_store).by_sid()
+    assert tiny[2].fresh == (0, 48, 0)

@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from cgpredict.devices import load_device
+from cgpredict.kernel.region import blocks_per_sm
 from cgpredict.models import launch_bounds, launch_geometry, predict
 from cgpredict.prediction import RunOptions
 from cgpredict.prepared import prepare
@@ -250,3 +251,29 @@ def test_sfu_heavy_pipe_bound_by_hand(reports, device, rate):
     b = k.result.bounds
     assert b.pipe == "sfu"
     assert b.pipe_cycles == pytest.approx(_pipe_bound(k, device, 4, rate))
+
+
+@pytest.mark.parametrize("rows, per_sm", [(1 << 20, 8), (1 << 16, 2), (1 << 10, 1)])
+def test_blocks_sharing_an_l1_at_the_work_size(rows, per_sm):
+    """One thread a row, 256-thread blocks on the H100: 8 resident a SM (64 warps, the batch
+    8 x 8 warps x 132 SMs). 2^20 rows are 4096 blocks, ceil(4096 / 132) = 32 > 8: 8 an SM;
+    2^16 rows, 256 blocks: ceil(256 / 132) = 2; 2^10 rows, 4 blocks: one an SM."""
+    assert blocks_per_sm(rows, 256, 8 * 8 * 132, 132) == per_sm
+
+
+@pytest.mark.parametrize("rows, l2_per_warp", [(1 << 20, 32.0), (1 << 16, 4.0)])
+def test_spmv_rows_leave_the_l1_when_eight_blocks_share_it(rows, l2_per_warp):
+    """CSR SpMV, 16 floats a row, one thread a row: a warp's load of val[k] touches 32
+    sectors (64 B apart), each holding 8 of its lane's floats, over 16 lines of 128 B, and
+    col[k] as many: 4 KB of row lines a warp. At 2^16 rows an SM holds 2 blocks (16 warps,
+    64 KB): the L1 keeps every line, so only one load in 8 reaches the L2 (4 sectors a warp
+    instruction). At 2^20 rows it holds 8 blocks (64 warps): their row lines alone are
+    256 KB, the whole L1, and the 16 x 32 gathered sectors of x each warp reads push them
+    out: every load of val reaches the L2 (32 sectors). Traced at 4096 rows (16 blocks),
+    the same L1 pressure needs the trace's blocks on 16 / 8 = 2 and 16 / 2 = 8 L1s."""
+    opts = RunOptions(work_sizes={"NR": rows, "NC": rows}, trace_sizes={"NR": 4096, "NC": 4096},
+                      device="h100")
+    with prepare(USER / "spmv_csr.c", opts) as prep:
+        (k,) = prep.analyze(opts).kernels
+    (val,) = [m for m in k.mem if m.text == "val[k]"]
+    assert val.l2_trans_per_warp == pytest.approx(l2_per_warp, rel=0.05)

@@ -24,13 +24,13 @@ class _MemRow:
     """What a static memory instruction's report and counts take from it alone (not from
     the launch): its report's fields but the launch's count, and per pattern it issues
     (p, share, L2, DRAM, L1-served, written-back and issued transactions, warp
-    instructions)."""
+    instructions, stores to sectors the L2 holds no loaded copy of)."""
 
     sid: int
     block: int
     store: bool
     report: dict
-    patterns: tuple[tuple[int, float, int, int, int, int, int, int], ...]
+    patterns: tuple[tuple[int, float, int, int, int, int, int, int, int], ...]
 
 
 def _mem_row(h, s, staged: bool) -> _MemRow:
@@ -49,7 +49,7 @@ def _mem_row(h, s, staged: bool) -> _MemRow:
             l2_hit_rate=0.0 if staged else s.l2_hit_rate,
         ),
         patterns=tuple((p, shares[p], s.l2_trans[p], s.dram_trans[p], s.l1_served[p],
-                        s.written[p], s.issued[p], s.warp_insts[p])
+                        s.written[p], s.issued[p], s.warp_insts[p], s.fresh[p])
                        for p in range(3) if shares[p]),
     )
 
@@ -86,12 +86,13 @@ def memory_profile(
     scale = scale or {}
     insts, l2, dram, served = [0.0] * 3, [0.0] * 3, [0.0] * 3, [0.0] * 3
     issued = [0.0] * 3  # transactions issued to the L1, served there or not
-    st_insts, st_l2, st_dram = [0.0] * 3, [0.0] * 3, [0.0] * 3
+    st_insts, st_l2, st_dram, st_fresh = [0.0] * 3, [0.0] * 3, [0.0] * 3, [0.0] * 3
     write_back = 0.0
     reports = []
     for row in _mem_rows(trace, mem, skip, kept):
         count = per_thread.get(row.block, 0.0) * scale.get(row.sid, 1.0)
-        for p, share, l2_t, dram_t, served_t, written_t, issued_t, warp_t in row.patterns:
+        for p, share, l2_t, dram_t, served_t, written_t, issued_t, warp_t, fresh_t in (
+                row.patterns):
             n = count * share
             insts[p] += n
             l2[p] += n * l2_t / warp_t
@@ -102,6 +103,7 @@ def memory_profile(
                 st_insts[p] += n
                 st_l2[p] += n * l2_t / warp_t
                 st_dram[p] += n * dram_t / warp_t
+                st_fresh[p] += n * fresh_t / warp_t  # sectors without a loaded copy
                 write_back += n * written_t / warp_t
         reports.append(MemInstrReport(
             **row.report, per_thread=count, restored=row.sid in restores and count > 1.5))
@@ -123,5 +125,6 @@ def memory_profile(
             for p, n in enumerate(st_insts)
         ),
         write_back_trans=write_back,
+        fresh=tuple(f / t if t > 1e-12 else 1.0 for f, t in zip(st_fresh, st_l2)),
     )
     return reports, patterns, stores

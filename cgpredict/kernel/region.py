@@ -116,7 +116,7 @@ def region_memory(
         setup.warps_per_batch,
         dataclasses.replace(_cache_scale(setup), gathers=gathers),
         device.l2_sector_bytes,
-        _l1_config(device, setup.wt, setup.block),
+        _l1_config(device, setup.wt, setup.block, _work_blocks_per_sm(setup, device)),
         is_store(setup.trace),
     )
 
@@ -126,20 +126,58 @@ def is_store(trace: Trace) -> np.ndarray:
     return np.array([m.kind == "store" for m in trace.header.mem] or [False])
 
 
-def _l1_config(device: GPUDevice, wt: WarpTrace, block: Block) -> L1Config | None:
-    """The L1 of devices that cache global loads there (device file: l1_caches_global_loads)."""
+def _l1_config(device: GPUDevice, wt: WarpTrace, block: Block,
+               blocks_per_sm: int = 1) -> L1Config | None:
+    """The L1 of devices that cache global loads there (device file: l1_caches_global_loads),
+    each SM's L1 shared by the ``blocks_per_sm`` blocks an SM holds at the work size: the
+    traced blocks go onto as few SMs as that takes, so every L1 sees the same pressure as
+    on the GPU (a small trace spread one block an SM would leave each L1 nearly empty)."""
     if not device.l1_caches_global_loads:
         return None
     lines = device.l1_bytes // device.l1_line_bytes
     ways = min(device.l1_ways, lines)
     cfg = CacheConfig(device.l1_line_bytes, max(lines // ways, 1), ways)
-    sms = max(min(device.sm_count, wt.blocks), 1)
+    sms = max(min(device.sm_count, math.ceil(wt.blocks / max(blocks_per_sm, 1))), 1)
     return L1Config(
         cfg,
         min(device.l2_sector_bytes, device.l1_line_bytes),
         sms,
         max(math.ceil(block.threads / 32), 1),
     )
+
+
+def _work_blocks_per_sm(setup: RegionSetup, device: GPUDevice) -> int:
+    """Blocks an SM holds at once at the work size (blocks_per_sm), for a 1-D grid. A 2-D
+    trace's grid is a few blocks wide, so blocks ceil(traced / that) apart share a grid
+    column (tiles of the same rows or columns) that co-resident blocks at the work size,
+    sm_count apart in a wide grid, do not: one block an SM there, as before (the restrict
+    GEMM ports' 32x8 rows moved 18-22 points with the sharing)."""
+    if setup.grid != 1:
+        return 1
+    return blocks_per_sm(_work_threads(setup), setup.block.threads, setup.warps_per_batch,
+                         device.sm_count)
+
+
+def blocks_per_sm(threads: float, block_threads: int, warps_per_batch: int, sms: int) -> int:
+    """Blocks an SM holds at once: its resident blocks (the batch of ``warps_per_batch``
+    warps over ``sms`` SMs), fewer when a grid of ``threads`` does not fill every SM that
+    deep (blocks go round robin, so ceil(blocks / sms))."""
+    wpb = max(math.ceil(block_threads / 32), 1)
+    resident = max(warps_per_batch // (wpb * max(sms, 1)), 1)
+    blocks = math.ceil(threads / max(block_threads, 1))
+    return max(min(resident, math.ceil(blocks / max(sms, 1))), 1)
+
+
+def _work_threads(setup: RegionSetup) -> float:
+    """Threads of the launch at the work size: the traced grid grown by its mapped loops'
+    trip ratios."""
+    sizes, tsz, wsz, wt, d1, d2 = setup.sizes, setup.tsz, setup.wsz, setup.wt, setup.d1, setup.d2
+    threads = float(wt.grid_x) * float(wt.grid_y)
+    for loop in ((d2 if setup.grid == 2 else d1), (d1 if setup.grid == 2 else None)):
+        if loop and loop[0] in sizes.trips:
+            t = trip(sizes.trips[loop[0]], tsz)
+            threads *= max(trip(sizes.trips[loop[0]], wsz) / t if t > 0 else 1.0, 1.0)
+    return threads
 
 
 def _inner_blocks(trace: Trace, region: int, grid: int) -> set[int]:
@@ -175,10 +213,7 @@ def _cache_scale(setup: RegionSetup) -> CacheScale:
     blocks_per_row = max(math.ceil(wt.grid_x / block.x), 1)
     per_row = max(math.ceil(blocks_per_row / blocks_per_batch), 1) if grid == 2 else 1 << 30
     # warps of one batch at the trace size and at the work size
-    threads_work = float(wt.grid_x) * float(wt.grid_y) * max(grid_x, 1.0)
-    if grid == 2 and d1 and d1[0] in sizes.trips:
-        t = trip(sizes.trips[d1[0]], tsz)
-        threads_work *= max(trip(sizes.trips[d1[0]], wsz) / t if t > 0 else 1.0, 1.0)
+    threads_work = _work_threads(setup)
     trace_batch = min(max(wt.n_warps, 1), warps_per_batch)
     work_batch = min(max(threads_work / 32, 1.0), warps_per_batch)
     return CacheScale(

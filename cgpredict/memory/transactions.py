@@ -45,6 +45,9 @@ class InstrMemStats:
     # transactions (sectors) the warp instructions issue, served by the L1 or not: the lines
     # an L1-served instruction reads (without an L1 the same as l2_trans)
     issued: tuple[int, int, int] = (0, 0, 0)
+    # store transactions to a sector the L2 holds no loaded copy of (no load of the launch
+    # brought it in, or it was evicted since): partly written, each needs a read to merge
+    fresh: tuple[int, int, int] = (0, 0, 0)
 
     @property
     def pattern(self) -> str:
@@ -264,6 +267,8 @@ def analyze_memory(
     warp_insts, l2, dram, served, written, cold_n, issued_n, l2_total, hits_total = _tally(
         inst, l1_hit, hits, first, cold, sid, pattern, n_sids
     )
+    fresh = _fresh_stores(inst, to_l2, unit_ids[0] if len(ordered) else None, hits,
+                          is_store, sid, pattern, n_sids)
     stats = tuple(
         InstrMemStats(
             s,
@@ -274,6 +279,7 @@ def analyze_memory(
             tuple(int(x) for x in written[s]),
             tuple(int(x) for x in cold_n[s]),
             tuple(int(x) for x in issued_n[s]),
+            tuple(int(x) for x in fresh[s]),
         )
         for s in range(n_sids)
         if warp_insts[s].any()
@@ -369,6 +375,35 @@ def _first_writes(lines, inst, sid, is_store) -> np.ndarray:
     if len(so):
         first[so[_first_use(lines[so])]] = True
     return first
+
+
+def _fresh_stores(inst, to_l2, ids, hits, is_store, sid, pattern, n_sids) -> np.ndarray:
+    """Per (static instruction, pattern): store transactions reaching the L2 whose sector no
+    earlier load brought in and the L2 still holds (a miss, or a hit only on bytes other
+    stores left there). ``ids``: the dense ids of the L2 stream's sectors, in issue order."""
+    out = np.zeros((n_sids, 3), np.int64)
+    if is_store is None or ids is None:
+        return out
+    store_t = is_store[sid][inst]
+    at_l2 = np.arange(len(inst))[to_l2]  # the transactions the L1 passes on
+    st = store_t[at_l2]
+    fresh = st & ~(hits[at_l2] & _loaded_before(ids, ~st))
+    i = inst[at_l2[fresh]]
+    np.add.at(out, (sid[i], pattern[i]), 1)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _loaded_before(ids, is_load):  # pragma: no cover - numba
+    """True where an earlier transaction on the same id (sector) was a load."""
+    n = ids.shape[0]
+    seen = np.zeros(ids.max() + 1 if n else 0, np.bool_)
+    out = np.empty(n, np.bool_)
+    for t in range(n):
+        out[t] = seen[ids[t]]
+        if is_load[t]:
+            seen[ids[t]] = True
+    return out
 
 
 def _first_use(keys: np.ndarray) -> np.ndarray:

@@ -13,9 +13,11 @@ launch, each from the same profile the models read:
 * issue: every warp instruction at ``inst_cycles_per_warp_inst`` on the SMs the launch uses;
 * L2: the SM-L2 crossbar's two directions, each a separate network: the load data coming
   back (``dd_l2_cycles`` per load transaction) and the store data going out
-  (``dd_store_cycles`` per store sector, twice for a sector the warp writes only in part,
-  which the L2 must read, merge and write back: an uncoalesced store of 4-byte words to 32
-  sectors costs 64 sector times, a coalesced one 4), on the SMs the launch uses. The two
+  (``dd_store_cycles`` per store sector, twice for a sector the warp writes only in part
+  and the L2 does not hold, which it must read, merge and write back: an uncoalesced store
+  of 4-byte words to 32 missing sectors costs 64 sector times, a coalesced one 4; a partly
+  written sector the L2 holds, loaded before as a struct updated in place, merges into its
+  valid copy without a read and costs one), on the SMs the launch uses. The two
   directions work at once, so the bound is the slower of them, not their sum: on the Jetson
   TK1 the naive GEMM's loads alone take its measured time (the sum predicted it 58% slow).
 

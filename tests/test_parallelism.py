@@ -358,3 +358,41 @@ def test_a_body_with_a_division_does_not_overlap_its_iterations():
     plain = LoopBody(ops[:3] + (Op(3, "%3", "fmul", "float", (2,)),) + ops[4:], frozenset())
     lat = tuple(_latencies(plain, lambda sid: 100.0, 4.0, 1.0, _LAT))
     assert _chain_of(plain, lat, True, 4) == pytest.approx((100 + 3 * 4) / 4)
+
+
+# ---- a thread's own loads in flight: the serial reference of eq. (22m) ----------------------
+
+def test_without_loads_in_flight_each_iteration_waits_its_own_chain():
+    """sum += a[i] * b[i] (__restrict__): 109 cycles an iteration on its own (gep 1, load 100,
+    fmul 4, fadd 4); with an unrolled trip's loads in flight 109 / 8, so the thread keeps 8
+    iterations' memory periods in flight: the loads_in_flight of eq. (22m)."""
+    body = _carried(_body(("phi", ()), ("gep", ()), ("load", (1,)), ("gep", ()),
+                          ("load", (3,)), ("fmul", (2, 4)), ("fadd", (5, 0)), ("br", ())), 0, 6)
+    serial = body_chain(body, lambda sid: 100.0, 4.0, 1.0, in_flight=False)
+    assert serial == pytest.approx(109.0)
+    assert serial / _chain(body) == pytest.approx(8.0)
+
+
+def test_a_plain_store_keeps_one_round_trip_in_flight():
+    """C += A * B stored every iteration through plain pointers: the store orders the next
+    iteration's loads (108 cycles a trip either way), so the thread keeps one memory period in
+    flight (ratio 1) and (22) stays serial; __restrict__ (nothing ordered) keeps 8."""
+    body = _mem_body(("phi", (), -1), ("load", (), 1), ("load", (), 2), ("fmul", (1, 2), -1),
+                     ("fadd", (3, 0), -1), ("store", (4,), 3), ("br", (), -1))
+    ops = list(body.ops)
+    ops[0] = Op(0, "%0", "phi", "float", (), 4)
+    body = LoopBody(tuple(ops), frozenset())
+    plain = frozenset({1, 2, 3})
+
+    def chain(ordered, in_flight):
+        return body_chain(body, lambda sid: 100.0, 4.0, 1.0, ordered=ordered,
+                          in_flight=in_flight)
+
+    assert chain(plain, False) == chain(plain, True) == pytest.approx(108.0)
+    assert chain(frozenset(), False) / chain(frozenset(), True) == pytest.approx(8.0)
+
+
+def test_a_pointer_chase_keeps_one_load_in_flight():
+    """p = *p: the recurrence is the whole chain with or without an unrolled trip."""
+    body = _carried(_body(("phi", ()), ("load", (0,)), ("br", ())), 0, 1)
+    assert body_chain(body, lambda sid: 100.0, 4.0, 1.0, in_flight=False) == _chain(body)

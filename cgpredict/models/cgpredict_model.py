@@ -71,7 +71,7 @@ from cgpredict.models.memlat import MemoryLatency, memory_latency
 from cgpredict.pipes import pipe_cycles
 from cgpredict.profile import KernelProfile
 
-__all__ = ["BatchMode", "CGPredictResult", "predict_cgpredict"]
+__all__ = ["BatchMode", "CGPredictResult", "own_overlap", "predict_cgpredict"]
 
 BatchMode = Literal["whole", "paper"]
 
@@ -235,19 +235,33 @@ def _mwp_limits(lat, device: GPUDevice, geo: LaunchGeometry) -> tuple[float, flo
     return mwp_full, bw_per_warp, mwp_peak
 
 
+def own_overlap(loads_in_flight: float, mwp_full: float, mwp_peak: float, n: float) -> float:
+    """How many of a warp's own memory periods overlap in (22), eq. (22m): the thread's
+    loads in flight (profile.loads_in_flight: an unrolled trip's hoisted loads; 1 for a
+    plain port whose store orders the next loads), at most the SM's share for each of its N
+    warps of the requests it keeps in flight (MWP of (13) and of the bandwidth, §3 (6),
+    before the cap at N), at least 1."""
+    if n <= 0:
+        return 1.0
+    return max(min(loads_in_flight, mwp_full / n, mwp_peak / n), 1.0)
+
+
 def _exec_cycles(whole: bool, no_mem_insts: float, mwp: float, cwp: float, n: float,
                  mem_cycles: float, comp_cycles: float, mem_l: float,
-                 batch: float, own_comp: float | None = None) -> tuple[str, float]:
+                 batch: float, own_comp: float | None = None,
+                 overlap: float = 1.0) -> tuple[str, float]:
     """(case, execution cycles of the launch): §3 (22) when too few warps hide a warp's own
     timeline, else (16) when CWP >= MWP, else (17); ``whole``: each expression per batch.
     ``own_comp``: a warp's own computing in (22), at least its issue cycles: the dependent
     latencies of its instructions (profile.compute_chain_cycles), which no other warp
     hides when there are too few (eq. (22c), docs/models.md; the caller takes the larger of
-    the two); None: ``comp_cycles``."""
+    the two); None: ``comp_cycles``. ``overlap``: how many of its memory periods a warp
+    keeps in flight in (22) (own_overlap, eq. (22m))."""
     own = comp_cycles if own_comp is None else own_comp
     if whole and no_mem_insts > 0 and mwp >= n and cwp >= n:
         case = "eq22"  # §3 (22): too few warps to hide a warp's own serial timeline
-        exec_cycles = (mem_cycles + own + comp_cycles / no_mem_insts * (mwp - 1)) * batch  # (22c)
+        own_mem = mem_cycles / overlap  # (22m)
+        exec_cycles = (own_mem + own + comp_cycles / no_mem_insts * (mwp - 1)) * batch  # (22c)
     elif no_mem_insts > 0 and cwp >= mwp:
         case = "eq16"
         mem_term = mem_cycles * n / mwp
@@ -304,8 +318,11 @@ def predict_cgpredict(
     cwp = min(cwp_full, n)  # (14) bounded by N
 
     whole, own_comp = batch_mode == "whole", max(comp_cycles, profile.compute_chain_cycles)
+    overlap = own_overlap(profile.loads_in_flight, mwp_full,
+                          mwp_peak if bandwidth_bound else math.inf, n)  # (22m)
     case, exec_cycles = _exec_cycles(  # own_comp: (22c)
-        whole, no_mem_insts, mwp, cwp, n, mem_cycles, comp_cycles, mem_l, batch, own_comp
+        whole, no_mem_insts, mwp, cwp, n, mem_cycles, comp_cycles, mem_l, batch, own_comp,
+        overlap,
     )
     sync_cost = _sync_cycles(profile, device, case, whole and smem_cost != "latency",
                              dep * max(mwp - 1, 0.0), b, batch)

@@ -712,6 +712,12 @@ def test_too_few_warps_overlap_their_own_memory_periods(tk1) -> None:
     r4 = predict_cgpredict(dataclasses.replace(base, loads_in_flight=4.0), tk1)
     assert r4.case == "eq22" and r4.mem_cycles == r1.mem_cycles
     assert r1.exec_cycles - r4.exec_cycles == pytest.approx(r1.mem_cycles * (1 - 1 / 4))
+    assert (r4.own_overlap, r1.own_overlap) == (4.0, 1.0)
+    from cgpredict.models import bound_text
+
+    four = dataclasses.replace(base, loads_in_flight=4.0)
+    assert "memory periods 4 in flight (22m)" in bound_text(predict(four, tk1, "cgpredict"))
+    assert "(22m)" not in bound_text(predict(base, tk1, "cgpredict"))
     big = predict_cgpredict(dataclasses.replace(base, loads_in_flight=1e6), tk1)
     cap = min(r1.mwp_full, r1.mwp_peak_bw)
     assert r1.exec_cycles - big.exec_cycles == pytest.approx(r1.mem_cycles * (1 - 1 / cap))

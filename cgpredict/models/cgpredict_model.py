@@ -112,6 +112,7 @@ class CGPredictResult:
     cycles: float
     time_ms: float
     bound: Bound
+    own_overlap: float = 1.0  # a warp's own memory periods in flight in (22): eq. (22m)
 
 
 def _l1_cycles(profile: KernelProfile, device: GPUDevice) -> float:
@@ -359,6 +360,7 @@ def predict_cgpredict(
         cycles=cycles,
         time_ms=device.cycles_to_ms(cycles),  # (18)
         bound=bound_of(comp_cycles, mem_cycles, n, mwp),
+        own_overlap=overlap if case == "eq22" else 1.0,
     )
 
 

@@ -726,3 +726,23 @@ def test_too_few_warps_overlap_their_own_memory_periods(tk1) -> None:
     assert rm.case != "eq22"
     assert predict_cgpredict(dataclasses.replace(many, loads_in_flight=4.0),
                              tk1).exec_cycles == rm.exec_cycles
+
+
+def test_overlapped_own_timeline_is_floored_by_the_sms_turns_and_capped_by_22() -> None:
+    """(22m) by hand: N = MWP = CWP = 4, 10 memory instructions, mem 1000, comp 100: (22) is
+    1000 + 100 + 100 / 10 x 3 = 1130; 10 periods in flight give 100 + 130 = 230, below the
+    SM's issue of its 4 warps (4 x 100 = 400) or their load/store turns (4 x 150 = 600);
+    one in flight is (22); a floor above (22) leaves (22)."""
+    from cgpredict.models.cgpredict_model import _exec_cycles
+
+    def t(overlap: float, lsu: float, comp: float = 100.0) -> float:
+        case, cycles = _exec_cycles(True, 10, 4, 4, 4, 1000.0, comp, 50.0, 1.0, None,
+                                    overlap, lsu)
+        assert case == "eq22"
+        return cycles
+
+    assert t(1.0, 0.0) == pytest.approx(1130.0)
+    assert t(10.0, 0.0) == pytest.approx(400.0)
+    assert t(10.0, 150.0) == pytest.approx(600.0)
+    assert t(2.0, 0.0) == pytest.approx(500.0 + 130.0)
+    assert t(10.0, 400.0) == pytest.approx(1130.0)

@@ -143,6 +143,26 @@ def _ordered_far(
     return far
 
 
+def _memory_periods(body: loopbody.LoopBody, lat, ordered: frozenset[int]) -> float:
+    """The iteration's longest chain from one of its loads (a memory period and the uses
+    waiting for it; an ordered load after the stores before it), or its longest chain when
+    it has no load: what one iteration waits with no other iteration's loads in flight.
+    Address arithmetic before a load is not a wait (it depends on the induction variable
+    only and issues ahead), so a plain port's store-to-load recurrence equals it."""
+    if not any(o.klass == "load" for o in body.ops):
+        return max(_ordered_far(body, lat, ordered, gated=False), default=0.0)
+    far: list[float] = []
+    issued = -math.inf  # when the latest ordered store of the iteration can issue
+    for o in body.ops:
+        base = max((far[k] for k in o.operands if k < len(far)), default=-math.inf)
+        if o.klass == "load":
+            base = max(base, issued, 0.0) if o.mem_id in ordered else max(base, 0.0)
+        if o.klass == "store" and o.mem_id in ordered and base > -math.inf:
+            issued = max(issued, base)
+        far.append(base + lat[o.index] if base > -math.inf else -math.inf)
+    return max(far)
+
+
 def memory_recurrence(
     body: loopbody.LoopBody, lat: list[float], ordered: frozenset[int]
 ) -> float:
@@ -182,12 +202,13 @@ def body_chain(
 def _chain(body: loopbody.LoopBody, lat: tuple[float, ...], looped: bool, unroll: int,
            ordered: frozenset[int] = frozenset(), in_flight: bool = True) -> float:
     """body_chain from the latency of each op of ``body`` (``_latencies``); without
-    ``in_flight`` no two iterations share a chain (one trip's loads one at a time)."""
+    ``in_flight`` no two iterations share a chain: each waits its memory periods one after
+    another (_memory_periods), the serial reference of eq. (22m)."""
     within = max(_ordered_far(body, lat, ordered, gated=False), default=0.0)
     loads = sum(o.klass == "load" for o in body.ops)
     overlap = max(min(unroll, LOADS_IN_FLIGHT // max(loads, 1)), 1) if looped else 1
     if not in_flight:
-        overlap = 1
+        within, overlap = _memory_periods(body, lat, ordered), 1
     if any(o.klass in SLOW_PATH_CLASSES for o in body.ops):
         overlap = 1  # each unrolled copy waits behind the previous one's slow-path test
     rec = memory_recurrence(body, lat, ordered) if looped else 0.0

@@ -363,14 +363,15 @@ def test_a_body_with_a_division_does_not_overlap_its_iterations():
 # ---- a thread's own loads in flight: the serial reference of eq. (22m) ----------------------
 
 def test_without_loads_in_flight_each_iteration_waits_its_own_chain():
-    """sum += a[i] * b[i] (__restrict__): 109 cycles an iteration on its own (gep 1, load 100,
-    fmul 4, fadd 4); with an unrolled trip's loads in flight 109 / 8, so the thread keeps 8
-    iterations' memory periods in flight: the loads_in_flight of eq. (22m)."""
+    """sum += a[i] * b[i] (__restrict__): an iteration on its own waits its memory period
+    and its uses, load 100, fmul 4, fadd 4 = 108 (the address gep issues ahead); with an
+    unrolled trip's loads in flight the chain is 109 / 8 (gep 1 + 108, 8 iterations), so
+    the thread keeps 108 x 8 / 109 of its memory periods in flight: eq. (22m)'s ratio."""
     body = _carried(_body(("phi", ()), ("gep", ()), ("load", (1,)), ("gep", ()),
                           ("load", (3,)), ("fmul", (2, 4)), ("fadd", (5, 0)), ("br", ())), 0, 6)
     serial = body_chain(body, lambda sid: 100.0, 4.0, 1.0, in_flight=False)
-    assert serial == pytest.approx(109.0)
-    assert serial / _chain(body) == pytest.approx(8.0)
+    assert serial == pytest.approx(108.0)
+    assert serial / _chain(body) == pytest.approx(108.0 * 8 / 109)
 
 
 def test_a_plain_store_keeps_one_round_trip_in_flight():
@@ -390,6 +391,14 @@ def test_a_plain_store_keeps_one_round_trip_in_flight():
 
     assert chain(plain, False) == chain(plain, True) == pytest.approx(108.0)
     assert chain(frozenset(), False) / chain(frozenset(), True) == pytest.approx(8.0)
+    # the address of each load one integer step ahead: still one round trip in flight
+    addressed = LoopBody((Op(0, "%0", "phi", "float", (), 5), Op(1, "%1", "gep", "ptr", ()),
+                          Op(2, "%2", "load", "float", (1,), -1, 1),
+                          Op(3, "%3", "load", "float", (1,), -1, 2)) + tuple(
+        Op(o.index + 1, o.name, o.klass, o.type, tuple(k + 1 if k else 0 for k in o.operands),
+           o.carried, o.mem_id) for o in body.ops[3:]), frozenset())
+    serial = body_chain(addressed, lambda sid: 100.0, 4.0, 1.0, ordered=plain, in_flight=False)
+    assert serial == body_chain(addressed, lambda sid: 100.0, 4.0, 1.0, ordered=plain) == 108.0
 
 
 def test_a_pointer_chase_keeps_one_load_in_flight():

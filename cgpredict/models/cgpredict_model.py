@@ -250,6 +250,14 @@ def _mwp_limits(lat, device: GPUDevice, geo: LaunchGeometry) -> tuple[float, flo
     return mwp_full, bw_per_warp, mwp_peak
 
 
+def l1_period_cycles(profile: KernelProfile, device: GPUDevice) -> float:
+    """The part of a warp's memory cycles (6) the L1 serves: each pattern's L1-served warp
+    instructions at the L1 latency, as memlat blends them in. Serial in eq. (22m): those
+    periods queue on the load/store path the N warps share (lsu_cycles)."""
+    pats = (profile.coal, profile.uncoal, profile.const)
+    return device.l1_latency_cycles * sum(p.insts * p.l1_hit_fraction for p in pats)
+
+
 def own_overlap(loads_in_flight: float, mwp_full: float, mwp_peak: float, n: float) -> float:
     """How many of a warp's own memory periods overlap in (22), eq. (22m): the thread's
     loads in flight (profile.loads_in_flight: an unrolled trip's hoisted loads; 1 for a
@@ -264,14 +272,16 @@ def own_overlap(loads_in_flight: float, mwp_full: float, mwp_peak: float, n: flo
 def _exec_cycles(whole: bool, no_mem_insts: float, mwp: float, cwp: float, n: float,
                  mem_cycles: float, comp_cycles: float, mem_l: float,
                  batch: float, own_comp: float | None = None,
-                 overlap: float = 1.0, lsu: float = 0.0) -> tuple[str, float]:
+                 overlap: float = 1.0, lsu: float = 0.0,
+                 served: float = 0.0) -> tuple[str, float]:
     """(case, execution cycles of the launch): §3 (22) when too few warps hide a warp's own
     timeline, else (16) when CWP >= MWP, else (17); ``whole``: each expression per batch.
     ``own_comp``: a warp's own computing in (22), at least its issue cycles: the dependent
     latencies of its instructions (profile.compute_chain_cycles), which no other warp
     hides when there are too few (eq. (22c), docs/models.md; the caller takes the larger of
     the two); None: ``comp_cycles``. ``overlap``: how many of its memory periods a warp
-    keeps in flight in (22) (own_overlap, eq. (22m)), ``lsu`` a warp's turns on the SM's
+    keeps in flight in (22) (own_overlap, eq. (22m)) of those beyond its ``served`` cycles
+    (L1-served and staging periods, which stay serial), ``lsu`` a warp's turns on the SM's
     load/store path (lsu_cycles): with its N warps' computing the floor of (22m)."""
     own = comp_cycles if own_comp is None else own_comp
     if whole and no_mem_insts > 0 and mwp >= n and cwp >= n:
@@ -280,7 +290,8 @@ def _exec_cycles(whole: bool, no_mem_insts: float, mwp: float, cwp: float, n: fl
         exec_cycles = (mem_cycles + rest) * batch  # (22)
         if overlap > 1:  # (22m): never below the SM's turns of its N warps, never above (22)
             floor = n * max(comp_cycles, lsu)
-            exec_cycles = min(exec_cycles, max(mem_cycles / overlap + rest, floor) * batch)
+            own_mem = served + (mem_cycles - served) / overlap
+            exec_cycles = min(exec_cycles, max(own_mem + rest, floor) * batch)
     elif no_mem_insts > 0 and cwp >= mwp:
         case = "eq16"
         mem_term = mem_cycles * n / mwp
@@ -342,6 +353,7 @@ def predict_cgpredict(
     case, exec_cycles = _exec_cycles(  # own_comp: (22c)
         whole, no_mem_insts, mwp, cwp, n, mem_cycles, comp_cycles, mem_l, batch, own_comp,
         overlap, lsu_cycles(profile, device),
+        l1_period_cycles(profile, device) + smem_load_cycles,  # (22m): serial periods
     )
     sync_cost = _sync_cycles(profile, device, case, whole and smem_cost != "latency",
                              dep * max(mwp - 1, 0.0), b, batch)

@@ -746,3 +746,27 @@ def test_overlapped_own_timeline_is_floored_by_the_sms_turns_and_capped_by_22() 
     assert t(10.0, 150.0) == pytest.approx(600.0)
     assert t(2.0, 0.0) == pytest.approx(500.0 + 130.0)
     assert t(10.0, 400.0) == pytest.approx(1130.0)
+
+
+def test_l1_served_periods_stay_serial_when_a_warp_overlaps_the_rest() -> None:
+    """(22m) on the H100: one warp, 1000 coalesced loads half served by the L1: memlat's mem
+    cycles are 1000 x (0.5 x L1 latency + 0.5 x L2 latency); the L1 half (1000 x 0.5 x
+    l1_latency_cycles) stays serial and only the rest is divided by the 4 loads in flight."""
+    from cgpredict.models.cgpredict_model import l1_period_cycles
+
+    h100 = load_device("h100")
+    base = KernelProfile(
+        name="onewarp", threads_per_block=32, blocks=1,
+        coal=PatternCounts(insts=1000, l2_trans_per_warp=1, dram_trans_per_warp=0,
+                           l1_hit_fraction=0.5),
+        comp_insts=2000,
+    )  # fmt: skip
+    served = 1000 * 0.5 * h100.l1_latency_cycles
+    assert l1_period_cycles(base, h100) == pytest.approx(served)
+    r1 = predict_cgpredict(base, h100)
+    assert r1.mem_cycles == pytest.approx(
+        1000 * (0.5 * h100.l1_latency_cycles + 0.5 * h100.l2_latency_cycles))
+    r4 = predict_cgpredict(dataclasses.replace(base, loads_in_flight=4.0), h100)
+    assert r1.case == r4.case == "eq22" and r4.own_overlap == 4.0
+    far = r1.mem_cycles - served
+    assert r1.exec_cycles - r4.exec_cycles == pytest.approx(far * (1 - 1 / 4))

@@ -181,13 +181,9 @@ class LaunchContext:
         port = port_costs(self.sites, per_thread, self.shape, blocks)
         mem_reports, shared = as_atomics(mem_reports, self.sites), with_shared(shared, port)
         par, comp, folded = counts.par, counts.comp, counts.folded
-        chain = kept_part(
+        chain, serial = kept_part(  # serial: one trip's loads one at a time, eq. (22m)
             self._parts_kept, "chain", mem, body_counts(self.bodies, per_thread),
-            lambda: self.chain_cycles(per_thread, mem),
-        )
-        serial = kept_part(  # the same path, one trip's loads one at a time: eq. (22m)
-            self._parts_kept, "serial chain", mem, body_counts(self.bodies, per_thread),
-            lambda: self.chain_cycles(per_thread, mem, in_flight=False),
+            lambda: (self.chain_cycles(per_thread, mem), self.chain_cycles(per_thread, mem, False)),
         )
         sass = machine_extras(
             self.machine_shape, lambda lid: self.entries_per_thread(row, lid, threads),
@@ -321,8 +317,7 @@ class LaunchContext:
         geometry = launch_geometry(profile, self.device)
         return result, (est.total_mj if est else None), geometry
 
-    def chain_cycles(self, per_thread: dict, mem: MemoryAnalysis, in_flight: bool = True
-                     ) -> float:
+    def chain_cycles(self, per_thread: dict, mem: MemoryAnalysis, in_flight: bool = True) -> float:
         """The critical path of the launch's busiest thread (models/bounds.py): the mean
         thread's body executions times ``busiest``, each iteration its chain
         (parallelism.body_chain) with every load at its own mean latency, a reload of what

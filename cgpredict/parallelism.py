@@ -145,12 +145,10 @@ def _ordered_far(
 
 def _memory_periods(body: loopbody.LoopBody, lat, ordered: frozenset[int]) -> float:
     """The iteration's longest chain from one of its loads (a memory period and the uses
-    waiting for it; an ordered load after the stores before it), or its longest chain when
-    it has no load: what one iteration waits with no other iteration's loads in flight.
-    Address arithmetic before a load is not a wait (it depends on the induction variable
-    only and issues ahead), so a plain port's store-to-load recurrence equals it."""
-    if not any(o.klass == "load" for o in body.ops):
-        return max(_ordered_far(body, lat, ordered, gated=False), default=0.0)
+    waiting for it; an ordered load after the stores before it): what one iteration waits
+    with no other iteration's loads in flight. Address arithmetic before a load is not a
+    wait (it depends on the induction variable only and issues ahead), so a plain port's
+    store-to-load recurrence equals it."""
     far: list[float] = []
     issued = -math.inf  # when the latest ordered store of the iteration can issue
     for o in body.ops:
@@ -202,13 +200,13 @@ def body_chain(
 def _chain(body: loopbody.LoopBody, lat: tuple[float, ...], looped: bool, unroll: int,
            ordered: frozenset[int] = frozenset(), in_flight: bool = True) -> float:
     """body_chain from the latency of each op of ``body`` (``_latencies``); without
-    ``in_flight`` no two iterations share a chain: each waits its memory periods one after
-    another (_memory_periods), the serial reference of eq. (22m)."""
+    ``in_flight`` a loop's iterations share no load's wait: each waits its memory periods one
+    after another (_memory_periods), the serial reference of eq. (22m), never below the chain
+    itself (straight-line code and a loop without loads keep theirs: nothing in flight)."""
     within = max(_ordered_far(body, lat, ordered, gated=False), default=0.0)
     loads = sum(o.klass == "load" for o in body.ops)
     overlap = max(min(unroll, LOADS_IN_FLIGHT // max(loads, 1)), 1) if looped else 1
-    if not in_flight:
-        within, overlap = _memory_periods(body, lat, ordered), 1
+    serial = _memory_periods(body, lat, ordered) if not in_flight and looped and loads else 0.0
     if any(o.klass in SLOW_PATH_CLASSES for o in body.ops):
         overlap = 1  # each unrolled copy waits behind the previous one's slow-path test
     rec = memory_recurrence(body, lat, ordered) if looped else 0.0
@@ -216,7 +214,7 @@ def _chain(body: loopbody.LoopBody, lat: tuple[float, ...], looped: bool, unroll
         if o.klass == "phi" and o.carried >= 0:
             reach = _longest(body, lat, o.index)[o.carried]
             rec = max(rec, reach if reach > -math.inf else 0.0)
-    return max(rec, within / overlap)
+    return max(rec, within / overlap, serial)
 
 
 def affine_share(body: loopbody.LoopBody) -> float:

@@ -405,3 +405,26 @@ def test_a_pointer_chase_keeps_one_load_in_flight():
     """p = *p: the recurrence is the whole chain with or without an unrolled trip."""
     body = _carried(_body(("phi", ()), ("load", (0,)), ("br", ())), 0, 1)
     assert body_chain(body, lambda sid: 100.0, 4.0, 1.0, in_flight=False) == _chain(body)
+
+
+def test_nothing_in_flight_keeps_its_chain_as_the_serial_reference():
+    """Straight-line code (gep 1 + load 100 + fadd 4 = 105, run once), a loop without loads
+    (an fadd recurrence, 4) and a loop of 17 loads an iteration (16 // 17: no iteration
+    overlaps, gep 1 + load 100 + 17 fadds = 169) keep their own chain without an unrolled
+    trip in flight: ratio 1, never below it (the address step is not waited for only where
+    iterations overlap)."""
+    line = _body(("gep", ()), ("load", (0,)), ("fadd", (1,)))
+    acc = _carried(_body(("phi", ()), ("fadd", (0,)), ("br", ())), 0, 1)
+    ops = [("gep", ())] + [("load", (0,))] * 17
+    ops += [("fadd", (1,))] + [("fadd", (18 + k, 2 + k)) for k in range(16)]
+    wide = _body(*ops)
+
+    def ratio(body, looped=True):
+        serial = body_chain(body, lambda sid: 100.0, 4.0, 1.0, looped=looped, in_flight=False)
+        return serial / body_chain(body, lambda sid: 100.0, 4.0, 1.0, looped=looped)
+
+    assert body_chain(line, lambda sid: 100.0, 4.0, 1.0, looped=False) == pytest.approx(105.0)
+    assert ratio(line, looped=False) == 1.0
+    assert ratio(acc) == 1.0 and _chain(acc) == pytest.approx(4.0)
+    assert _chain(wide) == pytest.approx(1 + 100 + 4 * 17)
+    assert ratio(wide) == 1.0

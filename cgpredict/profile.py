@@ -219,6 +219,11 @@ class KernelProfile:
     atomics: AtomicCounts = field(default_factory=AtomicCounts)
     # comp_insts' arithmetic by pipe class (pipes.py, compute.op_pipes): what eq. (12p) prices
     pipes: PipeCounts = field(default_factory=PipeCounts)
+    # how many of its own memory periods a thread keeps in flight (>= 1): its critical path
+    # with each iteration's chain on its own over the path with an unrolled trip's loads in
+    # flight together (parallelism.ThreadBodies.chain_cycles); 1 where a plain port's store
+    # orders the next iteration's loads. What eq. (22m) overlaps (models/cgpredict_model.py)
+    loads_in_flight: float = 1.0
 
     def loads_only(self) -> KernelProfile:
         """This profile with its stores taken out of the memory patterns: what a warp waits

@@ -676,3 +676,97 @@ def test_tile_staging_is_issued_apart_from_the_shared_pipe(tk1) -> None:
     # the printed reading sums issue and shared latency as before
     lat = predict_cgpredict(tiled(0), tk1, smem_cost="latency")
     assert lat.comp_cycles == pytest.approx(0.5 * 203 + 67 * 320)
+
+
+# ---- eq. (22m): a warp's own memory periods in flight ----------------------------------------
+
+
+def test_own_overlap_is_the_threads_loads_bounded_by_the_sms_share() -> None:
+    """min(loads in flight, MWP_(13) / N, MWP_peak_BW / N), at least 1: 8 warps, 8 loads a
+    thread, an SM keeping 68 warp requests in flight (8.5 a warp) -> 8; 40 (5 a warp) -> 5;
+    the bandwidth's 16 (2 a warp) -> 2; a plain port's 1 -> 1; never below 1."""
+    from cgpredict.models.cgpredict_model import own_overlap
+
+    assert own_overlap(8.0, 68.0, 563.0, 8) == 8.0
+    assert own_overlap(8.0, 40.0, 563.0, 8) == 5.0
+    assert own_overlap(8.0, 68.0, 16.0, 8) == 2.0
+    assert own_overlap(1.0, 68.0, 563.0, 8) == 1.0
+    assert own_overlap(8.0, 4.0, math.inf, 8) == 1.0
+    assert own_overlap(8.0, math.inf, math.inf, 8) == 8.0
+
+
+def test_too_few_warps_overlap_their_own_memory_periods(tk1) -> None:
+    """eq. (22m): in (22) a warp's memory cycles are divided by its own_overlap: a thread
+    keeping 4 loads in flight (an unrolled __restrict__ trip) on one warp of an SM with room
+    for more saves 3/4 of them; 1 (a plain port's store order) is (22) unchanged; the SM's
+    share (MWP_(13) / N) caps a thread that would keep more; eq. (16)/(17) never read it."""
+    base = KernelProfile(
+        name="onewarp", threads_per_block=32, blocks=1,
+        coal=PatternCounts(insts=1000, l2_trans_per_warp=1, dram_trans_per_warp=1),
+        comp_insts=2000,
+    )  # fmt: skip
+    r1 = predict_cgpredict(base, tk1)
+    assert r1.case == "eq22" and r1.n_warps == 1
+    k = min(4.0, r1.mwp_full, r1.mwp_peak_bw)
+    assert k == 4.0  # one warp: the SM's whole MWP_(13) is its own
+    r4 = predict_cgpredict(dataclasses.replace(base, loads_in_flight=4.0), tk1)
+    assert r4.case == "eq22" and r4.mem_cycles == r1.mem_cycles
+    assert r1.exec_cycles - r4.exec_cycles == pytest.approx(r1.mem_cycles * (1 - 1 / 4))
+    assert (r4.own_overlap, r1.own_overlap) == (4.0, 1.0)
+    from cgpredict.models import bound_text
+
+    four = dataclasses.replace(base, loads_in_flight=4.0)
+    assert "memory periods 4 in flight (22m)" in bound_text(predict(four, tk1, "cgpredict"))
+    assert "(22m)" not in bound_text(predict(base, tk1, "cgpredict"))
+    big = predict_cgpredict(dataclasses.replace(base, loads_in_flight=1e6), tk1)
+    cap = min(r1.mwp_full, r1.mwp_peak_bw)
+    assert r1.exec_cycles - big.exec_cycles == pytest.approx(r1.mem_cycles * (1 - 1 / cap))
+    many = dataclasses.replace(base, blocks=64, threads_per_block=256)
+    rm = predict_cgpredict(many, tk1)
+    assert rm.case != "eq22"
+    assert predict_cgpredict(dataclasses.replace(many, loads_in_flight=4.0),
+                             tk1).exec_cycles == rm.exec_cycles
+
+
+def test_overlapped_own_timeline_is_floored_by_the_sms_turns_and_capped_by_22() -> None:
+    """(22m) by hand: N = MWP = CWP = 4, 10 memory instructions, mem 1000, comp 100: (22) is
+    1000 + 100 + 100 / 10 x 3 = 1130; 10 periods in flight give 100 + 130 = 230, below the
+    SM's issue of its 4 warps (4 x 100 = 400) or their load/store turns (4 x 150 = 600);
+    one in flight is (22); a floor above (22) leaves (22)."""
+    from cgpredict.models.cgpredict_model import _exec_cycles
+
+    def t(overlap: float, lsu: float, comp: float = 100.0) -> float:
+        case, cycles = _exec_cycles(True, 10, 4, 4, 4, 1000.0, comp, 50.0, 1.0, None,
+                                    overlap, lsu)
+        assert case == "eq22"
+        return cycles
+
+    assert t(1.0, 0.0) == pytest.approx(1130.0)
+    assert t(10.0, 0.0) == pytest.approx(400.0)
+    assert t(10.0, 150.0) == pytest.approx(600.0)
+    assert t(2.0, 0.0) == pytest.approx(500.0 + 130.0)
+    assert t(10.0, 400.0) == pytest.approx(1130.0)
+
+
+def test_l1_served_periods_stay_serial_when_a_warp_overlaps_the_rest() -> None:
+    """(22m) on the H100: one warp, 1000 coalesced loads half served by the L1: memlat's mem
+    cycles are 1000 x (0.5 x L1 latency + 0.5 x L2 latency); the L1 half (1000 x 0.5 x
+    l1_latency_cycles) stays serial and only the rest is divided by the 4 loads in flight."""
+    from cgpredict.models.cgpredict_model import l1_period_cycles
+
+    h100 = load_device("h100")
+    base = KernelProfile(
+        name="onewarp", threads_per_block=32, blocks=1,
+        coal=PatternCounts(insts=1000, l2_trans_per_warp=1, dram_trans_per_warp=0,
+                           l1_hit_fraction=0.5),
+        comp_insts=2000,
+    )  # fmt: skip
+    served = 1000 * 0.5 * h100.l1_latency_cycles
+    assert l1_period_cycles(base, h100) == pytest.approx(served)
+    r1 = predict_cgpredict(base, h100)
+    assert r1.mem_cycles == pytest.approx(
+        1000 * (0.5 * h100.l1_latency_cycles + 0.5 * h100.l2_latency_cycles))
+    r4 = predict_cgpredict(dataclasses.replace(base, loads_in_flight=4.0), h100)
+    assert r1.case == r4.case == "eq22" and r4.own_overlap == 4.0
+    far = r1.mem_cycles - served
+    assert r1.exec_cycles - r4.exec_cycles == pytest.approx(far * (1 - 1 / 4))

@@ -181,9 +181,9 @@ class LaunchContext:
         port = port_costs(self.sites, per_thread, self.shape, blocks)
         mem_reports, shared = as_atomics(mem_reports, self.sites), with_shared(shared, port)
         par, comp, folded = counts.par, counts.comp, counts.folded
-        chain = kept_part(
+        chain, serial = kept_part(  # serial: one trip's loads one at a time, eq. (22m)
             self._parts_kept, "chain", mem, body_counts(self.bodies, per_thread),
-            lambda: self.chain_cycles(per_thread, mem),
+            lambda: (self.chain_cycles(per_thread, mem), self.chain_cycles(per_thread, mem, False)),
         )
         sass = machine_extras(
             self.machine_shape, lambda lid: self.entries_per_thread(row, lid, threads),
@@ -219,6 +219,7 @@ class LaunchContext:
             address_folded_insts=sass.folded_addresses,
             staging_code=sass.staging_code,
             pipes=comp.pipes.less_integer(folded, comp.foldable),
+            loads_in_flight=serial / chain if chain > 0 else 1.0,
         )
         result, energy_mj, geometry = self.predicted(profile)
         return (
@@ -316,7 +317,7 @@ class LaunchContext:
         geometry = launch_geometry(profile, self.device)
         return result, (est.total_mj if est else None), geometry
 
-    def chain_cycles(self, per_thread: dict, mem: MemoryAnalysis) -> float:
+    def chain_cycles(self, per_thread: dict, mem: MemoryAnalysis, in_flight: bool = True) -> float:
         """The critical path of the launch's busiest thread (models/bounds.py): the mean
         thread's body executions times ``busiest``, each iteration its chain
         (parallelism.body_chain) with every load at its own mean latency, a reload of what
@@ -324,7 +325,8 @@ class LaunchContext:
         the value comes back from the L2. In the plain port every global access keeps its
         program order (parallelism.memory_recurrence). A register-blocked thread's R outputs
         are independent (its loads hoisted past its stores: ``__restrict__``): one
-        output's path."""
+        output's path. ``in_flight`` False: each iteration's chain on its own
+        (ThreadBodies.chain_cycles)."""
         dev = self.device
         staged = {a.sid for a in self.staged}
         lat = {s.sid: _load_latency(s, dev) for s in mem.instrs}
@@ -342,7 +344,7 @@ class LaunchContext:
         busiest = {b: n * self.busiest / self.rows for b, n in per_thread.items()}
         return self.bodies.chain_cycles(
             busiest, load_cycles, dev.fp_latency_cycles, dev.inst_latency_cycles, self.unroll,
-            ordered, dev.op_latencies,
+            ordered, dev.op_latencies, in_flight,
         )
 
     @functools.cached_property

@@ -144,6 +144,9 @@ def bound_text(result: ModelResult) -> str:
     # eq. (22c): too few warps, a warp's own computing waits for its dependent latencies
     chain = (f"; a warp's own computing {own:.4g} cycles, its dependent latencies (22c)"
              if getattr(d, "case", "") == "eq22" and own > d.comp_cycles * (1 + 1e-9) else "")
+    overlap = getattr(d, "own_overlap", 1.0)
+    if getattr(d, "case", "") == "eq22" and overlap > 1 + 1e-9:  # eq. (22m)
+        chain += f"; a warp's own memory periods {overlap:.3g} in flight (22m)"
     return (
         f"{label}-bound (per SM: compute {comp:.4g} = {d.n_warps:g} warps x "
         f"{d.comp_cycles:.4g} cycles{pipe}, memory {mem:.4g} = {d.n_warps:g} x "

@@ -71,7 +71,7 @@ from cgpredict.models.memlat import MemoryLatency, memory_latency
 from cgpredict.pipes import pipe_cycles
 from cgpredict.profile import KernelProfile
 
-__all__ = ["BatchMode", "CGPredictResult", "predict_cgpredict"]
+__all__ = ["BatchMode", "CGPredictResult", "own_overlap", "predict_cgpredict"]
 
 BatchMode = Literal["whole", "paper"]
 
@@ -112,6 +112,23 @@ class CGPredictResult:
     cycles: float
     time_ms: float
     bound: Bound
+    own_overlap: float = 1.0  # a warp's own memory periods in flight in (22): eq. (22m)
+
+
+def _lines(profile: KernelProfile, device: GPUDevice) -> tuple[tuple[object, float], ...]:
+    """(pattern, L1 lines one of its warp instructions reads) for the coalesced, uncoalesced
+    and constant patterns: a coalesced access packs its sectors into lines, an uncoalesced
+    one reads a line per sector, a constant one a single line."""
+    sectors_per_line = max(device.l1_line_bytes // max(device.l2_sector_bytes, 1), 1)
+    coal_s, uncoal_s = (p.sectors_per_warp or p.l2_trans_per_warp
+                        for p in (profile.coal, profile.uncoal))
+    # the transactions are averages scaled from the trace: 4.000000000000003 sectors is 1 line
+    coal_lines = math.ceil(coal_s / sectors_per_line - 1e-9)
+    return (
+        (profile.coal, max(coal_lines, 1)),
+        (profile.uncoal, max(uncoal_s, 1.0)),
+        (profile.const, 1.0),
+    )
 
 
 def _l1_cycles(profile: KernelProfile, device: GPUDevice) -> float:
@@ -120,24 +137,22 @@ def _l1_cycles(profile: KernelProfile, device: GPUDevice) -> float:
     L1 and shared memory are one SRAM behind one load/store path: an L1-served warp load costs
     ``smem_issue_cycles`` per L1 line it reads, as a shared access costs per conflict way; its
     latency overlaps across warps like any other (memlat blends in the L1 latency). Lines per
-    warp: a coalesced access packs its sectors into lines, an uncoalesced one reads a line per
-    sector, a constant one a single line. The sectors are those the served instructions read
-    (``sectors_per_warp``), not the misses of the others: a row walk whose few reaching
-    instructions miss 30 of their 32 rows still reads 32 lines when it hits. Zero when nothing
-    is L1-served (e.g. Kepler)."""
-    sectors_per_line = max(device.l1_line_bytes // max(device.l2_sector_bytes, 1), 1)
-    coal_s, uncoal_s = (p.sectors_per_warp or p.l2_trans_per_warp
-                        for p in (profile.coal, profile.uncoal))
-    # the transactions are averages scaled from the trace: 4.000000000000003 sectors is 1 line
-    coal_lines = math.ceil(coal_s / sectors_per_line - 1e-9)
-    lines = (
-        (profile.coal, max(coal_lines, 1)),
-        (profile.uncoal, max(uncoal_s, 1.0)),
-        (profile.const, 1.0),
-    )
+    warp: _lines. The sectors are those the served instructions read (``sectors_per_warp``),
+    not the misses of the others: a row walk whose few reaching instructions miss 30 of their
+    32 rows still reads 32 lines when it hits. Zero when nothing is L1-served (e.g. Kepler)."""
     return device.smem_issue_cycles * sum(
-        p.insts * p.l1_hit_fraction * n for p, n in lines if p.l1_hit_fraction > 0
+        p.insts * p.l1_hit_fraction * n for p, n in _lines(profile, device)
+        if p.l1_hit_fraction > 0
     )
+
+
+def lsu_cycles(profile: KernelProfile, device: GPUDevice) -> float:
+    """Cycles one warp's accesses hold the SM's load/store path: every global access, served
+    by the L1 or not, passes its tag stage once per line (``smem_issue_cycles`` each, as
+    _l1_cycles), and the shared accesses once per conflict way. The floor of eq. (22m): with
+    a warp's memory periods overlapped, the N warps still take their turns on this path."""
+    lines = sum(p.insts * n for p, n in _lines(profile, device))
+    return device.smem_issue_cycles * (lines + profile.shared.transactions)
 
 
 def lockstep_staging_cycles(profile: KernelProfile, device: GPUDevice) -> float:
@@ -235,19 +250,48 @@ def _mwp_limits(lat, device: GPUDevice, geo: LaunchGeometry) -> tuple[float, flo
     return mwp_full, bw_per_warp, mwp_peak
 
 
+def l1_period_cycles(profile: KernelProfile, device: GPUDevice) -> float:
+    """The part of a warp's memory cycles (6) the L1 serves: each pattern's L1-served warp
+    instructions at the L1 latency, as memlat blends them in. Serial in eq. (22m): those
+    periods queue on the load/store path the N warps share (lsu_cycles)."""
+    pats = (profile.coal, profile.uncoal, profile.const)
+    return device.l1_latency_cycles * sum(p.insts * p.l1_hit_fraction for p in pats)
+
+
+def own_overlap(loads_in_flight: float, mwp_full: float, mwp_peak: float, n: float) -> float:
+    """How many of a warp's own memory periods overlap in (22), eq. (22m): the thread's
+    loads in flight (profile.loads_in_flight: an unrolled trip's hoisted loads; 1 for a
+    plain port whose store orders the next loads), at most the SM's share for each of its N
+    warps of the requests it keeps in flight (MWP of (13) and of the bandwidth, §3 (6),
+    before the cap at N), at least 1."""
+    if n <= 0:
+        return 1.0
+    return max(min(loads_in_flight, mwp_full / n, mwp_peak / n), 1.0)
+
+
 def _exec_cycles(whole: bool, no_mem_insts: float, mwp: float, cwp: float, n: float,
                  mem_cycles: float, comp_cycles: float, mem_l: float,
-                 batch: float, own_comp: float | None = None) -> tuple[str, float]:
+                 batch: float, own_comp: float | None = None,
+                 overlap: float = 1.0, lsu: float = 0.0,
+                 served: float = 0.0) -> tuple[str, float]:
     """(case, execution cycles of the launch): §3 (22) when too few warps hide a warp's own
     timeline, else (16) when CWP >= MWP, else (17); ``whole``: each expression per batch.
     ``own_comp``: a warp's own computing in (22), at least its issue cycles: the dependent
     latencies of its instructions (profile.compute_chain_cycles), which no other warp
     hides when there are too few (eq. (22c), docs/models.md; the caller takes the larger of
-    the two); None: ``comp_cycles``."""
+    the two); None: ``comp_cycles``. ``overlap``: how many of its memory periods a warp
+    keeps in flight in (22) (own_overlap, eq. (22m)) of those beyond its ``served`` cycles
+    (L1-served and staging periods, which stay serial), ``lsu`` a warp's turns on the SM's
+    load/store path (lsu_cycles): with its N warps' computing the floor of (22m)."""
     own = comp_cycles if own_comp is None else own_comp
     if whole and no_mem_insts > 0 and mwp >= n and cwp >= n:
         case = "eq22"  # §3 (22): too few warps to hide a warp's own serial timeline
-        exec_cycles = (mem_cycles + own + comp_cycles / no_mem_insts * (mwp - 1)) * batch  # (22c)
+        rest = own + comp_cycles / no_mem_insts * (mwp - 1)  # (22c)
+        exec_cycles = (mem_cycles + rest) * batch  # (22)
+        if overlap > 1:  # (22m): never below the SM's turns of its N warps, never above (22)
+            floor = n * max(comp_cycles, lsu)
+            own_mem = served + (mem_cycles - served) / overlap
+            exec_cycles = min(exec_cycles, max(own_mem + rest, floor) * batch)
     elif no_mem_insts > 0 and cwp >= mwp:
         case = "eq16"
         mem_term = mem_cycles * n / mwp
@@ -304,8 +348,12 @@ def predict_cgpredict(
     cwp = min(cwp_full, n)  # (14) bounded by N
 
     whole, own_comp = batch_mode == "whole", max(comp_cycles, profile.compute_chain_cycles)
+    overlap = own_overlap(profile.loads_in_flight, mwp_full,
+                          mwp_peak if bandwidth_bound else math.inf, n)  # (22m)
     case, exec_cycles = _exec_cycles(  # own_comp: (22c)
-        whole, no_mem_insts, mwp, cwp, n, mem_cycles, comp_cycles, mem_l, batch, own_comp
+        whole, no_mem_insts, mwp, cwp, n, mem_cycles, comp_cycles, mem_l, batch, own_comp,
+        overlap, lsu_cycles(profile, device),
+        l1_period_cycles(profile, device) + smem_load_cycles,  # (22m): serial periods
     )
     sync_cost = _sync_cycles(profile, device, case, whole and smem_cost != "latency",
                              dep * max(mwp - 1, 0.0), b, batch)
@@ -342,6 +390,7 @@ def predict_cgpredict(
         cycles=cycles,
         time_ms=device.cycles_to_ms(cycles),  # (18)
         bound=bound_of(comp_cycles, mem_cycles, n, mwp),
+        own_overlap=overlap if case == "eq22" else 1.0,
     )
 
 

@@ -269,22 +269,27 @@ def analyze_memory(
     )
     fresh = _fresh_stores(inst, to_l2, unit_ids[0] if len(ordered) else None, hits,
                           is_store, sid, pattern, n_sids)
-    stats = tuple(
+    counts = (warp_insts, l2, dram, served, written, cold_n, issued_n, fresh)
+    return MemoryAnalysis(_instr_stats(counts, n_sids, l1 is not None), int(l2_total),
+                          int(hits_total))
+
+
+def _instr_stats(counts: tuple, n_sids: int, has_l1: bool) -> tuple[InstrMemStats, ...]:
+    """One InstrMemStats per static instruction that issued: the tallies' rows as ints."""
+    warp_insts, l2, dram, served, written, cold_n, issued_n, fresh = counts
+
+    def row(a: np.ndarray, s: int) -> tuple[int, ...]:
+        return tuple(int(x) for x in a[s])
+
+    return tuple(
         InstrMemStats(
-            s,
-            tuple(int(x) for x in warp_insts[s]),
-            tuple(int(x) for x in l2[s]),
-            tuple(int(x) for x in dram[s]),
-            tuple(int(x) for x in served[s]) if l1 is not None else (0, 0, 0),
-            tuple(int(x) for x in written[s]),
-            tuple(int(x) for x in cold_n[s]),
-            tuple(int(x) for x in issued_n[s]),
-            tuple(int(x) for x in fresh[s]),
-        )
+            s, row(warp_insts, s), row(l2, s), row(dram, s),
+            row(served, s) if has_l1 else (0, 0, 0),
+            row(written, s), row(cold_n, s), row(issued_n, s), row(fresh, s),
+        )  # fmt: skip
         for s in range(n_sids)
         if warp_insts[s].any()
     )
-    return MemoryAnalysis(stats, int(l2_total), int(hits_total))
 
 
 @njit(cache=True, nogil=True)

@@ -320,13 +320,10 @@ def predict_cgpredict(
 ) -> CGPredictResult:
     """Predict the GPU time of one kernel with SPEC §2.5 (and §2.6 for shared memory).
 
-    smem_cost: what one shared access costs in eq. (20). "issue" (default): the SM's issue
-    cost, ``smem_issue_cycles`` per conflict-free warp access, times the conflict degree X;
-    the 67-cycle latency overlaps across resident warps like every other latency, since
-    comp_cycles is the *issue* time the (16)/(17) terms multiply by N. "latency": the printed
-    reading, ``shared_latency_cycles`` per access, serial; it makes a tiled GEMM predict ~20x
-    slower than the naive one, against every measurement of tiling, so it is kept only for
-    comparison.
+    smem_cost, one shared access in eq. (20): "issue" (default), ``smem_issue_cycles`` per
+    conflict-free warp access times the conflict degree X, its latency overlapped across warps;
+    "latency", ``shared_latency_cycles`` per access, serial (a tiled GEMM ~20x slower than the
+    naive one, against every measurement: kept only for comparison).
     """
     if batch_mode not in ("whole", "paper"):
         raise ValueError(f"batch_mode must be 'whole' or 'paper', got {batch_mode!r}")

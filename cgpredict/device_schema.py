@@ -90,6 +90,9 @@ class GPUDevice:
     compute_capability: str = ""
     max_registers_per_thread: int = 255
     smem_issue_cycles: float = 1.0
+    # cycles the SM's L1 takes per 128-byte line (wavefront) a global warp access reads,
+    # sustained over many warps: the floor of eq. (22m) (models/cgpredict_model.lsu_cycles)
+    l1_line_cycles: float = 1.0
     # cycles an SM's memory path is busy per L2 transaction of a warp *store* (stores are
     # not waited for: they cost issue and path occupancy, not a latency; a partly written
     # sector costs twice, read-modify-write); None: dd_l2_cycles
@@ -262,6 +265,7 @@ FIELD_SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
         "inst_cycles_per_warp_inst": ("float", True),
         "smem_load_cycles": ("float", True),
         "smem_issue_cycles": ("float", False),
+        "l1_line_cycles": ("float", False),
         "dd_store_cycles": ("float", False),
         "launch_sync_us": ("float", False),
         "launch_gap_us": ("float", False),

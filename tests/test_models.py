@@ -748,6 +748,51 @@ def test_overlapped_own_timeline_is_floored_by_the_sms_turns_and_capped_by_22() 
     assert t(10.0, 400.0) == pytest.approx(1130.0)
 
 
+def test_lsu_cycles_charge_l1_line_cycles_per_global_line_and_issue_per_shared_way() -> None:
+    """lsu_cycles by hand: 100 coalesced loads of 4 sectors (1 line each), 10 uncoalesced of
+    32 sectors (a line per sector), 20 constant (1 line), hit or miss alike: 440 lines; 5
+    shared accesses 2-way conflicted: 10 ways. At 1 cycle each: 450; at l1_line_cycles 1.5:
+    1.5 x 440 + 10 = 670; smem_issue_cycles 2 doubles only the shared part: 440 + 20."""
+    from cgpredict.models.cgpredict_model import lsu_cycles
+
+    h100 = dataclasses.replace(load_device("h100"), l1_line_cycles=1.0, smem_issue_cycles=1.0)
+    prof = KernelProfile(
+        "k", 256, 1000,
+        coal=PatternCounts(100, 4, 0, l1_hit_fraction=0.9),
+        uncoal=PatternCounts(10, 32, 0),
+        const=PatternCounts(20, 1, 0, l1_hit_fraction=1.0),
+        shared=SharedMemoryCounts(insts_by_conflict=((2.0, 5.0),)),
+        comp_insts=50,
+    )  # fmt: skip
+    assert lsu_cycles(prof, h100) == pytest.approx(450.0)
+    assert lsu_cycles(prof, dataclasses.replace(h100, l1_line_cycles=1.5)) == pytest.approx(670.0)
+    two = dataclasses.replace(h100, smem_issue_cycles=2.0)
+    assert lsu_cycles(prof, two) == pytest.approx(460.0)
+
+
+def test_the_22m_floor_is_the_warps_l1_lines_at_l1_line_cycles() -> None:
+    """(22m) on one warp of the H100 with 1000 coalesced loads (1000 lines) all in flight: its
+    overlapped timeline is mem / own_overlap + comp; at l1_line_cycles 20 the SM's turns on
+    the L1, 1 warp x 1000 lines x 20 = 20000 cycles, lie above it and set the time; at 1000
+    they lie above (22) itself, mem + comp (MWP = N = 1), which caps them."""
+    h100 = load_device("h100")
+    base = KernelProfile(
+        name="onewarp", threads_per_block=32, blocks=1,
+        coal=PatternCounts(insts=1000, l2_trans_per_warp=4, dram_trans_per_warp=0),
+        comp_insts=2000, loads_in_flight=1e6,
+    )  # fmt: skip
+
+    def run(x: float):
+        return predict_cgpredict(base, dataclasses.replace(h100, l1_line_cycles=x))
+
+    r1, r20, r1000 = run(1.0), run(20.0), run(1000.0)
+    assert r1.case == r20.case == r1000.case == "eq22" and r1.n_warps == 1
+    assert r1.own_overlap > 20  # overlapped: 1000 lines at 1 cycle do not bind
+    assert r1.exec_cycles == pytest.approx(r1.mem_cycles / r1.own_overlap + r1.comp_cycles)
+    assert r20.exec_cycles == pytest.approx(1000 * 20.0)
+    assert r1000.exec_cycles == pytest.approx(r1000.mem_cycles + r1000.comp_cycles)
+
+
 def test_l1_served_periods_stay_serial_when_a_warp_overlaps_the_rest() -> None:
     """(22m) on the H100: one warp, 1000 coalesced loads half served by the L1: memlat's mem
     cycles are 1000 x (0.5 x L1 latency + 0.5 x L2 latency); the L1 half (1000 x 0.5 x

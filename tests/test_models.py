@@ -802,7 +802,9 @@ def test_lockstep_misses_expose_their_latency_less_the_other_warps_period() -> N
 
 def test_compute_bound_row_walk_pays_its_lockstep_misses() -> None:
     """(17l) in the model: a compute-bound row walk of 8 warps costs (17)'s N x comp plus its
-    exposed misses (lockstep_cycles of its own comp and loads) instead of one mem_l."""
+    exposed misses (lockstep_cycles of its own comp and loads) instead of one mem_l; the
+    result and its bound text name them."""
+    from cgpredict.models import bound_text
     from cgpredict.models.cgpredict_model import lockstep_cycles
 
     h100 = load_device("h100")
@@ -811,3 +813,6 @@ def test_compute_bound_row_walk_pays_its_lockstep_misses() -> None:
     exposed = lockstep_cycles(_row_walk(0.875), h100, 8, r.comp_cycles, r.no_mem_insts)
     assert exposed > r.mem_l > 0
     assert r.exec_cycles == pytest.approx(exposed + 8 * r.comp_cycles)
+    assert r.lockstep_cycles == pytest.approx(exposed)
+    assert "in step" in bound_text(predict(_row_walk(0.875), h100))
+    assert predict_cgpredict(_row_walk(0.0), h100).lockstep_cycles == 0.0

@@ -113,6 +113,7 @@ class CGPredictResult:
     time_ms: float
     bound: Bound
     own_overlap: float = 1.0  # a warp's own memory periods in flight in (22): eq. (22m)
+    lockstep_cycles: float = 0.0  # (17)'s exposed misses of warps in step, eq. (17l); 0: mem_l
 
 
 def _lines(profile: KernelProfile, device: GPUDevice) -> tuple[tuple[object, float], ...]:
@@ -373,11 +374,12 @@ def predict_cgpredict(
     whole, own_comp = batch_mode == "whole", max(comp_cycles, profile.compute_chain_cycles)
     overlap = own_overlap(profile.loads_in_flight, mwp_full,
                           mwp_peak if bandwidth_bound else math.inf, n)  # (22m)
+    lockstep = lockstep_cycles(profile, device, n, comp_cycles, no_mem_insts)  # (17l)
     case, exec_cycles = _exec_cycles(  # own_comp: (22c)
         whole, no_mem_insts, mwp, cwp, n, mem_cycles, comp_cycles, mem_l, batch, own_comp,
         overlap, lsu_cycles(profile, device),
         l1_period_cycles(profile, device) + smem_load_cycles,  # (22m): serial periods
-        lockstep_cycles(profile, device, n, comp_cycles, no_mem_insts),  # (17l)
+        lockstep,
     )
     sync_cost = _sync_cycles(profile, device, case, whole and smem_cost != "latency",
                              dep * max(mwp - 1, 0.0), b, batch)
@@ -415,6 +417,7 @@ def predict_cgpredict(
         time_ms=device.cycles_to_ms(cycles),  # (18)
         bound=bound_of(comp_cycles, mem_cycles, n, mwp),
         own_overlap=overlap if case == "eq22" else 1.0,
+        lockstep_cycles=lockstep if whole and case == "eq17" and lockstep > mem_l else 0.0,
     )
 
 

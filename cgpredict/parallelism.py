@@ -108,20 +108,6 @@ def _latencies(body: loopbody.LoopBody, load_cycles, fp_cycles: float, int_cycle
     return out
 
 
-def _longest(body: loopbody.LoopBody, lat, start: int = -1) -> list[float]:
-    """Latency of the longest chain ending at each op within one iteration (from ``start``
-    only, when given: -inf where it does not reach)."""
-    far: list[float] = []
-    for o in body.ops:
-        ins = [far[k] for k in o.operands if k < len(far)]
-        if start >= 0:
-            base = 0.0 if o.index == start else max(ins, default=-math.inf)
-        else:
-            base = max(ins, default=0.0)
-        far.append(base + lat[o.index] if base > -math.inf else -math.inf)
-    return far
-
-
 def _ordered_far(
     body: loopbody.LoopBody, lat: list[float], ordered: frozenset[int], gated: bool
 ) -> list[float]:
@@ -137,6 +123,29 @@ def _ordered_far(
         base = max(ins, default=-math.inf if gated else 0.0)
         if o.klass == "load" and o.mem_id in ordered:
             base = max(base, issued, 0.0)
+        if o.klass == "store" and o.mem_id in ordered and base > -math.inf:
+            issued = max(issued, base)
+        far.append(base + lat[o.index] if base > -math.inf else -math.inf)
+    return far
+
+
+def _ordered_from(
+    body: loopbody.LoopBody, lat, ordered: frozenset[int], start: int
+) -> list[float]:
+    """Latency of the longest chain from op ``start`` to each op of the iteration (-inf
+    where it does not reach), a load of ``ordered`` issuing only after the latest store of
+    ``ordered`` the chain reached (_ordered_far's program order): a loop-carried value
+    (a phi) that feeds a store orders the loads after it, so a load whose value the next
+    iteration's store needs closes a recurrence through memory (Deriche's backward column
+    pass: ``Y2[i][j] = f(tp1, ...); tp1 = imgOut[i][j]``, the store first in the body)."""
+    far: list[float] = []
+    issued = -math.inf  # when the latest ordered store the chain reached can issue
+    for o in body.ops:
+        base = max((far[k] for k in o.operands if k < len(far)), default=-math.inf)
+        if o.index == start:
+            base = 0.0
+        if o.klass == "load" and o.mem_id in ordered:
+            base = max(base, issued)
         if o.klass == "store" and o.mem_id in ordered and base > -math.inf:
             issued = max(issued, base)
         far.append(base + lat[o.index] if base > -math.inf else -math.inf)
@@ -212,7 +221,7 @@ def _chain(body: loopbody.LoopBody, lat: tuple[float, ...], looped: bool, unroll
     rec = memory_recurrence(body, lat, ordered) if looped else 0.0
     for o in body.ops:
         if o.klass == "phi" and o.carried >= 0:
-            reach = _longest(body, lat, o.index)[o.carried]
+            reach = _ordered_from(body, lat, ordered, o.index)[o.carried]
             rec = max(rec, reach if reach > -math.inf else 0.0)
     return max(rec, within / overlap, serial)
 

@@ -815,3 +815,49 @@ def test_l1_served_periods_stay_serial_when_a_warp_overlaps_the_rest() -> None:
     assert r1.case == r4.case == "eq22" and r4.own_overlap == 4.0
     far = r1.mem_cycles - served
     assert r1.exec_cycles - r4.exec_cycles == pytest.approx(far * (1 - 1 / 4))
+
+
+def _row_walk(hit: float, blocks: int = 1, threads: int = 256) -> KernelProfile:
+    """DCT-1D's plain port on the H100 in miniature: each thread walks its own row of floats
+    (1024 uncoalesced warp loads, 32 sectors each), the L1 serving 7 of every 8 (a 32-byte
+    sector holds 8 floats), every miss read from DRAM; 2 loads in flight an iteration."""
+    return KernelProfile(
+        name="rowwalk", threads_per_block=threads, blocks=blocks,
+        uncoal=PatternCounts(insts=1024, l2_trans_per_warp=32, dram_trans_per_warp=32,
+                             l1_hit_fraction=hit),
+        comp_insts=1686, mlp=2.0,
+    )  # fmt: skip
+
+
+def test_lockstep_misses_expose_their_latency_less_the_other_warps_period() -> None:
+    """eq. (17l) by hand: 8 warps, 128 L1 misses a warp (1024 x 1/8), each waits the L2 plus
+    DRAM latency (369.2 + 315.9 = 685.1 cycles, SPEC (2)) less one memory period's computing
+    of the 7 other warps (29680 cycles / 2048 loads x 2 loads a period x 7 = 202.890625)."""
+    from cgpredict.models.cgpredict_model import lockstep_cycles
+
+    h100 = load_device("h100")
+    p = _row_walk(0.875)
+    assert lockstep_cycles(p, h100, 8, 29680.0, 2048.0) == pytest.approx(
+        128 * (685.1 - 202.890625))
+    # 64 warps: the others' period (63 x 28.98 = 1826) covers the 685.1 cycles
+    assert lockstep_cycles(p, h100, 64, 29680.0, 2048.0) == 0.0
+    # no L1 between the warps' loads and the L2: nothing runs in step, (17) as printed
+    assert lockstep_cycles(_row_walk(0.0), h100, 8, 29680.0, 2048.0) == 0.0
+
+
+def test_compute_bound_row_walk_pays_its_lockstep_misses() -> None:
+    """(17l) in the model: a compute-bound row walk of 8 warps costs (17)'s N x comp plus its
+    exposed misses (lockstep_cycles of its own comp and loads) instead of one mem_l; the
+    result and its bound text name them."""
+    from cgpredict.models import bound_text
+    from cgpredict.models.cgpredict_model import lockstep_cycles
+
+    h100 = load_device("h100")
+    r = predict_cgpredict(_row_walk(0.875), h100)
+    assert r.case == "eq17" and r.n_warps == 8
+    exposed = lockstep_cycles(_row_walk(0.875), h100, 8, r.comp_cycles, r.no_mem_insts)
+    assert exposed > r.mem_l > 0
+    assert r.exec_cycles == pytest.approx(exposed + 8 * r.comp_cycles)
+    assert r.lockstep_cycles == pytest.approx(exposed)
+    assert "in step" in bound_text(predict(_row_walk(0.875), h100))
+    assert predict_cgpredict(_row_walk(0.0), h100).lockstep_cycles == 0.0

@@ -428,3 +428,18 @@ def test_nothing_in_flight_keeps_its_chain_as_the_serial_reference():
     assert ratio(acc) == 1.0 and _chain(acc) == pytest.approx(4.0)
     assert _chain(wide) == pytest.approx(1 + 100 + 4 * 17)
     assert ratio(wide) == 1.0
+
+
+def test_a_carried_value_stored_first_closes_a_recurrence_through_memory():
+    """Deriche's backward column pass in miniature: ``Y[i] = a * tp1; tp1 = in[i]`` through
+    plain pointers. The store comes first and takes the previous iteration's load (a phi);
+    the load may not pass the store, so each iteration waits fmul 4 + load 100 = 104. With
+    __restrict__ nothing orders them: the load's 100 overlaps 16 ways, the fmul chain 4."""
+    body = _mem_body(("phi", (), -1), ("fmul", (0,), -1), ("store", (1,), 1),
+                     ("load", (), 2), ("br", (), -1))
+    ops = list(body.ops)
+    ops[0] = Op(0, "%0", "phi", "float", (), 3)  # tp1 carries the load
+    body = LoopBody(tuple(ops), frozenset())
+    plain = body_chain(body, lambda sid: 100.0, 4.0, 1.0, ordered=frozenset({1, 2}))
+    assert plain == pytest.approx(104.0)
+    assert body_chain(body, lambda sid: 100.0, 4.0, 1.0) == pytest.approx(100.0 / 16)

@@ -147,6 +147,9 @@ def bound_text(result: ModelResult) -> str:
     overlap = getattr(d, "own_overlap", 1.0)
     if getattr(d, "case", "") == "eq22" and overlap > 1 + 1e-9:  # eq. (22m)
         chain += f"; a warp's own memory periods {overlap:.3g} in flight (22m)"
+    lockstep = getattr(d, "lockstep_cycles", 0.0)
+    if getattr(d, "case", "") == "eq17" and lockstep > 0:  # eq. (17l)
+        chain += f"; its warps miss the L1 in step, {lockstep:.4g} cycles exposed (17l)"
     return (
         f"{label}-bound (per SM: compute {comp:.4g} = {d.n_warps:g} warps x "
         f"{d.comp_cycles:.4g} cycles{pipe}, memory {mem:.4g} = {d.n_warps:g} x "

@@ -113,6 +113,7 @@ class CGPredictResult:
     time_ms: float
     bound: Bound
     own_overlap: float = 1.0  # a warp's own memory periods in flight in (22): eq. (22m)
+    lockstep_cycles: float = 0.0  # (17)'s exposed misses of warps in step, eq. (17l); 0: mem_l
 
 
 def _lines(profile: KernelProfile, device: GPUDevice) -> tuple[tuple[object, float], ...]:
@@ -270,11 +271,31 @@ def own_overlap(loads_in_flight: float, mwp_full: float, mwp_peak: float, n: flo
     return max(min(loads_in_flight, mwp_full / n, mwp_peak / n), 1.0)
 
 
+def lockstep_cycles(profile: KernelProfile, device: GPUDevice, n: float,
+                    comp_cycles: float, no_mem_insts: float) -> float:
+    """A warp's exposed latency beyond the L1 in the compute-bound case, eq. (17l): the N
+    warps of an SM run one loop in step, so their loads that miss the L1 (a row walk's every
+    sector-th iteration) miss in the same iteration; each such load waits its L2 (and DRAM)
+    latency less the computing of one memory period (MLP loads) of the other N - 1 warps."""
+    if n <= 0 or no_mem_insts <= 0:
+        return 0.0
+    hidden = (n - 1) * comp_cycles / no_mem_insts * max(profile.mlp, 1.0)
+    exposed = 0.0
+    for p in (profile.coal, profile.uncoal, profile.const):
+        beyond = p.insts * (1 - p.l1_hit_fraction)
+        if beyond <= 0 or p.l1_hit_fraction <= 0:
+            continue  # no L1 in step: (17)'s one exposed period stands
+        miss = min(p.dram_trans_per_warp / max(p.l2_trans_per_warp, 1.0), 1.0)
+        latency = device.l2_latency_cycles + miss * device.dram_latency_cycles  # SPEC (2)
+        exposed += beyond * max(latency - hidden, 0.0)
+    return exposed
+
+
 def _exec_cycles(whole: bool, no_mem_insts: float, mwp: float, cwp: float, n: float,
                  mem_cycles: float, comp_cycles: float, mem_l: float,
                  batch: float, own_comp: float | None = None,
                  overlap: float = 1.0, lsu: float = 0.0,
-                 served: float = 0.0) -> tuple[str, float]:
+                 served: float = 0.0, lockstep: float = 0.0) -> tuple[str, float]:
     """(case, execution cycles of the launch): §3 (22) when too few warps hide a warp's own
     timeline, else (16) when CWP >= MWP, else (17); ``whole``: each expression per batch.
     ``own_comp``: a warp's own computing in (22), at least its issue cycles: the dependent
@@ -283,7 +304,9 @@ def _exec_cycles(whole: bool, no_mem_insts: float, mwp: float, cwp: float, n: fl
     the two); None: ``comp_cycles``. ``overlap``: how many of its memory periods a warp
     keeps in flight in (22) (own_overlap, eq. (22m)) of those beyond its ``served`` cycles
     (L1-served and staging periods, which stay serial), ``lsu`` a warp's turns on the SM's
-    load/store path (lsu_cycles): with its N warps' computing the floor of (22m)."""
+    load/store path (lsu_cycles): with its N warps' computing the floor of (22m).
+    ``lockstep``: (17)'s exposed memory time when the warps miss the L1 in step
+    (lockstep_cycles, eq. (17l)), at least (17)'s one period ``mem_l``."""
     own = comp_cycles if own_comp is None else own_comp
     if whole and no_mem_insts > 0 and mwp >= n and cwp >= n:
         case = "eq22"  # §3 (22): too few warps to hide a warp's own serial timeline
@@ -304,7 +327,8 @@ def _exec_cycles(whole: bool, no_mem_insts: float, mwp: float, cwp: float, n: fl
     else:
         case = "eq17"
         if whole:
-            exec_cycles = (mem_l + comp_cycles * n) * batch  # (17), whole expression per batch
+            exposed = max(mem_l, lockstep)  # (17l): misses in step stay exposed
+            exec_cycles = (exposed + comp_cycles * n) * batch  # (17), whole expression per batch
         else:
             exec_cycles = mem_l + comp_cycles * n * batch  # (17) as printed
     return case, exec_cycles
@@ -348,10 +372,12 @@ def predict_cgpredict(
     whole, own_comp = batch_mode == "whole", max(comp_cycles, profile.compute_chain_cycles)
     overlap = own_overlap(profile.loads_in_flight, mwp_full,
                           mwp_peak if bandwidth_bound else math.inf, n)  # (22m)
+    lockstep = lockstep_cycles(profile, device, n, comp_cycles, no_mem_insts)  # (17l)
     case, exec_cycles = _exec_cycles(  # own_comp: (22c)
         whole, no_mem_insts, mwp, cwp, n, mem_cycles, comp_cycles, mem_l, batch, own_comp,
         overlap, lsu_cycles(profile, device),
         l1_period_cycles(profile, device) + smem_load_cycles,  # (22m): serial periods
+        lockstep,
     )
     sync_cost = _sync_cycles(profile, device, case, whole and smem_cost != "latency",
                              dep * max(mwp - 1, 0.0), b, batch)
@@ -389,6 +415,7 @@ def predict_cgpredict(
         time_ms=device.cycles_to_ms(cycles),  # (18)
         bound=bound_of(comp_cycles, mem_cycles, n, mwp),
         own_overlap=overlap if case == "eq22" else 1.0,
+        lockstep_cycles=lockstep if whole and case == "eq17" and lockstep > mem_l else 0.0,
     )
 
 

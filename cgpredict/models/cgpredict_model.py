@@ -346,16 +346,14 @@ def predict_cgpredict(
     """Predict the GPU time of one kernel with SPEC §2.5 (and §2.6 for shared memory).
 
     smem_cost, one shared access in eq. (20): "issue" (default), ``smem_issue_cycles`` per
-    conflict-free warp access times the conflict degree X, its latency overlapped across warps;
-    "latency", ``shared_latency_cycles`` per access, serial (a tiled GEMM ~20x slower than the
-    naive one, against every measurement: kept only for comparison).
+    conflict-free way, its latency overlapped; "latency", ``shared_latency_cycles`` serial (kept
+    only for comparison: a tiled GEMM ~20x slower than the naive one, against every measurement).
     """
     if batch_mode not in ("whole", "paper"):
         raise ValueError(f"batch_mode must be 'whole' or 'paper', got {batch_mode!r}")
     geo = geometry or launch_geometry(profile, device)
     n, b, batch = geo.n_warps, geo.b_blocks, geo.waves
     lat = memory_latency(profile, device)
-
     mem_cycles = lat.mem_cycles  # (6)
     smem_load_cycles, smem_cycles, l1_cycles, comp_cycles = _comp_cycles(
         profile, device, smem_cost
@@ -372,12 +370,11 @@ def predict_cgpredict(
     whole, own_comp = batch_mode == "whole", max(comp_cycles, profile.compute_chain_cycles)
     overlap = own_overlap(profile.loads_in_flight, mwp_full,
                           mwp_peak if bandwidth_bound else math.inf, n)  # (22m)
-    lockstep = lockstep_cycles(profile, device, n, comp_cycles, no_mem_insts)  # (17l)
     case, exec_cycles = _exec_cycles(  # own_comp: (22c)
         whole, no_mem_insts, mwp, cwp, n, mem_cycles, comp_cycles, mem_l, batch, own_comp,
         overlap, lsu_cycles(profile, device),
         l1_period_cycles(profile, device) + smem_load_cycles,  # (22m): serial periods
-        lockstep,
+        lockstep := lockstep_cycles(profile, device, n, comp_cycles, no_mem_insts),  # (17l)
     )
     sync_cost = _sync_cycles(profile, device, case, whole and smem_cost != "latency",
                              dep * max(mwp - 1, 0.0), b, batch)

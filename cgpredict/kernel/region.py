@@ -151,7 +151,8 @@ def _l1_config(device: GPUDevice, wt: WarpTrace, block: Block,
     """The L1 of devices that cache global loads there (device file: l1_caches_global_loads),
     each SM's L1 shared by the ``blocks_per_sm`` blocks an SM holds at the work size: the
     traced blocks go onto as few SMs as that takes, so every L1 sees the same pressure as
-    on the GPU (a small trace spread one block an SM would leave each L1 nearly empty)."""
+    on the GPU (a small trace spread one block an SM would leave each L1 nearly empty).
+    ``growth``: how each load's reuse across whole loop sweeps grows (_l1_growth)."""
     if not device.l1_caches_global_loads:
         return None
     lines = device.l1_bytes // device.l1_line_bytes

@@ -14,6 +14,7 @@ import numpy as np
 from ..block import Block
 from ..devices import GPUDevice
 from ..frontend.tracefile import Trace
+from ..memory.l1scale import LoopGrowth, sweep_growth
 from ..memory.lru import CacheConfig
 from ..memory.reuse import CacheScale
 from ..memory.shared import StagedAccess
@@ -116,7 +117,8 @@ def region_memory(
         setup.warps_per_batch,
         dataclasses.replace(_cache_scale(setup), gathers=gathers),
         device.l2_sector_bytes,
-        _l1_config(device, setup.wt, setup.block, _work_blocks_per_sm(setup, device)),
+        _l1_config(device, setup.wt, setup.block, _work_blocks_per_sm(setup, device),
+                   _l1_growth(setup)),
         is_store(setup.trace),
     )
 
@@ -126,12 +128,31 @@ def is_store(trace: Trace) -> np.ndarray:
     return np.array([m.kind == "store" for m in trace.header.mem] or [False])
 
 
+def _l1_growth(setup: RegionSetup) -> tuple[LoopGrowth, ...]:
+    """Per load of the region inside per-thread loops: how its same-warp reuse grows to the
+    work size (l1scale.sweep_growth), from its loops' trip counts, innermost first."""
+    h, grid = setup.trace.header, setup.grid
+    out = []
+    for m in h.mem:
+        if m.region != setup.region or m.kind == "store":
+            continue
+        loops = sorted((lp for lp in h.loops if lp.region == setup.region and lp.depth > grid
+                        and m.block in lp.blocks and lp.id in setup.sizes.trips),
+                       key=lambda lp: -lp.depth)
+        trips = tuple((trip(setup.sizes.trips[lp.id], setup.tsz),
+                       trip(setup.sizes.trips[lp.id], setup.wsz)) for lp in loops)
+        if trips:
+            out.append(sweep_growth(m.id, trips))
+    return tuple(out)
+
+
 def _l1_config(device: GPUDevice, wt: WarpTrace, block: Block,
-               blocks_per_sm: int = 1) -> L1Config | None:
+               blocks_per_sm: int = 1, growth: tuple[LoopGrowth, ...] = ()) -> L1Config | None:
     """The L1 of devices that cache global loads there (device file: l1_caches_global_loads),
     each SM's L1 shared by the ``blocks_per_sm`` blocks an SM holds at the work size: the
     traced blocks go onto as few SMs as that takes, so every L1 sees the same pressure as
-    on the GPU (a small trace spread one block an SM would leave each L1 nearly empty)."""
+    on the GPU (a small trace spread one block an SM would leave each L1 nearly empty).
+    ``growth``: how each load's reuse across whole loop sweeps grows (_l1_growth)."""
     if not device.l1_caches_global_loads:
         return None
     lines = device.l1_bytes // device.l1_line_bytes
@@ -143,6 +164,7 @@ def _l1_config(device: GPUDevice, wt: WarpTrace, block: Block,
         min(device.l2_sector_bytes, device.l1_line_bytes),
         sms,
         max(math.ceil(block.threads / 32), 1),
+        growth,
     )
 
 

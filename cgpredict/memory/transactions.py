@@ -21,6 +21,7 @@ from ..hashing import dense_ids
 from ..warps import WarpTrace
 from .derived import memo, moved_mask
 from .issue import issued
+from .l1scale import LoopGrowth, executions, scale_l1_hits
 from .lru import CacheConfig, hit_mask, sector_hit_mask
 from .reuse import CacheScale, scale_gathered, scale_hits
 
@@ -184,6 +185,8 @@ class L1Config:
     sector_bytes: int
     sms: int
     warps_per_block: int
+    # per static load: growth of its same-warp reuse to the work size (l1scale.LoopGrowth)
+    growth: tuple[LoopGrowth, ...] = ()
 
 
 def l1_hits(
@@ -201,7 +204,18 @@ def l1_hits(
     byte_addr = ordered_units * np.uint64(unit)
     # one pass, each SM's L1 its own cache; a line of one sector is a plain LRU line
     sector = min(l1.sector_bytes, l1.cache.line_bytes)
-    return sector_hit_mask(byte_addr, l1.cache, sector, sm, max(l1.sms, 1), loads)
+    exact = sector_hit_mask(byte_addr, l1.cache, sector, sm, max(l1.sms, 1), loads)
+    if not l1.growth:
+        return exact
+    n_sids = int(wt.inst_sid.max()) + 1 if wt.n_insts else 1
+    ordinal = executions(wt.inst_warp.astype(np.int64), wt.inst_sid.astype(np.int64),
+                         int(wt.inst_warp.max()) + 1 if wt.n_insts else 1, n_sids)
+    shift = sector.bit_length() - 1
+    return scale_l1_hits(
+        byte_addr >> np.uint64(shift), (l1.cache.line_bytes // sector).bit_length() - 1, sm,
+        wt.inst_warp[inst_ordered], wt.inst_sid[inst_ordered], ordinal[inst_ordered], loads,
+        exact, l1.cache.sets * l1.cache.ways, l1.growth,
+    )  # fmt: skip
 
 
 def analyze_memory(

@@ -1,0 +1,130 @@
+"""L1 hits at the work size (memory/l1scale.py): hand oracles on a column walk."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from cgpredict.block import Block
+from cgpredict.memory.l1scale import scale_l1_hits, sweep_growth
+from cgpredict.memory.lru import CacheConfig, sector_hit_mask
+from cgpredict.prediction import RunOptions
+from cgpredict.prepared import prepare
+
+LINE, SECTOR = 128, 32
+CAP = 128  # lines of the L1 in these tests (one set, fully associative)
+
+
+def _walk(rows: int, sweeps: int, again: bool = False):
+    """One warp walks a column of ``rows`` rows (one 128-byte line each, its first sector)
+    ``sweeps`` times; ``again``: a second load re-reads each row's sector at once."""
+    addr, sid = [], []
+    for _ in range(sweeps):
+        for i in range(rows):
+            addr.append(i * 4096)
+            sid.append(0)
+            if again:
+                addr.append(i * 4096)
+                sid.append(1)
+    a = np.array(addr, np.uint64)
+    s = np.array(sid, np.int64)
+    ordinal = np.zeros(len(a), np.int64)  # executions of each load by the warp before
+    seen = {0: 0, 1: 0}
+    for t, x in enumerate(s):
+        ordinal[t] = seen[int(x)]
+        seen[int(x)] += 1
+    return a, s, ordinal
+
+
+def _scaled(a, s, ordinal, growth):
+    exact = sector_hit_mask(a, CacheConfig(LINE, 1, CAP), SECTOR)
+    n = len(a)
+    zeros = np.zeros(n, np.int64)
+    out = scale_l1_hits(a >> np.uint64(5), 2, zeros, zeros, s, ordinal, np.ones(n, bool),
+                        exact, CAP, growth)
+    return exact, out
+
+
+def test_sweep_growth_multiplies_inner_loops_first():
+    g = sweep_growth(3, ((128.0, 1024.0), (64.0, 64.0), (4.0, 8.0)))
+    assert g.sid == 3
+    assert g.steps == ((128, 8.0), (8192, 8.0), (32768, 16.0))
+
+
+def test_column_walk_that_fits_the_trace_but_not_the_work_size_misses():
+    # 64 rows: the second sweep reuses each line 63 lines later, a hit at the trace size;
+    # at 512 rows (ratio 8) 63 * 8 = 504 lines lie in between, more than the 128 the L1 holds
+    a, s, o = _walk(64, 2)
+    exact, out = _scaled(a, s, o, (sweep_growth(0, ((64.0, 512.0),)),))
+    assert exact[:64].sum() == 0 and exact[64:].all()
+    assert not out.any()
+
+
+def test_column_walk_that_still_fits_keeps_its_hits():
+    # 96 rows at the work size: 63 * 1.5 = 94.5 lines < 128, every second sweep still hits
+    a, s, o = _walk(64, 2)
+    exact, out = _scaled(a, s, o, (sweep_growth(0, ((64.0, 96.0),)),))
+    assert np.array_equal(out, exact)
+
+
+def test_reuse_inside_a_sweep_keeps_its_hit():
+    # the second load re-reads the sector the first just fetched: no sweep in between (its
+    # own previous execution precedes the first load), a hit at every size
+    a, s, o = _walk(64, 2, again=True)
+    exact, out = _scaled(a, s, o, (sweep_growth(0, ((64.0, 512.0),)),
+                                   sweep_growth(1, ((64.0, 512.0),))))
+    again = s == 1
+    assert exact[again].all() and out[again].all()
+    assert not out[~again].any()  # the first load's second sweep: 63 lines * 8 apart
+
+
+def test_no_growth_is_the_exact_analysis():
+    a, s, o = _walk(64, 2)
+    exact, out = _scaled(a, s, o, (sweep_growth(0, ((64.0, 64.0),)),))
+    assert np.array_equal(out, exact)
+
+
+COLSWEEP = """#include <stdio.h>
+#ifndef N
+#define N 64
+#endif
+static float A[N][N];
+static float w[N];
+int main(int argc, char **argv)
+{
+  int sweeps = argc > 5 ? 3 : 2;
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++)
+      A[i][j] = (float)(i + j) / N;
+#pragma cgp kernel colsweep grid=1
+  for (int j = 0; j < N; j++) {
+    float s = 0.0f;
+    for (int r = 0; r < sweeps; r++)
+      for (int i = 0; i < N; i++)
+        s += A[i][j] * (float)(r + 1);
+    w[j] = s;
+  }
+  printf("%f\\n", w[N - 1]);
+  return 0;
+}
+"""
+
+
+@pytest.mark.usefixtures("compiler")
+@pytest.mark.parametrize(("work", "hit"), [(64, 0.5), (128, 0.5), (2048, 0.0)])
+def test_column_swept_twice_end_to_end(tmp_path, work, hit) -> None:
+    """Thread j sums column j of A[N][N] twice, traced at N=64. A warp reads one 128-B line
+    a row (4 sectors, its first read a miss), so the second sweep finds the column in the
+    L1 iff the SM's column lines fit: at N=64 one block of 2 warps, 64 rows x 2 lines = 128
+    lines; at 128, 4 warps, 512 lines; at 2048 (8 blocks of 256, one an SM) 8 warps x 2048
+    rows = 16384 lines, more than the H100's 2048-line L1: the second sweep misses too."""
+    src = tmp_path / "colsweep.c"
+    src.write_text(COLSWEEP)
+    opts = RunOptions(work_sizes={"N": work}, trace_sizes={"N": 64}, block=Block(256, 1))
+    with prepare(src, opts) as prep:
+        k = prep.analyze(dataclasses.replace(opts, device="h100")).kernels[0]
+    # the coalesced pattern holds the loads' warp instructions and a few others (0.498 at 64:
+    # 128 hits of 257): half of them hit while the column fits, none once it does not
+    assert k.profile.coal.l1_hit_fraction == pytest.approx(hit, abs=0.005)

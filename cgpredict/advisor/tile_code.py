@@ -122,6 +122,7 @@ def shared_fix_code(prep, base, by_kernel: dict[str, list[str]], register: bool)
     textbook kernel for each kernel launched with blocks of the tile's shape, else the
     staging loop (what ``RunOptions.stage_copy`` "thread" models for the same blocks)."""
     from ..memory.shared import array_layouts
+    from ..memory.staging import whole_tiles
 
     layouts = array_layouts(prep.trace.header.ir_text)
     out = []
@@ -136,7 +137,6 @@ def shared_fix_code(prep, base, by_kernel: dict[str, list[str]], register: bool)
         reads = [TileAccess(text=m.text, rows_follow_x=m.pattern == "uncoalesced")
                  for m in k.mem if m.kind == "load" and array_name(m.text) in arrs]
         reads = list({a.text: a for a in reads}.values())
-        checked = any(a not in layouts or any(d % TILE for d in layouts[a].dims[-2:])
-                      for a in arrs)
+        checked = not all(whole_tiles(layouts.get(a), TILE, TILE) for a in arrs)
         out.append(textbook_code(k.name, reads, checked, register) or loop_code(arrs))
     return "\n".join(out)

@@ -103,10 +103,14 @@ def block_copy(hint: tuple, block: Block, layouts: dict) -> Copy:
     arr, rows, cols = hint
     if (rows, cols) != (block.y, block.x):
         return "loop"
-    lay = layouts.get(arr)
-    whole = lay is not None and len(lay.dims) >= 2 and not lay.dims[-2] % rows \
-        and not lay.dims[-1] % cols
-    return "thread" if whole else "thread-checked"
+    return "thread" if whole_tiles(layouts.get(arr), rows, cols) else "thread-checked"
+
+
+def whole_tiles(layout, rows: int, cols: int) -> bool:
+    """Whether an array's traced extents are whole multiples of a ``rows`` x ``cols`` tile:
+    its textbook copy needs no bounds checks (block_copy; the advisor's snippet says the same)."""
+    return (layout is not None and len(layout.dims) >= 2 and not layout.dims[-2] % rows
+            and not layout.dims[-1] % cols)
 
 
 def _hints(info, extra: tuple) -> tuple:

@@ -133,6 +133,10 @@ class GPUDevice:
     # dispatch only
     pipes: PipeRates | None = None
     provenance: Provenance | None = None
+    # whether the SM's dispatch issues other instructions while its shared-memory path serves
+    # a warp's shared accesses (eq. (22): the slower of the two) or not (eq. (22s): their
+    # sum, as the SPEC prints (22)); models/cgpredict_model._comp_cycles
+    smem_overlaps_issue: bool = True
 
     # ---- derived properties ------------------------------------------------------------
     @property
@@ -265,6 +269,7 @@ FIELD_SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
         "inst_cycles_per_warp_inst": ("float", True),
         "smem_load_cycles": ("float", True),
         "smem_issue_cycles": ("float", False),
+        "smem_overlaps_issue": ("bool", False),
         "l1_line_cycles": ("float", False),
         "dd_store_cycles": ("float", False),
         "launch_sync_us": ("float", False),

@@ -135,7 +135,7 @@ class GPUDevice:
     provenance: Provenance | None = None
     # whether the SM's dispatch issues other instructions while its shared-memory path serves
     # a warp's shared accesses (eq. (22): the slower of the two) or not (eq. (22s): their
-    # sum, as the SPEC prints (22)); models/cgpredict_model._comp_cycles
+    # sum, as the SPEC prints (22)); models/cgpredict_model.lsu_issue_cycles
     smem_overlaps_issue: bool = True
 
     # ---- derived properties ------------------------------------------------------------

@@ -133,6 +133,9 @@ class GPUDevice:
     # dispatch only
     pipes: PipeRates | None = None
     provenance: Provenance | None = None
+    # the address bit (as its byte stride) XORed into the slice number's lowest bit: the two
+    # halves of each l2_slice_interleave_bytes granule on two slices (l2_slices.py); None: none
+    l2_slice_xor_bytes: int | None = None
 
     # ---- derived properties ------------------------------------------------------------
     @property
@@ -190,7 +193,8 @@ class GPUDevice:
         file gives the slices, their interleave and the cost per request."""
         if not (self.l2_slices and self.l2_slice_interleave_bytes and self.atomic_slice_cycles):
             return None
-        return SliceMap(slices=self.l2_slices, interleave_bytes=self.l2_slice_interleave_bytes)
+        return SliceMap(slices=self.l2_slices, interleave_bytes=self.l2_slice_interleave_bytes,
+                        xor_bytes=self.l2_slice_xor_bytes or 0)
 
     @property
     def persist_bytes(self) -> int:
@@ -254,6 +258,7 @@ FIELD_SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
         "l2_persist_bytes": ("int", False),
         "l2_slices": ("int", False),
         "l2_slice_interleave_bytes": ("int", False),
+        "l2_slice_xor_bytes": ("int", False),
     },
     "timing": {
         "l1_latency_cycles": ("float", True),

@@ -4,7 +4,7 @@ Replays each sweep point's addresses (the kernel's hash of the thread index into
 ints), maps them to L2 slices with cgpredict.l2_slices for each candidate mapping (an
 interleave, with or without the XOR of the address bit of half a granule into the slice
 number's lowest bit), and fits the one cost per request that best matches the measured times
-(median of the ratios, then the mean absolute percentage error). Prints one line per mapping
+(the one that minimises the mean absolute percentage error). Prints one line per mapping
 and the per-point table of the best one. Usage: python validation/ubench/fit_atomics.py
 [ubench folder]
 """
@@ -50,11 +50,20 @@ def points(folder: Path) -> list[tuple[int, int, float]]:
     return out
 
 
+def least_mape_factor(x: np.ndarray, t: np.ndarray) -> float:
+    """The c minimising mean |c x / t - 1| = mean (x/t) |c - t/x|: the median of the ratios
+    t/x weighted by x/t (the lower weighted median)."""
+    r, w = t / x, x / t
+    order = np.argsort(r)
+    cum = np.cumsum(w[order])
+    return float(r[order][np.searchsorted(cum, cum[-1] / 2)])
+
+
 def fit(pts, smap: SliceMap) -> tuple[float, np.ndarray]:
     """(cycles per request, relative error per point) for one slice mapping."""
     x = np.array([busiest_requests(n, b, smap) for n, b, _ in pts])
     t = np.array([c for _, _, c in pts])
-    c = float(np.exp(np.median(np.log(t / x))))
+    c = least_mape_factor(x, t)
     return c, c * x / t - 1
 
 

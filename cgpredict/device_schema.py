@@ -137,6 +137,9 @@ class GPUDevice:
     # a warp's shared accesses (eq. (22): the slower of the two) or not (eq. (22s): their
     # sum, as the SPEC prints (22)); models/cgpredict_model.lsu_issue_cycles
     smem_overlaps_issue: bool = True
+    # the address bit (as its byte stride) XORed into the slice number's lowest bit: the two
+    # halves of each l2_slice_interleave_bytes granule on two slices (l2_slices.py); None: none
+    l2_slice_xor_bytes: int | None = None
 
     # ---- derived properties ------------------------------------------------------------
     @property
@@ -194,7 +197,8 @@ class GPUDevice:
         file gives the slices, their interleave and the cost per request."""
         if not (self.l2_slices and self.l2_slice_interleave_bytes and self.atomic_slice_cycles):
             return None
-        return SliceMap(slices=self.l2_slices, interleave_bytes=self.l2_slice_interleave_bytes)
+        return SliceMap(slices=self.l2_slices, interleave_bytes=self.l2_slice_interleave_bytes,
+                        xor_bytes=self.l2_slice_xor_bytes or 0)
 
     @property
     def persist_bytes(self) -> int:
@@ -258,6 +262,7 @@ FIELD_SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
         "l2_persist_bytes": ("int", False),
         "l2_slices": ("int", False),
         "l2_slice_interleave_bytes": ("int", False),
+        "l2_slice_xor_bytes": ("int", False),
     },
     "timing": {
         "l1_latency_cycles": ("float", True),

@@ -1,0 +1,115 @@
+"""The blocks that share an SM's L1 at the work size, for a 2-D grid (SPEC §2.3; docs/models.md
+§2 "L1").
+
+Blocks go to the SMs round robin in linear order (blockIdx.y * gridDim.x + blockIdx.x), so the
+``k`` blocks an SM holds at once are ``sms`` apart: in a work-size grid ``gx`` blocks wide, a
+partner m * sms blocks along is (m * sms) mod gx columns and (m * sms) // gx rows away (one
+row further for the blocks that wrap past the grid's right edge; fewer in a short last wave). A 2-D
+trace's grid is only a few blocks wide, so its blocks ``sms`` apart are not the work size's.
+Instead each traced block keeps an L1 of its own and its work-size partners take their part of
+it: a partner that shares a fraction s of the block's lines adds 1 - s block's worth of other
+lines. An LRU shared by streams that interleave at the same rate stretches each stream's reuse
+distance (distinct lines in between) by the number of streams, so the block sees an L1 of
+capacity / sharers, sharers = 1 + sum over partners of (1 - s). The fraction s is measured on
+the trace, between traced blocks at the partner's offset (or, past the traced grid, the
+farthest offset it has, when that is at least two blocks: as far from a halo as the partner).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..warps import WarpTrace
+
+MAX_BLOCKS = 1 << 20  # blocks enumerated for the partners of a grid (partners)
+
+__all__ = ["Partner", "block_lines", "l1_sharers", "partners", "shared_fraction", "traced_offset"]
+
+
+@dataclass(frozen=True)
+class Partner:
+    """A co-resident block at the work size: ``dx`` columns and ``dy`` rows of blocks away,
+    for a ``weight`` (fraction of the grid's blocks) that have it there."""
+
+    dx: int
+    dy: int
+    weight: float
+
+
+def partners(gx: int, gy: int, sms: int, k: int) -> tuple[Partner, ...]:
+    """The co-resident blocks of a block in a ``gx`` x ``gy`` grid of blocks, k an SM, dealt
+    round robin over ``sms`` SMs: each wave of k * sms consecutive blocks puts blocks
+    s, s + sms, ..., s + (k-1) sms of it on SM s (a short last wave: fewer). Offsets with the
+    fraction of blocks that have a partner there (the first ``MAX_BLOCKS`` blocks stand for a
+    larger grid: the pattern repeats)."""
+    n = max(gx, 1) * max(gy, 1)
+    if k <= 1 or n <= 1:
+        return ()
+    b = np.arange(min(n, MAX_BLOCKS), dtype=np.int64)
+    wave, j = b // (k * sms), (b % (k * sms)) // sms
+    dx_all, dy_all = [], []
+    for i in range(k):
+        p = b + (i - j) * sms
+        ok = (i != j) & (p < n) & (wave == p // (k * sms))
+        dx_all.append(p[ok] % gx - b[ok] % gx)
+        dy_all.append(p[ok] // gx - b[ok] // gx)
+    offs, counts = np.unique(np.stack([np.concatenate(dx_all), np.concatenate(dy_all)], axis=1),
+                             axis=0, return_counts=True)
+    return tuple(Partner(dx=int(dx), dy=int(dy), weight=float(c) / len(b))
+                 for (dx, dy), c in zip(offs, counts))
+
+
+def traced_offset(d: int, g: int) -> int | None:
+    """The offset of traced blocks (a grid ``g`` blocks long) that stands for a work-size
+    offset ``d``: ``d`` itself where the trace has it, else the farthest it has when that is
+    at least two blocks (past any halo, as ``d`` is); None when it has none."""
+    if abs(d) < g:
+        return d
+    if g - 1 >= 2:
+        return int(np.sign(d)) * (g - 1)
+    return None
+
+
+def block_lines(wt: WarpTrace, is_load_sid: np.ndarray, line_bytes: int) -> np.ndarray:
+    """The distinct (traced block, line) pairs the loads of ``wt`` touch, as an int64 array of
+    shape (n, 2) sorted by block then line (lines numbered densely)."""
+    n_ev = wt.n_events
+    if not n_ev:
+        return np.zeros((0, 2), np.int64)
+    wpb = max(-(-wt.block.threads // 32), 1)
+    per_inst = np.diff(np.append(wt.inst_start, n_ev))
+    block = np.repeat(wt.inst_warp // wpb, per_inst)
+    load = np.repeat(np.asarray(is_load_sid, bool)[wt.inst_sid], per_inst)
+    shift = np.uint64(max(int(line_bytes), 1).bit_length() - 1)
+    _, line = np.unique(wt.addr[load] >> shift, return_inverse=True)
+    pairs = np.unique(np.stack([block[load], line.ravel()], axis=1), axis=0)
+    return pairs.astype(np.int64)
+
+
+def shared_fraction(pairs: np.ndarray, nbx: int, nby: int, ex: int, ey: int) -> float:
+    """Of the lines traced blocks load, the fraction that the traced block ``ex`` columns and
+    ``ey`` rows away (where the ``nbx`` x ``nby`` traced grid has one) loads too."""
+    if not len(pairs):
+        return 0.0
+    bx, by = pairs[:, 0] % nbx, pairs[:, 0] // nbx
+    px, py = bx + ex, by + ey
+    has = (px >= 0) & (px < nbx) & (py >= 0) & (py < nby)
+    if not has.any():
+        return 0.0
+    n_lines = int(pairs[:, 1].max()) + 1
+    keys = pairs[:, 0] * n_lines + pairs[:, 1]
+    probe = (py[has] * nbx + px[has]) * n_lines + pairs[has, 1]
+    return float(np.isin(probe, keys, assume_unique=False).sum() / has.sum())
+
+
+def l1_sharers(pairs: np.ndarray, nbx: int, nby: int, partners_: tuple[Partner, ...]) -> float:
+    """Blocks' worth of lines in a traced block's L1 at the work size: itself and each
+    partner's lines it does not share (module docstring)."""
+    total = 1.0
+    for p in partners_:
+        ex, ey = traced_offset(p.dx, nbx), traced_offset(p.dy, nby)
+        shared = 0.0 if ex is None or ey is None else shared_fraction(pairs, nbx, nby, ex, ey)
+        total += p.weight * (1.0 - shared)
+    return total

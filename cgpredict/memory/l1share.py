@@ -20,7 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
+from ..hashing import dense_ids
 from ..warps import WarpTrace
 
 MAX_BLOCKS = 1 << 20  # blocks enumerated for the partners of a grid (partners)
@@ -72,20 +74,46 @@ def traced_offset(d: int, g: int) -> int | None:
     return None
 
 
+LINE_BITS = 40  # a line number below 2^40 (addresses below 2^47), the block in the bits above
+
+
 def block_lines(wt: WarpTrace, is_load_sid: np.ndarray, line_bytes: int) -> np.ndarray:
-    """The distinct (traced block, line) pairs the loads of ``wt`` touch, as an int64 array of
-    shape (n, 2) sorted by block then line (lines numbered densely)."""
-    n_ev = wt.n_events
-    if not n_ev:
+    """The distinct (traced block, line number) pairs the loads of ``wt`` touch, as an int64
+    array of shape (n, 2), in order of first use (O(events): no sort)."""
+    if not wt.n_events:
         return np.zeros((0, 2), np.int64)
-    wpb = max(-(-wt.block.threads // 32), 1)
-    per_inst = np.diff(np.append(wt.inst_start, n_ev))
-    block = np.repeat(wt.inst_warp // wpb, per_inst)
-    load = np.repeat(np.asarray(is_load_sid, bool)[wt.inst_sid], per_inst)
-    shift = np.uint64(max(int(line_bytes), 1).bit_length() - 1)
-    _, line = np.unique(wt.addr[load] >> shift, return_inverse=True)
-    pairs = np.unique(np.stack([block[load], line.ravel()], axis=1), axis=0)
-    return pairs.astype(np.int64)
+    keys, m = _line_keys(wt.addr, wt.inst_start.astype(np.int64), wt.inst_warp.astype(np.int64),
+                         wt.inst_sid.astype(np.int64), np.asarray(is_load_sid, np.bool_),
+                         max(-(-wt.block.threads // 32), 1),
+                         max(int(line_bytes), 1).bit_length() - 1)
+    if not m:
+        return np.zeros((0, 2), np.int64)
+    _, pair = dense_ids(keys[:m])
+    return np.stack([pair >> np.uint64(LINE_BITS),
+                     pair & np.uint64((1 << LINE_BITS) - 1)], axis=1).astype(np.int64)
+
+
+@njit(cache=True, nogil=True)
+def _line_keys(addr, inst_start, inst_warp, inst_sid, is_load, wpb, shift):  # pragma: no cover
+    """(block << LINE_BITS | line) of every load event, a run of one line within a warp
+    instruction written once; and how many were written."""
+    n_inst, n_ev = inst_start.shape[0], addr.shape[0]
+    out = np.empty(n_ev, np.uint64)
+    sh, bits = np.uint64(shift), np.uint64(LINE_BITS)
+    m = 0
+    for i in range(n_inst):
+        if not is_load[inst_sid[i]]:
+            continue
+        hi = inst_start[i + 1] if i + 1 < n_inst else n_ev
+        b = np.uint64(inst_warp[i] // wpb) << bits
+        prev = np.uint64(0xFFFFFFFFFFFFFFFF)
+        for e in range(inst_start[i], hi):
+            line = addr[e] >> sh
+            if line != prev:
+                out[m] = b | line
+                m += 1
+                prev = line
+    return out, m
 
 
 def shared_fraction(pairs: np.ndarray, nbx: int, nby: int, ex: int, ey: int) -> float:
@@ -98,10 +126,9 @@ def shared_fraction(pairs: np.ndarray, nbx: int, nby: int, ex: int, ey: int) -> 
     has = (px >= 0) & (px < nbx) & (py >= 0) & (py < nby)
     if not has.any():
         return 0.0
-    n_lines = int(pairs[:, 1].max()) + 1
-    keys = pairs[:, 0] * n_lines + pairs[:, 1]
-    probe = (py[has] * nbx + px[has]) * n_lines + pairs[has, 1]
-    return float(np.isin(probe, keys, assume_unique=False).sum() / has.sum())
+    keys = (pairs[:, 0] << LINE_BITS) | pairs[:, 1]
+    probe = ((py[has] * nbx + px[has]) << LINE_BITS) | pairs[has, 1]
+    return float(np.isin(probe, keys).sum() / has.sum())
 
 
 def l1_sharers(pairs: np.ndarray, nbx: int, nby: int, partners_: tuple[Partner, ...]) -> float:

@@ -179,8 +179,8 @@ def _work_blocks_per_sm(setup: RegionSetup, device: GPUDevice) -> int:
     """Blocks an SM holds at once at the work size (blocks_per_sm), for a 1-D grid. A 2-D
     trace's grid is a few blocks wide, so blocks ceil(traced / that) apart share a grid
     column (tiles of the same rows or columns) that co-resident blocks at the work size,
-    sm_count apart in a wide grid, do not: one block an SM there, as before (the restrict
-    GEMM ports' 32x8 rows moved 18-22 points with the sharing)."""
+    sm_count apart in a wide grid, do not: one traced block an L1 there, which holds its
+    share of it (_l1_sharers)."""
     if setup.grid != 1:
         return 1
     return blocks_per_sm(_work_threads(setup), setup.block.threads, setup.warps_per_batch,

@@ -46,21 +46,23 @@ def partners(gx: int, gy: int, sms: int, k: int) -> tuple[Partner, ...]:
     s, s + sms, ..., s + (k-1) sms of it on SM s (a short last wave: fewer). Offsets with the
     fraction of blocks that have a partner there (the first ``MAX_BLOCKS`` blocks stand for a
     larger grid: the pattern repeats)."""
-    n = max(gx, 1) * max(gy, 1)
+    gx, gy = max(gx, 1), max(gy, 1)
+    n = gx * gy
     if k <= 1 or n <= 1:
         return ()
     b = np.arange(min(n, MAX_BLOCKS), dtype=np.int64)
-    wave, j = b // (k * sms), (b % (k * sms)) // sms
-    dx_all, dy_all = [], []
-    for i in range(k):
-        p = b + (i - j) * sms
-        ok = (i != j) & (p < n) & (wave == p // (k * sms))
-        dx_all.append(p[ok] % gx - b[ok] % gx)
-        dy_all.append(p[ok] // gx - b[ok] // gx)
-    offs, counts = np.unique(np.stack([np.concatenate(dx_all), np.concatenate(dy_all)], axis=1),
-                             axis=0, return_counts=True)
-    return tuple(Partner(dx=int(dx), dy=int(dy), weight=float(c) / len(b))
-                 for (dx, dy), c in zip(offs, counts))
+    j, bx = (b % (k * sms)) // sms, b % gx
+    out: list[Partner] = []
+    for m in range(1 - k, k):  # the partner m places along in the block's SM group
+        if m == 0:
+            continue
+        q, r = divmod(m * sms, gx)  # rows and columns along, before wrapping
+        has = (j + m >= 0) & (j + m < k) & (b + m * sms < n)
+        stay = int(np.count_nonzero(has & (bx < gx - r)))
+        for dx, dy, c in ((r, q, stay), (r - gx, q + 1, int(np.count_nonzero(has)) - stay)):
+            if c:
+                out.append(Partner(dx=dx, dy=dy, weight=c / len(b)))
+    return tuple(sorted(out, key=lambda p: (p.dx, p.dy)))
 
 
 def traced_offset(d: int, g: int) -> int | None:

@@ -118,9 +118,11 @@ def _line_keys(addr, inst_start, inst_warp, inst_sid, is_load, wpb, shift):  # p
     return out, m
 
 
-def shared_fraction(pairs: np.ndarray, nbx: int, nby: int, ex: int, ey: int) -> float:
+def shared_fraction(pairs: np.ndarray, nbx: int, nby: int, ex: int, ey: int,
+                    keys: np.ndarray | None = None) -> float:
     """Of the lines traced blocks load, the fraction that the traced block ``ex`` columns and
-    ``ey`` rows away (where the ``nbx`` x ``nby`` traced grid has one) loads too."""
+    ``ey`` rows away (where the ``nbx`` x ``nby`` traced grid has one) loads too. ``keys``:
+    the pairs' sorted keys (_keys), when already known."""
     if not len(pairs):
         return 0.0
     bx, by = pairs[:, 0] % nbx, pairs[:, 0] // nbx
@@ -128,17 +130,29 @@ def shared_fraction(pairs: np.ndarray, nbx: int, nby: int, ex: int, ey: int) -> 
     has = (px >= 0) & (px < nbx) & (py >= 0) & (py < nby)
     if not has.any():
         return 0.0
-    keys = (pairs[:, 0] << LINE_BITS) | pairs[:, 1]
+    keys = _keys(pairs) if keys is None else keys
     probe = ((py[has] * nbx + px[has]) << LINE_BITS) | pairs[has, 1]
-    return float(np.isin(probe, keys).sum() / has.sum())
+    at = np.minimum(np.searchsorted(keys, probe), len(keys) - 1)
+    return float(np.count_nonzero(keys[at] == probe) / has.sum())
+
+
+def _keys(pairs: np.ndarray) -> np.ndarray:
+    """The (block, line) pairs as sorted int64 keys, block in the bits above the line."""
+    return np.sort((pairs[:, 0] << LINE_BITS) | pairs[:, 1])
 
 
 def l1_sharers(pairs: np.ndarray, nbx: int, nby: int, partners_: tuple[Partner, ...]) -> float:
     """Blocks' worth of lines in a traced block's L1 at the work size: itself and each
     partner's lines it does not share (module docstring)."""
+    keys = _keys(pairs)
+    shared: dict[tuple[int, int], float] = {}
     total = 1.0
     for p in partners_:
         ex, ey = traced_offset(p.dx, nbx), traced_offset(p.dy, nby)
-        shared = 0.0 if ex is None or ey is None else shared_fraction(pairs, nbx, nby, ex, ey)
-        total += p.weight * (1.0 - shared)
+        if ex is None or ey is None:
+            total += p.weight
+            continue
+        if (ex, ey) not in shared:
+            shared[(ex, ey)] = shared_fraction(pairs, nbx, nby, ex, ey, keys)
+        total += p.weight * (1.0 - shared[(ex, ey)])
     return total

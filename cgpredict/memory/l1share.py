@@ -13,6 +13,9 @@ distance (distinct lines in between) by the number of streams, so the block sees
 capacity / sharers, sharers = 1 + sum over partners of (1 - s). The fraction s is measured on
 the trace, between traced blocks at the partner's offset (or, past the traced grid, the
 farthest offset it has, when that is at least two blocks: as far from a halo as the partner).
+Exact for partners that share no lines (tests/test_l1share.py: a brute-force LRU of every SM
+of a small grid); for shared lines an estimate at the scale of the whole footprint, which
+misses the hits an SM gets on a shared line a partner fetched just before.
 """
 
 from __future__ import annotations

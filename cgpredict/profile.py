@@ -224,6 +224,9 @@ class KernelProfile:
     # flight together (parallelism.ThreadBodies.chain_cycles); 1 where a plain port's store
     # orders the next iteration's loads. What eq. (22m) overlaps (models/cgpredict_model.py)
     loads_in_flight: float = 1.0
+    # the busiest SM's work over the mean SM's (sm_share.py, eq. (B1)): 1 unless a launch of
+    # at most one block an SM gives its blocks unequal work (a triangular loop's threads)
+    sm_share: float = 1.0
 
     def loads_only(self) -> KernelProfile:
         """This profile with its stores taken out of the memory patterns: what a warp waits

@@ -30,7 +30,7 @@ class _MemRow:
     block: int
     store: bool
     report: dict
-    patterns: tuple[tuple[int, float, int, int, int, int, int, int, int], ...]
+    patterns: tuple[tuple[int, float, int, int, int, int, int, int, int, float], ...]
 
 
 def _mem_row(h, s, staged: bool) -> _MemRow:
@@ -49,7 +49,7 @@ def _mem_row(h, s, staged: bool) -> _MemRow:
             l2_hit_rate=0.0 if staged else s.l2_hit_rate,
         ),
         patterns=tuple((p, shares[p], s.l2_trans[p], s.dram_trans[p], s.l1_served[p],
-                        s.written[p], s.issued[p], s.warp_insts[p], s.fresh[p])
+                        s.written[p], s.issued[p], s.warp_insts[p], s.fresh[p], s.fill[p])
                        for p in range(3) if shares[p]),
     )
 
@@ -91,7 +91,7 @@ def memory_profile(
     reports = []
     for row in _mem_rows(trace, mem, skip, kept):
         count = per_thread.get(row.block, 0.0) * scale.get(row.sid, 1.0)
-        for p, share, l2_t, dram_t, served_t, written_t, issued_t, warp_t, fresh_t in (
+        for p, share, l2_t, dram_t, served_t, written_t, issued_t, warp_t, fresh_t, fill in (
                 row.patterns):
             n = count * share
             insts[p] += n
@@ -101,9 +101,12 @@ def memory_profile(
             issued[p] += n * issued_t / warp_t
             if row.store:
                 st_insts[p] += n
-                st_l2[p] += n * l2_t / warp_t
+                # the sectors of full warps: a thread's executions fill the work size's
+                # warps, whose lanes the trace's smaller grid masks off more (``fill``:
+                # corr_corr's triangle, 80 % of the lanes traced, 97 % at the work size)
+                st_l2[p] += n * l2_t / warp_t / fill
                 st_dram[p] += n * dram_t / warp_t
-                st_fresh[p] += n * fresh_t / warp_t  # sectors without a loaded copy
+                st_fresh[p] += n * fresh_t / warp_t / fill  # sectors without a loaded copy
                 write_back += n * written_t / warp_t
         reports.append(MemInstrReport(
             **row.report, per_thread=count, restored=row.sid in restores and count > 1.5))

@@ -17,7 +17,9 @@ launch, each from the same profile the models read:
   and the L2 does not hold, which it must read, merge and write back: an uncoalesced store
   of 4-byte words to 32 missing sectors costs 64 sector times, a coalesced one 4; a partly
   written sector the L2 holds, loaded before as a struct updated in place, merges into its
-  valid copy without a read and costs one), on the SMs the launch uses. The two
+  valid copy without a read and costs one, and so does one the launch's later stores
+  complete while the L2 holds it: a row walk's stores, written back whole, never read,
+  memory/merges.py), on the SMs the launch uses. The two
   directions work at once, so the bound is the slower of them, not their sum: on the Jetson
   TK1 the naive GEMM's loads alone take its measured time (the sum predicted it 58% slow).
 
@@ -43,6 +45,11 @@ address are one request), ``atomic_slice_cycles`` each, so a launch lasts at lea
 its busiest slice's requests (a histogram whose bins fill two slices of 80). The atomics'
 request sectors ride the store path of the L2 bound, and the locations they update are read
 from DRAM once and written back once.
+
+The issue, pipe and L2 bounds are per SM: they spread the launch's warps evenly over the SMs
+it uses, times ``KernelProfile.sm_share`` (sm_share.py, eq. (B1)): a launch of at most one
+block an SM whose blocks work unequally (a triangular loop's threads) lasts as long as its
+busiest SM, not the mean one.
 
 Stores are the reason the L2 bound matters: a warp does not wait for its stores (write-back
 L2 on Kepler, write-through L1 on later GPUs), so the latency models see only the loads, and
@@ -129,7 +136,8 @@ def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry
     wave_cycles = dram_wave_cycles(device, geo.waves, dram_loads)
     dram_cycles = dram_bytes / device.dram_bandwidth_bytes_per_s * device.freq_hz + wave_cycles
     warp_insts = warps * (profile.total_insts + profile.shared.transactions)
-    issue_cycles = warp_insts * device.inst_cycles_per_warp_inst / sms
+    share = profile.sm_share  # the busiest SM's work over the mean SM's, eq. (B1)
+    issue_cycles = warp_insts * device.inst_cycles_per_warp_inst / sms * share
     pipe_warp, pipe = pipe_cycles(profile.pipes, device.pipes, device.warp_size)  # (12p)
     warp_bytes = device.warp_size * profile.bytes_per_access
     partial = st.partial_sectors(warp_bytes, device.l2_sector_bytes)
@@ -141,7 +149,7 @@ def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry
     per_op = device.atomic_float_cycles if at.hot_float else device.atomic_address_cycles
     address_cycles = atomic_ops * at.hot_share * per_op  # (A1)
     slice_cycles = requests * at.slice_share * (device.atomic_slice_cycles or 0.0)  # (A2)
-    l2_cycles = warps * max(l2_loads * device.dd_l2_cycles, store_cycles) / sms
+    l2_cycles = warps * max(l2_loads * device.dd_l2_cycles, store_cycles) / sms * share
     return Bounds(
         dram_bytes=dram_bytes,
         dram_cycles=dram_cycles,
@@ -155,7 +163,7 @@ def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry
         atomic_cycles=max(address_cycles, slice_cycles),
         atomic_requests=requests,
         atomic_slice_cycles=slice_cycles,
-        pipe_cycles=warps * pipe_warp / sms,
+        pipe_cycles=warps * pipe_warp / sms * share,
         pipe=pipe,
         dram_wave_cycles=wave_cycles,
     )

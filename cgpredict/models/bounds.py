@@ -30,6 +30,15 @@ parallelism.py). A GPU issues a thread's instructions in order, so however many 
 holds, every wave of blocks lasts at least that long: a single-thread kernel, a small grid or a
 thread that does all the work is bound by it (``waves`` x chain).
 
+A seventh is the **L1** path (eq. (B2)), on GPUs whose L1 caches global loads: the SM's L1
+takes each line a warp's global access reads or writes, an L1 hit as well as a miss or a
+store, ``l1_line_cycles`` each (one tag look-up a line a cycle), so a launch lasts at least
+as long as its warps' lines on the SMs it uses. Deriche's row passes on the H100 (8 warps an
+SM, each warp instruction one word of 32 rows: 32 lines) show it: the forward pass's extra
+32-line reload of ``imgIn`` an iteration (96 lines against the backward pass's 64, the same
+32 store sectors) costs it 954k against 722k cycles (ncu, 1024 iterations), 0.9 cycles a
+line; the store path alone gives both passes the same time.
+
 A sixth is the **pipe** bound (pipes.py, eq. (12p)): every warp instruction of an arithmetic
 class occupies its pipe for warp_size / (the class's published operations per clock per SM),
 so a launch lasts at least as long as its busiest pipe needs for all its warps on the SMs it
@@ -63,12 +72,13 @@ from dataclasses import dataclass
 
 from cgpredict.devices import GPUDevice
 from cgpredict.models.base import LaunchGeometry
+from cgpredict.models.cgpredict_model import global_lines
 from cgpredict.pipes import pipe_cycles
 from cgpredict.profile import KernelProfile
 
 __all__ = ["BOUND_NAMES", "Bounds", "launch_bounds"]
 
-BOUND_NAMES = ("dram", "issue", "l2", "chain", "atomic", "pipe")
+BOUND_NAMES = ("dram", "issue", "l2", "chain", "atomic", "pipe", "l1")
 
 
 @dataclass(frozen=True)
@@ -90,6 +100,7 @@ class Bounds:
     pipe_cycles: float = 0.0  # the busiest pipe's instructions at its published rate
     pipe: str = ""  # that pipe's class (pipes.PIPE_CLASSES), "" without pipe rates
     dram_wave_cycles: float = 0.0  # of dram_cycles: one DRAM round trip per wave of blocks
+    l1_cycles: float = 0.0  # every warp's global lines through its SM's L1, eq. (B2)
 
     @property
     def cycles(self) -> float:
@@ -99,7 +110,7 @@ class Bounds:
     def _values(self) -> tuple[float, ...]:
         """The bounds in BOUND_NAMES order."""
         return (self.dram_cycles, self.issue_cycles, self.l2_cycles, self.chain_cycles,
-                self.atomic_cycles, self.pipe_cycles)
+                self.atomic_cycles, self.pipe_cycles, self.l1_cycles)
 
     @property
     def binding(self) -> str:
@@ -166,4 +177,15 @@ def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry
         pipe_cycles=warps * pipe_warp / sms * share,
         pipe=pipe,
         dram_wave_cycles=wave_cycles,
+        l1_cycles=l1_path_cycles(profile, device) * warps / sms * share,
     )
+
+
+def l1_path_cycles(profile: KernelProfile, device: GPUDevice) -> float:
+    """Cycles one warp's global accesses hold its SM's L1 (eq. (B2)), on a GPU whose L1
+    caches global loads: every line a load or a store reads or writes, an L1 hit or not
+    (cgpredict_model.global_lines), ``l1_line_cycles`` each; 0 where the L1 does not
+    cache global loads (Kepler: the loads bypass it)."""
+    if not device.l1_caches_global_loads:
+        return 0.0
+    return device.l1_line_cycles * global_lines(profile, device)  # (B2)

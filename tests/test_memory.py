@@ -453,32 +453,6 @@ def test_fresh_stores_are_those_without_a_loaded_copy():
     assert tiny[2].fresh == (0, 48, 0)
 
 
-def _row_walk(steps: int, base: int = 0) -> WarpTrace:
-    """One warp whose 32 lanes each walk their own 1024-byte row (Deriche's row passes,
-    corr_corr's symmat): store k writes word k of every row, sid 2."""
-    return make_wt([(0, k, 2, [base + 1024 * lane + 4 * k for lane in range(32)])
-                    for k in range(steps)])
-
-
-def test_row_walk_completes_its_sectors_without_a_read():
-    """Hand count: 8 stores of 4-byte words fill each lane's 32-byte sector, 32 sectors per
-    store instruction, 8 x 32 = 256 store transactions; the launch writes every byte of
-    the 32 sectors and a 64-line L2 keeps them all: none is fresh (no read-modify-write).
-    4 stores fill half of each sector: all 4 x 32 = 128 stay fresh. The same 8 stores
-    through an L2 of one 128-byte line: each sector is evicted between its stores (the next
-    lane's sector takes the line), so the later stores miss and all 256 stay fresh."""
-    is_store = np.array([False, False, True, False])
-    whole = analyze_memory(_row_walk(8), FOUR, CacheConfig(128, 64, 16), 64,
-                           sector_bytes=32, is_store=is_store).by_sid()[2]
-    assert whole.l2_trans == (0, 256, 0) and whole.fresh == (0, 0, 0)
-    half = analyze_memory(_row_walk(4), FOUR, CacheConfig(128, 64, 16), 64,
-                          sector_bytes=32, is_store=is_store).by_sid()[2]
-    assert half.l2_trans == (0, 128, 0) and half.fresh == (0, 128, 0)
-    tiny = analyze_memory(_row_walk(8), FOUR, CacheConfig(128, 1, 1), 64,
-                          sector_bytes=32, is_store=is_store).by_sid()[2]
-    assert tiny.fresh == (0, 256, 0)
-
-
 def test_fill_is_the_share_of_a_warps_lanes_active():
     """Hand count: a 32-lane store, then the same store with lanes 16..31 masked off (a
     triangular loop's short threads): 48 active lanes over 2 warp instructions of 32."""

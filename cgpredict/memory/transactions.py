@@ -23,7 +23,7 @@ from .derived import memo, moved_mask
 from .issue import issued
 from .l1scale import LoopGrowth, executions, scale_l1_hits
 from .lru import CacheConfig, hit_mask, sector_hit_mask
-from .merges import completed_sectors, fresh_stores
+from .merges import fresh_stores
 from .reuse import CacheScale, scale_gathered, scale_hits
 
 COAL, UNCOAL, CONST = 0, 1, 2
@@ -285,9 +285,8 @@ def analyze_memory(
     warp_insts, l2, dram, served, written, cold_n, issued_n, l2_total, hits_total = _tally(
         inst, l1_hit, hits, first, cold, sid, pattern, n_sids
     )
-    done = completed_sectors(wt, ab, is_store, lines, inst, hits, unit)
     fresh = fresh_stores(inst, to_l2, unit_ids[0] if len(ordered) else None, hits,
-                          is_store, sid, pattern, n_sids, done)
+                         is_store, sid, pattern, n_sids)
     counts = (warp_insts, l2, dram, served, written, cold_n, issued_n, fresh,
               _fill(wt, pattern, warp_insts, n_sids))
     return MemoryAnalysis(_instr_stats(counts, n_sids, l1 is not None), int(l2_total),

@@ -74,7 +74,7 @@ from cgpredict.devices import GPUDevice
 from cgpredict.models.base import LaunchGeometry
 from cgpredict.models.cgpredict_model import global_lines
 from cgpredict.pipes import pipe_cycles
-from cgpredict.profile import KernelProfile
+from cgpredict.profile import KernelProfile, StoreCounts
 
 __all__ = ["BOUND_NAMES", "Bounds", "launch_bounds"]
 
@@ -160,7 +160,10 @@ def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry
     per_op = device.atomic_float_cycles if at.hot_float else device.atomic_address_cycles
     address_cycles = atomic_ops * at.hot_share * per_op  # (A1)
     slice_cycles = requests * at.slice_share * (device.atomic_slice_cycles or 0.0)  # (A2)
-    l2_cycles = warps * max(l2_loads * device.dd_l2_cycles, store_cycles) / sms * share
+    # the loads' replies per SM; the stores at the L2, whose slices serve the whole chip: a
+    # launch on few SMs does not slow them, its SMs' own store cost is the L1 path's (B2)
+    l2_cycles = max(warps * l2_loads * device.dd_l2_cycles / sms * share,
+                    warps * store_cycles / max(device.sm_count, sms))
     return Bounds(
         dram_bytes=dram_bytes,
         dram_cycles=dram_cycles,
@@ -183,9 +186,20 @@ def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry
 
 def l1_path_cycles(profile: KernelProfile, device: GPUDevice) -> float:
     """Cycles one warp's global accesses hold its SM's L1 (eq. (B2)), on a GPU whose L1
-    caches global loads: every line a load or a store reads or writes, an L1 hit or not
-    (cgpredict_model.global_lines), ``l1_line_cycles`` each; 0 where the L1 does not
-    cache global loads (Kepler: the loads bypass it)."""
+    caches global loads: ``l1_line_cycles`` for every line a load reads, an L1 hit or not
+    (cgpredict_model.global_lines), twice that for every line a store writes (the
+    write-through L1 looks the line up and passes the data on to the L2); 0 where the L1
+    does not cache global loads (Kepler: the loads bypass it)."""
     if not device.l1_caches_global_loads:
         return 0.0
-    return device.l1_line_cycles * global_lines(profile, device)  # (B2)
+    loads = global_lines(profile.loads_only(), device)
+    return device.l1_line_cycles * (loads + 2 * store_lines(profile.stores, device))  # (B2)
+
+
+def store_lines(st: StoreCounts, device: GPUDevice) -> float:
+    """L1 lines one warp's stores write: a coalesced store's sectors packed into lines, an
+    uncoalesced one a line a sector, a broadcast one a line."""
+    per_line = max(device.l1_line_bytes // max(device.l2_sector_bytes, 1), 1)
+    coal = math.ceil(max(st.coal.l2_trans_per_warp, 1.0) / per_line - 1e-9)
+    return (st.coal.insts * coal + st.uncoal.insts * max(st.uncoal.l2_trans_per_warp, 1.0)
+            + st.const.insts)

@@ -3,7 +3,7 @@
 Oracles: a triangular loop's work counted by hand (thread t of a traced 128 making 128 - t
 events: CORR's symmat kernel), the busiest block of four; the same launch over more blocks
 than SMs (1: an SM that finishes takes the next block); and the throughput bounds scaled by
-the share while the DRAM bound and the critical path are not."""
+the share while the DRAM bound, the critical path and the L2's store side are not."""
 
 from __future__ import annotations
 
@@ -75,7 +75,21 @@ def test_share_scales_the_throughput_bounds_only():
     geo = launch_geometry(p, dev)
     even = launch_bounds(p, dev, geo)
     busy = launch_bounds(dataclasses.replace(p, sm_share=1.75), dev, geo)
-    assert busy.l2_cycles == pytest.approx(1.75 * even.l2_cycles)
+    assert busy.l1_cycles == pytest.approx(1.75 * even.l1_cycles)
     assert busy.issue_cycles == pytest.approx(1.75 * even.issue_cycles)
     assert busy.pipe_cycles == pytest.approx(1.75 * even.pipe_cycles)
     assert busy.dram_cycles == even.dram_cycles and busy.chain_cycles == even.chain_cycles
+
+
+def test_the_l2_store_side_is_the_chips():
+    """4 blocks of 8 warps, each warp 10 full coalesced stores (4 sectors): 32 x 40 store
+    sectors at dd_store_cycles over the H100's 132 SMs, not the 4 the launch uses, and
+    the busiest SM's share does not change it (the L2's slices serve every SM)."""
+    dev = load_device("h100")
+    p = KernelProfile("st", threads_per_block=256, blocks=4, coal=PatternCounts(10, 4.0, 0.0),
+                      stores=StoreCounts(coal=PatternCounts(10, 4.0, 0.0)))
+    geo = launch_geometry(p, dev)
+    want = 32 * 40 * dev.store_cycles / 132
+    assert launch_bounds(p, dev, geo).l2_cycles == pytest.approx(want)
+    busy = launch_bounds(dataclasses.replace(p, sm_share=2.0), dev, geo)
+    assert busy.l2_cycles == pytest.approx(want)

@@ -17,9 +17,10 @@ launch, each from the same profile the models read:
   and the L2 does not hold, which it must read, merge and write back: an uncoalesced store
   of 4-byte words to 32 missing sectors costs 64 sector times, a coalesced one 4; a partly
   written sector the L2 holds, loaded before as a struct updated in place, merges into its
-  valid copy without a read and costs one, and so does one the launch's later stores
-  complete while the L2 holds it: a row walk's stores, written back whole, never read,
-  memory/merges.py), on the SMs the launch uses. The two
+  valid copy without a read and costs one, memory/merges.py). The loads' replies are per
+  SM (on the SMs the launch uses); the store side is the L2's, whose slices serve the
+  whole chip, so its cycles spread over every SM of the device: a launch on 4 SMs does not
+  slow them, and its SMs' own cost per store is in the L1 path. The two
   directions work at once, so the bound is the slower of them, not their sum: on the Jetson
   TK1 the naive GEMM's loads alone take its measured time (the sum predicted it 58% slow).
 
@@ -31,13 +32,14 @@ holds, every wave of blocks lasts at least that long: a single-thread kernel, a 
 thread that does all the work is bound by it (``waves`` x chain).
 
 A seventh is the **L1** path (eq. (B2)), on GPUs whose L1 caches global loads: the SM's L1
-takes each line a warp's global access reads or writes, an L1 hit as well as a miss or a
-store, ``l1_line_cycles`` each (one tag look-up a line a cycle), so a launch lasts at least
-as long as its warps' lines on the SMs it uses. Deriche's row passes on the H100 (8 warps an
-SM, each warp instruction one word of 32 rows: 32 lines) show it: the forward pass's extra
-32-line reload of ``imgIn`` an iteration (96 lines against the backward pass's 64, the same
-32 store sectors) costs it 954k against 722k cycles (ncu, 1024 iterations), 0.9 cycles a
-line; the store path alone gives both passes the same time.
+takes each line a warp's load reads, an L1 hit as well as a miss, ``l1_line_cycles`` each
+(one tag look-up a line a cycle), and each line a store writes twice that (write-through:
+the look-up, then the data passed on to the L2), so a launch lasts at least as long as its
+warps' lines on the SMs it uses. The H100's row walks (8 warps an SM, each warp instruction
+one word of 32 rows: 32 lines; ncu cycles of 1024 iterations) give 0.89 cycles a load line
+and 1.86 a store line: Deriche's forward pass (load lines 64, store 32 an iteration) 954k,
+its backward pass (32, 32) 722k, and the same two figures put softmax (96, 32) at 1.19M
+against 1.16M measured and corr_corr's busiest SM (about 9, 32) within 4 %.
 
 A sixth is the **pipe** bound (pipes.py, eq. (12p)): every warp instruction of an arithmetic
 class occupies its pipe for warp_size / (the class's published operations per clock per SM),

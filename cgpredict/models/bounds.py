@@ -57,10 +57,10 @@ its busiest slice's requests (a histogram whose bins fill two slices of 80). The
 request sectors ride the store path of the L2 bound, and the locations they update are read
 from DRAM once and written back once.
 
-The issue, pipe, L1 and L2 (loads' side) bounds are per SM: they spread the launch's warps evenly over the SMs
-it uses, times ``KernelProfile.sm_share`` (sm_share.py, eq. (B1)): a launch of at most one
-block an SM whose blocks work unequally (a triangular loop's threads) lasts as long as its
-busiest SM, not the mean one.
+The issue, pipe, L1 and L2 (loads' side) bounds are per SM: they spread the launch's warps
+evenly over the SMs it uses, times ``KernelProfile.sm_share`` (sm_share.py, eq. (B1)): a
+launch of at most one block an SM whose blocks work unequally (a triangular loop's threads)
+lasts as long as its busiest SM, not the mean one.
 
 Stores are the reason the L2 bound matters: a warp does not wait for its stores (write-back
 L2 on Kepler, write-through L1 on later GPUs), so the latency models see only the loads, and

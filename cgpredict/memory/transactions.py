@@ -53,6 +53,9 @@ class InstrMemStats:
     # the mean share of a warp's lanes active in its warp instructions (masked off by
     # branches or by trip counts that differ between threads; 1: every lane)
     fill: tuple[float, float, float] = (1.0, 1.0, 1.0)
+    # the distinct L1 lines (cache lines) its warp instructions touch: what the SM's L1
+    # looks up (a warp of 24-byte structs: 24 sectors in 6 lines; a row walk: 32 in 32)
+    l1_lines: tuple[int, int, int] = (0, 0, 0)
 
     @property
     def pattern(self) -> str:
@@ -288,9 +291,26 @@ def analyze_memory(
     fresh = fresh_stores(inst, to_l2, unit_ids[0] if len(ordered) else None, hits,
                          is_store, sid, pattern, n_sids)
     counts = (warp_insts, l2, dram, served, written, cold_n, issued_n, fresh,
-              _fill(wt, pattern, warp_insts, n_sids))
+              _fill(wt, pattern, warp_insts, n_sids),
+              _line_counts(lines, inst, cache.line_bytes // unit, sid, pattern, n_sids))
     return MemoryAnalysis(_instr_stats(counts, n_sids, l1 is not None), int(l2_total),
                           int(hits_total))
+
+
+def _line_counts(units: np.ndarray, inst: np.ndarray, per_line: int, sid: np.ndarray,
+                 pattern: np.ndarray, n_sids: int) -> np.ndarray:
+    """Per (static instruction, pattern): the distinct cache lines of ``per_line`` units its
+    warp instructions touch, summed over them (``units``, ``inst``: every transaction)."""
+    out = np.zeros((n_sids, 3), np.int64)
+    if not len(units):
+        return out
+    line = units // np.uint64(max(per_line, 1))
+    order = np.lexsort((line, inst))
+    li, ii = line[order], inst[order]
+    new = np.r_[True, (li[1:] != li[:-1]) | (ii[1:] != ii[:-1])]
+    i = ii[new]
+    np.add.at(out, (sid[i], pattern[i]), 1)
+    return out
 
 
 def _fill(wt: WarpTrace, pattern: np.ndarray, warp_insts: np.ndarray,
@@ -307,7 +327,7 @@ def _fill(wt: WarpTrace, pattern: np.ndarray, warp_insts: np.ndarray,
 
 def _instr_stats(counts: tuple, n_sids: int, has_l1: bool) -> tuple[InstrMemStats, ...]:
     """One InstrMemStats per static instruction that issued: the tallies' rows as ints."""
-    warp_insts, l2, dram, served, written, cold_n, issued_n, fresh, fill = counts
+    warp_insts, l2, dram, served, written, cold_n, issued_n, fresh, fill, l1_lines = counts
 
     def row(a: np.ndarray, s: int) -> tuple[int, ...]:
         return tuple(int(x) for x in a[s])
@@ -317,7 +337,7 @@ def _instr_stats(counts: tuple, n_sids: int, has_l1: bool) -> tuple[InstrMemStat
             s, row(warp_insts, s), row(l2, s), row(dram, s),
             row(served, s) if has_l1 else (0, 0, 0),
             row(written, s), row(cold_n, s), row(issued_n, s), row(fresh, s),
-            tuple(float(x) for x in fill[s]),
+            tuple(float(x) for x in fill[s]), row(l1_lines, s),
         )  # fmt: skip
         for s in range(n_sids)
         if warp_insts[s].any()

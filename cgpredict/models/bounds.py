@@ -33,13 +33,14 @@ thread that does all the work is bound by it (``waves`` x chain).
 
 A seventh is the **L1** path (eq. (B2)), on GPUs whose L1 caches global loads: the SM's L1
 takes each line a warp's load reads, an L1 hit as well as a miss, ``l1_line_cycles`` each
-(one tag look-up a line a cycle), and each line a store writes twice that (write-through:
-the look-up, then the data passed on to the L2), so a launch lasts at least as long as its
-warps' lines on the SMs it uses. The H100's row walks (8 warps an SM, each warp instruction
-one word of 32 rows: 32 lines; ncu cycles of 1024 iterations) give 0.89 cycles a load line
-and 1.86 a store line: Deriche's forward pass (load lines 64, store 32 an iteration) 954k,
-its backward pass (32, 32) 722k, and the same two figures put softmax (96, 32) at 1.19M
-against 1.16M measured and corr_corr's busiest SM (about 9, 32) within 4 %.
+(one tag look-up a line a cycle), and each line a store writes ``dd_store_cycles`` (the
+SM's store cost: write-through, the look-up, then the data passed on to the L2), so a
+launch lasts at least as long as its warps' lines on the SMs it uses. The H100's row walks
+(8 warps an SM, each warp instruction one word of 32 rows: 32 lines; ncu cycles of 1024
+iterations) give 0.89 cycles a load line and 1.86 a store line: Deriche's forward pass
+(load lines 64, store 32 an iteration) 954k, its backward pass (32, 32) 722k, and the same
+two figures put softmax (96, 32) at 1.19M against 1.16M measured and corr_corr's busiest
+SM (about 9, 32) within 4 %.
 
 A sixth is the **pipe** bound (pipes.py, eq. (12p)): every warp instruction of an arithmetic
 class occupies its pipe for warp_size / (the class's published operations per clock per SM),
@@ -74,9 +75,8 @@ from dataclasses import dataclass
 
 from cgpredict.devices import GPUDevice
 from cgpredict.models.base import LaunchGeometry
-from cgpredict.models.cgpredict_model import global_lines
 from cgpredict.pipes import pipe_cycles
-from cgpredict.profile import KernelProfile, StoreCounts
+from cgpredict.profile import KernelProfile
 
 __all__ = ["BOUND_NAMES", "Bounds", "launch_bounds"]
 
@@ -189,19 +189,28 @@ def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry
 def l1_path_cycles(profile: KernelProfile, device: GPUDevice) -> float:
     """Cycles one warp's global accesses hold its SM's L1 (eq. (B2)), on a GPU whose L1
     caches global loads: ``l1_line_cycles`` for every line a load reads, an L1 hit or not
-    (cgpredict_model.global_lines), twice that for every line a store writes (the
-    write-through L1 looks the line up and passes the data on to the L2); 0 where the L1
-    does not cache global loads (Kepler: the loads bypass it)."""
+    (cgpredict_model.global_lines), and the SM's store cost ``dd_store_cycles`` for every
+    line a store writes (the write-through L1 looks it up and passes its data on to the
+    L2); 0 where the L1 does not cache global loads (Kepler: the loads bypass it)."""
     if not device.l1_caches_global_loads:
         return 0.0
-    loads = global_lines(profile.loads_only(), device)
-    return device.l1_line_cycles * (loads + 2 * store_lines(profile.stores, device))  # (B2)
-
-
-def store_lines(st: StoreCounts, device: GPUDevice) -> float:
-    """L1 lines one warp's stores write: a coalesced store's sectors packed into lines, an
-    uncoalesced one a line a sector, a broadcast one a line."""
+    loads = profile.loads_only()
     per_line = max(device.l1_line_bytes // max(device.l2_sector_bytes, 1), 1)
-    coal = math.ceil(max(st.coal.l2_trans_per_warp, 1.0) / per_line - 1e-9)
-    return (st.coal.insts * coal + st.uncoal.insts * max(st.uncoal.l2_trans_per_warp, 1.0)
-            + st.const.insts)
+    load_lines = _lines((loads.coal, loads.uncoal, loads.const), per_line)
+    store_lines = _lines(profile.stores.patterns, per_line)
+    return device.l1_line_cycles * load_lines + device.store_cycles * store_lines  # (B2)
+
+
+def _lines(patterns, per_line: int) -> float:
+    """L1 lines of one warp's instructions of the (coalesced, uncoalesced, constant)
+    ``patterns``: their distinct lines where traced (``lines_per_warp``), else from their
+    sectors (a profile built by hand): a coalesced access's packed ``per_line`` a line, an
+    uncoalesced one's a line each, a broadcast one line."""
+    total = 0.0
+    for kind, p in enumerate(patterns):
+        if p.insts <= 1e-12:
+            continue
+        sectors = max(p.sectors_per_warp or p.l2_trans_per_warp, 1.0)
+        guess = (math.ceil(sectors / per_line - 1e-9), sectors, 1.0)[kind]
+        total += p.insts * (p.lines_per_warp if p.lines_per_warp > 0 else guess)
+    return total

@@ -53,11 +53,14 @@ def test_masked_store_lanes_count_as_full_warps():
     the traced 16 fresh, so 16 of the full warp's 32."""
     trace = _Trace(_Header([_Mem(0, "store", "S")]))
     store = InstrMemStats(0, (0, 10, 0), (0, 160, 0), (0, 0, 0), fresh=(0, 80, 0),
-                          fill=(1.0, 0.5, 1.0))
+                          fill=(1.0, 0.5, 1.0), l1_lines=(0, 80, 0))
     _, patterns, stores = memory_profile(trace, MemoryAnalysis((store,), 0, 0), {0: 4.0}, 0)
     assert patterns[1].l2_trans_per_warp == 16.0  # the loads' and the report's view
     assert stores.uncoal.insts == 4.0 and stores.uncoal.l2_trans_per_warp == 32.0
     assert stores.l2_trans == 4.0 * 32 and stores.fresh[1] == 0.5
+    # 8 distinct lines a traced warp instruction, 16 a full one, in both views: the loads
+    # left once the stores are taken out have none
+    assert stores.uncoal.lines_per_warp == 16.0 and patterns[1].lines_per_warp == 16.0
 
 
 def _random_case(rng: random.Random):

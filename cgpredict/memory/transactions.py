@@ -23,6 +23,7 @@ from .derived import memo, moved_mask
 from .issue import issued
 from .l1scale import LoopGrowth, executions, scale_l1_hits
 from .lru import CacheConfig, hit_mask, sector_hit_mask
+from .merges import fresh_stores
 from .reuse import CacheScale, scale_gathered, scale_hits
 
 COAL, UNCOAL, CONST = 0, 1, 2
@@ -49,6 +50,12 @@ class InstrMemStats:
     # store transactions to a sector the L2 holds no loaded copy of (no load of the launch
     # brought it in, or it was evicted since): partly written, each needs a read to merge
     fresh: tuple[int, int, int] = (0, 0, 0)
+    # the mean share of a warp's lanes active in its warp instructions (masked off by
+    # branches or by trip counts that differ between threads; 1: every lane)
+    fill: tuple[float, float, float] = (1.0, 1.0, 1.0)
+    # the distinct L1 lines (cache lines) its warp instructions touch: what the SM's L1
+    # looks up (a warp of 24-byte structs: 24 sectors in 6 lines; a row walk: 32 in 32)
+    l1_lines: tuple[int, int, int] = (0, 0, 0)
 
     @property
     def pattern(self) -> str:
@@ -281,16 +288,46 @@ def analyze_memory(
     warp_insts, l2, dram, served, written, cold_n, issued_n, l2_total, hits_total = _tally(
         inst, l1_hit, hits, first, cold, sid, pattern, n_sids
     )
-    fresh = _fresh_stores(inst, to_l2, unit_ids[0] if len(ordered) else None, hits,
-                          is_store, sid, pattern, n_sids)
-    counts = (warp_insts, l2, dram, served, written, cold_n, issued_n, fresh)
+    fresh = fresh_stores(inst, to_l2, unit_ids[0] if len(ordered) else None, hits,
+                         is_store, sid, pattern, n_sids)
+    counts = (warp_insts, l2, dram, served, written, cold_n, issued_n, fresh,
+              _fill(wt, pattern, warp_insts, n_sids),
+              _line_counts(lines, inst, cache.line_bytes // unit, sid, pattern, n_sids))
     return MemoryAnalysis(_instr_stats(counts, n_sids, l1 is not None), int(l2_total),
                           int(hits_total))
 
 
+def _line_counts(units: np.ndarray, inst: np.ndarray, per_line: int, sid: np.ndarray,
+                 pattern: np.ndarray, n_sids: int) -> np.ndarray:
+    """Per (static instruction, pattern): the distinct cache lines of ``per_line`` units its
+    warp instructions touch, summed over them (``units``, ``inst``: every transaction)."""
+    out = np.zeros((n_sids, 3), np.int64)
+    if not len(units):
+        return out
+    line = units // np.uint64(max(per_line, 1))
+    order = np.lexsort((line, inst))
+    li, ii = line[order], inst[order]
+    new = np.r_[True, (li[1:] != li[:-1]) | (ii[1:] != ii[:-1])]
+    i = ii[new]
+    np.add.at(out, (sid[i], pattern[i]), 1)
+    return out
+
+
+def _fill(wt: WarpTrace, pattern: np.ndarray, warp_insts: np.ndarray,
+          n_sids: int) -> np.ndarray:
+    """Per (static instruction, pattern): the mean share of a warp's lanes (32, or the
+    block's threads when fewer) its warp instructions have active; 1 where none issued."""
+    lanes = np.zeros((n_sids, 3), np.float64)
+    if wt.n_insts:
+        active = np.diff(np.r_[wt.inst_start, wt.n_events]).astype(np.float64)
+        np.add.at(lanes, (wt.inst_sid, pattern), active)
+    full = warp_insts * float(min(32, max(wt.block.threads, 1)))
+    return np.where(full > 0, lanes / np.maximum(full, 1.0), 1.0)
+
+
 def _instr_stats(counts: tuple, n_sids: int, has_l1: bool) -> tuple[InstrMemStats, ...]:
     """One InstrMemStats per static instruction that issued: the tallies' rows as ints."""
-    warp_insts, l2, dram, served, written, cold_n, issued_n, fresh = counts
+    warp_insts, l2, dram, served, written, cold_n, issued_n, fresh, fill, l1_lines = counts
 
     def row(a: np.ndarray, s: int) -> tuple[int, ...]:
         return tuple(int(x) for x in a[s])
@@ -300,6 +337,7 @@ def _instr_stats(counts: tuple, n_sids: int, has_l1: bool) -> tuple[InstrMemStat
             s, row(warp_insts, s), row(l2, s), row(dram, s),
             row(served, s) if has_l1 else (0, 0, 0),
             row(written, s), row(cold_n, s), row(issued_n, s), row(fresh, s),
+            tuple(float(x) for x in fill[s]), row(l1_lines, s),
         )  # fmt: skip
         for s in range(n_sids)
         if warp_insts[s].any()
@@ -394,35 +432,6 @@ def _first_writes(lines, inst, sid, is_store) -> np.ndarray:
     if len(so):
         first[so[_first_use(lines[so])]] = True
     return first
-
-
-def _fresh_stores(inst, to_l2, ids, hits, is_store, sid, pattern, n_sids) -> np.ndarray:
-    """Per (static instruction, pattern): store transactions reaching the L2 whose sector no
-    earlier load brought in and the L2 still holds (a miss, or a hit only on bytes other
-    stores left there). ``ids``: the dense ids of the L2 stream's sectors, in issue order."""
-    out = np.zeros((n_sids, 3), np.int64)
-    if is_store is None or ids is None:
-        return out
-    store_t = is_store[sid][inst]
-    at_l2 = np.arange(len(inst))[to_l2]  # the transactions the L1 passes on
-    st = store_t[at_l2]
-    fresh = st & ~(hits[at_l2] & _loaded_before(ids, ~st))
-    i = inst[at_l2[fresh]]
-    np.add.at(out, (sid[i], pattern[i]), 1)
-    return out
-
-
-@njit(cache=True, nogil=True)
-def _loaded_before(ids, is_load):  # pragma: no cover - numba
-    """True where an earlier transaction on the same id (sector) was a load."""
-    n = ids.shape[0]
-    seen = np.zeros(ids.max() + 1 if n else 0, np.bool_)
-    out = np.empty(n, np.bool_)
-    for t in range(n):
-        out[t] = seen[ids[t]]
-        if is_load[t]:
-            seen[ids[t]] = True
-    return out
 
 
 def _first_use(keys: np.ndarray) -> np.ndarray:

@@ -149,14 +149,19 @@ def _l1_cycles(profile: KernelProfile, device: GPUDevice) -> float:
     )
 
 
+def global_lines(profile: KernelProfile, device: GPUDevice) -> float:
+    """L1 lines one warp's global accesses (loads and stores, served by the L1 or not) pass
+    through the SM's load/store path (_lines)."""
+    return sum(p.insts * n for p, n in _lines(profile, device))
+
+
 def lsu_cycles(profile: KernelProfile, device: GPUDevice) -> float:
     """Cycles one warp's accesses hold the SM's load/store path: every global access, served
     by the L1 or not, takes ``l1_line_cycles`` per line it reads (_lines), and the shared
     accesses ``smem_issue_cycles`` per conflict way. The floor of eq. (22m): with a warp's
     memory periods overlapped, the N warps still take their turns on this path."""
-    lines = sum(p.insts * n for p, n in _lines(profile, device))
     shared = device.smem_issue_cycles * profile.shared.transactions
-    return device.l1_line_cycles * lines + shared  # (22m)
+    return device.l1_line_cycles * global_lines(profile, device) + shared  # (22m)
 
 
 def lockstep_staging_cycles(profile: KernelProfile, device: GPUDevice) -> float:

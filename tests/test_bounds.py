@@ -17,7 +17,7 @@ from cgpredict.models import launch_bounds, launch_geometry, predict
 from cgpredict.pipeline import predict_source
 from cgpredict.prediction import RunOptions
 from cgpredict.prepared import prepare
-from cgpredict.profile import KernelProfile, PatternCounts, StoreCounts
+from cgpredict.profile import KernelProfile, PatternCounts, SharedMemoryCounts, StoreCounts
 
 POLYBENCH = Path(__file__).resolve().parents[1] / "polybench_c"
 
@@ -164,3 +164,24 @@ def test_partial_sectors_held_in_l2_need_no_read():
     assert half.partial_sectors(128, 32) == pytest.approx(12.0)
     shifted = StoreCounts(PatternCounts(2, 5.0, 0.0), fresh=(0.25, 1.0, 1.0))
     assert shifted.partial_sectors(128, 32) == pytest.approx(2 * 1 * 0.25)
+
+
+def test_staging_loads_count_in_the_l2_and_dram_bounds():
+    """Issue 24: a tiled kernel's staging loads (global -> shared) read the L2 and DRAM like
+    any load. The hand profile plus 64 staging sectors a warp at the L2, 8 of them from DRAM:
+    the L2 load direction carries 40 + 64 sectors a warp, DRAM 12 + 8 sectors."""
+    dev = dataclasses.replace(load_device("h100"), dd_store_cycles=2.0)
+    plain = _profile()
+    tiled = dataclasses.replace(plain, shared=SharedMemoryCounts(
+        load_insts=16.0, load_l2_trans=64.0, load_dram_trans=8.0))
+    geo = launch_geometry(tiled, dev)
+    b0, b = launch_bounds(plain, dev, geo), launch_bounds(tiled, dev, geo)
+    warps = 1056 * 8
+    assert b0.l2_load_trans == pytest.approx(warps * 40)
+    assert b.l2_load_trans == pytest.approx(warps * (40 + 64))
+    assert b.dram_bytes == pytest.approx(warps * (12 + 8) * 32)
+    # the two directions: the loads' 104 sectors at dd_l2_cycles (1 on the H100) against the
+    # stores' 68 sector times at 2 cycles (136): the stores still bound
+    assert b.l2_cycles == pytest.approx(warps * 136 / 132)
+    assert b.l2_cycles == pytest.approx(
+        warps * max(104 * dev.dd_l2_cycles, 68 * 2.0) / 132)

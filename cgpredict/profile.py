@@ -44,6 +44,10 @@ class SharedMemoryCounts:
     load_insts: no_smem_load_inst, global->shared staging loads per thread.
     insts_by_conflict: (X, n) pairs, n shared accesses per thread with an X-way bank conflict.
     bytes_per_block: shared memory a block allocates.
+    load_l2_trans: L2 sectors the staging loads read per warp (per thread of each warp's
+    staging loads, times the sectors of each: the tile rows a warp copies, issue 24).
+    load_dram_trans: DRAM sectors per warp the staging loads read at least: the staged
+    elements' distinct sectors (compulsory misses; staging.fresh_sectors).
     """
 
     load_insts: float = 0.0
@@ -53,6 +57,8 @@ class SharedMemoryCounts:
     # registers each load returns a lane times its conflict degree, packed for broadcasts);
     # 0: one per access and conflict way
     wavefronts: float = 0.0
+    load_l2_trans: float = 0.0
+    load_dram_trans: float = 0.0
 
     @property
     def accesses(self) -> float:

@@ -17,7 +17,7 @@ from cgpredict.models import launch_bounds, launch_geometry, predict
 from cgpredict.pipeline import predict_source
 from cgpredict.prediction import RunOptions
 from cgpredict.prepared import prepare
-from cgpredict.profile import KernelProfile, PatternCounts, StoreCounts
+from cgpredict.profile import KernelProfile, PatternCounts, SharedMemoryCounts, StoreCounts
 
 POLYBENCH = Path(__file__).resolve().parents[1] / "polybench_c"
 
@@ -182,3 +182,24 @@ def test_l1_path_counts_every_global_line_by_hand():
     assert launch_bounds(p, dev, geo).l1_cycles == pytest.approx(32 * (67 * 1.5 + 32 * 2.0) / 4)
     tk1 = load_device("tk1")
     assert launch_bounds(p, tk1, launch_geometry(p, tk1)).l1_cycles == 0.0
+
+
+def test_staging_loads_count_in_the_l2_and_dram_bounds():
+    """Issue 24: a tiled kernel's staging loads (global -> shared) read the L2 and DRAM like
+    any load. The hand profile plus 64 staging sectors a warp at the L2, 8 of them from DRAM:
+    the L2 load direction carries 40 + 64 sectors a warp, DRAM 12 + 8 sectors."""
+    dev = dataclasses.replace(load_device("h100"), dd_store_cycles=2.0)
+    plain = _profile()
+    tiled = dataclasses.replace(plain, shared=SharedMemoryCounts(
+        load_insts=16.0, load_l2_trans=64.0, load_dram_trans=8.0))
+    geo = launch_geometry(tiled, dev)
+    b0, b = launch_bounds(plain, dev, geo), launch_bounds(tiled, dev, geo)
+    warps = 1056 * 8
+    assert b0.l2_load_trans == pytest.approx(warps * 40)
+    assert b.l2_load_trans == pytest.approx(warps * (40 + 64))
+    assert b.dram_bytes == pytest.approx(warps * (12 + 8) * 32)
+    # the two directions: the loads' 104 sectors at dd_l2_cycles (1 on the H100) against the
+    # stores' 68 sector times at 2 cycles (136): the stores still bound
+    assert b.l2_cycles == pytest.approx(warps * 136 / 132)
+    assert b.l2_cycles == pytest.approx(
+        warps * max(104 * dev.dd_l2_cycles, 68 * 2.0) / 132)

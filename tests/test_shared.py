@@ -444,3 +444,22 @@ def test_syrk_tiled_column_read_is_8_wavefronts_an_element(syrk_trace):
         assert by["A[j][k]"].vector == 4
         assert by["A[j][k]"].wavefronts == per_element
         assert by["A[i][k]"].uniform and by["A[i][k]"].wavefronts == 0.5
+
+
+@pytest.mark.parametrize("block, l2_per_warp", [
+    # per kk phase a block reads its A tile (by rows of 32 k) and B tile (32 k rows of bx
+    # columns), 4-byte floats, each tile row its own transactions: ceil(row bytes / 64) on
+    # the TK1 (64-byte L2 transactions); over the block's warps, 4 phases at NK = 128
+    ("32x32", 4 * (32 * 2 + 32 * 2) / 32),    # 32 rows of A and of B, 128 B each: 4 a phase
+    ("32x8", 4 * (8 * 2 + 32 * 2) / 8),       # 10 a phase: 40
+    ("16x16", 4 * (16 * 2 + 32 * 1) / 8),     # B's rows 64 B: 8 a phase: 32
+    ("8x4", 4 * (4 * 2 + 32 * 1) / 1),        # B's rows 32 B, one transaction each: 160
+])
+def test_staging_loads_read_the_tile_sectors(gemm_tiled_prep, block, l2_per_warp):
+    """Issue 24: the staging loads' L2 transactions a warp are the tiles' rows; their DRAM
+    transactions (compulsory) are A's and B's 2 x 128 x 128 x 4 bytes in 64-byte ones over
+    the 128 x 128 / 32 = 512 warps: 4 a warp, whatever the block."""
+    prep, opts = gemm_tiled_prep
+    (k,) = prep.analyze(dataclasses.replace(opts, block=Block.parse(block))).kernels
+    assert k.profile.shared.load_l2_trans == pytest.approx(l2_per_warp)
+    assert k.profile.shared.load_dram_trans == pytest.approx(2 * 128 * 128 * 4 / 64 / 512)

@@ -27,7 +27,14 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from cgpredict.memory.staging_code import StagedTile, lane_shape, phase_code, staging_code
+from cgpredict.memory.staging_code import (
+    StagedTile,
+    copy_sectors,
+    lane_shape,
+    phase_code,
+    phase_sectors,
+    staging_code,
+)
 from cgpredict.prediction import RunOptions
 from cgpredict.prepared import prepare
 from cgpredict.profile import StagingCounts
@@ -226,3 +233,27 @@ def test_own_tiled_file_keeps_its_own_code_whatever_the_copy(compiler):
     assert own.staging_code == asked.staging_code
     loop = phase_code((StagedTile("A", 1.0, "broadcast"), StagedTile("B", 1.0, "columns")))
     assert own.staging_code.total == pytest.approx(2 * loop.total)
+
+
+def _sector_reference(cols: int, elem: int, warp: int = 32, sector: int = 32) -> int:
+    """Brute force: the distinct 32-byte sectors of a warp's lanes, lane l on tile element l
+    (row l // cols, column l % cols) of a tile whose rows start a sector-aligned row of 4096
+    bytes."""
+    return len({((lane // cols) * 4096 + (lane % cols) * elem) // sector for lane in range(warp)})
+
+
+@pytest.mark.parametrize("cols, elem", [(32, 4), (64, 4), (16, 4), (8, 4), (4, 4), (1, 4),
+                                        (32, 8), (16, 8), (32, 1), (8, 2), (3, 4)])
+def test_copy_sectors_equal_the_lane_reference(cols, elem):
+    """A warp copying 32 consecutive tile elements, x fastest: 32 floats of one row are 4
+    sectors; 8-column rows of floats are 4 rows of 1 sector; 16 doubles a row 2 rows of 4."""
+    assert copy_sectors(cols, elem) == _sector_reference(cols, elem)
+
+
+def test_phase_sectors_sum_the_tiles():
+    """gemm_tiled at 32x8: 1 element of A's tile (32 columns) and 4 of B's a thread a phase,
+    each load 4 sectors: 20 sectors a warp a phase."""
+    tiles = (StagedTile(array="A", loads_per_phase=1.0, sectors_per_load=copy_sectors(32, 4)),
+             StagedTile(array="B", loads_per_phase=4.0, lanes="columns",
+                        sectors_per_load=copy_sectors(32, 4)))
+    assert phase_sectors(tiles) == 20.0

@@ -186,3 +186,17 @@ def test_feature_table_is_typed():
     assert table.data.dtype["measured_ms"] == np.float64
     assert table.data.dtype["key"].kind == "U"
     assert table.matrix().shape == (1, len(table.features))
+
+
+def test_tiled_features_count_the_staging_loads():
+    """Issue 24: gemm_tiled at n = 128, 32x32 blocks on the H100 (32-byte sectors), 512 warps.
+    DRAM: C's 64 KB read once, A's and B's 64 KB each staged from DRAM once (compulsory).
+    L2: C loaded and stored, 4 sectors a warp each; the staging loads 4 phases x (A's and B's
+    32 x 128-byte tile rows over 32 warps: 8 sectors) = 32 sectors a warp."""
+    dev = load_device("h100")
+    row = MeasuredRow("gemm_tiled", "GEMM_TILED", {"NI": 128, "NJ": 128, "NK": 128}, "32x32",
+                      "default", 1.0, "t")
+    table, _ = build_table((row,), dev, "h100", CORPUS)
+    (rec,) = table.data
+    assert rec["dram_bytes"] == pytest.approx(3 * 128 * 128 * 4)
+    assert rec["l2_trans_total"] == pytest.approx(512 * (4 + 4 + 32))

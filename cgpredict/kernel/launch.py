@@ -25,7 +25,7 @@ from ..frontend.tracefile import Trace
 from ..halo import HaloSpec, halo_counts
 from ..machine_code import MachineShape, machine_extras, machine_shape
 from ..memory.shared import StagedAccess
-from ..memory.staging_code import staging_code
+from ..memory.staging_code import phase_sectors, staging_code
 from ..memory.transactions import COAL, CONST, UNCOAL, MemoryAnalysis
 from ..models import LaunchGeometry, launch_geometry
 from ..models import predict as model_predict
@@ -396,7 +396,7 @@ class LaunchContext:
         a tiled source's strip loop (compute.loop_unroll: whole up to UNROLL_WHOLE)."""
         if self.halo is not None or not self.staged or self.shared_spec is None:
             return {}
-        tile_loop, _, _, divisor, _ = self.shared_spec
+        tile_loop, _, _, divisor = self.shared_spec[:4]
         return {tile_loop: loop_unroll(divisor)} if divisor > 1 else {}
 
     def unroll(self, loop: int) -> int:
@@ -428,7 +428,7 @@ class LaunchContext:
             return halo_counts(self.halo, per_thread, lambda sid: h.mem[sid].block)
         if not self.staged or self.shared_spec is None:
             return SharedMemoryCounts(), 0.0
-        _, loads_per_phase, nbytes, _, _ = self.shared_spec
+        _, loads_per_phase, nbytes = self.shared_spec[:3]
         phases = self.tile_phases(row, threads)
         by_x: dict[float, float] = {}
         h = self.trace.header
@@ -444,12 +444,14 @@ class LaunchContext:
             insts_by_conflict=tuple(sorted(by_x.items())),
             bytes_per_block=nbytes,
             wavefronts=waves,
+            load_l2_trans=phases * phase_sectors(self.shared_spec[4]),
+            load_dram_trans=min(self.shared_spec[5], phases * phase_sectors(self.shared_spec[4])),
         )
         return counts, 2.0 * phases
 
     def tile_phases(self, row: int, threads: float) -> float:
         """Tile phases per thread of trace row ``row`` at the work size (a tiled launch)."""
-        tile_loop, _, _, divisor, _ = self.shared_spec
+        tile_loop, _, _, divisor = self.shared_spec[:4]
         iters = float(self.trace.loop_iters[row, tile_loop])
         return (iters / threads if threads else 0.0) * self._ratio(tile_loop) / divisor
 

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from dataclasses import replace
+
+import numpy as np
 
 from ..block import Block
 from ..devices import GPUDevice
@@ -18,7 +21,7 @@ from .shared import (
     param_row_layouts,
     staged_accesses,
 )
-from .staging_code import Copy, StagedTile, lane_shape
+from .staging_code import Copy, StagedTile, copy_sectors, lane_shape
 
 __all__ = ["staging_setup"]
 
@@ -35,10 +38,10 @@ def staging_setup(
     copy: Copy = "loop",
 ):
     """Staged accesses and (tile loop, staging loads per phase, tile bytes, phase divisor,
-    ``staging_code.StagedTile`` of each array) of a tiled kernel. ``extra`` stages arrays of
-    an untiled kernel (the advisor's modelled tiling): ``(array, R, C)`` for every kernel
-    or ``(kernel name, array, R, C)`` for one; an array the kernel's own pragma stages keeps
-    the pragma's tile. Its innermost loop then counts tile
+    ``staging_code.StagedTile`` of each array, ``fresh_sectors`` per warp) of a tiled kernel.
+    ``extra`` stages arrays of an untiled kernel (the advisor's modelled tiling):
+    ``(array, R, C)`` for every kernel or ``(kernel name, array, R, C)`` for one; an array the
+    kernel's own pragma stages keeps the pragma's tile. Its innermost loop then counts tile
     phases every ``tile columns`` iterations. ``copy`` is how the block copies those ``extra``
     tiles (``staging_code.Copy``): "thread" asks for the textbook copy of a block-shaped tile
     (``block_copy`` says whether it applies), "loop" the generic staging loop.
@@ -70,8 +73,25 @@ def staging_setup(
                                     divisor, launch)
     copies = {x[0]: block_copy(x, block, layouts) if copy != "loop" else "loop"
               for x in hints if x[0] not in own}
+    cols = {arr: c for arr, _, c in hints}
     tiles = _tiles(wt, staged, layouts, per_array, copies)
-    return staged, (tile_loop.id, float(sum(per_array.values())), nbytes, divisor, tiles)
+    tiles = tuple(replace(t, sectors_per_load=copy_sectors(
+        block.x if t.runtime_columns else cols.get(t.array, block.x),
+        layouts[t.array].elem_bytes if t.array in layouts else 4,
+        device.warp_size, device.l2_sector_bytes)) for t in tiles)
+    fresh = fresh_sectors(wt, [a.sid for a in staged], device.l2_sector_bytes)
+    return staged, (tile_loop.id, float(sum(per_array.values())), nbytes, divisor, tiles, fresh)
+
+
+def fresh_sectors(wt: WarpTrace, sids: list[int], sector: int) -> float:
+    """Distinct sectors per warp the accesses ``sids`` read in the launch ``wt`` (issue 24):
+    the staging loads' compulsory DRAM traffic, each staged element read from DRAM at least
+    once. Per warp, it holds at the work size while the arrays grow with the grid."""
+    if not wt.n_warps or not len(wt.inst_start):
+        return 0.0
+    counts = np.diff(np.r_[wt.inst_start, len(wt.addr)])
+    mine = np.repeat(np.isin(wt.inst_sid, np.asarray(sids, dtype=np.int64)), counts)
+    return float(np.unique(wt.addr[mine] // np.uint64(sector)).size) / wt.n_warps
 
 
 def _tiles(wt: WarpTrace, staged, layouts: dict, per_array: dict[str, int],

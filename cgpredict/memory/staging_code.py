@@ -66,6 +66,7 @@ addresses come from the trace (``staging.staging_setup``).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal
 
@@ -124,6 +125,7 @@ class StagedTile:
     loads_per_phase: float
     lanes: LaneShape = "broadcast"
     copy: Copy = "loop"
+    sectors_per_load: float = 0.0  # L2 sectors one warp's staging load reads (copy_sectors)
 
     def __post_init__(self) -> None:
         if self.copy not in COPIES:
@@ -162,6 +164,21 @@ def lane_shape(wt, sids: list[int], elem: int) -> LaneShape:
     if same >= LANE_SHARE:
         return "broadcast"
     return "columns" if unit >= LANE_SHARE else "rows"
+
+
+def copy_sectors(cols: int, elem: int, warp: int = 32, sector: int = 32) -> float:
+    """32-byte sectors one warp's staging load reads: its lanes take consecutive elements of
+    a tile of ``cols`` columns, x fastest, so it reads ceil(warp / cols) tile rows of
+    min(cols, warp) elements each, every row starting on a tile (sector-aligned) boundary."""
+    per_row = min(max(cols, 1), warp)
+    rows = math.ceil(warp / per_row)
+    return float(rows * math.ceil(per_row * elem / sector))
+
+
+def phase_sectors(tiles: tuple[StagedTile, ...]) -> float:
+    """L2 sectors a warp's staging loads read per tile phase (every tile's loads a thread
+    times the sectors of each)."""
+    return sum(t.loads_per_phase * t.sectors_per_load for t in tiles)
 
 
 def phase_code(tiles: tuple[StagedTile, ...]) -> StagingCounts:

@@ -142,6 +142,8 @@ def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry
     reaching = [p.insts * (1 - p.l1_hit_fraction) for p in pats]
     l2_loads = sum(n * max(p.l2_trans_per_warp, 1.0) for n, p in zip(reaching, pats) if n > 0)
     dram_loads = sum(n * p.dram_trans_per_warp for n, p in zip(reaching, pats))
+    l2_loads += profile.shared.load_l2_trans  # a tiled kernel's staging loads (issue 24)
+    dram_loads += profile.shared.load_dram_trans  # their L2 misses
     st = profile.stores
     at = profile.atomics
     dram_bytes = warps * (dram_loads + st.write_back_trans) * device.l2_sector_bytes

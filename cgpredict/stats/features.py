@@ -51,8 +51,8 @@ FEATURES: dict[str, str] = {
     "uncoal_share": "share of global warp memory instructions that are uncoalesced",
     "l1_hit_rate": "share of global warp loads served by the L1",
     "l2_hit_rate": "L2 hit rate (transaction-weighted)",
-    "dram_bytes": "DRAM bytes moved (L2 misses x sector bytes)",
-    "l2_trans_total": "L2 transactions",
+    "dram_bytes": "DRAM bytes moved (L2 misses x sector bytes, staging loads included)",
+    "l2_trans_total": "L2 transactions (staging loads included)",
     "warp_insts_total": "warp instructions issued (memory + computation)",
     "comp_per_thread": "computation instructions per thread",
     "fp_per_thread": "floating-point instructions per thread",
@@ -119,7 +119,7 @@ def config_features(report: Report, row: MeasuredRow, device: GPUDevice) -> dict
     pats = ("coal", "uncoal", "const")
     winsts = {p: 0.0 for p in pats}
     l2 = {p: 0.0 for p in pats}
-    dram = l1_served = global_loads = 0.0
+    dram = l1_served = global_loads = staged_l2 = 0.0
     threads_total = warp_total = 0.0
     per_thread = {n: 0.0 for n in ("comp", "fp", "sfu", "load", "store", "shared", "sync")}
     bytes_thread = 0.0
@@ -136,6 +136,9 @@ def config_features(report: Report, row: MeasuredRow, device: GPUDevice) -> dict
             l2[name] += reach * c.l2_trans_per_warp
             dram += reach * c.dram_trans_per_warp * sector
             l1_served += c.insts * c.l1_hit_fraction * warps
+        # a tiled kernel's staging loads (global -> shared): L2 sectors, compulsory DRAM
+        staged_l2 += p.shared.load_l2_trans * warps
+        dram += p.shared.load_dram_trans * warps * sector
         loads = sum(m.per_thread for m in k.mem if m.kind == "load" and m.pattern != "shared")
         stores = sum(m.per_thread for m in k.mem if m.kind == "store" and m.pattern != "shared")
         global_loads += loads * warps
@@ -151,7 +154,7 @@ def config_features(report: Report, row: MeasuredRow, device: GPUDevice) -> dict
             per_thread[name] += v * threads
         bytes_thread += (loads + stores) * p.bytes_per_access * threads
     mem_warps = sum(winsts.values())
-    l2_total = sum(l2.values())
+    l2_total = sum(l2.values()) + staged_l2
     comp_total = per_thread["comp"]
     f: dict[str, float] = {
         "block_x": blk.x,

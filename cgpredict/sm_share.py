@@ -23,7 +23,7 @@ from .memory.derived import memo
 from .warp_order import event_records
 from .warps import WarpTrace
 
-__all__ = ["block_share", "busiest_sm_share", "launch_sm_share"]
+__all__ = ["block_share", "busiest_share", "busiest_sm_share", "launch_sm_share"]
 
 
 def block_share(events: np.ndarray, grid: tuple[int, int], work: tuple[float, float],
@@ -75,3 +75,14 @@ def launch_sm_share(wt: WarpTrace | None, work: tuple[float, float], block: Bloc
         return 1.0
     key = ("sm_share", float(work[0]), float(work[1]), block.x, block.y, sm_count)
     return memo(wt, key, lambda: busiest_sm_share(wt, work, block, sm_count))
+
+
+def busiest_share(wt) -> float:
+    """How many times the mean pseudo-thread's memory events the busiest thread makes: a
+    warp instruction holds at most one event of each lane, so the busiest warp's instruction
+    count is its busiest lane's events at most (1 when every thread works alike)."""
+    threads = max(wt.grid_x, 1) * max(wt.grid_y, 1)
+    if not wt.n_events or not len(wt.inst_warp):
+        return 1.0
+    most = float(np.bincount(wt.inst_warp).max())
+    return max(most / (wt.n_events / threads), 1.0)

@@ -36,6 +36,7 @@ from ..register_block import (
     reg_block_note,
 )
 from ..scaling import SizeModel
+from ..sm_share import busiest_share
 from ..warps import WarpTrace, form_warps, form_warps_auto, single_thread
 from .checks import (
     check_block,
@@ -45,7 +46,7 @@ from .checks import (
     resident_notes,
     thread_warnings,
 )
-from .launch import LaunchContext, LaunchModel, busiest_share, trip
+from .launch import LaunchContext, LaunchModel, trip
 from .launch_parts import launch_rows
 from .layouts import halo_staged, reg_blocked, remapped, row_warped
 from .region import RegionSetup, is_store, region_memory, setup_region

@@ -487,16 +487,5 @@ def _load_latency(s, device: GPUDevice) -> float:
     return l1 * device.l1_latency_cycles + (1 - l1) * beyond
 
 
-def busiest_share(wt) -> float:
-    """How many times the mean pseudo-thread's memory events the busiest thread makes: a
-    warp instruction holds at most one event of each lane, so the busiest warp's instruction
-    count is its busiest lane's events at most (1 when every thread works alike)."""
-    threads = max(wt.grid_x, 1) * max(wt.grid_y, 1)
-    if not wt.n_events or not len(wt.inst_warp):
-        return 1.0
-    most = float(np.bincount(wt.inst_warp).max())
-    return max(most / (wt.n_events / threads), 1.0)
-
-
 def _model_options(opts: RunOptions) -> dict:
     return {"batch_mode": opts.batch_mode} if opts.model == "cgpredict" else {}

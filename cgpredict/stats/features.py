@@ -109,6 +109,19 @@ def _w(values: list[float], weights: list[float]) -> float:
     return sum(v * w for v, w in zip(values, weights)) / total
 
 
+def _time_weighted(kernels, times: list[float]) -> dict[str, float]:
+    """The per-kernel features weighted by each kernel's share of the time: occupancy and its
+    limit, MWP, CWP, the memory-bound share, waves."""
+    f = {"occupancy": _w([k.occupancy for k in kernels], times)}
+    for lim in OCC_LIMITS:
+        f[f"occ_limit_{lim}"] = _w([float(k.occupancy_limit == lim) for k in kernels], times)
+    f["mwp"] = _w([k.result.mwp for k in kernels], times)
+    f["cwp"] = _w([k.result.cwp for k in kernels], times)
+    f["memory_bound_share"] = _w([float(k.result.bound == "memory") for k in kernels], times)
+    f["waves"] = _w([k.batches for k in kernels], times)
+    return f
+
+
 def config_features(report: Report, row: MeasuredRow, device: GPUDevice) -> dict[str, float]:
     """The features of one configuration from its prediction (see FEATURES)."""
     blk = Block.parse(row.block)
@@ -181,13 +194,7 @@ def config_features(report: Report, row: MeasuredRow, device: GPUDevice) -> dict
     f["mem_share"] = mem_per_thread / total_per_thread if total_per_thread else 0.0
     f["bytes_per_thread"] = bytes_thread / threads_total if threads_total else 0.0
     f["arith_intensity"] = comp_total / dram if dram else comp_total
-    f["occupancy"] = _w([k.occupancy for k in kernels], times)
-    for lim in OCC_LIMITS:
-        f[f"occ_limit_{lim}"] = _w([float(k.occupancy_limit == lim) for k in kernels], times)
-    f["mwp"] = _w([k.result.mwp for k in kernels], times)
-    f["cwp"] = _w([k.result.cwp for k in kernels], times)
-    f["memory_bound_share"] = _w([float(k.result.bound == "memory") for k in kernels], times)
-    f["waves"] = _w([k.batches for k in kernels], times)
+    f.update(_time_weighted(kernels, times))
     f["predicted_ms"] = report.total_ms
     missing = set(FEATURES) - set(f)
     assert not missing, f"config_features does not set {sorted(missing)}"

@@ -237,8 +237,22 @@ def analyze_memory(
     With ``sector_bytes`` smaller than the line (modern GPUs: 32-byte sectors of 128-byte
     lines), a transaction is one sector: tags and LRU stay per line, a sector hits only if it
     was fetched since its line was allocated.
+
+    The result is kept with ``wt`` under all its arguments (``memo``): an analysis of the
+    same warps with the same cache and scale (the advisor's fixes that leave a launch's
+    global accesses as they were) takes it as it is.
     """
     ab = np.asarray(access_bytes)
+    key = ("memory", ab.dtype.str, ab.tobytes(), cache, warps_per_batch, scale, sector_bytes,
+           l1, None if is_store is None else (is_store.dtype.str, is_store.tobytes()))
+    return memo(wt, key, lambda: _analysis(wt, ab, cache, warps_per_batch, scale,
+                                           sector_bytes, l1, is_store))
+
+
+def _analysis(wt: WarpTrace, ab: np.ndarray, cache: CacheConfig, warps_per_batch: int,
+              scale: CacheScale, sector_bytes: int | None, l1: L1Config | None,
+              is_store: np.ndarray | None) -> MemoryAnalysis:
+    """analyze_memory, computed."""
     pattern = memo(wt, ("classify", ab.tobytes()), lambda: _patterns(wt, ab))
     sectored = sector_bytes is not None and sector_bytes < cache.line_bytes
     unit = sector_bytes if sectored else cache.line_bytes
@@ -253,11 +267,11 @@ def analyze_memory(
     if l1 is not None:
         is_load_inst = ~(is_store[sid] if is_store is not None else np.zeros(n, bool))
         l1_hit = l1_hits(wt, inst, lines, unit, is_load_inst, l1)
-    # the transactions that reach the L2: line (sector) and batch (without an L1, all of
-    # them: no copy of the stream)
+    # the transactions that reach the L2: index (None: all of them, no copy of the stream),
+    # line (sector) and batch
     wpb = max(warps_per_batch, 1)
     if l1 is None:
-        to_l2, ordered, batch = slice(None), lines, _batches(inst, wt.inst_warp, wpb)
+        to_l2, ordered, batch = None, lines, _batches(inst, wt.inst_warp, wpb)
     else:
         to_l2, ordered, batch = _l2_stream(l1_hit, lines, inst, wt.inst_warp, wpb)
     hits = np.zeros(len(lines), bool)
@@ -266,23 +280,23 @@ def analyze_memory(
     else:
         exact = hit_mask(ordered, cache)
     unit_ids = dense_ids(ordered)  # for the scaling and the first touches
-    hits[to_l2] = scale_gathered(
+    at = slice(None) if to_l2 is None else to_l2
+    # each gather's static instruction only when some gather grows (scale_gathered)
+    gather_sids = sid[inst][at] if scale.gathers else sid[:0]
+    hits[at] = scale_gathered(
         ordered,
         scale_hits(ordered, batch, exact, cache, scale, cache.line_bytes // unit, unit_ids),
-        sid[inst][to_l2], cache, scale, cache.line_bytes // unit, unit_ids,
+        gather_sids, cache, scale, cache.line_bytes // unit, unit_ids,
     )  # fmt: skip
-    first = _first_writes(lines, inst, sid, is_store)
-    cold = np.zeros(len(lines), bool)
-    if len(ordered):
-        cold[to_l2] = _first_ids(unit_ids[0])
-        if is_store is not None:
-            cold &= ~is_store[sid][inst]
     n_sids = int(sid.max()) + 1 if n else 0
+    stores = np.zeros(n, np.bool_) if is_store is None else np.asarray(is_store[sid], np.bool_)
+    first, cold, fresh = _store_marks(
+        inst, np.zeros(0, np.int64) if to_l2 is None else to_l2, unit_ids[0], hits, stores,
+        sid, pattern, n_sids,
+    )  # fmt: skip
     warp_insts, l2, dram, served, written, cold_n, issued_n, l2_total, hits_total = _tally(
         inst, l1_hit, hits, first, cold, sid, pattern, n_sids
     )
-    fresh = _fresh_stores(inst, to_l2, unit_ids[0] if len(ordered) else None, hits,
-                          is_store, sid, pattern, n_sids)
     counts = (warp_insts, l2, dram, served, written, cold_n, issued_n, fresh)
     return MemoryAnalysis(_instr_stats(counts, n_sids, l1 is not None), int(l2_total),
                           int(hits_total))
@@ -383,63 +397,49 @@ def _tally(inst, l1_hit, hits, first, cold, sid, pattern, n_sids):  # pragma: no
     return warp_insts, l2, dram, served, written, cold_n, issued, l2_total, hit_total
 
 
-def _first_writes(lines, inst, sid, is_store) -> np.ndarray:
-    """Per transaction (in issue order): True for a store transaction that is the first write
-    of its sector in the launch. A write-back L2 sends each dirty sector to DRAM once, however
-    often it is stored (an accumulator stored every iteration is written back once)."""
-    first = np.zeros(len(lines), bool)
-    if is_store is None or not len(lines):
-        return first
-    so = np.flatnonzero(is_store[sid][inst])  # the store transactions
-    if len(so):
-        first[so[_first_use(lines[so])]] = True
-    return first
-
-
-def _fresh_stores(inst, to_l2, ids, hits, is_store, sid, pattern, n_sids) -> np.ndarray:
-    """Per (static instruction, pattern): store transactions reaching the L2 whose sector no
-    earlier load brought in and the L2 still holds (a miss, or a hit only on bytes other
-    stores left there). ``ids``: the dense ids of the L2 stream's sectors, in issue order."""
-    out = np.zeros((n_sids, 3), np.int64)
-    if is_store is None or ids is None:
-        return out
-    store_t = is_store[sid][inst]
-    at_l2 = np.arange(len(inst))[to_l2]  # the transactions the L1 passes on
-    st = store_t[at_l2]
-    fresh = st & ~(hits[at_l2] & _loaded_before(ids, ~st))
-    i = inst[at_l2[fresh]]
-    np.add.at(out, (sid[i], pattern[i]), 1)
-    return out
-
-
 @njit(cache=True, nogil=True)
-def _loaded_before(ids, is_load):  # pragma: no cover - numba
-    """True where an earlier transaction on the same id (sector) was a load."""
-    n = ids.shape[0]
-    seen = np.zeros(ids.max() + 1 if n else 0, np.bool_)
-    out = np.empty(n, np.bool_)
-    for t in range(n):
-        out[t] = seen[ids[t]]
-        if is_load[t]:
-            seen[ids[t]] = True
-    return out
+def _store_marks(
+    inst, to_l2, ids, hits, stores, sid, pattern, n_sids
+):  # pragma: no cover - numba
+    """One pass over the L2 stream (``to_l2``: the index of each of its transactions among
+    all of them; empty: all of them; ``ids``: its sectors' dense ids, in issue order):
 
+    * first: per transaction, a store that is the first write of its sector in the launch
+      (a write-back L2 sends each dirty sector to DRAM once, however often it is stored:
+      an accumulator stored every iteration is written back once); every store reaches the
+      L2 (an L1 caches loads only);
+    * cold: per transaction, a load that is the first touch of its sector (a compulsory
+      miss);
+    * fresh: per (static instruction, pattern), the stores whose sector no earlier load
+      brought in and the L2 still holds (a miss, or a hit only on bytes other stores left
+      there).
 
-def _first_use(keys: np.ndarray) -> np.ndarray:
-    """True where a key occurs for the first time."""
-    return _first_ids(dense_ids(keys)[0])
-
-
-@njit(cache=True, nogil=True)
-def _first_ids(ids):  # pragma: no cover - numba
-    """True where an id of ``dense_ids`` occurs for the first time: it numbers the keys in
-    that order, so a first occurrence is an id above every earlier one."""
-    out = np.empty(ids.shape[0], np.bool_)
-    top = np.int64(-1)
-    for t in range(ids.shape[0]):
-        out[t] = ids[t] > top
-        top = max(top, ids[t])
-    return out
+    ``stores``: per warp instruction, True for a store."""
+    n = inst.shape[0]
+    first = np.zeros(n, np.bool_)
+    cold = np.zeros(n, np.bool_)
+    fresh = np.zeros((n_sids, 3), np.int64)
+    m = ids.shape[0]
+    n_ids = ids.max() + 1 if m else 0
+    stored = np.zeros(n_ids, np.bool_)
+    loaded = np.zeros(n_ids, np.bool_)
+    some = to_l2.shape[0] > 0
+    top = np.int64(-1)  # ids number sectors in order of first touch: a new one is above all
+    for j in range(m):
+        t = to_l2[j] if some else j
+        i = inst[t]
+        d = ids[j]
+        if stores[i]:
+            if not stored[d]:
+                first[t] = True
+                stored[d] = True
+            if not (hits[t] and loaded[d]):
+                fresh[sid[i], pattern[i]] += 1
+        else:
+            cold[t] = d > top
+            loaded[d] = True
+        top = max(top, d)
+    return first, cold, fresh
 
 
 def warm_start(mem: MemoryAnalysis, warm: frozenset[int]) -> MemoryAnalysis:

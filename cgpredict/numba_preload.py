@@ -33,7 +33,6 @@ RUN_KERNELS: tuple[tuple[str, str], ...] = (
     ("cgpredict.memory.transactions", "_batches"),
     ("cgpredict.memory.transactions", "_classify_kernel"),
     ("cgpredict.memory.transactions", "_tally"),
-    ("cgpredict.memory.transactions", "_store_marks"),
     ("cgpredict.memory.lru", "_lru_stack_kernel"),
     ("cgpredict.memory.reuse", "_scaled_hits"),
     ("cgpredict.port_pairs", "_store_counts"),

@@ -290,14 +290,9 @@ def _analysis(wt: WarpTrace, ab: np.ndarray, cache: CacheConfig, warps_per_batch
     )  # fmt: skip
     n_sids = int(sid.max()) + 1 if n else 0
     stores = np.zeros(n, np.bool_) if is_store is None else np.asarray(is_store[sid], np.bool_)
-    first, cold, fresh = _store_marks(
-        inst, np.zeros(0, np.int64) if to_l2 is None else to_l2, unit_ids[0], hits, stores,
-        sid, pattern, n_sids,
-    )  # fmt: skip
-    warp_insts, l2, dram, served, written, cold_n, issued_n, l2_total, hits_total = _tally(
-        inst, l1_hit, hits, first, cold, sid, pattern, n_sids
+    *counts, l2_total, hits_total = _tally(
+        inst, l1_hit, hits, unit_ids[0], stores, sid, pattern, n_sids
     )
-    counts = (warp_insts, l2, dram, served, written, cold_n, issued_n, fresh)
     return MemoryAnalysis(_instr_stats(counts, n_sids, l1 is not None), int(l2_total),
                           int(hits_total))
 
@@ -351,32 +346,55 @@ def _batches(inst, inst_warp, wpb):  # pragma: no cover - numba
 
 
 @njit(cache=True, nogil=True)
-def _tally(inst, l1_hit, hits, first, cold, sid, pattern, n_sids):  # pragma: no cover
-    """Per (static instruction, pattern): warp instructions, L2 transactions (those the L1
-    does not serve), DRAM transactions (L2 misses), instructions the L1 serves entirely,
-    first writes of a sector, compulsory load misses and every transaction issued (L1 hit or
-    not); and the launch's L2 transactions and L2 hits."""
+def _tally(inst, l1_hit, hits, ids, stores, sid, pattern, n_sids):  # pragma: no cover
+    """Per (static instruction, pattern), in one pass over the transactions (issue order):
+    warp instructions, L2 transactions (those the L1 does not serve), DRAM transactions (L2
+    misses), instructions the L1 serves entirely, first writes of a sector (a write-back L2
+    sends each dirty sector to DRAM once, however often it is stored: an accumulator stored
+    every iteration is written back once), compulsory load misses (a load's first touch of
+    its sector), every transaction issued (L1 hit or not) and fresh stores (a store whose
+    sector no earlier load brought in and the L2 still holds: a miss, or a hit only on bytes
+    other stores left there); and the launch's L2 transactions and L2 hits.
+
+    ``ids``: the dense ids of the sectors of the L2 stream (the transactions the L1 does
+    not serve, in order; every store is one: an L1 caches loads only); ``stores``: per warp
+    instruction, True for a store."""
     n_inst = sid.shape[0]
     all_i = np.zeros(n_inst, np.int64)
     l2_i = np.zeros(n_inst, np.int64)
     miss_i = np.zeros(n_inst, np.int64)
     first_i = np.zeros(n_inst, np.int64)
     cold_i = np.zeros(n_inst, np.int64)
-    l2_total, hit_total = 0, 0
+    fresh_i = np.zeros(n_inst, np.int64)
+    n_ids = ids.max() + 1 if ids.shape[0] else 0
+    stored = np.zeros(n_ids, np.bool_)  # a store wrote the sector
+    loaded = np.zeros(n_ids, np.bool_)  # a load brought it in
+    top = np.int64(-1)  # ids number sectors in order of first touch: a new one is above all
+    l2_total, hit_total, j = 0, 0, 0
     for t in range(inst.shape[0]):
         i = inst[t]
         all_i[i] += 1
-        if not l1_hit[t]:
-            l2_i[i] += 1
-            l2_total += 1
-            if hits[t]:
-                hit_total += 1
-            else:
-                miss_i[i] += 1
-        if first[t]:
-            first_i[i] += 1
-        if cold[t]:
-            cold_i[i] += 1
+        if l1_hit[t]:
+            continue
+        l2_i[i] += 1
+        l2_total += 1
+        if hits[t]:
+            hit_total += 1
+        else:
+            miss_i[i] += 1
+        d = ids[j]
+        j += 1
+        if stores[i]:
+            if not stored[d]:
+                first_i[i] += 1
+                stored[d] = True
+            if not (hits[t] and loaded[d]):
+                fresh_i[i] += 1
+        else:
+            if d > top:
+                cold_i[i] += 1
+            loaded[d] = True
+        top = max(top, d)
     warp_insts = np.zeros((n_sids, 3), np.int64)
     cold_n = np.zeros((n_sids, 3), np.int64)
     l2 = np.zeros((n_sids, 3), np.int64)
@@ -384,6 +402,7 @@ def _tally(inst, l1_hit, hits, first, cold, sid, pattern, n_sids):  # pragma: no
     served = np.zeros((n_sids, 3), np.int64)
     written = np.zeros((n_sids, 3), np.int64)
     issued = np.zeros((n_sids, 3), np.int64)
+    fresh = np.zeros((n_sids, 3), np.int64)
     for i in range(n_inst):
         s, p = sid[i], pattern[i]
         warp_insts[s, p] += 1
@@ -392,54 +411,10 @@ def _tally(inst, l1_hit, hits, first, cold, sid, pattern, n_sids):  # pragma: no
         written[s, p] += first_i[i]
         cold_n[s, p] += cold_i[i]
         issued[s, p] += all_i[i]
+        fresh[s, p] += fresh_i[i]
         if l2_i[i] == 0:  # every transaction of the instruction hit in L1
             served[s, p] += 1
-    return warp_insts, l2, dram, served, written, cold_n, issued, l2_total, hit_total
-
-
-@njit(cache=True, nogil=True)
-def _store_marks(
-    inst, to_l2, ids, hits, stores, sid, pattern, n_sids
-):  # pragma: no cover - numba
-    """One pass over the L2 stream (``to_l2``: the index of each of its transactions among
-    all of them; empty: all of them; ``ids``: its sectors' dense ids, in issue order):
-
-    * first: per transaction, a store that is the first write of its sector in the launch
-      (a write-back L2 sends each dirty sector to DRAM once, however often it is stored:
-      an accumulator stored every iteration is written back once); every store reaches the
-      L2 (an L1 caches loads only);
-    * cold: per transaction, a load that is the first touch of its sector (a compulsory
-      miss);
-    * fresh: per (static instruction, pattern), the stores whose sector no earlier load
-      brought in and the L2 still holds (a miss, or a hit only on bytes other stores left
-      there).
-
-    ``stores``: per warp instruction, True for a store."""
-    n = inst.shape[0]
-    first = np.zeros(n, np.bool_)
-    cold = np.zeros(n, np.bool_)
-    fresh = np.zeros((n_sids, 3), np.int64)
-    m = ids.shape[0]
-    n_ids = ids.max() + 1 if m else 0
-    stored = np.zeros(n_ids, np.bool_)
-    loaded = np.zeros(n_ids, np.bool_)
-    some = to_l2.shape[0] > 0
-    top = np.int64(-1)  # ids number sectors in order of first touch: a new one is above all
-    for j in range(m):
-        t = to_l2[j] if some else j
-        i = inst[t]
-        d = ids[j]
-        if stores[i]:
-            if not stored[d]:
-                first[t] = True
-                stored[d] = True
-            if not (hits[t] and loaded[d]):
-                fresh[sid[i], pattern[i]] += 1
-        else:
-            cold[t] = d > top
-            loaded[d] = True
-        top = max(top, d)
-    return first, cold, fresh
+    return warp_insts, l2, dram, served, written, cold_n, issued, fresh, l2_total, hit_total
 
 
 def warm_start(mem: MemoryAnalysis, warm: frozenset[int]) -> MemoryAnalysis:

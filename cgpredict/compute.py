@@ -328,7 +328,15 @@ def loop_unroll(trips_per_entry: float) -> int:
     return UNROLL_RUNTIME
 
 
-def runtime_trip_depth(moves_one_element: bool, stores: int, counts_up: bool = True) -> int:
+#: the SASS_EXPANSION entries whose fast path branches to a slow-path subroutine (``CALL``
+#: with its BSSY/BSYNC: the IEEE division and square root, float and double): a loop that runs
+#: one keeps nvcc's trip (runtime_trip_depth)
+SLOW_PATH_OPS = frozenset(("fdiv_f32", "sqrt_f32", "fdiv_f64", "sqrt_f64"))
+
+
+def runtime_trip_depth(
+    moves_one_element: bool, stores: int, counts_up: bool = True, slow_path: bool = False
+) -> int:
     """Source iterations per trip of the sm_90 SASS of a loop bounded by a run-time size:
     nvcc's UNROLL_RUNTIME, times PTXAS_UNROLL when ptxas unrolls again. ptxas does when it
     can read the trip count off the trip's exit test and the loop has at most one global
@@ -342,8 +350,14 @@ def runtime_trip_depth(moves_one_element: bool, stores: int, counts_up: bool = T
     probe loops (loop_counter). Not modelled: the probes show that two stores which move
     with the loop (to two arrays, by an element or a row) do not keep nvcc's 4; only two at
     a fixed address (GESUMMV's plain accumulators, and a probe like it) do. No corpus loop
-    has two moving stores."""
-    deeper = stores <= 1 and (moves_one_element or not counts_up)
+    has two moving stores. ptxas does not unroll again a loop whose body runs an operation
+    with a slow-path call (``slow_path``: SLOW_PATH_OPS): 16 such iterations exceed what it
+    unrolls (17.5 SASS instructions an iteration at least: a probe ``s += 1.0f / a[j]``, 70
+    a 4-iteration trip, as ``s += sqrtf(a[j])``; the user ports' n-body j loops, f32 and
+    f64, and softmax's output loop: 4 a trip), where ``s += expf(a[j])`` without one gets 16
+    (152 instructions a trip). The budget between (a probe of 18 FFMA an iteration keeps
+    4, one of 8 gets 16; softmax's sum of expf keeps 4) is not modelled."""
+    deeper = stores <= 1 and (moves_one_element or not counts_up) and not slow_path
     return UNROLL_RUNTIME * (PTXAS_UNROLL if deeper else 1)
 
 

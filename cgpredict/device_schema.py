@@ -133,6 +133,13 @@ class GPUDevice:
     # dispatch only
     pipes: PipeRates | None = None
     provenance: Provenance | None = None
+    # whether the SM's dispatch issues other instructions while its shared-memory path serves
+    # a warp's shared accesses (eq. (22): the slower of the two) or not (eq. (22s): their
+    # sum, as the SPEC prints (22)); models/cgpredict_model.lsu_issue_cycles
+    smem_overlaps_issue: bool = True
+    # the address bit (as its byte stride) XORed into the slice number's lowest bit: the two
+    # halves of each l2_slice_interleave_bytes granule on two slices (l2_slices.py); None: none
+    l2_slice_xor_bytes: int | None = None
 
     # ---- derived properties ------------------------------------------------------------
     @property
@@ -190,7 +197,8 @@ class GPUDevice:
         file gives the slices, their interleave and the cost per request."""
         if not (self.l2_slices and self.l2_slice_interleave_bytes and self.atomic_slice_cycles):
             return None
-        return SliceMap(slices=self.l2_slices, interleave_bytes=self.l2_slice_interleave_bytes)
+        return SliceMap(slices=self.l2_slices, interleave_bytes=self.l2_slice_interleave_bytes,
+                        xor_bytes=self.l2_slice_xor_bytes or 0)
 
     @property
     def persist_bytes(self) -> int:
@@ -254,6 +262,7 @@ FIELD_SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
         "l2_persist_bytes": ("int", False),
         "l2_slices": ("int", False),
         "l2_slice_interleave_bytes": ("int", False),
+        "l2_slice_xor_bytes": ("int", False),
     },
     "timing": {
         "l1_latency_cycles": ("float", True),
@@ -265,6 +274,7 @@ FIELD_SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
         "inst_cycles_per_warp_inst": ("float", True),
         "smem_load_cycles": ("float", True),
         "smem_issue_cycles": ("float", False),
+        "smem_overlaps_issue": ("bool", False),
         "l1_line_cycles": ("float", False),
         "dd_store_cycles": ("float", False),
         "launch_sync_us": ("float", False),

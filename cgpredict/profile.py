@@ -25,6 +25,8 @@ class PatternCounts:
     sectors_per_warp: transactions (32-B sectors) one warp instruction of this pattern
         issues, served by the L1 or not: what an L1-served one reads through the load/store
         path. 0: unknown (l2_trans_per_warp stands in for it).
+    lines_per_warp: distinct cache lines one warp instruction of this pattern touches, what
+        the SM's L1 looks up (models/bounds.py, eq. (B2)). 0: unknown (from the sectors).
     """
 
     insts: float = 0.0
@@ -32,6 +34,7 @@ class PatternCounts:
     dram_trans_per_warp: float = 0.0
     l1_hit_fraction: float = 0.0
     sectors_per_warp: float = 0.0
+    lines_per_warp: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -162,12 +165,14 @@ def _without(all_: PatternCounts, st: PatternCounts) -> PatternCounts:
     dram = all_.dram_trans_per_warp * reaching_all - st.dram_trans_per_warp * st.insts
     # a store issues exactly the transactions it sends to the L2
     sectors = all_.sectors_per_warp * all_.insts - st.l2_trans_per_warp * st.insts
+    lines = all_.lines_per_warp * all_.insts - st.lines_per_warp * st.insts
     return PatternCounts(
         insts,
         max(l2, 0.0) / reaching if reaching > 1e-12 else 0.0,
         max(dram, 0.0) / reaching if reaching > 1e-12 else 0.0,
         all_.insts * all_.l1_hit_fraction / insts,
         sectors_per_warp=max(sectors, 0.0) / insts if all_.sectors_per_warp else 0.0,
+        lines_per_warp=max(lines, 0.0) / insts if all_.lines_per_warp else 0.0,
     )
 
 
@@ -224,6 +229,9 @@ class KernelProfile:
     # flight together (parallelism.ThreadBodies.chain_cycles); 1 where a plain port's store
     # orders the next iteration's loads. What eq. (22m) overlaps (models/cgpredict_model.py)
     loads_in_flight: float = 1.0
+    # the busiest SM's work over the mean SM's (sm_share.py, eq. (B1)): 1 unless a launch of
+    # at most one block an SM gives its blocks unequal work (a triangular loop's threads)
+    sm_share: float = 1.0
 
     def loads_only(self) -> KernelProfile:
         """This profile with its stores taken out of the memory patterns: what a warp waits

@@ -45,6 +45,8 @@ def _bounds_text(r) -> list[str]:
         + _atomic_text(b)
         + (f", pipe {b.pipe_cycles:.4g} (the {b.pipe} pipe at its published rate)"
            if b.pipe else "")
+        + (f", L1 path {b.l1_cycles:.4g} (every global line through the SM's L1)"
+           if b.l1_cycles else "")
     ]
 
 

@@ -13,7 +13,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .compute import PTXAS_UNROLL, UNROLL_RUNTIME, UNROLL_WHOLE, runtime_trip_depth
+from .compute import (
+    PTXAS_UNROLL,
+    SLOW_PATH_OPS,
+    UNROLL_RUNTIME,
+    UNROLL_WHOLE,
+    runtime_trip_depth,
+    sass_op,
+)
 from .frontend.tracefile import Trace
 from .instrument import loopbody
 from .loop_counter import counts_up_from_constant
@@ -25,7 +32,8 @@ from .parallelism import ir_module
 # nvcc unrolls such a loop UNROLL_RUNTIME (4) times in its PTX; ptxas unrolls that trip
 # PTXAS_UNROLL (4) times more when the loop has an access that moves one element per
 # iteration or does not count up from a constant (loop_counter: Deriche's backward passes),
-# and at most one store (compute.runtime_trip_depth). Of the unrolled trip's
+# and at most one store, and no IEEE division or square root (whose slow-path call makes
+# 16 iterations too long: compute.runtime_trip_depth). Of the unrolled trip's
 # control and address arithmetic the SASS keeps (read from the sm_90 SASS of the ports'
 # hot loops, validation/results/sass-check.md):
 #
@@ -251,16 +259,17 @@ def pointer_key(body: loopbody.LoopBody, o, geps: dict[str, str]) -> tuple:
     """The pointer ptxas advances for memory op ``o``: its array and the indices of its
     address, each body value taken at its root (``offset_root``: ``k + 1`` is ``k``'s pointer
     plus an immediate offset) and each value from outside the loop by name (``A[i][k]`` and
-    ``A[j][k]`` are two pointers into one array)."""
+    ``A[j][k]`` are two pointers into one array); a constant index is no pointer of its own
+    (``p[j].y``: ``gep i8, %p_j, i64 4`` is ``p[j]``'s pointer, the 4 an immediate offset,
+    where the constant's text ``4`` once matched the body's unnamed value ``%4``)."""
     by_name = {op.name.lstrip("%"): op.index for op in body.ops if op.name}
     idx: set = set()
     for g in address_geps(body.ops, o):
         for name, _ in gep_index_types(geps.get(body.ops[g].name.lstrip("%"), "")):
+            if not name.startswith("%"):
+                continue  # a constant index (a field's byte offset): an immediate offset
             k = by_name.get(name.lstrip("%"))
-            if k is not None:
-                idx.add(offset_root(body.ops, k))
-            elif name.startswith("%"):
-                idx.add(name)
+            idx.add(offset_root(body.ops, k) if k is not None else name)
         idx |= {n for n in _gep_base(geps.get(body.ops[g].name.lstrip("%"), ""))
                 if n.lstrip("%") not in by_name}
     return (o.array, frozenset(idx))
@@ -348,6 +357,16 @@ def products_of_loads(body: loopbody.LoopBody, loads: set[int]) -> bool:
     return bool(muls) and all(len(o.operands) == 2 and set(o.operands) <= loads for o in muls)
 
 
+def runs_slow_path(trace: Trace, loop) -> bool:
+    """Whether the blocks of ``loop`` (inner loops excluded) run an operation whose SASS
+    calls a slow-path subroutine (compute.SLOW_PATH_OPS: an IEEE division or square root)."""
+    h = trace.header
+    return any(
+        sass_op(opcode, ty, detail) in SLOW_PATH_OPS
+        for b in own_blocks(trace, loop) for opcode, ty, detail, _ in h.blocks[b].ops
+    )
+
+
 def runtime_trip(trace: Trace, loop) -> RuntimeTrip:
     """``RuntimeTrip`` of ``loop`` (a loop of the trace bounded by a run-time size): its
     global accesses at an address that changes every iteration, their distinct address
@@ -378,7 +397,10 @@ def runtime_trip(trace: Trace, loop) -> RuntimeTrip:
             offsets[key] = invariant_offsets(body, o, geps, defs)
             loads |= {o.index} if o.klass == "load" else set()
     stores = sum(o.klass == "store" and o.mem_id >= 0 for o in body.mem_ops)
-    depth = runtime_trip_depth(any(moving.values()), stores, counts_up_from_constant(trace, loop))
+    depth = runtime_trip_depth(
+        any(moving.values()), stores, counts_up_from_constant(trace, loop),
+        slow_path=runs_slow_path(trace, loop),
+    )
     rebased = rebased_trip(depth, offsets.values())
     row_units = sum(bool(offsets[k]) for k, unit in moving.items() if unit)
     chain = products_of_loads(body, loads)

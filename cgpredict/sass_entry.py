@@ -25,9 +25,14 @@ deriche_hsum, fdtd_k2/k3, gemver_k1: ``validation/sass_check.py``), ptxas emits 
 * the 64-bit address per array base, as the PTX's ``mad.wide`` the model counts already
   (``machine_code.folded_address_insts`` keeps one per base).
 
-The bound's ``UIADD3`` where the port compares with a run-time size less a constant
-(``i < n - 1``) is not counted: the C's bound is a macro the IR has folded (``i < 63``), so
-the trace cannot tell ``n - 1`` from a size.
+* a ``UIADD3`` per distinct size plus or minus a constant that the mapped loops' C bounds
+  compare with (``for (i = 1; i < NI - 1; i++)``: conv2d and conv3d 2, fdtd_k3 2; the user
+  jacobi2d's ``N - 1`` twice, 1): the port's size is a run-time kernel parameter (as the
+  measured PolyBench/GPU kernels', and as ``machine_code.SIZE_LOAD_INSTS`` has it), so
+  ptxas computes ``ni - 1`` once a thread in a uniform register (``UIADD3 UR4, UR4, -0x1,
+  URZ``), once for both guards that compare with it, before the guard. The IR has folded
+  the macro (``i < 63``), so the bound is read from the loop's ``for`` header in the traced
+  source (``frontend.loop_bounds.offset_size_bounds``; the sizes are the trace's macros).
 
 Before a loop a thread runs sequentially ptxas forms each pointer the loop advances as a
 64-bit address (``IMAD.WIDE`` of the index into the array's base: one per array the loop
@@ -40,6 +45,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .frontend.loop_bounds import condition_at, offset_size_bounds
 from .frontend.tracefile import Trace
 from .loop_counter import header_inductions
 from .parallelism import ir_module
@@ -52,6 +58,8 @@ ROW_INDEX_INSTS = 1
 START_OFFSET_INSTS = 1
 #: the IMAD.WIDE forming one pointer a sequential loop advances, per entry
 LOOP_POINTER_INSTS = 1
+#: the UIADD3 of a mapped loop's bound that is a run-time size plus or minus a constant
+BOUND_OFFSET_INSTS = 1
 
 
 @dataclass(frozen=True)
@@ -67,6 +75,7 @@ class EntryShape:
     rows: tuple[tuple[int, int], ...] = ()  # (block id, row pointers): a 2-D thread's rows
     row_addresses: tuple[tuple[int, int], ...] = ()  # (block id, addresses it completes)
     start_offsets: int = 0
+    bound_offsets: int = 0  # distinct sizes plus or minus a constant the bounds compare with
 
 
 def _latch_control(ops) -> int:
@@ -138,6 +147,14 @@ def _starts_off_zero(trace: Trace, loop) -> bool:
     return any(i.constant_start and int(i.start) != 0 and i.step > 0 for i in found[:1])
 
 
+def _bound_offsets(trace: Trace, loop) -> frozenset[tuple[str, int]]:
+    """The sizes plus or minus a constant that ``loop``'s ``for`` condition compares with
+    (``i < NI - 1``: ``("NI", -1)``), read from the traced source (module docstring)."""
+    h = trace.header
+    cond = condition_at(h.source_text, loop.line) if h.source_text else None
+    return offset_size_bounds(cond, h.macros) if cond else frozenset()
+
+
 def region_arrays(trace: Trace, chain: list) -> int:
     """Distinct global arrays the mapped loops ``chain`` address (``compute.kernel_entry_insts``'s
     array parameters)."""
@@ -169,6 +186,7 @@ def entry_shape(trace: Trace, grid: int, mapped: list[int]) -> EntryShape:
         rows=tuple((b, r) for b, r, _ in found if r),
         row_addresses=tuple((b, a) for b, _, a in found if a),
         start_offsets=sum(_starts_off_zero(trace, lp) for lp in chain),
+        bound_offsets=len(frozenset().union(*(_bound_offsets(trace, lp) for lp in chain))),
     )
 
 
@@ -176,13 +194,15 @@ def entry_delta(shape: EntryShape, per_thread) -> float:
     """SASS entry integer instructions per thread less the PTX-level ones the model counts
     (module docstring): no cvta per array and no mapped loop control (``per_thread``: block
     executions per thread), a 2-D thread's row index and the addresses of its row once per
-    thread (the trace's row pointers out) and an add per offset start."""
+    thread (the trace's row pointers out), an add per offset start and a uniform add per
+    bound that is a size plus or minus a constant."""
     control = sum(per_thread.get(b, 0.0) * n for b, n in shape.latches)
     rows = sum(per_thread.get(b, 0.0) * n for b, n in shape.rows)
     row = ROW_INDEX_INSTS - rows if shape.rows else 0.0
     addrs = sum(max(1.0 - per_thread.get(b, 0.0), 0.0) * n for b, n in shape.row_addresses)
     return float(
-        row + addrs + START_OFFSET_INSTS * shape.start_offsets - CVTA_INSTS * shape.arrays
+        row + addrs + START_OFFSET_INSTS * shape.start_offsets
+        + BOUND_OFFSET_INSTS * shape.bound_offsets - CVTA_INSTS * shape.arrays
         - control
     )
 

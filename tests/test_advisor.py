@@ -62,13 +62,15 @@ def test_syrk_coalescing_fix_first(syrk_advice):
     # loads and its stores take the L2 path about equally long, so removing the stores gains
     # little)
     # The transposition and the tiling of A (its column read an LDS.128 of 4 elements in 32
-    # or, on Kepler's 8-byte banks, 16 passes) are the two standard fixes, predicted within 5 %
-    # of each other, as measured on the H100 (syrk_transposed 1.234 ms, syrk_tiled 1.306 ms
-    # with 32x32 blocks, 1.192 with 32x8): either may come first
+    # or, on Kepler's 8-byte banks, 16 passes) are the two standard fixes, measured within 6 %
+    # of each other on the H100 (syrk_transposed 1.234 ms, syrk_tiled 1.306 ms with 32x32
+    # blocks, 1.192 with 32x8). On the TK1 the tiled kernel's shared passes add to its issue
+    # (smem_overlaps_issue = false, eq. (22s)) where the H100 overlaps them, so the tiling is
+    # predicted a little slower than the transposition there (7 % at these sizes), not faster
     top = next(f for f in a.fixes if f.kind == "coalescing")
     tiling = next(f for f in a.fixes if f.kind == "shared-memory")
     assert top.speedup > 5
-    assert abs(tiling.speedup / top.speedup - 1) < 0.05
+    assert 0 < 1 - tiling.speedup / top.speedup < 0.1
     both = [f for f in a.fixes if f.kind == "combined"]
     assert a.fixes[0] in (both[:1] or [top, tiling])
     if both:

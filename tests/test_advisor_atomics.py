@@ -56,8 +56,9 @@ def test_privatisation_merges_each_resident_blocks_bins_once():
     (k,) = fix.report.kernels
     b = k.result.bounds
     assert b.atomic_ops == pytest.approx(132 * 8 * 256)
-    # (A1): a 256th on each bin; (A2): 256 ints (1 KB) are two 512 B granules on two slices,
-    # each merge instruction's 32 lanes on distinct bins: half the merges on the busiest slice
+    # (A1): a 256th on each bin; (A2): 256 ints (1 KB) are two 512 B granules whose 256 B
+    # halves lie on a pair of slices, each merge instruction's 32 lanes on distinct bins: half
+    # the merges on the busiest slice
     dev = load_device("h100")
     assert b.atomic_requests == pytest.approx(132 * 8 * 256)
     assert b.atomic_cycles == pytest.approx(max(132 * 8 * dev.atomic_address_cycles,

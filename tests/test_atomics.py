@@ -96,8 +96,8 @@ int main(void) {
         counts[(s >> 16) & 63] += 1
         bins.append((s >> 16) & 63)
     share = max(counts) / 16384
-    # requests: each warp instruction's distinct bins; 64 ints (256 B) lie in one 512 B
-    # granule, so one L2 slice takes them all (eq. (A2))
+    # requests: each warp instruction's distinct bins; 64 ints (256 B) lie in one 256 B half
+    # of a 512 B granule, so one L2 slice takes them all (eq. (A2))
     requests = sum(len(set(bins[w:w + 32])) for w in range(0, 16384, 32))
     dev = load_device("h100")
     (line,) = [w for w in k.warnings if "data-dependent locations" in w]

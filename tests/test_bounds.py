@@ -164,3 +164,21 @@ def test_partial_sectors_held_in_l2_need_no_read():
     assert half.partial_sectors(128, 32) == pytest.approx(12.0)
     shifted = StoreCounts(PatternCounts(2, 5.0, 0.0), fresh=(0.25, 1.0, 1.0))
     assert shifted.partial_sectors(128, 32) == pytest.approx(2 * 1 * 0.25)
+
+
+def test_l1_path_counts_every_global_line_by_hand():
+    """Eq. (B2): per warp 2 coalesced loads of 4 sectors (one 128-B line each), 2
+    uncoalesced loads of 32 sectors (a line each: 64) and 1 broadcast (1 line), L1 hits or
+    not: 67 lines at l1_line_cycles; and 1 uncoalesced store of 32 sectors, 32 lines at the
+    SM's store cost dd_store_cycles; on each of the 4 SMs' 8 warps. A device whose L1 does
+    not cache global loads (the TK1) has no such bound."""
+    p = KernelProfile("lines", threads_per_block=256, blocks=4,
+                      coal=PatternCounts(2, 4.0, 0.0, 0.9), uncoal=PatternCounts(3, 32.0, 0.0),
+                      const=PatternCounts(1, 1.0, 0.0), comp_insts=4,
+                      stores=StoreCounts(uncoal=PatternCounts(1, 32.0, 0.0)))
+    dev = dataclasses.replace(load_device("h100"), l1_line_cycles=1.5, dd_store_cycles=2.0)
+    geo = launch_geometry(p, dev)
+    assert geo.active_sms == 4
+    assert launch_bounds(p, dev, geo).l1_cycles == pytest.approx(32 * (67 * 1.5 + 32 * 2.0) / 4)
+    tk1 = load_device("tk1")
+    assert launch_bounds(p, tk1, launch_geometry(p, tk1)).l1_cycles == 0.0

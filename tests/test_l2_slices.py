@@ -44,6 +44,45 @@ def test_spread_footprint_shares():
     assert st.locations_share == pytest.approx(0.5)
 
 
+def test_xor_bit_splits_each_granule_over_a_pair_of_slices():
+    """With bit 8 XORed into the slice number: the 256 B halves of granules 0, 1, 2 go to
+    slices 0, 1 | 1, 0 | 2, 3; granule 80 wraps onto slice 0's pair."""
+    smap = SliceMap(slices=80, interleave_bytes=512, xor_bytes=256)
+    addr = np.array([0, 256, 512, 768, 1024, 1280, 80 * 512, 80 * 512 + 256]) + 5 * 512 * 80
+    assert list(slice_of(addr, smap)) == [0, 1, 1, 0, 2, 3, 0, 1]
+    assert list(slice_of(np.array([0, 255, 256, 511]), smap)) == [0, 0, 1, 1]
+
+
+def test_xor_bit_shares_by_footprint():
+    """Every int once, one lane each: 256 B on one slice, an aligned 512 B and 1 KB on two
+    (half each), 2 KB on four; without the XOR bit 512 B is one slice."""
+    smap = SliceMap(slices=80, interleave_bytes=512, xor_bytes=256)
+    for nbytes, share in ((256, 1.0), (512, 0.5), (1024, 0.5), (2048, 0.25)):
+        ints = np.arange(nbytes // 4) * 4
+        st = slice_stats(ints, np.arange(len(ints)) // 32, smap)
+        assert st.busiest_share == pytest.approx(share), nbytes
+        assert st.locations_share == pytest.approx(share), nbytes
+    st = slice_stats(np.arange(128) * 4, np.arange(128) // 32, SMAP)
+    assert st.busiest_share == 1.0
+
+
+def test_requests_match_a_brute_force_count():
+    """Requests (distinct instruction, address pairs) and the busiest slice against a plain
+    Python count over random lanes."""
+    rng = np.random.default_rng(3)
+    addr = rng.integers(0, 4096, 3200) * 4
+    inst = np.arange(3200) // 32
+    smap = SliceMap(slices=80, interleave_bytes=512, xor_bytes=256)
+    pairs = {(int(i), int(a)) for i, a in zip(inst, addr)}
+    lo = int(addr.min())
+    per = [0] * 80
+    for _, a in pairs:
+        per[(((a - lo) // 512) ^ (((a - lo) // 256) & 1)) % 80] += 1
+    st = slice_stats(addr, inst, smap)
+    assert st.requests_per_warp == pytest.approx(len(pairs) / 100)
+    assert st.busiest_share == pytest.approx(max(per) / len(pairs))
+
+
 def test_lanes_on_one_address_combine():
     """A warp instruction whose 32 lanes fall on 4 addresses makes 4 requests."""
     addr = np.repeat(np.array([0, 4, 8, 12]), 8)
@@ -61,7 +100,8 @@ def _sweep(lanes: int, bins: int) -> np.ndarray:
 
 def test_sweep_replayed_through_the_device_file():
     """The H100 file's slice figures predict the measured sweep (4M lanes) at the
-    footprints that cover 2..80 slices within 30 %, and the one-address times within 5 %."""
+    footprints that cover 1..80 slices (32..64K bins) within 30 % and with a mean error
+    under 12 %, and the one-address times within 8 and 5 %."""
     dev = load_device("h100")
     data = json.loads(UBENCH.read_text())
     clk = data["clock_khz"] * 1e3
@@ -72,12 +112,13 @@ def test_sweep_replayed_through_the_device_file():
         data["one_address_float_ms"], rel=0.05)
     errs = []
     for p in data["sweep"]:
-        if not 256 <= p["bins"] <= 65536:
+        if p["bins"] > 65536:
             continue
         lanes = 1 << 17
         st = slice_stats(_sweep(lanes, p["bins"]), np.arange(lanes) // 32, dev.slice_map)
         cycles = p["ops"] / 32 * st.requests_per_warp * st.busiest_share
         ms = cycles * dev.atomic_slice_cycles / clk * 1e3
         errs.append(ms / p["ms"] - 1)
-    assert len(errs) == 9
+    assert len(errs) == 12
     assert max(abs(e) for e in errs) < 0.30, errs
+    assert np.mean(np.abs(errs)) < 0.12, errs

@@ -49,7 +49,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "cgpredict.sass_entry",
      "cgpredict.energy",
      "cgpredict.models", "cgpredict.models.*", "cgpredict.numba_cache", "cgpredict.atomics",
-     "cgpredict.soa", "cgpredict.tile_exchange", "cgpredict.halo",
+     "cgpredict.soa", "cgpredict.tile_exchange", "cgpredict.halo", "cgpredict.sm_share",
      "cgpredict.row_warps", "cgpredict.register_block"),
     # what a prediction hands back, and its rendering as text and JSON
     ("cgpredict.prediction", "cgpredict.report"),

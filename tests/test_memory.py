@@ -473,3 +473,26 @@ def test_analysis_is_kept_with_its_warps_under_all_its_arguments():
     for cache, st, got in ((big, is_store, first), (tiny, is_store, other)):
         assert analyze_memory(make_wt(insts), FOUR, cache, 64, sector_bytes=32,
                               is_store=st) == got
+
+
+def test_fill_is_the_share_of_a_warps_lanes_active():
+    """Hand count: a 32-lane store, then the same store with lanes 16..31 masked off (a
+    triangular loop's short threads): 48 active lanes over 2 warp instructions of 32."""
+    wt = make_wt([(0, 0, 2, strided(0, 1024)), (0, 1, 2, strided(4, 1024, lanes=16))])
+    is_store = np.array([False, False, True, False])
+    s = analyze_memory(wt, FOUR, CacheConfig(128, 64, 16), 64, sector_bytes=32,
+                       is_store=is_store).by_sid()[2]
+    assert s.warp_insts == (0, 2, 0) and s.l2_trans == (0, 48, 0)
+    assert s.fill == (1.0, 48 / 64, 1.0)
+
+
+def test_l1_lines_are_the_distinct_cache_lines_a_warp_touches():
+    """Hand count, 128-byte lines of 32-byte sectors: 32 lanes reading 4-byte fields of
+    24-byte structs span 768 bytes: 24 sectors in 6 lines; 32 lanes a row of 1024 bytes
+    apart: 32 sectors in 32 lines; 32 consecutive words: 4 sectors in 1 line."""
+    wt = make_wt([(0, 0, 0, strided(0, 24)), (0, 1, 1, strided(1 << 20, 1024)),
+                  (0, 2, 2, strided(1 << 24, 4))])
+    got = analyze_memory(wt, FOUR, CacheConfig(128, 64, 16), 64, sector_bytes=32).by_sid()
+    assert got[0].issued == (0, 24, 0) and got[0].l1_lines == (0, 6, 0)
+    assert got[1].issued == (0, 32, 0) and got[1].l1_lines == (0, 32, 0)
+    assert got[2].issued == (4, 0, 0) and got[2].l1_lines == (1, 0, 0)

@@ -46,6 +46,23 @@ def test_two_instructions_by_hand():
     assert stores.coal.insts == 1.0 and stores.write_back_trans == 1.0
 
 
+def test_masked_store_lanes_count_as_full_warps():
+    """An uncoalesced store whose 10 traced warp instructions have 16 of 32 lanes active
+    (fill 0.5: 160 sectors, one a lane), run 4 times per thread: a thread's executions fill
+    the work size's warps, so a warp instruction stores 32 sectors, not the traced 16; 8 of
+    the traced 16 fresh, so 16 of the full warp's 32."""
+    trace = _Trace(_Header([_Mem(0, "store", "S")]))
+    store = InstrMemStats(0, (0, 10, 0), (0, 160, 0), (0, 0, 0), fresh=(0, 80, 0),
+                          fill=(1.0, 0.5, 1.0), l1_lines=(0, 80, 0))
+    _, patterns, stores = memory_profile(trace, MemoryAnalysis((store,), 0, 0), {0: 4.0}, 0)
+    assert patterns[1].l2_trans_per_warp == 16.0  # the loads' and the report's view
+    assert stores.uncoal.insts == 4.0 and stores.uncoal.l2_trans_per_warp == 32.0
+    assert stores.l2_trans == 4.0 * 32 and stores.fresh[1] == 0.5
+    # 8 distinct lines a traced warp instruction, 16 a full one, in both views: the loads
+    # left once the stores are taken out have none
+    assert stores.uncoal.lines_per_warp == 16.0 and patterns[1].lines_per_warp == 16.0
+
+
 def _random_case(rng: random.Random):
     n = rng.randint(1, 8)
     mems = [_Mem(rng.randrange(4), rng.choice(("load", "store")), f"A{k}") for k in range(n)]

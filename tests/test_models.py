@@ -227,19 +227,50 @@ def test_shared_memory_terms(tk1) -> None:
     assert r.smem_cycles == 67 * (1 * 4 + 16 * 1)  # (20), the printed latency reading
     assert r.mem_cycles == r0.mem_cycles + 1012  # (21)
     assert r.comp_cycles == r0.comp_cycles + 1340  # (22)
-    issue = predict_cgpredict(shared, tk1)  # default: issue cost, smem_issue_cycles = 1
+    overlapping = dataclasses.replace(tk1, smem_overlaps_issue=True)
+    issue = predict_cgpredict(shared, overlapping)  # default: issue cost, smem_issue_cycles = 1
     assert issue.smem_cycles == 1 * (1 * 4 + 16 * 1)
     # issue reading: the load/store pipe (20 shared transactions) works beside the dispatch
     # (4 issue cycles): the warp computes for the slower of the two, after its staging, issued
     # apart between the barriers: 2 LDG and 2 STS at 0.5 = 2 cycles (the STS among the 4)
     assert r0.comp_cycles == 4
     assert issue.comp_cycles == 2 + max(r0.comp_cycles - 1, 20)
+    # the TK1's file: the dispatch does not overlap the shared path, (22s): the sum
+    assert not tk1.smem_overlaps_issue
+    serial = predict_cgpredict(shared, tk1)
+    assert serial.smem_cycles == issue.smem_cycles
+    assert serial.comp_cycles == 2 + (r0.comp_cycles - 1) + 20
     assert r.no_mem_insts == 5
     assert r.b_blocks == 6  # 49152 // 8192
     assert r.sync_cost == pytest.approx(
         r.departure_delay * (r.mwp - 1) * 2 * r.b_blocks * r.batch
     )  # (23)
     assert r.cycles == pytest.approx(r.exec_cycles + r.sync_cost)
+
+
+def test_overlap_reading_takes_the_slower_of_issue_and_path_the_serial_one_their_sum() -> None:
+    """_comp_cycles by hand, one warp, no staging: 40 instructions at 0.5 = 20 issue cycles;
+    30 shared accesses, 10 of them 2-way conflicted: 40 passes at smem_issue_cycles 1.5 =
+    60 path cycles. Overlapping (eq. (22)): max(20, 60) = 60; serial (eq. (22s)): 80; a
+    kernel with no shared access and no L1-served load computes 20 either way."""
+    from cgpredict.models.cgpredict_model import lsu_issue_cycles
+
+    dev = dataclasses.replace(load_device("tk1"), inst_cycles_per_warp_inst=0.5,
+                              smem_issue_cycles=1.5, pipes=None)  # fmt: skip
+    prof = KernelProfile(
+        "k", 256, 64, comp_insts=40,
+        shared=SharedMemoryCounts(insts_by_conflict=((1.0, 20.0), (2.0, 10.0))),
+    )  # fmt: skip
+    over = predict_cgpredict(prof, dataclasses.replace(dev, smem_overlaps_issue=True))
+    serial = predict_cgpredict(prof, dataclasses.replace(dev, smem_overlaps_issue=False))
+    assert over.smem_cycles == serial.smem_cycles == pytest.approx(60.0)
+    assert over.comp_cycles == pytest.approx(60.0)
+    assert serial.comp_cycles == pytest.approx(80.0)
+    plain = dataclasses.replace(prof, shared=SharedMemoryCounts())
+    for flag in (True, False):
+        r = predict_cgpredict(plain, dataclasses.replace(dev, smem_overlaps_issue=flag))
+        assert r.comp_cycles == pytest.approx(20.0)
+    assert lsu_issue_cycles(20.0, 60.0, dataclasses.replace(dev, smem_overlaps_issue=False)) == 80.0
 
 
 def test_launches_multiply(tk1) -> None:
@@ -657,22 +688,25 @@ def test_tile_staging_is_issued_apart_from_the_shared_pipe(tk1) -> None:
     wavefront a cycle) a warp computes 0.5 x (120 + 2 x 16) = 76 cycles of staging, then the
     slower of the rest of its dispatch, 0.5 x (200 + 3) - 0.5 x 136 = 33.5, and its 320
     wavefronts: 396, not max(101.5, 320) = 320; every staging instruction more costs its
-    issue cycle although the shared pipe binds the rest."""
+    issue cycle although the shared pipe binds the rest. With the TK1's own reading, the
+    dispatch not overlapping the shared path (eq. (22s)), the two add: 76 + 33.5 + 320."""
     code = StagingCounts(integer=100, branch=8, other=12)
+    over = dataclasses.replace(tk1, smem_overlaps_issue=True)
 
     def tiled(extra: float) -> KernelProfile:
         return dataclasses.replace(
             _strip_profile(200 + extra),
             staging_code=dataclasses.replace(code, integer=code.integer + extra))
 
-    r = predict_cgpredict(tiled(0), tk1)
+    r = predict_cgpredict(tiled(0), over)
     assert r.smem_cycles == 320
     assert r.comp_cycles == pytest.approx(76 + 320)
-    more = predict_cgpredict(tiled(40), tk1)
+    more = predict_cgpredict(tiled(40), over)
     assert more.comp_cycles == pytest.approx(r.comp_cycles + 0.5 * 40)
     plain = predict_cgpredict(dataclasses.replace(tiled(0), staging_code=StagingCounts(),
-                                                  comp_insts=80), tk1)
+                                                  comp_insts=80), over)
     assert plain.comp_cycles == pytest.approx(0.5 * 16 * 2 + max(0.5 * (80 + 3 - 16), 320))
+    assert predict_cgpredict(tiled(0), tk1).comp_cycles == pytest.approx(76 + 33.5 + 320)
     # the printed reading sums issue and shared latency as before
     lat = predict_cgpredict(tiled(0), tk1, smem_cost="latency")
     assert lat.comp_cycles == pytest.approx(0.5 * 203 + 67 * 320)

@@ -80,6 +80,33 @@ ONE_ARRAY_TWO_POINTERS = _kernel("s += A[i][j] * A[j][i];", "A[N][N], y[N]")
 # one store per iteration: ptxas's 16; its product scales a load by a constant (not a chain
 # trip): nothing copied back
 ONE_STORE = _kernel("B[i][j] = 2 * A[i][j];", "A[N][N], B[N][N], y[N]")
+# one pointer moving an element with an IEEE division or square root in the body (n-body's
+# j loop, softmax's output row): nvcc's 4 a trip; expf (no slow path) keeps ptxas's 16
+DIVISION = _kernel("s += 1.0f / A[i][j];", "A[N][N], y[N]", "A[i][j] = 1 + i + j;")
+SQRT = "#include <math.h>\n" + _kernel("s += sqrtf(A[i][j]);", "A[N][N], y[N]",
+                                       "A[i][j] = 1 + i + j;")
+EXP = "#include <math.h>\n" + _kernel("s += expf(A[i][j]);", "A[N][N], y[N]",
+                                      "A[i][j] = 1 + i + j;")
+# the fields of an array of structures (n-body's p[j].x ... p[j].m), at constant byte
+# offsets of one element's address: one pointer (one 64-bit add a trip in the sm_90 SASS of
+# the user port nbody_aos, the fields LDG [R.64+0x4] ...); 16 a trip (no slow path)
+FIELDS = """\
+#define N 256
+#pragma cgp trace N=256
+struct pt { float x, y, z, m; };
+static struct pt p[N];
+static float y[N];
+int main(void) {
+  for (int j = 0; j < N; j++) { p[j].x = j; p[j].y = 2 * j; p[j].z = 3 * j; p[j].m = 1; }
+#pragma cgp kernel k grid=1
+  for (int i = 0; i < N; i++) {
+    float s = 0;
+    for (int j = 0; j < N; j++) s += p[j].m * (p[j].x + p[j].y + p[j].z);
+    y[i] = s;
+  }
+  return y[3] != 12345.0f ? 0 : 1;
+}
+"""
 # COLUMN counting down (Deriche's backward column pass): nvcc's remainder comes first and
 # its trip tests the index itself, which ptxas unrolls again: 16 a trip, rows only, one row
 # index: 3 + 4 x 3 = 15 integer
@@ -141,6 +168,14 @@ def test_ptxas_unrolls_nvccs_trip_again_when_an_access_moves_one_element() -> No
     assert runtime_trip_depth(True, 2) == 4  # two stores: nvcc's 4
     assert runtime_trip_depth(False, 0) == 4  # every access moves by a row
     assert runtime_trip_depth(False, 1) == 4
+
+
+def test_ptxas_keeps_nvccs_trip_of_a_loop_with_a_slow_path_call() -> None:
+    """An IEEE division or square root in the body (its fast path branches to a subroutine):
+    4 a trip whatever the strides (sm_90 SASS: ``s += 1.0f / a[j]`` 4 loads a trip)."""
+    assert runtime_trip_depth(True, 0, slow_path=True) == 4
+    assert runtime_trip_depth(False, 1, counts_up=False, slow_path=True) == 4
+    assert runtime_trip_depth(True, 1, slow_path=False) == 16
 
 
 def test_ptxas_unrolls_a_row_loop_again_unless_it_counts_up_from_a_constant() -> None:
@@ -292,10 +327,14 @@ def _trip(tmp_path: Path, src: str, port: str | None = None):
          RuntimeTrip(depth=4, pointers=2, strided=2, stores=0, row_indices=1)),
         (TWO_ROW_INDICES,
          RuntimeTrip(depth=4, pointers=2, strided=2, stores=0, row_indices=2)),
+        (DIVISION, RuntimeTrip(depth=4, pointers=1, strided=0, stores=0)),
+        (SQRT, RuntimeTrip(depth=4, pointers=1, strided=0, stores=0)),
+        (EXP, RuntimeTrip(depth=16, pointers=1, strided=0, stores=0, copied=1)),
+        (FIELDS, RuntimeTrip(depth=16, pointers=1, strided=0, stores=0)),
     ],
     ids=["three_pointers", "column", "column_down", "two_stores", "one_store",
          "one_array_two_pointers", "gemm_like", "syrk_like", "one_offset",
-         "two_rows_one_index", "two_row_indices"],
+         "two_rows_one_index", "two_row_indices", "division", "sqrt", "exp", "fields"],
 )
 def test_the_trip_of_a_loop_of_our_own(tmp_path: Path, src: str, want: RuntimeTrip) -> None:
     trip, unroll = _trip(tmp_path, src)

@@ -14,16 +14,18 @@ from pathlib import Path
 
 import pytest
 
+from cgpredict.frontend.loop_bounds import condition_at, offset_size_bounds
 from cgpredict.machine_code import MachineExtras, machine_extras, machine_shape
 from cgpredict.prediction import RunOptions
 from cgpredict.prepared import prepare
 from cgpredict.sass_entry import EntryShape, entry_delta, loop_pointer_insts
 from cgpredict.warps import mapped_loops
 
-# 1-D, j from 1: B[i] = A[i - 1] + A[i + 1]. SASS integer: IMAD, ISETP, IADD3 (1 + ...),
-# IMAD.WIDE of A and of B = 5. PTX-level count: mad, setp, 2 cvta, the loop's add and icmp,
-# 2 address geps (A[i - 1] and A[i + 1] fold into one: machine_code.folded_address_insts)
-# = 8 before the fold. Entry delta: +1 (start) - 2 (cvta) - 2 (add, icmp) = -3.
+# 1-D, i from 1 to N - 1: B[i] = A[i - 1] + A[i + 1]. SASS integer: IMAD, ISETP, IADD3
+# (1 + ...), UIADD3 (n - 1, the port's size a run-time parameter), IMAD.WIDE of A and of B
+# = 6. PTX-level count: mad, setp, 2 cvta, the loop's add and icmp, 2 address geps (A[i - 1]
+# and A[i + 1] fold into one: machine_code.folded_address_insts) = 8 before the fold.
+# Entry delta: +1 (start) + 1 (bound) - 2 (cvta) - 2 (add, icmp) = -2.
 SHIFT = """\
 #define N 64
 #pragma cgp trace N=64
@@ -92,14 +94,15 @@ def test_a_1d_thread_drops_cvta_and_loop_control_and_adds_its_start(tmp_path: Pa
     shape, per_thread, _ = _traced(tmp_path, SHIFT, 1)
     e = shape.entry
     assert (e.grid, e.arrays, e.start_offsets, e.rows, e.row_addresses) == (1, 2, 1, (), ())
+    assert e.bound_offsets == 1  # i < N - 1
     assert [n for _, n in e.latches] == [2]
-    assert entry_delta(e, per_thread) == pytest.approx(1 - 2 - 2)
+    assert entry_delta(e, per_thread) == pytest.approx(1 + 1 - 2 - 2)
 
 
 def test_a_2d_thread_forms_its_row_index_once(tmp_path: Path) -> None:
     shape, per_thread, _ = _traced(tmp_path, REDUCE, 2)
     e = shape.entry
-    assert (e.grid, e.arrays, e.start_offsets) == (2, 2, 0)
+    assert (e.grid, e.arrays, e.start_offsets, e.bound_offsets) == (2, 2, 0, 0)
     assert sum(n for _, n in e.rows) == 1 and e.row_addresses == ()
     assert sorted(n for _, n in e.latches) == [2, 2]
     assert entry_delta(e, per_thread) == pytest.approx(-3 - 3 / 64)
@@ -118,3 +121,48 @@ def test_the_entry_code_and_pointers_are_integer_instructions_of_the_total() -> 
     assert e.integer == pytest.approx(-2.0) and e.total == pytest.approx(1.0)
     assert e.added == pytest.approx(3.0)  # machine_insts: the SASS's own instructions only
     assert entry_delta(EntryShape(grid=1, arrays=0), {}) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("condition", "sizes", "expected"),
+    [
+        (" i < NI - 1", ["NI"], {("NI", -1)}),  # conv2d: ptxas's UIADD3 UR4, UR4, -0x1
+        ("i < NI", ["NI"], set()),  # compared with the size itself: no add
+        ("j < (NJ-1) && k < 1 + NK", ["NJ", "NK"], {("NJ", -1), ("NK", 1)}),
+        ("i < N - 1", ["M"], set()),  # not a size of the trace
+        ("i < n * 2", ["n"], set()),  # not a size plus or minus a constant
+        ("i + 1 < N", ["N"], set()),  # the offset on the index, not on the bound
+    ],
+)
+def test_a_bound_of_a_size_plus_or_minus_a_constant_is_a_uniform_add(
+    condition: str, sizes: list[str], expected: set
+) -> None:
+    assert offset_size_bounds(condition, sizes) == expected
+
+
+# jacobi2d's shape: both mapped loops bounded by N - 1. SASS (the user port): one UIADD3 for
+# both guards (n - 1 once), 2 IMAD, 2 IADD3 (starts at 1), 2 ISETP, LEA, 2 IMAD.WIDE = 10
+JACOBI = """\
+#define N 64
+#pragma cgp trace N=64
+static float a[N][N], b[N][N];
+int main(void) {
+  for (int i = 0; i < N; i++) for (int j = 0; j < N; j++) a[i][j] = (float)(i + 2 * j);
+#pragma cgp kernel jacobi grid=2
+  for (int i = 1; i < N - 1; i++)
+    for (int j = 1; j < N - 1; j++)
+      b[i][j] = 0.2f * (a[i][j] + a[i - 1][j] + a[i + 1][j] + a[i][j - 1] + a[i][j + 1]);
+  return b[3][3] != 12345.0f ? 0 : 1;
+}
+"""
+
+
+def test_one_uniform_add_serves_every_bound_of_the_same_size(tmp_path: Path) -> None:
+    shape, _, _ = _traced(tmp_path, JACOBI, 2)
+    assert (shape.entry.grid, shape.entry.start_offsets, shape.entry.bound_offsets) == (2, 2, 1)
+
+
+def test_the_bound_is_read_from_the_for_header_on_the_loops_line() -> None:
+    text = "int f(void) {\n  for (int i = 1; i < NI - 1; i++)\n    g(i);\n}\n"
+    assert condition_at(text, 2) == " i < NI - 1"
+    assert condition_at(text, 3) is None

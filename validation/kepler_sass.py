@@ -191,22 +191,28 @@ def _ffmas(kernel: sass_counts.SassKernel, lo: int, hi: int) -> int:
     return sum(i.opcode.split(".")[0] == "FFMA" for i in kernel.insts[lo : hi + 1] if not i.slow)
 
 
+def _own_ffmas(kernel: sass_counts.SassKernel, k: int) -> int:
+    """FFMAs in loop ``k``'s own body (its inner loops' taken away): its k steps a trip."""
+    lp = kernel.loops[k]
+    inner = [x for x in kernel.loops if x.parent == k]
+    return _ffmas(kernel, lp.start, lp.end) - sum(_ffmas(kernel, x.start, x.end) for x in inner)
+
+
+def hot_loop_index(kernel: sass_counts.SassKernel) -> int:
+    """Index in ``kernel.loops`` of the loop with the most FFMAs in its own body."""
+    return max(range(len(kernel.loops)), key=lambda k: _own_ffmas(kernel, k))
+
+
 def hot_loop(kernel: sass_counts.SassKernel, classify) -> KStep:
     """The loop with the most FFMAs in its own body, and its trip's counts (inner loops, the
     staging loops of ``cgp::stage``, added once: one trip each, as at 32x32 blocks)."""
-
-    def own_ffmas(k: int) -> int:
-        lp = kernel.loops[k]
-        inner = [x for x in kernel.loops if x.parent == k]
-        return _ffmas(kernel, lp.start, lp.end) - sum(_ffmas(kernel, x.start, x.end) for x in inner)
-
-    k = max(range(len(kernel.loops)), key=own_ffmas)
+    k = hot_loop_index(kernel)
     lp = kernel.loops[k]
     counts = sass_counts.ClassCounts()
     for inst in kernel.insts[lp.start : lp.end + 1]:
         if not inst.slow:
             counts.add(classify(inst.opcode))
-    return KStep(label=lp.label, k_steps=own_ffmas(k), counts=dict(counts.counts))
+    return KStep(label=lp.label, k_steps=_own_ffmas(kernel, k), counts=dict(counts.counts))
 
 
 def compare(name: str, port: str, out_dir: Path, ptxas: str, nvdisasm: str) -> dict[str, dict]:

@@ -19,7 +19,7 @@ _NO_LOOP = frozenset(
 )
 _DIV_SQRT_KERNELS = frozenset("corr_std corr_reduce gs_k1 gs_k2".split())
 #: loop-free kernels whose integer class still differs (_FOLDED_ADDRESS)
-_ENTRY_GAPS = frozenset("conv2d conv3d fdtd_k3".split())
+_ENTRY_GAPS = frozenset(("conv3d",))
 
 
 def _pairs(spec: str) -> frozenset[tuple[str, str]]:
@@ -51,13 +51,14 @@ _TWO_LOOP_MOVES = (
 _FOLDED_ADDRESS = (
     "without a loop, the sm_90 SASS's integer code is, per grid dimension, the index's IMAD "
     "and the guard's ISETP, an IADD3 where the mapped loop starts at a constant other than 0 "
-    "(j = 1 + ...) and a UIADD3 where its bound is a run-time size less a constant "
-    "(i < ni - 1), one LEA forming a 2-D thread's row index, and one IMAD.WIDE per address "
-    "base; cgpredict counts that (cgpredict.sass_entry: covar_reduce 7, deriche_hsum 8, "
-    "fdtd_k2 8, gemver_k1 plain 10, exactly) but not the UIADD3 of a bound less a constant "
-    "(the C's bound is a macro the IR folds: fdtd_k3 2 fewer); conv2d and conv3d form a "
-    "row for the store and per plane apart (3 and 6 more in the SASS); gemver_k1 restrict: "
-    "clang hoists u1[i] and u2[i] with their loads (the ld_global gap)"
+    "(j = 1 + ...), a UIADD3 per size less a constant the bounds compare with (j < nj - 1), "
+    "one LEA forming a 2-D thread's row index, and one IMAD.WIDE per address base; "
+    "cgpredict counts that (cgpredict.sass_entry: covar_reduce 7, deriche_hsum 8, fdtd_k2 "
+    "8, fdtd_k3 10, gemver_k1 plain 10, exactly; conv2d 12 of 13); conv3d forms besides "
+    "the plane offset of its kernel argument i (IADD3 -0x10000: i - 1), the 0-based index "
+    "of each mapped dimension again after the guard (2 IADD3) and its store's row (IADD3 "
+    "+0x100): 12 against 16; gemver_k1 restrict: clang hoists u1[i] and u2[i] with their "
+    "loads (the ld_global gap)"
 )
 _K_ARGUMENT_INTEGER = (
     "gs_k2's k is the host loop's variable in the C, a kernel argument in the port: every "
@@ -153,10 +154,7 @@ _CONSTANT_TRIP_OTHER = (
 _IF_CONVERTED = ptx_check.LDST_KNOWN[("corr_std", "plain")]
 _RELOAD_AFTER_LOOP = ptx_check.LDST_KNOWN[("gemver_k2", "plain")]
 _UNSWITCHED = ptx_check.UNSWITCHED
-_TOTAL_UNTILED = _pairs(
-    "conv3d:* fdtd_k1:* gemver_k1:restrict "
-    "gs_k1:* gs_k2:*"
-)
+_TOTAL_UNTILED = _pairs("fdtd_k1:* gemver_k1:restrict gs_k1:* gs_k2:*")
 _MOVES_AS_MOV = _pairs("atax_k1:restrict bicg_k2:restrict gesummv:restrict")
 _OTHER16 = _pairs("deriche_hfwd:* deriche_hbwd:* deriche_vbwd:*")
 _OTHER4 = _pairs("corr_mean:restrict covar_mean:restrict deriche_vfwd:* gesummv:plain "

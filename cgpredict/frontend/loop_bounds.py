@@ -99,6 +99,38 @@ def bound_sites(
     return frozenset(out)
 
 
+#: a bound that is one name plus or minus an integer (``NI - 1``, ``(NX + 2)``, ``1 + N``)
+_SIZE_OFFSET = re.compile(
+    r"^\(?\s*(?:([A-Za-z_]\w*)\s*([-+])\s*(\d+)|(\d+)\s*\+\s*([A-Za-z_]\w*))\s*\)?$"
+)
+
+
+def condition_at(text: str, line: int) -> str | None:
+    """The condition of the first ``for`` header starting on ``line`` (1-based) of ``text``
+    (the text between its two top-level semicolons), or None where there is none."""
+    for head, close in _headers(text, line, line)[:1]:
+        cond = _condition(text, head + 1, close)
+        return None if cond is None else text[cond[0] : cond[1]]
+    return None
+
+
+def offset_size_bounds(condition: str, sizes: Iterable[str]) -> frozenset[tuple[str, int]]:
+    """The values ``condition`` compares with (parts joined by ``&&``/``||``) that are a size
+    plus or minus an integer constant (``i < NI - 1``: ``("NI", -1)``): what the port
+    computes from its run-time size parameter."""
+    names = set(sizes)
+    found: set[tuple[str, int]] = set()
+    for part in re.split(r"&&|\|\|", condition):
+        sides = _COMPARE.split(part)
+        for side in sides[::2] if len(sides) == 3 else ():
+            m = _SIZE_OFFSET.match(side.strip())
+            if m and m.group(1) in names:
+                found.add((m.group(1), int(m.group(3)) * (-1 if m.group(2) == "-" else 1)))
+            elif m and m.group(5) in names:
+                found.add((m.group(5), int(m.group(4))))
+    return frozenset(found)
+
+
 def function_spans(text: str, names: Iterable[str]) -> list[tuple[int, int, int]]:
     """(first line, last line, 0) of the body of each function of ``names`` defined in
     ``text``: the spans of whole-function kernels (``--function``), their grid found later."""

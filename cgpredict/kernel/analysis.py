@@ -125,6 +125,7 @@ def analyze_region(
         scale=(halo.scale if halo else ()) + (reg_block.scale if reg_block else ()),
         bodies=_bodies(trace, region, setup.grid, memo),
         busiest=busiest_share(wt),
+        warps=wt,
         restores=restores,
         counts_kept=memo.counts if memo is not None else {},
         rows_kept=memo.rows if memo is not None else {},

@@ -36,6 +36,8 @@ from ..profile import KernelProfile, SharedMemoryCounts, StagingCounts
 from ..register_block import RegisterBlock, grid_rows
 from ..runtime_trips import RuntimeTrip, loop_iterations, loop_trip_at
 from ..scaling import SizeModel, TripModel
+from ..sm_share import launch_sm_share
+from ..warps import WarpTrace
 from .launch_parts import body_counts, kept_part, mem_counts, memory_part
 
 
@@ -119,6 +121,7 @@ class LaunchContext:
     shared_spec: tuple | None = None  # see staging.staging_setup
     bodies: ThreadBodies = ThreadBodies()  # the thread's code, for ILP and MLP
     busiest: float = 1.0  # the busiest thread's memory events / the mean thread's
+    warps: WarpTrace | None = dataclasses.field(default=None, compare=False)  # (sm_share.py)
     restores: frozenset[int] = frozenset()  # stores of an accumulator (port.restoring_stores)
     reloads: frozenset[int] = frozenset()  # loads of what those stored (port.reloading_loads)
     sites: tuple[AtomicSite, ...] = ()  # locations every thread updates (atomics.py)
@@ -220,6 +223,7 @@ class LaunchContext:
             staging_code=sass.staging_code,
             pipes=comp.pipes.less_integer(folded, comp.foldable),
             loads_in_flight=serial / chain if chain > 0 else 1.0,
+            sm_share=launch_sm_share(self.warps, (gx, gy), self.block, self.device.sm_count),
         )
         result, energy_mj, geometry = self.predicted(profile)
         return (

@@ -30,7 +30,7 @@ class _MemRow:
     block: int
     store: bool
     report: dict
-    patterns: tuple[tuple[int, float, int, int, int, int, int, int, int], ...]
+    patterns: tuple[tuple[int, float, int, int, int, int, int, int, int, float, int], ...]
 
 
 def _mem_row(h, s, staged: bool) -> _MemRow:
@@ -49,7 +49,8 @@ def _mem_row(h, s, staged: bool) -> _MemRow:
             l2_hit_rate=0.0 if staged else s.l2_hit_rate,
         ),
         patterns=tuple((p, shares[p], s.l2_trans[p], s.dram_trans[p], s.l1_served[p],
-                        s.written[p], s.issued[p], s.warp_insts[p], s.fresh[p])
+                        s.written[p], s.issued[p], s.warp_insts[p], s.fresh[p], s.fill[p],
+                        s.l1_lines[p])
                        for p in range(3) if shares[p]),
     )
 
@@ -87,23 +88,29 @@ def memory_profile(
     insts, l2, dram, served = [0.0] * 3, [0.0] * 3, [0.0] * 3, [0.0] * 3
     issued = [0.0] * 3  # transactions issued to the L1, served there or not
     st_insts, st_l2, st_dram, st_fresh = [0.0] * 3, [0.0] * 3, [0.0] * 3, [0.0] * 3
+    lines, st_lines = [0.0] * 3, [0.0] * 3  # distinct L1 lines of the warp instructions
     write_back = 0.0
     reports = []
     for row in _mem_rows(trace, mem, skip, kept):
         count = per_thread.get(row.block, 0.0) * scale.get(row.sid, 1.0)
-        for p, share, l2_t, dram_t, served_t, written_t, issued_t, warp_t, fresh_t in (
-                row.patterns):
+        for (p, share, l2_t, dram_t, served_t, written_t, issued_t, warp_t, fresh_t, fill,
+             lines_t) in row.patterns:
             n = count * share
             insts[p] += n
             l2[p] += n * l2_t / warp_t
             dram[p] += n * dram_t / warp_t
             served[p] += n * served_t / warp_t
             issued[p] += n * issued_t / warp_t
+            lines[p] += n * lines_t / warp_t / (fill if row.store else 1.0)  # as st_lines
             if row.store:
                 st_insts[p] += n
-                st_l2[p] += n * l2_t / warp_t
+                # the sectors of full warps: a thread's executions fill the work size's
+                # warps, whose lanes the trace's smaller grid masks off more (``fill``:
+                # corr_corr's triangle, 80 % of the lanes traced, 97 % at the work size)
+                st_l2[p] += n * l2_t / warp_t / fill
                 st_dram[p] += n * dram_t / warp_t
-                st_fresh[p] += n * fresh_t / warp_t  # sectors without a loaded copy
+                st_fresh[p] += n * fresh_t / warp_t / fill  # sectors without a loaded copy
+                st_lines[p] += n * lines_t / warp_t / fill
                 write_back += n * written_t / warp_t
         reports.append(MemInstrReport(
             **row.report, per_thread=count, restored=row.sid in restores and count > 1.5))
@@ -117,11 +124,13 @@ def memory_profile(
                 dram[p] / reaching if reaching > 1e-12 else 0.0,
                 served[p] / insts[p] if insts[p] else 0.0,
                 sectors_per_warp=issued[p] / insts[p] if insts[p] else 0.0,
+                lines_per_warp=lines[p] / insts[p] if insts[p] else 0.0,
             )
         )
     stores = StoreCounts(
         *(
-            PatternCounts(n, st_l2[p] / n, st_dram[p] / n) if n > 1e-12 else PatternCounts()
+            PatternCounts(n, st_l2[p] / n, st_dram[p] / n, lines_per_warp=st_lines[p] / n)
+            if n > 1e-12 else PatternCounts()
             for p, n in enumerate(st_insts)
         ),
         write_back_trans=write_back,

@@ -15,6 +15,7 @@ from ..block import Block
 from ..devices import GPUDevice
 from ..frontend.tracefile import Trace
 from ..memory.l1scale import LoopGrowth, sweep_growth
+from ..memory.l1share import block_lines, l1_sharers, partners
 from ..memory.lru import CacheConfig
 from ..memory.reuse import CacheScale
 from ..memory.shared import StagedAccess
@@ -118,7 +119,7 @@ def region_memory(
         dataclasses.replace(_cache_scale(setup), gathers=gathers),
         device.l2_sector_bytes,
         _l1_config(device, setup.wt, setup.block, _work_blocks_per_sm(setup, device),
-                   _l1_growth(setup)),
+                   _l1_growth(setup), _l1_sharers(setup, device)),
         is_store(setup.trace),
     )
 
@@ -147,18 +148,24 @@ def _l1_growth(setup: RegionSetup) -> tuple[LoopGrowth, ...]:
 
 
 def _l1_config(device: GPUDevice, wt: WarpTrace, block: Block,
-               blocks_per_sm: int = 1, growth: tuple[LoopGrowth, ...] = ()) -> L1Config | None:
+               blocks_per_sm: int = 1, growth: tuple[LoopGrowth, ...] = (),
+               sharers: float = 1.0) -> L1Config | None:
     """The L1 of devices that cache global loads there (device file: l1_caches_global_loads),
     each SM's L1 shared by the ``blocks_per_sm`` blocks an SM holds at the work size: the
     traced blocks go onto as few SMs as that takes, so every L1 sees the same pressure as
     on the GPU (a small trace spread one block an SM would leave each L1 nearly empty).
-    ``growth``: how each load's reuse across whole loop sweeps grows (_l1_growth)."""
+    ``sharers`` (2-D grids, _l1_sharers): blocks' worth of lines in a traced block's L1,
+    which keeps its share of the ways (an LRU shared by n streams at one rate holds
+    ~1/n each). ``growth``: how each load's reuse across whole loop sweeps grows."""
     if not device.l1_caches_global_loads:
         return None
     lines = device.l1_bytes // device.l1_line_bytes
     ways = min(device.l1_ways, lines)
-    cfg = CacheConfig(device.l1_line_bytes, max(lines // ways, 1), ways)
     sms = max(min(device.sm_count, math.ceil(wt.blocks / max(blocks_per_sm, 1))), 1)
+    held = math.ceil(wt.blocks / sms)  # traced blocks on one L1 already
+    share = min(held / max(sharers, 1.0), 1.0)
+    cfg = CacheConfig(device.l1_line_bytes, max(lines // ways, 1),
+                      max(int(round(ways * share)), 1))
     return L1Config(
         cfg,
         min(device.l2_sector_bytes, device.l1_line_bytes),
@@ -172,12 +179,29 @@ def _work_blocks_per_sm(setup: RegionSetup, device: GPUDevice) -> int:
     """Blocks an SM holds at once at the work size (blocks_per_sm), for a 1-D grid. A 2-D
     trace's grid is a few blocks wide, so blocks ceil(traced / that) apart share a grid
     column (tiles of the same rows or columns) that co-resident blocks at the work size,
-    sm_count apart in a wide grid, do not: one block an SM there, as before (the restrict
-    GEMM ports' 32x8 rows moved 18-22 points with the sharing)."""
+    sm_count apart in a wide grid, do not: one traced block an L1 there, which holds its
+    share of it (_l1_sharers)."""
     if setup.grid != 1:
         return 1
     return blocks_per_sm(_work_threads(setup), setup.block.threads, setup.warps_per_batch,
                          device.sm_count)
+
+
+def _l1_sharers(setup: RegionSetup, device: GPUDevice) -> float:
+    """Blocks' worth of lines in a traced block's L1 at the work size, for a 2-D grid: the
+    block and the co-resident blocks of its work-size counterpart (sm_count apart in linear
+    order), less the lines they share with it on the trace (l1share). 1 for a 1-D grid,
+    whose traced blocks share their L1s as the work size's (_work_blocks_per_sm)."""
+    if setup.grid != 2 or not device.l1_caches_global_loads:
+        return 1.0
+    wt, blk = setup.wt, setup.block
+    tx, ty = _work_grid(setup)
+    k = blocks_per_sm(tx * ty, blk.threads, setup.warps_per_batch, device.sm_count)
+    if k <= 1:
+        return 1.0
+    near = partners(math.ceil(tx / blk.x), math.ceil(ty / blk.y), device.sm_count, k)
+    pairs = block_lines(wt, ~is_store(setup.trace), device.l1_line_bytes)
+    return l1_sharers(pairs, math.ceil(wt.grid_x / blk.x), math.ceil(wt.grid_y / blk.y), near)
 
 
 def blocks_per_sm(threads: float, block_threads: int, warps_per_batch: int, sms: int) -> int:
@@ -193,13 +217,20 @@ def blocks_per_sm(threads: float, block_threads: int, warps_per_batch: int, sms:
 def _work_threads(setup: RegionSetup) -> float:
     """Threads of the launch at the work size: the traced grid grown by its mapped loops'
     trip ratios."""
+    x, y = _work_grid(setup)
+    return x * y
+
+
+def _work_grid(setup: RegionSetup) -> tuple[float, float]:
+    """Threads along x and y of the launch at the work size: the traced grid's, each grown
+    by its mapped loop's trip ratio (x: the depth-2 loop of a 2-D grid, else the depth-1)."""
     sizes, tsz, wsz, wt, d1, d2 = setup.sizes, setup.tsz, setup.wsz, setup.wt, setup.d1, setup.d2
-    threads = float(wt.grid_x) * float(wt.grid_y)
-    for loop in ((d2 if setup.grid == 2 else d1), (d1 if setup.grid == 2 else None)):
+    dims = [float(wt.grid_x), float(wt.grid_y)]
+    for i, loop in enumerate(((d2 if setup.grid == 2 else d1), (d1 if setup.grid == 2 else None))):
         if loop and loop[0] in sizes.trips:
             t = trip(sizes.trips[loop[0]], tsz)
-            threads *= max(trip(sizes.trips[loop[0]], wsz) / t if t > 0 else 1.0, 1.0)
-    return threads
+            dims[i] *= max(trip(sizes.trips[loop[0]], wsz) / t if t > 0 else 1.0, 1.0)
+    return dims[0], dims[1]
 
 
 def _inner_blocks(trace: Trace, region: int, grid: int) -> set[int]:

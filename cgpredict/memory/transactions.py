@@ -49,6 +49,12 @@ class InstrMemStats:
     # store transactions to a sector the L2 holds no loaded copy of (no load of the launch
     # brought it in, or it was evicted since): partly written, each needs a read to merge
     fresh: tuple[int, int, int] = (0, 0, 0)
+    # the mean share of a warp's lanes active in its warp instructions (masked off by
+    # branches or by trip counts that differ between threads; 1: every lane)
+    fill: tuple[float, float, float] = (1.0, 1.0, 1.0)
+    # the distinct L1 lines (cache lines) its warp instructions touch: what the SM's L1
+    # looks up (a warp of 24-byte structs: 24 sectors in 6 lines; a row walk: 32 in 32)
+    l1_lines: tuple[int, int, int] = (0, 0, 0)
 
     @property
     def pattern(self) -> str:
@@ -293,13 +299,43 @@ def _analysis(wt: WarpTrace, ab: np.ndarray, cache: CacheConfig, warps_per_batch
     *counts, l2_total, hits_total = _tally(
         inst, l1_hit, hits, unit_ids[0], stores, sid, pattern, n_sids
     )
+    counts = (*counts, _fill(wt, pattern, counts[0], n_sids),
+              _line_counts(lines, inst, cache.line_bytes // unit, sid, pattern, n_sids))
     return MemoryAnalysis(_instr_stats(counts, n_sids, l1 is not None), int(l2_total),
                           int(hits_total))
 
 
+def _line_counts(units: np.ndarray, inst: np.ndarray, per_line: int, sid: np.ndarray,
+                 pattern: np.ndarray, n_sids: int) -> np.ndarray:
+    """Per (static instruction, pattern): the distinct cache lines of ``per_line`` units its
+    warp instructions touch, summed over them (``units``, ``inst``: every transaction)."""
+    out = np.zeros((n_sids, 3), np.int64)
+    if not len(units):
+        return out
+    line = units // np.uint64(max(per_line, 1))
+    order = np.lexsort((line, inst))
+    li, ii = line[order], inst[order]
+    new = np.r_[True, (li[1:] != li[:-1]) | (ii[1:] != ii[:-1])]
+    i = ii[new]
+    np.add.at(out, (sid[i], pattern[i]), 1)
+    return out
+
+
+def _fill(wt: WarpTrace, pattern: np.ndarray, warp_insts: np.ndarray,
+          n_sids: int) -> np.ndarray:
+    """Per (static instruction, pattern): the mean share of a warp's lanes (32, or the
+    block's threads when fewer) its warp instructions have active; 1 where none issued."""
+    lanes = np.zeros((n_sids, 3), np.float64)
+    if wt.n_insts:
+        active = np.diff(np.r_[wt.inst_start, wt.n_events]).astype(np.float64)
+        np.add.at(lanes, (wt.inst_sid, pattern), active)
+    full = warp_insts * float(min(32, max(wt.block.threads, 1)))
+    return np.where(full > 0, lanes / np.maximum(full, 1.0), 1.0)
+
+
 def _instr_stats(counts: tuple, n_sids: int, has_l1: bool) -> tuple[InstrMemStats, ...]:
     """One InstrMemStats per static instruction that issued: the tallies' rows as ints."""
-    warp_insts, l2, dram, served, written, cold_n, issued_n, fresh = counts
+    warp_insts, l2, dram, served, written, cold_n, issued_n, fresh, fill, l1_lines = counts
 
     def row(a: np.ndarray, s: int) -> tuple[int, ...]:
         return tuple(int(x) for x in a[s])
@@ -309,6 +345,7 @@ def _instr_stats(counts: tuple, n_sids: int, has_l1: bool) -> tuple[InstrMemStat
             s, row(warp_insts, s), row(l2, s), row(dram, s),
             row(served, s) if has_l1 else (0, 0, 0),
             row(written, s), row(cold_n, s), row(issued_n, s), row(fresh, s),
+            tuple(float(x) for x in fill[s]), row(l1_lines, s),
         )  # fmt: skip
         for s in range(n_sids)
         if warp_insts[s].any()
@@ -354,7 +391,9 @@ def _tally(inst, l1_hit, hits, ids, stores, sid, pattern, n_sids):  # pragma: no
     every iteration is written back once), compulsory load misses (a load's first touch of
     its sector), every transaction issued (L1 hit or not) and fresh stores (a store whose
     sector no earlier load brought in and the L2 still holds: a miss, or a hit only on bytes
-    other stores left there); and the launch's L2 transactions and L2 hits.
+    other stores left there; a partial write of such a sector costs the L2 a read to merge
+    it, models/bounds.py, where one into a loaded copy, a struct updated in place, merges
+    without one); and the launch's L2 transactions and L2 hits.
 
     ``ids``: the dense ids of the sectors of the L2 stream (the transactions the L1 does
     not serve, in order; every store is one: an L1 caches loads only); ``stores``: per warp

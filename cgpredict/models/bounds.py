@@ -17,7 +17,10 @@ launch, each from the same profile the models read:
   and the L2 does not hold, which it must read, merge and write back: an uncoalesced store
   of 4-byte words to 32 missing sectors costs 64 sector times, a coalesced one 4; a partly
   written sector the L2 holds, loaded before as a struct updated in place, merges into its
-  valid copy without a read and costs one), on the SMs the launch uses. The two
+  valid copy without a read and costs one, memory/transactions._tally). The loads' replies are per
+  SM (on the SMs the launch uses); the store side is the L2's, whose slices serve the
+  whole chip, so its cycles spread over every SM of the device: a launch on 4 SMs does not
+  slow them, and its SMs' own cost per store is in the L1 path. The two
   directions work at once, so the bound is the slower of them, not their sum: on the Jetson
   TK1 the naive GEMM's loads alone take its measured time (the sum predicted it 58% slow).
 
@@ -27,6 +30,17 @@ recurrence or load-to-use chain, overlapped only as far as one thread keeps load
 parallelism.py). A GPU issues a thread's instructions in order, so however many warps an SM
 holds, every wave of blocks lasts at least that long: a single-thread kernel, a small grid or a
 thread that does all the work is bound by it (``waves`` x chain).
+
+A seventh is the **L1** path (eq. (B2)), on GPUs whose L1 caches global loads: the SM's L1
+takes each line a warp's load reads, an L1 hit as well as a miss, ``l1_line_cycles`` each
+(one tag look-up a line a cycle), and each line a store writes ``dd_store_cycles`` (the
+SM's store cost: write-through, the look-up, then the data passed on to the L2), so a
+launch lasts at least as long as its warps' lines on the SMs it uses. The H100's row walks
+(8 warps an SM, each warp instruction one word of 32 rows: 32 lines; ncu cycles of 1024
+iterations) give 0.89 cycles a load line and 1.86 a store line: Deriche's forward pass
+(load lines 64, store 32 an iteration) 954k, its backward pass (32, 32) 722k, and the same
+two figures put softmax (96, 32) at 1.19M against 1.16M measured and corr_corr's busiest
+SM (about 9, 32) within 4 %.
 
 A sixth is the **pipe** bound (pipes.py, eq. (12p)): every warp instruction of an arithmetic
 class occupies its pipe for warp_size / (the class's published operations per clock per SM),
@@ -43,6 +57,11 @@ address are one request), ``atomic_slice_cycles`` each, so a launch lasts at lea
 its busiest slice's requests (a histogram whose bins fill two slices of 80). The atomics'
 request sectors ride the store path of the L2 bound, and the locations they update are read
 from DRAM once and written back once.
+
+The issue, pipe, L1 and L2 (loads' side) bounds are per SM: they spread the launch's warps
+evenly over the SMs it uses, times ``KernelProfile.sm_share`` (sm_share.py, eq. (B1)): a
+launch of at most one block an SM whose blocks work unequally (a triangular loop's threads)
+lasts as long as its busiest SM, not the mean one.
 
 Stores are the reason the L2 bound matters: a warp does not wait for its stores (write-back
 L2 on Kepler, write-through L1 on later GPUs), so the latency models see only the loads, and
@@ -61,7 +80,7 @@ from cgpredict.profile import KernelProfile
 
 __all__ = ["BOUND_NAMES", "Bounds", "launch_bounds"]
 
-BOUND_NAMES = ("dram", "issue", "l2", "chain", "atomic", "pipe")
+BOUND_NAMES = ("dram", "issue", "l2", "chain", "atomic", "pipe", "l1")
 
 
 @dataclass(frozen=True)
@@ -83,6 +102,7 @@ class Bounds:
     pipe_cycles: float = 0.0  # the busiest pipe's instructions at its published rate
     pipe: str = ""  # that pipe's class (pipes.PIPE_CLASSES), "" without pipe rates
     dram_wave_cycles: float = 0.0  # of dram_cycles: one DRAM round trip per wave of blocks
+    l1_cycles: float = 0.0  # every warp's global lines through its SM's L1, eq. (B2)
 
     @property
     def cycles(self) -> float:
@@ -92,7 +112,7 @@ class Bounds:
     def _values(self) -> tuple[float, ...]:
         """The bounds in BOUND_NAMES order."""
         return (self.dram_cycles, self.issue_cycles, self.l2_cycles, self.chain_cycles,
-                self.atomic_cycles, self.pipe_cycles)
+                self.atomic_cycles, self.pipe_cycles, self.l1_cycles)
 
     @property
     def binding(self) -> str:
@@ -129,7 +149,8 @@ def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry
     wave_cycles = dram_wave_cycles(device, geo.waves, dram_loads)
     dram_cycles = dram_bytes / device.dram_bandwidth_bytes_per_s * device.freq_hz + wave_cycles
     warp_insts = warps * (profile.total_insts + profile.shared.transactions)
-    issue_cycles = warp_insts * device.inst_cycles_per_warp_inst / sms
+    share = profile.sm_share  # the busiest SM's work over the mean SM's, eq. (B1)
+    issue_cycles = warp_insts * device.inst_cycles_per_warp_inst / sms * share
     pipe_warp, pipe = pipe_cycles(profile.pipes, device.pipes, device.warp_size)  # (12p)
     warp_bytes = device.warp_size * profile.bytes_per_access
     partial = st.partial_sectors(warp_bytes, device.l2_sector_bytes)
@@ -141,7 +162,10 @@ def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry
     per_op = device.atomic_float_cycles if at.hot_float else device.atomic_address_cycles
     address_cycles = atomic_ops * at.hot_share * per_op  # (A1)
     slice_cycles = requests * at.slice_share * (device.atomic_slice_cycles or 0.0)  # (A2)
-    l2_cycles = warps * max(l2_loads * device.dd_l2_cycles, store_cycles) / sms
+    # the loads' replies per SM; the stores at the L2, whose slices serve the whole chip: a
+    # launch on few SMs does not slow them, its SMs' own store cost is the L1 path's (B2)
+    l2_cycles = max(warps * l2_loads * device.dd_l2_cycles / sms * share,
+                    warps * store_cycles / max(device.sm_count, sms))
     return Bounds(
         dram_bytes=dram_bytes,
         dram_cycles=dram_cycles,
@@ -155,7 +179,38 @@ def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry
         atomic_cycles=max(address_cycles, slice_cycles),
         atomic_requests=requests,
         atomic_slice_cycles=slice_cycles,
-        pipe_cycles=warps * pipe_warp / sms,
+        pipe_cycles=warps * pipe_warp / sms * share,
         pipe=pipe,
         dram_wave_cycles=wave_cycles,
+        l1_cycles=l1_path_cycles(profile, device) * warps / sms * share,
     )
+
+
+def l1_path_cycles(profile: KernelProfile, device: GPUDevice) -> float:
+    """Cycles one warp's global accesses hold its SM's L1 (eq. (B2)), on a GPU whose L1
+    caches global loads: ``l1_line_cycles`` for every line a load reads, an L1 hit or not
+    (cgpredict_model.global_lines), and the SM's store cost ``dd_store_cycles`` for every
+    line a store writes (the write-through L1 looks it up and passes its data on to the
+    L2); 0 where the L1 does not cache global loads (Kepler: the loads bypass it)."""
+    if not device.l1_caches_global_loads:
+        return 0.0
+    loads = profile.loads_only()
+    per_line = max(device.l1_line_bytes // max(device.l2_sector_bytes, 1), 1)
+    load_lines = _lines((loads.coal, loads.uncoal, loads.const), per_line)
+    store_lines = _lines(profile.stores.patterns, per_line)
+    return device.l1_line_cycles * load_lines + device.store_cycles * store_lines  # (B2)
+
+
+def _lines(patterns, per_line: int) -> float:
+    """L1 lines of one warp's instructions of the (coalesced, uncoalesced, constant)
+    ``patterns``: their distinct lines where traced (``lines_per_warp``), else from their
+    sectors (a profile built by hand): a coalesced access's packed ``per_line`` a line, an
+    uncoalesced one's a line each, a broadcast one line."""
+    total = 0.0
+    for kind, p in enumerate(patterns):
+        if p.insts <= 1e-12:
+            continue
+        sectors = max(p.sectors_per_warp or p.l2_trans_per_warp, 1.0)
+        guess = (math.ceil(sectors / per_line - 1e-9), sectors, 1.0)[kind]
+        total += p.insts * (p.lines_per_warp if p.lines_per_warp > 0 else guess)
+    return total

@@ -41,7 +41,9 @@ transactions * l2_sector_bytes); with no DRAM traffic the bound is infinite.
 Shared memory (§2.6): applied when the profile has shared-memory use. Two readings differ from
 the printed equations (the ``smem_cost="latency"`` reading keeps them): (22) takes the slower of
 the issue time and the load/store pipe's time (shared and L1 accesses), which are separate units
-working at once, instead of their sum, after the issue of the tiles' staging, which runs apart
+working at once, instead of their sum (on a device whose dispatch does not issue while its
+shared path serves, ``smem_overlaps_issue = false``, the sum: eq. (22s), the Kepler TK1),
+after the issue of the tiles' staging, which runs apart
 between barriers (``staging_cycles``); and with two or more blocks resident the sync cost (23)
 is the staging latency exposed once a strip for the whole SM (``lockstep_staging_cycles``:
 resident blocks run in step, so they wait for their tiles at the same time), not a per-block
@@ -147,14 +149,19 @@ def _l1_cycles(profile: KernelProfile, device: GPUDevice) -> float:
     )
 
 
+def global_lines(profile: KernelProfile, device: GPUDevice) -> float:
+    """L1 lines one warp's global accesses (loads and stores, served by the L1 or not) pass
+    through the SM's load/store path (_lines)."""
+    return sum(p.insts * n for p, n in _lines(profile, device))
+
+
 def lsu_cycles(profile: KernelProfile, device: GPUDevice) -> float:
     """Cycles one warp's accesses hold the SM's load/store path: every global access, served
     by the L1 or not, takes ``l1_line_cycles`` per line it reads (_lines), and the shared
     accesses ``smem_issue_cycles`` per conflict way. The floor of eq. (22m): with a warp's
     memory periods overlapped, the N warps still take their turns on this path."""
-    lines = sum(p.insts * n for p, n in _lines(profile, device))
     shared = device.smem_issue_cycles * profile.shared.transactions
-    return device.l1_line_cycles * lines + shared  # (22m)
+    return device.l1_line_cycles * global_lines(profile, device) + shared  # (22m)
 
 
 def lockstep_staging_cycles(profile: KernelProfile, device: GPUDevice) -> float:
@@ -234,8 +241,16 @@ def _comp_cycles(profile: KernelProfile, device: GPUDevice,
         # a tiled kernel's staging is issued apart, between its barriers (staging_cycles)
         staging, in_issue = staging_cycles(profile, device)
         rest = max(dispatch - in_issue, pipe)  # max(issue - in_issue, pipe) alike
-        comp_cycles = staging + max(rest, smem_cycles + l1_cycles)
+        comp_cycles = staging + lsu_issue_cycles(rest, smem_cycles + l1_cycles, device)
     return smem_load_cycles, smem_cycles, l1_cycles, comp_cycles
+
+
+def lsu_issue_cycles(issue: float, lsu: float, device: GPUDevice) -> float:
+    """A warp's issue (``issue``) and load/store-path (``lsu``: shared accesses and L1-served
+    lines) cycles together: the slower of the two where the dispatch issues other
+    instructions while the path serves a warp (``smem_overlaps_issue``, eq. (22)), their
+    sum where it does not (eq. (22s): (22) as the SPEC prints it, the TK1's reading)."""
+    return max(issue, lsu) if device.smem_overlaps_issue else issue + lsu  # (22) / (22s)
 
 
 def _mwp_limits(lat, device: GPUDevice, geo: LaunchGeometry) -> tuple[float, float, float]:

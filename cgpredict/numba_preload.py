@@ -30,7 +30,6 @@ RUN_KERNELS: tuple[tuple[str, str], ...] = (
     ("cgpredict.hashing", "_dense_ids_kernel"),
     ("cgpredict.memory.issue", "_issue_perm"),
     ("cgpredict.memory.issue", "_distinct_lines"),
-    ("cgpredict.memory.transactions", "_first_ids"),
     ("cgpredict.memory.transactions", "_batches"),
     ("cgpredict.memory.transactions", "_classify_kernel"),
     ("cgpredict.memory.transactions", "_tally"),

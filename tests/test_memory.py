@@ -453,6 +453,28 @@ def test_fresh_stores_are_those_without_a_loaded_copy():
     assert tiny[2].fresh == (0, 48, 0)
 
 
+def test_analysis_is_kept_with_its_warps_under_all_its_arguments():
+    """The fresh-store launch above analysed twice with the same arguments: the second is
+    the first's result (kept with the warps); another cache or other stores are analysed
+    anew, and equal what a trace with nothing kept gives (sid 2's stores: fresh in a
+    one-line L2, none of them a store when is_store says so)."""
+    structs = strided(0, 24)
+    insts = [(0, 0, 0, [a + 12 for a in structs]), (0, 1, 2, structs),
+             (0, 2, 2, strided(1 << 20, 24))]
+    wt = make_wt(insts)
+    is_store = np.array([False, False, True, False])
+    big, tiny = CacheConfig(128, 64, 16), CacheConfig(128, 1, 1)
+    first = analyze_memory(wt, FOUR, big, 64, sector_bytes=32, is_store=is_store)
+    assert analyze_memory(wt, FOUR, big, 64, sector_bytes=32, is_store=is_store) is first
+    other = analyze_memory(wt, FOUR, tiny, 64, sector_bytes=32, is_store=is_store)
+    assert other.by_sid()[2].fresh == (0, 48, 0) and first.by_sid()[2].fresh == (0, 24, 0)
+    loads = analyze_memory(wt, FOUR, tiny, 64, sector_bytes=32, is_store=np.zeros(4, bool))
+    assert loads.by_sid()[2].fresh == (0, 0, 0)
+    for cache, st, got in ((big, is_store, first), (tiny, is_store, other)):
+        assert analyze_memory(make_wt(insts), FOUR, cache, 64, sector_bytes=32,
+                              is_store=st) == got
+
+
 def test_fill_is_the_share_of_a_warps_lanes_active():
     """Hand count: a 32-lane store, then the same store with lanes 16..31 masked off (a
     triangular loop's short threads): 48 active lanes over 2 warp instructions of 32."""

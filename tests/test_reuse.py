@@ -118,9 +118,10 @@ def test_scaled_hits_renumbered_clock_matches_reference(seed, m, per_line):
     lines = units // per_line
     batch = np.sort(rng.integers(0, 12, n)).astype(np.int64)
     hits = rng.random(n) < 0.8
+    line_of = np.arange(m) // per_line  # the line of each unit id
     for near, far, bw, row, cap in [(1.5, 3.0, 1.0, 2, 6), (2.0, 8.0, 1.5, 3, 20), (1, 1, 1, 1, 3)]:
-        got = _scaled_hits(units, lines, m, int(lines.max()) + 1, batch, hits, near, far, bw,
-                           row, cap)
+        got = _scaled_hits(units, line_of, m, int(line_of.max()) + 1, batch, hits, near, far,
+                           bw, row, cap)
         want = _scaled_hits_reference(units, lines, batch, hits, near, far, bw, row, cap)
         assert got.tolist() == want
 
@@ -221,5 +222,33 @@ def test_scale_hits_equals_the_reuse_distance_rule(seed, per_line):
     grow = np.where(batch - before >= 3, scale.footprint * 2.0, scale.footprint)
     grow = np.where(crossed, grow * scale.batch_warps, scale.batch_warps)
     want = exact & ~((prev >= 0) & (dist * grow >= 16))
+    got = scale_hits(sectors, batch, exact, cache, scale, per_line)
+    assert got.tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("per_line", [1, 4])
+def test_scale_hits_equals_the_reuse_distance_rule_on_a_long_clock(per_line):
+    """As above with 6000 sectors over 60000 accesses (the clock of the one-pass version
+    spans several groups of latest-use bits and is renumbered a dozen times) and a cache of
+    512 lines, so that reuses are counted, not settled by their gap alone."""
+    rng = np.random.default_rng(11)
+    n = 60000
+    sectors = rng.integers(0, 6000, n).astype(np.uint64)
+    batch = np.sort(rng.integers(0, 40, n))
+    cache = CacheConfig(128, 64, 8)
+    exact = rng.random(n) < 0.8
+    scale = CacheScale(footprint=1.3, grid_x=1.5, batches_per_row=4, batch_warps=1.0)
+    _, ids = np.unique(sectors, return_inverse=True)
+    _, lid = np.unique(sectors // np.uint64(per_line), return_inverse=True)
+    prev, dist = _reuse_distances(ids.astype(np.int64), lid.astype(np.int64),
+                                  int(ids.max()) + 1, int(lid.max()) + 1)
+    before = batch[np.maximum(prev, 0)]
+    crossed = (prev >= 0) & (batch != before)
+    grow = np.where(batch - before >= 4, 1.3 * 1.5, 1.3)
+    grow = np.where(crossed, grow, 1.0)
+    want = exact & ~((prev >= 0) & (dist * grow >= 512))
+    counted = exact & (prev >= 0) & ((np.arange(n) - prev - 1) * grow >= 512)
+    assert counted.sum() > 1000  # the count decides these
+    assert (want != exact).any() and (want & counted).any()
     got = scale_hits(sectors, batch, exact, cache, scale, per_line)
     assert got.tolist() == want.tolist()

@@ -21,11 +21,6 @@ def memo(wt: WarpTrace, key: tuple, compute):
     return values[key]
 
 
-def memo_find(wt: WarpTrace, prefix: tuple):
-    """A value memoised for ``wt`` under a key that starts with ``prefix``, or None."""
-    return next((v for k, v in list(wt.derived.items()) if k[: len(prefix)] == prefix), None)
-
-
 def moved_mask(wt: WarpTrace, sids: frozenset[int]) -> np.ndarray | None:
     """Per warp instruction: True when its static instruction is one of ``sids``."""
     if not sids:

@@ -10,7 +10,7 @@ from numba import njit
 
 from ..hashing import pow2_log2
 from ..warps import WarpTrace
-from .derived import memo, memo_find, moved_mask
+from .derived import memo, moved_mask
 
 
 def transactions(wt: WarpTrace, line_bytes: int) -> tuple[np.ndarray, np.ndarray]:
@@ -40,15 +40,18 @@ def issued(wt: WarpTrace, unit: int, wpb: int) -> tuple[np.ndarray, np.ndarray]:
     o = wt.origin
     if o is None:
         return issued_transactions(wt, unit, wpb)
-    got = memo_find(o.trace, ("issued", unit))
-    if got is None:
-        got = memo(o.trace, ("issued", unit, wpb), lambda: issued(o.trace, unit, wpb))
+    key = next((k for k in list(o.trace.derived) if k[:2] == ("issued", unit)),
+               ("issued", unit, wpb))
+    got = memo(o.trace, key, lambda: issued(o.trace, unit, wpb))
+    # where each old instruction's lines lie in them: found once per old transactions, for
+    # every trace derived from them (the advisor's block shapes)
+    seg, cnt = memo(o.trace, ("runs", *key), lambda: _runs(got[1], o.trace.n_insts))
     order = issue_order(wt, np.arange(wt.n_insts, dtype=np.int64), wpb)
     src = order if o.inst is None else o.inst[order]
     todo = moved_mask(wt, o.moved)
     redo = np.zeros(0, np.bool_) if todo is None else todo[order]
     return _issued_from(
-        got[0], got[1], o.trace.n_insts, order, src, redo, wt.addr,
+        got[0], seg, cnt, order, src, redo, wt.addr,
         wt.inst_start.astype(np.int64, copy=False), int(unit),
     )  # fmt: skip
 
@@ -137,12 +140,9 @@ def _lines_of(addr, lo, hi, shift, i, out_line, out_inst, m):  # pragma: no cove
 
 
 @njit(cache=True, nogil=True)
-def _issued_from(  # pragma: no cover - numba
-    old_lines, old_inst, n_old, order, src, redo, addr, inst_start, line_bytes
-):
-    """_distinct_lines in ``order`` from another trace's transactions (``old_lines``,
-    ``old_inst``: each old instruction's lines in one run): instruction order[j] takes the
-    lines of old instruction src[j], or, where ``redo`` marks it, its own anew."""
+def _runs(old_inst, n_old):  # pragma: no cover - numba
+    """(first, count): where each of ``n_old`` instructions' transactions start in
+    ``old_inst`` (each instruction's in one run; -1: none) and how many there are."""
     seg = np.full(n_old, -1, np.int64)
     cnt = np.zeros(n_old, np.int64)
     for t in range(old_inst.shape[0]):
@@ -150,6 +150,17 @@ def _issued_from(  # pragma: no cover - numba
         if seg[i] < 0:
             seg[i] = t
         cnt[i] += 1
+    return seg, cnt
+
+
+@njit(cache=True, nogil=True)
+def _issued_from(  # pragma: no cover - numba
+    old_lines, seg, cnt, order, src, redo, addr, inst_start, line_bytes
+):
+    """_distinct_lines in ``order`` from another trace's transactions (``old_lines``; old
+    instruction i's lines are the ``cnt[i]`` from ``seg[i]``, ``_runs``): instruction
+    order[j] takes the lines of old instruction src[j], or, where ``redo`` marks it, its own
+    anew."""
     n, n_inst = addr.shape[0], inst_start.shape[0]
     size = 0
     for j in range(order.shape[0]):

@@ -5,8 +5,9 @@ The exact cache analysis (``lru.hit_mask``) runs on the transactions of the trac
 hit whose previous use lies in an earlier batch of threads stays a hit only if its LRU stack
 distance (the distinct lines touched in between), grown by how much more a batch touches at
 the work size (and, across a row of blocks, the grid), still fits the cache
-(``scale_hits``). Distances are counted with a Fenwick tree over the positions of each
-line's latest use.
+(``scale_hits``). Distances are counted over the positions of each line's latest use: a
+Fenwick tree (``_reuse_distances``), or bits on a renumbered clock where only some accesses
+need the count (``_scaled_hits``, ``clock_bits``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import numpy as np
 from numba import njit
 
 from ..hashing import dense_ids
+from .clock_bits import clock_bits, compacted, move, ones_before
 from .lru import CacheConfig
 
 __all__ = ["CacheScale", "scale_gathered", "scale_hits"]
@@ -130,12 +132,12 @@ def scale_hits(
         return hits
     ids, units = dense_ids(lines) if unit_ids is None else unit_ids
     shift = max(units_per_line, 1).bit_length() - 1  # units of a line: sectors
-    line_ids, whole = dense_ids(lines, shift) if shift else (ids, units)
+    line_of, whole = _line_of_unit(units, shift)
     most = max(1.0, scale.footprint, scale.footprint * scale.grid_x) * scale.batch_warps
     if (len(whole) - 1) * most < cache.sets * cache.ways:
         return hits  # no reuse spans more lines than the launch has: each fits, grown
     return _scaled_hits(
-        ids, line_ids, len(units), len(whole), np.ascontiguousarray(batch, np.int64),
+        ids, line_of, len(units), len(whole), np.ascontiguousarray(batch, np.int64),
         np.ascontiguousarray(hits, np.bool_), scale.footprint, scale.footprint * scale.grid_x,
         scale.batch_warps, scale.batches_per_row, cache.sets * cache.ways,
     )  # fmt: skip
@@ -161,36 +163,53 @@ def scale_gathered(
         grow[s] = g
     ids, units = dense_ids(lines) if unit_ids is None else unit_ids
     shift = max(units_per_line, 1).bit_length() - 1
-    line_ids, whole = dense_ids(lines, shift) if shift else (ids, units)
-    _, dist = _reuse_distances(ids, line_ids, len(units), len(whole))
+    line_of, whole = _line_of_unit(units, shift)
+    _, dist = _reuse_distances(ids, line_of[ids] if len(line_of) else ids, len(units),
+                               len(whole))
     g = grow[sids]
     return hits & ((g <= 1.0) | (dist * g < cache.sets * cache.ways))
 
 
+def _line_of_unit(units: np.ndarray, shift: int) -> tuple[np.ndarray, np.ndarray]:
+    """(line id of each unit id, line values): ``dense_ids(lines, shift)`` found from the
+    distinct units of ``dense_ids(lines)`` (``units``: in order of first use, so their lines
+    come in that order too) rather than from every access again; an empty map when units
+    are lines (``shift`` 0)."""
+    if not shift:
+        return np.zeros(0, np.int64), units
+    return dense_ids(units, shift)
+
+
 @njit(cache=True, nogil=True)
 def _scaled_hits(  # pragma: no cover - numba
-    units, lines, n_units, n_lines, batch, hits, grow_near, grow_far, batch_warps, row, capacity
+    units, line_of, n_units, n_lines, batch, hits, grow_near, grow_far, batch_warps, row,
+    capacity,
 ):
-    """scale_hits in one pass: _reuse_distances' Fenwick tree over the latest use of each line,
-    queried only for trace-size hits (a miss stays a miss). A reuse from ``row`` or more
-    batches back grows by ``grow_far`` (footprint and grid), an earlier batch by ``grow_near``
-    (footprint), both times ``batch_warps``; reuse inside a batch by ``batch_warps`` alone.
-    ``capacity`` counts lines: LRU evicts whole lines, whatever their sectors.
+    """scale_hits in one pass: _reuse_distances' count of the lines whose latest use lies
+    between a reuse and its previous use, taken only for trace-size hits (a miss stays a
+    miss). A reuse from ``row`` or more batches back grows by ``grow_far`` (footprint and
+    grid), an earlier batch by ``grow_near`` (footprint), both times ``batch_warps``; reuse
+    inside a batch by ``batch_warps`` alone. ``capacity`` counts lines: LRU evicts whole
+    lines, whatever their sectors; ``line_of``: the line id of each unit id (empty: units
+    are lines).
 
-    The tree is indexed by a clock that ``_compact`` renumbers when it runs out: it holds
-    a few positions per distinct line, not one per access, so it stays in the CPU's cache."""
+    The latest uses are bits on a clock (``clock_bits``) that ``compacted`` renumbers when
+    it runs out: it holds a few positions per distinct line, not one per access, so it stays
+    in the CPU's cache."""
     n = units.shape[0]
     out = np.empty(n, np.bool_)
     size = min(n, 4 * n_lines + 64)
-    tree = np.zeros(size + 1, np.int32)
+    bits, groups = clock_bits(size)
     last_time = np.full(n_units, -1, np.int64)  # a unit's last access (index into the stream)
     last_unit = np.full(n_units, -1, np.int64)  # ... and its position on the clock
     last_line = np.full(n_lines, -1, np.int64)  # a line's latest use on the clock
     clock = 0
+    coarse = line_of.shape[0] > 0
     for t in range(n):
         if clock == size:
-            clock = _compact(tree, last_line, last_unit)
-        u, ln = units[t], lines[t]
+            clock = compacted(bits, groups, last_line, last_unit)
+        u = units[t]
+        ln = line_of[u] if coarse else u
         p, q = last_unit[u], last_line[ln]
         keep = hits[t]
         grow = batch_warps
@@ -201,37 +220,14 @@ def _scaled_hits(  # pragma: no cover - numba
             # at most t - pt - 1 lines were touched in between: no count needed below that
             keep = (t - pt - 1) * grow < capacity
             if not keep:
-                keep = _lines_between(tree, p, q, clock) * grow < capacity
+                # the lines whose latest use lies strictly between p and now, less the
+                # accessed line itself when another unit of it was used since (q > p)
+                between = ones_before(bits, groups, clock) - ones_before(bits, groups, p + 1)
+                keep = (between - 1 if q > p else between) * grow < capacity
         out[t] = keep
-        _touch(tree, q, clock)
+        move(bits, groups, q, clock)
         last_time[u] = t
         last_unit[u] = clock
         last_line[ln] = clock
         clock += 1
     return out
-
-
-@njit(cache=True, nogil=True)
-def _compact(tree, last_line, last_unit):  # pragma: no cover - numba
-    """Renumber the clock of _scaled_hits: the lines' latest uses (the tree's ones) become
-    positions 0..L-1 in their order, and a unit's last access the number of them at or
-    before it, less one (-1: before all of them), so that every count _lines_between takes
-    is unchanged; returns L, the next free position."""
-    size = tree.shape[0] - 1
-    rank = np.zeros(size, np.int64)
-    for ln in range(last_line.shape[0]):
-        if last_line[ln] >= 0:
-            rank[last_line[ln]] = 1
-    for x in range(1, size):
-        rank[x] += rank[x - 1]
-    for ln in range(last_line.shape[0]):
-        if last_line[ln] >= 0:
-            last_line[ln] = rank[last_line[ln]] - 1
-    for u in range(last_unit.shape[0]):
-        if last_unit[u] >= 0:
-            last_unit[u] = rank[last_unit[u]] - 1
-    live = rank[size - 1]
-    for i in range(1, size + 1):  # the tree of ones at 0..live-1
-        low = i & -i
-        tree[i] = max(0, min(i, live) - (i - low))
-    return live

@@ -23,7 +23,6 @@ from .derived import memo, moved_mask
 from .issue import issued
 from .l1scale import LoopGrowth, executions, scale_l1_hits
 from .lru import CacheConfig, hit_mask, sector_hit_mask
-from .merges import fresh_stores
 from .reuse import CacheScale, scale_gathered, scale_hits
 
 COAL, UNCOAL, CONST = 0, 1, 2
@@ -244,8 +243,22 @@ def analyze_memory(
     With ``sector_bytes`` smaller than the line (modern GPUs: 32-byte sectors of 128-byte
     lines), a transaction is one sector: tags and LRU stay per line, a sector hits only if it
     was fetched since its line was allocated.
+
+    The result is kept with ``wt`` under all its arguments (``memo``): an analysis of the
+    same warps with the same cache and scale (the advisor's fixes that leave a launch's
+    global accesses as they were) takes it as it is.
     """
     ab = np.asarray(access_bytes)
+    key = ("memory", ab.dtype.str, ab.tobytes(), cache, warps_per_batch, scale, sector_bytes,
+           l1, None if is_store is None else (is_store.dtype.str, is_store.tobytes()))
+    return memo(wt, key, lambda: _analysis(wt, ab, cache, warps_per_batch, scale,
+                                           sector_bytes, l1, is_store))
+
+
+def _analysis(wt: WarpTrace, ab: np.ndarray, cache: CacheConfig, warps_per_batch: int,
+              scale: CacheScale, sector_bytes: int | None, l1: L1Config | None,
+              is_store: np.ndarray | None) -> MemoryAnalysis:
+    """analyze_memory, computed."""
     pattern = memo(wt, ("classify", ab.tobytes()), lambda: _patterns(wt, ab))
     sectored = sector_bytes is not None and sector_bytes < cache.line_bytes
     unit = sector_bytes if sectored else cache.line_bytes
@@ -260,11 +273,11 @@ def analyze_memory(
     if l1 is not None:
         is_load_inst = ~(is_store[sid] if is_store is not None else np.zeros(n, bool))
         l1_hit = l1_hits(wt, inst, lines, unit, is_load_inst, l1)
-    # the transactions that reach the L2: line (sector) and batch (without an L1, all of
-    # them: no copy of the stream)
+    # the transactions that reach the L2: index (None: all of them, no copy of the stream),
+    # line (sector) and batch
     wpb = max(warps_per_batch, 1)
     if l1 is None:
-        to_l2, ordered, batch = slice(None), lines, _batches(inst, wt.inst_warp, wpb)
+        to_l2, ordered, batch = None, lines, _batches(inst, wt.inst_warp, wpb)
     else:
         to_l2, ordered, batch = _l2_stream(l1_hit, lines, inst, wt.inst_warp, wpb)
     hits = np.zeros(len(lines), bool)
@@ -273,25 +286,20 @@ def analyze_memory(
     else:
         exact = hit_mask(ordered, cache)
     unit_ids = dense_ids(ordered)  # for the scaling and the first touches
-    hits[to_l2] = scale_gathered(
+    at = slice(None) if to_l2 is None else to_l2
+    # each gather's static instruction only when some gather grows (scale_gathered)
+    gather_sids = sid[inst][at] if scale.gathers else sid[:0]
+    hits[at] = scale_gathered(
         ordered,
         scale_hits(ordered, batch, exact, cache, scale, cache.line_bytes // unit, unit_ids),
-        sid[inst][to_l2], cache, scale, cache.line_bytes // unit, unit_ids,
+        gather_sids, cache, scale, cache.line_bytes // unit, unit_ids,
     )  # fmt: skip
-    first = _first_writes(lines, inst, sid, is_store)
-    cold = np.zeros(len(lines), bool)
-    if len(ordered):
-        cold[to_l2] = _first_ids(unit_ids[0])
-        if is_store is not None:
-            cold &= ~is_store[sid][inst]
     n_sids = int(sid.max()) + 1 if n else 0
-    warp_insts, l2, dram, served, written, cold_n, issued_n, l2_total, hits_total = _tally(
-        inst, l1_hit, hits, first, cold, sid, pattern, n_sids
+    stores = np.zeros(n, np.bool_) if is_store is None else np.asarray(is_store[sid], np.bool_)
+    *counts, l2_total, hits_total = _tally(
+        inst, l1_hit, hits, unit_ids[0], stores, sid, pattern, n_sids
     )
-    fresh = fresh_stores(inst, to_l2, unit_ids[0] if len(ordered) else None, hits,
-                         is_store, sid, pattern, n_sids)
-    counts = (warp_insts, l2, dram, served, written, cold_n, issued_n, fresh,
-              _fill(wt, pattern, warp_insts, n_sids),
+    counts = (*counts, _fill(wt, pattern, counts[0], n_sids),
               _line_counts(lines, inst, cache.line_bytes // unit, sid, pattern, n_sids))
     return MemoryAnalysis(_instr_stats(counts, n_sids, l1 is not None), int(l2_total),
                           int(hits_total))
@@ -375,32 +383,57 @@ def _batches(inst, inst_warp, wpb):  # pragma: no cover - numba
 
 
 @njit(cache=True, nogil=True)
-def _tally(inst, l1_hit, hits, first, cold, sid, pattern, n_sids):  # pragma: no cover
-    """Per (static instruction, pattern): warp instructions, L2 transactions (those the L1
-    does not serve), DRAM transactions (L2 misses), instructions the L1 serves entirely,
-    first writes of a sector, compulsory load misses and every transaction issued (L1 hit or
-    not); and the launch's L2 transactions and L2 hits."""
+def _tally(inst, l1_hit, hits, ids, stores, sid, pattern, n_sids):  # pragma: no cover
+    """Per (static instruction, pattern), in one pass over the transactions (issue order):
+    warp instructions, L2 transactions (those the L1 does not serve), DRAM transactions (L2
+    misses), instructions the L1 serves entirely, first writes of a sector (a write-back L2
+    sends each dirty sector to DRAM once, however often it is stored: an accumulator stored
+    every iteration is written back once), compulsory load misses (a load's first touch of
+    its sector), every transaction issued (L1 hit or not) and fresh stores (a store whose
+    sector no earlier load brought in and the L2 still holds: a miss, or a hit only on bytes
+    other stores left there; a partial write of such a sector costs the L2 a read to merge
+    it, models/bounds.py, where one into a loaded copy, a struct updated in place, merges
+    without one); and the launch's L2 transactions and L2 hits.
+
+    ``ids``: the dense ids of the sectors of the L2 stream (the transactions the L1 does
+    not serve, in order; every store is one: an L1 caches loads only); ``stores``: per warp
+    instruction, True for a store."""
     n_inst = sid.shape[0]
     all_i = np.zeros(n_inst, np.int64)
     l2_i = np.zeros(n_inst, np.int64)
     miss_i = np.zeros(n_inst, np.int64)
     first_i = np.zeros(n_inst, np.int64)
     cold_i = np.zeros(n_inst, np.int64)
-    l2_total, hit_total = 0, 0
+    fresh_i = np.zeros(n_inst, np.int64)
+    n_ids = ids.max() + 1 if ids.shape[0] else 0
+    stored = np.zeros(n_ids, np.bool_)  # a store wrote the sector
+    loaded = np.zeros(n_ids, np.bool_)  # a load brought it in
+    top = np.int64(-1)  # ids number sectors in order of first touch: a new one is above all
+    l2_total, hit_total, j = 0, 0, 0
     for t in range(inst.shape[0]):
         i = inst[t]
         all_i[i] += 1
-        if not l1_hit[t]:
-            l2_i[i] += 1
-            l2_total += 1
-            if hits[t]:
-                hit_total += 1
-            else:
-                miss_i[i] += 1
-        if first[t]:
-            first_i[i] += 1
-        if cold[t]:
-            cold_i[i] += 1
+        if l1_hit[t]:
+            continue
+        l2_i[i] += 1
+        l2_total += 1
+        if hits[t]:
+            hit_total += 1
+        else:
+            miss_i[i] += 1
+        d = ids[j]
+        j += 1
+        if stores[i]:
+            if not stored[d]:
+                first_i[i] += 1
+                stored[d] = True
+            if not (hits[t] and loaded[d]):
+                fresh_i[i] += 1
+        else:
+            if d > top:
+                cold_i[i] += 1
+            loaded[d] = True
+        top = max(top, d)
     warp_insts = np.zeros((n_sids, 3), np.int64)
     cold_n = np.zeros((n_sids, 3), np.int64)
     l2 = np.zeros((n_sids, 3), np.int64)
@@ -408,6 +441,7 @@ def _tally(inst, l1_hit, hits, first, cold, sid, pattern, n_sids):  # pragma: no
     served = np.zeros((n_sids, 3), np.int64)
     written = np.zeros((n_sids, 3), np.int64)
     issued = np.zeros((n_sids, 3), np.int64)
+    fresh = np.zeros((n_sids, 3), np.int64)
     for i in range(n_inst):
         s, p = sid[i], pattern[i]
         warp_insts[s, p] += 1
@@ -416,39 +450,10 @@ def _tally(inst, l1_hit, hits, first, cold, sid, pattern, n_sids):  # pragma: no
         written[s, p] += first_i[i]
         cold_n[s, p] += cold_i[i]
         issued[s, p] += all_i[i]
+        fresh[s, p] += fresh_i[i]
         if l2_i[i] == 0:  # every transaction of the instruction hit in L1
             served[s, p] += 1
-    return warp_insts, l2, dram, served, written, cold_n, issued, l2_total, hit_total
-
-
-def _first_writes(lines, inst, sid, is_store) -> np.ndarray:
-    """Per transaction (in issue order): True for a store transaction that is the first write
-    of its sector in the launch. A write-back L2 sends each dirty sector to DRAM once, however
-    often it is stored (an accumulator stored every iteration is written back once)."""
-    first = np.zeros(len(lines), bool)
-    if is_store is None or not len(lines):
-        return first
-    so = np.flatnonzero(is_store[sid][inst])  # the store transactions
-    if len(so):
-        first[so[_first_use(lines[so])]] = True
-    return first
-
-
-def _first_use(keys: np.ndarray) -> np.ndarray:
-    """True where a key occurs for the first time."""
-    return _first_ids(dense_ids(keys)[0])
-
-
-@njit(cache=True, nogil=True)
-def _first_ids(ids):  # pragma: no cover - numba
-    """True where an id of ``dense_ids`` occurs for the first time: it numbers the keys in
-    that order, so a first occurrence is an id above every earlier one."""
-    out = np.empty(ids.shape[0], np.bool_)
-    top = np.int64(-1)
-    for t in range(ids.shape[0]):
-        out[t] = ids[t] > top
-        top = max(top, ids[t])
-    return out
+    return warp_insts, l2, dram, served, written, cold_n, issued, fresh, l2_total, hit_total
 
 
 def warm_start(mem: MemoryAnalysis, warm: frozenset[int]) -> MemoryAnalysis:

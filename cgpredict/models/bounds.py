@@ -17,7 +17,7 @@ launch, each from the same profile the models read:
   and the L2 does not hold, which it must read, merge and write back: an uncoalesced store
   of 4-byte words to 32 missing sectors costs 64 sector times, a coalesced one 4; a partly
   written sector the L2 holds, loaded before as a struct updated in place, merges into its
-  valid copy without a read and costs one, memory/merges.py). The loads' replies are per
+  valid copy without a read and costs one, memory/transactions._tally). The loads' replies are per
   SM (on the SMs the launch uses); the store side is the L2's, whose slices serve the
   whole chip, so its cycles spread over every SM of the device: a launch on 4 SMs does not
   slow them, and its SMs' own cost per store is in the L1 path. The two

@@ -35,7 +35,6 @@ RUN_KERNELS: tuple[tuple[str, str], ...] = (
     ("cgpredict.memory.transactions", "_tally"),
     ("cgpredict.memory.lru", "_lru_stack_kernel"),
     ("cgpredict.memory.reuse", "_scaled_hits"),
-    ("cgpredict.memory.l1share", "_line_keys"),
     ("cgpredict.port_pairs", "_store_counts"),
     ("cgpredict.port_pairs", "_reload_counts"),
 )

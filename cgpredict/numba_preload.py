@@ -33,6 +33,7 @@ RUN_KERNELS: tuple[tuple[str, str], ...] = (
     ("cgpredict.memory.transactions", "_batches"),
     ("cgpredict.memory.transactions", "_classify_kernel"),
     ("cgpredict.memory.transactions", "_tally"),
+    ("cgpredict.memory.line_counts", "_run_lines"),
     ("cgpredict.memory.lru", "_lru_stack_kernel"),
     ("cgpredict.memory.reuse", "_scaled_hits"),
     ("cgpredict.port_pairs", "_store_counts"),

@@ -496,3 +496,23 @@ def test_l1_lines_are_the_distinct_cache_lines_a_warp_touches():
     assert got[0].issued == (0, 24, 0) and got[0].l1_lines == (0, 6, 0)
     assert got[1].issued == (0, 32, 0) and got[1].l1_lines == (0, 32, 0)
     assert got[2].issued == (4, 0, 0) and got[2].l1_lines == (1, 0, 0)
+
+
+def test_line_counts_match_a_brute_force_count_grouped_or_not():
+    """line_counts (eq. (B2)'s lines a warp instruction touches): the pass over grouped runs
+    and the sort it falls back on both give, per (static instruction, pattern), the distinct
+    lines each warp instruction touches, as a set per instruction counts them."""
+    from cgpredict.memory.line_counts import line_counts
+    rng = np.random.default_rng(3)
+    n_inst, n_sids = 300, 5
+    per = rng.integers(1, 33, n_inst)
+    inst = np.repeat(rng.permutation(n_inst), per).astype(np.int64)
+    units = rng.integers(0, 64, len(inst)).astype(np.uint64)
+    sid, pattern = rng.integers(0, n_sids, n_inst), rng.integers(0, 3, n_inst)
+    want = np.zeros((n_sids, 3), np.int64)
+    for i in range(n_inst):
+        want[sid[i], pattern[i]] += len({int(u) // 4 for u in units[inst == i]})
+    assert (line_counts(units, inst, 4, sid, pattern, n_sids) == want).all()
+    shuffled = rng.permutation(len(inst))
+    got = line_counts(units[shuffled], inst[shuffled], 4, sid, pattern, n_sids)
+    assert (got == want).all()

@@ -22,6 +22,7 @@ from ..warps import WarpTrace
 from .derived import memo, moved_mask
 from .issue import issued
 from .l1scale import LoopGrowth, executions, scale_l1_hits
+from .line_counts import line_counts
 from .lru import CacheConfig, hit_mask, sector_hit_mask
 from .reuse import CacheScale, scale_gathered, scale_hits
 
@@ -300,25 +301,9 @@ def _analysis(wt: WarpTrace, ab: np.ndarray, cache: CacheConfig, warps_per_batch
         inst, l1_hit, hits, unit_ids[0], stores, sid, pattern, n_sids
     )
     counts = (*counts, _fill(wt, pattern, counts[0], n_sids),
-              _line_counts(lines, inst, cache.line_bytes // unit, sid, pattern, n_sids))
+              line_counts(lines, inst, cache.line_bytes // unit, sid, pattern, n_sids))
     return MemoryAnalysis(_instr_stats(counts, n_sids, l1 is not None), int(l2_total),
                           int(hits_total))
-
-
-def _line_counts(units: np.ndarray, inst: np.ndarray, per_line: int, sid: np.ndarray,
-                 pattern: np.ndarray, n_sids: int) -> np.ndarray:
-    """Per (static instruction, pattern): the distinct cache lines of ``per_line`` units its
-    warp instructions touch, summed over them (``units``, ``inst``: every transaction)."""
-    out = np.zeros((n_sids, 3), np.int64)
-    if not len(units):
-        return out
-    line = units // np.uint64(max(per_line, 1))
-    order = np.lexsort((line, inst))
-    li, ii = line[order], inst[order]
-    new = np.r_[True, (li[1:] != li[:-1]) | (ii[1:] != ii[:-1])]
-    i = ii[new]
-    np.add.at(out, (sid[i], pattern[i]), 1)
-    return out
 
 
 def _fill(wt: WarpTrace, pattern: np.ndarray, warp_insts: np.ndarray,

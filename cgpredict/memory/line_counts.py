@@ -18,10 +18,11 @@ def line_counts(units: np.ndarray, inst: np.ndarray, per_line: int, sid: np.ndar
     out = np.zeros((n_sids, 3), np.int64)
     if not len(units):
         return out
-    line = units // np.uint64(max(per_line, 1))
-    if _run_lines(line, inst, sid, pattern, out, int(inst.max()) + 1):
+    per = np.uint64(max(per_line, 1))
+    if _run_lines(units, per, inst, sid, pattern, out, int(inst.max()) + 1):
         return out
     out[:] = 0
+    line = units // per
     order = np.lexsort((line, inst))
     li, ii = line[order], inst[order]
     new = np.r_[True, (li[1:] != li[:-1]) | (ii[1:] != ii[:-1])]
@@ -31,11 +32,12 @@ def line_counts(units: np.ndarray, inst: np.ndarray, per_line: int, sid: np.ndar
 
 
 @njit(cache=True, nogil=True)
-def _run_lines(line, inst, sid, pattern, out, n_inst):  # pragma: no cover - compiled
-    """Adds each warp instruction's distinct lines (its run of ``inst``) to ``out`` at its
-    (static instruction, pattern); a run holds a warp's few lines, so a look-back suffices.
+def _run_lines(units, per, inst, sid, pattern, out, n_inst):  # pragma: no cover - compiled
+    """Adds each warp instruction's distinct lines (units // per over its run of ``inst``) to
+    ``out`` at its (static instruction, pattern); a run holds a warp's few lines, so a
+    look-back suffices, and only for a line not above all before it (lines mostly ascend).
     False (``out`` part-filled) when an instruction's transactions are not in one run."""
-    n = len(line)
+    n = len(units)
     seen_inst = np.zeros(n_inst, np.bool_)
     start = 0
     while start < n:
@@ -47,14 +49,18 @@ def _run_lines(line, inst, sid, pattern, out, n_inst):  # pragma: no cover - com
         while end < n and inst[end] == i:
             end += 1
         distinct = 0
+        top = units[start] // per  # the largest line of the run so far
         for a in range(start, end):
+            v = units[a] // per
             seen = False
-            for b in range(start, a):
-                if line[b] == line[a]:
-                    seen = True
-                    break
+            if a > start and v <= top:
+                for b in range(start, a):
+                    if units[b] // per == v:
+                        seen = True
+                        break
             if not seen:
                 distinct += 1
+                top = max(top, v)
         out[sid[i], pattern[i]] += distinct
         start = end
     return True

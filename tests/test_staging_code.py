@@ -257,3 +257,26 @@ def test_phase_sectors_sum_the_tiles():
              StagedTile(array="B", loads_per_phase=4.0, lanes="columns",
                         sectors_per_load=copy_sectors(32, 4)))
     assert phase_sectors(tiles) == 20.0
+
+
+def test_fresh_sectors_counts_the_distinct_sectors_a_sort_finds():
+    """staging.fresh_sectors (issue 24: distinct sectors per warp the staged accesses read),
+    counted by a growing hash table, equals a set of ``addr // sector`` over the events of
+    the chosen static instructions, per warp; a sector not a power of two too."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from cgpredict.memory.staging import fresh_sectors
+
+    rng = np.random.default_rng(5)
+    n_inst = 2000
+    per = rng.integers(1, 33, n_inst)
+    starts = np.r_[0, np.cumsum(per)[:-1]].astype(np.int64)
+    addr = rng.integers(0, 1 << 22, int(per.sum())).astype(np.uint64)
+    sid = rng.integers(0, 6, n_inst).astype(np.int64)
+    wt = SimpleNamespace(addr=addr, inst_start=starts, inst_sid=sid, n_warps=7)
+    for sids, sector in (([1, 4], 32), ([0, 2, 5], 64), ([3], 48), ([9], 32)):
+        want = {int(addr[t]) // sector for i in range(n_inst) if sid[i] in sids
+                for t in range(starts[i], starts[i] + per[i])}
+        assert fresh_sectors(wt, sids, sector) == len(want) / 7

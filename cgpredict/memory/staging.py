@@ -9,10 +9,12 @@ from collections import Counter
 from dataclasses import replace
 
 import numpy as np
+from numba import njit
 
 from ..block import Block
 from ..devices import GPUDevice
 from ..frontend.tracefile import Trace
+from ..hashing import hash_slot, hash_table
 from ..warps import WarpTrace, mapped_loops
 from .shared import (
     array_layouts,
@@ -89,9 +91,47 @@ def fresh_sectors(wt: WarpTrace, sids: list[int], sector: int) -> float:
     once. Per warp, it holds at the work size while the arrays grow with the grid."""
     if not wt.n_warps or not len(wt.inst_start):
         return 0.0
-    counts = np.diff(np.r_[wt.inst_start, len(wt.addr)])
-    mine = np.repeat(np.isin(wt.inst_sid, np.asarray(sids, dtype=np.int64)), counts)
-    return float(np.unique(wt.addr[mine] // np.uint64(sector)).size) / wt.n_warps
+    take = np.isin(wt.inst_sid, np.asarray(sids, dtype=np.int64))
+    starts = wt.inst_start.astype(np.int64, copy=False)
+    if sector <= 0 or sector & (sector - 1):  # not a power of two: no shift
+        counts = np.diff(np.r_[starts, len(wt.addr)])
+        mine = np.repeat(take, counts)
+        return float(np.unique(wt.addr[mine] // np.uint64(sector)).size) / wt.n_warps
+    return float(_distinct_units(wt.addr, starts, take, sector.bit_length() - 1)) / wt.n_warps
+
+
+@njit(cache=True, nogil=True)
+def _distinct_units(addr, inst_start, take, shift):  # pragma: no cover - numba
+    """How many distinct ``addr >> shift`` the events of the warp instructions ``take``
+    marks hold, in one pass: a hash table that grows with the distinct values (kept at
+    most half full), no per-event mask, copy or sort."""
+    n, n_inst = addr.shape[0], inst_start.shape[0]
+    keys, used, down = hash_table(512)
+    sh = np.uint64(shift)
+    m = 0
+    for i in range(n_inst):
+        if not take[i]:
+            continue
+        for t in range(inst_start[i], inst_start[i + 1] if i + 1 < n_inst else n):
+            v = np.uint64(addr[t]) >> sh
+            h = hash_slot(keys, used, v, down)
+            if not used[h]:
+                used[h], keys[h] = True, v
+                m += 1
+                if 2 * m >= keys.shape[0]:
+                    keys, used, down = _regrown(keys, used)
+    return m
+
+
+@njit(cache=True, nogil=True)
+def _regrown(keys, used):  # pragma: no cover - numba
+    """The keys of a ``hash_table`` moved to one of twice the slots."""
+    k2, u2, down = hash_table(keys.shape[0])
+    for h in range(keys.shape[0]):
+        if used[h]:
+            g = hash_slot(k2, u2, keys[h], down)
+            k2[g], u2[g] = keys[h], True
+    return k2, u2, down
 
 
 def _tiles(wt: WarpTrace, staged, layouts: dict, per_array: dict[str, int],

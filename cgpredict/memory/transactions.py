@@ -348,22 +348,25 @@ def _l2_stream(l1_hit, lines, inst, inst_warp, wpb):  # pragma: no cover - numba
     idx = np.empty(m, np.int64)
     line = np.empty(m, np.uint64)
     batch = np.empty(m, np.int64)
+    of_inst = inst_warp // wpb  # one division per warp instruction
     j = 0
     for t in range(lines.shape[0]):
         if not l1_hit[t]:
             idx[j] = t
             line[j] = lines[t]
-            batch[j] = inst_warp[inst[t]] // wpb
+            batch[j] = of_inst[inst[t]]
             j += 1
     return idx, line, batch
 
 
 @njit(cache=True, nogil=True)
 def _batches(inst, inst_warp, wpb):  # pragma: no cover - numba
-    """The batch of every transaction's warp."""
+    """The batch of every transaction's warp (divided once per warp instruction, not per
+    transaction: a division by a run-time value is the loop's dearest step)."""
+    of_inst = inst_warp // wpb
     out = np.empty(inst.shape[0], np.int64)
     for t in range(inst.shape[0]):
-        out[t] = inst_warp[inst[t]] // wpb
+        out[t] = of_inst[inst[t]]
     return out
 
 

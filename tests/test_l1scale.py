@@ -128,3 +128,32 @@ def test_column_swept_twice_end_to_end(tmp_path, work, hit) -> None:
     # the coalesced pattern holds the loads' warp instructions and a few others (0.498 at 64:
     # 128 hits of 257): half of them hit while the column fits, none once it does not
     assert k.profile.coal.l1_hit_fraction == pytest.approx(hit, abs=0.005)
+
+
+def test_keep_matches_a_brute_force_search():
+    """_keep (the CSR of each (warp, load)'s accesses, by a counting sort): per reuse, the
+    gap in executions since the reusing load's last access at or before the previous use,
+    its growth and the capacity test, as a scan over all accesses finds them."""
+    from cgpredict.memory.l1scale import _keep
+
+    rng = np.random.default_rng(11)
+    n, n_sids = 3000, 4
+    prev = np.array([rng.integers(-1, t) if t else -1 for t in range(n)], np.int64)
+    dist = rng.integers(-1, 60, n).astype(np.int64)
+    warp = rng.integers(0, 9, n).astype(np.int64)
+    sid = rng.integers(0, n_sids, n).astype(np.int64)
+    ordinal = rng.integers(0, 40, n).astype(np.int64)
+    thr = np.array([[2, 8], [3, 1 << 62], [1, 5], [4, 9]], np.int64)
+    grow = np.array([[1.5, 3.0], [2.0, 1.0], [1.2, 4.0], [2.5, 2.5]])
+    want = np.ones(n, bool)
+    for t in range(n):
+        if prev[t] < 0 or dist[t] < 0:
+            continue
+        mine = [s for s in range(prev[t] + 1) if warp[s] == warp[t] and sid[s] == sid[t]]
+        gap = ordinal[t] - (ordinal[mine[-1]] if mine else -1)
+        g = 1.0
+        for i in range(thr.shape[1]):
+            if gap >= thr[sid[t], i]:
+                g = grow[sid[t], i]
+        want[t] = dist[t] * g < 40
+    assert (_keep(prev, dist, warp, sid, ordinal, thr, grow, 40) == want).all()

@@ -94,14 +94,19 @@ def _keep(prev, dist, warp, sid, ordinal, thr, grow, capacity):  # pragma: no co
     n = prev.shape[0]
     n_sids = thr.shape[0]
     out = np.ones(n, np.bool_)
-    # per (warp, load): its accesses' positions in this stream, in order (CSR)
+    # per (warp, load): its accesses' positions in this stream, in order (CSR: a stable
+    # counting sort by key, O(n), the order a stable argsort gives)
     key = warp * n_sids + sid
-    order = np.argsort(key, kind="mergesort")
     start = np.zeros(int(key.max()) + 2, np.int64)
     for t in range(n):
         start[key[t] + 1] += 1
     for k in range(1, start.shape[0]):
         start[k] += start[k - 1]
+    order = np.empty(n, np.int64)
+    fill = start[:-1].copy()
+    for t in range(n):
+        order[fill[key[t]]] = t
+        fill[key[t]] += 1
     for t in range(n):
         p = prev[t]
         if p < 0 or dist[t] < 0:

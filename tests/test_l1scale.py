@@ -157,3 +157,16 @@ def test_keep_matches_a_brute_force_search():
                 g = grow[sid[t], i]
         want[t] = dist[t] * g < 40
     assert (_keep(prev, dist, warp, sid, ordinal, thr, grow, 40) == want).all()
+
+
+def test_loads_by_sm_is_the_stable_sort_of_their_sms():
+    """_loads_by_sm (a counting sort): the loads' positions grouped by SM, in issue order
+    within each, as a stable argsort of the loads' SMs orders them; no load, none."""
+    from cgpredict.memory.l1scale import _loads_by_sm
+
+    rng = np.random.default_rng(7)
+    sm = rng.integers(0, 13, 5000).astype(np.int64)
+    loads = rng.random(5000) < 0.7
+    idx = np.flatnonzero(loads)
+    assert (_loads_by_sm(sm, loads) == idx[np.argsort(sm[idx], kind="stable")]).all()
+    assert len(_loads_by_sm(sm, np.zeros(5000, np.bool_))) == 0

@@ -72,8 +72,7 @@ def scale_l1_hits(
     for g in growth:
         for i, (t, r) in enumerate(g.steps):
             thr[g.sid, i], grow[g.sid, i] = t, r
-    idx = np.flatnonzero(loads)
-    order = idx[np.argsort(sm[idx], kind="stable")]  # each SM's loads together, in issue order
+    order = _loads_by_sm(sm, loads)  # each SM's loads together, in issue order
     keyed = (sm[order].astype(np.uint64) << np.uint64(44)) | sector_keys[order].astype(np.uint64)
     units, unit_vals = dense_ids(keyed)
     lines, line_vals = dense_ids(keyed, line_shift)
@@ -82,6 +81,30 @@ def scale_l1_hits(
                  ordinal[order].astype(np.int64), thr, grow, capacity_lines)
     out = hits.copy()
     out[order] &= keep
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _loads_by_sm(sm, loads):  # pragma: no cover - numba
+    """The positions of the loads, grouped by SM (ascending), in issue order within each: a
+    stable counting sort, O(n), the order a stable argsort of their SMs gives."""
+    lo, hi, m = np.int64(0), np.int64(-1), 0
+    for t in range(sm.shape[0]):
+        if loads[t]:
+            lo = sm[t] if m == 0 else min(lo, sm[t])
+            hi = sm[t] if m == 0 else max(hi, sm[t])
+            m += 1
+    fill = np.zeros(hi - lo + 2, np.int64)
+    for t in range(sm.shape[0]):
+        if loads[t]:
+            fill[sm[t] - lo + 1] += 1
+    for k in range(1, fill.shape[0]):
+        fill[k] += fill[k - 1]
+    out = np.empty(m, np.int64)
+    for t in range(sm.shape[0]):
+        if loads[t]:
+            out[fill[sm[t] - lo]] = t
+            fill[sm[t] - lo] += 1
     return out
 
 

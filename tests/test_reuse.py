@@ -200,6 +200,15 @@ def test_scale_hits_small_batch_grows_intra_batch_reuse():
     assert lost.tolist() == [False] * 4
 
 
+def _reuse_of(sectors: np.ndarray, per_line: int) -> tuple[np.ndarray, np.ndarray]:
+    """_reuse_distances of a sector stream: each access's previous use and its distance in
+    distinct lines of ``per_line`` sectors (the brute-force side of the scale_hits tests)."""
+    _, ids = np.unique(sectors, return_inverse=True)
+    _, lid = np.unique(sectors // np.uint64(per_line), return_inverse=True)
+    return _reuse_distances(ids.astype(np.int64), lid.astype(np.int64),
+                            int(ids.max()) + 1, int(lid.max()) + 1)
+
+
 @pytest.mark.parametrize("seed", range(5))
 @pytest.mark.parametrize("per_line", [1, 4])
 def test_scale_hits_equals_the_reuse_distance_rule(seed, per_line):
@@ -213,10 +222,7 @@ def test_scale_hits_equals_the_reuse_distance_rule(seed, per_line):
     exact = rng.random(n) < 0.7
     scale = CacheScale(footprint=1.5 + seed / 3, grid_x=2.0, batches_per_row=3,
                        batch_warps=1.0 + (seed % 2))
-    _, ids = np.unique(sectors, return_inverse=True)
-    _, lid = np.unique(sectors // np.uint64(per_line), return_inverse=True)
-    prev, dist = _reuse_distances(ids.astype(np.int64), lid.astype(np.int64),
-                                  int(ids.max()) + 1, int(lid.max()) + 1)
+    prev, dist = _reuse_of(sectors, per_line)
     before = batch[np.maximum(prev, 0)]
     crossed = (prev >= 0) & (batch != before)
     grow = np.where(batch - before >= 3, scale.footprint * 2.0, scale.footprint)
@@ -238,10 +244,7 @@ def test_scale_hits_equals_the_reuse_distance_rule_on_a_long_clock(per_line):
     cache = CacheConfig(128, 64, 8)
     exact = rng.random(n) < 0.8
     scale = CacheScale(footprint=1.3, grid_x=1.5, batches_per_row=4, batch_warps=1.0)
-    _, ids = np.unique(sectors, return_inverse=True)
-    _, lid = np.unique(sectors // np.uint64(per_line), return_inverse=True)
-    prev, dist = _reuse_distances(ids.astype(np.int64), lid.astype(np.int64),
-                                  int(ids.max()) + 1, int(lid.max()) + 1)
+    prev, dist = _reuse_of(sectors, per_line)
     before = batch[np.maximum(prev, 0)]
     crossed = (prev >= 0) & (batch != before)
     grow = np.where(batch - before >= 4, 1.3 * 1.5, 1.3)

@@ -179,45 +179,7 @@ def test_l1_path_counts_every_global_line_by_hand():
     dev = dataclasses.replace(load_device("h100"), l1_line_cycles=1.5, dd_store_cycles=2.0)
     geo = launch_geometry(p, dev)
     assert geo.active_sms == 4
-    b = launch_bounds(p, dev, geo)  # (B2), less the L1's idle cycles of (B2l)
-    assert b.l1_cycles - b.l1_lockstep_cycles == pytest.approx(32 * (67 * 1.5 + 32 * 2.0) / 4)
-    tk1 = load_device("tk1")
-    assert launch_bounds(p, tk1, launch_geometry(p, tk1)).l1_cycles == 0.0
-
-
-def _gesummv_iteration(warps_per_block: int = 8) -> KernelProfile:
-    """One iteration of GESUMMV's plain port on the H100 in miniature: per warp, A[i][j] and
-    B[i][j] (row walks: 32 sectors on 32 lines, the L1 serving 7 of 8, every miss from
-    DRAM), x[j] twice (one line, L1) and the reloads of tmp[i] and y[i] (one line each,
-    L1); the stores of tmp[i] and y[i] (4 sectors, one line each; a pattern's ``insts``
-    count its stores too); 3 loads a memory period (A, x, tmp before the first store; B, x,
-    y before the second)."""
-    return KernelProfile(
-        "gesummv", threads_per_block=32 * warps_per_block, blocks=16,
-        coal=PatternCounts(4, 4.0, 0.0, 1.0), uncoal=PatternCounts(2, 32.0, 32.0, 0.875),
-        const=PatternCounts(2, 1.0, 0.0, 1.0), comp_insts=4, mlp=3.0,
-        stores=StoreCounts(coal=PatternCounts(2, 4.0, 0.0)))
-
-
-def test_l1_idles_while_warps_miss_in_step_by_hand():
-    """Eq. (B2l): 16 blocks of 8 warps, one an SM. Each warp passes 68 load lines (2 x 32 +
-    2 + 2) at 1 cycle and 2 store lines at 2.0: 72 cycles, 576 for the SM's 8 warps (B2).
-    A quarter of a warp's loads (A and B, 1 in 8 each) goes beyond the L1, to DRAM: 685.1
-    cycles (369.2 + 315.9, SPEC (2)), of which the other 7 warps' lines of one memory period
-    (72 / 6 loads x 3 x 7 = 252 cycles) hide part: the L1 idles 0.25 x 433.1 = 108.275
-    cycles once for the 8 warps in step. 32 warps an SM hide it all; the TK1 has no such
-    L1."""
-    dev = dataclasses.replace(load_device("h100"), l1_line_cycles=1.0, dd_store_cycles=2.0)
-    p = _gesummv_iteration()
-    geo = launch_geometry(p, dev)
-    assert (geo.active_sms, geo.n_warps) == (16, 8)
-    b = launch_bounds(p, dev, geo)
-    assert b.l1_lockstep_cycles == pytest.approx(0.25 * (685.1 - 252.0))
-    assert b.l1_cycles == pytest.approx(576.0 + 0.25 * (685.1 - 252.0))
-    # 32 warps a block (1024 threads): the other 31 warps' lines (31 x 36 = 1116) cover it
-    big = _gesummv_iteration(32)
-    b32 = launch_bounds(big, dev, launch_geometry(big, dev))
-    assert b32.l1_lockstep_cycles == 0.0
+    assert launch_bounds(p, dev, geo).l1_cycles == pytest.approx(32 * (67 * 1.5 + 32 * 2.0) / 4)
     tk1 = load_device("tk1")
     assert launch_bounds(p, tk1, launch_geometry(p, tk1)).l1_cycles == 0.0
 

@@ -40,10 +40,7 @@ launch lasts at least as long as its warps' lines on the SMs it uses. The H100's
 iterations) give 0.89 cycles a load line and 1.86 a store line: Deriche's forward pass
 (load lines 64, store 32 an iteration) 954k, its backward pass (32, 32) 722k, and the same
 two figures put softmax (96, 32) at 1.19M against 1.16M measured and corr_corr's busiest
-SM (about 9, 32) within 4 %. While the N warps an SM holds miss the L1 in step (a row
-walk's new sector), the L1 has only the other warps' lines of one memory period to look
-up and idles for the rest of the latency, once per group of N warps (eq. (B2l),
-``l1_lockstep_path``, models/lockstep.py).
+SM (about 9, 32) within 4 %.
 
 A sixth is the **pipe** bound (pipes.py, eq. (12p)): every warp instruction of an arithmetic
 class occupies its pipe for warp_size / (the class's published operations per clock per SM),
@@ -78,7 +75,6 @@ from dataclasses import dataclass
 
 from cgpredict.devices import GPUDevice
 from cgpredict.models.base import LaunchGeometry
-from cgpredict.models.lockstep import lockstep_cycles
 from cgpredict.pipes import pipe_cycles
 from cgpredict.profile import KernelProfile
 
@@ -106,8 +102,7 @@ class Bounds:
     pipe_cycles: float = 0.0  # the busiest pipe's instructions at its published rate
     pipe: str = ""  # that pipe's class (pipes.PIPE_CLASSES), "" without pipe rates
     dram_wave_cycles: float = 0.0  # of dram_cycles: one DRAM round trip per wave of blocks
-    l1_cycles: float = 0.0  # every warp's global lines through its SM's L1, eqs. (B2), (B2l)
-    l1_lockstep_cycles: float = 0.0  # of l1_cycles: the L1 idle while warps miss in step (B2l)
+    l1_cycles: float = 0.0  # every warp's global lines through its SM's L1, eq. (B2)
 
     @property
     def cycles(self) -> float:
@@ -173,7 +168,6 @@ def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry
     # launch on few SMs does not slow them, its SMs' own store cost is the L1 path's (B2)
     l2_cycles = max(warps * l2_loads * device.dd_l2_cycles / sms * share,
                     warps * store_cycles / max(device.sm_count, sms))
-    l1, l1_idle = l1_lockstep_path(profile, device, geo)
     return Bounds(
         dram_bytes=dram_bytes,
         dram_cycles=dram_cycles,
@@ -190,8 +184,7 @@ def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry
         pipe_cycles=warps * pipe_warp / sms * share,
         pipe=pipe,
         dram_wave_cycles=wave_cycles,
-        l1_cycles=l1 + l1_idle,
-        l1_lockstep_cycles=l1_idle,
+        l1_cycles=l1_path_cycles(profile, device) * warps / sms * share,
     )
 
 
@@ -208,24 +201,6 @@ def l1_path_cycles(profile: KernelProfile, device: GPUDevice) -> float:
     load_lines = _lines((loads.coal, loads.uncoal, loads.const), per_line)
     store_lines = _lines(profile.stores.patterns, per_line)
     return device.l1_line_cycles * load_lines + device.store_cycles * store_lines  # (B2)
-
-
-def l1_lockstep_path(profile: KernelProfile, device: GPUDevice,
-                     geo: LaunchGeometry) -> tuple[float, float]:
-    """(The L1 path bound of the launch's busiest SM, eq. (B2), the cycles its L1 idles on
-    top of it, eq. (B2l)). The N warps an SM holds at once run a row walk in step and miss
-    the L1 in the same iteration: while they wait beyond the L1, the L1 has only the other
-    warps' lines of one memory period to look up (models/lockstep.py), so each group of N
-    warps adds its exposed latency once: ``warps / (sms x N)`` groups an SM."""
-    warps, sms, n = float(geo.total_warps), max(geo.active_sms, 1), geo.n_warps
-    per_warp = l1_path_cycles(profile, device)
-    l1 = per_warp * warps / sms * profile.sm_share  # (B2)
-    if per_warp <= 0 or n <= 0:
-        return l1, 0.0
-    loads = profile.loads_only()
-    no_mem = loads.coal.insts + loads.uncoal.insts + loads.const.insts + profile.shared.load_insts
-    exposed = lockstep_cycles(loads, device, n, per_warp, no_mem)
-    return l1, exposed * warps / (sms * n) * profile.sm_share  # (B2l)
 
 
 def _lines(patterns, per_line: int) -> float:

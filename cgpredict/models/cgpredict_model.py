@@ -69,7 +69,6 @@ from typing import Literal
 
 from cgpredict.devices import GPUDevice
 from cgpredict.models.base import Bound, LaunchGeometry, launch_geometry
-from cgpredict.models.lockstep import lockstep_cycles
 from cgpredict.models.memlat import MemoryLatency, memory_latency
 from cgpredict.pipes import pipe_cycles
 from cgpredict.profile import KernelProfile
@@ -285,6 +284,26 @@ def own_overlap(loads_in_flight: float, mwp_full: float, mwp_peak: float, n: flo
     if n <= 0:
         return 1.0
     return max(min(loads_in_flight, mwp_full / n, mwp_peak / n), 1.0)
+
+
+def lockstep_cycles(profile: KernelProfile, device: GPUDevice, n: float,
+                    comp_cycles: float, no_mem_insts: float) -> float:
+    """A warp's exposed latency beyond the L1 in the compute-bound case, eq. (17l): the N
+    warps of an SM run one loop in step, so their loads that miss the L1 (a row walk's every
+    sector-th iteration) miss in the same iteration; each such load waits its L2 (and DRAM)
+    latency less the computing of one memory period (MLP loads) of the other N - 1 warps."""
+    if n <= 0 or no_mem_insts <= 0:
+        return 0.0
+    hidden = (n - 1) * comp_cycles / no_mem_insts * max(profile.mlp, 1.0)
+    exposed = 0.0
+    for p in (profile.coal, profile.uncoal, profile.const):
+        beyond = p.insts * (1 - p.l1_hit_fraction)
+        if beyond <= 0 or p.l1_hit_fraction <= 0:
+            continue  # no L1 in step: (17)'s one exposed period stands
+        miss = min(p.dram_trans_per_warp / max(p.l2_trans_per_warp, 1.0), 1.0)
+        latency = device.l2_latency_cycles + miss * device.dram_latency_cycles  # SPEC (2)
+        exposed += beyond * max(latency - hidden, 0.0)
+    return exposed
 
 
 def _exec_cycles(whole: bool, no_mem_insts: float, mwp: float, cwp: float, n: float,

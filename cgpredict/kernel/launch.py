@@ -325,8 +325,10 @@ class LaunchContext:
         """The critical path of the launch's busiest thread (models/bounds.py): the mean
         thread's body executions times ``busiest``, each iteration its chain
         (parallelism.body_chain) with every load at its own mean latency, a reload of what
-        the thread stored (``reloads``) at the L2's at least: the L1 is write-through, so
-        the value comes back from the L2. In the plain port every global access keeps its
+        the thread stored (``reloads``) at the L1's on a GPU whose L1 caches global loads
+        (the write-through L1 keeps the stored line: ncu counts GESUMMV's reloads of
+        ``tmp[i]`` and ``y[i]`` as L1 hits, its misses are A's and B's sectors alone), else
+        at the L2's (the store went to the L2). In the plain port every global access keeps its
         program order (parallelism.memory_recurrence). A register-blocked thread's R outputs
         are independent (its loads hoisted past its stores: ``__restrict__``): one
         output's path. ``in_flight`` False: each iteration's chain on its own
@@ -334,8 +336,9 @@ class LaunchContext:
         dev = self.device
         staged = {a.sid for a in self.staged}
         lat = {s.sid: _load_latency(s, dev) for s in mem.instrs}
+        reload = dev.l1_latency_cycles if dev.l1_caches_global_loads else dev.l2_latency_cycles
         for sid in self.reloads:
-            lat[sid] = max(lat.get(sid, 0.0), dev.l2_latency_cycles)
+            lat[sid] = reload
         for sid in staged:
             lat[sid] = dev.shared_latency_cycles
         ordered = frozenset()

@@ -200,7 +200,10 @@ def l1_path_cycles(profile: KernelProfile, device: GPUDevice) -> float:
     per_line = max(device.l1_line_bytes // max(device.l2_sector_bytes, 1), 1)
     load_lines = _lines((loads.coal, loads.uncoal, loads.const), per_line)
     store_lines = _lines(profile.stores.patterns, per_line)
-    return device.l1_line_cycles * load_lines + device.store_cycles * store_lines  # (B2)
+    data = device.l1_line_cycles * load_lines + device.store_cycles * store_lines  # (B2)
+    requests = sum(p.insts for p in (loads.coal, loads.uncoal, loads.const,
+                                     *profile.stores.patterns))
+    return max(data, device.l1_request_cycles * requests)  # (B2r)
 
 
 def _lines(patterns, per_line: int) -> float:

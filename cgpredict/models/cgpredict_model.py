@@ -165,7 +165,7 @@ def lsu_cycles(profile: KernelProfile, device: GPUDevice) -> float:
     stages (eq. (B2r)): the data stage takes every global access, served by the L1 or not,
     ``l1_line_cycles`` per line it reads (_lines), and the shared accesses
     ``smem_issue_cycles`` per conflict way; the request stage takes each global warp
-    instruction ``l1_request_cycles`` (shared accesses pass no tag look-up). The floor of
+    instruction ``l1_request_cycles`` (shared accesses are not charged it). The floor of
     eq. (22m): with a warp's memory periods overlapped, the N warps still take their turns
     on this path."""
     shared = device.smem_issue_cycles * profile.shared.transactions

@@ -43,7 +43,7 @@ from .errors import OutputPathError, check_writable
     "fit_names",
     metavar="FIELD,...",
     help="Also fit these physical device fields (launch_sync_us, first_launch_us, "
-    "dd_store_cycles, dd_l2_cycles) to the measurements and print their "
+    "dd_store_cycles, dd_l2_cycles, l1_request_cycles) to the measurements and print their "
     "leave-one-kernel-out errors.",
 )
 @port_option

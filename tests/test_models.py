@@ -789,7 +789,8 @@ def test_lsu_cycles_charge_l1_line_cycles_per_global_line_and_issue_per_shared_w
     1.5 x 440 + 10 = 670; smem_issue_cycles 2 doubles only the shared part: 440 + 20."""
     from cgpredict.models.cgpredict_model import lsu_cycles
 
-    h100 = dataclasses.replace(load_device("h100"), l1_line_cycles=1.0, smem_issue_cycles=1.0)
+    h100 = dataclasses.replace(load_device("h100"), l1_line_cycles=1.0, smem_issue_cycles=1.0,
+                               l1_request_cycles=0.0)
     prof = KernelProfile(
         "k", 256, 1000,
         coal=PatternCounts(100, 4, 0, l1_hit_fraction=0.9),
@@ -802,6 +803,10 @@ def test_lsu_cycles_charge_l1_line_cycles_per_global_line_and_issue_per_shared_w
     assert lsu_cycles(prof, dataclasses.replace(h100, l1_line_cycles=1.5)) == pytest.approx(670.0)
     two = dataclasses.replace(h100, smem_issue_cycles=2.0)
     assert lsu_cycles(prof, two) == pytest.approx(460.0)
+    # eq. (B2r): 130 global requests at 3 cycles (390) do not bind the 450 of the data stage;
+    # at 4 cycles (520) they do; the 5 shared accesses pass no tag look-up
+    assert lsu_cycles(prof, dataclasses.replace(h100, l1_request_cycles=3.0)) == 450.0
+    assert lsu_cycles(prof, dataclasses.replace(h100, l1_request_cycles=4.0)) == 520.0
 
 
 def test_the_22m_floor_is_the_warps_l1_lines_at_l1_line_cycles() -> None:
@@ -817,7 +822,8 @@ def test_the_22m_floor_is_the_warps_l1_lines_at_l1_line_cycles() -> None:
     )  # fmt: skip
 
     def run(x: float):
-        return predict_cgpredict(base, dataclasses.replace(h100, l1_line_cycles=x))
+        return predict_cgpredict(base, dataclasses.replace(h100, l1_line_cycles=x,
+                                                           l1_request_cycles=0.0))
 
     r1, r20, r1000 = run(1.0), run(20.0), run(1000.0)
     assert r1.case == r20.case == r1000.case == "eq22" and r1.n_warps == 1

@@ -35,7 +35,10 @@ A seventh is the **L1** path (eq. (B2)), on GPUs whose L1 caches global loads: t
 takes each line a warp's load reads, an L1 hit as well as a miss, ``l1_line_cycles`` each
 (one tag look-up a line a cycle), and each line a store writes ``dd_store_cycles`` (the
 SM's store cost: write-through, the look-up, then the data passed on to the L2), so a
-launch lasts at least as long as its warps' lines on the SMs it uses. The H100's row walks
+launch lasts at least as long as its warps' lines on the SMs it uses, or as its warps'
+requests at ``l1_request_cycles`` each where they take longer (eq. (B2r): a request stage
+before the line stage; the H100's restrict GEMM-like ports, one line a request, run at
+1.20-1.35 cycles a request, docs/models.md). The H100's row walks
 (8 warps an SM, each warp instruction one word of 32 rows: 32 lines; ncu cycles of 1024
 iterations) give 0.89 cycles a load line and 1.86 a store line: Deriche's forward pass
 (load lines 64, store 32 an iteration) 954k, its backward pass (32, 32) 722k, and the same
@@ -193,14 +196,20 @@ def l1_path_cycles(profile: KernelProfile, device: GPUDevice) -> float:
     caches global loads: ``l1_line_cycles`` for every line a load reads, an L1 hit or not
     (cgpredict_model.global_lines), and the SM's store cost ``dd_store_cycles`` for every
     line a store writes (the write-through L1 looks it up and passes its data on to the
-    L2); 0 where the L1 does not cache global loads (Kepler: the loads bypass it)."""
+    L2); but at least ``l1_request_cycles`` for every global warp instruction, the L1's
+    request stage (eq. (B2r): the stages are pipelined, the slower binds; a broadcast or a
+    128-B coalesced load is one line but one request); 0 where the L1 does not cache global
+    loads (Kepler: the loads bypass it)."""
     if not device.l1_caches_global_loads:
         return 0.0
     loads = profile.loads_only()
     per_line = max(device.l1_line_bytes // max(device.l2_sector_bytes, 1), 1)
     load_lines = _lines((loads.coal, loads.uncoal, loads.const), per_line)
     store_lines = _lines(profile.stores.patterns, per_line)
-    return device.l1_line_cycles * load_lines + device.store_cycles * store_lines  # (B2)
+    data = device.l1_line_cycles * load_lines + device.store_cycles * store_lines  # (B2)
+    requests = sum(p.insts for p in (loads.coal, loads.uncoal, loads.const,
+                                     *profile.stores.patterns))
+    return max(data, device.l1_request_cycles * requests)  # (B2r)
 
 
 def _lines(patterns, per_line: int) -> float:

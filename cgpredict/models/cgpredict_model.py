@@ -155,13 +155,22 @@ def global_lines(profile: KernelProfile, device: GPUDevice) -> float:
     return sum(p.insts * n for p, n in _lines(profile, device))
 
 
+def global_requests(profile: KernelProfile) -> float:
+    """Warp instructions (requests) of one warp's global loads and stores."""
+    return sum(p.insts for p in (profile.coal, profile.uncoal, profile.const))
+
+
 def lsu_cycles(profile: KernelProfile, device: GPUDevice) -> float:
-    """Cycles one warp's accesses hold the SM's load/store path: every global access, served
-    by the L1 or not, takes ``l1_line_cycles`` per line it reads (_lines), and the shared
-    accesses ``smem_issue_cycles`` per conflict way. The floor of eq. (22m): with a warp's
-    memory periods overlapped, the N warps still take their turns on this path."""
+    """Cycles one warp's accesses hold the SM's load/store path, the slower of its two
+    stages (eq. (B2r)): the data stage takes every global access, served by the L1 or not,
+    ``l1_line_cycles`` per line it reads (_lines), and the shared accesses
+    ``smem_issue_cycles`` per conflict way; the request stage takes each global warp
+    instruction ``l1_request_cycles`` (shared accesses are not charged it). The floor of
+    eq. (22m): with a warp's memory periods overlapped, the N warps still take their turns
+    on this path."""
     shared = device.smem_issue_cycles * profile.shared.transactions
-    return device.l1_line_cycles * global_lines(profile, device) + shared  # (22m)
+    data = device.l1_line_cycles * global_lines(profile, device) + shared
+    return max(data, device.l1_request_cycles * global_requests(profile))  # (22m), (B2r)
 
 
 def lockstep_staging_cycles(profile: KernelProfile, device: GPUDevice) -> float:

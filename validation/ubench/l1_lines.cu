@@ -4,7 +4,13 @@
 //   line:      lane l reads word 32 x line + l: one 128-B line (4 sectors) a warp instruction;
 //   broadcast: every lane reads word 32 x line: one sector a warp instruction;
 //   gemm:      one broadcast, one line, alternately (a naive GEMM's A[i][k], B[k][j] with the
-//              loads of a __restrict__ trip in flight together).
+//              loads of a __restrict__ trip in flight together);
+//   two:       lane l reads word 32 x line + l + 16: two lines (4 sectors) a warp instruction;
+//   rows:      lane l reads word 32 x (line + l): 32 lines of one sector each (a row walk).
+// line/broadcast against rows separate the two device fields (eq. (B2r)): a request of one
+// line costs l1_request_cycles if that exceeds l1_line_cycles, and rows' cycles_per_load / 32
+// is l1_line_cycles (the restrict GEMM-like ports' times imply about 1.25-1.3 cycles a
+// one-line request; ncu's plain row walks about 0.89 cycles a line).
 // Each block times its loop with clock64 between two barriers; all blocks are resident at
 // once (grid = SMs x blocks per SM), so warp instructions per SM / block cycles is the SM's
 // rate: lines_per_cycle; cycles_per_line = its inverse, the figure l1_line_cycles takes.
@@ -18,8 +24,10 @@
 
 constexpr int kUnroll = 8;      // independent loads a trip
 constexpr int kLines = 64;      // footprint: 64 lines of 128 B = 8 KB, far inside the L1
+constexpr int kSlack = 40;      // lines past the footprint that two and rows reach (13 KB)
 
-// mode 0: line, 1: broadcast, 2: gemm (even loads broadcast, odd loads a line)
+// mode 0: line, 1: broadcast, 2: gemm (even loads broadcast, odd loads a line), 3: two,
+// 4: rows
 template <int MODE>
 __global__ void lines(const float* __restrict__ buf, int trips, float* out,
                       long long* cycles) {
@@ -36,7 +44,8 @@ __global__ void lines(const float* __restrict__ buf, int trips, float* out,
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const bool bcast = MODE == 1 || (MODE == 2 && (u & 1) == 0);
-      acc[u] += p[u * 32 + (bcast ? 0 : lane)];
+      const int word = MODE == 3 ? lane + 16 : MODE == 4 ? 32 * lane : bcast ? 0 : lane;
+      acc[u] += p[u * 32 + word];
     }
   }
   __syncthreads();
@@ -84,7 +93,7 @@ int main(int argc, char** argv) {
   const int trips = argc > 1 ? atoi(argv[1]) : 4096;
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, 0));
-  std::vector<float> h(kLines * 32);
+  std::vector<float> h((kLines + kSlack) * 32);
   for (size_t i = 0; i < h.size(); ++i) h[i] = (float)(i % 7);
   float* buf;
   CK(cudaMalloc(&buf, sizeof(float) * h.size()));
@@ -94,7 +103,9 @@ int main(int argc, char** argv) {
          prop.name, prop.multiProcessorCount, trips, kUnroll, kLines * 128);
   int rc = run<0>("line", buf, trips, prop.multiProcessorCount, true)
          | run<1>("broadcast", buf, trips, prop.multiProcessorCount, false)
-         | run<2>("gemm", buf, trips, prop.multiProcessorCount, false);
+         | run<2>("gemm", buf, trips, prop.multiProcessorCount, false)
+         | run<3>("two", buf, trips, prop.multiProcessorCount, false)
+         | run<4>("rows", buf, trips, prop.multiProcessorCount, false);
   printf("}}\n");
   cudaFree(buf);
   return rc;

@@ -48,7 +48,9 @@ between barriers (``staging_cycles``); and with two or more blocks resident the 
 is the staging latency exposed once a strip for the whole SM (``lockstep_staging_cycles``:
 resident blocks run in step, so they wait for their tiles at the same time), not a per-block
 departure-delay product, in the compute-bound case (17) and for a tiled kernel in (16) too, so
-that the barriers cost the same on both sides of CWP = MWP.
+that the barriers cost the same on both sides of CWP = MWP. Of the staging, the share of the
+issue slots a staging block leaves (1 - its warps a scheduler x the staging code's issue
+rate) hides under the other resident blocks' shared loads (``drift_cycles``, eq. (22d)).
 no_smem_load_inst staging loads cost eq. (19) and are memory instructions for the no_mem_insts
 of eq. (16); mem_l and departure_delay (7)-(8) average over the global pattern instructions
 only. Otherwise the sync cost (23) is added whenever the profile has sync instructions.
@@ -68,6 +70,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from cgpredict.devices import GPUDevice
+from cgpredict.memory.staging_code import STAGING_ISSUE_RATE
 from cgpredict.models.base import Bound, LaunchGeometry, launch_geometry
 from cgpredict.models.memlat import MemoryLatency, memory_latency
 from cgpredict.pipes import pipe_cycles
@@ -228,10 +231,29 @@ def staging_cycles(profile: KernelProfile, device: GPUDevice) -> tuple[float, fl
     return ipc * (in_dispatch + sh.load_insts), ipc * in_dispatch
 
 
+def drift_cycles(profile: KernelProfile, device: GPUDevice, staging: float, rest: float,
+                 lsu: float, b: int) -> float:
+    """Staging cycles of a warp hidden under other resident blocks' shared loads, eq. (22d).
+    The staging block's warps issue at most ``STAGING_ISSUE_RATE`` instructions a cycle each
+    (the control words' fixed stalls); with w of them on a scheduler they take w x that rate
+    of its issue slots, and the rest issue other blocks' shared loads. With w x rate >= 1
+    (a 32x32 block: 8 warps a scheduler) the staging takes every slot, the shared pipe waits
+    and the blocks stay in step (lockstep_staging_cycles); with fewer (32x8: 2, 0.57) the
+    share 1 - w x rate of the staging hides, at most in the shared pipe's slack over the
+    rest of the issue (``lsu - rest``). Only with two or more blocks resident and where the
+    dispatch overlaps the shared path (``smem_overlaps_issue``)."""
+    if b < 2 or staging <= 0 or not device.smem_overlaps_issue:
+        return 0.0
+    warps = math.ceil(profile.threads_per_block / device.warp_size)
+    free = 1.0 - warps / device.schedulers_per_sm * STAGING_ISSUE_RATE  # (22d)
+    return min(max(free, 0.0) * staging, max(lsu - rest, 0.0))
+
+
 def _comp_cycles(profile: KernelProfile, device: GPUDevice,
-                 smem_cost: str) -> tuple[float, float, float, float]:
+                 smem_cost: str, b: int = 1) -> tuple[float, float, float, float]:
     """(staging cycles, shared-access cycles, L1-served cycles, computing cycles) of one
-    warp: eqs. (12), (19), (20) and (22), read as ``smem_cost`` says."""
+    warp: eqs. (12), (19), (20) and (22), read as ``smem_cost`` says; ``b`` resident blocks
+    (eq. (22d))."""
     dispatch, pipe = _issue_parts(profile, device)
     issue_cycles = max(dispatch, pipe)  # (12), (12p)
     sh = profile.shared
@@ -250,7 +272,9 @@ def _comp_cycles(profile: KernelProfile, device: GPUDevice,
         # a tiled kernel's staging is issued apart, between its barriers (staging_cycles)
         staging, in_issue = staging_cycles(profile, device)
         rest = max(dispatch - in_issue, pipe)  # max(issue - in_issue, pipe) alike
-        comp_cycles = staging + lsu_issue_cycles(rest, smem_cycles + l1_cycles, device)
+        lsu = smem_cycles + l1_cycles
+        comp_cycles = staging + lsu_issue_cycles(rest, lsu, device)
+        comp_cycles -= drift_cycles(profile, device, staging, rest, lsu, b)  # (22d)
     return smem_load_cycles, smem_cycles, l1_cycles, comp_cycles
 
 
@@ -380,7 +404,7 @@ def predict_cgpredict(
     lat = memory_latency(profile, device)
     mem_cycles = lat.mem_cycles  # (6)
     smem_load_cycles, smem_cycles, l1_cycles, comp_cycles = _comp_cycles(
-        profile, device, smem_cost
+        profile, device, smem_cost, b
     )
     mem_cycles += smem_load_cycles  # (21)
     no_mem_insts = lat.no_mem_insts + profile.shared.load_insts

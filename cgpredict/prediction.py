@@ -67,6 +67,10 @@ class RunOptions:
     # how a block copies those extra tiles (memory.staging_code.Copy): "loop" the generic
     # staging loop, "thread" the textbook kernel's one element a thread of a block-shaped tile
     stage_copy: str = "loop"
+    # how a block copies the tiles the kernel's own pragmas stage: "loop" the generic staging
+    # loop (the corpus ports), "thread" the textbook copy where the tile is the block's shape
+    # (a measured entry's "copy", validate.py: the shared H100 textbook tiled GEMM)
+    tile_copy: str = "loop"
     # where a reduction's or an atomic site's partial results are combined before the global
     # atomics (atomics.REDUCE_LEVELS): each warp (the plain port) or each block (advisor)
     reduce: str = "warp"

@@ -31,6 +31,9 @@ SUITE_SYNC = {"mvt": "end", "3dconv": "end"}
 
 #: how a measurement was timed (ValidationRow.timer)
 TIMERS = ("host", "events")
+#: how the measured kernel copies its pragma tiles (RunOptions.tile_copy): the generic
+#: staging loop of the corpus ports, or the textbook copy (one element a thread)
+TILE_COPIES = ("loop", "thread")
 
 
 def timed_ms(report, timer: str, launch_gap_us: float = 0.0) -> float:
@@ -151,6 +154,10 @@ def _check_entry(where: str, e: dict) -> None:
         raise ValidationError(
             f"{where}.timer: want one of {', '.join(TIMERS)}, got {e.get('timer')!r}"
         )
+    if e.get("copy", "loop") not in TILE_COPIES:
+        raise ValidationError(
+            f"{where}.copy: want one of {', '.join(TILE_COPIES)}, got {e.get('copy')!r}"
+        )
     if e.get("sync", "each") not in SYNC_MODES:
         raise ValidationError(
             f"{where}.sync: want one of {', '.join(SYNC_MODES)}, got {e.get('sync')!r}"
@@ -262,7 +269,8 @@ def _rows(
         for e in group:
             cfg = e.get("config")
             t1 = time.perf_counter()
-            opts = dataclasses.replace(base, block=Block.parse(cfg) if cfg else None)
+            opts = dataclasses.replace(base, block=Block.parse(cfg) if cfg else None,
+                                       tile_copy=e.get("copy", "loop"))
             timer = e.get("timer", "host")
             try:
                 rep = prep.analyze(opts)

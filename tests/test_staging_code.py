@@ -235,6 +235,23 @@ def test_own_tiled_file_keeps_its_own_code_whatever_the_copy(compiler):
     assert own.staging_code.total == pytest.approx(2 * loop.total)
 
 
+def test_own_tiles_copied_a_thread_an_element_when_asked(compiler):
+    # tile_copy="thread" (a measured textbook kernel, validate.py): gemm_tiled.c's own 32x32
+    # tiles on 32x32 blocks take the textbook copy, per phase the SASS count of
+    # test_textbook_tile_phase_is_the_sass_count; 2 phases at NK = 64
+    from cgpredict.block import Block
+
+    sizes = {"NI": 64, "NJ": 64, "NK": 64}
+    textbook = _profile("gemm_tiled.c", sizes, block=Block(32, 32), tile_copy="thread")
+    per_phase = phase_code(_thread_tiles("thread"))
+    assert textbook.staging_code == StagingCounts(integer=2 * per_phase.integer, branch=0,
+                                                  other=2 * per_phase.other)
+    # 32x8 blocks copy 4 elements of a tile a phase: the staging loop, asked or not
+    loop = _profile("gemm_tiled.c", sizes, block=Block(32, 8))
+    asked = _profile("gemm_tiled.c", sizes, block=Block(32, 8), tile_copy="thread")
+    assert asked.staging_code == loop.staging_code
+
+
 def _sector_reference(cols: int, elem: int, warp: int = 32, sector: int = 32) -> int:
     """Brute force: the distinct 32-byte sectors of a warp's lanes, lane l on tile element l
     (row l // cols, column l % cols) of a tile whose rows start a sector-aligned row of 4096

@@ -359,3 +359,13 @@ def test_event_timer_sees_work_and_launch_gaps():
     assert timed_ms(rep, "host", 3.0) == 9.0
     assert timed_ms(rep, "events", 3.0) == pytest.approx(1.0 + 0.762 + 0.5 + 0.003)
     assert timed_ms(rep, "events") == pytest.approx(1.5)
+
+
+def test_tile_copy_of_an_entry_is_checked(tmp_path):
+    """A measured entry says how its kernel copies its pragma tiles ("copy": the staging loop
+    of the corpus ports or the textbook thread copy); anything else is the file's error."""
+    ok = dict(GEMM_RESULTS[0], copy="thread")
+    assert load_measured(measurement(tmp_path, [ok]))[1][0]["copy"] == "thread"
+    bad = dict(GEMM_RESULTS[0], copy="unrolled")
+    with pytest.raises(ValidationError, match=r"\.copy: want one of loop, thread, got 'unrolled'"):
+        load_measured(measurement(tmp_path, [bad]))

@@ -77,7 +77,8 @@ def setup_region(
     if problem:
         raise PredictionError(f"kernel {info.name}: {problem}")
     staged, shared_spec = staging_setup(
-        trace, region, wt, device, wt.block, opts.stage, launch, warnings, opts.stage_copy
+        trace, region, wt, device, wt.block, opts.stage, launch, warnings, opts.stage_copy,
+        own_copy=opts.tile_copy,
     )
     try:
         warps_per_batch = resident_warps(

@@ -38,6 +38,7 @@ def staging_setup(
     launch: int = 0,
     warnings: list[str] | None = None,
     copy: Copy = "loop",
+    own_copy: Copy = "loop",
 ):
     """Staged accesses and (tile loop, staging loads per phase, tile bytes, phase divisor,
     ``staging_code.StagedTile`` of each array, ``fresh_sectors`` per warp) of a tiled kernel.
@@ -46,7 +47,8 @@ def staging_setup(
     kernel's own pragma stages keeps the pragma's tile. Its innermost loop then counts tile
     phases every ``tile columns`` iterations. ``copy`` is how the block copies those ``extra``
     tiles (``staging_code.Copy``): "thread" asks for the textbook copy of a block-shaped tile
-    (``block_copy`` says whether it applies), "loop" the generic staging loop.
+    (``block_copy`` says whether it applies), "loop" the generic staging loop; ``own_copy``
+    the same for the tiles the kernel's own pragmas stage (the corpus ports: the loop).
 
     Only accesses inside the tile loop are staged (one before or after it stays a global access,
     with a warning). The tile loop is the innermost per-thread loop of most staged accesses (its
@@ -73,8 +75,8 @@ def staging_setup(
     divisor = 1.0 if strip_mined else float(max(c for _, _, c in hints))
     per_array, nbytes = _tile_loads(trace, region, wt, block, staged, layouts, tile_loop.id,
                                     divisor, launch)
-    copies = {x[0]: block_copy(x, block, layouts) if copy != "loop" else "loop"
-              for x in hints if x[0] not in own}
+    copies = {x[0]: block_copy(x, block, layouts)
+              if (own_copy if x[0] in own else copy) != "loop" else "loop" for x in hints}
     cols = {arr: c for arr, _, c in hints}
     tiles = _tiles(wt, staged, layouts, per_array, copies)
     tiles = tuple(replace(t, sectors_per_load=copy_sectors(

@@ -93,6 +93,9 @@ class GPUDevice:
     # cycles the SM's L1 takes per 128-byte line (wavefront) a global warp access reads,
     # sustained over many warps: the floor of eq. (22m) (models/cgpredict_model.lsu_cycles)
     l1_line_cycles: float = 1.0
+    # relative standard deviation of one warp's DRAM round trip under load: the spread of
+    # warp timelines a block's retirement waits for (models/retire.py, eq. (R1)); 0: none
+    dram_latency_cv: float = 0.0
     # cycles an SM's memory path is busy per L2 transaction of a warp *store* (stores are
     # not waited for: they cost issue and path occupancy, not a latency; a partly written
     # sector costs twice, read-modify-write); None: dd_l2_cycles
@@ -276,6 +279,7 @@ FIELD_SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
         "smem_issue_cycles": ("float", False),
         "smem_overlaps_issue": ("bool", False),
         "l1_line_cycles": ("float", False),
+        "dram_latency_cv": ("float", False),
         "dd_store_cycles": ("float", False),
         "launch_sync_us": ("float", False),
         "launch_gap_us": ("float", False),

@@ -76,7 +76,11 @@ def test_eq22_wave_lengthened_by_retirement() -> None:
     without = predict_cgpredict(p, dataclasses.replace(h100, dram_latency_cv=0.0))
     assert with_r.case == without.case == "eq22"
     assert with_r.retire_cycles == pytest.approx(retire_cycles(p, h100))
+    assert with_r.batch > 1  # 16384 blocks, 2 an SM on 132 SMs: 62.06 waves
     assert with_r.exec_cycles - without.exec_cycles == pytest.approx(
-        with_r.retire_cycles * with_r.batch, rel=1e-9)
+        with_r.retire_cycles * (with_r.batch - 1), rel=1e-9)
+    one_wave = _stencil(blocks=132)  # one block an SM: no slot handed over, no (R1)
+    assert predict_cgpredict(one_wave, h100).exec_cycles == pytest.approx(
+        predict_cgpredict(one_wave, dataclasses.replace(h100, dram_latency_cv=0.0)).exec_cycles)
     paper = predict_cgpredict(p, h100, batch_mode="paper")  # the printed (16)/(17): no (R1)
     assert paper.retire_cycles == 0.0

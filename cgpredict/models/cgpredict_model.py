@@ -325,16 +325,18 @@ def _exec_cycles(whole: bool, no_mem_insts: float, mwp: float, cwp: float, n: fl
     load/store path (lsu_cycles): with its N warps' computing the floor of (22m).
     ``lockstep``: (17)'s exposed memory time when the warps miss the L1 in step
     (lockstep_cycles, eq. (17l)), at least (17)'s one period ``mem_l``. ``retire``: how long
-    a wave's blocks outlast their mean warp in (22) (retire.retire_cycles, eq. (R1))."""
+    a wave's blocks outlast their mean warp in (22) (retire.retire_cycles, eq. (R1)),
+    charged at each of the launch's batch - 1 handovers of its SMs' slots to the next wave."""
     own = comp_cycles if own_comp is None else own_comp
     if whole and no_mem_insts > 0 and mwp >= n and cwp >= n:
         case = "eq22"  # §3 (22): too few warps to hide a warp's own serial timeline
         rest = own + comp_cycles / no_mem_insts * (mwp - 1)  # (22c)
-        exec_cycles = (mem_cycles + rest + retire) * batch  # (22), (R1)
+        handover = retire * max(batch - 1, 0.0)  # (R1): once per wave a next one waits for
+        exec_cycles = (mem_cycles + rest) * batch + handover  # (22)
         if overlap > 1:  # (22m): never below the SM's turns of its N warps, never above (22)
             floor = n * max(comp_cycles, lsu)
             own_mem = served + (mem_cycles - served) / overlap
-            exec_cycles = min(exec_cycles, max(own_mem + rest + retire, floor) * batch)
+            exec_cycles = min(exec_cycles, max(own_mem + rest, floor) * batch + handover)
     elif no_mem_insts > 0 and cwp >= mwp:
         case = "eq16"
         mem_term = mem_cycles * n / mwp

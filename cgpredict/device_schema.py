@@ -96,6 +96,9 @@ class GPUDevice:
     # cycles the SM's L1 takes per global warp request, however few lines it reads, sustained
     # over many warps: the L1 path is the slower of its requests and its lines, eq. (B2r); 0: none
     l1_request_cycles: float = 0.0
+    # relative standard deviation of one warp's DRAM round trip under load: the spread of
+    # warp timelines a block's retirement waits for (models/retire.py, eq. (R1)); 0: none
+    dram_latency_cv: float = 0.0
     # cycles an SM's memory path is busy per L2 transaction of a warp *store* (stores are
     # not waited for: they cost issue and path occupancy, not a latency; a partly written
     # sector costs twice, read-modify-write); None: dd_l2_cycles
@@ -280,6 +283,7 @@ FIELD_SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
         "smem_overlaps_issue": ("bool", False),
         "l1_line_cycles": ("float", False),
         "l1_request_cycles": ("float", False),
+        "dram_latency_cv": ("float", False),
         "dd_store_cycles": ("float", False),
         "launch_sync_us": ("float", False),
         "launch_gap_us": ("float", False),

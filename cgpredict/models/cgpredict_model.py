@@ -73,6 +73,7 @@ from cgpredict.devices import GPUDevice
 from cgpredict.memory.staging_code import STAGING_ISSUE_RATE
 from cgpredict.models.base import Bound, LaunchGeometry, launch_geometry
 from cgpredict.models.memlat import MemoryLatency, memory_latency
+from cgpredict.models.retire import retire_cycles
 from cgpredict.pipes import pipe_cycles
 from cgpredict.profile import KernelProfile
 
@@ -119,6 +120,7 @@ class CGPredictResult:
     bound: Bound
     own_overlap: float = 1.0  # a warp's own memory periods in flight in (22): eq. (22m)
     lockstep_cycles: float = 0.0  # (17)'s exposed misses of warps in step, eq. (17l); 0: mem_l
+    retire_cycles: float = 0.0  # a wave's blocks past their mean warp in (22), eq. (R1)
 
 
 def _lines(profile: KernelProfile, device: GPUDevice) -> tuple[tuple[object, float], ...]:
@@ -343,7 +345,8 @@ def _exec_cycles(whole: bool, no_mem_insts: float, mwp: float, cwp: float, n: fl
                  mem_cycles: float, comp_cycles: float, mem_l: float,
                  batch: float, own_comp: float | None = None,
                  overlap: float = 1.0, lsu: float = 0.0,
-                 served: float = 0.0, lockstep: float = 0.0) -> tuple[str, float]:
+                 served: float = 0.0, lockstep: float = 0.0,
+                 retire: float = 0.0) -> tuple[str, float]:
     """(case, execution cycles of the launch): §3 (22) when too few warps hide a warp's own
     timeline, else (16) when CWP >= MWP, else (17); ``whole``: each expression per batch.
     ``own_comp``: a warp's own computing in (22), at least its issue cycles: the dependent
@@ -354,16 +357,19 @@ def _exec_cycles(whole: bool, no_mem_insts: float, mwp: float, cwp: float, n: fl
     (L1-served and staging periods, which stay serial), ``lsu`` a warp's turns on the SM's
     load/store path (lsu_cycles): with its N warps' computing the floor of (22m).
     ``lockstep``: (17)'s exposed memory time when the warps miss the L1 in step
-    (lockstep_cycles, eq. (17l)), at least (17)'s one period ``mem_l``."""
+    (lockstep_cycles, eq. (17l)), at least (17)'s one period ``mem_l``. ``retire``: how long
+    a wave's blocks outlast their mean warp in (22) (retire.retire_cycles, eq. (R1)),
+    charged at each of the launch's batch - 1 handovers of its SMs' slots to the next wave."""
     own = comp_cycles if own_comp is None else own_comp
     if whole and no_mem_insts > 0 and mwp >= n and cwp >= n:
         case = "eq22"  # §3 (22): too few warps to hide a warp's own serial timeline
         rest = own + comp_cycles / no_mem_insts * (mwp - 1)  # (22c)
-        exec_cycles = (mem_cycles + rest) * batch  # (22)
+        handover = retire * max(batch - 1, 0.0)  # (R1): once per wave a next one waits for
+        exec_cycles = (mem_cycles + rest) * batch + handover  # (22)
         if overlap > 1:  # (22m): never below the SM's turns of its N warps, never above (22)
             floor = n * max(comp_cycles, lsu)
             own_mem = served + (mem_cycles - served) / overlap
-            exec_cycles = min(exec_cycles, max(own_mem + rest, floor) * batch)
+            exec_cycles = min(exec_cycles, max(own_mem + rest, floor) * batch + handover)
     elif no_mem_insts > 0 and cwp >= mwp:
         case = "eq16"
         mem_term = mem_cycles * n / mwp
@@ -423,6 +429,7 @@ def predict_cgpredict(
         overlap, lsu_cycles(profile, device),
         l1_period_cycles(profile, device) + smem_load_cycles,  # (22m): serial periods
         lockstep := lockstep_cycles(profile, device, n, comp_cycles, no_mem_insts),  # (17l)
+        retire := retire_cycles(profile, device) if whole else 0.0,  # (R1)
     )
     sync_cost = _sync_cycles(profile, device, case, whole and smem_cost != "latency",
                              dep * max(mwp - 1, 0.0), b, batch)
@@ -449,10 +456,7 @@ def predict_cgpredict(
         mwp=mwp,
         cwp_full=cwp_full,
         cwp=cwp,
-        n_warps=n,
-        b_blocks=b,
-        batch=batch,
-        case=case,
+        n_warps=n, b_blocks=b, batch=batch, case=case,
         exec_cycles=exec_cycles,
         cycles_per_launch=per_launch,
         launches=profile.launches,
@@ -461,6 +465,7 @@ def predict_cgpredict(
         bound=bound_of(comp_cycles, mem_cycles, n, mwp),
         own_overlap=overlap if case == "eq22" else 1.0,
         lockstep_cycles=lockstep if whole and case == "eq17" and lockstep > mem_l else 0.0,
+        retire_cycles=retire if case == "eq22" else 0.0,
     )
 
 

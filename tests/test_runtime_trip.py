@@ -33,8 +33,8 @@ from cgpredict.prediction import RunOptions
 from cgpredict.prepared import prepare
 from cgpredict.runtime_trips import (
     RuntimeTrip,
-    gep_index_types,
     base_reloads,
+    gep_index_types,
     rebased_trip,
     runtime_trip,
     trip_copies,
@@ -408,7 +408,8 @@ def _trip(tmp_path: Path, src: str, port: str | None = None):
     ],
     ids=["three_pointers", "column", "column_down", "two_stores", "one_store",
          "one_array_two_pointers", "gemm_like", "syrk_like", "one_offset",
-         "two_rows_one_index", "two_row_indices", "two_row_arrays", "division", "sqrt", "exp", "fields"],
+         "two_rows_one_index", "two_row_indices", "two_row_arrays", "division", "sqrt", "exp",
+         "fields"],
 )
 def test_the_trip_of_a_loop_of_our_own(tmp_path: Path, src: str, want: RuntimeTrip) -> None:
     trip, unroll = _trip(tmp_path, src)

@@ -26,15 +26,15 @@ IR = """\
 @A = internal global [64 x float] zeroinitializer, align 16, !dbg !0
 @gain = internal global float 0.0, align 4, !dbg !30
 !0 = !DIGlobalVariableExpression(var: !1, expr: !DIExpression())
-!1 = distinct !DIGlobalVariable(name: "A", scope: !2, file: !9, line: 5, type: !10, isLocal: true, isDefinition: true)
+!1 = distinct !DIGlobalVariable(name: "A", line: 5, type: !10, isLocal: true)
 !5 = !DIBasicType(name: "float", size: 32, encoding: DW_ATE_float)
 !10 = !DICompositeType(tag: DW_TAG_array_type, baseType: !5, size: 2048, elements: !11)
-!20 = distinct !DIGlobalVariable(name: "beta", scope: !2, file: !9, line: 28, type: !5, isLocal: true, isDefinition: true)
-!22 = distinct !DIGlobalVariable(name: "alpha", scope: !2, file: !9, line: 27, type: !5, isLocal: true, isDefinition: true)
-!24 = distinct !DIGlobalVariable(name: "zeros", scope: !2, file: !9, line: 6, type: !10, isLocal: true, isDefinition: true)
-!26 = distinct !DIGlobalVariable(name: "pi", scope: !2, file: !9, line: 7, type: !27, isLocal: true, isDefinition: true)
+!20 = distinct !DIGlobalVariable(name: "beta", line: 28, type: !5, isLocal: true)
+!22 = distinct !DIGlobalVariable(name: "alpha", line: 27, type: !5, isLocal: true)
+!24 = distinct !DIGlobalVariable(name: "zeros", line: 6, type: !10, isLocal: true)
+!26 = distinct !DIGlobalVariable(name: "pi", line: 7, type: !27, isLocal: true)
 !27 = !DIDerivedType(tag: DW_TAG_const_type, baseType: !5)
-!31 = distinct !DIGlobalVariable(name: "gain", scope: !2, file: !9, line: 8, type: !5, isLocal: true, isDefinition: true)
+!31 = distinct !DIGlobalVariable(name: "gain", line: 8, type: !5, isLocal: true)
 """
 
 

@@ -6,9 +6,10 @@ port (``validation/sass_check.py``, ``validation/results/sass-check.md``):
 
 * the prologue: ``LDC R1, c[0x0][0x28]`` (the stack pointer) in every kernel, one
   ``LDC``/``LDC.64`` of the size parameters the guard compares with (the ports' sizes are
-  kernel parameters; the C's are macros the PTX-level count has as immediates), and
+  kernel parameters; the C's are macros the PTX-level count has as immediates),
   ``ULDC.64 UR4, c[0x0][0x208]`` (the global-memory descriptor every ``LDG``/``STG`` names)
-  in every kernel that touches global memory;
+  in every kernel that touches global memory, and a ``ULDC`` per scalar kernel argument
+  the port passes for a C file-scope variable clang folded (``scalar_args``: alpha, beta);
 * before a loop a thread runs sequentially, a register set-up per entry: one move
   (``MOV``/``HFMA2.MMA``/``CS2R``) per value the loop carries (its induction variable and
   each accumulator: a ``phi`` of its header) for the initial value, and one per array the
@@ -43,6 +44,7 @@ from .instrument.memtrace import gep_variable_indices
 from .parallelism import ir_module
 from .profile import StagingCounts
 from .sass_entry import EntryShape, entry_delta, entry_shape, loop_pointer_insts
+from .scalar_args import scalar_arg_insts, scalar_args
 
 #: LDC of the stack pointer, in every kernel's SASS
 STACK_POINTER_INSTS = 1
@@ -91,12 +93,13 @@ class MachineExtras:
         return self.entry_code + self.loop_pointers - self.folded_addresses
 
 
-def prologue_insts(touches_global: bool) -> int:
+def prologue_insts(touches_global: bool, scalars: int = 0) -> int:
     """Constant loads every kernel's SASS starts with: the stack pointer, the sizes its
-    guard compares with (one ``LDC``/``LDC.64``: covar_reduce's ``m`` and ``n``, MM's ``n``)
-    and the global memory descriptor when the kernel has a global load or store."""
+    guard compares with (one ``LDC``/``LDC.64``: covar_reduce's ``m`` and ``n``, MM's ``n``),
+    the global memory descriptor when the kernel has a global load or store, and those of
+    its ``scalars`` scalar kernel arguments (``scalar_args``, eq. (12s))."""
     return (STACK_POINTER_INSTS + SIZE_LOAD_INSTS
-            + (MEMORY_DESCRIPTOR_INSTS if touches_global else 0))
+            + (MEMORY_DESCRIPTOR_INSTS if touches_global else 0) + scalar_arg_insts(scalars))
 
 
 def loop_setup_insts(carried: int, arrays: int) -> int:
@@ -218,6 +221,7 @@ class MachineShape:
     merged_tests: tuple[int, ...] = ()  # block ids: merged_zero_trip_tests
     entry: EntryShape = EntryShape()  # sass_entry.entry_shape
     loop_pointers: tuple[tuple[int, int], ...] = ()  # (loop id, sass_entry.loop_pointer_insts)
+    scalar_args: int = 0  # scalar kernel arguments for folded C file-scope variables
 
 
 def straight_line_uses(
@@ -303,6 +307,7 @@ def machine_shape(
         merged_tests=merged_zero_trip_tests(trace, region, grid),
         entry=entry_shape(trace, grid, mapped),
         loop_pointers=loop_pointers(trace, region, grid, skip),
+        scalar_args=scalar_args(trace, region),
     )
 
 
@@ -327,7 +332,7 @@ def machine_extras(
         n = entries_per_thread(lid)
         pointers += n * insts if n else 0.0
     return MachineExtras(
-        prologue=float(prologue_insts(touches_global)),
+        prologue=float(prologue_insts(touches_global, shape.scalar_args)),
         loop_setup=setup,
         staging_stores=staging_stores,
         staging_code=staging_code,

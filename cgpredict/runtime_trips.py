@@ -87,9 +87,25 @@ from .parallelism import ir_module
 #   loop-invariant value: ``A[i][j]``) is copied, one offset by nothing (``x[j]``) and one
 #   moving by a row are advanced in place (ATAX k1, BICG k2, MVT k1, DCT1D, GEMVER k3: 1 MOV;
 #   GESUMMV's A[i][j] and B[i][j]: 2; ATAX k2, BICG k1, MVT k2, GEMVER k2: none);
-# * a 4-deep trip (nvcc's trip, kept by ptxas): not modelled (GESUMMV plain's 2 MOV a trip,
-#   the constant-bank reloads of the rows-only CORR/COVAR means and SYRK transposed: their
-#   register allocation follows no rule of the traced program read so far).
+# * a 4-deep trip (nvcc's trip, kept by ptxas): no copies modelled (GESUMMV plain's 2 MOV a
+#   trip follow no rule of the traced program read so far).
+#
+# --- constant-bank reloads of a rows-only trip (``base_reloads``) ---------------------------
+#
+# A rows-only trip forms each address from a 32-bit row index and the array's base pointer,
+# a kernel parameter (IMAD.WIDE Rd, R_row, 4, R_base). Where the trip has two or more row
+# indices (distinct invariant offsets: SYRK transposed's A[k][i] and A[k][j], Gram-Schmidt
+# k3's Q[i][k] and A[i][j], CORR's and COVAR's inner product of two columns), ptxas writes
+# the last address formed from a base into the base's own register pair and loads the base
+# again from the constant bank at the top of the next trip: one LDC.64 (class other) per
+# array per nvcc trip, in both ports (read from the sm_90 SASS of all five such loops: SYRK
+# transposed 1 a trip, GS k3 2 in each of its loops, CORR/COVAR corr 1). With one row index
+# ptxas keeps the base in registers in 5 of the 10 such loops and reloads it in the other 5
+# (kept: the plain CORR/COVAR means, CORR's restrict standard deviation, Deriche's column
+# pass in both ports; reloaded: the restrict means, CORR's plain standard deviation, GS k1
+# in both ports): the same loop shape either way, a register-allocation choice that no
+# rule of the traced program read so far separates (a store in the trip: 1 of 5 reload,
+# none: 4 of 5): not counted.
 #
 # Which registers the allocator gives an add is its own choice: the two rules are what the
 # 16-deep trips of the corpus show, all of them but Deriche's (its row passes copy 2-4
@@ -125,6 +141,8 @@ INDUCTION_COPY_OTHER = 2
 OWN_POINTER_COPY_OTHER = 2
 #: trip not re-based: per pointer whose next-trip value is copied back (``trip_copies``)
 POINTER_COPY_OTHER = 1
+#: rows-only trip with two or more row indices: per array and nvcc trip, the LDC.64 of its base
+BASE_RELOAD_OTHER = 1
 #: branch instructions per trip: the back edge
 TRIP_BRANCHES = 1
 
@@ -146,6 +164,8 @@ class RuntimeTrip:
     row_indices: int = 0
     # a trip not re-based: the pointers whose next-trip value ptxas copies back (trip_copies)
     copied: int = 0
+    # a rows-only trip: the arrays whose base ptxas reloads every nvcc trip (base_reloads)
+    reloaded: int = 0
 
     @property
     def rows_only(self) -> bool:
@@ -180,9 +200,11 @@ class RuntimeTrip:
         """Moves per trip (class other): a re-based trip's copies of the bases its
         IMAD.WIDEs add to (each strided access's row base, the induction pointer of two or
         more unit-stride accesses) and of a single unit-stride access's second pointer; in
-        another trip, the copies of the pointers ``trip_copies`` names."""
+        another trip, the copies of the pointers ``trip_copies`` names and the constant-bank
+        reloads of the bases ``base_reloads`` names, once per nvcc trip."""
         if not self.rebased:
-            return float(POINTER_COPY_OTHER * self.copied)
+            reloads = BASE_RELOAD_OTHER * self.reloaded * (self.depth // UNROLL_RUNTIME)
+            return float(POINTER_COPY_OTHER * self.copied + reloads)
         unit = self.pointers - self.strided
         own = {0: 0, 1: OWN_POINTER_COPY_OTHER}.get(unit, INDUCTION_COPY_OTHER)
         return float(ROW_BASE_COPY_OTHER * self.strided + own)
@@ -349,6 +371,13 @@ def trip_copies(depth: int, rebased: bool, stores: int, chain: bool, row_offset_
     return row_offset_units
 
 
+def base_reloads(row_indices: int, arrays: int) -> int:
+    """Arrays whose base a rows-only trip reloads from the constant bank every nvcc trip
+    (see the section comment): all of them (``arrays``) where the trip has two or more row
+    indices (``row_indices``), none otherwise."""
+    return arrays if row_indices >= 2 else 0
+
+
 def products_of_loads(body: loopbody.LoopBody, loads: set[int]) -> bool:
     """Whether the loop multiplies only pairs of values it loads at advancing addresses
     (``loads``: their body op indices): every floating-point multiply of ``body`` (an
@@ -404,14 +433,16 @@ def runtime_trip(trace: Trace, loop) -> RuntimeTrip:
     rebased = rebased_trip(depth, offsets.values())
     row_units = sum(bool(offsets[k]) for k, unit in moving.items() if unit)
     chain = products_of_loads(body, loads)
+    rows = len(set(offsets.values())) if moving and not any(moving.values()) else 0
     return RuntimeTrip(
         depth=depth,
         pointers=len(moving),
         strided=sum(not unit for unit in moving.values()),
         stores=stores,
         rebased=rebased,
-        row_indices=len(set(offsets.values())) if moving and not any(moving.values()) else 0,
+        row_indices=rows,
         copied=trip_copies(depth, rebased, stores, chain, row_units, len(moving)),
+        reloaded=base_reloads(rows, len({array for array, _ in moving})),
     )
 
 

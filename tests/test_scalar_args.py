@@ -1,0 +1,88 @@
+"""Tests of cgpredict.scalar_args: the kernel arguments a port passes for the C's file-scope
+scalar variables and their constant-bank loads (eq. (12s)).
+
+Oracles: hand-written IR debug information (a DIGlobalVariable of a DIBasicType that the
+module no longer defines is a folded scalar; an array, a const scalar or a defined global is
+not); a traced kernel of our own; and the hand count of the constant-bank loads of GEMM's
+sm_90 SASS (validation/cuda/gemm.cu without unrolling: alpha at c[0x0][0x21c] and beta at
+c[0x0][0x220] loaded once each, a ULDC)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cgpredict.machine_code import prologue_insts
+from cgpredict.prediction import RunOptions
+from cgpredict.prepared import prepare
+from cgpredict.scalar_args import (
+    SCALAR_ARG_LOAD_INSTS,
+    folded_scalars,
+    named_in,
+    scalar_arg_insts,
+    scalar_args,
+)
+
+IR = """\
+@A = internal global [64 x float] zeroinitializer, align 16, !dbg !0
+@gain = internal global float 0.0, align 4, !dbg !30
+!0 = !DIGlobalVariableExpression(var: !1, expr: !DIExpression())
+!1 = distinct !DIGlobalVariable(name: "A", line: 5, type: !10, isLocal: true)
+!5 = !DIBasicType(name: "float", size: 32, encoding: DW_ATE_float)
+!10 = !DICompositeType(tag: DW_TAG_array_type, baseType: !5, size: 2048, elements: !11)
+!20 = distinct !DIGlobalVariable(name: "beta", line: 28, type: !5, isLocal: true)
+!22 = distinct !DIGlobalVariable(name: "alpha", line: 27, type: !5, isLocal: true)
+!24 = distinct !DIGlobalVariable(name: "zeros", line: 6, type: !10, isLocal: true)
+!26 = distinct !DIGlobalVariable(name: "pi", line: 7, type: !27, isLocal: true)
+!27 = !DIDerivedType(tag: DW_TAG_const_type, baseType: !5)
+!31 = distinct !DIGlobalVariable(name: "gain", line: 8, type: !5, isLocal: true)
+"""
+
+
+def test_a_folded_scalar_is_a_basic_typed_variable_the_module_no_longer_defines() -> None:
+    """alpha and beta: folded floats. A (defined), zeros (an array), pi (const) and gain
+    (still a global: the program writes it) are not."""
+    assert folded_scalars(IR) == frozenset({"alpha", "beta"})
+    assert folded_scalars("") == frozenset()
+
+
+def test_a_scalar_counts_where_the_kernels_lines_name_it_outside_comments() -> None:
+    src = "a\n  C[i] *= beta; // alpha\n  /* alpha */ x = alphabet;\nD = alpha;\n"
+    names = frozenset({"alpha", "beta"})
+    assert named_in(src, 2, 3, names) == frozenset({"beta"})
+    assert named_in(src, 1, 4, names) == names
+
+
+def test_gemms_sass_loads_each_scalar_argument_once() -> None:
+    """Hand count of the constant-bank loads of GEMM's kernel (plain port, no unrolling):
+    LDC R1 c[0x28] (stack pointer), ULDC.64 c[0x210] (ni, nj: the guard's sizes), ULDC.64
+    c[0x208] (memory descriptor), ULDC c[0x220] (beta), LDC c[0x218] (nk, the loop bound),
+    ULDC c[0x21c] (alpha); the rest are pointers and blockDim: 2 for the two scalars."""
+    scalar_loads = ["ULDC c[0x0][0x220]", "ULDC c[0x0][0x21c]"]
+    assert scalar_arg_insts(2) == len(scalar_loads) == 2 * SCALAR_ARG_LOAD_INSTS
+    assert prologue_insts(True, 2) == prologue_insts(True) + 2
+
+
+KERNEL = """\
+#define N 256
+#pragma cgp trace N=256
+static float A[N], B[N];
+static float alpha = 1.5f;
+static float beta = 1.2f;
+static const float pi = 3.14f;
+int main(void) {
+  for (int i = 0; i < N; i++) A[i] = i * beta;
+#pragma cgp kernel scale grid=1
+  for (int i = 0; i < N; i++) B[i] = alpha * A[i] + pi; /* beta */
+  return B[3] != 12345.0f ? 0 : 1;
+}
+"""
+
+
+def test_a_kernel_of_our_own_reads_one_scalar_argument(tmp_path: Path) -> None:
+    """alpha (folded, read by the kernel): 1; beta (folded, read before the kernel and
+    named in it only in a comment) and pi (const: a constant in a port too): none."""
+    path = tmp_path / "k.c"
+    path.write_text(KERNEL)
+    with prepare(path, RunOptions(device="h100")) as prep:
+        assert folded_scalars(prep.trace.header.ir_text) >= {"alpha", "beta"}
+        assert scalar_args(prep.trace, 0) == 1

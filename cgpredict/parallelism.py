@@ -153,20 +153,23 @@ def _ordered_from(
 
 
 def _memory_periods(body: loopbody.LoopBody, lat, ordered: frozenset[int]) -> float:
-    """The iteration's longest chain from one of its loads (a memory period and the uses
-    waiting for it; an ordered load after the stores before it): what one iteration waits
-    with no other iteration's loads in flight. Address arithmetic before a load is not a
-    wait (it depends on the induction variable only and issues ahead), so a plain port's
-    store-to-load recurrence equals it."""
+    """The iteration's longest chain from its loads with each load issued after the
+    previous one returned (a memory period and the uses waiting for it; an ordered load
+    after the stores before it): what one iteration waits with one load in flight, the
+    serial reading of (22), eq. (22i). Address arithmetic before a load is not a wait (it
+    depends on the induction variable only and issues ahead)."""
     far: list[float] = []
     issued = -math.inf  # when the latest ordered store of the iteration can issue
+    returned = 0.0  # (22i): when the iteration's previous load returned
     for o in body.ops:
         base = max((far[k] for k in o.operands if k < len(far)), default=-math.inf)
         if o.klass == "load":
-            base = max(base, issued, 0.0) if o.mem_id in ordered else max(base, 0.0)
+            base = max(base, issued, returned) if o.mem_id in ordered else max(base, returned)
         if o.klass == "store" and o.mem_id in ordered and base > -math.inf:
             issued = max(issued, base)
         far.append(base + lat[o.index] if base > -math.inf else -math.inf)
+        if o.klass == "load":
+            returned = far[-1]
     return max(far)
 
 

@@ -407,6 +407,25 @@ def test_a_plain_store_keeps_one_round_trip_in_flight():
     assert body_chain(addressed, lambda sid: 100.0, 4.0, 1.0, ordered=plain) == 108.0
 
 
+def test_an_l1_served_load_stays_out_of_the_serial_queue():
+    """Eq. (22i) with ``served``: A at 685 (DRAM), Q at 369 (L2) and a reload R at the L1's
+    39, then an fmul 4 and an ffma 4 (GRAMSCHMIDT gs_k3's second loop in miniature,
+    plain). One at a time the beyond-L1 loads take 685 + 369 = 1054, R issues beside them
+    (its period is (22m)'s ``served``, kept serial there), then 4 + 4: 1062; with nothing
+    served R queues too: 1101."""
+    body = _mem_body(("load", (), 1), ("load", (), 2), ("load", (), 3), ("fmul", (1, 2), -1),
+                     ("fadd", (3, 0), -1), ("store", (4,), 4), ("br", (), -1))
+    lat = {1: 685.0, 2: 369.0, 3: 39.0}
+    ops = frozenset({1, 2, 3, 4})
+
+    def serial(served):
+        return body_chain(body, lambda sid: lat[sid], 4.0, 1.0, ordered=ops, in_flight=False,
+                          served=served)
+
+    assert serial(39.0) == pytest.approx(1062.0)
+    assert serial(0.0) == pytest.approx(1101.0)
+
+
 def test_a_pointer_chase_keeps_one_load_in_flight():
     """p = *p: the recurrence is the whole chain with or without an unrolled trip."""
     body = _carried(_body(("phi", ()), ("load", (0,)), ("br", ())), 0, 1)

@@ -62,16 +62,16 @@ class CacheScale:
         if not self.loops:
             return np.ones((1, 1))
         n = max(s for s, _ in self.loops) + 1
-        loops = [dict() for _ in range(n)]
+        ids = sorted({lp for _, lps in self.loops for lp, _ in lps})
+        logs = np.zeros((n, len(ids)))  # log trip ratio of each loop around each sid
         for s, lps in self.loops:
-            loops[s] = dict(lps)
-        g = np.ones((n, n))
-        for a in range(n):
-            for b in range(n):
-                only_a = np.prod([r for lp, r in loops[a].items() if lp not in loops[b]])
-                only_b = np.prod([r for lp, r in loops[b].items() if lp not in loops[a]])
-                g[a, b] = max(only_a, only_b, 1.0)
-        return g
+            for lp, r in lps:
+                logs[s, ids.index(lp)] = np.log(max(r, 1.0))
+        around = (logs > 0).astype(float)
+        total = logs.sum(axis=1)
+        only_a = total[:, None] - logs @ around.T  # loops around a and not b
+        grow = np.maximum(only_a, only_a.T)
+        return np.exp(np.where(grow > 1e-9, grow, 0.0))
 
 
 @njit(cache=True, nogil=True)

@@ -284,7 +284,7 @@ def _lru_hits(lines: np.ndarray, capacity: int) -> list[bool]:
 
 @pytest.mark.parametrize("capacity", [40, 100, 300, 600])
 def test_scale_hits_second_loop_sweep_matches_lru_at_the_work_size(capacity):
-    """Eq. (R1) against a brute-force LRU of the work size: 4 warps, trace trip 8, work trip
+    """Eq. (S1) against a brute-force LRU of the work size: 4 warps, trace trip 8, work trip
     64 (ratio 8). The second sweep reuses each line after the rest of the first sweep and
     the start of its own: 31 lines traced, 255 at the work size. The scaled trace verdicts
     equal the LRU's of the full-size stream (hits below 255 lines' capacity, misses
@@ -304,7 +304,7 @@ def test_scale_hits_second_loop_sweep_matches_lru_at_the_work_size(capacity):
 
 
 def test_sweep_growth_same_loop_keeps_distance():
-    """Eq. (R1) by hand: sids 0 and 1 in loop 1 (x8), sid 2 in loop 2 (x8) nested in loop 3
+    """Eq. (S1) by hand: sids 0 and 1 in loop 1 (x8), sid 2 in loop 2 (x8) nested in loop 3
     (x2), sid 3 in no loop: a reuse within loop 1 keeps its distance, across loops grows by
     the loops around one side and not the other."""
     scale = CacheScale(loops=((0, ((1, 8.0),)), (1, ((1, 8.0),)), (2, ((2, 8.0), (3, 2.0)))))

@@ -277,7 +277,7 @@ def _cache_scale(setup: RegionSetup) -> CacheScale:
 
 def _sweep_loops(setup: RegionSetup) -> tuple[tuple[int, tuple[tuple[int, float], ...]], ...]:
     """Per memory instruction of the region inside growing per-thread loops: those loops
-    and their trip ratios work / trace (reuse.CacheScale.loops, eq. (R1))."""
+    and their trip ratios work / trace (reuse.CacheScale.loops, eq. (S1))."""
     h, grid = setup.trace.header, setup.grid
     out = []
     for m in h.mem:

@@ -52,7 +52,7 @@ class CacheScale:
                 and self.sweep_growth().max(initial=1.0) <= 1.0)
 
     def sweep_growth(self) -> np.ndarray:
-        """Eq. (R1): G[s', s], the growth of a reuse inside a batch whose previous use was
+        """Eq. (S1): G[s', s], the growth of a reuse inside a batch whose previous use was
         static instruction s' and whose reuse is s: the product of the trip ratios of the
         per-thread loops around one of them and not the other (the larger of the two
         sides). Between s' in one loop's sweep and s in another's lie the rest of the first
@@ -156,7 +156,7 @@ def scale_hits(
     sectors (`units_per_line` > 1), `lines` are sector ids and distances count whole lines.
     ``unit_ids``: ``dense_ids(lines)``, when the caller has it already. ``sids``: each
     access's static instruction; a reuse inside a batch between the sweeps of different
-    per-thread loops (``scale.loops``) also grows by their trip ratios (eq. (R1))."""
+    per-thread loops (``scale.loops``) also grows by their trip ratios (eq. (S1))."""
     if scale.identity or not len(lines):
         return hits
     ids, units = dense_ids(lines) if unit_ids is None else unit_ids
@@ -226,7 +226,7 @@ def _scaled_hits(  # pragma: no cover - numba
     miss). A reuse from ``row`` or more batches back grows by ``grow_far`` (footprint and
     grid), an earlier batch by ``grow_near`` (footprint), both times ``batch_warps``; reuse
     inside a batch by ``batch_warps`` times ``sweep[sid of the previous use, sid]`` (eq.
-    (R1): the loop sweeps between them). ``capacity`` counts lines: LRU evicts whole
+    (S1): the loop sweeps between them). ``capacity`` counts lines: LRU evicts whole
     lines, whatever their sectors; ``line_of``: the line id of each unit id (empty: units
     are lines).
 
@@ -256,7 +256,7 @@ def _scaled_hits(  # pragma: no cover - numba
             if batch[t] != batch[pt]:
                 grow = (grow_far if batch[t] - batch[pt] >= row else grow_near) * batch_warps
             else:
-                grow = batch_warps * sweep[last_sid[u], sids[t]]  # (R1)
+                grow = batch_warps * sweep[last_sid[u], sids[t]]  # (S1)
             # at most t - pt - 1 lines were touched in between: no count needed below that
             keep = (t - pt - 1) * grow < capacity
             if not keep:

@@ -121,7 +121,7 @@ def test_scaled_hits_renumbered_clock_matches_reference(seed, m, per_line):
     line_of = np.arange(m) // per_line  # the line of each unit id
     for near, far, bw, row, cap in [(1.5, 3.0, 1.0, 2, 6), (2.0, 8.0, 1.5, 3, 20), (1, 1, 1, 1, 3)]:
         got = _scaled_hits(units, line_of, m, int(line_of.max()) + 1, batch, hits, near, far,
-                           bw, row, cap)
+                           bw, row, cap, np.zeros(n, np.int64), np.ones((1, 1)))
         want = _scaled_hits_reference(units, lines, batch, hits, near, far, bw, row, cap)
         assert got.tolist() == want
 
@@ -255,3 +255,61 @@ def test_scale_hits_equals_the_reuse_distance_rule_on_a_long_clock(per_line):
     assert (want != exact).any() and (want & counted).any()
     got = scale_hits(sectors, batch, exact, cache, scale, per_line)
     assert got.tolist() == want.tolist()
+
+
+def _two_sweeps(warps: int, rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """GRAMSCHMIDT gs_k3's pattern in one batch: ``warps`` warps, each its own line of every
+    row, issued round robin; loop 1 (sid 0) sweeps the rows, loop 2 (sid 1) sweeps them
+    again. Line ids and static instructions, in issue order."""
+    row_lines = np.arange(rows * warps, dtype=np.uint64).reshape(rows, warps).ravel()
+    lines = np.concatenate([row_lines, row_lines])
+    sids = np.repeat(np.array([0, 1], np.int64), rows * warps)
+    return lines, sids
+
+
+def _lru_hits(lines: np.ndarray, capacity: int) -> list[bool]:
+    """Brute-force fully associative LRU of ``capacity`` lines."""
+    from collections import OrderedDict
+
+    held: OrderedDict = OrderedDict()
+    out = []
+    for x in lines.tolist():
+        out.append(x in held)
+        held[x] = None
+        held.move_to_end(x)
+        if len(held) > capacity:
+            held.popitem(last=False)
+    return out
+
+
+@pytest.mark.parametrize("capacity", [40, 100, 300, 600])
+def test_scale_hits_second_loop_sweep_matches_lru_at_the_work_size(capacity):
+    """Eq. (S1) against a brute-force LRU of the work size: 4 warps, trace trip 8, work trip
+    64 (ratio 8). The second sweep reuses each line after the rest of the first sweep and
+    the start of its own: 31 lines traced, 255 at the work size. The scaled trace verdicts
+    equal the LRU's of the full-size stream (hits below 255 lines' capacity, misses
+    above); without the loops (CacheScale before R1) every reuse stays a hit."""
+    cache = CacheConfig(128, 1, capacity)
+    lines, sids = _two_sweeps(4, 8)
+    exact = hit_mask(lines, cache)
+    assert exact[32:].all()
+    big, big_sids = _two_sweeps(4, 64)
+    want = _lru_hits(big, capacity)
+    scale = CacheScale(footprint=8.0, loops=((0, ((1, 8.0),)), (1, ((2, 8.0),))))
+    got = scale_hits(lines, np.zeros(len(lines), np.int64), exact, cache, scale, 1, None, sids)
+    assert all(want[256:]) == all(got[32:]) and any(want[256:]) == any(got[32:])
+    plain = scale_hits(lines, np.zeros(len(lines), np.int64), exact, cache,
+                       CacheScale(footprint=8.0), 1, None, sids)
+    assert plain[32:].all()
+
+
+def test_sweep_growth_same_loop_keeps_distance():
+    """Eq. (S1) by hand: sids 0 and 1 in loop 1 (x8), sid 2 in loop 2 (x8) nested in loop 3
+    (x2), sid 3 in no loop: a reuse within loop 1 keeps its distance, across loops grows by
+    the loops around one side and not the other."""
+    scale = CacheScale(loops=((0, ((1, 8.0),)), (1, ((1, 8.0),)), (2, ((2, 8.0), (3, 2.0)))))
+    g = scale.sweep_growth()
+    assert g[0, 1] == g[1, 0] == g[0, 0] == 1.0
+    assert g[0, 2] == pytest.approx(16.0) and g[2, 0] == pytest.approx(16.0)
+    assert g[2, 2] == 1.0
+    assert g.shape == (3, 3) and not scale.identity

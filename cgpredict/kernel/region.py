@@ -271,8 +271,30 @@ def _cache_scale(setup: RegionSetup) -> CacheScale:
     trace_batch = min(max(wt.n_warps, 1), warps_per_batch)
     work_batch = min(max(threads_work / 32, 1.0), warps_per_batch)
     return CacheScale(
-        max(footprint, 1.0), max(grid_x, 1.0), per_row, max(work_batch / trace_batch, 1.0)
+        max(footprint, 1.0), max(grid_x, 1.0), per_row, max(work_batch / trace_batch, 1.0),
+        loops=_sweep_loops(setup),
     )
+
+
+def _sweep_loops(setup: RegionSetup) -> tuple[tuple[int, tuple[tuple[int, float], ...]], ...]:
+    """Per memory instruction of the region inside growing per-thread loops: those loops
+    and their trip ratios work / trace (reuse.CacheScale.loops, eq. (S1))."""
+    h, grid = setup.trace.header, setup.grid
+    out = []
+    for m in h.mem:
+        if m.region != setup.region:
+            continue
+        lps = []
+        for lp in h.loops:
+            if (lp.region == setup.region and lp.depth > grid and m.block in lp.blocks
+                    and lp.id in setup.sizes.trips):
+                t = trip(setup.sizes.trips[lp.id], setup.tsz)
+                r = trip(setup.sizes.trips[lp.id], setup.wsz) / t if t > 0 else 1.0
+                if r > 1.0:
+                    lps.append((lp.id, r))
+        if lps:
+            out.append((m.id, tuple(lps)))
+    return tuple(out)
 
 
 def _block_factors(trace: Trace, region: int, grid: int, sizes: SizeModel, tsz, wsz):

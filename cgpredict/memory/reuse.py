@@ -42,10 +42,36 @@ class CacheScale:
     # gathers whose array crosses the cache between the trace and the work size
     # (footprint.size_check): (static load, growth of its reuse distances)
     gathers: tuple[tuple[int, float], ...] = ()
+    # per static instruction inside per-thread loops: (sid, ((loop id, trip ratio work /
+    # trace), ...)); a reuse inside a batch between two loops' sweeps grows (eq. R1)
+    loops: tuple[tuple[int, tuple[tuple[int, float], ...]], ...] = ()
 
     @property
     def identity(self) -> bool:
-        return self.footprint <= 1.0 and self.grid_x <= 1.0 and self.batch_warps <= 1.0
+        return (self.footprint <= 1.0 and self.grid_x <= 1.0 and self.batch_warps <= 1.0
+                and self.sweep_growth().max(initial=1.0) <= 1.0)
+
+    def sweep_growth(self) -> np.ndarray:
+        """Eq. (S1): G[s', s], the growth of a reuse inside a batch whose previous use was
+        static instruction s' and whose reuse is s: the product of the trip ratios of the
+        per-thread loops around one of them and not the other (the larger of the two
+        sides). Between s' in one loop's sweep and s in another's lie the rest of the first
+        sweep and the start of the second, a share of their trips that stays the same
+        share at the work size; s and s' in the same loops (the same sweep, a neighbour's
+        iteration) keep their distance. 1x1 when no loop grows."""
+        if not self.loops:
+            return np.ones((1, 1))
+        n = max(s for s, _ in self.loops) + 1
+        ids = sorted({lp for _, lps in self.loops for lp, _ in lps})
+        logs = np.zeros((n, len(ids)))  # log trip ratio of each loop around each sid
+        for s, lps in self.loops:
+            for lp, r in lps:
+                logs[s, ids.index(lp)] = np.log(max(r, 1.0))
+        around = (logs > 0).astype(float)
+        total = logs.sum(axis=1)
+        only_a = total[:, None] - logs @ around.T  # loops around a and not b
+        grow = np.maximum(only_a, only_a.T)
+        return np.exp(np.where(grow > 1e-9, grow, 0.0))
 
 
 @njit(cache=True, nogil=True)
@@ -120,6 +146,7 @@ def scale_hits(
     scale: CacheScale,
     units_per_line: int = 1,
     unit_ids: tuple[np.ndarray, np.ndarray] | None = None,
+    sids: np.ndarray | None = None,
 ) -> np.ndarray:
     """Hits at the work size: a trace-size hit whose previous use lies in an earlier batch
     stays a hit only if its LRU stack distance, grown by the footprint (and, across a block
@@ -127,19 +154,28 @@ def scale_hits(
     when the trace fills a batch (a batch's footprint per instruction round does not depend on
     the problem size); when it does not, that distance grows with the batch's warps. With
     sectors (`units_per_line` > 1), `lines` are sector ids and distances count whole lines.
-    ``unit_ids``: ``dense_ids(lines)``, when the caller has it already."""
+    ``unit_ids``: ``dense_ids(lines)``, when the caller has it already. ``sids``: each
+    access's static instruction; a reuse inside a batch between the sweeps of different
+    per-thread loops (``scale.loops``) also grows by their trip ratios (eq. (S1))."""
     if scale.identity or not len(lines):
         return hits
     ids, units = dense_ids(lines) if unit_ids is None else unit_ids
     shift = max(units_per_line, 1).bit_length() - 1  # units of a line: sectors
     line_of, whole = _line_of_unit(units, shift)
-    most = max(1.0, scale.footprint, scale.footprint * scale.grid_x) * scale.batch_warps
+    g = scale.sweep_growth() if sids is not None else np.ones((1, 1))
+    most = max(1.0, scale.footprint, scale.footprint * scale.grid_x, g.max()) * scale.batch_warps
     if (len(whole) - 1) * most < cache.sets * cache.ways:
         return hits  # no reuse spans more lines than the launch has: each fits, grown
+    if sids is None or g.shape[0] == 1:
+        sids = np.zeros(len(lines), np.int64)
+    else:  # a static instruction beyond G's rows sits in no per-thread loop: no growth
+        sids = np.minimum(np.asarray(sids, np.int64), g.shape[0])
+        g = np.pad(g, ((0, 1), (0, 1)), constant_values=1.0)
     return _scaled_hits(
         ids, line_of, len(units), len(whole), np.ascontiguousarray(batch, np.int64),
         np.ascontiguousarray(hits, np.bool_), scale.footprint, scale.footprint * scale.grid_x,
         scale.batch_warps, scale.batches_per_row, cache.sets * cache.ways,
+        np.ascontiguousarray(sids, np.int64), np.ascontiguousarray(g, np.float64),
     )  # fmt: skip
 
 
@@ -183,13 +219,14 @@ def _line_of_unit(units: np.ndarray, shift: int) -> tuple[np.ndarray, np.ndarray
 @njit(cache=True, nogil=True)
 def _scaled_hits(  # pragma: no cover - numba
     units, line_of, n_units, n_lines, batch, hits, grow_near, grow_far, batch_warps, row,
-    capacity,
+    capacity, sids, sweep,
 ):
     """scale_hits in one pass: _reuse_distances' count of the lines whose latest use lies
     between a reuse and its previous use, taken only for trace-size hits (a miss stays a
     miss). A reuse from ``row`` or more batches back grows by ``grow_far`` (footprint and
     grid), an earlier batch by ``grow_near`` (footprint), both times ``batch_warps``; reuse
-    inside a batch by ``batch_warps`` alone. ``capacity`` counts lines: LRU evicts whole
+    inside a batch by ``batch_warps`` times ``sweep[sid of the previous use, sid]`` (eq.
+    (S1): the loop sweeps between them). ``capacity`` counts lines: LRU evicts whole
     lines, whatever their sectors; ``line_of``: the line id of each unit id (empty: units
     are lines).
 
@@ -201,6 +238,7 @@ def _scaled_hits(  # pragma: no cover - numba
     size = min(n, 4 * n_lines + 64)
     bits, groups = clock_bits(size)
     last_time = np.full(n_units, -1, np.int64)  # a unit's last access (index into the stream)
+    last_sid = np.zeros(n_units, np.int64)  # ... and its static instruction
     last_unit = np.full(n_units, -1, np.int64)  # ... and its position on the clock
     last_line = np.full(n_lines, -1, np.int64)  # a line's latest use on the clock
     clock = 0
@@ -217,6 +255,8 @@ def _scaled_hits(  # pragma: no cover - numba
             pt = last_time[u]
             if batch[t] != batch[pt]:
                 grow = (grow_far if batch[t] - batch[pt] >= row else grow_near) * batch_warps
+            else:
+                grow = batch_warps * sweep[last_sid[u], sids[t]]  # (S1)
             # at most t - pt - 1 lines were touched in between: no count needed below that
             keep = (t - pt - 1) * grow < capacity
             if not keep:
@@ -227,6 +267,7 @@ def _scaled_hits(  # pragma: no cover - numba
         out[t] = keep
         move(bits, groups, q, clock)
         last_time[u] = t
+        last_sid[u] = sids[t]
         last_unit[u] = clock
         last_line[ln] = clock
         clock += 1

@@ -288,12 +288,13 @@ def _analysis(wt: WarpTrace, ab: np.ndarray, cache: CacheConfig, warps_per_batch
         exact = hit_mask(ordered, cache)
     unit_ids = dense_ids(ordered)  # for the scaling and the first touches
     at = slice(None) if to_l2 is None else to_l2
-    # each gather's static instruction only when some gather grows (scale_gathered)
-    gather_sids = sid[inst][at] if scale.gathers else sid[:0]
+    # each access's static instruction, when some gather or loop sweep grows
+    l2_sids = sid[inst][at] if scale.gathers or scale.loops else sid[:0]
     hits[at] = scale_gathered(
         ordered,
-        scale_hits(ordered, batch, exact, cache, scale, cache.line_bytes // unit, unit_ids),
-        gather_sids, cache, scale, cache.line_bytes // unit, unit_ids,
+        scale_hits(ordered, batch, exact, cache, scale, cache.line_bytes // unit, unit_ids,
+                   l2_sids if scale.loops else None),
+        l2_sids, cache, scale, cache.line_bytes // unit, unit_ids,
     )  # fmt: skip
     n_sids = int(sid.max()) + 1 if n else 0
     stores = np.zeros(n, np.bool_) if is_store is None else np.asarray(is_store[sid], np.bool_)

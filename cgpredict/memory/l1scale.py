@@ -76,8 +76,8 @@ def scale_l1_hits(
     sm_o = np.ascontiguousarray(sm[order], np.int64)
     units, n_units, lines, n_lines = _sm_ids(sm_o, sector_keys[order], line_shift)
     prev, dist = _grouped_distances(units, lines, sm_o, n_units, n_lines)
-    keep = _keep(prev, dist, warp[order].astype(np.int64), sid[order].astype(np.int64),
-                 ordinal[order].astype(np.int64), thr, grow, capacity_lines)
+    keep = _keep(prev, dist, *(np.asarray(a[order], np.int64) for a in (warp, sid, ordinal)),
+                 thr, grow, capacity_lines)  # one copy each (the gather), not two
     out = hits.copy()
     out[order] &= keep
     return out

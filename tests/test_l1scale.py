@@ -170,3 +170,54 @@ def test_loads_by_sm_is_the_stable_sort_of_their_sms():
     idx = np.flatnonzero(loads)
     assert (_loads_by_sm(sm, loads) == idx[np.argsort(sm[idx], kind="stable")]).all()
     assert len(_loads_by_sm(sm, np.zeros(5000, np.bool_))) == 0
+
+
+@pytest.mark.parametrize("spread", [1 << 12, 1 << 40, 1 << 50])
+def test_sm_ids_are_dense_ids_of_the_sm_keyed_sectors(spread):
+    """_sm_ids of a stream grouped by SM: the ids (and counts) dense_ids gives the keys
+    SM << 44 | sector and those keys >> the line shift, whether the sectors span few values
+    (the tables), many (dense_ids) or reach bit 44 (dense_ids of the keys as they were)."""
+    from cgpredict.hashing import dense_ids
+    from cgpredict.memory.l1scale import _loads_by_sm, _sm_ids
+
+    rng = np.random.default_rng(5)
+    n = 20000
+    sm = rng.integers(0, 11, n).astype(np.int64)
+    base = rng.integers(0, spread, 40).astype(np.uint64)
+    keys = base[rng.integers(0, 40, n)] + rng.integers(0, 64, n).astype(np.uint64)
+    order = _loads_by_sm(sm, rng.random(n) < 0.8)
+    sm_o, keys_o = sm[order], keys[order]
+    keyed = (sm_o.astype(np.uint64) << np.uint64(44)) | keys_o
+    units, n_units, lines, n_lines = _sm_ids(sm_o, keys_o, 2)
+    want_u, vals_u = dense_ids(keyed)
+    want_l, vals_l = dense_ids(keyed, 2)
+    assert (units == want_u).all() and n_units == len(vals_u)
+    assert (lines == want_l).all() and n_lines == len(vals_l)
+    empty = _sm_ids(sm_o[:0], keys_o[:0], 2)
+    assert len(empty[0]) == len(empty[2]) == empty[1] == empty[3] == 0
+
+
+def test_grouped_distances_are_the_whole_stream_reuse_distances():
+    """_grouped_distances (a Fenwick tree per SM's run): the previous uses and distances
+    reuse._reuse_distances finds over the whole stream grouped by SM, and a brute-force
+    count of the distinct other lines in between on a few accesses."""
+    from cgpredict.memory.l1scale import _grouped_distances, _loads_by_sm, _sm_ids
+    from cgpredict.memory.reuse import _reuse_distances
+
+    rng = np.random.default_rng(3)
+    n = 6000
+    sm = rng.integers(0, 7, n).astype(np.int64)
+    keys = rng.integers(0, 300, n).astype(np.uint64)
+    order = _loads_by_sm(sm, rng.random(n) < 0.9)
+    sm_o, keys_o = sm[order], keys[order]
+    units, n_units, lines, n_lines = _sm_ids(sm_o, keys_o, 2)
+    prev, dist = _grouped_distances(units, lines, sm_o, n_units, n_lines)
+    want_prev, want_dist = _reuse_distances(units, lines, n_units, n_lines)
+    assert (prev == want_prev).all() and (dist == want_dist).all()
+    for t in rng.integers(0, len(order), 200):
+        p = prev[t]
+        if p < 0:
+            continue
+        between = {int(x) for x in lines[p + 1:t]} - {int(lines[t])}
+        assert dist[t] == len(between) and units[p] == units[t]
+    assert [len(x) for x in _grouped_distances(units[:0], lines[:0], sm_o[:0], 0, 0)] == [0, 0]

@@ -16,7 +16,7 @@ import numpy as np
 from numba import njit
 
 from ..hashing import dense_ids
-from .reuse import _reuse_distances
+from .reuse import _lines_between, _touch
 
 __all__ = ["LoopGrowth", "executions", "scale_l1_hits", "sweep_growth"]
 
@@ -73,15 +73,108 @@ def scale_l1_hits(
         for i, (t, r) in enumerate(g.steps):
             thr[g.sid, i], grow[g.sid, i] = t, r
     order = _loads_by_sm(sm, loads)  # each SM's loads together, in issue order
-    keyed = (sm[order].astype(np.uint64) << np.uint64(44)) | sector_keys[order].astype(np.uint64)
-    units, unit_vals = dense_ids(keyed)
-    lines, line_vals = dense_ids(keyed, line_shift)
-    prev, dist = _reuse_distances(units, lines, len(unit_vals), len(line_vals))
-    keep = _keep(prev, dist, warp[order].astype(np.int64), sid[order].astype(np.int64),
-                 ordinal[order].astype(np.int64), thr, grow, capacity_lines)
+    sm_o = np.ascontiguousarray(sm[order], np.int64)
+    units, n_units, lines, n_lines = _sm_ids(sm_o, sector_keys[order], line_shift)
+    prev, dist = _grouped_distances(units, lines, sm_o, n_units, n_lines)
+    keep = _keep(prev, dist, *(np.asarray(a[order], np.int64) for a in (warp, sid, ordinal)),
+                 thr, grow, capacity_lines)  # one copy each (the gather), not two
     out = hits.copy()
     out[order] &= keep
     return out
+
+
+_SM_SHIFT = 44  # a key of (SM, sector): the SM above the sector's 44 bits
+
+
+def _sm_ids(sm: np.ndarray, keys: np.ndarray, line_shift: int
+            ) -> tuple[np.ndarray, int, np.ndarray, int]:
+    """(ids, count) of the (SM, sector) pairs and of the (SM, line) pairs of a stream whose
+    accesses are grouped by SM (``_loads_by_sm``): ``dense_ids`` of the keys ``sm << 44 |
+    sector`` and of those keys >> ``line_shift``, the same ids (0, 1, ... in order of first
+    use). One pass over tables indexed by sector and by line (``_grouped_ids``), where those
+    keys span the SMs times 2^44 and take dense_ids' hash table; dense_ids itself when the
+    sectors span far more values than the accesses or reach bit 44."""
+    k = np.ascontiguousarray(keys, np.uint64)
+    if len(k):
+        lo, hi = int(k.min()), int(k.max())
+        if hi < 1 << _SM_SHIFT and hi - lo < max(4 * len(k), 1 << 20):
+            return _grouped_ids(np.ascontiguousarray(sm, np.int64), k, np.uint64(lo),
+                                hi - lo + 1, int(line_shift))
+    keyed = (sm.astype(np.uint64) << np.uint64(_SM_SHIFT)) | k
+    units, unit_vals = dense_ids(keyed)
+    lines, line_vals = dense_ids(keyed, line_shift)
+    return units, len(unit_vals), lines, len(line_vals)
+
+
+@njit(cache=True, nogil=True)
+def _grouped_ids(sm, keys, lo, span, shift):  # pragma: no cover - numba
+    """_sm_ids by tables: per sector (and per line) the SM that last numbered it and its id
+    there. An SM's accesses are contiguous, so a sector whose stamp is not this SM is new to
+    it: it gets the next id, as a new (SM, sector) key gets the next id in dense_ids."""
+    n = keys.shape[0]
+    sh = np.uint64(shift)
+    lo_line = lo >> sh
+    n_line = np.int64(((lo + np.uint64(span - 1)) >> sh) - lo_line) + 1
+    unit_sm = np.full(span, -1, np.int64)
+    unit_id = np.empty(span, np.int64)
+    line_sm = np.full(n_line, -1, np.int64)
+    line_id = np.empty(n_line, np.int64)
+    units = np.empty(n, np.int64)
+    lines = np.empty(n, np.int64)
+    m_u, m_l = 0, 0
+    for t in range(n):
+        s = sm[t]
+        v = np.int64(keys[t] - lo)
+        if unit_sm[v] != s:
+            unit_sm[v] = s
+            unit_id[v] = m_u
+            m_u += 1
+        units[t] = unit_id[v]
+        w = np.int64((keys[t] >> sh) - lo_line)
+        if line_sm[w] != s:
+            line_sm[w] = s
+            line_id[w] = m_l
+            m_l += 1
+        lines[t] = line_id[w]
+    return units, m_u, lines, m_l
+
+
+@njit(cache=True, nogil=True)
+def _grouped_distances(units, lines, sm, n_units, n_lines):  # pragma: no cover - numba
+    """``reuse._reuse_distances`` of a stream grouped by SM whose units and lines are (SM,
+    sector) and (SM, line) pairs (``_sm_ids``): a reuse and its previous use lie in one SM's
+    run, and so does every access between them, so each run is counted on its own, with a
+    Fenwick tree over the run's positions (an SM's share of the stream, where one tree over
+    the whole stream left the CPU's caches). The same previous uses (positions in the whole
+    stream) and distances."""
+    n = units.shape[0]
+    prev = np.full(n, -1, np.int64)
+    dist = np.full(n, -1, np.int64)
+    last_unit = np.full(n_units, -1, np.int64)
+    last_line = np.full(n_lines, -1, np.int64)
+    longest, s = 0, 0
+    for t in range(1, n + 1):
+        if t == n or sm[t] != sm[s]:
+            longest, s = max(longest, t - s), t
+    tree = np.zeros(longest + 1, np.int64)
+    s = 0
+    while s < n:
+        e = s + 1
+        while e < n and sm[e] == sm[s]:
+            e += 1
+        run = tree[: e - s + 1]
+        run[:] = 0
+        for t in range(s, e):
+            p = last_unit[units[t]]
+            q = last_line[lines[t]]
+            if p >= 0:
+                prev[t] = p
+                dist[t] = _lines_between(run, p - s, q - s, t - s)
+            _touch(run, q - s if q >= 0 else -1, t - s)
+            last_unit[units[t]] = t
+            last_line[lines[t]] = t
+        s = e
+    return prev, dist
 
 
 @njit(cache=True, nogil=True)

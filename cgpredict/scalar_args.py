@@ -28,6 +28,7 @@ use of a folded value.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from .frontend.tracefile import Trace
 
@@ -41,6 +42,7 @@ _DEFINED = re.compile(r"^@([\w.$]+) = ", re.M)
 _COMMENT = re.compile(r"//.*?$|/\*.*?\*/", re.M | re.S)
 
 
+@lru_cache(maxsize=8)  # one IR text per trace, read by every analysis of its regions
 def folded_scalars(ir_text: str) -> frozenset[str]:
     """The file-scope scalar variables of the module's source that clang folded away: each
     ``DIGlobalVariable`` whose type is a ``DIBasicType`` (not const, not an array) and

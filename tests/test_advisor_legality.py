@@ -197,9 +197,6 @@ def test_conflict_ways(stride, ways):
     assert conflict_ways(stride, 32) == ways
 
 
-@pytest.mark.xfail(strict=True, reason="known regression of w4's eq. (R1), bisected to 68b7f50: "
-                   "retirement is charged on the latency-bound (22) branch only, so the padded "
-                   "32x33 tile (0.1043 ms) reads slower than the 32-way unpadded one (0.1025)")
 def test_transpose_gets_the_padded_tile_instead():
     """The transpose's uncoalesced store goes through a 32x33 tile: coalesced in the fix's
     re-prediction, the padded tile faster than the unpadded one, a CUDA snippet given."""

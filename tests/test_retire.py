@@ -14,7 +14,8 @@ from cgpredict.models.retire import dram_waits_per_warp, expected_max_normal, re
 from cgpredict.profile import KernelProfile, PatternCounts
 
 
-def _stencil(threads_per_block: int = 1024, blocks: int = 16384) -> KernelProfile:
+def _stencil(threads_per_block: int = 1024, blocks: int = 16384, comp_insts: int = 30,
+             uncoal: PatternCounts | None = None) -> KernelProfile:
     """A 2DCONV-like thread: one coalesced load of 4 sectors that misses the L2, eight
     more served by the L1 or the L2, one coalesced store."""
     return KernelProfile(
@@ -23,7 +24,8 @@ def _stencil(threads_per_block: int = 1024, blocks: int = 16384) -> KernelProfil
         blocks=blocks,
         coal=PatternCounts(insts=9, l2_trans_per_warp=4, dram_trans_per_warp=4 / 9 * 9 / 8,
                            l1_hit_fraction=1 / 9),
-        comp_insts=30,
+        uncoal=uncoal or PatternCounts(),
+        comp_insts=comp_insts,
     )
 
 
@@ -84,3 +86,24 @@ def test_eq22_wave_lengthened_by_retirement() -> None:
         predict_cgpredict(one_wave, dataclasses.replace(h100, dram_latency_cv=0.0)).exec_cycles)
     paper = predict_cgpredict(p, h100, batch_mode="paper")  # the printed (16)/(17): no (R1)
     assert paper.retire_cycles == 0.0
+
+
+@pytest.mark.parametrize("case, profile", [
+    ("eq22", _stencil()),
+    ("eq17", _stencil(comp_insts=3000)),  # compute-bound: CWP 5 < MWP = N
+    ("eq16", _stencil(uncoal=PatternCounts(insts=8, l2_trans_per_warp=32,
+                                           dram_trans_per_warp=32))),  # MWP 12.7 < N
+])
+def test_retirement_charged_whatever_case(case: str, profile: KernelProfile) -> None:
+    """Eq. (R1w): the handovers cost (R1) each in (16), (17) and (22) alike, so the case a
+    kernel falls in does not decide whether its waves wait for their blocks' slowest warps
+    (the padded transpose tile, (22), was charged them and the 32-way conflicted one, (17),
+    was not: test_advisor_legality.py::test_transpose_gets_the_padded_tile_instead)."""
+    h100 = load_device("h100")
+    with_r = predict_cgpredict(profile, h100)
+    without = predict_cgpredict(profile, dataclasses.replace(h100, dram_latency_cv=0.0))
+    assert with_r.case == without.case == case
+    assert with_r.retire_cycles > 0
+    assert with_r.retire_cycles == pytest.approx(retire_cycles(profile, h100))
+    assert with_r.exec_cycles - without.exec_cycles == pytest.approx(
+        with_r.retire_cycles * (with_r.batch - 1), rel=1e-9)

@@ -148,7 +148,7 @@ def bound_text(result: ModelResult) -> str:
     if getattr(d, "case", "") == "eq22" and overlap > 1 + 1e-9:  # eq. (22m)
         chain += f"; a warp's own memory periods {overlap:.3g} in flight (22m)"
     retire = getattr(d, "retire_cycles", 0.0)
-    if getattr(d, "case", "") == "eq22" and retire > 0:  # eq. (R1)
+    if retire > 0 and getattr(d, "batch", 0.0) > 1:  # eqs. (R1), (R1w): any case
         chain += f"; blocks retire {retire:.4g} cycles after their mean warp (R1)"
     lockstep = getattr(d, "lockstep_cycles", 0.0)
     if getattr(d, "case", "") == "eq17" and lockstep > 0:  # eq. (17l)

@@ -120,7 +120,7 @@ class CGPredictResult:
     bound: Bound
     own_overlap: float = 1.0  # a warp's own memory periods in flight in (22): eq. (22m)
     lockstep_cycles: float = 0.0  # (17)'s exposed misses of warps in step, eq. (17l); 0: mem_l
-    retire_cycles: float = 0.0  # a wave's blocks past their mean warp in (22), eq. (R1)
+    retire_cycles: float = 0.0  # a wave's blocks past their mean warp, eqs. (R1), (R1w)
 
 
 def _lines(profile: KernelProfile, device: GPUDevice) -> tuple[tuple[object, float], ...]:
@@ -358,18 +358,21 @@ def _exec_cycles(whole: bool, no_mem_insts: float, mwp: float, cwp: float, n: fl
     load/store path (lsu_cycles): with its N warps' computing the floor of (22m).
     ``lockstep``: (17)'s exposed memory time when the warps miss the L1 in step
     (lockstep_cycles, eq. (17l)), at least (17)'s one period ``mem_l``. ``retire``: how long
-    a wave's blocks outlast their mean warp in (22) (retire.retire_cycles, eq. (R1)),
-    charged at each of the launch's batch - 1 handovers of its SMs' slots to the next wave."""
+    a wave's blocks outlast their mean warp (retire.retire_cycles, eq. (R1)), charged in
+    every case of the ``whole`` reading at each of the launch's batch - 1 handovers of its
+    SMs' slots to the next wave (eq. (R1w))."""
     own = comp_cycles if own_comp is None else own_comp
+    # (R1w): whichever case sets a wave's length, the next wave waits at each handover for
+    # the slowest warp of each block; the printed (paper) reading has no waves to hand over
+    handover = retire * max(batch - 1, 0.0) if whole else 0.0
     if whole and no_mem_insts > 0 and mwp >= n and cwp >= n:
         case = "eq22"  # §3 (22): too few warps to hide a warp's own serial timeline
         rest = own + comp_cycles / no_mem_insts * (mwp - 1)  # (22c)
-        handover = retire * max(batch - 1, 0.0)  # (R1): once per wave a next one waits for
-        exec_cycles = (mem_cycles + rest) * batch + handover  # (22)
+        exec_cycles = (mem_cycles + rest) * batch  # (22)
         if overlap > 1:  # (22m): never below the SM's turns of its N warps, never above (22)
             floor = n * max(comp_cycles, lsu)
             own_mem = served + (mem_cycles - served) / overlap
-            exec_cycles = min(exec_cycles, max(own_mem + rest, floor) * batch + handover)
+            exec_cycles = min(exec_cycles, max(own_mem + rest, floor) * batch)
     elif no_mem_insts > 0 and cwp >= mwp:
         case = "eq16"
         mem_term = mem_cycles * n / mwp
@@ -385,7 +388,7 @@ def _exec_cycles(whole: bool, no_mem_insts: float, mwp: float, cwp: float, n: fl
             exec_cycles = (exposed + comp_cycles * n) * batch  # (17), whole expression per batch
         else:
             exec_cycles = mem_l + comp_cycles * n * batch  # (17) as printed
-    return case, exec_cycles
+    return case, exec_cycles + handover  # (R1w)
 
 
 def predict_cgpredict(
@@ -465,7 +468,7 @@ def predict_cgpredict(
         bound=bound_of(comp_cycles, mem_cycles, n, mwp),
         own_overlap=overlap if case == "eq22" else 1.0,
         lockstep_cycles=lockstep if whole and case == "eq17" and lockstep > mem_l else 0.0,
-        retire_cycles=retire if case == "eq22" else 0.0,
+        retire_cycles=retire,  # (R1w): charged in every case of the whole reading
     )
 
 

@@ -1,9 +1,10 @@
 """Block-granular retirement: a wave of blocks lasts as long as its blocks' slowest warps.
 
-An SM frees a block's warp slots only when the block's last warp has finished, so in the
-memory-latency-bound case of the CGPredict model (§3 (22): too few warps to hide a warp's
-own timeline, every wave one warp timeline long) a wave lasts the expected *latest* of the
-block's W warp timelines, not the mean one. The warps' DRAM round trips vary under load
+An SM frees a block's warp slots only when the block's last warp has finished, so a wave
+lasts the expected *latest* of each block's W warp timelines, not the mean one. That holds
+whatever sets the mean (eq. (R1w), docs/models.md): the warps' own timelines in the
+memory-latency-bound case (§3 (22)), the SM's issue in (17) or its memory parallelism in
+(16); the model charges it in all three. The warps' DRAM round trips vary under load
 (queueing, the L2 partition a line lives in): with the relative standard deviation ``cv``
 of one round trip (device ``dram_latency_cv``) and ``d`` independent DRAM waits a warp
 makes (its DRAM load bytes in units of one coalesced warp load), a warp timeline spreads
@@ -14,11 +15,12 @@ by sigma = cv x round trip x sqrt(d), and the expected maximum of W such timelin
 beyond the mean, z(W) the expected maximum of W independent standard normal variables
 (z(1) = 0, z(2) = 1/sqrt(pi), z(8) = 1.4236, z(32) = 2.0697). A block of 32x32 threads
 (W = 32) therefore holds its slots longer past its mean warp than one of 32x8 (W = 8).
-The cost is the next wave's wait for those slots, so (22) charges it at each of a launch's
-batch - 1 handovers (waves - 1): it was measured there (the gap between a wave's length and
-its warps' mean life, multi-wave launches of the 2-D stencils); a launch of at most one
-wave hands no slot over and its tail is not charged (3DCONV at 256^3, 0.2 waves a launch
-at 235 GB/s, measured within 3 % without it, 11 % over with it).
+The cost is the next wave's wait for those slots, so the model charges it at each of a
+launch's batch - 1 handovers (waves - 1), in every case (eq. (R1w)): it was measured there
+(the gap between a wave's length and its warps' mean life, multi-wave launches of the 2-D
+stencils, (22), and of sfu_heavy and the particles' AoS step, (17)); a launch of at most
+one wave hands no slot over and its tail is not charged (3DCONV at 256^3, 0.2 waves a
+launch at 235 GB/s, measured within 3 % without it, 11 % over with it).
 """
 
 from __future__ import annotations

@@ -82,6 +82,10 @@ def test_warps_on_other_sms_fetch_their_own_lines():
     one = L1Config(L1, 32, sms=1, warps_per_block=1)
     by = analyze_memory(wt, FOUR, L2, 64, sector_bytes=32, l1=one).by_sid()
     assert by[0].l1_inflight == (9, 0, 0) and by[0].l2_inflight == (0, 0, 0)
+    # no L1 for global loads (one SM, the TK1): the L2 hits of one SM's warps at the step
+    # of its own miss are not counted in flight
+    bare = analyze_memory(wt, FOUR, L2, 64, sector_bytes=32).by_sid()
+    assert bare[0].l2_trans == (48, 0, 0) and bare[0].l2_inflight == (0, 0, 0)
 
 
 def test_a_line_fetched_a_step_earlier_is_an_ordinary_hit():

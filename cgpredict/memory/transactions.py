@@ -281,12 +281,12 @@ def _analysis(wt: WarpTrace, ab: np.ndarray, cache: CacheConfig, warps_per_batch
     inflight = np.zeros((n_sids, 3), np.int64)
     is_load_inst = ~(is_store[sid] if is_store is not None else np.zeros(n, bool))
     step = _steps(wt, warps_per_batch)
+    sm = np.zeros(n, np.int64)
     if l1 is not None:
         l1_hit = l1_hits(wt, inst, lines, unit, is_load_inst, l1)
-        sm = (wt.inst_warp // max(l1.warps_per_block, 1)) % max(l1.sms, 1)
-        inflight = inflight_served(inst, l1_hit, lines, is_load_inst, step,
-                                   sm.astype(np.int64), sid.astype(np.int64),
-                                   pattern.astype(np.int64), n_sids)
+        sm = ((wt.inst_warp // max(l1.warps_per_block, 1)) % max(l1.sms, 1)).astype(np.int64)
+        inflight = inflight_served(inst, l1_hit, lines, is_load_inst, step, sm,
+                                   sid.astype(np.int64), pattern.astype(np.int64), n_sids)
     # the transactions that reach the L2: index (None: all of them, no copy of the stream),
     # line (sector) and batch
     wpb = max(warps_per_batch, 1)
@@ -315,7 +315,7 @@ def _analysis(wt: WarpTrace, ab: np.ndarray, cache: CacheConfig, warps_per_batch
     )
     counts = (*counts, _fill(wt, pattern, counts[0], n_sids),
               line_counts(lines, inst, cache.line_bytes // unit, sid, pattern, n_sids))
-    l2_inflight = inflight_l2_hits(inst[at], hits[at], ordered, is_load_inst, step,
+    l2_inflight = inflight_l2_hits(inst[at], hits[at], ordered, is_load_inst, step, sm,
                                    sid.astype(np.int64), pattern.astype(np.int64), n_sids)
     return MemoryAnalysis(
         _instr_stats((*counts, inflight, l2_inflight), n_sids, l1 is not None),

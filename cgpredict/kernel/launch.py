@@ -24,7 +24,8 @@ from ..energy import predict_energy
 from ..frontend.tracefile import Trace
 from ..halo import HaloSpec, halo_counts
 from ..machine_code import MachineShape, machine_extras, machine_shape
-from ..memory.shared import StagedAccess
+from ..memory.inflight import chain_load_latency
+from ..memory.shared import StagedAccess, array_name
 from ..memory.staging_code import phase_sectors, staging_code
 from ..memory.transactions import COAL, CONST, UNCOAL, MemoryAnalysis
 from ..models import LaunchGeometry, launch_geometry
@@ -324,18 +325,22 @@ class LaunchContext:
     def chain_cycles(self, per_thread: dict, mem: MemoryAnalysis, in_flight: bool = True) -> float:
         """The critical path of the launch's busiest thread (models/bounds.py): the mean
         thread's body executions times ``busiest``, each iteration its chain
-        (parallelism.body_chain) with every load at its own mean latency, a reload of what
-        the thread stored (``reloads``) at the L1's on a GPU whose L1 caches global loads
-        (the write-through L1 keeps the stored line: ncu counts GESUMMV's reloads of
-        ``tmp[i]`` and ``y[i]`` as L1 hits, its misses are A's and B's sectors alone), else
-        at the L2's (the store went to the L2). In the plain port every global access keeps its
-        program order (parallelism.memory_recurrence). A register-blocked thread's R outputs
-        are independent (its loads hoisted past its stores: ``__restrict__``): one
-        output's path. ``in_flight`` False: each iteration's chain on its own
-        (ThreadBodies.chain_cycles)."""
+        (parallelism.body_chain) with every load at its own mean latency (an L1 or L2 hit
+        on a line in flight at its fetch's: memory.inflight.chain_load_latency, eqs. (C1),
+        (C2)), a reload of what the thread stored (``reloads``) at the L1's on a GPU whose
+        L1 caches global loads (the write-through L1 keeps the stored line: ncu counts
+        GESUMMV's reloads of ``tmp[i]`` and ``y[i]`` as L1 hits, its misses are A's and B's
+        sectors alone), else at the L2's (the store went to the L2). In the plain port every
+        global access keeps its program order (parallelism.memory_recurrence). A
+        register-blocked thread's R outputs are independent (its loads hoisted past its
+        stores: ``__restrict__``): one output's path. ``in_flight`` False: each iteration's
+        chain on its own (ThreadBodies.chain_cycles)."""
         dev = self.device
         staged = {a.sid for a in self.staged}
-        lat = {s.sid: _load_latency(s, dev) for s in mem.instrs}
+        big = self.outgrown_arrays
+        mems = self.trace.header.mem
+        lat = {s.sid: chain_load_latency(s, dev, array_name(mems[s.sid].base) in big)
+               for s in mem.instrs}
         reload = dev.l1_latency_cycles if dev.l1_caches_global_loads else dev.l2_latency_cycles
         for sid in self.reloads:
             lat[sid] = reload
@@ -353,6 +358,13 @@ class LaunchContext:
             busiest, load_cycles, dev.fp_latency_cycles, dev.inst_latency_cycles, self.unroll,
             ordered, dev.op_latencies, in_flight,
         )
+
+    @functools.cached_property
+    def outgrown_arrays(self) -> frozenset[str]:
+        """The region's arrays larger than the device's L2 at the work size (eq. (C2))."""
+        names = {array_name(m.base) for m in self.trace.header.mem} - {""}
+        cap = self.device.l2_bytes
+        return frozenset(a for a in names if (self.sizes.array_bytes(a, self.wsz) or 0) > cap)
 
     @functools.cached_property
     def machine_shape(self) -> MachineShape:
@@ -476,18 +488,6 @@ def loop_unroll_at(trace: Trace, loop: int, ratio: float = 1.0) -> int:
         return 1
     trip = loop_trip_at(trace, loop, ratio)
     return trip.depth if trip is not None else loop_unroll(loop_iterations(trace, loop, ratio))
-
-
-def _load_latency(s, device: GPUDevice) -> float:
-    """Mean latency of static load ``s`` (memory.InstrMemStats): the L1's for the warp
-    instructions it serves, else the L2's plus DRAM's for the share of transactions that
-    miss (SPEC eq. (2))."""
-    total = max(s.total_warp_insts, 1)
-    l1 = sum(s.l1_served) / total
-    l2 = sum(s.l2_trans)
-    miss = sum(s.dram_trans) / l2 if l2 else 0.0
-    beyond = device.l2_latency_cycles + min(miss, 1.0) * device.dram_latency_cycles
-    return l1 * device.l1_latency_cycles + (1 - l1) * beyond
 
 
 def _model_options(opts: RunOptions) -> dict:

@@ -20,6 +20,7 @@ from numba import njit
 from ..hashing import dense_ids
 from ..warps import WarpTrace
 from .derived import memo, moved_mask
+from .inflight import inflight_l2_hits, inflight_served
 from .issue import issued
 from .l1scale import LoopGrowth, executions, scale_l1_hits
 from .line_counts import line_counts
@@ -56,6 +57,11 @@ class InstrMemStats:
     # the distinct L1 lines (cache lines) its warp instructions touch: what the SM's L1
     # looks up (a warp of 24-byte structs: 24 sectors in 6 lines; a row walk: 32 in 32)
     l1_lines: tuple[int, int, int] = (0, 0, 0)
+    # of l1_served, the warp instructions served on a line another warp of the SM missed at
+    # the same step: they wait for its fetch (memory/inflight.py, eq. (C1))
+    l1_inflight: tuple[int, int, int] = (0, 0, 0)
+    # L2 hits on a sector whose miss another warp issued at the same step (eq. (C2))
+    l2_inflight: tuple[int, int, int] = (0, 0, 0)
 
     @property
     def pattern(self) -> str:
@@ -270,10 +276,17 @@ def _analysis(wt: WarpTrace, ab: np.ndarray, cache: CacheConfig, warps_per_batch
     )  # fmt: skip
     sid = wt.inst_sid
     n = wt.n_insts
+    n_sids = int(sid.max()) + 1 if n else 0
     l1_hit = np.zeros(len(lines), bool)
+    inflight = np.zeros((n_sids, 3), np.int64)
+    is_load_inst = ~(is_store[sid] if is_store is not None else np.zeros(n, bool))
+    step = _steps(wt, warps_per_batch)
+    sm = np.zeros(n, np.int64)
     if l1 is not None:
-        is_load_inst = ~(is_store[sid] if is_store is not None else np.zeros(n, bool))
         l1_hit = l1_hits(wt, inst, lines, unit, is_load_inst, l1)
+        sm = ((wt.inst_warp // max(l1.warps_per_block, 1)) % max(l1.sms, 1)).astype(np.int64)
+        inflight = inflight_served(inst, l1_hit, lines, is_load_inst, step, sm,
+                                   sid.astype(np.int64), pattern.astype(np.int64), n_sids)
     # the transactions that reach the L2: index (None: all of them, no copy of the stream),
     # line (sector) and batch
     wpb = max(warps_per_batch, 1)
@@ -296,15 +309,25 @@ def _analysis(wt: WarpTrace, ab: np.ndarray, cache: CacheConfig, warps_per_batch
                    l2_sids if scale.loops else None),
         l2_sids, cache, scale, cache.line_bytes // unit, unit_ids,
     )  # fmt: skip
-    n_sids = int(sid.max()) + 1 if n else 0
     stores = np.zeros(n, np.bool_) if is_store is None else np.asarray(is_store[sid], np.bool_)
     *counts, l2_total, hits_total = _tally(
         inst, l1_hit, hits, unit_ids[0], stores, sid, pattern, n_sids
     )
     counts = (*counts, _fill(wt, pattern, counts[0], n_sids),
               line_counts(lines, inst, cache.line_bytes // unit, sid, pattern, n_sids))
-    return MemoryAnalysis(_instr_stats(counts, n_sids, l1 is not None), int(l2_total),
-                          int(hits_total))
+    l2_inflight = inflight_l2_hits(inst[at], hits[at], ordered, is_load_inst, step, sm,
+                                   sid.astype(np.int64), pattern.astype(np.int64), n_sids)
+    return MemoryAnalysis(
+        _instr_stats((*counts, inflight, l2_inflight), n_sids, l1 is not None),
+        int(l2_total), int(hits_total))
+
+
+def _steps(wt: WarpTrace, warps_per_batch: int) -> np.ndarray:
+    """Per warp instruction its step (memory/inflight.py): the same number for the warps
+    of one batch at one program position k."""
+    kk = int(wt.inst_k.max()) + 1 if wt.n_insts else 1
+    batch = wt.inst_warp.astype(np.int64) // max(warps_per_batch, 1)
+    return batch * kk + wt.inst_k.astype(np.int64)
 
 
 def _fill(wt: WarpTrace, pattern: np.ndarray, warp_insts: np.ndarray,
@@ -321,7 +344,8 @@ def _fill(wt: WarpTrace, pattern: np.ndarray, warp_insts: np.ndarray,
 
 def _instr_stats(counts: tuple, n_sids: int, has_l1: bool) -> tuple[InstrMemStats, ...]:
     """One InstrMemStats per static instruction that issued: the tallies' rows as ints."""
-    warp_insts, l2, dram, served, written, cold_n, issued_n, fresh, fill, l1_lines = counts
+    warp_insts, l2, dram, served, written, cold_n, issued_n, fresh, fill, l1_lines, \
+        inflight, l2_inflight = counts
 
     def row(a: np.ndarray, s: int) -> tuple[int, ...]:
         return tuple(int(x) for x in a[s])
@@ -331,7 +355,8 @@ def _instr_stats(counts: tuple, n_sids: int, has_l1: bool) -> tuple[InstrMemStat
             s, row(warp_insts, s), row(l2, s), row(dram, s),
             row(served, s) if has_l1 else (0, 0, 0),
             row(written, s), row(cold_n, s), row(issued_n, s), row(fresh, s),
-            tuple(float(x) for x in fill[s]), row(l1_lines, s),
+            tuple(float(x) for x in fill[s]), row(l1_lines, s), row(inflight, s),
+            row(l2_inflight, s),
         )  # fmt: skip
         for s in range(n_sids)
         if warp_insts[s].any()

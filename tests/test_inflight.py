@@ -1,0 +1,122 @@
+"""Tests of cgpredict.memory.inflight and the chain latency it feeds (eqs. (C1), (C2) in
+docs/models.md): an L1 hit on a line another warp of the SM fetched at the same step waits
+for that fetch; an L2 hit on a sector another warp's miss is fetching at the same step
+waits for its DRAM access.
+
+Hand oracles: a GEMM-like block of W warps on one SM, every warp reading the same line of
+``B[k][j]`` at step k (W - 1 in-flight hits a step) and its own row of ``A[i][k]`` (a new
+32-byte sector every 8 steps, its own hits at the steps between: not in flight)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cgpredict.block import Block
+from cgpredict.devices import load_device
+from cgpredict.memory.inflight import chain_load_latency
+from cgpredict.memory.lru import CacheConfig
+from cgpredict.memory.transactions import InstrMemStats, L1Config, analyze_memory
+from cgpredict.warps import EVENT_DTYPE, WARP_SIZE, WarpTrace
+
+FOUR = np.array([4, 4])  # access bytes per sid
+
+
+def make_wt(insts) -> WarpTrace:
+    """A WarpTrace from [(warp, k, sid, [addresses of lanes 0..n-1])] (test_memory's)."""
+    rows = []
+    for warp, k, sid, addrs in insts:
+        for lane, a in enumerate(addrs):
+            rows.append((warp, k, lane, sid, warp * WARP_SIZE + lane, a))
+    rows.sort()
+    ev = np.array(rows, EVENT_DTYPE)
+    new = np.r_[True, (ev["warp"][1:] != ev["warp"][:-1]) | (ev["k"][1:] != ev["k"][:-1])]
+    warps = sorted({r[0] for r in rows})
+    return WarpTrace.from_records(1, Block(32 * (max(warps) + 1)), 32 * (max(warps) + 1), 1, ev,
+                                  np.flatnonzero(new), len({r[4] for r in rows}), len(warps))
+
+
+def strided(base, stride, lanes=32):
+    return [base + stride * t for t in range(lanes)]
+
+
+L2 = CacheConfig(128, 64, 16)
+L1 = CacheConfig(128, 64, 8)
+
+
+def _gemm_like(warps: int, steps: int):
+    """Warp w at step k: sid 0 reads B's row k (one 128-B line, lanes 4 B apart), sid 1
+    its own A element (row w, word k: a broadcast)."""
+    insts = []
+    for w in range(warps):
+        for k in range(steps):
+            insts.append((w, 2 * k, 0, strided(1 << 20 | k * 4096, 4)))
+            insts.append((w, 2 * k + 1, 1, [(2 << 20) + w * 65536 + 4 * k] * 32))
+    return make_wt(insts)
+
+
+def test_block_sharing_a_line_a_step_waits_for_its_fetch():
+    """4 warps of one block on one SM, 10 steps: B misses once a step (4 sectors) and the
+    other 3 warps are served in flight; A misses at k = 0 and 8 and is served by each warp's
+    own earlier fetch at the other 8 steps (not in flight)."""
+    wt = _gemm_like(4, 10)
+    l1 = L1Config(L1, 32, sms=1, warps_per_block=4)
+    by = analyze_memory(wt, FOUR, L2, 64, sector_bytes=32, l1=l1).by_sid()
+    assert by[0].warp_insts == (40, 0, 0) and by[0].l1_served == (30, 0, 0)
+    assert by[0].l1_inflight == (30, 0, 0)
+    assert by[1].l1_served == (0, 0, 32) and by[1].l1_inflight == (0, 0, 0)
+
+
+def test_warps_on_other_sms_fetch_their_own_lines():
+    """One warp a block, blocks round robin over 4 SMs: every warp misses in its own L1
+    (nothing served, nothing in flight there); in the L2 the first warp of a step misses B's
+    4 sectors and the other 3 hit them in flight (eq. C2): 3 steps x 3 x 4 = 36. A's rows
+    are each warp's own: no L2 hit in flight. On one SM the same trace has 3 L1 hits in
+    flight a step and nothing reaches the L2 in flight."""
+    wt = _gemm_like(4, 3)
+    spread = L1Config(L1, 32, sms=4, warps_per_block=1)
+    by = analyze_memory(wt, FOUR, L2, 64, sector_bytes=32, l1=spread).by_sid()
+    assert by[0].l1_served == (0, 0, 0) and by[0].l1_inflight == (0, 0, 0)
+    assert by[0].l2_trans == (48, 0, 0) and by[0].dram_trans == (12, 0, 0)
+    assert by[0].l2_inflight == (36, 0, 0) and by[1].l2_inflight == (0, 0, 0)
+    one = L1Config(L1, 32, sms=1, warps_per_block=1)
+    by = analyze_memory(wt, FOUR, L2, 64, sector_bytes=32, l1=one).by_sid()
+    assert by[0].l1_inflight == (9, 0, 0) and by[0].l2_inflight == (0, 0, 0)
+    # no L1 for global loads (one SM, the TK1): the L2 hits of one SM's warps at the step
+    # of its own miss are not counted in flight
+    bare = analyze_memory(wt, FOUR, L2, 64, sector_bytes=32).by_sid()
+    assert bare[0].l2_trans == (48, 0, 0) and bare[0].l2_inflight == (0, 0, 0)
+
+
+def test_a_line_fetched_a_step_earlier_is_an_ordinary_hit():
+    """Warp 1 reads at step 1 the line warp 0 fetched at step 0: a hit, not in flight."""
+    wt = make_wt([(0, 0, 0, strided(0, 4)), (1, 0, 1, strided(8192, 4)),
+                  (0, 1, 1, strided(4096, 4)), (1, 1, 0, strided(0, 4))])
+    l1 = L1Config(L1, 32, sms=1, warps_per_block=2)
+    by = analyze_memory(wt, FOUR, L2, 64, sector_bytes=32, l1=l1).by_sid()
+    assert by[0].l1_served == (1, 0, 0) and by[0].l1_inflight == (0, 0, 0)
+
+
+def test_chain_latency_of_in_flight_hits_is_the_fetch():
+    """B of a 32x32 block: 32 warp instructions, 31 served in flight, the fetch's 4 sectors
+    an L2 hit: every warp waits the L2 latency (eq. C1). Served by ordinary hits instead:
+    31/32 at the L1 latency. A grid column of 4 blocks whose first misses in the L2: the
+    other three wait its DRAM access when the array outgrows the L2 (eq. C2), else the
+    traced miss share (1 in 4)."""
+    dev = load_device("h100")
+    s = InstrMemStats(0, (32, 0, 0), (4, 0, 0), (0, 0, 0), l1_served=(31, 0, 0),
+                      l1_inflight=(31, 0, 0))
+    assert chain_load_latency(s, dev) == pytest.approx(dev.l2_latency_cycles)
+    # an ordinary L2 hit stays one, whatever the array's size
+    assert chain_load_latency(s, dev, outgrows_l2=True) == pytest.approx(dev.l2_latency_cycles)
+    own = InstrMemStats(0, (32, 0, 0), (4, 0, 0), (0, 0, 0), l1_served=(31, 0, 0))
+    assert chain_load_latency(own, dev) == pytest.approx(
+        (31 * dev.l1_latency_cycles + dev.l2_latency_cycles) / 32)
+    # 4 blocks of a grid column: one misses in the L2, three hit the sector in flight
+    col = InstrMemStats(0, (128, 0, 0), (16, 0, 0), (4, 0, 0), l1_served=(124, 0, 0),
+                        l1_inflight=(124, 0, 0), l2_inflight=(12, 0, 0))
+    assert chain_load_latency(col, dev) == pytest.approx(
+        dev.l2_latency_cycles + 0.25 * dev.dram_latency_cycles)
+    assert chain_load_latency(col, dev, outgrows_l2=True) == pytest.approx(
+        dev.l2_latency_cycles + dev.dram_latency_cycles)
+    assert np.isfinite(chain_load_latency(InstrMemStats(0, (0, 0, 0), (0, 0, 0), (0, 0, 0)), dev))

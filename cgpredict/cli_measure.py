@@ -43,8 +43,8 @@ from .errors import OutputPathError, check_writable
     "fit_names",
     metavar="FIELD,...",
     help="Also fit these physical device fields (launch_sync_us, first_launch_us, "
-    "dd_store_cycles, dd_l2_cycles, l1_request_cycles) to the measurements and print their "
-    "leave-one-kernel-out errors.",
+    "dd_store_cycles, dd_l2_cycles, l1_request_cycles, l1_store_line_cycles) to the "
+    "measurements and print their leave-one-kernel-out errors.",
 )
 @port_option
 def validate(device, measured, corpus, model, only, out_dir, port, fit_names):

@@ -103,6 +103,10 @@ class GPUDevice:
     # not waited for: they cost issue and path occupancy, not a latency; a partly written
     # sector costs twice, read-modify-write); None: dd_l2_cycles
     dd_store_cycles: float | None = None
+    # cycles an SM's L1 takes per line a global warp *store* writes (write-through: the
+    # look-up and the data passed on to the L2), the store side of the L1 path, eq. (B2);
+    # None: the store cost dd_store_cycles (its L2 side)
+    l1_store_line_cycles: float | None = None
     # the launch stream (models/launches.py): one launch followed by the host's
     # synchronisation (a round trip, the kernel's work excluded), and the least interval
     # between the starts of launches queued back to back, microseconds
@@ -190,6 +194,13 @@ class GPUDevice:
         """Cycles an SM's store path is busy per store sector: dd_store_cycles, else the
         L2's departure delay (a file that does not tell stores from loads)."""
         return self.dd_l2_cycles if self.dd_store_cycles is None else self.dd_store_cycles
+
+    @property
+    def l1_store_cycles(self) -> float:
+        """Cycles an SM's L1 takes per line a warp stores (eq. (B2)): l1_store_line_cycles,
+        else the store cost of the L2 path (``store_cycles``)."""
+        f = self.l1_store_line_cycles
+        return self.store_cycles if f is None else f
 
     @property
     def atomic_float_cycles(self) -> float:
@@ -285,6 +296,7 @@ FIELD_SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
         "l1_request_cycles": ("float", False),
         "dram_latency_cv": ("float", False),
         "dd_store_cycles": ("float", False),
+        "l1_store_line_cycles": ("float", False),
         "launch_sync_us": ("float", False),
         "launch_gap_us": ("float", False),
         "launch_overhead_us": ("float", False),  # the old name of launch_sync_us

@@ -34,6 +34,7 @@ FIT_RANGES: dict[str, tuple[float, float]] = {
     "dd_store_cycles": (0.25, 64.0),
     "dd_l2_cycles": (0.25, 16.0),
     "l1_request_cycles": (0.25, 8.0),
+    "l1_store_line_cycles": (0.25, 8.0),
 }
 
 
@@ -123,10 +124,13 @@ def _mape(rows: Sequence[ValidationRow], device: GPUDevice, model: str) -> float
 
 
 def _effective(device: GPUDevice, name: str) -> float:
-    """The value the model uses for field ``name``: an unset store cost is the L2's."""
+    """The value the model uses for field ``name``: an unset store cost is the L2's, an
+    unset L1 store cost the store cost's."""
     value = getattr(device, name)
     if value is None and name == "dd_store_cycles":
         return device.store_cycles
+    if value is None and name == "l1_store_line_cycles":
+        return device.l1_store_cycles
     return value if value is not None else FIT_RANGES[name][0]
 
 

@@ -21,8 +21,18 @@ instruction for two there (the parameter layout is the port's; not modelled).
 
 The scalars are found in the traced IR's debug information (a ``DIGlobalVariable`` of a
 ``DIBasicType`` that the module no longer defines: folded) and the kernel's use of one in
-its source lines (``RegionInfo.line`` to ``end_line``, comments left out): the IR keeps no
-use of a folded value.
+its source lines (``RegionInfo.line`` to ``end_line``, or the body of a ``--function``
+kernel's function; comments left out): the IR keeps no use of a folded value.
+
+The same port reads the same argument when clang does not fold the variable: a kernel
+given as a function (``--function``) of a program whose ``main`` writes the variable
+(Deriche's coefficients) keeps the global, and the function loads it once, before its
+thread loop (LICM; ``hoisted_scalars``). Those loads lie outside the loops mapped to
+threads, so no thread is given them (the warps' "unmapped events"): each such variable
+is a kernel argument too, counted once, as the folded one of the pragma form (issue 24:
+the two forms of Deriche differed by the four coefficients of each pass, -10 %). A
+variable the kernel stores, or loads inside its loops (each thread's own load, traced),
+is no argument.
 """
 
 from __future__ import annotations
@@ -30,7 +40,9 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from .frontend.ctext import function_body
 from .frontend.tracefile import Trace
+from .frontend.tracefile_format import TraceHeader
 
 #: constant-bank loads per scalar kernel argument a thread reads (ULDC/LDC, class other)
 SCALAR_ARG_LOAD_INSTS = 1
@@ -43,32 +55,67 @@ _COMMENT = re.compile(r"//.*?$|/\*.*?\*/", re.M | re.S)
 
 
 @lru_cache(maxsize=8)  # one IR text per trace, read by every analysis of its regions
-def folded_scalars(ir_text: str) -> frozenset[str]:
-    """The file-scope scalar variables of the module's source that clang folded away: each
-    ``DIGlobalVariable`` whose type is a ``DIBasicType`` (not const, not an array) and
-    which the IR no longer defines as a global."""
+def file_scope_scalars(ir_text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """(folded, defined): the file-scope scalar variables of the module's source, each
+    ``DIGlobalVariable`` whose type is a ``DIBasicType`` (not const, not an array), split
+    into those the IR no longer defines as a global (clang folded them) and the others."""
     basic = set(_BASIC_TYPE.findall(ir_text))
     defined = set(_DEFINED.findall(ir_text))
-    return frozenset(
-        name for name, ty in _GLOBAL_VAR.findall(ir_text) if ty in basic and name not in defined
-    )
+    scalars = {name for name, ty in _GLOBAL_VAR.findall(ir_text) if ty in basic}
+    return frozenset(scalars - defined), frozenset(scalars & defined)
+
+
+def folded_scalars(ir_text: str) -> frozenset[str]:
+    """The file-scope scalar variables of the module's source that clang folded away."""
+    return file_scope_scalars(ir_text)[0]
+
+
+def hoisted_scalars(header: TraceHeader, region: int) -> frozenset[str]:
+    """The defined file-scope scalars that ``region`` reads only before its loops (a load
+    the compiler hoisted out of the thread loop: one value for every thread) and never
+    stores; none for a kernel without loops (its single thread's loads are its own)."""
+    scalars = file_scope_scalars(header.ir_text)[1]
+    in_loops = {b for lp in header.loops if lp.region == region for b in lp.blocks}
+    if not scalars or not in_loops:
+        return frozenset()
+    outside, per_thread = set(), set()
+    for m in header.mem:
+        if m.region == region and m.base in scalars:
+            bucket = per_thread if m.kind != "load" or m.block in in_loops else outside
+            bucket.add(m.base)
+    return frozenset(outside - per_thread)
+
+
+def kernel_text(header: TraceHeader, region: int) -> str:
+    """The source text of ``region``: its lines, or the body of its function for a kernel
+    given by ``--function`` (no lines of its own)."""
+    r = header.region(region)
+    if r.line:
+        return "\n".join(header.source_text.split("\n")[r.line - 1 : r.end_line])
+    body = function_body(header.source_text, r.function)
+    return header.source_text[body[0] : body[1]] if body else ""
 
 
 def named_in(source: str, first: int, last: int, names: frozenset[str]) -> frozenset[str]:
     """Those of ``names`` that lines ``first`` to ``last`` (1-based, inclusive) of ``source``
     name as a word, outside comments."""
-    text = _COMMENT.sub(" ", "\n".join(source.split("\n")[first - 1 : last]))
-    words = set(re.findall(r"[A-Za-z_]\w*", text))
+    return named_in_text("\n".join(source.split("\n")[first - 1 : last]), names)
+
+
+def named_in_text(text: str, names: frozenset[str]) -> frozenset[str]:
+    """Those of ``names`` that ``text`` names as a word, outside comments."""
+    words = set(re.findall(r"[A-Za-z_]\w*", _COMMENT.sub(" ", text)))
     return frozenset(n for n in names if n in words)
 
 
 def scalar_args(trace: Trace, region: int) -> int:
-    """Kernel arguments a port of ``region`` passes for the C's folded file-scope scalars
-    that the kernel's source lines read."""
+    """Kernel arguments a port of ``region`` passes for the C's file-scope scalars that the
+    kernel reads once for all its threads: the folded ones its source text names and the
+    defined ones it loads only before its loops (``hoisted_scalars``)."""
     h = trace.header
-    r = h.region(region)
-    scalars = folded_scalars(h.ir_text)
-    return len(named_in(h.source_text, r.line, r.end_line, scalars)) if scalars else 0
+    folded = folded_scalars(h.ir_text)
+    named = named_in_text(kernel_text(h, region), folded) if folded else frozenset()
+    return len(named | hoisted_scalars(h, region))
 
 
 def scalar_arg_insts(args: int) -> int:

@@ -177,12 +177,38 @@ def test_l1_path_counts_every_global_line_by_hand():
                       const=PatternCounts(1, 1.0, 0.0), comp_insts=4,
                       stores=StoreCounts(uncoal=PatternCounts(1, 32.0, 0.0)))
     dev = dataclasses.replace(load_device("h100"), l1_line_cycles=1.5, dd_store_cycles=2.0,
-                              l1_request_cycles=0.0)
+                              l1_request_cycles=0.0, l1_store_line_cycles=None)
     geo = launch_geometry(p, dev)
     assert geo.active_sms == 4
     assert launch_bounds(p, dev, geo).l1_cycles == pytest.approx(32 * (67 * 1.5 + 32 * 2.0) / 4)
     tk1 = load_device("tk1")
     assert launch_bounds(p, tk1, launch_geometry(p, tk1)).l1_cycles == 0.0
+
+
+def test_l1_path_store_lines_take_the_look_up_and_then_the_way_out_by_hand():
+    """Eqs. (B2), (B2s): a row walk's store lines cost the L1's look-up
+    (l1_store_line_cycles 1.7) beside its load lines, and their data's way out to the L2
+    (dd_store_cycles 2.25 a line) on its own; the slower binds. Deriche's backward pass (32
+    load and 32 store lines a warp-iteration): 32 + 32 x 1.7 = 86.4 against 32 x 2.25 = 72,
+    the look-ups; corr_corr's (2 and 32): 56.4 against 72, the way out (a profile's patterns
+    hold its stores too: loads_only takes them out). Unset, the look-up
+    costs dd_store_cycles, and (B2s) never binds (the sum of eq. (B2) as before)."""
+    walk = KernelProfile("walk", threads_per_block=256, blocks=4,
+                         uncoal=PatternCounts(2, 32.0, 0.0), comp_insts=8,
+                         stores=StoreCounts(uncoal=PatternCounts(1, 32.0, 0.0)))
+    corr = KernelProfile("corr", threads_per_block=256, blocks=4,
+                         coal=PatternCounts(1, 4.0, 0.0, 0.97), const=PatternCounts(1, 1.0, 0.0),
+                         uncoal=PatternCounts(1, 32.0, 0.0), comp_insts=8,
+                         stores=StoreCounts(uncoal=PatternCounts(1, 32.0, 0.0)))
+    dev = dataclasses.replace(load_device("h100"), l1_line_cycles=1.0, dd_store_cycles=2.25,
+                              l1_request_cycles=0.0, l1_store_line_cycles=1.7)
+    geo = launch_geometry(walk, dev)
+    assert launch_bounds(walk, dev, geo).l1_cycles == pytest.approx(32 * 86.4 / 4)
+    assert launch_bounds(corr, dev, geo).l1_cycles == pytest.approx(32 * 72.0 / 4)
+    unset = dataclasses.replace(dev, l1_store_line_cycles=None)
+    assert unset.l1_store_cycles == unset.store_cycles == 2.25
+    assert launch_bounds(walk, unset, geo).l1_cycles == pytest.approx(32 * (32 + 72.0) / 4)
+    assert launch_bounds(corr, unset, geo).l1_cycles == pytest.approx(32 * (2 + 72.0) / 4)
 
 
 def test_l1_path_is_the_slower_of_its_requests_and_its_lines_by_hand():
@@ -198,7 +224,7 @@ def test_l1_path_is_the_slower_of_its_requests_and_its_lines_by_hand():
     rows = KernelProfile("rows", threads_per_block=256, blocks=4,
                          uncoal=PatternCounts(2, 32.0, 0.0), comp_insts=4)
     dev = dataclasses.replace(load_device("h100"), l1_line_cycles=1.0, dd_store_cycles=2.0,
-                              l1_request_cycles=1.3)
+                              l1_request_cycles=1.3, l1_store_line_cycles=None)
     geo = launch_geometry(gemm, dev)
     assert launch_bounds(gemm, dev, geo).l1_cycles == pytest.approx(32 * 129 * 1.3 / 4)
     off = dataclasses.replace(dev, l1_request_cycles=0.0)

@@ -202,15 +202,10 @@ EVERY = ["2dconv", "3dconv", "corr", "covar", "dct1d", "deriche", "fdtd2d", "gem
          "syrk_tiled", "syr2k_tiled"]
 
 
-# deriche: known regression of this round's merges (w2's scalar arguments or w7's sweep
-# growth, bisected to 89f739c..8148085): the rewrite predicts 0.000684 ms against the
-# pragma's 0.000759 (-10 %); to fix first next round. strict: passing again fails the suite
-EVERY_MARKED = [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="known regression: "
-                "deriche's function rewrite -10 % since 89f739c..8148085")) if n == "deriche" else n
-                for n in EVERY]
-
-
-@pytest.mark.parametrize("name", EVERY_MARKED)
+# deriche: its kernels read file-scope coefficients that main writes; as functions, each
+# loads them before its thread loop, kernel arguments of the port as the pragma form's
+# folded ones (scalar_args.hoisted_scalars, eq. (12s))
+@pytest.mark.parametrize("name", EVERY)
 def test_corpus_kernels_reading_main_locals_rewritten_as_functions(tmp_path, name):
     text = re.sub(r"(#pragma cgp kernel \w+) grid=\d", r"\1", (POLYBENCH / f"{name}.c").read_text())
     (tmp_path / f"{name}.c").write_text(text)

@@ -17,6 +17,8 @@ from cgpredict.prepared import prepare
 from cgpredict.scalar_args import (
     SCALAR_ARG_LOAD_INSTS,
     folded_scalars,
+    hoisted_scalars,
+    kernel_text,
     named_in,
     scalar_arg_insts,
     scalar_args,
@@ -86,3 +88,44 @@ def test_a_kernel_of_our_own_reads_one_scalar_argument(tmp_path: Path) -> None:
     with prepare(path, RunOptions(device="h100")) as prep:
         assert folded_scalars(prep.trace.header.ir_text) >= {"alpha", "beta"}
         assert scalar_args(prep.trace, 0) == 1
+
+
+AS_FUNCTIONS = """\
+#define N 256
+#pragma cgp trace N=256
+static float A[N], B[N];
+static float gain, bias;
+static float alpha = 1.5f;
+static float total;
+static void scale(void) {
+  for (int i = 0; i < N; i++) B[i] = gain * A[i] + bias + alpha; /* offset */
+}
+static void accumulate(void) {
+  for (int i = 0; i < N; i++) total += B[i];
+}
+static float first(void) { return gain * A[0]; }
+int main(int argc, char **argv) {
+  gain = argc * 0.5f;
+  bias = argc * 0.25f;
+  for (int i = 0; i < N; i++) A[i] = i;
+  scale();
+  accumulate();
+  return (B[3] + total + first()) != 12345.0f ? 0 : 1;
+}
+"""
+
+
+def test_a_function_kernel_reads_the_scalars_main_writes_as_arguments(tmp_path: Path) -> None:
+    """As functions the kernels keep the globals main writes: ``scale`` loads gain and bias
+    once, before its loop (hoisted), and names the folded alpha in its body: 3 arguments,
+    as a port passes them. ``accumulate`` stores total (a reduction, no argument); ``first``
+    has no loop: its single thread's load of gain is its own."""
+    path = tmp_path / "f.c"
+    path.write_text(AS_FUNCTIONS)
+    opts = RunOptions(device="h100", functions=("scale", "accumulate", "first"))
+    with prepare(path, opts) as prep:
+        h = prep.trace.header
+        assert folded_scalars(h.ir_text) == frozenset({"alpha"})
+        assert hoisted_scalars(h, 0) == frozenset({"gain", "bias"})
+        assert "offset" in kernel_text(h, 0) and "total" in kernel_text(h, 1)
+        assert [scalar_args(prep.trace, r) for r in range(3)] == [3, 0, 0]

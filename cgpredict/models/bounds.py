@@ -33,17 +33,18 @@ thread that does all the work is bound by it (``waves`` x chain).
 
 A seventh is the **L1** path (eq. (B2)), on GPUs whose L1 caches global loads: the SM's L1
 takes each line a warp's load reads, an L1 hit as well as a miss, ``l1_line_cycles`` each
-(one tag look-up a line a cycle), and each line a store writes ``dd_store_cycles`` (the
-SM's store cost: write-through, the look-up, then the data passed on to the L2), so a
-launch lasts at least as long as its warps' lines on the SMs it uses, or as its warps'
-requests at ``l1_request_cycles`` each where they take longer (eq. (B2r): a request stage
-before the line stage; the H100's restrict GEMM-like ports, one line a request, run at
-1.20-1.35 cycles a request, docs/models.md). The H100's row walks
-(8 warps an SM, each warp instruction one word of 32 rows: 32 lines; ncu cycles of 1024
-iterations) give 0.89 cycles a load line and 1.86 a store line: Deriche's forward pass
-(load lines 64, store 32 an iteration) 954k, its backward pass (32, 32) 722k, and the same
-two figures put softmax (96, 32) at 1.19M against 1.16M measured and corr_corr's busiest
-SM (about 9, 32) within 4 %.
+(one tag look-up a line a cycle), and each line a store writes ``l1_store_line_cycles``
+(write-through: the look-up), whose data then leave the SM for the L2 at
+``dd_store_cycles`` a line (eq. (B2s)), so a launch lasts at least as long as its warps'
+lines on the SMs it uses, or as their store lines' way out, or as its warps' requests at
+``l1_request_cycles`` each where they take longer (eq. (B2r): a request stage before the
+line stage; the H100's restrict GEMM-like ports, one line a request, run at 1.20-1.35
+cycles a request, docs/models.md). The stages are pipelined: the slowest binds. The H100's
+row walks (8 warps an SM, each warp instruction one word of 32 rows: 32 lines; event-timed,
+1024 iterations) give, at one cycle a load line, 1.67 and 1.74 cycles a store line
+(Deriche's forward pass: 64 load and 32 store lines an iteration, 939 cycles; backward: 32
+and 32, 702), where corr_corr, 32 store lines and 2 load lines an iteration, takes 2.15 a
+store line: its stores' way out binds, the row walks' look-ups.
 
 A sixth is the **pipe** bound (pipes.py, eq. (12p)): every warp instruction of an arithmetic
 class occupies its pipe for warp_size / (the class's published operations per clock per SM),
@@ -193,23 +194,24 @@ def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry
 
 def l1_path_cycles(profile: KernelProfile, device: GPUDevice) -> float:
     """Cycles one warp's global accesses hold its SM's L1 (eq. (B2)), on a GPU whose L1
-    caches global loads: ``l1_line_cycles`` for every line a load reads, an L1 hit or not
-    (cgpredict_model.global_lines), and the SM's store cost ``dd_store_cycles`` for every
-    line a store writes (the write-through L1 looks it up and passes its data on to the
-    L2); but at least ``l1_request_cycles`` for every global warp instruction, the L1's
-    request stage (eq. (B2r): the stages are pipelined, the slower binds; a broadcast or a
-    128-B coalesced load is one line but one request); 0 where the L1 does not cache global
-    loads (Kepler: the loads bypass it)."""
+    caches global loads: its data stage takes ``l1_line_cycles`` for every line a load
+    reads, an L1 hit or not (cgpredict_model.global_lines), and ``l1_store_cycles`` for
+    every line a store writes (the write-through look-up); the store's data then leave
+    the SM for the L2, ``dd_store_cycles`` a line (eq. (B2s)); and the request stage takes
+    ``l1_request_cycles`` for every global warp instruction (eq. (B2r)). The three are
+    pipelined, the slowest binds (a broadcast or a 128-B coalesced load is one line but one
+    request); 0 where the L1 does not cache global loads (Kepler: the loads bypass it)."""
     if not device.l1_caches_global_loads:
         return 0.0
     loads = profile.loads_only()
     per_line = max(device.l1_line_bytes // max(device.l2_sector_bytes, 1), 1)
     load_lines = _lines((loads.coal, loads.uncoal, loads.const), per_line)
     store_lines = _lines(profile.stores.patterns, per_line)
-    data = device.l1_line_cycles * load_lines + device.store_cycles * store_lines  # (B2)
+    data = device.l1_line_cycles * load_lines + device.l1_store_cycles * store_lines  # (B2)
+    egress = device.store_cycles * store_lines  # (B2s)
     requests = sum(p.insts for p in (loads.coal, loads.uncoal, loads.const,
                                      *profile.stores.patterns))
-    return max(data, device.l1_request_cycles * requests)  # (B2r)
+    return max(data, egress, device.l1_request_cycles * requests)  # (B2r)
 
 
 def _lines(patterns, per_line: int) -> float:

@@ -99,6 +99,10 @@ class GPUDevice:
     # relative standard deviation of one warp's DRAM round trip under load: the spread of
     # warp timelines a block's retirement waits for (models/retire.py, eq. (R1)); 0: none
     dram_latency_cv: float = 0.0
+    # a one-pass warp's life (launch to exit, one DRAM line) when every SM's warps stream:
+    # each wave of blocks lasts at least this, eq. (LW) (models/loaded_wave.py); 0: none,
+    # the DRAM bound then charges one unloaded round trip a wave
+    dram_loaded_latency_cycles: float = 0.0
     # cycles an SM's memory path is busy per L2 transaction of a warp *store* (stores are
     # not waited for: they cost issue and path occupancy, not a latency; a partly written
     # sector costs twice, read-modify-write); None: dd_l2_cycles
@@ -295,6 +299,7 @@ FIELD_SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
         "l1_line_cycles": ("float", False),
         "l1_request_cycles": ("float", False),
         "dram_latency_cv": ("float", False),
+        "dram_loaded_latency_cycles": ("float", False),
         "dd_store_cycles": ("float", False),
         "l1_store_line_cycles": ("float", False),
         "launch_sync_us": ("float", False),

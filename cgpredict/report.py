@@ -37,7 +37,7 @@ def _bounds_text(r) -> list[str]:
     return [
         f"  time set by {binding}: model {r.model_cycles:.4g} cycles; bounds DRAM "
         f"{b.dram_cycles:.4g} ({b.dram_bytes / 1e6:.4g} MB"
-        + (f" + {b.dram_wave_cycles:.4g} cycles of round trips, one a wave"
+        + (f" + {b.dram_wave_cycles:.4g} cycles a wave's latency adds: a round trip, or (LW)"
            if b.dram_wave_cycles else "")
         + f"), issue {b.issue_cycles:.4g}, "
         f"L2 path {b.l2_cycles:.4g} ({b.l2_store_trans:.4g} store transactions), "

@@ -34,7 +34,9 @@ def _profile() -> KernelProfile:
 
 
 def test_bounds_by_hand():
-    dev = dataclasses.replace(load_device("h100"), dd_store_cycles=2.0)
+    # without eq. (LW)'s loaded warp life (tests/test_loaded_wave.py): one round trip a wave
+    dev = dataclasses.replace(load_device("h100"), dd_store_cycles=2.0,
+                              dram_loaded_latency_cycles=0.0)
     p = _profile()
     geo = launch_geometry(p, dev)
     b = launch_bounds(p, dev, geo)
@@ -58,8 +60,9 @@ def test_bounds_by_hand():
 
 def test_each_wave_of_blocks_exposes_one_dram_round_trip():
     """4.5 waves of blocks (4752 blocks, 1056 resident) start 5 times: 5 round trips; a
-    profile whose loads all hit the L2 waits for no DRAM round trip, however many waves."""
-    dev = load_device("h100")
+    profile whose loads all hit the L2 waits for no DRAM round trip, however many waves
+    (a device without eq. (LW)'s loaded warp life, tests/test_loaded_wave.py)."""
+    dev = dataclasses.replace(load_device("h100"), dram_loaded_latency_cycles=0.0)
     p = dataclasses.replace(_profile(), blocks=4752)
     geo = launch_geometry(p, dev)
     b = launch_bounds(p, dev, geo)

@@ -9,7 +9,9 @@ launch, each from the same profile the models read:
   (``l2_latency_cycles + dram_latency_cycles``, SPEC eq. (2)) per wave of blocks whose loads
   reach DRAM (``dram_wave_cycles``): a wave's blocks start together, no byte of theirs
   returns before the first request's round trip, and the next wave starts only as its
-  blocks retire, so the bandwidth is reached between the round trips, not during them;
+  blocks retire, so the bandwidth is reached between the round trips, not during them; on a
+  device with ``dram_loaded_latency_cycles`` the bytes or, when longer, eq. (LW)
+  (loaded_wave.py): every wave a loaded warp life, every handover a block's tail (R1);
 * issue: every warp instruction at ``inst_cycles_per_warp_inst`` on the SMs the launch uses;
 * L2: the SM-L2 crossbar's two directions, each a separate network: the load data coming
   back (``dd_l2_cycles`` per load transaction) and the store data going out
@@ -79,6 +81,7 @@ from dataclasses import dataclass
 
 from cgpredict.devices import GPUDevice
 from cgpredict.models.base import LaunchGeometry
+from cgpredict.models.loaded_wave import loaded_wave_cycles
 from cgpredict.pipes import pipe_cycles
 from cgpredict.profile import KernelProfile
 
@@ -105,7 +108,7 @@ class Bounds:
     atomic_slice_cycles: float = 0.0  # the busiest L2 slice's requests, one after another
     pipe_cycles: float = 0.0  # the busiest pipe's instructions at its published rate
     pipe: str = ""  # that pipe's class (pipes.PIPE_CLASSES), "" without pipe rates
-    dram_wave_cycles: float = 0.0  # of dram_cycles: one DRAM round trip per wave of blocks
+    dram_wave_cycles: float = 0.0  # of dram_cycles: a round trip a wave, or (LW) past the bytes
     l1_cycles: float = 0.0  # every warp's global lines through its SM's L1, eq. (B2)
 
     @property
@@ -152,8 +155,13 @@ def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry
     at = profile.atomics
     dram_bytes = warps * (dram_loads + st.write_back_trans) * device.l2_sector_bytes
     dram_bytes += 2 * at.footprint_bytes  # the updated locations: read once, written back once
-    wave_cycles = dram_wave_cycles(device, geo.waves, dram_loads)
-    dram_cycles = dram_bytes / device.dram_bandwidth_bytes_per_s * device.freq_hz + wave_cycles
+    stream = dram_bytes / device.dram_bandwidth_bytes_per_s * device.freq_hz
+    if device.dram_loaded_latency_cycles > 0:  # (LW): the waves' loaded lives, if longer
+        wave_cycles = max(loaded_wave_cycles(profile, device, geo.waves, dram_loads) - stream,
+                          0.0)
+    else:
+        wave_cycles = dram_wave_cycles(device, geo.waves, dram_loads)
+    dram_cycles = stream + wave_cycles
     warp_insts = warps * (profile.total_insts + profile.shared.transactions)
     share = profile.sm_share  # the busiest SM's work over the mean SM's, eq. (B1)
     issue_cycles = warp_insts * device.inst_cycles_per_warp_inst / sms * share

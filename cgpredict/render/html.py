@@ -130,8 +130,8 @@ def _kernel_section(k, dev, source_name: str) -> str:
         rows = [
             ("model", r.model_cycles, "the model's own estimate"),
             ("dram", b.dram_cycles, f"{b.dram_bytes / 1e6:.4g} MB at the DRAM bandwidth"
-             + (f", plus one DRAM round trip a wave ({b.dram_wave_cycles:.4g} cycles)"
-                if b.dram_wave_cycles else "")),
+             + (f", plus each wave's latency: a DRAM round trip, or eq. (LW) "
+                f"({b.dram_wave_cycles:.4g} cycles)" if b.dram_wave_cycles else "")),
             ("issue", b.issue_cycles, f"{b.warp_insts:.4g} warp instructions"),
             ("l2", b.l2_cycles, f"{b.l2_load_trans:.4g} load and {b.l2_store_trans:.4g} "
                                 "store transactions"),

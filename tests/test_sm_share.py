@@ -12,11 +12,11 @@ import dataclasses
 import numpy as np
 import pytest
 
+from cgpredict import sm_share
 from cgpredict.block import Block
 from cgpredict.devices import load_device
 from cgpredict.models import launch_bounds, launch_geometry
 from cgpredict.profile import KernelProfile, PatternCounts, StoreCounts
-from cgpredict import sm_share
 from cgpredict.sm_share import block_share, busiest_sm_share, events_per_thread
 from cgpredict.warp_order import order_events, thread_events
 from cgpredict.warps import WarpTrace

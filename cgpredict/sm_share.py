@@ -23,7 +23,8 @@ from .memory.derived import memo
 from .warp_order import event_records
 from .warps import WarpTrace
 
-__all__ = ["block_share", "busiest_share", "busiest_sm_share", "launch_sm_share"]
+__all__ = ["block_share", "busiest_share", "busiest_sm_share", "launch_sm_share",
+           "events_per_thread"]
 
 
 def block_share(events: np.ndarray, grid: tuple[int, int], work: tuple[float, float],
@@ -61,10 +62,18 @@ def busiest_sm_share(wt: WarpTrace, work: tuple[float, float], block: Block,
     blocks = int(np.ceil(max(work[0], 1) / block.x) * np.ceil(max(work[1], 1) / block.y))
     if blocks > sm_count or blocks <= 1 or not wt.n_events:
         return 1.0
+    per = memo(wt, ("events_per_thread",), lambda: events_per_thread(wt))
+    return block_share(per, (wt.grid_x, wt.grid_y), work, block)
+
+
+def events_per_thread(wt: WarpTrace) -> np.ndarray:
+    """The memory events of each traced pseudo-thread of ``wt`` (index y * gx + x): a
+    function of the pseudo-warps alone, found once per trace (memory.derived.memo) for
+    every work grid its launches ask busiest_sm_share about (GRAMSCHMIDT's gs_k3 on the
+    H100: 497 grids of one trace; finding them for each made its analysis 51 s of CPU)."""
     threads = event_records(wt.ordered, wt.grid_x, wt.grid_y, wt.block)["thread"]
     threads = threads[threads >= 0]
-    per = np.bincount(threads, minlength=max(wt.grid_x, 1) * max(wt.grid_y, 1))
-    return block_share(per, (wt.grid_x, wt.grid_y), work, block)
+    return np.bincount(threads, minlength=max(wt.grid_x, 1) * max(wt.grid_y, 1))
 
 
 def launch_sm_share(wt: WarpTrace | None, work: tuple[float, float], block: Block,

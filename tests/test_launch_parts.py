@@ -86,6 +86,7 @@ def test_kept_parts_equal_fresh_ones(monkeypatch):
         rows = dict(prep.memo.rows)
         launches = sum(len(k.launch_profiles) for k in kept[0].kernels)
         assert launches >= 64 and found.count("memory") < launches  # 4 analyses: 4 x launches fresh
+        assert found.count("compute chain") < launches
         monkeypatch.setattr(launch, "kept_part", lambda kept, part, mem, counts, find: find())
         for c, rep in zip(changes, kept):
             prep.memo.kernels.clear()  # the reports again, not from the memo

@@ -12,11 +12,12 @@ import dataclasses
 import numpy as np
 import pytest
 
+from cgpredict import sm_share
 from cgpredict.block import Block
 from cgpredict.devices import load_device
 from cgpredict.models import launch_bounds, launch_geometry
 from cgpredict.profile import KernelProfile, PatternCounts, StoreCounts
-from cgpredict.sm_share import block_share, busiest_sm_share
+from cgpredict.sm_share import block_share, busiest_sm_share, events_per_thread
 from cgpredict.warp_order import order_events, thread_events
 from cgpredict.warps import WarpTrace
 
@@ -64,6 +65,21 @@ def test_from_a_trace_and_only_for_one_block_an_sm():
     assert busiest_sm_share(wt, (1024, 1), Block(256), 132) == pytest.approx(112.5 / 64.5)
     # 64 blocks of 256 on 8 SMs: more blocks than SMs, the SMs even out
     assert busiest_sm_share(wt, (16384, 1), Block(256), 8) == 1.0
+
+
+def test_events_per_thread_found_once_for_every_work_grid(monkeypatch):
+    """The traced threads' events are TRIANGLE (counted by hand), found from the warps once
+    per trace: the launches of a host loop ask for many work grids (GRAMSCHMIDT's gs_k3),
+    each answer the same as with them found afresh."""
+    wt = _triangle_trace()
+    assert events_per_thread(wt).tolist() == TRIANGLE.tolist()
+    grids = [(1024.0 - 8 * i, 1.0) for i in range(6)]
+    fresh = [busiest_sm_share(_triangle_trace(), g, Block(256), 132) for g in grids]
+    calls = []
+    real = sm_share.events_per_thread
+    monkeypatch.setattr(sm_share, "events_per_thread", lambda w: calls.append(1) or real(w))
+    assert [busiest_sm_share(wt, g, Block(256), 132) for g in grids] == fresh
+    assert len(calls) == 1
 
 
 def test_share_scales_the_throughput_bounds_only():

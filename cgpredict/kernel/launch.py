@@ -185,9 +185,14 @@ class LaunchContext:
         port = port_costs(self.sites, per_thread, self.shape, blocks)
         mem_reports, shared = as_atomics(mem_reports, self.sites), with_shared(shared, port)
         par, comp, folded = counts.par, counts.comp, counts.folded
+        bodies = body_counts(self.bodies, per_thread)
         chain, serial = kept_part(  # serial: one trip's loads one at a time, eq. (22m)
-            self._parts_kept, "chain", mem, body_counts(self.bodies, per_thread),
+            self._parts_kept, "chain", mem, bodies,
             lambda: (self.chain_cycles(per_thread, mem), self.chain_cycles(per_thread, mem, False)),
+        )
+        compute_chain = kept_part(  # reads the bodies' counts alone, as the chain does
+            self._parts_kept, "compute chain", mem, bodies,
+            lambda: self.bodies.compute_chain(per_thread, self.unroll, self.device),
         )
         sass = machine_extras(
             self.machine_shape, lambda lid: self.entries_per_thread(row, lid, threads),
@@ -217,7 +222,7 @@ class LaunchContext:
             stores=stores,
             atomics=port.atomics,
             chain_cycles=chain,
-            compute_chain_cycles=self.bodies.compute_chain(per_thread, self.unroll, self.device),
+            compute_chain_cycles=compute_chain,
             folded_insts=folded,
             machine_insts=sass.added,
             address_folded_insts=sass.folded_addresses,

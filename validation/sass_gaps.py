@@ -36,10 +36,6 @@ _STATIC_FDTD_K1 = (
     "hz[i-1][j])): the static SASS count charges both paths to every thread (4 loads, 2 "
     "stores, one branch more), cgpredict counts the path each thread takes"
 )
-_FOLDED_CONSTANT = (
-    "port, not model: c1/c2 are 1.0 in the C (statics the compiler folds) but kernel "
-    "arguments in the port: one FMUL per thread more"
-)
 _FOLDED_ADDRESS = (
     "without a loop, the sm_90 SASS's integer code is, per grid dimension, the index's IMAD "
     "and the guard's ISETP, an IADD3 where the mapped loop starts at a constant other than 0 "
@@ -53,11 +49,13 @@ _FOLDED_ADDRESS = (
     "loads (the ld_global gap)"
 )
 _K_ARGUMENT_INTEGER = (
-    "gs_k2's k is the host loop's variable in the C, a kernel argument in the port: every "
-    "thread forms the offsets with it (IMAD k * 0x2001 for R[k][k], IMAD i * 0x2000 + k) "
-    "and their addresses (IMAD.WIDE), which clang computes once a launch outside the "
-    "x-mapped loop: 7 integer instructions a thread in the SASS, 4 in cgpredict (the IEEE "
-    "division has none either side: sass_model.EXPANSION_CLASSES)"
+    "restrict: gs_k2's k is the host loop's variable in the C, a kernel argument in the "
+    "port: every thread forms the offsets with it (IMAD k * 0x2001 for R[k][k], IMAD i * "
+    "0x2000 + k) and their addresses (IMAD.WIDE), which clang computes once a launch "
+    "before the x-mapped loop; cgpredict counts those the loop's accesses use per thread "
+    "(sass_entry.hoisted_addresses: 7 of 7 in the plain port), but clang also hoists "
+    "R[k][k]'s load (the ld_global gap), whose address then no access of the loop uses: "
+    "5 integer instructions a thread against the SASS's 7"
 )
 _K_ARGUMENT_OTHER = (
     "restrict: clang hoists R[k][k]'s load out of the x-mapped loop (the ld_global gap), so "
@@ -138,7 +136,7 @@ _CONSTANT_TRIP_OTHER = (
 _IF_CONVERTED = ptx_check.LDST_KNOWN[("corr_std", "plain")]
 _RELOAD_AFTER_LOOP = ptx_check.LDST_KNOWN[("gemver_k2", "plain")]
 _UNSWITCHED = ptx_check.UNSWITCHED
-_TOTAL_UNTILED = _pairs("fdtd_k1:* gemver_k1:restrict gs_k1:* gs_k2:*")
+_TOTAL_UNTILED = _pairs("fdtd_k1:* gemver_k1:restrict gs_k1:* gs_k2:restrict")
 _MOVES_AS_MOV = _pairs("atax_k1:restrict bicg_k2:restrict")
 _OTHER16 = _pairs("deriche_hfwd:* deriche_hbwd:* deriche_vbwd:*")
 _OTHER4 = _pairs("corr_mean:restrict covar_mean:restrict gesummv:plain")
@@ -196,7 +194,7 @@ def _div_sqrt_gap(launch: str, port: str, cls: str) -> str | None:
     slow-path call left out of the SASS: sass_counts.slow_call_blocks)."""
     if launch == "gs_k1":
         return _STATIC_GS_K1
-    if launch == "gs_k2" and cls == "integer":
+    if (launch, port, cls) == ("gs_k2", "restrict", "integer"):
         return _K_ARGUMENT_INTEGER
     if (launch, port, cls) == ("gs_k2", "restrict", "other"):
         return _K_ARGUMENT_OTHER
@@ -215,7 +213,7 @@ def _untiled_compute(launch: str, port: str, cls: str) -> str | None:
     if launch == "fdtd_k1":
         return _STATIC_FDTD_K1 if cls in ("integer", "branch", "other") else None
     if cls == "fp32":
-        return _FOLDED_CONSTANT if launch in ("deriche_hsum", "deriche_vsum") else None
+        return None  # deriche_hsum/vsum's c1, c2: scalar_args.kept_factor_insts
     if launch in _NO_LOOP:
         if cls == "integer" and launch in _ENTRY_GAPS:
             return _FOLDED_ADDRESS

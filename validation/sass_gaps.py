@@ -88,20 +88,15 @@ _TOTAL = "the sum of the class gaps of this kernel (listed above)"
 # measured PolyBench/GPU kernels' (validation/cuda/common.cuh, "Sizes") --------------------
 
 #: integer class off at 16 a trip, the trip agreeing: the instructions apart lie outside it
-_INTEGER16_OUTSIDE = _pairs("deriche_hbwd:*")
-_RUNTIME_INTEGER_16_OUTSIDE = (
-    "ptxas unrolls the loop 16 source iterations a trip; Deriche's backward row "
-    "pass counts its index down and ptxas advances a uniform 64-bit offset (UIADD3 pairs) "
-    "with one IMAD.WIDE per access, 8 a trip where cgpredict counts 7, and 2-3 more before "
-    "the loop (42-43 per thread, 37.5 in cgpredict)"
-)
 _RUNTIME_OTHER_16 = (
     "ptxas copies registers in Deriche's 16-iteration trips that cgpredict's rule does not "
     "count (runtime_trips.trip_copies: a MOV per pointer of a chain trip, one whose products "
     "multiply two loaded values, and per row-offset unit-stride pointer of a trip without a "
     "store): the row passes' products scale a load by a coefficient, yet the forward pass "
-    "copies both pointers back (4 MOV a trip plain, 2 restrict) and the backward pass copies "
-    "the uniform offset it advances into a vector pair per access (4 MOV a trip)"
+    "copies both pointers back (4 MOV a trip plain, 2 restrict); the backward column pass "
+    "(rows only, counting down) copies registers too: 14.5 other instructions a thread more "
+    "in the SASS restrict, 6.5 plain (4 trips of 16; the backward row pass's copies of its "
+    "uniform bases are counted: runtime_trips, eq. 12d)"
 )
 _RUNTIME_OTHER_GEMM = (
     "GEMM restrict's 16-iteration trip copies B's uniform row base into a vector pair by 2 MOV "
@@ -138,7 +133,7 @@ _RELOAD_AFTER_LOOP = ptx_check.LDST_KNOWN[("gemver_k2", "plain")]
 _UNSWITCHED = ptx_check.UNSWITCHED
 _TOTAL_UNTILED = _pairs("fdtd_k1:* gemver_k1:restrict gs_k1:* gs_k2:restrict")
 _MOVES_AS_MOV = _pairs("atax_k1:restrict bicg_k2:restrict")
-_OTHER16 = _pairs("deriche_hfwd:* deriche_hbwd:* deriche_vbwd:*")
+_OTHER16 = _pairs("deriche_hfwd:* deriche_vbwd:*")
 _OTHER4 = _pairs("corr_mean:restrict covar_mean:restrict gesummv:plain")
 _DIV_SQRT_NO_LOOP = frozenset(("corr_reduce", "gs_k2"))
 
@@ -173,8 +168,6 @@ def _untiled_loop(launch: str, port: str, cls: str) -> str | None:
     """Known differences of the integer, branch and other classes that a kernel's hot loop
     makes (its trip count a run-time parameter)."""
     pair = (launch, port)
-    if cls == "integer" and pair in _INTEGER16_OUTSIDE:
-        return _RUNTIME_INTEGER_16_OUTSIDE
     if cls == "other" and pair in _OTHER16:
         return _with(_RUNTIME_OTHER_16, launch)
     if (cls, pair) == ("other", ("gemm", "restrict")):

@@ -23,7 +23,7 @@ from .compute import (
 )
 from .frontend.tracefile import Trace
 from .instrument import loopbody
-from .loop_counter import counts_up_from_constant
+from .loop_counter import counts_down, counts_up_from_constant
 from .machine_code import address_geps, offset_root, own_blocks
 from .parallelism import ir_module
 
@@ -68,7 +68,7 @@ from .parallelism import ir_module
 #
 # --- a trip that counts down (``RuntimeTrip.descending``, eq. 12d) -------------------------
 #
-# Where the loop does not count up from a constant (Deriche's backward row pass) and its
+# Where the loop counts down (Deriche's backward row pass; not a grid-stride loop) and its
 # accesses move one element, ptxas keeps no per-thread pointer: each array's moving part
 # (the same for every thread) is a uniform register pair stepped down once a trip (UIADD3 +
 # UIADD3.X), copied to a vector pair (2 MOV, other) to which one IMAD.WIDE adds the thread's
@@ -397,12 +397,13 @@ def trip_copies(depth: int, rebased: bool, stores: int, chain: bool, row_offset_
     return row_offset_units
 
 
-def descending_trip(depth: int, counts_up: bool, rebased: bool, moves_one: list[bool]) -> bool:
+def descending_trip(depth: int, down: bool, rebased: bool, moves_one: list[bool]) -> bool:
     """Whether a trip steps uniform bases down (see the section comment, eq. 12d): 16
-    deep, not re-based, its loop not counting up from a constant (``counts_up``) and every
-    pointer it advances moving one element (``moves_one``: per pointer)."""
+    deep, not re-based, its loop counting down (``down``: loop_counter.counts_down; not a
+    grid-stride loop, whose SASS keeps per-thread pointers) and every pointer it advances
+    moving one element (``moves_one``: per pointer)."""
     deep = depth == UNROLL_RUNTIME * PTXAS_UNROLL
-    return deep and not counts_up and not rebased and bool(moves_one) and all(moves_one)
+    return deep and down and not rebased and bool(moves_one) and all(moves_one)
 
 
 def base_reloads(row_indices: int, arrays: int) -> int:
@@ -468,7 +469,7 @@ def runtime_trip(trace: Trace, loop) -> RuntimeTrip:
     row_units = sum(bool(offsets[k]) for k, unit in moving.items() if unit)
     chain = products_of_loads(body, loads)
     rows = len(set(offsets.values())) if moving and not any(moving.values()) else 0
-    down = descending_trip(depth, counts_up, rebased, list(moving.values()))
+    down = descending_trip(depth, counts_down(trace, loop), rebased, list(moving.values()))
     return RuntimeTrip(
         depth=depth,
         pointers=len(moving),

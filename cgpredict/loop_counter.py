@@ -96,6 +96,19 @@ def header_inductions(fn, header: str, inside: set[str]) -> tuple[Induction, ...
     return tuple(out)
 
 
+def counts_down(trace: Trace, loop) -> bool:
+    """Whether ``loop``'s first recognised header induction steps down
+    (``for (j = H - 1; j >= 0; j--)``; a grid-stride loop, which counts up from the thread's
+    index, does not)."""
+    h = trace.header
+    mod = ir_module(h.ir_text)
+    if loop.function not in mod.functions:
+        return False
+    inside = {h.blocks[b].label for b in loop.blocks}
+    found = header_inductions(mod.functions[loop.function], loop.header, inside)
+    return bool(found) and found[0].step < 0
+
+
 def counts_up_from_constant(trace: Trace, loop) -> bool:
     """Whether ``loop`` counts up from a compile-time constant (``for (i = 0; i < n; i++)``):
     nvcc's unrolled trip then keeps an up-counting index and an offset exit test, which

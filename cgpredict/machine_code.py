@@ -36,6 +36,7 @@ operations and the arrays their blocks address) and the shared-memory analysis.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from .frontend.tracefile import Trace
@@ -44,7 +45,15 @@ from .instrument.memtrace import gep_variable_indices
 from .parallelism import ir_module
 from .profile import StagingCounts
 from .sass_entry import EntryShape, entry_delta, entry_shape, loop_pointer_insts
-from .scalar_args import scalar_arg_insts, scalar_args
+from .scalar_args import (
+    factor_uses,
+    folded_scalars,
+    kept_factor_insts,
+    named_in,
+    scalar_arg_insts,
+    scalar_args,
+    unit_scalars,
+)
 
 #: LDC of the stack pointer, in every kernel's SASS
 STACK_POINTER_INSTS = 1
@@ -67,6 +76,8 @@ class MachineExtras:
     # the SASS entry code less the PTX-level one (sass_entry.entry_delta, class integer)
     entry_code: float = 0.0
     loop_pointers: float = 0.0  # IMAD.WIDE per pointer a loop advances (class integer)
+    # FMUL by a unit scalar's kernel argument, folded away in the IR (scalar_args, class fp32)
+    kept_factors: float = 0.0
     # a tiled kernel's staging loop code (memory.staging_code), by SASS class
     staging_code: StagingCounts = StagingCounts()
 
@@ -84,7 +95,7 @@ class MachineExtras:
     def total(self) -> float:
         """The change to the PTX-level compute count per thread."""
         return (self.added - self.folded_addresses - self.merged_tests + self.entry_code
-                + self.loop_pointers)
+                + self.loop_pointers + self.kept_factors)
 
     @property
     def integer(self) -> float:
@@ -106,6 +117,10 @@ def loop_setup_insts(carried: int, arrays: int) -> int:
     """Moves before one entry of a sequential loop: an initial value per carried value and
     a pointer copy per array it addresses."""
     return carried + arrays
+
+
+_DILOCATION = re.compile(r"^!(\d+) = !DILocation\(line: (\d+)", re.M)
+_DBG = re.compile(r"!dbg !(\d+)")
 
 
 def own_blocks(trace: Trace, loop) -> set[int]:
@@ -222,6 +237,8 @@ class MachineShape:
     entry: EntryShape = EntryShape()  # sass_entry.entry_shape
     loop_pointers: tuple[tuple[int, int], ...] = ()  # (loop id, sass_entry.loop_pointer_insts)
     scalar_args: int = 0  # scalar kernel arguments for folded C file-scope variables
+    # (block ids holding the line, uses): unit scalars used as factors (kept_factors)
+    kept_factors: tuple[tuple[tuple[int, ...], int], ...] = ()
 
 
 def straight_line_uses(
@@ -296,6 +313,31 @@ def loop_setups(trace: Trace, region: int, grid: int, skip: set[int]) -> tuple:
     )
 
 
+def kept_factors(trace: Trace, region: int) -> tuple[tuple[tuple[int, ...], int], ...]:
+    """Per source line of ``region`` that uses a unit scalar as a factor
+    (``scalar_args.unit_scalars``, ``factor_uses``): the region's blocks holding an IR
+    instruction of that line (its ``!dbg`` location) and the uses, eq. (12u)."""
+    h = trace.header
+    scalars = folded_scalars(h.ir_text)
+    r = h.region(region)
+    units = unit_scalars(h.source_text, named_in(h.source_text, r.line, r.end_line, scalars))
+    uses = factor_uses(h.source_text, r.line, r.end_line, units) if units else {}
+    if not uses:
+        return ()
+    line_of = {m: int(n) for m, n in _DILOCATION.findall(h.ir_text)}
+    ids = {(b.function, b.label): b.id for b in h.blocks if b.region == region}
+    at: dict[int, set[int]] = {}
+    for name, fn in ir_module(h.ir_text).functions.items():
+        for blk in fn.blocks:
+            bid = ids.get((name, blk.label))
+            for ins in blk.instrs if bid is not None else ():
+                m = _DBG.search(ins.text)
+                line = line_of.get(m.group(1), 0) if m else 0
+                if line in uses:
+                    at.setdefault(line, set()).add(bid)
+    return tuple((tuple(sorted(at[k])), n) for k, n in sorted(uses.items()) if k in at)
+
+
 def machine_shape(
     trace: Trace, region: int, grid: int, mapped: list[int], skip: set[int]
 ) -> MachineShape:
@@ -308,6 +350,7 @@ def machine_shape(
         entry=entry_shape(trace, grid, mapped),
         loop_pointers=loop_pointers(trace, region, grid, skip),
         scalar_args=scalar_args(trace, region),
+        kept_factors=kept_factors(trace, region),
     )
 
 
@@ -340,6 +383,7 @@ def machine_extras(
         merged_tests=float(sum(per_thread.get(b, 0.0) for b in shape.merged_tests)),
         entry_code=entry_delta(shape.entry, per_thread),
         loop_pointers=pointers,
+        kept_factors=kept_factor_insts(shape.kept_factors, per_thread),
     )
 
 

@@ -23,7 +23,7 @@ from .compute import (
 )
 from .frontend.tracefile import Trace
 from .instrument import loopbody
-from .loop_counter import counts_up_from_constant
+from .loop_counter import counts_down, counts_up_from_constant
 from .machine_code import address_geps, offset_root, own_blocks
 from .parallelism import ir_module
 
@@ -66,6 +66,18 @@ from .parallelism import ir_module
 #   gets two pointers of its own (GEMM's, MM's A) has the second one's new value copied back
 #   into the registers its loads name (2 MOV: MM both ports, GEMM restrict).
 #
+# --- a trip that counts down (``RuntimeTrip.descending``, eq. 12d) -------------------------
+#
+# Where the loop counts down (Deriche's backward row pass; not a grid-stride loop) and its
+# accesses move one element, ptxas keeps no per-thread pointer: each array's moving part
+# (the same for every thread) is a uniform register pair stepped down once a trip (UIADD3 +
+# UIADD3.X), copied to a vector pair (2 MOV, other) to which one IMAD.WIDE adds the thread's
+# offset (``i * W``); the trip's count is its only index. Read from the sm_90 SASS of
+# deriche_hbwd, both ports (16 a trip, imgIn and Y2: IADD3 + ISETP, per array 2 UIADD3 +
+# IMAD.WIDE = 8 integer, 4 MOV): integer = TRIP_CONTROL_INTEGER + (UNIFORM_BASE_ADD_INTEGER
+# + BASE_ADDRESS_INTEGER) x p, other = UNIFORM_BASE_COPY_OTHER x p (p pointers). A backward
+# column pass (rows only) keeps its row indices instead.
+
 # --- register copies of a trip that is not re-based (``trip_copies``) ----------------------
 #
 # A value live across the back edge must be in the same registers at the top of every trip.
@@ -145,6 +157,12 @@ POINTER_COPY_OTHER = 1
 BASE_RELOAD_OTHER = 1
 #: branch instructions per trip: the back edge
 TRIP_BRANCHES = 1
+#: descending trip, per pointer: the uniform base's 64-bit step (UIADD3 + UIADD3.X)
+UNIFORM_BASE_ADD_INTEGER = 2
+#: descending trip, per pointer: the IMAD.WIDE adding the thread's offset to the base
+BASE_ADDRESS_INTEGER = 1
+#: descending trip, per pointer: the uniform base copied into a vector pair (2 MOV)
+UNIFORM_BASE_COPY_OTHER = 2
 
 _GEP_FLAGS = frozenset(("getelementptr", "inbounds", "nuw", "nusw"))
 
@@ -166,6 +184,9 @@ class RuntimeTrip:
     copied: int = 0
     # a rows-only trip: the arrays whose base ptxas reloads every nvcc trip (base_reloads)
     reloaded: int = 0
+    # a 16-deep trip of a loop that does not count up from a constant, its pointers moving
+    # one element: uniform bases stepped down, eq. (12d)
+    descending: bool = False
 
     @property
     def rows_only(self) -> bool:
@@ -182,6 +203,9 @@ class RuntimeTrip:
             # per nvcc trip: ptxas's deeper trip (a loop counting down) repeats its row code
             nvcc_trips = self.depth // UNROLL_RUNTIME
             return float(TRIP_CONTROL_INTEGER + TRIP_INDEX_INTEGER + nvcc_trips * rows)
+        if self.descending:
+            per = UNIFORM_BASE_ADD_INTEGER + BASE_ADDRESS_INTEGER
+            return float(TRIP_CONTROL_INTEGER + per * self.pointers)
         if self.rebased:
             units = (REBASED_INDUCTION_INTEGER + REBASED_UNIT_ADDRESSES * unit) if unit else 0
             per_row = POINTER_ADD_INTEGER + STRIDED_BASE_INTEGER + ROW_BASE_COPY_INTEGER
@@ -202,6 +226,8 @@ class RuntimeTrip:
         more unit-stride accesses) and of a single unit-stride access's second pointer; in
         another trip, the copies of the pointers ``trip_copies`` names and the constant-bank
         reloads of the bases ``base_reloads`` names, once per nvcc trip."""
+        if self.descending:
+            return float(UNIFORM_BASE_COPY_OTHER * self.pointers)
         if not self.rebased:
             reloads = BASE_RELOAD_OTHER * self.reloaded * (self.depth // UNROLL_RUNTIME)
             return float(POINTER_COPY_OTHER * self.copied + reloads)
@@ -371,6 +397,15 @@ def trip_copies(depth: int, rebased: bool, stores: int, chain: bool, row_offset_
     return row_offset_units
 
 
+def descending_trip(depth: int, down: bool, rebased: bool, moves_one: list[bool]) -> bool:
+    """Whether a trip steps uniform bases down (see the section comment, eq. 12d): 16
+    deep, not re-based, its loop counting down (``down``: loop_counter.counts_down; not a
+    grid-stride loop, whose SASS keeps per-thread pointers) and every pointer it advances
+    moving one element (``moves_one``: per pointer)."""
+    deep = depth == UNROLL_RUNTIME * PTXAS_UNROLL
+    return deep and down and not rebased and bool(moves_one) and all(moves_one)
+
+
 def base_reloads(row_indices: int, arrays: int) -> int:
     """Arrays whose base a rows-only trip reloads from the constant bank every nvcc trip
     (see the section comment): all of them (``arrays``) where the trip has two or more row
@@ -426,14 +461,15 @@ def runtime_trip(trace: Trace, loop) -> RuntimeTrip:
             offsets[key] = invariant_offsets(body, o, geps, defs)
             loads |= {o.index} if o.klass == "load" else set()
     stores = sum(o.klass == "store" and o.mem_id >= 0 for o in body.mem_ops)
+    counts_up = counts_up_from_constant(trace, loop)
     depth = runtime_trip_depth(
-        any(moving.values()), stores, counts_up_from_constant(trace, loop),
-        slow_path=runs_slow_path(trace, loop),
+        any(moving.values()), stores, counts_up, slow_path=runs_slow_path(trace, loop),
     )
     rebased = rebased_trip(depth, offsets.values())
     row_units = sum(bool(offsets[k]) for k, unit in moving.items() if unit)
     chain = products_of_loads(body, loads)
     rows = len(set(offsets.values())) if moving and not any(moving.values()) else 0
+    down = descending_trip(depth, counts_down(trace, loop), rebased, list(moving.values()))
     return RuntimeTrip(
         depth=depth,
         pointers=len(moving),
@@ -441,8 +477,9 @@ def runtime_trip(trace: Trace, loop) -> RuntimeTrip:
         stores=stores,
         rebased=rebased,
         row_indices=rows,
-        copied=trip_copies(depth, rebased, stores, chain, row_units, len(moving)),
+        copied=0 if down else trip_copies(depth, rebased, stores, chain, row_units, len(moving)),
         reloaded=base_reloads(rows, len({array for array, _ in moving})),
+        descending=down,
     )
 
 

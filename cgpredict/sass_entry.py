@@ -34,6 +34,16 @@ deriche_hsum, fdtd_k2/k3, gemver_k1: ``validation/sass_check.py``), ptxas emits 
   the macro (``i < 63``), so the bound is read from the loop's ``for`` header in the traced
   source (``frontend.loop_bounds.offset_size_bounds``; the sizes are the trace's macros).
 
+* the addresses the IR computes once per launch before the mapped loops, from values every
+  thread shares (the host loop's ``k`` of Gram-Schmidt: ``&R[k][k]``, the column ``A + k``
+  that ``A[i][k]`` indexes further), which every CUDA thread forms itself: one instruction
+  per distinct address computation (a ``getelementptr`` outside the mapped loops that their
+  blocks use, directly or through another such one), where two arrays of one row shape
+  offset by the same index share it (gs_k2's ``A[i][k]`` and ``Q[i][k]``: one ``IMAD
+  i * 0x2000 + k``; ``&R[k][k]``: an ``IMAD k * 0x2001`` and its ``IMAD.WIDE``: 2),
+  weighed by the share of threads that run a block using it (gs_k1's ``t == 0``: 1/256):
+  ``hoisted_address_insts``, eq. (12h).
+
 Before a loop a thread runs sequentially ptxas forms each pointer the loop advances as a
 64-bit address (``IMAD.WIDE`` of the index into the array's base: one per array the loop
 addresses at a moving address, ``machine_code.loop_arrays``), where the PTX-level count has
@@ -60,6 +70,8 @@ START_OFFSET_INSTS = 1
 LOOP_POINTER_INSTS = 1
 #: the UIADD3 of a mapped loop's bound that is a run-time size plus or minus a constant
 BOUND_OFFSET_INSTS = 1
+#: per distinct address computation the IR hoists before the mapped loops (IMAD/IMAD.WIDE)
+HOISTED_ADDRESS_INSTS = 1
 
 
 @dataclass(frozen=True)
@@ -76,6 +88,9 @@ class EntryShape:
     row_addresses: tuple[tuple[int, int], ...] = ()  # (block id, addresses it completes)
     start_offsets: int = 0
     bound_offsets: int = 0  # distinct sizes plus or minus a constant the bounds compare with
+    # (block ids using them, address computations): the addresses hoisted before the mapped
+    # loops (hoisted_addresses)
+    hoisted: tuple[tuple[tuple[int, ...], int], ...] = ()
 
 
 def _latch_control(ops) -> int:
@@ -155,6 +170,48 @@ def _bound_offsets(trace: Trace, loop) -> frozenset[tuple[str, int]]:
     return offset_size_bounds(cond, h.macros) if cond else frozenset()
 
 
+def _gep_key(ins, hoisted: set[str]) -> tuple:
+    """What ptxas computes for one ``getelementptr``: its source type and indices, and its
+    base where that is another hoisted address (else the array: arrays of one shape offset
+    by one index share the index arithmetic)."""
+    parts = ins.text.split("=", 1)[-1].split(", !")[0].split(",")
+    ops = [p.strip() for p in parts]
+    base = ops[1].split()[-1].lstrip("%") if len(ops) > 1 else ""
+    ty = " ".join(w for w in ops[0].split() if w not in ("getelementptr", "inbounds", "nuw",
+                                                         "nusw"))
+    return (ty, tuple(ops[2:]), base if base in hoisted else "")
+
+
+def hoisted_addresses(fn, inside: dict[str, int]) -> tuple[tuple[tuple[int, ...], int], ...]:
+    """Per group of using blocks, the distinct address computations the IR hoists before
+    the mapped loops (module docstring, eq. 12h): the ``getelementptr`` instructions of
+    ``fn`` outside the blocks ``inside`` (label -> block id: the mapped loops' blocks) whose
+    results those blocks use, and the hoisted ones those index further."""
+    defs = {ins.result.lstrip("%"): ins for blk in fn.blocks if blk.label not in inside
+            for ins in blk.instrs if ins.result and ins.opcode == "getelementptr"}
+    users: dict[str, set[int]] = {}
+    for blk in fn.blocks:
+        if blk.label in inside:
+            for ins in blk.instrs:
+                for name in re.findall(r"%([\w.$-]+)", ins.text.split("=", 1)[-1]):
+                    if name in defs:
+                        users.setdefault(name, set()).add(inside[blk.label])
+    todo = list(users)
+    while todo:  # the hoisted addresses a used one indexes further
+        name = todo.pop()
+        for base in re.findall(r"%([\w.$-]+)", defs[name].text.split("=", 1)[-1]):
+            if base in defs and not users.get(base, set()) >= users[name]:
+                users[base] = users.get(base, set()) | users[name]
+                todo.append(base)
+    keys: dict[tuple, set[int]] = {}
+    for name, blocks in users.items():
+        keys.setdefault(_gep_key(defs[name], set(users)), set()).update(blocks)
+    groups: dict[tuple[int, ...], int] = {}
+    for blocks in keys.values():
+        groups[tuple(sorted(blocks))] = groups.get(tuple(sorted(blocks)), 0) + 1
+    return tuple(sorted(groups.items()))
+
+
 def region_arrays(trace: Trace, chain: list) -> int:
     """Distinct global arrays the mapped loops ``chain`` address (``compute.kernel_entry_insts``'s
     array parameters)."""
@@ -179,6 +236,8 @@ def entry_shape(trace: Trace, grid: int, mapped: list[int]) -> EntryShape:
     fn = mod.functions.get(chain[0].function) if chain else None
     geps = _row_geps(fn, {h.blocks[b].label for b in outer}) if fn is not None else {}
     found = [(b, *geps.get(h.blocks[b].label, (0, 0))) for b in outer]
+    inside = {h.blocks[b].label: b for lp in chain for b in lp.blocks
+              if h.blocks[b].function == chain[0].function} if chain else {}
     return EntryShape(
         grid=grid,
         arrays=region_arrays(trace, chain),
@@ -187,6 +246,7 @@ def entry_shape(trace: Trace, grid: int, mapped: list[int]) -> EntryShape:
         row_addresses=tuple((b, a) for b, _, a in found if a),
         start_offsets=sum(_starts_off_zero(trace, lp) for lp in chain),
         bound_offsets=len(frozenset().union(*(_bound_offsets(trace, lp) for lp in chain))),
+        hoisted=hoisted_addresses(fn, inside) if fn is not None else (),
     )
 
 
@@ -194,17 +254,29 @@ def entry_delta(shape: EntryShape, per_thread) -> float:
     """SASS entry integer instructions per thread less the PTX-level ones the model counts
     (module docstring): no cvta per array and no mapped loop control (``per_thread``: block
     executions per thread), a 2-D thread's row index and the addresses of its row once per
-    thread (the trace's row pointers out), an add per offset start and a uniform add per
-    bound that is a size plus or minus a constant."""
+    thread (the trace's row pointers out), the addresses hoisted before the mapped loops
+    (eq. 12h), an add per offset start and a uniform add per bound that is a size plus or
+    minus a constant."""
     control = sum(per_thread.get(b, 0.0) * n for b, n in shape.latches)
     rows = sum(per_thread.get(b, 0.0) * n for b, n in shape.rows)
     row = ROW_INDEX_INSTS - rows if shape.rows else 0.0
     addrs = sum(max(1.0 - per_thread.get(b, 0.0), 0.0) * n for b, n in shape.row_addresses)
     return float(
-        row + addrs + START_OFFSET_INSTS * shape.start_offsets
+        row + addrs + hoisted_address_insts(shape.hoisted, per_thread)
+        + START_OFFSET_INSTS * shape.start_offsets
         + BOUND_OFFSET_INSTS * shape.bound_offsets - CVTA_INSTS * shape.arrays
         - control
     )
+
+
+def hoisted_address_insts(hoisted, per_thread) -> float:
+    """Eq. (12h): the instructions per thread forming the addresses the IR hoists before the
+    mapped loops (``EntryShape.hoisted``), each weighed by the share of threads that run a
+    block using it (its most-run user's executions per thread, at most 1)."""
+    return float(sum(
+        HOISTED_ADDRESS_INSTS * n * min(max(per_thread.get(b, 0.0) for b in blocks), 1.0)
+        for blocks, n in hoisted
+    ))
 
 
 def loop_pointer_insts(arrays: int) -> int:

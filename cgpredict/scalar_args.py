@@ -19,6 +19,20 @@ the user ports (``validation/cuda/user``): only a variable of a basic type, not 
 counts. GEMM tiled loads its two adjacent, 8-byte aligned arguments as one ``ULDC.64``: one
 instruction for two there (the parameter layout is the port's; not modelled).
 
+Where the folded value is the identity of the multiplication that uses it (``c1 = 1.0f;``,
+Deriche's ``imgOut[i][j] = c1 * (Y1[i][j] + Y2[i][j])``), clang folds the multiplication
+away with it: the IR has no ``fmul``, while the port multiplies by its kernel argument (an
+``FMUL R, R, UR`` per use: the sm_90 SASS of deriche_hsum and deriche_vsum, both ports, has
+2 FP32 instructions a thread where the IR has 1), eq. (12u):
+
+    kept_factor_insts = KEPT_FACTOR_INSTS x (uses of a unit scalar as a factor, per execution)
+
+A *unit* scalar is a folded one that every assignment of the source sets to the literal 1
+(``unit_scalars``; a chained ``c1 = c2 = 1;`` counts for both); a use as a factor is the
+name next to a ``*`` on a line of the kernel (``factor_uses``); each use counts once per
+execution of the IR block that holds its line (``machine_code.kept_factors``). A factor
+that is not 1 stays in the IR as an immediate (``fmul float %x, 1.5``), counted already.
+
 The scalars are found in the traced IR's debug information (a ``DIGlobalVariable`` of a
 ``DIBasicType`` that the module no longer defines: folded) and the kernel's use of one in
 its source lines (``RegionInfo.line`` to ``end_line``, or the body of a ``--function``
@@ -46,6 +60,11 @@ from .frontend.tracefile_format import TraceHeader
 
 #: constant-bank loads per scalar kernel argument a thread reads (ULDC/LDC, class other)
 SCALAR_ARG_LOAD_INSTS = 1
+#: FP32 instructions per use of a unit scalar as a factor (FMUL by the kernel argument)
+KEPT_FACTOR_INSTS = 1
+
+_LITERAL = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?[fF]?")
+_CHAIN = re.compile(r"^(?:[A-Za-z_]\w*\s*=(?!=)\s*)+")
 
 _GLOBAL_VAR = re.compile(r'^!\d+ = distinct !DIGlobalVariable\(name: "(\w+)".*?type: !(\d+)',
                          re.M)
@@ -121,3 +140,40 @@ def scalar_args(trace: Trace, region: int) -> int:
 def scalar_arg_insts(args: int) -> int:
     """Constant-bank loads per thread of ``args`` scalar kernel arguments, eq. (12s)."""
     return SCALAR_ARG_LOAD_INSTS * args
+
+
+def unit_scalars(source: str, names: frozenset[str]) -> frozenset[str]:
+    """Those of ``names`` that every assignment in ``source`` (outside comments, at least
+    one; an initializer counts, a chain ``a = b = 1`` gives each the last value) sets to
+    the literal 1."""
+    text = _COMMENT.sub(" ", source)
+    out = set()
+    for n in names:
+        rhs = [_CHAIN.sub("", r).strip()
+               for r in re.findall(rf"\b{re.escape(n)}\s*=(?!=)\s*([^;,)]*)[;,]", text)]
+        literal = [r for r in rhs if _LITERAL.fullmatch(r)]
+        if rhs and len(literal) == len(rhs) and all(float(r.rstrip("fF")) == 1.0 for r in rhs):
+            out.add(n)
+    return frozenset(out)
+
+
+def factor_uses(source: str, first: int, last: int, names: frozenset[str]) -> dict[int, int]:
+    """Per line ``first`` to ``last`` (1-based) of ``source``, the uses of ``names`` as a
+    factor (the name beside a ``*`` that is not ``*=``), comments left out."""
+    out: dict[int, int] = {}
+    lines = source.split("\n")
+    for k in range(max(first, 1), min(last, len(lines)) + 1):
+        text = _COMMENT.sub(" ", lines[k - 1])
+        n = sum(len(re.findall(rf"\b{re.escape(v)}\s*\*(?!=)|\*\s*{re.escape(v)}\b", text))
+                for v in names)
+        if n:
+            out[k] = n
+    return out
+
+
+def kept_factor_insts(kept, per_thread) -> float:
+    """Eq. (12u): FP32 instructions per thread the port keeps for its unit scalars
+    (``kept``: (block ids holding a use's line, uses) from ``machine_code.kept_factors``),
+    each use once per execution of its most-run block (``per_thread``)."""
+    return float(sum(KEPT_FACTOR_INSTS * n * max(per_thread.get(b, 0.0) for b in blocks)
+                     for blocks, n in kept))

@@ -113,6 +113,10 @@ int main(void) {
 # index: 3 + 4 x 3 = 15 integer
 COLUMN_DOWN = _kernel("s += A[j][i];", "A[N][N], y[N]").replace(
     "for (int j = 0; j < N; j++) s", "for (int j = N - 1; j >= 0; j--) s")
+# a row counting down with a store (Deriche's backward row pass, deriche_hbwd): 16 a trip,
+# uniform bases stepped down (eq. 12d): 2 + 2 x 3 = 8 integer, 2 x 2 MOV, no pointer copy
+ROW_DOWN = _kernel("{ s += A[i][j]; B[i][j] = s; }", "A[N][N], B[N][N], y[N]").replace(
+    "for (int j = 0; j < N; j++) {", "for (int j = N - 1; j >= 0; j--) {")
 
 
 def _kernel_2d(body: str, decl: str, init: str = "A[i][j] = i - j;") -> str:
@@ -267,6 +271,13 @@ def test_a_trip_that_is_not_rebased_moves_each_pointer_it_copies_back(copied: in
     assert trip.per_iteration("other") == pytest.approx(copied / 16)
 
 
+def test_a_descending_trip_steps_a_uniform_base_per_pointer_and_copies_it() -> None:
+    # deriche_hbwd's SASS, both ports: 8 integer, 1 branch, 4 MOV a 16-iteration trip
+    trip = RuntimeTrip(depth=16, pointers=2, strided=0, stores=1, descending=True)
+    assert (trip.integer, trip.branch, trip.other) == (8.0, 1.0, 4.0)
+    assert trip.per_iteration() == pytest.approx(13 / 16)
+
+
 def test_which_pointers_a_trip_copies_back() -> None:
     # a chain trip (a store every iteration, products of loaded values): every pointer
     assert trip_copies(16, False, 1, True, 1, 2) == 2
@@ -388,6 +399,8 @@ def _trip(tmp_path: Path, src: str, port: str | None = None):
         (COLUMN, RuntimeTrip(depth=4, pointers=1, strided=1, stores=0, row_indices=1)),
         (COLUMN_DOWN,
          RuntimeTrip(depth=16, pointers=1, strided=1, stores=0, row_indices=1)),
+        (ROW_DOWN,
+         RuntimeTrip(depth=16, pointers=2, strided=0, stores=1, descending=True)),
         (TWO_STORES, RuntimeTrip(depth=4, pointers=3, strided=0, stores=2)),
         (ONE_STORE, RuntimeTrip(depth=16, pointers=2, strided=0, stores=1)),
         (ONE_ARRAY_TWO_POINTERS,
@@ -406,7 +419,7 @@ def _trip(tmp_path: Path, src: str, port: str | None = None):
         (EXP, RuntimeTrip(depth=16, pointers=1, strided=0, stores=0, copied=1)),
         (FIELDS, RuntimeTrip(depth=16, pointers=1, strided=0, stores=0)),
     ],
-    ids=["three_pointers", "column", "column_down", "two_stores", "one_store",
+    ids=["three_pointers", "column", "column_down", "row_down", "two_stores", "one_store",
          "one_array_two_pointers", "gemm_like", "syrk_like", "one_offset",
          "two_rows_one_index", "two_row_indices", "two_row_arrays", "division", "sqrt", "exp",
          "fields"],

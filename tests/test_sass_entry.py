@@ -18,7 +18,12 @@ from cgpredict.frontend.loop_bounds import condition_at, offset_size_bounds
 from cgpredict.machine_code import MachineExtras, machine_extras, machine_shape
 from cgpredict.prediction import RunOptions
 from cgpredict.prepared import prepare
-from cgpredict.sass_entry import EntryShape, entry_delta, loop_pointer_insts
+from cgpredict.sass_entry import (
+    EntryShape,
+    entry_delta,
+    hoisted_address_insts,
+    loop_pointer_insts,
+)
 from cgpredict.warps import mapped_loops
 
 # 1-D, i from 1 to N - 1: B[i] = A[i - 1] + A[i + 1]. SASS integer: IMAD, ISETP, IADD3
@@ -74,6 +79,25 @@ int main(void) {
 """
 
 
+# Gram-Schmidt k2's shape inside its host loop over k: Q[i][k] = A[i][k] / R[k][k]. The IR
+# forms A + k, Q + k, the row R[k] and &R[k][k] once per launch before the i loop; the sm_90
+# SASS of gs_k2 forms per thread one IMAD i * 0x2000 + k (shared by A and Q: one shape, one
+# index), and IMAD k * 0x2001 + IMAD.WIDE for &R[k][k]: 3 (eq. 12h).
+COLUMN = """\
+#define N 64
+#pragma cgp trace N=64
+static float A[N][N], Q[N][N], R[N][N];
+int main(void) {
+  for (int i = 0; i < N; i++) for (int j = 0; j < N; j++) { A[i][j] = i - j; R[i][j] = 1 + i; }
+  for (int k = 0; k < 2; k++) {
+#pragma cgp kernel column grid=1
+    for (int i = 0; i < N; i++) Q[i][k] = A[i][k] / R[k][k];
+  }
+  return Q[3][1] != 12345.0f ? 0 : 1;
+}
+"""
+
+
 def _traced(tmp_path: Path, src: str, grid: int):
     """(shape, block executions per thread, loop entries per thread) of the file's kernel."""
     path = tmp_path / "k.c"
@@ -114,6 +138,20 @@ def test_a_loop_forms_each_pointer_it_advances_at_each_entry(tmp_path: Path) -> 
     x = machine_extras(shape, entries.get, per_thread, touches_global=True, staging_stores=0.0)
     assert x.loop_pointers == pytest.approx(2.0)
     assert x.entry_code == pytest.approx(-1 - 2 - 2)  # 3 arrays, the i loop's add and icmp
+
+
+def test_each_thread_forms_the_addresses_hoisted_before_the_mapped_loop(tmp_path: Path) -> None:
+    shape, per_thread, _ = _traced(tmp_path, COLUMN, 1)
+    assert sum(n for _, n in shape.entry.hoisted) == 3
+    assert hoisted_address_insts(shape.entry.hoisted, per_thread) == pytest.approx(3.0)
+
+
+def test_a_hoisted_address_counts_for_the_threads_that_use_it() -> None:
+    # used by a block one thread in 256 runs (gs_k1's t == 0), and by two blocks of which
+    # the most-run one runs once per thread (an address used again in an inner loop)
+    hoisted = (((7,), 2), ((3, 4), 1))
+    per_thread = {7: 1 / 256, 3: 1.0, 4: 64.0}
+    assert hoisted_address_insts(hoisted, per_thread) == pytest.approx(2 / 256 + 1)
 
 
 def test_the_entry_code_and_pointers_are_integer_instructions_of_the_total() -> None:

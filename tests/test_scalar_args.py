@@ -1,6 +1,10 @@
 """Tests of cgpredict.scalar_args: the kernel arguments a port passes for the C's file-scope
 scalar variables and their constant-bank loads (eq. (12s)).
 
+Eq. (12u), the FMUL a port keeps for a folded scalar of value 1 used as a factor: hand
+counts on source text, and a traced kernel of Deriche's sum shape (the sm_90 SASS of
+deriche_hsum and deriche_vsum: 2 FP32 instructions a thread, the IR 1).
+
 Oracles: hand-written IR debug information (a DIGlobalVariable of a DIBasicType that the
 module no longer defines is a folded scalar; an array, a const scalar or a defined global is
 not); a traced kernel of our own; and the hand count of the constant-bank loads of GEMM's
@@ -11,17 +15,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cgpredict.machine_code import prologue_insts
+from cgpredict.machine_code import kept_factors, prologue_insts
 from cgpredict.prediction import RunOptions
 from cgpredict.prepared import prepare
 from cgpredict.scalar_args import (
     SCALAR_ARG_LOAD_INSTS,
+    factor_uses,
     folded_scalars,
     hoisted_scalars,
     kernel_text,
+    kept_factor_insts,
     named_in,
     scalar_arg_insts,
     scalar_args,
+    unit_scalars,
 )
 
 IR = """\
@@ -115,6 +122,41 @@ int main(int argc, char **argv) {
 """
 
 
+def test_a_unit_scalar_is_one_every_assignment_sets_to_the_literal_1() -> None:
+    src = """static float c1, c2, a1, g = 1.0f, h = 2.0f;
+    /* c1 = 3; */
+    int main(void) { float k = 0.5f; a1 = k; c1 = 1.0f; c2 = 1; c1 = c2 = 1; return 0; }"""
+    names = frozenset(("c1", "c2", "a1", "g", "h", "never"))
+    assert unit_scalars(src, names) == {"c1", "c2", "g"}
+
+
+def test_a_use_as_a_factor_is_the_name_beside_a_star() -> None:
+    src = "x = c1 * (a + b);\ny = a *c1 + c1;\nc1 *= 2; // c1 * 3\nz = c10 * a;"
+    assert factor_uses(src, 1, 4, frozenset(("c1",))) == {1: 1, 2: 1}
+
+
+def test_a_use_counts_once_per_run_of_its_most_run_block() -> None:
+    assert kept_factor_insts((((4, 5), 2), ((6,), 1)), {4: 1.0, 5: 0.5, 6: 64.0}) == 66.0
+
+
+SUM = """\
+#define N 64
+#pragma cgp trace N=64
+static float A[N][N], B[N][N], C[N][N];
+static float c1, alpha;
+int main(void) {
+  c1 = 1.0f;
+  alpha = 1.5f;
+  for (int i = 0; i < N; i++) for (int j = 0; j < N; j++) { A[i][j] = i; B[i][j] = j; }
+#pragma cgp kernel sum grid=2
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++)
+      C[i][j] = c1 * (A[i][j] + B[i][j]) * alpha;
+  return C[3][3] != 12345.0f ? 0 : 1;
+}
+"""
+
+
 def test_a_function_kernel_reads_the_scalars_main_writes_as_arguments(tmp_path: Path) -> None:
     """As functions the kernels keep the globals main writes: ``scale`` loads gain and bias
     once, before its loop (hoisted), and names the folded alpha in its body: 3 arguments,
@@ -129,3 +171,18 @@ def test_a_function_kernel_reads_the_scalars_main_writes_as_arguments(tmp_path: 
         assert hoisted_scalars(h, 0) == frozenset({"gain", "bias"})
         assert "offset" in kernel_text(h, 0) and "total" in kernel_text(h, 1)
         assert [scalar_args(prep.trace, r) for r in range(3)] == [3, 0, 0]
+
+
+def test_a_kernel_keeps_one_fmul_per_thread_for_its_unit_factor(tmp_path: Path) -> None:
+    """c1 (1: folded away with its multiply) keeps one FMUL per thread; alpha (1.5) stays
+    an immediate operand of the IR's fmul: none."""
+    path = tmp_path / "k.c"
+    path.write_text(SUM)
+    with prepare(path, RunOptions(device="h100")) as prep:
+        tr = prep.trace
+        kept = kept_factors(tr, 0)
+        assert [n for _, n in kept] == [1]
+        counts = tr.bb_counts.sum(axis=0)
+        threads = float(max(counts[b] for b in kept[0][0]))  # the body: once per thread
+        per_thread = {b: float(n) / threads for b, n in enumerate(counts)}
+        assert kept_factor_insts(kept, per_thread) == 1.0

@@ -36,10 +36,6 @@ _STATIC_FDTD_K1 = (
     "hz[i-1][j])): the static SASS count charges both paths to every thread (4 loads, 2 "
     "stores, one branch more), cgpredict counts the path each thread takes"
 )
-_FOLDED_CONSTANT = (
-    "port, not model: c1/c2 are 1.0 in the C (statics the compiler folds) but kernel "
-    "arguments in the port: one FMUL per thread more"
-)
 _FOLDED_ADDRESS = (
     "without a loop, the sm_90 SASS's integer code is, per grid dimension, the index's IMAD "
     "and the guard's ISETP, an IADD3 where the mapped loop starts at a constant other than 0 "
@@ -53,11 +49,13 @@ _FOLDED_ADDRESS = (
     "loads (the ld_global gap)"
 )
 _K_ARGUMENT_INTEGER = (
-    "gs_k2's k is the host loop's variable in the C, a kernel argument in the port: every "
-    "thread forms the offsets with it (IMAD k * 0x2001 for R[k][k], IMAD i * 0x2000 + k) "
-    "and their addresses (IMAD.WIDE), which clang computes once a launch outside the "
-    "x-mapped loop: 7 integer instructions a thread in the SASS, 4 in cgpredict (the IEEE "
-    "division has none either side: sass_model.EXPANSION_CLASSES)"
+    "restrict: gs_k2's k is the host loop's variable in the C, a kernel argument in the "
+    "port: every thread forms the offsets with it (IMAD k * 0x2001 for R[k][k], IMAD i * "
+    "0x2000 + k) and their addresses (IMAD.WIDE), which clang computes once a launch "
+    "before the x-mapped loop; cgpredict counts those the loop's accesses use per thread "
+    "(sass_entry.hoisted_addresses: 7 of 7 in the plain port), but clang also hoists "
+    "R[k][k]'s load (the ld_global gap), whose address then no access of the loop uses: "
+    "5 integer instructions a thread against the SASS's 7"
 )
 _K_ARGUMENT_OTHER = (
     "restrict: clang hoists R[k][k]'s load out of the x-mapped loop (the ld_global gap), so "
@@ -90,20 +88,15 @@ _TOTAL = "the sum of the class gaps of this kernel (listed above)"
 # measured PolyBench/GPU kernels' (validation/cuda/common.cuh, "Sizes") --------------------
 
 #: integer class off at 16 a trip, the trip agreeing: the instructions apart lie outside it
-_INTEGER16_OUTSIDE = _pairs("deriche_hbwd:*")
-_RUNTIME_INTEGER_16_OUTSIDE = (
-    "ptxas unrolls the loop 16 source iterations a trip; Deriche's backward row "
-    "pass counts its index down and ptxas advances a uniform 64-bit offset (UIADD3 pairs) "
-    "with one IMAD.WIDE per access, 8 a trip where cgpredict counts 7, and 2-3 more before "
-    "the loop (42-43 per thread, 37.5 in cgpredict)"
-)
 _RUNTIME_OTHER_16 = (
     "ptxas copies registers in Deriche's 16-iteration trips that cgpredict's rule does not "
     "count (runtime_trips.trip_copies: a MOV per pointer of a chain trip, one whose products "
     "multiply two loaded values, and per row-offset unit-stride pointer of a trip without a "
     "store): the row passes' products scale a load by a coefficient, yet the forward pass "
-    "copies both pointers back (4 MOV a trip plain, 2 restrict) and the backward pass copies "
-    "the uniform offset it advances into a vector pair per access (4 MOV a trip)"
+    "copies both pointers back (4 MOV a trip plain, 2 restrict); the backward column pass "
+    "(rows only, counting down) copies registers too: 14.5 other instructions a thread more "
+    "in the SASS restrict, 6.5 plain (4 trips of 16; the backward row pass's copies of its "
+    "uniform bases are counted: runtime_trips, eq. 12d)"
 )
 _RUNTIME_OTHER_GEMM = (
     "GEMM restrict's 16-iteration trip copies B's uniform row base into a vector pair by 2 MOV "
@@ -138,9 +131,9 @@ _CONSTANT_TRIP_OTHER = (
 _IF_CONVERTED = ptx_check.LDST_KNOWN[("corr_std", "plain")]
 _RELOAD_AFTER_LOOP = ptx_check.LDST_KNOWN[("gemver_k2", "plain")]
 _UNSWITCHED = ptx_check.UNSWITCHED
-_TOTAL_UNTILED = _pairs("fdtd_k1:* gemver_k1:restrict gs_k1:* gs_k2:*")
+_TOTAL_UNTILED = _pairs("fdtd_k1:* gemver_k1:restrict gs_k1:* gs_k2:restrict")
 _MOVES_AS_MOV = _pairs("atax_k1:restrict bicg_k2:restrict")
-_OTHER16 = _pairs("deriche_hfwd:* deriche_hbwd:* deriche_vbwd:*")
+_OTHER16 = _pairs("deriche_hfwd:* deriche_vbwd:*")
 _OTHER4 = _pairs("corr_mean:restrict covar_mean:restrict gesummv:plain")
 _DIV_SQRT_NO_LOOP = frozenset(("corr_reduce", "gs_k2"))
 
@@ -175,8 +168,6 @@ def _untiled_loop(launch: str, port: str, cls: str) -> str | None:
     """Known differences of the integer, branch and other classes that a kernel's hot loop
     makes (its trip count a run-time parameter)."""
     pair = (launch, port)
-    if cls == "integer" and pair in _INTEGER16_OUTSIDE:
-        return _RUNTIME_INTEGER_16_OUTSIDE
     if cls == "other" and pair in _OTHER16:
         return _with(_RUNTIME_OTHER_16, launch)
     if (cls, pair) == ("other", ("gemm", "restrict")):
@@ -196,7 +187,7 @@ def _div_sqrt_gap(launch: str, port: str, cls: str) -> str | None:
     slow-path call left out of the SASS: sass_counts.slow_call_blocks)."""
     if launch == "gs_k1":
         return _STATIC_GS_K1
-    if launch == "gs_k2" and cls == "integer":
+    if (launch, port, cls) == ("gs_k2", "restrict", "integer"):
         return _K_ARGUMENT_INTEGER
     if (launch, port, cls) == ("gs_k2", "restrict", "other"):
         return _K_ARGUMENT_OTHER
@@ -215,7 +206,7 @@ def _untiled_compute(launch: str, port: str, cls: str) -> str | None:
     if launch == "fdtd_k1":
         return _STATIC_FDTD_K1 if cls in ("integer", "branch", "other") else None
     if cls == "fp32":
-        return _FOLDED_CONSTANT if launch in ("deriche_hsum", "deriche_vsum") else None
+        return None  # deriche_hsum/vsum's c1, c2: scalar_args.kept_factor_insts
     if launch in _NO_LOOP:
         if cls == "integer" and launch in _ENTRY_GAPS:
             return _FOLDED_ADDRESS

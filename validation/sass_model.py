@@ -180,18 +180,25 @@ COMPUTE = ("fp32", "integer", "branch", "other")
 SETUP_MOVES_ON_FMA_PIPE = 0.5
 
 
-def _entry_integer(tr, kr, bb, threads: float, region: int, entries) -> tuple[float, float]:
+def _entry_integer(
+    tr, kr, bb, threads: float, region: int, entries
+) -> tuple[float, float, float]:
     """The model's SASS entry code less its PTX-level one and the pointers formed before
     each sequential loop (``machine_code.MachineExtras.entry_code`` and ``loop_pointers``,
     class integer), weighed by the block executions ``bb`` and loop ``entries`` over
     ``threads`` threads; and the share of its loop set-up moves that are IMAD.MOV
-    (``SETUP_MOVES_ON_FMA_PIPE``: integer, not other)."""
+    (``SETUP_MOVES_ON_FMA_PIPE``: integer, not other); and the FMULs by unit scalars the
+    port keeps (``MachineExtras.kept_factors``, class fp32)."""
+    from cgpredict.scalar_args import kept_factor_insts
+
     if not threads:
-        return 0.0, 0.0
+        return 0.0, 0.0, 0.0
     shape = ptx_check.region_shape(tr, kr, region)
     setups = ptx_check.loop_weighed(shape.loop_setups, entries, threads)
     entry = ptx_check.sass_entry_insts(shape, bb, threads, entries)
-    return entry, setups * SETUP_MOVES_ON_FMA_PIPE
+    per_thread = {b: float(bb[b]) / threads for b in range(len(bb)) if bb[b]}
+    kept = kept_factor_insts(shape.kept_factors, per_thread)
+    return entry, setups * SETUP_MOVES_ON_FMA_PIPE, kept
 
 
 def _model_classes(
@@ -224,9 +231,10 @@ def _model_classes(
     staging = kr.profile.staging_code
     out["other"] += kr.profile.machine_insts - kr.profile.shared.load_insts - staging.total
     out["integer"] -= kr.profile.address_folded_insts
-    entry, moves = _entry_integer(tr, kr, bb, threads, region, entries)
+    entry, moves, kept = _entry_integer(tr, kr, bb, threads, region, entries)
     out["integer"] += entry + moves
     out["other"] -= moves
+    out["fp32"] += kept  # machine_code.MachineExtras.kept_factors: FMUL by a unit scalar
     for b in merged_zero_trip_tests(tr, region, kr.grid_dims):  # machine_code.MachineExtras
         out["branch"] -= float(bb[b]) / threads if b < len(bb) and threads else 0.0
     _add_staging_code(out, staging)

@@ -236,8 +236,9 @@ def drift_cycles(profile: KernelProfile, device: GPUDevice, staging: float, rest
                  lsu: float, b: int) -> float:
     """Staging cycles of a warp hidden under other resident blocks' shared loads, eq. (22d).
     The staging block's warps issue at most the device's ``staging_issue_rate`` instructions
-    a cycle each (the control words' fixed stalls; none given: one a cycle); with w of them on a scheduler they take w x that rate
-    of its issue slots, and the rest issue other blocks' shared loads. With w x rate >= 1
+    a cycle each (the control words' fixed stalls; none given: one a cycle); with w of them
+    on a scheduler they take w x that rate of its issue slots, and the rest issue other
+    blocks' shared loads. With w x rate >= 1
     (a 32x32 block: 8 warps a scheduler) the staging takes every slot, the shared pipe waits
     and the blocks stay in step (lockstep_staging_cycles); with fewer (32x8: 2, 0.57) the
     share 1 - w x rate of the staging hides, at most in the shared pipe's slack over the

@@ -133,6 +133,11 @@ class GPUDevice:
     l2_slices: int | None = None
     l2_slice_interleave_bytes: int | None = None
     barrier_cycles: float | None = None
+    # instructions one warp issues a cycle in a tiled kernel's staging code, bound by the fixed
+    # stall counts ptxas writes into its control words (eq. (22d), models/cgpredict_model.
+    # drift_cycles); None: 1.0, one a cycle (a staging block then takes every issue slot and
+    # nothing of its staging hides under other blocks' shared loads)
+    staging_issue_rate: float | None = None
     smem_conflict_replay_cycles: float | None = None
     # dependent-issue latency of an FP64 instruction (DFMA) and of an SFU one (MUFU), cycles
     # (compute.OpLatencies, a thread's critical path); None: fp_latency_cycles
@@ -307,6 +312,7 @@ FIELD_SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
         "launch_overhead_us": ("float", False),  # the old name of launch_sync_us
         "first_launch_us": ("float", False),
         "barrier_cycles": ("float", False),
+        "staging_issue_rate": ("float", False),
         "atomic_address_cycles": ("float", False),
         "atomic_address_float_cycles": ("float", False),
         "atomic_slice_cycles": ("float", False),

@@ -171,6 +171,8 @@ def _cross_check(path: str, d: GPUDevice) -> None:
         fail("l2_sector_bytes", "must divide l2_line_bytes")
     if d.registers_per_sm % d.schedulers_per_sm:
         fail("schedulers_per_sm", "must divide registers_per_sm")
+    if d.staging_issue_rate is not None and d.staging_issue_rate > 1.0:
+        fail("staging_issue_rate", "a warp issues at most one instruction a cycle")
 
 
 #: keys of schema 1 files that later took another name: old -> new

@@ -124,7 +124,8 @@ def load_measured(path: Path) -> tuple[str, list[dict]]:
 
 
 def _check_entry(where: str, e: dict) -> None:
-    """One measured entry: kernel name, a block shape, positive work sizes and time."""
+    """One measured entry: kernel name, a block shape, positive work sizes and time, and
+    optionally the registers a thread of the measured binary uses (validation/port_registers.py)."""
     if not isinstance(e.get("kernel"), str):
         raise ValidationError(f"{where}.kernel: want a kernel name, got {e.get('kernel')!r}")
     cfg = e.get("config")
@@ -157,6 +158,11 @@ def _check_entry(where: str, e: dict) -> None:
     if e.get("copy", "loop") not in TILE_COPIES:
         raise ValidationError(
             f"{where}.copy: want one of {', '.join(TILE_COPIES)}, got {e.get('copy')!r}"
+        )
+    regs = e.get("registers", 32)
+    if isinstance(regs, bool) or not isinstance(regs, int) or regs <= 0:
+        raise ValidationError(
+            f"{where}.registers: want a positive register count, got {regs!r}"
         )
     if e.get("sync", "each") not in SYNC_MODES:
         raise ValidationError(
@@ -270,7 +276,9 @@ def _rows(
             cfg = e.get("config")
             t1 = time.perf_counter()
             opts = dataclasses.replace(base, block=Block.parse(cfg) if cfg else None,
-                                       tile_copy=e.get("copy", "loop"))
+                                       tile_copy=e.get("copy", "loop"),
+                                       registers_per_thread=e.get("registers",
+                                                                  base.registers_per_thread))
             timer = e.get("timer", "host")
             try:
                 rep = prep.analyze(opts)

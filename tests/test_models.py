@@ -8,7 +8,6 @@ import math
 import pytest
 
 from cgpredict.devices import load_device
-from cgpredict.memory.staging_code import STAGING_ISSUE_RATE
 from cgpredict.models import (
     MODELS,
     HongKimInputs,
@@ -22,6 +21,9 @@ from cgpredict.models import (
 )
 from cgpredict.models.hongkim import hongkim_inputs
 from cgpredict.profile import KernelProfile, PatternCounts, SharedMemoryCounts, StagingCounts
+
+#: the H100's staging issue rate (its device file): 195 instructions in 689 cycles, eq. (22d)
+STAGING_ISSUE_RATE = 195.0 / 689.0
 
 
 @pytest.fixture(scope="module")
@@ -228,7 +230,8 @@ def test_shared_memory_terms(tk1) -> None:
     assert r.smem_cycles == 67 * (1 * 4 + 16 * 1)  # (20), the printed latency reading
     assert r.mem_cycles == r0.mem_cycles + 1012  # (21)
     assert r.comp_cycles == r0.comp_cycles + 1340  # (22)
-    overlapping = dataclasses.replace(tk1, smem_overlaps_issue=True)
+    overlapping = dataclasses.replace(tk1, smem_overlaps_issue=True,
+                                      staging_issue_rate=STAGING_ISSUE_RATE)
     issue = predict_cgpredict(shared, overlapping)  # default: issue cost, smem_issue_cycles = 1
     assert issue.smem_cycles == 1 * (1 * 4 + 16 * 1)
     # issue reading: the load/store pipe (20 shared transactions) works beside the dispatch
@@ -695,7 +698,8 @@ def test_tile_staging_is_issued_apart_from_the_shared_pipe(tk1) -> None:
     issue cycle although the shared pipe binds the rest. With the TK1's own reading, the
     dispatch not overlapping the shared path (eq. (22s)), the two add: 76 + 33.5 + 320."""
     code = StagingCounts(integer=100, branch=8, other=12)
-    over = dataclasses.replace(tk1, smem_overlaps_issue=True)
+    over = dataclasses.replace(tk1, smem_overlaps_issue=True,
+                               staging_issue_rate=STAGING_ISSUE_RATE)
 
     def tiled(extra: float) -> KernelProfile:
         return dataclasses.replace(
@@ -729,15 +733,23 @@ def test_staging_hides_under_other_blocks_only_when_its_warps_leave_issue_slots(
     nothing; one block resident or a dispatch that does not overlap the shared path: none."""
     from cgpredict.models.cgpredict_model import drift_cycles
 
-    over = dataclasses.replace(tk1, smem_overlaps_issue=True)
+    over = dataclasses.replace(tk1, smem_overlaps_issue=True,
+                               staging_issue_rate=STAGING_ISSUE_RATE)
     p = _strip_profile(200)
-    assert STAGING_ISSUE_RATE == pytest.approx(195 / 689)
+    assert load_device("h100").staging_issue_rate == pytest.approx(195 / 689)
     assert drift_cycles(p, over, 76.0, 33.5, 320.0, 6) == pytest.approx(76 * (1 - 390 / 689))
     assert drift_cycles(p, over, 76.0, 310.0, 320.0, 6) == pytest.approx(10.0)
     big = dataclasses.replace(p, threads_per_block=1024)
     assert drift_cycles(big, over, 76.0, 33.5, 320.0, 2) == 0.0
     assert drift_cycles(p, over, 76.0, 33.5, 320.0, 1) == 0.0
     assert drift_cycles(p, tk1, 76.0, 33.5, 320.0, 6) == 0.0
+    # a file without the rate: one instruction a cycle, so a staging block of 2 warps a
+    # scheduler takes every slot and nothing hides (the TK1 file: no overlap at all anyway)
+    assert tk1.staging_issue_rate is None
+    bare = dataclasses.replace(over, staging_issue_rate=None)
+    assert drift_cycles(p, bare, 76.0, 33.5, 320.0, 6) == 0.0
+    one = dataclasses.replace(p, threads_per_block=128)  # 4 warps, 1 a scheduler: 1 - 1 x 1
+    assert drift_cycles(one, bare, 76.0, 33.5, 320.0, 6) == 0.0
 
 
 # ---- eq. (22m): a warp's own memory periods in flight ----------------------------------------

@@ -77,3 +77,18 @@ def test_block_that_fits_no_sm(tk1) -> None:
     # 255 regs * 32 -> 8192 regs/warp, 32 warps need 262144 registers > 65536
     with pytest.raises(ValueError, match="does not fit"):
         occupancy(tk1, 1024, 255, 0)
+
+
+@pytest.mark.parametrize("threads,regs,blocks", [
+    (1024, 32, 2), (1024, 40, 1), (1024, 45, 1), (256, 32, 8), (256, 40, 6), (256, 45, 5)])
+def test_h100_register_limits_match_ncu(threads, regs, blocks) -> None:
+    """The H100 tiled ports' register limits as Nsight Compute reports them
+    (launch__occupancy_limit_registers, validation/measured/h100-session-2026-11-26/
+    measured-ncu/gemm_tiled-*.csv and syr-user-rerun/measured-syr-ncu/syr*k_tiled-*.csv):
+    32 registers (GEMM tiled) 2 and 8 blocks, 40 (SYRK tiled) 1 and 6, 45 (SYR2K tiled) 1
+    and 5. By hand: 45 x 32 = 1440 registers a warp, 1536 in units of 256; 16384 a
+    scheduler hold 10 warps, 40 an SM: one block of 32 warps, five of 8."""
+    occ = occupancy(load_device("h100"), threads, regs, 9216)
+    assert occ.blocks_per_sm == blocks
+    if blocks < 64 * 32 // threads:
+        assert occ.limiting_factor == "registers"

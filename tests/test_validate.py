@@ -369,3 +369,23 @@ def test_tile_copy_of_an_entry_is_checked(tmp_path):
     bad = dict(GEMM_RESULTS[0], copy="unrolled")
     with pytest.raises(ValidationError, match=r"\.copy: want one of loop, thread, got 'unrolled'"):
         load_measured(measurement(tmp_path, [bad]))
+
+
+def test_registers_of_an_entry_set_the_occupancy(corpus, tmp_path):
+    """An entry may carry the registers a thread of its measured binary uses
+    (validation/port_registers.py: ptxas -v); the row is predicted with that count, as
+    ``--registers`` would: 40 a thread leave one 1024-thread block an H100 SM (65536
+    registers), where the default 32 leave two."""
+    entry = dict(GEMM_RESULTS[0], registers=40)
+    v = validate("h100", corpus, measurement(tmp_path, [entry]))
+    (row,) = v.rows
+    block = Block(32, 32)
+    direct = predict_source(corpus / "gemm.c", RunOptions(
+        device="h100", block=block, work_sizes=GEMM_WORK, registers_per_thread=40))
+    assert row.predicted_ms == pytest.approx(direct.total_ms, rel=1e-9)
+    assert row.report.kernels[0].occupancy_limit == "registers"
+    default = validate("h100", corpus, measurement(tmp_path, [GEMM_RESULTS[0]])).rows[0]
+    assert default.report.kernels[0].occupancy_limit != "registers"
+    bad = dict(GEMM_RESULTS[0], registers=0)
+    with pytest.raises(ValidationError, match=r"\.registers: want a positive register count"):
+        load_measured(measurement(tmp_path, [bad]))

@@ -97,13 +97,9 @@ GROUP_INTEGER = 1
 GROUP_BRANCH = 1
 #: share of a staged access's warp instructions that must show a lane shape to take it
 LANE_SHARE = 0.75
-#: instructions one warp issues a cycle in the staging loop, bound by the fixed stall counts
-#: of the sm_90 control words (``nvdisasm -hex``, bits 41-44 of each instruction's high word)
-#: along the path a thread of a 32x8 GEMM tile strip takes in the measured, unrolled binary:
-#: 195 instructions in 689 cycles (one element of A's 8x32 tile through the remainder path,
-#: four of B's 32x32 tile through the 4-element body). A 32x32 strip's path (one element of
-#: each tile) is 95 in 403 (0.236), the 4-element body alone 0.30 (eq. (22d), docs/models.md)
-STAGING_ISSUE_RATE = 195.0 / 689.0
+# the rate at which one warp issues the staging code (eq. (22d)) is a property of the GPU's
+# compiler-written control words: the device file's ``staging_issue_rate`` (h100.toml: 195
+# instructions in 689 cycles along a 32x8 GEMM tile strip of the sm_90 binary)
 
 #: a block-shaped tile's element, sizes multiples of the tile: the address step (IADD3,
 #: IADD3.X) and its two moves into the load's registers (module doc)

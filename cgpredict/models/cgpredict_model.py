@@ -70,7 +70,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 from cgpredict.devices import GPUDevice
-from cgpredict.memory.staging_code import STAGING_ISSUE_RATE
 from cgpredict.models.base import Bound, LaunchGeometry, launch_geometry
 from cgpredict.models.memlat import MemoryLatency, memory_latency
 from cgpredict.models.retire import retire_cycles
@@ -236,9 +235,10 @@ def staging_cycles(profile: KernelProfile, device: GPUDevice) -> tuple[float, fl
 def drift_cycles(profile: KernelProfile, device: GPUDevice, staging: float, rest: float,
                  lsu: float, b: int) -> float:
     """Staging cycles of a warp hidden under other resident blocks' shared loads, eq. (22d).
-    The staging block's warps issue at most ``STAGING_ISSUE_RATE`` instructions a cycle each
-    (the control words' fixed stalls); with w of them on a scheduler they take w x that rate
-    of its issue slots, and the rest issue other blocks' shared loads. With w x rate >= 1
+    The staging block's warps issue at most the device's ``staging_issue_rate`` instructions
+    a cycle each (the control words' fixed stalls; none given: one a cycle); with w of them
+    on a scheduler they take w x that rate of its issue slots, and the rest issue other
+    blocks' shared loads. With w x rate >= 1
     (a 32x32 block: 8 warps a scheduler) the staging takes every slot, the shared pipe waits
     and the blocks stay in step (lockstep_staging_cycles); with fewer (32x8: 2, 0.57) the
     share 1 - w x rate of the staging hides, at most in the shared pipe's slack over the
@@ -247,7 +247,8 @@ def drift_cycles(profile: KernelProfile, device: GPUDevice, staging: float, rest
     if b < 2 or staging <= 0 or not device.smem_overlaps_issue:
         return 0.0
     warps = math.ceil(profile.threads_per_block / device.warp_size)
-    free = 1.0 - warps / device.schedulers_per_sm * STAGING_ISSUE_RATE  # (22d)
+    rate = 1.0 if device.staging_issue_rate is None else device.staging_issue_rate
+    free = 1.0 - warps / device.schedulers_per_sm * rate  # (22d)
     return min(max(free, 0.0) * staging, max(lsu - rest, 0.0))
 
 

@@ -275,7 +275,7 @@ def _analysis(wt: WarpTrace, ab: np.ndarray, cache: CacheConfig, warps_per_batch
         is_load_inst = ~(is_store[sid] if is_store is not None else np.zeros(n, bool))
         l1_hit = l1_hits(wt, inst, lines, unit, is_load_inst, l1)
     # the transactions that reach the L2: index (None: all of them, no copy of the stream),
-    # line (sector) and batch
+    # line (sector) and warp instruction
     # the batch of each warp instruction's warp: the scaling reads it (and the static
     # instruction) through each transaction's instruction, with no per-transaction copy
     batch = wt.inst_warp.astype(np.int64) // max(warps_per_batch, 1)

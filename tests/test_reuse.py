@@ -121,7 +121,8 @@ def test_scaled_hits_renumbered_clock_matches_reference(seed, m, per_line):
     line_of = np.arange(m) // per_line  # the line of each unit id
     for near, far, bw, row, cap in [(1.5, 3.0, 1.0, 2, 6), (2.0, 8.0, 1.5, 3, 20), (1, 1, 1, 1, 3)]:
         got = _scaled_hits(units, line_of, m, int(line_of.max()) + 1, batch, hits, near, far,
-                           bw, row, cap, np.zeros(n, np.int64), np.ones((1, 1)))
+                           bw, row, cap, np.zeros(n, np.int64), np.ones((1, 1)),
+                           np.zeros(0, np.int64))
         want = _scaled_hits_reference(units, lines, batch, hits, near, far, bw, row, cap)
         assert got.tolist() == want
 
@@ -313,3 +314,27 @@ def test_sweep_growth_same_loop_keeps_distance():
     assert g[0, 2] == pytest.approx(16.0) and g[2, 0] == pytest.approx(16.0)
     assert g[2, 2] == 1.0
     assert g.shape == (3, 3) and not scale.identity
+
+
+@pytest.mark.parametrize("seed, per_line", [(0, 1), (1, 4), (2, 2)])
+def test_scale_hits_per_instruction_rows_equal_per_access(seed, per_line):
+    """``inst`` (each access's warp instruction, the batch and static instruction given per
+    instruction) gives the same verdicts as the batch and static instruction copied to every
+    access, with and without loop sweeps (eq. (S1)), over a renumbered clock."""
+    rng = np.random.default_rng(seed)
+    n_inst, n = 400, 4000
+    inst = np.sort(rng.integers(0, n_inst, n)).astype(np.int64)
+    batch_of = np.sort(rng.integers(0, 9, n_inst)).astype(np.int64)
+    sid_of = rng.integers(0, 5, n_inst).astype(np.int64)
+    lines = rng.integers(0, 60, n).astype(np.uint64)
+    cache = CacheConfig(128, 2, 8)
+    exact = hit_mask(lines // np.uint64(per_line), cache) | (rng.random(n) < 0.5)
+    for scale in (CacheScale(footprint=3.0, grid_x=2.0, batches_per_row=2),
+                  CacheScale(footprint=2.0, loops=((0, ((1, 4.0),)), (2, ((2, 8.0),))))):
+        want = scale_hits(lines, batch_of[inst], exact, cache, scale, per_line, None,
+                          sid_of[inst])
+        got = scale_hits(lines, batch_of, exact, cache, scale, per_line, None, sid_of, inst)
+        assert got.tolist() == want.tolist()
+        assert (scale_hits(lines, batch_of, exact, cache, scale, per_line, None, None, inst)
+                .tolist() == scale_hits(lines, batch_of[inst], exact, cache, scale, per_line)
+                .tolist())

@@ -147,6 +147,7 @@ def scale_hits(
     units_per_line: int = 1,
     unit_ids: tuple[np.ndarray, np.ndarray] | None = None,
     sids: np.ndarray | None = None,
+    inst: np.ndarray | None = None,
 ) -> np.ndarray:
     """Hits at the work size: a trace-size hit whose previous use lies in an earlier batch
     stays a hit only if its LRU stack distance, grown by the footprint (and, across a block
@@ -156,7 +157,10 @@ def scale_hits(
     sectors (`units_per_line` > 1), `lines` are sector ids and distances count whole lines.
     ``unit_ids``: ``dense_ids(lines)``, when the caller has it already. ``sids``: each
     access's static instruction; a reuse inside a batch between the sweeps of different
-    per-thread loops (``scale.loops``) also grows by their trip ratios (eq. (S1))."""
+    per-thread loops (``scale.loops``) also grows by their trip ratios (eq. (S1)).
+    ``inst``: when given, ``batch`` and ``sids`` are per warp instruction and access t is one
+    of instruction ``inst[t]`` (the memory analysis' transactions: no per-access copies of
+    them are made; the result is the same)."""
     if scale.identity or not len(lines):
         return hits
     ids, units = dense_ids(lines) if unit_ids is None else unit_ids
@@ -167,7 +171,7 @@ def scale_hits(
     if (len(whole) - 1) * most < cache.sets * cache.ways:
         return hits  # no reuse spans more lines than the launch has: each fits, grown
     if sids is None or g.shape[0] == 1:
-        sids = np.zeros(len(lines), np.int64)
+        sids = np.zeros(len(lines) if inst is None else len(batch), np.int64)
     else:  # a static instruction beyond G's rows sits in no per-thread loop: no growth
         sids = np.minimum(np.asarray(sids, np.int64), g.shape[0])
         g = np.pad(g, ((0, 1), (0, 1)), constant_values=1.0)
@@ -176,6 +180,7 @@ def scale_hits(
         np.ascontiguousarray(hits, np.bool_), scale.footprint, scale.footprint * scale.grid_x,
         scale.batch_warps, scale.batches_per_row, cache.sets * cache.ways,
         np.ascontiguousarray(sids, np.int64), np.ascontiguousarray(g, np.float64),
+        np.zeros(0, np.int64) if inst is None else np.ascontiguousarray(inst, np.int64),
     )  # fmt: skip
 
 
@@ -219,7 +224,7 @@ def _line_of_unit(units: np.ndarray, shift: int) -> tuple[np.ndarray, np.ndarray
 @njit(cache=True, nogil=True)
 def _scaled_hits(  # pragma: no cover - numba
     units, line_of, n_units, n_lines, batch, hits, grow_near, grow_far, batch_warps, row,
-    capacity, sids, sweep,
+    capacity, sids, sweep, inst,
 ):
     """scale_hits in one pass: _reuse_distances' count of the lines whose latest use lies
     between a reuse and its previous use, taken only for trace-size hits (a miss stays a
@@ -228,7 +233,8 @@ def _scaled_hits(  # pragma: no cover - numba
     inside a batch by ``batch_warps`` times ``sweep[sid of the previous use, sid]`` (eq.
     (S1): the loop sweeps between them). ``capacity`` counts lines: LRU evicts whole
     lines, whatever their sectors; ``line_of``: the line id of each unit id (empty: units
-    are lines).
+    are lines); ``inst`` (empty: none): access t's row of ``batch`` and ``sids``, which are
+    then per warp instruction.
 
     The latest uses are bits on a clock (``clock_bits``) that ``compacted`` renumbers when
     it runs out: it holds a few positions per distinct line, not one per access, so it stays
@@ -239,24 +245,28 @@ def _scaled_hits(  # pragma: no cover - numba
     bits, groups = clock_bits(size)
     last_time = np.full(n_units, -1, np.int64)  # a unit's last access (index into the stream)
     last_sid = np.zeros(n_units, np.int64)  # ... and its static instruction
+    last_batch = np.zeros(n_units, np.int64)  # ... and its batch
     last_unit = np.full(n_units, -1, np.int64)  # ... and its position on the clock
     last_line = np.full(n_lines, -1, np.int64)  # a line's latest use on the clock
     clock = 0
     coarse = line_of.shape[0] > 0
+    indexed = inst.shape[0] > 0
     for t in range(n):
         if clock == size:
             clock = compacted(bits, groups, last_line, last_unit)
         u = units[t]
         ln = line_of[u] if coarse else u
         p, q = last_unit[u], last_line[ln]
+        row_t = inst[t] if indexed else t
+        b, st = batch[row_t], sids[row_t]
         keep = hits[t]
         grow = batch_warps
         if keep and last_time[u] >= 0:
             pt = last_time[u]
-            if batch[t] != batch[pt]:
-                grow = (grow_far if batch[t] - batch[pt] >= row else grow_near) * batch_warps
+            if b != last_batch[u]:
+                grow = (grow_far if b - last_batch[u] >= row else grow_near) * batch_warps
             else:
-                grow = batch_warps * sweep[last_sid[u], sids[t]]  # (S1)
+                grow = batch_warps * sweep[last_sid[u], st]  # (S1)
             # at most t - pt - 1 lines were touched in between: no count needed below that
             keep = (t - pt - 1) * grow < capacity
             if not keep:
@@ -267,7 +277,8 @@ def _scaled_hits(  # pragma: no cover - numba
         out[t] = keep
         move(bits, groups, q, clock)
         last_time[u] = t
-        last_sid[u] = sids[t]
+        last_sid[u] = st
+        last_batch[u] = b
         last_unit[u] = clock
         last_line[ln] = clock
         clock += 1

@@ -288,12 +288,14 @@ def _analysis(wt: WarpTrace, ab: np.ndarray, cache: CacheConfig, warps_per_batch
         inflight = inflight_served(inst, l1_hit, lines, is_load_inst, step, sm,
                                    sid.astype(np.int64), pattern.astype(np.int64), n_sids)
     # the transactions that reach the L2: index (None: all of them, no copy of the stream),
-    # line (sector) and batch
-    wpb = max(warps_per_batch, 1)
+    # line (sector) and warp instruction
+    # the batch of each warp instruction's warp: the scaling reads it (and the static
+    # instruction) through each transaction's instruction, with no per-transaction copy
+    batch = wt.inst_warp.astype(np.int64) // max(warps_per_batch, 1)
     if l1 is None:
-        to_l2, ordered, batch = None, lines, _batches(inst, wt.inst_warp, wpb)
+        to_l2, ordered, l2_inst = None, lines, inst
     else:
-        to_l2, ordered, batch = _l2_stream(l1_hit, lines, inst, wt.inst_warp, wpb)
+        to_l2, ordered, l2_inst = _l2_stream(l1_hit, lines, inst)
     hits = np.zeros(len(lines), bool)
     if sectored:
         exact = sector_hit_mask(ordered * np.uint64(unit), cache, unit)
@@ -301,20 +303,24 @@ def _analysis(wt: WarpTrace, ab: np.ndarray, cache: CacheConfig, warps_per_batch
         exact = hit_mask(ordered, cache)
     unit_ids = dense_ids(ordered)  # for the scaling and the first touches
     at = slice(None) if to_l2 is None else to_l2
-    # each access's static instruction, when some gather or loop sweep grows
-    l2_sids = sid[inst][at] if scale.gathers or scale.loops else sid[:0]
+    # each access's static instruction, when some gather grows
+    l2_sids = sid[l2_inst] if scale.gathers else sid[:0]
     hits[at] = scale_gathered(
         ordered,
         scale_hits(ordered, batch, exact, cache, scale, cache.line_bytes // unit, unit_ids,
-                   l2_sids if scale.loops else None),
+                   sid if scale.loops else None, l2_inst),
         l2_sids, cache, scale, cache.line_bytes // unit, unit_ids,
     )  # fmt: skip
     stores = np.zeros(n, np.bool_) if is_store is None else np.asarray(is_store[sid], np.bool_)
     *counts, l2_total, hits_total = _tally(
         inst, l1_hit, hits, unit_ids[0], stores, sid, pattern, n_sids
     )
+    per_line = cache.line_bytes // unit
+    # a unit that is a line: each warp instruction's transactions are its distinct lines
+    # already (issue.py), so the lines it touches (eq. (B2)) are the ones it issued
     counts = (*counts, _fill(wt, pattern, counts[0], n_sids),
-              line_counts(lines, inst, cache.line_bytes // unit, sid, pattern, n_sids))
+              counts[6] if per_line == 1 else
+              line_counts(lines, inst, per_line, sid, pattern, n_sids))
     l2_inflight = inflight_l2_hits(inst[at], hits[at], ordered, is_load_inst, step, sm,
                                    sid.astype(np.int64), pattern.astype(np.int64), n_sids)
     return MemoryAnalysis(
@@ -364,36 +370,24 @@ def _instr_stats(counts: tuple, n_sids: int, has_l1: bool) -> tuple[InstrMemStat
 
 
 @njit(cache=True, nogil=True)
-def _l2_stream(l1_hit, lines, inst, inst_warp, wpb):  # pragma: no cover - numba
-    """(index, line, batch) of every transaction the L1 does not serve (transactions in issue
-    order)."""
+def _l2_stream(l1_hit, lines, inst):  # pragma: no cover - numba
+    """(index, line, warp instruction) of every transaction the L1 does not serve
+    (transactions in issue order)."""
     m = 0
     for t in range(lines.shape[0]):
         if not l1_hit[t]:
             m += 1
     idx = np.empty(m, np.int64)
     line = np.empty(m, np.uint64)
-    batch = np.empty(m, np.int64)
-    of_inst = inst_warp // wpb  # one division per warp instruction
+    of = np.empty(m, np.int64)
     j = 0
     for t in range(lines.shape[0]):
         if not l1_hit[t]:
             idx[j] = t
             line[j] = lines[t]
-            batch[j] = of_inst[inst[t]]
+            of[j] = inst[t]
             j += 1
-    return idx, line, batch
-
-
-@njit(cache=True, nogil=True)
-def _batches(inst, inst_warp, wpb):  # pragma: no cover - numba
-    """The batch of every transaction's warp (divided once per warp instruction, not per
-    transaction: a division by a run-time value is the loop's dearest step)."""
-    of_inst = inst_warp // wpb
-    out = np.empty(inst.shape[0], np.int64)
-    for t in range(inst.shape[0]):
-        out[t] = of_inst[inst[t]]
-    return out
+    return idx, line, of
 
 
 @njit(cache=True, nogil=True)

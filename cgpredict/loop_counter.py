@@ -96,16 +96,22 @@ def header_inductions(fn, header: str, inside: set[str]) -> tuple[Induction, ...
     return tuple(out)
 
 
+def loop_inductions(trace: Trace, loop) -> tuple[Induction, ...]:
+    """The inductions ``header_inductions`` recognises at ``loop``'s header in its function's
+    IR; none when the function is not in the module."""
+    h = trace.header
+    mod = ir_module(h.ir_text)
+    if loop.function not in mod.functions:
+        return ()
+    inside = {h.blocks[b].label for b in loop.blocks}
+    return header_inductions(mod.functions[loop.function], loop.header, inside)
+
+
 def counts_down(trace: Trace, loop) -> bool:
     """Whether ``loop``'s first recognised header induction steps down
     (``for (j = H - 1; j >= 0; j--)``; a grid-stride loop, which counts up from the thread's
     index, does not)."""
-    h = trace.header
-    mod = ir_module(h.ir_text)
-    if loop.function not in mod.functions:
-        return False
-    inside = {h.blocks[b].label for b in loop.blocks}
-    found = header_inductions(mod.functions[loop.function], loop.header, inside)
+    found = loop_inductions(trace, loop)
     return bool(found) and found[0].step < 0
 
 
@@ -114,13 +120,7 @@ def counts_up_from_constant(trace: Trace, loop) -> bool:
     nvcc's unrolled trip then keeps an up-counting index and an offset exit test, which
     ptxas does not unroll again (module docstring). A loop without a recognised induction
     counts as such (nvcc's 4 a trip, the rule before this one)."""
-    h = trace.header
-    mod = ir_module(h.ir_text)
-    if loop.function not in mod.functions:
-        return True
-    fn = mod.functions[loop.function]
-    inside = {h.blocks[b].label for b in loop.blocks}
-    found = header_inductions(fn, loop.header, inside)
+    found = loop_inductions(trace, loop)
     if not found:
         return True
     return any(ind.constant_start and ind.step > 0 for ind in found)

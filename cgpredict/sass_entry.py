@@ -57,7 +57,7 @@ from dataclasses import dataclass
 
 from .frontend.loop_bounds import condition_at, offset_size_bounds
 from .frontend.tracefile import Trace
-from .loop_counter import header_inductions
+from .loop_counter import loop_inductions
 from .parallelism import ir_module
 
 #: the PTX's cvta.to.global per array parameter (compute.kernel_entry_insts); none in SASS
@@ -153,12 +153,7 @@ def _latches(trace: Trace, loop) -> list[int]:
 
 def _starts_off_zero(trace: Trace, loop) -> bool:
     """Whether ``loop``'s induction starts at a constant other than 0 (``for (j = 1; ...)``)."""
-    h = trace.header
-    mod = ir_module(h.ir_text)
-    if loop.function not in mod.functions:
-        return False
-    inside = {h.blocks[b].label for b in loop.blocks}
-    found = header_inductions(mod.functions[loop.function], loop.header, inside)
+    found = loop_inductions(trace, loop)
     return any(i.constant_start and int(i.start) != 0 and i.step > 0 for i in found[:1])
 
 

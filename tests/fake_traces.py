@@ -1,6 +1,7 @@
-"""Synthetic traces for the pseudo-warp tests (test_warps, test_warp_masked): the part of a
-Trace that warp formation reads (its loops and one launch's events), built from loop
-markers, loop exits and memory events as the runtime encodes them."""
+"""Synthetic traces for the tests: for the pseudo-warp tests (test_warps, test_warp_masked)
+the part of a Trace that warp formation reads (its loops and one launch's events), built from
+loop markers, loop exits and memory events as the runtime encodes them; for the memory tests
+(test_memory, test_inflight) warp traces built from lists of warp instructions."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from types import SimpleNamespace
 import numpy as np
 from cgpredict.instrument.memtrace import LoopInfo
 
+from cgpredict.block import Block
 from cgpredict.frontend.tracefile import TAG_EXIT, TAG_LOOP
+from cgpredict.warps import EVENT_DTYPE, WARP_SIZE, WarpTrace
 
 
 @dataclass(frozen=True)
@@ -65,3 +68,21 @@ def mem_event(sid, addr):
 
 A_BASE, B_BASE = 0x10000, 0x20000  # the arrays of the synthetic kernels
 IS_STORE = np.array([False, True, False])  # sids 0, 1, 2: load A, store B, load X
+
+
+def make_wt(insts) -> WarpTrace:
+    """A WarpTrace from [(warp, k, sid, [addresses of lanes 0..n-1])], in any order."""
+    rows = []
+    for warp, k, sid, addrs in insts:
+        for lane, a in enumerate(addrs):
+            rows.append((warp, k, lane, sid, warp * WARP_SIZE + lane, a))
+    rows.sort()
+    ev = np.array(rows, EVENT_DTYPE)
+    new = np.r_[True, (ev["warp"][1:] != ev["warp"][:-1]) | (ev["k"][1:] != ev["k"][:-1])]
+    warps = sorted({r[0] for r in rows})
+    return WarpTrace.from_records(1, Block(32 * (max(warps) + 1)), 32 * (max(warps) + 1), 1, ev,
+                                  np.flatnonzero(new), len({r[4] for r in rows}), len(warps))
+
+
+def strided(base, stride, lanes=32):
+    return [base + stride * t for t in range(lanes)]

@@ -11,33 +11,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from fake_traces import make_wt, strided
 
-from cgpredict.block import Block
 from cgpredict.devices import load_device
 from cgpredict.memory.inflight import chain_load_latency
 from cgpredict.memory.lru import CacheConfig
 from cgpredict.memory.transactions import InstrMemStats, L1Config, analyze_memory
-from cgpredict.warps import EVENT_DTYPE, WARP_SIZE, WarpTrace
 
 FOUR = np.array([4, 4])  # access bytes per sid
-
-
-def make_wt(insts) -> WarpTrace:
-    """A WarpTrace from [(warp, k, sid, [addresses of lanes 0..n-1])] (test_memory's)."""
-    rows = []
-    for warp, k, sid, addrs in insts:
-        for lane, a in enumerate(addrs):
-            rows.append((warp, k, lane, sid, warp * WARP_SIZE + lane, a))
-    rows.sort()
-    ev = np.array(rows, EVENT_DTYPE)
-    new = np.r_[True, (ev["warp"][1:] != ev["warp"][:-1]) | (ev["k"][1:] != ev["k"][:-1])]
-    warps = sorted({r[0] for r in rows})
-    return WarpTrace.from_records(1, Block(32 * (max(warps) + 1)), 32 * (max(warps) + 1), 1, ev,
-                                  np.flatnonzero(new), len({r[4] for r in rows}), len(warps))
-
-
-def strided(base, stride, lanes=32):
-    return [base + stride * t for t in range(lanes)]
 
 
 L2 = CacheConfig(128, 64, 16)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fake_traces import make_wt, strided
 
 from cgpredict.block import Block
 from cgpredict.frontend.tracer import TraceOptions, trace_program
@@ -27,27 +28,9 @@ from cgpredict.memory.transactions import (
     analyze_memory,
     classify,
 )
-from cgpredict.warps import EVENT_DTYPE, WARP_SIZE, WarpTrace, form_warps
+from cgpredict.warps import EVENT_DTYPE, WarpTrace, form_warps
 
 POLYBENCH = Path(__file__).resolve().parents[1] / "polybench_c"
-
-
-def make_wt(insts) -> WarpTrace:
-    """A WarpTrace from [(warp, k, sid, [addresses of lanes 0..n-1])], in any order."""
-    rows = []
-    for warp, k, sid, addrs in insts:
-        for lane, a in enumerate(addrs):
-            rows.append((warp, k, lane, sid, warp * WARP_SIZE + lane, a))
-    rows.sort()
-    ev = np.array(rows, EVENT_DTYPE)
-    new = np.r_[True, (ev["warp"][1:] != ev["warp"][:-1]) | (ev["k"][1:] != ev["k"][:-1])]
-    warps = sorted({r[0] for r in rows})
-    return WarpTrace.from_records(1, Block(32 * (max(warps) + 1)), 32 * (max(warps) + 1), 1, ev,
-                                  np.flatnonzero(new), len({r[4] for r in rows}), len(warps))
-
-
-def strided(base, stride, lanes=32):
-    return [base + stride * t for t in range(lanes)]
 
 
 FOUR = np.array([4, 4, 4, 8])  # access bytes per sid; sid 3 is a double

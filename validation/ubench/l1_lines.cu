@@ -7,6 +7,13 @@
 //              loads of a __restrict__ trip in flight together);
 //   two:       lane l reads word 32 x line + l + 16: two lines (4 sectors) a warp instruction;
 //   rows:      lane l reads word 32 x (line + l): 32 lines of one sector each (a row walk).
+// and stores (eq. (B2s): the write-through look-up l1_store_line_cycles, and the store data's
+// way out to the L2, dd_store_cycles), each block into a region of its own:
+//   store_line:       lane l writes word 32 x line + l: one line a warp instruction;
+//   store_rows:       lane l writes word 32 x (line + l): 32 lines of one sector each;
+//   store_rows_loads: a rows load (an L1 hit) and a rows store, alternately, independent.
+// The stores run on every SM (sms x 1..8 blocks) and on 4 SMs only (4 blocks of 8 warps, the
+// plain Deriche row walks' grid): the L2's share of the store path binds only in the first.
 // line/broadcast against rows separate the two device fields (eq. (B2r)): a request of one
 // line costs l1_request_cycles if that exceeds l1_line_cycles, and rows' cycles_per_load / 32
 // is l1_line_cycles (the restrict GEMM-like ports' times imply about 1.25-1.3 cycles a
@@ -55,6 +62,77 @@ __global__ void lines(const float* __restrict__ buf, int trips, float* out,
   for (int u = 0; u < kUnroll; ++u) s += acc[u];
   out[blockIdx.x * blockDim.x + threadIdx.x] = s;  // keeps every load live
   if (threadIdx.x == 0) cycles[blockIdx.x] = t1 - t0;
+}
+
+// mode 0: store_line, 1: store_rows, 2: store_rows_loads (loads from buf, stores to dst)
+template <int MODE>
+__global__ void stores(const float* __restrict__ buf, float* dst, int trips, float* out,
+                       long long* cycles) {
+  const int lane = threadIdx.x & 31;
+  const int warp = threadIdx.x >> 5;
+  float* mine = dst + (size_t)blockIdx.x * (kLines + kSlack) * 32;
+  float acc[kUnroll];
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u) acc[u] = 0.0f;
+  __syncthreads();
+  long long t0 = clock64();
+  for (int t = 0; t < trips; ++t) {
+    const int line = ((t + warp) * kUnroll) % kLines;
+    const float v = (float)t;
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int word = MODE == 0 ? lane : 32 * lane;
+      if (MODE == 2) acc[u] += buf[(line + u) * 32 + word];
+      mine[(line + u) * 32 + word] = v;
+    }
+  }
+  __syncthreads();
+  long long t1 = clock64();
+  float s = 0.0f;
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u) s += acc[u];
+  out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+  if (threadIdx.x == 0) cycles[blockIdx.x] = t1 - t0;
+}
+
+// The slowest block's cycles of the fastest of 5 runs after a warm-up (kernel launcher f).
+template <class F>
+static double best_cycles(F f, int grid, long long* cyc) {
+  double best = 1e300;
+  for (int r = 0; r < 6; ++r) {
+    f();
+    if (cudaGetLastError() != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess) return -1;
+    std::vector<long long> c(grid);
+    cudaMemcpy(c.data(), cyc, sizeof(long long) * grid, cudaMemcpyDeviceToHost);
+    long long worst = 0;
+    for (long long v : c) worst = v > worst ? v : worst;
+    if (r > 0 && worst < best) best = (double)worst;
+  }
+  return best;
+}
+
+template <int MODE>
+static int run_stores(const char* name, const float* buf, float* dst, int trips, int sms) {
+  const int threads = 256;
+  printf(", \"%s\": [", name);
+  const int grids[5][2] = {{4, 4}, {sms, 1}, {sms, 2}, {sms, 4}, {sms, 8}};  // {SMs, blocks}
+  for (int g = 0; g < 5; ++g) {
+    const int used = grids[g][0], bps = used == 4 ? 1 : grids[g][1];
+    const int grid = used * bps;
+    float* out; long long* cyc;
+    CK(cudaMalloc(&out, sizeof(float) * grid * threads));
+    CK(cudaMalloc(&cyc, sizeof(long long) * grid));
+    const double best = best_cycles(
+        [&] { stores<MODE><<<grid, threads>>>(buf, dst, trips, out, cyc); }, grid, cyc);
+    if (best < 0) return 2;
+    const double insts = (double)bps * (threads / 32) * trips * kUnroll;  // stores an SM's
+    printf("%s{\"sms_used\": %d, \"warps_per_sm\": %d, \"warp_stores_per_sm\": %.0f, "
+           "\"cycles\": %.0f, \"cycles_per_store\": %.4f}",
+           g == 0 ? "" : ", ", used, bps * threads / 32, insts, best, best / insts);
+    cudaFree(out); cudaFree(cyc);
+  }
+  printf("]");
+  return 0;
 }
 
 template <int MODE>
@@ -106,7 +184,15 @@ int main(int argc, char** argv) {
          | run<2>("gemm", buf, trips, prop.multiProcessorCount, false)
          | run<3>("two", buf, trips, prop.multiProcessorCount, false)
          | run<4>("rows", buf, trips, prop.multiProcessorCount, false);
+  float* dst;
+  const size_t dst_words = (size_t)prop.multiProcessorCount * 8 * (kLines + kSlack) * 32;
+  CK(cudaMalloc(&dst, sizeof(float) * dst_words));
+  CK(cudaMemset(dst, 0, sizeof(float) * dst_words));
+  rc |= run_stores<0>("store_line", buf, dst, trips, prop.multiProcessorCount)
+      | run_stores<1>("store_rows", buf, dst, trips, prop.multiProcessorCount)
+      | run_stores<2>("store_rows_loads", buf, dst, trips, prop.multiProcessorCount);
   printf("}}\n");
+  cudaFree(dst);
   cudaFree(buf);
   return rc;
 }

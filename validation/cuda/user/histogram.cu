@@ -26,6 +26,8 @@ int main(int argc, char** argv) {
     data[i] = (int)(seed >> 16);
   }
   cgp::DevBuf<int> ddata(N), dhist(BINS);
+  if (std::getenv("CGP_PRINT_ADDRS"))  // where the bins lie decides their L2 slices (eq. (A2))
+    std::fprintf(stderr, "{\"hist_address\": %llu}\n", (unsigned long long)(size_t)(int*)dhist);
   auto reset = [&] { ddata.upload(data); dhist.zero(); };
   auto run = [&](cgp::Recorder& rec) {
     dim3 block = cgp::block1d(opt), grid = cgp::grid1d(opt, N);

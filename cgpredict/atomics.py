@@ -15,8 +15,8 @@ A C loop mapped to GPU threads may update a location that other iterations updat
 A plain load and store of such a location would race; the prediction is that of the port.
 Its costs (AtomicCounts, per thread) go to the atomic bound of models/bounds.py: the L2
 applies the updates of one address one after another (``atomic_address_cycles`` each, eq.
-(A1)) and each L2 slice its requests one after another (l2_slices.py, eq. (A2): the busiest
-slice's share comes from each site's traced addresses), the request sectors ride the L2
+(A1)) and each L2 slice its sector passes one after another (l2_slices.py, eq. (A2): the
+busiest slice's share comes from each site's traced addresses), the request sectors ride the L2
 store path, the locations are read from DRAM once and written back once.
 """
 
@@ -74,8 +74,8 @@ class AtomicSite:
     store_block: int = -1  # the block whose executions count the updates (-1: one per thread)
     bytes: int = 4  # bytes of one location
     is_float: bool = False  # a floating-point add (the L2 applies it slower on one address)
-    # L2 slices (l2_slices.py): requests per warp instruction (lanes on one address
-    # combined), the busiest slice's share of the requests and of the distinct locations
+    # L2 slices (l2_slices.py): sector passes per warp instruction (lanes on one address in
+    # passes of their own), the busiest slice's share of them and of the distinct locations
     slices: SliceStats = _ONE_SLICE
 
 
@@ -301,9 +301,10 @@ def _atomic_counts(site: AtomicSite, shape: PortShape, updates: float
         threads = max(shape.threads_per_block * shape.blocks, 1)
         merges = min(shape.blocks, shape.resident_blocks) * site.addresses / threads
         per_warp = shape.warp_size * site.bytes / shape.sector_bytes
-        return AtomicCounts(insts=merges, ops=merges, trans=merges * per_warp / shape.warp_size,
+        trans = merges * per_warp / shape.warp_size  # a merge instruction: one pass (A2)
+        return AtomicCounts(insts=merges, ops=merges, trans=trans,
                             hot_share=1.0 / site.addresses, footprint_bytes=foot,
-                            requests=merges, slice_share=site.slices.locations_share,
+                            requests=trans, slice_share=site.slices.locations_share,
                             hot_float=site.is_float), site.lanes_per_address
     requests = updates * site.slices.requests_per_warp / shape.warp_size
     return AtomicCounts(insts=updates, ops=updates, trans=updates * site.sectors_per_warp,

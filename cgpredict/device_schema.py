@@ -127,8 +127,9 @@ class GPUDevice:
     # add's figure where it differs (None: the same)
     atomic_address_cycles: float = 1.0
     atomic_address_float_cycles: float | None = None
-    # cycles one L2 slice takes per atomic request (a warp instruction's lanes on one address),
-    # the slices and their address interleave (l2_slices.py, eq. (A2)); None: no slice bound
+    # cycles one L2 slice takes per atomic sector pass (a warp instruction's update of one
+    # sector, lanes on one address in passes of their own), the slices and their address
+    # interleave (l2_slices.py, eq. (A2)); None: no slice bound
     atomic_slice_cycles: float | None = None
     l2_slices: int | None = None
     l2_slice_interleave_bytes: int | None = None
@@ -156,9 +157,9 @@ class GPUDevice:
     # a warp's shared accesses (eq. (22): the slower of the two) or not (eq. (22s): their
     # sum, as the SPEC prints (22)); models/cgpredict_model.lsu_issue_cycles
     smem_overlaps_issue: bool = True
-    # the address bit (as its byte stride) XORed into the slice number's lowest bit: the two
-    # halves of each l2_slice_interleave_bytes granule on two slices (l2_slices.py); None: none
-    l2_slice_xor_bytes: int | None = None
+    # each l2_slice_interleave_bytes granule on a pair of slices, its pieces of this many bytes
+    # alternating between the two (l2_slices.py); None: one slice a granule
+    l2_slice_alternate_bytes: int | None = None
 
     # ---- derived properties ------------------------------------------------------------
     @property
@@ -220,11 +221,11 @@ class GPUDevice:
     @property
     def slice_map(self) -> SliceMap | None:
         """How addresses map to L2 slices for the per-slice atomic bound; None unless the
-        file gives the slices, their interleave and the cost per request."""
+        file gives the slices, their interleave and the cost per sector pass."""
         if not (self.l2_slices and self.l2_slice_interleave_bytes and self.atomic_slice_cycles):
             return None
         return SliceMap(slices=self.l2_slices, interleave_bytes=self.l2_slice_interleave_bytes,
-                        xor_bytes=self.l2_slice_xor_bytes or 0)
+                        alternate_bytes=self.l2_slice_alternate_bytes or 0)
 
     @property
     def persist_bytes(self) -> int:
@@ -288,7 +289,7 @@ FIELD_SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
         "l2_persist_bytes": ("int", False),
         "l2_slices": ("int", False),
         "l2_slice_interleave_bytes": ("int", False),
-        "l2_slice_xor_bytes": ("int", False),
+        "l2_slice_alternate_bytes": ("int", False),
     },
     "timing": {
         "l1_latency_cycles": ("float", True),

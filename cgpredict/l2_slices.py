@@ -1,17 +1,19 @@
 """Which L2 slice applies each atomic update: the per-slice atomic bound (issue 24, eq. (A2)).
 
-The L2 of a recent NVIDIA GPU is split into slices (H100: 80, ``device__attribute_l2s_count``),
-each with its own atomic unit; consecutive ``interleave`` bytes of an address range belong to
-one slice and the next range to the next slice, except that an XOR of one address bit (the
-``xor_bytes`` stride) into the slice number's lowest bit sends the two halves of each granule
-to the two slices of a pair: on the H100, 512 B granules and bit 8, so an aligned 512 B lies on
-two slices (the sweep's 128 bins take half the time of its 64) and an aligned 1 KB on the same
-two. The atomic updates a warp instruction sends to one slice are applied there one request
-after another, lanes on the same address of one warp instruction combined into one request.
-So a launch lasts at least as long as its busiest slice takes for its requests: a 256-bin
-histogram (1 KB) lands on two slices of the H100's 80, a 16 MB table on all of them. The
-interleave, the XOR bit and the cost per request are fitted on the footprint sweep of
-``validation/ubench/atomics.cu`` (``validation/ubench/fit_atomics.py``).
+The L2 of a recent NVIDIA GPU is split into slices, each with its own atomic unit. On the H100
+(measured by contention, ``validation/ubench/slice_map.cu``: two addresses hammered by atomics
+take twice as long on one slice as on two) each 1 KB granule of an allocation lies on a pair of
+slices, its 256 B pieces alternating between the two (pieces 0, 2 on one, 1, 3 on the other),
+and the next granule on the next pair: an aligned 1 KB lies on two slices, 1 KB starting 512 B
+into a granule on four. A slice applies a warp instruction's updates one 32 B sector at a time:
+the lanes of one 128 B line go as one request, lanes on the same address in further passes
+(one per extra lane on it), and each pass costs a sector's read-modify-write for each sector it
+updates (``atomic_slice_cycles``, measured as the one-address cost: one sector a pass). So a
+launch lasts at least as long as its busiest slice takes for its sector passes: a 256-bin
+histogram (1 KB) of random data 16 of 32 lanes a warp instruction on its busier slice, a 16 MB
+table on all 80. The H100's ubench data (footprint sweeps of two hashes, placements, one-
+address and one-line patterns: ``validation/ubench/fit_atomics.py``) agree within 10 % where
+the atomic unit binds.
 """
 
 from __future__ import annotations
@@ -20,62 +22,77 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["SliceMap", "SliceStats", "slice_of", "slice_stats"]
+__all__ = ["SliceMap", "SliceStats", "sector_passes", "slice_of", "slice_stats"]
+
+SECTOR_BYTES = 32  # an atomic pass updates whole sectors (the L2's unit)
 
 
 @dataclass(frozen=True)
 class SliceMap:
-    """How addresses map to L2 slices: ``interleave_bytes`` per slice in turn, ``slices``;
-    ``xor_bytes`` (0: none): the address bit of that stride flips the slice number's lowest bit."""
+    """How addresses map to L2 slices: ``interleave_bytes`` granules to the ``slices`` in turn;
+    with ``alternate_bytes`` (0: none) each granule to a pair of slices in turn instead, its
+    pieces of that size alternating between the two."""
 
     slices: int
     interleave_bytes: int
-    xor_bytes: int = 0
+    alternate_bytes: int = 0
 
 
 @dataclass(frozen=True)
 class SliceStats:
     """Atomic requests of one access: per warp instruction and the busiest slice's shares."""
 
-    requests_per_warp: float  # distinct addresses of one warp instruction (mean)
-    busiest_share: float  # the busiest slice's share of all (instruction, address) requests
+    requests_per_warp: float  # sector passes of one warp instruction (mean), eq. (A2)
+    busiest_share: float  # the busiest slice's share of all sector passes
     locations_share: float  # the busiest slice's share of the distinct locations
 
 
-def slice_of(addr: np.ndarray, smap: SliceMap) -> np.ndarray:
-    """Slice of each address: its interleave granule counted from the lowest address (taken as
-    an allocation's start, which cudaMalloc aligns to 256 B or more; the host's alignment of
-    the traced array does not matter), modulo the slices."""
+def slice_of(addr: np.ndarray, smap: SliceMap, base: int | None = None) -> np.ndarray:
+    """Slice of each address: its granule counted from ``base``, by default the lowest address
+    (taken as an allocation's start, which cudaMalloc aligns to 256 B or more, 2 MB for large
+    arrays; the host's alignment of the traced array does not matter), modulo the slices."""
     a = np.asarray(addr, dtype=np.int64)
-    rel = a - a.min()
+    rel = a - (a.min() if base is None else base)
     granule = rel // smap.interleave_bytes
-    if smap.xor_bytes:
-        granule = granule ^ ((rel // smap.xor_bytes) & 1)
+    if smap.alternate_bytes:
+        granule = 2 * granule + (rel // smap.alternate_bytes) % 2
     return granule % smap.slices
 
 
-def slice_stats(addr: np.ndarray, inst: np.ndarray, smap: SliceMap) -> SliceStats:
-    """Requests of the updates at ``addr`` issued by warp instructions ``inst`` (one entry per
-    active lane): lanes of one instruction on one address are one request (eq. (A2))."""
+def sector_passes(a: np.ndarray, i: np.ndarray) -> np.ndarray:
+    """The sector address of each sector pass of the updates at ``a`` by warp instructions
+    ``i`` (one entry per lane): a lane's pass is its rank among the lanes of its instruction on
+    its address, and one pass of one instruction updates each of its sectors once (eq. (A2))."""
+    order = np.lexsort((a, i))
+    a, i = a[order], i[order]
+    n = len(a)
+    new_run = np.concatenate([[True], (a[1:] != a[:-1]) | (i[1:] != i[:-1])])
+    starts = np.flatnonzero(new_run)
+    rank = np.arange(n) - np.repeat(starts, np.diff(np.append(starts, n)))
+    sector = a // SECTOR_BYTES
+    order = np.lexsort((sector, rank, i))
+    sector, rank, i = sector[order], rank[order], i[order]
+    first = np.concatenate([[True], (sector[1:] != sector[:-1]) | (rank[1:] != rank[:-1])
+                            | (i[1:] != i[:-1])])
+    return sector[first] * SECTOR_BYTES
+
+
+def slice_stats(addr: np.ndarray, inst: np.ndarray, smap: SliceMap,
+                base: int | None = None) -> SliceStats:
+    """Sector passes of the updates at ``addr`` issued by warp instructions ``inst`` (one entry
+    per active lane) and the busiest slice's shares (eq. (A2)); ``base``: the allocation's
+    start (default: the lowest address)."""
     a = np.asarray(addr, dtype=np.int64)
     i = np.asarray(inst, dtype=np.int64)
     if not len(a):
         return SliceStats(requests_per_warp=0.0, busiest_share=0.0, locations_share=0.0)
-    req = _request_addresses(a, i)
-    per_slice = np.bincount(slice_of(req, smap), minlength=smap.slices)
-    locs = np.unique(a)  # the same lowest address as a's: the same granules
-    per_slice_locs = np.bincount(slice_of(locs, smap), minlength=smap.slices)
+    passes = sector_passes(a, i)
+    lo = int(a.min()) // SECTOR_BYTES * SECTOR_BYTES if base is None else base
+    per_slice = np.bincount(slice_of(passes, smap, lo), minlength=smap.slices)
+    locs = np.unique(a)
+    per_slice_locs = np.bincount(slice_of(locs, smap, lo), minlength=smap.slices)
     return SliceStats(
-        requests_per_warp=len(req) / len(np.unique(i)),
-        busiest_share=float(per_slice.max() / len(req)),
+        requests_per_warp=len(passes) / len(np.unique(i)),
+        busiest_share=float(per_slice.max() / len(passes)),
         locations_share=float(per_slice_locs.max() / len(locs)),
     )
-
-
-def _request_addresses(a: np.ndarray, i: np.ndarray) -> np.ndarray:
-    """The address of each request: one per distinct (instruction, address) pair (sorted by
-    instruction, then address; a lexsort, far faster than a 2-D unique on millions of lanes)."""
-    order = np.lexsort((a, i))
-    a, i = a[order], i[order]
-    first = np.concatenate([[True], (a[1:] != a[:-1]) | (i[1:] != i[:-1])])
-    return a[first]

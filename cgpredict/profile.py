@@ -145,8 +145,9 @@ class AtomicCounts:
         applies one after another: contention).
     footprint_bytes: sectors of the updated locations per launch, read from DRAM once and
         written back once.
-    requests: L2 atomic requests per thread (a warp instruction's lanes on one address are
-        one request, l2_slices.py); slice_share: the busiest L2 slice's share of them.
+    requests: L2 atomic sector passes per thread (a warp instruction's update of one 32 B
+        sector, lanes on one address in passes of their own, l2_slices.py); slice_share: the
+        busiest L2 slice's share of them.
     hot_float: the busiest address takes floating-point adds (slower on one address).
     """
 

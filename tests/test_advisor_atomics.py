@@ -56,13 +56,13 @@ def test_privatisation_merges_each_resident_blocks_bins_once():
     (k,) = fix.report.kernels
     b = k.result.bounds
     assert b.atomic_ops == pytest.approx(132 * 8 * 256)
-    # (A1): a 256th on each bin; (A2): 256 ints (1 KB) are two 512 B granules whose 256 B
-    # halves lie on a pair of slices, each merge instruction's 32 lanes on distinct bins: half
-    # the merges on the busiest slice
+    # (A1): a 256th on each bin; (A2): 256 ints (1 KB) lie on a pair of slices, their 256 B
+    # pieces alternating; each merge instruction's 32 lanes on 32 consecutive bins (one pass of
+    # 4 sectors): half the merges' passes on the busiest slice
     dev = load_device("h100")
-    assert b.atomic_requests == pytest.approx(132 * 8 * 256)
+    assert b.atomic_requests == pytest.approx(132 * 8 * 256 * 4 / 32)
     assert b.atomic_cycles == pytest.approx(max(132 * 8 * dev.atomic_address_cycles,
-                                                132 * 8 * 256 / 2 * dev.atomic_slice_cycles))
+                                                132 * 8 * 32 / 2 * dev.atomic_slice_cycles))
     assert k.profile.shared.bytes_per_block >= 256 * 4  # the private bins
     assert fix.predicted_ms <= base.total_ms
 

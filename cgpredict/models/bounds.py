@@ -58,9 +58,10 @@ A fifth is the **atomic** bound (atomics.py), the larger of two (eqs. (A1), (A2)
 applies the atomic updates of one address one after another, ``atomic_address_cycles`` each
 (``atomic_address_float_cycles`` for a float add), so a launch lasts at least as long as the
 updates of its busiest address (a reduction's accumulator); and each L2 slice's atomic unit
-applies its requests one after another (l2_slices.py: a warp instruction's lanes on one
-address are one request), ``atomic_slice_cycles`` each, so a launch lasts at least as long as
-its busiest slice's requests (a histogram whose bins fill two slices of 80). The atomics'
+applies its sector passes one after another (l2_slices.py: a warp instruction updates each
+sector once a pass, lanes on one address in passes of their own), ``atomic_slice_cycles``
+each, so a launch lasts at least as long as its busiest slice's passes (a histogram whose
+bins fill two slices of 80). The atomics'
 request sectors ride the store path of the L2 bound, and the locations they update are read
 from DRAM once and written back once.
 

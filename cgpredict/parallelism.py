@@ -36,6 +36,7 @@ __all__ = [
     "ThreadBodies",
     "body_chain",
     "body_parallelism",
+    "plain_order",
     "memory_recurrence",
     "thread_bodies",
 ]
@@ -64,11 +65,18 @@ class Parallelism:
     instructions: float = 0.0
 
 
-def body_parallelism(body: loopbody.LoopBody) -> Parallelism:
-    """ILP and MLP of one iteration of `body` (register dependences within the iteration)."""
+def body_parallelism(body: loopbody.LoopBody,
+                     ordered: frozenset[int] = frozenset()) -> Parallelism:
+    """ILP and MLP of one iteration of `body` (register dependences within the iteration).
+    ``ordered``: the memory ids accessed through plain pointers (the plain port), whose
+    program order nvcc keeps: a load of them issues only after every earlier store of them
+    in the iteration, so it lies on the chain of that store's loads, eq. (P1): GESUMMV's
+    ``LDG A, LDG x, LDG tmp, FFMA, STG tmp, LDG B, LDG x, LDG y, FFMA, STG y`` is 2 memory
+    periods of 3 loads (MLP 3), not 6 loads in flight."""
     depth: list[int] = []  # longest chain of instructions ending at each op
     loads: list[int] = []  # most loads on a chain ending at each op
     n_insts = n_loads = 0
+    stored = 0  # most loads on a chain ending at an ordered store so far, eq. (P1)
     for o in body.ops:
         counted = o.klass not in _NOT_INSTRUCTIONS
         is_load = o.klass == "load"
@@ -76,7 +84,12 @@ def body_parallelism(body: loopbody.LoopBody) -> Parallelism:
         # the function's layout) starts no chain here
         earlier = [k for k in o.operands if k < len(depth)]
         d = max((depth[k] for k in earlier), default=0) + counted
-        m = max((loads[k] for k in earlier), default=0) + is_load
+        m = max((loads[k] for k in earlier), default=0)
+        if is_load and o.mem_id in ordered:
+            m = max(m, stored)  # (P1): after the earlier ordered stores
+        if o.klass == "store" and o.mem_id in ordered:
+            stored = max(stored, m)
+        m += is_load
         depth.append(d)
         loads.append(m)
         n_insts += counted
@@ -85,6 +98,15 @@ def body_parallelism(body: loopbody.LoopBody) -> Parallelism:
     ilp = n_insts / longest if longest else 1.0
     mlp = n_loads / max(loads) if n_loads else 1.0
     return Parallelism(max(ilp, 1.0), max(mlp, 1.0), float(n_insts))
+
+
+def plain_order(trace: Trace, staged: Iterable) -> frozenset[int]:
+    """The memory ids whose program order nvcc keeps: every access of a plain port (its
+    arrays may alias) but its tiles in shared memory (``staged``: memory.shared.StagedAccess);
+    none of a ``__restrict__`` port (body_parallelism's (P1), memory_recurrence)."""
+    if trace.header.port != "plain":
+        return frozenset()
+    return frozenset(range(len(trace.header.mem))) - {a.sid for a in staged}
 
 
 def _latencies(body: loopbody.LoopBody, load_cycles, fp_cycles: float, int_cycles: float,
@@ -339,12 +361,16 @@ class ThreadBodies:
             unroll_of, frozenset(), device.op_latencies,
         )
 
-    def parallelism(self, per_thread: Mapping[int, float]) -> Parallelism:
+    def parallelism(self, per_thread: Mapping[int, float],
+                    ordered: frozenset[int] = frozenset()) -> Parallelism:
         """ILP and MLP of the thread, each body weighted by its instructions executed
-        (``per_thread``: executions per thread of each block id)."""
+        (``per_thread``: executions per thread of each block id); ``ordered``: its
+        plain-pointer accesses, whose stores split a body's loads (body_parallelism, (P1))."""
+        pars = ([body_parallelism(g, ordered) for g in self.graphs] if ordered
+                else [p for p, _ in self.bodies])
         return _weighted(
             (p, max((per_thread.get(b, 0.0) for b in blocks), default=0.0))
-            for p, blocks in self.bodies
+            for p, (_, blocks) in zip(pars, self.bodies)
         )
 
 

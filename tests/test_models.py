@@ -822,6 +822,23 @@ def test_overlapped_own_timeline_is_floored_by_the_sms_turns_and_capped_by_22() 
     assert t(10.0, 400.0) == pytest.approx(1130.0)
 
 
+def test_misses_in_step_floor_the_own_timeline_of_22() -> None:
+    """(22l) by hand: the case of the test above, (22) 1130 cycles; 800 cycles of misses in
+    step (lockstep_cycles) on top of the 4 warps' computing (4 x 100) give 1200, above (22);
+    500 give 900, below it: (22) stands; none leaves (22) as it was."""
+    from cgpredict.models.cgpredict_model import _exec_cycles
+
+    def t(lockstep: float) -> float:
+        case, cycles = _exec_cycles(True, 10, 4, 4, 4, 1000.0, 100.0, 50.0, 1.0, None,
+                                    1.0, 0.0, 0.0, lockstep)
+        assert case == "eq22"
+        return cycles
+
+    assert t(800.0) == pytest.approx(1200.0)
+    assert t(500.0) == pytest.approx(1130.0)
+    assert t(0.0) == pytest.approx(1130.0)
+
+
 def test_lsu_cycles_charge_l1_line_cycles_per_global_line_and_issue_per_shared_way() -> None:
     """lsu_cycles by hand: 100 coalesced loads of 4 sectors (1 line each), 10 uncoalesced of
     32 sectors (a line per sector), 20 constant (1 line), hit or miss alike: 440 lines; 5

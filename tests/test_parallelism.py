@@ -444,3 +444,26 @@ def test_a_carried_value_stored_first_closes_a_recurrence_through_memory():
     plain = body_chain(body, lambda sid: 100.0, 4.0, 1.0, ordered=frozenset({1, 2}))
     assert plain == pytest.approx(104.0)
     assert body_chain(body, lambda sid: 100.0, 4.0, 1.0) == pytest.approx(100.0 / 16)
+
+
+#: GESUMMV's plain iteration: LDG A, LDG x, LDG tmp, FFMA, STG tmp, LDG B, LDG x, LDG y,
+#: FFMA, STG y (memory ids A 1, x 2, tmp 3, B 4, y 5)
+GESUMMV = (("load", (), 1), ("load", (), 2), ("load", (), 3), ("fmul", (0, 1), -1),
+           ("fadd", (2, 3), -1), ("store", (4,), 3), ("load", (), 4), ("load", (), 2),
+           ("load", (), 5), ("fmul", (6, 7), -1), ("fadd", (8, 9), -1), ("store", (10,), 5),
+           ("br", (), -1))
+
+
+def test_plain_stores_split_an_iterations_loads_into_memory_periods():
+    """(P1) by hand: through plain pointers the loads of B, x and y wait for the store of tmp,
+    which waits for the loads of A, x and tmp: 2 loads on the longest chain, 6 / 2 = 3 in
+    flight (the SASS's two periods of 3); with nothing ordered (restrict) every chain holds
+    one load, 6 / 1; a body whose store comes after all its loads (ATAX's row walk) keeps
+    its MLP either way."""
+    body = _mem_body(*GESUMMV)
+    ordered = frozenset({1, 2, 3, 4, 5})
+    assert body_parallelism(body, ordered).mlp == pytest.approx(3.0)
+    assert body_parallelism(body).mlp == pytest.approx(6.0)
+    atax = _mem_body(("load", (), 1), ("load", (), 2), ("fmul", (0, 1), -1), ("phi", (), -1),
+                     ("fadd", (2, 3), -1), ("store", (4,), 3), ("br", (), -1))
+    assert body_parallelism(atax, frozenset({1, 2, 3})).mlp == body_parallelism(atax).mlp == 2.0

@@ -31,7 +31,7 @@ from ..memory.transactions import COAL, CONST, UNCOAL, MemoryAnalysis
 from ..models import LaunchGeometry, launch_geometry
 from ..models import predict as model_predict
 from ..occupancy import BlockDoesNotFit
-from ..parallelism import Parallelism, ThreadBodies
+from ..parallelism import Parallelism, ThreadBodies, plain_order
 from ..prediction import MemInstrReport, PredictionError, RunOptions
 from ..profile import KernelProfile, SharedMemoryCounts, StagingCounts
 from ..register_block import RegisterBlock, grid_rows
@@ -265,7 +265,7 @@ class LaunchContext:
                 comp=self.instructions(per_thread),
                 folded=self.bodies.unrolled_savings(
                     per_thread, lambda b: integer_insts(ops[b].ops), self.unroll, self.kept),
-                par=self.bodies.parallelism(per_thread),
+                par=self.bodies.parallelism(per_thread, plain_order(self.trace, self.staged)),
             )
         return got
 
@@ -351,9 +351,7 @@ class LaunchContext:
             lat[sid] = reload
         for sid in staged:
             lat[sid] = dev.shared_latency_cycles
-        ordered = frozenset()
-        if self.trace.header.port == "plain":
-            ordered = frozenset(s.sid for s in mem.instrs) - staged
+        ordered = plain_order(self.trace, self.staged)
 
         def load_cycles(sid: int) -> float:
             return lat.get(sid, dev.l2_latency_cycles)

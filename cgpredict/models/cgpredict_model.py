@@ -374,6 +374,9 @@ def _exec_cycles(whole: bool, no_mem_insts: float, mwp: float, cwp: float, n: fl
             floor = n * max(comp_cycles, lsu)
             own_mem = served + (mem_cycles - served) / overlap
             exec_cycles = min(exec_cycles, max(own_mem + rest, floor) * batch)
+        elif lockstep > 0:  # (22l): one period in flight, warps in step miss the L1
+            # together and their computing (the L1's served lines) cannot fill that wait
+            exec_cycles = max(exec_cycles, (n * comp_cycles + lockstep) * batch)
     elif no_mem_insts > 0 and cwp >= mwp:
         case = "eq16"
         mem_term = mem_cycles * n / mwp
@@ -468,7 +471,8 @@ def predict_cgpredict(
         time_ms=device.cycles_to_ms(cycles),  # (18)
         bound=bound_of(comp_cycles, mem_cycles, n, mwp),
         own_overlap=overlap if case == "eq22" else 1.0,
-        lockstep_cycles=lockstep if whole and case == "eq17" and lockstep > mem_l else 0.0,
+        lockstep_cycles=lockstep if whole and case in ("eq17", "eq22") and lockstep > mem_l
+        else 0.0,
         retire_cycles=retire,  # (R1w): charged in every case of the whole reading
     )
 

@@ -42,7 +42,9 @@ deriche_hsum, fdtd_k2/k3, gemver_k1: ``validation/sass_check.py``), ptxas emits 
   offset by the same index share it (gs_k2's ``A[i][k]`` and ``Q[i][k]``: one ``IMAD
   i * 0x2000 + k``; ``&R[k][k]``: an ``IMAD k * 0x2001`` and its ``IMAD.WIDE``: 2),
   weighed by the share of threads that run a block using it (gs_k1's ``t == 0``: 1/256):
-  ``hoisted_address_insts``, eq. (12h).
+  ``hoisted_address_insts``, eq. (12h); for a block of a 2-D thread's outer mapped loop
+  (run once per row in the trace, once by every CUDA thread) that share is its executions
+  per row (``thread_shares``, eq. 12h2: conv3d's plane addresses, 3 a thread).
 
 Before a loop a thread runs sequentially ptxas forms each pointer the loop advances as a
 64-bit address (``IMAD.WIDE`` of the index into the array's base: one per array the loop
@@ -91,6 +93,10 @@ class EntryShape:
     # (block ids using them, address computations): the addresses hoisted before the mapped
     # loops (hoisted_addresses)
     hoisted: tuple[tuple[tuple[int, ...], int], ...] = ()
+    # a 2-D thread: the blocks of its outer mapped loop outside the inner one (the trace runs
+    # them once per row, every CUDA thread once) and that loop's header (run once per row)
+    row_blocks: frozenset[int] = frozenset()
+    row_headers: tuple[int, ...] = ()
 
 
 def _latch_control(ops) -> int:
@@ -233,6 +239,7 @@ def entry_shape(trace: Trace, grid: int, mapped: list[int]) -> EntryShape:
     found = [(b, *geps.get(h.blocks[b].label, (0, 0))) for b in outer]
     inside = {h.blocks[b].label: b for lp in chain for b in lp.blocks
               if h.blocks[b].function == chain[0].function} if chain else {}
+    outer_loops = [lp for lp in chain if lp.id not in mapped]
     return EntryShape(
         grid=grid,
         arrays=region_arrays(trace, chain),
@@ -242,6 +249,9 @@ def entry_shape(trace: Trace, grid: int, mapped: list[int]) -> EntryShape:
         start_offsets=sum(_starts_off_zero(trace, lp) for lp in chain),
         bound_offsets=len(frozenset().union(*(_bound_offsets(trace, lp) for lp in chain))),
         hoisted=hoisted_addresses(fn, inside) if fn is not None else (),
+        row_blocks=frozenset(b for lp in outer_loops for b in lp.blocks) - inner,
+        row_headers=tuple(b for lp in outer_loops for b in lp.blocks
+                          if h.blocks[b].label == lp.header),
     )
 
 
@@ -257,17 +267,29 @@ def entry_delta(shape: EntryShape, per_thread) -> float:
     row = ROW_INDEX_INSTS - rows if shape.rows else 0.0
     addrs = sum(max(1.0 - per_thread.get(b, 0.0), 0.0) * n for b, n in shape.row_addresses)
     return float(
-        row + addrs + hoisted_address_insts(shape.hoisted, per_thread)
+        row + addrs + hoisted_address_insts(shape.hoisted, thread_shares(shape, per_thread))
         + START_OFFSET_INSTS * shape.start_offsets
         + BOUND_OFFSET_INSTS * shape.bound_offsets - CVTA_INSTS * shape.arrays
         - control
     )
 
 
+def thread_shares(shape: EntryShape, per_thread) -> dict[int, float]:
+    """``per_thread`` (block executions per thread) with a 2-D thread's row blocks
+    (``EntryShape.row_blocks``) per row instead: the trace runs them once per row of its
+    outer mapped loop (``row_headers``' executions), every CUDA thread once (its own row),
+    so a block that every row runs once is run by every thread (eq. 12h2)."""
+    rows = sum(per_thread.get(b, 0.0) for b in shape.row_headers)
+    if not rows:
+        return dict(per_thread)
+    return {b: n / rows if b in shape.row_blocks else n for b, n in per_thread.items()}
+
+
 def hoisted_address_insts(hoisted, per_thread) -> float:
     """Eq. (12h): the instructions per thread forming the addresses the IR hoists before the
     mapped loops (``EntryShape.hoisted``), each weighed by the share of threads that run a
-    block using it (its most-run user's executions per thread, at most 1)."""
+    block using it (its most-run user's executions per thread, at most 1; ``entry_delta``
+    passes ``thread_shares``, eq. 12h2, for a 2-D thread's row blocks)."""
     return float(sum(
         HOISTED_ADDRESS_INSTS * n * min(max(per_thread.get(b, 0.0) for b in blocks), 1.0)
         for blocks, n in hoisted

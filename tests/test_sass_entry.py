@@ -23,6 +23,7 @@ from cgpredict.sass_entry import (
     entry_delta,
     hoisted_address_insts,
     loop_pointer_insts,
+    thread_shares,
 )
 from cgpredict.warps import mapped_loops
 
@@ -152,6 +153,46 @@ def test_a_hoisted_address_counts_for_the_threads_that_use_it() -> None:
     hoisted = (((7,), 2), ((3, 4), 1))
     per_thread = {7: 1 / 256, 3: 1.0, 4: 64.0}
     assert hoisted_address_insts(hoisted, per_thread) == pytest.approx(2 / 256 + 1)
+
+
+# conv3d's shape: a 2-D thread (j, k) in a host loop over the planes i. The IR forms the
+# plane addresses of A[i - 1], A[i + 1] and B[i] once per launch before the j loop and uses
+# them in the j loop's own block (once per row: 1/64 of a thread in the trace); every CUDA
+# thread forms them itself (conv3d's sm_90 SASS: the plane folded into its LEA, IADD3
+# -0x10000 for i - 1), so they count in full, as in a 1-D kernel (eq. 12h).
+PLANES = """\
+#define N 64
+#pragma cgp trace N=64
+static float A[N][N][N], B[N][N][N];
+int main(void) {
+  for (int i = 0; i < N; i++) for (int j = 0; j < N; j++) for (int k = 0; k < N; k++)
+    A[i][j][k] = i + j - k;
+  for (int i = 1; i < N - 1; i++) {
+#pragma cgp kernel planes grid=2
+    for (int j = 0; j < N; j++)
+      for (int k = 0; k < N; k++) B[i][j][k] = A[i - 1][j][k] + A[i + 1][j][k];
+  }
+  return B[3][3][3] != 12345.0f ? 0 : 1;
+}
+"""
+
+
+def test_a_row_block_counts_once_per_thread_for_its_hoisted_addresses(tmp_path: Path) -> None:
+    shape, per_thread, _ = _traced(tmp_path, PLANES, 2)
+    e = shape.entry
+    used = {b for blocks, _ in e.hoisted for b in blocks}
+    n = sum(k for _, k in e.hoisted)
+    assert n >= 2 and used <= e.row_blocks and len(e.row_headers) == 1
+    assert per_thread[e.row_headers[0]] == pytest.approx(1 / 64)  # once per row in the trace
+    assert hoisted_address_insts(e.hoisted, per_thread) == pytest.approx(n / 64)
+    assert hoisted_address_insts(e.hoisted, thread_shares(e, per_thread)) == pytest.approx(n)
+
+
+def test_thread_shares_divide_row_blocks_by_the_rows() -> None:
+    e = EntryShape(grid=2, row_blocks=frozenset({1, 2}), row_headers=(1,))
+    per_thread = {1: 1 / 64, 2: 1 / 128, 5: 1.0}
+    assert thread_shares(e, per_thread) == pytest.approx({1: 1.0, 2: 0.5, 5: 1.0})
+    assert thread_shares(EntryShape(grid=1), per_thread) == per_thread
 
 
 def test_the_entry_code_and_pointers_are_integer_instructions_of_the_total() -> None:

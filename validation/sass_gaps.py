@@ -18,8 +18,6 @@ _NO_LOOP = frozenset(
     "conv2d conv3d covar_reduce deriche_hsum deriche_vsum fdtd_k2 fdtd_k3 gemver_k1".split()
 )
 _DIV_SQRT_KERNELS = frozenset("corr_std corr_reduce gs_k1 gs_k2".split())
-#: loop-free kernels whose integer class still differs (_FOLDED_ADDRESS)
-_ENTRY_GAPS = frozenset(("conv3d",))
 
 
 def _pairs(spec: str) -> frozenset[tuple[str, str]]:
@@ -42,11 +40,11 @@ _FOLDED_ADDRESS = (
     "(j = 1 + ...), a UIADD3 per size less a constant the bounds compare with (j < nj - 1), "
     "one LEA forming a 2-D thread's row index, and one IMAD.WIDE per address base; "
     "cgpredict counts that (cgpredict.sass_entry: covar_reduce 7, deriche_hsum 8, fdtd_k2 "
-    "8, fdtd_k3 10, gemver_k1 plain 10, exactly; conv2d 12 of 13); conv3d forms besides "
-    "the plane offset of its kernel argument i (IADD3 -0x10000: i - 1), the 0-based index "
-    "of each mapped dimension again after the guard (2 IADD3) and its store's row (IADD3 "
-    "+0x100): 12 against 16; gemver_k1 restrict: clang hoists u1[i] and u2[i] with their "
-    "loads (the ld_global gap)"
+    "8, fdtd_k3 10, gemver_k1 plain 10, exactly; conv2d 12 of 13; conv3d 15 of 16, its "
+    "plane addresses of the host loop's i, which every thread forms (folded into the row "
+    "index's LEA, IADD3 -0x10000 for i - 1), counted once a thread by eq. 12h2, its "
+    "0-based index formed again after the guard not counted); gemver_k1 restrict: clang "
+    "hoists u1[i] and u2[i] with their loads (the ld_global gap)"
 )
 _K_ARGUMENT_INTEGER = (
     "restrict: gs_k2's k is the host loop's variable in the C, a kernel argument in the "
@@ -208,8 +206,6 @@ def _untiled_compute(launch: str, port: str, cls: str) -> str | None:
     if cls == "fp32":
         return None  # deriche_hsum/vsum's c1, c2: scalar_args.kept_factor_insts
     if launch in _NO_LOOP:
-        if cls == "integer" and launch in _ENTRY_GAPS:
-            return _FOLDED_ADDRESS
         if cls == "integer" and (launch, port) == ("gemver_k1", "restrict"):
             return _FOLDED_ADDRESS
         if (cls, launch, port) == ("other", "gemver_k1", "restrict"):

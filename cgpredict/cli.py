@@ -73,9 +73,9 @@ from .heap import keep_freed_memory
 @click.option(
     "--registers",
     type=int,
-    default=32,
-    show_default=True,
-    help="Registers per thread assumed for occupancy.",
+    default=None,
+    help="Registers per thread assumed for occupancy [default: estimated per kernel from "
+    "its C: the values a thread holds at once, docs/models.md eq. (RG1)].",
 )
 @port_option
 @sync_option

@@ -46,15 +46,25 @@ from .errors import OutputPathError, check_writable
     "dd_store_cycles, dd_l2_cycles, l1_request_cycles, l1_store_line_cycles) to the "
     "measurements and print their leave-one-kernel-out errors.",
 )
+@click.option(
+    "--registers",
+    "registers_from",
+    type=click.Choice(["measured", "estimated"]),
+    default="measured",
+    show_default=True,
+    help="Registers a thread: a measured entry's ptxas count, or estimated from the C as "
+    "`run` does without --registers.",
+)
 @port_option
-def validate(device, measured, corpus, model, only, out_dir, port, fit_names):
+def validate(device, measured, corpus, model, only, out_dir, port, fit_names, registers_from):
     """Predict every corpus kernel and compare with GPU measurements (mean abs. % error)."""
     from .validate import default_measured, to_markdown, write_results
     from .validate import validate as run_validation
 
     measured = measured or default_measured(device, Path.cwd())
     progress = progress_printer()
-    v = run_validation(device, corpus, measured, model, tuple(only), progress, port)
+    v = run_validation(device, corpus, measured, model, tuple(only), progress, port,
+                       measured_registers=registers_from == "measured")
     click.echo(to_markdown(v))
     written = write_results(v, out_dir)
     click.echo(f"wrote {', '.join(str(p) for p in written)}")

@@ -15,7 +15,8 @@ from .register_block import RegisterBlockFigures
 
 # 3: kernel_ms, launch_ms, once_ms, sync, sync_ms; no launch_overhead_ms
 # 4: per kernel halo and reg_block (the figures of the advisor's halo tile, register blocking)
-SCHEMA_VERSION = 4
+# 5: per kernel registers_from (the registers a thread given, or estimated from the C)
+SCHEMA_VERSION = 5
 DEFAULT_BLOCKS = {1: Block(256, 1), 2: Block(32, 32)}
 #: a kernel's fields that ``Report.to_dict`` leaves out: each distinct launch's profile again
 #: (hundreds of dataclass values for GRAMSCHMIDT's 514 launches), never converted
@@ -39,7 +40,8 @@ class RunOptions:
     functions: tuple[str, ...] = ()
     timeout_s: float = 120.0
     max_events: int = 200_000_000
-    registers_per_thread: int = 32
+    # registers a thread for occupancy; None: estimated per kernel from its C (registers.py)
+    registers_per_thread: int | None = None
     batch_mode: str = "whole"
     max_launches: int = 2  # launches per kernel whose memory events are recorded and analysed
     port: str = "plain"  # the CUDA port predicted: plain pointers or __restrict__ (port.py)
@@ -139,6 +141,9 @@ class KernelReport:
     # RunOptions.reg_block (register_block.py), as figures; None for a kernel without
     halo: HaloFigures | None = None
     reg_block: RegisterBlockFigures | None = None
+    # where the registers a thread (profile.registers_per_thread) came from: "given"
+    # (--registers, a measured entry's count) or "estimated" (registers.py, eq. (RG1))
+    registers_from: str = "given"
 
     @property
     def time_ms(self) -> float:

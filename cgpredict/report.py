@@ -71,7 +71,8 @@ def _kernel_text(k: KernelReport, sync: str = "each") -> list[str]:
         _parts_text(k, sync),
         f"  grid {k.grid_dims}-D {gx}x{gy} threads, block {k.block}, {k.blocks} blocks; "
         f"B={r.b_blocks} blocks/SM, N={r.n_warps} warps/SM, occupancy {k.occupancy:.0%} "
-        f"(limited by {k.occupancy_limit}), {k.batches:.4g} batches",
+        f"(limited by {k.occupancy_limit}), {k.batches:.4g} batches, "
+        f"{p.registers_per_thread} registers a thread ({k.registers_from})",
         f"  MWP={r.mwp:.2f} CWP={r.cwp:.2f} case={r.case}, {bound_text(r)}, "
         f"{r.cycles:.4g} cycles, L2 hit rate {k.l2_hit_rate:.1%}",
         *_bounds_text(r),

@@ -201,10 +201,13 @@ def validate(
     only: tuple[str, ...] = (),
     progress=None,
     port: str = "plain",
+    measured_registers: bool = True,
 ) -> Validation:
     """Predict every measured configuration (kernel, work sizes, block) and compare; without
     measurements, every corpus file at its defaults. A file is traced once per work size and
-    analysed per block shape."""
+    analysed per block shape. An entry's ``registers`` (ptxas -v of its port) set the
+    registers a thread unless ``measured_registers`` is False; else, as ``run`` does, they
+    are estimated from the C (registers.py)."""
     files = {f.stem: f for f in sorted(Path(corpus).glob("*.c"))}
     if not files:
         raise ValidationError(f"no corpus kernels (*.c) in {corpus}")
@@ -226,6 +229,8 @@ def validate(
     if not measured:
         wanted = [{"kernel": k} for k in files if not only or k in only]
     groups: dict[tuple, list[dict]] = {}
+    if not measured_registers:
+        wanted = [{k: v for k, v in e.items() if k != "registers"} for e in wanted]
     for e in wanted:
         sync = e.get("sync", SUITE_SYNC.get(e["kernel"], "each"))
         key = (e["kernel"], tuple(sorted(e.get("work_sizes", {}).items())), sync)

@@ -76,15 +76,15 @@ def test_validate_output_matches_schema(tmp_path):
 
 
 def test_an_old_run_file_is_refused_at_its_schema_version():
-    """A ``run --json`` of schema 3 (before the kernels' ``halo`` and ``reg_block``: the golden
+    """A ``run --json`` of schema 4 (before the kernels' ``registers_from``: the golden
     report made old) is refused at its version, not at the first field it lacks; the golden
     report itself (``seconds`` put back) matches."""
     d = json.loads((ROOT / "tests" / "golden" / "gemm_64_trace32_tk1.json").read_text())
     d["seconds"] = {}
     s = schema_of("run")
     validate_json(d, s)
-    old = {**d, "schema_version": 3,
-           "kernels": [{f: v for f, v in k.items() if f not in ("halo", "reg_block")}
+    old = {**d, "schema_version": 4,
+           "kernels": [{f: v for f, v in k.items() if f != "registers_from"}
                        for k in d["kernels"]]}
-    with pytest.raises(SchemaError, match=r"^\$\.schema_version: expected 4, got 3$"):
+    with pytest.raises(SchemaError, match=r"^\$\.schema_version: expected 5, got 4$"):
         validate_json(old, s)

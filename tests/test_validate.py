@@ -389,3 +389,10 @@ def test_registers_of_an_entry_set_the_occupancy(corpus, tmp_path):
     bad = dict(GEMM_RESULTS[0], registers=0)
     with pytest.raises(ValidationError, match=r"\.registers: want a positive register count"):
         load_measured(measurement(tmp_path, [bad]))
+    # --registers estimated: the entry's count is set aside, the C's estimate (eq. (RG1))
+    # leaves GEMM's two blocks
+    (est,) = validate("h100", corpus, measurement(tmp_path, [entry]),
+                      measured_registers=False).rows
+    k = est.report.kernels[0]
+    assert k.registers_from == "estimated" and k.occupancy_limit != "registers"
+    assert row.report.kernels[0].registers_from == "given"

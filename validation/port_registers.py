@@ -1,7 +1,8 @@
 """Record in a measurement file the registers a thread of each measured binary uses (issue 24).
 
-cgpredict does not estimate a kernel's register count: it takes ``--registers`` (default 32),
-which on the H100 leaves every block shape at full occupancy. A measured binary that uses more
+Without ``--registers`` cgpredict estimates a kernel's register count from its C
+(``cgpredict/registers.py``, docs/models.md eq. (RG1)), which stays at the 32 of full
+occupancy unless one loop iteration needs more. A measured binary that uses more
 runs fewer blocks an SM (SYRK and SYR2K tiled at 32x32: 40 and 45 registers, one 1024-thread
 block an SM instead of two; Nsight Compute ``launch__registers_per_thread`` and
 ``launch__occupancy_limit_registers`` of the same rows agree). ``cgpredict validate`` predicts

@@ -49,7 +49,7 @@ from .checks import (
 from .launch import LaunchContext, LaunchModel, trip
 from .launch_parts import launch_rows
 from .layouts import halo_staged, reg_blocked, remapped, row_warped
-from .region import RegionSetup, is_store, region_memory, setup_region
+from .region import RegionSetup, is_store, region_memory, setup_region, with_registers
 from .reloads import launch_reloads
 
 
@@ -87,6 +87,7 @@ def analyze_region(
     wt = laid_out = remapped(trace, region, plain, opts)
     wt, halo = halo_staged(trace, region, wt, opts, device)
     wt, block_scale, thread_scale = row_warped(trace, region, wt, opts)
+    opts, regs_from = with_registers(trace, region, plain.grid_dims, opts, device, sizes, tsz, wsz)
     wt, reg_block, opts = reg_blocked(trace, region, wt, opts, device)
     figures = _figures(halo, reg_block, wt.block.threads, opts.registers_per_thread)
     warnings += _figure_notes(info.name, figures)
@@ -144,7 +145,8 @@ def analyze_region(
             level=opts.reduce,
         ),
     )
-    return _kernel_report(setup, ctx, _model_launches(setup, ctx), check, warnings, figures)
+    report = _kernel_report(setup, ctx, _model_launches(setup, ctx), check, warnings, figures)
+    return dataclasses.replace(report, registers_from=regs_from)
 
 
 _Figures = tuple[HaloFigures | None, RegisterBlockFigures | None]

@@ -23,10 +23,11 @@ from ..memory.staging import staging_setup
 from ..memory.transactions import L1Config, MemoryAnalysis, analyze_memory
 from ..occupancy import BlockDoesNotFit, occupancy
 from ..prediction import PredictionError, RunOptions
+from ..registers import estimate_registers, full_occupancy_registers
 from ..scaling import SizeModel
 from ..warps import WarpTrace, mapped_loops
 from .checks import tile_problem
-from .launch import trip
+from .launch import loop_unroll_at, trip
 
 
 @dataclass(frozen=True, eq=False)
@@ -329,3 +330,28 @@ def _block_factors(trace: Trace, region: int, grid: int, sizes: SizeModel, tsz, 
                     if b.region == -1 and b.function == call.callee:
                         out[b.id] = max(out.get(b.id, 0.0), out[call.block] * own[b.id])
     return out
+
+
+#: registers a thread when the estimate has nothing to go on (a kernel with no loop in the IR)
+FALLBACK_REGISTERS = 32
+
+
+def with_registers(trace: Trace, region: int, grid: int, opts: RunOptions, device: GPUDevice,
+                   sizes: SizeModel, tsz: dict[str, int],
+                   wsz: dict[str, int]) -> tuple[RunOptions, str]:
+    """``opts`` with the registers a thread set, and where they came from: as given, or
+    (``registers_per_thread`` None) estimated from the region's IR (registers.py, eq. (RG1)),
+    its loops unrolled as at the work size (loop_unroll_at), within ``device``'s budget for
+    full occupancy (eq. (RG2))."""
+    if opts.registers_per_thread is not None:
+        return opts, "given"
+    unroll = {}
+    for lp in trace.header.loops:
+        if lp.region == region and lp.depth > grid:
+            m = sizes.trips.get(lp.id)
+            t = trip(m, tsz) if m is not None else 0.0
+            unroll[lp.id] = loop_unroll_at(trace, lp.id, trip(m, wsz) / t if t > 0 else 1.0)
+    est = estimate_registers(trace, region, grid, unroll, opts.port == "restrict",
+                             full_occupancy_registers(device))
+    regs = est.registers if est is not None else FALLBACK_REGISTERS
+    return dataclasses.replace(opts, registers_per_thread=regs), "estimated"

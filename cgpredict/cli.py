@@ -101,7 +101,6 @@ def run(
 ):
     """Predict the GPU time of the marked kernels of SOURCE."""
     from .prediction import RunOptions
-    from .report import to_json, to_text
 
     opts = RunOptions(
         block=parse_block(block),
@@ -144,6 +143,14 @@ def run(
         report = predict(source, progress=progress, **api_kwargs(opts))
     if not timings:  # wall-clock times: the one thing two identical runs would not share
         report = dataclasses.replace(report, seconds={})
+    # imported only now: the report imports the models, which the warm-up thread imports
+    # beside the C compiler (warmup.py), so that the trace's first compile starts sooner;
+    # joined first, as every thread importing what the warm-up imports does
+    from . import warmup
+
+    warmup.join()
+    from .report import to_json, to_text
+
     click.echo(to_json(report) if as_json else to_text(report))
 
 

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .block import Block
 from .errors import CGPredictError
-from .halo import HaloFigures
 from .jsondata import field_names, jsonable, jsonable_fields
-from .models.base import ModelResult
-from .profile import KernelProfile
-from .register_block import RegisterBlockFigures
+
+if TYPE_CHECKING:  # annotations only: these import numba and the models, which the
+    # tracer does not need (a cold run imports them on a thread beside the C compiler)
+    from .halo import HaloFigures
+    from .models.base import ModelResult
+    from .profile import KernelProfile
+    from .register_block import RegisterBlockFigures
 
 # 3: kernel_ms, launch_ms, once_ms, sync, sync_ms; no launch_overhead_ms
 # 4: per kernel halo and reg_block (the figures of the advisor's halo tile, register blocking)

@@ -1,7 +1,9 @@
 """With the cache off, a cold `run` starts the warm-up (numba and the analysis imported beside
 the compiler, cgpredict/warmup.py) before the size macros' probe compile, and its main thread
 imports no module between that start and its first ``warmup.join()`` (two threads importing
-at once can deadlock in Python's import locks); the prediction is the same."""
+at once can deadlock in Python's import locks), nor numba before it (the tracer needs none of
+it: numba's import runs on the warm-up thread, beside the compiler); the prediction is the
+same."""
 
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ WATCH = """
 import json, sys, threading
 from cgpredict import warmup
 from cgpredict.frontend import macros
-state = {"joined": False, "started_at_probe": None, "main_imports": []}
+state = {"joined": False, "started_at_probe": None, "main_imports": [], "numba_on_main": False}
 join = warmup.join
 def watched_join():
     if threading.current_thread() is threading.main_thread():
@@ -34,6 +36,9 @@ def watched_probe(*a, **k):
     return probe(*a, **k)
 macros._compile_probe = watched_probe
 def hook(event, args):
+    if (event == "import" and args[0] == "numba" and "numba" not in sys.modules
+            and threading.current_thread() is threading.main_thread()):
+        state["numba_on_main"] = True  # the main thread paid for numba's import itself
     if (event == "import" and warmup._thread is not None and not state["joined"]
             and threading.current_thread() is threading.main_thread()
             and args[0] not in sys.modules):
@@ -58,4 +63,5 @@ def test_warm_up_starts_before_the_macro_probe_and_the_main_thread_imports_nothi
     assert out["exit"] == 0 and out["joined"]
     assert out["started_at_probe"] is True  # both files have size macros to evaluate
     assert out["main_imports"] == []
+    assert out["numba_on_main"] is False
     assert json.loads(out["out"])["kernels"]

@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,23 +94,37 @@ def _emits_parsable_ir(command: tuple[str, ...]) -> bool:
     return True
 
 
+def _probed(command: tuple[str, ...], origin: str) -> Compiler | None:
+    """``command`` as a Compiler when it emits IR llvmlite parses, else None. Its
+    ``--version`` runs on a thread beside the probe compile (two child processes at once:
+    the cold run waits for one of them, not both in turn)."""
+    version: list[str] = []
+    asked = threading.Thread(target=lambda: version.append(_version(command)), daemon=True)
+    asked.start()
+    usable = _emits_parsable_ir(command)
+    asked.join()
+    return Compiler(command, origin, version[0]) if usable else None
+
+
 @functools.lru_cache(maxsize=1)
 def find_compiler() -> Compiler:
     """The compiler to use, following the discovery order in the module docstring."""
     env = os.environ.get("CGP_CC")
     if env:
-        cmd = tuple(shlex.split(env))
-        if not _emits_parsable_ir(cmd):
+        found = _probed(tuple(shlex.split(env)), "CGP_CC")
+        if found is None:
             raise ToolchainError(f"$CGP_CC={env!r} does not emit LLVM IR that llvmlite can parse")
-        return Compiler(cmd, "CGP_CC", _version(cmd))
+        return found
     for name in ("clang",):
         path = shutil.which(name)
-        if path and _emits_parsable_ir((path,)):
-            return Compiler((path,), "PATH", _version((path,)))
+        found = _probed((path,), "PATH") if path else None
+        if found is not None:
+            return found
     cmd = _ziglang_cc()
     _usable_zig_cache()
-    if _emits_parsable_ir(cmd):
-        return Compiler(cmd, "ziglang", _version(cmd))
+    found = _probed(cmd, "ziglang")
+    if found is not None:
+        return found
     raise ToolchainError(
         "no usable C compiler: install clang matching llvmlite's LLVM, or `pip install ziglang`"
     )

@@ -378,3 +378,65 @@ def test_nvdisasm_is_found_on_path_or_in_the_wheel_or_reported_missing(monkeypat
     assert sass_counts.find_nvdisasm() is None
     with pytest.raises(RuntimeError, match="pip install nvidia-cuda-nvdisasm"):
         sass_counts.disassemble(Path("/nonexistent/x.cubin"))
+
+
+#: a strip loop whose one tile's staging nvcc unrolled 4 times, remainder first (the shape of
+#: gemm_tiled's A tile, trimmed): entry test, remainder count test, first remainder element
+#: (bounds test over the load, STS, exit test), second element, the remainder's exit and the
+#: test for a 4-element trip, the 4-element loop, then the compute phase between barriers
+_UNROLLED_STAGING = """\
+//--------------------- .text._Z4tileP --------------------------
+\t.section\t.text._Z4tileP,"ax",@progbits
+_Z4tileP:
+.text._Z4tileP:
+        /*0000*/                   S2R R0, SR_TID.X ;
+.L_x_9:
+        /*0010*/                   ISETP.GE.AND P1, PT, R20, UR8, PT ;
+        /*0020*/                   BSSY B1, `(.L_x_0) ;
+        /*0030*/               @P1 BRA `(.L_x_1) ;
+        /*0040*/                   LOP3.LUT R6, R6, 0x3, RZ, 0xc0, !PT ;
+        /*0050*/                   ISETP.NE.AND P1, PT, R6, RZ, PT ;
+        /*0060*/              @!P1 BRA `(.L_x_3) ;
+        /*0070*/                   ISETP.GT.AND P1, PT, R4, 0x3ff, PT ;
+        /*0080*/               @P1 BRA `(.L_x_5) ;
+        /*0090*/                   LDG.E R9, desc[UR12][R8.64] ;
+.L_x_5:
+        /*00a0*/                   STS [R10], R9 ;
+        /*00b0*/                   ISETP.NE.AND P1, PT, R6, 0x1, PT ;
+        /*00c0*/              @!P1 BRA `(.L_x_3) ;
+        /*00d0*/                   IMAD R11, R11, 0x4, R10 ;
+        /*00e0*/                   LDG.E R8, desc[UR12][R8.64] ;
+        /*00f0*/                   STS [R11], R8 ;
+.L_x_3:
+        /*0100*/                   BSYNC B0 ;
+        /*0110*/                   ISETP.GE.U32.AND P1, PT, R18, 0x3, PT ;
+        /*0120*/              @!P1 BRA `(.L_x_1) ;
+        /*0130*/                   LEA R6, R23, UR7, 0x2 ;
+.L_x_10:
+        /*0140*/                   LDG.E R26, desc[UR12][R4.64] ;
+        /*0150*/                   STS [R6], R26 ;
+        /*0160*/              @!P1 BRA `(.L_x_10) ;
+.L_x_1:
+        /*0170*/                   BSYNC B1 ;
+        /*0180*/                   BAR.SYNC.DEFER_BLOCKING 0x0 ;
+        /*0190*/                   LDS R4, [R3] ;
+        /*01a0*/                   FFMA R13, R4, R4, R13 ;
+        /*01b0*/                   BAR.SYNC.DEFER_BLOCKING 0x0 ;
+        /*01c0*/              @!P1 BRA `(.L_x_9) ;
+        /*01d0*/                   EXIT ;
+.L_x_2:
+        /*01e0*/                   BRA `(.L_x_2);
+"""
+
+
+def test_the_unrolled_staging_path_of_a_one_element_thread() -> None:
+    # by hand: entry 3 (ISETP BSSY BRA), remainder test 3 (LOP3 ISETP BRA), element 1 with its
+    # bounds test, load, STS and exit test 6 (0x0070-0x00c0), the remainder's exit and the
+    # 4-element test 3 (BSYNC ISETP BRA), the closing BSYNC 1: 16; element 2, the body's entry
+    # and the 4-element loop are skipped
+    (k,) = sass_counts.parse_sass(_UNROLLED_STAGING)
+    strip = next(lp for lp in k.loops if lp.own["fp32"] > 0)
+    path = sass_check.staging_path(k, strip)
+    assert path.total == 16
+    assert (path["ld_global"], path["st_shared_32"], path["branch"]) == (1, 1, 5)
+    assert path["integer"] == 6 and path["other"] == 3  # 5 ISETP and LOP3; BSSY, 2 BSYNC

@@ -1,12 +1,14 @@
 """Tests of cgpredict.memory.staging_code: the SASS of a tiled kernel's cooperative staging.
 
-Oracles: the per-phase counts are the sm_90 SASS of validation/cuda/gemm_tiled.cu and
-syrk_tiled.cu counted by hand (``python validation/sass_counts.py gemm_tiled --port restrict``,
-every loop ``#pragma unroll 1``): the staging loop of the A tile (32 columns) 16 integer, 1
-branch, 1 other a trip; of the B tile (bx columns) 31 integer, 1 branch, 1 other; the tile
-loop's own code outside the compute phase and its loop control: per tile a BSSY/BSYNC pair and
-the first element's index, per tile shape an entry test and its branch, the B tile's
-reciprocal (IABS, I2F.RP, MUFU.RCP, VIADD, F2I, 3 moves, IMAD, IMAD.HI).
+Oracles: the per-phase counts are the sm_90 SASS of validation/cuda/gemm_tiled.cu as the GPU
+runs it (``python validation/sass_counts.py gemm_tiled --unroll --keep DIR``: nvcc unrolls the
+staging loop 4 times, remainder first), counted by hand along a thread's path: with one element
+of each tile (32x32 block) the A tile's path is 36 instructions from its entry test to its
+closing BSYNC (ISETP BSSY BRA; VIADD BSSY MOV LOP3 ISETP BRA; 21 for the element and its exit
+test; BSYNC ISETP BRA; BSYNC), LDG and STS among them: 22 integer, 5 branch, 7 other; the B
+tile's 59, of which 43 integer, 4 branch, 10 other; with four elements of B (32x8 block) the
+remainder is skipped and one 4-element trip runs: 159, of which 131 integer, 4 branch, 16
+other. A brute-force oracle enumerates each thread's trip count ``len(range(t, E, T))``.
 
 Block-shaped tiles (the advisor's textbook kernel): the sm_90 SASS of
 validation/cuda/textbook/gemm_textbook.cu as the GPU runs it (``python
@@ -28,6 +30,8 @@ import numpy as np
 import pytest
 
 from cgpredict.memory.staging_code import (
+    POW2_LOOP,
+    RUNTIME_LOOP,
     StagedTile,
     copy_sectors,
     lane_shape,
@@ -45,35 +49,46 @@ POLYBENCH = Path(__file__).resolve().parents[1] / "polybench_c"
 def test_gemm_tile_phase_is_the_sass_count():
     # A[i][k]: lanes on one element; B[k][j]: lanes on consecutive elements (bx columns)
     tiles = (StagedTile("A", 1.0, "broadcast"), StagedTile("B", 1.0, "columns"))
-    got = phase_code(tiles)
-    # staging loops 16 + 31, reciprocal 6, two first indices, two entry tests
-    assert got == StagingCounts(integer=16 + 31 + 6 + 2 + 2, branch=1 + 1 + 2,
-                                other=1 + 1 + 3 + 2 * 2)
+    assert phase_code(tiles) == StagingCounts(integer=22 + 43, branch=5 + 4, other=7 + 10)
 
 
-def test_syrk_tiles_of_one_array_are_two_tiles_with_two_tests():
-    tiles = (StagedTile("A", 1.0, "broadcast"), StagedTile("A", 1.0, "rows"))
-    assert phase_code(tiles) == StagingCounts(integer=16 * 2 + 2 + 2, branch=2 + 2, other=2 + 4)
+def test_gemm_32x8_tile_phase_runs_one_four_element_trip_of_b():
+    tiles = (StagedTile("A", 1.0, "broadcast"), StagedTile("B", 4.0, "columns"))
+    assert phase_code(tiles) == StagingCounts(integer=22 + 131, branch=5 + 4, other=7 + 16)
+    assert phase_code(tiles).total == 185  # 195 on the path less 5 LDG and 5 STS
 
 
-def test_tiles_of_one_shape_share_their_entry_test():
+def test_every_tile_runs_its_own_loop_frame():
     one = phase_code((StagedTile("A", 1.0, "broadcast"),))
-    two = phase_code((StagedTile("A", 1.0, "broadcast"), StagedTile("B", 1.0, "broadcast")))
-    assert two.branch - one.branch == 1  # the B loop's back edge, no second test
-    assert two.integer - one.integer == 16 + 1
+    two = phase_code((StagedTile("A", 1.0, "broadcast"), StagedTile("A", 1.0, "rows")))
+    assert two == StagingCounts(integer=2 * one.integer, branch=2 * one.branch,
+                                other=2 * one.other)
 
 
-def test_elements_and_phases_scale_the_code():
-    # a 32x8 block copies 4 elements of each 32x32 tile a phase: the loop code 4 times,
-    # the code around the loops once
-    four = phase_code((StagedTile("A", 4.0, "broadcast"),))
-    one = phase_code((StagedTile("A", 1.0, "broadcast"),))
-    assert four.integer - one.integer == 3 * 16
-    assert four.branch - one.branch == 3
+def test_remainder_elements_then_four_element_trips():
+    # code(n) = frame + remainder[1..n mod 4] + [n >= 4] body_entry + floor(n / 4) body  (S1)
+    lp = POW2_LOOP
+    for n in range(1, 13):
+        parts = [lp.frame, *lp.remainder[: n % 4]] + ([lp.body_entry] if n >= 4 else [])
+        parts += [lp.body] * (n // 4)
+        assert lp.code(n).total == sum(p.total for p in parts)
+    assert lp.code(4).total - lp.code(3).total == (1 + 65) - (21 + 22 + 18)
+    assert lp.code(0) == StagingCounts(integer=1, branch=1, other=2)
     assert staging_code((StagedTile("A", 1.0, "broadcast"),), 64.0).total == pytest.approx(
-        64 * one.total
+        64 * lp.code(1).total
     )
     assert staging_code((), 10.0) == StagingCounts()
+
+
+@pytest.mark.parametrize("elements,threads", [(1024, 256), (256, 256), (1024, 96), (96, 64),
+                                              (40, 64), (1024, 1024), (2048, 384)])
+def test_fractional_elements_average_the_threads_paths(elements, threads):
+    # brute force: each thread's trip count, its path's count, averaged over the block
+    for loop, shape in ((POW2_LOOP, "broadcast"), (RUNTIME_LOOP, "columns")):
+        want = sum(loop.code(len(range(t, elements, threads))).total
+                   for t in range(threads)) / threads
+        got = phase_code((StagedTile("A", elements / threads, shape),)).total
+        assert got == pytest.approx(want)
 
 
 def _warps(rows: list[list[int]], sid: int = 0) -> SimpleNamespace:
@@ -108,7 +123,7 @@ def test_syrk_tiled_profile_counts_its_staging_code(compiler):
     # NI = NJ = 64: 2 tile phases; tiles A[i][k] and A[j][k], one element each a phase
     p = _profile("syrk_tiled.c", {"NI": 64, "NJ": 64})
     assert p.shared.load_insts == pytest.approx(4.0)
-    assert p.staging_code == StagingCounts(integer=2 * 36, branch=2 * 4, other=2 * 6)
+    assert p.staging_code == StagingCounts(integer=2 * 44, branch=2 * 10, other=2 * 14)
     assert p.machine_insts >= p.staging_code.total + p.shared.load_insts
 
 
@@ -142,7 +157,7 @@ def test_text_report_names_the_staging_code(compiler):
     sizes = {"NI": 64, "NJ": 64}
     rep = predict_source(POLYBENCH / "syrk_tiled.c",
                          RunOptions(device="h100", work_sizes=sizes, trace_sizes=sizes))
-    assert "staging code: 72.0 integer, 8.0 branch and 12.0 other instructions" in to_text(rep)
+    assert "staging code: 88.0 integer, 20.0 branch and 28.0 other instructions" in to_text(rep)
 
 
 def _thread_tiles(copy: str) -> tuple[StagedTile, ...]:
@@ -164,9 +179,9 @@ def test_checked_textbook_tile_phase_is_the_sass_count():
 
 
 def test_textbook_copy_is_far_less_than_the_staging_loop():
-    # the loop copy of the same tiles (B's columns a run-time blockDim.x): 70 a phase, 8 here
+    # the loop copy of the same tiles (B's columns a run-time blockDim.x): 91 a phase, 8 here
     loop = phase_code((StagedTile("A", 1.0, "broadcast"), StagedTile("B", 1.0, "columns")))
-    assert loop.total == 57 + 4 + 9
+    assert loop.total == 34 + 57
     assert phase_code(_thread_tiles("thread")).total == 8
 
 

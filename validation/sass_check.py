@@ -267,6 +267,54 @@ def other_loops(plain: SassKernel, unrolled: SassKernel, loops: list[ModelLoop])
     return out
 
 
+def staging_path(k: SassKernel, lp: SassLoop) -> ClassCounts | None:
+    """The staging of one strip of the tiled loop ``lp`` (its code before the first barrier)
+    along the path of a thread with one element of each tile (the 32x32 block the check
+    predicts at), in a build whose staging loops nvcc unrolled 4 times, remainder first
+    (memory.staging_code, eq. (S1)): a conditional forward branch falls through (the entry
+    test, the remainder count test, the bounds test over the load), except the two after each
+    shared store, taken (the remainder's exit test after the thread's last element, then the
+    test for a 4-element trip); unconditional forward branches are followed. None without
+    two barriers."""
+    bars = [i for i in range(lp.start, lp.end + 1) if k.insts[i].opcode.startswith("BAR")]
+    if len(bars) < 2:
+        return None
+    c, i, take = ClassCounts(), lp.start, 0
+    while i < bars[0]:
+        inst = k.insts[i]
+        if not inst.slow:
+            c.add(sass_counts.sass_class(inst.opcode))
+        take = 2 if inst.opcode.startswith("STS") else take
+        j = k.labels.get(inst.target or "", -1)
+        if inst.opcode.startswith("BRA") and j > i and (not inst.guarded or take):
+            take -= inst.guarded
+            i = j
+            continue
+        i += 1
+    return c
+
+
+def staging_correction(plain: SassKernel, unrolled: SassKernel,
+                       loops: list[ModelLoop]) -> HotLoop | None:
+    """A tiled kernel's staging per strip, the no-unroll build's (the strip loop's code
+    before its first barrier, each staging loop once) against the unrolled build's path
+    (``staging_path``), weighed by the strips a thread runs; None for an untiled kernel."""
+    h0 = _hot(plain)
+    if h0 is None or h0.parent < 0:
+        return None
+    strip = plain.loops[h0.parent]
+    h1 = _hot(unrolled, like=h0.own)
+    bars = [i for i in range(strip.start, strip.end + 1)
+            if plain.insts[i].opcode.startswith("BAR")]
+    path = staging_path(unrolled, h1) if h1 is not None else None
+    if len(bars) < 2 or path is None:
+        return None
+    main = [lp for lp in plain.loops if not is_staging(lp)]
+    ml = loops[main.index(strip)]
+    before = summary(plain.range_counts(strip.start, bars[0] - 1))
+    return HotLoop(ml.iters_per_thread, before, summary(path), 1.0)
+
+
 def unrolled_estimate(sass: dict[str, float] | None, h: HotLoop | None, others=()):
     """Per-thread SASS counts without unrolling (``sass``) corrected for unrolling at the hot
     loop ``h`` and the ``others`` (``other_loops``): each one's unrolled minus its no-unroll
@@ -345,6 +393,8 @@ def check_file(name: str, port: str, out_dir: Path, *, unrolled: bool = True) ->
                 ml = m.loops[[lp for lp in k.loops if not is_staging(lp)].index(h0)]
                 kc.hot = hot_loop(k, unr[launch], ml)
                 kc.others = other_loops(k, unr[launch], m.loops)
+                st = staging_correction(k, unr[launch], m.loops)
+                kc.others += [st] if st is not None else []
             kc.sass = unrolled_estimate(kc.sass1, kc.hot, kc.others)
         out.append(kc)
     return out

@@ -175,6 +175,7 @@ class SassKernel:
     outside: ClassCounts
     insts: list[SassInst]
     cold: int = 0  # instructions of called subroutines (slow paths), not counted
+    labels: dict[str, int] = field(default_factory=dict)  # label -> instruction index
 
     @property
     def slow_insts(self) -> int:
@@ -280,7 +281,8 @@ def parse_kernel(mangled: str, lines: list[str]) -> SassKernel:
         inner = [k for k, lp in enumerate(loops) if lp.start <= i <= lp.end]
         target = loops[max(inner, key=lambda k: loops[k].start)].own if inner else outside
         target.add(sass_class(inst.opcode))
-    return SassKernel(mangled, ptx_counts.demangle(mangled), loops, outside, insts, cold)
+    return SassKernel(mangled, ptx_counts.demangle(mangled), loops, outside, insts, cold,
+                      label_at)
 
 
 def parse_sass(text: str) -> list[SassKernel]:

@@ -78,7 +78,7 @@ def staging_setup(
     copies = {x[0]: block_copy(x, block, layouts)
               if (own_copy if x[0] in own else copy) != "loop" else "loop" for x in hints}
     cols = {arr: c for arr, _, c in hints}
-    tiles = _tiles(wt, staged, layouts, per_array, copies)
+    tiles = _tiles(wt, staged, layouts, per_array, copies, block)
     tiles = tuple(replace(t, sectors_per_load=copy_sectors(
         block.x if t.runtime_columns else cols.get(t.array, block.x),
         layouts[t.array].elem_bytes if t.array in layouts else 4,
@@ -137,12 +137,12 @@ def _regrown(keys, used):  # pragma: no cover - numba
 
 
 def _tiles(wt: WarpTrace, staged, layouts: dict, per_array: dict[str, int],
-           copies: dict[str, Copy]) -> tuple:
+           copies: dict[str, Copy], block: Block) -> tuple:
     """The ``staging_code.StagedTile`` of every tile a block stages: one per staged array and
     shape of a warp's lanes on it (``A[i][k]`` and ``A[j][k]`` are two tiles of ``A``), the
-    array's staging loads per phase shared among its tiles, copied as ``copies`` says (the
-    staging loop when it does not name the array, or a thread copies more than one element of
-    a tile a phase)."""
+    array's staging loads per phase shared among its tiles by their elements (``_tile_shares``),
+    copied as ``copies`` says (the staging loop when it does not name the array, or a thread
+    copies more than one element of a tile a phase)."""
     shapes: dict[str, set[str]] = {}
     for a in staged:
         elem = layouts[a.array].elem_bytes if a.array in layouts else 4
@@ -150,11 +150,20 @@ def _tiles(wt: WarpTrace, staged, layouts: dict, per_array: dict[str, int],
     tiles = []
     for arr, n in sorted(per_array.items()):
         kinds = sorted(shapes.get(arr, {"broadcast"}))
-        each = n / len(kinds)
-        copy = copies.get(arr, "loop") if each == 1 else "loop"
-        tiles += [StagedTile(array=arr, loads_per_phase=each, lanes=shape, copy=copy)
-                  for shape in kinds]
+        for shape, share in zip(kinds, _tile_shares(kinds, block)):
+            each = n * share
+            copy = copies.get(arr, "loop") if each == 1 else "loop"
+            tiles.append(StagedTile(array=arr, loads_per_phase=each, lanes=shape, copy=copy))
     return tuple(tiles)
+
+
+def _tile_shares(kinds: list[str], block: Block) -> list[float]:
+    """Each tile's share of its array's staging loads: its elements, a strip of S by the
+    block's y rows when a warp's lanes read one element of it (``X[i][k]``: y rows x S), else
+    by the block's x (``X[k][j]``: S x the x columns; ``X[j][k]``: the x rows x S): weights
+    ``block.y`` and ``block.x`` (S is common to the tiles of one strip)."""
+    w = [float(block.y if k == "broadcast" else block.x) for k in kinds]
+    return [x / sum(w) for x in w]
 
 
 def block_copy(hint: tuple, block: Block, layouts: dict) -> Copy:

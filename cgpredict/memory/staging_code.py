@@ -6,36 +6,39 @@ The staging is a loop over a tile's elements, the block's threads taking one ele
 trip (x fastest, so a warp reads a row of global memory at once): element ``e`` is tile row
 ``e / cols`` and column ``e - r * cols``, read from the array when inside it, else 0, and stored
 to ``tile[r * stride + c]`` (``cgp::stage`` of validation/cuda/common.cuh, which every tiled
-port uses). Read from the sm_90 SASS of the ports (``nvcc -cubin -O3 -arch=sm_90``, every loop
-``#pragma unroll 1``: ``python validation/sass_counts.py gemm_tiled --port restrict``), per
-element a thread copies (one trip of its staging loop):
+port uses). Its trip count is a run-time value (``ceil((rows * cols - tid) / threads)``), so
+nvcc unrolls the loop 4 times with the remainder first, as the binary the GPU runs shows
+(``nvcc -cubin -O3 -arch=sm_90``, nvdisasm: ``python validation/sass_counts.py gemm_tiled
+--unroll --keep DIR``); the trip count's quotient is computed once, before the strip loop. A
+thread with ``n`` elements of a tile a phase runs, per tile phase (eq. (S1)):
 
-* the element's tile row and column, for a tile whose column count is a compile-time power of
-  two (the strip of the reduction loop, 32): a signed shift-divide (``SHF``, ``LEA.HI``,
-  ``SHF``) and the column (``IMAD``): 4 integer;
-* the element's row and column in the array (``row0 + r``, ``col0 + c``): 2 integer;
-* the bounds checks (``ISETP``, ``ISETP.OR``): 2 integer;
-* the 64-bit global address (``SHF`` sign, ``IMAD.WIDE``, ``LEA``, ``LEA.HI.X``) and the 0
-  of an element outside the array (``IMAD.MOV``): 5 integer;
-* the next element and the loop test (``IADD3``, ``ISETP``) and the shared address (``IMAD``
-  or ``LEA``): 3 integer; the back edge: 1 branch;
-* the array's pointer from the constant bank (``LDC.64`` under the bounds predicate): 1 other.
+```
+code(n) = frame + sum_{k=1}^{n mod 4} remainder[k] + [n >= 4] body_entry + floor(n / 4) body   (S1)
+code(0) = the entry test and its convergence barrier pair only
+```
 
-A tile whose columns follow the block's x (``X[k][j]``: as many columns as the block is wide,
-a run-time ``blockDim.x`` in a kernel written for any block shape) divides by a run-time value:
-the signed division through the divisor's reciprocal (absolute values, ``IMAD.HI`` quotient,
-two correction steps, the sign and the zero-divisor select) is 15 integer instructions more an
-element, and the reciprocal itself (``IABS``, ``I2F.RP``, ``MUFU.RCP``, ``F2I`` and its Newton
-step) 6 integer and 3 other once a tile phase.
+* ``frame``: the entry test whether the thread has an element (``ISETP``, ``BSSY``, ``BRA``),
+  the remainder count ``n & 3`` and its test (``VIADD``, ``LOP3``, ``ISETP``, ``BSSY``, a move,
+  ``BRA``), the test whether a 4-element trip follows (``BSYNC``, ``ISETP``, ``BRA``) and the
+  closing ``BSYNC``: 13 instructions;
+* ``remainder[k]``: the k-th remainder element, straight-line code (ptxas unrolls the at most
+  3 trips whole): its tile row and column, array row and column, bounds checks, 64-bit
+  address, the 0 of an element outside, the shared address and, after the first two, the test
+  whether another remainder element follows. The first element of a tile whose column count
+  is the block's run-time width (``X[k][j]``) also builds the reciprocal of that width;
+* ``body``: one trip of the 4-element loop (the four elements' index, bounds and address code
+  interleaved, the loads predicated, the loop test and back edge), and ``body_entry`` the code
+  before the loop (the first shared address; with run-time columns the reciprocal again).
 
-Once a tile phase, per tile (a staged array's accesses with one shape of a warp's lanes on
-it: ``A[i][k]`` and ``A[j][k]`` are two tiles of ``A``): its staging loop's convergence
-barrier (``BSSY`` before it, ``BSYNC`` after it: 2 other) and its first element index (1
-integer); per group of tiles with the same extents (one trip count: ptxas tests once whether
-a thread has an element of them, ``ISETP`` and ``BRA``): 1 integer and 1 branch. A warp's
-lanes tell the extents apart: all lanes on one element (``X[i][k]``: the block's y rows by
-the strip), lanes on consecutive elements (``X[k][j]``: the strip by the block's x columns),
-lanes a row apart (``X[j][k]``: the block's x rows by the strip).
+Counted by SASS class along the path a thread runs in the ``gemm_tiled`` kernel (tile A,
+32 columns; tile B, ``blockDim.x`` columns: a signed division through a reciprocal). The
+other tiled ports' 4-element trips are within 3 instructions of these (2MM/3MM's ``mm_tiled``
+65 and 129, SYR2K 65, SYRK 62); SYRK's path through a one-element tile is 30 where GEMM's A is
+34 (ptxas hoists its remainder count and part of the index out of the strip loop). A 32x32 block
+copies one element of each tile a phase: 34 instructions of code for A (the unrolled loop's
+frame and first remainder element) and 57 for B, 91 a strip where the ``#pragma unroll 1``
+loop has 70; a 32x8 block copies one element of A's 8x32 tile and four of B's 32x32 tile
+(one 4-element trip): 34 + 151 = 185 where the unroll-1 loop has 169.
 
 Block-shaped tiles (``copy`` "thread", "thread-checked"): when the tile is the block's shape
 and each thread copies exactly one element of each tile a phase (the textbook kernel the
@@ -76,25 +79,55 @@ from numba import njit
 from ..profile import StagingCounts
 from .shared import one_address
 
-#: integer instructions per element of a tile with compile-time power-of-two columns: index
-#: split 4, array row and column 2, bounds 2, global address and zero 5, loop and shared
-#: address 3 (module doc)
-ELEMENT_INTEGER = 16
-#: per element: the staging loop's back edge (branch) and the pointer's LDC.64 (other)
-ELEMENT_BRANCH = 1
-ELEMENT_OTHER = 1
-#: integer instructions more per element when the tile's column count is a run-time value:
-#: the signed division through a reciprocal instead of a shift
-RUNTIME_DIVISION_INTEGER = 15
-#: once a phase per tile with run-time columns: the divisor's reciprocal
-RECIPROCAL_INTEGER = 6
-RECIPROCAL_OTHER = 3
-#: once a phase per tile: BSSY/BSYNC around its staging loop, its first element index
-TILE_OTHER = 2
-TILE_INTEGER = 1
-#: once a phase per group of tiles with one trip count: the test whether a thread has any
-GROUP_INTEGER = 1
-GROUP_BRANCH = 1
+@dataclass(frozen=True)
+class UnrolledLoop:
+    """The code of one tile's staging loop as nvcc unrolls it 4 times, remainder first
+    (eq. (S1)), by SASS class: the pieces a thread's path through one tile phase adds up."""
+
+    frame: StagingCounts  # entry test, remainder count and test, body test, closing BSYNC
+    remainder: tuple[StagingCounts, StagingCounts, StagingCounts]  # the 1st, 2nd, 3rd
+    body_entry: StagingCounts  # before the 4-element loop
+    body: StagingCounts  # one 4-element trip
+    empty: StagingCounts = StagingCounts(integer=1.0, branch=1.0, other=2.0)  # code(0)
+
+    def code(self, n: int) -> StagingCounts:
+        """A thread's staging code of one tile phase with ``n`` elements of the tile (S1)."""
+        if n <= 0:
+            return self.empty
+        parts = [self.frame, *self.remainder[: n % 4]]
+        if n >= 4:
+            parts += [self.body_entry] + [self.body] * (n // 4)
+        return _sum(parts)
+
+
+def _sum(parts) -> StagingCounts:
+    """The sum of staging counts, class by class."""
+    return StagingCounts(integer=sum(p.integer for p in parts),
+                         branch=sum(p.branch for p in parts), other=sum(p.other for p in parts))
+
+
+def _c(integer: float, branch: float, other: float) -> StagingCounts:
+    """Staging counts from integer, branch and other instructions."""
+    return StagingCounts(integer=float(integer), branch=float(branch), other=float(other))
+
+
+#: a tile of compile-time power-of-two columns (gemm_tiled's A tile, 32 columns): the sm_90
+#: SASS of gemm_tiled.cu along a thread's path, LDG and STS left out (module doc)
+POW2_LOOP = UnrolledLoop(
+    frame=_c(6, 3, 4),
+    remainder=(_c(16, 2, 3), _c(17, 2, 3), _c(14, 1, 3)),
+    body_entry=_c(1, 0, 0),
+    body=_c(59, 1, 5),
+)
+#: a tile whose column count is the block's run-time width (gemm_tiled's B tile): each element
+#: a signed division through the width's reciprocal, which the first remainder element and the
+#: body's entry build (IABS, I2F.RP, MUFU.RCP, F2I, IMAD, IMAD.HI)
+RUNTIME_LOOP = UnrolledLoop(
+    frame=_c(5, 3, 5),
+    remainder=(_c(38, 1, 5), _c(30, 1, 2), _c(27, 0, 1)),
+    body_entry=_c(5, 0, 4),
+    body=_c(121, 1, 7),
+)
 #: share of a staged access's warp instructions that must show a lane shape to take it
 LANE_SHARE = 0.75
 # the rate at which one warp issues the staging code (eq. (22d)) is a property of the GPU's
@@ -195,24 +228,22 @@ def phase_code(tiles: tuple[StagedTile, ...]) -> StagingCounts:
 
 
 def _loop_code(tiles: tuple[StagedTile, ...]) -> StagingCounts:
-    """The generic staging loops' code a phase: per element, per tile, per group of tiles with
-    the same extents and per tile with run-time columns (module doc)."""
-    elements = sum(t.loads_per_phase for t in tiles)
-    runtime = [t for t in tiles if t.runtime_columns]
-    groups = len({t.lanes for t in tiles})
-    integer = (
-        ELEMENT_INTEGER * elements
-        + RUNTIME_DIVISION_INTEGER * sum(t.loads_per_phase for t in runtime)
-        + RECIPROCAL_INTEGER * len(runtime)
-        + TILE_INTEGER * len(tiles)
-        + GROUP_INTEGER * groups
-    )
-    return StagingCounts(
-        integer=float(integer),
-        branch=float(ELEMENT_BRANCH * elements + GROUP_BRANCH * groups),
-        other=float(ELEMENT_OTHER * elements + TILE_OTHER * len(tiles)
-                    + RECIPROCAL_OTHER * len(runtime)),
-    )
+    """The generic staging loops' code a phase, eq. (S1) per tile: a tile's ``n`` elements a
+    thread split among the block's threads as ``floor(n)`` or ``ceil(n)`` (the threads past
+    the tile's last full round take one fewer), each share at its own path's count."""
+    return _sum([_tile_code(t) for t in tiles])
+
+
+def _tile_code(tile: StagedTile) -> StagingCounts:
+    """One tile's staging loop code a phase per thread, averaged over the block's threads."""
+    loop = RUNTIME_LOOP if tile.runtime_columns else POW2_LOOP
+    n = max(tile.loads_per_phase, 0.0)
+    lo = math.floor(n + 1e-9)
+    more = n - lo if n - lo > 1e-9 else 0.0
+    a, b = loop.code(lo), loop.code(lo + 1)
+    return StagingCounts(integer=a.integer + more * (b.integer - a.integer),
+                         branch=a.branch + more * (b.branch - a.branch),
+                         other=a.other + more * (b.other - a.other))
 
 
 def _thread_code(tiles: tuple[StagedTile, ...]) -> StagingCounts:

@@ -104,7 +104,7 @@ def inflight_l2_hits(
     ``dense_ids(units)[0]``, when the caller has it already (the memory analysis: the
     same numbering, so the same counts)."""
     out = np.zeros((max(n_sids, 0), 3), np.int64)
-    if not len(inst):
+    if not len(inst) or not sm.any():  # one SM: no miss of another SM to wait for
         return out
     if ids is None:
         ids = dense_ids(units.astype(np.uint64, copy=False))[0]

@@ -1,15 +1,46 @@
 """Pseudo-warps regrouped for another block shape (SPEC §2.2): the events ordered for blocks of
 one shape moved, warp by warp and in order, to the warp numbers they get under another block
 shape of the same warp rows (the advisor's and the sweep's block shapes, without re-sorting).
+The events (9 bytes each, ~10 M for a polybench trace) move only when something reads them
+(``MovedEvents``): the memory analysis of a regrouped trace reads each instruction's lines
+from the trace it came from (memory/issue.py), so on a device without a global L1 model a
+block-shape sweep never copies them.
 """
 
 from __future__ import annotations
+
+import dataclasses
+import threading
 
 import numpy as np
 from numba import njit
 
 from .block import Block
 from .warp_order import WARP_SIZE, OrderedEvents, blocks_across, lane_coords, thread_of_lane
+
+
+class MovedEvents:
+    """The events (addresses, lanes) of warps moved to new numbers, copied on first read
+    (``columns``; once, whichever thread asks first): the whole warps' runs of events
+    ``lo[j]..hi[j]`` of ``addr``/``lane`` go to ``pos[j]``, in order (``_move_events``).
+    ``len()``: the number of events, known without the copy."""
+
+    def __init__(self, addr: np.ndarray, lane: np.ndarray, runs: np.ndarray) -> None:
+        self._source = (addr, lane, runs)
+        self._n = int(addr.shape[0])
+        self._lock = threading.Lock()
+        self._moved: tuple[np.ndarray, np.ndarray] | None = None
+
+    def __len__(self) -> int:
+        return self._n
+
+    def columns(self) -> tuple[np.ndarray, np.ndarray]:
+        """(addr, lane) of the moved events, copied now if not yet."""
+        with self._lock:
+            if self._moved is None:
+                self._moved = _move_events(*self._source)
+                self._source = None  # the source stays with the trace it belongs to
+            return self._moved
 
 
 def regroup_warps(
@@ -21,6 +52,20 @@ def regroup_warps(
     = l), so its instructions and their events are the same and only the warps' numbers and
     order change: one copy of the events, warp by warp. With the index in ``ev`` of every
     warp instruction; None for other shapes."""
+    got = regroup_lazily(ev, gx, gy, old, new)
+    if got is None or not isinstance(got[0].addr, MovedEvents):
+        return got
+    moved, src = got
+    addr, lane = moved.addr.columns()
+    return dataclasses.replace(moved, addr=addr, lane=lane), src
+
+
+def regroup_lazily(
+    ev: OrderedEvents, gx: int, gy: int, old: Block, new: Block
+) -> tuple[OrderedEvents, np.ndarray] | None:
+    """``regroup_warps`` with the events not moved yet: the result's ``addr`` and ``lane``
+    are one ``MovedEvents`` (unless ``ev`` is returned as it is), whose ``columns()`` are
+    ``regroup_warps``' two arrays. For a WarpTrace, which copies them on first read."""
     if old.x % WARP_SIZE or new.x % WARP_SIZE:
         return None
     if not len(ev.addr) or old == new:
@@ -30,11 +75,10 @@ def regroup_warps(
         int(ev.inst_warp[-1]) + 1, gx, gy, old.x, old.y, *blocks_across(gx, old),
         new.x, new.y, *blocks_across(gx, new),
     )  # fmt: skip
-    addr, lane, starts, warp, src = _move_warps(
-        ev.addr, ev.lane, ev.inst_start, ev.inst_warp, renumber
-    )
+    starts, warp, src, runs = _move_warps(ev.addr.shape[0], ev.inst_start, ev.inst_warp, renumber)
+    events = MovedEvents(ev.addr, ev.lane, runs)
     moved = OrderedEvents(
-        addr, lane, starts, warp, ev.inst_k[src], ev.inst_sid[src],
+        events, events, starts, warp, ev.inst_k[src], ev.inst_sid[src],
         ev.n_threads, ev.n_warps, ev.divergent,
     )  # fmt: skip
     return moved, src
@@ -55,11 +99,12 @@ def _warp_renumbering(  # pragma: no cover - numba
 
 
 @njit(cache=True, nogil=True)
-def _move_warps(addr, lane, inst_start, inst_warp, renumber):  # pragma: no cover - numba
-    """The instructions and events of each warp moved, whole and in order, to the place of
-    its new number ``renumber[warp]`` (instructions grouped by warp, warps ascending): the
-    events, each instruction's first event and warp, and its index before the move."""
-    n, n_inst = addr.shape[0], inst_start.shape[0]
+def _move_warps(n, inst_start, inst_warp, renumber):  # pragma: no cover - numba
+    """The instructions of each warp moved, whole and in order, to the place of its new
+    number ``renumber[warp]`` (instructions grouped by warp, warps ascending): each
+    instruction's first event after the move, its warp, its index before the move, and per
+    moved warp the run of its ``n`` events to copy (``_move_events``: first, end, place)."""
+    n_inst = inst_start.shape[0]
     n_new = 0
     for w in range(renumber.shape[0]):
         n_new = max(n_new, renumber[w] + 1)
@@ -70,10 +115,10 @@ def _move_warps(addr, lane, inst_start, inst_warp, renumber):  # pragma: no cove
         if first[w] < 0:
             first[w] = i
         last[w] = i + 1
-    o_addr, o_lane = np.empty(n, np.uint64), np.empty(n, np.uint8)
     o_start, o_warp = np.empty(n_inst, np.int64), np.empty(n_inst, np.int64)
     o_src = np.empty(n_inst, np.int64)
-    m, pos = 0, 0
+    runs = np.empty((n_new, 3), np.int64)
+    m, pos, r = 0, 0, 0
     for w in range(n_new):
         if first[w] < 0:
             continue
@@ -84,7 +129,19 @@ def _move_warps(addr, lane, inst_start, inst_warp, renumber):  # pragma: no cove
             o_warp[m] = w
             o_src[m] = i
             m += 1
+        runs[r, 0], runs[r, 1], runs[r, 2] = lo, hi, pos
+        r += 1
+        pos += hi - lo
+    return o_start, o_warp, o_src, runs[:r].copy()
+
+
+@njit(cache=True, nogil=True)
+def _move_events(addr, lane, runs):  # pragma: no cover - numba
+    """The events of ``_move_warps``' runs copied to their places: (addr, lane)."""
+    n = addr.shape[0]
+    o_addr, o_lane = np.empty(n, np.uint64), np.empty(n, np.uint8)
+    for r in range(runs.shape[0]):
+        lo, hi, pos = runs[r, 0], runs[r, 1], runs[r, 2]
         o_addr[pos : pos + hi - lo] = addr[lo:hi]
         o_lane[pos : pos + hi - lo] = lane[lo:hi]
-        pos += hi - lo
-    return o_addr, o_lane, o_start, o_warp, o_src
+    return o_addr, o_lane

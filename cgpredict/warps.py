@@ -28,7 +28,7 @@ from .warp_order import (
     order_events,
     thread_events,
 )
-from .warp_regroup import regroup_warps
+from .warp_regroup import MovedEvents, regroup_lazily
 
 __all__ = [
     "EVENT_DTYPE",
@@ -67,6 +67,34 @@ class Origin:
     moved: frozenset[int] = frozenset()
 
 
+class EventColumn:
+    """A WarpTrace column of per-event values (``addr``, ``lane``): an array, or, for warps
+    regrouped for another block shape, the ``MovedEvents`` that copies them on the first
+    read (warp_regroup); ``count`` says how many events without that copy."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index  # its column in MovedEvents.columns()
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.slot = f"_{name}_column"
+
+    def __get__(self, obj, owner=None) -> np.ndarray:
+        if obj is None:  # the class's: no default value (dataclasses asks)
+            raise AttributeError(self.slot)
+        value = obj.__dict__[self.slot]
+        if isinstance(value, MovedEvents):
+            value = value.columns()[self.index]
+            obj.__dict__[self.slot] = value
+        return value
+
+    def __set__(self, obj, value) -> None:
+        obj.__dict__[self.slot] = value
+
+    def count(self, obj) -> int:
+        """Events in ``obj``'s column, read or not."""
+        return len(obj.__dict__[self.slot])
+
+
 @dataclass(frozen=True)
 class WarpTrace:
     """The memory events of one launch in warp order, with the grid that produced them: per
@@ -78,8 +106,8 @@ class WarpTrace:
     block: Block
     grid_x: int  # pseudo-threads along x (trace size)
     grid_y: int
-    addr: np.ndarray  # uint64 per event, in (warp, k, lane) order
-    lane: np.ndarray  # uint8 per event
+    addr: np.ndarray = EventColumn(0)  # uint64 per event, in (warp, k, lane) order
+    lane: np.ndarray = EventColumn(1)  # uint8 per event
     inst_start: np.ndarray  # int64: index in addr of each warp instruction's first event
     inst_warp: np.ndarray  # int64: the warp of every warp instruction
     inst_k: np.ndarray  # int64: its index within its warp (issue order)
@@ -100,7 +128,7 @@ class WarpTrace:
 
     @property
     def n_events(self) -> int:
-        return len(self.addr)
+        return WarpTrace.__dict__["addr"].count(self)
 
     @property
     def ordered(self) -> OrderedEvents:
@@ -301,7 +329,7 @@ def form_warps(
         trace, region, grid_dims, addr, tx, ty, gx, sid, mem_kinds))  # fmt: skip
     # a block as wide as whole warps regroups the warps of the first shape formed (a sweep)
     first = cache.get(("ordered", *at)) if cache is not None else None
-    got = regroup_warps(first.ordered, gx, gy, first.block, block) if first is not None else None
+    got = regroup_lazily(first.ordered, gx, gy, first.block, block) if first is not None else None
     o, origin = (got[0], Origin(first, got[1])) if got is not None else (None, None)
     if o is None:
         o = order_events(tx, ty, sid, addr, gx, gy, block, threads)

@@ -101,3 +101,43 @@ def test_chain_latency_of_in_flight_hits_is_the_fetch():
     assert chain_load_latency(col, dev, outgrows_l2=True) == pytest.approx(
         dev.l2_latency_cycles + dev.dram_latency_cycles)
     assert np.isfinite(chain_load_latency(InstrMemStats(0, (0, 0, 0), (0, 0, 0), (0, 0, 0)), dev))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_l2_in_flight_count_with_the_callers_ids_equals_its_own(seed):
+    """inflight_l2_hits given the stream's dense ids (the memory analysis passes the ones it
+    has) counts what it counts numbering the sectors itself: random streams of 3 SMs."""
+    from cgpredict.hashing import dense_ids
+    from cgpredict.memory.inflight import inflight_l2_hits
+
+    rng = np.random.default_rng(seed)
+    n_inst, n = 40, 300
+    inst = np.sort(rng.integers(0, n_inst, n))
+    units = rng.integers(0, 25, n).astype(np.uint64) * np.uint64(32)
+    hits = rng.random(n) < 0.6
+    args = (inst, hits, units, rng.random(n_inst) < 0.8, rng.integers(0, 5, n_inst),
+            rng.integers(0, 3, n_inst), rng.integers(0, 4, n_inst), rng.integers(0, 3, n_inst), 4)
+    own = inflight_l2_hits(*args)
+    assert own.sum() > 0
+    assert np.array_equal(inflight_l2_hits(*args, dense_ids(units)[0]), own)
+
+
+def test_one_sm_has_no_l2_miss_of_another_sm_to_wait_for():
+    """All warps on SM 0 (no L1 model: the TK1): the pass would count nothing, and the
+    count is left out (zeros), as the pass gives."""
+    from cgpredict.hashing import dense_ids
+    from cgpredict.memory.inflight import _count_l2, inflight_l2_hits
+
+    rng = np.random.default_rng(7)
+    n_inst, n = 40, 300
+    inst = np.sort(rng.integers(0, n_inst, n))
+    units = rng.integers(0, 25, n).astype(np.uint64)
+    hits = rng.random(n) < 0.6
+    load, step = rng.random(n_inst) < 0.8, rng.integers(0, 5, n_inst)
+    sm, pat = np.zeros(n_inst, np.int64), np.zeros(n_inst, np.int64)
+    sid = rng.integers(0, 4, n_inst)
+    out = np.zeros((4, 3), np.int64)
+    _count_l2(inst, hits, dense_ids(units)[0], load, step, sm, sid, pat, out)
+    assert not out.any()
+    got = inflight_l2_hits(inst, hits, units, load, step, sm, sid, pat, 4)
+    assert got.shape == (4, 3) and not got.any()

@@ -568,6 +568,37 @@ def test_regrouped_warps_equal_warps_formed_anew(seed, old, new):
         want.n_threads, want.n_warps, want.divergent)
 
 
+def test_a_regrouped_trace_moves_its_events_on_first_read():
+    """form_warps' second block shape (a multiple of 32 wide) regroups the first one's warps
+    with the events left where they are: the count is known, nothing is copied until
+    ``addr`` or ``lane`` is read, and then both equal the warps formed anew for that shape
+    and regroup_warps' eager copy."""
+    from cgpredict.warp_order import order_events, thread_events
+    from cgpredict.warp_regroup import MovedEvents, regroup_lazily, regroup_warps
+    from cgpredict.warps import WarpTrace
+
+    rng = np.random.default_rng(3)
+    gx, gy = 96, 6
+    tx = np.repeat(np.tile(np.arange(gx), gy), 3)
+    ty = np.repeat(np.repeat(np.arange(gy), gx), 3)
+    sid = np.tile(np.arange(3), gx * gy).astype(np.uint16)
+    addr = rng.integers(0, 1 << 20, len(tx)).astype(np.uint64)
+    threads = thread_events(tx, ty, gx, gy)
+    first = order_events(tx, ty, sid, addr, gx, gy, Block(32, 2), threads)
+    lazy, _ = regroup_lazily(first, gx, gy, Block(32, 2), Block(64, 3))
+    assert isinstance(lazy.addr, MovedEvents) and lazy.addr is lazy.lane
+    wt = WarpTrace(2, Block(64, 3), gx, gy, lazy.addr, lazy.lane, lazy.inst_start,
+                   lazy.inst_warp, lazy.inst_k, lazy.inst_sid, lazy.n_threads, lazy.n_warps,
+                   lazy.divergent, 0, None)
+    assert wt.n_events == len(addr)
+    assert lazy.addr._moved is None  # nothing copied yet
+    want = order_events(tx, ty, sid, addr, gx, gy, Block(64, 3), threads)
+    eager, _ = regroup_warps(first, gx, gy, Block(32, 2), Block(64, 3))
+    assert np.array_equal(wt.lane, want.lane) and np.array_equal(wt.addr, want.addr)
+    assert np.array_equal(eager.addr, want.addr) and np.array_equal(eager.lane, want.lane)
+    assert isinstance(wt.__dict__["_addr_column"], np.ndarray)  # kept once read
+
+
 def test_regroup_refuses_blocks_narrower_than_a_warp():
     from cgpredict.warp_order import OrderedEvents
     from cgpredict.warp_regroup import regroup_warps

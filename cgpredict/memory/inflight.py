@@ -91,6 +91,7 @@ def inflight_l2_hits(
     sid: np.ndarray,
     pattern: np.ndarray,
     n_sids: int,
+    ids: np.ndarray | None = None,
 ) -> np.ndarray:
     """Per (static instruction, pattern): the load transactions that hit in the L2 on a
     sector whose last miss another SM issued at the same step (eq. (C2)): they wait for
@@ -99,11 +100,14 @@ def inflight_l2_hits(
     counts). Warps of one SM that share a line at a step merge in their L1 (C1); where
     they reach the L2 apart (no L1 for global loads: the TK1, one SM) they are not counted:
     the TK1's plain GEMM at 1024 takes 405 cycles a step (published 249 ms), less than the
-    496 of an L2 + DRAM round trip, so its warps do not each wait one."""
+    496 of an L2 + DRAM round trip, so its warps do not each wait one. ``ids``:
+    ``dense_ids(units)[0]``, when the caller has it already (the memory analysis: the
+    same numbering, so the same counts)."""
     out = np.zeros((max(n_sids, 0), 3), np.int64)
-    if not len(inst):
+    if not len(inst) or not sm.any():  # one SM: no miss of another SM to wait for
         return out
-    ids = dense_ids(units.astype(np.uint64))[0]
+    if ids is None:
+        ids = dense_ids(units.astype(np.uint64, copy=False))[0]
     _count_l2(inst, hits, ids, is_load_inst, step, sm, sid, pattern, out)
     return out
 

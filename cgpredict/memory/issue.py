@@ -50,8 +50,11 @@ def issued(wt: WarpTrace, unit: int, wpb: int) -> tuple[np.ndarray, np.ndarray]:
     src = order if o.inst is None else o.inst[order]
     todo = moved_mask(wt, o.moved)
     redo = np.zeros(0, np.bool_) if todo is None else todo[order]
+    # the events are read only for the instructions found anew: a regrouped trace's stay
+    # unmoved (warp_regroup.MovedEvents)
+    addr = np.zeros(0, np.uint64) if todo is None else wt.addr
     return _issued_from(
-        got[0], seg, cnt, order, src, redo, wt.addr,
+        got[0], seg, cnt, order, src, redo, addr,
         wt.inst_start.astype(np.int64, copy=False), int(unit),
     )  # fmt: skip
 
@@ -160,7 +163,7 @@ def _issued_from(  # pragma: no cover - numba
     """_distinct_lines in ``order`` from another trace's transactions (``old_lines``; old
     instruction i's lines are the ``cnt[i]`` from ``seg[i]``, ``_runs``): instruction
     order[j] takes the lines of old instruction src[j], or, where ``redo`` marks it, its own
-    anew."""
+    anew (``addr``: the events, read only for those; may be empty when none is)."""
     n, n_inst = addr.shape[0], inst_start.shape[0]
     size = 0
     for j in range(order.shape[0]):

@@ -322,7 +322,8 @@ def _analysis(wt: WarpTrace, ab: np.ndarray, cache: CacheConfig, warps_per_batch
               counts[6] if per_line == 1 else
               line_counts(lines, inst, per_line, sid, pattern, n_sids))
     l2_inflight = inflight_l2_hits(inst[at], hits[at], ordered, is_load_inst, step, sm,
-                                   sid.astype(np.int64), pattern.astype(np.int64), n_sids)
+                                   sid.astype(np.int64), pattern.astype(np.int64), n_sids,
+                                   unit_ids[0])
     return MemoryAnalysis(
         _instr_stats((*counts, inflight, l2_inflight), n_sids, l1 is not None),
         int(l2_total), int(hits_total))

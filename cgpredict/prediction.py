@@ -15,7 +15,8 @@ from .register_block import RegisterBlockFigures
 
 # 3: kernel_ms, launch_ms, once_ms, sync, sync_ms; no launch_overhead_ms
 # 4: per kernel halo and reg_block (the figures of the advisor's halo tile, register blocking)
-SCHEMA_VERSION = 4
+# 5: event_wait_ms, upload_launch_ms (what a cudaEvent pair per launch adds: event_timing.py)
+SCHEMA_VERSION = 5
 DEFAULT_BLOCKS = {1: Block(256, 1), 2: Block(32, 32)}
 #: a kernel's fields that ``Report.to_dict`` leaves out: each distinct launch's profile again
 #: (hundreds of dataclass values for GRAMSCHMIDT's 514 launches), never converted
@@ -158,6 +159,12 @@ class Report:
     port: str = "plain"  # the CUDA port predicted (port.py)
     sync: str = "each"  # how the host waits for its launches (models/launches.py)
     sync_ms: float = 0.0  # the host's one synchronisation of queued launches (--sync end)
+    # what a cudaEvent pair around each launch counts besides the work and the queued starts
+    # (models/event_timing.py, eq. (E1)-(E3)), not in total_ms: the host's launch calls the
+    # GPU waits for in a run that starts on an idle GPU, and the first call's extra when it
+    # follows a large pageable upload (device field upload_launch_us)
+    event_wait_ms: float = 0.0
+    upload_launch_ms: float = 0.0
 
     @property
     def total_ms(self) -> float:

@@ -86,5 +86,5 @@ def test_an_old_run_file_is_refused_at_its_schema_version():
     old = {**d, "schema_version": 3,
            "kernels": [{f: v for f, v in k.items() if f not in ("halo", "reg_block")}
                        for k in d["kernels"]]}
-    with pytest.raises(SchemaError, match=r"^\$\.schema_version: expected 4, got 3$"):
+    with pytest.raises(SchemaError, match=r"^\$\.schema_version: expected 5, got 3$"):
         validate_json(old, s)

@@ -21,14 +21,15 @@ DEV = dataclasses.replace(load_device("h100"), launch_call_us=5.0, upload_launch
 US = 1e-3  # ms
 
 
-def brute_force(works_ms, call_ms, first_extra_ms):
+def brute_force(works_ms, first_ms, later_ms):
     """The ports' stream command by command: the host records ev0 (at once), spends the
-    launch call, records ev1; the GPU takes commands in order, a command not before the
-    host issued it; an event is stamped when the GPU reaches it."""
+    launch call (``first_ms`` for the first launch, ``later_ms`` after), records ev1; the
+    GPU takes commands in order, a command not before the host issued it; an event is
+    stamped when the GPU reaches it."""
     host, cmds = 0.0, []
     for i, w in enumerate(works_ms):
         cmds.append(("ev", host, 0.0))
-        host += call_ms + (first_extra_ms if i == 0 else 0.0)
+        host += first_ms if i == 0 else later_ms
         cmds.append(("kernel", host, w))
         cmds.append(("ev", host, 0.0))
     gpu, stamps = 0.0, []
@@ -52,18 +53,28 @@ def test_a_launch_behind_a_longer_kernel_waits_for_nothing():
     assert event_waits([70 * US] * 10, DEV).host_ms == pytest.approx(5 * US)
 
 
-def test_short_kernels_wait_for_each_call():
-    """1-us launches, 5-us calls: the first waits 5, every later one 5 - 1 = 4 (by hand)."""
-    assert event_waits([1 * US] * 3, DEV).host_ms == pytest.approx(13 * US)
+def test_launches_shorter_than_the_loop_cadence_wait_for_it():
+    """1-us launches (less than the 3-us gap, so only through event_waits directly): the
+    first waits its 5-us call, every later one the cadence less the launch before, 3 - 1
+    (by hand): 5 + 2 + 2."""
+    assert event_waits([1 * US] * 3, DEV).host_ms == pytest.approx(9 * US)
+
+
+def test_a_host_loop_of_short_kernels_pays_one_call():
+    """3DCONV-like: 254 launches of 1.7 us of work; each holds the 3-us gap, which the
+    loop's cadence never exceeds: 254 x 4.7 us + one 5-us call (by hand)."""
+    total, waits = event_timed_ms([(254 * 1.7 * US, 254)], DEV)
+    assert total == pytest.approx((254 * 4.7 + 5) * US)
+    assert waits.host_ms == pytest.approx(5 * US)
 
 
 @pytest.mark.parametrize("seed", range(20))
 def test_recurrence_matches_the_simulated_stream(seed):
     rng = random.Random(seed)
-    works = [rng.choice([0.5, 2.0, 4.9, 5.1, 20.0, 300.0]) * US for _ in range(rng.randint(1, 30))]
+    works = [rng.choice([0.5, 2.0, 2.9, 3.1, 20.0, 300.0]) * US for _ in range(rng.randint(1, 30))]
     for up in (False, True):
         got = event_waits(works, DEV, after_upload=up).total_ms
-        assert got == pytest.approx(brute_force(works, 5 * US, 15 * US if up else 0.0))
+        assert got == pytest.approx(brute_force(works, (20 if up else 5) * US, 3 * US))
 
 
 def test_event_timed_ms_adds_work_gaps_and_waits():

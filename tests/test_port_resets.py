@@ -46,14 +46,15 @@ def test_measured_files_carry_the_resets():
 
 
 def test_the_device_file_carries_the_measured_launch_calls():
-    """launch_call_us: the host clock around the launch call with no or a pinned upload
-    before it (mean of the two medians); upload_launch_us: after the pageable upload, less
-    that."""
+    """launch_call_us: what an idle GPU's event pair counts over the same launch queued
+    behind a spin kernel, mean of SAXPY with no and with a pinned upload and the empty
+    kernel; upload_launch_us: the same after the pageable upload, less that."""
     m = json.loads((LEASE / "host-or-gpu" / "launch_state.json").read_text())
     split = m["saxpy_16777216_host_or_gpu"]
-    call = (split["none"]["host_launch_us"] + split["pinned"]["host_launch_us"]) / 2
+    diffs = [1e3 * (split[k]["events_ms"] - split[k]["behind_spin_ms"]) for k in ("none", "pinned")]
+    diffs.append(1e3 * (m["empty_kernel_ms"] - m["empty_kernel_behind_spin_ms"]))
     dev = tomllib.loads((ROOT / "cgpredict/devices/h100.toml").read_text())["timing"]
-    assert dev["launch_call_us"] == pytest.approx(call, abs=0.05)
-    assert dev["upload_launch_us"] == pytest.approx(
-        split["pageable"]["host_launch_us"] - dev["launch_call_us"], abs=0.05)
+    assert dev["launch_call_us"] == pytest.approx(sum(diffs) / 3, abs=0.01)
+    page = 1e3 * (split["pageable"]["events_ms"] - split["pageable"]["behind_spin_ms"])
+    assert dev["upload_launch_us"] == pytest.approx(page - dev["launch_call_us"], abs=0.01)
     assert dev["upload_launch_min_bytes"] == 4 << 24  # x alone, 2^24 floats, caused it

@@ -5,7 +5,7 @@ then record for every launch an event, the launch, an event, with no synchronisa
 launches. An event is time-stamped when the GPU reaches it in the stream. So:
 
 * when the GPU is idle as the first event of a launch is recorded (the first launch of a
-  repetition; a later one when the kernel before it ran shorter than the host's launch call),
+  repetition; a later one when the kernel before it ran shorter than the host's cadence),
   the first event is stamped at once and the GPU then waits for the host's launch call: the
   pair counts the host's launch latency, ``launch_call_us``;
 * when the GPU is still busy with the launch before, the first event is stamped as that
@@ -23,9 +23,13 @@ GPU finishes the launch before,
     pair  = end - stamp = w + max(0, h + c - max(h, g))                    (E2)
     h <- h + c;  g <- end                                                  (E3)
 
-``c``: the host's launch call (``launch_call_us``, plus ``upload_launch_us`` for the first
-launch after a large pageable upload); ``w``: the launch's work on the GPU with its queued
-start (kernel time + ``launch_gap_us``). The first launch (h = g = 0) counts ``c`` whole.
+``c``: for the first launch of a repetition, the host's launch call after a synchronisation
+(``launch_call_us``, what an idle GPU's event pair counts over a queued one, plus
+``upload_launch_us`` after a large pageable upload); for a later launch, the host's cadence
+in a loop of launches, at most ``launch_gap_us`` (null kernels queued back to back come that
+far apart, so the host issues them at least as fast): a later launch's ``w``, which holds
+the gap, never waits. ``w``: the launch's work on the GPU with its queued start (kernel time
++ ``launch_gap_us``). The first launch (h = g = 0) counts ``c`` whole.
 """
 
 from __future__ import annotations
@@ -78,12 +82,13 @@ def event_waits(works_ms: Sequence[float], device: GPUDevice,
     """The host launch waits that event pairs count over ``works_ms`` (each launch's work in
     issue order, ``launch_gap_us`` included), eq. (E1)-(E3); ``after_upload``: the first
     launch follows a large pageable upload."""
-    call = device.launch_call_us * 1e-3
     extra = device.upload_launch_us * 1e-3 if after_upload else 0.0
+    first = device.launch_call_us * 1e-3 + extra
+    later = device.launch_gap_us * 1e-3  # a loop's calls come at least this often
     h = g = 0.0
     waited = 0.0
     for i, w in enumerate(works_ms):
-        c = call + (extra if i == 0 else 0.0)
+        c = first if i == 0 else later
         stamp = max(h, g)
         start = max(h + c, g)
         waited += start - stamp  # eq. (E2): the pair less the work

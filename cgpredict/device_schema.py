@@ -117,6 +117,12 @@ class GPUDevice:
     launch_sync_us: float = 0.0
     launch_gap_us: float = 0.0
     first_launch_us: float = 0.0  # extra cost of a program's first launch (its module's loading)
+    # what a cudaEvent pair around a launch counts of the host (models/event_timing.py, eq.
+    # (E1)-(E3)): the host's launch call, which the GPU waits for when it is idle; the first
+    # call's extra after a pageable upload of at least upload_launch_min_bytes; microseconds
+    launch_call_us: float = 0.0
+    upload_launch_us: float = 0.0
+    upload_launch_min_bytes: int = 0
     # L2 bytes whose data a launch still finds from earlier launches; None: l2_bytes (an L2 of
     # one partition keeps whatever it holds). Data read by SMs on both sides of a two-partition
     # L2 (A100, H100) is cached in each partition, so there it is one partition's bytes.
@@ -312,6 +318,9 @@ FIELD_SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
         "launch_gap_us": ("float", False),
         "launch_overhead_us": ("float", False),  # the old name of launch_sync_us
         "first_launch_us": ("float", False),
+        "launch_call_us": ("float", False),
+        "upload_launch_us": ("float", False),
+        "upload_launch_min_bytes": ("int", False),
         "barrier_cycles": ("float", False),
         "staging_issue_rate": ("float", False),
         "atomic_address_cycles": ("float", False),

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 from .devices import GPUDevice
 from .models import kernel_time, module_load_ms, predict, program_sync_ms
+from .models.event_timing import event_timed_ms
 from .validate import Validation, ValidationRow
 
 __all__ = ["FIT_RANGES", "FitResult", "fit_parameters", "leave_one_kernel_out", "row_ms"]
@@ -87,8 +88,9 @@ def _row_from(work: tuple, row: ValidationRow, device: GPUDevice) -> float:
     """The row's time from its kernels' work (``_work``) and ``device``'s launch costs."""
     sync = row.report.sync
     parts = [kernel_time(list(w), device, sync) for w in work]
-    if row.timer == "events":  # the GPU's work alone
-        return sum(p.kernel_ms for p in parts)
+    if row.timer == "events":  # work, queued starts, host launch waits: eq. (E1)-(E3)
+        kernels = [(p.kernel_ms, round(sum(n for _, n in w))) for p, w in zip(parts, work)]
+        return event_timed_ms(kernels, device, row.after_upload)[0]
     launched = sum(k.launches for k in row.report.kernels)
     once = program_sync_ms(device, sync, launched)
     return sum(p.kernel_ms + p.launch_ms for p in parts) + module_load_ms(parts) + once

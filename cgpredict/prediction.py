@@ -20,11 +20,23 @@ if TYPE_CHECKING:  # annotations only: these import numba and the models, which 
 # 3: kernel_ms, launch_ms, once_ms, sync, sync_ms; no launch_overhead_ms
 # 4: per kernel halo and reg_block (the figures of the advisor's halo tile, register blocking)
 # 5: per kernel registers_from (the registers a thread given, or estimated from the C)
+#    and event_wait_ms, upload_launch_ms (what a cudaEvent pair per launch adds: event_timing.py)
 SCHEMA_VERSION = 5
 DEFAULT_BLOCKS = {1: Block(256, 1), 2: Block(32, 32)}
 #: a kernel's fields that ``Report.to_dict`` leaves out: each distinct launch's profile again
 #: (hundreds of dataclass values for GRAMSCHMIDT's 514 launches), never converted
 _NOT_PRINTED = frozenset({"launch_profiles"})
+
+
+def annotation_namespace() -> dict:
+    """The classes this module's annotations name under TYPE_CHECKING, imported on demand: the
+    JSON schema reads the annotations (cgpredict/schema.py), a run never does."""
+    from .halo import HaloFigures
+    from .models.base import ModelResult
+    from .profile import KernelProfile
+    from .register_block import RegisterBlockFigures
+    return {"HaloFigures": HaloFigures, "ModelResult": ModelResult,
+            "KernelProfile": KernelProfile, "RegisterBlockFigures": RegisterBlockFigures}
 
 
 class PredictionError(CGPredictError):
@@ -167,6 +179,12 @@ class Report:
     port: str = "plain"  # the CUDA port predicted (port.py)
     sync: str = "each"  # how the host waits for its launches (models/launches.py)
     sync_ms: float = 0.0  # the host's one synchronisation of queued launches (--sync end)
+    # what a cudaEvent pair around each launch counts besides the work and the queued starts
+    # (models/event_timing.py, eq. (E1)-(E3)), not in total_ms: the host's launch calls the
+    # GPU waits for in a run that starts on an idle GPU, and the first call's extra when it
+    # follows a large pageable upload (device field upload_launch_us)
+    event_wait_ms: float = 0.0
+    upload_launch_ms: float = 0.0
 
     @property
     def total_ms(self) -> float:

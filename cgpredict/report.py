@@ -135,6 +135,13 @@ def to_text(report: Report) -> str:
             f"host synchronisation after the queued launches (--sync end): "
             f"{report.sync_ms:.4g} ms, once"
         )
+    if report.event_wait_ms or report.upload_launch_ms:
+        lines.append(
+            f"not in the total: a cudaEvent pair around each launch also counts the host's "
+            f"launch calls the idle GPU waits for, {report.event_wait_ms:.4g} ms (eq. (E2)), "
+            f"and {report.upload_launch_ms:.4g} ms more when the first launch follows a "
+            f"large pageable upload"
+        )
     lines.append(
         f"total predicted time: {report.total_ms:.4f} ms"
         + (

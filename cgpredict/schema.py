@@ -6,13 +6,14 @@ anyOf), so that tests check every command's output without a jsonschema dependen
 A field typed ``object`` or ``Any`` (a model's own details) is any JSON value, unless
 ``OVERRIDES`` says what it holds. Floats may be null: infinities and NaN are written as null.
 Each output carries a ``schema_version`` (a ``const``), raised when its fields change (run:
-``prediction.SCHEMA_VERSION``, 4 since the kernels' ``halo`` and ``reg_block``); the validator
+``prediction.SCHEMA_VERSION``, 5 since ``event_wait_ms`` and ``upload_launch_ms``); the validator
 checks it first, so that a file of another version is refused by it, not by a field it lacks.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import sys
 import types
 import typing
 from typing import Any
@@ -81,7 +82,8 @@ def dataclass_schema(cls: type, overrides: dict | None = None, drop: dict | None
     maps a class to the fields its JSON leaves out."""
     overrides = _overrides() if overrides is None else overrides
     drop = drop or {}
-    hints = typing.get_type_hints(cls)
+    names = getattr(sys.modules.get(cls.__module__), "annotation_namespace", None)
+    hints = typing.get_type_hints(cls, localns=names() if names else None)
     props = {}
     for f in dataclasses.fields(cls):
         if f.name in drop.get(cls, ()):

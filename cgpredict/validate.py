@@ -17,8 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .block import Block, MappingError
+from .device_schema import GPUDevice
 from .devices import load_device
 from .errors import CGPredictError
+from .models.event_timing import event_timed_ms, upload_is_large
 from .models.launches import SYNC_MODES
 from .prediction import RunOptions
 from .prepared import prepare
@@ -34,16 +36,25 @@ TIMERS = ("host", "events")
 #: how the measured kernel copies its pragma tiles (RunOptions.tile_copy): the generic
 #: staging loop of the corpus ports, or the textbook copy (one element a thread)
 TILE_COPIES = ("loop", "thread")
+#: how an own port's repetition ends its re-upload (validation/port_resets.py): a pageable
+#: cudaMemcpy, a cudaMemset, or nothing known
+RESETS = ("upload", "memset", "none")
 
 
-def timed_ms(report, timer: str, launch_gap_us: float = 0.0) -> float:
+def timed_ms(report, timer: str, device: GPUDevice | None = None,
+             after_upload: bool = False) -> float:
     """What a timer of kind ``timer`` sees of a prediction: everything the host waits for,
-    or (a cudaEvent pair around each launch, validation/measure.py) each launch's work plus
-    the GPU's own start of a queued launch (``launch_gap_us``), which lies between the two
-    events: no host round trip, no module load."""
+    or (a cudaEvent pair around each launch, validation/cuda/common.cuh) each launch's work,
+    the GPU's own start of a queued launch (``launch_gap_us``) and the host's launch calls
+    the GPU waited for (models/event_timing.py, eq. (E1)-(E3); ``after_upload``: the first
+    follows a large pageable upload): no host round trip, no module load. Without a device,
+    the work alone."""
     if timer == "host":
         return report.total_ms
-    return sum(k.kernel_ms + k.launches * launch_gap_us * 1e-3 for k in report.kernels)
+    if device is None:
+        return sum(k.kernel_ms for k in report.kernels)
+    kernels = [(k.kernel_ms, k.launches) for k in report.kernels]
+    return event_timed_ms(kernels, device, after_upload)[0]
 
 
 #: the ``timing`` text that validation/measure.py writes: its entries are cudaEvent-timed
@@ -68,6 +79,10 @@ class ValidationRow:
     # synchronisation: the launch stream's costs included) or "events" (cudaEvents around
     # the launches: the GPU's work alone)
     timer: str = "host"
+    # an event-timed row whose repetitions end their re-upload with a large pageable copy
+    # (the entry's "reset" and "reset_bytes", validation/port_resets.py): its first launch
+    # call is late (upload_launch_us, models/event_timing.py)
+    after_upload: bool = False
 
     @property
     def error_pct(self) -> float | None:
@@ -164,6 +179,13 @@ def _check_entry(where: str, e: dict) -> None:
         raise ValidationError(
             f"{where}.registers: want a positive register count, got {regs!r}"
         )
+    if e.get("reset", "none") not in RESETS:
+        raise ValidationError(
+            f"{where}.reset: want one of {', '.join(RESETS)}, got {e.get('reset')!r}"
+        )
+    nbytes = e.get("reset_bytes", 1)
+    if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes <= 0:
+        raise ValidationError(f"{where}.reset_bytes: want a positive byte count, got {nbytes!r}")
     if e.get("sync", "each") not in SYNC_MODES:
         raise ValidationError(
             f"{where}.sync: want one of {', '.join(SYNC_MODES)}, got {e.get('sync')!r}"
@@ -235,13 +257,13 @@ def validate(
         sync = e.get("sync", SUITE_SYNC.get(e["kernel"], "each"))
         key = (e["kernel"], tuple(sorted(e.get("work_sizes", {}).items())), sync)
         groups.setdefault(key, []).append(e)
-    gap_us = load_device(device).launch_gap_us  # what an event timer sees of a launch
+    dev = load_device(device)  # its launch costs: what an event timer sees of a launch
     rows = []
     for (stem, work, sync), group in sorted(groups.items()):
         if progress:
             progress(f"{stem} {dict(work)}")
         base = RunOptions(device=device, model=model, work_sizes=dict(work), port=port, sync=sync)
-        rows += _rows(files[stem], base, group, measured, gap_us)
+        rows += _rows(files[stem], base, group, measured, dev)
     return Validation(device, model, _shown(measured) if measured else None, gpu, tuple(rows))
 
 
@@ -255,7 +277,7 @@ def _shown(path: Path) -> str:
 
 
 def _rows(
-    f: Path, base: RunOptions, group: list[dict], measured: Path | None, gap_us: float
+    f: Path, base: RunOptions, group: list[dict], measured: Path | None, dev: GPUDevice
 ) -> list[ValidationRow]:
     """One row per entry of ``group`` (one file, one work size, one host synchronisation):
     traced once, analysed per block. A size the file does not have is the measured file's
@@ -285,9 +307,10 @@ def _rows(
                                        registers_per_thread=e.get("registers",
                                                                   base.registers_per_thread))
             timer = e.get("timer", "host")
+            upload = upload_is_large(dev, e.get("reset", "none"), e.get("reset_bytes"))
             try:
                 rep = prep.analyze(opts)
-                predicted = timed_ms(rep, timer, gap_us)
+                predicted = timed_ms(rep, timer, dev, upload)
                 note, sizes, report = "", rep.work_sizes, rep
             except CGPredictError as exc:
                 predicted, note, sizes, report = None, _failure(exc), work, None
@@ -303,6 +326,7 @@ def _rows(
                     note=note or ("" if "result" in e else "not measured"),
                     report=report,
                     timer=timer,
+                    after_upload=upload,
                 )
             )
     return out

@@ -348,17 +348,38 @@ def test_measure_py_files_are_event_timed(tmp_path):
     assert {e["timer"] for e in load_measured(measurement(tmp_path, GEMM_RESULTS))[1]} == {"host"}
 
 
-def test_event_timer_sees_work_and_launch_gaps():
-    """host: everything; events: per kernel its work + launches x launch_gap_us (by hand)."""
+def test_event_timer_sees_work_launch_gaps_and_host_calls():
+    """host: everything; events: per kernel its work + launches x launch_gap_us, plus the
+    host's launch call the idle GPU waits for (eq. (E1)-(E3)), by hand: 254 launches of
+    3.9 us (1 ms) then one of 0.5 ms; gap 3 us, call 5 us: the first launch waits 5 us, every
+    later one finds the GPU busy (3.9 + 3 > 5); after a large upload 15 us more."""
+    import dataclasses
     from types import SimpleNamespace as NS
 
+    from cgpredict.devices import load_device
     from cgpredict.validate import timed_ms
 
+    dev = dataclasses.replace(load_device("h100"), launch_gap_us=3.0, launch_call_us=5.0,
+                              upload_launch_us=15.0)
     rep = NS(total_ms=9.0, kernels=(NS(kernel_ms=1.0, launches=254), NS(kernel_ms=0.5,
                                                                          launches=1)))
-    assert timed_ms(rep, "host", 3.0) == 9.0
-    assert timed_ms(rep, "events", 3.0) == pytest.approx(1.0 + 0.762 + 0.5 + 0.003)
+    assert timed_ms(rep, "host", dev) == 9.0
+    assert timed_ms(rep, "events", dev) == pytest.approx(1.0 + 0.762 + 0.5 + 0.003 + 0.005)
+    assert timed_ms(rep, "events", dev, True) == pytest.approx(1.5 + 0.765 + 0.020)
     assert timed_ms(rep, "events") == pytest.approx(1.5)
+
+
+def test_reset_of_an_entry_is_checked(tmp_path):
+    """A measured entry may say how its repetition's re-upload ends (validation/port_resets.py);
+    anything else is the file's error."""
+    ok = dict(GEMM_RESULTS[0], reset="upload", reset_bytes=4096)
+    assert load_measured(measurement(tmp_path, [ok]))[1][0]["reset"] == "upload"
+    bad = dict(GEMM_RESULTS[0], reset="copy")
+    with pytest.raises(ValidationError, match=r"\.reset: want one of upload, memset, none"):
+        load_measured(measurement(tmp_path, [bad]))
+    bad = dict(GEMM_RESULTS[0], reset="upload", reset_bytes=0)
+    with pytest.raises(ValidationError, match=r"\.reset_bytes: want a positive byte count"):
+        load_measured(measurement(tmp_path, [bad]))
 
 
 def test_tile_copy_of_an_entry_is_checked(tmp_path):

@@ -79,6 +79,7 @@ from numba import njit
 from ..profile import StagingCounts
 from .shared import one_address
 
+
 @dataclass(frozen=True)
 class UnrolledLoop:
     """The code of one tile's staging loop as nvcc unrolls it 4 times, remainder first

@@ -1,0 +1,108 @@
+"""What a cudaEvent pair around each launch counts besides the GPU's work (issue 24).
+
+The own ports (validation/cuda/common.cuh, ``run_bench``) re-upload their inputs, synchronise,
+then record for every launch an event, the launch, an event, with no synchronisation between
+launches. An event is time-stamped when the GPU reaches it in the stream. So:
+
+* when the GPU is idle as the first event of a launch is recorded (the first launch of a
+  repetition; a later one when the kernel before it ran shorter than the host's cadence),
+  the first event is stamped at once and the GPU then waits for the host's launch call: the
+  pair counts the host's launch latency, ``launch_call_us``;
+* when the GPU is still busy with the launch before, the first event is stamped as that
+  kernel ends and the next kernel is already queued: the pair counts the GPU's own start of a
+  queued launch, ``launch_gap_us``, and the work alone;
+* the first launch call after a pageable ``cudaMemcpy`` of a large array returns late
+  (``upload_launch_us`` more; measured with a host clock around the call). A run whose
+  repetition ends its re-upload with such a copy pays it on its first launch.
+
+The stream is a recurrence over the launches in issue order (eq. (E1)-(E3), docs/models.md):
+with ``h`` the host time at which a launch's first event is recorded and ``g`` the time the
+GPU finishes the launch before,
+
+    stamp = max(h, g);  start = max(h + c, g);  end = start + w           (E1)
+    pair  = end - stamp = w + max(0, h + c - max(h, g))                    (E2)
+    h <- h + c;  g <- end                                                  (E3)
+
+``c``: for the first launch of a repetition, the host's launch call after a synchronisation
+(``launch_call_us``, what an idle GPU's event pair counts over a queued one, plus
+``upload_launch_us`` after a large pageable upload); for a later launch, the host's cadence
+in a loop of launches, at most ``launch_gap_us`` (null kernels queued back to back come that
+far apart, so the host issues them at least as fast): a later launch's ``w``, which holds
+the gap, never waits. ``w``: the launch's work on the GPU with its queued start (kernel time
++ ``launch_gap_us``). The first launch (h = g = 0) counts ``c`` whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from cgpredict.devices import GPUDevice
+
+__all__ = ["EventWaits", "event_timed_ms", "event_waits", "issue_order", "upload_is_large"]
+
+
+@dataclass(frozen=True)
+class EventWaits:
+    """What the event pairs of one run count of the host's launch calls, in ms: the calls
+    the GPU waited for (``host_ms``, eq. (E2) summed over the launches) and, of those, the
+    first call's extra after a large pageable upload (``upload_ms``)."""
+
+    host_ms: float
+    upload_ms: float
+
+    @property
+    def total_ms(self) -> float:
+        return self.host_ms + self.upload_ms
+
+
+def issue_order(kernels: Sequence[tuple[float, int]]) -> list[float]:
+    """Every launch's work (ms) in the order the host issues them, from (work of one launch
+    in ms, launches) per kernel in program order: kernels launched the same number of times
+    (more than once) are taken as one host loop, interleaved launch by launch; otherwise
+    each kernel's launches follow the previous kernel's."""
+    counts = {n for _, n in kernels if n > 0}
+    if len(counts) == 1 and counts.pop() > 1:
+        n = kernels[0][1]
+        return [w for _ in range(n) for w, m in kernels if m > 0]
+    return [w for w, n in kernels for _ in range(n)]
+
+
+def upload_is_large(device: GPUDevice, reset: str, reset_bytes: int | None) -> bool:
+    """Whether a repetition's re-upload leaves the first launch call late: it ends with a
+    pageable upload (``reset == "upload"``) of at least ``upload_launch_min_bytes`` (a copy
+    of unknown size counts as large)."""
+    if reset != "upload" or device.upload_launch_us <= 0:
+        return False
+    return reset_bytes is None or reset_bytes >= device.upload_launch_min_bytes
+
+
+def event_waits(works_ms: Sequence[float], device: GPUDevice,
+                after_upload: bool = False) -> EventWaits:
+    """The host launch waits that event pairs count over ``works_ms`` (each launch's work in
+    issue order, ``launch_gap_us`` included), eq. (E1)-(E3); ``after_upload``: the first
+    launch follows a large pageable upload."""
+    extra = device.upload_launch_us * 1e-3 if after_upload else 0.0
+    first = device.launch_call_us * 1e-3 + extra
+    later = device.launch_gap_us * 1e-3  # a loop's calls come at least this often
+    h = g = 0.0
+    waited = 0.0
+    for i, w in enumerate(works_ms):
+        c = first if i == 0 else later
+        stamp = max(h, g)
+        start = max(h + c, g)
+        waited += start - stamp  # eq. (E2): the pair less the work
+        h, g = h + c, start + w
+    upload = extra if works_ms else 0.0
+    return EventWaits(host_ms=max(waited - upload, 0.0), upload_ms=upload)
+
+
+def event_timed_ms(kernels: Sequence[tuple[float, int]], device: GPUDevice,
+                   after_upload: bool = False) -> tuple[float, EventWaits]:
+    """What the ports' event pairs sum to over one run, from (GPU work of every launch of the
+    kernel in ms, launches) per kernel in program order: each launch's work and queued start
+    (``launch_gap_us``) plus the host launch waits of eq. (E1)-(E3); and those waits."""
+    gap = device.launch_gap_us * 1e-3
+    per_launch = [(ms / n + gap, n) for ms, n in kernels if n > 0]
+    waits = event_waits(issue_order(per_launch), device, after_upload)
+    return sum(w * n for w, n in per_launch) + waits.total_ms, waits

@@ -1,0 +1,98 @@
+"""The event-timed launch stream (models/event_timing.py, eq. (E1)-(E3)): hand-derived waits
+and a brute-force reference, a FIFO stream simulated command by command."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+import pytest
+
+from cgpredict.devices import load_device
+from cgpredict.models.event_timing import (
+    event_timed_ms,
+    event_waits,
+    issue_order,
+    upload_is_large,
+)
+
+DEV = dataclasses.replace(load_device("h100"), launch_call_us=5.0, upload_launch_us=15.0,
+                          launch_gap_us=3.0, upload_launch_min_bytes=64 << 20)
+US = 1e-3  # ms
+
+
+def brute_force(works_ms, first_ms, later_ms):
+    """The ports' stream command by command: the host records ev0 (at once), spends the
+    launch call (``first_ms`` for the first launch, ``later_ms`` after), records ev1; the
+    GPU takes commands in order, a command not before the host issued it; an event is
+    stamped when the GPU reaches it."""
+    host, cmds = 0.0, []
+    for i, w in enumerate(works_ms):
+        cmds.append(("ev", host, 0.0))
+        host += first_ms if i == 0 else later_ms
+        cmds.append(("kernel", host, w))
+        cmds.append(("ev", host, 0.0))
+    gpu, stamps = 0.0, []
+    for kind, issued, w in cmds:
+        gpu = max(gpu, issued) + w
+        if kind == "ev":
+            stamps.append(gpu)
+    return sum(stamps[2 * i + 1] - stamps[2 * i] for i in range(len(works_ms))) - sum(works_ms)
+
+
+def test_one_launch_on_an_idle_gpu_counts_the_call():
+    """One launch: the GPU waits the whole call (5 us), and after an upload 15 us more."""
+    w = event_waits([70 * US], DEV)
+    assert w.host_ms == pytest.approx(5 * US) and w.upload_ms == 0.0
+    w = event_waits([70 * US], DEV, after_upload=True)
+    assert w.host_ms == pytest.approx(5 * US) and w.upload_ms == pytest.approx(15 * US)
+
+
+def test_a_launch_behind_a_longer_kernel_waits_for_nothing():
+    """Kernels of 70 us: the host is 5 us a launch ahead after the first: one call in all."""
+    assert event_waits([70 * US] * 10, DEV).host_ms == pytest.approx(5 * US)
+
+
+def test_launches_shorter_than_the_loop_cadence_wait_for_it():
+    """1-us launches (less than the 3-us gap, so only through event_waits directly): the
+    first waits its 5-us call, every later one the cadence less the launch before, 3 - 1
+    (by hand): 5 + 2 + 2."""
+    assert event_waits([1 * US] * 3, DEV).host_ms == pytest.approx(9 * US)
+
+
+def test_a_host_loop_of_short_kernels_pays_one_call():
+    """3DCONV-like: 254 launches of 1.7 us of work; each holds the 3-us gap, which the
+    loop's cadence never exceeds: 254 x 4.7 us + one 5-us call (by hand)."""
+    total, waits = event_timed_ms([(254 * 1.7 * US, 254)], DEV)
+    assert total == pytest.approx((254 * 4.7 + 5) * US)
+    assert waits.host_ms == pytest.approx(5 * US)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_recurrence_matches_the_simulated_stream(seed):
+    rng = random.Random(seed)
+    works = [rng.choice([0.5, 2.0, 2.9, 3.1, 20.0, 300.0]) * US for _ in range(rng.randint(1, 30))]
+    for up in (False, True):
+        got = event_waits(works, DEV, after_upload=up).total_ms
+        assert got == pytest.approx(brute_force(works, (20 if up else 5) * US, 3 * US))
+
+
+def test_event_timed_ms_adds_work_gaps_and_waits():
+    """SAXPY-like: 72 us of work, one launch, after a large upload: 72 + 3 + 5 + 15 us."""
+    total, waits = event_timed_ms([(72 * US, 1)], DEV, after_upload=True)
+    assert total == pytest.approx(95 * US) and waits.total_ms == pytest.approx(20 * US)
+    assert event_timed_ms([], DEV)[0] == 0.0
+
+
+def test_issue_order_interleaves_a_host_loop():
+    assert issue_order([(1.0, 2), (2.0, 2)]) == [1.0, 2.0, 1.0, 2.0]
+    assert issue_order([(1.0, 1), (2.0, 2)]) == [1.0, 2.0, 2.0]
+    assert issue_order([(1.0, 1), (2.0, 1)]) == [1.0, 2.0]
+
+
+def test_upload_is_large_only_for_a_large_last_copy():
+    assert upload_is_large(DEV, "upload", 64 << 20)
+    assert upload_is_large(DEV, "upload", None)  # size unknown: taken as large
+    assert not upload_is_large(DEV, "upload", 4096)
+    assert not upload_is_large(DEV, "memset", None)
+    assert not upload_is_large(dataclasses.replace(DEV, upload_launch_us=0.0), "upload", None)

@@ -1,0 +1,101 @@
+"""Record in a measurement file how each port's repetition ends its re-upload (issue 24).
+
+The ports (validation/cuda/common.cuh, ``run_bench``) re-upload their inputs before each timed
+repetition with a ``reset`` lambda: ``buf.upload(host)`` (a pageable ``cudaMemcpy``) and
+``buf.zero()`` (``cudaMemset``). The first launch call after a large pageable copy returns
+late (validation/measured/h100-session-2026-11-27/README.md, "Single launches": 19.9 us
+instead of 5.2-5.4); a ``cudaMemset`` or a kernel in between takes that cost before the timed
+launches. ``cgpredict validate`` charges it (device field ``upload_launch_us``) to the first
+launch of an entry whose ``"reset"`` is ``"upload"`` and whose ``"reset_bytes"`` (the bytes of
+that last copy) reach ``upload_launch_min_bytes`` (models/event_timing.py).
+
+For every entry this reads the port's reset lambda, takes its last call, and for an upload
+evaluates the buffer's size (its ``DevBuf<T> name(expr)``, ``expr`` possibly ``v.size()`` of a
+``std::vector<T> v(expr)``) at the entry's work sizes, the port's ``#define`` defaults for
+the others. Needs no GPU:
+
+    python validation/port_resets.py validation/measured/nvidia-h100-80gb-hbm3.json
+    python validation/port_resets.py validation/measured/nvidia-h100-80gb-hbm3-user.json \\
+        --src validation/cuda/user
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+SIZEOF = {"float": 4, "double": 8, "int": 4, "part": 24, "particle": 16}  # the user ports' structs
+_RESET = re.compile(r"auto reset = \[&\] \{(.*?)\};", re.S)
+_CALL = re.compile(r"(\w+)\.(upload|zero)\(")
+
+
+def _defaults(src: str) -> dict[str, int]:
+    """The port's ``#define NAME value`` defaults that evaluate to integers."""
+    out = {}
+    for name, expr in re.findall(r"#define\s+(\w+)\s+([^\n]+)", src):
+        try:
+            out[name] = int(eval(expr, {"__builtins__": {}}, {}))  # noqa: S307 - own sources
+        except Exception:  # noqa: BLE001 - not a plain number
+            continue
+    return out
+
+
+def _eval(expr: str, src: str, env: dict[str, int]) -> int | None:
+    """Elements of a buffer's size expression: ``(size_t)`` casts dropped, ``v.size()``
+    replaced by the ``std::vector`` ``v``'s own size expression."""
+    expr = expr.replace("(size_t)", "")
+    for v in re.findall(r"(\w+)\.size\(\)", expr):
+        m = re.search(rf"std::vector<\w+>[^;]*?\b{v}\(([^()]*(?:\([^()]*\)[^()]*)*)\)", src)
+        if not m:
+            return None
+        inner = _eval(m.group(1), src, env)
+        if inner is None:
+            return None
+        expr = expr.replace(f"{v}.size()", str(inner))
+    try:
+        return int(eval(expr, {"__builtins__": {}}, dict(env)))  # noqa: S307 - own sources
+    except Exception:  # noqa: BLE001 - an expression this reader does not follow
+        return None
+
+
+def reset_state(src: str, sizes: dict[str, int]) -> tuple[str, int | None]:
+    """("upload" or "memset", bytes of the last upload or None) of a port's reset lambda."""
+    m = _RESET.search(src)
+    calls = _CALL.findall(m.group(1)) if m else []
+    if not calls:
+        return "none", None
+    buf, op = calls[-1]
+    if op == "zero":
+        return "memset", None
+    d = re.search(rf"DevBuf<(\w+)>[^;]*?\b{buf}\(([^()]*(?:\([^()]*\)[^()]*)*)\)", src)
+    if not d or d.group(1) not in SIZEOF:
+        return "upload", None
+    n = _eval(d.group(2), src, {**_defaults(src), **sizes})
+    return "upload", None if n is None else n * SIZEOF[d.group(1)]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("measured", type=Path)
+    ap.add_argument("--src", type=Path, default=ROOT / "cuda", help="folder of the ports")
+    args = ap.parse_args()
+    data = json.loads(args.measured.read_text())
+    for e in data["results"]:
+        src = (args.src / f"{e['kernel']}.cu").read_text()
+        reset, nbytes = reset_state(src, e.get("work_sizes", {}))
+        e["reset"] = reset
+        if nbytes is not None:
+            e["reset_bytes"] = nbytes
+        else:
+            e.pop("reset_bytes", None)
+        print(f"{e['kernel']:16s} {e['config']:6s} {reset:7s} {nbytes}")
+    data["reset_from"] = ("the last call of each port's reset lambda (upload: pageable "
+                          "cudaMemcpy, with its bytes; memset): validation/port_resets.py")
+    args.measured.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+
+
+if __name__ == "__main__":
+    main()

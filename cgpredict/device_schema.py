@@ -103,11 +103,6 @@ class GPUDevice:
     # each wave of blocks lasts at least this, eq. (LW) (models/loaded_wave.py); 0: none,
     # the DRAM bound then charges one unloaded round trip a wave
     dram_loaded_latency_cycles: float = 0.0
-    # round trip (L2 lookup and DRAM together) of one coalesced warp load (a 128-B line,
-    # 4 sectors) while warps on every SM miss at once, below the bandwidth: a launch's
-    # loads wait this, eq. (2L) (dram_load_cycles); 0: l2 + dram_latency_cycles (one
-    # thread's unloaded chase). Never above dram_loaded_latency_cycles (LW)
-    dram_loaded_round_trip_cycles: float = 0.0
     # cycles an SM's memory path is busy per L2 transaction of a warp *store* (stores are
     # not waited for: they cost issue and path occupancy, not a latency; a partly written
     # sector costs twice, read-modify-write); None: dd_l2_cycles
@@ -242,15 +237,6 @@ class GPUDevice:
         return self.registers_per_block_max or self.registers_per_sm
 
     @property
-    def dram_load_cycles(self) -> float:
-        """The DRAM part of a launch's warp load, eq. (2L): the loaded round trip
-        (dram_loaded_round_trip_cycles) less the L2 lookup that SPEC eq. (2) adds to it,
-        else the unloaded dram_latency_cycles."""
-        if self.dram_loaded_round_trip_cycles > 0:
-            return self.dram_loaded_round_trip_cycles - self.l2_latency_cycles
-        return self.dram_latency_cycles
-
-    @property
     def dram_miss_latency_cycles(self) -> float:
         """Latency of a load served by DRAM: L2 lookup plus DRAM (SPEC eq. (2) adds the two)."""
         return self.l2_latency_cycles + self.dram_latency_cycles
@@ -320,7 +306,6 @@ FIELD_SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
         "l1_request_cycles": ("float", False),
         "dram_latency_cv": ("float", False),
         "dram_loaded_latency_cycles": ("float", False),
-        "dram_loaded_round_trip_cycles": ("float", False),
         "dd_store_cycles": ("float", False),
         "l1_store_line_cycles": ("float", False),
         "launch_sync_us": ("float", False),

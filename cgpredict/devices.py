@@ -173,14 +173,6 @@ def _cross_check(path: str, d: GPUDevice) -> None:
         fail("schedulers_per_sm", "must divide registers_per_sm")
     if d.staging_issue_rate is not None and d.staging_issue_rate > 1.0:
         fail("staging_issue_rate", "a warp issues at most one instruction a cycle")
-    trip = d.dram_loaded_round_trip_cycles
-    if trip and trip <= d.l2_latency_cycles:
-        fail("dram_loaded_round_trip_cycles", "a DRAM round trip includes the L2 lookup: "
-             "must exceed l2_latency_cycles")
-    if trip and d.dram_loaded_latency_cycles and trip > d.dram_loaded_latency_cycles:
-        fail("dram_loaded_round_trip_cycles", "a warp's life under load "
-             "(dram_loaded_latency_cycles, eq. (LW)) includes its loads' round trip: "
-             "must not exceed it")
 
 
 #: keys of schema 1 files that later took another name: old -> new

@@ -152,29 +152,21 @@ def _ordered_from(
     return far
 
 
-def _memory_periods(body: loopbody.LoopBody, lat, ordered: frozenset[int],
-                    served: float = 0.0) -> float:
-    """The iteration's longest chain from its loads with each load issued after the
-    previous one returned (a memory period and the uses waiting for it; an ordered load
-    after the stores before it): what one iteration waits with one load in flight, the
-    serial reading of (22), eq. (22i). A load at or below ``served`` cycles (the L1's
-    latency: (22m) keeps the L1-served periods serial on their own) joins no queue.
-    Address arithmetic before a load is not a wait (it depends on the induction variable
-    only and issues ahead)."""
+def _memory_periods(body: loopbody.LoopBody, lat, ordered: frozenset[int]) -> float:
+    """The iteration's longest chain from one of its loads (a memory period and the uses
+    waiting for it; an ordered load after the stores before it): what one iteration waits
+    with no other iteration's loads in flight. Address arithmetic before a load is not a
+    wait (it depends on the induction variable only and issues ahead), so a plain port's
+    store-to-load recurrence equals it."""
     far: list[float] = []
     issued = -math.inf  # when the latest ordered store of the iteration can issue
-    returned = 0.0  # (22i): when the iteration's previous load returned
     for o in body.ops:
         base = max((far[k] for k in o.operands if k < len(far)), default=-math.inf)
-        queued = o.klass == "load" and lat[o.index] > served
         if o.klass == "load":
-            wait = returned if queued else 0.0
-            base = max(base, issued, wait) if o.mem_id in ordered else max(base, wait)
+            base = max(base, issued, 0.0) if o.mem_id in ordered else max(base, 0.0)
         if o.klass == "store" and o.mem_id in ordered and base > -math.inf:
             issued = max(issued, base)
         far.append(base + lat[o.index] if base > -math.inf else -math.inf)
-        if queued:
-            returned = far[-1]
     return max(far)
 
 
@@ -200,7 +192,6 @@ def body_chain(
     unroll: int = LOADS_IN_FLIGHT,
     ordered: frozenset[int] = frozenset(),
     in_flight: bool = True,
-    served: float = 0.0,
 ) -> float:
     """Cycles one iteration of ``body`` takes at least on its thread's own critical path
     (issue 24): the longest loop-carried recurrence (an accumulator's add, a pointer chase
@@ -210,15 +201,13 @@ def body_chain(
     iterations, compute.loop_unroll), at most LOADS_IN_FLIGHT loads. Code that is not a loop
     (``looped`` False: a thread's straight-line body) runs its chain once. ``ordered``: the
     memory ids accessed through plain pointers (the plain port), empty for ``__restrict__``.
-    ``in_flight`` False: no iterations share a chain (the serial reference of eq. (22m)),
-    its loads above ``served`` cycles one at a time (eq. (22i))."""
+    ``in_flight`` False: no iterations share a chain (the serial reference of eq. (22m))."""
     return _chain(body, tuple(_latencies(body, load_cycles, fp_cycles, int_cycles)), looped,
-                  unroll, ordered, in_flight, served)
+                  unroll, ordered, in_flight)
 
 
 def _chain(body: loopbody.LoopBody, lat: tuple[float, ...], looped: bool, unroll: int,
-           ordered: frozenset[int] = frozenset(), in_flight: bool = True,
-           served: float = 0.0) -> float:
+           ordered: frozenset[int] = frozenset(), in_flight: bool = True) -> float:
     """body_chain from the latency of each op of ``body`` (``_latencies``); without
     ``in_flight`` a loop's iterations share no load's wait: each waits its memory periods one
     after another (_memory_periods), the serial reference of eq. (22m), never below the chain
@@ -226,8 +215,7 @@ def _chain(body: loopbody.LoopBody, lat: tuple[float, ...], looped: bool, unroll
     within = max(_ordered_far(body, lat, ordered, gated=False), default=0.0)
     loads = sum(o.klass == "load" for o in body.ops)
     overlap = max(min(unroll, LOADS_IN_FLIGHT // max(loads, 1)), 1) if looped else 1
-    serial = (_memory_periods(body, lat, ordered, served)
-              if not in_flight and looped and loads else 0.0)
+    serial = _memory_periods(body, lat, ordered) if not in_flight and looped and loads else 0.0
     if any(o.klass in SLOW_PATH_CLASSES for o in body.ops):
         overlap = 1  # each unrolled copy waits behind the previous one's slow-path test
     rec = memory_recurrence(body, lat, ordered) if looped else 0.0
@@ -322,15 +310,13 @@ class ThreadBodies:
         ordered: frozenset[int] = frozenset(),
         op_lat: OpLatencies | None = None,
         in_flight: bool = True,
-        served: float = 0.0,
     ) -> float:
         """The thread's critical path: each body's iterations (``per_thread``: executions
         of each block id by the thread) times its per-iteration chain (body_chain), its
         loop unrolled ``unroll_of(loop id)`` times, ``ordered`` its plain-pointer accesses,
         ``op_lat`` the device's latencies by kind (_latencies); ``in_flight`` False: the
         same path with each iteration's chain on its own (no loads of an unrolled trip in
-        flight together), the serial reference of eq. (22m); ``served``: loads at or below
-        it (the L1's latency) stay out of its one-at-a-time queue (eq. (22i))."""
+        flight together), the serial reference of eq. (22m)."""
         total = 0.0
         for i, ((_, blocks), g, looped, lid) in enumerate(zip(
             self.bodies, self.graphs, self.looped, self.loop_ids
@@ -338,10 +324,9 @@ class ThreadBodies:
             runs = max((per_thread.get(b, 0.0) for b in blocks), default=0.0)
             if runs > 0:
                 lat = tuple(_latencies(g, load_cycles, fp_cycles, int_cycles, op_lat))
-                key = (i, lat, looped, unroll_of(lid), ordered, in_flight, served)
+                key = (i, lat, looped, unroll_of(lid), ordered, in_flight)
                 if key not in self.chains:  # a kernel's launches mostly share latencies
-                    self.chains[key] = _chain(g, lat, looped, key[3], ordered, in_flight,
-                                              served)
+                    self.chains[key] = _chain(g, lat, looped, key[3], ordered, in_flight)
                 total += runs * self.chains[key]
         return total
 

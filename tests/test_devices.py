@@ -235,23 +235,6 @@ def test_absurd_or_inconsistent_values(
     assert why in _assert_error(_variant(tmp_path, old, new), key)
 
 
-@pytest.mark.parametrize(
-    ("trip", "why"),
-    [("164.0", "must exceed l2_latency_cycles"), ("2000.0", "must not exceed it")],
-)
-def test_loaded_round_trip_between_the_l2_and_a_loaded_warp_life(
-    tmp_path: Path, trip: str, why: str
-) -> None:
-    """Eq. (2L): a DRAM round trip includes the L2 lookup, and a warp's life under load
-    (eq. (LW)) includes its loads' round trip; 600 on the TK1 (L2 164) loads."""
-    old = "dram_latency_cycles = 332.0"
-    life = "\ndram_loaded_latency_cycles = 1732.0\ndram_loaded_round_trip_cycles = "
-    path = _variant(tmp_path, old, old + life + trip)
-    assert why in _assert_error(path, "dram_loaded_round_trip_cycles")
-    ok = load_device(str(_variant(tmp_path, old, old + life + "600.0", "ok")))
-    assert ok.dram_load_cycles == pytest.approx(600.0 - 164.0)
-
-
 def test_not_utf8(tmp_path: Path) -> None:
     path = tmp_path / "binary.toml"
     path.write_bytes(b"schema_version = 1\n\xff\xfe\x93 = 2\n")

@@ -911,16 +911,15 @@ def _row_walk(hit: float, blocks: int = 1, threads: int = 256) -> KernelProfile:
 
 def test_lockstep_misses_expose_their_latency_less_the_other_warps_period() -> None:
     """eq. (17l) by hand: 8 warps, 128 L1 misses a warp (1024 x 1/8), each waits the L2 plus
-    DRAM latency under load (the H100's loaded round trip 739.9 cycles, SPEC (2) with eq.
-    (2L)) less one memory period's computing of the 7 other warps (29680 cycles / 2048
-    loads x 2 loads a period x 7 = 202.890625)."""
+    DRAM latency (369.2 + 315.9 = 685.1 cycles, SPEC (2)) less one memory period's computing
+    of the 7 other warps (29680 cycles / 2048 loads x 2 loads a period x 7 = 202.890625)."""
     from cgpredict.models.cgpredict_model import lockstep_cycles
 
     h100 = load_device("h100")
     p = _row_walk(0.875)
     assert lockstep_cycles(p, h100, 8, 29680.0, 2048.0) == pytest.approx(
-        128 * (739.9 - 202.890625))
-    # 64 warps: the others' period (63 x 28.98 = 1826) covers the 739.9 cycles
+        128 * (685.1 - 202.890625))
+    # 64 warps: the others' period (63 x 28.98 = 1826) covers the 685.1 cycles
     assert lockstep_cycles(p, h100, 64, 29680.0, 2048.0) == 0.0
     # no L1 between the warps' loads and the L2: nothing runs in step, (17) as printed
     assert lockstep_cycles(_row_walk(0.0), h100, 8, 29680.0, 2048.0) == 0.0
@@ -942,24 +941,3 @@ def test_compute_bound_row_walk_pays_its_lockstep_misses() -> None:
     assert r.lockstep_cycles == pytest.approx(exposed)
     assert "in step" in bound_text(predict(_row_walk(0.875), h100))
     assert predict_cgpredict(_row_walk(0.0), h100).lockstep_cycles == 0.0
-
-
-def test_a_dram_load_waits_the_loaded_round_trip() -> None:
-    """Eq. (2L): on the H100 a coalesced warp load from DRAM (4 sectors) waits the round
-    trip measured with every SM missing (dram_loaded_round_trip_cycles, 739.9), not one
-    thread's chase (l2 + dram_latency_cycles, 685.1); eq. (2) adds its sector term
-    3 x dd_dram_cycles on top. The TK1 has no loaded figure: SPEC's 164 + 332 + 3 x dd."""
-    from cgpredict.models.memlat import memory_latency
-
-    h100, tk1 = load_device("h100"), load_device("tk1")
-    prof = KernelProfile(
-        name="col", threads_per_block=32, blocks=1,
-        coal=PatternCounts(insts=10, l2_trans_per_warp=4, dram_trans_per_warp=4),
-        comp_insts=10,
-    )  # fmt: skip
-    assert h100.dram_load_cycles == pytest.approx(739.9 - h100.l2_latency_cycles)
-    assert memory_latency(prof, h100).mem_l_coal == pytest.approx(
-        739.9 + 3 * h100.dd_dram_cycles)
-    assert tk1.dram_load_cycles == tk1.dram_latency_cycles == 332.0
-    assert memory_latency(prof, tk1).mem_l_coal == pytest.approx(
-        164.0 + 332.0 + 3 * tk1.dd_dram_cycles)

@@ -361,7 +361,7 @@ class LaunchContext:
         busiest = {b: n * self.busiest / self.rows for b, n in per_thread.items()}
         return self.bodies.chain_cycles(
             busiest, load_cycles, dev.fp_latency_cycles, dev.inst_latency_cycles, self.unroll,
-            ordered, dev.op_latencies, in_flight, reload if dev.l1_caches_global_loads else 0.0,
+            ordered, dev.op_latencies, in_flight,
         )
 
     @functools.cached_property

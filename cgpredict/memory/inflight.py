@@ -130,9 +130,8 @@ def chain_load_latency(s, device: GPUDevice, outgrows_l2: bool = False) -> float
     """Mean latency of static load ``s`` (memory.InstrMemStats) on its thread's chain: the
     L1's for the warp instructions it serves from a line fetched at an earlier step, else
     the fetch's: the L2's plus DRAM's for the share of transactions that miss (SPEC eq.
-    (2)), DRAM's as a launch's warps wait it, loaded (device.dram_load_cycles, eq. (2L)).
-    An instruction the L1 serves on a line another warp of its SM fetched at the same step
-    waits for that fetch (``l1_inflight``, eq. (C1)). Of an array that outgrows the L2
+    (2)). An instruction the L1 serves on a line another warp of its SM fetched at the same
+    step waits for that fetch (``l1_inflight``, eq. (C1)). Of an array that outgrows the L2
     at the work size (``outgrows_l2``), an L2 hit on a sector another warp's miss is
     fetching at the same step waits for that DRAM access (``l2_inflight``, eq. (C2)); an
     array the L2 holds keeps the traced misses (its first touches, which earlier waves of
@@ -142,5 +141,5 @@ def chain_load_latency(s, device: GPUDevice, outgrows_l2: bool = False) -> float
     l2 = sum(s.l2_trans)
     missed = sum(s.dram_trans) + (sum(s.l2_inflight) if outgrows_l2 else 0)
     miss = missed / l2 if l2 else 0.0
-    beyond = device.l2_latency_cycles + min(miss, 1.0) * device.dram_load_cycles  # (2L)
+    beyond = device.l2_latency_cycles + min(miss, 1.0) * device.dram_latency_cycles
     return l1 * device.l1_latency_cycles + (1 - l1) * beyond

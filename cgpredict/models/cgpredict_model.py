@@ -337,7 +337,7 @@ def lockstep_cycles(profile: KernelProfile, device: GPUDevice, n: float,
         if beyond <= 0 or p.l1_hit_fraction <= 0:
             continue  # no L1 in step: (17)'s one exposed period stands
         miss = min(p.dram_trans_per_warp / max(p.l2_trans_per_warp, 1.0), 1.0)
-        latency = device.l2_latency_cycles + miss * device.dram_load_cycles  # SPEC (2), (2L)
+        latency = device.l2_latency_cycles + miss * device.dram_latency_cycles  # SPEC (2)
         exposed += beyond * max(latency - hidden, 0.0)
     return exposed
 

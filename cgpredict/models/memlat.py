@@ -56,7 +56,7 @@ def _pattern(p: PatternCounts, d: GPUDevice, unknown_pw: float = 1.0) -> tuple[f
     if dram <= 1:
         mem_l = d.l2_latency_cycles + (pw - 1) * d.dd_l2_cycles  # (1)
     else:
-        mem_l = d.l2_latency_cycles + d.dram_load_cycles + (dram - 1) * d.dd_dram_cycles  # (2L)
+        mem_l = d.l2_latency_cycles + d.dram_latency_cycles + (dram - 1) * d.dd_dram_cycles  # (2)
     dep_del = max(pw * d.dd_l2_cycles, dram * d.dd_dram_cycles)  # (3)
     return _with_l1(p, d, mem_l, dep_del)
 
@@ -68,8 +68,8 @@ def memory_latency(profile: KernelProfile, device: GPUDevice) -> MemoryLatency:
     mem_l_uncoal, dep_uncoal = _pattern(d.uncoal, device, float(device.warp_size))
     c = d.const
     mem_l_const = (
-        device.l2_latency_cycles + c.dram_trans_per_warp * device.dram_load_cycles
-    )  # (4), (2L)
+        device.l2_latency_cycles + c.dram_trans_per_warp * device.dram_latency_cycles
+    )  # (4)
     dep_const = _pw(c) * device.dd_l2_cycles + c.dram_trans_per_warp * device.dd_dram_cycles  # (5)
     mem_l_const, dep_const = _with_l1(c, device, mem_l_const, dep_const)
 

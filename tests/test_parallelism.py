@@ -233,15 +233,17 @@ def test_two_plain_accumulators_bind_a_single_thread_kernel(tmp_path):
     write-through L1 keeps the stored line, 38.9 cycles: ncu counts GESUMMV's reloads as
     L1 hits): 4096 x 2 x (38.9 + FADD 4) cycles exactly, the chain bound setting the time.
     __restrict__: both live in registers, 4096 x 4 (the two adds' recurrences run side by
-    side)."""
+    side). Eq. (LT), a trip of U = 4 (nvcc's run-time unroll): the plain chain + 8.5 / 4 an
+    iteration (the back branch), the restrict one at the trip's floor 29.06 / 4 (> 4 + 8.5 /
+    4)."""
     src = tmp_path / "acc2.c"
     src.write_text(ACC2)
     (k,) = predict_source(src, RunOptions(device="h100", port="plain")).kernels
     assert k.result.binding == "chain" and k.result.bound == "latency"
-    assert k.result.bounds.chain_cycles == pytest.approx(4096 * 2 * (38.9 + 4.0))
+    assert k.result.bounds.chain_cycles == pytest.approx(4096 * (2 * (38.9 + 4.0) + 8.5 / 4))
     assert k.result.cycles == pytest.approx(k.result.bounds.chain_cycles)
     (r,) = predict_source(src, RunOptions(device="h100", port="restrict")).kernels
-    assert r.result.bounds.chain_cycles == pytest.approx(4096 * 4.0)
+    assert r.result.bounds.chain_cycles == pytest.approx(4096 * 29.06 / 4)
 
 
 ACC2 = r"""

@@ -142,12 +142,19 @@ SASS_CHAIN: dict[str, tuple[int, int, int]] = {
 class OpLatencies:
     """Cycles from one instruction's issue to a dependent one's, by kind (a device file's
     [timing]: fp_latency_cycles, inst_latency_cycles, fp64_latency_cycles,
-    sfu_latency_cycles)."""
+    sfu_latency_cycles; the measured chains and loop trip of eqs. (IE), (LT))."""
 
     fp32: float
     integer: float
     fp64: float
     sfu: float
+    # measured cycles one SASS_CHAIN operation adds to a chain (ieee_chains_cycles, eq. (IE)),
+    # by SASS_CHAIN key; an operation not named keeps its expansion at the latencies above
+    measured: tuple[tuple[str, float], ...] = ()
+    # one warp's loop trip: the floor of its control recurrence (UIADD3, ISETP, BRA back) and
+    # what the taken back branch adds to a chain through the trip (eq. (LT)); 0: none
+    loop_trip: float = 0.0
+    loop_branch: float = 0.0
 
 
 #: a loop body's operator class (instrument/loopbody.op_class) of each expanded operation
@@ -162,7 +169,11 @@ SLOW_PATH_CLASSES = frozenset(_BODY_EXPANDED)
 
 def op_chain_cycles(key: str, lat: OpLatencies) -> float:
     """Cycles one SASS_EXPANSION operation adds to a dependence chain: its SASS_CHAIN steps
-    at the device's latencies (ALU steps at the FP32 latency: FFMA, IADD3, IMAD alike)."""
+    at the device's latencies (ALU steps at the FP32 latency: FFMA, IADD3, IMAD alike), or
+    the device's measured chain of it where it has one (eq. (IE))."""
+    for name, cycles in lat.measured:
+        if name == key:
+            return cycles
     sfu, fp64, alu = SASS_CHAIN[key]
     return sfu * lat.sfu + fp64 * lat.fp64 + alu * lat.fp32
 

@@ -42,6 +42,12 @@ class Provenance:
         return dict(self.notes).get(key, "")
 
 
+def _ieee_keys(dev: "GPUDevice") -> tuple[tuple[str, float | None], ...]:
+    """The measured IEEE chains of ``dev`` by compute.SASS_CHAIN key (eq. (IE))."""
+    return (("fdiv_f32", dev.fdiv_chain_cycles), ("sqrt_f32", dev.fsqrt_chain_cycles),
+            ("fdiv_f64", dev.ddiv_chain_cycles), ("sqrt_f64", dev.dsqrt_chain_cycles))
+
+
 @dataclass(frozen=True)
 class GPUDevice:
     """One GPU, as read from its device file. Field units are in the names; see SCHEMA.md."""
@@ -150,6 +156,16 @@ class GPUDevice:
     # (compute.OpLatencies, a thread's critical path); None: fp_latency_cycles
     fp64_latency_cycles: float | None = None
     sfu_latency_cycles: float | None = None
+    # measured chain cycles of an IEEE division / square root, float and double (eq. (IE));
+    # None: its SASS_CHAIN expansion at the latencies above
+    fdiv_chain_cycles: float | None = None
+    fsqrt_chain_cycles: float | None = None
+    ddiv_chain_cycles: float | None = None
+    dsqrt_chain_cycles: float | None = None
+    # one warp's loop trip (eq. (LT)): its control recurrence's floor and the taken back
+    # branch's cost on a chain through the trip, cycles; None: 0
+    loop_trip_cycles: float | None = None
+    loop_branch_cycles: float | None = None
     registers_per_block_max: int | None = None
     shared_mem_alloc_unit_bytes: int = 256
     shared_mem_reserved_per_block_bytes: int = 0
@@ -181,6 +197,8 @@ class GPUDevice:
             fp32=fp, integer=self.inst_latency_cycles,
             fp64=fp if self.fp64_latency_cycles is None else self.fp64_latency_cycles,
             sfu=fp if self.sfu_latency_cycles is None else self.sfu_latency_cycles,
+            measured=tuple((k, v) for k, v in _ieee_keys(self) if v is not None),
+            loop_trip=self.loop_trip_cycles or 0.0, loop_branch=self.loop_branch_cycles or 0.0,
         )  # fmt: skip
 
     @property
@@ -331,6 +349,12 @@ FIELD_SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
         "fp_latency_cycles": ("float", True),
         "fp64_latency_cycles": ("float", False),
         "sfu_latency_cycles": ("float", False),
+        "fdiv_chain_cycles": ("float", False),
+        "fsqrt_chain_cycles": ("float", False),
+        "ddiv_chain_cycles": ("float", False),
+        "dsqrt_chain_cycles": ("float", False),
+        "loop_trip_cycles": ("float", False),
+        "loop_branch_cycles": ("float", False),
     },
     "energy": {f.name: ("float", False) for f in fields(EnergyTable)},
     "pipes": {f.name: ("float", False) for f in fields(PipeRates)},

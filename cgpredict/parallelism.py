@@ -229,11 +229,14 @@ def body_chain(
 
 
 def _chain(body: loopbody.LoopBody, lat: tuple[float, ...], looped: bool, unroll: int,
-           ordered: frozenset[int] = frozenset(), in_flight: bool = True) -> float:
+           ordered: frozenset[int] = frozenset(), in_flight: bool = True,
+           op_lat: OpLatencies | None = None) -> float:
     """body_chain from the latency of each op of ``body`` (``_latencies``); without
     ``in_flight`` a loop's iterations share no load's wait: each waits its memory periods one
     after another (_memory_periods), the serial reference of eq. (22m), never below the chain
-    itself (straight-line code and a loop without loads keep theirs: nothing in flight)."""
+    itself (straight-line code and a loop without loads keep theirs: nothing in flight).
+    A loop's trip of ``unroll`` iterations then takes at least ``op_lat``'s loop trip (eq. (LT)):
+    per iteration max(loop_trip / unroll, chain + loop_branch / unroll)."""
     within = max(_ordered_far(body, lat, ordered, gated=False), default=0.0)
     loads = sum(o.klass == "load" for o in body.ops)
     overlap = max(min(unroll, LOADS_IN_FLIGHT // max(loads, 1)), 1) if looped else 1
@@ -245,7 +248,10 @@ def _chain(body: loopbody.LoopBody, lat: tuple[float, ...], looped: bool, unroll
         if o.klass == "phi" and o.carried >= 0:
             reach = _ordered_from(body, lat, ordered, o.index)[o.carried]
             rec = max(rec, reach if reach > -math.inf else 0.0)
-    return max(rec, within / overlap, serial)
+    per = max(rec, within / overlap, serial)
+    if looped and op_lat is not None and op_lat.loop_trip > 0:  # eq. (LT)
+        per = max(op_lat.loop_trip / unroll, per + op_lat.loop_branch / unroll)
+    return per
 
 
 def affine_share(body: loopbody.LoopBody) -> float:
@@ -346,9 +352,10 @@ class ThreadBodies:
             runs = max((per_thread.get(b, 0.0) for b in blocks), default=0.0)
             if runs > 0:
                 lat = tuple(_latencies(g, load_cycles, fp_cycles, int_cycles, op_lat))
-                key = (i, lat, looped, unroll_of(lid), ordered, in_flight)
+                key = (i, lat, looped, unroll_of(lid), ordered, in_flight, op_lat)
                 if key not in self.chains:  # a kernel's launches mostly share latencies
-                    self.chains[key] = _chain(g, lat, looped, key[3], ordered, in_flight)
+                    self.chains[key] = _chain(g, lat, looped, key[3], ordered, in_flight,
+                                              op_lat)
                 total += runs * self.chains[key]
         return total
 

@@ -233,15 +233,17 @@ def test_two_plain_accumulators_bind_a_single_thread_kernel(tmp_path):
     write-through L1 keeps the stored line, 38.9 cycles: ncu counts GESUMMV's reloads as
     L1 hits): 4096 x 2 x (38.9 + FADD 4) cycles exactly, the chain bound setting the time.
     __restrict__: both live in registers, 4096 x 4 (the two adds' recurrences run side by
-    side)."""
+    side). Eq. (LT), a trip of U = 4 (nvcc's run-time unroll): the plain chain + 8.5 / 4 an
+    iteration (the back branch), the restrict one at the trip's floor 29.06 / 4 (> 4 + 8.5 /
+    4)."""
     src = tmp_path / "acc2.c"
     src.write_text(ACC2)
     (k,) = predict_source(src, RunOptions(device="h100", port="plain")).kernels
     assert k.result.binding == "chain" and k.result.bound == "latency"
-    assert k.result.bounds.chain_cycles == pytest.approx(4096 * 2 * (38.9 + 4.0))
+    assert k.result.bounds.chain_cycles == pytest.approx(4096 * (2 * (38.9 + 4.0) + 8.5 / 4))
     assert k.result.cycles == pytest.approx(k.result.bounds.chain_cycles)
     (r,) = predict_source(src, RunOptions(device="h100", port="restrict")).kernels
-    assert r.result.bounds.chain_cycles == pytest.approx(4096 * 4.0)
+    assert r.result.bounds.chain_cycles == pytest.approx(4096 * 29.06 / 4)
 
 
 ACC2 = r"""
@@ -467,3 +469,32 @@ def test_plain_stores_split_an_iterations_loads_into_memory_periods():
     atax = _mem_body(("load", (), 1), ("load", (), 2), ("fmul", (0, 1), -1), ("phi", (), -1),
                      ("fadd", (2, 3), -1), ("store", (4,), 3), ("br", (), -1))
     assert body_parallelism(atax, frozenset({1, 2, 3})).mlp == body_parallelism(atax).mlp == 2.0
+
+
+# ---- measured IEEE chains (eq. (IE)) and one warp's loop trip (eq. (LT)), by hand --------
+
+def test_a_measured_ieee_chain_replaces_its_expansion_and_the_rest_keep_theirs():
+    lat = OpLatencies(fp32=4.0, integer=1.0, fp64=8.0, sfu=17.0,
+                      measured=(("fdiv_f32", 44.25), ("sqrt_f64", 77.59)))
+    assert body_op_cycles("fdiv", lat) == 44.25 and body_op_cycles("dsqrt", lat) == 77.59
+    assert body_op_cycles("fsqrt", lat) == 17 + 3 * 4  # not measured: SASS_CHAIN
+    assert body_op_cycles("ddiv", lat) == 17 + 8 * 8 + 2 * 4
+
+
+def _ffma_loop() -> LoopBody:
+    # x = x * a + b carried by phi 0 (the dep_chain.cu probe's FFMA chain)
+    return LoopBody((Op(0, "%0", "phi", "float", (), 1), Op(1, "%1", "fmul", "float", (0,))),
+                    ())
+
+
+def test_a_loop_trip_is_the_control_floor_or_the_chain_plus_the_back_branch():
+    """dep_chain.cu, one warp: a trip of one FFMA 29.06 cycles (the control's floor), a trip of
+    8 FFMAs 8 x 4 + 8.5 = 40.5 (probes-2/dep_chain.json: 8 x 5.062)."""
+    lat = OpLatencies(fp32=4.0, integer=4.0, fp64=8.0, sfu=17.0, loop_trip=29.06,
+                      loop_branch=8.5)
+    body = _ffma_loop()
+    ops_lat = (0.0, 4.0)
+    assert _chain_of(body, ops_lat, True, 1, op_lat=lat) == pytest.approx(29.06)
+    assert 8 * _chain_of(body, ops_lat, True, 8, op_lat=lat) == pytest.approx(40.5)
+    assert _chain_of(body, ops_lat, False, 1, op_lat=lat) == 4.0  # straight-line: no trip
+    assert _chain_of(body, ops_lat, True, 8) == 4.0  # a device without the fields

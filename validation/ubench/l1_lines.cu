@@ -6,12 +6,24 @@
 //   gemm:      one broadcast, one line, alternately (a naive GEMM's A[i][k], B[k][j] with the
 //              loads of a __restrict__ trip in flight together);
 //   two:       lane l reads word 32 x line + l + 16: two lines (4 sectors) a warp instruction;
+//   gemm_port: the restrict GEMM port's k step: a broadcast of word k of the warp's own row
+//              line (A[i][k], i = the warp) and a line of row k of a 4096-word matrix
+//              (B[k][j]: lines 16 KB apart, kLines of them), alternately, summed independently;
+//   gemm_chain: the same loads into one dependent FFMA chain (acc += a x b), as the port's SASS;
 //   rows:      lane l reads word 32 x (line + l): 32 lines of one sector each (a row walk).
 // and stores (eq. (B2s): the write-through look-up l1_store_line_cycles, and the store data's
 // way out to the L2, dd_store_cycles), each block into a region of its own:
 //   store_line:       lane l writes word 32 x line + l: one line a warp instruction;
 //   store_rows:       lane l writes word 32 x (line + l): 32 lines of one sector each;
 //   store_rows_loads: a rows load (an L1 hit) and a rows store, alternately, independent.
+//   store_rows_own:   lane l of warp w writes word (8 t + u) mod 32 of its own row 32 w + l
+//                     (a row a line): 32 lines a store as in store_rows, but no two warps or
+//                     lanes write one word and successive stores walk one sector word by word
+//                     (the plain Deriche row walks' Y1/Y2 stores; store_rows writes word 0 of
+//                     lines every warp of the block also writes, 31 of a store's 32 lines the
+//                     store before wrote too);
+//   store_rows_own_loads: a load of the same word of its own row of buf (an L1 hit) and that
+//                     store, alternately (Deriche's backward pass, LDG imgIn and STG Y2).
 // The stores run on every SM (sms x 1..8 blocks) and on 4 SMs only (4 blocks of 8 warps, the
 // plain Deriche row walks' grid): the L2's share of the store path binds only in the first.
 // line/broadcast against rows separate the two device fields (eq. (B2r)): a request of one
@@ -22,6 +34,7 @@
 // once (grid = SMs x blocks per SM), so warp instructions per SM / block cycles is the SM's
 // rate: lines_per_cycle; cycles_per_line = its inverse, the figure l1_line_cycles takes.
 // Prints one JSON object. Usage: l1_lines [trips=4096]
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -32,9 +45,12 @@
 constexpr int kUnroll = 8;      // independent loads a trip
 constexpr int kLines = 64;      // footprint: 64 lines of 128 B = 8 KB, far inside the L1
 constexpr int kSlack = 40;      // lines past the footprint that two and rows reach (13 KB)
+constexpr int kPortRow = 4096;  // gemm_port/gemm_chain: B's row, words (16 KB, NJ = 4096)
+constexpr int kPortWords = kLines * kPortRow + 64 * 32;  // B's kLines rows, then A's 64 rows
+constexpr int kOwnRows = 256;   // the own-row stores: a row (one line) a thread of a block
 
 // mode 0: line, 1: broadcast, 2: gemm (even loads broadcast, odd loads a line), 3: two,
-// 4: rows
+// 4: rows, 5: gemm_port, 6: gemm_chain (buf holds kPortWords words for 5 and 6)
 template <int MODE>
 __global__ void lines(const float* __restrict__ buf, int trips, float* out,
                       long long* cycles) {
@@ -48,11 +64,22 @@ __global__ void lines(const float* __restrict__ buf, int trips, float* out,
   for (int t = 0; t < trips; ++t) {
     // the trip's first line: warps and trips walk the footprint in steps of kUnroll lines
     const float* p = buf + (((t + warp) * kUnroll) % kLines) * 32;
+    if (MODE >= 5) {  // k = the trip's first k step; A's row: the warp's own line
+      const int k = ((t + warp) * (kUnroll / 2)) % kLines;
+      const float* a = buf + kLines * kPortRow + (warp % 64) * 32;
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const bool bcast = MODE == 1 || (MODE == 2 && (u & 1) == 0);
-      const int word = MODE == 3 ? lane + 16 : MODE == 4 ? 32 * lane : bcast ? 0 : lane;
-      acc[u] += p[u * 32 + word];
+      for (int u = 0; u < kUnroll / 2; ++u) {
+        const float av = a[(k + u) & 31], bv = buf[(k + u) * kPortRow + lane];
+        if (MODE == 6) acc[0] += av * bv;
+        else { acc[2 * u] += av; acc[2 * u + 1] += bv; }
+      }
+    } else {
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        const bool bcast = MODE == 1 || (MODE == 2 && (u & 1) == 0);
+        const int word = MODE == 3 ? lane + 16 : MODE == 4 ? 32 * lane : bcast ? 0 : lane;
+        acc[u] += p[u * 32 + word];
+      }
     }
   }
   __syncthreads();
@@ -64,13 +91,15 @@ __global__ void lines(const float* __restrict__ buf, int trips, float* out,
   if (threadIdx.x == 0) cycles[blockIdx.x] = t1 - t0;
 }
 
-// mode 0: store_line, 1: store_rows, 2: store_rows_loads (loads from buf, stores to dst)
+// mode 0: store_line, 1: store_rows, 2: store_rows_loads (loads from buf, stores to dst),
+// 3: store_rows_own, 4: store_rows_own_loads
 template <int MODE>
 __global__ void stores(const float* __restrict__ buf, float* dst, int trips, float* out,
                        long long* cycles) {
   const int lane = threadIdx.x & 31;
   const int warp = threadIdx.x >> 5;
-  float* mine = dst + (size_t)blockIdx.x * (kLines + kSlack) * 32;
+  const bool own = MODE >= 3;
+  float* mine = dst + (size_t)blockIdx.x * (own ? kOwnRows : kLines + kSlack) * 32;
   float acc[kUnroll];
 #pragma unroll
   for (int u = 0; u < kUnroll; ++u) acc[u] = 0.0f;
@@ -81,6 +110,12 @@ __global__ void stores(const float* __restrict__ buf, float* dst, int trips, flo
     const float v = (float)t;
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
+      if (own) {  // its own row, word by word
+        const int at = (warp * 32 + lane) * 32 + ((t * kUnroll + u) & 31);
+        if (MODE == 4) acc[u] += buf[at];
+        mine[at] = v;
+        continue;
+      }
       const int word = MODE == 0 ? lane : 32 * lane;
       if (MODE == 2) acc[u] += buf[(line + u) * 32 + word];
       mine[(line + u) * 32 + word] = v;
@@ -171,7 +206,7 @@ int main(int argc, char** argv) {
   const int trips = argc > 1 ? atoi(argv[1]) : 4096;
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, 0));
-  std::vector<float> h((kLines + kSlack) * 32);
+  std::vector<float> h(std::max(std::max(kLines + kSlack, kOwnRows) * 32, kPortWords));
   for (size_t i = 0; i < h.size(); ++i) h[i] = (float)(i % 7);
   float* buf;
   CK(cudaMalloc(&buf, sizeof(float) * h.size()));
@@ -183,14 +218,19 @@ int main(int argc, char** argv) {
          | run<1>("broadcast", buf, trips, prop.multiProcessorCount, false)
          | run<2>("gemm", buf, trips, prop.multiProcessorCount, false)
          | run<3>("two", buf, trips, prop.multiProcessorCount, false)
-         | run<4>("rows", buf, trips, prop.multiProcessorCount, false);
+         | run<4>("rows", buf, trips, prop.multiProcessorCount, false)
+         | run<5>("gemm_port", buf, trips, prop.multiProcessorCount, false)
+         | run<6>("gemm_chain", buf, trips, prop.multiProcessorCount, false);
   float* dst;
-  const size_t dst_words = (size_t)prop.multiProcessorCount * 8 * (kLines + kSlack) * 32;
+  const size_t dst_words =
+      (size_t)prop.multiProcessorCount * 8 * std::max(kLines + kSlack, kOwnRows) * 32;
   CK(cudaMalloc(&dst, sizeof(float) * dst_words));
   CK(cudaMemset(dst, 0, sizeof(float) * dst_words));
   rc |= run_stores<0>("store_line", buf, dst, trips, prop.multiProcessorCount)
       | run_stores<1>("store_rows", buf, dst, trips, prop.multiProcessorCount)
-      | run_stores<2>("store_rows_loads", buf, dst, trips, prop.multiProcessorCount);
+      | run_stores<2>("store_rows_loads", buf, dst, trips, prop.multiProcessorCount)
+      | run_stores<3>("store_rows_own", buf, dst, trips, prop.multiProcessorCount)
+      | run_stores<4>("store_rows_own_loads", buf, dst, trips, prop.multiProcessorCount);
   printf("}}\n");
   cudaFree(dst);
   cudaFree(buf);

@@ -15,11 +15,18 @@ Two threads importing one package at once can deadlock in Python's import locks 
 holding a module the other needs), so a thread about to import what the warm-up imports
 (numba, the analysis) calls ``join()`` first. A fork waits for it too
 (``os.register_at_fork``), so a forked worker (sweep, explain) never inherits numba's
-compiler lock held by a thread it does not have.
+compiler lock held by a thread it does not have; the fork hooks of the modules the warm-up
+imports must run after ours, so ``logging`` (whose hook takes its lock) is imported first.
 """
 
 from __future__ import annotations
 
+# logging before our fork hook: a module's hooks run last-registered first, so logging's
+# (which takes its lock) must be registered before ours (which waits for the warm-up): else a
+# fork taken while the warm-up thread first imports logging (numba does) holds logging's lock
+# and waits for a thread that waits for it (a deadlock seen in CI when numba's import moved
+# onto the warm-up thread)
+import logging  # noqa: F401
 import os
 import threading
 from collections.abc import Callable

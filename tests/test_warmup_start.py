@@ -65,3 +65,26 @@ def test_warm_up_starts_before_the_macro_probe_and_the_main_thread_imports_nothi
     assert out["main_imports"] == []
     assert out["numba_on_main"] is False
     assert json.loads(out["out"])["kernels"]
+
+
+FORK_DURING_WARMUP = """
+import subprocess, sys, time
+from cgpredict import warmup
+def imports():
+    import logging  # numba's import brings logging in on the warm-up thread
+    time.sleep(0.6)
+    logging.getLogger("cgp-test")  # and later takes its lock
+warmup.start(imports)
+time.sleep(0.2)
+subprocess.run(["true"], preexec_fn=lambda: None, check=True)  # a fork beside the warm-up
+print("done")
+"""
+
+
+def test_a_fork_beside_the_warm_up_does_not_deadlock_on_logging():
+    """A fork taken while the warm-up thread takes logging's lock for the first time waits for
+    the warm-up (warmup's fork hook runs before logging's, which would hold the lock)."""
+    res = subprocess.run([sys.executable, "-c", FORK_DURING_WARMUP], capture_output=True,
+                         text=True, timeout=60, cwd=ROOT,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert res.returncode == 0 and res.stdout.strip() == "done", res.stderr[-2000:]

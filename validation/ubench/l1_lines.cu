@@ -179,17 +179,9 @@ static int run(const char* name, const float* buf, int trips, int sms, bool firs
     float* out; long long* cyc;
     CK(cudaMalloc(&out, sizeof(float) * grid * threads));
     CK(cudaMalloc(&cyc, sizeof(long long) * grid));
-    double best = 1e300;
-    for (int r = 0; r < 6; ++r) {  // run 0 warms the L1s; the fastest of the rest
-      lines<MODE><<<grid, threads>>>(buf, trips, out, cyc);
-      CK(cudaGetLastError());
-      CK(cudaDeviceSynchronize());
-      std::vector<long long> c(grid);
-      CK(cudaMemcpy(c.data(), cyc, sizeof(long long) * grid, cudaMemcpyDeviceToHost));
-      long long worst = 0;
-      for (long long v : c) worst = v > worst ? v : worst;
-      if (r > 0 && worst < best) best = (double)worst;
-    }
+    const double best = best_cycles(  // run 0 warms the L1s; the fastest of the rest
+        [&] { lines<MODE><<<grid, threads>>>(buf, trips, out, cyc); }, grid, cyc);
+    if (best < 0) return 2;
     const double insts = (double)bps * (threads / 32) * trips * kUnroll;  // an SM's
     const double lines_per_cycle = insts / best;
     printf("%s{\"warps_per_sm\": %d, \"warp_loads_per_sm\": %.0f, \"cycles\": %.0f, "

@@ -212,7 +212,7 @@ def test_measure_profiles_the_binary_it_timed(tmp_path: Path, monkeypatch) -> No
     monkeypatch.setattr(measure, "run_port",
                         lambda exe, args, timeout: ran.append(exe) or {"total_ms": 1.0})
     monkeypatch.setattr(measure, "profile_counters",
-                        lambda ncu, exe, *a: profiled.append(exe) or {"error": "stand-in"})
+                        lambda ncu, exe, *a, **kw: profiled.append(exe) or {"error": "stand-in"})
     args = argparse.Namespace(bin_dir=tmp_path, reps=1, timeout=1.0, budget=1e9, ncu_launches=60)
     port = {"name": "gemm", "dims": 2, "work": {"NI": 8}, "sample": 0}
     for suffix in ("", "_restrict"):

@@ -58,6 +58,7 @@ sys.path.insert(0, str(HERE))
 
 from measure_tools import (  # noqa: E402, F401  (NCU_METRICS re-exported: a test reads it)
     NCU_METRICS,
+    NCU_METRICS_EXTENDED,
     build,
     gpu_info,
     ncu_path,
@@ -66,6 +67,7 @@ from measure_tools import (  # noqa: E402, F401  (NCU_METRICS re-exported: a tes
     pick_arch,
     profile_counters,
     run_port,
+    usable_metrics,
 )
 
 CUDA_DIR = HERE / "cuda"
@@ -176,6 +178,9 @@ def _parser() -> argparse.ArgumentParser:
                          "<bin-dir>/user, default output <gpu>[-restrict]-user.json")
     ap.add_argument("--no-ncu", action="store_true", help="do not record Nsight Compute counters")
     ap.add_argument("--ncu", help="ncu to use (default $NCU, ncu on PATH, /usr/local/cuda)")
+    ap.add_argument("--ncu-metrics", choices=("standard", "extended"), default="standard",
+                    help="standard: NCU_METRICS (what `cgpredict explain` reads); extended: "
+                         "NCU_METRICS_EXTENDED, a lease's mechanism checks (with SASS opcodes)")
     ap.add_argument("--ncu-launches", type=int, default=60,
                     help="launches of one run profiled by ncu (the rest are extrapolated)")
     return ap
@@ -298,7 +303,7 @@ def _time_config(p: dict, cfg: str, args: argparse.Namespace, suffix: str, ncu: 
     elif ncu and time.time() - t_start <= args.budget:
         c = profile_counters(ncu, bin_dir / f"{name}{suffix}", rargs[:2] + rargs[4:], r,
                              ncu_dir / f"{name}-{cfg}.csv", args.ncu_launches,
-                             args.timeout)
+                             args.timeout, metrics=getattr(args, "metrics", NCU_METRICS))
         if "csv" in c:
             c["csv"] = f"{ncu_dir.name}/{c['csv']}"
         entry["counters"] = c
@@ -381,6 +386,9 @@ def main(argv: list[str] | None = None) -> int:
     ncu = None if args.no_ncu else ncu_path(args.ncu)
     ncu_dir = out.parent / f"{out.stem}-ncu"
     print(f"Nsight Compute: {ncu or 'not found, no counters'}", file=sys.stderr)
+    args.metrics = NCU_METRICS
+    if ncu and args.ncu_metrics == "extended":
+        args.metrics = usable_metrics(ncu, NCU_METRICS_EXTENDED)
 
     t_start = time.time()
     builds = _build_all(plan, args, nvcc, arch, suffix, port_defines)

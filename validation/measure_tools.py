@@ -41,6 +41,87 @@ NCU_METRICS = (
 )
 
 
+# A wider set for the mechanism checks of a lease (``measure.py --ncu-metrics extended``): the
+# SM's cycles and issue, every pipe, the L1's requests, sectors and data-stage wavefronts (eqs.
+# (B2r), (B2s), the L1 request rate), the L2's read and write sectors from the SMs, all stall
+# reasons, the launch geometry, and the dynamic SASS instructions per opcode (the SASS check's
+# ground truth). Names ncu does not know on the GPU at hand are dropped (usable_metrics).
+NCU_METRICS_EXTENDED = NCU_METRICS + (
+    "launch__registers_per_thread",
+    "launch__grid_size",
+    "launch__block_size",
+    "launch__waves_per_multiprocessor",
+    "launch__occupancy_limit_registers",
+    "sm__cycles_elapsed.avg",
+    "sm__cycles_elapsed.max",
+    "sm__cycles_active.avg",
+    "smsp__cycles_active.avg",
+    "smsp__inst_issued.sum",
+    "smsp__issue_active.avg.per_cycle_active",
+    "smsp__warps_active.avg.per_cycle_active",
+    "smsp__warps_eligible.avg.per_cycle_active",
+    "smsp__inst_executed_pipe_lsu.sum",
+    "smsp__inst_executed_pipe_fma.sum",
+    "smsp__inst_executed_pipe_alu.sum",
+    "smsp__inst_executed_pipe_fp64.sum",
+    "smsp__inst_executed_pipe_adu.sum",
+    "smsp__inst_executed_pipe_cbu.sum",
+    "smsp__inst_executed_pipe_uniform.sum",
+    "smsp__inst_executed_pipe_fmaheavy.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum",
+    "l1tex__data_pipe_lsu_wavefronts.sum",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum",
+    "l1tex__lsuin_requests.sum",
+    "l1tex__f_wavefronts.sum",
+    "l1tex__m_xbar2l1tex_read_sectors.sum",
+    "l1tex__m_l1tex2xbar_write_sectors.sum",
+    "l1tex__throughput.avg.pct_of_peak_sustained_active",
+    "lts__throughput.avg.pct_of_peak_sustained_elapsed",
+    "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+    "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+    "lts__t_sectors_srcunit_tex_op_read.sum",
+    "lts__t_sectors_srcunit_tex_op_write.sum",
+    "lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum",
+    "lts__t_requests_srcunit_tex_op_read.sum",
+    "lts__t_requests_srcunit_tex_op_write.sum",
+    "sass__inst_executed_per_opcode",
+) + tuple(
+    f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio"
+    for r in ("short_scoreboard", "branch_resolving", "no_instruction", "not_selected",
+              "selected", "dispatch_stall", "drain", "membar", "tex_throttle", "imc_miss",
+              "sleeping", "misc")
+)
+
+
+def usable_metrics(ncu: str, metrics: tuple[str, ...], timeout: float = 60) -> tuple[str, ...]:
+    """``metrics`` less those whose base name ``ncu --query-metrics`` does not list for the GPU
+    at hand (launch__/device__ attributes are kept: the query does not list them). One unknown
+    name would fail a whole profile, so a lease's extended pass checks them first."""
+    try:
+        r = subprocess.run([ncu, "--query-metrics"], capture_output=True, text=True,
+                           timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired):
+        return metrics
+    known = {line.split()[0] for line in r.stdout.splitlines() if line.strip()}
+    if r.returncode != 0 or len(known) < 100:
+        return metrics
+    keep = tuple(m for m in metrics
+                 if m.startswith(("launch__", "device__")) or m.split(".")[0] in known)
+    dropped = sorted(set(metrics) - set(keep))
+    if dropped:
+        print(f"ncu: dropped metrics it does not know here: {', '.join(dropped)}",
+              file=sys.stderr)
+    return keep
+
 def gpu_info() -> dict[str, str]:
     smi = shutil.which("nvidia-smi")
     if not smi:
@@ -136,7 +217,8 @@ def ncu_path(explicit: str | None = None) -> str | None:
 
 
 def profile_counters(ncu: str, exe: Path, args: list[str], result: dict, csv_path: Path,
-                     max_launches: int, timeout: float) -> dict:
+                     max_launches: int, timeout: float,
+                     metrics: tuple[str, ...] = NCU_METRICS) -> dict:
     """Profile one benchmark run of ``exe`` with ncu into ``csv_path`` (raw page, CSV).
 
     The port runs a warm-up first, then --reps 1: ncu skips the warm-up's launches and profiles
@@ -151,8 +233,10 @@ def profile_counters(ncu: str, exe: Path, args: list[str], result: dict, csv_pat
     if timed <= 0:
         return {"error": "the timed result lists no launches"}
     count = min(timed, max_launches)
-    cmd = [ncu, "--csv", "--page", "raw", "--print-units", "base",
-           "--metrics", ",".join(NCU_METRICS), "--launch-skip", str(timed),
+    instances = (["--print-metric-instances", "values"]
+                 if "sass__inst_executed_per_opcode" in metrics else [])
+    cmd = [ncu, "--csv", "--page", "raw", "--print-units", "base", *instances,
+           "--metrics", ",".join(metrics), "--launch-skip", str(timed),
            "--launch-count", str(count), "--log-file", str(csv_path), str(exe), *args,
            "--reps", "1"]
     csv_path.parent.mkdir(parents=True, exist_ok=True)

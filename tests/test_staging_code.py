@@ -312,3 +312,45 @@ def test_fresh_sectors_counts_the_distinct_sectors_a_sort_finds():
         want = {int(addr[t]) // sector for i in range(n_inst) if sid[i] in sids
                 for t in range(starts[i], starts[i] + per[i])}
         assert fresh_sectors(wt, sids, sector) == len(want) / 7
+
+
+def test_tiles_of_one_trip_count_share_the_loop_frame():
+    # eq. (S2). Oracle: syr2k_tiled.cu's sm_90 SASS along a one-element path
+    # (sass_check.staging_path; python validation/sass_counts.py syr2k_tiled --unroll): the
+    # four tiles A[i][k], B[i][k] (by rows) and A[j][k], B[j][k] (bx rows) run 80 integer,
+    # 18 branch and 28 other a strip; A[i][k]'s and B[i][k]'s loops have one trip count, so
+    # one entry test covers both and the remainder count is computed once
+    syr2k = (StagedTile("A", 1.0, "broadcast"), StagedTile("A", 1.0, "rows"),
+             StagedTile("B", 1.0, "broadcast"), StagedTile("B", 1.0, "rows"))
+    assert phase_code(syr2k) == StagingCounts(integer=80, branch=18, other=28)
+    # SYRK's two tiles differ in shape (by and bx rows): each its own frame, 2 x (22, 5, 7)
+    syrk = (StagedTile("A", 1.0, "broadcast"), StagedTile("A", 1.0, "rows"))
+    assert phase_code(syrk) == StagingCounts(integer=44, branch=10, other=14)
+
+
+def test_run_time_column_tiles_share_the_entry_test():
+    # validation/cuda/probes/stage_same_cols.cu (two X[k][j] tiles of one strip), its unrolled
+    # SASS along a one-element path: 86 integer, 7 branch; two own frames: 86, 8
+    cols = (StagedTile("A", 1.0, "columns"), StagedTile("B", 1.0, "columns"))
+    assert phase_code(cols) == StagingCounts(integer=86, branch=7, other=20)
+
+
+def test_a_thread_without_elements_skips_every_tile_of_the_trip_count():
+    # code'(0) = 0 for the second tile: the one entry test skips both loops
+    two = phase_code((StagedTile("A", 0.0, "broadcast"), StagedTile("B", 0.0, "broadcast")))
+    assert two == POW2_LOOP.empty
+
+
+@pytest.mark.parametrize("elements,threads", [(1024, 256), (256, 256), (96, 64), (40, 64),
+                                              (2048, 384)])
+def test_shared_frame_averages_the_threads_paths(elements, threads):
+    # brute force: per thread, the first tile's path plus the second's less what it shares
+    for loop, shape in ((POW2_LOOP, "broadcast"), (RUNTIME_LOOP, "columns")):
+        want = 0.0
+        for t in range(threads):
+            n = len(range(t, elements, threads))
+            second = loop.code(n).total - (loop.shared.total if n else loop.empty.total)
+            want += loop.code(n).total + second
+        got = phase_code((StagedTile("A", elements / threads, shape),
+                          StagedTile("B", elements / threads, shape))).total
+        assert got == pytest.approx(want / threads)

@@ -230,16 +230,10 @@ _TILED_SYRK_INTEGER = (
     "ptxas hoists SYRK's remainder count and part of the element index out of the strip "
     "loop, so a thread's path through a one-element tile is 30 code instructions where "
     "GEMM's A tile is 34 (syrk_tiled.plain.unroll.sass, sass_check.staging_path: 35 integer "
-    "a strip for the two tiles); cgpredict counts every tile with GEMM's table "
-    "(memory.staging_code, eq. (S1)): 44"
+    "a strip for the two tiles, of different shapes: no shared frame, eq. (S2)); cgpredict "
+    "counts every tile with GEMM's table (memory.staging_code, eq. (S1)): 44"
 )
-_TILED_SYR2K_BRANCH = (
-    "SYR2K's four tiles run 18 branches a strip on the unrolled path (sass_check."
-    "staging_path), where cgpredict counts 5 a tile with GEMM's table (memory.staging_code, "
-    "eq. (S1)): 20"
-)
-_TILED = {("syrk_tiled", "integer"): _TILED_SYRK_INTEGER,
-          ("syr2k_tiled", "branch"): _TILED_SYR2K_BRANCH}
+_TILED = {("syrk_tiled", "integer"): _TILED_SYRK_INTEGER}
 
 
 def known_gap(launch: str, port: str, cls: str) -> str | None:
@@ -250,8 +244,8 @@ def known_gap(launch: str, port: str, cls: str) -> str | None:
     and read a 32x32 tile at a compile-time row stride, as the C files and the measured
     textbook kernel do (validation/cuda/common.cuh); SYR2K's other class only since alpha
     and beta count (scalar_args: 2, the SASS loads them as one ULDC.64), which offsets its
-    set-up moves issued as MOV (_SETUP_MOVE_SPLIT). Their gaps: the staging code of SYRK
-    and SYR2K, counted with GEMM's table (_TILED)."""
+    set-up moves issued as MOV (_SETUP_MOVE_SPLIT). Their gap: the staging code of SYRK,
+    counted with GEMM's table (_TILED)."""
     if launch.endswith("_tiled"):
         return _TILED.get((launch, cls))
     return untiled_gap(launch, port, cls)

@@ -40,6 +40,24 @@ frame and first remainder element) and 57 for B, 91 a strip where the ``#pragma 
 loop has 70; a 32x8 block copies one element of A's 8x32 tile and four of B's 32x32 tile
 (one 4-element trip): 34 + 151 = 185 where the unroll-1 loop has 169.
 
+Tiles of one trip count (eq. (S2)): two tiles of a phase with the same lane shape and the same
+elements a thread (SYR2K's ``A[i][k]`` and ``B[i][k]``, then ``A[j][k]`` and ``B[j][k]``: both
+``rows x 32`` with the same run-time ``rows``) have loops of one trip count, and ptxas tests
+once whether the thread has an element of either (a thread without one skips both loops) and
+computes the remainder count once. Per phase, each such tile after the first runs
+
+```
+code'(n) = code(n) - shared      (n >= 1)        code'(0) = 0                       (S2)
+```
+
+with ``shared`` 4 integer and 1 branch for a 32-column tile (syr2k_tiled.cu's sm_90 SASS along
+a one-element path: 80 integer, 18 branch, 28 other a strip where four frames of their own
+are 88, 20, 28) and 1 branch for a tile of run-time columns (two ``X[k][j]`` tiles of one
+strip, a probe compiled like the ports: 86 integer, 7 branch where two frames are 86, 8).
+Tiles of different shapes keep their own loops (SYRK's ``A[i][k]`` and ``A[j][k]``: ``by``
+and ``bx`` rows). Three 32-column tiles of one shape (a probe) run 54 integer and 14 branch
+where (S2) gives 58 and 13 and three frames of their own 66 and 15.
+
 Block-shaped tiles (``copy`` "thread", "thread-checked"): when the tile is the block's shape
 and each thread copies exactly one element of each tile a phase (the textbook kernel the
 advisor proposes: validation/cuda/textbook/gemm_textbook.cu), there is no staging loop and
@@ -90,6 +108,7 @@ class UnrolledLoop:
     body_entry: StagingCounts  # before the 4-element loop
     body: StagingCounts  # one 4-element trip
     empty: StagingCounts = StagingCounts(integer=1.0, branch=1.0, other=2.0)  # code(0)
+    shared: StagingCounts = StagingCounts()  # saved by a tile sharing another's frame (S2)
 
     def code(self, n: int) -> StagingCounts:
         """A thread's staging code of one tile phase with ``n`` elements of the tile (S1)."""
@@ -119,6 +138,7 @@ POW2_LOOP = UnrolledLoop(
     remainder=(_c(16, 2, 3), _c(17, 2, 3), _c(14, 1, 3)),
     body_entry=_c(1, 0, 0),
     body=_c(59, 1, 5),
+    shared=_c(4, 1, 0),
 )
 #: a tile whose column count is the block's run-time width (gemm_tiled's B tile): each element
 #: a signed division through the width's reciprocal, which the first remainder element and the
@@ -128,6 +148,7 @@ RUNTIME_LOOP = UnrolledLoop(
     remainder=(_c(38, 1, 5), _c(30, 1, 2), _c(27, 0, 1)),
     body_entry=_c(5, 0, 4),
     body=_c(121, 1, 7),
+    shared=_c(0, 1, 0),
 )
 #: share of a staged access's warp instructions that must show a lane shape to take it
 LANE_SHARE = 0.75
@@ -231,8 +252,36 @@ def phase_code(tiles: tuple[StagedTile, ...]) -> StagingCounts:
 def _loop_code(tiles: tuple[StagedTile, ...]) -> StagingCounts:
     """The generic staging loops' code a phase, eq. (S1) per tile: a tile's ``n`` elements a
     thread split among the block's threads as ``floor(n)`` or ``ceil(n)`` (the threads past
-    the tile's last full round take one fewer), each share at its own path's count."""
-    return _sum([_tile_code(t) for t in tiles])
+    the tile's last full round take one fewer), each share at its own path's count; a tile of
+    the shape of an earlier one shares that one's loop frame (eq. (S2), ``_shared_frame``)."""
+    seen: set[tuple[str, float]] = set()
+    parts = []
+    for t in tiles:
+        code = _tile_code(t)
+        key = (t.lanes, round(max(t.loads_per_phase, 0.0), 9))
+        if key in seen:
+            s = _shared_frame(t)
+            code = StagingCounts(integer=code.integer - s.integer,
+                                 branch=code.branch - s.branch, other=code.other - s.other)
+        seen.add(key)
+        parts.append(code)
+    return _sum(parts)
+
+
+def _shared_frame(tile: StagedTile) -> StagingCounts:
+    """What a tile saves a phase whose loop has the trip count of an earlier tile's (eq.
+    (S2)): its threads' element count is the other's, so ptxas tests for an element once for
+    both (a thread without one skips both loops: its empty code, ``UnrolledLoop.empty``, runs
+    once) and, with an element, its loop saves ``UnrolledLoop.shared``; averaged over the
+    block's threads as ``_tile_code`` does."""
+    loop = RUNTIME_LOOP if tile.runtime_columns else POW2_LOOP
+    n = max(tile.loads_per_phase, 0.0)
+    lo = math.floor(n + 1e-9)
+    more = n - lo if n - lo > 1e-9 else 0.0
+    a, b = (loop.shared if lo >= 1 else loop.empty), loop.shared
+    return StagingCounts(integer=a.integer + more * (b.integer - a.integer),
+                         branch=a.branch + more * (b.branch - a.branch),
+                         other=a.other + more * (b.other - a.other))
 
 
 def _tile_code(tile: StagedTile) -> StagingCounts:

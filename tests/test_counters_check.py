@@ -109,3 +109,14 @@ def test_pair_launches_by_name_base_name_and_order():
         "mm2_k1_tiled": a, "mm2_k2_tiled": b}
     assert cc.pair_launches(["conv2d"], [("conv2d_kernel", a)]) == {"conv2d": a}
     assert cc.pair_launches(["p", "q"], [("r", a), ("s", b)]) == {}
+
+
+def test_worst_rows_lists_the_flagged_quantities():
+    """A row at +12 % with one launch whose L2 writes are twice ncu's; a row at +2 % left
+    out."""
+    ncu = cc.LaunchFigures(*([100.0] * len(cc.QUANTITIES)))
+    model = cc.dataclasses.replace(ncu, l2_write_sectors=200.0)
+    checks = [cc.LaunchCheck("user", "p", "256x1", "k", model, ncu, 12.0),
+              cc.LaunchCheck("user", "q", "256x1", "k", ncu, ncu, 2.0)]
+    lines = cc.worst_rows(checks)
+    assert lines[2:] == ["| user | p | 256x1 | +12.0 | k l2_write_sectors 2 |"]

@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import json
 import math
 import sys
@@ -112,6 +113,7 @@ class LaunchCheck:
     kernel: str
     model: LaunchFigures
     ncu: LaunchFigures
+    error_pct: float | None = None  # the row's time error (validate: predicted/measured - 1)
 
     @property
     def row(self) -> str:
@@ -239,9 +241,9 @@ def launch_checks(set_name: str, port: str, block: str, report, csv_path: Path,
     ]
 
 
-def predict_set(set_name: str, only: tuple[str, ...] = ()) -> list[tuple[str, str, object]]:
-    """(port, block, Report) of every measured row of ``set_name`` that has an ncu CSV,
-    predicted as ``cgpredict validate`` predicts it."""
+def predict_set(set_name: str, only: tuple[str, ...] = ()) -> list[tuple]:
+    """(port, block, Report, time error %) of every measured row of ``set_name`` that has an
+    ncu CSV, predicted as ``cgpredict validate`` predicts it."""
     from cgpredict.validate import validate
 
     measured, corpus, port = SETS[set_name]
@@ -251,16 +253,18 @@ def predict_set(set_name: str, only: tuple[str, ...] = ()) -> list[tuple[str, st
     if not names:
         return []
     v = validate("h100", ROOT / corpus, MEASURED / measured, only=names, port=port)
-    return [(r.kernel, r.block, r.report) for r in v.rows if r.report is not None]
+    return [(r.kernel, r.block, r.report, r.error_pct) for r in v.rows if r.report is not None]
 
 
 def check_set(set_name: str, rows, sector_bytes: int) -> list[LaunchCheck]:
-    """The launch checks of the predicted ``rows`` ((port, block, Report)) of a set."""
+    """The launch checks of the predicted ``rows`` ((port, block, Report, time error %)) of
+    a set."""
     out = []
-    for port, block, report in rows:
+    for port, block, report, error in rows:
         path = COUNTERS / f"{set_name}-ncu" / f"{port}-{block}.csv"
         if path.exists():
-            out += launch_checks(set_name, port, block, report, path, sector_bytes)
+            out += [dataclasses.replace(c, error_pct=error) for c in
+                    launch_checks(set_name, port, block, report, path, sector_bytes)]
     return out
 
 
@@ -321,6 +325,23 @@ def summary(checks: list[LaunchCheck]) -> list[str]:
     return lines
 
 
+def worst_rows(checks: list[LaunchCheck], at_least_pct: float = 5.0) -> list[str]:
+    """The rows whose time error is at least ``at_least_pct`` (largest first), each with the
+    quantities of its launches beyond the tolerance."""
+    rows: dict[tuple[str, str, str], list[LaunchCheck]] = {}
+    for c in checks:
+        if c.error_pct is not None and abs(c.error_pct) >= at_least_pct:
+            rows.setdefault((c.set_name, c.port, c.block), []).append(c)
+    lines = ["| set | port | block | time error % | launch quantities beyond |",
+             "|---|---|---|---:|---|"]
+    for (s, port, block), cs in sorted(rows.items(), key=lambda kv: -abs(kv[1][0].error_pct)):
+        beyond = "; ".join(
+            f"{c.kernel} {q} {_cell(compared(getattr(c.model, q), getattr(c.ncu, q), q))}"
+            for c in cs for q in QUANTITIES if off(getattr(c.model, q), getattr(c.ncu, q), q))
+        lines.append(f"| {s} | {port} | {block} | {cs[0].error_pct:+.1f} | {beyond} |")
+    return lines
+
+
 def to_markdown(checks: list[LaunchCheck]) -> str:
     """The results file: the summary, then one table per quantity (``**``: beyond 10 %)."""
     head = [
@@ -334,7 +355,8 @@ def to_markdown(checks: list[LaunchCheck]) -> str:
         "## Summary",
         "",
     ]
-    body = ["", "## Per quantity", ""]
+    body = ["", "## The rows with the largest time errors (|error| >= 5 %)", "",
+            *worst_rows(checks), "", "## Per quantity", ""]
     for q in QUANTITIES:
         body += quantity_table(checks, q)
     return "\n".join(head + summary(checks) + body)
@@ -343,14 +365,16 @@ def to_markdown(checks: list[LaunchCheck]) -> str:
 def to_json(checks: list[LaunchCheck]) -> str:
     """Every check's figures, for a second reading without predicting again."""
     return json.dumps([{"set": c.set_name, "port": c.port, "block": c.block,
-                        "kernel": c.kernel, "model": asdict(c.model), "ncu": asdict(c.ncu)}
+                        "kernel": c.kernel, "model": asdict(c.model), "ncu": asdict(c.ncu),
+                        "error_pct": c.error_pct}
                        for c in checks], indent=1, sort_keys=True)
 
 
 def from_json(text: str) -> list[LaunchCheck]:
     """The checks ``to_json`` wrote."""
     return [LaunchCheck(d["set"], d["port"], d["block"], d["kernel"],
-                        LaunchFigures(**d["model"]), LaunchFigures(**d["ncu"]))
+                        LaunchFigures(**d["model"]), LaunchFigures(**d["ncu"]),
+                        d.get("error_pct"))
             for d in json.loads(text)]
 
 

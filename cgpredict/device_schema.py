@@ -117,9 +117,6 @@ class GPUDevice:
     # look-up and the data passed on to the L2), the store side of the L1 path, eq. (B2);
     # None: the store cost dd_store_cycles (its L2 side)
     l1_store_line_cycles: float | None = None
-    # cycles an SM's L1 data stage takes per 32-B sector a load's miss fills into it from
-    # the crossbar, beside the wavefronts ncu counts, eq. (B2f); 0: none
-    l1_fill_sector_cycles: float = 0.0
     # the launch stream (models/launches.py): one launch followed by the host's
     # synchronisation (a round trip, the kernel's work excluded), and the least interval
     # between the starts of launches queued back to back, microseconds
@@ -335,7 +332,6 @@ FIELD_SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
         "dram_loaded_latency_cycles": ("float", False),
         "dd_store_cycles": ("float", False),
         "l1_store_line_cycles": ("float", False),
-        "l1_fill_sector_cycles": ("float", False),
         "launch_sync_us": ("float", False),
         "launch_gap_us": ("float", False),
         "launch_overhead_us": ("float", False),  # the old name of launch_sync_us

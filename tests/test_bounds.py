@@ -14,7 +14,6 @@ import pytest
 
 from cgpredict.devices import list_devices, load_device
 from cgpredict.models import launch_bounds, launch_geometry, predict
-from cgpredict.models.bounds import fill_sectors
 from cgpredict.pipeline import predict_source
 from cgpredict.prediction import RunOptions
 from cgpredict.prepared import prepare
@@ -181,8 +180,7 @@ def test_l1_path_counts_every_global_line_by_hand():
                       const=PatternCounts(1, 1.0, 0.0), comp_insts=4,
                       stores=StoreCounts(uncoal=PatternCounts(1, 32.0, 0.0)))
     dev = dataclasses.replace(load_device("h100"), l1_line_cycles=1.5, dd_store_cycles=2.0,
-                              l1_request_cycles=0.0, l1_store_line_cycles=None,
-                              l1_fill_sector_cycles=0.0)
+                              l1_request_cycles=0.0, l1_store_line_cycles=None)
     geo = launch_geometry(p, dev)
     assert geo.active_sms == 4
     assert launch_bounds(p, dev, geo).l1_cycles == pytest.approx(32 * (67 * 1.5 + 32 * 2.0) / 4)
@@ -206,8 +204,7 @@ def test_l1_path_store_lines_take_the_look_up_and_then_the_way_out_by_hand():
                          uncoal=PatternCounts(1, 32.0, 0.0), comp_insts=8,
                          stores=StoreCounts(uncoal=PatternCounts(1, 32.0, 0.0)))
     dev = dataclasses.replace(load_device("h100"), l1_line_cycles=1.0, dd_store_cycles=2.25,
-                              l1_request_cycles=0.0, l1_store_line_cycles=1.7,
-                              l1_fill_sector_cycles=0.0)
+                              l1_request_cycles=0.0, l1_store_line_cycles=1.7)
     geo = launch_geometry(walk, dev)
     assert launch_bounds(walk, dev, geo).l1_cycles == pytest.approx(32 * 86.4 / 4)
     assert launch_bounds(corr, dev, geo).l1_cycles == pytest.approx(32 * 72.0 / 4)
@@ -230,43 +227,12 @@ def test_l1_path_is_the_slower_of_its_requests_and_its_lines_by_hand():
     rows = KernelProfile("rows", threads_per_block=256, blocks=4,
                          uncoal=PatternCounts(2, 32.0, 0.0), comp_insts=4)
     dev = dataclasses.replace(load_device("h100"), l1_line_cycles=1.0, dd_store_cycles=2.0,
-                              l1_request_cycles=1.3, l1_store_line_cycles=None,
-                              l1_fill_sector_cycles=0.0)
+                              l1_request_cycles=1.3, l1_store_line_cycles=None)
     geo = launch_geometry(gemm, dev)
     assert launch_bounds(gemm, dev, geo).l1_cycles == pytest.approx(32 * 129 * 1.3 / 4)
     off = dataclasses.replace(dev, l1_request_cycles=0.0)
     assert launch_bounds(gemm, off, geo).l1_cycles == pytest.approx(32 * 130 / 4)
     assert launch_bounds(rows, dev, geo).l1_cycles == pytest.approx(32 * 64 / 4)
-
-
-def test_l1_path_takes_the_fills_of_the_missed_sectors_by_hand():
-    """Eq. (B2f): a restrict row walk (DCT-1D, ATAX k1: per iteration one uncoalesced load
-    of 32 lines, an L1 miss one iteration in 8, and a broadcast, a miss one in 64) fills
-    per warp-iteration 32 / 8 + 1 / 64 = 4.015625 sectors, each ``l1_fill_sector_cycles``
-    (0.76) in the data stage beside its 33 lines: 33 + 3.051875 = 36.05 cycles (ncu, the
-    restrict DCT-1D's busiest SM: 295160 cycles / 8192 warp-iterations = 36.03). An L1 hit
-    fills nothing (a walk held in the L1); the TK1 has no L1 path."""
-    n = 1024.0
-    walk = KernelProfile("walk", threads_per_block=256, blocks=4,
-                         uncoal=PatternCounts(n, 32.0, 32.0, 0.875, 32.0, 32.0),
-                         const=PatternCounts(n, 1.0, 0.25, 63 / 64, 1.0, 1.0), comp_insts=n)
-    dev = dataclasses.replace(load_device("h100"), l1_line_cycles=1.0, l1_request_cycles=0.0,
-                              l1_fill_sector_cycles=0.76)
-    assert fill_sectors(walk) == pytest.approx(n * 4.015625)
-    geo = launch_geometry(walk, dev)
-    assert geo.n_warps == 8
-    expect = 32 * n * (33 + 0.76 * 4.015625) / 4
-    assert launch_bounds(walk, dev, geo).l1_cycles == pytest.approx(expect)
-    assert expect / 8 / n == pytest.approx(36.05, abs=0.01)
-    held = dataclasses.replace(walk, uncoal=PatternCounts(n, 32.0, 0.0, 1.0, 32.0, 32.0),
-                               const=PatternCounts(n, 1.0, 0.0, 1.0, 1.0, 1.0))
-    assert fill_sectors(held) == 0.0
-    assert launch_bounds(held, dev, geo).l1_cycles == pytest.approx(32 * n * 33 / 4)
-    off = dataclasses.replace(dev, l1_fill_sector_cycles=0.0)
-    assert launch_bounds(walk, off, geo).l1_cycles == pytest.approx(32 * n * 33 / 4)
-    tk1 = load_device("tk1")
-    assert tk1.l1_fill_sector_cycles == 0.0
-    assert launch_bounds(walk, tk1, launch_geometry(walk, tk1)).l1_cycles == 0.0
 
 
 def _two_stage_makespan(lines: list[int], request: float, line: float) -> float:

@@ -68,6 +68,38 @@ def walk_figures(port: str, bench: str, kernel: str, iters: int) -> dict[str, fl
     raise KeyError(f"{port} {bench} {kernel}")
 
 
+SESSION_B = NCU  # its plain.json / restrict.json: the same ports event-timed a day later
+# (port, corpus file, kernel, iterations, L1 lines a warp-iteration by hand, filled sectors)
+TIMED = [("restrict", "atax", "atax_k1", 4096, 33, 4), ("restrict", "dct1d", "dct1d", 1024, 33, 4),
+         ("restrict", "gesummv", "gesummv", 4096, 65, 8),
+         ("restrict", "gemver", "gemver_k3", 2048, 33, 4),
+         ("plain", "atax", "atax_k1", 4096, 34, 4), ("plain", "gesummv", "gesummv", 4096, 70, 8)]
+CLOCK_HZ = 1.98e9
+
+
+def session_ms(path: Path, bench: str, kernel: str) -> float | None:
+    """The median event-timed launch of ``kernel`` in one measure.py file, None if absent."""
+    for row in json.loads(path.read_text())["results"]:
+        if row["kernel"] == bench and row["config"] == "256x1" and "result" in row:
+            for launch in row["result"]["launches"]:
+                if launch["name"] == kernel:
+                    return float(launch["median_ms"])
+    return None
+
+
+def timed_table() -> None:
+    """Event-timed SM cycles a warp-iteration (1980 MHz, 8 warps an SM) of both sessions
+    against the walk's L1 lines: what is left a filled sector."""
+    print("\n| port | kernel | lines | fills | cycles (26) | cycles (27b) | left a fill (26) |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for port, bench, kernel, iters, lines, fills in TIMED:
+        per = CLOCK_HZ / 1e3 / (WARPS * iters)
+        a = event_ms(port, bench, kernel) * per
+        b_ms = session_ms(SESSION_B / f"{port}.json", bench, kernel)
+        b = f"{b_ms * per:.2f}" if b_ms else "-"
+        print(f"| {port} | {kernel} | {lines} | {fills} | {a:.2f} | {b} | {(a - lines) / fills:.2f} |")
+
+
 def main() -> None:
     print("| port | kernel | cycles | wavefronts | fills | (C - W) / F | ncu ms / event ms |")
     print("|---|---|---:|---:|---:|---:|---:|")
@@ -75,6 +107,7 @@ def main() -> None:
         f = walk_figures(port, bench, kernel, iters)
         print(f"| {port} | {kernel} | {f['cycles']:.2f} | {f['wavefronts']:.2f} | {f['fills']:.2f}"
               f" | {f['per_fill']:.3f} | {f['ncu_over_event']:.3f} |")
+    timed_table()
 
 
 if __name__ == "__main__":

@@ -217,22 +217,10 @@ def l1_path_cycles(profile: KernelProfile, device: GPUDevice) -> float:
     load_lines = _lines((loads.coal, loads.uncoal, loads.const), per_line)
     store_lines = _lines(profile.stores.patterns, per_line)
     data = device.l1_line_cycles * load_lines + device.l1_store_cycles * store_lines  # (B2)
-    data += device.l1_fill_sector_cycles * fill_sectors(profile)  # (B2f)
     egress = device.store_cycles * store_lines  # (B2s)
     requests = sum(p.insts for p in (loads.coal, loads.uncoal, loads.const,
                                      *profile.stores.patterns))
     return max(data, egress, device.l1_request_cycles * requests)  # (B2r)
-
-
-def fill_sectors(profile: KernelProfile) -> float:
-    """32-B sectors one warp's loads miss in the L1 and the crossbar fills into it, eq. (B2f):
-    each pattern's warp instructions that go beyond the L1 (``insts x (1 - l1_hit_fraction)``)
-    times their L2 transactions (sectors) a warp instruction. ncu's
-    ``l1tex__m_xbar2l1tex_read_sectors``: 4.02 a warp-iteration of a row walk (32 sectors
-    every 8th iteration and a broadcast's one in 64)."""
-    loads = profile.loads_only()
-    return sum(p.insts * (1 - p.l1_hit_fraction) * max(p.l2_trans_per_warp, 1.0)
-               for p in (loads.coal, loads.uncoal, loads.const) if p.insts > 0)
 
 
 def _lines(patterns, per_line: int) -> float:

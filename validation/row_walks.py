@@ -64,7 +64,8 @@ def walk_figures(port: str, bench: str, kernel: str, iters: int) -> dict[str, fl
         ncu_ms = num(row["gpu__time_duration.sum"]) / 1e6
         per = WARPS * iters
         return {"cycles": cyc / per, "wavefronts": wf / per, "fills": fill / per,
-                "per_fill": (cyc - wf) / fill, "ncu_over_event": ncu_ms / event_ms(port, bench, kernel)}
+                "per_fill": (cyc - wf) / fill,
+                "ncu_over_event": ncu_ms / event_ms(port, bench, kernel)}
     raise KeyError(f"{port} {bench} {kernel}")
 
 
@@ -97,7 +98,8 @@ def timed_table() -> None:
         a = event_ms(port, bench, kernel) * per
         b_ms = session_ms(SESSION_B / f"{port}.json", bench, kernel)
         b = f"{b_ms * per:.2f}" if b_ms else "-"
-        print(f"| {port} | {kernel} | {lines} | {fills} | {a:.2f} | {b} | {(a - lines) / fills:.2f} |")
+        per_fill = (a - lines) / fills
+        print(f"| {port} | {kernel} | {lines} | {fills} | {a:.2f} | {b} | {per_fill:.2f} |")
 
 
 def main() -> None:

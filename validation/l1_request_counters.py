@@ -89,11 +89,12 @@ def fit_request(rows: list[L1Row], line: float = LINE_CYCLES) -> float:
 
 def main() -> None:
     rows = [load_row("restrict", k, b) for k, b in ROWS]
-    print(f"{'row':24s} {'wf/req':>7s} {'cyc/req':>8s} {'left/req':>8s} {'miss/req':>8s} {'l1 %':>6s}")
+    heads = ("wf/req", "cyc/req", "left/req", "miss/req", "l1 %")
+    print(f"{'row':24s} " + " ".join(f"{h:>8s}" for h in heads))
     for r in rows:
-        print(f"{r.name:24s} {r.wavefronts / r.requests:7.3f} {r.active / r.requests:8.3f} "
+        print(f"{r.name:24s} {r.wavefronts / r.requests:8.3f} {r.active / r.requests:8.3f} "
               f"{(r.active - LINE_CYCLES * r.wavefronts) / r.requests:8.3f} "
-              f"{r.miss_sectors / r.requests:8.3f} {r.throughput_pct:6.1f}")
+              f"{r.miss_sectors / r.requests:8.3f} {r.throughput_pct:8.1f}")
     a, b = fit_free(rows)
     held = fit_request(rows)
     for label, (wa, wb) in (("free", (a, b)), ("a = l1_line_cycles", (LINE_CYCLES, held))):

@@ -38,10 +38,10 @@ takes each line a warp's load reads, an L1 hit as well as a miss, ``l1_line_cycl
 (one tag look-up a line a cycle), and each line a store writes ``l1_store_line_cycles``
 (write-through: the look-up), whose data then leave the SM for the L2 at
 ``dd_store_cycles`` a line (eq. (B2s)), so a launch lasts at least as long as its warps'
-lines on the SMs it uses, or as their store lines' way out, or as its warps' requests at
-``l1_request_cycles`` each where they take longer (eq. (B2r): a request stage before the
-line stage; the H100's restrict GEMM-like ports, one line a request, run at 1.20-1.35
-cycles a request, docs/models.md). The stages are pipelined: the slowest binds. The H100's
+lines on the SMs it uses plus ``l1_request_cycles`` a warp request (eq. (B2r): ncu's SM
+cycles on the H100's restrict GEMM-like and SYRK ports are 0.998 a data-stage wavefront plus
+0.231 a request, docs/models.md), or as their store lines' way out: the L1 and the way out
+are pipelined, the slower binds. The H100's
 row walks (8 warps an SM, each warp instruction one word of 32 rows: 32 lines; event-timed,
 1024 iterations) give, at one cycle a load line, 1.67 and 1.74 cycles a store line
 (Deriche's forward pass: 64 load and 32 store lines an iteration, 939 cycles; backward: 32
@@ -207,9 +207,10 @@ def l1_path_cycles(profile: KernelProfile, device: GPUDevice) -> float:
     reads, an L1 hit or not (cgpredict_model.global_lines), and ``l1_store_cycles`` for
     every line a store writes (the write-through look-up); the store's data then leave
     the SM for the L2, ``dd_store_cycles`` a line (eq. (B2s)); and the request stage takes
-    ``l1_request_cycles`` for every global warp instruction (eq. (B2r)). The three are
-    pipelined, the slowest binds (a broadcast or a 128-B coalesced load is one line but one
-    request); 0 where the L1 does not cache global loads (Kepler: the loads bypass it)."""
+    ``l1_request_cycles`` more for every global warp instruction (eq. (B2r)): the lines and
+    the requests add (ncu: SM cycles = 0.998 wavefronts + 0.231 requests on the restrict
+    GEMM-like and SYRK ports), the L1 and the way out are pipelined, the slower binds; 0
+    where the L1 does not cache global loads (Kepler: the loads bypass it)."""
     if not device.l1_caches_global_loads:
         return 0.0
     loads = profile.loads_only()
@@ -220,7 +221,7 @@ def l1_path_cycles(profile: KernelProfile, device: GPUDevice) -> float:
     egress = device.store_cycles * store_lines  # (B2s)
     requests = sum(p.insts for p in (loads.coal, loads.uncoal, loads.const,
                                      *profile.stores.patterns))
-    return max(data, egress, device.l1_request_cycles * requests)  # (B2r)
+    return max(data + device.l1_request_cycles * requests, egress)  # (B2r)
 
 
 def _lines(patterns, per_line: int) -> float:

@@ -165,16 +165,15 @@ def global_requests(profile: KernelProfile) -> float:
 
 
 def lsu_cycles(profile: KernelProfile, device: GPUDevice) -> float:
-    """Cycles one warp's accesses hold the SM's load/store path, the slower of its two
-    stages (eq. (B2r)): the data stage takes every global access, served by the L1 or not,
-    ``l1_line_cycles`` per line it reads (_lines), and the shared accesses
-    ``smem_issue_cycles`` per conflict way; the request stage takes each global warp
-    instruction ``l1_request_cycles`` (shared accesses are not charged it). The floor of
+    """Cycles one warp's accesses hold the SM's load/store path (eq. (B2r)): every global
+    access, served by the L1 or not, ``l1_line_cycles`` per line it reads (_lines), plus
+    ``l1_request_cycles`` per global warp instruction, and the shared accesses
+    ``smem_issue_cycles`` per conflict way (they are not charged the request). The floor of
     eq. (22m): with a warp's memory periods overlapped, the N warps still take their turns
     on this path."""
     shared = device.smem_issue_cycles * profile.shared.transactions
-    data = device.l1_line_cycles * global_lines(profile, device) + shared
-    return max(data, device.l1_request_cycles * global_requests(profile))  # (22m), (B2r)
+    lines = device.l1_line_cycles * global_lines(profile, device)
+    return lines + device.l1_request_cycles * global_requests(profile) + shared  # (22m), (B2r)
 
 
 def lockstep_staging_cycles(profile: KernelProfile, device: GPUDevice) -> float:

@@ -61,3 +61,25 @@ def test_the_closed_loop_beats_the_flat_max():
     flat_mean, flat_worst, mean, worst = lt.errors()
     assert mean < flat_mean and worst < flat_worst
     assert mean < 0.02 and worst < 0.08
+
+
+def test_the_parsed_sass_trips_are_the_hand_written_ones():
+    """The nvdisasm text of loop_trip.cu's trips (.reuse operands from the cache, ISETP's
+    predicate destinations, the uniform counter) gives TRIPS' reads, in SASS order."""
+    parsed = lt.sass_trips()
+    for mode, trip in lt.TRIPS.items():
+        assert sorted(parsed[mode], key=repr) == sorted(trip, key=repr)
+
+
+def test_a_reuse_flag_serves_only_the_next_instruction_in_its_slot():
+    trip = lt.parse_trip("FFMA R8, R4.reuse, R8, R5.reuse ; FFMA R0, R4, R0, R5 ; "
+                         "FFMA R2, R4, R2, R5 ; @!P0 BRA `(.L_x_4)")
+    assert [i.reads for i in trip] == [(4, 8, 5), (0,), (4, 2, 5), ()]
+
+
+def test_the_lease_modes_tell_two_banks_from_four():
+    """loop_trip2.cu's ffma_v8 and ffma_v23 trips: two sources in one bank modulo 2 only."""
+    trips = lt.sass_trips()
+    for mode in ("ffma_v8_R6R4R6R5", "ffma_v23_R7R5R7R0"):
+        assert lt.slot_cycles(trips[mode], banks=2) == pytest.approx(15.0)
+        assert lt.slot_cycles(trips[mode], banks=4) == pytest.approx(11 + lt.CONTROL_SLOTS)

@@ -37,6 +37,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 LOOP_TRIP = ROOT / "validation/measured/h100-session-2026-11-27b/counters/loop_trip.json"
+#: each mode's trip in the sm_90 SASS (nvdisasm), of loop_trip.cu and of loop_trip2.cu
+SASS_TRIPS = [ROOT / "validation/ubench/loop_trip.trips.txt",
+              ROOT / "validation/ubench/loop_trip2.trips.txt"]
 
 #: register-file banks of a sub-partition, one read a cycle each (register r in r % BANKS)
 BANKS = 2
@@ -47,22 +50,22 @@ CONTROL_SLOTS = 1.43
 
 @dataclass(frozen=True)
 class Inst:
-    """One SASS instruction of a trip: the registers it reads from the banks (not the operand
-    cache, not uniform registers, constants or RZ)."""
+    """One SASS instruction of a trip: the registers it reads from the banks, in operand order
+    (not the operand cache, not uniform registers, constants or RZ)."""
 
     op: str
     reads: tuple[int, ...] = ()
 
 
 _CONTROL = (Inst("UIADD3"), Inst("ISETP", (6,)), Inst("BRA"))
-_CHAIN = Inst("FFMA", (0, 4, 5))  # FFMA R0, R4, R0, R5: x = x * a + b
+_CHAIN = Inst("FFMA", (4, 0, 5))  # FFMA R0, R4, R0, R5: x = x * a + b
 _REUSED = Inst("FFMA", (0,))  # FFMA R0, R4, R0, R5 after a .reuse of R4 and R5
 
 
 def _lanes(regs: tuple[int, ...]) -> tuple[Inst, ...]:
     """The trip of C independent chains (registers ``regs``, the last one R0): the first FFMA
     reads R4 and R5 and marks them .reuse, the others read their own chain's register."""
-    first = Inst("FFMA", (regs[0], 4, 5))
+    first = Inst("FFMA", (4, regs[0], 5))
     return (first,) + tuple(Inst("FFMA", (r,)) for r in regs[1:])
 
 
@@ -74,6 +77,49 @@ TRIPS: dict[str, tuple[Inst, ...]] = {
     "trip1_ilp4": _lanes((8, 10, 12, 0)) + _CONTROL,
 }
 assert _REUSED == TRIPS["trip1_ilp2"][1]
+
+
+_PRED_DEST = ("ISETP", "FSETP", "PLOP3")
+
+
+def parse_trip(sass: str) -> tuple[Inst, ...]:
+    """A trip's instructions from its nvdisasm text (instructions separated by ';'): each
+    one's source registers read from the banks. The first operand is the destination except
+    for the compares (predicate destinations); a uniform instruction reads no bank; a source
+    in the slot and register that the previous instruction marked ``.reuse`` comes from the
+    operand cache."""
+    trip: list[Inst] = []
+    cached: dict[int, str] = {}
+    for text in sass.split(";"):
+        words = text.replace("@!P0", "").replace("@P0", "").split(None, 1)
+        if not words:
+            continue
+        op = words[0].split(".")[0]
+        operands = [o.strip() for o in words[1].split(",")] if len(words) > 1 else []
+        sources = operands if op in _PRED_DEST or op == "BRA" else operands[1:]
+        reads, reuse = [], {}
+        for slot, src in enumerate(sources):
+            reg = src.split(".")[0]
+            if not (reg.startswith("R") and reg[1:].isdigit()) or op.startswith("U"):
+                continue
+            if cached.get(slot) != reg:
+                reads.append(int(reg[1:]))
+            if src.endswith(".reuse"):
+                reuse[slot] = reg
+        cached = reuse
+        trip.append(Inst(op, tuple(reads)))
+    return tuple(trip)
+
+
+def sass_trips(paths: list[Path] = SASS_TRIPS) -> dict[str, tuple[Inst, ...]]:
+    """Every mode's trip parsed from the ``mode | instructions`` lines of ``paths``."""
+    out: dict[str, tuple[Inst, ...]] = {}
+    for path in paths:
+        for line in path.read_text().splitlines():
+            if "|" in line and not line.startswith("#"):
+                mode, text = line.split("|", 1)
+                out[mode.strip()] = parse_trip(text)
+    return out
 
 
 def slot_cycles(trip: tuple[Inst, ...], banks: int = BANKS,
@@ -116,39 +162,42 @@ def measured(path: Path = LOOP_TRIP) -> dict[str, dict[int, float]]:
     return out
 
 
-def predictions(mode: str, points: dict[int, float]) -> dict[int, tuple[float, float]]:
-    """Per warp count: (max(L, n x s), eq. (LTq)) for a mode of TRIPS, L its one-warp trip."""
-    s = slot_cycles(TRIPS[mode])
+def predictions(trip: tuple[Inst, ...], points: dict[int, float]
+                ) -> dict[int, tuple[float, float]]:
+    """Per warp count: (max(L, n x s), eq. (LTq)) for a mode's ``trip``, L its one-warp trip."""
+    s = slot_cycles(trip)
     alone = points[1]
     return {w: (max(alone, per_partition(w) * s),
                 closed_loop_trip(alone, s, per_partition(w))) for w in points}
 
 
-def errors(path: Path = LOOP_TRIP) -> tuple[float, float, float, float]:
-    """(mean, worst) |model / measured - 1| over every mode of TRIPS and warp count: first
-    max(L, n x s), then eq. (LTq)."""
+def errors(path: Path = LOOP_TRIP, trips: dict[str, tuple[Inst, ...]] = TRIPS
+           ) -> tuple[float, float, float, float]:
+    """(mean, worst) |model / measured - 1| over every mode of ``trips`` and warp count:
+    first max(L, n x s), then eq. (LTq)."""
     flat, mva = [], []
     for mode, points in measured(path).items():
-        if mode in TRIPS:
-            for w, (f, q) in predictions(mode, points).items():
+        if mode in trips:
+            for w, (f, q) in predictions(trips[mode], points).items():
                 flat.append(abs(f / points[w] - 1))
                 mva.append(abs(q / points[w] - 1))
     return sum(flat) / len(flat), max(flat), sum(mva) / len(mva), max(mva)
 
 
 def main(paths: list[Path]) -> None:
+    trips = sass_trips()
     for path in paths:
         print(f"# {path}")
         print("mode        W   measured  max(L,ns)   (LTq)   s (LTs)  s measured (32 warps / 8)")
         for mode, points in measured(path).items():
-            if mode not in TRIPS:
+            if mode not in trips:
                 continue
-            s = slot_cycles(TRIPS[mode])
-            for w, (flat, mva) in predictions(mode, points).items():
+            s = slot_cycles(trips[mode])
+            for w, (flat, mva) in predictions(trips[mode], points).items():
                 print(f"{mode:11s} {w:2d} {points[w]:9.2f} {flat:9.2f} {mva:9.2f} {s:8.2f}"
                       f" {points.get(32, float('nan')) / 8:8.2f}")
         print("|error|: max(L, n x s) mean %.3f worst %.3f; (LTq) mean %.3f worst %.3f"
-              % errors(path))
+              % errors(path, trips))
 
 
 if __name__ == "__main__":

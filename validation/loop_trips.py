@@ -31,6 +31,7 @@ for 4 instructions); the other three modes check it.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,7 +60,6 @@ class Inst:
 
 _CONTROL = (Inst("UIADD3"), Inst("ISETP", (6,)), Inst("BRA"))
 _CHAIN = Inst("FFMA", (4, 0, 5))  # FFMA R0, R4, R0, R5: x = x * a + b
-_REUSED = Inst("FFMA", (0,))  # FFMA R0, R4, R0, R5 after a .reuse of R4 and R5
 
 
 def _lanes(regs: tuple[int, ...]) -> tuple[Inst, ...]:
@@ -76,8 +76,6 @@ TRIPS: dict[str, tuple[Inst, ...]] = {
     "trip1_ilp2": _lanes((8, 0)) + _CONTROL,
     "trip1_ilp4": _lanes((8, 10, 12, 0)) + _CONTROL,
 }
-assert _REUSED == TRIPS["trip1_ilp2"][1]
-
 
 _PRED_DEST = ("ISETP", "FSETP", "PLOP3")
 
@@ -91,7 +89,7 @@ def parse_trip(sass: str) -> tuple[Inst, ...]:
     trip: list[Inst] = []
     cached: dict[int, str] = {}
     for text in sass.split(";"):
-        words = text.replace("@!P0", "").replace("@P0", "").split(None, 1)
+        words = re.sub(r"@!?U?P\w+", "", text).split(None, 1)  # the guard predicate
         if not words:
             continue
         op = words[0].split(".")[0]

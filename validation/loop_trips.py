@@ -10,7 +10,8 @@ one register a cycle from each of ``BANKS`` banks (register r in bank r % BANKS;
 previous instruction marked ``.reuse`` comes from the operand cache, not a bank). The trip holds
 the sub-partition for the slower of the two:
 
-    s = max(instructions + CONTROL_SLOTS, max over banks of the trip's reads in it)     (LTs)
+    s = max(instructions + CONTROL_SLOTS, max over banks of the trip's reads in it,
+            2 x IMADs)                                                               (LTs)
 
 One warp alone takes L cycles a trip (its own latency path: eq. (LT)). n warps form a closed
 loop around one server of service s (a warp spends L - s of its trip away from it), solved by
@@ -38,6 +39,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 LOOP_TRIP = ROOT / "validation/measured/h100-session-2026-11-27b/counters/loop_trip.json"
+LOOP_TRIP2 = ROOT / "validation/measured/h100-session-2026-11-27-r12-t7/loop_trip2.json"
 #: each mode's trip in the sm_90 SASS (nvdisasm), of loop_trip.cu and of loop_trip2.cu
 SASS_TRIPS = [ROOT / "validation/ubench/loop_trip.trips.txt",
               ROOT / "validation/ubench/loop_trip2.trips.txt"]
@@ -47,6 +49,9 @@ BANKS = 2
 #: issue slots a loop trip's control takes beyond one an instruction: trip1 at 32 warps, 5.43
 #: cycles a warp trip a sub-partition (43.44 / 8) for UIADD3, FFMA, ISETP and BRA
 CONTROL_SLOTS = 1.43
+#: cycles an IMAD holds the sub-partition's fmaheavy pipe, the only one that runs it (16 lanes):
+#: loop_trip2.cu's imul_8, eight IMAD R9,R9,R9,RZ a trip (8 reads), 16.32 cycles a warp trip
+HEAVY_CYCLES = 2.0
 
 
 @dataclass(frozen=True)
@@ -100,8 +105,8 @@ def parse_trip(sass: str) -> tuple[Inst, ...]:
             reg = src.split(".")[0]
             if not (reg.startswith("R") and reg[1:].isdigit()) or op.startswith("U"):
                 continue
-            if cached.get(slot) != reg:
-                reads.append(int(reg[1:]))
+            if cached.get(slot) != reg and int(reg[1:]) not in reads:
+                reads.append(int(reg[1:]))  # a register named twice is read once
             if src.endswith(".reuse"):
                 reuse[slot] = reg
         cached = reuse
@@ -122,14 +127,15 @@ def sass_trips(paths: list[Path] = SASS_TRIPS) -> dict[str, tuple[Inst, ...]]:
 
 def slot_cycles(trip: tuple[Inst, ...], banks: int = BANKS,
                 control: float = CONTROL_SLOTS) -> float:
-    """Cycles a warp trip holds its sub-partition, eq. (LTs): the slower of its issue slots
-    and its busiest register bank's reads."""
+    """Cycles a warp trip holds its sub-partition, eq. (LTs): the slowest of its issue slots,
+    its busiest register bank's reads and its IMADs on the fmaheavy pipe."""
     issue = len(trip) + control
     per_bank = [0] * banks
     for inst in trip:
         for r in inst.reads:
             per_bank[r % banks] += 1
-    return max(issue, float(max(per_bank)))  # (LTs)
+    heavy = HEAVY_CYCLES * sum(inst.op == "IMAD" for inst in trip)  # the fmaheavy pipe alone
+    return max(issue, float(max(per_bank)), heavy)  # (LTs)
 
 
 def closed_loop_trip(alone: float, service: float, warps: int) -> float:

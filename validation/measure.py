@@ -59,6 +59,7 @@ sys.path.insert(0, str(HERE))
 from measure_tools import (  # noqa: E402, F401  (NCU_METRICS re-exported: a test reads it)
     NCU_METRICS,
     NCU_METRICS_EXTENDED,
+    NCU_METRICS_OPCODES,
     build,
     gpu_info,
     ncu_path,
@@ -178,9 +179,14 @@ def _parser() -> argparse.ArgumentParser:
                          "<bin-dir>/user, default output <gpu>[-restrict]-user.json")
     ap.add_argument("--no-ncu", action="store_true", help="do not record Nsight Compute counters")
     ap.add_argument("--ncu", help="ncu to use (default $NCU, ncu on PATH, /usr/local/cuda)")
-    ap.add_argument("--ncu-metrics", choices=("standard", "extended"), default="standard",
+    ap.add_argument("--ncu-metrics", choices=("standard", "extended", "opcodes"),
+                    default="standard",
                     help="standard: NCU_METRICS (what `cgpredict explain` reads); extended: "
-                         "NCU_METRICS_EXTENDED, a lease's mechanism checks (with SASS opcodes)")
+                         "NCU_METRICS_EXTENDED, a lease's mechanism checks; opcodes: "
+                         "NCU_METRICS_OPCODES, DRAM bytes and the dynamic SASS per opcode")
+    ap.add_argument("--ncu-cache-control", choices=("all", "none"), default="all",
+                    help="ncu's cache control: all flushes the caches before each profiled "
+                         "launch (default, as measured so far); none leaves them as the run does")
     ap.add_argument("--ncu-launches", type=int, default=60,
                     help="launches of one run profiled by ncu (the rest are extrapolated)")
     return ap
@@ -303,7 +309,8 @@ def _time_config(p: dict, cfg: str, args: argparse.Namespace, suffix: str, ncu: 
     elif ncu and time.time() - t_start <= args.budget:
         c = profile_counters(ncu, bin_dir / f"{name}{suffix}", rargs[:2] + rargs[4:], r,
                              ncu_dir / f"{name}-{cfg}.csv", args.ncu_launches,
-                             args.timeout, metrics=getattr(args, "metrics", NCU_METRICS))
+                             args.timeout, metrics=getattr(args, "metrics", NCU_METRICS),
+                             cache_control=getattr(args, "ncu_cache_control", "all"))
         if "csv" in c:
             c["csv"] = f"{ncu_dir.name}/{c['csv']}"
         entry["counters"] = c
@@ -387,8 +394,9 @@ def main(argv: list[str] | None = None) -> int:
     ncu_dir = out.parent / f"{out.stem}-ncu"
     print(f"Nsight Compute: {ncu or 'not found, no counters'}", file=sys.stderr)
     args.metrics = NCU_METRICS
-    if ncu and args.ncu_metrics == "extended":
-        args.metrics = usable_metrics(ncu, NCU_METRICS_EXTENDED)
+    if ncu and args.ncu_metrics != "standard":
+        wider = NCU_METRICS_EXTENDED if args.ncu_metrics == "extended" else NCU_METRICS_OPCODES
+        args.metrics = usable_metrics(ncu, wider)
 
     t_start = time.time()
     builds = _build_all(plan, args, nvcc, arch, suffix, port_defines)

@@ -101,10 +101,24 @@ NCU_METRICS_EXTENDED = NCU_METRICS + (
               "sleeping", "misc")
 )
 
+# The DRAM traffic as the timed run sees it and the dynamic SASS per opcode (with
+# ``--ncu-cache-control none``: ncu's default flush empties the L2 before every profiled launch,
+# so a footprint the L2 would hold shows as DRAM reads and its dirty lines are not written back).
+NCU_METRICS_OPCODES = (
+    "device__attribute_display_name",
+    "gpu__time_duration.sum",
+    "dram__bytes_read.sum",
+    "dram__bytes_write.sum",
+    "lts__t_sectors_srcunit_tex_op_write.sum",
+    "smsp__inst_executed.sum",
+    "sass__inst_executed_per_opcode",
+)
+
 
 def usable_metrics(ncu: str, metrics: tuple[str, ...], timeout: float = 60) -> tuple[str, ...]:
     """``metrics`` less those whose base name ``ncu --query-metrics`` does not list for the GPU
-    at hand (launch__/device__ attributes are kept: the query does not list them). One unknown
+    at hand (launch__/device__ attributes and sass__ metrics are kept: the query does not list
+    them). One unknown
     name would fail a whole profile, so a lease's extended pass checks them first."""
     try:
         r = subprocess.run([ncu, "--query-metrics"], capture_output=True, text=True,
@@ -115,7 +129,7 @@ def usable_metrics(ncu: str, metrics: tuple[str, ...], timeout: float = 60) -> t
     if r.returncode != 0 or len(known) < 100:
         return metrics
     keep = tuple(m for m in metrics
-                 if m.startswith(("launch__", "device__")) or m.split(".")[0] in known)
+                 if m.startswith(("launch__", "device__", "sass__")) or m.split(".")[0] in known)
     dropped = sorted(set(metrics) - set(keep))
     if dropped:
         print(f"ncu: dropped metrics it does not know here: {', '.join(dropped)}",
@@ -218,7 +232,8 @@ def ncu_path(explicit: str | None = None) -> str | None:
 
 def profile_counters(ncu: str, exe: Path, args: list[str], result: dict, csv_path: Path,
                      max_launches: int, timeout: float,
-                     metrics: tuple[str, ...] = NCU_METRICS) -> dict:
+                     metrics: tuple[str, ...] = NCU_METRICS,
+                     cache_control: str = "all") -> dict:
     """Profile one benchmark run of ``exe`` with ncu into ``csv_path`` (raw page, CSV).
 
     The port runs a warm-up first, then --reps 1: ncu skips the warm-up's launches and profiles
@@ -236,6 +251,7 @@ def profile_counters(ncu: str, exe: Path, args: list[str], result: dict, csv_pat
     instances = (["--print-metric-instances", "values"]
                  if "sass__inst_executed_per_opcode" in metrics else [])
     cmd = [ncu, "--csv", "--page", "raw", "--print-units", "base", *instances,
+           "--cache-control", cache_control,
            "--metrics", ",".join(metrics), "--launch-skip", str(timed),
            "--launch-count", str(count), "--log-file", str(csv_path), str(exe), *args,
            "--reps", "1"]
@@ -247,6 +263,10 @@ def profile_counters(ncu: str, exe: Path, args: list[str], result: dict, csv_pat
         return {"error": f"ncu timed out after {timeout:.0f} s", "cmd": " ".join(cmd)}
     wall = round(time.time() - t0, 2)
     if r.returncode != 0 or not csv_path.exists():
+        plain = tuple(m for m in metrics if not m.startswith("sass__"))
+        if plain != metrics:  # an ncu without the SASS metrics still gives the others
+            return profile_counters(ncu, exe, args, result, csv_path, max_launches, timeout,
+                                    plain, cache_control)
         return {"error": f"ncu exit {r.returncode}", "cmd": " ".join(cmd), "wall_s": wall,
                 "stderr": (r.stderr or r.stdout)[-2000:]}
     return {"csv": csv_path.name, "launches_per_run": per_run or timed,

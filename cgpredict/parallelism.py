@@ -36,7 +36,6 @@ __all__ = [
     "ThreadBodies",
     "body_chain",
     "body_parallelism",
-    "loads_in_flight",
     "plain_order",
     "memory_recurrence",
     "thread_bodies",
@@ -380,19 +379,6 @@ class ThreadBodies:
             (p, max((per_thread.get(b, 0.0) for b in blocks), default=0.0))
             for p, (_, blocks) in zip(pars, self.bodies)
         )
-
-
-def loads_in_flight(bodies: ThreadBodies, mlp: float, chain: float, serial: float) -> float:
-    """A thread's memory periods in flight together, eq. (22m) with (22h): a loop's as many
-    as one unrolled trip keeps (``serial`` / ``chain``: its critical path with each
-    iteration's loads waited for one after another over the path itself, chain_cycles with
-    ``in_flight`` False); a thread without a loop (straight-line code, run once) its MLP, the
-    loads it issues before the first one's value is needed, eq. (22h): nvcc hoists them
-    above their uses (2DCONV's sm_90 SASS, plain port: nine LDG.E back to back, then the
-    FMUL/FFMA chain and one STG), so they wait one round trip together, not nine."""
-    if bodies.looped and not any(bodies.looped):
-        return max(mlp, 1.0)  # (22h)
-    return serial / chain if chain > 0 else 1.0  # (22m)
 
 
 def thread_bodies(trace: Trace, region: int, grid: int) -> ThreadBodies:

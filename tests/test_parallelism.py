@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import pytest
@@ -14,11 +13,9 @@ from cgpredict.parallelism import (
     LOADS_IN_FLIGHT,
     Parallelism,
     _latencies,
-    ThreadBodies,
     _weighted,
     body_chain,
     body_parallelism,
-    loads_in_flight,
     memory_recurrence,
 )
 from cgpredict.parallelism import _chain as _chain_of
@@ -501,60 +498,3 @@ def test_a_loop_trip_is_the_control_floor_or_the_chain_plus_the_back_branch():
     assert 8 * _chain_of(body, ops_lat, True, 8, op_lat=lat) == pytest.approx(40.5)
     assert _chain_of(body, ops_lat, False, 1, op_lat=lat) == 4.0  # straight-line: no trip
     assert _chain_of(body, ops_lat, True, 8) == 4.0  # a device without the fields
-
-
-def _stencil_body(chase: bool = False) -> LoopBody:
-    """A thread's straight-line code as 2DCONV's: nine loads (each from its own address, or
-    each address from the previous load's value when ``chase``), a chain of nine multiply-adds,
-    one store."""
-    ops: list[tuple[str, tuple[int, ...]]] = []
-    loads = []
-    for k in range(9):
-        addr = (loads[-1],) if chase and loads else ()
-        ops.append(("gep", addr))
-        ops.append(("load", (len(ops) - 1,)))
-        loads.append(len(ops) - 1)
-    acc = None
-    for ld in loads:
-        ops.append(("fmul", (ld,) if acc is None else (ld, acc)))
-        acc = len(ops) - 1
-    ops.append(("gep", ()))
-    ops.append(("store", (acc, len(ops) - 1)))
-    return _body(*ops)
-
-
-def test_a_thread_without_a_loop_keeps_its_independent_loads_in_flight():
-    """eq. (22h): 2DCONV's sm_90 SASS (plain port) issues its nine LDG.E back to back before
-    the first FMUL, so a thread without a loop has its MLP in flight (9), where a loop's is
-    serial / chain (eq. (22m)); a chase (each address the previous load's value) keeps 1."""
-    body = _stencil_body()
-    mlp = body_parallelism(body).mlp
-    assert mlp == 9.0
-    straight = ThreadBodies(bodies=((Parallelism(mlp=mlp), (0,)),), graphs=(body,),
-                            looped=(False,), loop_ids=(-1,))
-    assert loads_in_flight(straight, mlp, 700.0, 700.0) == 9.0
-    looped = ThreadBodies(bodies=straight.bodies, graphs=(body,), looped=(True,), loop_ids=(3,))
-    assert loads_in_flight(looped, mlp, 700.0, 2800.0) == 4.0  # (22m): one trip's overlap
-    assert loads_in_flight(ThreadBodies(), mlp, 0.0, 0.0) == 1.0  # no code: nothing in flight
-    chase = body_parallelism(_stencil_body(chase=True)).mlp
-    assert chase == 1.0
-    assert loads_in_flight(dataclasses.replace(straight, graphs=(_stencil_body(True),)),
-                           chase, 700.0, 700.0) == 1.0
-
-
-@pytest.mark.usefixtures("compiler")
-def test_2dconv_keeps_its_nine_loads_in_flight_and_its_waves_are_the_loaded_lives():
-    """eq. (22h) on the corpus 2DCONV (no loop a thread, nine loads, one store; block 32x8 on
-    the H100 at NI = NJ = 1024): the profile's loads in flight are its MLP, (22) divides
-    the warp's memory cycles by the SM's share (own_overlap > 1), and the launch is no longer
-    above the loaded-wave bound (LW) read from the one-pass stencils' own counters."""
-    from cgpredict.block import Block
-
-    opts = RunOptions(device="h100", block=Block(32, 8), work_sizes={"NI": 1024, "NJ": 1024},
-                      trace_sizes={"NI": 256, "NJ": 256})
-    (k,) = predict_source(POLYBENCH / "2dconv.c", opts).kernels
-    assert k.profile.loads_in_flight == k.profile.mlp == 9.0
-    assert k.result.details.case == "eq22" and k.result.details.own_overlap > 1.0
-    assert k.result.cycles == pytest.approx(max(k.result.model_cycles,
-                                                k.result.bounds.cycles))
-    assert k.result.model_cycles <= k.result.bounds.dram_cycles  # (LW) sets the time

@@ -31,7 +31,7 @@ from ..memory.transactions import COAL, CONST, UNCOAL, MemoryAnalysis
 from ..models import LaunchGeometry, launch_geometry
 from ..models import predict as model_predict
 from ..occupancy import BlockDoesNotFit
-from ..parallelism import Parallelism, ThreadBodies, loads_in_flight, plain_order
+from ..parallelism import Parallelism, ThreadBodies, plain_order
 from ..prediction import MemInstrReport, PredictionError, RunOptions
 from ..profile import KernelProfile, SharedMemoryCounts, StagingCounts
 from ..register_block import RegisterBlock, grid_rows
@@ -228,7 +228,7 @@ class LaunchContext:
             address_folded_insts=sass.folded_addresses,
             staging_code=sass.staging_code,
             pipes=comp.pipes.less_integer(folded, comp.foldable),
-            loads_in_flight=loads_in_flight(self.bodies, par.mlp, chain, serial),  # (22m)
+            loads_in_flight=serial / chain if chain > 0 else 1.0,
             sm_share=launch_sm_share(self.warps, (gx, gy), self.block, self.device.sm_count),
         )
         result, energy_mj, geometry = self.predicted(profile)

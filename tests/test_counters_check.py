@@ -68,6 +68,7 @@ def test_model_figures_saxpy_by_hand(saxpy_report):
     assert f.dram_read_bytes == pytest.approx(2 * 8192 * 4)
     assert f.dram_write_bytes == pytest.approx(8192 * 4)
     assert f.registers == k.profile.registers_per_thread
+    # no shared memory: the issued count is the issue bound's (which adds wavefronts)
     assert f.warp_insts + f.shared_wavefronts == pytest.approx(k.result.bounds.warp_insts)
     assert f.shared_wavefronts == 0.0
 
@@ -120,3 +121,36 @@ def test_worst_rows_lists_the_flagged_quantities():
               cc.LaunchCheck("user", "q", "256x1", "k", ncu, ncu, 2.0)]
     lines = cc.worst_rows(checks)
     assert lines[2:] == ["| user | p | 256x1 | +12.0 | k l2_write_sectors 2 |"]
+
+
+GEMM_TILED = {blk: cc.COUNTERS / "plain-ncu" / f"gemm_tiled-{blk}.csv" for blk in ("32x32", "32x8")}
+
+
+@pytest.mark.parametrize("block, staged_a, staged_b", [("32x32", 1, 1), ("32x8", 1, 4)])
+def test_gemm_tiled_ncu_counts_every_lds_and_staging_ldg(block, staged_a, staged_b):
+    """GEMM tiled, N = 1024, 32-wide k strips: 32 strips a thread. A strip issues, per warp,
+    32 k steps of ``sA[ty][k]`` (ptxas packs 4 of them into one LDS.128: 8) and
+    ``sB[k][tx]`` (32): 40 LDS; a staging LDG and an STS per element a thread copies (A's
+    tile by x 32 over the block's threads, B's 32 x bx); plus C's one load and one store.
+    What ``smsp__inst_executed`` holds beyond the model's ``total_insts``."""
+    m = cc.read_ncu(GEMM_TILED[block])[0][1]
+    warps = m["launch__grid_size"] * m["launch__block_size"] / 32
+    strips = 1024 // 32
+    per_warp = {k: m[f"smsp__inst_executed_op_{k}.sum"] / warps
+                for k in ("shared_ld", "shared_st", "global_ld", "global_st")}
+    assert per_warp["shared_ld"] == strips * (32 // 4 + 32)
+    assert per_warp["shared_st"] == strips * (staged_a + staged_b)
+    assert per_warp["global_ld"] == strips * (staged_a + staged_b) + 1
+    assert per_warp["global_st"] == 1
+
+
+def test_issued_insts_adds_shared_loads_once_and_staging_loads():
+    """A thread with 100 memory+compute instructions, 40 shared loads of which 8 are 2-way
+    conflicted (48 wavefronts) and 5 staging loads issues 145 warp instructions: ncu counts
+    a conflicted LDS once (its wavefronts are the L1's, not the scheduler's)."""
+    from cgpredict.profile import KernelProfile, SharedMemoryCounts
+
+    shared = SharedMemoryCounts(load_insts=5.0, insts_by_conflict=((1.0, 32.0), (2.0, 8.0)))
+    prof = KernelProfile("k", 256, 1, comp_insts=100.0, shared=shared)
+    assert shared.transactions == 48.0
+    assert cc.issued_insts(prof) == 145.0

@@ -12,15 +12,21 @@ name among the (at most 3) profiled ones, which are the first launches of a time
 
 Quantities (per launch; W = the launch's warps, ``LaunchGeometry.total_warps``):
 
-* ``warp_insts``: W x ``profile.total_insts`` (memory + compute instructions per thread)
-  against ``smsp__inst_executed.sum``.
+* ``warp_insts``: W x (``profile.total_insts`` (memory + compute instructions per thread)
+  + ``shared.accesses`` (the shared loads, each issued once however many wavefronts it
+  takes) + ``shared.load_insts`` (a tiled kernel's staging loads, kept apart from the
+  memory patterns)) against ``smsp__inst_executed.sum``, which counts every ``LDS`` and
+  staging ``LDG`` (``..._op_shared_ld``, ``..._op_global_ld``). Before round 12 the check
+  left the last two out: GEMM tiled 1024 then read 0.768 (32x32) and 0.841 (32x8), short by
+  exactly ncu's 1280 ``LDS`` and 64/160 staging ``LDG`` a warp.
 * ``shared_wavefronts``: W x ``profile.shared.transactions`` (the shared loads' wavefronts
   per thread: accesses times their conflict degree) against
   ``l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum`` (the metric without ``_op_ld``
   also counts one wavefront a warp in kernels with no shared memory, and the staging
   stores). The issue bound's
-  ``Bounds.warp_insts`` is the sum of the two: a bank-conflicted access costs it an issue
-  slot a wavefront, where ncu issues it once.
+  ``Bounds.warp_insts`` is W x (``total_insts`` + the wavefronts): a bank-conflicted access
+  costs it an issue slot a wavefront, where ncu issues it once (and it has no slot for the
+  staging loads).
 * ``ld_requests``: W x (global load instructions per thread, ``loads_only()`` patterns, plus
   the staging loads ``shared.load_insts``) against
   ``l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum``.
@@ -185,7 +191,7 @@ def model_figures(kernel, sector_bytes: int) -> LaunchFigures:
     ld_sectors = sum(sectors) + staged
     write = warps * prof.stores.write_back_trans * sector_bytes + prof.atomics.footprint_bytes
     values = (
-        warps * prof.total_insts,
+        warps * issued_insts(prof),
         warps * prof.shared.transactions,
         warps * (loads.mem_insts + prof.shared.load_insts),
         warps * prof.stores.insts,
@@ -199,6 +205,12 @@ def model_figures(kernel, sector_bytes: int) -> LaunchFigures:
         prof.registers_per_thread,
     )
     return LaunchFigures(*(float(v) for v in values))
+
+
+def issued_insts(prof) -> float:
+    """Warp instructions a thread's warp issues, as ``smsp__inst_executed`` counts them:
+    its memory and compute instructions, each shared load once, and the staging loads."""
+    return prof.total_insts + prof.shared.accesses + prof.shared.load_insts
 
 
 def _base_name(name: str) -> str:

@@ -442,8 +442,7 @@ def predict_cgpredict(
         l1_period_cycles(profile, device) + smem_load_cycles,  # (22m): serial periods
         lockstep := lockstep_cycles(profile, device, n, comp_cycles, no_mem_insts),  # (17l)
         retire := retire_cycles(profile, device) if whole else 0.0,  # (R1)
-        profile.hoisted_load_cycles,  # (22h)
-    )
+        profile.hoisted_load_cycles)  # (22h)
     sync_cost = _sync_cycles(profile, device, case, whole and smem_cost != "latency",
                              dep * max(mwp - 1, 0.0), b, batch)
     per_launch = exec_cycles + sync_cost

@@ -192,6 +192,33 @@ def _memory_periods(body: loopbody.LoopBody, lat, ordered: frozenset[int]) -> fl
     return max(far)
 
 
+def hoisted_loads(body: loopbody.LoopBody, ordered: frozenset[int]) -> tuple[int, ...]:
+    """Eq. (22h): the loads of ``body`` (op indices) that ptxas moves above the stores of the
+    unrolled trip in a plain port. A load of an ``ordered`` array whose address (an in-body
+    ``gep`` that changes every iteration) is the one every store of the body writes (a
+    read-modify-write walk, GRAMSCHMIDT's ``A[i][j] -= Q[i][k] * R[k][j]`` over i): the
+    trip's copies touch elements a row apart through one pointer, which cannot alias, so
+    the later copies' loads issue before the earlier copies' stores (sm_90 SASS of the plain
+    ``gs_k3``: three of a trip's four ``LDG A`` above its first ``STG A``). Loads of other
+    arrays (which may alias the stored one) keep their order. None when a store writes
+    another address or array."""
+    stores = [o for o in body.ops if o.klass == "store"]
+    inv = loopbody.invariant_ops(body.ops)
+
+    def address(o: loopbody.Op) -> int:
+        geps = [k for k in o.operands if body.ops[k].klass == "gep" and not inv[k]]
+        return geps[-1] if geps else -1
+
+    targets = {(o.array, address(o)) for o in stores}
+    if len(targets) != 1:
+        return ()
+    array, at = next(iter(targets))
+    if at < 0 or not array:
+        return ()
+    return tuple(o.index for o in body.ops if o.klass == "load" and o.mem_id in ordered
+                 and o.array == array and address(o) == at)
+
+
 def memory_recurrence(
     body: loopbody.LoopBody, lat: list[float], ordered: frozenset[int]
 ) -> float:
@@ -357,6 +384,24 @@ class ThreadBodies:
                     self.chains[key] = _chain(g, lat, looped, key[3], ordered, in_flight,
                                               op_lat)
                 total += runs * self.chains[key]
+        return total
+
+    def hoisted_cycles(self, per_thread: Mapping[int, float], load_cycles, unroll_of,
+                       ordered: frozenset[int]) -> float:
+        """Eq. (22h): a thread's memory periods that leave the serial timeline of eq. (22)
+        because ptxas hoists their loads above the unrolled trip's stores (hoisted_loads):
+        of each looped body's hoisted loads, ``load_cycles(mem id)`` an execution, all but
+        one copy in ``unroll_of(loop id)`` (the trip's first waits behind the previous
+        trip's stores); ``per_thread``: executions of each block id by the thread."""
+        total = 0.0
+        for (_, blocks), g, looped, lid in zip(self.bodies, self.graphs, self.looped,
+                                               self.loop_ids):
+            runs = max((per_thread.get(b, 0.0) for b in blocks), default=0.0)
+            unroll = unroll_of(lid) if looped else 1
+            if runs > 0 and unroll > 1:
+                loads = hoisted_loads(g, ordered)
+                total += runs * (1 - 1 / unroll) * sum(load_cycles(g.ops[k].mem_id)
+                                                       for k in loads)
         return total
 
     def compute_chain(self, per_thread: Mapping[int, float], unroll_of, device) -> float:

@@ -236,6 +236,10 @@ class KernelProfile:
     # flight together (parallelism.ThreadBodies.chain_cycles); 1 where a plain port's store
     # orders the next iteration's loads. What eq. (22m) overlaps (models/cgpredict_model.py)
     loads_in_flight: float = 1.0
+    # cycles of a thread's memory periods (6) whose loads ptxas hoists above the unrolled
+    # trip's stores of their own array (parallelism.hoisted_loads): off eq. (22)'s serial
+    # timeline, eq. (22h) (models/cgpredict_model.py); 0 for a __restrict__ port
+    hoisted_load_cycles: float = 0.0
     # the busiest SM's work over the mean SM's (sm_share.py, eq. (B1)): 1 unless a launch of
     # at most one block an SM gives its blocks unequal work (a triangular loop's threads)
     sm_share: float = 1.0

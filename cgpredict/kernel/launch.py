@@ -186,9 +186,10 @@ class LaunchContext:
         mem_reports, shared = as_atomics(mem_reports, self.sites), with_shared(shared, port)
         par, comp, folded = counts.par, counts.comp, counts.folded
         bodies = body_counts(self.bodies, per_thread)
-        chain, serial = kept_part(  # serial: one trip's loads one at a time, eq. (22m)
+        chain, serial, hoisted = kept_part(  # serial: a trip's loads one at a time, (22m)
             self._parts_kept, "chain", mem, bodies,
-            lambda: (self.chain_cycles(per_thread, mem), self.chain_cycles(per_thread, mem, False)),
+            lambda: (self.chain_cycles(per_thread, mem), self.chain_cycles(per_thread, mem, False),
+                     self.chain_cycles(per_thread, mem, None)),  # (22h)
         )
         compute_chain = kept_part(  # reads the bodies' counts alone, as the chain does
             self._parts_kept, "compute chain", mem, bodies,
@@ -228,7 +229,7 @@ class LaunchContext:
             address_folded_insts=sass.folded_addresses,
             staging_code=sass.staging_code,
             pipes=comp.pipes.less_integer(folded, comp.foldable),
-            loads_in_flight=serial / chain if chain > 0 else 1.0,
+            loads_in_flight=serial / chain if chain > 0 else 1.0, hoisted_load_cycles=hoisted,
             sm_share=launch_sm_share(self.warps, (gx, gy), self.block, self.device.sm_count),
         )
         result, energy_mj, geometry = self.predicted(profile)
@@ -327,19 +328,19 @@ class LaunchContext:
         geometry = launch_geometry(profile, self.device)
         return result, (est.total_mj if est else None), geometry
 
-    def chain_cycles(self, per_thread: dict, mem: MemoryAnalysis, in_flight: bool = True) -> float:
+    def chain_cycles(self, per_thread: dict, mem: MemoryAnalysis,
+                     in_flight: bool | None = True) -> float:
         """The critical path of the launch's busiest thread (models/bounds.py): the mean
         thread's body executions times ``busiest``, each iteration its chain
         (parallelism.body_chain) with every load at its own mean latency (an L1 or L2 hit
         on a line in flight at its fetch's: memory.inflight.chain_load_latency, eqs. (C1),
         (C2)), a reload of what the thread stored (``reloads``) at the L1's on a GPU whose
         L1 caches global loads (the write-through L1 keeps the stored line: ncu counts
-        GESUMMV's reloads of ``tmp[i]`` and ``y[i]`` as L1 hits, its misses are A's and B's
-        sectors alone), else at the L2's (the store went to the L2). In the plain port every
-        global access keeps its program order (parallelism.memory_recurrence). A
-        register-blocked thread's R outputs are independent (its loads hoisted past its
-        stores: ``__restrict__``): one output's path. ``in_flight`` False: each iteration's
-        chain on its own (ThreadBodies.chain_cycles)."""
+        GESUMMV's reloads as L1 hits), else at the L2's (the store went to the L2). In the
+        plain port every global access keeps its program order (memory_recurrence). A
+        register-blocked thread's R outputs are independent (``__restrict__``): one output's
+        path. ``in_flight`` False: each iteration's chain on its own; None: the mean thread's
+        periods of the loads ptxas hoists above the stores (ThreadBodies.hoisted_cycles, (22h))."""
         dev = self.device
         staged = {a.sid for a in self.staged}
         big = self.outgrown_arrays
@@ -356,6 +357,8 @@ class LaunchContext:
         def load_cycles(sid: int) -> float:
             return lat.get(sid, dev.l2_latency_cycles)
 
+        if in_flight is None:  # (22h): the mean thread, as (22)'s memory periods count
+            return self.bodies.hoisted_cycles(per_thread, load_cycles, self.unroll, ordered)
         busiest = {b: n * self.busiest / self.rows for b, n in per_thread.items()}
         return self.bodies.chain_cycles(
             busiest, load_cycles, dev.fp_latency_cycles, dev.inst_latency_cycles, self.unroll,

@@ -346,7 +346,7 @@ def _exec_cycles(whole: bool, no_mem_insts: float, mwp: float, cwp: float, n: fl
                  batch: float, own_comp: float | None = None,
                  overlap: float = 1.0, lsu: float = 0.0,
                  served: float = 0.0, lockstep: float = 0.0,
-                 retire: float = 0.0) -> tuple[str, float]:
+                 retire: float = 0.0, hoisted: float = 0.0) -> tuple[str, float]:
     """(case, execution cycles of the launch): §3 (22) when too few warps hide a warp's own
     timeline, else (16) when CWP >= MWP, else (17); ``whole``: each expression per batch.
     ``own_comp``: a warp's own computing in (22), at least its issue cycles: the dependent
@@ -360,7 +360,9 @@ def _exec_cycles(whole: bool, no_mem_insts: float, mwp: float, cwp: float, n: fl
     (lockstep_cycles, eq. (17l)), at least (17)'s one period ``mem_l``. ``retire``: how long
     a wave's blocks outlast their mean warp (retire.retire_cycles, eq. (R1)), charged in
     every case of the ``whole`` reading at each of the launch's batch - 1 handovers of its
-    SMs' slots to the next wave (eq. (R1w))."""
+    SMs' slots to the next wave (eq. (R1w)). ``hoisted``: a warp's memory periods whose
+    loads ptxas issues ahead of the stores they follow in the source (eq. (22h)): off (22)'s
+    serial timeline, which keeps at least its ``served`` periods, and off (22l)'s."""
     own = comp_cycles if own_comp is None else own_comp
     # (R1w): whichever case sets a wave's length, the next wave waits at each handover for
     # the slowest warp of each block; the printed (paper) reading has no waves to hand over
@@ -368,6 +370,9 @@ def _exec_cycles(whole: bool, no_mem_insts: float, mwp: float, cwp: float, n: fl
     if whole and no_mem_insts > 0 and mwp >= n and cwp >= n:
         case = "eq22"  # §3 (22): too few warps to hide a warp's own serial timeline
         rest = own + comp_cycles / no_mem_insts * (mwp - 1)  # (22c)
+        if hoisted > 0:  # (22h): the hoisted loads' periods overlap the ordered ones
+            mem_cycles = max(mem_cycles - hoisted, min(served, mem_cycles))
+            lockstep = max(lockstep - hoisted, 0.0)  # (22l) exposes the same periods
         exec_cycles = (mem_cycles + rest) * batch  # (22)
         if overlap > 1:  # (22m): never below the SM's turns of its N warps, never above (22)
             floor = n * max(comp_cycles, lsu)
@@ -436,7 +441,7 @@ def predict_cgpredict(
         l1_period_cycles(profile, device) + smem_load_cycles,  # (22m): serial periods
         lockstep := lockstep_cycles(profile, device, n, comp_cycles, no_mem_insts),  # (17l)
         retire := retire_cycles(profile, device) if whole else 0.0,  # (R1)
-    )
+        profile.hoisted_load_cycles)  # (22h)
     sync_cost = _sync_cycles(profile, device, case, whole and smem_cost != "latency",
                              dep * max(mwp - 1, 0.0), b, batch)
     per_launch = exec_cycles + sync_cost

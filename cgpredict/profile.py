@@ -170,8 +170,9 @@ def _without(all_: PatternCounts, st: PatternCounts) -> PatternCounts:
     reaching = max(reaching_all - st.insts, 0.0)
     l2 = all_.l2_trans_per_warp * reaching_all - st.l2_trans_per_warp * st.insts
     dram = all_.dram_trans_per_warp * reaching_all - st.dram_trans_per_warp * st.insts
-    # a store issues exactly the transactions it sends to the L2
-    sectors = all_.sectors_per_warp * all_.insts - st.l2_trans_per_warp * st.insts
+    # a store issues the transactions it sends to the L2 and those the L1 merges (SM1)
+    sectors = all_.sectors_per_warp * all_.insts - \
+        (st.sectors_per_warp or st.l2_trans_per_warp) * st.insts
     lines = all_.lines_per_warp * all_.insts - st.lines_per_warp * st.insts
     return PatternCounts(
         insts,

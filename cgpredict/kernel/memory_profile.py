@@ -89,6 +89,7 @@ def memory_profile(
     issued = [0.0] * 3  # transactions issued to the L1, served there or not
     st_insts, st_l2, st_dram, st_fresh = [0.0] * 3, [0.0] * 3, [0.0] * 3, [0.0] * 3
     lines, st_lines = [0.0] * 3, [0.0] * 3  # distinct L1 lines of the warp instructions
+    st_issued = [0.0] * 3  # store sectors issued, merged in the L1 or not (eq. (SM1))
     write_back = 0.0
     reports = []
     for row in _mem_rows(trace, mem, skip, kept):
@@ -111,6 +112,7 @@ def memory_profile(
                 st_dram[p] += n * dram_t / warp_t
                 st_fresh[p] += n * fresh_t / warp_t / fill  # sectors without a loaded copy
                 st_lines[p] += n * lines_t / warp_t / fill
+                st_issued[p] += n * issued_t / warp_t / fill  # as st_l2
                 write_back += n * written_t / warp_t
         reports.append(MemInstrReport(
             **row.report, per_thread=count, restored=row.sid in restores and count > 1.5))
@@ -129,7 +131,8 @@ def memory_profile(
         )
     stores = StoreCounts(
         *(
-            PatternCounts(n, st_l2[p] / n, st_dram[p] / n, lines_per_warp=st_lines[p] / n)
+            PatternCounts(n, st_l2[p] / n, st_dram[p] / n, lines_per_warp=st_lines[p] / n,
+                          sectors_per_warp=st_issued[p] / n)
             if n > 1e-12 else PatternCounts()
             for p, n in enumerate(st_insts)
         ),

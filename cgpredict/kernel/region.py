@@ -18,7 +18,7 @@ from ..memory.l1scale import LoopGrowth, sweep_growth
 from ..memory.l1share import block_lines, l1_sharers, partners
 from ..memory.lru import CacheConfig
 from ..memory.reuse import CacheScale
-from ..memory.shared import StagedAccess
+from ..memory.shared import StagedAccess, array_name
 from ..memory.staging import staging_setup
 from ..memory.transactions import L1Config, MemoryAnalysis, analyze_memory
 from ..occupancy import BlockDoesNotFit, occupancy
@@ -123,7 +123,15 @@ def region_memory(
         _l1_config(device, setup.wt, setup.block, _work_blocks_per_sm(setup, device),
                    _l1_growth(setup), _l1_sharers(setup, device)),
         is_store(setup.trace),
+        array_ids(setup.trace),
     )
+
+
+def array_ids(trace: Trace) -> np.ndarray:
+    """A dense id of each static memory instruction's array (eq. (SM1) compares them)."""
+    names = [array_name(m.base) for m in trace.header.mem]
+    ids = {n: k for k, n in enumerate(dict.fromkeys(names))}
+    return np.array([ids[n] for n in names] or [0], np.int64)
 
 
 def is_store(trace: Trace) -> np.ndarray:

@@ -26,6 +26,7 @@ from .l1scale import LoopGrowth, executions, scale_l1_hits
 from .line_counts import line_counts
 from .lru import CacheConfig, hit_mask, sector_hit_mask
 from .reuse import CacheScale, scale_gathered, scale_hits
+from .store_merge import merged_stores
 
 COAL, UNCOAL, CONST = 0, 1, 2
 PATTERN_NAMES = ("coalesced", "uncoalesced", "constant")
@@ -240,6 +241,7 @@ def analyze_memory(
     sector_bytes: int | None = None,
     l1: L1Config | None = None,
     is_store: np.ndarray | None = None,
+    array_of: np.ndarray | None = None,
 ) -> MemoryAnalysis:
     """Patterns, L2 and DRAM transactions per static instruction for one launch.
 
@@ -251,20 +253,25 @@ def analyze_memory(
     lines), a transaction is one sector: tags and LRU stay per line, a sector hits only if it
     was fetched since its line was allocated.
 
+    ``array_of`` (a dense id of each static instruction's array): with an L1, the stores that
+    merge in its write path (store_merge.py, eq. (SM1)) do not reach the L2.
+
     The result is kept with ``wt`` under all its arguments (``memo``): an analysis of the
     same warps with the same cache and scale (the advisor's fixes that leave a launch's
     global accesses as they were) takes it as it is.
     """
     ab = np.asarray(access_bytes)
     key = ("memory", ab.dtype.str, ab.tobytes(), cache, warps_per_batch, scale, sector_bytes,
-           l1, None if is_store is None else (is_store.dtype.str, is_store.tobytes()))
+           l1, None if is_store is None else (is_store.dtype.str, is_store.tobytes()),
+           None if array_of is None else np.asarray(array_of, np.int64).tobytes())
     return memo(wt, key, lambda: _analysis(wt, ab, cache, warps_per_batch, scale,
-                                           sector_bytes, l1, is_store))
+                                           sector_bytes, l1, is_store, array_of))
 
 
 def _analysis(wt: WarpTrace, ab: np.ndarray, cache: CacheConfig, warps_per_batch: int,
               scale: CacheScale, sector_bytes: int | None, l1: L1Config | None,
-              is_store: np.ndarray | None) -> MemoryAnalysis:
+              is_store: np.ndarray | None,
+              array_of: np.ndarray | None = None) -> MemoryAnalysis:
     """analyze_memory, computed."""
     pattern = memo(wt, ("classify", ab.tobytes()), lambda: _patterns(wt, ab))
     sectored = sector_bytes is not None and sector_bytes < cache.line_bytes
@@ -287,6 +294,8 @@ def _analysis(wt: WarpTrace, ab: np.ndarray, cache: CacheConfig, warps_per_batch
         sm = ((wt.inst_warp // max(l1.warps_per_block, 1)) % max(l1.sms, 1)).astype(np.int64)
         inflight = inflight_served(inst, l1_hit, lines, is_load_inst, step, sm,
                                    sid.astype(np.int64), pattern.astype(np.int64), n_sids)
+        if array_of is not None and is_store is not None:  # (SM1): merged, not sent on
+            l1_hit = l1_hit | merged_stores(inst, lines, wt.inst_warp, sid, is_store, array_of)
     # the transactions that reach the L2: index (None: all of them, no copy of the stream),
     # line (sector) and warp instruction
     # the batch of each warp instruction's warp: the scaling reads it (and the static
@@ -460,7 +469,7 @@ def _tally(inst, l1_hit, hits, ids, stores, sid, pattern, n_sids):  # pragma: no
         cold_n[s, p] += cold_i[i]
         issued[s, p] += all_i[i]
         fresh[s, p] += fresh_i[i]
-        if l2_i[i] == 0:  # every transaction of the instruction hit in L1
+        if l2_i[i] == 0 and not stores[i]:  # every transaction hit in L1 (a load)
             served[s, p] += 1
     return warp_insts, l2, dram, served, written, cold_n, issued, fresh, l2_total, hit_total
 

@@ -248,7 +248,9 @@ def profile_counters(ncu: str, exe: Path, args: list[str], result: dict, csv_pat
     if timed <= 0:
         return {"error": "the timed result lists no launches"}
     count = min(timed, max_launches)
-    instances = (["--print-metric-instances", "values"]
+    # per-opcode counts with their opcode names ("values" prints the counts alone: the lease of
+    # 2026-11-27 got them so)
+    instances = (["--print-metric-instances", "details"]
                  if "sass__inst_executed_per_opcode" in metrics else [])
     cmd = [ncu, "--csv", "--page", "raw", "--print-units", "base", *instances,
            "--cache-control", cache_control,

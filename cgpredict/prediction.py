@@ -21,7 +21,8 @@ if TYPE_CHECKING:  # annotations only: these import numba and the models, which 
 # 4: per kernel halo and reg_block (the figures of the advisor's halo tile, register blocking)
 # 5: per kernel registers_from (the registers a thread given, or estimated from the C)
 #    and event_wait_ms, upload_launch_ms (what a cudaEvent pair per launch adds: event_timing.py)
-SCHEMA_VERSION = 5
+# 6: per kernel profile.hoisted_load_cycles (loads ptxas hoists above the stores, eq. (22h))
+SCHEMA_VERSION = 6
 DEFAULT_BLOCKS = {1: Block(256, 1), 2: Block(32, 32)}
 #: a kernel's fields that ``Report.to_dict`` leaves out: each distinct launch's profile again
 #: (hundreds of dataclass values for GRAMSCHMIDT's 514 launches), never converted

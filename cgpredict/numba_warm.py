@@ -9,8 +9,8 @@ numba's user-wide cache (``~/.cache/numba``).
 
 ``pip install .`` builds the wheel with ``setup.py``, whose ``build_py`` step runs
 ``python -m cgpredict.numba_warm CORPUS`` on the built package: the README's first command
-(``cgpredict run polybench_c/gemm.c --block 32x32``), a tiled file and ``advise`` on a
-stencil, with the trace cache off, so that numba writes the kernels the analysis and the
+(``cgpredict run polybench_c/gemm.c --block 32x32``), a tiled file, ``advise`` on a
+stencil and a ``run`` on the H100, with the trace cache off, so that numba writes the kernels the analysis and the
 advisor use into ``build/.../__pycache__``, and the wheel carries them. Installed on the
 machine that built it (numba's version and the CPU match), the first run reads them back.
 Elsewhere (another CPU, another numba, a read-only install) numba compiles them on the first
@@ -33,13 +33,17 @@ __all__ = ["WARM_RUNS", "warm"]
 # the README's first command and a tiled file; `advise` on FDTD-2D, a host loop of guarded
 # stencils, whose fixes (block sweep, halo tiles, register blocking, warp regrouping, the
 # masked warp order) call numba kernels `run` does not: without it the first `advise` after
-# an install compiled 13 of them (17 s of CPU).
+# an install compiled 13 of them (17 s of CPU). A `run` on the H100: its L1 path (the L1's
+# LRU stacks, loads in flight, merged stores: eq. (SM1)) calls 12 kernels the TK1's does
+# not, which the first H100 run after an install compiled.
 WARM_RUNS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("run", "gemm.c", ("--block", "32x32")),
     ("run", "gemm_tiled.c", ("--block", "32x32", "-D", "NI=256", "-D", "NJ=256", "-D",
                              "NK=256", "--trace-size", "NI=64", "--trace-size", "NJ=64",
                              "--trace-size", "NK=64")),
     ("advise", "fdtd2d.c", ("-D", "NX=256", "-D", "NY=256", "-D", "TMAX=8")),
+    ("run", "gemm.c", ("--device", "h100", "--block", "32x8", "-D", "NI=256", "-D", "NJ=256",
+                       "-D", "NK=256")),
 )
 
 

@@ -250,21 +250,37 @@ def validate(
     wanted = [e for e in entries if not only or e["kernel"] in only]
     if not measured:
         wanted = [{"kernel": k} for k in files if not only or k in only]
-    groups: dict[tuple, list[dict]] = {}
     if not measured_registers:
         wanted = [{k: v for k, v in e.items() if k != "registers"} for e in wanted]
-    for e in wanted:
+    rows = predict_entries(device, files, wanted, model, port, measured, progress)
+    return Validation(device, model, _shown(measured) if measured else None, gpu, rows)
+
+
+def predict_entries(
+    device: str,
+    files: dict[str, Path],
+    entries: list[dict],
+    model: str = "cgpredict",
+    port: str = "plain",
+    measured: Path | None = None,
+    progress=None,
+) -> tuple[ValidationRow, ...]:
+    """One row per entry (measure.py's fields: kernel, config, work_sizes, timer, registers,
+    reset; ``result`` optional: an entry without it is predicted, not compared): each file
+    traced once per work size and host synchronisation, analysed per block shape."""
+    groups: dict[tuple, list[dict]] = {}
+    for e in entries:
         sync = e.get("sync", SUITE_SYNC.get(e["kernel"], "each"))
         key = (e["kernel"], tuple(sorted(e.get("work_sizes", {}).items())), sync)
         groups.setdefault(key, []).append(e)
     dev = load_device(device)  # its launch costs: what an event timer sees of a launch
-    rows = []
+    rows: list[ValidationRow] = []
     for (stem, work, sync), group in sorted(groups.items()):
         if progress:
             progress(f"{stem} {dict(work)}")
         base = RunOptions(device=device, model=model, work_sizes=dict(work), port=port, sync=sync)
         rows += _rows(files[stem], base, group, measured, dev)
-    return Validation(device, model, _shown(measured) if measured else None, gpu, tuple(rows))
+    return tuple(rows)
 
 
 def _shown(path: Path) -> str:

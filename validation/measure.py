@@ -24,12 +24,13 @@ in ``measure_tools.py`` beside it). For every port it
 array ``__restrict__``, inputs ``const``), into binaries named ``<port>_restrict`` and, by
 default, ``<gpu-name-slug>-restrict.json``. cgpredict predicts either with ``--port``.
 
---user measures the ports of the user kernels instead (validation/cuda/user/*.cu, the C files
-of examples/user at their own work sizes: the size macros' defaults), into
-``<gpu-name-slug>[-restrict]-user.json`` and binaries under <bin-dir>/user.
+--user (or --set user) measures the ports of the user kernels instead (validation/cuda/user/*.cu,
+the C files of examples/user at their own work sizes: the size macros' defaults), into
+``<gpu-name-slug>[-restrict]-user.json`` and binaries under <bin-dir>/user; --set blind the same
+for validation/cuda/blind/*.cu (examples/blind), into ``...-blind.json`` and <bin-dir>/blind.
 
 Usage:
-  python validation/measure.py [--user] [--only gemm,syrk] [--out FILE] [--check-size 64]
+  python validation/measure.py [--user | --set blind] [--only gemm,syrk] [--out FILE] [--check-size 64]
          [--sizes NAME=V ...] [--reps 7] [--timeout 180] [--sample gramschmidt=64 ...]
          [--configs 32x32,32x8] [--no-check] [--jobs N] [--budget 900] [--nvcc PATH]
          [--bin-dir DIR] [--port plain|restrict] [--dry-run] [--no-ncu] [--ncu PATH]
@@ -73,8 +74,10 @@ from measure_tools import (  # noqa: E402, F401  (NCU_METRICS re-exported: a tes
 
 CUDA_DIR = HERE / "cuda"
 BIN_DIR = CUDA_DIR / "bin"
-# --user: the ports of the user kernels (examples/user/*.c), at their C files' work sizes
+# --user: the ports of the user kernels (examples/user/*.c), at their C files' work sizes;
+# --set blind: those of examples/blind/*.c, kernels written for a check predicted before timing
 USER_DIR = CUDA_DIR / "user"
+PORT_SETS = {"corpus": CUDA_DIR, "user": USER_DIR, "blind": CUDA_DIR / "blind"}
 MEASURED_DIR = HERE / "measured"
 PORTS = ("plain", "restrict")  # cgpredict --port: float* parameters, or each __restrict__
 
@@ -177,6 +180,10 @@ def _parser() -> argparse.ArgumentParser:
                     help="measure the ports of the user kernels (validation/cuda/user, at "
                          "their C files' work sizes) instead of the corpus: binaries in "
                          "<bin-dir>/user, default output <gpu>[-restrict]-user.json")
+    ap.add_argument("--set", dest="port_set", choices=tuple(PORT_SETS), default=None,
+                    help="which ports: corpus (default), user (= --user) or blind "
+                         "(validation/cuda/blind, examples/blind at their work sizes): binaries "
+                         "in <bin-dir>/SET, default output <gpu>[-restrict]-SET.json")
     ap.add_argument("--no-ncu", action="store_true", help="do not record Nsight Compute counters")
     ap.add_argument("--ncu", help="ncu to use (default $NCU, ncu on PATH, /usr/local/cuda)")
     ap.add_argument("--ncu-metrics", choices=("standard", "extended", "opcodes"),
@@ -192,9 +199,19 @@ def _parser() -> argparse.ArgumentParser:
     return ap
 
 
+def port_set(args: argparse.Namespace) -> str:
+    """The set of ports measured: ``--set``, else "user" with --user, else "corpus"."""
+    chosen = getattr(args, "port_set", None)
+    if getattr(args, "user", False):
+        if chosen not in (None, "user"):
+            raise SystemExit(f"measure.py: --user and --set {chosen} name different ports")
+        return "user"
+    return chosen or "corpus"
+
+
 def port_dir(args: argparse.Namespace) -> Path:
-    """The folder of the ports measured: CUDA_DIR, or with --user USER_DIR."""
-    return USER_DIR if getattr(args, "user", False) else CUDA_DIR
+    """The folder of the ports measured: CUDA_DIR, or that of --user / --set."""
+    return PORT_SETS[port_set(args)]
 
 
 def _ports(only: str | None, folder: Path = CUDA_DIR) -> list[str]:
@@ -236,7 +253,8 @@ def plan_ports(args: argparse.Namespace) -> list[dict]:
         work = {}
         check = {}
         for macro in defaults:
-            work[macro] = EXTRA_WORK.get(macro, WORK_SIZE.get(name, defaults[macro]))
+            work[macro] = (EXTRA_WORK.get(macro, WORK_SIZE.get(name, defaults[macro]))
+                           if port_set(args) == "corpus" else defaults[macro])
             size = args.check_size
             if name.endswith("_tiled"):  # tiled ports need multiples of the 32-wide tile
                 size = max(32, (size + 31) // 32 * 32)
@@ -367,8 +385,9 @@ def _report(args: argparse.Namespace, gpu: dict, nvcc_version: list[str], arch: 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    if args.user and args.bin_dir == BIN_DIR:
-        args.bin_dir = BIN_DIR / "user"
+    which = port_set(args)
+    if which != "corpus" and args.bin_dir == BIN_DIR:
+        args.bin_dir = BIN_DIR / which
     plan = plan_ports(args)
     suffix = "_restrict" if args.port == "restrict" else ""
     port_defines = {"CGP_PORT_RESTRICT": 1} if args.port == "restrict" else {}
@@ -388,7 +407,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"GPU: {gpu['name']} (SM {gpu['clock_sm_max']}, mem {gpu['clock_mem_max']}, "
           f"driver {gpu['driver']}); nvcc -arch={arch}", file=sys.stderr)
 
-    tail = suffix.replace("_", "-") + ("-user" if args.user else "")
+    tail = suffix.replace("_", "-") + ("" if which == "corpus" else f"-{which}")
     out = args.out or MEASURED_DIR / f"{slug(gpu['name'])}{tail}.json"
     ncu = None if args.no_ncu else ncu_path(args.ncu)
     ncu_dir = out.parent / f"{out.stem}-ncu"

@@ -80,7 +80,10 @@ def build(src: Path, defines: list[str], out: Path | None) -> int:
                     shutil.copy(header, Path(tmp) / folder.name)
         cpp = work / (src.stem + ".cpp")
         cpp.write_text(translate(src.read_text()))
-        cmd = [cxx, "-std=c++20", "-O1", "-pthread", f"-I{EMU_DIR}", f"-I{work}", *defines]
+        # -I the port's own folder last: a port of a sibling folder (validation/cuda/blind)
+        # includes "../user/user.cuh", found from there (and that header its "../common.cuh")
+        cmd = [cxx, "-std=c++20", "-O1", "-pthread", f"-I{EMU_DIR}", f"-I{work}", *defines,
+               f"-I{src.resolve().parent}"]
         texts = [src.read_text()] + [h.read_text() for h in Path(tmp).rglob("*.cuh")]
         if any("__shfl" in t for t in texts):  # shuffles need every block threaded
             cmd.append("-DCGP_EMU_WARP_SYNC=1")

@@ -71,6 +71,13 @@ def build(src: Path, defines: list[str], out: Path | None) -> int:
         for folder, dest in ((src.parent, work), (src.parent.parent, Path(tmp))):
             for header in folder.glob("*.cuh"):
                 shutil.copy(header, dest)
+        # and the headers of its sibling folders there (the blind ports of validation/cuda/blind
+        # include "../user/user.cuh")
+        for folder in src.parent.parent.iterdir():
+            if folder.is_dir() and folder != src.parent and any(folder.glob("*.cuh")):
+                (Path(tmp) / folder.name).mkdir(exist_ok=True)
+                for header in folder.glob("*.cuh"):
+                    shutil.copy(header, Path(tmp) / folder.name)
         cpp = work / (src.stem + ".cpp")
         cpp.write_text(translate(src.read_text()))
         cmd = [cxx, "-std=c++20", "-O1", "-pthread", f"-I{EMU_DIR}", f"-I{work}", *defines]

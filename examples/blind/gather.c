@@ -1,7 +1,8 @@
 /*
  * gather.c -- y[i] = w[i] * x[idx[i]], one thread per element: idx is a random permutation
  * of 0..N-1 (a Fisher-Yates shuffle driven by a linear congruential generator, built on the
- * host), so x[idx[i]] is a gather with no locality (nearly every lane of a warp in its own sector).
+ * host), so x[idx[i]] is a gather with no locality (nearly every lane of a warp in its own
+ * sector).
  *
  *   w, x, y: N floats; idx: N ints.   Work size: N = 2^24.   Trace size: N = 2^16.
  *   Compulsory DRAM traffic: w, idx and x read, y written: 4 x N x 4 bytes (268 MB).

@@ -3,14 +3,14 @@
  * cumulative normal distribution by the polynomial approximation of the CUDA SDK sample
  * (BlackScholes: expf, logf, sqrtf and three divisions an option, all FP32).
  *
- *   S, K, T (in), call, put (out): N floats each.   Work size: N = 2^22.   Trace size: N = 2^14.
- *   Compulsory DRAM traffic: S, K, T read, call and put written: 5 x N x 4 bytes (84 MB).
+ *   S, K, T (in), call, put (out): N floats each.   Work size: N = 2^24.   Trace size: N = 2^14.
+ *   Compulsory DRAM traffic: S, K, T read, call and put written: 5 x N x 4 bytes (335 MB).
  */
 #include <math.h>
 #include <stdio.h>
 
 #ifndef N
-#define N (1 << 22)
+#define N (1 << 24)
 #endif
 
 #pragma cgp trace N=16384

@@ -4,13 +4,13 @@
  * element. Unsigned 32-bit integer arithmetic only: 3 shifts, 3 xors and 2 multiplies a
  * round, 128 integer operations an element for 8 bytes of DRAM traffic.
  *
- *   in, out: N unsigned ints.   Work size: N = 2^22.   Trace size: N = 2^16.
- *   Compulsory DRAM traffic: in read, out written: 2 x N x 4 bytes (34 MB).
+ *   in, out: N unsigned ints.   Work size: N = 2^24.   Trace size: N = 2^16.
+ *   Compulsory DRAM traffic: in read, out written: 2 x N x 4 bytes (134 MB).
  */
 #include <stdio.h>
 
 #ifndef N
-#define N (1 << 22)
+#define N (1 << 24)
 #endif
 #define ROUNDS 16
 

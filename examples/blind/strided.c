@@ -3,13 +3,13 @@
  * 3-float structures (AoS, a point's x and z), one thread per structure. A warp's loads
  * step by 12 bytes: each load instruction touches 384 bytes of which it uses 128.
  *
- *   in: 3 x N floats; out: N floats.   Work size: N = 2^22.   Trace size: N = 2^16.
- *   Compulsory DRAM traffic: in read, out written: 4 x N x 4 bytes (67 MB).
+ *   in: 3 x N floats; out: N floats.   Work size: N = 2^24.   Trace size: N = 2^16.
+ *   Compulsory DRAM traffic: in read, out written: 4 x N x 4 bytes (268 MB).
  */
 #include <stdio.h>
 
 #ifndef N
-#define N (1 << 22)
+#define N (1 << 24)
 #endif
 
 #pragma cgp trace N=65536

@@ -5,9 +5,9 @@
 // nvcc's defaults (no fast math).
 #include "../user/user.cuh"
 
-// 1 << 22, as the C file
+// 1 << 24, as the C file
 #ifndef N
-#define N 4194304
+#define N 16777216
 #endif
 
 static const int GRID_DIMS = 1;

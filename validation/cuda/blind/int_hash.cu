@@ -4,9 +4,9 @@
 // check compares the hashes exactly.
 #include "../user/user.cuh"
 
-// 1 << 22, as the C file
+// 1 << 24, as the C file
 #ifndef N
-#define N 4194304
+#define N 16777216
 #endif
 #define ROUNDS 16
 

@@ -3,9 +3,9 @@
 // 1-D grid over i); a warp's loads step by 12 bytes.
 #include "../user/user.cuh"
 
-// 1 << 22, as the C file
+// 1 << 24, as the C file
 #ifndef N
-#define N 4194304
+#define N 16777216
 #endif
 
 static const int GRID_DIMS = 1;

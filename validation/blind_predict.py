@@ -42,9 +42,20 @@ OUT_DIR = HERE / "results" / "blind"
 
 
 
-def plan_entries(port: str, nvcc: str) -> list[dict]:
-    """measure.py's plan of the blind set as measurement entries without a result."""
-    args = measure._parser().parse_args(["--set", "blind", "--port", port])
+#: the runs of validation/gpu_blind.sh that time the blind set: label -> measure.py arguments
+#: (its BLOCKS_1D, BLOCKS_2D for the other block shapes)
+RUNS = {
+    "plain": ["--port", "plain"],
+    "restrict": ["--port", "restrict"],
+    "blocks": ["--port", "plain", "--configs-1d", "32x1,128x1,1024x1", "--configs", "16x16,64x4"],
+}
+
+
+def plan_entries(run: list[str], nvcc: str) -> list[dict]:
+    """measure.py's plan of the blind set (``run``: its arguments) as measurement entries
+    without a result."""
+    args = measure._parser().parse_args(["--set", "blind", *run])
+    port = args.port
     entries = []
     for p in measure.plan_ports(args):
         src = p["src"].read_text()
@@ -56,7 +67,7 @@ def plan_entries(port: str, nvcc: str) -> list[dict]:
         for cfg in p["configs"]:
             e = {"kernel": p["name"], "config": cfg, "grid_dims": p["dims"],
                  "work_sizes": dict(p["work"]), "timer": "events", "registers": regs,
-                 "reset": reset}
+                 "reset": reset, "port": port}
             if nbytes is not None:
                 e["reset_bytes"] = nbytes
             entries.append(e)
@@ -79,17 +90,19 @@ def _row(r, e: dict) -> dict:
             "reset": e["reset"], "kernels": kernels}
 
 
-def predict(port: str, device: str, nvcc: str) -> dict:
-    """Every planned entry of ``port`` predicted on ``device``, with provenance."""
-    entries = plan_entries(port, nvcc)
+def predict(label: str, device: str, nvcc: str) -> dict:
+    """Every planned entry of the run ``label`` (RUNS) predicted on ``device``, with
+    provenance."""
+    entries = plan_entries(RUNS[label], nvcc)
+    port = entries[0]["port"] if entries else "plain"
     files = {f.stem: f for f in sorted(CORPUS.glob("*.c"))}
     rows = predict_entries(device, files, entries, port=port,
-                           progress=lambda m: print(f"  {port}: {m}", file=sys.stderr))
+                           progress=lambda m: print(f"  {label}: {m}", file=sys.stderr))
     by_key = {(e["kernel"], e["config"]): e for e in entries}
     commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True,
                             text=True).stdout.strip()
     return {
-        "device": device, "port": port, "commit": commit,
+        "run": label, "device": device, "port": port, "commit": commit,
         "dirty": bool(subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain",
                                       "cgpredict", "examples/blind", "validation/cuda/blind"],
                                      capture_output=True, text=True).stdout.strip()),
@@ -101,24 +114,20 @@ def predict(port: str, device: str, nvcc: str) -> dict:
 
 
 def to_markdown(preds: list[dict]) -> str:
-    """One table: kernel, block, then the predicted ms and binding per port."""
+    """One table: a row per run, kernel and block: the predicted ms and what bounds it."""
     lines = ["# The blind set: predictions made before the measurement", "",
              f"Device {preds[0]['device']}, commit {preds[0]['commit'][:10]}"
              f"{' (with uncommitted changes)' if preds[0]['dirty'] else ''}, "
              f"{preds[0]['date']}. Made by validation/blind_predict.py.", "",
-             "| kernel | block | " + " | ".join(f"{p['port']} ms | {p['port']} bound"
-                                               for p in preds) + " |",
-             "|---|---|" + "---:|---|" * len(preds)]
-    keyed = [{(r["kernel"], r["config"]): r for r in p["rows"]} for p in preds]
-    for key in sorted(keyed[0]):
-        cells = []
-        for k in keyed:
-            r = k.get(key)
-            ms = f"{r['predicted_ms']:.4f}" if r and r["predicted_ms"] else (r or {}).get("note", "")
-            bound = ", ".join(f"{x['bound']} ({x['binding']})" for x in r["kernels"]) if r else ""
-            cells += [ms, bound]
-        lines.append(f"| {key[0]} | {key[1]} | " + " | ".join(cells) + " |")
+             "| kernel | block | port | predicted ms | bound (binding) |",
+             "|---|---|---|---:|---|"]
+    for p in preds:
+        for r in sorted(p["rows"], key=lambda r: (r["kernel"], r["config"])):
+            ms = f"{r['predicted_ms']:.4f}" if r["predicted_ms"] else r["note"]
+            bound = ", ".join(f"{x['bound']} ({x['binding']})" for x in r["kernels"])
+            lines.append(f"| {r['kernel']} | {r['config']} | {p['port']} | {ms} | {bound} |")
     return "\n".join(lines) + "\n"
+
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -127,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--nvcc", default="nvcc")
     ap.add_argument("--out-dir", type=Path, default=OUT_DIR)
     args = ap.parse_args(argv)
-    preds = [predict(port, args.device, args.nvcc) for port in measure.PORTS]
+    preds = [predict(label, args.device, args.nvcc) for label in RUNS]
     args.out_dir.mkdir(parents=True, exist_ok=True)
     (args.out_dir / "predictions.json").write_text(json.dumps(preds, indent=1) + "\n")
     (args.out_dir / "predictions.md").write_text(to_markdown(preds))

@@ -30,9 +30,10 @@ the C files of examples/user at their own work sizes: the size macros' defaults)
 for validation/cuda/blind/*.cu (examples/blind), into ``...-blind.json`` and <bin-dir>/blind.
 
 Usage:
-  python validation/measure.py [--user | --set blind] [--only gemm,syrk] [--out FILE] [--check-size 64]
-         [--sizes NAME=V ...] [--reps 7] [--timeout 180] [--sample gramschmidt=64 ...]
-         [--configs 32x32,32x8] [--no-check] [--jobs N] [--budget 900] [--nvcc PATH]
+  python validation/measure.py [--user | --set blind] [--only gemm,syrk] [--out FILE]
+         [--check-size 64] [--sizes NAME=V ...] [--reps 7] [--timeout 180]
+         [--sample gramschmidt=64 ...] [--configs 32x32,32x8] [--configs-1d 32x1,1024x1]
+         [--no-check] [--jobs N] [--budget 900] [--nvcc PATH]
          [--bin-dir DIR] [--port plain|restrict] [--dry-run] [--no-ncu] [--ncu PATH]
          [--ncu-launches 60]
 
@@ -167,6 +168,8 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--budget", type=float, default=900.0,
                     help="total seconds; runs not started by then are skipped (and reported)")
     ap.add_argument("--configs", help="override the block shapes of 2-D ports (e.g. 32x32,16x16)")
+    ap.add_argument("--configs-1d",
+                    help="override the block shapes of 1-D ports (e.g. 32x1,1024x1)")
     ap.add_argument("--no-check", action="store_true", help="skip the --check runs")
     ap.add_argument("--jobs", type=int, default=min(8, os.cpu_count() or 1),
                     help="parallel nvcc builds")
@@ -262,7 +265,8 @@ def plan_ports(args: argparse.Namespace) -> list[dict]:
         for macro, val in {**global_sizes, **port_sizes.get(name, {})}.items():
             if macro in work:
                 work[macro] = val
-        configs = CONFIGS_1D if dims == 1 else (
+        configs_1d = getattr(args, "configs_1d", None)
+        configs = (tuple(configs_1d.split(",")) if configs_1d else CONFIGS_1D) if dims == 1 else (
             tuple(args.configs.split(",")) if args.configs else CONFIGS_2D)
         plan.append({"name": name, "src": src, "dims": dims, "work": work, "check": check,
                      "configs": configs, "sample": samples.get(name, 0)})

@@ -122,6 +122,10 @@ class GPUDevice:
     # between the starts of launches queued back to back, microseconds
     launch_sync_us: float = 0.0
     launch_gap_us: float = 0.0
+    # SM cycles the GPU takes to start one thread block, chip-wide (its block dispatcher): a
+    # launch of many small blocks lasts at least blocks x this, eq. (BD) (models/bounds.py);
+    # 0: no such bound
+    block_dispatch_cycles: float = 0.0
     first_launch_us: float = 0.0  # extra cost of a program's first launch (its module's loading)
     # what a cudaEvent pair around a launch counts of the host (models/event_timing.py, eq.
     # (E1)-(E3)): the host's launch call, which the GPU waits for when it is idle; the first
@@ -334,6 +338,7 @@ FIELD_SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
         "l1_store_line_cycles": ("float", False),
         "launch_sync_us": ("float", False),
         "launch_gap_us": ("float", False),
+        "block_dispatch_cycles": ("float", False),
         "launch_overhead_us": ("float", False),  # the old name of launch_sync_us
         "first_launch_us": ("float", False),
         "launch_call_us": ("float", False),

@@ -10,9 +10,10 @@ numba's user-wide cache (``~/.cache/numba``).
 ``pip install .`` builds the wheel with ``setup.py``, whose ``build_py`` step runs
 ``python -m cgpredict.numba_warm CORPUS`` on the built package: the README's first command
 (``cgpredict run polybench_c/gemm.c --block 32x32``), a tiled file, ``advise`` on a
-stencil and a ``run`` on the H100, with the trace cache off, so that numba writes the kernels the analysis and the
-advisor use into ``build/.../__pycache__``, and the wheel carries them. Installed on the
-machine that built it (numba's version and the CPU match), the first run reads them back.
+stencil and a ``run`` on the H100, with the trace cache off, so that numba writes the
+kernels the analysis and the advisor use into ``build/.../__pycache__``, and the wheel
+carries them. Installed on the machine that built it (numba's version and the CPU match),
+the first run reads them back.
 Elsewhere (another CPU, another numba, a read-only install) numba compiles them on the first
 run, once; ``numba_cache.cold()`` tells, and ``run`` then says so on its progress line. This
 module runs the command line (``warm``), so it sits above it; what the prediction asks about

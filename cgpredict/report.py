@@ -47,6 +47,8 @@ def _bounds_text(r) -> list[str]:
            if b.pipe else "")
         + (f", L1 path {b.l1_cycles:.4g} (every global line through the SM's L1)"
            if b.l1_cycles else "")
+        + (f", block dispatch {b.dispatch_cycles:.4g} ({b.blocks:.4g} blocks started one "
+           "after another)" if b.dispatch_cycles else "")
     ]
 
 

@@ -288,3 +288,25 @@ def test_staging_loads_count_in_the_l2_and_dram_bounds():
     assert b.l2_cycles == pytest.approx(warps * 136 / 132)
     assert b.l2_cycles == pytest.approx(
         warps * max(104 * dev.dd_l2_cycles, 68 * 2.0) / 132)
+
+
+def test_block_dispatch_bound_by_hand():
+    """Eq. (BD): blocks started one after another, chip-wide: 2^24 threads in 32-thread
+    blocks are 524288 blocks, at 1.25 cycles each 655360 cycles, whatever the SMs do; in
+    256-thread blocks an eighth of that. 0 on a device without the field (no bound)."""
+    dev = dataclasses.replace(load_device("h100"), block_dispatch_cycles=1.25)
+    for tpb, blocks in ((32, 524288), (256, 65536)):
+        p = KernelProfile("tiny", threads_per_block=tpb, blocks=blocks,
+                          coal=PatternCounts(1, 4.0, 0.0), comp_insts=2)
+        b = launch_bounds(p, dev, launch_geometry(p, dev))
+        assert b.blocks == blocks
+        assert b.dispatch_cycles == pytest.approx(blocks * 1.25)
+    p = KernelProfile("tiny", threads_per_block=32, blocks=524288,
+                      coal=PatternCounts(1, 4.0, 0.0), comp_insts=2)
+    b = launch_bounds(p, dev, launch_geometry(p, dev))
+    assert b.binding == "dispatch"
+    r = predict(p, dev)
+    assert r.binding == "dispatch" and r.bound == "launch"
+    assert r.cycles == pytest.approx(524288 * 1.25)
+    off = dataclasses.replace(dev, block_dispatch_cycles=0.0)
+    assert launch_bounds(p, off, launch_geometry(p, off)).dispatch_cycles == 0.0

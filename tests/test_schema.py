@@ -76,16 +76,17 @@ def test_validate_output_matches_schema(tmp_path):
 
 
 def test_an_old_run_file_is_refused_at_its_schema_version():
-    """A ``run --json`` of schema 5 (before the profiles' ``hoisted_load_cycles``, eq. (22h):
-    the golden report made old) is refused at its version, not at the first field it lacks;
-    the golden report itself (``seconds`` put back) matches."""
+    """A ``run --json`` of schema 6 (before the bounds' ``blocks`` and ``dispatch_cycles``,
+    eq. (BD): the golden report made old) is refused at its version, not at the first field
+    it lacks; the golden report itself (``seconds`` put back) matches."""
     d = json.loads((ROOT / "tests" / "golden" / "gemm_64_trace32_tk1.json").read_text())
     d["seconds"] = {}
     s = schema_of("run")
     validate_json(d, s)
-    old = {**d, "schema_version": 5,
-           "kernels": [{**k, "profile": {f: v for f, v in k["profile"].items()
-                                         if f != "hoisted_load_cycles"}}
+    drop = {"blocks", "dispatch_cycles"}
+    old = {**d, "schema_version": 6,
+           "kernels": [{**k, "result": {**k["result"], "bounds": {
+               f: v for f, v in k["result"]["bounds"].items() if f not in drop}}}
                        for k in d["kernels"]]}
-    with pytest.raises(SchemaError, match=r"^\$\.schema_version: expected 6, got 5$"):
+    with pytest.raises(SchemaError, match=r"^\$\.schema_version: expected 7, got 6$"):
         validate_json(old, s)

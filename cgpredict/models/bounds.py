@@ -65,6 +65,13 @@ bins fill two slices of 80). The atomics'
 request sectors ride the store path of the L2 bound, and the locations they update are read
 from DRAM once and written back once.
 
+An eighth is the **block dispatch** bound (eq. (BD)): the GPU starts thread blocks one after
+another from one dispatcher, ``block_dispatch_cycles`` each (the H100's, from
+validation/ubench/block_rate.cu: blocks of one to eight warps that do nothing take the same
+time a block, chip-wide), so a launch lasts at least its blocks times that. It binds a big
+grid of small blocks: 2^24 threads in 32-thread blocks, 524288 blocks, take the same ~0.33 ms
+whatever the kernel does (SAXPY, Black-Scholes, a hash, a strided copy).
+
 The issue, pipe, L1 and L2 (loads' side) bounds are per SM: they spread the launch's warps
 evenly over the SMs it uses, times ``KernelProfile.sm_share`` (sm_share.py, eq. (B1)): a
 launch of at most one block an SM whose blocks work unequally (a triangular loop's threads)
@@ -88,7 +95,7 @@ from cgpredict.profile import KernelProfile
 
 __all__ = ["BOUND_NAMES", "Bounds", "launch_bounds"]
 
-BOUND_NAMES = ("dram", "issue", "l2", "chain", "atomic", "pipe", "l1")
+BOUND_NAMES = ("dram", "issue", "l2", "chain", "atomic", "pipe", "l1", "dispatch")
 
 
 @dataclass(frozen=True)
@@ -111,6 +118,8 @@ class Bounds:
     pipe: str = ""  # that pipe's class (pipes.PIPE_CLASSES), "" without pipe rates
     dram_wave_cycles: float = 0.0  # of dram_cycles: a round trip a wave, or (LW) past the bytes
     l1_cycles: float = 0.0  # every warp's global lines through its SM's L1, eq. (B2)
+    blocks: float = 0.0  # the launch's thread blocks
+    dispatch_cycles: float = 0.0  # blocks x block_dispatch_cycles, eq. (BD)
 
     @property
     def cycles(self) -> float:
@@ -120,7 +129,7 @@ class Bounds:
     def _values(self) -> tuple[float, ...]:
         """The bounds in BOUND_NAMES order."""
         return (self.dram_cycles, self.issue_cycles, self.l2_cycles, self.chain_cycles,
-                self.atomic_cycles, self.pipe_cycles, self.l1_cycles)
+                self.atomic_cycles, self.pipe_cycles, self.l1_cycles, self.dispatch_cycles)
 
     @property
     def binding(self) -> str:
@@ -142,8 +151,9 @@ def dram_wave_cycles(device: GPUDevice, waves: float, dram_loads: float) -> floa
 
 
 def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry) -> Bounds:
-    """The six bounds of one launch of ``profile`` (all its warps, all waves)."""
+    """The eight bounds of one launch of ``profile`` (all its warps, all waves)."""
     warps = float(geo.total_warps)
+    blocks = warps / max(geo.warps_per_block, 1)
     sms = max(geo.active_sms, 1)
     loads = profile.loads_only()
     pats = (loads.coal, loads.uncoal, loads.const)
@@ -198,6 +208,8 @@ def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry
         pipe=pipe,
         dram_wave_cycles=wave_cycles,
         l1_cycles=l1_path_cycles(profile, device) * warps / sms * share,
+        blocks=blocks,
+        dispatch_cycles=blocks * device.block_dispatch_cycles,  # (BD)
     )
 
 

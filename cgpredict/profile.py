@@ -25,8 +25,9 @@ class PatternCounts:
     sectors_per_warp: transactions (32-B sectors) one warp instruction of this pattern
         issues, served by the L1 or not: what an L1-served one reads through the load/store
         path. 0: unknown (l2_trans_per_warp stands in for it).
-    lines_per_warp: distinct cache lines one warp instruction of this pattern touches, what
-        the SM's L1 looks up (models/bounds.py, eq. (B2)). 0: unknown (from the sectors).
+    lines_per_warp: what one warp instruction of this pattern holds the SM's L1 data stage
+        for (models/bounds.py, eq. (B2)): a load's wavefronts (memory/wavefronts.py, eq.
+        (B2w)), a store's distinct cache lines. 0: unknown (from the sectors).
     """
 
     insts: float = 0.0

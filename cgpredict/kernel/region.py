@@ -182,6 +182,8 @@ def _l1_config(device: GPUDevice, wt: WarpTrace, block: Block,
         sms,
         max(math.ceil(block.threads / 32), 1),
         growth,
+        device.smem_banks,
+        device.smem_bank_bytes,
     )
 
 

@@ -24,6 +24,7 @@ from .inflight import inflight_l2_hits, inflight_served
 from .issue import issued
 from .l1scale import LoopGrowth, executions, scale_l1_hits
 from .line_counts import line_counts
+from .wavefronts import with_load_wavefronts
 from .lru import CacheConfig, hit_mask, sector_hit_mask
 from .reuse import CacheScale, scale_gathered, scale_hits
 from .store_merge import merged_stores
@@ -201,6 +202,8 @@ class L1Config:
     warps_per_block: int
     # per static load: growth of its same-warp reuse to the work size (l1scale.LoopGrowth)
     growth: tuple[LoopGrowth, ...] = ()
+    banks: int = 32  # the SRAM's banks and their width: a load's wavefronts, eq. (B2w)
+    bank_bytes: int = 4
 
 
 def l1_hits(
@@ -327,9 +330,12 @@ def _analysis(wt: WarpTrace, ab: np.ndarray, cache: CacheConfig, warps_per_batch
     per_line = cache.line_bytes // unit
     # a unit that is a line: each warp instruction's transactions are its distinct lines
     # already (issue.py), so the lines it touches (eq. (B2)) are the ones it issued
-    counts = (*counts, _fill(wt, pattern, counts[0], n_sids),
-              counts[6] if per_line == 1 else
-              line_counts(lines, inst, per_line, sid, pattern, n_sids))
+    l1_units = counts[6] if per_line == 1 else \
+        line_counts(lines, inst, per_line, sid, pattern, n_sids)
+    if l1 is not None:  # a load's pass through the L1's data stage: its wavefronts (B2w)
+        l1_units = with_load_wavefronts(l1_units, wt.addr, wt.inst_start, sid, pattern, ab,
+                                        is_store, l1.banks, l1.bank_bytes)
+    counts = (*counts, _fill(wt, pattern, counts[0], n_sids), l1_units)
     l2_inflight = inflight_l2_hits(inst[at], hits[at], ordered, is_load_inst, step, sm,
                                    sid.astype(np.int64), pattern.astype(np.int64), n_sids,
                                    unit_ids[0])

@@ -144,13 +144,15 @@ def _l1_cycles(profile: KernelProfile, device: GPUDevice) -> float:
     L1 and shared memory are one SRAM behind one load/store path: an L1-served warp load costs
     ``smem_issue_cycles`` per L1 line it reads, as a shared access costs per conflict way; its
     latency overlaps across warps like any other (memlat blends in the L1 latency). Lines per
-    warp: _lines. The sectors are those the served instructions read (``sectors_per_warp``),
+    warp: the loads' traced data-stage wavefronts (memory/wavefronts.py, eq. (B2w)), else
+    _lines. The sectors are those the served instructions read (``sectors_per_warp``),
     not the misses of the others: a row walk whose few reaching instructions miss 30 of their
     32 rows still reads 32 lines when it hits. Zero when nothing is L1-served (e.g. Kepler)."""
+    loads = profile.loads_only()
     return device.smem_issue_cycles * sum(
-        p.insts * p.l1_hit_fraction * n for p, n in _lines(profile, device)
-        if p.l1_hit_fraction > 0
-    )
+        p.insts * p.l1_hit_fraction * (p.lines_per_warp if p.lines_per_warp > 0 else n)
+        for p, n in _lines(loads, device) if p.l1_hit_fraction > 0
+    )  # a load's traced wavefronts, eq. (B2w), where known
 
 
 def global_lines(profile: KernelProfile, device: GPUDevice) -> float:

@@ -131,6 +131,9 @@ class GPUDevice:
     # (E1)-(E3)): the host's launch call, which the GPU waits for when it is idle; the first
     # call's extra after a pageable upload of at least upload_launch_min_bytes; microseconds
     launch_call_us: float = 0.0
+    # the host's period of one iteration of an event-timed host loop (event, launch, event;
+    # eq. (E3)); 0: a loop's launches come every launch_gap_us (the host never the slower)
+    loop_launch_us: float = 0.0
     upload_launch_us: float = 0.0
     upload_launch_min_bytes: int = 0
     # L2 bytes whose data a launch still finds from earlier launches; None: l2_bytes (an L2 of
@@ -342,6 +345,7 @@ FIELD_SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
         "launch_overhead_us": ("float", False),  # the old name of launch_sync_us
         "first_launch_us": ("float", False),
         "launch_call_us": ("float", False),
+        "loop_launch_us": ("float", False),
         "upload_launch_us": ("float", False),
         "upload_launch_min_bytes": ("int", False),
         "barrier_cycles": ("float", False),

@@ -140,7 +140,8 @@ def to_text(report: Report) -> str:
     if report.event_wait_ms or report.upload_launch_ms:
         lines.append(
             f"not in the total: a cudaEvent pair around each launch also counts the host's "
-            f"launch calls the idle GPU waits for, {report.event_wait_ms:.4g} ms (eq. (E2)), "
+            f"launch calls and loop period the GPU waits for, {report.event_wait_ms:.4g} ms "
+            f"(eqs. (E2), (E4)), "
             f"and {report.upload_launch_ms:.4g} ms more when the first launch follows a "
             f"large pageable upload"
         )

@@ -13,25 +13,30 @@ from cgpredict.models.event_timing import (
     event_timed_ms,
     event_waits,
     issue_order,
+    loop_call_ms,
     upload_is_large,
 )
 
 DEV = dataclasses.replace(load_device("h100"), launch_call_us=5.0, upload_launch_us=15.0,
-                          launch_gap_us=3.0, upload_launch_min_bytes=64 << 20)
+                          launch_gap_us=3.0, upload_launch_min_bytes=64 << 20,
+                          loop_launch_us=0.0)  # a loop as fast as the gap (eq. (E3))
 US = 1e-3  # ms
 
 
-def brute_force(works_ms, first_ms, later_ms):
+def brute_force(works_ms, first_ms, later_ms, period_ms=None):
     """The ports' stream command by command: the host records ev0 (at once), spends the
-    launch call (``first_ms`` for the first launch, ``later_ms`` after), records ev1; the
-    GPU takes commands in order, a command not before the host issued it; an event is
+    launch call (``first_ms`` for the first launch, ``later_ms`` after), records ev1 and
+    spends the rest of its loop period (``period_ms - later_ms``; none without a period);
+    the GPU takes commands in order, a command not before the host issued it; an event is
     stamped when the GPU reaches it."""
     host, cmds = 0.0, []
+    rest = 0.0 if period_ms is None else period_ms - later_ms
     for i, w in enumerate(works_ms):
         cmds.append(("ev", host, 0.0))
         host += first_ms if i == 0 else later_ms
         cmds.append(("kernel", host, w))
         cmds.append(("ev", host, 0.0))
+        host += rest
     gpu, stamps = 0.0, []
     for kind, issued, w in cmds:
         gpu = max(gpu, issued) + w
@@ -96,3 +101,57 @@ def test_upload_is_large_only_for_a_large_last_copy():
     assert not upload_is_large(DEV, "upload", 4096)
     assert not upload_is_large(DEV, "memset", None)
     assert not upload_is_large(dataclasses.replace(DEV, upload_launch_us=0.0), "upload", None)
+
+
+LOOP = dataclasses.replace(DEV, loop_launch_us=6.0)  # d' = launch_call_us = 5, P = 6
+
+
+def test_no_loop_period_keeps_the_gap_cadence():
+    """loop_launch_us unset: a loop's calls come every launch_gap_us (d' = P = 3 us)."""
+    assert loop_call_ms(DEV) == pytest.approx((3 * US, 3 * US))
+    assert loop_call_ms(LOOP) == pytest.approx((5 * US, 6 * US))
+    short = dataclasses.replace(DEV, loop_launch_us=4.0)  # the call at most the period
+    assert loop_call_ms(short) == pytest.approx((4 * US, 4 * US))
+
+
+@pytest.mark.parametrize("w_us, pair_us", [(7.0, 7.0), (4.0, 6.0), (0.5, 5.5)])
+def test_a_loop_settles_at_eq_e4(w_us, pair_us):
+    """Eq. (E4) by hand, P = 6, d' = 5: the GPU the slower (w = 7: pairs of 7); the host
+    the slower, the GPU busy as the next event comes (w = 4 < 6 < 9: pairs of P = 6); the GPU
+    idle between launches (w = 0.5, 6 >= 5.5: pairs of d' + w = 5.5). The first launch adds
+    its 5-us call on top of its own pair's work; over 10 launches the waits are 5 + 9 x
+    (pair - w)."""
+    waits = event_waits([w_us * US] * 10, LOOP).host_ms
+    assert waits == pytest.approx((5 + 9 * (pair_us - w_us)) * US)
+
+
+def test_heat1d_like_loop_pays_the_host_period():
+    """200 launches of 0.875 us of work + the 3-us gap (3.875 us) under a 6-us host
+    period: 200 x 6 us less the first launch's lead (by hand: the first pair is its call
+    and work, 5 + 3.875; launch 2 starts at max(6 + 5, 8.875) = 11 and its pair runs from
+    8.875, so 2.125 waited; then P - w = 2.125 each)."""
+    total, waits = event_timed_ms([(200 * 0.875 * US, 200)], LOOP)
+    assert waits.host_ms == pytest.approx((5 + 199 * 2.125) * US)
+    assert total == pytest.approx((200 * 3.875 + 5 + 199 * 2.125) * US)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_recurrence_with_a_loop_period_matches_the_simulated_stream(seed):
+    rng = random.Random(100 + seed)
+    works = [rng.choice([0.5, 2.0, 3.9, 5.5, 7.0, 300.0]) * US for _ in range(rng.randint(1, 30))]
+    for up in (False, True):
+        got = event_waits(works, LOOP, after_upload=up).total_ms
+        assert got == pytest.approx(brute_force(works, (20 if up else 5) * US, 5 * US, 6 * US))
+
+
+def test_short_launches_behind_a_long_one_never_wait_for_the_host():
+    """GRAMSCHMIDT-like: per column a 700-us launch, a 4.6-us one, a 5-ms one: the host is
+    far ahead, so a 6-us loop period changes nothing (one first call in all)."""
+    works = [700 * US, 4.6 * US, 5000 * US] * 20
+    assert event_waits(works, LOOP).host_ms == pytest.approx(5 * US)
+    assert event_waits(works, LOOP).host_ms == pytest.approx(event_waits(works, DEV).host_ms)
+
+
+def test_one_launch_is_the_same_with_a_loop_period():
+    for up in (False, True):
+        assert event_waits([2 * US], LOOP, up) == event_waits([2 * US], DEV, up)

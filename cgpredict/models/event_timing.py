@@ -16,20 +16,30 @@ launches. An event is time-stamped when the GPU reaches it in the stream. So:
   repetition ends its re-upload with such a copy pays it on its first launch.
 
 The stream is a recurrence over the launches in issue order (eq. (E1)-(E3), docs/models.md):
-with ``h`` the host time at which a launch's first event is recorded and ``g`` the time the
-GPU finishes the launch before,
+with ``h`` the host time at which a launch's first event reaches the GPU, ``d`` the host's
+time from that event to the launch (its launch call) and ``g`` the time the GPU finishes the
+launch before,
 
-    stamp = max(h, g);  start = max(h + c, g);  end = start + w           (E1)
-    pair  = end - stamp = w + max(0, h + c - max(h, g))                    (E2)
-    h <- h + c;  g <- end                                                  (E3)
+    stamp = max(h, g);  start = max(h + d, g);  end = start + w           (E1)
+    pair  = end - stamp = w + max(0, h + d - max(h, g))                    (E2)
+    h <- h + d + (P - d');  g <- end                                       (E3)
 
-``c``: for the first launch of a repetition, the host's launch call after a synchronisation
+``d``: for the first launch of a repetition, the host's launch call after a synchronisation
 (``launch_call_us``, what an idle GPU's event pair counts over a queued one, plus
-``upload_launch_us`` after a large pageable upload); for a later launch, the host's cadence
-in a loop of launches, at most ``launch_gap_us`` (null kernels queued back to back come that
-far apart, so the host issues them at least as fast): a later launch's ``w``, which holds
-the gap, never waits. ``w``: the launch's work on the GPU with its queued start (kernel time
-+ ``launch_gap_us``). The first launch (h = g = 0) counts ``c`` whole.
+``upload_launch_us`` after a large pageable upload); for a later launch ``d'``, the call in a
+running loop. ``P``: the host's period of one iteration of the timed loop (event, launch,
+event), ``loop_launch_us``; the host spends ``P - d'`` between a launch call and the next
+launch's first event. Without ``loop_launch_us`` a later launch comes every
+``launch_gap_us`` (``d' = P = launch_gap_us``): a later launch's ``w``, which holds the gap,
+never waits. ``w``: the launch's work on the GPU with its queued start (kernel time +
+``launch_gap_us``). The first launch (h = g = 0) counts ``d`` whole.
+
+In a loop of equal launches the pairs settle at (E4): ``w`` when the GPU is the slower
+(``w >= P``), the host's period ``P`` when it is the slower but the GPU still busy as the
+next first event arrives (``w < P < d' + w``: the pairs tile the time), ``d' + w`` when the
+GPU idles between launches (``P >= d' + w``):
+
+    pair = max(w, min(P, d' + w))                                          (E4)
 """
 
 from __future__ import annotations
@@ -39,7 +49,14 @@ from dataclasses import dataclass
 
 from cgpredict.devices import GPUDevice
 
-__all__ = ["EventWaits", "event_timed_ms", "event_waits", "issue_order", "upload_is_large"]
+__all__ = [
+    "EventWaits",
+    "event_timed_ms",
+    "event_waits",
+    "issue_order",
+    "loop_call_ms",
+    "upload_is_large",
+]
 
 
 @dataclass(frozen=True)
@@ -77,6 +94,17 @@ def upload_is_large(device: GPUDevice, reset: str, reset_bytes: int | None) -> b
     return reset_bytes is None or reset_bytes >= device.upload_launch_min_bytes
 
 
+def loop_call_ms(device: GPUDevice) -> tuple[float, float]:
+    """(``d'``, ``P``) of eq. (E3) in ms: a running loop's launch call and the host's period
+    of one timed iteration (``loop_launch_us``, the call at most that); without it, both
+    ``launch_gap_us`` (a loop's launches come at least as fast as the GPU takes them)."""
+    if device.loop_launch_us > 0:
+        period = device.loop_launch_us * 1e-3
+        return min(device.launch_call_us * 1e-3, period), period
+    gap = device.launch_gap_us * 1e-3
+    return gap, gap
+
+
 def event_waits(works_ms: Sequence[float], device: GPUDevice,
                 after_upload: bool = False) -> EventWaits:
     """The host launch waits that event pairs count over ``works_ms`` (each launch's work in
@@ -84,15 +112,15 @@ def event_waits(works_ms: Sequence[float], device: GPUDevice,
     launch follows a large pageable upload."""
     extra = device.upload_launch_us * 1e-3 if after_upload else 0.0
     first = device.launch_call_us * 1e-3 + extra
-    later = device.launch_gap_us * 1e-3  # a loop's calls come at least this often
+    later, period = loop_call_ms(device)
     h = g = 0.0
     waited = 0.0
     for i, w in enumerate(works_ms):
-        c = first if i == 0 else later
+        d = first if i == 0 else later
         stamp = max(h, g)
-        start = max(h + c, g)
+        start = max(h + d, g)
         waited += start - stamp  # eq. (E2): the pair less the work
-        h, g = h + c, start + w
+        h, g = h + d + (period - later), start + w  # eq. (E3)
     upload = extra if works_ms else 0.0
     return EventWaits(host_ms=max(waited - upload, 0.0), upload_ms=upload)
 

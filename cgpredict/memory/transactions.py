@@ -24,10 +24,10 @@ from .inflight import inflight_l2_hits, inflight_served
 from .issue import issued
 from .l1scale import LoopGrowth, executions, scale_l1_hits
 from .line_counts import line_counts
-from .wavefronts import with_load_wavefronts
 from .lru import CacheConfig, hit_mask, sector_hit_mask
 from .reuse import CacheScale, scale_gathered, scale_hits
 from .store_merge import merged_stores
+from .wavefronts import with_load_wavefronts
 
 COAL, UNCOAL, CONST = 0, 1, 2
 PATTERN_NAMES = ("coalesced", "uncoalesced", "constant")

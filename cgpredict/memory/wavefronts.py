@@ -6,7 +6,7 @@ every NVIDIA GPU since Fermi). One pass of the data stage (a *wavefront*, Nsight
 instruction that share a bank but not an address take one pass each, lanes reading the same
 word share it (broadcast). So a warp load takes
 
-    wavefronts = max(max over banks b of distinct words in b,  ceil(access_bytes / bank_bytes))  (B2w)
+    wavefronts = max(max over banks b of its distinct words, ceil(access_bytes / bank_bytes)) (B2w)
 
 passes: 32 consecutive floats take one wherever they start, also across two 128-B lines
 (a 1-D stencil's ``in[i + k]``; the line count said two); 32 lanes each in its own row of a

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from cgpredict.instrument import loopbody
 from cgpredict.instrument.irtext import parse_module
+
 from cgpredict.kernel.launch import loop_unroll_at
 from cgpredict.loop_exits import (
     data_exit,

@@ -24,6 +24,7 @@ from .compute import (
 from .frontend.tracefile import Trace
 from .instrument import loopbody
 from .loop_counter import counts_down, counts_up_from_constant
+from .loop_exits import data_exit
 from .machine_code import address_geps, offset_root, own_blocks
 from .parallelism import ir_module
 
@@ -492,7 +493,8 @@ def loop_iterations(trace: Trace, loop: int, ratio: float) -> float:
 def loop_trip_at(trace: Trace, loop: int, ratio: float = 1.0) -> RuntimeTrip | None:
     """What ptxas makes of loop ``loop`` of ``trace`` when it is bounded by a size, a
     run-time parameter of the port (more than UNROLL_WHOLE iterations an entry at the work
-    size: runtime_trips.runtime_trip); None for straight-line code and constant-trip loops."""
-    if loop < 0 or loop_iterations(trace, loop, ratio) <= UNROLL_WHOLE:
+    size: runtime_trips.runtime_trip); None for straight-line code, constant-trip loops and
+    loops with a data-dependent exit (loop_exits, eq. (12x): not unrolled)."""
+    if loop < 0 or loop_iterations(trace, loop, ratio) <= UNROLL_WHOLE or data_exit(trace, loop):
         return None
     return runtime_trip(trace, trace.header.loops[loop])

@@ -35,7 +35,7 @@ from ..parallelism import Parallelism, ThreadBodies, plain_order
 from ..prediction import MemInstrReport, PredictionError, RunOptions
 from ..profile import KernelProfile, SharedMemoryCounts, StagingCounts
 from ..register_block import RegisterBlock, grid_rows
-from ..runtime_trips import RuntimeTrip, loop_iterations, loop_trip_at
+from ..runtime_trips import RuntimeTrip, data_exit, loop_iterations, loop_trip_at
 from ..scaling import SizeModel, TripModel
 from ..sm_share import launch_sm_share
 from ..warps import WarpTrace
@@ -489,8 +489,8 @@ def loop_unroll_at(trace: Trace, loop: int, ratio: float = 1.0) -> int:
     iterations an entry (a strip-mined tile loop) is one of constant trip count in the port's
     code, unrolled whole (compute.loop_unroll); a longer one is bounded by a size, a run-time
     parameter of the port, and unrolled 16 or 4 times (loop_trip_at). 1 for straight-line
-    code (loop -1)."""
-    if loop < 0:
+    code (loop -1) and a loop with a data-dependent exit (loop_exits, eq. (12x))."""
+    if loop < 0 or data_exit(trace, loop):
         return 1
     trip = loop_trip_at(trace, loop, ratio)
     return trip.depth if trip is not None else loop_unroll(loop_iterations(trace, loop, ratio))

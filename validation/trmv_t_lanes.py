@@ -12,8 +12,10 @@ its two loads, L[i][j] and x[i], counted warp request by warp request in two lan
 Prints the requests, 32-B sectors, 128-B lines and bank ways (the largest number of distinct
 4-byte words in one of the 32 banks) of each, a warp-iteration being two requests. ncu's
 counters of the port (validation/measured/h100-blind-2026-11-27/plain-ncu/trmv_t-256x1.csv):
-2,113,024 load requests and 17,841,152 sectors (16.89 a warp-iteration). Slow (pure numpy
-per request, minutes); ``--warps W`` counts the first W warps only."""
+2,113,024 load requests and 17,841,152 sectors; the ``sass`` order gives those sectors
+exactly, in 2,106,880 requests (near its end a warp's lanes split between the 16-deep and the
+4-deep loop and issue a step twice, which this does not model). Slow (pure numpy per request,
+about 10 minutes on the shared machine); ``--warps W`` counts the first W warps only."""
 from __future__ import annotations
 
 import argparse

@@ -140,6 +140,9 @@ class GPUDevice:
     # one partition keeps whatever it holds). Data read by SMs on both sides of a two-partition
     # L2 (A100, H100) is cached in each partition, so there it is one partition's bytes.
     l2_persist_bytes: int | None = None
+    # bytes an L2 miss fetches from DRAM: the aligned block of sectors around the missed one
+    # (memory/dram_fill.py, eq. (F1)); 0: the sector alone
+    dram_fill_bytes: int = 0
     l1_ways: int = 4
     # cycles the L2 takes per atomic operation on one address: updates of one address are
     # applied one after another (models/bounds.py, the atomic bound, eq. (A1)); the float
@@ -318,6 +321,7 @@ FIELD_SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
         "dram_bandwidth_gbps": ("float", True),
         "dram_bytes": ("int", False),
         "l2_persist_bytes": ("int", False),
+        "dram_fill_bytes": ("int0", False),
         "l2_slices": ("int", False),
         "l2_slice_interleave_bytes": ("int", False),
         "l2_slice_alternate_bytes": ("int", False),

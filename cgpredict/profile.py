@@ -28,6 +28,8 @@ class PatternCounts:
     lines_per_warp: what one warp instruction of this pattern holds the SM's L1 data stage
         for (models/bounds.py, eq. (B2)): a load's wavefronts (memory/wavefronts.py, eq.
         (B2w)), a store's distinct cache lines. 0: unknown (from the sectors).
+    dram_fetch_per_warp: DRAM sectors the misses of such an instruction fetch, a fill block
+        each (memory/dram_fill.py, eq. (F1)). 0: unknown (dram_trans_per_warp).
     """
 
     insts: float = 0.0
@@ -36,6 +38,13 @@ class PatternCounts:
     l1_hit_fraction: float = 0.0
     sectors_per_warp: float = 0.0
     lines_per_warp: float = 0.0
+    dram_fetch_per_warp: float = 0.0
+
+    @property
+    def dram_fetched(self) -> float:
+        """DRAM sectors a reaching warp instruction reads (eq. (F1)): the fetched fill
+        blocks' sectors where counted, else its misses."""
+        return max(self.dram_fetch_per_warp, self.dram_trans_per_warp)
 
 
 @dataclass(frozen=True)
@@ -171,6 +180,7 @@ def _without(all_: PatternCounts, st: PatternCounts) -> PatternCounts:
     reaching = max(reaching_all - st.insts, 0.0)
     l2 = all_.l2_trans_per_warp * reaching_all - st.l2_trans_per_warp * st.insts
     dram = all_.dram_trans_per_warp * reaching_all - st.dram_trans_per_warp * st.insts
+    fetch = all_.dram_fetch_per_warp * reaching_all - st.dram_fetched * st.insts  # (F1)
     # a store issues the transactions it sends to the L2 and those the L1 merges (SM1)
     sectors = all_.sectors_per_warp * all_.insts - \
         (st.sectors_per_warp or st.l2_trans_per_warp) * st.insts
@@ -182,6 +192,7 @@ def _without(all_: PatternCounts, st: PatternCounts) -> PatternCounts:
         all_.insts * all_.l1_hit_fraction / insts,
         sectors_per_warp=max(sectors, 0.0) / insts if all_.sectors_per_warp else 0.0,
         lines_per_warp=max(lines, 0.0) / insts if all_.lines_per_warp else 0.0,
+        dram_fetch_per_warp=max(fetch, 0.0) / reaching if reaching > 1e-12 else 0.0,
     )
 
 

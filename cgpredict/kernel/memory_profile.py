@@ -30,7 +30,8 @@ class _MemRow:
     block: int
     store: bool
     report: dict
-    patterns: tuple[tuple[int, float, int, int, int, int, int, int, int, float, int], ...]
+    patterns: tuple[tuple[int, float, int, int, int, int, int, int, int, float, int, int],
+                    ...]
 
 
 def _mem_row(h, s, staged: bool) -> _MemRow:
@@ -50,7 +51,7 @@ def _mem_row(h, s, staged: bool) -> _MemRow:
         ),
         patterns=tuple((p, shares[p], s.l2_trans[p], s.dram_trans[p], s.l1_served[p],
                         s.written[p], s.issued[p], s.warp_insts[p], s.fresh[p], s.fill[p],
-                        s.l1_lines[p])
+                        s.l1_lines[p], s.fetched[p])
                        for p in range(3) if shares[p]),
     )
 
@@ -86,6 +87,7 @@ def memory_profile(
     between the launches of a region with the same ``skip``."""
     scale = scale or {}
     insts, l2, dram, served = [0.0] * 3, [0.0] * 3, [0.0] * 3, [0.0] * 3
+    fetched = [0.0] * 3  # DRAM sectors the loads' misses fetch (eq. (F1))
     issued = [0.0] * 3  # transactions issued to the L1, served there or not
     st_insts, st_l2, st_dram, st_fresh = [0.0] * 3, [0.0] * 3, [0.0] * 3, [0.0] * 3
     lines, st_lines = [0.0] * 3, [0.0] * 3  # distinct L1 lines of the warp instructions
@@ -95,11 +97,12 @@ def memory_profile(
     for row in _mem_rows(trace, mem, skip, kept):
         count = per_thread.get(row.block, 0.0) * scale.get(row.sid, 1.0)
         for (p, share, l2_t, dram_t, served_t, written_t, issued_t, warp_t, fresh_t, fill,
-             lines_t) in row.patterns:
+             lines_t, fetched_t) in row.patterns:
             n = count * share
             insts[p] += n
             l2[p] += n * l2_t / warp_t
             dram[p] += n * dram_t / warp_t
+            fetched[p] += n * fetched_t / warp_t
             served[p] += n * served_t / warp_t
             issued[p] += n * issued_t / warp_t
             lines[p] += n * lines_t / warp_t / (fill if row.store else 1.0)  # as st_lines
@@ -127,6 +130,7 @@ def memory_profile(
                 served[p] / insts[p] if insts[p] else 0.0,
                 sectors_per_warp=issued[p] / insts[p] if insts[p] else 0.0,
                 lines_per_warp=lines[p] / insts[p] if insts[p] else 0.0,
+                dram_fetch_per_warp=fetched[p] / reaching if reaching > 1e-12 else 0.0,
             )
         )
     stores = StoreCounts(

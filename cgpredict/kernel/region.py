@@ -124,6 +124,7 @@ def region_memory(
                    _l1_growth(setup), _l1_sharers(setup, device)),
         is_store(setup.trace),
         array_ids(setup.trace),
+        device.dram_fill_bytes,
     )
 
 

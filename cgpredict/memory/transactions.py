@@ -20,6 +20,7 @@ from numba import njit
 from ..hashing import dense_ids
 from ..warps import WarpTrace
 from .derived import memo, moved_mask
+from .dram_fill import fetched_sectors, fill_misses
 from .inflight import inflight_l2_hits, inflight_served
 from .issue import issued
 from .l1scale import LoopGrowth, executions, scale_l1_hits
@@ -64,6 +65,8 @@ class InstrMemStats:
     l1_inflight: tuple[int, int, int] = (0, 0, 0)
     # L2 hits on a sector whose miss another warp issued at the same step (eq. (C2))
     l2_inflight: tuple[int, int, int] = (0, 0, 0)
+    # DRAM sectors its loads' misses fetch, a fill block each (dram_fill.py, eq. (F1))
+    fetched: tuple[int, int, int] = (0, 0, 0)
 
     @property
     def pattern(self) -> str:
@@ -245,6 +248,7 @@ def analyze_memory(
     l1: L1Config | None = None,
     is_store: np.ndarray | None = None,
     array_of: np.ndarray | None = None,
+    fill_bytes: int = 0,
 ) -> MemoryAnalysis:
     """Patterns, L2 and DRAM transactions per static instruction for one launch.
 
@@ -257,7 +261,8 @@ def analyze_memory(
     was fetched since its line was allocated.
 
     ``array_of`` (a dense id of each static instruction's array): with an L1, the stores that
-    merge in its write path (store_merge.py, eq. (SM1)) do not reach the L2.
+    merge in its write path (store_merge.py, eq. (SM1)) do not reach the L2. ``fill_bytes``:
+    what an L2 miss fetches from DRAM when more than a sector (dram_fill.py, eq. (F1)).
 
     The result is kept with ``wt`` under all its arguments (``memo``): an analysis of the
     same warps with the same cache and scale (the advisor's fixes that leave a launch's
@@ -266,15 +271,15 @@ def analyze_memory(
     ab = np.asarray(access_bytes)
     key = ("memory", ab.dtype.str, ab.tobytes(), cache, warps_per_batch, scale, sector_bytes,
            l1, None if is_store is None else (is_store.dtype.str, is_store.tobytes()),
-           None if array_of is None else np.asarray(array_of, np.int64).tobytes())
+           None if array_of is None else np.asarray(array_of, np.int64).tobytes(), fill_bytes)
     return memo(wt, key, lambda: _analysis(wt, ab, cache, warps_per_batch, scale,
-                                           sector_bytes, l1, is_store, array_of))
+                                           sector_bytes, l1, is_store, array_of, fill_bytes))
 
 
 def _analysis(wt: WarpTrace, ab: np.ndarray, cache: CacheConfig, warps_per_batch: int,
               scale: CacheScale, sector_bytes: int | None, l1: L1Config | None,
               is_store: np.ndarray | None,
-              array_of: np.ndarray | None = None) -> MemoryAnalysis:
+              array_of: np.ndarray | None = None, fill_bytes: int = 0) -> MemoryAnalysis:
     """analyze_memory, computed."""
     pattern = memo(wt, ("classify", ab.tobytes()), lambda: _patterns(wt, ab))
     sectored = sector_bytes is not None and sector_bytes < cache.line_bytes
@@ -339,8 +344,11 @@ def _analysis(wt: WarpTrace, ab: np.ndarray, cache: CacheConfig, warps_per_batch
     l2_inflight = inflight_l2_hits(inst[at], hits[at], ordered, is_load_inst, step, sm,
                                    sid.astype(np.int64), pattern.astype(np.int64), n_sids,
                                    unit_ids[0])
+    fetched = counts[2] if not sectored or fill_bytes <= unit else fetched_sectors(
+        fill_misses(ordered, cache, unit, fill_bytes, batch, scale, sid, l2_inst), l2_inst,
+        is_load_inst, sid, pattern, n_sids, fill_bytes // unit, counts[2])  # (F1)
     return MemoryAnalysis(
-        _instr_stats((*counts, inflight, l2_inflight), n_sids, l1 is not None),
+        _instr_stats((*counts, inflight, l2_inflight, fetched), n_sids, l1 is not None),
         int(l2_total), int(hits_total))
 
 
@@ -367,7 +375,7 @@ def _fill(wt: WarpTrace, pattern: np.ndarray, warp_insts: np.ndarray,
 def _instr_stats(counts: tuple, n_sids: int, has_l1: bool) -> tuple[InstrMemStats, ...]:
     """One InstrMemStats per static instruction that issued: the tallies' rows as ints."""
     warp_insts, l2, dram, served, written, cold_n, issued_n, fresh, fill, l1_lines, \
-        inflight, l2_inflight = counts
+        inflight, l2_inflight, fetched = counts
 
     def row(a: np.ndarray, s: int) -> tuple[int, ...]:
         return tuple(int(x) for x in a[s])
@@ -378,32 +386,18 @@ def _instr_stats(counts: tuple, n_sids: int, has_l1: bool) -> tuple[InstrMemStat
             row(served, s) if has_l1 else (0, 0, 0),
             row(written, s), row(cold_n, s), row(issued_n, s), row(fresh, s),
             tuple(float(x) for x in fill[s]), row(l1_lines, s), row(inflight, s),
-            row(l2_inflight, s),
+            row(l2_inflight, s), row(fetched, s),
         )  # fmt: skip
         for s in range(n_sids)
         if warp_insts[s].any()
     )
 
 
-@njit(cache=True, nogil=True)
-def _l2_stream(l1_hit, lines, inst):  # pragma: no cover - numba
+def _l2_stream(l1_hit: np.ndarray, lines: np.ndarray, inst: np.ndarray):
     """(index, line, warp instruction) of every transaction the L1 does not serve
     (transactions in issue order)."""
-    m = 0
-    for t in range(lines.shape[0]):
-        if not l1_hit[t]:
-            m += 1
-    idx = np.empty(m, np.int64)
-    line = np.empty(m, np.uint64)
-    of = np.empty(m, np.int64)
-    j = 0
-    for t in range(lines.shape[0]):
-        if not l1_hit[t]:
-            idx[j] = t
-            line[j] = lines[t]
-            of[j] = inst[t]
-            j += 1
-    return idx, line, of
+    idx = np.flatnonzero(~np.asarray(l1_hit, np.bool_))
+    return idx, lines[idx], inst[idx]
 
 
 @njit(cache=True, nogil=True)
@@ -492,7 +486,9 @@ def warm_start(mem: MemoryAnalysis, warm: frozenset[int]) -> MemoryAnalysis:
             hits += sum(s.cold)
             s = dataclasses.replace(
                 s, dram_trans=tuple(d - c for d, c in zip(s.dram_trans, s.cold)),
-                cold=(0, 0, 0),
+                cold=(0, 0, 0),  # (F1): the fills the same share fewer
+                fetched=tuple(f * (d - c) // d if d else f
+                              for f, d, c in zip(s.fetched, s.dram_trans, s.cold)),
             )  # fmt: skip
         instrs.append(s)
     return MemoryAnalysis(tuple(instrs), mem.l2_accesses, hits)

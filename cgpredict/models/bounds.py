@@ -160,11 +160,13 @@ def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry
     reaching = [p.insts * (1 - p.l1_hit_fraction) for p in pats]
     l2_loads = sum(n * max(p.l2_trans_per_warp, 1.0) for n, p in zip(reaching, pats) if n > 0)
     dram_loads = sum(n * p.dram_trans_per_warp for n, p in zip(reaching, pats))
+    fetched = sum(n * p.dram_fetched for n, p in zip(reaching, pats))  # (F1)
+    fetched += profile.shared.load_dram_trans
     l2_loads += profile.shared.load_l2_trans  # a tiled kernel's staging loads (issue 24)
     dram_loads += profile.shared.load_dram_trans  # their L2 misses
     st = profile.stores
     at = profile.atomics
-    dram_bytes = warps * (dram_loads + st.write_back_trans) * device.l2_sector_bytes
+    dram_bytes = warps * (fetched + st.write_back_trans) * device.l2_sector_bytes
     dram_bytes += 2 * at.footprint_bytes  # the updated locations: read once, written back once
     stream = dram_bytes / device.dram_bandwidth_bytes_per_s * device.freq_hz
     if device.dram_loaded_latency_cycles > 0:  # (LW): the waves' loaded lives, if longer

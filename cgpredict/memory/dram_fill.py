@@ -1,0 +1,78 @@
+"""DRAM sectors a load miss fetches when the L2 fills more than the missed sector (eq. (F1)).
+
+An L2 of 32-byte sectors need not fetch 32 bytes from DRAM on a miss: the H100's L2 fetches
+the aligned 64-byte pair of sectors (``dram_fill_bytes``), whichever of the two was asked
+for. Nsight Compute shows it on every row walk of the plain ports (ATAX, MVT, GESUMMV,
+Deriche, DCT1D, trmv_t: DRAM bytes read = 2.00 x the L2's missed read sectors x 32 B, the
+buddy sector then a hit) and on the random gather (1.62: most buddies are evicted before
+their own access). A stream that uses both sectors of every pair moves the same bytes
+either way; a random gather of 4-byte words moves twice the bytes it misses.
+
+The count is the cache analysis run again on fill blocks of ``dram_fill_bytes`` instead of
+sectors (tags and LRU stay per line, so the lines resident at each access are the same as
+the sector analysis'; a block is valid once any of its sectors was fetched since its line
+was allocated), with the same growth to the work size (``scale_hits``, ``scale_gathered``).
+A load transaction whose block misses fetches ``dram_fill_bytes / sector`` sectors (F1):
+
+    fetched_s = (fill / sector) x (load misses of static instruction s on fill blocks)   (F1)
+
+and never fewer than the sectors it misses in the sector analysis (a store leaves a sector
+the fill analysis counts as its whole block's).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..hashing import dense_ids
+from .lru import CacheConfig, sector_hit_mask
+from .reuse import CacheScale, scale_gathered, scale_hits
+
+__all__ = ["fetched_sectors", "fill_misses"]
+
+
+def fill_misses(
+    sectors: np.ndarray,
+    cache: CacheConfig,
+    sector_bytes: int,
+    fill_bytes: int,
+    batch: np.ndarray,
+    scale: CacheScale = CacheScale(),
+    sids: np.ndarray | None = None,
+    inst: np.ndarray | None = None,
+) -> np.ndarray:
+    """Per transaction (``sectors``: sector ids of the L2 stream, in issue order): True when
+    its fill block of ``fill_bytes`` misses, at the work size (eq. (F1)). ``batch``, ``sids``
+    and ``inst`` as for ``scale_hits`` (per warp instruction, ``inst`` the transaction's);
+    ``sids`` also picks ``scale.gathers``."""
+    k = fill_bytes // sector_bytes
+    blocks = np.asarray(sectors, np.uint64) // np.uint64(k)
+    exact = sector_hit_mask(blocks * np.uint64(fill_bytes), cache, fill_bytes)
+    per_line = cache.line_bytes // fill_bytes
+    ids = dense_ids(blocks)
+    row = (lambda a: a if inst is None else a[inst])
+    hits = scale_hits(blocks, batch, exact, cache, scale, per_line, ids,
+                      sids if scale.loops else None, inst)
+    if scale.gathers and sids is not None:
+        hits = scale_gathered(blocks, hits, row(sids), cache, scale, per_line, ids)
+    return ~hits
+
+
+def fetched_sectors(
+    misses: np.ndarray,
+    inst: np.ndarray,
+    loads: np.ndarray,
+    sid: np.ndarray,
+    pattern: np.ndarray,
+    n_sids: int,
+    per_fill: int,
+    dram: np.ndarray,
+) -> np.ndarray:
+    """Eq. (F1): per (static instruction, pattern) the DRAM sectors its loads' misses fetch:
+    ``per_fill`` for each transaction whose fill block misses (``misses``, per transaction of
+    the L2 stream; ``inst`` its warp instruction; ``loads``, ``sid``, ``pattern`` per warp
+    instruction), at least ``dram`` (the sector analysis' misses, (n_sids, 3))."""
+    out = np.zeros((n_sids, 3), np.int64)
+    take = misses & loads[inst]
+    np.add.at(out, (sid[inst][take], pattern[inst][take]), per_fill)
+    return np.maximum(out, dram)

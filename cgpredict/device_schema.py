@@ -109,6 +109,10 @@ class GPUDevice:
     # each wave of blocks lasts at least this, eq. (LW) (models/loaded_wave.py); 0: none,
     # the DRAM bound then charges one unloaded round trip a wave
     dram_loaded_latency_cycles: float = 0.0
+    # cycles of the GPU's clock between two blocks its work distributor starts, over the
+    # whole chip: a launch lasts at least its blocks times this, eq. (BD)
+    # (models/bounds.py); 0: no such bound
+    block_dispatch_cycles: float = 0.0
     # cycles an SM's memory path is busy per L2 transaction of a warp *store* (stores are
     # not waited for: they cost issue and path occupancy, not a latency; a partly written
     # sector costs twice, read-modify-write); None: dd_l2_cycles
@@ -330,6 +334,7 @@ FIELD_SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
         "l1_request_cycles": ("float", False),
         "dram_latency_cv": ("float", False),
         "dram_loaded_latency_cycles": ("float", False),
+        "block_dispatch_cycles": ("float", False),
         "dd_store_cycles": ("float", False),
         "l1_store_line_cycles": ("float", False),
         "launch_sync_us": ("float", False),

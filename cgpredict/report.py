@@ -47,6 +47,8 @@ def _bounds_text(r) -> list[str]:
            if b.pipe else "")
         + (f", L1 path {b.l1_cycles:.4g} (every global line through the SM's L1)"
            if b.l1_cycles else "")
+        + (f", blocks {b.block_cycles:.4g} (the launch's blocks started one after another)"
+           if b.block_cycles else "")
     ]
 
 

@@ -65,6 +65,13 @@ bins fill two slices of 80). The atomics'
 request sectors ride the store path of the L2 bound, and the locations they update are read
 from DRAM once and written back once.
 
+An eighth is the **block dispatch** (eq. (BD)): the GPU's work distributor starts a launch's
+blocks one after another, ``block_dispatch_cycles`` apart over the whole chip, however
+small the blocks (the H100's 32- and 128-thread blocks of one-pass kernels take the same
+0.6 ns a block, whatever the kernel does), so a launch lasts at least
+``blocks x block_dispatch_cycles``. It binds a grid of many tiny blocks: 2^24 threads in
+32-thread blocks, 524288 blocks.
+
 The issue, pipe, L1 and L2 (loads' side) bounds are per SM: they spread the launch's warps
 evenly over the SMs it uses, times ``KernelProfile.sm_share`` (sm_share.py, eq. (B1)): a
 launch of at most one block an SM whose blocks work unequally (a triangular loop's threads)
@@ -88,7 +95,7 @@ from cgpredict.profile import KernelProfile
 
 __all__ = ["BOUND_NAMES", "Bounds", "launch_bounds"]
 
-BOUND_NAMES = ("dram", "issue", "l2", "chain", "atomic", "pipe", "l1")
+BOUND_NAMES = ("dram", "issue", "l2", "chain", "atomic", "pipe", "l1", "blocks")
 
 
 @dataclass(frozen=True)
@@ -111,6 +118,7 @@ class Bounds:
     pipe: str = ""  # that pipe's class (pipes.PIPE_CLASSES), "" without pipe rates
     dram_wave_cycles: float = 0.0  # of dram_cycles: a round trip a wave, or (LW) past the bytes
     l1_cycles: float = 0.0  # every warp's global lines through its SM's L1, eq. (B2)
+    block_cycles: float = 0.0  # the launch's blocks started one after another, eq. (BD)
 
     @property
     def cycles(self) -> float:
@@ -120,7 +128,7 @@ class Bounds:
     def _values(self) -> tuple[float, ...]:
         """The bounds in BOUND_NAMES order."""
         return (self.dram_cycles, self.issue_cycles, self.l2_cycles, self.chain_cycles,
-                self.atomic_cycles, self.pipe_cycles, self.l1_cycles)
+                self.atomic_cycles, self.pipe_cycles, self.l1_cycles, self.block_cycles)
 
     @property
     def binding(self) -> str:
@@ -198,7 +206,15 @@ def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry
         pipe=pipe,
         dram_wave_cycles=wave_cycles,
         l1_cycles=l1_path_cycles(profile, device) * warps / sms * share,
+        block_cycles=block_dispatch_cycles(profile, device),
     )
+
+
+def block_dispatch_cycles(profile: KernelProfile, device: GPUDevice) -> float:
+    """Cycles the work distributor takes to start every block of one launch, eq. (BD):
+    ``blocks x block_dispatch_cycles``, one block after another over the whole chip,
+    whatever the block's size; 0 on a device without the field."""
+    return profile.blocks * device.block_dispatch_cycles  # (BD)
 
 
 def l1_path_cycles(profile: KernelProfile, device: GPUDevice) -> float:

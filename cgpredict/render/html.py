@@ -141,6 +141,9 @@ def _kernel_section(k, dev, source_name: str) -> str:
             rows.append(("pipe", b.pipe_cycles, f"the {b.pipe} pipe at its published rate"))
         if b.l1_cycles:
             rows.append(("l1", b.l1_cycles, "every global line through the SM's L1"))
+        if b.block_cycles:
+            rows.append(("blocks", b.block_cycles, "the launch's blocks started one after "
+                         "another by the work distributor, eq. (BD)"))
         if b.atomic_ops:
             slices = (f"; the busiest L2 slice's share of {b.atomic_requests:.4g} requests: "
                       f"{b.atomic_slice_cycles:.4g} cycles" if b.atomic_slice_cycles else "")

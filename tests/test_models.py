@@ -957,3 +957,26 @@ def test_compute_bound_row_walk_pays_its_lockstep_misses() -> None:
     assert r.lockstep_cycles == pytest.approx(exposed)
     assert "in step" in bound_text(predict(_row_walk(0.875), h100))
     assert predict_cgpredict(_row_walk(0.0), h100).lockstep_cycles == 0.0
+
+
+def test_dram_share_of_a_partial_launch_by_hand():
+    """Eq. (3a): a launch on 64 of the H100's 132 SMs sends an SM's DRAM transactions
+    2.701 x 64 / 132 = 1.3096 cycles apart (the bandwidth is shared by the SMs that use it);
+    a launch on every SM keeps the device as it is. Its MWP of eq. (13), a streaming warp's
+    latency over its departure delay, grows in the same ratio."""
+    from cgpredict.models.memlat import dram_share, memory_latency
+
+    dev = load_device("h100")
+    stream = KernelProfile("s", threads_per_block=1024, blocks=64,
+                           coal=PatternCounts(4, 4.0, 4.0), comp_insts=8)
+    geo = launch_geometry(stream, dev)
+    assert geo.active_sms == 64
+    part = dram_share(dev, geo.active_sms)
+    assert part.dd_dram_cycles == pytest.approx(2.701 * 64 / 132)
+    full = dataclasses.replace(stream, blocks=264)
+    assert dram_share(dev, launch_geometry(full, dev).active_sms) is dev
+    lat_all, lat_part = memory_latency(stream, dev), memory_latency(stream, part)
+    # 4 DRAM sectors a warp instruction: departure 4 x dd_dram (3), latency 685.1 + 3 x dd_dram (2)
+    assert lat_all.departure_delay == pytest.approx(4 * 2.701)
+    assert lat_part.departure_delay == pytest.approx(4 * 2.701 * 64 / 132)
+    assert lat_part.mem_l == pytest.approx(369.2 + 315.9 + 3 * 2.701 * 64 / 132)

@@ -71,7 +71,7 @@ from typing import Literal
 
 from cgpredict.devices import GPUDevice
 from cgpredict.models.base import Bound, LaunchGeometry, launch_geometry
-from cgpredict.models.memlat import MemoryLatency, memory_latency
+from cgpredict.models.memlat import MemoryLatency, dram_share, memory_latency
 from cgpredict.models.retire import retire_cycles
 from cgpredict.pipes import pipe_cycles
 from cgpredict.profile import KernelProfile
@@ -420,7 +420,7 @@ def predict_cgpredict(
         raise ValueError(f"batch_mode must be 'whole' or 'paper', got {batch_mode!r}")
     geo = geometry or launch_geometry(profile, device)
     n, b, batch = geo.n_warps, geo.b_blocks, geo.waves
-    lat = memory_latency(profile, device)
+    lat = memory_latency(profile, dram_share(device, geo.active_sms))  # (3a)
     mem_cycles = lat.mem_cycles  # (6)
     smem_load_cycles, smem_cycles, l1_cycles, comp_cycles = _comp_cycles(
         profile, device, smem_cost, b

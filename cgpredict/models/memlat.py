@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from cgpredict.devices import GPUDevice
 from cgpredict.profile import KernelProfile, PatternCounts
 
-__all__ = ["MemoryLatency", "memory_latency"]
+__all__ = ["MemoryLatency", "dram_share", "memory_latency"]
 
 
 @dataclass(frozen=True)
@@ -97,3 +98,14 @@ def memory_latency(profile: KernelProfile, device: GPUDevice) -> MemoryLatency:
         trans_per_warp=l2_trans / n if n > 0 else 0.0,
         miss_ratio=dram_trans / l2_trans if l2_trans > 0 else 0.0,
     )
+
+
+def dram_share(device: GPUDevice, active_sms: int) -> GPUDevice:
+    """The device as a launch on ``active_sms`` SMs sees its DRAM, eq. (3a):
+    ``dd_dram_cycles`` is the bandwidth shared by every SM (32 B x sm_count x clock /
+    bandwidth), so an SM of a launch that occupies fewer of them sends its transactions
+    ``active_sms / sm_count`` as far apart; a launch on every SM sees the device as it is."""
+    share = min(active_sms / max(device.sm_count, 1), 1.0)
+    if share >= 1.0:
+        return device
+    return dataclasses.replace(device, dd_dram_cycles=device.dd_dram_cycles * share)  # (3a)

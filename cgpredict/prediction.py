@@ -22,7 +22,8 @@ if TYPE_CHECKING:  # annotations only: these import numba and the models, which 
 # 5: per kernel registers_from (the registers a thread given, or estimated from the C)
 #    and event_wait_ms, upload_launch_ms (what a cudaEvent pair per launch adds: event_timing.py)
 # 6: per kernel profile.hoisted_load_cycles (loads ptxas hoists above the stores, eq. (22h))
-# 7: result.bounds.blocks and dispatch_cycles (the block dispatch bound, eq. (BD))
+# 7: result.bounds.blocks and dispatch_cycles (the block dispatch bound, eq. (BD)); a load
+#    pattern's dram_fetch_per_warp (what its misses fetch, eq. (F1))
 SCHEMA_VERSION = 7
 DEFAULT_BLOCKS = {1: Block(256, 1), 2: Block(32, 32)}
 #: a kernel's fields that ``Report.to_dict`` leaves out: each distinct launch's profile again

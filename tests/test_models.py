@@ -957,3 +957,20 @@ def test_compute_bound_row_walk_pays_its_lockstep_misses() -> None:
     assert r.lockstep_cycles == pytest.approx(exposed)
     assert "in step" in bound_text(predict(_row_walk(0.875), h100))
     assert predict_cgpredict(_row_walk(0.0), h100).lockstep_cycles == 0.0
+
+
+def test_the_sms_own_departure_delay_when_few_sms_share_the_dram() -> None:
+    """eq. (13a) by hand, H100 (dd_l2 1.0, dd_dram 2.701, 132 SMs): colsum's coalesced loads,
+    4 sectors a warp, every one a miss, depart 4 x 2.701 = 10.8 cycles apart with every SM
+    busy; on 2 SMs (1024x1) the DRAM share 10.8 x 2 / 132 = 0.16 falls under the SM's own 4
+    L2 requests at 1.0 each, so 4.0; at 132 SMs (8) itself; L2 hits keep (8)."""
+    from cgpredict.models.memlat import MemoryLatency, active_departure_delay
+
+    dev = load_device("h100")
+    lat = MemoryLatency(693.0, 0.0, 0.0, 4 * 2.701, 0.0, 0.0, 1.0, 693.0, 693.0, 4 * 2.701,
+                        128.0, 4.0, 1.0)
+    assert active_departure_delay(lat, dev, 2) == pytest.approx(4.0)
+    assert active_departure_delay(lat, dev, 66) == pytest.approx(4 * 2.701 / 2)
+    assert active_departure_delay(lat, dev, 132) == pytest.approx(4 * 2.701)
+    hits = dataclasses.replace(lat, miss_ratio=0.0, departure_delay=4.0)
+    assert active_departure_delay(hits, dev, 2) == pytest.approx(4.0)

@@ -498,3 +498,32 @@ def test_a_loop_trip_is_the_control_floor_or_the_chain_plus_the_back_branch():
     assert 8 * _chain_of(body, ops_lat, True, 8, op_lat=lat) == pytest.approx(40.5)
     assert _chain_of(body, ops_lat, False, 1, op_lat=lat) == 4.0  # straight-line: no trip
     assert _chain_of(body, ops_lat, True, 8) == 4.0  # a device without the fields
+
+
+# ---- a warp's DRAM loads in flight queue (eq. (Q1)), by hand ------------------------------
+
+def _colsum_loop() -> LoopBody:
+    """``acc += A[i][j]``: phi acc (carried by the fadd), load A, fadd, br (blind colsum)."""
+    return LoopBody((Op(0, "%0", "phi", "float", (), 2), Op(1, "%1", "load", "float", (), -1, 1),
+                     Op(2, "%2", "fadd", "float", (0, 1)), Op(3, "", "br", "float")), frozenset())
+
+
+def test_a_trips_dram_loads_in_flight_return_a_gap_apart():
+    """(Q1) by hand: ptxas unrolls colsum's loop 4 times and issues the trip's 4 loads back
+    to back; with each at L = 685.1 and a gap g = 61 the trip waits L + 3 g + 4 (the fadd)
+    instead of L + 4; a load the L1 serves (share 0) or a device without the field queues
+    nothing; the serial reference (in_flight False) waits each load on its own."""
+    body, g = _colsum_loop(), 61.0
+    lat = OpLatencies(fp32=4.0, integer=4.0, fp64=8.0, sfu=17.0, dram_gap=g)
+    ops_lat = (0.0, 685.1, 4.0, 0.0)
+    dram = (0.0, 1.0, 0.0, 0.0)
+    trip = 4 * _chain_of(body, ops_lat, True, 4, op_lat=lat, dram=dram)
+    assert trip == pytest.approx(685.1 + 4.0 + 3 * g)
+    assert 4 * _chain_of(body, ops_lat, True, 4, op_lat=lat) == pytest.approx(689.1)
+    half = 4 * _chain_of(body, ops_lat, True, 4, op_lat=lat, dram=(0.0, 0.5, 0.0, 0.0))
+    assert half == pytest.approx(689.1 + 1 * g)  # 2 of the 4 loads go to DRAM
+    no_gap = OpLatencies(fp32=4.0, integer=4.0, fp64=8.0, sfu=17.0)
+    assert 4 * _chain_of(body, ops_lat, True, 4, op_lat=no_gap, dram=dram) == pytest.approx(689.1)
+    serial = _chain_of(body, ops_lat, True, 4, in_flight=False, op_lat=lat, dram=dram)
+    assert serial == pytest.approx(689.1)  # one load at a time: nothing queues
+    assert _chain_of(body, ops_lat, False, 4, op_lat=lat, dram=dram) == pytest.approx(689.1)

@@ -24,7 +24,7 @@ from ..energy import predict_energy
 from ..frontend.tracefile import Trace
 from ..halo import HaloSpec, halo_counts
 from ..machine_code import MachineShape, machine_extras, machine_shape
-from ..memory.inflight import chain_load_latency
+from ..memory.inflight import chain_dram_share, chain_load_latency
 from ..memory.shared import StagedAccess, array_name
 from ..memory.staging_code import phase_sectors, staging_code
 from ..memory.transactions import COAL, CONST, UNCOAL, MemoryAnalysis
@@ -340,13 +340,14 @@ class LaunchContext:
         plain port every global access keeps its program order (memory_recurrence). A
         register-blocked thread's R outputs are independent (``__restrict__``): one output's
         path. ``in_flight`` False: each iteration's chain on its own; None: the mean thread's
-        periods of the loads ptxas hoists above the stores (ThreadBodies.hoisted_cycles, (22h))."""
-        dev = self.device
-        staged = {a.sid for a in self.staged}
-        big = self.outgrown_arrays
-        mems = self.trace.header.mem
+        periods of the loads ptxas hoists above the stores (ThreadBodies.hoisted_cycles, (22h)).
+        A trip's DRAM loads in flight queue (``far``: chain_dram_share, eq. (Q1))."""
+        dev, staged = self.device, {a.sid for a in self.staged}
+        big, mems = self.outgrown_arrays, self.trace.header.mem
         lat = {s.sid: chain_load_latency(s, dev, array_name(mems[s.sid].base) in big)
                for s in mem.instrs}
+        far = {s.sid: chain_dram_share(s, array_name(mems[s.sid].base) in big)
+               for s in mem.instrs if s.sid not in staged | set(self.reloads)}
         reload = dev.l1_latency_cycles if dev.l1_caches_global_loads else dev.l2_latency_cycles
         for sid in self.reloads:
             lat[sid] = reload
@@ -362,8 +363,7 @@ class LaunchContext:
         busiest = {b: n * self.busiest / self.rows for b, n in per_thread.items()}
         return self.bodies.chain_cycles(
             busiest, load_cycles, dev.fp_latency_cycles, dev.inst_latency_cycles, self.unroll,
-            ordered, dev.op_latencies, in_flight,
-        )
+            ordered, dev.op_latencies, in_flight, lambda sid: far.get(sid, 0.0))
 
     @functools.cached_property
     def outgrown_arrays(self) -> frozenset[str]:

@@ -23,7 +23,7 @@ from numba import njit
 from ..devices import GPUDevice
 from ..hashing import dense_ids
 
-__all__ = ["chain_load_latency", "inflight_l2_hits", "inflight_served"]
+__all__ = ["chain_dram_share", "chain_load_latency", "inflight_l2_hits", "inflight_served"]
 
 
 def inflight_served(
@@ -147,3 +147,14 @@ def chain_load_latency(s, device: GPUDevice, outgrows_l2: bool = False) -> float
     miss = missed / l2 if l2 else 0.0
     beyond = device.l2_latency_cycles + min(miss, 1.0) * device.dram_latency_cycles
     return l1 * device.l1_latency_cycles + (1 - l1) * beyond
+
+
+def chain_dram_share(s, outgrows_l2: bool = False) -> float:
+    """The share of static load ``s``'s warp instructions that wait on a DRAM access on its
+    thread's chain (the DRAM term of chain_load_latency, same reading of the L1 and L2
+    counts): what a warp's trip of loads in flight queues at the DRAM, eq. (Q1)."""
+    total = max(s.total_warp_insts, 1)
+    l1 = (sum(s.l1_served) - sum(s.l1_inflight)) / total
+    l2 = sum(s.l2_trans)
+    missed = sum(s.dram_trans) + (sum(s.l2_inflight) if outgrows_l2 else 0)
+    return (1 - l1) * min(missed / l2 if l2 else 0.0, 1.0)

@@ -71,7 +71,7 @@ from typing import Literal
 
 from cgpredict.devices import GPUDevice
 from cgpredict.models.base import Bound, LaunchGeometry, launch_geometry
-from cgpredict.models.memlat import MemoryLatency, memory_latency
+from cgpredict.models.memlat import MemoryLatency, memory_latency, own_mwp
 from cgpredict.models.retire import retire_cycles
 from cgpredict.pipes import pipe_cycles
 from cgpredict.profile import KernelProfile
@@ -433,7 +433,7 @@ def predict_cgpredict(
     cwp = min(cwp_full, n)  # (14) bounded by N
 
     whole, own_comp = batch_mode == "whole", max(comp_cycles, profile.compute_chain_cycles)
-    overlap = own_overlap(profile.loads_in_flight, mwp_full,
+    overlap = own_overlap(profile.loads_in_flight, own_mwp(lat, device, geo.active_sms),  # (13a)
                           mwp_peak if bandwidth_bound else math.inf, n)  # (22m)
     case, exec_cycles = _exec_cycles(  # own_comp: (22c)
         whole, no_mem_insts, mwp, cwp, n, mem_cycles, comp_cycles, mem_l, batch, own_comp,

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from cgpredict.devices import GPUDevice
 from cgpredict.profile import KernelProfile, PatternCounts
 
-__all__ = ["MemoryLatency", "memory_latency"]
+__all__ = ["MemoryLatency", "active_departure_delay", "memory_latency", "own_mwp"]
 
 
 @dataclass(frozen=True)
@@ -97,3 +98,22 @@ def memory_latency(profile: KernelProfile, device: GPUDevice) -> MemoryLatency:
         trans_per_warp=l2_trans / n if n > 0 else 0.0,
         miss_ratio=dram_trans / l2_trans if l2_trans > 0 else 0.0,
     )
+
+
+def active_departure_delay(lat: MemoryLatency, device: GPUDevice, active_sms: int) -> float:
+    """The departure delay (8) of an SM when only ``active_sms`` SMs share the DRAM, eq. (13a):
+    ``dd_dram_cycles`` is one SM's share of the bandwidth with every SM busy, so with fewer
+    its DRAM term shrinks by active_sms / sm_count, down to the SM's own L2 requests at
+    ``dd_l2_cycles`` a transaction (eq. (3) from the averaged counts); never above (8)."""
+    if active_sms >= device.sm_count:
+        return lat.departure_delay
+    dram = lat.trans_per_warp * lat.miss_ratio * device.dd_dram_cycles
+    own = max(lat.trans_per_warp * device.dd_l2_cycles, dram * active_sms / device.sm_count)
+    return min(lat.departure_delay, own)
+
+
+def own_mwp(lat: MemoryLatency, device: GPUDevice, active_sms: int) -> float:
+    """MWP (13) with the departure delay of ``active_sms`` SMs (active_departure_delay, eq.
+    (13a)): the requests one SM keeps in flight, the cap of eq. (22m); inf without a delay."""
+    dep = active_departure_delay(lat, device, active_sms)
+    return lat.mem_l / dep if dep > 0 else math.inf

@@ -186,11 +186,11 @@ class LaunchContext:
         mem_reports, shared = as_atomics(mem_reports, self.sites), with_shared(shared, port)
         par, comp, folded = counts.par, counts.comp, counts.folded
         bodies = body_counts(self.bodies, per_thread)
-        chain, serial, hoisted = kept_part(  # serial: a trip's loads one at a time, (22m)
+        chain, serial, hoisted, flat = kept_part(  # serial: a trip's loads one at a time, (22m)
             self._parts_kept, "chain", mem, bodies,
             lambda: (self.chain_cycles(per_thread, mem), self.chain_cycles(per_thread, mem, False),
-                     self.chain_cycles(per_thread, mem, None)),  # (22h)
-        )
+                     self.chain_cycles(per_thread, mem, None),  # (22h); flat: no (Q1) queue
+                     self.chain_cycles(per_thread, mem, queue=False)))
         compute_chain = kept_part(  # reads the bodies' counts alone, as the chain does
             self._parts_kept, "compute chain", mem, bodies,
             lambda: self.bodies.compute_chain(per_thread, self.unroll, self.device),
@@ -229,7 +229,7 @@ class LaunchContext:
             address_folded_insts=sass.folded_addresses,
             staging_code=sass.staging_code,
             pipes=comp.pipes.less_integer(folded, comp.foldable),
-            loads_in_flight=serial / chain if chain > 0 else 1.0, hoisted_load_cycles=hoisted,
+            loads_in_flight=serial / flat if flat > 0 else 1.0, hoisted_load_cycles=hoisted,
             sm_share=launch_sm_share(self.warps, (gx, gy), self.block, self.device.sm_count),
         )
         result, energy_mj, geometry = self.predicted(profile)
@@ -329,7 +329,7 @@ class LaunchContext:
         return result, (est.total_mj if est else None), geometry
 
     def chain_cycles(self, per_thread: dict, mem: MemoryAnalysis,
-                     in_flight: bool | None = True) -> float:
+                     in_flight: bool | None = True, queue: bool = True) -> float:
         """The critical path of the launch's busiest thread (models/bounds.py): the mean
         thread's body executions times ``busiest``, each iteration its chain
         (parallelism.body_chain) with every load at its own mean latency (an L1 or L2 hit
@@ -341,13 +341,13 @@ class LaunchContext:
         register-blocked thread's R outputs are independent (``__restrict__``): one output's
         path. ``in_flight`` False: each iteration's chain on its own; None: the mean thread's
         periods of the loads ptxas hoists above the stores (ThreadBodies.hoisted_cycles, (22h)).
-        A trip's DRAM loads in flight queue (``far``: chain_dram_share, eq. (Q1))."""
+        ``queue``: a trip's DRAM loads in flight queue (``far``: chain_dram_share, eq. (Q1))."""
         dev, staged = self.device, {a.sid for a in self.staged}
         big, mems = self.outgrown_arrays, self.trace.header.mem
         lat = {s.sid: chain_load_latency(s, dev, array_name(mems[s.sid].base) in big)
                for s in mem.instrs}
         far = {s.sid: chain_dram_share(s, array_name(mems[s.sid].base) in big)
-               for s in mem.instrs if s.sid not in staged | set(self.reloads)}
+               for s in mem.instrs if queue and s.sid not in staged | set(self.reloads)}
         reload = dev.l1_latency_cycles if dev.l1_caches_global_loads else dev.l2_latency_cycles
         for sid in self.reloads:
             lat[sid] = reload

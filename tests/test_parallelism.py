@@ -118,7 +118,7 @@ def test_single_thread_kernel_is_bound_by_its_chain(tmp_path):
     """One thread of 256 sums a 4096-element column on the H100: the loop's trip count is a
     size (a run-time parameter of the port), so nvcc unrolls it 4 times and only 4 loads are
     in flight at a time: the launch takes at least 4096 / 4 x (an L2 latency) cycles, whatever
-    the 8 warps of its block; 256 threads summing a column each are not so bound."""
+    the 8 warps of its block; 256 threads summing a column each take no longer."""
     src = tmp_path / "norm.c"
     src.write_text(NORM)
     one = predict_source(src, RunOptions(device="h100"))
@@ -129,7 +129,10 @@ def test_single_thread_kernel_is_bound_by_its_chain(tmp_path):
     assert b.chain_cycles >= 4096 / 4 * dev_l2
     assert k.result.cycles == pytest.approx(b.chain_cycles)
     many = predict_source(src, RunOptions(device="h100", work_sizes={"ONE": 0}))
-    assert many.kernels[0].result.binding != "chain"
+    # 256 threads summing a column each take about one thread's time: each warp's own chain
+    # (with eq. (Q1)'s queue it binds them too, as the blind colsum measures: 1.92 ms at
+    # 1 to 32 warps an SM alike)
+    assert many.kernels[0].result.cycles <= 1.1 * k.result.cycles
 
 
 NORM = r"""

@@ -14,7 +14,7 @@ import pytest
 from fake_traces import make_wt, strided
 
 from cgpredict.devices import load_device
-from cgpredict.memory.inflight import chain_dram_share, chain_load_latency
+from cgpredict.memory.inflight import chain_dram_sectors, chain_dram_share, chain_load_latency
 from cgpredict.memory.lru import CacheConfig
 from cgpredict.memory.transactions import InstrMemStats, L1Config, analyze_memory
 
@@ -162,3 +162,18 @@ def test_the_dram_share_on_the_chain_is_the_latencys_dram_term():
             InstrMemStats(0, s.warp_insts, s.l2_trans, (0, 0, 0), l1_served=s.l1_served,
                           l1_inflight=s.l1_inflight), dev)
         assert term == pytest.approx(chain_dram_share(s) * dev.dram_latency_cycles)
+
+
+def test_a_loads_dram_sectors_on_the_chain_by_hand():
+    """(Q1)'s sectors: a coalesced row walk fetches 4 sectors an instruction; a column
+    broadcast of 128 instructions, 124 served by the L1 on the line in flight, fetches
+    4 x 4 = 16 sectors by its 4 missing instructions (1 each); one lane 1; none: at least 1."""
+    walk = InstrMemStats(0, (32, 0, 0), (128, 0, 0), (128, 0, 0))
+    assert chain_dram_sectors(walk) == (pytest.approx(1.0), pytest.approx(4.0))
+    col = InstrMemStats(0, (128, 0, 0), (4, 0, 0), (4, 0, 0), l1_served=(124, 0, 0),
+                        l1_inflight=(124, 0, 0))
+    assert chain_dram_sectors(col) == (pytest.approx(1.0), pytest.approx(1.0))
+    lane = InstrMemStats(0, (0, 0, 512), (0, 0, 512), (0, 0, 512))
+    assert chain_dram_sectors(lane) == (pytest.approx(1.0), pytest.approx(1.0))
+    own = InstrMemStats(0, (32, 0, 0), (0, 0, 0), (0, 0, 0), l1_served=(32, 0, 0))
+    assert chain_dram_sectors(own) == (0.0, 1.0)

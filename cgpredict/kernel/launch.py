@@ -24,7 +24,7 @@ from ..energy import predict_energy
 from ..frontend.tracefile import Trace
 from ..halo import HaloSpec, halo_counts
 from ..machine_code import MachineShape, machine_extras, machine_shape
-from ..memory.inflight import chain_dram_share, chain_load_latency
+from ..memory.inflight import chain_dram_sectors, chain_load_latency
 from ..memory.shared import StagedAccess, array_name
 from ..memory.staging_code import phase_sectors, staging_code
 from ..memory.transactions import COAL, CONST, UNCOAL, MemoryAnalysis
@@ -341,12 +341,12 @@ class LaunchContext:
         register-blocked thread's R outputs are independent (``__restrict__``): one output's
         path. ``in_flight`` False: each iteration's chain on its own; None: the mean thread's
         periods of the loads ptxas hoists above the stores (ThreadBodies.hoisted_cycles, (22h)).
-        ``queue``: a trip's DRAM loads in flight queue (``far``: chain_dram_share, eq. (Q1))."""
+        ``queue``: a trip's DRAM loads in flight queue by sector (chain_dram_sectors, (Q1))."""
         dev, staged = self.device, {a.sid for a in self.staged}
         big, mems = self.outgrown_arrays, self.trace.header.mem
         lat = {s.sid: chain_load_latency(s, dev, array_name(mems[s.sid].base) in big)
                for s in mem.instrs}
-        far = {s.sid: chain_dram_share(s, array_name(mems[s.sid].base) in big)
+        far = {s.sid: chain_dram_sectors(s, array_name(mems[s.sid].base) in big)
                for s in mem.instrs if queue and s.sid not in staged | set(self.reloads)}
         reload = dev.l1_latency_cycles if dev.l1_caches_global_loads else dev.l2_latency_cycles
         for sid in self.reloads:
@@ -363,7 +363,7 @@ class LaunchContext:
         busiest = {b: n * self.busiest / self.rows for b, n in per_thread.items()}
         return self.bodies.chain_cycles(
             busiest, load_cycles, dev.fp_latency_cycles, dev.inst_latency_cycles, self.unroll,
-            ordered, dev.op_latencies, in_flight, lambda sid: far.get(sid, 0.0))
+            ordered, dev.op_latencies, in_flight, lambda sid: far.get(sid, (0.0, 1.0)))
 
     @functools.cached_property
     def outgrown_arrays(self) -> frozenset[str]:

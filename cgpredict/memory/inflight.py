@@ -23,7 +23,7 @@ from numba import njit
 from ..devices import GPUDevice
 from ..hashing import dense_ids
 
-__all__ = ["chain_dram_share", "chain_load_latency", "inflight_l2_hits", "inflight_served"]
+__all__ = ["chain_dram_sectors", "chain_dram_share", "chain_load_latency", "inflight_l2_hits", "inflight_served"]
 
 
 def inflight_served(
@@ -158,3 +158,14 @@ def chain_dram_share(s, outgrows_l2: bool = False) -> float:
     l2 = sum(s.l2_trans)
     missed = sum(s.dram_trans) + (sum(s.l2_inflight) if outgrows_l2 else 0)
     return (1 - l1) * min(missed / l2 if l2 else 0.0, 1.0)
+
+
+def chain_dram_sectors(s, outgrows_l2: bool = False) -> tuple[float, float]:
+    """Static load ``s``'s DRAM share on its thread's chain (chain_dram_share) and the DRAM
+    sectors one such warp instruction fetches: the L2 sectors of the warp instructions the
+    L1 does not serve, per instruction (a coalesced row 4, a broadcast or one lane 1; at
+    least 1). A trip's loads in flight queue by their sectors, eq. (Q1)."""
+    share = chain_dram_share(s, outgrows_l2)
+    fetching = s.total_warp_insts - sum(s.l1_served)
+    sectors = sum(s.l2_trans) / fetching if fetching > 0 else 1.0
+    return share, max(sectors, 1.0)

@@ -165,15 +165,22 @@ def test_the_dram_share_on_the_chain_is_the_latencys_dram_term():
 
 
 def test_a_loads_dram_sectors_on_the_chain_by_hand():
-    """(Q1)'s sectors: a coalesced row walk fetches 4 sectors an instruction; a column
-    broadcast of 128 instructions, 124 served by the L1 on the line in flight, fetches
-    4 x 4 = 16 sectors by its 4 missing instructions (1 each); one lane 1; none: at least 1."""
+    """(Q1)'s sectors, the DRAM sectors a waiting warp instruction fetches itself: a
+    coalesced row walk 4 an instruction; one lane 1; a column broadcast of 128 warp
+    instructions of which 124 ride the 4 misses' fetches (C1) fetches 4 sectors for 128
+    waiting instructions (1/32 each), and with the L2 hits on a sector in flight (C2) of an
+    array that outgrows the L2 its 16 sectors, 4 from DRAM, wait for 4 DRAM fetches;
+    nothing from DRAM: share 0."""
     walk = InstrMemStats(0, (32, 0, 0), (128, 0, 0), (128, 0, 0))
     assert chain_dram_sectors(walk) == (pytest.approx(1.0), pytest.approx(4.0))
-    col = InstrMemStats(0, (128, 0, 0), (4, 0, 0), (4, 0, 0), l1_served=(124, 0, 0),
-                        l1_inflight=(124, 0, 0))
-    assert chain_dram_sectors(col) == (pytest.approx(1.0), pytest.approx(1.0))
     lane = InstrMemStats(0, (0, 0, 512), (0, 0, 512), (0, 0, 512))
     assert chain_dram_sectors(lane) == (pytest.approx(1.0), pytest.approx(1.0))
+    col = InstrMemStats(0, (128, 0, 0), (4, 0, 0), (4, 0, 0), l1_served=(124, 0, 0),
+                        l1_inflight=(124, 0, 0))
+    assert chain_dram_sectors(col) == (pytest.approx(1.0), pytest.approx(1 / 32))
+    shared = InstrMemStats(0, (128, 0, 0), (16, 0, 0), (4, 0, 0), l1_served=(124, 0, 0),
+                           l1_inflight=(124, 0, 0), l2_inflight=(12, 0, 0))
+    assert chain_dram_sectors(shared, outgrows_l2=True) == (pytest.approx(1.0),
+                                                            pytest.approx(4 / 128))
     own = InstrMemStats(0, (32, 0, 0), (0, 0, 0), (0, 0, 0), l1_served=(32, 0, 0))
     assert chain_dram_sectors(own) == (0.0, 1.0)

@@ -162,10 +162,10 @@ def chain_dram_share(s, outgrows_l2: bool = False) -> float:
 
 def chain_dram_sectors(s, outgrows_l2: bool = False) -> tuple[float, float]:
     """Static load ``s``'s DRAM share on its thread's chain (chain_dram_share) and the DRAM
-    sectors one such warp instruction fetches: the L2 sectors of the warp instructions the
-    L1 does not serve, per instruction (a coalesced row 4, a broadcast or one lane 1; at
-    least 1). A trip's loads in flight queue by their sectors, eq. (Q1)."""
+    sectors one such waiting warp instruction fetches itself: its traced DRAM sectors per
+    warp instruction over the share (a coalesced row of floats 4, one lane 1; an instruction
+    that rides a fetch another warp or SM issued, (C1) and (C2), fetches none). A trip's
+    loads in flight queue by these sectors, eq. (Q1)."""
     share = chain_dram_share(s, outgrows_l2)
-    fetching = s.total_warp_insts - sum(s.l1_served)
-    sectors = sum(s.l2_trans) / fetching if fetching > 0 else 1.0
-    return share, max(sectors, 1.0)
+    own = min(sum(s.dram_trans), sum(s.l2_trans)) / max(s.total_warp_insts, 1)
+    return share, own / share if share > 0 else 1.0

@@ -384,7 +384,8 @@ class ThreadBodies:
         ``op_lat`` the device's latencies by kind (_latencies); ``in_flight`` False: the
         same path with each iteration's chain on its own (no loads of an unrolled trip in
         flight together), the serial reference of eq. (22m). ``dram_share(mem id)``: a load's
-        (DRAM share, DRAM sectors an instruction), whose trips' loads in flight queue (eq. (Q1)); None: none queue."""
+        (DRAM share, DRAM sectors an instruction), whose trips' loads in flight queue
+        (eq. (Q1)); None: none queue."""
         total = 0.0
         for i, ((_, blocks), g, looped, lid) in enumerate(zip(
             self.bodies, self.graphs, self.looped, self.loop_ids

@@ -23,7 +23,10 @@ from numba import njit
 from ..devices import GPUDevice
 from ..hashing import dense_ids
 
-__all__ = ["chain_dram_sectors", "chain_dram_share", "chain_load_latency", "inflight_l2_hits", "inflight_served"]
+__all__ = [
+    "chain_dram_sectors", "chain_dram_share", "chain_load_latency", "inflight_l2_hits",
+    "inflight_served",
+]
 
 
 def inflight_served(

@@ -155,6 +155,8 @@ class OpLatencies:
     # what the taken back branch adds to a chain through the trip (eq. (LT)); 0: none
     loop_trip: float = 0.0
     loop_branch: float = 0.0
+    # how far apart one warp's DRAM sectors in flight together return, cycles a sector (eq. (Q1))
+    dram_gap: float = 0.0
 
 
 #: a loop body's operator class (instrument/loopbody.op_class) of each expanded operation

@@ -176,6 +176,9 @@ class GPUDevice:
     # branch's cost on a chain through the trip, cycles; None: 0
     loop_trip_cycles: float | None = None
     loop_branch_cycles: float | None = None
+    # how far apart one warp's DRAM loads in flight together come back, cycles (eq. (Q1));
+    # None: 0, all at once
+    dram_sector_gap_cycles: float | None = None
     registers_per_block_max: int | None = None
     shared_mem_alloc_unit_bytes: int = 256
     shared_mem_reserved_per_block_bytes: int = 0
@@ -209,6 +212,7 @@ class GPUDevice:
             sfu=fp if self.sfu_latency_cycles is None else self.sfu_latency_cycles,
             measured=tuple((k, v) for k, v in _ieee_keys(self) if v is not None),
             loop_trip=self.loop_trip_cycles or 0.0, loop_branch=self.loop_branch_cycles or 0.0,
+            dram_gap=self.dram_sector_gap_cycles or 0.0,
         )  # fmt: skip
 
     @property
@@ -368,6 +372,7 @@ FIELD_SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
         "dsqrt_chain_cycles": ("float", False),
         "loop_trip_cycles": ("float", False),
         "loop_branch_cycles": ("float", False),
+        "dram_sector_gap_cycles": ("float", False),
     },
     "energy": {f.name: ("float", False) for f in fields(EnergyTable)},
     "pipes": {f.name: ("float", False) for f in fields(PipeRates)},

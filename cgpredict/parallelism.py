@@ -257,13 +257,18 @@ def body_chain(
 
 def _chain(body: loopbody.LoopBody, lat: tuple[float, ...], looped: bool, unroll: int,
            ordered: frozenset[int] = frozenset(), in_flight: bool = True,
-           op_lat: OpLatencies | None = None) -> float:
+           op_lat: OpLatencies | None = None,
+           dram: tuple[tuple[float, float], ...] = ()) -> float:
     """body_chain from the latency of each op of ``body`` (``_latencies``); without
     ``in_flight`` a loop's iterations share no load's wait: each waits its memory periods one
     after another (_memory_periods), the serial reference of eq. (22m), never below the chain
     itself (straight-line code and a loop without loads keep theirs: nothing in flight).
     A loop's trip of ``unroll`` iterations then takes at least ``op_lat``'s loop trip (eq. (LT)):
-    per iteration max(loop_trip / unroll, chain + loop_branch / unroll)."""
+    per iteration max(loop_trip / unroll, chain + loop_branch / unroll). ``dram``: each op's
+    (DRAM share, DRAM sectors a warp instruction) (memory.inflight.chain_dram_sectors); a
+    looped trip holds D = overlap x sum of the loads' shares in flight and S = overlap x sum
+    of share x sectors, and each load after the first waits its sectors at ``op_lat.dram_gap``
+    a sector: ``within + dram_gap x (S / D) x max(D - 1, 0)`` (eq. (Q1))."""
     within = max(_ordered_far(body, lat, ordered, gated=False), default=0.0)
     loads = sum(o.klass == "load" for o in body.ops)
     overlap = max(min(unroll, LOADS_IN_FLIGHT // max(loads, 1)), 1) if looped else 1
@@ -275,7 +280,13 @@ def _chain(body: loopbody.LoopBody, lat: tuple[float, ...], looped: bool, unroll
         if o.klass == "phi" and o.carried >= 0:
             reach = _ordered_from(body, lat, ordered, o.index)[o.carried]
             rec = max(rec, reach if reach > -math.inf else 0.0)
-    per = max(rec, within / overlap, serial)
+    queued = 0.0
+    if looped and in_flight and dram and op_lat is not None and op_lat.dram_gap > 0:  # (Q1)
+        held = overlap * sum(dram[o.index][0] for o in body.ops if o.klass == "load")
+        sect = overlap * sum(dram[o.index][0] * dram[o.index][1]
+                             for o in body.ops if o.klass == "load")
+        queued = op_lat.dram_gap * sect / held * (held - 1.0) if held > 1.0 else 0.0
+    per = max(rec, (within + queued) / overlap, serial)
     if looped and op_lat is not None and op_lat.loop_trip > 0:  # eq. (LT)
         per = max(op_lat.loop_trip / unroll, per + op_lat.loop_branch / unroll)
     return per
@@ -365,13 +376,16 @@ class ThreadBodies:
         ordered: frozenset[int] = frozenset(),
         op_lat: OpLatencies | None = None,
         in_flight: bool = True,
+        dram_share=None,
     ) -> float:
         """The thread's critical path: each body's iterations (``per_thread``: executions
         of each block id by the thread) times its per-iteration chain (body_chain), its
         loop unrolled ``unroll_of(loop id)`` times, ``ordered`` its plain-pointer accesses,
         ``op_lat`` the device's latencies by kind (_latencies); ``in_flight`` False: the
         same path with each iteration's chain on its own (no loads of an unrolled trip in
-        flight together), the serial reference of eq. (22m)."""
+        flight together), the serial reference of eq. (22m). ``dram_share(mem id)``: a load's
+        (DRAM share, DRAM sectors an instruction), whose trips' loads in flight queue
+        (eq. (Q1)); None: none queue."""
         total = 0.0
         for i, ((_, blocks), g, looped, lid) in enumerate(zip(
             self.bodies, self.graphs, self.looped, self.loop_ids
@@ -379,10 +393,12 @@ class ThreadBodies:
             runs = max((per_thread.get(b, 0.0) for b in blocks), default=0.0)
             if runs > 0:
                 lat = tuple(_latencies(g, load_cycles, fp_cycles, int_cycles, op_lat))
-                key = (i, lat, looped, unroll_of(lid), ordered, in_flight, op_lat)
+                far = tuple(dram_share(o.mem_id) if o.klass == "load" else (0.0, 1.0)
+                            for o in g.ops) if dram_share is not None else ()
+                key = (i, lat, looped, unroll_of(lid), ordered, in_flight, op_lat, far)
                 if key not in self.chains:  # a kernel's launches mostly share latencies
                     self.chains[key] = _chain(g, lat, looped, key[3], ordered, in_flight,
-                                              op_lat)
+                                              op_lat, far)
                 total += runs * self.chains[key]
         return total
 

@@ -14,7 +14,7 @@ import pytest
 from fake_traces import make_wt, strided
 
 from cgpredict.devices import load_device
-from cgpredict.memory.inflight import chain_load_latency
+from cgpredict.memory.inflight import chain_dram_sectors, chain_dram_share, chain_load_latency
 from cgpredict.memory.lru import CacheConfig
 from cgpredict.memory.transactions import InstrMemStats, L1Config, analyze_memory
 
@@ -141,3 +141,46 @@ def test_one_sm_has_no_l2_miss_of_another_sm_to_wait_for():
     assert not out.any()
     got = inflight_l2_hits(inst, hits, units, load, step, sm, sid, pat, 4)
     assert got.shape == (4, 3) and not got.any()
+
+
+def test_the_dram_share_on_the_chain_is_the_latencys_dram_term():
+    """Eq. (Q1)'s share of a load's warp instructions that wait on DRAM: colsum's column walk
+    (every sector a miss, nothing from the L1) 1; the grid column above 1/4, or 1 when the
+    array outgrows the L2 (its in-flight L2 hits wait the DRAM access, eq. C2); an L1-served
+    or L2-hit load 0; chain_load_latency's DRAM term is the share times dram_latency."""
+    dev = load_device("h100")
+    walk = InstrMemStats(0, (64, 0, 0), (256, 0, 0), (256, 0, 0))
+    assert chain_dram_share(walk) == pytest.approx(1.0)
+    col = InstrMemStats(0, (128, 0, 0), (16, 0, 0), (4, 0, 0), l1_served=(124, 0, 0),
+                        l1_inflight=(124, 0, 0), l2_inflight=(12, 0, 0))
+    assert chain_dram_share(col) == pytest.approx(0.25)
+    assert chain_dram_share(col, outgrows_l2=True) == pytest.approx(1.0)
+    own = InstrMemStats(0, (32, 0, 0), (4, 0, 0), (0, 0, 0), l1_served=(31, 0, 0))
+    assert chain_dram_share(own) == 0.0
+    for s in (walk, col, own):
+        term = chain_load_latency(s, dev) - chain_load_latency(
+            InstrMemStats(0, s.warp_insts, s.l2_trans, (0, 0, 0), l1_served=s.l1_served,
+                          l1_inflight=s.l1_inflight), dev)
+        assert term == pytest.approx(chain_dram_share(s) * dev.dram_latency_cycles)
+
+
+def test_a_loads_dram_sectors_on_the_chain_by_hand():
+    """(Q1)'s sectors, the DRAM sectors a waiting warp instruction fetches itself: a
+    coalesced row walk 4 an instruction; one lane 1; a column broadcast of 128 warp
+    instructions of which 124 ride the 4 misses' fetches (C1) fetches 4 sectors for 128
+    waiting instructions (1/32 each), and with the L2 hits on a sector in flight (C2) of an
+    array that outgrows the L2 its 16 sectors, 4 from DRAM, wait for 4 DRAM fetches;
+    nothing from DRAM: share 0."""
+    walk = InstrMemStats(0, (32, 0, 0), (128, 0, 0), (128, 0, 0))
+    assert chain_dram_sectors(walk) == (pytest.approx(1.0), pytest.approx(4.0))
+    lane = InstrMemStats(0, (0, 0, 512), (0, 0, 512), (0, 0, 512))
+    assert chain_dram_sectors(lane) == (pytest.approx(1.0), pytest.approx(1.0))
+    col = InstrMemStats(0, (128, 0, 0), (4, 0, 0), (4, 0, 0), l1_served=(124, 0, 0),
+                        l1_inflight=(124, 0, 0))
+    assert chain_dram_sectors(col) == (pytest.approx(1.0), pytest.approx(1 / 32))
+    shared = InstrMemStats(0, (128, 0, 0), (16, 0, 0), (4, 0, 0), l1_served=(124, 0, 0),
+                           l1_inflight=(124, 0, 0), l2_inflight=(12, 0, 0))
+    assert chain_dram_sectors(shared, outgrows_l2=True) == (pytest.approx(1.0),
+                                                            pytest.approx(4 / 128))
+    own = InstrMemStats(0, (32, 0, 0), (0, 0, 0), (0, 0, 0), l1_served=(32, 0, 0))
+    assert chain_dram_sectors(own) == (0.0, 1.0)

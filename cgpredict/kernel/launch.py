@@ -24,7 +24,7 @@ from ..energy import predict_energy
 from ..frontend.tracefile import Trace
 from ..halo import HaloSpec, halo_counts
 from ..machine_code import MachineShape, machine_extras, machine_shape
-from ..memory.inflight import chain_load_latency
+from ..memory.inflight import chain_dram_sectors, chain_load_latency
 from ..memory.shared import StagedAccess, array_name
 from ..memory.staging_code import phase_sectors, staging_code
 from ..memory.transactions import COAL, CONST, UNCOAL, MemoryAnalysis
@@ -186,11 +186,11 @@ class LaunchContext:
         mem_reports, shared = as_atomics(mem_reports, self.sites), with_shared(shared, port)
         par, comp, folded = counts.par, counts.comp, counts.folded
         bodies = body_counts(self.bodies, per_thread)
-        chain, serial, hoisted = kept_part(  # serial: a trip's loads one at a time, (22m)
+        chain, serial, hoisted, flat = kept_part(  # serial: a trip's loads one at a time, (22m)
             self._parts_kept, "chain", mem, bodies,
             lambda: (self.chain_cycles(per_thread, mem), self.chain_cycles(per_thread, mem, False),
-                     self.chain_cycles(per_thread, mem, None)),  # (22h)
-        )
+                     self.chain_cycles(per_thread, mem, None),  # (22h); flat: no (Q1) queue
+                     self.chain_cycles(per_thread, mem, queue=False)))
         compute_chain = kept_part(  # reads the bodies' counts alone, as the chain does
             self._parts_kept, "compute chain", mem, bodies,
             lambda: self.bodies.compute_chain(per_thread, self.unroll, self.device),
@@ -229,7 +229,7 @@ class LaunchContext:
             address_folded_insts=sass.folded_addresses,
             staging_code=sass.staging_code,
             pipes=comp.pipes.less_integer(folded, comp.foldable),
-            loads_in_flight=serial / chain if chain > 0 else 1.0, hoisted_load_cycles=hoisted,
+            loads_in_flight=serial / flat if flat > 0 else 1.0, hoisted_load_cycles=hoisted,
             sm_share=launch_sm_share(self.warps, (gx, gy), self.block, self.device.sm_count),
         )
         result, energy_mj, geometry = self.predicted(profile)
@@ -329,7 +329,7 @@ class LaunchContext:
         return result, (est.total_mj if est else None), geometry
 
     def chain_cycles(self, per_thread: dict, mem: MemoryAnalysis,
-                     in_flight: bool | None = True) -> float:
+                     in_flight: bool | None = True, queue: bool = True) -> float:
         """The critical path of the launch's busiest thread (models/bounds.py): the mean
         thread's body executions times ``busiest``, each iteration its chain
         (parallelism.body_chain) with every load at its own mean latency (an L1 or L2 hit
@@ -340,13 +340,14 @@ class LaunchContext:
         plain port every global access keeps its program order (memory_recurrence). A
         register-blocked thread's R outputs are independent (``__restrict__``): one output's
         path. ``in_flight`` False: each iteration's chain on its own; None: the mean thread's
-        periods of the loads ptxas hoists above the stores (ThreadBodies.hoisted_cycles, (22h))."""
-        dev = self.device
-        staged = {a.sid for a in self.staged}
-        big = self.outgrown_arrays
-        mems = self.trace.header.mem
+        periods of the loads ptxas hoists above the stores (ThreadBodies.hoisted_cycles, (22h)).
+        ``queue``: a trip's DRAM loads in flight queue by sector (chain_dram_sectors, (Q1))."""
+        dev, staged = self.device, {a.sid for a in self.staged}
+        big, mems = self.outgrown_arrays, self.trace.header.mem
         lat = {s.sid: chain_load_latency(s, dev, array_name(mems[s.sid].base) in big)
                for s in mem.instrs}
+        far = {s.sid: chain_dram_sectors(s, array_name(mems[s.sid].base) in big)
+               for s in mem.instrs if queue and s.sid not in staged | set(self.reloads)}
         reload = dev.l1_latency_cycles if dev.l1_caches_global_loads else dev.l2_latency_cycles
         for sid in self.reloads:
             lat[sid] = reload
@@ -362,8 +363,7 @@ class LaunchContext:
         busiest = {b: n * self.busiest / self.rows for b, n in per_thread.items()}
         return self.bodies.chain_cycles(
             busiest, load_cycles, dev.fp_latency_cycles, dev.inst_latency_cycles, self.unroll,
-            ordered, dev.op_latencies, in_flight,
-        )
+            ordered, dev.op_latencies, in_flight, lambda sid: far.get(sid, (0.0, 1.0)))
 
     @functools.cached_property
     def outgrown_arrays(self) -> frozenset[str]:

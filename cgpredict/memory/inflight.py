@@ -23,7 +23,10 @@ from numba import njit
 from ..devices import GPUDevice
 from ..hashing import dense_ids
 
-__all__ = ["chain_load_latency", "inflight_l2_hits", "inflight_served"]
+__all__ = [
+    "chain_dram_sectors", "chain_dram_share", "chain_load_latency", "inflight_l2_hits",
+    "inflight_served",
+]
 
 
 def inflight_served(
@@ -147,3 +150,25 @@ def chain_load_latency(s, device: GPUDevice, outgrows_l2: bool = False) -> float
     miss = missed / l2 if l2 else 0.0
     beyond = device.l2_latency_cycles + min(miss, 1.0) * device.dram_latency_cycles
     return l1 * device.l1_latency_cycles + (1 - l1) * beyond
+
+
+def chain_dram_share(s, outgrows_l2: bool = False) -> float:
+    """The share of static load ``s``'s warp instructions that wait on a DRAM access on its
+    thread's chain (the DRAM term of chain_load_latency, same reading of the L1 and L2
+    counts): what a warp's trip of loads in flight queues at the DRAM, eq. (Q1)."""
+    total = max(s.total_warp_insts, 1)
+    l1 = (sum(s.l1_served) - sum(s.l1_inflight)) / total
+    l2 = sum(s.l2_trans)
+    missed = sum(s.dram_trans) + (sum(s.l2_inflight) if outgrows_l2 else 0)
+    return (1 - l1) * min(missed / l2 if l2 else 0.0, 1.0)
+
+
+def chain_dram_sectors(s, outgrows_l2: bool = False) -> tuple[float, float]:
+    """Static load ``s``'s DRAM share on its thread's chain (chain_dram_share) and the DRAM
+    sectors one such waiting warp instruction fetches itself: its traced DRAM sectors per
+    warp instruction over the share (a coalesced row of floats 4, one lane 1; an instruction
+    that rides a fetch another warp or SM issued, (C1) and (C2), fetches none). A trip's
+    loads in flight queue by these sectors, eq. (Q1)."""
+    share = chain_dram_share(s, outgrows_l2)
+    own = min(sum(s.dram_trans), sum(s.l2_trans)) / max(s.total_warp_insts, 1)
+    return share, own / share if share > 0 else 1.0

@@ -250,14 +250,15 @@ def plan_ports(args: argparse.Namespace) -> list[dict]:
     samples = dict(DEFAULT_SAMPLE)
     samples.update(parse_assignments(args.sample, "--sample"))
     plan = []
-    for name in _ports(args.only, port_dir(args)):
-        src = port_dir(args) / f"{name}.cu"
+    folder, corpus = port_dir(args), port_set(args) == "corpus"
+    for name in _ports(args.only, folder):
+        src = folder / f"{name}.cu"
         defaults, dims = port_info(src)
         work = {}
         check = {}
         for macro in defaults:
             work[macro] = (EXTRA_WORK.get(macro, WORK_SIZE.get(name, defaults[macro]))
-                           if port_set(args) == "corpus" else defaults[macro])
+                           if corpus else defaults[macro])
             size = args.check_size
             if name.endswith("_tiled"):  # tiled ports need multiples of the 32-wide tile
                 size = max(32, (size + 31) // 32 * 32)

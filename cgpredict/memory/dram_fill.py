@@ -26,7 +26,7 @@ import numpy as np
 
 from ..hashing import dense_ids
 from .lru import CacheConfig, sector_hit_mask
-from .reuse import CacheScale, scale_gathered, scale_hits
+from .reuse import CacheScale, work_size_hits
 
 __all__ = ["fetched_sectors", "fill_misses"]
 
@@ -42,20 +42,15 @@ def fill_misses(
     inst: np.ndarray | None = None,
 ) -> np.ndarray:
     """Per transaction (``sectors``: sector ids of the L2 stream, in issue order): True when
-    its fill block of ``fill_bytes`` misses, at the work size (eq. (F1)). ``batch``, ``sids``
-    and ``inst`` as for ``scale_hits`` (per warp instruction, ``inst`` the transaction's);
-    ``sids`` also picks ``scale.gathers``."""
-    k = fill_bytes // sector_bytes
-    blocks = np.asarray(sectors, np.uint64) // np.uint64(k)
+    its fill block of ``fill_bytes`` misses, at the work size (eq. (F1)): the sector
+    analysis' own scaling (``work_size_hits``) on fill blocks. ``batch`` and ``sids`` per
+    warp instruction, ``inst`` each transaction's (None: one instruction a transaction)."""
+    inst = np.arange(len(sectors)) if inst is None else inst
+    sids = np.zeros(len(batch), np.int64) if sids is None else sids
+    blocks = np.asarray(sectors, np.uint64) // np.uint64(fill_bytes // sector_bytes)
     exact = sector_hit_mask(blocks * np.uint64(fill_bytes), cache, fill_bytes)
-    per_line = cache.line_bytes // fill_bytes
-    ids = dense_ids(blocks)
-    row = (lambda a: a if inst is None else a[inst])
-    hits = scale_hits(blocks, batch, exact, cache, scale, per_line, ids,
-                      sids if scale.loops else None, inst)
-    if scale.gathers and sids is not None:
-        hits = scale_gathered(blocks, hits, row(sids), cache, scale, per_line, ids)
-    return ~hits
+    return ~work_size_hits(blocks, exact, dense_ids(blocks), cache.line_bytes // fill_bytes,
+                           cache, scale, batch, sids, inst)
 
 
 def fetched_sectors(

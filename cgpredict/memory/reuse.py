@@ -21,7 +21,7 @@ from ..hashing import dense_ids
 from .clock_bits import clock_bits, compacted, move, ones_before
 from .lru import CacheConfig
 
-__all__ = ["CacheScale", "scale_gathered", "scale_hits"]
+__all__ = ["CacheScale", "scale_gathered", "scale_hits", "work_size_hits"]
 
 
 @dataclass(frozen=True)
@@ -209,6 +209,26 @@ def scale_gathered(
                                len(whole))
     g = grow[sids]
     return hits & ((g <= 1.0) | (dist * g < cache.sets * cache.ways))
+
+
+def work_size_hits(
+    units: np.ndarray,
+    exact: np.ndarray,
+    unit_ids: tuple[np.ndarray, np.ndarray],
+    units_per_line: int,
+    cache: CacheConfig,
+    scale: CacheScale,
+    batch: np.ndarray,
+    sid: np.ndarray,
+    inst: np.ndarray,
+) -> np.ndarray:
+    """The trace's ``exact`` hits of the stream ``units`` (``inst``: each access's warp
+    instruction, ``sid`` and ``batch`` per warp instruction) grown to the work size: the
+    loops' reuse (``scale_hits``), then the gathers' (``scale_gathered``)."""
+    hits = scale_hits(units, batch, exact, cache, scale, units_per_line, unit_ids,
+                      sid if scale.loops else None, inst)
+    return scale_gathered(units, hits, sid[inst] if scale.gathers else sid[:0], cache, scale,
+                          units_per_line, unit_ids)
 
 
 def _line_of_unit(units: np.ndarray, shift: int) -> tuple[np.ndarray, np.ndarray]:

@@ -26,7 +26,7 @@ from .issue import issued
 from .l1scale import LoopGrowth, executions, scale_l1_hits
 from .line_counts import line_counts
 from .lru import CacheConfig, hit_mask, sector_hit_mask
-from .reuse import CacheScale, scale_gathered, scale_hits
+from .reuse import CacheScale, work_size_hits
 from .store_merge import merged_stores
 from .wavefronts import with_load_wavefronts
 
@@ -320,14 +320,8 @@ def _analysis(wt: WarpTrace, ab: np.ndarray, cache: CacheConfig, warps_per_batch
         exact = hit_mask(ordered, cache)
     unit_ids = dense_ids(ordered)  # for the scaling and the first touches
     at = slice(None) if to_l2 is None else to_l2
-    # each access's static instruction, when some gather grows
-    l2_sids = sid[l2_inst] if scale.gathers else sid[:0]
-    hits[at] = scale_gathered(
-        ordered,
-        scale_hits(ordered, batch, exact, cache, scale, cache.line_bytes // unit, unit_ids,
-                   sid if scale.loops else None, l2_inst),
-        l2_sids, cache, scale, cache.line_bytes // unit, unit_ids,
-    )  # fmt: skip
+    hits[at] = work_size_hits(ordered, exact, unit_ids, cache.line_bytes // unit, cache, scale,
+                              batch, sid, l2_inst)
     stores = np.zeros(n, np.bool_) if is_store is None else np.asarray(is_store[sid], np.bool_)
     *counts, l2_total, hits_total = _tally(
         inst, l1_hit, hits, unit_ids[0], stores, sid, pattern, n_sids

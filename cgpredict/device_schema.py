@@ -192,6 +192,10 @@ class GPUDevice:
     # a warp's shared accesses (eq. (22): the slower of the two) or not (eq. (22s): their
     # sum, as the SPEC prints (22)); models/cgpredict_model.lsu_issue_cycles
     smem_overlaps_issue: bool = True
+    # bytes of lane data one pass of a wide shared load serves: an LDS.128 of 32 lanes is
+    # served in 32 x 16 / this phases of lanes, bank conflicts counted within a phase and
+    # the phases' passes added (eq. (20w), memory/shared_phases.py); 0: one phase a warp
+    smem_phase_bytes: int = 0
     # each l2_slice_interleave_bytes granule on a pair of slices, its pieces of this many bytes
     # alternating between the two (l2_slices.py); None: one slice a granule
     l2_slice_alternate_bytes: int | None = None
@@ -322,6 +326,7 @@ FIELD_SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
         "l1_ways": ("int", False),
         "smem_banks": ("int", True),
         "smem_bank_bytes": ("int", True),
+        "smem_phase_bytes": ("int0", False),
         "dram_bandwidth_gbps": ("float", True),
         "dram_bytes": ("int", False),
         "l2_persist_bytes": ("int", False),

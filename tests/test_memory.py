@@ -367,7 +367,8 @@ def test_transposed_warps_analyse_as_addresses_given_anew(syrk32, primed):
     """A transposed array's instructions are classified and split in lines anew, the others'
     results taken from the untransposed trace (Origin.moved): the same analysis as the
     transposed addresses with no origin."""
-    from cgpredict.memory.shared import ArrayLayout, transposed_addresses
+    from cgpredict.memory.shared import ArrayLayout
+    from cgpredict.memory.transpose import transposed_addresses
     from cgpredict.warps import Origin
 
     tr = syrk32

@@ -23,8 +23,8 @@ from cgpredict.memory.shared import (
     conflict_degree,
     staged_accesses,
     tile_bytes,
-    transpose_addresses,
 )
+from cgpredict.memory.transpose import transpose_addresses
 from cgpredict.prediction import RunOptions
 from cgpredict.prepared import prepare
 from cgpredict.warps import WarpTrace, form_warps
@@ -378,7 +378,7 @@ def test_staged_degrees_equal_the_tile_word_reference(elem, rows, cols):
     of element (addr - base) / elem in rows of 100 elements, against conflict_degree on
     words computed in Python: the shifts and masks of power-of-two sides and element sizes
     and the divisions of others give the same words."""
-    from cgpredict.memory.shared import _staged_degrees, conflict_degree
+    from cgpredict.memory.shared import _conflict_degrees, _staged_words, conflict_degree
 
     rng = np.random.default_rng(elem * rows + cols)
     base, row_len, n_inst = 4096, 100, 40
@@ -387,8 +387,10 @@ def test_staged_degrees_equal_the_tile_word_reference(elem, rows, cols):
     bounds = np.r_[0, np.cumsum(lanes)].astype(np.int64)
     addr = (base + elem * rng.integers(0, 100 * row_len, bounds[-1])).astype(np.uint64)
     for banks, bank_bytes in ((32, 4), (32, 8), (24, 4), (24, 8)):  # 24: no bank mask
-        got = _staged_degrees(addr, sid, bounds, 1, base, elem, row_len, rows, cols, banks,
-                              bank_bytes)
+        lane = (np.arange(bounds[-1]) % 32).astype(np.uint8)
+        words, starts, ends, _ = _staged_words(addr, lane, sid, bounds, 1, base, elem, row_len,
+                                               rows, cols)
+        got = _conflict_degrees(words, starts, ends, banks, bank_bytes)
         want = []
         for i in np.flatnonzero(sid == 1):
             e = (addr[bounds[i]:bounds[i + 1]].astype(np.int64) - base) // elem
@@ -463,3 +465,93 @@ def test_staging_loads_read_the_tile_sectors(gemm_tiled_prep, block, l2_per_warp
     (k,) = prep.analyze(dataclasses.replace(opts, block=Block.parse(block))).kernels
     assert k.profile.shared.load_l2_trans == pytest.approx(l2_per_warp)
     assert k.profile.shared.load_dram_trans == pytest.approx(2 * 128 * 128 * 4 / 64 / 512)
+
+
+# ---- eq. (20w): wide loads served in phases of lanes ----------------------------------------
+
+
+def test_phase_lanes_hand_cases():
+    """256-B phases: an LDS.128 (16 B a lane) in half-warps, an LDS.64 or a scalar load in
+    one phase; no phase stated (0): one phase a warp."""
+    from cgpredict.memory.shared_phases import phase_lanes
+
+    assert phase_lanes(16, 256) == 16
+    assert phase_lanes(8, 256) == 32
+    assert phase_lanes(4, 256) == 32
+    assert phase_lanes(16, 128) == 8
+    assert phase_lanes(16, 0) == 32
+
+
+def test_phased_degrees_equal_the_per_phase_reference():
+    """Eq. (20w) over random warp accesses (masked lanes, broadcasts, strides): the grouped
+    one-pass degrees summed per access equal conflict_degree of each phase's lanes summed
+    in Python."""
+    from cgpredict.memory.shared import _conflict_degrees
+    from cgpredict.memory.shared_phases import phase_groups, summed_by_access
+
+    rng = np.random.default_rng(7)
+    words, lanes, want = [], [], []
+    for g in range(200):
+        used = np.sort(rng.choice(32, int(rng.integers(1, 33)), replace=False))
+        w = rng.integers(0, [1, 32, 64, 4096][g % 4], len(used)) * [4, 32, 4, 4][g % 4]
+        words.append(w)
+        lanes.append(used)
+        for lpp in (16,):
+            want.append(sum(conflict_degree(w[used // lpp == p], 32, 4)
+                            for p in range(2) if (used // lpp == p).any()))
+    ends = np.cumsum([len(x) for x in words]).astype(np.int64)
+    starts = ends - [len(x) for x in words]
+    flat, flat_lanes = np.concatenate(words).astype(np.int64), np.concatenate(lanes)
+    g = phase_groups(flat_lanes, starts, ends, 16)
+    xs = _conflict_degrees(flat[g.order], g.starts, g.ends, 32, 4)
+    assert summed_by_access(xs, g, len(starts)).tolist() == want
+
+
+def _phased_union_wavefronts(first_words, regs, lanes_per_phase):
+    """Brute-force bank passes of a load served in phases: each phase of consecutive lanes
+    its own union of words (4-byte banks), the phases' passes added."""
+    return sum(_union_wavefronts(first_words[p:p + lanes_per_phase], regs, 32, 4)
+               for p in range(0, len(first_words), lanes_per_phase))
+
+
+@pytest.mark.parametrize("words", [
+    [32 * (lane % 16) for lane in range(32)],     # 16x16 block, A[j][k]: 16 rows, twice
+    [32 * (lane // 16) for lane in range(32)],    # 16x16 block, A[i][k]: 2 rows
+    [32 * lane for lane in range(32)],            # 32-wide block, A[j][k]
+    [0] * 32,                                     # broadcast
+    [4 * lane for lane in range(32)],             # side by side
+    [36 * (lane % 16) for lane in range(32)],     # padded rows, 16x16
+])
+def test_lds128_wavefronts_in_half_warps_equal_the_bank_pass_reference(words):
+    """An LDS.128 on a 256-B-phase device (the H100): StagedAccess.wavefronts x 4 equals the
+    brute-force passes of its two half-warps; a broadcast gives the 2 wavefronts the
+    counters show (syrk_tiled 32x32: 17.0 shared wavefronts an instruction, 16 + 1 + 1 over
+    a broadcast and a 32-way pair)."""
+    from cgpredict.memory.shared import _conflict_degrees
+    from cgpredict.memory.shared_phases import phase_groups, summed_by_access
+
+    first = np.array(words, np.int64)
+    g = phase_groups(np.arange(32), np.array([0]), np.array([32]), 16)
+    x = summed_by_access(_conflict_degrees(first[g.order], g.starts, g.ends, 32, 4), g, 1)
+    access = StagedAccess(sid=0, array="A", conflicts=((conflict_degree(first, 32, 4), 1),),
+                          vector=4, phased_degree=float(x[0]))
+    assert access.wavefronts * 4 == _phased_union_wavefronts(first, 4, 16)
+
+
+def test_syrk_tiled_16x16_column_read_takes_both_half_warps(syrk_trace):
+    """syrk's A[j][k] in 32x32 tiles with 16x16 blocks: a warp's two halves read the same 16
+    tile rows 32 words apart; one phase a warp sees 16 distinct rows (16 passes, 4 an
+    element), half-warp phases 16 + 16 (8 an element, as the 32x32 block: the H100 times
+    the 16x16, 32x8, 64x4 and 32x32 ports at 1.21, 1.19, 1.25 and 1.31 ms). A[i][k] (two
+    rows, one a half) stays 2 passes either way."""
+    is_store = np.array([m.kind == "store" for m in syrk_trace.header.mem])
+    wt = form_warps(syrk_trace, 0, 0, 2, Block(16, 16), is_store)
+    texts = {m.id: m.base for m in syrk_trace.header.mem}
+    layouts = array_layouts(syrk_trace.header.ir_text)
+    for phase_bytes, jk in ((0, 4.0), (256, 8.0)):
+        st = staged_accesses(wt, texts, (("A", 32, 32),), layouts, 32, 4,
+                             syrk_trace.header.globals, phase_bytes)
+        by = {texts[a.sid]: a for a in st}
+        assert by["A[j][k]"].vector == 4
+        assert by["A[j][k]"].wavefronts == jk
+        assert by["A[i][k]"].wavefronts == 0.5

@@ -12,7 +12,8 @@ import numpy as np
 from ..devices import GPUDevice
 from ..frontend.tracefile import Trace
 from ..halo import HaloError, HaloSpec, halo_setup
-from ..memory.shared import array_layouts, array_name, transposed_addresses
+from ..memory.shared import array_layouts, array_name
+from ..memory.transpose import transposed_addresses
 from ..prediction import PredictionError, RunOptions
 from ..register_block import RegisterBlock, RegisterBlockError, register_blocked
 from ..row_warps import row_warp_trace

@@ -29,6 +29,7 @@ from ..frontend.port import opaque_aliases
 from ..hashing import hash_slot, hash_table, pow2_log2
 from ..instrument.irtext import ELEM_BYTES, global_arrays
 from ..warps import WarpTrace
+from .shared_phases import phase_groups, phase_lanes, summed_by_access
 
 
 @dataclass(frozen=True)
@@ -154,6 +155,8 @@ class StagedAccess:
     vector: int = 1
     uniform: bool = False
     elem_bytes: int = 4
+    # mean passes of a warp instruction served in phases of lanes (eq. (20w)); 0: one phase
+    phased_degree: float = 0.0
 
     @property
     def wavefronts(self) -> float:
@@ -164,7 +167,10 @@ class StagedAccess:
         wavefronts for 4 elements, not 4 x 32; conflict-free: 512 B in 4); a load whose lanes
         all read one address packs two registers a wavefront when it returns several (an
         LDS.128 broadcast takes 2 wavefronts, not 4: NVIDIA's account of the L1/shared return
-        path, 128 B a cycle, for cc 7.x)."""
+        path, 128 B a cycle, for cc 7.x). A load served in phases of lanes takes the sum of its
+        phases' passes instead (eq. (20w), memory/shared_phases.py)."""
+        if self.phased_degree:
+            return self.phased_degree / self.vector
         regs = max(self.vector * self.elem_bytes // 4, 1)
         if self.uniform and regs > 1:
             return regs / 2 / self.vector
@@ -184,9 +190,11 @@ def staged_accesses(
     banks: int,
     bank_bytes: int,
     bases: dict[str, int] | None = None,
+    phase_bytes: int = 0,
 ) -> tuple[StagedAccess, ...]:
     """Bank-conflict degrees of every warp access to a staged array (``bases``: run-time
-    addresses of the arrays; without one, the lowest address the kernel touches)."""
+    addresses of the arrays; without one, the lowest address the kernel touches;
+    ``phase_bytes``: the device's ``smem_phase_bytes``, eq. (20w))."""
     tiles = {a: (r, c) for a, r, c in hints}
     if not wt.n_events:
         return ()
@@ -215,14 +223,20 @@ def staged_accesses(
         base = (bases or {}).get(arr, lowest[arr])
         elem = lay.elem_bytes if lay else 4
         row_len = lay.row_elems if lay else cols
-        xs = _staged_degrees(
-            addr, inst_sid, bounds, sid, base, elem, row_len, rows, cols, banks, bank_bytes
-        )
-        if not len(xs):
+        words, starts, ends, lanes = _staged_words(
+            addr, wt.lane, inst_sid, bounds, sid, base, elem, row_len, rows, cols)
+        if not len(starts):
             continue
-        values, counts = np.unique(xs, return_counts=True)
+        values, counts = np.unique(_conflict_degrees(words, starts, ends, banks, bank_bytes),
+                                   return_counts=True)
         uniform, stride1 = _thread_shape(addr, inst_sid, wt.inst_warp, bounds, sid, elem)
         vector = _vector_width(stride1, elem, cols)
+        lpp = phase_lanes(vector * elem, phase_bytes)
+        phased = 0.0
+        if lpp < 32:  # eq. (20w): conflicts within each phase of lpp lanes, summed
+            g = phase_groups(lanes, starts, ends, lpp)
+            xs = _conflict_degrees(words[g.order], g.starts, g.ends, banks, bank_bytes)
+            phased = float(summed_by_access(xs, g, len(starts)).mean())
         out.append(
             StagedAccess(
                 sid=sid,
@@ -231,6 +245,7 @@ def staged_accesses(
                 vector=vector,
                 uniform=uniform >= VECTOR_SHARE,
                 elem_bytes=elem,
+                phased_degree=phased,
             )
         )
     return tuple(out)
@@ -302,12 +317,12 @@ def _sid_min_addrs(addr, inst_sid, bounds, mine):  # pragma: no cover - numba
 
 
 @njit(cache=True, nogil=True)
-def _staged_degrees(  # pragma: no cover - numba
-    addr, inst_sid, bounds, sid, base, elem, row_len, rows, cols, banks, bank_bytes
+def _staged_words(  # pragma: no cover - numba
+    addr, lane, inst_sid, bounds, sid, base, elem, row_len, rows, cols
 ):
-    """Bank-conflict degree of every warp instruction of ``sid``, its lanes' addresses
-    mapped to 4-byte words of the tile: element index x element bytes / 4 (a char tile packs
-    four elements in a word; a double spans two, its first word stands for it)."""
+    """(words, starts, ends, lanes) of every warp instruction of ``sid``, its lanes'
+    addresses mapped to 4-byte words of the tile: element index x element bytes / 4 (a char
+    tile packs four elements in a word; a double spans two, its first word stands for it)."""
     n = 0
     for i in range(inst_sid.shape[0]):
         if inst_sid[i] == sid:
@@ -321,6 +336,7 @@ def _staged_degrees(  # pragma: no cover - numba
             ends[m] = starts[m] + bounds[i + 1] - bounds[i]
             m += 1
     words = np.empty(ends[n - 1] if n else 0, np.int64)
+    lanes = np.empty(words.shape[0], np.int64)
     # element bytes and the tile's sides are powers of two in practice: shifts and masks
     # then, one division (by the row length) an address instead of five
     es, rm, cm = pow2_log2(elem), rows - 1, cols - 1
@@ -337,56 +353,9 @@ def _staged_degrees(  # pragma: no cover - numba
                 else:
                     e = (np.int64(addr[t]) - base) // elem
                     words[q] = ((e // row_len % rows) * cols + (e % row_len % cols)) * elem // 4
+                lanes[q] = lane[t]
                 q += 1
-    return _conflict_degrees(words, starts, ends, banks, bank_bytes)
-
-
-def transpose_addresses(addr: np.ndarray, base: int, layout: ArrayLayout) -> np.ndarray:
-    """Addresses of the same elements in the transposed layout of a 2-D array: element (r, c)
-    of a D0 x D1 array moves to (c, r) of a D1 x D0 one (the advisor's coalescing fix)."""
-    out = np.array(addr, np.uint64)
-    one = np.zeros(1, np.int64)  # every address one instruction of static id 0
-    _transpose_in_place(out, one, one, _moves([([0], base, layout)], 1))
-    return out
-
-
-def transposed_addresses(wt: WarpTrace, arrays) -> np.ndarray:
-    """A copy of ``wt``'s event addresses whose accesses by the static instructions of each
-    (sids, base, layout) in ``arrays`` are moved to that array's transposed layout."""
-    out = wt.addr.copy()
-    if len(out) and arrays:
-        n_sids = max([int(wt.inst_sid.max())] + [s for sids, _, _ in arrays for s in sids]) + 1
-        _transpose_in_place(out, wt.inst_start, wt.inst_sid, _moves(arrays, n_sids))
-    return out
-
-
-def _moves(arrays, n_sids: int) -> np.ndarray:
-    """Per static instruction: (moved?, base, D0, D1, element bytes) of its array's transposed
-    layout (row 0 of every column 0 when it is not moved)."""
-    table = np.zeros((n_sids, 5), np.int64)
-    for sids, base, lay in arrays:
-        for s in sids:
-            table[s] = (1, base, lay.dims[-2], lay.dims[-1], lay.elem_bytes)
-    return table
-
-
-@njit(cache=True, nogil=True)
-def _transpose_in_place(addr, inst_start, inst_sid, moves):  # pragma: no cover - numba
-    """transpose_addresses on the events of the warp instructions whose static instruction
-    ``moves`` marks, one pass, no temporaries: (outer, r, c) of a D0 x D1 plane goes to
-    (outer, c, r) of a D1 x D0 one."""
-    n = addr.shape[0]
-    for i in range(inst_start.shape[0]):
-        s = inst_sid[i]
-        if moves[s, 0] == 0:
-            continue
-        base, d0, d1, elem = moves[s, 1], moves[s, 2], moves[s, 3], moves[s, 4]
-        hi = inst_start[i + 1] if i + 1 < inst_start.shape[0] else n
-        for t in range(inst_start[i], hi):
-            e = (np.int64(addr[t]) - base) // elem
-            outer, inner = e // (d0 * d1), e % (d0 * d1)
-            r, c = inner // d1, inner % d1
-            addr[t] = np.uint64(base + (outer * (d0 * d1) + c * d0 + r) * elem)
+    return words, starts, ends, lanes
 
 
 def block_footprints(wt: WarpTrace, sids: dict[str, list[int]], elem_bytes: dict[str, int]):

@@ -221,6 +221,7 @@ def _staged(h, region: int, info, wt: WarpTrace, device: GPUDevice, hints: tuple
         device.smem_banks,
         device.smem_bank_bytes,
         h.globals,
+        device.smem_phase_bytes,
     )
 
 

@@ -140,6 +140,10 @@ class GPUDevice:
     # one partition keeps whatever it holds). Data read by SMs on both sides of a two-partition
     # L2 (A100, H100) is cached in each partition, so there it is one partition's bytes.
     l2_persist_bytes: int | None = None
+    # partitions of the L2 that each cache what their own SMs read (A100, H100: 2): a line
+    # picked at random by any SM (a gather) hits only in the requester's partition, one
+    # partition's capacity (memory/reuse.py, eq. (LP1)); 1: one L2
+    l2_partitions: int = 1
     # bytes an L2 miss fetches from DRAM: the aligned block of sectors around the missed one
     # (memory/dram_fill.py, eq. (F1)); 0: the sector alone
     dram_fill_bytes: int = 0
@@ -330,6 +334,7 @@ FIELD_SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
         "dram_bandwidth_gbps": ("float", True),
         "dram_bytes": ("int", False),
         "l2_persist_bytes": ("int", False),
+        "l2_partitions": ("int", False),
         "dram_fill_bytes": ("int0", False),
         "l2_slices": ("int", False),
         "l2_slice_interleave_bytes": ("int", False),

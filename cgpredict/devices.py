@@ -169,6 +169,8 @@ def _cross_check(path: str, d: GPUDevice) -> None:
         fail("l2_bytes", "must be a multiple of l2_line_bytes * l2_ways")
     if d.l2_line_bytes % d.l2_sector_bytes:
         fail("l2_sector_bytes", "must divide l2_line_bytes")
+    if d.l2_partitions < 1 or d.l2_bytes % d.l2_partitions:
+        fail("l2_partitions", "a whole number of partitions (>= 1) dividing l2_bytes")
     fill = d.dram_fill_bytes
     if fill and (fill & (fill - 1) or fill < d.l2_sector_bytes or fill > d.l2_line_bytes):
         fail("dram_fill_bytes", "a power of two from l2_sector_bytes to l2_line_bytes (or 0)")

@@ -118,10 +118,11 @@ def region_memory(
         np.array([m.bytes for m in h.mem] or [4]),
         CacheConfig(device.l2_line_bytes, device.l2_sets, device.l2_ways),
         setup.warps_per_batch,
-        dataclasses.replace(_cache_scale(setup), gathers=gathers),
+        dataclasses.replace(_cache_scale(setup), gathers=gathers,
+                            partitions=device.l2_partitions),
         device.l2_sector_bytes,
         _l1_config(device, setup.wt, setup.block, _work_blocks_per_sm(setup, device),
-                   _l1_growth(setup), _l1_sharers(setup, device)),
+                   _l1_growth(setup), _l1_sharers(setup, device), gathers),
         is_store(setup.trace),
         array_ids(setup.trace),
         device.dram_fill_bytes,
@@ -160,14 +161,16 @@ def _l1_growth(setup: RegionSetup) -> tuple[LoopGrowth, ...]:
 
 def _l1_config(device: GPUDevice, wt: WarpTrace, block: Block,
                blocks_per_sm: int = 1, growth: tuple[LoopGrowth, ...] = (),
-               sharers: float = 1.0) -> L1Config | None:
+               sharers: float = 1.0,
+               gathers: tuple[tuple[int, float], ...] = ()) -> L1Config | None:
     """The L1 of devices that cache global loads there (device file: l1_caches_global_loads),
     each SM's L1 shared by the ``blocks_per_sm`` blocks an SM holds at the work size: the
     traced blocks go onto as few SMs as that takes, so every L1 sees the same pressure as
     on the GPU (a small trace spread one block an SM would leave each L1 nearly empty).
     ``sharers`` (2-D grids, _l1_sharers): blocks' worth of lines in a traced block's L1,
     which keeps its share of the ways (an LRU shared by n streams at one rate holds
-    ~1/n each). ``growth``: how each load's reuse across whole loop sweeps grows."""
+    ~1/n each). ``growth``: how each load's reuse across whole loop sweeps grows;
+    ``gathers``: the gathers' reuse, grown by their arrays' growth (eq. (LP2))."""
     if not device.l1_caches_global_loads:
         return None
     lines = device.l1_bytes // device.l1_line_bytes
@@ -185,6 +188,7 @@ def _l1_config(device: GPUDevice, wt: WarpTrace, block: Block,
         growth,
         device.smem_banks,
         device.smem_bank_bytes,
+        gathers,
     )
 
 

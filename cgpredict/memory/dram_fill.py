@@ -28,7 +28,7 @@ from ..hashing import dense_ids
 from .lru import CacheConfig, sector_hit_mask
 from .reuse import CacheScale, work_size_hits
 
-__all__ = ["fetched_sectors", "fill_misses"]
+__all__ = ["fetched_sectors", "fill_misses", "home_partition_hits"]
 
 
 def fill_misses(
@@ -71,3 +71,37 @@ def fetched_sectors(
     take = misses & loads[inst]
     np.add.at(out, (sid[inst][take], pattern[inst][take]), per_fill)
     return np.maximum(out, dram)
+
+
+def home_partition_hits(
+    fetched: np.ndarray,
+    misses: np.ndarray,
+    inst: np.ndarray,
+    loads: np.ndarray,
+    sid: np.ndarray,
+    scale: CacheScale,
+) -> np.ndarray:
+    """Eq. (LP3): the gathers' fetched sectors (``fetched``, (n_sids, 3), eq. (F1)) less those
+    the line's home partition serves. An L2 of P partitions (``scale.partitions``) homes
+    each address in one of them; a miss in the requester's partition on a line homed in
+    another ((P - 1) / P of random picks) asks the home partition, which holds the picks of
+    its own SMs: for random picks independently of the requester's, with the same hit rate
+    ``h`` (the gather's fill blocks that hit, ``misses`` per transaction of the L2 stream):
+
+        fetched_s' = fetched_s x (1 - h_s x (P - 1) / P)                              (LP3)
+
+    Only the gathers of ``scale.gathers`` (a line reused by the same SM is not in the far
+    partition; a line every SM reads is in both and hits in the near one already)."""
+    if scale.partitions <= 1 or not scale.gathers or not len(misses):
+        return fetched
+    n_sids = fetched.shape[0]
+    take = loads[inst]
+    s_of = sid[inst][take]
+    tx = np.bincount(s_of, minlength=n_sids)
+    miss = np.bincount(s_of, weights=misses[take], minlength=n_sids)
+    out = fetched.astype(np.float64)
+    far = (scale.partitions - 1) / scale.partitions
+    for s, g in scale.gathers:
+        if g > 1.0 and s < n_sids and tx[s]:
+            out[s] *= 1.0 - (1.0 - miss[s] / tx[s]) * far
+    return np.rint(out).astype(np.int64)

@@ -114,7 +114,7 @@ def size_check(trace: Trace, region: int, sizes: SizeModel, tsz: dict[str, int],
         )
         for name, cap in _levels(device)
     )
-    cap = device.l2_bytes
+    cap = device.l2_bytes // device.l2_partitions  # a gather's share of the L2, eq. (LP1)
     gathers = tuple(
         (s, work[a] / traced[a])
         for s in sorted(gathered_loads(trace, region))

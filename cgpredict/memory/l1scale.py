@@ -18,7 +18,7 @@ from numba import njit
 from ..hashing import dense_ids
 from .reuse import _lines_between, _touch
 
-__all__ = ["LoopGrowth", "executions", "scale_l1_hits", "sweep_growth"]
+__all__ = ["LoopGrowth", "executions", "scale_l1_gathered", "scale_l1_hits", "sweep_growth"]
 
 
 @dataclass(frozen=True)
@@ -80,6 +80,40 @@ def scale_l1_hits(
                  thr, grow, capacity_lines)  # one copy each (the gather), not two
     out = hits.copy()
     out[order] &= keep
+    return out
+
+
+def scale_l1_gathered(
+    sector_keys: np.ndarray,
+    line_shift: int,
+    sm: np.ndarray,
+    sid: np.ndarray,
+    loads: np.ndarray,
+    hits: np.ndarray,
+    capacity_lines: int,
+    gathers: tuple[tuple[int, float], ...],
+) -> np.ndarray:
+    """Hits at the work size of the per-SM L1 for the gathers (``gathers``: static load,
+    growth of the array it picks from; footprint.size_check): a gather's hit stays one only
+    if the SM's distinct lines since the line's previous use, grown by that growth, still
+    fit the L1, the L2's rule (reuse.scale_gathered) on each SM's own stream:
+
+        hit  <=>  distance_SM x growth < L1 lines                                      (LP2)
+
+    A random pick reuses a line only when another pick of the same SM chose it first, and
+    the picks between them spread over an array that grows by ``growth``."""
+    if not gathers or not len(sector_keys):
+        return hits
+    grow = np.ones(int(max(int(sid.max()), max(s for s, _ in gathers))) + 1)
+    for s, g in gathers:
+        grow[s] = g
+    order = _loads_by_sm(sm, loads)
+    sm_o = np.ascontiguousarray(sm[order], np.int64)
+    units, n_units, lines, n_lines = _sm_ids(sm_o, sector_keys[order], line_shift)
+    _, dist = _grouped_distances(units, lines, sm_o, n_units, n_lines)
+    g = grow[sid[order]]
+    out = hits.copy()
+    out[order] &= (g <= 1.0) | (dist < 0) | (dist * g < capacity_lines)
     return out
 
 

@@ -42,6 +42,9 @@ class CacheScale:
     # gathers whose array crosses the cache between the trace and the work size
     # (footprint.size_check): (static load, growth of its reuse distances)
     gathers: tuple[tuple[int, float], ...] = ()
+    # L2 partitions that each cache what their own SMs read: a gather's hit must fit one
+    # partition (eq. (LP1), scale_gathered); 1: one L2
+    partitions: int = 1
     # per static instruction inside per-thread loops: (sid, ((loop id, trip ratio work /
     # trace), ...)); a reuse inside a batch between two loops' sweeps grows (eq. R1)
     loops: tuple[tuple[int, tuple[tuple[int, float], ...]], ...] = ()
@@ -195,8 +198,20 @@ def scale_gathered(
 ) -> np.ndarray:
     """Hits at the work size of the gathers of ``scale.gathers`` (``sids``: each access's
     static instruction): a hit stays one only if its LRU stack distance (lines), grown by
-    its gather's growth, still fits the cache, whichever batch it reuses from (footprint.py:
-    a gather picks lines at random from an array that grows by that much)."""
+    its gather's growth, still fits one L2 partition, whichever batch it reuses from
+    (footprint.py: a gather picks lines at random from an array that grows by that much):
+
+        hit  <=>  distance x growth < sets x ways / partitions                        (LP1)
+
+    An L2 of P partitions (A100, H100: two of 25 MB) caches in each what its own SMs read.
+    A random pick finds a line only in its own partition, which sees 1/P of the traffic and
+    holds 1/P of the lines: the pick's reuse distance counted in that partition is the
+    global one's share, (d / P) against (C / P), when the last pick of the line came from
+    the same side, and otherwise runs back to that side's own last pick, ~P times further.
+    Under random picks the two give the one rule d < C / P in global lines (Che's
+    approximation of each partition's LRU: the same hit rate as an L2 of C / P seeing the
+    whole stream). A reuse by the same SM (a row walk, a stencil) stays in one partition at
+    d / P against C / P, the rule of one L2 of C: only the gathers take (LP1)."""
     if not scale.gathers or not len(lines):
         return hits
     grow = np.ones(int(max(sids.max(), max(s for s, _ in scale.gathers))) + 1)
@@ -208,7 +223,7 @@ def scale_gathered(
     _, dist = _reuse_distances(ids, line_of[ids] if len(line_of) else ids, len(units),
                                len(whole))
     g = grow[sids]
-    return hits & ((g <= 1.0) | (dist * g < cache.sets * cache.ways))
+    return hits & ((g <= 1.0) | (dist * g < cache.sets * cache.ways / max(scale.partitions, 1)))
 
 
 def work_size_hits(

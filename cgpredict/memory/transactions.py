@@ -20,10 +20,10 @@ from numba import njit
 from ..hashing import dense_ids
 from ..warps import WarpTrace
 from .derived import memo, moved_mask
-from .dram_fill import fetched_sectors, fill_misses
+from .dram_fill import fetched_sectors, fill_misses, home_partition_hits
 from .inflight import inflight_l2_hits, inflight_served
 from .issue import issued
-from .l1scale import LoopGrowth, executions, scale_l1_hits
+from .l1scale import LoopGrowth, executions, scale_l1_gathered, scale_l1_hits
 from .line_counts import line_counts
 from .lru import CacheConfig, hit_mask, sector_hit_mask
 from .reuse import CacheScale, work_size_hits
@@ -207,6 +207,9 @@ class L1Config:
     growth: tuple[LoopGrowth, ...] = ()
     banks: int = 32  # the SRAM's banks and their width: a load's wavefronts, eq. (B2w)
     bank_bytes: int = 4
+    # gathers into arrays that outgrow the L2 (static load, the array's growth): their L1
+    # reuse grown to the work size, eq. (LP2)
+    gathers: tuple[tuple[int, float], ...] = ()
 
 
 def l1_hits(
@@ -225,17 +228,21 @@ def l1_hits(
     # one pass, each SM's L1 its own cache; a line of one sector is a plain LRU line
     sector = min(l1.sector_bytes, l1.cache.line_bytes)
     exact = sector_hit_mask(byte_addr, l1.cache, sector, sm, max(l1.sms, 1), loads)
-    if not l1.growth:
+    if not l1.growth and not l1.gathers:
         return exact
-    n_sids = int(wt.inst_sid.max()) + 1 if wt.n_insts else 1
-    ordinal = executions(wt.inst_warp.astype(np.int64), wt.inst_sid.astype(np.int64),
-                         int(wt.inst_warp.max()) + 1 if wt.n_insts else 1, n_sids)
     shift = sector.bit_length() - 1
-    return scale_l1_hits(
-        byte_addr >> np.uint64(shift), (l1.cache.line_bytes // sector).bit_length() - 1, sm,
-        wt.inst_warp[inst_ordered], wt.inst_sid[inst_ordered], ordinal[inst_ordered], loads,
-        exact, l1.cache.sets * l1.cache.ways, l1.growth,
-    )  # fmt: skip
+    keys, line_shift = byte_addr >> np.uint64(shift), (l1.cache.line_bytes // sector).bit_length() - 1
+    capacity = l1.cache.sets * l1.cache.ways
+    if l1.growth:
+        n_sids = int(wt.inst_sid.max()) + 1 if wt.n_insts else 1
+        ordinal = executions(wt.inst_warp.astype(np.int64), wt.inst_sid.astype(np.int64),
+                             int(wt.inst_warp.max()) + 1 if wt.n_insts else 1, n_sids)
+        exact = scale_l1_hits(
+            keys, line_shift, sm, wt.inst_warp[inst_ordered], wt.inst_sid[inst_ordered],
+            ordinal[inst_ordered], loads, exact, capacity, l1.growth,
+        )  # fmt: skip
+    return scale_l1_gathered(keys, line_shift, sm, wt.inst_sid[inst_ordered], loads, exact,
+                             capacity, l1.gathers)
 
 
 def analyze_memory(
@@ -338,9 +345,12 @@ def _analysis(wt: WarpTrace, ab: np.ndarray, cache: CacheConfig, warps_per_batch
     l2_inflight = inflight_l2_hits(inst[at], hits[at], ordered, is_load_inst, step, sm,
                                    sid.astype(np.int64), pattern.astype(np.int64), n_sids,
                                    unit_ids[0])
-    fetched = counts[2] if not sectored or fill_bytes <= unit else fetched_sectors(
-        fill_misses(ordered, cache, unit, fill_bytes, batch, scale, sid, l2_inst), l2_inst,
-        is_load_inst, sid, pattern, n_sids, fill_bytes // unit, counts[2])  # (F1)
+    fetched = counts[2]
+    if sectored and fill_bytes > unit:  # (F1), then the home partitions' hits (LP3)
+        fmiss = fill_misses(ordered, cache, unit, fill_bytes, batch, scale, sid, l2_inst)
+        fetched = home_partition_hits(fetched_sectors(
+            fmiss, l2_inst, is_load_inst, sid, pattern, n_sids, fill_bytes // unit, counts[2]),
+            fmiss, l2_inst, is_load_inst, sid, scale)
     return MemoryAnalysis(
         _instr_stats((*counts, inflight, l2_inflight, fetched), n_sids, l1 is not None),
         int(l2_total), int(hits_total))

@@ -18,7 +18,8 @@ from typing import TypeVar
 
 import numpy as np
 
-from ..compute import kernel_entry_insts
+from ..compute import integer_insts, kernel_entry_insts
+from ..lane_trips import per_warp, warp_span, warp_trip_factors
 from ..memory.residency import Resident, region_arrays, resident_arrays
 from ..memory.shared import array_name
 from ..memory.transactions import MemoryAnalysis
@@ -26,7 +27,8 @@ from ..parallelism import ThreadBodies
 from ..scaling import SizeModel
 from .memory_profile import memory_profile
 
-__all__ = ["LaunchRow", "body_counts", "kept_part", "launch_rows", "mem_counts", "memory_part"]
+__all__ = ["LaunchRow", "body_counts", "kept_part", "lane_counts", "launch_rows", "mem_counts",
+           "memory_part"]
 
 T = TypeVar("T")
 
@@ -110,3 +112,38 @@ def memory_part(ctx, per_thread: Mapping[int, float], mem: MemoryAnalysis, skip:
     arrays = {array_name(h.mem[s.sid].base) for s in mem.instrs}
     entry = kernel_entry_insts(ctx.grid, len(arrays - {""}))
     return tuple(reports), tuple(patterns), stores, bytes_per_access, entry
+
+
+def lane_counts(ctx, row: int, counts) -> tuple[object, float]:
+    """(compute counts, folded instructions) of a launch of ``ctx`` (launch.LaunchContext)
+    with a warp running its slowest lane's trips (lane_trips, eqs. (D1)-(D3)): the counts
+    of ``counts`` (launch.LaunchCounts, the mean thread's) where no loop below the mapped
+    ones differs between the lanes of a work-size warp. The factors depend on the block
+    shape, so they are applied here, not in the counts the block shapes share."""
+    factors = lane_factors(ctx, row)
+    if not factors:
+        return counts.comp, counts.folded
+    ops = ctx.trace.header.blocks
+    warp = per_warp(counts.per_thread, ctx.trace.header.loops, factors)
+    folded = ctx.bodies.unrolled_savings(
+        warp, lambda b: integer_insts(ops[b].ops), ctx.unroll, ctx.kept)
+    return ctx.instructions(warp), folded
+
+
+def lane_factors(ctx, row: int) -> dict[int, float]:
+    """F_L of eq. (D1) for launch ``row`` of ``ctx``: its own trip records, else those of
+    the region's recorded launches; none for a thread split or register-blocked by a fix."""
+    trips = getattr(ctx.trace, "trips", None)
+    inner = ctx.d2 if ctx.grid == 2 else ctx.d1
+    if trips is None or not len(trips) or not inner or ctx.thread_scale != 1 or ctx.rows != 1:
+        return {}
+    own = trips[trips["row"] == row]
+    if not len(own):
+        rows = np.flatnonzero(ctx.trace.launches["region"] == ctx.region)
+        own = trips[np.isin(trips["row"], rows)]
+    tr = ctx.trace
+    entries = float(tr.loop_entries[row, inner].sum())
+    tx = float(tr.loop_iters[row, inner].sum()) / entries if entries else 0.0
+    ty = entries if ctx.grid == 2 else 1.0
+    span = warp_span(ctx.block, (tx, ty), ctx.counts(row).extents)
+    return warp_trip_factors(own, ctx.grid, span, (round(tx), round(ty)))

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cgpredict.instrument.records import LoopInfo
 
 from cgpredict.block import Block
 from cgpredict.frontend.tracefile import TRIP_DTYPE
 from cgpredict.frontend.tracefile_format import NO_INDEX
 from cgpredict.frontend.tracer import TraceOptions, trace_program
-from cgpredict.instrument.records import LoopInfo
 from cgpredict.lane_trips import LaneSpan, per_warp, warp_span, warp_trip_factors
 
 

@@ -43,8 +43,8 @@ from .tracefile import (
     Trace,
     TraceHeader,
     read_meta,
-    read_trips,
     read_trace,
+    read_trips,
     sha256_text,
     write_trace,
 )

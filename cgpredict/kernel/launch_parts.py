@@ -132,18 +132,43 @@ def lane_counts(ctx, row: int, counts) -> tuple[object, float]:
 
 def lane_factors(ctx, row: int) -> dict[int, float]:
     """F_L of eq. (D1) for launch ``row`` of ``ctx``: its own trip records, else those of
-    the region's recorded launches; none for a thread split or register-blocked by a fix."""
-    trips = getattr(ctx.trace, "trips", None)
+    the region's recorded launches; none for a thread split or register-blocked by a fix.
+    Kept in ``ctx._parts_kept`` by the records used and the span (a region launched from a
+    host loop: GRAMSCHMIDT's 512 launches a kernel)."""
     inner = ctx.d2 if ctx.grid == 2 else ctx.d1
-    if trips is None or not len(trips) or not inner or ctx.thread_scale != 1 or ctx.rows != 1:
+    if not inner or ctx.thread_scale != 1 or ctx.rows != 1:
         return {}
-    own = trips[trips["row"] == row]
-    if not len(own):
-        rows = np.flatnonzero(ctx.trace.launches["region"] == ctx.region)
-        own = trips[np.isin(trips["row"], rows)]
+    by_row, starts = _region_trips(ctx)
+    if not len(by_row):
+        return {}
+    lo, hi = np.searchsorted(starts, [row, row + 1])
+    own = row if hi > lo else -1
     tr = ctx.trace
     entries = float(tr.loop_entries[row, inner].sum())
     tx = float(tr.loop_iters[row, inner].sum()) / entries if entries else 0.0
     ty = entries if ctx.grid == 2 else 1.0
     span = warp_span(ctx.block, (tx, ty), ctx.counts(row).extents)
-    return warp_trip_factors(own, ctx.grid, span, (round(tx), round(ty)))
+    key = ("lane factors", ctx.region, id(ctx.trace), ctx.grid, own, span, round(tx), round(ty))
+    got = ctx._parts_kept.get(key)
+    if got is None:
+        t = by_row[lo:hi] if own >= 0 else by_row
+        got = ctx._parts_kept[key] = warp_trip_factors(t, ctx.grid, span, (round(tx), round(ty)))
+    return got
+
+
+def _region_trips(ctx) -> tuple[np.ndarray, np.ndarray]:
+    """The trip records of ``ctx``'s region, sorted by launch row (stable: each loop's
+    entries keep their order), and each record's row; found once per context."""
+    key = ("region trips", ctx.region, id(ctx.trace))
+    got = ctx._parts_kept.get(key)
+    if got is None:
+        trips = getattr(ctx.trace, "trips", None)
+        if trips is None or not len(trips):
+            got = (np.zeros(0), np.zeros(0))
+        else:
+            rows = np.flatnonzero(ctx.trace.launches["region"] == ctx.region)
+            t = trips[np.isin(trips["row"], rows)]
+            t = t[np.argsort(t["row"], kind="stable")]
+            got = (t, t["row"].astype(np.int64))
+        ctx._parts_kept[key] = got
+    return got

@@ -2,7 +2,8 @@
  *
  * Environment: CGP_EVENTS (event file), CGP_META (meta file), CGP_MAX_EVENTS (0: no limit),
  * CGP_MAX_LAUNCHES (record the memory events of the first N launches of each region; 0: all),
- * CGP_COUNT_ONLY=1 (record no memory events at all: block and loop counts only).
+ * CGP_COUNT_ONLY=1 (record no memory events at all: block and loop counts only), CGP_TRIPS
+ * (the trip file, cgp_trip records; unset: none written).
  * The instrumented IR defines __cgp_bbc, __cgp_nbb, __cgp_loop_parent, __cgp_loop_depth and
  * __cgp_nloops (see instrument/memtrace.py). Its inline loop probe (instrument/loopfast.py)
  * updates the loop state below through the exported pointers for an iteration that continues
@@ -29,9 +30,9 @@ extern const uint32_t __cgp_nglobals;
 
 static uint64_t buf[BUF_EVENTS];
 static uint32_t pos;
-static FILE *events_f, *meta_f;
+static FILE *events_f, *meta_f, *trips_f;
 static cgp_meta_header meta;
-static uint64_t max_events, max_launches, written;
+static uint64_t max_events, max_launches, written, trips_written;
 static int count_only;
 static int active = -1;
 /* read inline by the instrumented code (memtrace: @__cgp_mem_fast): no call per access of a
@@ -46,6 +47,11 @@ uint64_t *__cgp_liters, *__cgp_lstamp, *__cgp_lserial, *__cgp_lidx;
 static uint64_t *loop_entries;
 static uint64_t *base_bb, *base_iters, *base_entries, *delta;
 static cgp_launch cur;
+/* per loop: whether a recorded entry's trip is pending (written at its next entry or at the
+ * launch's end), and its ancestors' iteration indices at the entry */
+static uint8_t *trip_open;
+static uint32_t *trip_index1, *trip_index2;
+static uint32_t cur_row; /* the launch's row in the meta file */
 
 static void die(const char *msg) {
     fprintf(stderr, "cgpredict runtime: %s\n", msg);
@@ -92,9 +98,10 @@ static void finish(void) {
         fwrite(&a, sizeof a, 1, meta_f);
     }
     write_header();
+    if (trips_f) fclose(trips_f);
     fclose(events_f);
     fclose(meta_f);
-    events_f = meta_f = NULL;
+    events_f = meta_f = trips_f = NULL;
 }
 
 static uint64_t *zeros(size_t n) {
@@ -115,6 +122,9 @@ __attribute__((constructor)) static void cgp_init(void) {
     max_launches = s ? strtoull(s, NULL, 10) : 0;
     s = getenv("CGP_COUNT_ONLY");
     count_only = s && s[0] == '1';
+    s = getenv("CGP_TRIPS");
+    trips_f = s ? fopen(s, "wb") : NULL;
+    if (s && !trips_f) die("cannot open the trip file");
     uint32_t nl = __cgp_nloops;
     __cgp_liters = zeros(nl); loop_entries = zeros(nl); __cgp_lstamp = zeros(nl);
     __cgp_lserial = zeros(nl); __cgp_lidx = zeros(nl);
@@ -123,12 +133,49 @@ __attribute__((constructor)) static void cgp_init(void) {
     for (uint32_t l = 0; l < nl; l++) __cgp_lstamp[l] = UINT64_MAX;
     __cgp_fserial = zeros(__cgp_nfuncs);
     __cgp_lopen = calloc(nl ? nl : 1, 1);
-    if (!__cgp_lopen) die("out of memory");
+    trip_open = calloc(nl ? nl : 1, 1);
+    trip_index1 = calloc(nl ? nl : 1, sizeof(uint32_t));
+    trip_index2 = calloc(nl ? nl : 1, sizeof(uint32_t));
+    if (!__cgp_lopen || !trip_open || !trip_index1 || !trip_index2) die("out of memory");
     meta.magic = CGP_META_MAGIC;
     meta.nbb = __cgp_nbb;
     meta.nloops = nl;
     fwrite(&meta, sizeof meta, 1, meta_f);
     atexit(finish);
+}
+
+/* The pending trip of loop ``loop``'s latest entry (its iterations: the index of its latest
+ * one + 1); a trip counts as an event towards CGP_MAX_EVENTS. */
+static void write_trip(uint32_t loop) {
+    trip_open[loop] = 0;
+    if (!trips_f) return;
+    uint64_t n = __cgp_lidx[loop] + 1;
+    cgp_trip t = {cur_row, loop, n > 0xFFFFFFFFu ? 0xFFFFFFFFu : (uint32_t)n,
+                  trip_index1[loop], trip_index2[loop]};
+    if (fwrite(&t, sizeof t, 1, trips_f) != 1) die("cannot write trips");
+    if (max_events && written + ++trips_written > max_events) {
+        fflush(trips_f);
+        flush_events();
+        fflush(events_f);
+        meta.n_events = written;
+        meta.status = CGP_EVENT_LIMIT;
+        write_header();
+        _exit(0);
+    }
+}
+
+/* A recorded entry of a region loop at depth >= 2 opens a trip: its ancestors' indices. */
+static void open_trip(uint32_t loop) {
+    int32_t depth = __cgp_loop_depth[loop];
+    if (!__cgp_recording || depth < 2 || depth >= CGP_HELPER_DEPTH) return;
+    uint32_t i1 = CGP_NO_INDEX, i2 = CGP_NO_INDEX;
+    for (int32_t p = __cgp_loop_parent[loop]; p >= 0; p = __cgp_loop_parent[p]) {
+        if (__cgp_loop_depth[p] == 1) i1 = (uint32_t)__cgp_lidx[p];
+        if (__cgp_loop_depth[p] == 2) i2 = (uint32_t)__cgp_lidx[p];
+    }
+    trip_open[loop] = 1;
+    trip_index1[loop] = i1;
+    trip_index2[loop] = i2;
 }
 
 void __cgp_region_begin(int region) {
@@ -144,6 +191,7 @@ void __cgp_region_begin(int region) {
     __cgp_recording = !count_only && (max_launches == 0 || cur.launch < max_launches);
     cur.recorded = (uint32_t)__cgp_recording;
     cur.first_event = written + pos;
+    cur_row = meta.n_launches;
     memcpy(base_bb, __cgp_bbc, __cgp_nbb * sizeof(uint64_t));
     memcpy(base_iters, __cgp_liters, __cgp_nloops * sizeof(uint64_t));
     memcpy(base_entries, loop_entries, __cgp_nloops * sizeof(uint64_t));
@@ -154,6 +202,8 @@ void __cgp_region_begin(int region) {
 void __cgp_region_end(int region) {
     if (active != region) return;
     if (__cgp_recording) emit((uint64_t)CGP_TAG_END << 48 | (uint64_t)region << 32 | cur.launch);
+    for (uint32_t l = 0; l < __cgp_nloops; l++)
+        if (trip_open[l]) write_trip(l);
     cur.n_events = __cgp_recording ? written + pos - cur.first_event : 0;
     uint32_t nb = __cgp_nbb, nl = __cgp_nloops;
     for (uint32_t b = 0; b < nb; b++) delta[b] = __cgp_bbc[b] - base_bb[b];
@@ -178,9 +228,11 @@ void __cgp_loop(uint32_t loop) {
     uint64_t parent_serial = parent >= 0 ? __cgp_lserial[parent]
                              : parent == -1 ? __cgp_launch_tick : __cgp_fserial[-2 - parent];
     if (__cgp_lstamp[loop] != parent_serial) {
+        if (trip_open[loop]) write_trip(loop);
         __cgp_lstamp[loop] = parent_serial;
         __cgp_lidx[loop] = 0;
         loop_entries[loop]++;
+        open_trip(loop);
     } else {
         __cgp_lidx[loop]++;
     }

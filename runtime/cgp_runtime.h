@@ -8,6 +8,10 @@
  *   CGP_TAG_LOOP          : loop iteration; payload = loop id << 32 | iteration index
  *   CGP_TAG_EXIT          : a marked loop exits; payload = loop id << 32
  *   CGP_TAG_BEGIN/END     : region launch begins/ends; payload = region << 32 | launch index
+ *
+ * Trip file (CGP_TRIPS): one cgp_trip per entry of a region loop below the outermost one
+ * (depth 2 .. CGP_HELPER_DEPTH - 1) in a recorded launch: what a pseudo-thread's lanes need to
+ * be compared (a warp runs its slowest lane's trips, cgpredict/lane_trips.py).
  */
 #ifndef CGP_RUNTIME_H
 #define CGP_RUNTIME_H
@@ -19,6 +23,8 @@
 #define CGP_TAG_END 0xFFFDu
 #define CGP_TAG_EXIT 0xFFFCu
 #define CGP_MARKED_DEPTH 2
+#define CGP_HELPER_DEPTH 100 /* instrument/memtrace.py HELPER_DEPTH: loops of helper calls */
+#define CGP_NO_INDEX 0xFFFFFFFFu
 #define CGP_META_MAGIC 0x4154454d50474343ull /* "CCGPMETA" */
 
 /* One launch of a region, written to the meta file when the launch ends. It is followed by
@@ -44,6 +50,17 @@ typedef struct cgp_meta_header {
     uint32_t status;     /* 0 running, 1 finished, 2 event limit reached, 3 nested regions */
     uint32_t n_launches;
 } cgp_meta_header;
+
+/* One entry of a loop: the launch's row in the meta file, the loop, its iterations (header
+ * executions) in this entry, and the iteration indices of its depth-1 and depth-2 ancestors at
+ * the entry (CGP_NO_INDEX: none; the loop itself is at depth 2). */
+typedef struct cgp_trip {
+    uint32_t row;
+    uint32_t loop;
+    uint32_t trips;
+    uint32_t index1;
+    uint32_t index2;
+} cgp_trip;
 
 enum { CGP_RUNNING = 0, CGP_FINISHED = 1, CGP_EVENT_LIMIT = 2, CGP_NESTED = 3 };
 

@@ -16,10 +16,11 @@ from cgpredict.instrument import memtrace
 from cgpredict.instrument.memtrace import BlockInfo, CallSite, LoopInfo, MemInstr
 
 from cgpredict.errors import TraceFormatError
-from cgpredict.frontend import tracefile
+from cgpredict.frontend import tracefile, tracefile_format
 from cgpredict.frontend.tracefile import (
     LAUNCH_DTYPE,
     META_HEADER_DTYPE,
+    TRIP_DTYPE,
     RegionInfo,
     TraceHeader,
     read_meta,
@@ -47,6 +48,11 @@ int main(void) {
     FIELD(cgp_meta_header, magic); FIELD(cgp_meta_header, nbb); FIELD(cgp_meta_header, nloops);
     FIELD(cgp_meta_header, n_events); FIELD(cgp_meta_header, status);
     FIELD(cgp_meta_header, n_launches);
+    printf("size cgp_trip %zu\n", sizeof(cgp_trip));
+    FIELD(cgp_trip, row); FIELD(cgp_trip, loop); FIELD(cgp_trip, trips);
+    FIELD(cgp_trip, index1); FIELD(cgp_trip, index2);
+    printf("const HELPER_DEPTH %d\n", CGP_HELPER_DEPTH);
+    printf("const NO_INDEX %u\n", CGP_NO_INDEX);
     printf("const TAG_MARKERS %u\n", CGP_TAG_MARKERS);
     printf("const TAG_LOOP %u\n", CGP_TAG_LOOP);
     printf("const TAG_BEGIN %u\n", CGP_TAG_BEGIN);
@@ -84,7 +90,8 @@ def c_layout(tmp_path_factory, compiler):
 
 
 @pytest.mark.parametrize("struct_name, dtype", [("cgp_launch", LAUNCH_DTYPE),
-                                                 ("cgp_meta_header", META_HEADER_DTYPE)])
+                                                 ("cgp_meta_header", META_HEADER_DTYPE),
+                                                 ("cgp_trip", TRIP_DTYPE)])
 def test_struct_layout_matches_dtype(c_layout, struct_name, dtype):
     sizes, fields, _ = c_layout
     assert sizes[struct_name] == dtype.itemsize
@@ -107,7 +114,9 @@ def test_constants_match_header(c_layout):
         "STATUS_FINISHED": tracefile.STATUS_FINISHED,
         "STATUS_EVENT_LIMIT": tracefile.STATUS_EVENT_LIMIT,
         "STATUS_NESTED": tracefile.STATUS_NESTED,
+        "HELPER_DEPTH": memtrace.HELPER_DEPTH, "NO_INDEX": tracefile_format.NO_INDEX,
     }
+    assert tracefile_format.HELPER_DEPTH == memtrace.HELPER_DEPTH
     assert memtrace.MARKED_DEPTH == tracefile.MARKED_DEPTH
     assert memtrace.MAX_MEM_IDS == tracefile.TAG_MARKERS
     assert tracefile.META_MAGIC.to_bytes(8, "little") == b"CCGPMETA"
@@ -158,7 +167,8 @@ def write_sample(path, header=None, events=EVENTS):
     bb = np.array([[1, 4, 0], [1, 1, 2]], "<u8")
     iters = np.array([[4], [1]], "<u8")
     entries = np.array([[1], [1]], "<u8")
-    write_trace(path, header or make_header(), ev, launches, bb, iters, entries)
+    trips = np.array([(0, 0, 4, 0, 0xFFFFFFFF)], TRIP_DTYPE)  # every section holds bytes
+    write_trace(path, header or make_header(), ev, launches, bb, iters, entries, trips)
     return launches, bb, iters, entries
 
 
@@ -193,7 +203,8 @@ def test_layout_magic_version_alignment(tmp_path):
     assert zlib.crc32(raw[24:24 + hlen]) == crc
     meta = json.loads(raw[24:24 + hlen])
     sections = meta["sections"]
-    assert set(sections) == {"events", "launches", "bb_counts", "loop_iters", "loop_entries"}
+    assert set(sections) == {"events", "launches", "bb_counts", "loop_iters", "loop_entries",
+                             "trips"}
     for sec in sections.values():
         assert sec["offset"] % tracefile.ALIGN == 0
     ev = sections["events"]
@@ -579,3 +590,27 @@ def test_byte_flips_of_a_real_trace_never_give_another_answer(tmp_path, real_tra
             continue
         assert _same(got, real_trace), f"byte {pos} flipped gives another trace"
     assert refused > 250
+
+
+def test_trips_round_trip_and_corrupt_trips(tmp_path):
+    """The trips section comes back as written; a record naming a launch or a loop the trace
+    does not have is a corrupt trace, never another answer; a version-2 file is refused."""
+    ev = tmp_path / "events.bin"
+    ev.write_bytes(np.asarray(EVENTS[:5], "<u8").tobytes())
+    launches = np.zeros(1, LAUNCH_DTYPE)
+    launches["n_events"], launches["recorded"] = 5, 1
+    counts = (np.array([[1, 4, 0]], "<u8"), np.array([[4]], "<u8"), np.array([[1]], "<u8"))
+    trips = np.array([(0, 0, 7, 3, 0xFFFFFFFF), (0, 0, 2, 4, 0xFFFFFFFF)], TRIP_DTYPE)
+    path = tmp_path / "t.cgptrace"
+    write_trace(path, make_header(), ev, launches, *counts, trips)
+    np.testing.assert_array_equal(read_trace(path).trips, trips)
+    bad = trips.copy()
+    bad["loop"][1] = 5
+    write_trace(path, make_header(), ev, launches, *counts, bad)
+    with pytest.raises(TraceFormatError, match="section trips names"):
+        read_trace(path)
+    raw = bytearray(path.read_bytes())
+    raw[8:12] = struct.pack("<I", 2)
+    path.write_bytes(bytes(raw))
+    with pytest.raises(TraceFormatError, match="version 2 .an old trace format"):
+        read_trace(path)

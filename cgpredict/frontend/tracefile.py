@@ -43,6 +43,7 @@ from .tracefile_format import (  # noqa: F401  (re-exported: callers import them
     TAG_EXIT,
     TAG_LOOP,
     TAG_MARKERS,
+    TRIP_DTYPE,
     VERSION,
     RegionInfo,
     Trace,
@@ -63,6 +64,7 @@ def write_trace(
     bb_counts: np.ndarray,
     loop_iters: np.ndarray,
     loop_entries: np.ndarray,
+    trips: np.ndarray | None = None,
 ) -> int:
     """Write a trace; the events are copied from the runtime's raw event file. Returns the
     events' CRC-32 (for ``read_trace(..., events_crc=)``)."""
@@ -72,6 +74,7 @@ def write_trace(
         ("bb_counts", bb_counts),
         ("loop_iters", loop_iters),
         ("loop_entries", loop_entries),
+        ("trips", np.zeros(0, TRIP_DTYPE) if trips is None else trips.astype(TRIP_DTYPE)),
     ]
     meta = _to_json(header)
     # Section offsets depend on the header length; iterate until stable.
@@ -241,6 +244,15 @@ def _read_section(f, path: Path, name: str, offset: int, shape, dt, crc: int,
     if got != crc:
         raise TraceFormatError(f"{path}: corrupt trace (section {name}: checksum mismatch)")
     return arr
+
+
+def read_trips(trips_file: Path) -> np.ndarray:
+    """The runtime's trip file as TRIP_DTYPE records (none when it wrote no file)."""
+    if not trips_file.exists():
+        return np.zeros(0, TRIP_DTYPE)
+    raw = trips_file.read_bytes()
+    return np.frombuffer(raw[: len(raw) // TRIP_DTYPE.itemsize * TRIP_DTYPE.itemsize],
+                         TRIP_DTYPE).copy()
 
 
 def read_meta(meta_file: Path, nbb: int, nloops: int, nglobals: int = 0):

@@ -46,7 +46,7 @@ def _layout(sections, size: int) -> dict | str:
             return f"corrupt trace (section {name} is not described)"
         dt = SECTION_DTYPES[name]
         shape = sec.get("shape")
-        ndim = 1 if name in ("events", "launches") else 2
+        ndim = 1 if name in ("events", "launches", "trips") else 2
         if not (isinstance(shape, list) and len(shape) == ndim and all(map(_is_int, shape))):
             return f"corrupt trace (section {name} has shape {shape!r})"
         if _dtype(sec.get("dtype")) != dt:
@@ -87,6 +87,16 @@ def _check_header(h: TraceHeader) -> str | None:
     return None
 
 
+def _check_trips(tr: Trace, n: int) -> str | None:
+    """The trips section against the launches and loops (a record naming neither is corrupt)."""
+    t, nl = tr.trips, len(tr.header.loops)
+    if t.ndim != 1 or t.dtype != SECTION_DTYPES["trips"]:
+        return "section trips has the wrong layout"
+    if len(t) and (int(t["row"].max()) >= n or int(t["loop"].max()) >= nl):
+        return f"section trips names a launch or loop beyond the trace's {n} and {nl}"
+    return None
+
+
 def _check_sections(tr: Trace) -> str | None:
     """The section shapes against the header tables."""
     h = tr.header
@@ -109,6 +119,9 @@ def _check_sections(tr: Trace) -> str | None:
         arr = getattr(tr, name)
         if arr.size and int(arr.max()) >= MAX_COUNT:
             return f"section {name} holds the count {int(arr.max())}, more than 2^48"
+    problem = _check_trips(tr, n)
+    if problem:
+        return problem
     if n:
         regions = np.array(sorted({r.index for r in h.regions}), np.int64)
         bad = ~np.isin(tr.launches["region"].astype(np.int64), regions)

@@ -9,7 +9,8 @@ Layout::
     offsets the header lists, each with the CRC-32 of its bytes
 
 Sections: ``events`` (u64, see ``runtime/cgp_runtime.h``), ``launches`` (LAUNCH_DTYPE),
-``bb_counts`` (launches x blocks, u64), ``loop_iters`` and ``loop_entries`` (launches x loops).
+``bb_counts`` (launches x blocks, u64), ``loop_iters`` and ``loop_entries`` (launches x loops),
+``trips`` (TRIP_DTYPE: one per entry of a region loop at depth >= 2 of a recorded launch).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import numpy as np
 from ..instrument.memtrace import BlockInfo, CallSite, LoopInfo, MemInstr
 
 MAGIC = b"CGPTRACE"
-VERSION = 2  # 2: per-section CRC-32 and a 24-byte prefix
+VERSION = 3  # 2: per-section CRC-32 and a 24-byte prefix; 3: the trips section
 ALIGN = 64
 PREFIX = struct.Struct("<8sIIII")  # magic, version, header length, header CRC-32, reserved
 MAX_DIM = 1 << 40  # no section of a real trace comes near (8 TiB of events)
@@ -57,6 +58,11 @@ META_HEADER_DTYPE = np.dtype(
         ("status", "<u4"),
         ("n_launches", "<u4"),
     ]
+)
+HELPER_DEPTH = 100
+NO_INDEX = 0xFFFFFFFF
+TRIP_DTYPE = np.dtype(
+    [("row", "<u4"), ("loop", "<u4"), ("trips", "<u4"), ("index1", "<u4"), ("index2", "<u4")]
 )
 STATUS_FINISHED, STATUS_EVENT_LIMIT, STATUS_NESTED = 1, 2, 3
 ADDRESS_MASK = (1 << 48) - 1
@@ -120,6 +126,8 @@ class Trace:
     bb_counts: np.ndarray
     loop_iters: np.ndarray
     loop_entries: np.ndarray
+    # one TRIP_DTYPE record per entry of a region loop at depth >= 2 of a recorded launch
+    trips: np.ndarray = field(default_factory=lambda: np.zeros(0, TRIP_DTYPE))
 
     def launch_events(self, k: int) -> np.ndarray:
         """The event records of launch ``k`` (BEGIN..END), empty if it was not recorded."""
@@ -181,11 +189,12 @@ def _dtype(spec) -> np.dtype:
     return np.dtype([tuple(x) for x in spec])
 
 
-SECTIONS = ("events", "launches", "bb_counts", "loop_iters", "loop_entries")
+SECTIONS = ("events", "launches", "bb_counts", "loop_iters", "loop_entries", "trips")
 SECTION_DTYPES = {
     "events": np.dtype("<u8"),
     "launches": LAUNCH_DTYPE,
     "bb_counts": np.dtype("<u8"),
     "loop_iters": np.dtype("<u8"),
     "loop_entries": np.dtype("<u8"),
+    "trips": TRIP_DTYPE,
 }

@@ -44,6 +44,7 @@ from .tracefile import (
     TraceHeader,
     read_meta,
     read_trace,
+    read_trips,
     sha256_text,
     write_trace,
 )
@@ -146,6 +147,7 @@ def trace_program(
         lap("link")
         events, meta = tmp / "events.bin", tmp / "meta.bin"
         stdout = _run(exe, events, meta, options, tmp)
+        trips = read_trips(tmp / "trips.bin")
         lap("run")
         status, n_events, launches, bb, iters, entries, addrs = read_meta(
             meta, len(inst.blocks), len(inst.loops), len(inst.globals)
@@ -172,7 +174,7 @@ def trace_program(
             port=port,
         )
         try:
-            crc = write_trace(output, header, events, launches, bb, iters, entries)
+            crc = write_trace(output, header, events, launches, bb, iters, entries, trips)
         except OSError as exc:
             raise OutputPathError(f"cannot write trace {output}: {exc.strerror or exc}") from None
         lap("write")
@@ -439,6 +441,7 @@ def _run(exe: Path, events: Path, meta: Path, options: TraceOptions, cwd: Path) 
     env = {
         "CGP_EVENTS": str(events),
         "CGP_META": str(meta),
+        "CGP_TRIPS": str(meta.parent / "trips.bin"),
         "CGP_MAX_EVENTS": str(options.max_events),
         "CGP_MAX_LAUNCHES": str(options.max_launches),
         "CGP_COUNT_ONLY": "1" if options.count_only else "0",

@@ -39,7 +39,7 @@ from ..runtime_trips import RuntimeTrip, data_exit, loop_iterations, loop_trip_a
 from ..scaling import SizeModel, TripModel
 from ..sm_share import launch_sm_share
 from ..warps import WarpTrace
-from .launch_parts import body_counts, kept_part, mem_counts, memory_part
+from .launch_parts import body_counts, kept_part, lane_counts, mem_counts, memory_part
 
 
 def trip(model: TripModel, sizes: dict[str, int]) -> float:
@@ -184,7 +184,7 @@ class LaunchContext:
         shared, sync = self.shared_counts(row, per_thread, threads)
         port = port_costs(self.sites, per_thread, self.shape, blocks)
         mem_reports, shared = as_atomics(mem_reports, self.sites), with_shared(shared, port)
-        par, comp, folded = counts.par, counts.comp, counts.folded
+        par, (comp, folded) = counts.par, lane_counts(self, row, counts)  # (D1)-(D3)
         bodies = body_counts(self.bodies, per_thread)
         chain, serial, hoisted, flat = kept_part(  # serial: a trip's loads one at a time, (22m)
             self._parts_kept, "chain", mem, bodies,

@@ -18,7 +18,8 @@ from typing import TypeVar
 
 import numpy as np
 
-from ..compute import kernel_entry_insts
+from ..compute import integer_insts, kernel_entry_insts
+from ..lane_trips import per_warp, warp_span, warp_trip_factors
 from ..memory.residency import Resident, region_arrays, resident_arrays
 from ..memory.shared import array_name
 from ..memory.transactions import MemoryAnalysis
@@ -26,7 +27,8 @@ from ..parallelism import ThreadBodies
 from ..scaling import SizeModel
 from .memory_profile import memory_profile
 
-__all__ = ["LaunchRow", "body_counts", "kept_part", "launch_rows", "mem_counts", "memory_part"]
+__all__ = ["LaunchRow", "body_counts", "kept_part", "lane_counts", "launch_rows", "mem_counts",
+           "memory_part"]
 
 T = TypeVar("T")
 
@@ -110,3 +112,63 @@ def memory_part(ctx, per_thread: Mapping[int, float], mem: MemoryAnalysis, skip:
     arrays = {array_name(h.mem[s.sid].base) for s in mem.instrs}
     entry = kernel_entry_insts(ctx.grid, len(arrays - {""}))
     return tuple(reports), tuple(patterns), stores, bytes_per_access, entry
+
+
+def lane_counts(ctx, row: int, counts) -> tuple[object, float]:
+    """(compute counts, folded instructions) of a launch of ``ctx`` (launch.LaunchContext)
+    with a warp running its slowest lane's trips (lane_trips, eqs. (D1)-(D3)): the counts
+    of ``counts`` (launch.LaunchCounts, the mean thread's) where no loop below the mapped
+    ones differs between the lanes of a work-size warp. The factors depend on the block
+    shape, so they are applied here, not in the counts the block shapes share."""
+    factors = lane_factors(ctx, row)
+    if not factors:
+        return counts.comp, counts.folded
+    ops = ctx.trace.header.blocks
+    warp = per_warp(counts.per_thread, ctx.trace.header.loops, factors)
+    folded = ctx.bodies.unrolled_savings(
+        warp, lambda b: integer_insts(ops[b].ops), ctx.unroll, ctx.kept)
+    return ctx.instructions(warp), folded
+
+
+def lane_factors(ctx, row: int) -> dict[int, float]:
+    """F_L of eq. (D1) for launch ``row`` of ``ctx``: its own trip records, else those of
+    the region's recorded launches; none for a thread split or register-blocked by a fix.
+    Kept in ``ctx._parts_kept`` by the records used and the span (a region launched from a
+    host loop: GRAMSCHMIDT's 512 launches a kernel)."""
+    inner = ctx.d2 if ctx.grid == 2 else ctx.d1
+    if not inner or ctx.thread_scale != 1 or ctx.rows != 1:
+        return {}
+    by_row, starts = _region_trips(ctx)
+    if not len(by_row):
+        return {}
+    lo, hi = np.searchsorted(starts, [row, row + 1])
+    own = row if hi > lo else -1
+    tr = ctx.trace
+    entries = float(tr.loop_entries[row, inner].sum())
+    tx = float(tr.loop_iters[row, inner].sum()) / entries if entries else 0.0
+    ty = entries if ctx.grid == 2 else 1.0
+    span = warp_span(ctx.block, (tx, ty), ctx.counts(row).extents)
+    key = ("lane factors", ctx.region, id(ctx.trace), ctx.grid, own, span, round(tx), round(ty))
+    got = ctx._parts_kept.get(key)
+    if got is None:
+        t = by_row[lo:hi] if own >= 0 else by_row
+        got = ctx._parts_kept[key] = warp_trip_factors(t, ctx.grid, span, (round(tx), round(ty)))
+    return got
+
+
+def _region_trips(ctx) -> tuple[np.ndarray, np.ndarray]:
+    """The trip records of ``ctx``'s region, sorted by launch row (stable: each loop's
+    entries keep their order), and each record's row; found once per context."""
+    key = ("region trips", ctx.region, id(ctx.trace))
+    got = ctx._parts_kept.get(key)
+    if got is None:
+        trips = getattr(ctx.trace, "trips", None)
+        if trips is None or not len(trips):
+            got = (np.zeros(0), np.zeros(0))
+        else:
+            rows = np.flatnonzero(ctx.trace.launches["region"] == ctx.region)
+            t = trips[np.isin(trips["row"], rows)]
+            t = t[np.argsort(t["row"], kind="stable")]
+            got = (t, t["row"].astype(np.int64))
+        ctx._parts_kept[key] = got
+    return got

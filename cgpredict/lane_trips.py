@@ -1,0 +1,146 @@
+"""A warp runs its slowest lane's trips (SPEC §2.2, divergence): the loops below the mapped
+ones whose trip counts differ between the lanes of a warp.
+
+Under SIMT a warp issues the body of a loop as often as the lane that iterates it longest;
+the lanes that left wait, masked off. The per-thread counts of the trace (block executions
+over threads, ``LaunchContext.per_thread``) are means over the lanes. The runtime writes one
+``cgp_trip`` record per entry of a region loop at depth >= 2 of a recorded launch
+(``runtime/cgp_runtime.h``: the loop, its iterations, the indices of the mapped loops at the
+entry), from which, per loop L::
+
+    F_L = sum_g n_g * sum_k max_{lanes of g} t(lane, k) / sum_lanes sum_k t(lane, k)   (D1)
+
+where g runs over the groups of trace lanes one work-size warp spans (eq. (D2)), n_g is the
+group's lanes in the trace grid, and t(lane, k) is the iterations of the lane's k-th entry of
+L (0 when the lane has fewer entries: the warp runs the k-th entry while any lane does).
+A warp's executions of a block whose innermost loop is L are the mean thread's times F_L
+(eq. (D3), ``per_warp``); the compute instructions are counted from them.
+
+**The span (D2).** The trace is smaller than the work size, so a pseudo-warp of the trace
+spans more of the problem than a work-size warp. A work-size warp spans ``wx = min(32, bx)``
+threads along x and ``wy = min(32 / wx, by)`` rows; at the trace these are
+``kx = floor(wx * X_trace / X_work)`` lanes along x and ``ky = floor(wy * Y_trace / Y_work)``
+along y (each at least 1). The lanes of such a group lie inside one work-size warp's extent,
+a subset of its 32 lanes: F_L is a lower bound of the work-size warp's (equal when the trace
+is the work size, 1 when a work-size warp spans less than one trace lane in both directions).
+The ratio carries to the work size as the loop's trips grow with it (the triangular loops:
+their spread over a warp and their mean grow alike).
+
+Not modelled: loops of helper functions (their trips are not recorded), and the memory
+instructions of such a loop (the memory analysis counts the trace's masked warp
+instructions at the mean thread's count).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .block import Block
+from .frontend.tracefile_format import NO_INDEX, TRIP_DTYPE
+from .instrument.records import LoopInfo
+
+WARP_LANES = 32
+
+__all__ = ["LaneSpan", "per_warp", "warp_span", "warp_trip_factors"]
+
+
+@dataclass(frozen=True)
+class LaneSpan:
+    """The trace lanes one work-size warp spans (eq. (D2)): ``x`` along x, ``y`` along y."""
+
+    x: int
+    y: int
+
+
+def warp_span(block: Block, trace_xy: tuple[float, float], work_xy: tuple[float, float]
+              ) -> LaneSpan:
+    """Eq. (D2): the lanes of the trace inside one work-size warp's extent, for a grid of
+    ``trace_xy`` pseudo-threads traced and ``work_xy`` at the work size."""
+    wx = min(WARP_LANES, block.x)
+    wy = min(max(WARP_LANES // wx, 1), block.y)
+
+    def lanes(w: int, traced: float, work: float) -> int:
+        if work <= 0 or traced <= 0:
+            return 1
+        return max(1, min(w, math.floor(w * traced / work + 1e-9)))
+
+    return LaneSpan(lanes(wx, trace_xy[0], work_xy[0]), lanes(wy, trace_xy[1], work_xy[1]))
+
+
+def warp_trip_factors(trips: np.ndarray, grid: int, span: LaneSpan,
+                      trace_xy: tuple[int, int]) -> dict[int, float]:
+    """Eq. (D1): per loop below the mapped ones (depth > ``grid``), the warp's iterations
+    over the mean lane's, from ``trips`` (TRIP_DTYPE records of the launches to pool) with
+    lanes grouped by ``span``. Loops whose factor is 1 (every group's lanes run the same
+    trips) are left out."""
+    t = np.asarray(trips, TRIP_DTYPE)
+    if grid == 2:
+        t = t[t["index2"] != NO_INDEX]
+        x, y = t["index2"].astype(np.int64), t["index1"].astype(np.int64)
+    elif grid == 1:
+        t = t[(t["index2"] == NO_INDEX) | (t["index1"] != NO_INDEX)]
+        x, y = t["index1"].astype(np.int64), np.zeros(len(t), np.int64)
+    else:
+        return {}
+    keep = (x < NO_INDEX) & (span.x * span.y > 1)
+    t, x, y = t[keep], x[keep], y[keep]
+    if not len(t):
+        return {}
+    loop, row = t["loop"].astype(np.int64), t["row"].astype(np.int64)
+    n = t["trips"].astype(np.int64)
+    k = _entry_ordinals(loop, row, y * (int(x.max()) + 1) + x)
+    gx, gy = x // span.x, y // span.y
+    key = np.stack([loop, row, gy, gx, k], axis=1)
+    groups, inverse = np.unique(key, axis=0, return_inverse=True)
+    most = np.zeros(len(groups), np.int64)
+    np.maximum.at(most, inverse.reshape(-1), n)
+    lanes = _group_lanes(groups[:, 3], groups[:, 2], span, trace_xy)
+    out = {}
+    for lid in np.unique(loop):
+        mean = float(n[loop == lid].sum())
+        warp = float((lanes * most)[groups[:, 0] == lid].sum())
+        if mean > 0 and warp > mean * (1 + 1e-12):
+            out[int(lid)] = warp / mean
+    return out
+
+
+def _entry_ordinals(loop: np.ndarray, row: np.ndarray, thread: np.ndarray) -> np.ndarray:
+    """k of every record: its entry's ordinal among the same thread's entries of the same
+    loop in the same launch (records are written in entry order per loop)."""
+    order = np.lexsort((np.arange(len(loop)), thread, row, loop))
+    sl, sr, st = loop[order], row[order], thread[order]
+    new = np.ones(len(order), np.bool_)
+    new[1:] = (sl[1:] != sl[:-1]) | (sr[1:] != sr[:-1]) | (st[1:] != st[:-1])
+    first = np.maximum.accumulate(np.where(new, np.arange(len(order)), 0))
+    k = np.empty(len(order), np.int64)
+    k[order] = np.arange(len(order)) - first
+    return k
+
+
+def _group_lanes(gx: np.ndarray, gy: np.ndarray, span: LaneSpan, trace_xy: tuple[int, int]
+                 ) -> np.ndarray:
+    """n_g of eq. (D1): the lanes of each group inside the traced grid (edge groups fewer)."""
+    nx = np.clip(trace_xy[0] - gx * span.x, 1, span.x)
+    ny = np.clip(trace_xy[1] - gy * span.y, 1, span.y)
+    return nx * ny
+
+
+def per_warp(per_thread: Mapping[int, float], loops: Sequence[LoopInfo],
+             factors: Mapping[int, float]) -> dict[int, float]:
+    """Eq. (D3): each block's executions per lane slot of a warp: the mean thread's times
+    the factor F_L of its innermost loop that has one (the blocks of L outside a nested
+    loop with a factor of its own take L's)."""
+    if not factors:
+        return dict(per_thread)
+    depth: dict[int, int] = {}
+    factor: dict[int, float] = {}
+    for lid, f in factors.items():
+        lp = loops[lid]
+        for b in lp.blocks:
+            if lp.depth > depth.get(b, -1):
+                depth[b], factor[b] = lp.depth, f
+    return {b: n * factor.get(b, 1.0) for b, n in per_thread.items()}

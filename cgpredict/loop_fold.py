@@ -36,6 +36,7 @@ import os
 import re
 import sys
 import tempfile
+import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -50,6 +51,7 @@ __all__ = ["LoopFold", "LoopFolds", "fold_counts", "kept_counts", "loop_folds", 
            "probe_text"]
 
 PROBE = "__cgp_fold"  # the probe function's name
+_LLVM = threading.Lock()  # held by optimise (its own LLVM context, fd 2 redirected)
 _ENTRY, _EXIT, _OUT = "__cgp_entry", "__cgp_exit", "__cgp_out"
 _NAME = r"(?:[\w.$-]+|\"[^\"]+\")"
 _VALUE_REF = re.compile(r"%(" + _NAME[3:-1] + r")")
@@ -170,24 +172,26 @@ def optimise(text: str) -> str:
     unrolling and without vectorisation (the GPU's threads are its vectors)."""
     import llvmlite.binding as llvm
 
-    mod = llvm.parse_assembly(text)
-    mod.verify()
-    pto = llvm.create_pipeline_tuning_options(speed_level=3)
-    pto.loop_unrolling = True
-    pto.loop_vectorization = False
-    pto.slp_vectorization = False
-    pto.loop_interleaving = False
-    pb = llvm.create_pass_builder(_machine(), pto)
-    with _llvm_warnings_dropped():
-        pb.getModulePassManager().run(mod, pb)
-    return str(mod)
+    with _LLVM:  # a region's kernels are analysed in threads: one probe at a time
+        mod = llvm.parse_assembly(text, context=llvm.create_context())
+        mod.verify()
+        pto = llvm.create_pipeline_tuning_options(speed_level=3)
+        pto.loop_unrolling = True
+        pto.loop_vectorization = False
+        pto.slp_vectorization = False
+        pto.loop_interleaving = False
+        pb = llvm.create_pass_builder(_machine(), pto)
+        with _llvm_warnings_dropped():
+            pb.getModulePassManager().run(mod, pb)
+        return str(mod)
 
 
 @contextlib.contextmanager
 def _llvm_warnings_dropped():
     """Run the block with LLVM's warnings on file descriptor 2 dropped: a loop O3 cannot
     unroll whole draws "loop not unrolled" (the loop then has no fold); any other line
-    written meanwhile is passed on."""
+    written meanwhile is passed on (held by ``_LLVM``: two redirections interleaved would
+    lose the descriptor)."""
     sys.stderr.flush()
     saved = os.dup(2)
     with tempfile.TemporaryFile(mode="w+b") as held:

@@ -80,6 +80,14 @@ class ComputeCounts:
     pipes: PipeCounts = field(default_factory=PipeCounts)  # the same by pipe class
     foldable: float = 0.0  # integer and branch instructions, as integer_insts counts them
 
+    def plus(self, other: "ComputeCounts", times: float = 1.0) -> "ComputeCounts":
+        """These counts plus ``times`` x ``other`` (a fold's saving taken off: times -1)."""
+        return ComputeCounts(
+            self.total + times * other.total, self.sfu + times * other.sfu,
+            self.fp + times * other.fp, self.unknown_calls,
+            self.pipes.plus(other.pipes, times), self.foldable + times * other.foldable,
+        )
+
     def scaled(self, factor: float) -> "ComputeCounts":
         return ComputeCounts(
             self.total * factor, self.sfu * factor, self.fp * factor, self.unknown_calls,

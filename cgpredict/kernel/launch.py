@@ -23,6 +23,7 @@ from ..devices import GPUDevice
 from ..energy import predict_energy
 from ..frontend.tracefile import Trace
 from ..halo import HaloSpec, halo_counts
+from ..loop_fold import loop_folds
 from ..machine_code import MachineShape, machine_extras, machine_shape
 from ..memory.inflight import chain_dram_sectors, chain_load_latency
 from ..memory.shared import StagedAccess, array_name
@@ -50,8 +51,6 @@ def trip(model: TripModel, sizes: dict[str, int]) -> float:
 
 
 MAX_GRID_X = 2**31 - 1  # CUDA's limits on the blocks of a grid
-
-
 MAX_GRID_YZ = 65535
 
 
@@ -306,14 +305,14 @@ class LaunchContext:
 
     def instructions(self, per_thread: dict[int, float]) -> ComputeCounts:
         """The instruction counts per thread (SPEC §2.4): every block's operations times its
-        executions per thread."""
+        executions per thread, less what folds across the iterations of the loops nvcc
+        unrolls whole (loop_fold, eq. (12f))."""
         ops: Counter = Counter()
         for b in self.trace.header.blocks:
-            n = per_thread.get(b.id, 0.0)
-            if n:
-                for opcode, ty, detail, k in b.ops:
-                    ops[(opcode, ty, detail)] += n * k
-        return compute_counts(ops)
+            for opcode, ty, detail, k in b.ops if per_thread.get(b.id, 0.0) else ():
+                ops[(opcode, ty, detail)] += per_thread[b.id] * k
+        folds = loop_folds(self.trace, self.bodies.loop_ids, self.unroll)
+        return compute_counts(ops).plus(folds.saving(per_thread), -1.0)
 
     def predicted(self, profile: KernelProfile) -> tuple[object, float | None, LaunchGeometry]:
         """The model's result for ``profile``, its energy (None: no energy table) and launch

@@ -124,6 +124,30 @@ def test_a_1d_thread_drops_cvta_and_loop_control_and_adds_its_start(tmp_path: Pa
     assert entry_delta(e, per_thread) == pytest.approx(1 + 1 - 2 - 2)
 
 
+# 1-D reduction, dot_reduce's shape: s += x[i] * y[i]. The C loads s before the mapped
+# loop and stores it after; the port passes s as a pointer (its atomic's address). PTX: a
+# cvta per pointer parameter (x, y, s: 3); SASS (validation/cuda/user/dot_reduce.cu): none.
+# Entry delta: -3 (cvta) - 2 (the mapped loop's add and icmp) = -5.
+DOT = """\
+#define N 64
+#pragma cgp trace N=64
+static float x[N], y[N], s;
+int main(void) {
+  for (int i = 0; i < N; i++) { x[i] = i; y[i] = 1; }
+#pragma cgp kernel dot grid=1
+  for (int i = 0; i < N; i++) s += x[i] * y[i];
+  return s != 12345.0f ? 0 : 1;
+}
+"""
+
+
+def test_a_reduction_accumulator_is_a_pointer_without_cvta(tmp_path: Path) -> None:
+    shape, per_thread, _ = _traced(tmp_path, DOT, 1)
+    e = shape.entry
+    assert e.arrays == 3  # x, y and the accumulator s, addressed outside the mapped loop
+    assert entry_delta(e, per_thread) == pytest.approx(-3 - 2)
+
+
 def test_a_2d_thread_forms_its_row_index_once(tmp_path: Path) -> None:
     shape, per_thread, _ = _traced(tmp_path, REDUCE, 2)
     e = shape.entry

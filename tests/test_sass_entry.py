@@ -99,11 +99,11 @@ int main(void) {
 """
 
 
-def _traced(tmp_path: Path, src: str, grid: int):
+def _traced(tmp_path: Path, src: str, grid: int, port: str = "plain"):
     """(shape, block executions per thread, loop entries per thread) of the file's kernel."""
     path = tmp_path / "k.c"
     path.write_text(src)
-    with prepare(path, RunOptions(device="h100")) as prep:
+    with prepare(path, RunOptions(device="h100", port=port)) as prep:
         tr = prep.trace
         d1, d2 = mapped_loops(tr, 0)
         mapped = d2 if grid == 2 else d1
@@ -144,8 +144,16 @@ int main(void) {
 def test_a_reduction_accumulator_is_a_pointer_without_cvta(tmp_path: Path) -> None:
     shape, per_thread, _ = _traced(tmp_path, DOT, 1)
     e = shape.entry
-    assert e.arrays == 3  # x, y and the accumulator s, addressed outside the mapped loop
+    assert e.arrays == 3  # x, y and the accumulator s, stored after the mapped loop
     assert entry_delta(e, per_thread) == pytest.approx(-3 - 2)
+
+
+def test_a_load_hoisted_before_the_mapped_loop_is_no_array_parameter(tmp_path: Path) -> None:
+    """Restrict: clang hoists R[k][k]'s load before the i loop, once a launch; the launch's
+    memory instructions (not assigned to threads) and so the entry's cvta count leave it
+    out: A and Q only (plain: R[k][k] loaded in the loop, 3)."""
+    assert _traced(tmp_path, COLUMN, 1, "restrict")[0].entry.arrays == 2
+    assert _traced(tmp_path, COLUMN, 1, "plain")[0].entry.arrays == 3
 
 
 def test_a_2d_thread_forms_its_row_index_once(tmp_path: Path) -> None:

@@ -161,8 +161,8 @@ FINDINGS: list[str] = [
     "and a predicated EXIT: 5 instructions a thread more (15 a thread); the C's load of the "
     "accumulator before the mapped loop and its store after leave the memory model (the "
     "port has neither); the accumulator's pointer counts among the arrays whose PTX cvta the "
-    "SASS does not have (sass_entry.region_arrays: the region's arrays, not only those of the "
-    "mapped loops): dot_reduce 30 -> 34 a thread, every class equal to the SASS's (34).",
+    "SASS does not have (sass_entry.region_arrays: those of the mapped loops and those "
+    "stored after them): dot_reduce 30 -> 34 a thread, every class equal to the SASS's (34).",
     "* Fixed in the check (both sides): an expanded operation (compute.SASS_EXPANSION) is "
     "split into the check's classes as its sm_90 fast path is (sass_model.EXPANSION_CLASSES, "
     "from sass_ops.check_expansions: an IEEE division is FCHK and 5 FFMA fp32, its test "

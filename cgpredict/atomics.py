@@ -38,12 +38,14 @@ __all__ = [
     "PortCosts",
     "PortShape",
     "REDUCE_LEVELS",
+    "ReductionCode",
     "as_atomics",
     "atomic_counts",
     "atomic_notes",
     "drop_covered",
     "find_sites",
     "port_costs",
+    "reduction_code",
     "site_sids",
     "with_shared",
 ]
@@ -215,10 +217,10 @@ def _register_sites(trace: Trace, region: int, grid: int, kept: frozenset[int] =
                 stores = tuple(sorted(
                     u.mem_id for u in body.ops if u.klass == "store" and u.mem_id in kept
                     and o.carried in u.operands))
-                text = (h.mem[stores[0]].base if stores
-                        else _accumulator_name(trace, region, lp.blocks))
+                text, outside = ((h.mem[stores[0]].base, ()) if stores
+                                 else _accumulator_accesses(trace, region, lp.blocks))
                 out.append(AtomicSite(
-                    kind="reduction", text=text, sids=stores,
+                    kind="reduction", text=text, sids=stores or outside,
                     location=f"{h.source_name}:{lp.line}", bytes=_type_bytes(o.type),
                     is_float=o.type in _FLOAT_TYPES,
                 ))
@@ -230,14 +232,22 @@ def _type_bytes(ty: str) -> int:
     return 8 if ty in ("double", "i64") else 4
 
 
-def _accumulator_name(trace: Trace, region: int, loop_blocks) -> str:
+def _accumulator_accesses(trace: Trace, region: int, loop_blocks
+                          ) -> tuple[str, tuple[int, ...]]:
     """The access that stores the accumulator after the loop (its only store outside the
-    loop's blocks), else 'an accumulator'."""
+    loop's blocks) and the static loads and that store of it outside the loop (the C loads
+    ``s`` before the mapped loop and stores it after, once a launch; the port has neither:
+    its atomics update ``s``), else ('an accumulator', ())."""
     h = trace.header
     inside = set(loop_blocks)
     outs = {m.base for m in h.mem
             if m.region == region and m.kind == "store" and m.block not in inside}
-    return outs.pop() if len(outs) == 1 else "an accumulator"
+    if len(outs) != 1:
+        return "an accumulator", ()
+    name = outs.pop()
+    sids = tuple(m.id for m in h.mem
+                 if m.region == region and m.base == name and m.block not in inside)
+    return name, sids
 
 
 def find_sites(trace: Trace, region: int, grid: int, wt, sector_bytes: int,
@@ -268,14 +278,41 @@ class PortShape:
     level: str = "warp"
 
 
+@dataclass(frozen=True)
+class ReductionCode:
+    """Instructions per thread of a warp reduction's port besides its atomic (eq. (A3)),
+    as the sm_90 SASS of ``validation/cuda/user/dot_reduce.cu`` runs them: log2(warp)
+    shuffles (SHFL.DOWN) and as many adds; since every lane must reach the shuffles, the
+    guard cannot end the thread (EXIT): it branches around the work inside a reconvergence
+    region (BSSY, BSYNC) after the partial is set to zero for the lanes past the bound
+    (HFMA2.MMA), and the lane test before the atomic is a LOP3 and a predicated EXIT."""
+
+    shuffles: float  # SHFL (class other)
+    adds: float  # FADD (fp32)
+    reconverge: float = 3.0  # BSSY, BSYNC, the zero partial (other)
+    lane_test: float = 1.0  # LOP3 of the lane index (integer)
+    lane_exit: float = 1.0  # the predicated EXIT of the lanes but the first (branch)
+
+    @property
+    def total(self) -> float:
+        return self.shuffles + self.adds + self.reconverge + self.lane_test + self.lane_exit
+
+
+def reduction_code(warp_size: int) -> ReductionCode:
+    """The warp reduction's code per thread (ReductionCode) for ``warp_size`` lanes."""
+    steps = math.log2(warp_size)
+    return ReductionCode(shuffles=steps, adds=steps)
+
+
 def _reduction_counts(site: AtomicSite | None, shape: PortShape
                       ) -> tuple[AtomicCounts, float, float]:
-    """(atomics, extra instructions, barriers) per thread of a reduction: shuffles within
-    each warp (log2(warp) shuffle + add pairs) and one atomic per warp, or with ``block``
-    the warps' partials through shared memory (a store, a barrier, a load, the first warp's
-    shuffles) and one atomic per block. ``site`` None: an int accumulator (the SASS check
-    reads the instructions only)."""
-    steps = 2 * math.log2(shape.warp_size)
+    """(atomics, extra instructions, barriers) per thread of a reduction: the warp's code
+    (``reduction_code``: shuffles, adds, the guard's reconvergence and the lane test, eq.
+    (A3)) and one atomic per warp, or with ``block`` the warps' partials through shared
+    memory (a store, a barrier, a load, the first warp's shuffles) and one atomic per block.
+    ``site`` None: an int accumulator (the SASS check reads the instructions only)."""
+    code = reduction_code(shape.warp_size)
+    steps = code.shuffles + code.adds
     hot_float = site is not None and site.is_float
     if shape.level == "block":
         wpb = max(shape.threads_per_block / shape.warp_size, 1.0)
@@ -283,11 +320,11 @@ def _reduction_counts(site: AtomicSite | None, shape: PortShape
         counts = AtomicCounts(insts=1.0 / wpb, ops=per, trans=1.0 / wpb, hot_share=1.0,
                               footprint_bytes=shape.sector_bytes, requests=per,
                               slice_share=1.0, hot_float=hot_float)
-        return counts, steps + 2 + steps / wpb, 1.0
+        return counts, code.total + 2 + steps / wpb, 1.0
     per = 1.0 / shape.warp_size
     return AtomicCounts(insts=1.0, ops=per, trans=1.0, hot_share=1.0,
                         footprint_bytes=shape.sector_bytes, requests=per, slice_share=1.0,
-                        hot_float=hot_float), steps, 0.0
+                        hot_float=hot_float), code.total, 0.0
 
 
 def _atomic_counts(site: AtomicSite, shape: PortShape, updates: float

@@ -214,13 +214,19 @@ def hoisted_addresses(fn, inside: dict[str, int]) -> tuple[tuple[tuple[int, ...]
 
 
 def region_arrays(trace: Trace, chain: list) -> int:
-    """Distinct global arrays the mapped loops ``chain`` address (``compute.kernel_entry_insts``'s
-    array parameters)."""
+    """Distinct global arrays of ``compute.kernel_entry_insts``'s array parameters (one
+    ``cvta`` each in the PTX, none in the SASS): those the mapped loops ``chain`` address and
+    those their region stores to after them (a reduction's accumulator, stored once a launch
+    after the mapped loop: a pointer parameter of the port, its atomic's address, and one of
+    the launch's memory instructions). A load the IR hoists before the mapped loops is not
+    one of them (not assigned to threads: Gram-Schmidt's restrict ``R[k][k]``)."""
     from .memory.shared import array_name
 
     h = trace.header
     blocks = {b for lp in chain for b in lp.blocks}
-    return len({array_name(m.base) for m in h.mem if m.block in blocks} - {""})
+    regions = {lp.region for lp in chain}
+    return len({array_name(m.base) for m in h.mem
+                if m.block in blocks or (m.region in regions and m.kind == "store")} - {""})
 
 
 def entry_shape(trace: Trace, grid: int, mapped: list[int]) -> EntryShape:

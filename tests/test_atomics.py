@@ -17,7 +17,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from cgpredict.atomics import _address_stats
+from cgpredict.atomics import PortShape, _address_stats, _reduction_counts, reduction_code
 from cgpredict.devices import load_device
 from cgpredict.l2_slices import SliceMap
 from cgpredict.pipeline import predict_source
@@ -45,6 +45,33 @@ def test_register_reduction_is_found(tmp_path):
                 "for (int i = 0; i < N; i++) s += x[i];\n", 'printf("%f\\n", s);\n')
     assert any("s (" in w and "reduction over the threads" in w for w in k.warnings)
     assert k.profile.atomics.ops == pytest.approx(1 / 32)
+
+
+def test_register_reduction_port_has_no_load_or_store_of_the_accumulator(tmp_path):
+    """The C loads ``s`` before the mapped loop and stores it after (once a launch); the
+    port's atomics update ``s``: neither access is in the memory model (eq. (A3))."""
+    k = _kernel(tmp_path, "sum2", "static float s;\n",
+                "for (int i = 0; i < N; i++) s += x[i];\n", 'printf("%f\\n", s);\n')
+    outside = [m for m in k.mem if m.text.startswith("s")]
+    assert outside and all(m.pattern == "atomic" for m in outside)
+    assert k.profile.atomics.insts == pytest.approx(1.0)  # one RED a warp, per thread 1/32 x 32
+
+
+def test_warp_reduction_code_is_the_dot_reduce_sass():
+    """Hand count of the sm_90 SASS of validation/cuda/user/dot_reduce.cu per thread: 5
+    SHFL.DOWN and 5 FADD (log2 32), BSSY + BSYNC + HFMA2.MMA (the zero partial), LOP3 (the
+    lane test) and its predicated EXIT: 15 besides the RED."""
+    code = reduction_code(32)
+    assert (code.shuffles, code.adds, code.reconverge, code.lane_test, code.lane_exit) == (
+        5, 5, 3, 1, 1)
+    assert code.total == 15
+    assert reduction_code(4).total == 2 + 2 + 5  # log2 of a 4-lane warp
+    shape = PortShape(threads_per_block=256, resident_blocks=1, blocks=1, warp_size=32,
+                      sector_bytes=32)
+    _, extra, bars = _reduction_counts(None, shape)
+    assert (extra, bars) == (15, 0)
+    _, extra, bars = _reduction_counts(None, PortShape(256, 1, 1, 32, 32, level="block"))
+    assert (extra, bars) == (15 + 2 + 10 / 8, 1)  # partial store and load, warp 0's steps
 
 
 def test_prefix_sum_is_no_reduction(tmp_path):

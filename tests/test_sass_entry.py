@@ -99,11 +99,11 @@ int main(void) {
 """
 
 
-def _traced(tmp_path: Path, src: str, grid: int):
+def _traced(tmp_path: Path, src: str, grid: int, port: str = "plain"):
     """(shape, block executions per thread, loop entries per thread) of the file's kernel."""
     path = tmp_path / "k.c"
     path.write_text(src)
-    with prepare(path, RunOptions(device="h100")) as prep:
+    with prepare(path, RunOptions(device="h100", port=port)) as prep:
         tr = prep.trace
         d1, d2 = mapped_loops(tr, 0)
         mapped = d2 if grid == 2 else d1
@@ -122,6 +122,38 @@ def test_a_1d_thread_drops_cvta_and_loop_control_and_adds_its_start(tmp_path: Pa
     assert e.bound_offsets == 1  # i < N - 1
     assert [n for _, n in e.latches] == [2]
     assert entry_delta(e, per_thread) == pytest.approx(1 + 1 - 2 - 2)
+
+
+# 1-D reduction, dot_reduce's shape: s += x[i] * y[i]. The C loads s before the mapped
+# loop and stores it after; the port passes s as a pointer (its atomic's address). PTX: a
+# cvta per pointer parameter (x, y, s: 3); SASS (validation/cuda/user/dot_reduce.cu): none.
+# Entry delta: -3 (cvta) - 2 (the mapped loop's add and icmp) = -5.
+DOT = """\
+#define N 64
+#pragma cgp trace N=64
+static float x[N], y[N], s;
+int main(void) {
+  for (int i = 0; i < N; i++) { x[i] = i; y[i] = 1; }
+#pragma cgp kernel dot grid=1
+  for (int i = 0; i < N; i++) s += x[i] * y[i];
+  return s != 12345.0f ? 0 : 1;
+}
+"""
+
+
+def test_a_reduction_accumulator_is_a_pointer_without_cvta(tmp_path: Path) -> None:
+    shape, per_thread, _ = _traced(tmp_path, DOT, 1)
+    e = shape.entry
+    assert e.arrays == 3  # x, y and the accumulator s, stored after the mapped loop
+    assert entry_delta(e, per_thread) == pytest.approx(-3 - 2)
+
+
+def test_a_load_hoisted_before_the_mapped_loop_is_no_array_parameter(tmp_path: Path) -> None:
+    """Restrict: clang hoists R[k][k]'s load before the i loop, once a launch; the launch's
+    memory instructions (not assigned to threads) and so the entry's cvta count leave it
+    out: A and Q only (plain: R[k][k] loaded in the loop, 3)."""
+    assert _traced(tmp_path, COLUMN, 1, "restrict")[0].entry.arrays == 2
+    assert _traced(tmp_path, COLUMN, 1, "plain")[0].entry.arrays == 3
 
 
 def test_a_2d_thread_forms_its_row_index_once(tmp_path: Path) -> None:

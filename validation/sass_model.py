@@ -248,8 +248,9 @@ def _port_atomics(out: dict[str, float], h, kr, bb, threads: float) -> None:
     the global classes, their atomics (RED, ``profile.atomics.insts``) are other, as the
     SASS's REDG (``sass_class``); per reduction over the threads (the report's line for each)
     the warp's shuffles (SHFL: other) and adds (FADD: fp32, the one reduction of the user
-    kernels is a float sum), ``atomics._reduction_counts`` of the warp level."""
-    from cgpredict.atomics import PortShape, _reduction_counts
+    kernels is a float sum), the guard's reconvergence (BSSY, BSYNC, the zero partial:
+    other) and the lane test (LOP3: integer; its EXIT: branch), ``atomics.reduction_code``."""
+    from cgpredict.atomics import reduction_code
 
     for m in kr.mem:
         if m.pattern == "atomic" and threads:
@@ -257,12 +258,12 @@ def _port_atomics(out: dict[str, float], h, kr, bb, threads: float) -> None:
             out["ld_global" if h.mem[m.id].kind == "load" else "st_global"] -= n
     out["other"] += kr.profile.atomics.insts
     reductions = sum("is a reduction over the threads" in w for w in kr.warnings)
-    if reductions:
-        shape = PortShape(threads_per_block=256, resident_blocks=1, blocks=1, warp_size=32,
-                          sector_bytes=32)
-        steps = _reduction_counts(None, shape)[1] * reductions
-        out["other"] += steps / 2
-        out["fp32"] += steps / 2
+    if reductions:  # the warp level's code (atomics.reduction_code), split into classes
+        code = reduction_code(32)
+        out["other"] += (code.shuffles + code.reconverge) * reductions
+        out["fp32"] += code.adds * reductions
+        out["integer"] += code.lane_test * reductions
+        out["branch"] += code.lane_exit * reductions
 
 
 def _add_staging_code(out: dict[str, float], staging) -> None:

@@ -19,7 +19,7 @@ import numpy as np
 from ..atomics import AtomicSite, PortShape, as_atomics, port_costs, site_sids, with_shared
 from ..block import Block
 from ..compute import ComputeCounts, compute_counts, integer_insts, loop_unroll
-from ..convoy import convoy_latencies, convoy_warps
+from ..convoy import convoy_step, convoy_warps
 from ..devices import GPUDevice
 from ..energy import predict_energy
 from ..frontend.tracefile import Trace
@@ -342,8 +342,7 @@ class LaunchContext:
         register-blocked thread's R outputs are independent (``__restrict__``): one output's
         path. ``in_flight`` False: each iteration's chain on its own; None: the mean thread's
         periods of the loads ptxas hoists above the stores (ThreadBodies.hoisted_cycles, (22h)).
-        ``queue``: DRAM loads in flight queue (chain_dram_sectors, (Q1)); ``warps`` a
-        sub-partition run each step together (convoy_latencies, eq. (CV))."""
+        ``queue``: DRAM loads in flight queue ((Q1)); ``warps``: a sub-partition's (CV)."""
         dev, staged = self.device, {a.sid for a in self.staged}
         big, mems = self.outgrown_arrays, self.trace.header.mem
         lat = {s.sid: chain_load_latency(s, dev, array_name(mems[s.sid].base) in big)
@@ -363,7 +362,8 @@ class LaunchContext:
         busiest = {b: n * self.busiest / self.rows for b, n in per_thread.items()}
         return self.bodies.chain_cycles(
             busiest, load_cycles, dev.fp_latency_cycles, dev.inst_latency_cycles, self.unroll,
-            ordered, convoy_latencies(dev, warps), in_flight, lambda sid: far.get(sid, (0.0, 1.0)))
+            ordered, dev.op_latencies, in_flight, lambda sid: far.get(sid, (0.0, 1.0)),
+            convoy_step(dev, warps, mem.instrs, staged | set(self.reloads)))
 
     @functools.cached_property
     def outgrown_arrays(self) -> frozenset[str]:

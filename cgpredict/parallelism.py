@@ -377,6 +377,7 @@ class ThreadBodies:
         op_lat: OpLatencies | None = None,
         in_flight: bool = True,
         dram_share=None,
+        step=None,
     ) -> float:
         """The thread's critical path: each body's iterations (``per_thread``: executions
         of each block id by the thread) times its per-iteration chain (body_chain), its
@@ -385,7 +386,8 @@ class ThreadBodies:
         same path with each iteration's chain on its own (no loads of an unrolled trip in
         flight together), the serial reference of eq. (22m). ``dram_share(mem id)``: a load's
         (DRAM share, DRAM sectors an instruction), whose trips' loads in flight queue
-        (eq. (Q1)); None: none queue."""
+        (eq. (Q1)); None: none queue. ``step``: (the latencies of warps in step, the share
+        of trips in step given a body's loads' mem ids), eq. (CV), blended by that share."""
         total = 0.0
         for i, ((_, blocks), g, looped, lid) in enumerate(zip(
             self.bodies, self.graphs, self.looped, self.loop_ids
@@ -395,12 +397,21 @@ class ThreadBodies:
                 lat = tuple(_latencies(g, load_cycles, fp_cycles, int_cycles, op_lat))
                 far = tuple(dram_share(o.mem_id) if o.klass == "load" else (0.0, 1.0)
                             for o in g.ops) if dram_share is not None else ()
-                key = (i, lat, looped, unroll_of(lid), ordered, in_flight, op_lat, far)
-                if key not in self.chains:  # a kernel's launches mostly share latencies
-                    self.chains[key] = _chain(g, lat, looped, key[3], ordered, in_flight,
-                                              op_lat, far)
-                total += runs * self.chains[key]
+                args = (looped, unroll_of(lid), ordered, in_flight)
+                chain = self._kept_chain(i, g, lat, *args, op_lat, far)
+                share = step[1]([o.mem_id for o in g.ops if o.klass == "load"]) if step else 0
+                if share > 0:  # (CV): the trips whose warps stay in step
+                    slat = tuple(_latencies(g, load_cycles, fp_cycles, int_cycles, step[0]))
+                    chain += share * (self._kept_chain(i, g, slat, *args, step[0], far) - chain)
+                total += runs * chain
         return total
+
+    def _kept_chain(self, i, g, lat, looped, unroll, ordered, in_flight, op_lat, far) -> float:
+        """body_chain of body ``i``, kept (a kernel's launches mostly share latencies)."""
+        key = (i, lat, looped, unroll, ordered, in_flight, op_lat, far)
+        if key not in self.chains:
+            self.chains[key] = _chain(g, lat, looped, unroll, ordered, in_flight, op_lat, far)
+        return self.chains[key]
 
     def hoisted_cycles(self, per_thread: Mapping[int, float], load_cycles, unroll_of,
                        ordered: frozenset[int]) -> float:

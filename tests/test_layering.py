@@ -51,7 +51,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "cgpredict.energy",
      "cgpredict.models", "cgpredict.models.*", "cgpredict.numba_cache", "cgpredict.atomics",
      "cgpredict.soa", "cgpredict.tile_exchange", "cgpredict.halo", "cgpredict.sm_share",
-     "cgpredict.row_warps", "cgpredict.register_block", "cgpredict.registers"),
+     "cgpredict.row_warps", "cgpredict.register_block", "cgpredict.registers",
+     "cgpredict.convoy"),
     # what a prediction hands back, and its rendering as text and JSON
     ("cgpredict.prediction", "cgpredict.report"),
     # one kernel analysed, traces and reports kept on disk

@@ -19,6 +19,7 @@ import numpy as np
 from ..atomics import AtomicSite, PortShape, as_atomics, port_costs, site_sids, with_shared
 from ..block import Block
 from ..compute import ComputeCounts, compute_counts, integer_insts, loop_unroll
+from ..convoy import convoy_step, convoy_warps
 from ..devices import GPUDevice
 from ..energy import predict_energy
 from ..frontend.tracefile import Trace
@@ -184,12 +185,14 @@ class LaunchContext:
         port = port_costs(self.sites, per_thread, self.shape, blocks)
         mem_reports, shared = as_atomics(mem_reports, self.sites), with_shared(shared, port)
         par, (comp, folded) = counts.par, lane_counts(self, row, counts)  # (D1)-(D3)
-        bodies = body_counts(self.bodies, per_thread)
+        bodies, n = body_counts(self.bodies, per_thread), convoy_warps(  # n: eq. (CV)
+            self.device, self.block.threads, self.opts.registers_per_thread,
+            shared.bytes_per_block, blocks)
         chain, serial, hoisted, flat = kept_part(  # serial: a trip's loads one at a time, (22m)
-            self._parts_kept, "chain", mem, bodies,
-            lambda: (self.chain_cycles(per_thread, mem), self.chain_cycles(per_thread, mem, False),
-                     self.chain_cycles(per_thread, mem, None),  # (22h); flat: no (Q1) queue
-                     self.chain_cycles(per_thread, mem, queue=False)))
+            self._parts_kept, "chain", mem, (bodies, n), lambda: (  # flat: no (Q1) queue
+                self.chain_cycles(per_thread, mem, warps=n), self.chain_cycles(per_thread, mem,
+                False), self.chain_cycles(per_thread, mem, None),  # (22h)
+                self.chain_cycles(per_thread, mem, queue=False)))
         compute_chain = kept_part(  # reads the bodies' counts alone, as the chain does
             self._parts_kept, "compute chain", mem, bodies,
             lambda: self.bodies.compute_chain(per_thread, self.unroll, self.device),
@@ -327,8 +330,8 @@ class LaunchContext:
         geometry = launch_geometry(profile, self.device)
         return result, (est.total_mj if est else None), geometry
 
-    def chain_cycles(self, per_thread: dict, mem: MemoryAnalysis,
-                     in_flight: bool | None = True, queue: bool = True) -> float:
+    def chain_cycles(self, per_thread: dict, mem: MemoryAnalysis, in_flight: bool | None = True,
+                     queue: bool = True, warps: int = 1) -> float:
         """The critical path of the launch's busiest thread (models/bounds.py): the mean
         thread's body executions times ``busiest``, each iteration its chain
         (parallelism.body_chain) with every load at its own mean latency (an L1 or L2 hit
@@ -340,7 +343,7 @@ class LaunchContext:
         register-blocked thread's R outputs are independent (``__restrict__``): one output's
         path. ``in_flight`` False: each iteration's chain on its own; None: the mean thread's
         periods of the loads ptxas hoists above the stores (ThreadBodies.hoisted_cycles, (22h)).
-        ``queue``: a trip's DRAM loads in flight queue by sector (chain_dram_sectors, (Q1))."""
+        ``queue``: DRAM loads in flight queue ((Q1)); ``warps``: a sub-partition's (CV)."""
         dev, staged = self.device, {a.sid for a in self.staged}
         big, mems = self.outgrown_arrays, self.trace.header.mem
         lat = {s.sid: chain_load_latency(s, dev, array_name(mems[s.sid].base) in big)
@@ -348,10 +351,8 @@ class LaunchContext:
         far = {s.sid: chain_dram_sectors(s, array_name(mems[s.sid].base) in big)
                for s in mem.instrs if queue and s.sid not in staged | set(self.reloads)}
         reload = dev.l1_latency_cycles if dev.l1_caches_global_loads else dev.l2_latency_cycles
-        for sid in self.reloads:
-            lat[sid] = reload
-        for sid in staged:
-            lat[sid] = dev.shared_latency_cycles
+        lat.update({**dict.fromkeys(self.reloads, reload),
+                    **dict.fromkeys(staged, dev.shared_latency_cycles)})
         ordered = plain_order(self.trace, self.staged)
 
         def load_cycles(sid: int) -> float:
@@ -362,7 +363,8 @@ class LaunchContext:
         busiest = {b: n * self.busiest / self.rows for b, n in per_thread.items()}
         return self.bodies.chain_cycles(
             busiest, load_cycles, dev.fp_latency_cycles, dev.inst_latency_cycles, self.unroll,
-            ordered, dev.op_latencies, in_flight, lambda sid: far.get(sid, (0.0, 1.0)))
+            ordered, dev.op_latencies, in_flight, lambda sid: far.get(sid, (0.0, 1.0)),
+            convoy_step(dev, warps, mem.instrs, staged | set(self.reloads)))
 
     @functools.cached_property
     def outgrown_arrays(self) -> frozenset[str]:

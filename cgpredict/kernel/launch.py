@@ -308,8 +308,7 @@ class LaunchContext:
 
     def instructions(self, per_thread: dict[int, float]) -> ComputeCounts:
         """The instruction counts per thread (SPEC §2.4): every block's operations times its
-        executions per thread, less what folds across the iterations of the loops nvcc
-        unrolls whole (loop_fold, eq. (12f))."""
+        executions per thread, less the folds of the loops nvcc unrolls whole (eq. (12f))."""
         ops: Counter = Counter()
         for b in self.trace.header.blocks:
             for opcode, ty, detail, k in b.ops if per_thread.get(b.id, 0.0) else ():

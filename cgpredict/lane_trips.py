@@ -94,18 +94,34 @@ def warp_trip_factors(trips: np.ndarray, grid: int, span: LaneSpan,
     n = t["trips"].astype(np.int64)
     k = _entry_ordinals(loop, row, y * (int(x.max()) + 1) + x)
     gx, gy = x // span.x, y // span.y
-    key = np.stack([loop, row, gy, gx, k], axis=1)
-    groups, inverse = np.unique(key, axis=0, return_inverse=True)
-    most = np.zeros(len(groups), np.int64)
-    np.maximum.at(most, inverse.reshape(-1), n)
-    lanes = _group_lanes(groups[:, 3], groups[:, 2], span, trace_xy)
+    first, inverse = _groups((loop, row, gy, gx, k))
+    most = np.zeros(len(first), np.int64)
+    np.maximum.at(most, inverse, n)
+    lanes = _group_lanes(gx[first], gy[first], span, trace_xy)
     out = {}
     for lid in np.unique(loop):
         mean = float(n[loop == lid].sum())
-        warp = float((lanes * most)[groups[:, 0] == lid].sum())
+        warp = float((lanes * most)[loop[first] == lid].sum())
         if mean > 0 and warp > mean * (1 + 1e-12):
             out[int(lid)] = warp / mean
     return out
+
+
+def _groups(columns: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of the non-negative integer ``columns``: the index of each one's
+    first record and each record's group. One int64 key in mixed radix where it fits (a
+    sort of one column: ``np.unique(axis=0)`` took 0.25 s on 82,048 records, advise's 27
+    block shapes of 3MM tiled 6.7 s), else the rows themselves."""
+    radix = [int(c.max()) + 1 for c in columns]
+    if math.prod(radix) < 2**62:
+        key = np.zeros(len(columns[0]), np.int64)
+        for c, r in zip(columns, radix):
+            key = key * r + c
+    else:
+        key = np.stack(columns, axis=1)
+    _, first, inverse = np.unique(key, axis=0 if key.ndim > 1 else None,
+                                  return_index=True, return_inverse=True)
+    return first, inverse.reshape(-1)
 
 
 def _entry_ordinals(loop: np.ndarray, row: np.ndarray, thread: np.ndarray) -> np.ndarray:

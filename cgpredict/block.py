@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from .errors import CGPredictError
 
-__all__ = ["Block", "MappingError"]
+__all__ = ["Block", "MappingError", "check_block_size"]
 
 
 class MappingError(CGPredictError, ValueError):
@@ -44,3 +44,12 @@ class Block:
 
     def __str__(self) -> str:
         return f"{self.x}x{self.y}"
+
+
+def check_block_size(block: Block, max_threads: int, device_name: str) -> None:
+    """Refuse a block of more threads than the device allows (one line, exit code 2)."""
+    if block.threads > max_threads:
+        raise MappingError(
+            f"block {block} has {block.threads} threads; {device_name} allows "
+            f"at most {max_threads} per block"
+        )

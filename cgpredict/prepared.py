@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import numba_cache, warmup
+from .block import check_block_size
 from .devices import GPUDevice, load_device
 from .diskcache import default_cache
 from .errors import CGPredictError, RegionError, TraceFormatError
@@ -30,7 +31,6 @@ from .frontend.compiler import find_compiler
 from .frontend.regions import read_source, tile_problem
 from .frontend.tracefile import Trace, read_trace
 from .frontend.tracer import TraceOptions, marked_source, trace_program
-from .kernel.checks import check_block
 from .prediction import PredictionError, Report, RunOptions
 from .scaling import (
     PROBES,
@@ -190,7 +190,7 @@ def plan_trace(source: Path, opts: RunOptions) -> TracePlan:
     check_counters(source, text, {**tsizes, **work})
     device = load_device(opts.device)
     if opts.block is not None:  # an impossible block is refused before anything is traced
-        check_block(opts.block, device, [])
+        check_block_size(opts.block, device.max_threads_per_block, device.name)
     problem = tile_problem(text, marked, device.shared_mem_per_block_max_bytes, device.name)
     if problem:
         raise RegionError(f"{source}: {problem}")

@@ -110,9 +110,21 @@ def test_compute_instructions_per_thread_within_10_percent_of_sass(
     )
 
 
+# The model's comp_insts counts a warp's slowest lane in a loop whose trips differ between
+# lanes (lane_trips, eq. (D1): gs_k1's loop runs on thread 0 alone, CORR's and COVAR's
+# triangular loops); the class split counts the mean thread, as the SASS check compares.
+LANE_FACTORED = {"corr_corr", "covar_covar", "gs_k1"}
+
+
+def _split_case(c):
+    mark = pytest.mark.xfail(strict=True, reason="comp_insts counts a warp's slowest lane "
+                             "(eq. (D1)); the split the mean thread") if c[1] in LANE_FACTORED else ()
+    return pytest.param(*c, id=f"{c[1]}-{c[2]}", marks=mark)
+
+
 @needs_tools
 @pytest.mark.slow
-@pytest.mark.parametrize("name,launch,port", [pytest.param(*c, id=f"{c[1]}-{c[2]}") for c in CASES])
+@pytest.mark.parametrize("name,launch,port", [_split_case(c) for c in CASES])
 def test_the_class_split_adds_up_to_the_models_compute_count(
     checks, name: str, launch: str, port: str
 ) -> None:

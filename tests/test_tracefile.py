@@ -609,6 +609,14 @@ def test_trips_round_trip_and_corrupt_trips(tmp_path):
     write_trace(path, make_header(), ev, launches, *counts, bad)
     with pytest.raises(TraceFormatError, match="section trips names"):
         read_trace(path)
+    bad = trips.copy()
+    bad["row"][1] = 1  # the launch a program left before its end: read, used by no launch
+    write_trace(path, make_header(), ev, launches, *counts, bad)
+    np.testing.assert_array_equal(read_trace(path).trips, bad)
+    bad["row"][1] = 2
+    write_trace(path, make_header(), ev, launches, *counts, bad)
+    with pytest.raises(TraceFormatError, match="section trips names"):
+        read_trace(path)
     raw = bytearray(path.read_bytes())
     raw[8:12] = struct.pack("<I", 2)
     path.write_bytes(bytes(raw))

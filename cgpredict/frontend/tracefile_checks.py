@@ -88,11 +88,13 @@ def _check_header(h: TraceHeader) -> str | None:
 
 
 def _check_trips(tr: Trace, n: int) -> str | None:
-    """The trips section against the launches and loops (a record naming neither is corrupt)."""
+    """The trips section against the launches and loops (a record naming neither is corrupt;
+    row ``n`` is the launch a program left before its end wrote it, which is diagnosed as
+    such afterwards, and whose records no launch reads)."""
     t, nl = tr.trips, len(tr.header.loops)
     if t.ndim != 1 or t.dtype != SECTION_DTYPES["trips"]:
         return "section trips has the wrong layout"
-    if len(t) and (int(t["row"].max()) >= n or int(t["loop"].max()) >= nl):
+    if len(t) and (int(t["row"].max()) > n or int(t["loop"].max()) >= nl):
         return f"section trips names a launch or loop beyond the trace's {n} and {nl}"
     return None
 

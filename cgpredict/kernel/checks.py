@@ -5,7 +5,7 @@ the L2; a block or a ``#pragma cgp shared`` tile the device cannot hold (SPEC §
 
 from __future__ import annotations
 
-from ..block import Block, MappingError
+from ..block import Block, MappingError, check_block_size
 from ..devices import GPUDevice
 from ..frontend.tracefile import Trace
 from ..memory.shared import array_name
@@ -29,11 +29,7 @@ def tile_problem(h, info, device) -> str | None:
 
 
 def check_block(block: Block, device: GPUDevice, warnings: list[str]) -> None:
-    if block.threads > device.max_threads_per_block:
-        raise MappingError(
-            f"block {block} has {block.threads} threads; {device.name} allows "
-            f"at most {device.max_threads_per_block} per block"
-        )
+    check_block_size(block, device.max_threads_per_block, device.name)
     if block.x % 32 and block.threads % 32:
         warnings.append(
             f"block {block}: {block.threads} threads is not a multiple of the warp "

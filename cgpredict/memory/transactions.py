@@ -231,7 +231,8 @@ def l1_hits(
     if not l1.growth and not l1.gathers:
         return exact
     shift = sector.bit_length() - 1
-    keys, line_shift = byte_addr >> np.uint64(shift), (l1.cache.line_bytes // sector).bit_length() - 1
+    keys = byte_addr >> np.uint64(shift)
+    line_shift = (l1.cache.line_bytes // sector).bit_length() - 1
     capacity = l1.cache.sets * l1.cache.ways
     if l1.growth:
         n_sids = int(wt.inst_sid.max()) + 1 if wt.n_insts else 1

@@ -6,6 +6,7 @@ import fcntl
 import os
 import pickle
 import re
+from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -127,3 +128,34 @@ def pycachesim_hits():
         return out
 
     return hits
+
+
+class BruteLru:
+    """The brute-force cache oracle of the cache tests: a fully associative LRU of
+    ``capacity`` lines, each line holding the set of its parts (sectors, halves) filled."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity: int = capacity
+        self.lines: OrderedDict[int, set[int]] = OrderedDict()
+
+    def has(self, line: int, part: int = 0) -> bool:
+        """Whether ``part`` of ``line`` is held (no update)."""
+        return line in self.lines and part in self.lines[line]
+
+    def touch(self, line: int, part: int = 0) -> bool:
+        """Access ``part`` of ``line``: True on a hit; allocates (and evicts) on a miss."""
+        if line in self.lines:
+            self.lines.move_to_end(line)
+            hit = part in self.lines[line]
+            self.lines[line].add(part)
+            return hit
+        self.lines[line] = {part}
+        if len(self.lines) > self.capacity:
+            self.lines.popitem(last=False)
+        return False
+
+
+def lru_hit_rate(lines: list[int], capacity: int) -> float:
+    """The share of ``lines`` that hit in a :class:`BruteLru` of ``capacity`` lines."""
+    cache = BruteLru(capacity)
+    return sum(cache.touch(ln) for ln in lines) / len(lines)

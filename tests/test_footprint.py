@@ -11,10 +11,10 @@
 from __future__ import annotations
 
 import random
-from collections import OrderedDict
 
 import numpy as np
 import pytest
+from conftest import lru_hit_rate
 
 from cgpredict.memory.footprint import gathered_loads
 from cgpredict.memory.lru import CacheConfig, hit_mask
@@ -22,21 +22,6 @@ from cgpredict.memory.reuse import CacheScale, scale_gathered
 from cgpredict.pipeline import predict_source
 from cgpredict.prediction import RunOptions
 from cgpredict.prepared import prepare
-
-
-def _lru_hit_rate(lines: list[int], capacity: int) -> float:
-    """Brute-force fully associative LRU of ``capacity`` lines: the share of hits."""
-    cache: OrderedDict[int, None] = OrderedDict()
-    hits = 0
-    for ln in lines:
-        if ln in cache:
-            hits += 1
-            cache.move_to_end(ln)
-        else:
-            cache[ln] = None
-            if len(cache) > capacity:
-                cache.popitem(last=False)
-    return hits / len(lines)
 
 
 def test_scaled_gather_keeps_the_work_size_hit_rate():
@@ -47,10 +32,10 @@ def test_scaled_gather_keeps_the_work_size_hit_rate():
     cache = CacheConfig(line_bytes=64, sets=1, ways=cap)
     lines = np.array(traced, np.uint64)
     exact = hit_mask(lines, cache)
-    assert exact.mean() == pytest.approx(_lru_hit_rate(traced, cap), abs=1e-12)  # ~50%
+    assert exact.mean() == pytest.approx(lru_hit_rate(traced, cap), abs=1e-12)  # ~50%
     sids = np.zeros(n, np.int64)
     scaled = scale_gathered(lines, exact, sids, cache, CacheScale(gathers=((0, float(grow)),)))
-    truth = _lru_hit_rate(work, cap)  # C / (L g) = 32 / 512
+    truth = lru_hit_rate(work, cap)  # C / (L g) = 32 / 512
     assert truth == pytest.approx(cap / (small * grow), abs=0.01)
     assert scaled[n // 10:].mean() == pytest.approx(truth, abs=0.01)
     # another instruction's accesses are left as they were

@@ -8,10 +8,10 @@ stream; hand-counted fetched sectors; the device files."""
 from __future__ import annotations
 
 import random
-from collections import OrderedDict
 
 import numpy as np
 import pytest
+from conftest import BruteLru
 
 from cgpredict import devices
 from cgpredict.devices import DeviceError, load_device
@@ -21,32 +21,10 @@ from cgpredict.memory.lru import CacheConfig, hit_mask
 from cgpredict.memory.reuse import CacheScale, scale_gathered
 
 
-class _Lru:
-    """A fully associative LRU of ``capacity`` lines, each with its set of valid halves."""
-
-    def __init__(self, capacity: int) -> None:
-        self.capacity, self.lines = capacity, OrderedDict()
-
-    def has(self, line: int, half: int = 0) -> bool:
-        return line in self.lines and half in self.lines[line]
-
-    def touch(self, line: int, half: int = 0) -> bool:
-        """Access ``half`` of ``line``: True on a hit; allocates (and evicts) on a miss."""
-        if line in self.lines:
-            self.lines.move_to_end(line)
-            hit = half in self.lines[line]
-            self.lines[line].add(half)
-            return hit
-        self.lines[line] = {half}
-        if len(self.lines) > self.capacity:
-            self.lines.popitem(last=False)
-        return False
-
-
 def _partitioned_hit_rate(picks: list[int], sides: list[int], capacity: int, parts: int
                           ) -> float:
     """Brute force: ``parts`` LRUs of capacity / parts lines, each fed its own side's picks."""
-    caches = [_Lru(capacity // parts) for _ in range(parts)]
+    caches = [BruteLru(capacity // parts) for _ in range(parts)]
     hits = sum(caches[s % parts].touch(ln) for ln, s in zip(picks, sides))
     return hits / len(picks)
 
@@ -91,7 +69,7 @@ def test_home_partition_serves_a_far_miss_at_the_pick_hit_rate():
     # for every 32 picks, as the blind gather) fetches (1 - h)(1 - h / 2) a pick
     rng = random.Random(1)
     lines, cap, n = 2048, 800, 200_000
-    parts = [_Lru(cap), _Lru(cap)]
+    parts = [BruteLru(cap), BruteLru(cap)]
     near, dram, picks, fresh = 0, 0, 0, 1 << 30
     for t in range(n):
         side = rng.randrange(2)

@@ -6,6 +6,8 @@ then every lane in step from the row its start rounds up to, modulo 4: the order
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from fake_traces import A_BASE, B_BASE, FakeTrace, Header, loop_exit, loop_info, mark, mem_event
@@ -13,6 +15,9 @@ from fake_traces import A_BASE, B_BASE, FakeTrace, Header, loop_exit, loop_info,
 import cgpredict.remainder_first as rf
 from cgpredict.block import Block
 from cgpredict.frontend.tracefile import TAG_BEGIN, TAG_END
+from cgpredict.kernel.region import is_store
+from cgpredict.prediction import RunOptions
+from cgpredict.prepared import prepare
 from cgpredict.remainder_first import _shifts, step_of
 from cgpredict.warps import form_warps
 
@@ -93,8 +98,6 @@ def test_a_full_step_of_the_triangle_reads_nine_rows(prologue):
     wt = form_warps(trmv_trace(64), 0, 0, 1, Block(32), IS_STORE)
     full = [g for g in l_loads(wt, 64)[0] if len(g) == 32]
     assert full and all(len({row for _, row in g}) == 9 for g in full)
-    plain = form_warps(trmv_trace(64), 0, 0, 1, Block(32), IS_STORE)  # without the fixture's
-    assert plain.n_insts == wt.n_insts  # one (sid, r) more or less changes nothing here
 
 
 def test_without_a_prologue_loop_the_trace_order_stays():
@@ -132,3 +135,44 @@ def test_a_second_entry_keeps_the_first_ones_shift():
     assert shifts.tolist() == pos.tolist() == [0, 2, 2, 2, 2, 2, 4, 4, 4, 4]
     ranks = np.arange(10) + shifts
     assert len(set(ranks.tolist())) == 10
+
+
+TRACED = """\
+#define N 64
+#pragma cgp trace N=64
+static float A[N][N], y[N];
+int main(void) {{
+  for (int i = 0; i < N; i++) for (int j = 0; j < N; j++) A[i][j] = i - j;
+#pragma cgp kernel k grid=1
+  for (int i = 0; i < N; i++) {{
+    float s = 0;
+    {loop} s += A[j][i];
+    y[i] = s;
+  }}
+  return y[3] != 12345.0f ? 0 : 1;
+}}
+"""
+
+
+@pytest.mark.parametrize("loop, rows", [
+    ("for (int j = i; j < N; j++)", 9),  # a run-time start: remainder first, 9 rows a step
+    ("for (int j = 0; j < N - i; j++)", 1),  # from 0: remainder after, k with k: one row
+], ids=["from_outer_index", "from_zero"])
+def test_traced_triangle(tmp_path: Path, loop: str, rows: int) -> None:
+    """The whole chain on a traced C loop: prologue_loops reads the loop's start from the
+    IR, and the full warp loads of A read 9 rows (lanes in step from their start rounded up
+    modulo 4) or, counting up from 0 (the remainder after the unrolled trips), one row: the
+    lanes' k-th iterations together (4 rows, had (W5) moved them by their remainders)."""
+    path = tmp_path / "k.c"
+    path.write_text(TRACED.format(loop=loop))
+    with prepare(path, RunOptions(device="h100")) as prep:
+        tr = prep.trace
+        stores = is_store(tr)
+        wt = form_warps(tr, 0, 0, 1, Block(32), stores)
+    ev = wt.events
+    sizes = np.diff(np.r_[wt.inst_start, len(ev)])
+    got = set()
+    for a, size in zip(wt.inst_start, sizes):
+        if size == 32 and not stores[ev["sid"][a]]:  # a load of A by every lane
+            got.add(len(set((ev["addr"][a:a + size] // (4 * 64)).tolist())))
+    assert got == {rows}

@@ -84,20 +84,21 @@ def remainder_shifts(trace: Trace, region: int, launch: int, grid_dims: int,
 
 
 @njit(cache=True, nogil=True)
-def _close(shift, pos, seen, it, first, m, trips, acc, acc_pos,
+def _close(shift, pos, seen, bound, first, m, trips, acc, acc_pos,
            unroll):  # pragma: no cover - numba
-    """Writes (W5)'s shifts of one loop entry's events ``first..m-1`` (iteration ``it``), after
-    the thread's ``acc`` (ranks) and ``acc_pos`` (program positions) of its earlier entries:
-    a rank moves by whole steps, a position by the entry's events a step. Returns the new
-    (acc, acc_pos); ``seen``: the remainders met so far."""
+    """Writes (W5)'s shifts of one loop entry's events ``first..m-1`` (``bound[k]``: the first
+    event of its iteration k < U), after the thread's ``acc`` (ranks) and ``acc_pos``
+    (program positions) of its earlier entries: a rank moves by whole steps, a position by
+    the entry's events a step. Returns the new (acc, acc_pos); ``seen``: the remainders met
+    so far."""
     r = trips % unroll
     seen[r] = True
     per = (m - first) / max(trips, 1)  # the entry's events an iteration
     moved = np.int64(round((unroll - 1 - r) * per))
+    late = min(bound[r], m)  # the first event of the unrolled trips
     for q in range(first, m):
-        late = it[q] >= r
-        shift[q] = acc + (unroll - 1 - r if late else 0)
-        pos[q] = acc_pos + (moved if late else 0)
+        shift[q] = acc + (unroll - 1 - r if q >= late else 0)
+        pos[q] = acc_pos + (moved if q >= late else 0)
     return acc + unroll - 1 - r, acc_pos + moved
 
 
@@ -111,7 +112,7 @@ def _shifts(ev, in_d1, prologue, unroll):  # pragma: no cover - numba
     n = ev.shape[0]
     shift = np.zeros(n, np.int64)
     pos = np.zeros(n, np.int64)
-    it = np.full(n, -1, np.int64)
+    bound = np.full(unroll, n, np.int64)  # the open entry's first event of iteration k < U
     seen = np.zeros(unroll, np.bool_)  # the remainders t mod U of the entries
     m = 0
     cur1 = np.int64(-1)
@@ -126,7 +127,7 @@ def _shifts(ev, in_d1, prologue, unroll):  # pragma: no cover - numba
             loop = np.int64((e >> 32) & 0xFFFF)
             if loop_open >= 0 and (tag == TAG_EXIT and loop == loop_open or tag == TAG_LOOP and (
                     loop != loop_open or (loop < in_d1.shape[0] and in_d1[loop]))):
-                acc, acc_pos = _close(shift, pos, seen, it, first, m, k + 1, acc, acc_pos,
+                acc, acc_pos = _close(shift, pos, seen, bound, first, m, k + 1, acc, acc_pos,
                                       unroll)
                 loop_open = -1
             if tag == TAG_LOOP and loop < in_d1.shape[0] and in_d1[loop]:
@@ -134,13 +135,15 @@ def _shifts(ev, in_d1, prologue, unroll):  # pragma: no cover - numba
             elif tag == TAG_LOOP and loop < prologue.shape[0] and prologue[loop]:
                 if loop_open != loop:
                     loop_open, first = loop, m
+                    bound[:] = n
                 k = np.int64(e & 0xFFFFFFFF)
+                if k < unroll:
+                    bound[k] = m
             continue
         if tag >= TAG_MARKERS or cur1 < 0:
             continue
-        it[m] = k if loop_open >= 0 else -1
         pos[m] = acc_pos  # an event outside the loop: after the thread's earlier entries
         m += 1
     if loop_open >= 0:
-        _close(shift, pos, seen, it, first, m, k + 1, acc, acc_pos, unroll)
+        _close(shift, pos, seen, bound, first, m, k + 1, acc, acc_pos, unroll)
     return shift[:m], pos[:m], seen

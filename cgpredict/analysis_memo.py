@@ -9,7 +9,7 @@ Nine kinds of entries, each in a dictionary of its own:
 * ``warps``: the pseudo-warps of a launch in its first block shape (``kernel.analysis``; a
   sweep's other shapes are analysed once each and not kept, their events would pile up);
 * ``launch_parts``: what ``warps.form_warps`` finds of a launch whatever the block shape (its
-  mapped events, threads, inter-thread dependence and warp order), keyed by
+  mapped events, threads, inter-thread dependence, (W5) rank shifts and warp order), keyed by
   ``(part, region, launch, grid_dims)``; the dependences go to the on-disk cache too
   (``trace_store``);
 * ``restores``: the stores a launch writes back to the same address in the same thread
@@ -60,7 +60,7 @@ __all__ = ["AnalysisMemo", "BodiesKey", "KernelKey", "LaunchPartKey", "OneDKey",
 KernelKey = tuple[int, GPUDevice, str]
 #: (region, launch, grid asked for (0: chosen), 2-D block, 1-D block)
 WarpsKey = tuple[int, int, int, Block, Block]
-#: ("mapped" | "threads" | "dependence" | "ordered", region, launch, grid_dims)
+#: ("mapped" | "threads" | "dependence" | "remainder" | "ordered", region, launch, grid_dims)
 LaunchPartKey = tuple[str, int, int, int]
 #: (region, launch, grid_dims)
 RestoresKey = tuple[int, int, int]

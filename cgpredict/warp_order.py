@@ -193,10 +193,13 @@ class OrderedEvents:
 
 
 def order_events(
-    tx, ty, sid, addr, gx: int, gy: int, block: Block, threads: ThreadEvents | None = None
+    tx, ty, sid, addr, gx: int, gy: int, block: Block, threads: ThreadEvents | None = None,
+    shifts: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> OrderedEvents:
     """The ``OrderedEvents`` of one launch's mapped events (module docstring); ``threads``:
-    their ``thread_events``, when already known.
+    their ``thread_events``, when already known; ``shifts``: per event, the steps to add to
+    its rank r and to its program position k (a loop whose remainder runs first, eq. (W5) of
+    ``remainder_first``), which take the general path.
 
     A warp instruction is the r-th execution of a static instruction by the lanes of a warp
     that execute it. When every lane of a warp runs the same sequence of static instructions
@@ -218,7 +221,9 @@ def order_events(
     nbx, wpb = blocks_across(gx, block)
     n_threads = gy * gx
     o_addr, o_lane = np.empty(n, np.uint64), np.empty(n, np.uint8)
-    if threads.starts is not None:
+    if shifts is not None:
+        inst, ok = None, False
+    elif threads.starts is not None:
         inst, ok = _warp_gather(
             sid, addr, counts, threads.starts, gx, block.x, block.y, nbx, wpb, o_lane, o_addr
         )
@@ -237,6 +242,8 @@ def order_events(
         r, ok = sid_ranks(thread, sid, n_threads, n_sids)
         if not ok:
             r = sid_ranks_sorted(thread, sid)
+        if shifts is not None:
+            r, k = r + shifts[0], k + shifts[1]
         perm, k, starts = masked_order(perm, warp, lane, k, sid, r, n_sids)
         _gather(perm, lane, addr, o_lane, o_addr)
         first = perm[starts]

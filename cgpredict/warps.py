@@ -20,6 +20,7 @@ from numba import njit
 from .block import Block, MappingError
 from .frontend.tracefile import ADDRESS_MASK, TAG_EXIT, TAG_LOOP, TAG_MARKERS, Trace
 from .hashing import appended, grown_ids, hash_slot, hash_table
+from .remainder_first import remainder_shifts
 from .warp_order import (
     EVENT_DTYPE,
     WARP_SIZE,
@@ -332,7 +333,9 @@ def form_warps(
     got = regroup_lazily(first.ordered, gx, gy, first.block, block) if first is not None else None
     o, origin = (got[0], Origin(first, got[1])) if got is not None else (None, None)
     if o is None:
-        o = order_events(tx, ty, sid, addr, gx, gy, block, threads)
+        shifts = _kept(cache, ("remainder", *at), lambda: _remainder_shifts(
+            trace, region, launch, grid_dims))  # fmt: skip
+        o = order_events(tx, ty, sid, addr, gx, gy, block, threads, shifts)
     wt = WarpTrace(
         grid_dims, block, gx, gy, o.addr, o.lane, o.inst_start, o.inst_warp, o.inst_k,
         o.inst_sid, o.n_threads, o.n_warps, o.divergent, unmapped, dep, origin,
@@ -349,6 +352,17 @@ def _kept(cache: dict | None, key: tuple, compute):
     if key not in cache:
         cache[key] = compute()
     return cache[key]
+
+
+def _remainder_shifts(trace: Trace, region: int, launch: int, grid_dims: int):
+    """The rank shifts of eq. (W5) (``remainder_first``) of a 1-D launch's mapped events, or
+    None (a 2-D grid, or no lane moves)."""
+    if grid_dims != 1:
+        return None
+    d1, d2 = mapped_loops(trace, region)
+    if not d1:
+        return None
+    return remainder_shifts(trace, region, launch, grid_dims, _loop_sets(d1, d2)[0])
 
 
 def _launch_dependence(trace, region, grid_dims, addr, tx, ty, gx, sid, mem_kinds):

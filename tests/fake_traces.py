@@ -20,6 +20,7 @@ from cgpredict.warps import EVENT_DTYPE, WARP_SIZE, WarpTrace
 class Header:
     loops: tuple
     function_kernel: bool = False  # a kernel given by --function (RegionInfo.line == 0)
+    ir_text: str = ""  # no IR: no loop counts as one whose remainder runs first
 
     def region(self, index: int) -> SimpleNamespace:
         return SimpleNamespace(line=0 if self.function_kernel else 1)

@@ -47,6 +47,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "cgpredict.memory", "cgpredict.memory.*", "cgpredict.parallelism",
      "cgpredict.machine_code", "cgpredict.loop_counter", "cgpredict.runtime_trips",
      "cgpredict.loop_exits", "cgpredict.lane_trips", "cgpredict.loop_fold",
+     "cgpredict.remainder_first",
      "cgpredict.sass_entry", "cgpredict.scalar_args",
      "cgpredict.energy",
      "cgpredict.models", "cgpredict.models.*", "cgpredict.numba_cache", "cgpredict.atomics",

@@ -30,9 +30,8 @@ instructions inside those loops (the rest, the code around them, every thread ru
 
 from __future__ import annotations
 
-import heapq
-
 import numpy as np
+from numba import njit
 
 from .block import Block
 from .frontend.tracefile_format import NO_INDEX, TRIP_DTYPE
@@ -45,34 +44,50 @@ def makespan(work: np.ndarray, sms: int, slots: int) -> float:
     index order, in units of an SM's work a unit time) is dispatched to ``sms`` SMs of
     ``slots`` blocks each: the first sms x slots blocks round-robin over the SMs, then each
     next block to the SM whose block left; an SM's resident blocks share its rate."""
-    w = [float(x) for x in np.asarray(work, np.float64)]
-    sms, slots = max(int(sms), 1), max(int(slots), 1)
-    vt = [0.0] * sms  # each SM's virtual time: the work every resident block has received
-    at = [0.0] * sms  # the real time vt was last brought up to
-    heaps: list[list[float]] = [[] for _ in range(sms)]  # resident blocks' finishing vt
-    nxt, last = 0, 0.0
-    for _ in range(slots):
+    w = np.ascontiguousarray(work, np.float64)
+    if not len(w):
+        return 0.0
+    return float(_makespan(w, max(int(sms), 1), max(int(slots), 1)))
+
+
+@njit(cache=True, nogil=True)
+def _makespan(w, sms, slots):  # pragma: no cover - numba (NUMBA_DISABLE_JIT runs it in Python)
+    """makespan's event loop: per SM its resident blocks' finishing virtual times (the work
+    each resident block has received: it grows at 1 / resident blocks), the next event the
+    SM whose earliest block finishes first; O(sms + slots) an event."""
+    inf = np.inf
+    vfin = np.full((sms, slots), inf)
+    n = np.zeros(sms, np.int64)
+    vt = np.zeros(sms)
+    at = np.zeros(sms)
+    nxt = 0
+    for k in range(slots):
         for s in range(sms):
             if nxt < len(w):
-                heapq.heappush(heaps[s], w[nxt])
+                vfin[s, k] = w[nxt]
+                n[s] += 1
                 nxt += 1
-    events = [(h[0] * len(h), s, h[0]) for s, h in enumerate(heaps) if h]
-    heapq.heapify(events)
-    while events:
-        t, s, done = heapq.heappop(events)
-        h = heaps[s]
-        if not h or h[0] != done:
-            continue  # stale: the SM's state changed since this event was queued
-        vt[s] += (t - at[s]) / len(h)
+    due = np.full(sms, inf)
+    for s in range(sms):
+        if n[s] > 0:
+            due[s] = vfin[s].min() * n[s]
+    last = 0.0
+    while True:
+        s = int(np.argmin(due))
+        t = due[s]
+        if t == inf:
+            return last
+        vt[s] += (t - at[s]) / n[s]
         at[s] = t
-        heapq.heappop(h)
+        k = int(np.argmin(vfin[s]))
         last = max(last, t)
         if nxt < len(w):
-            heapq.heappush(h, vt[s] + w[nxt])
+            vfin[s, k] = vt[s] + w[nxt]
             nxt += 1
-        if h:
-            heapq.heappush(events, (t + (h[0] - vt[s]) * len(h), s, h[0]))
-    return last
+        else:
+            vfin[s, k] = inf
+            n[s] -= 1
+        due[s] = t + (vfin[s].min() - vt[s]) * n[s] if n[s] > 0 else inf
 
 
 def schedule_share(work: np.ndarray, sms: int, slots: int) -> float:

@@ -39,9 +39,8 @@ from ..profile import KernelProfile, SharedMemoryCounts, StagingCounts
 from ..register_block import RegisterBlock, grid_rows
 from ..runtime_trips import RuntimeTrip, data_exit, loop_iterations, loop_trip_at
 from ..scaling import SizeModel, TripModel
-from ..sm_share import launch_sm_share
 from ..warps import WarpTrace
-from .launch_parts import body_counts, kept_part, lane_counts, mem_counts, memory_part
+from .launch_parts import body_counts, kept_part, lane_counts, mem_counts, memory_part, sm_share_of
 
 
 def trip(model: TripModel, sizes: dict[str, int]) -> float:
@@ -232,7 +231,7 @@ class LaunchContext:
             staging_code=sass.staging_code,
             pipes=comp.pipes.less_integer(folded, comp.foldable),
             loads_in_flight=serial / flat if flat > 0 else 1.0, hoisted_load_cycles=hoisted,
-            sm_share=launch_sm_share(self.warps, (gx, gy), self.block, self.device.sm_count),
+            sm_share=sm_share_of(self, row, counts, (gx, gy), blocks, shared.bytes_per_block),
         )
         result, energy_mj, geometry = self.predicted(profile)
         return (

@@ -18,17 +18,21 @@ from typing import TypeVar
 
 import numpy as np
 
+from ..block_schedule import block_work, schedule_share, thread_trips
 from ..compute import integer_insts, kernel_entry_insts
 from ..lane_trips import per_warp, warp_span, warp_trip_factors
 from ..memory.residency import Resident, region_arrays, resident_arrays
 from ..memory.shared import array_name
 from ..memory.transactions import MemoryAnalysis
+from ..occupancy import occupancy
 from ..parallelism import ThreadBodies
 from ..scaling import SizeModel
+from ..sm_share import launch_sm_share
 from .memory_profile import memory_profile
 
 __all__ = ["LaunchRow", "body_counts", "kept_part", "lane_counts", "launch_rows", "mem_counts",
-           "memory_part"]
+           "memory_part", "sm_share_of",
+           "thread_weights"]
 
 T = TypeVar("T")
 
@@ -154,6 +158,69 @@ def lane_factors(ctx, row: int) -> dict[int, float]:
         t = by_row[lo:hi] if own >= 0 else by_row
         got = ctx._parts_kept[key] = warp_trip_factors(t, ctx.grid, span, (round(tx), round(ty)))
     return got
+
+
+def sm_share_of(ctx, row: int, counts, work: tuple[float, float], blocks: int,
+                shared_bytes: int) -> float:
+    """The busiest SM's work over the mean SM's for launch ``row`` of ``ctx`` on the
+    ``work`` grid of ``blocks`` blocks: eq. (B1) (sm_share.py) for at most one block an SM;
+    with more blocks, the block scheduler's makespan over the equal blocks' (block_schedule,
+    eqs. (B3)-(B5)) where loops below the mapped ones run different trips in different
+    threads (the trace's trip records), else 1."""
+    dev = ctx.device
+    if blocks <= dev.sm_count:
+        return launch_sm_share(ctx.warps, work, ctx.block, dev.sm_count)
+    by_row, starts = _region_trips(ctx)
+    if not len(by_row) or ctx.thread_scale != 1 or ctx.rows != 1:
+        return 1.0
+    try:
+        slots = occupancy(dev, ctx.block.threads, ctx.opts.registers_per_thread,
+                          shared_bytes).blocks_per_sm
+    except ValueError:  # the block does not fit: predicted() says so
+        return 1.0
+    lo, hi = np.searchsorted(starts, [row, row + 1])
+    tr, inner = ctx.trace, (ctx.d2 if ctx.grid == 2 else ctx.d1)
+    entries = float(tr.loop_entries[row, inner].sum()) if inner else 0.0
+    txy = (round(float(tr.loop_iters[row, inner].sum()) / entries) if entries else 0,
+           round(entries) if ctx.grid == 2 else 1)
+    key = ("schedule share", ctx.region, id(tr), row if hi > lo else -1, txy, tuple(work),
+           ctx.block, slots, dev.sm_count)
+    got = ctx._parts_kept.get(key)
+    if got is None:
+        u = thread_weights(ctx, by_row[lo:hi] if hi > lo else by_row, counts, txy)
+        got = 1.0 if u is None else schedule_share(  # (B4)
+            block_work(u, txy, work, ctx.block), dev.sm_count, slots)
+        ctx._parts_kept[key] = got
+    return got
+
+
+def thread_weights(ctx, trips: np.ndarray, counts, txy: tuple[int, int]) -> np.ndarray | None:
+    """u(t) of eq. (B5) for each traced pseudo-thread: 1 - sum_L f_L + sum_L f_L T_L(t) /
+    mean T_L over the recorded loops L below the mapped ones, f_L the mean thread's share
+    of its compute instructions in the blocks whose innermost recorded loop is L; None
+    when every thread runs the same trips (or no thread runs any)."""
+    loops = ctx.trace.header.loops
+    recorded = {int(lid) for lid in np.unique(trips["loop"]) if loops[lid].depth > ctx.grid}
+    depth: dict[int, int] = {}
+    owner: dict[int, int] = {}
+    for lid in recorded:
+        for b in loops[lid].blocks:
+            if loops[lid].depth > depth.get(b, -1):
+                depth[b], owner[b] = loops[lid].depth, lid
+    total = counts.comp.total
+    if total <= 0 or not recorded:
+        return None
+    u, varied = np.ones(max(txy[0], 1) * max(txy[1], 1)), False
+    for lid in sorted(recorded):
+        t = thread_trips(trips, ctx.grid, {lid}, txy)
+        if t.mean() <= 0 or t.min() == t.max():
+            continue
+        part = ctx.instructions({b: n for b, n in counts.per_thread.items()
+                                 if owner.get(b) == lid}).total
+        f = min(max(part / total, 0.0), 1.0)
+        u += f * (t / t.mean() - 1.0)
+        varied = varied or f > 0
+    return u if varied else None
 
 
 def _region_trips(ctx) -> tuple[np.ndarray, np.ndarray]:

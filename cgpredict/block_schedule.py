@@ -1,0 +1,147 @@
+"""Uneven blocks on more blocks than SMs: the block scheduler's makespan (eqs. (B3)-(B5)).
+
+Eq. (B1) (sm_share.py) charges the busiest SM when a launch holds at most one block an SM.
+With more blocks, the block scheduler hands the next block (in block index order) to an SM as
+soon as one of its ``slots`` (the blocks an SM holds, B of the occupancy) frees; the blocks
+resident on an SM share its issue slots, so a block that stays alone at the end runs at the
+whole SM's rate. When the blocks' work differs (the blind mandelbrot: blocks over the set's
+interior run 100+ iterations a pixel, those outside a few), the SMs finish at different times
+and the launch lasts as long as the last one::
+
+    SM s: resident blocks share its rate equally (processor sharing); a block leaves
+          when its work is done and block next (in index order) takes its slot      (B3)
+    M(w) = max over SMs of the time its last block leaves                           (B3)
+    share = M(w_1..w_n) / M(mean w, .., mean w)                                     (B4)
+
+The share is the uneven schedule's makespan over that of equal blocks of the same launch:
+the equal schedule's own granularity (an SM holding one block more than another) is the same
+for every kernel of a block count, and is not what this charges (1 for equal blocks).
+
+A block's work comes from the trace's pseudo-threads: each work block takes the mean weight
+of the traced threads inside it, or, when none falls inside (the trace is coarser than the
+blocks), the traced thread at its centre, times its threads inside the grid::
+
+    w_b = mean_{t in b} u(t) * threads(b),  u(t) = (1 - f) + f * T(t) / mean T          (B5)
+
+where T(t) is the pseudo-thread's iterations of the loops whose trips differ between threads
+(the trace's trip records, lane_trips.py) and f the mean thread's share of its compute
+instructions inside those loops (the rest, the code around them, every thread runs alike).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .block import Block
+from .frontend.tracefile_format import NO_INDEX, TRIP_DTYPE
+
+__all__ = ["block_work", "makespan", "schedule_share", "thread_trips"]
+
+
+def makespan(work: np.ndarray, sms: int, slots: int) -> float:
+    """Eq. (B3): the time the last SM finishes when ``work`` (one entry a block, in block
+    index order, in units of an SM's work a unit time) is dispatched to ``sms`` SMs of
+    ``slots`` blocks each: the first sms x slots blocks round-robin over the SMs, then each
+    next block to the SM whose block left; an SM's resident blocks share its rate."""
+    w = np.ascontiguousarray(work, np.float64)
+    if not len(w):
+        return 0.0
+    return float(_makespan(w, max(int(sms), 1), max(int(slots), 1)))
+
+
+@njit(cache=True, nogil=True)
+def _makespan(w, sms, slots):  # pragma: no cover - numba (NUMBA_DISABLE_JIT runs it in Python)
+    """makespan's event loop: per SM its resident blocks' finishing virtual times (the work
+    each resident block has received: it grows at 1 / resident blocks), the next event the
+    SM whose earliest block finishes first; O(sms + slots) an event."""
+    inf = np.inf
+    vfin = np.full((sms, slots), inf)
+    n = np.zeros(sms, np.int64)
+    vt = np.zeros(sms)
+    at = np.zeros(sms)
+    nxt = 0
+    for k in range(slots):
+        for s in range(sms):
+            if nxt < len(w):
+                vfin[s, k] = w[nxt]
+                n[s] += 1
+                nxt += 1
+    due = np.full(sms, inf)
+    for s in range(sms):
+        if n[s] > 0:
+            due[s] = vfin[s].min() * n[s]
+    last = 0.0
+    while True:
+        s = int(np.argmin(due))
+        t = due[s]
+        if t == inf:
+            return last
+        vt[s] += (t - at[s]) / n[s]
+        at[s] = t
+        k = int(np.argmin(vfin[s]))
+        last = max(last, t)
+        if nxt < len(w):
+            vfin[s, k] = vt[s] + w[nxt]
+            nxt += 1
+        else:
+            vfin[s, k] = inf
+            n[s] -= 1
+        due[s] = t + (vfin[s].min() - vt[s]) * n[s] if n[s] > 0 else inf
+
+
+def schedule_share(work: np.ndarray, sms: int, slots: int) -> float:
+    """Eq. (B4): the makespan of ``work``'s blocks over that of as many equal blocks of
+    their mean work (1 for equal blocks, an empty launch or no work)."""
+    w = np.asarray(work, np.float64)
+    if len(w) <= 1 or w.sum() <= 0 or np.allclose(w, w[0]):
+        return 1.0
+    even = makespan(np.full(len(w), w.mean()), sms, slots)
+    return max(makespan(w, sms, slots) / even, 1.0) if even > 0 else 1.0
+
+
+def block_work(weights: np.ndarray, grid: tuple[int, int], work: tuple[float, float],
+               block: Block) -> np.ndarray:
+    """Eq. (B5): each work block's work, in block index order (x fastest), from the
+    ``weights`` of the traced pseudo-threads (``grid`` (gx, gy), index y * gx + x) standing
+    for the work threads at the same relative position of the ``work`` grid: the mean of the
+    traced threads inside the block, else the traced thread at its centre, times the
+    block's threads inside the grid."""
+    gx, gy = max(grid[0], 1), max(grid[1], 1)
+    wx, wy = max(work[0], 1.0), max(work[1], 1.0)
+    nbx, nby = int(np.ceil(wx / block.x)), int(np.ceil(wy / block.y))
+    u = np.asarray(weights, np.float64).reshape(gy, gx)
+    bxs = np.minimum(((np.arange(gx) + 0.5) / gx * wx // block.x).astype(np.int64), nbx - 1)
+    bys = np.minimum(((np.arange(gy) + 0.5) / gy * wy // block.y).astype(np.int64), nby - 1)
+    ids = (bys[:, None] * nbx + bxs[None, :]).ravel()
+    sums = np.bincount(ids, weights=u.ravel(), minlength=nbx * nby)
+    counts = np.bincount(ids, minlength=nbx * nby)
+    cx = np.minimum(((np.arange(nbx) + 0.5) * block.x / wx * gx).astype(np.int64), gx - 1)
+    cy = np.minimum(((np.arange(nby) + 0.5) * block.y / wy * gy).astype(np.int64), gy - 1)
+    centre = u[cy[:, None], cx[None, :]].ravel()
+    per_thread = np.where(counts > 0, sums / np.maximum(counts, 1), centre)
+    inside_x = np.minimum(wx - np.arange(nbx) * block.x, block.x)
+    inside_y = np.minimum(wy - np.arange(nby) * block.y, block.y)
+    return per_thread * (inside_y[:, None] * inside_x[None, :]).ravel()
+
+
+def thread_trips(trips: np.ndarray, grid: int, loops: set[int], trace_xy: tuple[int, int]
+                 ) -> np.ndarray:
+    """T(t) of eq. (B5): each traced pseudo-thread's iterations (index y * gx + x) of the
+    ``loops`` in ``trips`` (TRIP_DTYPE records; ``grid`` 1 or 2 mapped loops, as in
+    lane_trips.warp_trip_factors); zeros for another grid."""
+    gx, gy = max(trace_xy[0], 1), max(trace_xy[1], 1)
+    out = np.zeros(gx * gy, np.float64)
+    t = np.asarray(trips, TRIP_DTYPE)
+    t = t[np.isin(t["loop"].astype(np.int64), sorted(loops))]
+    if grid == 2:
+        t = t[t["index2"] != NO_INDEX]
+        x, y = t["index2"].astype(np.int64), t["index1"].astype(np.int64)
+    elif grid == 1:
+        t = t[(t["index2"] == NO_INDEX) | (t["index1"] != NO_INDEX)]
+        x, y = t["index1"].astype(np.int64), np.zeros(len(t), np.int64)
+    else:
+        return out
+    keep = (x < gx) & (y < gy) & (x >= 0) & (y >= 0)
+    np.add.at(out, (y * gx + x)[keep], t["trips"][keep].astype(np.float64))
+    return out

@@ -147,6 +147,10 @@ class GPUDevice:
     # bytes an L2 miss fetches from DRAM: the aligned block of sectors around the missed one
     # (memory/dram_fill.py, eq. (F1)); 0: the sector alone
     dram_fill_bytes: int = 0
+    # nanoseconds (the L2's own clock, not the SM's) one L2 slice's miss path takes per slot:
+    # a load request that misses the L2, or a dram_fill_bytes block crossing between the
+    # partitions (models/bounds.py, eq. (LM)); None: no such bound
+    l2_miss_slot_ns: float | None = None
     l1_ways: int = 4
     # cycles the L2 takes per atomic operation on one address: updates of one address are
     # applied one after another (models/bounds.py, the atomic bound, eq. (A1)); the float
@@ -366,6 +370,7 @@ FIELD_SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
         "loop_launch_us": ("float", False),
         "upload_launch_us": ("float", False),
         "upload_launch_min_bytes": ("int", False),
+        "l2_miss_slot_ns": ("float", False),
         "barrier_cycles": ("float", False),
         "staging_issue_rate": ("float", False),
         "atomic_address_cycles": ("float", False),

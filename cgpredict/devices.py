@@ -174,6 +174,8 @@ def _cross_check(path: str, d: GPUDevice) -> None:
     fill = d.dram_fill_bytes
     if fill and (fill & (fill - 1) or fill < d.l2_sector_bytes or fill > d.l2_line_bytes):
         fail("dram_fill_bytes", "a power of two from l2_sector_bytes to l2_line_bytes (or 0)")
+    if d.l2_miss_slot_ns is not None and not d.l2_slices:
+        fail("l2_miss_slot_ns", "needs l2_slices (the slices that share the miss path's work)")
     if d.registers_per_sm % d.schedulers_per_sm:
         fail("schedulers_per_sm", "must divide registers_per_sm")
     if d.staging_issue_rate is not None and d.staging_issue_rate > 1.0:

@@ -15,7 +15,7 @@ import pytest
 from cgpredict.block import Block
 from cgpredict.devices import list_devices, load_device
 from cgpredict.models import launch_bounds, launch_geometry, predict
-from cgpredict.models.bounds import l1_path_cycles
+from cgpredict.models.bounds import l1_path_cycles, l2_miss_path_cycles
 from cgpredict.pipeline import predict_source
 from cgpredict.prediction import RunOptions
 from cgpredict.prepared import prepare
@@ -38,7 +38,7 @@ def _profile() -> KernelProfile:
 def test_bounds_by_hand():
     # without eq. (LW)'s loaded warp life (tests/test_loaded_wave.py): one round trip a wave
     dev = dataclasses.replace(load_device("h100"), dd_store_cycles=2.0,
-                              dram_loaded_latency_cycles=0.0)
+                              dram_loaded_latency_cycles=0.0, l2_miss_slot_ns=None)
     p = _profile()
     geo = launch_geometry(p, dev)
     b = launch_bounds(p, dev, geo)
@@ -346,3 +346,31 @@ def test_block_dispatch_bound_by_hand():
     assert r.cycles == pytest.approx(524288 * 1.25)
     off = dataclasses.replace(dev, block_dispatch_cycles=0.0)
     assert launch_bounds(p, off, launch_geometry(p, off)).dispatch_cycles == 0.0
+
+
+def test_l2_miss_path_by_hand():
+    """Eq. (LM): a slot a load request that misses the L2, a slot a 64-B block crossing the
+    two partitions, 1.251 ns a slot on each of 80 slices, turned into 1980-MHz SM cycles."""
+    dev = dataclasses.replace(load_device("h100"), dram_loaded_latency_cycles=0.0)
+    # per warp: a coalesced load of 4 sectors in one line, all missing (fetches 4); a
+    # gather of 32 lanes on 32 lines, 24 sectors missing (each fetches its 64-B pair: 48);
+    # a coalesced store of 4 sectors (the coalesced counts hold the load and the store)
+    p = KernelProfile(
+        "gather", threads_per_block=256, blocks=1056,
+        coal=PatternCounts(2, 4.0, 2.0, sectors_per_warp=4.0, requests_per_warp=1.0,
+                           dram_fetch_per_warp=2.0),
+        uncoal=PatternCounts(1, 32.0, 24.0, sectors_per_warp=32.0, requests_per_warp=32.0,
+                             dram_fetch_per_warp=48.0),
+        comp_insts=10,
+        stores=StoreCounts(PatternCounts(1, 4.0, 0.0, sectors_per_warp=4.0,
+                                         requests_per_warp=1.0), write_back_trans=4.0))
+    # missed requests 4 x 1/4 + 24 = 25; crossing (2 - 1) / 2 x (4 + 48 fetched + 4 stored)
+    # / 2 sectors a block = 14: 39 slots a warp
+    per_warp = 39 * 1.251e-9 * 1980e6 / 80
+    fetched = 4 + 48
+    assert l2_miss_path_cycles(p, dev, fetched) == pytest.approx(per_warp)
+    b = launch_bounds(p, dev, launch_geometry(p, dev))
+    assert b.l2_cycles == pytest.approx(1056 * 8 * per_warp)  # the slower L2 throughput
+    # a device without the figure (the TK1, one L2 partition) has no such bound
+    assert l2_miss_path_cycles(p, load_device("tk1"), fetched) == 0.0
+    assert l2_miss_path_cycles(p, dataclasses.replace(dev, l2_miss_slot_ns=None), fetched) == 0

@@ -88,5 +88,5 @@ def test_an_old_run_file_is_refused_at_its_schema_version():
            "kernels": [{**k, "result": {**k["result"], "bounds": {
                f: v for f, v in k["result"]["bounds"].items() if f not in drop}}}
                        for k in d["kernels"]]}
-    with pytest.raises(SchemaError, match=r"^\$\.schema_version: expected 7, got 6$"):
+    with pytest.raises(SchemaError, match=r"^\$\.schema_version: expected 8, got 6$"):
         validate_json(old, s)

@@ -5,8 +5,7 @@ Pattern of a warp instruction: the largest address distance between adjacent act
 0 -> constant, at most the access size -> coalesced, else uncoalesced. L2 transactions of a
 warp instruction: the distinct L2 lines its lanes touch (this gives the SPEC's Kepler figures
 2 / 32 / 1 for aligned 4-byte accesses over 64-byte lines, and derives them for any line size).
-The cache sees the transactions in the order the GPU would issue them: the warps of one batch
-of resident threads advance instruction by instruction.
+The cache sees the transactions in the order the GPU would issue them (a batch's warps in step).
 """
 
 from __future__ import annotations
@@ -67,6 +66,7 @@ class InstrMemStats:
     l2_inflight: tuple[int, int, int] = (0, 0, 0)
     # DRAM sectors its loads' misses fetch, a fill block each (dram_fill.py, eq. (F1))
     fetched: tuple[int, int, int] = (0, 0, 0)
+    lines: tuple[int, int, int] = (0, 0, 0)  # distinct lines: its L2 requests, eq. (LM)
 
     @property
     def pattern(self) -> str:
@@ -337,8 +337,8 @@ def _analysis(wt: WarpTrace, ab: np.ndarray, cache: CacheConfig, warps_per_batch
     per_line = cache.line_bytes // unit
     # a unit that is a line: each warp instruction's transactions are its distinct lines
     # already (issue.py), so the lines it touches (eq. (B2)) are the ones it issued
-    l1_units = counts[6] if per_line == 1 else \
-        line_counts(lines, inst, per_line, sid, pattern, n_sids)
+    l1_units = req = counts[6] if per_line == 1 else \
+        line_counts(lines, inst, per_line, sid, pattern, n_sids)  # the lines: its requests
     if l1 is not None:  # a load's pass through the L1's data stage: its wavefronts (B2w)
         l1_units = with_load_wavefronts(l1_units, wt.addr, wt.inst_start, sid, pattern, ab,
                                         is_store, l1.banks, l1.bank_bytes)
@@ -353,7 +353,7 @@ def _analysis(wt: WarpTrace, ab: np.ndarray, cache: CacheConfig, warps_per_batch
             fmiss, l2_inst, is_load_inst, sid, pattern, n_sids, fill_bytes // unit, counts[2]),
             fmiss, l2_inst, is_load_inst, sid, scale)
     return MemoryAnalysis(
-        _instr_stats((*counts, inflight, l2_inflight, fetched), n_sids, l1 is not None),
+        _instr_stats((*counts, inflight, l2_inflight, fetched, req), n_sids, l1 is not None),
         int(l2_total), int(hits_total))
 
 
@@ -380,7 +380,7 @@ def _fill(wt: WarpTrace, pattern: np.ndarray, warp_insts: np.ndarray,
 def _instr_stats(counts: tuple, n_sids: int, has_l1: bool) -> tuple[InstrMemStats, ...]:
     """One InstrMemStats per static instruction that issued: the tallies' rows as ints."""
     warp_insts, l2, dram, served, written, cold_n, issued_n, fresh, fill, l1_lines, \
-        inflight, l2_inflight, fetched = counts
+        inflight, l2_inflight, fetched, req = counts
 
     def row(a: np.ndarray, s: int) -> tuple[int, ...]:
         return tuple(int(x) for x in a[s])
@@ -391,7 +391,7 @@ def _instr_stats(counts: tuple, n_sids: int, has_l1: bool) -> tuple[InstrMemStat
             row(served, s) if has_l1 else (0, 0, 0),
             row(written, s), row(cold_n, s), row(issued_n, s), row(fresh, s),
             tuple(float(x) for x in fill[s]), row(l1_lines, s), row(inflight, s),
-            row(l2_inflight, s), row(fetched, s),
+            row(l2_inflight, s), row(fetched, s), row(req, s),
         )  # fmt: skip
         for s in range(n_sids)
         if warp_insts[s].any()

@@ -25,6 +25,10 @@ launch, each from the same profile the models read:
   slow them, and its SMs' own cost per store is in the L1 path. The two
   directions work at once, so the bound is the slower of them, not their sum: on the Jetson
   TK1 the naive GEMM's loads alone take its measured time (the sum predicted it 58% slow).
+  A third L2 throughput joins them where the device gives ``l2_miss_slot_ns``: the slices'
+  miss path (eq. (LM), ``l2_miss_path_cycles``), one slot a load request that misses the
+  L2 and one a fill block crossing between the two partitions, shared by ``l2_slices``
+  slices; it binds a random gather (a request and a crossing for nearly every lane).
 
 A fourth bound is latency, not throughput: the **critical path** of the launch's busiest
 thread (``KernelProfile.chain_cycles``: its loop iterations times each one's loop-carried
@@ -93,7 +97,7 @@ from cgpredict.models.loaded_wave import loaded_wave_cycles
 from cgpredict.pipes import pipe_cycles
 from cgpredict.profile import KernelProfile
 
-__all__ = ["BOUND_NAMES", "Bounds", "launch_bounds"]
+__all__ = ["BOUND_NAMES", "Bounds", "l2_miss_path_cycles", "launch_bounds"]
 
 BOUND_NAMES = ("dram", "issue", "l2", "chain", "atomic", "pipe", "l1", "dispatch")
 
@@ -192,7 +196,8 @@ def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry
     # the loads' replies per SM; the stores at the L2, whose slices serve the whole chip: a
     # launch on few SMs does not slow them, its SMs' own store cost is the L1 path's (B2)
     l2_cycles = max(warps * l2_loads * device.dd_l2_cycles / sms * share,
-                    warps * store_cycles / max(device.sm_count, sms))
+                    warps * store_cycles / max(device.sm_count, sms),
+                    warps * l2_miss_path_cycles(profile, device, fetched))  # (LM)
     return Bounds(
         dram_bytes=dram_bytes,
         dram_cycles=dram_cycles,
@@ -213,6 +218,40 @@ def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry
         blocks=blocks,
         dispatch_cycles=blocks * device.block_dispatch_cycles,  # (BD)
     )
+
+
+def l2_miss_path_cycles(profile: KernelProfile, device: GPUDevice, fetched: float) -> float:
+    """SM cycles one warp's share of the L2 slices' miss path takes (eq. (LM)); 0 on a device
+    without ``l2_miss_slot_ns``. Each slice's miss path takes one slot for every load
+    request (a warp instruction's sectors of one line) that misses the L2, and one for every
+    ``dram_fill_bytes`` block that crosses between the partitions: a near miss on a line
+    homed in the other partition ((P - 1) / P of the fetched sectors, ``fetched`` per warp,
+    eq. (F1)) and a store to it (the same share of the store sectors):
+
+        slots = sum_P reaching_P x misses_P x lines_P / sectors_P
+                + (P - 1) / P x (fetched + store sectors) / fill sectors
+        cycles = slots x l2_miss_slot_ns x clock / l2_slices                          (LM)
+
+    ``l2_miss_slot_ns`` is in the L2's clock, not the SM's (an L2-bound launch takes the
+    same time at 1.59 and 1.98 GHz SM clocks, docs/models.md), so it is turned into SM
+    cycles here."""
+    if not device.l2_miss_slot_ns or not device.l2_slices:
+        return 0.0
+    sector = max(device.l2_sector_bytes, 1)
+    loads = profile.loads_only()
+    missed = profile.shared.load_dram_trans / max(device.l2_line_bytes // sector, 1)
+    for p in (loads.coal, loads.uncoal, loads.const):
+        if p.insts <= 1e-12 or p.dram_trans_per_warp <= 0:
+            continue
+        sectors = max(p.sectors_per_warp or p.l2_trans_per_warp, 1.0)
+        lines = p.requests_per_warp if p.requests_per_warp > 0 else sectors
+        missed += p.insts * (1 - p.l1_hit_fraction) * p.dram_trans_per_warp * min(
+            lines / sectors, 1.0)
+    far = (device.l2_partitions - 1) / device.l2_partitions
+    fill = max(device.dram_fill_bytes, sector) / sector
+    crossing = far * (fetched + profile.stores.l2_trans) / fill
+    return (missed + crossing) * device.l2_miss_slot_ns * 1e-9 * device.freq_hz / \
+        device.l2_slices
 
 
 def l1_path_cycles(profile: KernelProfile, device: GPUDevice) -> float:

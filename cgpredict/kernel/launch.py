@@ -2,6 +2,10 @@
 block and loop counts grown to the work size, the memory profile per pattern, the shared-memory
 counts of a tiled kernel, the instruction mix, ILP/MLP and critical path, then the model, its
 energy and geometry (``LaunchContext.model`` -> ``LaunchModel``).
+
+Beside it: how the port's code runs the region's loops (``launch_loops``: unrolls, run-time
+trips), a tiled launch's shared memory (``launch_shared``) and the parts of a launch's model
+that its region's launches share, the lane factors included (``launch_parts``).
 """
 
 from __future__ import annotations

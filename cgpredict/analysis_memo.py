@@ -2,7 +2,7 @@
 ``prepared.Prepared``: the advisor re-analyses a trace with every fix, a sweep with every
 block shape and device, and most of the work depends on the trace alone.
 
-Nine kinds of entries, each in a dictionary of its own:
+Ten kinds of entries, each in a dictionary of its own:
 
 * ``kernels``: a region's whole report, per device and per the options that matter to it
   (``trace_analysis``);
@@ -33,6 +33,11 @@ Nine kinds of entries, each in a dictionary of its own:
 * ``bodies``: a region's thread bodies on a grid (``parallelism.thread_bodies``, a pure
   function of the trace), keyed by ``(region, grid_dims)``, with the critical paths they
   have found (``ThreadBodies.chains``);
+* ``lanes``: a region's trip records as eq. (D1) reads them (``kernel.launch_parts.
+  RegionTrips``, keyed by ``("records", region, grid_dims)``) and the lane factors F_L of
+  each launch, keyed by ``("launch", region, grid_dims, row, span, traced grid)`` (or
+  ``"pooled"`` without the row): a function of the records and the span, which block shapes
+  and fixes share (GRAMSCHMIDT's advise: 513 distinct of 5,641 asked);
 * ``one_d``: the report of a 1-D region analysed under a 2-D block, for every other 2-D
   block (a block sweep of a program whose other kernels are 2-D), less the warning that
   names the block, with where that warning stood (``trace_analysis._keep_one_d``).
@@ -89,6 +94,7 @@ class AnalysisMemo:
     rows: dict[RowsKey, tuple[LaunchRow, ...]] = field(default_factory=dict)
     bodies: dict[BodiesKey, ThreadBodies] = field(default_factory=dict)
     one_d: dict[OneDKey, tuple[KernelReport, int]] = field(default_factory=dict)
+    lanes: dict[tuple, object] = field(default_factory=dict)
 
     def has_warps_of(self, region: int, launch: int, grid: int) -> bool:
         """Whether pseudo-warps of this launch and grid are kept, in any block shape."""

@@ -45,7 +45,8 @@ from .instrument.records import LoopInfo
 
 WARP_LANES = 32
 
-__all__ = ["LaneSpan", "per_warp", "warp_span", "warp_trip_factors"]
+__all__ = ["LaneRecords", "LaneSpan", "lane_records", "launch_trip_factors", "per_warp",
+           "warp_span", "warp_trip_factors"]
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,94 @@ def warp_trip_factors(trips: np.ndarray, grid: int, span: LaneSpan,
         if mean > 0 and warp > mean * (1 + 1e-12):
             out[int(lid)] = warp / mean
     return out
+
+
+@dataclass(frozen=True)
+class LaneRecords:
+    """The trip records of a region's launches as eq. (D1) reads them at any span (the
+    records a grid of ``grid`` mapped loops keeps, ``lane_records``): per record its loop,
+    launch row, lane (``x``, ``y``), iterations and entry ordinal k, in the trace's order."""
+
+    grid: int
+    loop: np.ndarray
+    row: np.ndarray
+    x: np.ndarray
+    y: np.ndarray
+    trips: np.ndarray
+    entry: np.ndarray
+
+
+def lane_records(trips: np.ndarray, grid: int) -> LaneRecords:
+    """The LaneRecords of ``trips`` (TRIP_DTYPE) under a grid of ``grid`` mapped loops: the
+    records warp_trip_factors keeps (a 2-D grid's lanes are (index2, index1), a 1-D grid's
+    index1; a record without its lane's index is dropped) and their entry ordinals, which
+    do not depend on the span. None kept for a grid of neither 1 nor 2 loops."""
+    t = np.asarray(trips, TRIP_DTYPE)
+    if grid == 2:
+        t = t[t["index2"] != NO_INDEX]
+        x, y = t["index2"].astype(np.int64), t["index1"].astype(np.int64)
+    elif grid == 1:
+        t = t[(t["index2"] == NO_INDEX) | (t["index1"] != NO_INDEX)]
+        x, y = t["index1"].astype(np.int64), np.zeros(len(t), np.int64)
+    else:
+        t, x, y = t[:0], np.zeros(0, np.int64), np.zeros(0, np.int64)
+    keep = x < NO_INDEX
+    t, x, y = t[keep], x[keep], y[keep]
+    loop, row = t["loop"].astype(np.int64), t["row"].astype(np.int64)
+    k = _entry_ordinals(loop, row, y * (int(x.max()) + 1) + x) if len(t) else loop
+    return LaneRecords(grid, loop, row, x, y, t["trips"].astype(np.int64), k)
+
+
+def launch_trip_factors(rec: LaneRecords, spans: Mapping[int, tuple[LaneSpan, tuple[int, int]]]
+                        ) -> dict[int, dict[int, float]]:
+    """Eq. (D1) for each launch row of ``spans`` on its own records of ``rec``, with its own
+    span and traced grid (``spans[row]``: (LaneSpan, (X, Y))): the factors
+    warp_trip_factors gives on the row's records alone, for every row in one pass (a
+    region launched from a host loop: GRAMSCHMIDT's 512 launches a kernel, a call each took
+    about 1 ms of numpy overhead). The same integer sums, so the same factors."""
+    out: dict[int, dict[int, float]] = {int(r): {} for r in spans}
+    rows = np.array(sorted(spans), np.int64)
+    if not len(rows) or not len(rec.row):
+        return out
+    pos = np.searchsorted(rows, rec.row)
+    pos = np.minimum(pos, len(rows) - 1)
+    sx, sy, tx, ty = np.array([(s.x, s.y, *xy) for s, xy in (spans[int(r)] for r in rows)],
+                              np.int64).reshape(-1, 4).T
+    keep = (rows[pos] == rec.row) & (sx * sy > 1)[pos]
+    p, loop, n = pos[keep], rec.loop[keep], rec.trips[keep]
+    if not len(n):
+        return out
+    gx, gy = rec.x[keep] // sx[p], rec.y[keep] // sy[p]
+    first, most = _group_most((loop, p, gy, gx, rec.entry[keep]), n)
+    gp = p[first]
+    nx = np.clip(tx[gp] - gx[first] * sx[gp], 1, sx[gp])
+    ny = np.clip(ty[gp] - gy[first] * sy[gp], 1, sy[gp])  # n_g: _group_lanes, row by row
+    loops = int(rec.loop.max()) + 1
+    cell = len(rows) * loops
+    mean = np.bincount(p * loops + loop, weights=n, minlength=cell)
+    warp = np.bincount(gp * loops + loop[first], weights=nx * ny * most, minlength=cell)
+    for c in np.flatnonzero((mean > 0) & (warp > mean * (1 + 1e-12))):
+        out[int(rows[c // loops])][int(c % loops)] = float(warp[c]) / float(mean[c])
+    return out
+
+
+def _group_most(columns: tuple[np.ndarray, ...], n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The groups of records with equal non-negative ``columns``: the index of each group's
+    first record and the group's largest ``n`` (one stable sort of a mixed-radix key, then
+    a maximum per run: ``np.maximum.at`` over a million records is slow)."""
+    radix = [int(c.max()) + 1 for c in columns]
+    if math.prod(radix) >= 2**62:
+        first, inverse = _groups(columns)
+        most = np.zeros(len(first), np.int64)
+        np.maximum.at(most, inverse, n)
+        return first, most
+    key = np.zeros(len(n), np.int64)
+    for c, r in zip(columns, radix):
+        key = key * r + c
+    order = np.argsort(key, kind="stable")
+    sk = key[order]
+    starts = np.flatnonzero(np.r_[True, sk[1:] != sk[:-1]])
+    return order[starts], np.maximum.reduceat(n[order], starts)
 
 
 def _groups(columns: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray]:

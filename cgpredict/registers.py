@@ -21,7 +21,7 @@ blocks of the region's mapped loops), with u iterations' loads in flight:
   (array and variable index roots, ``machine_code.address_bases``), 2 registers each;
 * A_S: the 32-bit shared-memory addresses of S's staged accesses, one per base;
 * D_S: the 4-byte registers S's loads bring an iteration; U_S the loop's unrolling
-  (kernel.launch.loop_unroll_at), or 1 when a plain port's global store in the loop may alias
+  (kernel.launch_loops.loop_unroll_at), or 1 when a plain port's global store in the loop may alias
   the loads of the next iterations;
 * W_S: the most values one iteration computes and still needs at once (``dx``, ``dy``,
   ``dz`` and ``r2`` of nbody), loads, addresses and predicates aside;
@@ -314,7 +314,7 @@ def estimate_registers(trace: Trace, region: int, grid: int, unroll: dict[int, i
                        restrict: bool = False, budget: int = 32) -> RegisterEstimate | None:
     """Eq. (RG1) for region ``region`` of ``trace`` mapped on ``grid`` thread dimensions;
     ``unroll``: per sequential loop id, the iterations the port's code runs a trip
-    (kernel.launch.loop_unroll_at); ``restrict``: the ``__restrict__`` port. None when the
+    (kernel.launch_loops.loop_unroll_at); ``restrict``: the ``__restrict__`` port. None when the
     region's code is not in the IR (a kernel with no loop)."""
     h = trace.header
     loops = [lp for lp in h.loops if lp.region == region]

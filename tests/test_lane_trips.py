@@ -14,7 +14,14 @@ from cgpredict.block import Block
 from cgpredict.frontend.tracefile import TRIP_DTYPE
 from cgpredict.frontend.tracefile_format import NO_INDEX
 from cgpredict.frontend.tracer import TraceOptions, trace_program
-from cgpredict.lane_trips import LaneSpan, per_warp, warp_span, warp_trip_factors
+from cgpredict.lane_trips import (
+    LaneSpan,
+    lane_records,
+    launch_trip_factors,
+    per_warp,
+    warp_span,
+    warp_trip_factors,
+)
 
 
 def records(rows) -> np.ndarray:
@@ -121,3 +128,79 @@ def test_traced_trips_by_hand(tmp_path: Path, compiler):
     assert (t["index2"] == NO_INDEX).all()
     f = warp_trip_factors(tr.trips, 1, LaneSpan(32, 1), (64, 1))
     assert f == {inner[0]: pytest.approx(1.6)}
+
+
+def launch_records(launches) -> np.ndarray:
+    """TRIP_DTYPE records of several launches: ``launches`` maps a row to its
+    (loop, trips, index1, index2) tuples."""
+    return np.array([(row, lp, n, i1, i2) for row, recs in launches.items()
+                     for lp, n, i1, i2 in recs], TRIP_DTYPE)
+
+
+def per_launch(t: np.ndarray, grid: int, spans) -> dict[int, dict[int, float]]:
+    """The reference path: warp_trip_factors on each launch's records alone."""
+    return {row: warp_trip_factors(t[t["row"] == row], grid, span, traced)
+            for row, (span, traced) in spans.items()}
+
+
+def test_one_pass_equals_per_launch_on_an_offset_grid():
+    """GRAMSCHMIDT's gs_k3 shape: launch k runs lanes j = k+1..N-1 (x absolute, while the
+    traced grid X = N-1-k counts from 0: _group_lanes' n_g = clip(X - gx kx, 1, kx)), lane
+    j's inner loop M iterations in launches 0-2. By hand at span 4, N = 8: launch 0 (lanes
+    1..7, X = 7) groups {1,2,3} counted 4, {4..7} counted 3: 7 M slots over 7 M, no factor;
+    launch 1 (2..7, X = 6) 4 + 2, none; launch 2 (3..7, X = 5) 4 + 1, none. Lanes that
+    differ, j % 3 + 1 iterations: launch 3 (2..7, X = 6): {2,3} 4 x 3 + {4..7} 2 x 3 = 18
+    over 3+1+2+3+1+2 = 12, F = 1.5; launch 4 (4..7, X = 4): {4..7} counted as 1 lane
+    (clip(4 - 4, 1, 4)), 3 slots over 8: no factor (the quirk of absolute x, kept)."""
+    N, M = 8, 5
+    launches = {k: [(7, M, j, NO_INDEX) for j in range(k + 1, N)] for k in range(3)}
+    launches[3] = [(7, j % 3 + 1, j, NO_INDEX) for j in range(2, N)]
+    launches[4] = [(7, j % 3 + 1, j, NO_INDEX) for j in range(4, N)]
+    t = launch_records(launches)
+    spans = {k: (LaneSpan(4, 1), (X, 1)) for k, X in enumerate((7, 6, 5, 6, 4))}
+    got = launch_trip_factors(lane_records(t, 1), spans)
+    assert got == per_launch(t, 1, spans)
+    assert got == {0: {}, 1: {}, 2: {}, 3: {7: pytest.approx(18 / 12, rel=1e-12)}, 4: {}}
+
+
+def test_one_pass_equals_per_launch_mandelbrot_like():
+    """A 2-D grid whose lanes escape after data-dependent trips (mandelbrot's inner loop):
+    random trips per lane, several launches with spans of their own (one of a single lane:
+    no factor), brute force (eq. (D1) by loops over the groups) and the per-launch path."""
+    rng = np.random.default_rng(7)
+    X, Y = 12, 6
+    launches, spans, trips = {}, {}, {}
+    for row, span in enumerate([LaneSpan(2, 1), LaneSpan(4, 2), LaneSpan(1, 1), LaneSpan(3, 3)]):
+        trips[row] = rng.integers(1, 60, (Y, X, 1))
+        launches[row] = [(5, int(trips[row][y, x, 0]), y, x) for y in range(Y) for x in range(X)]
+        spans[row] = (span, (X, Y))
+    t = launch_records(launches)
+    got = launch_trip_factors(lane_records(t, 2), spans)
+    assert got == per_launch(t, 2, spans)
+    assert got[2] == {}
+    for row in (0, 1, 3):
+        s = spans[row][0]
+        assert got[row][5] == pytest.approx(brute_force(trips[row], X, Y, s.x, s.y), rel=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_one_pass_equals_per_launch_random(seed):
+    """Random launches of a 2-D grid with offset lanes, several loops, several entries a
+    lane and records of the mapped x loop (index2 NO_INDEX, dropped): factor for factor,
+    bit for bit, the per-launch path."""
+    rng = np.random.default_rng(seed)
+    launches, spans = {}, {}
+    for row in rng.choice(40, 6, replace=False):
+        x0, y0 = rng.integers(0, 9, 2)
+        recs = [(1, 3, y, NO_INDEX) for y in range(y0, y0 + 3)]
+        for y in range(y0, y0 + int(rng.integers(1, 5))):
+            for x in range(x0, x0 + int(rng.integers(1, 11))):
+                for _ in range(int(rng.integers(1, 3))):
+                    recs.append((int(rng.integers(2, 5)), int(rng.integers(0, 9)), y, x))
+        launches[int(row)] = recs
+        spans[int(row)] = (LaneSpan(*map(int, rng.integers(1, 5, 2))),
+                           tuple(map(int, rng.integers(1, 12, 2))))
+    t = launch_records(launches)
+    t = t[rng.permutation(len(t))]  # launches interleaved; each loop's entries out of order
+    t = t[np.argsort(t["row"], kind="stable")]  # as the region's records: by row
+    assert launch_trip_factors(lane_records(t, 2), spans) == per_launch(t, 2, spans)

@@ -10,7 +10,7 @@ import pytest
 from cgpredict.instrument import loopbody
 from cgpredict.instrument.irtext import parse_module
 
-from cgpredict.kernel.launch import loop_unroll_at
+from cgpredict.kernel.launch_loops import loop_unroll_at
 from cgpredict.loop_exits import (
     data_exit,
     data_tainted,

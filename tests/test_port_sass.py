@@ -4,7 +4,7 @@
 For every kernel of every port and both pointer models, per thread, against the unrolled
 SASS (what the measured binaries run: the counts with ``#pragma unroll 1`` corrected at the
 hot loop by the unrolled build, ``sass_check.unrolled_estimate``; the model counts unrolled
-code, ``kernel.launch.loop_unroll_at``):
+code, ``kernel.launch_loops.loop_unroll_at``):
 
 * global loads, global stores, shared loads, shared stores (a tiled kernel's staging
   stores, ``cgpredict.machine_code``) and barriers must equal the SASS counts;

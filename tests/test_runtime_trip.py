@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from cgpredict.compute import PTXAS_UNROLL, UNROLL_RUNTIME, runtime_trip_depth
-from cgpredict.kernel.launch import loop_trip_at, loop_unroll_at
+from cgpredict.kernel.launch_loops import loop_unroll_at
 from cgpredict.pipeline import predict_source
 from cgpredict.prediction import RunOptions
 from cgpredict.prepared import prepare
@@ -35,6 +35,7 @@ from cgpredict.runtime_trips import (
     RuntimeTrip,
     base_reloads,
     gep_index_types,
+    loop_trip_at,
     rebased_trip,
     runtime_trip,
     trip_copies,

@@ -46,7 +46,8 @@ from .checks import (
     resident_notes,
     thread_warnings,
 )
-from .launch import LaunchContext, LaunchModel, trip
+from .launch import LaunchContext, LaunchModel
+from .launch_loops import trip
 from .launch_parts import launch_rows
 from .layouts import halo_staged, reg_blocked, remapped, row_warped
 from .region import RegionSetup, is_store, region_memory, setup_region, with_registers
@@ -129,8 +130,7 @@ def analyze_region(
         busiest=busiest_share(wt),
         warps=wt,
         restores=restores,
-        counts_kept=memo.counts if memo is not None else {},
-        rows_kept=memo.rows if memo is not None else {},
+        **_memo_kept(memo),
         reloads=launch_reloads(trace, (region, launch, plain.grid_dims, restores), plain,
                                laid_out, wt, opts, memo),
         sites=sites,
@@ -147,6 +147,14 @@ def analyze_region(
     )
     report = _kernel_report(setup, ctx, _model_launches(setup, ctx), check, warnings, figures)
     return dataclasses.replace(report, registers_from=regs_from)
+
+
+def _memo_kept(memo: AnalysisMemo | None) -> dict[str, dict]:
+    """The trace's memo dictionaries a LaunchContext keeps its counts, launch rows and lane
+    factors in (fresh ones without a memo)."""
+    if memo is None:
+        return {"counts_kept": {}, "rows_kept": {}, "lanes_kept": {}}
+    return {"counts_kept": memo.counts, "rows_kept": memo.rows, "lanes_kept": memo.lanes}
 
 
 _Figures = tuple[HaloFigures | None, RegisterBlockFigures | None]

@@ -2,6 +2,10 @@
 block and loop counts grown to the work size, the memory profile per pattern, the shared-memory
 counts of a tiled kernel, the instruction mix, ILP/MLP and critical path, then the model, its
 energy and geometry (``LaunchContext.model`` -> ``LaunchModel``).
+
+Beside it: how the port's code runs the region's loops (``launch_loops``: unrolls, run-time
+trips), a tiled launch's shared memory (``launch_shared``) and the parts of a launch's model
+that its region's launches share, the lane factors included (``launch_parts``).
 """
 
 from __future__ import annotations
@@ -18,37 +22,36 @@ import numpy as np
 
 from ..atomics import AtomicSite, PortShape, as_atomics, port_costs, site_sids, with_shared
 from ..block import Block
-from ..compute import ComputeCounts, compute_counts, integer_insts, loop_unroll
+from ..compute import ComputeCounts, compute_counts, integer_insts
 from ..convoy import convoy_step, convoy_warps
 from ..devices import GPUDevice
 from ..energy import predict_energy
 from ..frontend.tracefile import Trace
-from ..halo import HaloSpec, halo_counts
+from ..halo import HaloSpec
 from ..loop_fold import loop_folds
 from ..machine_code import MachineShape, machine_extras, machine_shape
 from ..memory.inflight import chain_dram_sectors, chain_load_latency
 from ..memory.shared import StagedAccess, array_name
-from ..memory.staging_code import phase_sectors, staging_code
 from ..memory.transactions import COAL, CONST, UNCOAL, MemoryAnalysis
 from ..models import LaunchGeometry, launch_geometry
 from ..models import predict as model_predict
 from ..occupancy import BlockDoesNotFit
 from ..parallelism import Parallelism, ThreadBodies, plain_order
 from ..prediction import MemInstrReport, PredictionError, RunOptions
-from ..profile import KernelProfile, SharedMemoryCounts, StagingCounts
+from ..profile import KernelProfile
 from ..register_block import RegisterBlock, grid_rows
-from ..runtime_trips import RuntimeTrip, data_exit, loop_iterations, loop_trip_at
-from ..scaling import SizeModel, TripModel
+from ..scaling import SizeModel
 from ..warps import WarpTrace
-from .launch_parts import body_counts, kept_part, lane_counts, mem_counts, memory_part, sm_share_of
-
-
-def trip(model: TripModel, sizes: dict[str, int]) -> float:
-    try:
-        return max(model(sizes), 0.0)
-    except KeyError:
-        return model.alpha
-
+from .launch_loops import RegionLoops, region_loops, strip_unroll, trip
+from .launch_parts import (
+    body_counts,
+    kept_part,
+    lane_counts,
+    mem_counts,
+    memory_part,
+    sm_share_of,
+)
+from .launch_shared import shared_counts, tiled_staging_code
 
 MAX_GRID_X = 2**31 - 1  # CUDA's limits on the blocks of a grid
 MAX_GRID_YZ = 65535
@@ -90,6 +93,20 @@ class LaunchCounts:
     comp: ComputeCounts
     folded: float
     par: Parallelism
+
+
+@dataclass(frozen=True)
+class CriticalPaths:
+    """The critical paths of a launch's busiest thread (``LaunchContext.paths``): ``chain``
+    its loads and dependent instructions in cycles (models/bounds.py, eqs. (C1), (C2), (CV),
+    (Q1)), ``compute`` its dependent arithmetic alone, ``loads_in_flight`` the chain with a
+    trip's loads one at a time over that with no DRAM queue (eq. (22m)), ``hoisted`` the
+    mean thread's periods of the loads ptxas hoists above the stores (eq. (22h))."""
+
+    chain: float
+    compute: float
+    loads_in_flight: float
+    hoisted: float
 
 
 #: (region, grid_dims, rows a thread, threads a traced thread, block scales, strip unrolls,
@@ -142,6 +159,8 @@ class LaunchContext:
     # the memory profile and the critical path of the launches, by what they read of a
     # launch (launch_parts.py): the region's launches of this analysis share them
     _parts_kept: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
+    # the region's trip records and each launch's lane factors (D1): the AnalysisMemo's lanes
+    lanes_kept: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
     def extents(self, row: int) -> tuple[float, float]:
         """(x, y) pseudo-threads of trace launch ``row``, scaled to the work size."""
@@ -153,14 +172,16 @@ class LaunchContext:
         entries = float(tr.loop_entries[row, inner].sum())
         x = iters / entries * self.thread_scale if entries else 0.0
         y = entries if self.grid == 2 else 1.0
-        x *= self._ratio(inner[0])
+        x *= self.ratio(inner[0])
         if self.grid == 2:
-            y *= self._ratio(self.d1[0])
+            y *= self.ratio(self.d1[0])
             if self.rows > 1:  # R rows a thread: the last thread row guards the tail
                 y = grid_rows(y, self.rows)
         return round(x, 6), round(y, 6)
 
-    def _ratio(self, loop: int) -> float:
+    def ratio(self, loop: int) -> float:
+        """How loop ``loop``'s iterations an entry grow from the traced sizes to the work
+        sizes (1 for a loop with no trip model)."""
         m = self.sizes.trips.get(loop)
         if m is None:
             return 1.0
@@ -180,27 +201,18 @@ class LaunchContext:
             self._parts_kept, "memory", mem, mem_counts(h, mem, per_thread),
             lambda: memory_part(self, per_thread, mem, skip),
         )
-        shared, sync = self.shared_counts(row, per_thread, threads)
+        shared, sync = shared_counts(self, row, per_thread, threads)
         port = port_costs(self.sites, per_thread, self.shape, blocks)
-        mem_reports, shared = as_atomics(mem_reports, self.sites), with_shared(shared, port)
-        par, (comp, folded) = counts.par, lane_counts(self, row, counts)  # (D1)-(D3)
-        bodies, n = body_counts(self.bodies, per_thread), convoy_warps(  # n: eq. (CV)
-            self.device, self.block.threads, self.opts.registers_per_thread,
-            shared.bytes_per_block, blocks)
-        chain, serial, hoisted, flat = kept_part(  # serial: a trip's loads one at a time, (22m)
-            self._parts_kept, "chain", mem, (bodies, n), lambda: (  # flat: no (Q1) queue
-                self.chain_cycles(per_thread, mem, warps=n), self.chain_cycles(per_thread, mem,
-                False), self.chain_cycles(per_thread, mem, None),  # (22h)
-                self.chain_cycles(per_thread, mem, queue=False)))
-        compute_chain = kept_part(  # reads the bodies' counts alone, as the chain does
-            self._parts_kept, "compute chain", mem, bodies,
-            lambda: self.bodies.compute_chain(per_thread, self.unroll, self.device),
-        )
+        mem_reports = as_atomics(mem_reports, self.sites)
+        shared = with_shared(shared, port)
+        par = counts.par
+        comp, folded = lane_counts(self, row, counts)  # a warp's slowest lane: (D1)-(D3)
+        paths = self.paths(per_thread, mem, shared.bytes_per_block, blocks)
         sass = machine_extras(
             self.machine_shape, lambda lid: self.entries_per_thread(row, lid, threads),
             per_thread, touches_global=bool(mem.instrs), staging_stores=shared.load_insts,
-            staging_code=self.staging_code(row, threads),
-        )  # fmt: skip
+            staging_code=tiled_staging_code(self, row, threads),
+        )
         unknown = ", ".join(comp.unknown_calls)
         warnings = [f"calls to {unknown} counted as one instruction each"] if unknown else []
         profile = KernelProfile(
@@ -223,14 +235,15 @@ class LaunchContext:
             sync_insts=sync + port.barriers,
             stores=stores,
             atomics=port.atomics,
-            chain_cycles=chain,
-            compute_chain_cycles=compute_chain,
+            chain_cycles=paths.chain,
+            compute_chain_cycles=paths.compute,
             folded_insts=folded,
             machine_insts=sass.added,
             address_folded_insts=sass.folded_addresses,
             staging_code=sass.staging_code,
             pipes=comp.pipes.less_integer(folded, comp.foldable),
-            loads_in_flight=serial / flat if flat > 0 else 1.0, hoisted_load_cycles=hoisted,
+            loads_in_flight=paths.loads_in_flight,
+            hoisted_load_cycles=paths.hoisted,
             sm_share=sm_share_of(self, row, counts, (gx, gy), blocks, shared.bytes_per_block),
         )
         result, energy_mj, geometry = self.predicted(profile)
@@ -247,6 +260,29 @@ class LaunchContext:
                 mem.l2_hit_rate,
             ),
         )
+
+    def paths(self, per_thread: Mapping[int, float], mem: MemoryAnalysis, shared_bytes: int,
+              blocks: int) -> CriticalPaths:
+        """The CriticalPaths of a launch with ``per_thread`` counts, memory analysis ``mem``
+        and ``blocks`` blocks of ``shared_bytes`` of shared memory each. They read the thread
+        bodies' counts alone (body_counts), so the region's launches share them
+        (kept_part); ``n``, the warps of a sub-partition that run a chain's steps together,
+        eq. (CV)."""
+        bodies = body_counts(self.bodies, per_thread)
+        n = convoy_warps(self.device, self.block.threads, self.opts.registers_per_thread,
+                         shared_bytes, blocks)
+        chain, serial, hoisted, flat = kept_part(
+            self._parts_kept, "chain", mem, (bodies, n), lambda: (
+                self.chain_cycles(per_thread, mem, warps=n),
+                self.chain_cycles(per_thread, mem, False),  # a trip's loads one at a time
+                self.chain_cycles(per_thread, mem, None),  # the hoisted loads' periods, (22h)
+                self.chain_cycles(per_thread, mem, queue=False),  # no (Q1) queue
+            ))
+        compute = kept_part(
+            self._parts_kept, "compute chain", mem, bodies,
+            lambda: self.bodies.compute_chain(per_thread, self.unroll, self.device),
+        )
+        return CriticalPaths(chain, compute, serial / flat if flat > 0 else 1.0, hoisted)
 
     def counts(self, row: int) -> LaunchCounts:
         """The LaunchCounts of trace row ``row``. They depend on the row, the grid (its
@@ -276,7 +312,8 @@ class LaunchContext:
         """LaunchCountsKey less the trace row: the same for every launch of the context."""
         return (
             self.region, self.grid, self.rows, self.thread_scale,
-            tuple(sorted(self.block_scale.items())), tuple(sorted(self._strip_unroll().items())),
+            tuple(sorted(self.block_scale.items())),
+            tuple(sorted(strip_unroll(self.shared_spec, self.staged, self.halo).items())),
             tuple(sorted(self.wsz.items())),
         )
 
@@ -310,8 +347,11 @@ class LaunchContext:
         executions per thread, less the folds of the loops nvcc unrolls whole (eq. (12f))."""
         ops: Counter = Counter()
         for b in self.trace.header.blocks:
-            for opcode, ty, detail, k in b.ops if per_thread.get(b.id, 0.0) else ():
-                ops[(opcode, ty, detail)] += per_thread[b.id] * k
+            n = per_thread.get(b.id, 0.0)
+            if not n:
+                continue
+            for opcode, ty, detail, k in b.ops:
+                ops[(opcode, ty, detail)] += n * k
         folds = loop_folds(self.trace, self.bodies.loop_ids, self.unroll)
         return compute_counts(ops).plus(folds.saving(per_thread), -1.0)
 
@@ -399,101 +439,20 @@ class LaunchContext:
         return n * (self.factor.get(around[0], 1.0) if around else 1.0)
 
     @functools.cached_property
-    def _unrolls(self) -> dict[int, int]:
-        """loop_unroll_at of every loop a thread body runs, found once for the region (the
-        trace's loop counts over all launches: the same for each launch modelled)."""
-        out = {
-            lid: loop_unroll_at(self.trace, lid, self._ratio(lid))
-            for lid in self.bodies.loop_ids
-            if lid >= 0
-        }
-        return out | self._strip_unroll()
-
-    def _strip_unroll(self) -> dict[int, int]:
-        """The unrolling of a loop the modelled tiling strip-mines (staging on a loop that is
-        not strip-mined: a phase every ``divisor`` iterations, staging.staging_setup): the
-        strip's iterations are a constant (the tile width), which nvcc unrolls as it does
-        a tiled source's strip loop (compute.loop_unroll: whole up to UNROLL_WHOLE)."""
-        if self.halo is not None or not self.staged or self.shared_spec is None:
-            return {}
-        tile_loop, _, _, divisor = self.shared_spec[:4]
-        return {tile_loop: loop_unroll(divisor)} if divisor > 1 else {}
+    def loops(self) -> RegionLoops:
+        """How the port's code runs the loops of the region's thread bodies (launch_loops):
+        found once for the region (the trace's loop counts over all launches)."""
+        return region_loops(self.trace, self.bodies.loop_ids, self.ratio,
+                            strip_unroll(self.shared_spec, self.staged, self.halo))
 
     def unroll(self, loop: int) -> int:
         """How many iterations nvcc unrolls loop ``loop`` into one trip (loop_unroll_at)."""
-        return self._unrolls.get(loop, 1)
-
-    @functools.cached_property
-    def _trips(self) -> dict[int, RuntimeTrip | None]:
-        """loop_trip_at of every loop a thread body runs (None: not bounded by a run-time
-        size), found once for the region; a strip-mined tile loop is a constant one."""
-        strips = self._strip_unroll()
-        return {
-            lid: None if lid in strips else loop_trip_at(self.trace, lid, self._ratio(lid))
-            for lid in self.bodies.loop_ids
-            if lid >= 0
-        }
+        return self.loops.unroll(loop)
 
     def kept(self, loop: int, cls: str = "all") -> float | None:
         """Instructions of class ``cls`` per source iteration the SASS keeps of loop
-        ``loop``'s control and addresses (runtime_trips.RuntimeTrip), None when the loop is
-        not bounded by a run-time size (its affine share is folded per unrolled trip)."""
-        trip = self._trips.get(loop)
-        return None if trip is None else trip.per_iteration(cls)
-
-    def shared_counts(self, row: int, per_thread: dict, threads: float):
-        """SharedMemoryCounts and barriers per thread of a tiled launch (SPEC §2.6)."""
-        if self.halo is not None:
-            h = self.trace.header
-            return halo_counts(self.halo, per_thread, lambda sid: h.mem[sid].block)
-        if not self.staged or self.shared_spec is None:
-            return SharedMemoryCounts(), 0.0
-        _, loads_per_phase, nbytes = self.shared_spec[:3]
-        phases = self.tile_phases(row, threads)
-        by_x: dict[float, float] = {}
-        h = self.trace.header
-        waves = 0.0
-        for a in self.staged:
-            count = per_thread.get(h.mem[a.sid].block, 0.0)  # elements read per thread
-            total = sum(c for _, c in a.conflicts)
-            for x, c in a.conflicts:  # shared loads (vectors of a.vector elements)
-                by_x[float(x)] = by_x.get(float(x), 0.0) + count * c / total / a.vector
-            waves += count * a.wavefronts
-        counts = SharedMemoryCounts(
-            load_insts=phases * loads_per_phase,
-            insts_by_conflict=tuple(sorted(by_x.items())),
-            bytes_per_block=nbytes,
-            wavefronts=waves,
-            load_l2_trans=phases * phase_sectors(self.shared_spec[4]),
-            load_dram_trans=min(self.shared_spec[5], phases * phase_sectors(self.shared_spec[4])),
-        )
-        return counts, 2.0 * phases
-
-    def tile_phases(self, row: int, threads: float) -> float:
-        """Tile phases per thread of trace row ``row`` at the work size (a tiled launch)."""
-        tile_loop, _, _, divisor = self.shared_spec[:4]
-        iters = float(self.trace.loop_iters[row, tile_loop])
-        return (iters / threads if threads else 0.0) * self._ratio(tile_loop) / divisor
-
-    def staging_code(self, row: int, threads: float) -> StagingCounts:
-        """The staging code per thread of a tiled launch (memory.staging_code)."""
-        if self.halo is not None or not self.staged or self.shared_spec is None:
-            return StagingCounts()
-        return staging_code(self.shared_spec[4], self.tile_phases(row, threads))
-
-
-def loop_unroll_at(trace: Trace, loop: int, ratio: float = 1.0) -> int:
-    """How many source iterations the SASS of loop ``loop`` of ``trace`` runs a trip, its
-    iterations an entry grown by ``ratio`` to the work size: a loop of at most UNROLL_WHOLE
-    iterations an entry (a strip-mined tile loop) is one of constant trip count in the port's
-    code, unrolled whole (compute.loop_unroll); a longer one is bounded by a size, a run-time
-    parameter of the port, and unrolled 16 or 4 times (loop_trip_at). 1 for straight-line
-    code (loop -1) and a loop with a data-dependent exit (loop_exits, eq. (12x))."""
-    if loop < 0 or data_exit(trace, loop):
-        return 1
-    trip = loop_trip_at(trace, loop, ratio)
-    return trip.depth if trip is not None else loop_unroll(loop_iterations(trace, loop, ratio))
-
+        ``loop``'s control and addresses; None: not bounded by a run-time size."""
+        return self.loops.kept(loop, cls)
 
 def _model_options(opts: RunOptions) -> dict:
     return {"batch_mode": opts.batch_mode} if opts.model == "cgpredict" else {}

@@ -20,7 +20,16 @@ import numpy as np
 
 from ..block_schedule import block_work, schedule_share, thread_trips
 from ..compute import integer_insts, kernel_entry_insts
-from ..lane_trips import per_warp, warp_span, warp_trip_factors
+from ..frontend.tracefile_format import TRIP_DTYPE
+from ..lane_trips import (
+    LaneRecords,
+    LaneSpan,
+    lane_records,
+    launch_trip_factors,
+    per_warp,
+    warp_span,
+    warp_trip_factors,
+)
 from ..memory.residency import Resident, region_arrays, resident_arrays
 from ..memory.shared import array_name
 from ..memory.transactions import MemoryAnalysis
@@ -30,9 +39,8 @@ from ..scaling import SizeModel
 from ..sm_share import launch_sm_share
 from .memory_profile import memory_profile
 
-__all__ = ["LaunchRow", "body_counts", "kept_part", "lane_counts", "launch_rows", "mem_counts",
-           "memory_part", "sm_share_of",
-           "thread_weights"]
+__all__ = ["LaunchRow", "RegionTrips", "body_counts", "kept_part", "lane_counts", "launch_rows",
+           "mem_counts", "memory_part", "sm_share_of", "thread_weights"]
 
 T = TypeVar("T")
 
@@ -137,27 +145,89 @@ def lane_counts(ctx, row: int, counts) -> tuple[object, float]:
 def lane_factors(ctx, row: int) -> dict[int, float]:
     """F_L of eq. (D1) for launch ``row`` of ``ctx``: its own trip records, else those of
     the region's recorded launches; none for a thread split or register-blocked by a fix.
-    Kept in ``ctx._parts_kept`` by the records used and the span (a region launched from a
-    host loop: GRAMSCHMIDT's 512 launches a kernel)."""
+    They depend on the records and the span alone, so they are kept for the trace's next
+    analyses (``ctx.lanes_kept``, the AnalysisMemo's ``lanes``): GRAMSCHMIDT's advise asked
+    5,641 times for 513 distinct ones. A launch's own are found for every launch of the
+    region whose are not kept yet, in one pass (launch_trip_factors)."""
     inner = ctx.d2 if ctx.grid == 2 else ctx.d1
     if not inner or ctx.thread_scale != 1 or ctx.rows != 1:
         return {}
-    by_row, starts = _region_trips(ctx)
-    if not len(by_row):
+    trips = _region_trips(ctx)
+    if not len(trips.by_row):
         return {}
-    lo, hi = np.searchsorted(starts, [row, row + 1])
-    own = row if hi > lo else -1
+    spans = _own_spans(ctx, trips)
+    if row in spans:
+        key = ("launch", ctx.region, ctx.grid, row, *spans[row])
+        if key not in ctx.lanes_kept:
+            _own_factors(ctx, trips, spans)
+        return ctx.lanes_kept[key]
+    span, traced = _row_span(ctx, row, ctx.counts(row).extents)
+    key = ("pooled", ctx.region, ctx.grid, span, traced)
+    got = ctx.lanes_kept.get(key)
+    if got is None:
+        got = ctx.lanes_kept[key] = warp_trip_factors(trips.by_row, ctx.grid, span, traced)
+    return got
+
+
+@dataclass(frozen=True)
+class RegionTrips:
+    """The trip records of a region's launches (``by_row``: sorted by launch row, stable, so
+    each loop's entries keep their order), the rows that have some (``rows``) and the
+    records as eq. (D1) reads them under the context's grid (``records``)."""
+
+    by_row: np.ndarray
+    rows: np.ndarray
+    records: LaneRecords
+
+
+def _region_trips(ctx) -> RegionTrips:
+    """The RegionTrips of ``ctx``'s region and grid: a function of the trace, found once
+    (``ctx.lanes_kept``)."""
+    key = ("records", ctx.region, ctx.grid)
+    got = ctx.lanes_kept.get(key)
+    if got is None:
+        trips = getattr(ctx.trace, "trips", None)
+        if trips is None or not len(trips):
+            trips = np.zeros(0, TRIP_DTYPE)
+        t = trips[np.isin(trips["row"], np.flatnonzero(ctx.trace.launches["region"] == ctx.region))]
+        t = t[np.argsort(t["row"], kind="stable")]
+        got = ctx.lanes_kept[key] = RegionTrips(t, np.unique(t["row"]).astype(np.int64),
+                                                lane_records(t, ctx.grid))
+    return got
+
+
+def _row_span(ctx, row: int, extents: tuple[float, float]
+              ) -> tuple[LaneSpan, tuple[int, int]]:
+    """The span (eq. (D2)) of launch ``row`` of ``ctx`` in its block shape, its grid at the
+    work size ``extents``, and its traced grid (X, Y): X the mean iterations an entry of
+    the innermost mapped loop, Y (a 2-D grid) its entries."""
+    inner = ctx.d2 if ctx.grid == 2 else ctx.d1
     tr = ctx.trace
     entries = float(tr.loop_entries[row, inner].sum())
     tx = float(tr.loop_iters[row, inner].sum()) / entries if entries else 0.0
     ty = entries if ctx.grid == 2 else 1.0
-    span = warp_span(ctx.block, (tx, ty), ctx.counts(row).extents)
-    key = ("lane factors", ctx.region, id(ctx.trace), ctx.grid, own, span, round(tx), round(ty))
+    return warp_span(ctx.block, (tx, ty), extents), (round(tx), round(ty))
+
+
+def _own_spans(ctx, trips: RegionTrips) -> dict[int, tuple[LaneSpan, tuple[int, int]]]:
+    """_row_span of every launch with records of its own, by row (its extents as
+    LaunchContext.counts has them); found once per context."""
+    key = ("own lane spans", ctx.region)
     got = ctx._parts_kept.get(key)
     if got is None:
-        t = by_row[lo:hi] if own >= 0 else by_row
-        got = ctx._parts_kept[key] = warp_trip_factors(t, ctx.grid, span, (round(tx), round(ty)))
+        got = ctx._parts_kept[key] = {
+            int(r): _row_span(ctx, int(r), ctx.extents(int(r))) for r in trips.rows}
     return got
+
+
+def _own_factors(ctx, trips: RegionTrips, spans: dict[int, tuple[LaneSpan, tuple[int, int]]]
+                 ) -> None:
+    """Keep in ``ctx.lanes_kept`` the factors of every launch of ``spans`` (its own records
+    at its own span) not kept yet, found in one pass."""
+    todo = {r: s for r, s in spans.items()
+            if ("launch", ctx.region, ctx.grid, r, *s) not in ctx.lanes_kept}
+    for r, f in launch_trip_factors(trips.records, todo).items():
+        ctx.lanes_kept[("launch", ctx.region, ctx.grid, r, *todo[r])] = f
 
 
 def sm_share_of(ctx, row: int, counts, work: tuple[float, float], blocks: int,
@@ -170,7 +240,8 @@ def sm_share_of(ctx, row: int, counts, work: tuple[float, float], blocks: int,
     dev = ctx.device
     if blocks <= dev.sm_count:
         return launch_sm_share(ctx.warps, work, ctx.block, dev.sm_count)
-    by_row, starts = _region_trips(ctx)
+    by_row = _region_trips(ctx).by_row
+    starts = by_row["row"] if len(by_row) else by_row
     if not len(by_row) or ctx.thread_scale != 1 or ctx.rows != 1:
         return 1.0
     try:
@@ -221,21 +292,3 @@ def thread_weights(ctx, trips: np.ndarray, counts, txy: tuple[int, int]) -> np.n
         u += f * (t / t.mean() - 1.0)
         varied = varied or f > 0
     return u if varied else None
-
-
-def _region_trips(ctx) -> tuple[np.ndarray, np.ndarray]:
-    """The trip records of ``ctx``'s region, sorted by launch row (stable: each loop's
-    entries keep their order), and each record's row; found once per context."""
-    key = ("region trips", ctx.region, id(ctx.trace))
-    got = ctx._parts_kept.get(key)
-    if got is None:
-        trips = getattr(ctx.trace, "trips", None)
-        if trips is None or not len(trips):
-            got = (np.zeros(0), np.zeros(0))
-        else:
-            rows = np.flatnonzero(ctx.trace.launches["region"] == ctx.region)
-            t = trips[np.isin(trips["row"], rows)]
-            t = t[np.argsort(t["row"], kind="stable")]
-            got = (t, t["row"].astype(np.int64))
-        ctx._parts_kept[key] = got
-    return got

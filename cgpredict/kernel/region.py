@@ -27,7 +27,7 @@ from ..registers import estimate_registers, full_occupancy_registers
 from ..scaling import SizeModel
 from ..warps import WarpTrace, mapped_loops
 from .checks import tile_problem
-from .launch import loop_unroll_at, trip
+from .launch_loops import loop_unroll_at, trip
 
 
 @dataclass(frozen=True, eq=False)

@@ -11,7 +11,7 @@ from cgpredict.instrument.loopbody import LoopBody, Op
 
 from cgpredict.compute import OpLatencies
 from cgpredict.issue_blocks import NUMERATOR_CHAIN, issue_order, ordered_far
-from cgpredict.models.alone import alone_cycles
+from cgpredict.models.alone import alone_cycles, priced
 from cgpredict.parallelism import _chain, _latencies
 
 #: FP32 4, integer 1, FP64 8, MUFU 17 cycles (the H100's figures, rounded)
@@ -76,11 +76,33 @@ def test_a_warp_alone_on_its_scheduler_runs_its_chain():
     """(22k): N <= schedulers_per_sm: the critical path, at least the warp's instructions at
     one a cycle (comp 100 SM cycles at 4 schedulers = 400); more warps than schedulers: 0."""
     dev = SimpleNamespace(schedulers_per_sm=4)
-    prof = SimpleNamespace(chain_cycles=1000.0)
+    prof = _profile(1000.0, const=_pattern(100, 0.75, 1.0, 0.0))
     assert alone_cycles(prof, dev, 1, 100.0) == pytest.approx(1000.0)
     assert alone_cycles(prof, dev, 4, 300.0) == pytest.approx(1200.0)
     assert alone_cycles(prof, dev, 5, 100.0) == 0.0
-    assert alone_cycles(SimpleNamespace(chain_cycles=0.0), dev, 1, 100.0) == 0.0
+    assert alone_cycles(_profile(0.0), dev, 1, 100.0) == 0.0
+
+
+def _pattern(insts: float, l1_hit: float, l2: float, dram: float) -> SimpleNamespace:
+    return SimpleNamespace(insts=insts, l1_hit_fraction=l1_hit, l2_trans_per_warp=l2,
+                           dram_trans_per_warp=dram)
+
+
+def _profile(chain: float, coal=None, uncoal=None, const=None) -> SimpleNamespace:
+    none = _pattern(0, 0.0, 0.0, 0.0)
+    return SimpleNamespace(chain_cycles=chain, coal=coal or none, uncoal=uncoal or none,
+                           const=const or none)
+
+
+def test_the_chain_prices_loads_whole_only_without_row_walks_or_dram_misses():
+    """priced by hand: broadcasts past the L1 hitting the L2 (25 x 1 transactions, 0.4
+    DRAM): yes; an uncoalesced load: no; a column walk missing the L2 (100 loads of 4
+    transactions, all DRAM, beside the broadcasts: 400 of 425 miss): no; 200 of 425: yes."""
+    const = _pattern(100, 0.75, 1.0, 0.016)
+    assert priced(_profile(1.0, const=const))
+    assert not priced(_profile(1.0, const=const, uncoal=_pattern(1, 0.9, 32.0, 0.0)))
+    assert not priced(_profile(1.0, coal=_pattern(100, 0.0, 4.0, 4.0), const=const))
+    assert priced(_profile(1.0, coal=_pattern(100, 0.0, 4.0, 2.0), const=const))
 
 
 def test_22k_caps_22_and_keeps_the_sms_load_store_turns():

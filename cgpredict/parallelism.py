@@ -28,6 +28,7 @@ from .compute import SLOW_PATH_CLASSES, OpLatencies, body_op_cycles
 from .frontend.tracefile import Trace
 from .instrument import loopbody
 from .instrument.irtext import Module, parse_module
+from .issue_blocks import ordered_far
 
 __all__ = [
     "LOADS_IN_FLIGHT",
@@ -131,24 +132,12 @@ def _latencies(body: loopbody.LoopBody, load_cycles, fp_cycles: float, int_cycle
 
 
 def _ordered_far(
-    body: loopbody.LoopBody, lat: list[float], ordered: frozenset[int], gated: bool
+    body: loopbody.LoopBody, lat: list[float], ordered: frozenset[int], gated: bool,
+    op_lat: OpLatencies | None = None,
 ) -> list[float]:
-    """Latency of the longest chain ending at each op when a load of ``ordered`` (accesses
-    through plain pointers, whose program order nvcc keeps) issues only after every earlier
-    store of ``ordered`` has issued, and a store issues once its value is ready (a GPU issues
-    in order). ``gated``: the chains start at the iteration's loads, which wait for the
-    previous iteration's stores (ops no load reaches: -inf); else every op may start one."""
-    far: list[float] = []
-    issued = -math.inf  # when the latest ordered store of the iteration can issue
-    for o in body.ops:
-        ins = [far[k] for k in o.operands if k < len(far)]
-        base = max(ins, default=-math.inf if gated else 0.0)
-        if o.klass == "load" and o.mem_id in ordered:
-            base = max(base, issued, 0.0)
-        if o.klass == "store" and o.mem_id in ordered and base > -math.inf:
-            issued = max(issued, base)
-        far.append(base + lat[o.index] if base > -math.inf else -math.inf)
-    return far
+    """issue_blocks.ordered_far: the longest chain ending at each op, plain-pointer accesses
+    in program order; ungated, in a warp's issue order behind slow-path branches (IB1)-(IB2)."""
+    return ordered_far(body, lat, ordered, gated, op_lat)
 
 
 def _ordered_from(
@@ -269,7 +258,7 @@ def _chain(body: loopbody.LoopBody, lat: tuple[float, ...], looped: bool, unroll
     looped trip holds D = overlap x sum of the loads' shares in flight and S = overlap x sum
     of share x sectors, and each load after the first waits its sectors at ``op_lat.dram_gap``
     a sector: ``within + dram_gap x (S / D) x max(D - 1, 0)`` (eq. (Q1))."""
-    within = max(_ordered_far(body, lat, ordered, gated=False), default=0.0)
+    within = max(_ordered_far(body, lat, ordered, False, op_lat), default=0.0)  # (IB1)
     loads = sum(o.klass == "load" for o in body.ops)
     overlap = max(min(unroll, LOADS_IN_FLIGHT // max(loads, 1)), 1) if looped else 1
     serial = _memory_periods(body, lat, ordered) if not in_flight and looped and loads else 0.0

@@ -44,7 +44,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "cgpredict.frontend.summary", "cgpredict.scaling"),
     # pseudo-warps, memory and computation analysis, the analytical models
     ("cgpredict.warp_masked", "cgpredict.warp_order", "cgpredict.warp_regroup", "cgpredict.warps",
-     "cgpredict.memory", "cgpredict.memory.*", "cgpredict.parallelism",
+     "cgpredict.memory", "cgpredict.memory.*", "cgpredict.issue_blocks", "cgpredict.parallelism",
      "cgpredict.machine_code", "cgpredict.loop_counter", "cgpredict.runtime_trips",
      "cgpredict.loop_exits", "cgpredict.lane_trips", "cgpredict.loop_fold",
      "cgpredict.remainder_first",

@@ -70,6 +70,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from cgpredict.devices import GPUDevice
+from cgpredict.models.alone import alone_cycles
 from cgpredict.models.base import Bound, LaunchGeometry, launch_geometry
 from cgpredict.models.memlat import MemoryLatency, dram_share, memory_latency
 from cgpredict.models.retire import retire_cycles
@@ -347,8 +348,8 @@ def _exec_cycles(whole: bool, no_mem_insts: float, mwp: float, cwp: float, n: fl
                  mem_cycles: float, comp_cycles: float, mem_l: float,
                  batch: float, own_comp: float | None = None,
                  overlap: float = 1.0, lsu: float = 0.0,
-                 served: float = 0.0, lockstep: float = 0.0,
-                 retire: float = 0.0, hoisted: float = 0.0) -> tuple[str, float]:
+                 served: float = 0.0, lockstep: float = 0.0, retire: float = 0.0,
+                 hoisted: float = 0.0, alone: float = 0.0) -> tuple[str, float]:
     """(case, execution cycles of the launch): §3 (22) when too few warps hide a warp's own
     timeline, else (16) when CWP >= MWP, else (17); ``whole``: each expression per batch.
     ``own_comp``: a warp's own computing in (22), at least its issue cycles: the dependent
@@ -364,7 +365,7 @@ def _exec_cycles(whole: bool, no_mem_insts: float, mwp: float, cwp: float, n: fl
     every case of the ``whole`` reading at each of the launch's batch - 1 handovers of its
     SMs' slots to the next wave (eq. (R1w)). ``hoisted``: a warp's memory periods whose
     loads ptxas issues ahead of the stores they follow in the source (eq. (22h)): off (22)'s
-    serial timeline, which keeps at least its ``served`` periods, and off (22l)'s."""
+    serial timeline, which keeps at least its ``served`` periods, and (22l)'s. ``alone``: (22k)."""
     own = comp_cycles if own_comp is None else own_comp
     # (R1w): whichever case sets a wave's length, the next wave waits at each handover for
     # the slowest warp of each block; the printed (paper) reading has no waves to hand over
@@ -383,6 +384,8 @@ def _exec_cycles(whole: bool, no_mem_insts: float, mwp: float, cwp: float, n: fl
         elif lockstep > 0:  # (22l): one period in flight, warps in step miss the L1
             # together and their computing (the L1's served lines) cannot fill that wait
             exec_cycles = max(exec_cycles, (n * comp_cycles + lockstep) * batch)
+        if alone > 0:  # (22k): its own dependence chain, never above (22)
+            exec_cycles = min(exec_cycles, max(alone, n * lsu) * batch)
     elif no_mem_insts > 0 and cwp >= mwp:
         case = "eq16"
         mem_term = mem_cycles * n / mwp
@@ -443,7 +446,7 @@ def predict_cgpredict(
         l1_period_cycles(profile, device) + smem_load_cycles,  # (22m): serial periods
         lockstep := lockstep_cycles(profile, device, n, comp_cycles, no_mem_insts),  # (17l)
         retire := retire_cycles(profile, device) if whole else 0.0,  # (R1)
-        profile.hoisted_load_cycles)  # (22h)
+        profile.hoisted_load_cycles, alone_cycles(profile, device, n, comp_cycles))  # (22h), (22k)
     sync_cost = _sync_cycles(profile, device, case, whole and smem_cost != "latency",
                              dep * max(mwp - 1, 0.0), b, batch)
     per_launch = exec_cycles + sync_cost

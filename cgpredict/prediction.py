@@ -24,7 +24,8 @@ if TYPE_CHECKING:  # annotations only: these import numba and the models, which 
 # 6: per kernel profile.hoisted_load_cycles (loads ptxas hoists above the stores, eq. (22h))
 # 7: result.bounds.blocks and dispatch_cycles (the block dispatch bound, eq. (BD)); a load
 #    pattern's dram_fetch_per_warp (what its misses fetch, eq. (F1))
-SCHEMA_VERSION = 7
+# 8: a load pattern's l2_requests_per_warp and result.bounds.l2_requests (eq. (B2q))
+SCHEMA_VERSION = 8
 DEFAULT_BLOCKS = {1: Block(256, 1), 2: Block(32, 32)}
 #: a kernel's fields that ``Report.to_dict`` leaves out: each distinct launch's profile again
 #: (hundreds of dataclass values for GRAMSCHMIDT's 514 launches), never converted

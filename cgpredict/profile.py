@@ -30,6 +30,8 @@ class PatternCounts:
         (B2w)), a store's distinct cache lines. 0: unknown (from the sectors).
     dram_fetch_per_warp: DRAM sectors the misses of such an instruction fetch, a fill block
         each (memory/dram_fill.py, eq. (F1)). 0: unknown (dram_trans_per_warp).
+    l2_requests_per_warp: L2 requests per such instruction: the distinct lines of its
+        sectors the L1 does not serve (models/bounds.py, eq. (B2q)). 0: unknown.
     """
 
     insts: float = 0.0
@@ -39,6 +41,7 @@ class PatternCounts:
     sectors_per_warp: float = 0.0
     lines_per_warp: float = 0.0
     dram_fetch_per_warp: float = 0.0
+    l2_requests_per_warp: float = 0.0
 
     @property
     def dram_fetched(self) -> float:
@@ -185,6 +188,7 @@ def _without(all_: PatternCounts, st: PatternCounts) -> PatternCounts:
     sectors = all_.sectors_per_warp * all_.insts - \
         (st.sectors_per_warp or st.l2_trans_per_warp) * st.insts
     lines = all_.lines_per_warp * all_.insts - st.lines_per_warp * st.insts
+    req = all_.l2_requests_per_warp * reaching_all - st.l2_requests_per_warp * st.insts
     return PatternCounts(
         insts,
         max(l2, 0.0) / reaching if reaching > 1e-12 else 0.0,
@@ -193,6 +197,7 @@ def _without(all_: PatternCounts, st: PatternCounts) -> PatternCounts:
         sectors_per_warp=max(sectors, 0.0) / insts if all_.sectors_per_warp else 0.0,
         lines_per_warp=max(lines, 0.0) / insts if all_.lines_per_warp else 0.0,
         dram_fetch_per_warp=max(fetch, 0.0) / reaching if reaching > 1e-12 else 0.0,
+        l2_requests_per_warp=max(req, 0.0) / reaching if reaching > 1e-12 else 0.0,
     )
 
 

@@ -99,7 +99,7 @@ def analyze_region(
     setup = setup_region(trace, region, launch, wt, device, opts, sizes, tsz, wsz, warnings,
                    halo.bytes_per_block if halo else 0)
     check = size_check(trace, region, sizes, tsz, wsz, device)
-    mem = region_memory(setup, device, check.gathers)
+    mem = region_memory(setup, device, check.gathers, check.l1_gathers)
     restores = _restores(trace, region, launch, plain, wt, opts, memo)
     ctx = LaunchContext(
         trace=trace,
@@ -358,7 +358,7 @@ def _kernel_report(
     )
     energy = None if ls.energy_mj is None else ls.energy_mj * per_trace_launch
     first = ls.models[ls.keys[setup.launch]]
-    if check.gathers:  # the prediction with the trace's own reuse of the gathers
+    if check.gathers or check.l1_gathers:  # with the trace's own reuse of the gathers
         plain_mem = region_memory(setup, device)
         plain = dataclasses.replace(ctx, mem=plain_mem).model(setup.launch)[0]
         moved = moved_warning(info.name, check, first.result.time_ms, plain.result.time_ms)

@@ -30,8 +30,8 @@ class _MemRow:
     block: int
     store: bool
     report: dict
-    patterns: tuple[tuple[int, float, int, int, int, int, int, int, int, float, int, int],
-                    ...]
+    patterns: tuple[tuple[int, float, int, int, int, int, int, int, int, float, int, int,
+                          int], ...]
 
 
 def _mem_row(h, s, staged: bool) -> _MemRow:
@@ -51,7 +51,7 @@ def _mem_row(h, s, staged: bool) -> _MemRow:
         ),
         patterns=tuple((p, shares[p], s.l2_trans[p], s.dram_trans[p], s.l1_served[p],
                         s.written[p], s.issued[p], s.warp_insts[p], s.fresh[p], s.fill[p],
-                        s.l1_lines[p], s.fetched[p])
+                        s.l1_lines[p], s.fetched[p], s.l2_requests[p])
                        for p in range(3) if shares[p]),
     )
 
@@ -88,21 +88,24 @@ def memory_profile(
     scale = scale or {}
     insts, l2, dram, served = [0.0] * 3, [0.0] * 3, [0.0] * 3, [0.0] * 3
     fetched = [0.0] * 3  # DRAM sectors the loads' misses fetch (eq. (F1))
+    requests = [0.0] * 3  # L2 requests (a line of an instruction's missed sectors, (B2q))
     issued = [0.0] * 3  # transactions issued to the L1, served there or not
     st_insts, st_l2, st_dram, st_fresh = [0.0] * 3, [0.0] * 3, [0.0] * 3, [0.0] * 3
     lines, st_lines = [0.0] * 3, [0.0] * 3  # distinct L1 lines of the warp instructions
     st_issued = [0.0] * 3  # store sectors issued, merged in the L1 or not (eq. (SM1))
+    st_req = [0.0] * 3  # store requests to the L2 (eq. (B2q))
     write_back = 0.0
     reports = []
     for row in _mem_rows(trace, mem, skip, kept):
         count = per_thread.get(row.block, 0.0) * scale.get(row.sid, 1.0)
         for (p, share, l2_t, dram_t, served_t, written_t, issued_t, warp_t, fresh_t, fill,
-             lines_t, fetched_t) in row.patterns:
+             lines_t, fetched_t, req_t) in row.patterns:
             n = count * share
             insts[p] += n
             l2[p] += n * l2_t / warp_t
             dram[p] += n * dram_t / warp_t
             fetched[p] += n * fetched_t / warp_t
+            requests[p] += n * req_t / warp_t
             served[p] += n * served_t / warp_t
             issued[p] += n * issued_t / warp_t
             lines[p] += n * lines_t / warp_t / (fill if row.store else 1.0)  # as st_lines
@@ -116,6 +119,7 @@ def memory_profile(
                 st_fresh[p] += n * fresh_t / warp_t / fill  # sectors without a loaded copy
                 st_lines[p] += n * lines_t / warp_t / fill
                 st_issued[p] += n * issued_t / warp_t / fill  # as st_l2
+                st_req[p] += n * req_t / warp_t
                 write_back += n * written_t / warp_t
         reports.append(MemInstrReport(
             **row.report, per_thread=count, restored=row.sid in restores and count > 1.5))
@@ -131,12 +135,13 @@ def memory_profile(
                 sectors_per_warp=issued[p] / insts[p] if insts[p] else 0.0,
                 lines_per_warp=lines[p] / insts[p] if insts[p] else 0.0,
                 dram_fetch_per_warp=fetched[p] / reaching if reaching > 1e-12 else 0.0,
+                l2_requests_per_warp=requests[p] / reaching if reaching > 1e-12 else 0.0,
             )
         )
     stores = StoreCounts(
         *(
             PatternCounts(n, st_l2[p] / n, st_dram[p] / n, lines_per_warp=st_lines[p] / n,
-                          sectors_per_warp=st_issued[p] / n)
+                          sectors_per_warp=st_issued[p] / n, l2_requests_per_warp=st_req[p] / n)
             if n > 1e-12 else PatternCounts()
             for p, n in enumerate(st_insts)
         ),

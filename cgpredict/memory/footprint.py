@@ -58,6 +58,8 @@ class SizeCheck:
 
     levels: tuple[LevelCheck, ...] = ()
     gathers: tuple[tuple[int, float], ...] = ()  # (static load, reuse-distance growth)
+    # the gathers into arrays that outgrow the L1 (eq. (LP2): the L1's own test)
+    l1_gathers: tuple[tuple[int, float], ...] = ()
     gathered_arrays: tuple[str, ...] = ()  # the arrays of those gathers
     unknown: tuple[str, ...] = ()  # arrays whose bytes at a size are not known
 
@@ -114,16 +116,19 @@ def size_check(trace: Trace, region: int, sizes: SizeModel, tsz: dict[str, int],
         )
         for name, cap in _levels(device)
     )
-    cap = device.l2_bytes // device.l2_partitions  # a gather's share of the L2, eq. (LP1)
-    gathers = tuple(
-        (s, work[a] / traced[a])
-        for s in sorted(gathered_loads(trace, region))
-        if (a := array_name(trace.header.mem[s].base)) in known and work[a] > max(cap, traced[a])
-    )
+    gathered = [(s, a) for s in sorted(gathered_loads(trace, region))
+                if (a := array_name(trace.header.mem[s].base)) in known]
+
+    def outgrow(cap: float) -> tuple[tuple[int, float], ...]:
+        return tuple((s, work[a] / traced[a]) for s, a in gathered
+                     if work[a] > max(cap, traced[a]))
+
+    gathers = outgrow(device.l2_bytes // device.l2_partitions)  # the L2's share, eq. (LP1)
+    l1_gathers = outgrow(device.l1_bytes) if device.l1_caches_global_loads else ()
     return SizeCheck(
-        levels=levels, gathers=gathers,
+        levels=levels, gathers=gathers, l1_gathers=l1_gathers,
         gathered_arrays=tuple(sorted({array_name(trace.header.mem[s].base)
-                                      for s, _ in gathers})),
+                                      for s, _ in gathers + l1_gathers})),
         unknown=tuple(a for a in arrays if a not in known),
     )
 
@@ -143,10 +148,11 @@ def check_lines(check: SizeCheck) -> tuple[str, ...]:
         if lv.crossing:
             line += f"; {', '.join(lv.crossing)} fit it traced, not at the work size"
         out.append(line)
-    if check.gathers:
+    if check.gathers or check.l1_gathers:
         grown = ", ".join(f"{a}" for a in check.gathered_arrays)
         out.append(f"gathers into {grown}: reuse distances grown to the work size "
-                   f"(x{max(g for _, g in check.gathers):.3g})")
+                   f"(x{max(g for _, g in check.gathers + check.l1_gathers):.3g}"
+                   f"{'' if check.gathers else ', in the L1'})")
     if check.unknown:
         out.append(f"size unknown at a size: {', '.join(check.unknown)} (not counted)")
     return tuple(out)
@@ -155,7 +161,7 @@ def check_lines(check: SizeCheck) -> tuple[str, ...]:
 def moved_warning(name: str, check: SizeCheck, scaled_ms: float, traced_ms: float
                   ) -> list[str]:
     """A warning when scaling the gathers' reuse moved the prediction by > MOVE_LIMIT."""
-    if not check.gathers or traced_ms <= 0:
+    if not (check.gathers or check.l1_gathers) or traced_ms <= 0:
         return []
     move = scaled_ms / traced_ms - 1
     if abs(move) <= MOVE_LIMIT:

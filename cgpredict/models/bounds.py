@@ -25,6 +25,8 @@ launch, each from the same profile the models read:
   slow them, and its SMs' own cost per store is in the L1 path. The two
   directions work at once, so the bound is the slower of them, not their sum: on the Jetson
   TK1 the naive GEMM's loads alone take its measured time (the sum predicted it 58% slow).
+  A third stage, where the device sets ``l2_request_cycles``, is the L2's look-ups of the
+  loads' requests (a warp instruction's missed sectors of one line), chip-wide (B2q).
 
 A fourth bound is latency, not throughput: the **critical path** of the launch's busiest
 thread (``KernelProfile.chain_cycles``: its loop iterations times each one's loop-carried
@@ -120,6 +122,7 @@ class Bounds:
     l1_cycles: float = 0.0  # every warp's global lines through its SM's L1, eq. (B2)
     blocks: float = 0.0  # the launch's thread blocks
     dispatch_cycles: float = 0.0  # blocks x block_dispatch_cycles, eq. (BD)
+    l2_requests: float = 0.0  # the loads' L2 requests (lines of missed sectors), eq. (B2q)
 
     @property
     def cycles(self) -> float:
@@ -159,6 +162,7 @@ def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry
     pats = (loads.coal, loads.uncoal, loads.const)
     reaching = [p.insts * (1 - p.l1_hit_fraction) for p in pats]
     l2_loads = sum(n * max(p.l2_trans_per_warp, 1.0) for n, p in zip(reaching, pats) if n > 0)
+    l2_requests = warps * sum(n * p.l2_requests_per_warp for n, p in zip(reaching, pats))
     dram_loads = sum(n * p.dram_trans_per_warp for n, p in zip(reaching, pats))
     fetched = sum(n * p.dram_fetched for n, p in zip(reaching, pats))  # (F1)
     fetched += profile.shared.load_dram_trans
@@ -192,7 +196,8 @@ def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry
     # the loads' replies per SM; the stores at the L2, whose slices serve the whole chip: a
     # launch on few SMs does not slow them, its SMs' own store cost is the L1 path's (B2)
     l2_cycles = max(warps * l2_loads * device.dd_l2_cycles / sms * share,
-                    warps * store_cycles / max(device.sm_count, sms))
+                    warps * store_cycles / max(device.sm_count, sms),
+                    l2_requests * device.l2_request_cycles / max(device.sm_count, sms))  # (B2q)
     return Bounds(
         dram_bytes=dram_bytes,
         dram_cycles=dram_cycles,
@@ -212,6 +217,7 @@ def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry
         l1_cycles=l1_path_cycles(profile, device) * warps / sms * share,
         blocks=blocks,
         dispatch_cycles=blocks * device.block_dispatch_cycles,  # (BD)
+        l2_requests=l2_requests,
     )
 
 

@@ -121,3 +121,34 @@ def test_request_stage_off_leaves_the_sectors():
     reaching = loads.insts * (1 - loads.l1_hit_fraction)
     assert b.l2_cycles == pytest.approx(4096 * 8 * reaching * loads.l2_trans_per_warp
                                         * dev.dd_l2_cycles / 132 * p.sm_share)
+
+
+def test_pick_spans_by_hand():
+    from cgpredict.memory.footprint import pick_spans
+
+    # three warp instructions: load 0 picks 0, 100, 40 (span 100) and 8, 8 (span 0); load 1
+    # picks 4096 and 0 (span 4096); load 2 is not asked for
+    addr = np.array([0, 100, 40, 8, 8, 4096, 0, 7, 9], np.uint64)
+    start = np.array([0, 3, 5, 7])
+    sid = np.array([0, 0, 1, 2])
+    assert pick_spans(addr, start, sid, frozenset({0, 1})) == {0: 50.0, 1: 4096.0}
+    assert pick_spans(addr, start, sid, frozenset()) == {}
+
+
+def test_uniform_picks_span_the_array_and_banded_ones_do_not():
+    # eq. (LP2u): 32 uniform picks over an array span about 31/33 of it, far above half;
+    # picks within +-B of the lane's row over an array of 8 B span about 2 B, a quarter
+    from cgpredict.memory.footprint import pick_spans
+
+    rng = np.random.default_rng(7)
+    n, warps = 1 << 16, 200
+    uniform = rng.integers(0, n, (warps, 32)) * 4
+    rows = np.arange(warps * 32).reshape(warps, 32) * (n // (warps * 32))
+    band = n // 8
+    banded = np.clip(rows + rng.integers(-band, band + 1, (warps, 32)), 0, n - 1) * 4
+    start = np.arange(warps) * 32
+    sid = np.zeros(warps, np.int64)
+    for picks, wide in ((uniform, True), (banded, False)):
+        (span,) = pick_spans(picks.ravel().astype(np.uint64), start, sid,
+                             frozenset({0})).values()
+        assert (span >= 0.5 * 4 * n) is wide

@@ -22,7 +22,14 @@ from ..devices import GPUDevice
 from ..frontend.port import restoring_stores
 from ..frontend.tracefile import TAG_BEGIN, Trace
 from ..halo import HaloFigures, HaloSpec, halo_figures, halo_note
-from ..memory.footprint import SizeCheck, check_lines, moved_warning, size_check
+from ..memory.footprint import (
+    SizeCheck,
+    check_lines,
+    gathered_loads,
+    moved_warning,
+    pick_spans,
+    size_check,
+)
 from ..memory.residency import Resident
 from ..memory.shared import array_name
 from ..memory.transactions import MemoryAnalysis, warm_start
@@ -98,7 +105,8 @@ def analyze_region(
     warnings += thread_warnings(wt, info.name, device)
     setup = setup_region(trace, region, launch, wt, device, opts, sizes, tsz, wsz, warnings,
                    halo.bytes_per_block if halo else 0)
-    check = size_check(trace, region, sizes, tsz, wsz, device)
+    check = size_check(trace, region, sizes, tsz, wsz, device, pick_spans(
+        wt.addr, wt.inst_start, wt.inst_sid, gathered_loads(trace, region)))
     mem = region_memory(setup, device, check.gathers, check.l1_gathers)
     restores = _restores(trace, region, launch, plain, wt, opts, memo)
     ctx = LaunchContext(

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..devices import GPUDevice
 from ..frontend.tracefile import Trace
 from ..instrument import loopbody
@@ -34,6 +36,7 @@ __all__ = [
     "check_lines",
     "gathered_loads",
     "moved_warning",
+    "pick_spans",
     "size_check",
 ]
 
@@ -92,6 +95,22 @@ def gathered_loads(trace: Trace, region: int) -> frozenset[int]:
     return frozenset(s for s in out if h.mem[s].kind == "load")
 
 
+def pick_spans(addr: np.ndarray, inst_start: np.ndarray, inst_sid: np.ndarray,
+               sids: frozenset[int]) -> dict[int, float]:
+    """Per static load of ``sids``: the mean byte span (largest less smallest address) of
+    its warp instructions' lanes, eq. (LP2u): what range a gather picks from."""
+    out: dict[int, float] = {}
+    if not len(inst_start) or not sids:
+        return out
+    a = np.asarray(addr, np.float64)
+    hi, lo = np.maximum.reduceat(a, inst_start), np.minimum.reduceat(a, inst_start)
+    for s in sids:
+        m = inst_sid == s
+        if m.any():
+            out[s] = float((hi[m] - lo[m]).mean())
+    return out
+
+
 def _levels(device: GPUDevice) -> list[tuple[str, int]]:
     """The caches a global load meets: the L1 where it caches them, and the L2."""
     out = [("L1", device.l1_bytes)] if device.l1_caches_global_loads else []
@@ -99,10 +118,13 @@ def _levels(device: GPUDevice) -> list[tuple[str, int]]:
 
 
 def size_check(trace: Trace, region: int, sizes: SizeModel, tsz: dict[str, int],
-               wsz: dict[str, int], device: GPUDevice) -> SizeCheck:
+               wsz: dict[str, int], device: GPUDevice,
+               spans: dict[int, float] | None = None) -> SizeCheck:
     """The region's arrays at the trace and work sizes against each cache level, and the
     gathers into an array that outgrows the L2 at the work size (it may have fitted traced,
-    or held a larger share of it there: either way the trace shows too many hits)."""
+    or held a larger share of it there: either way the trace shows too many hits); for the
+    L1, also those into an array that outgrows the L1 whose warp instructions pick from the
+    whole array (``spans``, pick_spans: at least half its traced bytes), eq. (LP2u)."""
     arrays = sorted(region_arrays(trace).get(region, frozenset()) - {""})
     traced = {a: sizes.array_bytes(a, tsz) for a in arrays}
     work = {a: sizes.array_bytes(a, wsz) for a in arrays}
@@ -124,7 +146,11 @@ def size_check(trace: Trace, region: int, sizes: SizeModel, tsz: dict[str, int],
                      if work[a] > max(cap, traced[a]))
 
     gathers = outgrow(device.l2_bytes // device.l2_partitions)  # the L2's share, eq. (LP1)
-    l1_gathers = outgrow(device.l1_bytes) if device.l1_caches_global_loads else ()
+    spans = spans or {}
+    whole = {s for s, a in gathered if spans.get(s, 0.0) >= 0.5 * traced[a]}  # (LP2u)
+    l1_gathers = gathers + tuple(
+        g for g in outgrow(device.l1_bytes) if g[0] in whole and g not in gathers
+    ) if device.l1_caches_global_loads else ()
     return SizeCheck(
         levels=levels, gathers=gathers, l1_gathers=l1_gathers,
         gathered_arrays=tuple(sorted({array_name(trace.header.mem[s].base)

@@ -74,6 +74,11 @@ def _began(trace: Trace, region: int) -> bool:
     return bool(((begins >> np.uint64(32)) & np.uint64(0xFFFF) == region).any())
 
 
+def _spans(trace: Trace, region: int, wt: WarpTrace) -> dict[int, float]:
+    """The gathers' pick spans on the trace (footprint.pick_spans, eq. (LP2u))."""
+    return pick_spans(wt.addr, wt.inst_start, wt.inst_sid, gathered_loads(trace, region))
+
+
 def analyze_region(
     trace: Trace,
     region: int,
@@ -105,8 +110,7 @@ def analyze_region(
     warnings += thread_warnings(wt, info.name, device)
     setup = setup_region(trace, region, launch, wt, device, opts, sizes, tsz, wsz, warnings,
                    halo.bytes_per_block if halo else 0)
-    check = size_check(trace, region, sizes, tsz, wsz, device, pick_spans(
-        wt.addr, wt.inst_start, wt.inst_sid, gathered_loads(trace, region)))
+    check = size_check(trace, region, sizes, tsz, wsz, device, _spans(trace, region, wt))
     mem = region_memory(setup, device, check.gathers, check.l1_gathers)
     restores = _restores(trace, region, launch, plain, wt, opts, memo)
     ctx = LaunchContext(

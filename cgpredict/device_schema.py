@@ -152,6 +152,12 @@ class GPUDevice:
     # partitions (models/bounds.py, eq. (LM)); None: no such bound
     l2_miss_slot_ns: float | None = None
     l1_ways: int = 4
+    # the unit the L1's data store allocates (H100: a 32-B sector): its LRU holds
+    # l1_bytes / this units, a line's unfetched sectors take no room (eq. (L1a)); 0: the line
+    l1_alloc_bytes: int = 0
+    # SM cycles the L2 takes per read request (one warp instruction's sectors of one line)
+    # of every SM, chip-wide: the L2 path's request stage, eq. (B2q); 0: none
+    l2_request_cycles: float = 0.0
     # cycles the L2 takes per atomic operation on one address: updates of one address are
     # applied one after another (models/bounds.py, the atomic bound, eq. (A1)); the float
     # add's figure where it differs (None: the same)
@@ -332,6 +338,7 @@ FIELD_SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
         "l1_bytes": ("int", True),
         "l1_line_bytes": ("int", True),
         "l1_ways": ("int", False),
+        "l1_alloc_bytes": ("int0", False),
         "smem_banks": ("int", True),
         "smem_bank_bytes": ("int", True),
         "smem_phase_bytes": ("int0", False),
@@ -357,6 +364,7 @@ FIELD_SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
         "smem_overlaps_issue": ("bool", False),
         "l1_line_cycles": ("float", False),
         "l1_request_cycles": ("float", False),
+        "l2_request_cycles": ("float", False),
         "dram_latency_cv": ("float", False),
         "dram_loaded_latency_cycles": ("float", False),
         "dd_store_cycles": ("float", False),

@@ -159,6 +159,9 @@ def _cross_check(path: str, d: GPUDevice) -> None:
         value = getattr(d, key)
         if value & (value - 1):
             fail(key, f"must be a power of two, got {value}")
+    if d.l1_alloc_bytes and (d.l1_alloc_bytes & (d.l1_alloc_bytes - 1)
+                             or d.l1_alloc_bytes > d.l1_line_bytes):
+        fail("l1_alloc_bytes", f"must be a power of two <= l1_line_bytes, got {d.l1_alloc_bytes}")
     if d.l2_line_bytes // d.l2_sector_bytes > 64:
         fail("l2_sector_bytes", "at most 64 sectors a line (l2_line_bytes / l2_sector_bytes)")
     if d.shared_mem_reserved_per_block_bytes > d.shared_mem_per_sm_bytes:

@@ -24,7 +24,8 @@ if TYPE_CHECKING:  # annotations only: these import numba and the models, which 
 # 6: per kernel profile.hoisted_load_cycles (loads ptxas hoists above the stores, eq. (22h))
 # 7: result.bounds.blocks and dispatch_cycles (the block dispatch bound, eq. (BD)); a load
 #    pattern's dram_fetch_per_warp (what its misses fetch, eq. (F1))
-# 8: a pattern's requests_per_warp (its distinct lines: the L2 requests, eq. (LM))
+# 8: a pattern's l2_requests_per_warp (a warp instruction's distinct lines of the sectors the
+#    L1 misses: its L2 requests, eqs. (B2q), (LM)) and result.bounds.l2_requests (B2q)
 SCHEMA_VERSION = 8
 DEFAULT_BLOCKS = {1: Block(256, 1), 2: Block(32, 32)}
 #: a kernel's fields that ``Report.to_dict`` leaves out: each distinct launch's profile again

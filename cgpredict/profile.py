@@ -30,9 +30,10 @@ class PatternCounts:
         (B2w)), a store's distinct cache lines. 0: unknown (from the sectors).
     dram_fetch_per_warp: DRAM sectors the misses of such an instruction fetch, a fill block
         each (memory/dram_fill.py, eq. (F1)). 0: unknown (dram_trans_per_warp).
-    requests_per_warp: the distinct cache lines one warp instruction of this pattern
-        touches, its requests to the L2 (one a line; models/bounds.py, eq. (LM)). 0:
-        unknown (from the sectors).
+    l2_requests_per_warp: L2 requests per such instruction that goes past the L1: the
+        distinct lines of its sectors the L1 does not serve, one request a line (the L2's
+        look-ups, eq. (B2q), and its misses' slots, eq. (LM), models/bounds.py). 0: unknown
+        (from the sectors).
     """
 
     insts: float = 0.0
@@ -42,7 +43,7 @@ class PatternCounts:
     sectors_per_warp: float = 0.0
     lines_per_warp: float = 0.0
     dram_fetch_per_warp: float = 0.0
-    requests_per_warp: float = 0.0
+    l2_requests_per_warp: float = 0.0
 
     @property
     def dram_fetched(self) -> float:
@@ -189,7 +190,7 @@ def _without(all_: PatternCounts, st: PatternCounts) -> PatternCounts:
     sectors = all_.sectors_per_warp * all_.insts - \
         (st.sectors_per_warp or st.l2_trans_per_warp) * st.insts
     lines = all_.lines_per_warp * all_.insts - st.lines_per_warp * st.insts
-    requests = all_.requests_per_warp * all_.insts - st.requests_per_warp * st.insts
+    req = all_.l2_requests_per_warp * reaching_all - st.l2_requests_per_warp * st.insts
     return PatternCounts(
         insts,
         max(l2, 0.0) / reaching if reaching > 1e-12 else 0.0,
@@ -198,7 +199,7 @@ def _without(all_: PatternCounts, st: PatternCounts) -> PatternCounts:
         sectors_per_warp=max(sectors, 0.0) / insts if all_.sectors_per_warp else 0.0,
         lines_per_warp=max(lines, 0.0) / insts if all_.lines_per_warp else 0.0,
         dram_fetch_per_warp=max(fetch, 0.0) / reaching if reaching > 1e-12 else 0.0,
-        requests_per_warp=max(requests, 0.0) / insts if all_.requests_per_warp else 0.0,
+        l2_requests_per_warp=max(req, 0.0) / reaching if reaching > 1e-12 else 0.0,
     )
 
 

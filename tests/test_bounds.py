@@ -357,13 +357,13 @@ def test_l2_miss_path_by_hand():
     # a coalesced store of 4 sectors (the coalesced counts hold the load and the store)
     p = KernelProfile(
         "gather", threads_per_block=256, blocks=1056,
-        coal=PatternCounts(2, 4.0, 2.0, sectors_per_warp=4.0, requests_per_warp=1.0,
+        coal=PatternCounts(2, 4.0, 2.0, sectors_per_warp=4.0, l2_requests_per_warp=1.0,
                            dram_fetch_per_warp=2.0),
-        uncoal=PatternCounts(1, 32.0, 24.0, sectors_per_warp=32.0, requests_per_warp=32.0,
+        uncoal=PatternCounts(1, 32.0, 24.0, sectors_per_warp=32.0, l2_requests_per_warp=32.0,
                              dram_fetch_per_warp=48.0),
         comp_insts=10,
         stores=StoreCounts(PatternCounts(1, 4.0, 0.0, sectors_per_warp=4.0,
-                                         requests_per_warp=1.0), write_back_trans=4.0))
+                                         l2_requests_per_warp=1.0), write_back_trans=4.0))
     # missed requests 4 x 1/4 + 24 = 25; crossing (2 - 1) / 2 x (4 + 48 fetched + 4 stored)
     # / 2 sectors a block = 14: 39 slots a warp
     per_warp = 39 * 1.251e-9 * 1980e6 / 80
@@ -371,6 +371,10 @@ def test_l2_miss_path_by_hand():
     assert l2_miss_path_cycles(p, dev, fetched) == pytest.approx(per_warp)
     b = launch_bounds(p, dev, launch_geometry(p, dev))
     assert b.l2_cycles == pytest.approx(1056 * 8 * per_warp)  # the slower L2 throughput
+    # the same requests feed the look-up stage (B2q): the load's 1 (the store taken out) and
+    # the gather's 32 a warp, under (LM) here
+    assert b.l2_requests == pytest.approx(1056 * 8 * 33)
+    assert 1056 * 8 * 33 * dev.l2_request_cycles / 132 < b.l2_cycles
     # a device without the figure (the TK1, one L2 partition) has no such bound
     assert l2_miss_path_cycles(p, load_device("tk1"), fetched) == 0.0
     assert l2_miss_path_cycles(p, dataclasses.replace(dev, l2_miss_slot_ns=None), fetched) == 0

@@ -129,3 +129,15 @@ def test_every_prediction_states_the_check(spmv):
         assert any(line.startswith("L2 ") for line in k.size_check), k.size_check
     assert any("gathers into x" in line for line in ks[4096].size_check)
     assert any("x" in line and "fit it traced" in line for line in ks[4096].size_check)
+
+
+def test_h100_l1_gathers_outgrow_the_l1_not_the_l2(spmv):
+    """On the H100 x (16 KB traced at 4096 rows, 4 MB worked) outgrows the 256 KB L1 but not
+    a 25 MB L2 partition: its L1 reuse is grown (eq. (LP2)), its L2 reuse is not, and the
+    L1 serves x at most the work size's share, 256 KB / 4 MB, not the trace's nearly all."""
+    src, _ = spmv
+    opts = RunOptions(device="h100", work_sizes=WORK, trace_sizes={"NR": 4096, "NC": 4096})
+    (k,) = predict_source(src, opts).kernels
+    assert any("gathers into x" in line and "in the L1" in line for line in k.size_check)
+    (x,) = [m for m in k.mem if m.text == "x[col[k]]"]
+    assert x.l2_trans_per_warp >= 32 * (1 - 256 * 1024 / (4 * WORK["NC"])) - 1.0

@@ -480,13 +480,14 @@ def test_l1_lines_are_the_distinct_cache_lines_a_warp_touches():
     assert got[0].issued == (0, 24, 0) and got[0].l1_lines == (0, 6, 0)
     assert got[1].issued == (0, 32, 0) and got[1].l1_lines == (0, 32, 0)
     assert got[2].issued == (4, 0, 0) and got[2].l1_lines == (1, 0, 0)
-    # the same lines are the L2 requests (eq. (LM)); with an L1 that caches the loads the L1
-    # units become the data stage's wavefronts (B2w), the requests stay the lines
-    assert [g.lines for g in (got[0], got[1], got[2])] == [(0, 6, 0), (0, 32, 0), (1, 0, 0)]
+    # the same lines are the L2 requests (eqs. (B2q), (LM)); with an L1 that caches the
+    # loads the L1 units become the data stage's wavefronts (B2w), the requests stay the
+    # lines of the sectors it misses: every one, cold
+    assert [g.l2_requests for g in (got[0], got[1], got[2])] == [(0, 6, 0), (0, 32, 0), (1, 0, 0)]
     l1 = L1Config(CacheConfig(128, 64, 4), 32, sms=1, warps_per_block=1)
     with_l1 = analyze_memory(wt, FOUR, CacheConfig(128, 64, 16), 64, sector_bytes=32,
                              l1=l1).by_sid()
-    assert [with_l1[s].lines for s in (0, 1, 2)] == [(0, 6, 0), (0, 32, 0), (1, 0, 0)]
+    assert [with_l1[s].l2_requests for s in (0, 1, 2)] == [(0, 6, 0), (0, 32, 0), (1, 0, 0)]
 
 
 def test_line_counts_match_a_brute_force_count_grouped_or_not():

@@ -47,16 +47,17 @@ def test_two_instructions_by_hand():
 
 
 def test_requests_are_the_distinct_lines_a_warp_instruction_touches():
-    """Eq. (LM): a load of 24-byte struct fields, 24 sectors in 6 lines a warp instruction
-    (4 traced), run 3 times per thread: 6 requests a warp instruction; a coalesced store of
-    4 sectors in 1 line: 1, in the stores' view and taken out of the loads'."""
+    """Eqs. (B2q), (LM): a load of 24-byte struct fields, 24 sectors in 6 lines a warp
+    instruction (4 traced), run 3 times per thread: 6 requests a warp instruction; a
+    coalesced store of 4 sectors in 1 line: 1, in the stores' view and taken out of the
+    loads'."""
     trace = _Trace(_Header([_Mem(0, "load"), _Mem(1, "store", "C")]))
-    load = InstrMemStats(0, (0, 4, 0), (0, 96, 0), (0, 96, 0), lines=(0, 24, 0))
-    store = InstrMemStats(1, (2, 0, 0), (8, 0, 0), (0, 0, 0), lines=(2, 0, 0))
+    load = InstrMemStats(0, (0, 4, 0), (0, 96, 0), (0, 96, 0), l2_requests=(0, 24, 0))
+    store = InstrMemStats(1, (2, 0, 0), (8, 0, 0), (0, 0, 0), l2_requests=(2, 0, 0))
     _, patterns, stores = memory_profile(trace, MemoryAnalysis((load, store), 0, 0),
                                          {0: 3.0, 1: 1.0}, 0)
-    assert patterns[1].requests_per_warp == 6.0 and patterns[0].requests_per_warp == 1.0
-    assert stores.coal.requests_per_warp == 1.0
+    assert patterns[1].l2_requests_per_warp == 6.0 and patterns[0].l2_requests_per_warp == 1.0
+    assert stores.coal.l2_requests_per_warp == 1.0
 
 
 def test_masked_store_lanes_count_as_full_warps():

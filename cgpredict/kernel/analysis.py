@@ -22,7 +22,14 @@ from ..devices import GPUDevice
 from ..frontend.port import restoring_stores
 from ..frontend.tracefile import TAG_BEGIN, Trace
 from ..halo import HaloFigures, HaloSpec, halo_figures, halo_note
-from ..memory.footprint import SizeCheck, check_lines, moved_warning, size_check
+from ..memory.footprint import (
+    SizeCheck,
+    check_lines,
+    gathered_loads,
+    moved_warning,
+    pick_spans,
+    size_check,
+)
 from ..memory.residency import Resident
 from ..memory.shared import array_name
 from ..memory.transactions import MemoryAnalysis, warm_start
@@ -68,6 +75,11 @@ def _began(trace: Trace, region: int) -> bool:
     return bool(((begins >> np.uint64(32)) & np.uint64(0xFFFF) == region).any())
 
 
+def _spans(trace: Trace, region: int, wt: WarpTrace) -> dict[int, float]:
+    """The gathers' pick spans on the trace (footprint.pick_spans, eq. (LP2u))."""
+    return pick_spans(wt.addr, wt.inst_start, wt.inst_sid, gathered_loads(trace, region))
+
+
 def analyze_region(
     trace: Trace,
     region: int,
@@ -99,8 +111,8 @@ def analyze_region(
     warnings += thread_warnings(wt, info.name, device)
     setup = setup_region(trace, region, launch, wt, device, opts, sizes, tsz, wsz, warnings,
                    halo.bytes_per_block if halo else 0)
-    check = size_check(trace, region, sizes, tsz, wsz, device)
-    mem = region_memory(setup, device, check.gathers)
+    check = size_check(trace, region, sizes, tsz, wsz, device, _spans(trace, region, wt))
+    mem = region_memory(setup, device, check.gathers, check.l1_gathers)
     restores = _restores(trace, region, launch, plain, wt, opts, memo)
     ctx = LaunchContext(
         trace=trace,
@@ -366,7 +378,7 @@ def _kernel_report(
     )
     energy = None if ls.energy_mj is None else ls.energy_mj * per_trace_launch
     first = ls.models[ls.keys[setup.launch]]
-    if check.gathers:  # the prediction with the trace's own reuse of the gathers
+    if check.gathers or check.l1_gathers:  # with the trace's own reuse of the gathers
         plain_mem = region_memory(setup, device)
         plain = dataclasses.replace(ctx, mem=plain_mem).model(setup.launch)[0]
         moved = moved_warning(info.name, check, first.result.time_ms, plain.result.time_ms)

@@ -30,8 +30,8 @@ class _MemRow:
     block: int
     store: bool
     report: dict
-    patterns: tuple[tuple[int, float, int, int, int, int, int, int, int, float, int, int],
-                    ...]
+    patterns: tuple[tuple[int, float, int, int, int, int, int, int, int, float, int, int,
+                          int], ...]
 
 
 def _mem_row(h, s, staged: bool) -> _MemRow:
@@ -51,7 +51,7 @@ def _mem_row(h, s, staged: bool) -> _MemRow:
         ),
         patterns=tuple((p, shares[p], s.l2_trans[p], s.dram_trans[p], s.l1_served[p],
                         s.written[p], s.issued[p], s.warp_insts[p], s.fresh[p], s.fill[p],
-                        s.l1_lines[p], s.fetched[p], s.lines[p])
+                        s.l1_lines[p], s.fetched[p], s.l2_requests[p])
                        for p in range(3) if shares[p]),
     )
 
@@ -88,11 +88,13 @@ def memory_profile(
     scale = scale or {}
     insts, l2, dram, served = [0.0] * 3, [0.0] * 3, [0.0] * 3, [0.0] * 3
     fetched = [0.0] * 3  # DRAM sectors the loads' misses fetch (eq. (F1))
+    # L2 requests: a line of a warp instruction's sectors the L1 misses (eqs. (B2q), (LM))
+    requests = [0.0] * 3
     issued = [0.0] * 3  # transactions issued to the L1, served there or not
-    requests, st_req = [0.0] * 3, [0.0] * 3  # their distinct lines: L2 requests (eq. (LM))
     st_insts, st_l2, st_dram, st_fresh = [0.0] * 3, [0.0] * 3, [0.0] * 3, [0.0] * 3
     lines, st_lines = [0.0] * 3, [0.0] * 3  # distinct L1 lines of the warp instructions
     st_issued = [0.0] * 3  # store sectors issued, merged in the L1 or not (eq. (SM1))
+    st_req = [0.0] * 3  # store requests to the L2 (eqs. (B2q), (LM))
     write_back = 0.0
     reports = []
     for row in _mem_rows(trace, mem, skip, kept):
@@ -104,9 +106,9 @@ def memory_profile(
             l2[p] += n * l2_t / warp_t
             dram[p] += n * dram_t / warp_t
             fetched[p] += n * fetched_t / warp_t
+            requests[p] += n * req_t / warp_t
             served[p] += n * served_t / warp_t
             issued[p] += n * issued_t / warp_t
-            requests[p] += n * req_t / warp_t
             lines[p] += n * lines_t / warp_t / (fill if row.store else 1.0)  # as st_lines
             if row.store:
                 st_insts[p] += n
@@ -134,13 +136,13 @@ def memory_profile(
                 sectors_per_warp=issued[p] / insts[p] if insts[p] else 0.0,
                 lines_per_warp=lines[p] / insts[p] if insts[p] else 0.0,
                 dram_fetch_per_warp=fetched[p] / reaching if reaching > 1e-12 else 0.0,
-                requests_per_warp=requests[p] / insts[p] if insts[p] else 0.0,
+                l2_requests_per_warp=requests[p] / reaching if reaching > 1e-12 else 0.0,
             )
         )
     stores = StoreCounts(
         *(
             PatternCounts(n, st_l2[p] / n, st_dram[p] / n, lines_per_warp=st_lines[p] / n,
-                          sectors_per_warp=st_issued[p] / n, requests_per_warp=st_req[p] / n)
+                          sectors_per_warp=st_issued[p] / n, l2_requests_per_warp=st_req[p] / n)
             if n > 1e-12 else PatternCounts()
             for p, n in enumerate(st_insts)
         ),

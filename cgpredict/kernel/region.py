@@ -107,11 +107,12 @@ def setup_region(
 
 
 def region_memory(
-    setup: RegionSetup, device: GPUDevice, gathers: tuple[tuple[int, float], ...] = ()
+    setup: RegionSetup, device: GPUDevice, gathers: tuple[tuple[int, float], ...] = (),
+    l1_gathers: tuple[tuple[int, float], ...] = (),
 ) -> MemoryAnalysis:
     """The memory analysis of the launch's pseudo-warps (SPEC §2.3): patterns, L1 and L2
-    transactions, reuse scaled to the work size (_cache_scale), the ``gathers``' reuse grown
-    by their arrays' growth (footprint.py)."""
+    transactions, reuse scaled to the work size (_cache_scale), the ``gathers``' L2 reuse and
+    the ``l1_gathers``' L1 reuse grown by their arrays' growth (footprint.py, (LP1)-(LP2))."""
     h = setup.trace.header
     return analyze_memory(
         setup.wt,
@@ -122,7 +123,7 @@ def region_memory(
                             partitions=device.l2_partitions),
         device.l2_sector_bytes,
         _l1_config(device, setup.wt, setup.block, _work_blocks_per_sm(setup, device),
-                   _l1_growth(setup), _l1_sharers(setup, device), gathers),
+                   _l1_growth(setup), _l1_sharers(setup, device), l1_gathers),
         is_store(setup.trace),
         array_ids(setup.trace),
         device.dram_fill_bytes,
@@ -173,12 +174,13 @@ def _l1_config(device: GPUDevice, wt: WarpTrace, block: Block,
     ``gathers``: the gathers' reuse, grown by their arrays' growth (eq. (LP2))."""
     if not device.l1_caches_global_loads:
         return None
-    lines = device.l1_bytes // device.l1_line_bytes
-    ways = min(device.l1_ways, lines)
+    unit = device.l1_alloc_bytes or device.l1_line_bytes  # what the LRU holds, eq. (L1a)
+    lines = device.l1_bytes // unit
+    ways = min(device.l1_ways * (device.l1_line_bytes // unit), lines)
     sms = max(min(device.sm_count, math.ceil(wt.blocks / max(blocks_per_sm, 1))), 1)
     held = math.ceil(wt.blocks / sms)  # traced blocks on one L1 already
     share = min(held / max(sharers, 1.0), 1.0)
-    cfg = CacheConfig(device.l1_line_bytes, max(lines // ways, 1),
+    cfg = CacheConfig(unit, max(lines // ways, 1),
                       max(int(round(ways * share)), 1))
     return L1Config(
         cfg,

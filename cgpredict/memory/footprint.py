@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..devices import GPUDevice
 from ..frontend.tracefile import Trace
 from ..instrument import loopbody
@@ -34,6 +36,7 @@ __all__ = [
     "check_lines",
     "gathered_loads",
     "moved_warning",
+    "pick_spans",
     "size_check",
 ]
 
@@ -58,6 +61,8 @@ class SizeCheck:
 
     levels: tuple[LevelCheck, ...] = ()
     gathers: tuple[tuple[int, float], ...] = ()  # (static load, reuse-distance growth)
+    # the gathers into arrays that outgrow the L1 (eq. (LP2): the L1's own test)
+    l1_gathers: tuple[tuple[int, float], ...] = ()
     gathered_arrays: tuple[str, ...] = ()  # the arrays of those gathers
     unknown: tuple[str, ...] = ()  # arrays whose bytes at a size are not known
 
@@ -90,6 +95,22 @@ def gathered_loads(trace: Trace, region: int) -> frozenset[int]:
     return frozenset(s for s in out if h.mem[s].kind == "load")
 
 
+def pick_spans(addr: np.ndarray, inst_start: np.ndarray, inst_sid: np.ndarray,
+               sids: frozenset[int]) -> dict[int, float]:
+    """Per static load of ``sids``: the mean byte span (largest less smallest address) of
+    its warp instructions' lanes, eq. (LP2u): what range a gather picks from."""
+    out: dict[int, float] = {}
+    if not len(inst_start) or not sids:
+        return out
+    a = np.asarray(addr, np.float64)
+    hi, lo = np.maximum.reduceat(a, inst_start), np.minimum.reduceat(a, inst_start)
+    for s in sids:
+        m = inst_sid == s
+        if m.any():
+            out[s] = float((hi[m] - lo[m]).mean())
+    return out
+
+
 def _levels(device: GPUDevice) -> list[tuple[str, int]]:
     """The caches a global load meets: the L1 where it caches them, and the L2."""
     out = [("L1", device.l1_bytes)] if device.l1_caches_global_loads else []
@@ -97,10 +118,13 @@ def _levels(device: GPUDevice) -> list[tuple[str, int]]:
 
 
 def size_check(trace: Trace, region: int, sizes: SizeModel, tsz: dict[str, int],
-               wsz: dict[str, int], device: GPUDevice) -> SizeCheck:
+               wsz: dict[str, int], device: GPUDevice,
+               spans: dict[int, float] | None = None) -> SizeCheck:
     """The region's arrays at the trace and work sizes against each cache level, and the
     gathers into an array that outgrows the L2 at the work size (it may have fitted traced,
-    or held a larger share of it there: either way the trace shows too many hits)."""
+    or held a larger share of it there: either way the trace shows too many hits); for the
+    L1, also those into an array that outgrows the L1 whose warp instructions pick from the
+    whole array (``spans``, pick_spans: at least half its traced bytes), eq. (LP2u)."""
     arrays = sorted(region_arrays(trace).get(region, frozenset()) - {""})
     traced = {a: sizes.array_bytes(a, tsz) for a in arrays}
     work = {a: sizes.array_bytes(a, wsz) for a in arrays}
@@ -114,16 +138,23 @@ def size_check(trace: Trace, region: int, sizes: SizeModel, tsz: dict[str, int],
         )
         for name, cap in _levels(device)
     )
-    cap = device.l2_bytes // device.l2_partitions  # a gather's share of the L2, eq. (LP1)
-    gathers = tuple(
-        (s, work[a] / traced[a])
-        for s in sorted(gathered_loads(trace, region))
-        if (a := array_name(trace.header.mem[s].base)) in known and work[a] > max(cap, traced[a])
-    )
+    gathered = [(s, a) for s in sorted(gathered_loads(trace, region))
+                if (a := array_name(trace.header.mem[s].base)) in known]
+
+    def outgrow(cap: float) -> tuple[tuple[int, float], ...]:
+        return tuple((s, work[a] / traced[a]) for s, a in gathered
+                     if work[a] > max(cap, traced[a]))
+
+    gathers = outgrow(device.l2_bytes // device.l2_partitions)  # the L2's share, eq. (LP1)
+    spans = spans or {}
+    whole = {s for s, a in gathered if spans.get(s, 0.0) >= 0.5 * traced[a]}  # (LP2u)
+    l1_gathers = gathers + tuple(
+        g for g in outgrow(device.l1_bytes) if g[0] in whole and g not in gathers
+    ) if device.l1_caches_global_loads else ()
     return SizeCheck(
-        levels=levels, gathers=gathers,
+        levels=levels, gathers=gathers, l1_gathers=l1_gathers,
         gathered_arrays=tuple(sorted({array_name(trace.header.mem[s].base)
-                                      for s, _ in gathers})),
+                                      for s, _ in gathers + l1_gathers})),
         unknown=tuple(a for a in arrays if a not in known),
     )
 
@@ -143,10 +174,11 @@ def check_lines(check: SizeCheck) -> tuple[str, ...]:
         if lv.crossing:
             line += f"; {', '.join(lv.crossing)} fit it traced, not at the work size"
         out.append(line)
-    if check.gathers:
+    if check.gathers or check.l1_gathers:
         grown = ", ".join(f"{a}" for a in check.gathered_arrays)
         out.append(f"gathers into {grown}: reuse distances grown to the work size "
-                   f"(x{max(g for _, g in check.gathers):.3g})")
+                   f"(x{max(g for _, g in check.gathers + check.l1_gathers):.3g}"
+                   f"{'' if check.gathers else ', in the L1'})")
     if check.unknown:
         out.append(f"size unknown at a size: {', '.join(check.unknown)} (not counted)")
     return tuple(out)
@@ -155,7 +187,7 @@ def check_lines(check: SizeCheck) -> tuple[str, ...]:
 def moved_warning(name: str, check: SizeCheck, scaled_ms: float, traced_ms: float
                   ) -> list[str]:
     """A warning when scaling the gathers' reuse moved the prediction by > MOVE_LIMIT."""
-    if not check.gathers or traced_ms <= 0:
+    if not (check.gathers or check.l1_gathers) or traced_ms <= 0:
         return []
     move = scaled_ms / traced_ms - 1
     if abs(move) <= MOVE_LIMIT:

@@ -66,7 +66,10 @@ class InstrMemStats:
     l2_inflight: tuple[int, int, int] = (0, 0, 0)
     # DRAM sectors its loads' misses fetch, a fill block each (dram_fill.py, eq. (F1))
     fetched: tuple[int, int, int] = (0, 0, 0)
-    lines: tuple[int, int, int] = (0, 0, 0)  # distinct lines: its L2 requests, eq. (LM)
+    # L2 requests: each warp instruction's distinct lines among its sectors the L1 does
+    # not serve (the L2 looks up a line's sectors of one instruction at once, eq. (B2q);
+    # the slices' miss path takes a slot for each that misses, eq. (LM))
+    l2_requests: tuple[int, int, int] = (0, 0, 0)
 
     @property
     def pattern(self) -> str:
@@ -312,10 +315,8 @@ def _analysis(wt: WarpTrace, ab: np.ndarray, cache: CacheConfig, warps_per_batch
                                    sid.astype(np.int64), pattern.astype(np.int64), n_sids)
         if array_of is not None and is_store is not None:  # (SM1): merged, not sent on
             l1_hit = l1_hit | merged_stores(inst, lines, wt.inst_warp, sid, is_store, array_of)
-    # the transactions that reach the L2: index (None: all of them, no copy of the stream),
-    # line (sector) and warp instruction
-    # the batch of each warp instruction's warp: the scaling reads it (and the static
-    # instruction) through each transaction's instruction, with no per-transaction copy
+    # the transactions that reach the L2: index (None: all, no copy), line (sector) and warp
+    # instruction; the batch of each warp instruction's warp, read through its index
     batch = wt.inst_warp.astype(np.int64) // max(warps_per_batch, 1)
     if l1 is None:
         to_l2, ordered, l2_inst = None, lines, inst
@@ -337,8 +338,8 @@ def _analysis(wt: WarpTrace, ab: np.ndarray, cache: CacheConfig, warps_per_batch
     per_line = cache.line_bytes // unit
     # a unit that is a line: each warp instruction's transactions are its distinct lines
     # already (issue.py), so the lines it touches (eq. (B2)) are the ones it issued
-    l1_units = req = counts[6] if per_line == 1 else \
-        line_counts(lines, inst, per_line, sid, pattern, n_sids)  # the lines: its requests
+    l1_units = counts[6] if per_line == 1 else \
+        line_counts(lines, inst, per_line, sid, pattern, n_sids)
     if l1 is not None:  # a load's pass through the L1's data stage: its wavefronts (B2w)
         l1_units = with_load_wavefronts(l1_units, wt.addr, wt.inst_start, sid, pattern, ab,
                                         is_store, l1.banks, l1.bank_bytes)
@@ -352,9 +353,9 @@ def _analysis(wt: WarpTrace, ab: np.ndarray, cache: CacheConfig, warps_per_batch
         fetched = home_partition_hits(fetched_sectors(
             fmiss, l2_inst, is_load_inst, sid, pattern, n_sids, fill_bytes // unit, counts[2]),
             fmiss, l2_inst, is_load_inst, sid, scale)
-    return MemoryAnalysis(
-        _instr_stats((*counts, inflight, l2_inflight, fetched, req), n_sids, l1 is not None),
-        int(l2_total), int(hits_total))
+    requests = line_counts(ordered, l2_inst, per_line, sid, pattern, n_sids)  # (B2q), (LM)
+    return MemoryAnalysis(_instr_stats((*counts, inflight, l2_inflight, fetched, requests),
+                                       n_sids, l1 is not None), int(l2_total), int(hits_total))
 
 
 def _steps(wt: WarpTrace, warps_per_batch: int) -> np.ndarray:
@@ -380,7 +381,7 @@ def _fill(wt: WarpTrace, pattern: np.ndarray, warp_insts: np.ndarray,
 def _instr_stats(counts: tuple, n_sids: int, has_l1: bool) -> tuple[InstrMemStats, ...]:
     """One InstrMemStats per static instruction that issued: the tallies' rows as ints."""
     warp_insts, l2, dram, served, written, cold_n, issued_n, fresh, fill, l1_lines, \
-        inflight, l2_inflight, fetched, req = counts
+        inflight, l2_inflight, fetched, requests = counts
 
     def row(a: np.ndarray, s: int) -> tuple[int, ...]:
         return tuple(int(x) for x in a[s])
@@ -391,7 +392,7 @@ def _instr_stats(counts: tuple, n_sids: int, has_l1: bool) -> tuple[InstrMemStat
             row(served, s) if has_l1 else (0, 0, 0),
             row(written, s), row(cold_n, s), row(issued_n, s), row(fresh, s),
             tuple(float(x) for x in fill[s]), row(l1_lines, s), row(inflight, s),
-            row(l2_inflight, s), row(fetched, s), row(req, s),
+            row(l2_inflight, s), row(fetched, s), row(requests, s),
         )  # fmt: skip
         for s in range(n_sids)
         if warp_insts[s].any()

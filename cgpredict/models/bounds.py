@@ -29,6 +29,11 @@ launch, each from the same profile the models read:
   miss path (eq. (LM), ``l2_miss_path_cycles``), one slot a load request that misses the
   L2 and one a fill block crossing between the two partitions, shared by ``l2_slices``
   slices; it binds a random gather (a request and a crossing for nearly every lane).
+  A fourth L2 throughput, where the device sets ``l2_request_cycles``, is the slices'
+  look-ups of the loads' requests (a warp instruction's sectors of one line that the L1
+  misses), hits and misses alike, chip-wide (eq. (B2q)): it binds a sparse kernel whose
+  gathers hit the L2 (spmv_csr: ncu puts the look-ups at 90 % of their peak, the miss path
+  at 30 %).
 
 A fourth bound is latency, not throughput: the **critical path** of the launch's busiest
 thread (``KernelProfile.chain_cycles``: its loop iterations times each one's loop-carried
@@ -124,6 +129,7 @@ class Bounds:
     l1_cycles: float = 0.0  # every warp's global lines through its SM's L1, eq. (B2)
     blocks: float = 0.0  # the launch's thread blocks
     dispatch_cycles: float = 0.0  # blocks x block_dispatch_cycles, eq. (BD)
+    l2_requests: float = 0.0  # the loads' L2 requests (lines of missed sectors), eq. (B2q)
 
     @property
     def cycles(self) -> float:
@@ -163,6 +169,7 @@ def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry
     pats = (loads.coal, loads.uncoal, loads.const)
     reaching = [p.insts * (1 - p.l1_hit_fraction) for p in pats]
     l2_loads = sum(n * max(p.l2_trans_per_warp, 1.0) for n, p in zip(reaching, pats) if n > 0)
+    l2_requests = warps * sum(n * p.l2_requests_per_warp for n, p in zip(reaching, pats))
     dram_loads = sum(n * p.dram_trans_per_warp for n, p in zip(reaching, pats))
     fetched = sum(n * p.dram_fetched for n, p in zip(reaching, pats))  # (F1)
     fetched += profile.shared.load_dram_trans
@@ -197,7 +204,8 @@ def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry
     # launch on few SMs does not slow them, its SMs' own store cost is the L1 path's (B2)
     l2_cycles = max(warps * l2_loads * device.dd_l2_cycles / sms * share,
                     warps * store_cycles / max(device.sm_count, sms),
-                    warps * l2_miss_path_cycles(profile, device, fetched))  # (LM)
+                    warps * l2_miss_path_cycles(profile, device, fetched),  # (LM)
+                    l2_requests * device.l2_request_cycles / max(device.sm_count, sms))  # (B2q)
     return Bounds(
         dram_bytes=dram_bytes,
         dram_cycles=dram_cycles,
@@ -217,18 +225,20 @@ def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry
         l1_cycles=l1_path_cycles(profile, device) * warps / sms * share,
         blocks=blocks,
         dispatch_cycles=blocks * device.block_dispatch_cycles,  # (BD)
+        l2_requests=l2_requests,
     )
 
 
 def l2_miss_path_cycles(profile: KernelProfile, device: GPUDevice, fetched: float) -> float:
     """SM cycles one warp's share of the L2 slices' miss path takes (eq. (LM)); 0 on a device
     without ``l2_miss_slot_ns``. Each slice's miss path takes one slot for every load
-    request (a warp instruction's sectors of one line) that misses the L2, and one for every
+    request (a warp instruction's sectors of one line that the L1 misses,
+    ``l2_requests_per_warp``, the count eq. (B2q) reads) that misses the L2, and one for every
     ``dram_fill_bytes`` block that crosses between the partitions: a near miss on a line
     homed in the other partition ((P - 1) / P of the fetched sectors, ``fetched`` per warp,
     eq. (F1)) and a store to it (the same share of the store sectors):
 
-        slots = sum_P reaching_P x misses_P x lines_P / sectors_P
+        slots = sum_P reaching_P x misses_P x requests_P / L2 sectors_P
                 + (P - 1) / P x (fetched + store sectors) / fill sectors
         cycles = slots x l2_miss_slot_ns x clock / l2_slices                          (LM)
 
@@ -243,8 +253,8 @@ def l2_miss_path_cycles(profile: KernelProfile, device: GPUDevice, fetched: floa
     for p in (loads.coal, loads.uncoal, loads.const):
         if p.insts <= 1e-12 or p.dram_trans_per_warp <= 0:
             continue
-        sectors = max(p.sectors_per_warp or p.l2_trans_per_warp, 1.0)
-        lines = p.requests_per_warp if p.requests_per_warp > 0 else sectors
+        sectors = max(p.l2_trans_per_warp, 1.0)  # both per instruction past the L1
+        lines = p.l2_requests_per_warp if p.l2_requests_per_warp > 0 else sectors
         missed += p.insts * (1 - p.l1_hit_fraction) * p.dram_trans_per_warp * min(
             lines / sectors, 1.0)
     far = (device.l2_partitions - 1) / device.l2_partitions

@@ -258,37 +258,57 @@ def sm_share_of(ctx, row: int, counts, work: tuple[float, float], blocks: int,
            ctx.block, slots, dev.sm_count)
     got = ctx._parts_kept.get(key)
     if got is None:
-        u = thread_weights(ctx, by_row[lo:hi] if hi > lo else by_row, counts, txy)
+        u = thread_weights(ctx, by_row[lo:hi] if hi > lo else by_row, counts, txy,
+                           row if hi > lo else -1)
         got = 1.0 if u is None else schedule_share(  # (B4)
             block_work(u, txy, work, ctx.block), dev.sm_count, slots)
         ctx._parts_kept[key] = got
     return got
 
 
-def thread_weights(ctx, trips: np.ndarray, counts, txy: tuple[int, int]) -> np.ndarray | None:
+def thread_weights(ctx, trips: np.ndarray, counts, txy: tuple[int, int], own: int
+                   ) -> np.ndarray | None:
     """u(t) of eq. (B5) for each traced pseudo-thread: 1 - sum_L f_L + sum_L f_L T_L(t) /
     mean T_L over the recorded loops L below the mapped ones, f_L the mean thread's share
     of its compute instructions in the blocks whose innermost recorded loop is L; None
-    when every thread runs the same trips (or no thread runs any)."""
+    when every thread runs the same trips (or no thread runs any). ``trips`` are launch
+    ``own``'s records (-1: the region's pooled ones)."""
+    recorded, varied = _varied_trips(ctx, trips, txy, own)
+    total = counts.comp.total
+    if total <= 0 or not varied:
+        return None
     loops = ctx.trace.header.loops
-    recorded = {int(lid) for lid in np.unique(trips["loop"]) if loops[lid].depth > ctx.grid}
     depth: dict[int, int] = {}
     owner: dict[int, int] = {}
     for lid in recorded:
         for b in loops[lid].blocks:
             if loops[lid].depth > depth.get(b, -1):
                 depth[b], owner[b] = loops[lid].depth, lid
-    total = counts.comp.total
-    if total <= 0 or not recorded:
-        return None
-    u, varied = np.ones(max(txy[0], 1) * max(txy[1], 1)), False
-    for lid in sorted(recorded):
-        t = thread_trips(trips, ctx.grid, {lid}, txy)
-        if t.mean() <= 0 or t.min() == t.max():
-            continue
+    u, weighted = np.ones(max(txy[0], 1) * max(txy[1], 1)), False
+    for lid, t in varied.items():
         part = ctx.instructions({b: n for b, n in counts.per_thread.items()
                                  if owner.get(b) == lid}).total
         f = min(max(part / total, 0.0), 1.0)
         u += f * (t / t.mean() - 1.0)
-        varied = varied or f > 0
-    return u if varied else None
+        weighted = weighted or f > 0
+    return u if weighted else None
+
+
+def _varied_trips(ctx, trips: np.ndarray, txy: tuple[int, int], own: int
+                  ) -> tuple[set[int], dict[int, np.ndarray]]:
+    """The loops below the mapped ones that ``trips`` record, and T_L(t) of eq. (B5) of
+    those whose threads run different trips, in loop order: a function of the records and
+    the traced grid alone, so kept for the trace's next analyses and block shapes
+    (``ctx.lanes_kept``; GRAMSCHMIDT's advise asks for 5,429 launch x shape pairs)."""
+    key = ("varied trips", ctx.region, ctx.grid, own, txy)
+    got = ctx.lanes_kept.get(key)
+    if got is None:
+        loops = ctx.trace.header.loops
+        recorded = {int(lid) for lid in np.unique(trips["loop"]) if loops[lid].depth > ctx.grid}
+        varied = {}
+        for lid in sorted(recorded):
+            t = thread_trips(trips, ctx.grid, {lid}, txy)
+            if t.mean() > 0 and t.min() != t.max():
+                varied[lid] = t
+        got = ctx.lanes_kept[key] = (recorded, varied)
+    return got

@@ -28,8 +28,8 @@ models (``--port plain|restrict``), per kernel:
   ``ThreadBodies.unrolled_savings``): of each innermost loop of the thread, the affine share
   (``parallelism.affine_share``) of its integer and branch instructions
   (``compute.integer_insts``) is counted once per unrolled trip
-  (``kernel.launch.loop_unroll_at``), or, in a loop bounded by a run-time size, replaced
-  by what ptxas's trip keeps (``kernel.launch.loop_trip_at``, ``runtime_trips.RuntimeTrip``:
+  (``kernel.launch_loops.loop_unroll_at``), or, in a loop bounded by a run-time size, replaced
+  by what ptxas's trip keeps (``runtime_trips.loop_trip_at``, ``runtime_trips.RuntimeTrip``:
   integer, branch and the trip's register copies (other), per source iteration); it is
   taken from the integer, branch and other classes by the same call on each class's share of
   the operations (``folded_classes``). The per-thread entry code

@@ -118,7 +118,7 @@ def folded_classes(h, bodies, per_thread: dict[int, float], unroll_of, trip_of=N
     ``ThreadBodies.unrolled_savings`` with ``compute.integer_insts``), split by comparison
     class: the same call with each class's share of every block's integer and branch
     operations (integer; branch; other: conversions to integers) and, for a loop bounded by
-    a run-time size (``trip_of(loop id)``: kernel.launch.loop_trip_at, None otherwise), the
+    a run-time size (``trip_of(loop id)``: runtime_trips.loop_trip_at, None otherwise), the
     instructions of that class its SASS trip keeps. ``per_thread``: executions of each
     block id per thread."""
     from cgpredict.compute import integer_insts
@@ -275,7 +275,7 @@ def _add_staging_code(out: dict[str, float], staging) -> None:
 
 #: every size macro at the trace this check runs (TMAX apart): more than compute.UNROLL_WHOLE
 #: iterations, so that a loop bounded by a size is what the model takes it for at the
-#: measured sizes, a run-time trip count (kernel.launch.loop_trip_at: what nvcc and ptxas make
+#: measured sizes, a run-time trip count (runtime_trips.loop_trip_at: what nvcc and ptxas make
 #: of the ports' run-time bounds), not a short constant loop it would unroll whole
 SASS_TRACE_SIZE = 64
 
@@ -302,7 +302,8 @@ def model_kernels(name: str, port: str) -> dict[str, ModelKernel]:
     import numpy as np
 
     from cgpredict.frontend.summary import region_block_counts
-    from cgpredict.kernel.launch import loop_trip_at, loop_unroll_at
+    from cgpredict.kernel.launch_loops import loop_unroll_at
+    from cgpredict.runtime_trips import loop_trip_at
     from cgpredict.parallelism import thread_bodies
     from cgpredict.prediction import RunOptions
     from cgpredict.prepared import prepare

@@ -211,17 +211,18 @@ def test_row_partners_share_their_row(tile):
 
 
 def test_l1_config_gives_a_traced_block_its_share_of_the_ways():
-    """H100: 256 KB of 128-byte lines, fully associative (2048 ways of one set). A traced
-    block alone on its L1 with 4 blocks' worth of lines on the SM keeps 512 ways; two traced
-    blocks already on one L1 (264 traced blocks over 132 SMs) keep 1024; never more than all."""
+    """H100: 256 KB held as 32-B sectors (eq. (L1a)), fully associative: 2048 line ways of
+    4 sectors, 8192 sector ways of one set. A traced block alone on its L1 with 4 blocks'
+    worth of lines on the SM keeps 512 line ways (2048 sectors); two traced blocks already on
+    one L1 (264 traced blocks over 132 SMs) keep 1024 (4096); never more than all."""
     from types import SimpleNamespace
 
     from cgpredict.devices import load_device
     from cgpredict.kernel.region import _l1_config
 
     h100 = load_device("h100")
-    for blocks, sharers, ways in ((64, 4.0, 512), (264, 4.0, 1024), (64, 1.0, 2048),
-                                  (264, 1.5, 2048), (64, 7.78, 263)):
+    for blocks, sharers, ways in ((64, 4.0, 2048), (264, 4.0, 4096), (64, 1.0, 8192),
+                                  (264, 1.5, 8192), (64, 7.78, 1053)):  # 8192 / 7.78
         cfg = _l1_config(h100, SimpleNamespace(blocks=blocks), Block(32, 8), 1, (), sharers)
-        assert (cfg.cache.sets, cfg.cache.ways) == (1, ways)
+        assert (cfg.cache.line_bytes, cfg.cache.sets, cfg.cache.ways) == (32, 1, ways)
     assert _l1_config(load_device("tk1"), SimpleNamespace(blocks=64), Block(32, 8)) is None

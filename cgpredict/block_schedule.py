@@ -34,7 +34,8 @@ import numpy as np
 from numba import njit
 
 from .block import Block
-from .frontend.tracefile_format import NO_INDEX, TRIP_DTYPE
+from .frontend.tracefile_format import TRIP_DTYPE
+from .lane_trips import lane_indices
 
 __all__ = ["block_work", "makespan", "schedule_share", "thread_trips"]
 
@@ -133,15 +134,10 @@ def thread_trips(trips: np.ndarray, grid: int, loops: set[int], trace_xy: tuple[
     gx, gy = max(trace_xy[0], 1), max(trace_xy[1], 1)
     out = np.zeros(gx * gy, np.float64)
     t = np.asarray(trips, TRIP_DTYPE)
-    t = t[np.isin(t["loop"].astype(np.int64), sorted(loops))]
-    if grid == 2:
-        t = t[t["index2"] != NO_INDEX]
-        x, y = t["index2"].astype(np.int64), t["index1"].astype(np.int64)
-    elif grid == 1:
-        t = t[(t["index2"] == NO_INDEX) | (t["index1"] != NO_INDEX)]
-        x, y = t["index1"].astype(np.int64), np.zeros(len(t), np.int64)
-    else:
+    got = lane_indices(t[np.isin(t["loop"].astype(np.int64), sorted(loops))], grid)
+    if got is None:
         return out
+    t, x, y = got
     keep = (x < gx) & (y < gy) & (x >= 0) & (y >= 0)
     np.add.at(out, (y * gx + x)[keep], t["trips"][keep].astype(np.float64))
     return out

@@ -72,12 +72,11 @@ def warp_span(block: Block, trace_xy: tuple[float, float], work_xy: tuple[float,
     return LaneSpan(lanes(wx, trace_xy[0], work_xy[0]), lanes(wy, trace_xy[1], work_xy[1]))
 
 
-def warp_trip_factors(trips: np.ndarray, grid: int, span: LaneSpan,
-                      trace_xy: tuple[int, int]) -> dict[int, float]:
-    """Eq. (D1): per loop below the mapped ones (depth > ``grid``), the warp's iterations
-    over the mean lane's, from ``trips`` (TRIP_DTYPE records of the launches to pool) with
-    lanes grouped by ``span``. Loops whose factor is 1 (every group's lanes run the same
-    trips) are left out."""
+def lane_indices(trips: np.ndarray, grid: int
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The records of ``trips`` (TRIP_DTYPE) a grid of ``grid`` mapped loops keeps and each
+    one's lane (x, y): a 2-D grid's lanes are (index2, index1), a 1-D grid's (index1, 0); a
+    record without its lane's index is dropped. None for a grid of neither 1 nor 2 loops."""
     t = np.asarray(trips, TRIP_DTYPE)
     if grid == 2:
         t = t[t["index2"] != NO_INDEX]
@@ -86,11 +85,21 @@ def warp_trip_factors(trips: np.ndarray, grid: int, span: LaneSpan,
         t = t[(t["index2"] == NO_INDEX) | (t["index1"] != NO_INDEX)]
         x, y = t["index1"].astype(np.int64), np.zeros(len(t), np.int64)
     else:
+        return None
+    keep = x < NO_INDEX
+    return t[keep], x[keep], y[keep]
+
+
+def warp_trip_factors(trips: np.ndarray, grid: int, span: LaneSpan,
+                      trace_xy: tuple[int, int]) -> dict[int, float]:
+    """Eq. (D1): per loop below the mapped ones (depth > ``grid``), the warp's iterations
+    over the mean lane's, from ``trips`` (TRIP_DTYPE records of the launches to pool) with
+    lanes grouped by ``span``. Loops whose factor is 1 (every group's lanes run the same
+    trips) are left out."""
+    got = lane_indices(trips, grid)
+    if got is None or span.x * span.y <= 1 or not len(got[0]):
         return {}
-    keep = (x < NO_INDEX) & (span.x * span.y > 1)
-    t, x, y = t[keep], x[keep], y[keep]
-    if not len(t):
-        return {}
+    t, x, y = got
     loop, row = t["loop"].astype(np.int64), t["row"].astype(np.int64)
     n = t["trips"].astype(np.int64)
     k = _entry_ordinals(loop, row, y * (int(x.max()) + 1) + x)
@@ -128,17 +137,9 @@ def lane_records(trips: np.ndarray, grid: int) -> LaneRecords:
     records warp_trip_factors keeps (a 2-D grid's lanes are (index2, index1), a 1-D grid's
     index1; a record without its lane's index is dropped) and their entry ordinals, which
     do not depend on the span. None kept for a grid of neither 1 nor 2 loops."""
-    t = np.asarray(trips, TRIP_DTYPE)
-    if grid == 2:
-        t = t[t["index2"] != NO_INDEX]
-        x, y = t["index2"].astype(np.int64), t["index1"].astype(np.int64)
-    elif grid == 1:
-        t = t[(t["index2"] == NO_INDEX) | (t["index1"] != NO_INDEX)]
-        x, y = t["index1"].astype(np.int64), np.zeros(len(t), np.int64)
-    else:
-        t, x, y = t[:0], np.zeros(0, np.int64), np.zeros(0, np.int64)
-    keep = x < NO_INDEX
-    t, x, y = t[keep], x[keep], y[keep]
+    got = lane_indices(trips, grid)
+    t, x, y = got if got is not None else (
+        np.zeros(0, TRIP_DTYPE), np.zeros(0, np.int64), np.zeros(0, np.int64))
     loop, row = t["loop"].astype(np.int64), t["row"].astype(np.int64)
     k = _entry_ordinals(loop, row, y * (int(x.max()) + 1) + x) if len(t) else loop
     return LaneRecords(grid, loop, row, x, y, t["trips"].astype(np.int64), k)

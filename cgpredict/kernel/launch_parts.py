@@ -201,12 +201,18 @@ def _row_span(ctx, row: int, extents: tuple[float, float]
     """The span (eq. (D2)) of launch ``row`` of ``ctx`` in its block shape, its grid at the
     work size ``extents``, and its traced grid (X, Y): X the mean iterations an entry of
     the innermost mapped loop, Y (a 2-D grid) its entries."""
+    tx, ty = _traced_xy(ctx, row)
+    return warp_span(ctx.block, (tx, ty), extents), (round(tx), round(ty))
+
+
+def _traced_xy(ctx, row: int) -> tuple[float, float]:
+    """Launch ``row``'s traced grid (X, Y): X the mean iterations an entry of the innermost
+    mapped loop, Y (a 2-D grid) its entries; (0, 0 or 1) without a mapped loop."""
     inner = ctx.d2 if ctx.grid == 2 else ctx.d1
     tr = ctx.trace
-    entries = float(tr.loop_entries[row, inner].sum())
+    entries = float(tr.loop_entries[row, inner].sum()) if inner else 0.0
     tx = float(tr.loop_iters[row, inner].sum()) / entries if entries else 0.0
-    ty = entries if ctx.grid == 2 else 1.0
-    return warp_span(ctx.block, (tx, ty), extents), (round(tx), round(ty))
+    return tx, (entries if ctx.grid == 2 else 1.0)
 
 
 def _own_spans(ctx, trips: RegionTrips) -> dict[int, tuple[LaneSpan, tuple[int, int]]]:
@@ -241,7 +247,6 @@ def sm_share_of(ctx, row: int, counts, work: tuple[float, float], blocks: int,
     if blocks <= dev.sm_count:
         return launch_sm_share(ctx.warps, work, ctx.block, dev.sm_count)
     by_row = _region_trips(ctx).by_row
-    starts = by_row["row"] if len(by_row) else by_row
     if not len(by_row) or ctx.thread_scale != 1 or ctx.rows != 1:
         return 1.0
     try:
@@ -249,17 +254,15 @@ def sm_share_of(ctx, row: int, counts, work: tuple[float, float], blocks: int,
                           shared_bytes).blocks_per_sm
     except ValueError:  # the block does not fit: predicted() says so
         return 1.0
-    lo, hi = np.searchsorted(starts, [row, row + 1])
-    tr, inner = ctx.trace, (ctx.d2 if ctx.grid == 2 else ctx.d1)
-    entries = float(tr.loop_entries[row, inner].sum()) if inner else 0.0
-    txy = (round(float(tr.loop_iters[row, inner].sum()) / entries) if entries else 0,
-           round(entries) if ctx.grid == 2 else 1)
-    key = ("schedule share", ctx.region, id(tr), row if hi > lo else -1, txy, tuple(work),
-           ctx.block, slots, dev.sm_count)
+    lo, hi = np.searchsorted(by_row["row"], [row, row + 1])
+    own = row if hi > lo else -1  # its own records, else the region's pooled ones
+    tx, ty = _traced_xy(ctx, row)
+    txy = (round(tx), round(ty))
+    key = ("schedule share", ctx.region, id(ctx.trace), own, txy, tuple(work), ctx.block,
+           slots, dev.sm_count)
     got = ctx._parts_kept.get(key)
     if got is None:
-        u = thread_weights(ctx, by_row[lo:hi] if hi > lo else by_row, counts, txy,
-                           row if hi > lo else -1)
+        u = thread_weights(ctx, by_row[lo:hi] if own >= 0 else by_row, counts, txy, own)
         got = 1.0 if u is None else schedule_share(  # (B4)
             block_work(u, txy, work, ctx.block), dev.sm_count, slots)
         ctx._parts_kept[key] = got

@@ -52,6 +52,7 @@ NCU_METRICS_EXTENDED = NCU_METRICS + (
     "launch__block_size",
     "launch__waves_per_multiprocessor",
     "launch__occupancy_limit_registers",
+    "launch__shared_mem_config_size",
     "sm__cycles_elapsed.avg",
     "sm__cycles_elapsed.max",
     "sm__cycles_active.avg",

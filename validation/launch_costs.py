@@ -14,7 +14,7 @@ host timer adds (docs/models.md, the launch stream):
 module load, their median. Programs whose kernels take 10 ms or more are left out: a 0.5 %
 difference between two boards is as large as the launch costs there.
 
-Usage: python validation/launch_costs.py [--gap-us 3.0]
+Usage: python validation/launch_costs.py [--gap-us 3.07]
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def launch_costs(rows, gap_us: float) -> tuple[float, float]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--gap-us", type=float, default=3.0, help="launch_gap_us of the device file")
+    ap.add_argument("--gap-us", type=float, default=3.07, help="launch_gap_us of the device file")
     args = ap.parse_args()
     rows = pairs()
     for k, b, s, n, d in rows:

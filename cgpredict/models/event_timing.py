@@ -40,6 +40,13 @@ next first event arrives (``w < P < d' + w``: the pairs tile the time), ``d' + w
 GPU idles between launches (``P >= d' + w``):
 
     pair = max(w, min(P, d' + w))                                          (E4)
+
+Measured (validation/ubench/loop_probe.cu, docs/models.md (E4m)): the GPU idles 1.3-1.4 us
+between a short launch's second event and the next one's first, so the pairs do not tile at
+the host's period; a short launch's pair is the host's time from one event record to the
+next, D = the period less one record, pair = max(w, min(P, max(D, d' + w))) with a small
+``d'``. That sums to the same max(w, D) for a launch below D, so ``loop_launch_us`` is D and
+the recurrence is kept.
 """
 
 from __future__ import annotations

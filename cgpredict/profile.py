@@ -232,6 +232,9 @@ class KernelProfile:
     # the critical path of the launch's busiest thread, cycles (parallelism.body_chain): its
     # loop iterations times each one's recurrence or shared load-to-use chain
     chain_cycles: float = 0.0
+    # the same path of one warp alone on its sub-partition (no (CV) convoy of warps in step):
+    # the path L of the closed loop of eq. (LTq2) (models/warp_queue.py); 0: chain_cycles
+    alone_chain_cycles: float = 0.0
     # a mean thread's critical path through its non-memory work, cycles: the same chains with
     # every load ready at once (its FP, SFU and integer latencies, compute.OpLatencies); what
     # a warp's own computing takes when too few warps hide it (§3 eq. (22), cgpredict_model)

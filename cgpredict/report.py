@@ -41,7 +41,9 @@ def _bounds_text(r) -> list[str]:
            if b.dram_wave_cycles else "")
         + f"), issue {b.issue_cycles:.4g}, "
         f"L2 path {b.l2_cycles:.4g} ({b.l2_store_trans:.4g} store transactions), "
-        f"critical path {b.chain_cycles:.4g} (the busiest thread's own chain)"
+        f"critical path {b.chain_cycles:.4g} (the busiest thread's own chain"
+        + (", its sub-partition's warps queueing: (LTq2)"
+           if b.queue_cycles >= b.chain_cycles > 0 else "") + ")"
         + _atomic_text(b)
         + (f", pipe {b.pipe_cycles:.4g} (the {b.pipe} pipe at its published rate)"
            if b.pipe else "")

@@ -107,6 +107,7 @@ class CriticalPaths:
     compute: float
     loads_in_flight: float
     hoisted: float
+    alone: float = 0.0  # ``chain`` of one warp alone on its sub-partition, eq. (LTq2)
 
 
 #: (region, grid_dims, rows a thread, threads a traced thread, block scales, strip unrolls,
@@ -236,6 +237,7 @@ class LaunchContext:
             stores=stores,
             atomics=port.atomics,
             chain_cycles=paths.chain,
+            alone_chain_cycles=paths.alone,
             compute_chain_cycles=paths.compute,
             folded_insts=folded,
             machine_insts=sass.added,
@@ -271,18 +273,20 @@ class LaunchContext:
         bodies = body_counts(self.bodies, per_thread)
         n = convoy_warps(self.device, self.block.threads, self.opts.registers_per_thread,
                          shared_bytes, blocks)
-        chain, serial, hoisted, flat = kept_part(
+        chain, serial, hoisted, flat, alone = kept_part(
             self._parts_kept, "chain", mem, (bodies, n), lambda: (
                 self.chain_cycles(per_thread, mem, warps=n),
                 self.chain_cycles(per_thread, mem, False),  # a trip's loads one at a time
                 self.chain_cycles(per_thread, mem, None),  # the hoisted loads' periods, (22h)
                 self.chain_cycles(per_thread, mem, queue=False),  # no (Q1) queue
+                self.chain_cycles(per_thread, mem) if n > 1 else None,  # alone, (LTq2)
             ))
         compute = kept_part(
             self._parts_kept, "compute chain", mem, bodies,
             lambda: self.bodies.compute_chain(per_thread, self.unroll, self.device),
         )
-        return CriticalPaths(chain, compute, serial / flat if flat > 0 else 1.0, hoisted)
+        return CriticalPaths(chain, compute, serial / flat if flat > 0 else 1.0, hoisted,
+                             chain if alone is None else alone)
 
     def counts(self, row: int) -> LaunchCounts:
         """The LaunchCounts of trace row ``row``. They depend on the row, the grid (its

@@ -99,6 +99,7 @@ from dataclasses import dataclass
 from cgpredict.devices import GPUDevice
 from cgpredict.models.base import LaunchGeometry
 from cgpredict.models.loaded_wave import loaded_wave_cycles
+from cgpredict.models.warp_queue import closed_loop_cycles, pipe_services, sub_partition_warps
 from cgpredict.pipes import pipe_cycles
 from cgpredict.profile import KernelProfile
 
@@ -130,6 +131,7 @@ class Bounds:
     blocks: float = 0.0  # the launch's thread blocks
     dispatch_cycles: float = 0.0  # blocks x block_dispatch_cycles, eq. (BD)
     l2_requests: float = 0.0  # the loads' L2 requests (lines of missed sectors), eq. (B2q)
+    queue_cycles: float = 0.0  # of chain_cycles: the warps' closed loop, eq. (LTq2)
 
     @property
     def cycles(self) -> float:
@@ -190,6 +192,7 @@ def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry
     share = profile.sm_share  # the busiest SM's work over the mean SM's, eq. (B1)
     issue_cycles = warp_insts * device.inst_cycles_per_warp_inst / sms * share
     pipe_warp, pipe = pipe_cycles(profile.pipes, device.pipes, device.warp_size)  # (12p)
+    queue = warp_queue_cycles(profile, device, geo)  # (LTq2)
     warp_bytes = device.warp_size * profile.bytes_per_access
     partial = st.partial_sectors(warp_bytes, device.l2_sector_bytes)
     store_cycles = (st.l2_trans + partial + at.trans) * device.store_cycles
@@ -214,7 +217,7 @@ def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry
         l2_load_trans=warps * l2_loads,
         l2_store_trans=warps * (st.l2_trans + at.trans),  # atomics ride the store path
         l2_cycles=l2_cycles,
-        chain_cycles=profile.chain_cycles * _whole_waves(geo.waves),
+        chain_cycles=max(profile.chain_cycles, queue) * _whole_waves(geo.waves),
         atomic_ops=atomic_ops,
         atomic_cycles=max(address_cycles, slice_cycles),
         atomic_requests=requests,
@@ -226,7 +229,26 @@ def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry
         blocks=blocks,
         dispatch_cycles=blocks * device.block_dispatch_cycles,  # (BD)
         l2_requests=l2_requests,
+        queue_cycles=queue * _whole_waves(geo.waves),
     )
+
+
+def warp_queue_cycles(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry) -> float:
+    """One wave's time of the busiest thread's warp among the n warps of its sub-partition,
+    eq. (LTq2) (models/warp_queue.py): its path alone (``alone_chain_cycles``) around the
+    issue slot (a warp's instructions and shared wavefronts at ``inst_cycles_per_warp_inst``
+    x schedulers a cycle each) and each pipe slower than that slot (warp_queue.QUEUED_PIPES:
+    a warp's instructions of the class x schedulers x warp_size / rate, eq. (12p)). 0 with
+    one warp a sub-partition or without a path."""
+    scheds = max(device.schedulers_per_sm, 1)
+    n = sub_partition_warps(geo.n_warps, scheds)
+    path = profile.alone_chain_cycles or profile.chain_cycles
+    if n <= 1 or path <= 0:
+        return 0.0
+    slot = device.inst_cycles_per_warp_inst * scheds
+    services = [(profile.total_insts + profile.shared.transactions) * slot]
+    services += pipe_services(profile.pipes, device.pipes, device.warp_size, scheds, slot)
+    return closed_loop_cycles(path, services, n)  # (LTq2)
 
 
 def l2_miss_path_cycles(profile: KernelProfile, device: GPUDevice, fetched: float) -> float:

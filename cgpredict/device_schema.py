@@ -102,6 +102,9 @@ class GPUDevice:
     # cycles the SM's L1 takes per global warp request, however few lines it reads, sustained
     # over many warps: the L1 path is the slower of its requests and its lines, eq. (B2r); 0: none
     l1_request_cycles: float = 0.0
+    # 128-byte lines the L1's tag stage looks up a cycle: a global warp load holds the L1 for
+    # at least ceil(lines / this) cycles, eq. (B2t) (memory/wavefronts.py); 0: no limit
+    l1_tag_lines: int = 0
     # relative standard deviation of one warp's DRAM round trip under load: the spread of
     # warp timelines a block's retirement waits for (models/retire.py, eq. (R1)); 0: none
     dram_latency_cv: float = 0.0
@@ -364,6 +367,7 @@ FIELD_SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
         "smem_overlaps_issue": ("bool", False),
         "l1_line_cycles": ("float", False),
         "l1_request_cycles": ("float", False),
+        "l1_tag_lines": ("int", False),
         "l2_request_cycles": ("float", False),
         "dram_latency_cv": ("float", False),
         "dram_loaded_latency_cycles": ("float", False),

@@ -865,6 +865,22 @@ def test_lsu_cycles_charge_l1_line_cycles_per_global_line_and_issue_per_shared_w
     assert lsu_cycles(prof, dataclasses.replace(h100, l1_request_cycles=0.25)) == 482.5
 
 
+def test_lsu_cycles_take_the_traced_l1_passes_where_known() -> None:
+    """(22m) with (B2t): 10 uncoalesced loads of 32 sectors in 32 lines, each lane its own
+    bank, traced at 8 passes a load (lines_per_warp; 32 lines / 4 a cycle), hold the path
+    80 cycles, not 320 (a line per sector); 100 coalesced ones traced at 1: 100."""
+    from cgpredict.models.cgpredict_model import lsu_cycles
+
+    h100 = dataclasses.replace(load_device("h100"), l1_line_cycles=1.0, l1_request_cycles=0.0)
+    prof = KernelProfile(
+        "k", 256, 1000,
+        coal=PatternCounts(100, 4, 0, l1_hit_fraction=0.9, lines_per_warp=1.0),
+        uncoal=PatternCounts(10, 32, 0, lines_per_warp=8.0),
+        comp_insts=50,
+    )  # fmt: skip
+    assert lsu_cycles(prof, h100) == pytest.approx(180.0)
+
+
 def test_the_22m_floor_is_the_warps_l1_lines_at_l1_line_cycles() -> None:
     """(22m) on one warp of the H100 with 1000 coalesced loads (1000 lines) all in flight: its
     overlapped timeline is mem / own_overlap + comp; at l1_line_cycles 20 the SM's turns on

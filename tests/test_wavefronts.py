@@ -78,3 +78,48 @@ def test_stores_keep_their_lines():
     lines = np.array([[2, 0, 0], [2, 0, 0]], np.int64)  # an unaligned load and store
     got = with_load_wavefronts(lines, *args, np.array([False, True]), 32, 4)
     assert got.tolist() == [[1, 0, 0], [2, 0, 0]]
+
+
+def _tagged(addrs, tag_lines=4, size=4) -> int:
+    """Passes of one warp instruction with the tag stage's line limit (eq. (B2t))."""
+    addr = np.asarray(addrs, np.uint64)
+    out = wavefront_counts(addr, np.array([0]), np.array([0]), np.array([0]),
+                           np.array([size]), 1, 32, 4, tag_lines, 128)
+    return int(out[0, 0])
+
+
+def _word_pattern(off) -> list[int]:
+    """Byte addresses of the 32 lanes reading float word ``off(lane)`` of a line-aligned
+    buffer (the modes of validation/ubench/l1_wavefronts.cu and l1_banks.cu)."""
+    return [4096 * 32 + 4 * off(t) for t in range(32)]
+
+
+@pytest.mark.parametrize("name, off, passes, measured", [
+    # l1_wavefronts.cu at 32 warps an SM (cycles a warp load; 2.36 is the loop's floor)
+    ("aligned", lambda t: t, 1, 2.36),
+    ("stride3", lambda t: 3 * t, 1, 2.36),            # 3 lines, 12 sectors: lines, not sectors
+    ("rows128B", lambda t: 32 * t, 32, 32.0),          # bank ways (B2w)
+    ("stride4_unaligned", lambda t: 4 * t + 1, 4, 4.0),
+    ("lines8_nobank", lambda t: (t >> 2) * 132 + (t & 3), 2, 2.36),
+    ("lines16_nobank", lambda t: (t >> 1) * 66 + (t & 1), 4, 4.0),   # 16 lines / 4
+    ("lines32_nobank", lambda t: 33 * t, 8, 8.0),      # 32 lines / 4 (l1_banks diag: 8.63)
+    ("diag4", lambda t: 32 * (t >> 2) + t, 2, 2.61),   # l1_banks: 8 lines in 32 banks
+    ("rows8", lambda t: 32 * (t >> 2) + (t & 3), 8, 8.0),  # 8 rows, 8-way conflict
+])
+def test_tag_stage_four_lines_a_cycle_matches_the_ubench(name, off, passes, measured):
+    """(B2t) by hand on the micro-benchmarks' lane patterns: max(bank ways, ceil(lines/4)).
+    Each equals the measured cycles where those lie above the loop's floor."""
+    assert _tagged(_word_pattern(off)) == passes
+    assert passes <= measured + 0.7
+
+
+def test_tag_stage_off_keeps_b2w():
+    assert _tagged(_word_pattern(lambda t: 33 * t), tag_lines=0) == 1
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_random_gather_with_tag_stage_matches_brute_force(seed):
+    rng = np.random.default_rng(seed)
+    addrs = [int(a) * 4 for a in rng.integers(0, 1 << 20, 32)]
+    lines = len({a // 128 for a in addrs})
+    assert _tagged(addrs) == max(_brute(addrs), -(-lines // 4))

@@ -191,6 +191,8 @@ def _l1_config(device: GPUDevice, wt: WarpTrace, block: Block,
         device.smem_banks,
         device.smem_bank_bytes,
         gathers,
+        tag_lines=device.l1_tag_lines,
+        line_bytes=device.l1_line_bytes,
     )
 
 

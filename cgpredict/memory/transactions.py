@@ -210,9 +210,10 @@ class L1Config:
     growth: tuple[LoopGrowth, ...] = ()
     banks: int = 32  # the SRAM's banks and their width: a load's wavefronts, eq. (B2w)
     bank_bytes: int = 4
-    # gathers into arrays that outgrow the L2 (static load, the array's growth): their L1
-    # reuse grown to the work size, eq. (LP2)
+    # gathers' L1 reuse grown to the work size (static load, its array's growth), eq. (LP2)
     gathers: tuple[tuple[int, float], ...] = ()
+    tag_lines: int = 0  # 128-B lines the tag stage looks up a cycle (0: no limit), eq. (B2t)
+    line_bytes: int = 128
 
 
 def l1_hits(
@@ -263,9 +264,8 @@ def analyze_memory(
 ) -> MemoryAnalysis:
     """Patterns, L2 and DRAM transactions per static instruction for one launch.
 
-    The cache sees the transactions in GPU issue order (SPEC §2.3) and is analysed exactly
-    (temporal conflict sets); ``scale`` then corrects reuse that crosses batches for the
-    larger working set of the work size (scale_hits).
+    The cache sees the transactions in GPU issue order (SPEC §2.3), analysed exactly (temporal
+    conflict sets); ``scale`` corrects the reuse across batches to the work size (scale_hits).
 
     With ``sector_bytes`` smaller than the line (modern GPUs: 32-byte sectors of 128-byte
     lines), a transaction is one sector: tags and LRU stay per line, a sector hits only if it
@@ -275,9 +275,8 @@ def analyze_memory(
     merge in its write path (store_merge.py, eq. (SM1)) do not reach the L2. ``fill_bytes``:
     what an L2 miss fetches from DRAM when more than a sector (dram_fill.py, eq. (F1)).
 
-    The result is kept with ``wt`` under all its arguments (``memo``): an analysis of the
-    same warps with the same cache and scale (the advisor's fixes that leave a launch's
-    global accesses as they were) takes it as it is.
+    The result is kept with ``wt`` under all its arguments (``memo``): the advisor's fixes
+    that leave a launch's global accesses as they were take it as it is.
     """
     ab = np.asarray(access_bytes)
     key = ("memory", ab.dtype.str, ab.tobytes(), cache, warps_per_batch, scale, sector_bytes,
@@ -342,7 +341,8 @@ def _analysis(wt: WarpTrace, ab: np.ndarray, cache: CacheConfig, warps_per_batch
         line_counts(lines, inst, per_line, sid, pattern, n_sids)
     if l1 is not None:  # a load's pass through the L1's data stage: its wavefronts (B2w)
         l1_units = with_load_wavefronts(l1_units, wt.addr, wt.inst_start, sid, pattern, ab,
-                                        is_store, l1.banks, l1.bank_bytes)
+                                        is_store, l1.banks, l1.bank_bytes, l1.tag_lines,
+                                        l1.line_bytes)
     counts = (*counts, _fill(wt, pattern, counts[0], n_sids), l1_units)
     l2_inflight = inflight_l2_hits(inst[at], hits[at], ordered, is_load_inst, step, sm,
                                    sid.astype(np.int64), pattern.astype(np.int64), n_sids,

@@ -14,6 +14,16 @@ power-of-two pitch take 32 (one bank: the row walks, as the line count); a rando
 about 4 (the busiest of 32 banks). A 64-bit lane takes two banks and the data path returns a
 warp's 64-bit words in two passes at least, a 128-bit one's in four (``access_bytes`` term).
 Stores are not counted here (their cost is the write path's, per line: models/bounds.py).
+
+The tag stage before it looks up at most ``tag_lines`` 128-B lines a cycle (4 on the H100:
+validation/ubench/l1_wavefronts.cu and l1_banks.cu, L1-resident loads at 32-64 warps an SM:
+16 and 32 lines each lane in its own bank take 4.0 and 8.0 cycles a load, a random gather of
+28 lines 8.0), so a load holds the L1 for
+
+    passes = max((B2w), ceil(lines / tag_lines))                                      (B2t)
+
+cycles: a scattered load with few bank conflicts (a column walk's diagonal, a gather) takes
+about a quarter of its lines, where (B2w) gave its busiest bank. ``tag_lines`` 0: no limit.
 """
 
 from __future__ import annotations
@@ -26,23 +36,27 @@ __all__ = ["wavefront_counts"]
 
 def wavefront_counts(addr: np.ndarray, inst_start: np.ndarray, inst_sid: np.ndarray,
                      pattern: np.ndarray, access_bytes: np.ndarray, n_sids: int,
-                     banks: int = 32, bank_bytes: int = 4) -> np.ndarray:
-    """Per (static instruction, pattern): the wavefronts (eq. (B2w)) of its warp
+                     banks: int = 32, bank_bytes: int = 4, tag_lines: int = 0,
+                     line_bytes: int = 128) -> np.ndarray:
+    """Per (static instruction, pattern): the L1 passes (eqs. (B2w), (B2t)) of its warp
     instructions, summed (``addr``: every event in instruction order, ``inst_start``: each
-    warp instruction's first event; ``access_bytes`` per static instruction)."""
+    warp instruction's first event; ``access_bytes`` per static instruction; ``tag_lines``
+    the lines the tag stage looks up a cycle, 0 none)."""
     out = np.zeros((n_sids, 3), np.int64)
     if not len(inst_start):
         return out
     _count(np.asarray(addr, np.uint64), np.asarray(inst_start, np.int64),
            np.asarray(inst_sid, np.int64), np.asarray(pattern, np.int64),
-           np.asarray(access_bytes, np.int64), int(banks), int(bank_bytes), out)
+           np.asarray(access_bytes, np.int64), int(banks), int(bank_bytes), int(tag_lines),
+           max(int(line_bytes) // max(int(bank_bytes), 1), 1), out)
     return out
 
 
 @njit(cache=True, nogil=True)
-def _count(addr, inst_start, inst_sid, pattern, access_bytes, banks, bank_bytes,
-           out):  # pragma: no cover - numba
-    """Adds each warp instruction's wavefronts (B2w) to ``out`` at its (sid, pattern)."""
+def _count(addr, inst_start, inst_sid, pattern, access_bytes, banks, bank_bytes, tag_lines,
+           line_words, out):  # pragma: no cover - numba
+    """Adds each warp instruction's passes, (B2w) and (B2t), to ``out`` at its (sid,
+    pattern); ``line_words``: the words of a line."""
     n = addr.shape[0]
     n_inst = inst_start.shape[0]
     words = np.empty(32 * 8, np.uint64)
@@ -63,24 +77,29 @@ def _count(addr, inst_start, inst_sid, pattern, access_bytes, banks, bank_bytes,
         ws = np.sort(words[:m])
         per_bank[:] = 0
         most = 0
+        lines = 0
         for q in range(m):
             if q == 0 or ws[q] != ws[q - 1]:  # a distinct word: one more pass of its bank
                 b = np.int64(ws[q] % np.uint64(banks))
                 per_bank[b] += 1
                 most = max(most, per_bank[b])
-        out[s, pattern[i]] += max(most, span)
+            if q == 0 or ws[q] // np.uint64(line_words) != ws[q - 1] // np.uint64(line_words):
+                lines += 1  # sorted words: a new line
+        tags = (lines + tag_lines - 1) // tag_lines if tag_lines > 0 else 0  # (B2t)
+        out[s, pattern[i]] += max(most, span, tags)
     return out
 
 
 def with_load_wavefronts(lines: np.ndarray, addr: np.ndarray, inst_start: np.ndarray,
                          inst_sid: np.ndarray, pattern: np.ndarray, access_bytes: np.ndarray,
                          is_store: np.ndarray | None, banks: int,
-                         bank_bytes: int) -> np.ndarray:
+                         bank_bytes: int, tag_lines: int = 0,
+                         line_bytes: int = 128) -> np.ndarray:
     """``lines`` (per (static instruction, pattern): the L1 lines its warp instructions
-    touch) with every load's row replaced by its data-stage wavefronts (B2w); the stores'
+    touch) with every load's row replaced by its L1 passes ((B2w), (B2t)); the stores'
     rows stay lines."""
     wf = wavefront_counts(addr, inst_start, inst_sid, pattern, access_bytes, lines.shape[0],
-                          banks, bank_bytes)
+                          banks, bank_bytes, tag_lines, line_bytes)
     if is_store is None:
         return wf
     store = np.asarray(is_store, bool)[: lines.shape[0]]

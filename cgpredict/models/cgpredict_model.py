@@ -157,9 +157,9 @@ def _l1_cycles(profile: KernelProfile, device: GPUDevice) -> float:
 
 
 def global_lines(profile: KernelProfile, device: GPUDevice) -> float:
-    """L1 lines one warp's global accesses (loads and stores, served by the L1 or not) pass
-    through the SM's load/store path (_lines)."""
-    return sum(p.insts * n for p, n in _lines(profile, device))
+    """L1 passes one warp's global accesses (loads, stores; L1-served or not) take on the SM's
+    load/store path: each pattern's traced passes ((B2w), (B2t)) where known, else _lines."""
+    return sum(p.insts * (p.lines_per_warp or n) for p, n in _lines(profile, device))
 
 
 def global_requests(profile: KernelProfile) -> float:

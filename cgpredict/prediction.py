@@ -26,7 +26,9 @@ if TYPE_CHECKING:  # annotations only: these import numba and the models, which 
 #    pattern's dram_fetch_per_warp (what its misses fetch, eq. (F1))
 # 8: a pattern's l2_requests_per_warp (a warp instruction's distinct lines of the sectors the
 #    L1 misses: its L2 requests, eqs. (B2q), (LM)) and result.bounds.l2_requests (B2q)
-SCHEMA_VERSION = 8
+# 9: result.bounds.phase_cycles and profile.phases (a thread's loops one after another, each
+#    at its slowest L1 or L2 path: eq. (PH))
+SCHEMA_VERSION = 9
 DEFAULT_BLOCKS = {1: Block(256, 1), 2: Block(32, 32)}
 #: a kernel's fields that ``Report.to_dict`` leaves out: each distinct launch's profile again
 #: (hundreds of dataclass values for GRAMSCHMIDT's 514 launches), never converted

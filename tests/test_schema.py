@@ -76,17 +76,17 @@ def test_validate_output_matches_schema(tmp_path):
 
 
 def test_an_old_run_file_is_refused_at_its_schema_version():
-    """A ``run --json`` of schema 7 (before the bounds' ``l2_requests``, eq. (B2q): the golden
+    """A ``run --json`` of schema 8 (before the bounds' ``phase_cycles``, eq. (PH): the golden
     report made old) is refused at its version, not at the first field it lacks; the golden
     report itself (``seconds`` put back) matches."""
     d = json.loads((ROOT / "tests" / "golden" / "gemm_64_trace32_tk1.json").read_text())
     d["seconds"] = {}
     s = schema_of("run")
     validate_json(d, s)
-    drop = {"l2_requests"}
-    old = {**d, "schema_version": 7,
+    drop = {"phase_cycles"}
+    old = {**d, "schema_version": 8,
            "kernels": [{**k, "result": {**k["result"], "bounds": {
                f: v for f, v in k["result"]["bounds"].items() if f not in drop}}}
                        for k in d["kernels"]]}
-    with pytest.raises(SchemaError, match=r"^\$\.schema_version: expected 8, got 7$"):
+    with pytest.raises(SchemaError, match=r"^\$\.schema_version: expected 9, got 8$"):
         validate_json(old, s)

@@ -115,7 +115,7 @@ def test_render_empty_report():
                                 "total predicted time: 0.0000 ms",
                                 "warning: loops [3] are odd"]
     d = json.loads(to_json(_empty()))
-    assert d["kernels"] == [] and d["total_ms"] == 0 and d["schema_version"] == 8
+    assert d["kernels"] == [] and d["total_ms"] == 0 and d["schema_version"] == 9
 
 
 def test_jsonable_values():

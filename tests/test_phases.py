@@ -17,8 +17,8 @@ import pytest
 
 from cgpredict.block import Block
 from cgpredict.devices import load_device
-from cgpredict.models import launch_bounds, launch_geometry
 from cgpredict.kernel.launch_phases import phase_blocks
+from cgpredict.models import launch_bounds, launch_geometry
 from cgpredict.models.bounds import phase_costs, phase_cycles
 from cgpredict.pipeline import predict_source
 from cgpredict.prediction import RunOptions

@@ -27,7 +27,9 @@ if TYPE_CHECKING:  # annotations only: these import numba and the models, which 
 # 8: a pattern's l2_requests_per_warp (a warp instruction's distinct lines of the sectors the
 #    L1 misses: its L2 requests, eqs. (B2q), (LM)) and result.bounds.l2_requests (B2q)
 # 9: per kernel profile.alone_chain_cycles (the path of one warp alone) and
-#    result.bounds.queue_cycles (the sub-partition's warps in a closed loop, eq. (LTq2))
+#    result.bounds.queue_cycles (the sub-partition's warps in a closed loop, eq. (LTq2));
+#    result.bounds.phase_cycles and profile.phases (a thread's loops one after another, each
+#    at its slowest L1 or L2 path: eq. (PH))
 SCHEMA_VERSION = 9
 DEFAULT_BLOCKS = {1: Block(256, 1), 2: Block(32, 32)}
 #: a kernel's fields that ``Report.to_dict`` leaves out: each distinct launch's profile again

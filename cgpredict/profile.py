@@ -204,6 +204,23 @@ def _without(all_: PatternCounts, st: PatternCounts) -> PatternCounts:
 
 
 @dataclass(frozen=True)
+class PhaseCosts:
+    """One phase of a thread: a loop beside others directly in the body of the thread's
+    mapped loop (softmax's max, sum and write passes), and what one warp's memory
+    instructions of it cost the SM's L1 and the L2, in SM cycles (models/phases.py, eq. (PH)).
+
+    l1_cycles: the warp's lines and requests through its SM's L1, eq. (B2) (per SM).
+    l2_sm_cycles: its loads' replies on the crossbar, ``dd_l2_cycles`` a transaction (per SM).
+    l2_chip_cycles: its stores at the L2 (eq. (B2s)) or, when slower, its loads' L2 look-ups
+    (eq. (B2q)): the slices serve the whole chip.
+    """
+
+    l1_cycles: float = 0.0
+    l2_sm_cycles: float = 0.0
+    l2_chip_cycles: float = 0.0
+
+
+@dataclass(frozen=True)
 class KernelProfile:
     """Per-thread instruction mix and memory behaviour of one GPU kernel launch.
 
@@ -266,6 +283,9 @@ class KernelProfile:
     # the busiest SM's work over the mean SM's (sm_share.py, eq. (B1)): 1 unless a launch of
     # at most one block an SM gives its blocks unequal work (a triangular loop's threads)
     sm_share: float = 1.0
+    # the thread's phases (PhaseCosts), when its mapped loop holds two loops or more one
+    # after another: eq. (PH) sums their bounds (models/bounds.py); () for one
+    phases: tuple[PhaseCosts, ...] = ()
 
     def loads_only(self) -> KernelProfile:
         """This profile with its stores taken out of the memory patterns: what a warp waits

@@ -51,6 +51,8 @@ def _bounds_text(r) -> list[str]:
            if b.l1_cycles else "")
         + (f", block dispatch {b.dispatch_cycles:.4g} ({b.blocks:.4g} blocks started one "
            "after another)" if b.dispatch_cycles else "")
+        + (f", phases {b.phase_cycles:.4g} (each loop of the thread at its slowest L1 or L2 "
+           "path, one after another)" if b.phase_cycles else "")
     ]
 
 

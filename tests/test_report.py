@@ -68,7 +68,7 @@ def test_json_golden(report, compiler):
 
 def test_json_content(report):
     d = json.loads(to_json(report))
-    assert d["schema_version"] == SCHEMA_VERSION == 9  # 9: queue_cycles (LTq2)
+    assert d["schema_version"] == SCHEMA_VERSION == 9  # 9: queue_cycles (LTq2), phases (PH)
     assert d["source"] == "gemm.c" and d["device"] == "tk1" and d["model"] == "cgpredict"
     assert d["work_sizes"] == {"NI": 64, "NJ": 64, "NK": 64}
     assert d["trace_sizes"] == {"NI": 32, "NJ": 32, "NK": 32}

@@ -51,6 +51,7 @@ from .launch_parts import (
     memory_part,
     sm_share_of,
 )
+from .launch_phases import launch_phases
 from .launch_shared import shared_counts, tiled_staging_code
 
 MAX_GRID_X = 2**31 - 1  # CUDA's limits on the blocks of a grid
@@ -247,6 +248,9 @@ class LaunchContext:
             loads_in_flight=paths.loads_in_flight,
             hoisted_load_cycles=paths.hoisted,
             sm_share=sm_share_of(self, row, counts, (gx, gy), blocks, shared.bytes_per_block),
+            phases=kept_part(self._parts_kept, "phases", mem, mem_counts(h, mem, per_thread),
+                             lambda: launch_phases(self, per_thread, mem, skip,
+                                                   bytes_per_access)),  # (PH)
         )
         result, energy_mj, geometry = self.predicted(profile)
         return (

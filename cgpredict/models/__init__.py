@@ -58,7 +58,8 @@ __all__ = [
 
 #: what a binding physical bound makes the kernel: the chain is a thread's own latency
 _BOUND_KIND = {"dram": "memory", "l2": "memory", "issue": "compute", "chain": "latency",
-               "atomic": "memory", "pipe": "compute", "l1": "memory", "dispatch": "launch"}
+               "atomic": "memory", "pipe": "compute", "l1": "memory", "dispatch": "launch",
+               "phases": "memory"}
 
 MODELS: dict[str, Callable[..., Any]] = {
     "cgpredict": predict_cgpredict,

@@ -81,6 +81,12 @@ time a block, chip-wide), so a launch lasts at least its blocks times that. It b
 grid of small blocks: 2^24 threads in 32-thread blocks, 524288 blocks, take the same ~0.33 ms
 whatever the kernel does (SAXPY, Black-Scholes, a hash, a strided copy).
 
+A ninth is the **phases** bound (eq. (PH), phase_cycles): a thread whose mapped loop holds
+loops one after another (softmax's maximum, sum and write passes) walks them in order, and so
+do all its launch's warps, so a phase that holds the L2's store path does not overlap one that
+holds the L1: the launch lasts at least the sum over its phases of each one's slowest L1 or L2
+path (``KernelProfile.phases``, kernel/launch_phases.py), never less than the L1 and L2 sums.
+
 The issue, pipe, L1 and L2 (loads' side) bounds are per SM: they spread the launch's warps
 evenly over the SMs it uses, times ``KernelProfile.sm_share`` (sm_share.py, eq. (B1)): a
 launch of at most one block an SM whose blocks work unequally (a triangular loop's threads)
@@ -101,11 +107,12 @@ from cgpredict.models.base import LaunchGeometry
 from cgpredict.models.loaded_wave import loaded_wave_cycles
 from cgpredict.models.warp_queue import closed_loop_cycles, pipe_services, sub_partition_warps
 from cgpredict.pipes import pipe_cycles
-from cgpredict.profile import KernelProfile
+from cgpredict.profile import KernelProfile, PhaseCosts
 
-__all__ = ["BOUND_NAMES", "Bounds", "l2_miss_path_cycles", "launch_bounds"]
+__all__ = ["BOUND_NAMES", "Bounds", "l2_miss_path_cycles", "l2_parts", "launch_bounds",
+           "phase_costs", "phase_cycles"]
 
-BOUND_NAMES = ("dram", "issue", "l2", "chain", "atomic", "pipe", "l1", "dispatch")
+BOUND_NAMES = ("dram", "issue", "l2", "chain", "atomic", "pipe", "l1", "dispatch", "phases")
 
 
 @dataclass(frozen=True)
@@ -132,6 +139,7 @@ class Bounds:
     dispatch_cycles: float = 0.0  # blocks x block_dispatch_cycles, eq. (BD)
     l2_requests: float = 0.0  # the loads' L2 requests (lines of missed sectors), eq. (B2q)
     queue_cycles: float = 0.0  # of chain_cycles: the warps' closed loop, eq. (LTq2)
+    phase_cycles: float = 0.0  # the thread's phases one after another, eq. (PH); 0: one
 
     @property
     def cycles(self) -> float:
@@ -141,7 +149,8 @@ class Bounds:
     def _values(self) -> tuple[float, ...]:
         """The bounds in BOUND_NAMES order."""
         return (self.dram_cycles, self.issue_cycles, self.l2_cycles, self.chain_cycles,
-                self.atomic_cycles, self.pipe_cycles, self.l1_cycles, self.dispatch_cycles)
+                self.atomic_cycles, self.pipe_cycles, self.l1_cycles, self.dispatch_cycles,
+                self.phase_cycles)
 
     @property
     def binding(self) -> str:
@@ -163,19 +172,18 @@ def dram_wave_cycles(device: GPUDevice, waves: float, dram_loads: float) -> floa
 
 
 def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry) -> Bounds:
-    """The eight bounds of one launch of ``profile`` (all its warps, all waves)."""
+    """The nine bounds of one launch of ``profile`` (all its warps, all waves)."""
     warps = float(geo.total_warps)
     blocks = warps / max(geo.warps_per_block, 1)
     sms = max(geo.active_sms, 1)
     loads = profile.loads_only()
     pats = (loads.coal, loads.uncoal, loads.const)
     reaching = [p.insts * (1 - p.l1_hit_fraction) for p in pats]
-    l2_loads = sum(n * max(p.l2_trans_per_warp, 1.0) for n, p in zip(reaching, pats) if n > 0)
-    l2_requests = warps * sum(n * p.l2_requests_per_warp for n, p in zip(reaching, pats))
+    l2_loads, store_cycles, requests_warp = l2_parts(profile, device)
+    l2_requests = warps * requests_warp
     dram_loads = sum(n * p.dram_trans_per_warp for n, p in zip(reaching, pats))
     fetched = sum(n * p.dram_fetched for n, p in zip(reaching, pats))  # (F1)
     fetched += profile.shared.load_dram_trans
-    l2_loads += profile.shared.load_l2_trans  # a tiled kernel's staging loads (issue 24)
     dram_loads += profile.shared.load_dram_trans  # their L2 misses
     st = profile.stores
     at = profile.atomics
@@ -193,9 +201,6 @@ def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry
     issue_cycles = warp_insts * device.inst_cycles_per_warp_inst / sms * share
     pipe_warp, pipe = pipe_cycles(profile.pipes, device.pipes, device.warp_size)  # (12p)
     queue = warp_queue_cycles(profile, device, geo)  # (LTq2)
-    warp_bytes = device.warp_size * profile.bytes_per_access
-    partial = st.partial_sectors(warp_bytes, device.l2_sector_bytes)
-    store_cycles = (st.l2_trans + partial + at.trans) * device.store_cycles
     # loads' data returns on the reply network, stores' data rides the request network; the
     # two are separate (full duplex), so the slower of the two paths bounds the launch
     atomic_ops = warps * device.warp_size * at.ops
@@ -230,6 +235,57 @@ def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry
         dispatch_cycles=blocks * device.block_dispatch_cycles,  # (BD)
         l2_requests=l2_requests,
         queue_cycles=queue * _whole_waves(geo.waves),
+        phase_cycles=phase_cycles(profile, device, warps, sms),  # (PH)
+    )
+
+
+def l2_parts(profile: KernelProfile, device: GPUDevice) -> tuple[float, float, float]:
+    """One warp's L2 traffic, as the L2 bound of launch_bounds reads it: (its loads' L2
+    transactions past the L1, a tiled kernel's staging loads included; the cycles its
+    stores and atomics take on the store path, ``dd_store_cycles`` a sector, twice for a
+    partly written sector the L2 must merge; its loads' L2 requests, eq. (B2q))."""
+    loads = profile.loads_only()
+    pats = (loads.coal, loads.uncoal, loads.const)
+    reaching = [p.insts * (1 - p.l1_hit_fraction) for p in pats]
+    l2_loads = sum(n * max(p.l2_trans_per_warp, 1.0) for n, p in zip(reaching, pats) if n > 0)
+    l2_loads += profile.shared.load_l2_trans  # a tiled kernel's staging loads (issue 24)
+    requests = sum(n * p.l2_requests_per_warp for n, p in zip(reaching, pats))
+    st = profile.stores
+    partial = st.partial_sectors(device.warp_size * profile.bytes_per_access,
+                                 device.l2_sector_bytes)
+    store_cycles = (st.l2_trans + partial + profile.atomics.trans) * device.store_cycles
+    return l2_loads, store_cycles, requests
+
+
+def phase_cycles(profile: KernelProfile, device: GPUDevice, warps: float, sms: int) -> float:
+    """Eq. (PH): a launch whose threads run phases one after another (loops beside each
+    other in the mapped loop's body, ``profile.phases``) lasts at least the sum over its
+    phases of the slowest of each phase's L1 path (B2) and L2 paths (the loads' replies per
+    SM, the stores and L2 look-ups chip-wide), not the slowest of their sums: the warps
+    walk the phases in step, so a phase that waits on the L2's stores does not overlap
+    another's L1 lines (softmax's write pass against its two read passes):
+
+        phases = sum_p max(l1_p x W/S x share, l2sm_p x W/S x share, l2chip_p x W/S_chip)  (PH)
+
+    (W the launch's warps, S the SMs it uses, S_chip = max(sm_count, S)); 0 for a thread
+    with fewer than two phases."""
+    if len(profile.phases) < 2:
+        return 0.0
+    per_sm = warps / sms * profile.sm_share
+    chip = warps / max(device.sm_count, sms)
+    return sum(max(p.l1_cycles * per_sm, p.l2_sm_cycles * per_sm, p.l2_chip_cycles * chip)
+               for p in profile.phases)
+
+
+def phase_costs(profile: KernelProfile, device: GPUDevice) -> PhaseCosts:
+    """The PhaseCosts of one phase, from a profile that holds its memory instructions alone:
+    one warp's L1 path (B2), its loads' replies at ``dd_l2_cycles`` a transaction, and the
+    slower of its store path and its L2 look-ups at ``l2_request_cycles`` each (B2q)."""
+    l2_loads, store_cycles, requests = l2_parts(profile, device)
+    return PhaseCosts(
+        l1_cycles=l1_path_cycles(profile, device),
+        l2_sm_cycles=l2_loads * device.dd_l2_cycles,
+        l2_chip_cycles=max(store_cycles, requests * device.l2_request_cycles),
     )
 
 

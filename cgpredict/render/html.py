@@ -144,6 +144,9 @@ def _kernel_section(k, dev, source_name: str) -> str:
         if b.dispatch_cycles:
             rows.append(("dispatch", b.dispatch_cycles,
                          f"{b.blocks:.4g} blocks started one after another, eq. (BD)"))
+        if b.phase_cycles:
+            rows.append(("phases", b.phase_cycles,
+                         "each loop of the thread at its slowest L1 or L2 path, eq. (PH)"))
         if b.atomic_ops:
             slices = (f"; the busiest L2 slice's share of {b.atomic_requests:.4g} requests: "
                       f"{b.atomic_slice_cycles:.4g} cycles" if b.atomic_slice_cycles else "")

@@ -158,6 +158,14 @@ class GPUDevice:
     # the unit the L1's data store allocates (H100: a 32-B sector): its LRU holds
     # l1_bytes / this units, a line's unfetched sectors take no room (eq. (L1a)); 0: the line
     l1_alloc_bytes: int = 0
+    # the shared-memory capacities (KB) the driver can split the combined L1/shared array
+    # (l1_bytes) into; a launch's L1 is the array less the one it picks (carveout.py, eq.
+    # (CV1)-(CV3)). Empty: l1_bytes is the L1 whatever the launch
+    shared_carveouts_kb: tuple[int, ...] = ()
+    # a launch with no shared memory of its own gets the 1 KB reservations of this many times
+    # the blocks the warp limit admits (at most max_blocks_per_sm), eq. (CV1); 0: the blocks
+    # of its occupancy, as a launch with shared memory
+    carveout_blocks_factor: int = 0
     # SM cycles the L2 takes per read request (one warp instruction's sectors of one line)
     # of every SM, chip-wide: the L2 path's request stage, eq. (B2q); 0: none
     l2_request_cycles: float = 0.0
@@ -305,7 +313,8 @@ class GPUDevice:
 
 
 # ---- schema: table -> key -> (kind, required) -------------------------------------------
-# kind: "int" (positive), "int0" (>= 0), "float" (positive, finite), "bool", "str", "table"
+# kind: "int" (positive), "int0" (>= 0), "ints" (an ascending list of int0), "float" (positive,
+# finite), "bool", "str", "table"
 FIELD_SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
     "": {
         "schema_version": ("int", True),
@@ -342,6 +351,8 @@ FIELD_SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
         "l1_line_bytes": ("int", True),
         "l1_ways": ("int", False),
         "l1_alloc_bytes": ("int0", False),
+        "shared_carveouts_kb": ("ints", False),
+        "carveout_blocks_factor": ("int0", False),
         "smem_banks": ("int", True),
         "smem_bank_bytes": ("int", True),
         "smem_phase_bytes": ("int0", False),

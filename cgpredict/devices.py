@@ -94,6 +94,13 @@ def check_value(path: str, table: str, key: str, kind: str, value: Any) -> Any:
         if value > limit:
             raise DeviceError(f"{where}: {value} is implausibly large (at most {limit})")
         return value
+    if kind == "ints":
+        if not isinstance(value, list):
+            raise DeviceError(f"{where}: expected a list of integers, got {value!r}")
+        out = tuple(check_value(path, table, key, "int0", v) for v in value)
+        if list(out) != sorted(set(out)):
+            raise DeviceError(f"{where}: expected ascending distinct integers, got {value!r}")
+        return out
     if kind == "float":
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise DeviceError(f"{where}: expected a number, got {value!r}")
@@ -166,6 +173,8 @@ def _cross_check(path: str, d: GPUDevice) -> None:
         fail("l2_sector_bytes", "at most 64 sectors a line (l2_line_bytes / l2_sector_bytes)")
     if d.shared_mem_reserved_per_block_bytes > d.shared_mem_per_sm_bytes:
         fail("shared_mem_reserved_per_block_bytes", "exceeds shared_mem_per_sm_bytes")
+    if d.shared_carveouts_kb and d.shared_carveouts_kb[-1] * 1024 >= d.l1_bytes:
+        fail("shared_carveouts_kb", "the largest must leave some of l1_bytes to the L1")
     if d.register_alloc_unit > d.registers_per_sm:
         fail("register_alloc_unit", "exceeds registers_per_sm")
     if d.l2_bytes % (d.l2_line_bytes * d.l2_ways):

@@ -35,6 +35,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "cgpredict.runtime"),
     # device files, the front end and the trace
     ("cgpredict.devices", "cgpredict.device_schema", "cgpredict.l2_slices", "cgpredict.occupancy",
+     "cgpredict.carveout",
      "cgpredict.frontend.compiler",
      "cgpredict.frontend.macros", "cgpredict.frontend.ctext", "cgpredict.frontend.regions",
      "cgpredict.frontend.loop_bounds",

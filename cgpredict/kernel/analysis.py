@@ -111,7 +111,8 @@ def analyze_region(
     warnings += thread_warnings(wt, info.name, device)
     setup = setup_region(trace, region, launch, wt, device, opts, sizes, tsz, wsz, warnings,
                    halo.bytes_per_block if halo else 0)
-    check = size_check(trace, region, sizes, tsz, wsz, device, _spans(trace, region, wt))
+    check = size_check(trace, region, sizes, tsz, wsz, device, _spans(trace, region, wt),
+                       setup.l1_bytes)
     mem = region_memory(setup, device, check.gathers, check.l1_gathers)
     restores = _restores(trace, region, launch, plain, wt, opts, memo)
     ctx = LaunchContext(

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..block import Block
+from ..carveout import launch_carveout
 from ..devices import GPUDevice
 from ..frontend.tracefile import Trace
 from ..memory.l1scale import LoopGrowth, sweep_growth
@@ -48,6 +49,7 @@ class RegionSetup:
     warps_per_batch: int  # warps resident on an SM at once (resident_warps)
     staged: tuple[StagedAccess, ...] = ()
     shared_spec: tuple | None = None  # see staging.staging_setup
+    l1_bytes: int = 0  # the L1 the launch's carve-out leaves (carveout.py, eq. (CV3))
 
     @property
     def grid(self) -> int:
@@ -81,11 +83,10 @@ def setup_region(
         trace, region, wt, device, wt.block, opts.stage, launch, warnings, opts.stage_copy,
         own_copy=opts.tile_copy,
     )
+    smem = (int(shared_spec[2]) if shared_spec else 0) + halo_bytes
     try:
-        warps_per_batch = resident_warps(
-            device, wt.block, opts.registers_per_thread,
-            (int(shared_spec[2]) if shared_spec else 0) + halo_bytes,
-        )  # fmt: skip
+        warps_per_batch = resident_warps(device, wt.block, opts.registers_per_thread, smem)
+        carve = launch_carveout(device, wt.block.threads, opts.registers_per_thread, smem)
     except BlockDoesNotFit as exc:
         raise PredictionError(f"kernel {info.name}: {exc}") from None
     d1, d2 = mapped_loops(trace, region)
@@ -103,6 +104,7 @@ def setup_region(
         warps_per_batch=warps_per_batch,
         staged=staged,
         shared_spec=shared_spec,
+        l1_bytes=carve.l1_bytes,
     )
 
 
@@ -123,7 +125,8 @@ def region_memory(
                             partitions=device.l2_partitions),
         device.l2_sector_bytes,
         _l1_config(device, setup.wt, setup.block, _work_blocks_per_sm(setup, device),
-                   _l1_growth(setup), _l1_sharers(setup, device), l1_gathers),
+                   _l1_growth(setup), _l1_sharers(setup, device), l1_gathers,
+                   setup.l1_bytes),
         is_store(setup.trace),
         array_ids(setup.trace),
         device.dram_fill_bytes,
@@ -163,7 +166,8 @@ def _l1_growth(setup: RegionSetup) -> tuple[LoopGrowth, ...]:
 def _l1_config(device: GPUDevice, wt: WarpTrace, block: Block,
                blocks_per_sm: int = 1, growth: tuple[LoopGrowth, ...] = (),
                sharers: float = 1.0,
-               gathers: tuple[tuple[int, float], ...] = ()) -> L1Config | None:
+               gathers: tuple[tuple[int, float], ...] = (),
+               l1_bytes: int = 0) -> L1Config | None:
     """The L1 of devices that cache global loads there (device file: l1_caches_global_loads),
     each SM's L1 shared by the ``blocks_per_sm`` blocks an SM holds at the work size: the
     traced blocks go onto as few SMs as that takes, so every L1 sees the same pressure as
@@ -171,11 +175,12 @@ def _l1_config(device: GPUDevice, wt: WarpTrace, block: Block,
     ``sharers`` (2-D grids, _l1_sharers): blocks' worth of lines in a traced block's L1,
     which keeps its share of the ways (an LRU shared by n streams at one rate holds
     ~1/n each). ``growth``: how each load's reuse across whole loop sweeps grows;
-    ``gathers``: the gathers' reuse, grown by their arrays' growth (eq. (LP2))."""
+    ``gathers``: the gathers' reuse, grown by their arrays' growth (eq. (LP2)); ``l1_bytes``:
+    the L1 the launch's carve-out leaves (eq. (CV3); 0: the device's l1_bytes)."""
     if not device.l1_caches_global_loads:
         return None
     unit = device.l1_alloc_bytes or device.l1_line_bytes  # what the LRU holds, eq. (L1a)
-    lines = device.l1_bytes // unit
+    lines = (l1_bytes or device.l1_bytes) // unit
     ways = min(device.l1_ways * (device.l1_line_bytes // unit), lines)
     sms = max(min(device.sm_count, math.ceil(wt.blocks / max(blocks_per_sm, 1))), 1)
     held = math.ceil(wt.blocks / sms)  # traced blocks on one L1 already

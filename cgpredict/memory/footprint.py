@@ -111,20 +111,22 @@ def pick_spans(addr: np.ndarray, inst_start: np.ndarray, inst_sid: np.ndarray,
     return out
 
 
-def _levels(device: GPUDevice) -> list[tuple[str, int]]:
-    """The caches a global load meets: the L1 where it caches them, and the L2."""
-    out = [("L1", device.l1_bytes)] if device.l1_caches_global_loads else []
+def _levels(device: GPUDevice, l1_bytes: int = 0) -> list[tuple[str, int]]:
+    """The caches a global load meets: the L1 where it caches them (``l1_bytes``, what the
+    launch's carve-out leaves, eq. (CV3); 0: the device's), and the L2."""
+    out = [("L1", l1_bytes or device.l1_bytes)] if device.l1_caches_global_loads else []
     return out + [("L2", device.l2_bytes)]
 
 
 def size_check(trace: Trace, region: int, sizes: SizeModel, tsz: dict[str, int],
                wsz: dict[str, int], device: GPUDevice,
-               spans: dict[int, float] | None = None) -> SizeCheck:
+               spans: dict[int, float] | None = None, l1_bytes: int = 0) -> SizeCheck:
     """The region's arrays at the trace and work sizes against each cache level, and the
     gathers into an array that outgrows the L2 at the work size (it may have fitted traced,
     or held a larger share of it there: either way the trace shows too many hits); for the
     L1, also those into an array that outgrows the L1 whose warp instructions pick from the
-    whole array (``spans``, pick_spans: at least half its traced bytes), eq. (LP2u)."""
+    whole array (``spans``, pick_spans: at least half its traced bytes), eq. (LP2u).
+    ``l1_bytes``: the launch's L1 (eq. (CV3)); 0: the device's l1_bytes."""
     arrays = sorted(region_arrays(trace).get(region, frozenset()) - {""})
     traced = {a: sizes.array_bytes(a, tsz) for a in arrays}
     work = {a: sizes.array_bytes(a, wsz) for a in arrays}
@@ -136,7 +138,7 @@ def size_check(trace: Trace, region: int, sizes: SizeModel, tsz: dict[str, int],
             work_bytes=sum(work[a] for a in known),
             crossing=tuple(a for a in known if traced[a] <= cap < work[a]),
         )
-        for name, cap in _levels(device)
+        for name, cap in _levels(device, l1_bytes)
     )
     gathered = [(s, a) for s in sorted(gathered_loads(trace, region))
                 if (a := array_name(trace.header.mem[s].base)) in known]
@@ -149,7 +151,7 @@ def size_check(trace: Trace, region: int, sizes: SizeModel, tsz: dict[str, int],
     spans = spans or {}
     whole = {s for s, a in gathered if spans.get(s, 0.0) >= 0.5 * traced[a]}  # (LP2u)
     l1_gathers = gathers + tuple(
-        g for g in outgrow(device.l1_bytes) if g[0] in whole and g not in gathers
+        g for g in outgrow(l1_bytes or device.l1_bytes) if g[0] in whole and g not in gathers
     ) if device.l1_caches_global_loads else ()
     return SizeCheck(
         levels=levels, gathers=gathers, l1_gathers=l1_gathers,

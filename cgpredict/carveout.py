@@ -1,5 +1,5 @@
 """The L1 a launch sees: the combined L1/shared array less the shared carve-out the driver
-picks for its block shape and shared memory (docs/models.md, eq. (CV1)-(CV3)).
+picks for its block shape and shared memory (docs/models.md, eq. (SC1)-(SC3)).
 
 On GPUs whose L1 and shared memory are one SRAM (Volta and later) the driver splits the
 array per launch into shared memory of one of a few capacities (device field
@@ -12,12 +12,12 @@ policy that NVIDIA does not publish; Nsight Compute reports it as
 * a launch with no shared memory of its own: 32 KB at 32, 128 and 256 threads a block
   (16 to 60 registers a thread), 8 KB at 1024 threads; the 1 KB each block reserves, for
   ``carveout_blocks_factor`` (4) times the blocks the warp limit admits, at most
-  ``max_blocks_per_sm`` (32): 32, 32, 32 and 8 blocks                          (CV1)
+  ``max_blocks_per_sm`` (32): 32, 32, 32 and 8 blocks                          (SC1)
 * a launch with shared memory: its occupancy's blocks, each its shared bytes plus the
   1 KB, rounded to the allocation unit (the 32x32 tiled ports: 32, 16 and 32 KB as
-  measured; the 32x8 ones get more than that, 100 and 132 KB against 64)        (CV1s)
-* the carve-out is the smallest capacity holding that, the largest when none does (CV2)
-* the L1 is the array less the carve-out                                       (CV3)
+  measured; the 32x8 ones get more than that, 100 and 132 KB against 64)        (SC1s)
+* the carve-out is the smallest capacity holding that, the largest when none does (SC2)
+* the L1 is the array less the carve-out                                       (SC3)
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ _KB = 1024
 class Carveout:
     """One launch's split of the L1/shared array: ``shared_bytes`` the driver gives shared
     memory, ``l1_bytes`` what the L1 keeps; ``provisioned_blocks`` the blocks whose shared
-    memory (and 1 KB reservation) the carve-out is sized for (eq. (CV1))."""
+    memory (and 1 KB reservation) the carve-out is sized for (eq. (SC1))."""
 
     shared_bytes: int
     l1_bytes: int
@@ -49,7 +49,7 @@ def _round_up(x: int, unit: int) -> int:
 
 def _provisioned_blocks(device: GPUDevice, threads: int, registers: int,
                         shared_bytes: int) -> int:
-    """Blocks the driver sizes the carve-out for, eq. (CV1) / (CV1s)."""
+    """Blocks the driver sizes the carve-out for, eq. (SC1) / (SC1s)."""
     if shared_bytes == 0 and device.carveout_blocks_factor:
         warps = -(-threads // device.warp_size)
         by_warps = device.max_warps_per_sm // max(warps, 1)
@@ -60,14 +60,14 @@ def _provisioned_blocks(device: GPUDevice, threads: int, registers: int,
 def launch_carveout(device: GPUDevice, threads: int, registers: int = 0,
                     shared_bytes: int = 0) -> Carveout:
     """The carve-out a launch of ``threads``-thread blocks with ``shared_bytes`` of shared
-    memory a block and ``registers`` a thread gets, and the L1 left, eq. (CV1)-(CV3). A
+    memory a block and ``registers`` a thread gets, and the L1 left, eq. (SC1)-(SC3). A
     device without ``shared_carveouts_kb`` keeps ``l1_bytes`` as its L1 whatever the launch."""
     if not device.shared_carveouts_kb:
         return Carveout(0, device.l1_bytes, 0)
     blocks = _provisioned_blocks(device, threads, registers, shared_bytes)
     per_block = _round_up(shared_bytes + device.shared_mem_reserved_per_block_bytes,
                           device.shared_mem_alloc_unit_bytes)
-    need = blocks * per_block  # (CV1)
+    need = blocks * per_block  # (SC1)
     sizes = [kb * _KB for kb in device.shared_carveouts_kb]
-    shared = next((c for c in sizes if c >= need), sizes[-1])  # (CV2)
-    return Carveout(shared, device.l1_bytes - shared, blocks)  # (CV3)
+    shared = next((c for c in sizes if c >= need), sizes[-1])  # (SC2)
+    return Carveout(shared, device.l1_bytes - shared, blocks)  # (SC3)

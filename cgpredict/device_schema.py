@@ -160,10 +160,10 @@ class GPUDevice:
     l1_alloc_bytes: int = 0
     # the shared-memory capacities (KB) the driver can split the combined L1/shared array
     # (l1_bytes) into; a launch's L1 is the array less the one it picks (carveout.py, eq.
-    # (CV1)-(CV3)). Empty: l1_bytes is the L1 whatever the launch
+    # (SC1)-(SC3)). Empty: l1_bytes is the L1 whatever the launch
     shared_carveouts_kb: tuple[int, ...] = ()
     # a launch with no shared memory of its own gets the 1 KB reservations of this many times
-    # the blocks the warp limit admits (at most max_blocks_per_sm), eq. (CV1); 0: the blocks
+    # the blocks the warp limit admits (at most max_blocks_per_sm), eq. (SC1); 0: the blocks
     # of its occupancy, as a launch with shared memory
     carveout_blocks_factor: int = 0
     # SM cycles the L2 takes per read request (one warp instruction's sectors of one line)

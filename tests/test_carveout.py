@@ -1,4 +1,4 @@
-"""The L1 a launch sees (carveout.py, eq. (CV1)-(CV3)): the H100's 256 KB array less the
+"""The L1 a launch sees (carveout.py, eq. (SC1)-(SC3)): the H100's 256 KB array less the
 shared carve-out the driver picked, as Nsight Compute's launch__shared_mem_config_size
 recorded it (validation/carveout_table.py lists every committed launch)."""
 
@@ -40,7 +40,7 @@ def test_h100_carveout_as_ncu_measured(threads: int, regs: int, smem: int, kb: i
 
 
 def test_no_shared_memory_hand_count() -> None:
-    """(CV1): 1 KB a block for 4 x the blocks the 64-warp limit admits, at most 32: 256
+    """(SC1): 1 KB a block for 4 x the blocks the 64-warp limit admits, at most 32: 256
     threads = 8 warps, 8 blocks by warps, 32 provisioned, 32 KB; 1024 threads, 2 and 8."""
     assert launch_carveout(H100, 256, 32).provisioned_blocks == 32
     assert launch_carveout(H100, 1024, 32).provisioned_blocks == 8
@@ -48,7 +48,7 @@ def test_no_shared_memory_hand_count() -> None:
 
 
 def test_tiled_32x8_known_miss() -> None:
-    """(CV1s) sizes a shared-memory launch for its occupancy: 8 blocks of 5 KB + 1 KB = 48 KB
+    """(SC1s) sizes a shared-memory launch for its occupancy: 8 blocks of 5 KB + 1 KB = 48 KB
     -> 64 KB. ncu measured 100 KB for gemm_tiled 32x8 (the driver provisions more than the
     occupancy at 256 threads; docs/models.md): the rule is kept, the miss documented."""
     c = launch_carveout(H100, 256, 32, 5120)
@@ -56,7 +56,7 @@ def test_tiled_32x8_known_miss() -> None:
 
 
 def test_carveout_is_smallest_that_holds_and_largest_when_none() -> None:
-    """(CV2) against a brute force over the capacities, and a block too big for all but
+    """(SC2) against a brute force over the capacities, and a block too big for all but
     the largest."""
     sizes = [k * KB for k in H100.shared_carveouts_kb]
     for smem in range(0, 200 * KB, 3 * KB + 512):

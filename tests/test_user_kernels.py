@@ -267,7 +267,7 @@ def test_spmv_rows_stay_in_the_l1_as_sectors(rows):
     sectors (64 B apart), each holding 8 of its lane's floats, and col[k] as many. The H100's
     L1 holds 32-B sectors (eq. (L1a)): a warp's row sectors are 2 KB, 64 warps' (8 blocks an
     SM at 2^20 rows) 128 KB of the 224 KB the launch's 32 KB shared carve-out leaves (eq.
-    (CV3); ncu launch__shared_mem_config_size 32 KB), beside x's gathered sectors, so the L1
+    (SC3); ncu launch__shared_mem_config_size 32 KB), beside x's gathered sectors, so the L1
     keeps them
     at both sizes and one load in 8 reaches the L2: 4 sectors a warp instruction (ncu at
     2^20 rows, 256x1: 53.5 % of the load sectors hit the L1). Held as 128-B lines they

@@ -1,5 +1,5 @@
 """The shared carve-out the driver picked per launch shape, from every committed Nsight
-Compute CSV that records launch__shared_mem_config_size, against eq. (CV1)-(CV3)
+Compute CSV that records launch__shared_mem_config_size, against eq. (SC1)-(SC3)
 (cgpredict/carveout.py).
 
     python validation/carveout_table.py [ROOT]     # ROOT: validation/measured

@@ -49,7 +49,7 @@ class RegionSetup:
     warps_per_batch: int  # warps resident on an SM at once (resident_warps)
     staged: tuple[StagedAccess, ...] = ()
     shared_spec: tuple | None = None  # see staging.staging_setup
-    l1_bytes: int = 0  # the L1 the launch's carve-out leaves (carveout.py, eq. (CV3))
+    l1_bytes: int = 0  # the L1 the launch's carve-out leaves (carveout.py, eq. (SC3))
 
     @property
     def grid(self) -> int:
@@ -176,7 +176,7 @@ def _l1_config(device: GPUDevice, wt: WarpTrace, block: Block,
     which keeps its share of the ways (an LRU shared by n streams at one rate holds
     ~1/n each). ``growth``: how each load's reuse across whole loop sweeps grows;
     ``gathers``: the gathers' reuse, grown by their arrays' growth (eq. (LP2)); ``l1_bytes``:
-    the L1 the launch's carve-out leaves (eq. (CV3); 0: the device's l1_bytes)."""
+    the L1 the launch's carve-out leaves (eq. (SC3); 0: the device's l1_bytes)."""
     if not device.l1_caches_global_loads:
         return None
     unit = device.l1_alloc_bytes or device.l1_line_bytes  # what the LRU holds, eq. (L1a)

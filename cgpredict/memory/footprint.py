@@ -113,7 +113,7 @@ def pick_spans(addr: np.ndarray, inst_start: np.ndarray, inst_sid: np.ndarray,
 
 def _levels(device: GPUDevice, l1_bytes: int = 0) -> list[tuple[str, int]]:
     """The caches a global load meets: the L1 where it caches them (``l1_bytes``, what the
-    launch's carve-out leaves, eq. (CV3); 0: the device's), and the L2."""
+    launch's carve-out leaves, eq. (SC3); 0: the device's), and the L2."""
     out = [("L1", l1_bytes or device.l1_bytes)] if device.l1_caches_global_loads else []
     return out + [("L2", device.l2_bytes)]
 
@@ -126,7 +126,7 @@ def size_check(trace: Trace, region: int, sizes: SizeModel, tsz: dict[str, int],
     or held a larger share of it there: either way the trace shows too many hits); for the
     L1, also those into an array that outgrows the L1 whose warp instructions pick from the
     whole array (``spans``, pick_spans: at least half its traced bytes), eq. (LP2u).
-    ``l1_bytes``: the launch's L1 (eq. (CV3)); 0: the device's l1_bytes."""
+    ``l1_bytes``: the launch's L1 (eq. (SC3)); 0: the device's l1_bytes."""
     arrays = sorted(region_arrays(trace).get(region, frozenset()) - {""})
     traced = {a: sizes.array_bytes(a, tsz) for a in arrays}
     work = {a: sizes.array_bytes(a, wsz) for a in arrays}

@@ -1,4 +1,4 @@
-"""The L1 shared by the co-resident blocks of a 2-D grid (memory/l1share.py): partners by
+"""The L1 shared by the co-resident blocks of a 1-D or 2-D grid (memory/l1share.py): partners by
 brute-force enumeration of round-robin dispatch, shared lines by set intersection, and the
 capacity share against a brute-force LRU simulation of one SM of the work-size grid."""
 
@@ -226,3 +226,25 @@ def test_l1_config_gives_a_traced_block_its_share_of_the_ways():
         cfg = _l1_config(h100, SimpleNamespace(blocks=blocks), Block(32, 8), 1, (), sharers)
         assert (cfg.cache.line_bytes, cfg.cache.sets, cfg.cache.ways) == (32, 1, ways)
     assert _l1_config(load_device("tk1"), SimpleNamespace(blocks=64), Block(32, 8)) is None
+
+
+@pytest.mark.parametrize("window, sweeps_hit", [(12, False), (8, True)])
+def test_banded_1d_blocks_hold_a_share_not_their_trace_neighbours(window, sweeps_hit):
+    """A 1-D grid of 64 blocks, 8 SMs, 4 blocks an SM (eq. (L1p)): block b sweeps the
+    ``window`` lines from 2 b again and again (a banded gather: neighbours overlap). An SM's
+    blocks are 8 apart, 16 lines, past the window: they share nothing, the SM of 40 lines
+    holds 4 x ``window`` lines or thrashes (12: 48 > 40, every sweep misses; 8: 32, all hit),
+    and block 0 alone in 40 / 4 lines does the same. A trace of 16 blocks packed 4 an L1
+    (blocks 4 apart, 8 lines) would put 12 + 3 x 8 = 36 <= 40 lines on it and hit."""
+    gx, sms, k, cap, steps = 64, 8, 4, 40, 10
+
+    def lines_of(bx, by, s):
+        return [2 * bx + i for i in range(window)]
+
+    n = _sm_hit_rate(lines_of, gx, 1, sms, k, cap, steps)
+    sharers = l1_sharers(_pairs_of(lines_of, 16, 1, 1), 16, 1, partners(gx, 1, sms, k))
+    assert sharers == pytest.approx(4.0)
+    assert _alone_hit_rate(lines_of, cap / sharers, steps) == pytest.approx(n)
+    assert n == (1.0 if sweeps_hit else 0.0)
+    packed = _sm_hit_rate(lines_of, 16, 1, 4, k, cap, steps)  # the trace's own packing
+    assert packed == 1.0

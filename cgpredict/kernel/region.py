@@ -122,8 +122,8 @@ def region_memory(
         dataclasses.replace(_cache_scale(setup), gathers=gathers,
                             partitions=device.l2_partitions),
         device.l2_sector_bytes,
-        _l1_config(device, setup.wt, setup.block, _work_blocks_per_sm(setup, device),
-                   _l1_growth(setup), _l1_sharers(setup, device), l1_gathers),
+        _l1_config(device, setup.wt, setup.block, 1, _l1_growth(setup),
+                   _l1_sharers(setup, device), l1_gathers),
         is_store(setup.trace),
         array_ids(setup.trace),
         device.dram_fill_bytes,
@@ -164,14 +164,15 @@ def _l1_config(device: GPUDevice, wt: WarpTrace, block: Block,
                blocks_per_sm: int = 1, growth: tuple[LoopGrowth, ...] = (),
                sharers: float = 1.0,
                gathers: tuple[tuple[int, float], ...] = ()) -> L1Config | None:
-    """The L1 of devices that cache global loads there (device file: l1_caches_global_loads),
-    each SM's L1 shared by the ``blocks_per_sm`` blocks an SM holds at the work size: the
-    traced blocks go onto as few SMs as that takes, so every L1 sees the same pressure as
-    on the GPU (a small trace spread one block an SM would leave each L1 nearly empty).
-    ``sharers`` (2-D grids, _l1_sharers): blocks' worth of lines in a traced block's L1,
-    which keeps its share of the ways (an LRU shared by n streams at one rate holds
-    ~1/n each). ``growth``: how each load's reuse across whole loop sweeps grows;
-    ``gathers``: the gathers' reuse, grown by their arrays' growth (eq. (LP2))."""
+    """The L1 of devices that cache global loads there (device file: l1_caches_global_loads):
+    the traced blocks go round robin onto ceil(traced blocks / ``blocks_per_sm``) L1s, at
+    most sm_count (the model passes 1: a traced block an L1 while the trace has fewer
+    blocks than SMs, then blocks sm_count apart share one, as at the work size).
+    ``sharers`` (_l1_sharers, eq. (L1p)): blocks' worth of lines in a traced block's L1 at
+    the work size, so the L1 keeps the ways of the traced blocks it holds (an LRU shared by
+    n streams at one rate holds ~1/n each). ``growth``: how each load's reuse across whole
+    loop sweeps grows; ``gathers``: the gathers' reuse, grown by their arrays' growth
+    (eq. (LP2))."""
     if not device.l1_caches_global_loads:
         return None
     unit = device.l1_alloc_bytes or device.l1_line_bytes  # what the LRU holds, eq. (L1a)
@@ -194,24 +195,14 @@ def _l1_config(device: GPUDevice, wt: WarpTrace, block: Block,
     )
 
 
-def _work_blocks_per_sm(setup: RegionSetup, device: GPUDevice) -> int:
-    """Blocks an SM holds at once at the work size (blocks_per_sm), for a 1-D grid. A 2-D
-    trace's grid is a few blocks wide, so blocks ceil(traced / that) apart share a grid
-    column (tiles of the same rows or columns) that co-resident blocks at the work size,
-    sm_count apart in a wide grid, do not: one traced block an L1 there, which holds its
-    share of it (_l1_sharers)."""
-    if setup.grid != 1:
-        return 1
-    return blocks_per_sm(_work_threads(setup), setup.block.threads, setup.warps_per_batch,
-                         device.sm_count)
-
-
 def _l1_sharers(setup: RegionSetup, device: GPUDevice) -> float:
-    """Blocks' worth of lines in a traced block's L1 at the work size, for a 2-D grid: the
-    block and the co-resident blocks of its work-size counterpart (sm_count apart in linear
-    order), less the lines they share with it on the trace (l1share). 1 for a 1-D grid,
-    whose traced blocks share their L1s as the work size's (_work_blocks_per_sm)."""
-    if setup.grid != 2 or not device.l1_caches_global_loads:
+    """Blocks' worth of lines in a traced block's L1 at the work size, eq. (L1p): the block
+    and the co-resident blocks of its work-size counterpart (sm_count apart in linear
+    order), less the lines they share with it on the trace (l1share). For 1-D and 2-D grids
+    alike: a trace's grid is too short to hold the work size's partners (a 1-D trace of 512
+    blocks puts 16 an L1 32 apart, not 132), so each traced block keeps its share of an
+    L1 instead of the trace's neighbours standing in for them."""
+    if setup.grid not in (1, 2) or not device.l1_caches_global_loads:
         return 1.0
     wt, blk = setup.wt, setup.block
     tx, ty = _work_grid(setup)

@@ -15,6 +15,7 @@ from cgpredict.memory.l1share import (
     block_lines,
     l1_sharers,
     partners,
+    shared_blocks,
     shared_fraction,
     traced_offset,
 )
@@ -248,3 +249,29 @@ def test_banded_1d_blocks_hold_a_share_not_their_trace_neighbours(window, sweeps
     assert n == (1.0 if sweeps_hit else 0.0)
     packed = _sm_hit_rate(lines_of, 16, 1, 4, k, cap, steps)  # the trace's own packing
     assert packed == 1.0
+    # region._l1_placement's test: packed 4 apart a block shares 4 of its 12 lines with a
+    # neighbour on its L1 (3 of 4 blocks have one each side: 1.5 x 1/3), the GPU's none
+    pairs = _pairs_of(lines_of, 16, 1, 1)
+    s_t = shared_blocks(pairs, 16, 1, partners(16, 1, 4, k))
+    s_w = shared_blocks(pairs, 16, 1, partners(gx, 1, sms, k))
+    assert (s_t, s_w) == (pytest.approx(0.5 if window == 12 else 0.0), 0.0)
+
+
+def test_1d_blocks_that_share_every_line_stay_packed():
+    """nbody's pos[j]: every block reads line s at step s. On the GPU an SM's 4 blocks in
+    step fetch it once (3 of 4 hit); a block alone in its L1 fetches every line (0 hits);
+    the trace packed 4 an L1 shares as the GPU does, S_t = S_w = 3 blocks' worth, so
+    region._l1_placement keeps the packing (|S_t - S_w| <= S_w)."""
+    gx, sms, k, cap, steps = 64, 8, 4, 40, 20
+
+    def lines_of(bx, by, s):
+        return [s]
+
+    gpu = _sm_hit_rate(lines_of, gx, 1, sms, k, cap, steps)
+    assert gpu == pytest.approx(0.75)
+    assert _sm_hit_rate(lines_of, 16, 1, 4, k, cap, steps) == pytest.approx(gpu)
+    assert _alone_hit_rate(lines_of, cap, steps) == 0.0
+    pairs = _pairs_of(lines_of, 16, 1, steps)
+    s_t = shared_blocks(pairs, 16, 1, partners(16, 1, 4, k))
+    s_w = shared_blocks(pairs, 16, 1, partners(gx, 1, sms, k))
+    assert s_t == pytest.approx(3.0) and s_w == pytest.approx(3.0)

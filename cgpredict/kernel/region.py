@@ -15,7 +15,7 @@ from ..block import Block
 from ..devices import GPUDevice
 from ..frontend.tracefile import Trace
 from ..memory.l1scale import LoopGrowth, sweep_growth
-from ..memory.l1share import block_lines, l1_sharers, partners
+from ..memory.l1share import block_lines, partners, shared_blocks
 from ..memory.lru import CacheConfig
 from ..memory.reuse import CacheScale
 from ..memory.shared import StagedAccess, array_name
@@ -114,6 +114,7 @@ def region_memory(
     transactions, reuse scaled to the work size (_cache_scale), the ``gathers``' L2 reuse and
     the ``l1_gathers``' L1 reuse grown by their arrays' growth (footprint.py, (LP1)-(LP2))."""
     h = setup.trace.header
+    per_l1, sharers = _l1_placement(setup, device)
     return analyze_memory(
         setup.wt,
         np.array([m.bytes for m in h.mem] or [4]),
@@ -122,8 +123,8 @@ def region_memory(
         dataclasses.replace(_cache_scale(setup), gathers=gathers,
                             partitions=device.l2_partitions),
         device.l2_sector_bytes,
-        _l1_config(device, setup.wt, setup.block, 1, _l1_growth(setup),
-                   _l1_sharers(setup, device), l1_gathers),
+        _l1_config(device, setup.wt, setup.block, per_l1, _l1_growth(setup), sharers,
+                   l1_gathers),
         is_store(setup.trace),
         array_ids(setup.trace),
         device.dram_fill_bytes,
@@ -166,9 +167,9 @@ def _l1_config(device: GPUDevice, wt: WarpTrace, block: Block,
                gathers: tuple[tuple[int, float], ...] = ()) -> L1Config | None:
     """The L1 of devices that cache global loads there (device file: l1_caches_global_loads):
     the traced blocks go round robin onto ceil(traced blocks / ``blocks_per_sm``) L1s, at
-    most sm_count (the model passes 1: a traced block an L1 while the trace has fewer
-    blocks than SMs, then blocks sm_count apart share one, as at the work size).
-    ``sharers`` (_l1_sharers, eq. (L1p)): blocks' worth of lines in a traced block's L1 at
+    most sm_count (_l1_placement: k of a packed 1-D trace, else 1: a traced block an L1
+    while the trace has fewer blocks than SMs, then blocks sm_count apart share one).
+    ``sharers`` (_l1_placement, eq. (L1p)): blocks' worth of lines in a traced block's L1 at
     the work size, so the L1 keeps the ways of the traced blocks it holds (an LRU shared by
     n streams at one rate holds ~1/n each). ``growth``: how each load's reuse across whole
     loop sweeps grows; ``gathers``: the gathers' reuse, grown by their arrays' growth
@@ -195,23 +196,33 @@ def _l1_config(device: GPUDevice, wt: WarpTrace, block: Block,
     )
 
 
-def _l1_sharers(setup: RegionSetup, device: GPUDevice) -> float:
-    """Blocks' worth of lines in a traced block's L1 at the work size, eq. (L1p): the block
-    and the co-resident blocks of its work-size counterpart (sm_count apart in linear
-    order), less the lines they share with it on the trace (l1share). For 1-D and 2-D grids
-    alike: a trace's grid is too short to hold the work size's partners (a 1-D trace of 512
-    blocks puts 16 an L1 32 apart, not 132), so each traced block keeps its share of an
-    L1 instead of the trace's neighbours standing in for them."""
+def _l1_placement(setup: RegionSetup, device: GPUDevice) -> tuple[int, float]:
+    """How the traced blocks share L1s, as (traced blocks an L1, sharers) for _l1_config,
+    eq. (L1p). The work size puts k blocks on an SM, sm_count apart. A 2-D trace is a few
+    blocks wide: each traced block keeps its share of an L1 (sharers, l1share). A 1-D trace
+    of G blocks packed k an L1 puts them ceil(G / k) apart: exact where they share with
+    each other the lines the work size's partners share (S_t = S_w, l1share.shared_blocks),
+    while a traced block alone in its share is exact where partners share nothing and
+    fetches again the S_w blocks' worth of lines a partner fetched. The 1-D grid takes the
+    packing unless it is further off: |S_t - S_w| > S_w, eq. (L1p1) (spmv_ell 128x1: 32
+    blocks apart the trace's share about 1 block's worth, the GPU's 132 apart none; nbody:
+    every block reads all of pos, S_t = S_w, packed)."""
     if setup.grid not in (1, 2) or not device.l1_caches_global_loads:
-        return 1.0
+        return 1, 1.0
     wt, blk = setup.wt, setup.block
     tx, ty = _work_grid(setup)
     k = blocks_per_sm(tx * ty, blk.threads, setup.warps_per_batch, device.sm_count)
     if k <= 1:
-        return 1.0
+        return 1, 1.0
+    nbx, nby = math.ceil(wt.grid_x / blk.x), math.ceil(wt.grid_y / blk.y)
     near = partners(math.ceil(tx / blk.x), math.ceil(ty / blk.y), device.sm_count, k)
     pairs = block_lines(wt, ~is_store(setup.trace), device.l1_line_bytes)
-    return l1_sharers(pairs, math.ceil(wt.grid_x / blk.x), math.ceil(wt.grid_y / blk.y), near)
+    s_w = shared_blocks(pairs, nbx, nby, near)
+    if setup.grid == 1:
+        packed = partners(nbx, 1, max(min(device.sm_count, math.ceil(nbx / k)), 1), k)
+        if abs(shared_blocks(pairs, nbx, 1, packed) - s_w) <= s_w:
+            return k, 1.0
+    return 1, 1.0 + sum(p.weight for p in near) - s_w
 
 
 def blocks_per_sm(threads: float, block_threads: int, warps_per_batch: int, sms: int) -> int:

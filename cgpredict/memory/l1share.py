@@ -34,7 +34,8 @@ from ..warps import WarpTrace
 
 MAX_BLOCKS = 1 << 20  # blocks enumerated for the partners of a grid (partners)
 
-__all__ = ["Partner", "block_lines", "l1_sharers", "partners", "shared_fraction", "traced_offset"]
+__all__ = ["Partner", "block_lines", "l1_sharers", "partners", "shared_blocks", "shared_fraction",
+           "traced_offset"]
 
 
 @dataclass(frozen=True)
@@ -150,16 +151,22 @@ def _keys(pairs: np.ndarray) -> np.ndarray:
 
 def l1_sharers(pairs: np.ndarray, nbx: int, nby: int, partners_: tuple[Partner, ...]) -> float:
     """Blocks' worth of lines in a traced block's L1 at the work size: itself and each
-    partner's lines it does not share (module docstring)."""
+    partner's lines it does not share (module docstring), eq. (L1p)."""
+    return 1.0 + sum(p.weight for p in partners_) - shared_blocks(pairs, nbx, nby, partners_)
+
+
+def shared_blocks(pairs: np.ndarray, nbx: int, nby: int, partners_: tuple[Partner, ...]) -> float:
+    """Blocks' worth of a block's lines its partners also load: sum over partners of
+    weight x s, s measured between traced blocks at the partner's offset (traced_offset;
+    0 where the trace has none)."""
     keys = _keys(pairs)
     shared: dict[tuple[int, int], float] = {}
-    total = 1.0
+    total = 0.0
     for p in partners_:
         ex, ey = traced_offset(p.dx, nbx), traced_offset(p.dy, nby)
         if ex is None or ey is None:
-            total += p.weight
             continue
         if (ex, ey) not in shared:
             shared[(ex, ey)] = shared_fraction(pairs, nbx, nby, ex, ey, keys)
-        total += p.weight * (1.0 - shared[(ex, ey)])
+        total += p.weight * shared[(ex, ey)]
     return total

@@ -1,4 +1,4 @@
-"""The L1 shared by the co-resident blocks of a 2-D grid (memory/l1share.py): partners by
+"""The L1 shared by the co-resident blocks of a 1-D or 2-D grid (memory/l1share.py): partners by
 brute-force enumeration of round-robin dispatch, shared lines by set intersection, and the
 capacity share against a brute-force LRU simulation of one SM of the work-size grid."""
 
@@ -15,6 +15,7 @@ from cgpredict.memory.l1share import (
     block_lines,
     l1_sharers,
     partners,
+    shared_blocks,
     shared_fraction,
     traced_offset,
 )
@@ -226,3 +227,51 @@ def test_l1_config_gives_a_traced_block_its_share_of_the_ways():
         cfg = _l1_config(h100, SimpleNamespace(blocks=blocks), Block(32, 8), 1, (), sharers)
         assert (cfg.cache.line_bytes, cfg.cache.sets, cfg.cache.ways) == (32, 1, ways)
     assert _l1_config(load_device("tk1"), SimpleNamespace(blocks=64), Block(32, 8)) is None
+
+
+@pytest.mark.parametrize("window, sweeps_hit", [(12, False), (8, True)])
+def test_banded_1d_blocks_hold_a_share_not_their_trace_neighbours(window, sweeps_hit):
+    """A 1-D grid of 64 blocks, 8 SMs, 4 blocks an SM (eq. (L1p)): block b sweeps the
+    ``window`` lines from 2 b again and again (a banded gather: neighbours overlap). An SM's
+    blocks are 8 apart, 16 lines, past the window: they share nothing, the SM of 40 lines
+    holds 4 x ``window`` lines or thrashes (12: 48 > 40, every sweep misses; 8: 32, all hit),
+    and block 0 alone in 40 / 4 lines does the same. A trace of 16 blocks packed 4 an L1
+    (blocks 4 apart, 8 lines) would put 12 + 3 x 8 = 36 <= 40 lines on it and hit."""
+    gx, sms, k, cap, steps = 64, 8, 4, 40, 10
+
+    def lines_of(bx, by, s):
+        return [2 * bx + i for i in range(window)]
+
+    n = _sm_hit_rate(lines_of, gx, 1, sms, k, cap, steps)
+    sharers = l1_sharers(_pairs_of(lines_of, 16, 1, 1), 16, 1, partners(gx, 1, sms, k))
+    assert sharers == pytest.approx(4.0)
+    assert _alone_hit_rate(lines_of, cap / sharers, steps) == pytest.approx(n)
+    assert n == (1.0 if sweeps_hit else 0.0)
+    packed = _sm_hit_rate(lines_of, 16, 1, 4, k, cap, steps)  # the trace's own packing
+    assert packed == 1.0
+    # region._l1_placement's test: packed 4 apart a block shares 4 of its 12 lines with a
+    # neighbour on its L1 (3 of 4 blocks have one each side: 1.5 x 1/3), the GPU's none
+    pairs = _pairs_of(lines_of, 16, 1, 1)
+    s_t = shared_blocks(pairs, 16, 1, partners(16, 1, 4, k))
+    s_w = shared_blocks(pairs, 16, 1, partners(gx, 1, sms, k))
+    assert (s_t, s_w) == (pytest.approx(0.5 if window == 12 else 0.0), 0.0)
+
+
+def test_1d_blocks_that_share_every_line_stay_packed():
+    """nbody's pos[j]: every block reads line s at step s. On the GPU an SM's 4 blocks in
+    step fetch it once (3 of 4 hit); a block alone in its L1 fetches every line (0 hits);
+    the trace packed 4 an L1 shares as the GPU does, S_t = S_w = 3 blocks' worth, so
+    region._l1_placement keeps the packing (|S_t - S_w| <= S_w)."""
+    gx, sms, k, cap, steps = 64, 8, 4, 40, 20
+
+    def lines_of(bx, by, s):
+        return [s]
+
+    gpu = _sm_hit_rate(lines_of, gx, 1, sms, k, cap, steps)
+    assert gpu == pytest.approx(0.75)
+    assert _sm_hit_rate(lines_of, 16, 1, 4, k, cap, steps) == pytest.approx(gpu)
+    assert _alone_hit_rate(lines_of, cap, steps) == 0.0
+    pairs = _pairs_of(lines_of, 16, 1, steps)
+    s_t = shared_blocks(pairs, 16, 1, partners(16, 1, 4, k))
+    s_w = shared_blocks(pairs, 16, 1, partners(gx, 1, sms, k))
+    assert s_t == pytest.approx(3.0) and s_w == pytest.approx(3.0)

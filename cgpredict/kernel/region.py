@@ -16,7 +16,7 @@ from ..carveout import launch_carveout
 from ..devices import GPUDevice
 from ..frontend.tracefile import Trace
 from ..memory.l1scale import LoopGrowth, sweep_growth
-from ..memory.l1share import block_lines, l1_sharers, partners
+from ..memory.l1share import block_lines, partners, shared_blocks
 from ..memory.lru import CacheConfig
 from ..memory.reuse import CacheScale
 from ..memory.shared import StagedAccess, array_name
@@ -116,6 +116,7 @@ def region_memory(
     transactions, reuse scaled to the work size (_cache_scale), the ``gathers``' L2 reuse and
     the ``l1_gathers``' L1 reuse grown by their arrays' growth (footprint.py, (LP1)-(LP2))."""
     h = setup.trace.header
+    per_l1, sharers = _l1_placement(setup, device)
     return analyze_memory(
         setup.wt,
         np.array([m.bytes for m in h.mem] or [4]),
@@ -124,9 +125,8 @@ def region_memory(
         dataclasses.replace(_cache_scale(setup), gathers=gathers,
                             partitions=device.l2_partitions),
         device.l2_sector_bytes,
-        _l1_config(device, setup.wt, setup.block, _work_blocks_per_sm(setup, device),
-                   _l1_growth(setup), _l1_sharers(setup, device), l1_gathers,
-                   setup.l1_bytes),
+        _l1_config(device, setup.wt, setup.block, per_l1, _l1_growth(setup), sharers,
+                   l1_gathers, setup.l1_bytes),
         is_store(setup.trace),
         array_ids(setup.trace),
         device.dram_fill_bytes,
@@ -168,15 +168,16 @@ def _l1_config(device: GPUDevice, wt: WarpTrace, block: Block,
                sharers: float = 1.0,
                gathers: tuple[tuple[int, float], ...] = (),
                l1_bytes: int = 0) -> L1Config | None:
-    """The L1 of devices that cache global loads there (device file: l1_caches_global_loads),
-    each SM's L1 shared by the ``blocks_per_sm`` blocks an SM holds at the work size: the
-    traced blocks go onto as few SMs as that takes, so every L1 sees the same pressure as
-    on the GPU (a small trace spread one block an SM would leave each L1 nearly empty).
-    ``sharers`` (2-D grids, _l1_sharers): blocks' worth of lines in a traced block's L1,
-    which keeps its share of the ways (an LRU shared by n streams at one rate holds
-    ~1/n each). ``growth``: how each load's reuse across whole loop sweeps grows;
-    ``gathers``: the gathers' reuse, grown by their arrays' growth (eq. (LP2)); ``l1_bytes``:
-    the L1 the launch's carve-out leaves (eq. (SC3); 0: the device's l1_bytes)."""
+    """The L1 of devices that cache global loads there (device file: l1_caches_global_loads):
+    the traced blocks go round robin onto ceil(traced blocks / ``blocks_per_sm``) L1s, at
+    most sm_count (_l1_placement: k of a packed 1-D trace, else 1: a traced block an L1
+    while the trace has fewer blocks than SMs, then blocks sm_count apart share one).
+    ``sharers`` (_l1_placement, eq. (L1p)): blocks' worth of lines in a traced block's L1 at
+    the work size, so the L1 keeps the ways of the traced blocks it holds (an LRU shared by
+    n streams at one rate holds ~1/n each). ``growth``: how each load's reuse across whole
+    loop sweeps grows; ``gathers``: the gathers' reuse, grown by their arrays' growth
+    (eq. (LP2)); ``l1_bytes``: the L1 the launch's carve-out leaves (eq. (SC3); 0: the
+    device's l1_bytes)."""
     if not device.l1_caches_global_loads:
         return None
     unit = device.l1_alloc_bytes or device.l1_line_bytes  # what the LRU holds, eq. (L1a)
@@ -201,33 +202,33 @@ def _l1_config(device: GPUDevice, wt: WarpTrace, block: Block,
     )
 
 
-def _work_blocks_per_sm(setup: RegionSetup, device: GPUDevice) -> int:
-    """Blocks an SM holds at once at the work size (blocks_per_sm), for a 1-D grid. A 2-D
-    trace's grid is a few blocks wide, so blocks ceil(traced / that) apart share a grid
-    column (tiles of the same rows or columns) that co-resident blocks at the work size,
-    sm_count apart in a wide grid, do not: one traced block an L1 there, which holds its
-    share of it (_l1_sharers)."""
-    if setup.grid != 1:
-        return 1
-    return blocks_per_sm(_work_threads(setup), setup.block.threads, setup.warps_per_batch,
-                         device.sm_count)
-
-
-def _l1_sharers(setup: RegionSetup, device: GPUDevice) -> float:
-    """Blocks' worth of lines in a traced block's L1 at the work size, for a 2-D grid: the
-    block and the co-resident blocks of its work-size counterpart (sm_count apart in linear
-    order), less the lines they share with it on the trace (l1share). 1 for a 1-D grid,
-    whose traced blocks share their L1s as the work size's (_work_blocks_per_sm)."""
-    if setup.grid != 2 or not device.l1_caches_global_loads:
-        return 1.0
+def _l1_placement(setup: RegionSetup, device: GPUDevice) -> tuple[int, float]:
+    """How the traced blocks share L1s, as (traced blocks an L1, sharers) for _l1_config,
+    eq. (L1p). The work size puts k blocks on an SM, sm_count apart. A 2-D trace is a few
+    blocks wide: each traced block keeps its share of an L1 (sharers, l1share). A 1-D trace
+    of G blocks packed k an L1 puts them ceil(G / k) apart: exact where they share with
+    each other the lines the work size's partners share (S_t = S_w, l1share.shared_blocks),
+    while a traced block alone in its share is exact where partners share nothing and
+    fetches again the S_w blocks' worth of lines a partner fetched. The 1-D grid takes the
+    packing unless it is further off: |S_t - S_w| > S_w, eq. (L1p1) (spmv_ell 128x1: 32
+    blocks apart the trace's share about 1 block's worth, the GPU's 132 apart none; nbody:
+    every block reads all of pos, S_t = S_w, packed)."""
+    if setup.grid not in (1, 2) or not device.l1_caches_global_loads:
+        return 1, 1.0
     wt, blk = setup.wt, setup.block
     tx, ty = _work_grid(setup)
     k = blocks_per_sm(tx * ty, blk.threads, setup.warps_per_batch, device.sm_count)
     if k <= 1:
-        return 1.0
+        return 1, 1.0
+    nbx, nby = math.ceil(wt.grid_x / blk.x), math.ceil(wt.grid_y / blk.y)
     near = partners(math.ceil(tx / blk.x), math.ceil(ty / blk.y), device.sm_count, k)
     pairs = block_lines(wt, ~is_store(setup.trace), device.l1_line_bytes)
-    return l1_sharers(pairs, math.ceil(wt.grid_x / blk.x), math.ceil(wt.grid_y / blk.y), near)
+    s_w = shared_blocks(pairs, nbx, nby, near)
+    if setup.grid == 1:
+        packed = partners(nbx, 1, max(min(device.sm_count, math.ceil(nbx / k)), 1), k)
+        if abs(shared_blocks(pairs, nbx, 1, packed) - s_w) <= s_w:
+            return k, 1.0
+    return 1, 1.0 + sum(p.weight for p in near) - s_w
 
 
 def blocks_per_sm(threads: float, block_threads: int, warps_per_batch: int, sms: int) -> int:

@@ -1,18 +1,22 @@
-"""The blocks that share an SM's L1 at the work size, for a 2-D grid (SPEC §2.3; docs/models.md
-§2 "L1").
+"""The blocks that share an SM's L1 at the work size, for a 1-D or 2-D grid, eq. (L1p) (SPEC
+§2.3; docs/models.md §2 "L1").
 
 Blocks go to the SMs round robin in linear order (blockIdx.y * gridDim.x + blockIdx.x), so the
 ``k`` blocks an SM holds at once are ``sms`` apart: in a work-size grid ``gx`` blocks wide, a
 partner m * sms blocks along is (m * sms) mod gx columns and (m * sms) // gx rows away (one
 row further for the blocks that wrap past the grid's right edge; fewer in a short last wave). A 2-D
-trace's grid is only a few blocks wide, so its blocks ``sms`` apart are not the work size's.
+trace's grid is only a few blocks wide, so its blocks ``sms`` apart are not the work size's;
+a 1-D trace is a few hundred blocks long, too short for k blocks ``sms`` apart (spmv_ell at
+128x1: 512 traced blocks, 16 an SM, would sit 32 apart, whose banded gathers of x overlap,
+where the work size's, 132 apart, do not).
 Instead each traced block keeps an L1 of its own and its work-size partners take their part of
 it: a partner that shares a fraction s of the block's lines adds 1 - s block's worth of other
 lines. An LRU shared by streams that interleave at the same rate stretches each stream's reuse
 distance (distinct lines in between) by the number of streams, so the block sees an L1 of
-capacity / sharers, sharers = 1 + sum over partners of (1 - s). The fraction s is measured on
-the trace, between traced blocks at the partner's offset (or, past the traced grid, the
-farthest offset it has, when that is at least two blocks: as far from a halo as the partner).
+capacity / sharers, sharers = 1 + sum over partners of (1 - s), eq. (L1p). The fraction s is
+measured on the trace, between traced blocks at the partner's offset (or, past the traced grid,
+the farthest offset it has, when that is at least two blocks: as far from a halo as the
+partner).
 Exact for partners that share no lines (tests/test_l1share.py: a brute-force LRU of every SM
 of a small grid); for shared lines an estimate at the scale of the whole footprint, which
 misses the hits an SM gets on a shared line a partner fetched just before.
@@ -30,7 +34,8 @@ from ..warps import WarpTrace
 
 MAX_BLOCKS = 1 << 20  # blocks enumerated for the partners of a grid (partners)
 
-__all__ = ["Partner", "block_lines", "l1_sharers", "partners", "shared_fraction", "traced_offset"]
+__all__ = ["Partner", "block_lines", "l1_sharers", "partners", "shared_blocks", "shared_fraction",
+           "traced_offset"]
 
 
 @dataclass(frozen=True)
@@ -146,16 +151,22 @@ def _keys(pairs: np.ndarray) -> np.ndarray:
 
 def l1_sharers(pairs: np.ndarray, nbx: int, nby: int, partners_: tuple[Partner, ...]) -> float:
     """Blocks' worth of lines in a traced block's L1 at the work size: itself and each
-    partner's lines it does not share (module docstring)."""
+    partner's lines it does not share (module docstring), eq. (L1p)."""
+    return 1.0 + sum(p.weight for p in partners_) - shared_blocks(pairs, nbx, nby, partners_)
+
+
+def shared_blocks(pairs: np.ndarray, nbx: int, nby: int, partners_: tuple[Partner, ...]) -> float:
+    """Blocks' worth of a block's lines its partners also load: sum over partners of
+    weight x s, s measured between traced blocks at the partner's offset (traced_offset;
+    0 where the trace has none)."""
     keys = _keys(pairs)
     shared: dict[tuple[int, int], float] = {}
-    total = 1.0
+    total = 0.0
     for p in partners_:
         ex, ey = traced_offset(p.dx, nbx), traced_offset(p.dy, nby)
         if ex is None or ey is None:
-            total += p.weight
             continue
         if (ex, ey) not in shared:
             shared[(ex, ey)] = shared_fraction(pairs, nbx, nby, ex, ey, keys)
-        total += p.weight * (1.0 - shared[(ex, ey)])
+        total += p.weight * shared[(ex, ey)]
     return total

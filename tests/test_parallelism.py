@@ -244,10 +244,14 @@ def test_two_plain_accumulators_bind_a_single_thread_kernel(tmp_path):
     src.write_text(ACC2)
     (k,) = predict_source(src, RunOptions(device="h100", port="plain")).kernels
     assert k.result.binding == "chain" and k.result.bound == "latency"
-    assert k.result.bounds.chain_cycles == pytest.approx(4096 * (2 * (38.9 + 4.0) + 8.5 / 4))
+    exact = 4096 * (2 * (38.9 + 4.0) + 8.5 / 4)
+    # (LTq2) queues the sub-partition's second warp as if it ran the busiest thread's path
+    # (here it exits at once): 7 cycles more, 2e-5 of the chain
+    assert exact <= k.result.bounds.chain_cycles == pytest.approx(exact, rel=1e-4)
     assert k.result.cycles == pytest.approx(k.result.bounds.chain_cycles)
     (r,) = predict_source(src, RunOptions(device="h100", port="restrict")).kernels
-    assert r.result.bounds.chain_cycles == pytest.approx(4096 * 29.06 / 4)
+    floor = 4096 * 29.06 / 4  # the same second warp: 0.3 % more here
+    assert floor <= r.result.bounds.chain_cycles == pytest.approx(floor, rel=5e-3)
 
 
 ACC2 = r"""

@@ -49,6 +49,8 @@ def _toml_value(v: Any) -> str:
     if isinstance(v, float):
         text = repr(v)
         return text if any(c in text for c in ".eE") else text + ".0"
+    if isinstance(v, (list, tuple)):  # e.g. shared_carveouts_kb, a TOML array
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
     return json.dumps(str(v), ensure_ascii=False)
 
 

@@ -13,8 +13,8 @@ delay and one queue a server) gives it:
 T(1) = L; T(n) tends to L for n x s << L and to n x max_i s_i for n x s >> L. With one server
 it is eq. (LTq) of docs/models.md (validation/loop_trips.py: every mode and warp count of the
 loop_trip micro-benchmark within 7.8 %, the trip of 8 dependent FFMAs 137.5 cycles at 8 warps a
-sub-partition, measured 137.5). The servers here are the issue slot and each floating-point or SFU pipe
-that takes longer than the issue slot a warp instruction (the SFU and FP64 pipes on the
+sub-partition, measured 137.5). The servers here are the issue slot and each floating-point
+or SFU pipe that takes longer than the issue slot a warp instruction (the SFU and FP64 pipes on the
 H100: 8 and 2 cycles a warp instruction a sub-partition); a pipe as fast as issue is the
 issue slot itself.
 """

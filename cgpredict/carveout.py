@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cgpredict.devices import GPUDevice
-from cgpredict.occupancy import occupancy
+from cgpredict.occupancy import occupancy, round_up
 
 __all__ = ["Carveout", "launch_carveout"]
 
@@ -43,18 +43,13 @@ class Carveout:
     provisioned_blocks: int
 
 
-def _round_up(x: int, unit: int) -> int:
-    return -(-x // max(unit, 1)) * max(unit, 1)
-
-
 def _provisioned_blocks(device: GPUDevice, threads: int, registers: int,
                         shared_bytes: int) -> int:
     """Blocks the driver sizes the carve-out for, eq. (SC1) / (SC1s)."""
-    if shared_bytes == 0 and device.carveout_blocks_factor:
-        warps = -(-threads // device.warp_size)
-        by_warps = device.max_warps_per_sm // max(warps, 1)
-        return min(device.max_blocks_per_sm, device.carveout_blocks_factor * by_warps)
-    return occupancy(device, threads, registers, shared_bytes).blocks_per_sm
+    occ = occupancy(device, threads, registers, shared_bytes)
+    if shared_bytes == 0 and device.carveout_blocks_factor:  # the warp limit's blocks
+        return min(device.max_blocks_per_sm, device.carveout_blocks_factor * occ.limit_warps)
+    return occ.blocks_per_sm
 
 
 def launch_carveout(device: GPUDevice, threads: int, registers: int = 0,
@@ -65,8 +60,8 @@ def launch_carveout(device: GPUDevice, threads: int, registers: int = 0,
     if not device.shared_carveouts_kb:
         return Carveout(0, device.l1_bytes, 0)
     blocks = _provisioned_blocks(device, threads, registers, shared_bytes)
-    per_block = _round_up(shared_bytes + device.shared_mem_reserved_per_block_bytes,
-                          device.shared_mem_alloc_unit_bytes)
+    per_block = round_up(shared_bytes + device.shared_mem_reserved_per_block_bytes,
+                         max(device.shared_mem_alloc_unit_bytes, 1))
     need = blocks * per_block  # (SC1)
     sizes = [kb * _KB for kb in device.shared_carveouts_kb]
     shared = next((c for c in sizes if c >= need), sizes[-1])  # (SC2)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from cgpredict.devices import GPUDevice
 
-__all__ = ["BlockDoesNotFit", "Occupancy", "occupancy"]
+__all__ = ["BlockDoesNotFit", "Occupancy", "occupancy", "round_up"]
 
 _NO_LIMIT = 1 << 30
 
@@ -33,7 +33,8 @@ class BlockDoesNotFit(ValueError):
     """A launch configuration that the GPU would refuse (no block fits on an SM)."""
 
 
-def _round_up(x: int, unit: int) -> int:
+def round_up(x: int, unit: int) -> int:
+    """``x`` rounded up to a whole number of ``unit`` (an allocation granule)."""
     return -(-x // unit) * unit
 
 
@@ -155,9 +156,9 @@ def _occupancy(
 def _register_limit(device: GPUDevice, warps_per_block: int, registers_per_thread: int) -> int:
     if registers_per_thread == 0:
         return _NO_LIMIT
-    regs_per_warp = _round_up(registers_per_thread * device.warp_size, device.register_alloc_unit)
+    regs_per_warp = round_up(registers_per_thread * device.warp_size, device.register_alloc_unit)
     subparts = device.schedulers_per_sm
-    regs_assumed_per_block = regs_per_warp * _round_up(warps_per_block, subparts)
+    regs_assumed_per_block = regs_per_warp * round_up(warps_per_block, subparts)
     if regs_assumed_per_block > device.registers_per_block:
         return 0
     warps_per_subpart = (device.registers_per_sm // subparts) // regs_per_warp
@@ -168,5 +169,5 @@ def _shared_limit(device: GPUDevice, shared_bytes_per_block: int) -> int:
     allocated = shared_bytes_per_block + device.shared_mem_reserved_per_block_bytes
     if allocated == 0:
         return _NO_LIMIT
-    allocated = _round_up(allocated, device.shared_mem_alloc_unit_bytes)
+    allocated = round_up(allocated, device.shared_mem_alloc_unit_bytes)
     return device.shared_mem_per_sm_bytes // allocated

@@ -13,37 +13,21 @@
 set -uo pipefail
 out=${1:?usage: validation/gpu_worst.sh OUTDIR [USER_S BLIND_S MORE_S]}
 user_s=${2:-90} blind_s=${3:-100} more_s=${4:-40}
-here=$(cd "$(dirname "$0")/.." && pwd)
-work=$(mktemp -d)
-mkdir -p "$out" "$work/worst/ubench" "$work/ubin"
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv \
-    > "$work/worst/gpu.csv" 2>&1 || { echo "gpu_worst.sh: no NVIDIA GPU" >&2; exit 5; }
-start=$SECONDS
-finish() {
-    tar -C "$work" -czf "$out/worst.tar.gz" worst
-    echo "gpu_worst.sh: $((SECONDS - start)) s, $(du -h "$out/worst.tar.gz" | cut -f1)"
-}
-trap finish EXIT
+. "$(dirname "$0")/gpu_lib.sh"
+gpu_begin "$out" worst
+mkdir -p "$work/worst/ubench" "$work/ubin"
 ubench=(block_rate dram_random dram_inflight l1_wavefronts l1_banks loop_probe sm_bandwidth)
-for name in "${ubench[@]}"; do
-    nvcc -O3 -arch="${ARCH:-sm_90}" -o "$work/ubin/$name" "$here/validation/ubench/$name.cu" \
-        > "$work/worst/ubench/$name.build.log" 2>&1 &
+for ub in "${ubench[@]}"; do
+    nvcc -O3 -arch="${ARCH:-sm_90}" -o "$work/ubin/$ub" "$here/validation/ubench/$ub.cu" \
+        > "$work/worst/ubench/$ub.build.log" 2>&1 &
 done
-m() {  # m NAME BUDGET ARGS...: measure.py with the extended counters into worst/NAME*
-    local name=$1 budget=$2; shift 2
-    timeout $((budget + 60)) python3 "$here/validation/measure.py" --no-check --reps 3 \
-        --ncu-metrics extended --ncu-launches 2 --timeout 60 --budget "$budget" \
-        --bin-dir "$work/bin-$name" --out "$work/worst/$name.json" "$@" \
-        > "$work/worst/$name.log" 2>&1
-    echo "$name: rc $? $((SECONDS - start)) s"; tail -n 1 "$work/worst/$name.log"
-}
 m user "$user_s" --set user --only softmax,spmv_csr --configs-1d 32x1,128x1,256x1,1024x1
 m blind "$blind_s" --set blind --only trmv_t,spmv_ell,strided --configs-1d 32x1,128x1,1024x1
 wait  # the micro-benchmarks' builds
-for name in "${ubench[@]}"; do
-    [ -x "$work/ubin/$name" ] || { echo "$name: build failed"; continue; }
-    timeout 120 "$work/ubin/$name" > "$work/worst/ubench/$name.json" \
-        2> "$work/worst/ubench/$name.err"
-    echo "$name: rc $? $((SECONDS - start)) s"
+for ub in "${ubench[@]}"; do
+    [ -x "$work/ubin/$ub" ] || { echo "$ub: build failed"; continue; }
+    timeout 120 "$work/ubin/$ub" > "$work/worst/ubench/$ub.json" \
+        2> "$work/worst/ubench/$ub.err"
+    echo "$ub: rc $? $((SECONDS - start)) s"
 done
 m more "$more_s" --set user --only particles,nbody --configs-1d 1024x1

@@ -8,25 +8,8 @@
 set -uo pipefail
 out=${1:?usage: validation/gpu_worst2.sh OUTDIR [BLIND_S CORPUS_S USER_S]}
 blind_s=${2:-110} corpus_s=${3:-50} user_s=${4:-50}
-here=$(cd "$(dirname "$0")/.." && pwd)
-work=$(mktemp -d)
-mkdir -p "$out" "$work/worst2"
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv \
-    > "$work/worst2/gpu.csv" 2>&1 || { echo "gpu_worst2.sh: no NVIDIA GPU" >&2; exit 5; }
-start=$SECONDS
-finish() {
-    tar -C "$work" -czf "$out/worst2.tar.gz" worst2
-    echo "gpu_worst2.sh: $((SECONDS - start)) s, $(du -h "$out/worst2.tar.gz" | cut -f1)"
-}
-trap finish EXIT
-m() {  # m NAME BUDGET ARGS...: measure.py with the extended counters into worst2/NAME*
-    local name=$1 budget=$2; shift 2
-    timeout $((budget + 60)) python3 "$here/validation/measure.py" --no-check --reps 3 \
-        --ncu-metrics extended --ncu-launches 2 --timeout 60 --budget "$budget" \
-        --bin-dir "$work/bin-$name" --out "$work/worst2/$name.json" "$@" \
-        > "$work/worst2/$name.log" 2>&1
-    echo "$name: rc $? $((SECONDS - start)) s"; tail -n 1 "$work/worst2/$name.log"
-}
+. "$(dirname "$0")/gpu_lib.sh"
+gpu_begin "$out" worst2
 m blind "$blind_s" --set blind --only mandelbrot,wavefront,heat1d,gather,conv1d \
     --configs-1d 32x1,128x1,1024x1 --configs 16x16,64x4
 m corpus "$corpus_s" --only atax,mvt,bicg,3dconv --configs-1d 128x1 --configs 16x16,64x4

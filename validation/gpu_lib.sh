@@ -1,0 +1,26 @@
+# Shared by the lease scripts that profile ports into one tarball (gpu_worst.sh, gpu_worst2.sh):
+#   gpu_begin OUT NAME   checks for a GPU (exit 5 without), makes $work/$NAME and packs it into
+#                        OUT/NAME.tar.gz when the script exits;
+#   m RUN BUDGET ARGS... measure.py with the extended counters (3 reps, 2 profiled launches, no
+#                        check runs) into $work/$NAME/RUN*, bounded by BUDGET + 60 s.
+# Source it after `set -uo pipefail`; it sets here, work, name and start.
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+gpu_begin() {
+    local out=$1
+    name=$2 work=$(mktemp -d)
+    mkdir -p "$out" "$work/$name"
+    nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv \
+        > "$work/$name/gpu.csv" 2>&1 || { echo "$name: no NVIDIA GPU" >&2; exit 5; }
+    start=$SECONDS
+    # shellcheck disable=SC2064  # out and name are fixed now
+    trap "tar -C '$work' -czf '$out/$name.tar.gz' '$name';
+          echo \"$name: \$((SECONDS - start)) s, \$(du -h '$out/$name.tar.gz' | cut -f1)\"" EXIT
+}
+m() {
+    local run=$1 budget=$2; shift 2
+    timeout $((budget + 60)) python3 "$here/validation/measure.py" --no-check --reps 3 \
+        --ncu-metrics extended --ncu-launches 2 --timeout 60 --budget "$budget" \
+        --bin-dir "$work/bin-$run" --out "$work/$name/$run.json" "$@" \
+        > "$work/$name/$run.log" 2>&1
+    echo "$run: rc $? $((SECONDS - start)) s"; tail -n 1 "$work/$name/$run.log"
+}

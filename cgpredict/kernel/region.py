@@ -16,7 +16,7 @@ from ..carveout import launch_carveout
 from ..devices import GPUDevice
 from ..frontend.tracefile import Trace
 from ..memory.l1scale import LoopGrowth, sweep_growth
-from ..memory.l1share import block_lines, partners, shared_blocks
+from ..memory.l1share import block_lines, partners, shared_blocks, sharers_given
 from ..memory.lru import CacheConfig
 from ..memory.reuse import CacheScale
 from ..memory.shared import StagedAccess, array_name
@@ -228,7 +228,7 @@ def _l1_placement(setup: RegionSetup, device: GPUDevice) -> tuple[int, float]:
         packed = partners(nbx, 1, max(min(device.sm_count, math.ceil(nbx / k)), 1), k)
         if abs(shared_blocks(pairs, nbx, 1, packed) - s_w) <= s_w:
             return k, 1.0
-    return 1, 1.0 + sum(p.weight for p in near) - s_w
+    return 1, sharers_given(near, s_w)
 
 
 def blocks_per_sm(threads: float, block_threads: int, warps_per_batch: int, sms: int) -> int:

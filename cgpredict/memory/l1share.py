@@ -35,7 +35,7 @@ from ..warps import WarpTrace
 MAX_BLOCKS = 1 << 20  # blocks enumerated for the partners of a grid (partners)
 
 __all__ = ["Partner", "block_lines", "l1_sharers", "partners", "shared_blocks", "shared_fraction",
-           "traced_offset"]
+           "sharers_given", "traced_offset"]
 
 
 @dataclass(frozen=True)
@@ -152,7 +152,12 @@ def _keys(pairs: np.ndarray) -> np.ndarray:
 def l1_sharers(pairs: np.ndarray, nbx: int, nby: int, partners_: tuple[Partner, ...]) -> float:
     """Blocks' worth of lines in a traced block's L1 at the work size: itself and each
     partner's lines it does not share (module docstring), eq. (L1p)."""
-    return 1.0 + sum(p.weight for p in partners_) - shared_blocks(pairs, nbx, nby, partners_)
+    return sharers_given(partners_, shared_blocks(pairs, nbx, nby, partners_))
+
+
+def sharers_given(partners_: tuple[Partner, ...], shared: float) -> float:
+    """Eq. (L1p)'s sharers from the partners' ``shared`` blocks' worth (shared_blocks)."""
+    return 1.0 + sum(p.weight for p in partners_) - shared
 
 
 def shared_blocks(pairs: np.ndarray, nbx: int, nby: int, partners_: tuple[Partner, ...]) -> float:

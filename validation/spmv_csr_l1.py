@@ -9,22 +9,28 @@ iteration at a time (the model's eq. (L1a)), keeps 14 of 16 (87.5 %) at every bl
 
 nvcc 13.0 -O3 -arch=sm_90 unrolls the row loop by 16 (the run-time trip is checked > 12) and
 hoists the loads (``SASS`` below, nvdisasm of the loop body): a warp reads col[k0..k8] and three
-val words at once, waits for col[k0] to address x, issues the 16 gathers among the rest of val
-and col, and reads val's second sector only behind the FFMAs that wait for the gathers. So a
-row's sectors are re-read across the gathers' round trip, not one iteration apart, and a
-sector's reuse distance is the sectors the SM's other warps fetch while the gathers queue.
+val words at once, waits for col[k0] to address x, issues the 16 gathers among a few more val
+and col words, and reads val[k5..k7] (val's first sector) and col[k10..k12, k14, k15] (col's
+second) only behind the FFMAs that wait for the gathers. So a row's sectors are re-read across
+the gathers' round trip, not one iteration apart, and that reuse distance is the sectors the
+SM's other warps fetch while the gathers queue.
 
 This replays that: each warp of the SM runs the body in order (an instruction issues when its
 source registers are ready, one a cycle), a load looks up its sectors in a fully associative
-LRU of ``capacity`` 32-B sectors (eq. (L1a)); a missed sector is allocated at once (pending
-until its reply: a later access to it waits for the reply and counts as a hit, as ncu's hits
-plus misses equal its lookups and its misses equal the sectors fetched), its request (the
+LRU of ``capacity`` 32-B sectors (eq. (L1a)); a missed sector is allocated at the miss (it
+may be evicted while pending) or, ``at_fill``, when its reply returns (two bounds on the
+L1's miss handling, which no counter shows); a later access to a pending sector waits for the
+reply and counts as a hit (ncu's hits plus misses equal its lookups and its misses equal the
+sectors fetched). A missed sector's request (the
 warp instruction's missed sectors of one 128-B line) queues in order at the SM's share of the
 L2's request rate (l2_request_cycles, 2.19 SM cycles a request, eq. (B2q)) and returns after
 the L2 latency (369.2 cycles; 685.1 to DRAM for val/col/rowptr, which the L2 does not hold).
 Blocks are dealt to the SM whole, a new one when one retires, as the GPU does. Nothing is fitted.
 
-    python validation/spmv_csr_l1.py                 # every block shape, both L1 sizes
+    python validation/spmv_csr_l1.py [THREADS ...]   # 32 128 256 1024 by default, about 1 min
+
+prints, per block shape at the L1 its carve-out leaves, val's and col's kept share both ways
+(and x's hit share) beside ncu's.
 """
 
 from __future__ import annotations

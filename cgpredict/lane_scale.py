@@ -12,21 +12,21 @@ against 47.53 a thread; a 32-wide warp 52.78, 1.111).
 Eq. (D4) reads the trip field t(x, y) of a loop as self-affine: the mean difference of two
 lanes d apart grows as d^H,
 
-    S_L(d) = mean |t(lane) - t(lane + d)|,   H_L = log2(S_L(2) / S_L(1)) clipped to [0, 1],
+    S_L,a(d) = mean |t(lane) - t(lane + d along a)|,   H_L,a = log2(S_L,a(2) / S_L,a(1)),
 
-over the pairs of trace lanes one and two apart along each mapped axis (same launch, same
-entry k of L). A warp's lanes at the work size are then the trace's window of the same shape
+clipped to [0, 1], over the pairs of trace lanes one and two apart along each mapped axis a
+(same launch, same entry k of L). A warp's lanes at the work size are then the trace's window of the same shape
 (``lane_trips.warp_span``: wx x wy trace lanes) shrunk s times, so the window's excess of the
-slowest lane over the mean shrinks by s^H:
+slowest lane over the mean shrinks by s_a^H_L,a along each axis, weighted by the warp's lane steps along it:
 
-    F_L = 1 + (F_L,window - 1) * s^-H_L,   ln s = sum_a (w_a - 1) ln s_a / sum_a (w_a - 1)  (D4)
+    F_L = 1 + (F_L,window - 1) * exp(-sum_a (w_a - 1) H_L,a ln s_a / sum_a (w_a - 1))   (D4)
 
 with F_L,window eq. (D1) on the windows, s_a >= 1 the spacing along axis a and w_a the warp's
 lanes along it. The rule is exact at both ends: a trip count linear in the lane (a
 triangular loop: H = 1; the window's excess (w - 1)/2 over a mean s times smaller) and
 independent trips (white noise: H = 0, the window's excess unchanged); at s = 1 (traced at
-the work size) it is eq. (D1) itself. mandelbrot's 128x128 trace gives H = 0.69 (x and y
-pooled) and F = 1.086 / 1.147 for the 16x2 / 32x1 warps (brute force at 2048: 1.081 / 1.111).
+the work size) it is eq. (D1) itself. mandelbrot's 128x128 trace gives H = 0.758 along x and
+0.626 along y, F = 1.072 / 1.119 for the 16x2 / 32x1 warps (brute force at 2048: 1.081 / 1.111).
 """
 
 from __future__ import annotations
@@ -51,10 +51,11 @@ def lane_spacing(traced: tuple[float, float], work: tuple[float, float]) -> tupl
     return one(traced[0], work[0]), one(traced[1], work[1])
 
 
-def hurst_exponents(rec: LaneRecords) -> dict[int, float]:
-    """H_L of eq. (D4) per loop of ``rec``: log2 of the mean lane difference two lanes apart
-    over one lane apart, pooled over both axes, clipped to [0, 1]; loops whose lanes never
-    differ, or without a pair two apart, are left out (SMOOTH)."""
+def hurst_exponents(rec: LaneRecords) -> dict[int, tuple[float, float]]:
+    """H_L of eq. (D4) per loop of ``rec`` and axis (x, y): log2 of the mean lane difference
+    two lanes apart over one lane apart along that axis, clipped to [0, 1]; SMOOTH along an
+    axis without a pair two apart or whose lanes never differ; loops whose lanes never differ
+    along either axis are left out."""
     if not len(rec.trips):
         return {}
     xr, yr = int(rec.x.max()) + 3, int(rec.y.max()) + 3
@@ -67,28 +68,42 @@ def hurst_exponents(rec: LaneRecords) -> dict[int, float]:
     order = np.argsort(key, kind="stable")
     sk, st, sl = key[order], rec.trips[order], rec.loop[order]
     loops = radix[0]
-    diff, pairs = np.zeros((2, loops)), np.zeros((2, loops))
-    for d in (1, 2):
-        for step in ((d,) if rec.grid == 1 else (d, d * xr)):
-            pos = np.minimum(np.searchsorted(sk, sk + step), len(sk) - 1)
-            hit = sk[pos] == sk + step
-            diff[d - 1] += np.bincount(sl[hit], np.abs(st[hit] - st[pos[hit]]), loops)
-            pairs[d - 1] += np.bincount(sl[hit], minlength=loops)
+    axes = (1,) if rec.grid == 1 else (1, xr)  # a lane's neighbour along x, along y
+    diff, pairs = np.zeros((len(axes), 2, loops)), np.zeros((len(axes), 2, loops))
+    for a, unit in enumerate(axes):
+        for d in (1, 2):
+            pos = np.minimum(np.searchsorted(sk, sk + d * unit), len(sk) - 1)
+            hit = sk[pos] == sk + d * unit
+            diff[a, d - 1] = np.bincount(sl[hit], np.abs(st[hit] - st[pos[hit]]), loops)
+            pairs[a, d - 1] = np.bincount(sl[hit], minlength=loops)
     out = {}
     for lid in range(loops):
-        if pairs[0, lid] and pairs[1, lid] and diff[0, lid] > 0:
-            s1, s2 = diff[0, lid] / pairs[0, lid], diff[1, lid] / pairs[1, lid]
-            out[lid] = min(max(math.log2(s2 / s1), 0.0), 1.0) if s2 > 0 else 0.0
+        h = [_exponent(diff[a, :, lid], pairs[a, :, lid]) for a in range(len(axes))]
+        if any(x is not None for x in h):
+            h = [SMOOTH if x is None else x for x in h] + [SMOOTH] * (2 - len(h))
+            out[lid] = (h[0], h[1])
     return out
 
 
-def scale_factors(window: Mapping[int, float], hurst: Mapping[int, float], span: LaneSpan,
-                  spacing: tuple[float, float]) -> dict[int, float]:
+def _exponent(diff: np.ndarray, pairs: np.ndarray) -> float | None:
+    """H of one axis from the summed differences and pair counts one and two lanes apart;
+    None without both kinds of pair or without a difference one apart."""
+    if not pairs[0] or not pairs[1] or diff[0] <= 0:
+        return None
+    s1, s2 = diff[0] / pairs[0], diff[1] / pairs[1]
+    return min(max(math.log2(s2 / s1), 0.0), 1.0) if s2 > 0 else 0.0
+
+
+def scale_factors(window: Mapping[int, float], hurst: Mapping[int, tuple[float, float]],
+                  span: LaneSpan, spacing: tuple[float, float]) -> dict[int, float]:
     """Eq. (D4): each loop's factor on the trace's windows of ``span`` lanes carried to lanes
-    ``spacing`` times closer, with the loop's H (SMOOTH where ``hurst`` has none)."""
+    ``spacing`` times closer, with the loop's H per axis (SMOOTH where ``hurst`` has none)."""
     steps = (span.x - 1, span.y - 1)
     if sum(steps) <= 0:
         return dict(window)
-    ln_s = sum(n * math.log(s) for n, s in zip(steps, spacing)) / sum(steps)
-    return {lid: 1.0 + (f - 1.0) * math.exp(-hurst.get(lid, SMOOTH) * ln_s)
-            for lid, f in window.items()}
+    out = {}
+    for lid, f in window.items():
+        h = hurst.get(lid, (SMOOTH, SMOOTH))
+        shrink = sum(n * a * math.log(s) for n, a, s in zip(steps, h, spacing)) / sum(steps)
+        out[lid] = 1.0 + (f - 1.0) * math.exp(-shrink)
+    return out

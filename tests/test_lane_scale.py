@@ -32,7 +32,7 @@ def test_linear_trips_are_exact():
     the work size's own factor by brute force, to the edge groups' rounding."""
     traced, work = np.arange(256, 0, -1), np.arange(1024, 0, -1)
     rec = lane_records(records_1d(traced), 1)
-    assert hurst_exponents(rec) == {1: pytest.approx(1.0)}
+    assert hurst_exponents(rec) == {1: (pytest.approx(1.0), 1.0)}  # no y axis: SMOOTH
     window = warp_trip_factors(records_1d(traced), 1, LaneSpan(32, 1), (256, 1))
     assert window[1] == pytest.approx(brute_factor(traced, 32))
     got = scale_factors(window, hurst_exponents(rec), LaneSpan(32, 1), (4.0, 1.0))
@@ -48,7 +48,7 @@ def test_independent_trips_keep_the_window():
     2, S(2) = 0 clipped to H = 0): the spacing does not shrink the excess."""
     t = records_1d([1, 3] * 64)
     h = hurst_exponents(lane_records(t, 1))
-    assert h == {1: 0.0}
+    assert h == {1: (0.0, 1.0)}
     window = warp_trip_factors(t, 1, LaneSpan(32, 1), (128, 1))
     assert window == {1: pytest.approx(1.5)}  # every window runs 3 for a mean of 2
     assert scale_factors(window, h, LaneSpan(32, 1), (16.0, 1.0)) == window
@@ -56,24 +56,29 @@ def test_independent_trips_keep_the_window():
 
 def test_hurst_from_the_structure_function_by_hand():
     """Lane x runs x^2 trips on 5 lanes: |differences| one apart 1, 3, 5, 7 (mean 4), two
-    apart 4, 8, 12 (mean 8): H = log2(8 / 4) = 1. A 2-D grid pools the y pairs in: two rows,
-    the second 10 more everywhere, so one apart 2 x (1 + 3 + 5 + 7) + 5 x 10 over 13 pairs,
-    two apart 2 x (4 + 8 + 12) over 6 (no y pair two apart); lanes all alike: none."""
+    apart 4, 8, 12 (mean 8): H_x = log2(8 / 4) = 1. A 2-D grid reads y on its own, each row
+    adding its offset to every lane: offsets 0, 4, 6, 2 differ by 4, 2, 4 one row apart (mean
+    10/3) and 6, 2 two apart (mean 4): H_y = log2(1.2); offsets 0, 10, 10: 10 and 0, then 10:
+    H_y = log2(10 / 5) = 1; offsets 0, 10, 0: 10, then 0: H_y = 0. Lanes all alike: none."""
     xs = [x * x for x in range(5)]
-    assert hurst_exponents(lane_records(records_1d(xs), 1)) == {1: pytest.approx(1.0)}
-    t2 = np.array([(0, 2, n + 10 * y, y, x) for y in range(2) for x, n in enumerate(xs)],
-                  TRIP_DTYPE)
-    s1 = (2 * (1 + 3 + 5 + 7) + 5 * 10) / 13
-    s2 = 2 * (4 + 8 + 12) / 6
-    assert hurst_exponents(lane_records(t2, 2)) == {2: pytest.approx(math.log2(s2 / s1))}
+    assert hurst_exponents(lane_records(records_1d(xs), 1)) == {1: (pytest.approx(1.0), 1.0)}
+
+    def grid(rows):
+        return lane_records(np.array([(0, 2, n + r, y, x) for y, r in enumerate(rows)
+                                      for x, n in enumerate(xs)], TRIP_DTYPE), 2)
+    assert hurst_exponents(grid([0, 4, 6, 2])) == {
+        2: (pytest.approx(1.0), pytest.approx(math.log2(1.2)))}
+    assert hurst_exponents(grid([0, 10, 10])) == {2: (pytest.approx(1.0), pytest.approx(1.0))}
+    assert hurst_exponents(grid([0, 10, 0])) == {2: (pytest.approx(1.0), 0.0)}
     assert hurst_exponents(lane_records(records_1d([5] * 8), 1)) == {}  # no difference
 
 
 def test_scale_weights_each_axis_by_its_lane_steps():
-    """A 16x2 window over spacings (16, 4): ln s = (15 ln 16 + ln 4) / 16; H = 0.5."""
-    got = scale_factors({3: 1.4}, {3: 0.5}, LaneSpan(16, 2), (16.0, 4.0))
-    s = math.exp((15 * math.log(16) + math.log(4)) / 16)
-    assert got[3] == pytest.approx(1 + 0.4 / math.sqrt(s))
+    """A 16x2 window over spacings (16, 4), H = (0.5, 0.25): the excess shrinks by
+    exp(-(15 x 0.5 ln 16 + 1 x 0.25 ln 4) / 16)."""
+    got = scale_factors({3: 1.4}, {3: (0.5, 0.25)}, LaneSpan(16, 2), (16.0, 4.0))
+    shrink = (15 * 0.5 * math.log(16) + 0.25 * math.log(4)) / 16
+    assert got[3] == pytest.approx(1 + 0.4 * math.exp(-shrink))
     assert scale_factors({3: 1.4}, {}, LaneSpan(1, 1), (16.0, 16.0)) == {3: 1.4}
     assert scale_factors({3: 1.4}, {}, LaneSpan(4, 1), (2.0, 1.0))[3] == pytest.approx(1.2)
 

@@ -15,9 +15,10 @@ lanes d apart grows as d^H,
     S_L,a(d) = mean |t(lane) - t(lane + d along a)|,   H_L,a = log2(S_L,a(2) / S_L,a(1)),
 
 clipped to [0, 1], over the pairs of trace lanes one and two apart along each mapped axis a
-(same launch, same entry k of L). A warp's lanes at the work size are then the trace's window of the same shape
-(``lane_trips.warp_span``: wx x wy trace lanes) shrunk s times, so the window's excess of the
-slowest lane over the mean shrinks by s_a^H_L,a along each axis, weighted by the warp's lane steps along it:
+(same launch, same entry k of L). A warp's lanes at the work size are then the trace's
+window of the same shape (``lane_trips.warp_span``: wx x wy trace lanes) shrunk s times, so
+the window's excess of the slowest lane over the mean shrinks by s_a^H_L,a along each axis,
+weighted by the warp's lane steps along it:
 
     F_L = 1 + (F_L,window - 1) * exp(-sum_a (w_a - 1) H_L,a ln s_a / sum_a (w_a - 1))   (D4)
 

@@ -16,15 +16,13 @@ L (0 when the lane has fewer entries: the warp runs the k-th entry while any lan
 A warp's executions of a block whose innermost loop is L are the mean thread's times F_L
 (eq. (D3), ``per_warp``); the compute instructions are counted from them.
 
-**The span (D2).** The trace is smaller than the work size, so a pseudo-warp of the trace
-spans more of the problem than a work-size warp. A work-size warp spans ``wx = min(32, bx)``
-threads along x and ``wy = min(32 / wx, by)`` rows; at the trace these are
-``kx = floor(wx * X_trace / X_work)`` lanes along x and ``ky = floor(wy * Y_trace / Y_work)``
-along y (each at least 1). The lanes of such a group lie inside one work-size warp's extent,
-a subset of its 32 lanes: F_L is a lower bound of the work-size warp's (equal when the trace
-is the work size, 1 when a work-size warp spans less than one trace lane in both directions).
-The ratio carries to the work size as the loop's trips grow with it (the triangular loops:
-their spread over a warp and their mean grow alike).
+**The window (D2).** A work-size warp spans ``wx = min(32, bx)`` threads along x and
+``wy = min(32 / wx, by)`` rows; the groups of eq. (D1) are windows of as many neighbouring
+trace lanes, ``kx = min(wx, X_trace)`` by ``ky = min(wy, Y_trace)``. At the work size these
+are the warp's lanes; a smaller trace's lanes stand s work threads apart, and eq. (D4)
+(``lane_scale``) carries the windows' factor to lanes s times closer (the round-eleven rule,
+groups of ``floor(w * X_trace / X_work)`` lanes inside one warp's extent, was a lower bound:
+one lane, F = 1, for mandelbrot's 16x16 warps traced at 128 of 2048).
 
 Not modelled: loops of helper functions (their trips are not recorded), and the memory
 instructions of such a loop (the memory analysis counts the trace's masked warp
@@ -51,25 +49,22 @@ __all__ = ["LaneRecords", "LaneSpan", "lane_records", "launch_trip_factors", "pe
 
 @dataclass(frozen=True)
 class LaneSpan:
-    """The trace lanes one work-size warp spans (eq. (D2)): ``x`` along x, ``y`` along y."""
+    """The trace lanes of one eq. (D1) group (eq. (D2)): ``x`` along x, ``y`` along y."""
 
     x: int
     y: int
 
 
-def warp_span(block: Block, trace_xy: tuple[float, float], work_xy: tuple[float, float]
-              ) -> LaneSpan:
-    """Eq. (D2): the lanes of the trace inside one work-size warp's extent, for a grid of
-    ``trace_xy`` pseudo-threads traced and ``work_xy`` at the work size."""
+def warp_span(block: Block, trace_xy: tuple[float, float]) -> LaneSpan:
+    """Eq. (D2): the window of neighbouring trace lanes shaped as one work-size warp, for a
+    grid of ``trace_xy`` pseudo-threads traced (at most the traced lanes along each axis)."""
     wx = min(WARP_LANES, block.x)
     wy = min(max(WARP_LANES // wx, 1), block.y)
 
-    def lanes(w: int, traced: float, work: float) -> int:
-        if work <= 0 or traced <= 0:
-            return 1
-        return max(1, min(w, math.floor(w * traced / work + 1e-9)))
+    def lanes(w: int, traced: float) -> int:
+        return max(1, min(w, math.floor(traced + 1e-9))) if traced > 0 else 1
 
-    return LaneSpan(lanes(wx, trace_xy[0], work_xy[0]), lanes(wy, trace_xy[1], work_xy[1]))
+    return LaneSpan(lanes(wx, trace_xy[0]), lanes(wy, trace_xy[1]))
 
 
 def lane_indices(trips: np.ndarray, grid: int

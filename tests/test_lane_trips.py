@@ -77,15 +77,17 @@ def test_brute_force_reference(seed, kx, ky):
 
 
 def test_span_rule():
-    """(D2): the blind mandelbrot traced at 128 x 128 for 2048 x 2048: a 32x32 block's warp
-    (32 threads of a row) spans 2 trace lanes, a 16x16 block's (16 x 2) less than one lane
-    each way; traced at the work size the span is the warp itself."""
-    assert warp_span(Block(32, 32), (128, 128), (2048, 2048)) == LaneSpan(2, 1)
-    assert warp_span(Block(32, 8), (128, 128), (2048, 2048)) == LaneSpan(2, 1)
-    assert warp_span(Block(16, 16), (128, 128), (2048, 2048)) == LaneSpan(1, 1)
-    assert warp_span(Block(16, 16), (64, 64), (64, 64)) == LaneSpan(16, 2)
-    assert warp_span(Block(256, 1), (1024, 1), (4096, 1)) == LaneSpan(8, 1)
-    assert warp_span(Block(8, 8), (64, 64), (64, 64)) == LaneSpan(8, 4)
+    """(D2): the window is the warp's shape in trace lanes (wx = min(32, bx), wy = 32 / wx
+    rows), at most the traced lanes along each axis: a 32x32 block's warp is 32 lanes of a
+    row, a 16x16 block's 16 x 2, whatever the work size (eq. (D4) scales the spacing)."""
+    assert warp_span(Block(32, 32), (128, 128)) == LaneSpan(32, 1)
+    assert warp_span(Block(32, 8), (128, 128)) == LaneSpan(32, 1)
+    assert warp_span(Block(16, 16), (128, 128)) == LaneSpan(16, 2)
+    assert warp_span(Block(16, 16), (64, 64)) == LaneSpan(16, 2)
+    assert warp_span(Block(256, 1), (1024, 1)) == LaneSpan(32, 1)
+    assert warp_span(Block(8, 8), (64, 64)) == LaneSpan(8, 4)
+    assert warp_span(Block(128, 1), (12, 1)) == LaneSpan(12, 1)  # fewer traced lanes
+    assert warp_span(Block(64, 4), (0, 0)) == LaneSpan(1, 1)
 
 
 def test_per_warp_takes_the_innermost_factor():

@@ -21,6 +21,7 @@ import numpy as np
 from ..block_schedule import block_work, schedule_share, thread_trips
 from ..compute import integer_insts, kernel_entry_insts
 from ..frontend.tracefile_format import TRIP_DTYPE
+from ..lane_scale import hurst_exponents, lane_spacing, scale_factors
 from ..lane_trips import (
     LaneRecords,
     LaneSpan,
@@ -160,12 +161,26 @@ def lane_factors(ctx, row: int) -> dict[int, float]:
         key = ("launch", ctx.region, ctx.grid, row, *spans[row])
         if key not in ctx.lanes_kept:
             _own_factors(ctx, trips, spans)
-        return ctx.lanes_kept[key]
-    span, traced = _row_span(ctx, row, ctx.counts(row).extents)
-    key = ("pooled", ctx.region, ctx.grid, span, traced)
+        window, (span, traced) = ctx.lanes_kept[key], spans[row]
+    else:
+        span, traced = _row_span(ctx, row)
+        key = ("pooled", ctx.region, ctx.grid, span, traced)
+        window = ctx.lanes_kept.get(key)
+        if window is None:
+            window = ctx.lanes_kept[key] = warp_trip_factors(trips.by_row, ctx.grid, span,
+                                                             traced)
+    if not window:
+        return window
+    spacing = lane_spacing(_traced_xy(ctx, row), ctx.extents(row))
+    return scale_factors(window, _hurst(ctx, trips), span, spacing)  # (D4)
+
+
+def _hurst(ctx, trips: RegionTrips) -> dict[int, float]:
+    """H_L of eq. (D4) on the region's records, pooled over its launches; found once."""
+    key = ("hurst", ctx.region, ctx.grid)
     got = ctx.lanes_kept.get(key)
     if got is None:
-        got = ctx.lanes_kept[key] = warp_trip_factors(trips.by_row, ctx.grid, span, traced)
+        got = ctx.lanes_kept[key] = hurst_exponents(trips.records)
     return got
 
 
@@ -196,13 +211,12 @@ def _region_trips(ctx) -> RegionTrips:
     return got
 
 
-def _row_span(ctx, row: int, extents: tuple[float, float]
-              ) -> tuple[LaneSpan, tuple[int, int]]:
-    """The span (eq. (D2)) of launch ``row`` of ``ctx`` in its block shape, its grid at the
-    work size ``extents``, and its traced grid (X, Y): X the mean iterations an entry of
-    the innermost mapped loop, Y (a 2-D grid) its entries."""
+def _row_span(ctx, row: int) -> tuple[LaneSpan, tuple[int, int]]:
+    """The window (eq. (D2)) of launch ``row`` of ``ctx`` in its block shape and its traced
+    grid (X, Y): X the mean iterations an entry of the innermost mapped loop, Y (a 2-D
+    grid) its entries."""
     tx, ty = _traced_xy(ctx, row)
-    return warp_span(ctx.block, (tx, ty), extents), (round(tx), round(ty))
+    return warp_span(ctx.block, (tx, ty)), (round(tx), round(ty))
 
 
 def _traced_xy(ctx, row: int) -> tuple[float, float]:
@@ -216,13 +230,12 @@ def _traced_xy(ctx, row: int) -> tuple[float, float]:
 
 
 def _own_spans(ctx, trips: RegionTrips) -> dict[int, tuple[LaneSpan, tuple[int, int]]]:
-    """_row_span of every launch with records of its own, by row (its extents as
-    LaunchContext.counts has them); found once per context."""
+    """_row_span of every launch with records of its own, by row; found once per context."""
     key = ("own lane spans", ctx.region)
     got = ctx._parts_kept.get(key)
     if got is None:
         got = ctx._parts_kept[key] = {
-            int(r): _row_span(ctx, int(r), ctx.extents(int(r))) for r in trips.rows}
+            int(r): _row_span(ctx, int(r)) for r in trips.rows}
     return got
 
 

@@ -1,6 +1,6 @@
 // What a port's reset leaves in the GPU before its first timed launch (round 17, t1; not yet
 // run). docs/validation.md, "The streaming rows": a repetition's first event pair of a
-// memory-heavy kernel holds 5-21 us (median 11) beyond Nsight Compute's duration of the same
+// memory-heavy kernel holds 4-21 us (median 11) beyond Nsight Compute's duration of the same
 // launch (which flushes the caches first) and the modelled launch costs, a compute-bound one
 // none (validation/event_vs_ncu.py). The blind strided port (out[i] = in[3i] + in[3i + 2],
 // N = 2^24, 128-thread blocks; its reset uploads `in`, 201 MB pageable, then cudaMemset's

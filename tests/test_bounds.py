@@ -350,7 +350,8 @@ def test_block_dispatch_bound_by_hand():
 
 def test_l2_miss_path_by_hand():
     """Eq. (LM): a slot a load request that misses the L2, a slot a 64-B block crossing the
-    two partitions, 1.251 ns a slot on each of 80 slices, turned into 1980-MHz SM cycles."""
+    two partitions, 1.379 ns a slot on each of 80 slices (the H100's sustained reading),
+    turned into 1980-MHz SM cycles."""
     dev = dataclasses.replace(load_device("h100"), dram_loaded_latency_cycles=0.0)
     # per warp: a coalesced load of 4 sectors in one line, all missing (fetches 4); a
     # gather of 32 lanes on 32 lines, 24 sectors missing (each fetches its 64-B pair: 48);
@@ -366,7 +367,7 @@ def test_l2_miss_path_by_hand():
                                          l2_requests_per_warp=1.0), write_back_trans=4.0))
     # missed requests 4 x 1/4 + 24 = 25; crossing (2 - 1) / 2 x (4 + 48 fetched + 4 stored)
     # / 2 sectors a block = 14: 39 slots a warp
-    per_warp = 39 * 1.251e-9 * 1980e6 / 80
+    per_warp = 39 * 1.379e-9 * 1980e6 / 80
     fetched = 4 + 48
     assert l2_miss_path_cycles(p, dev, fetched) == pytest.approx(per_warp)
     b = launch_bounds(p, dev, launch_geometry(p, dev))

@@ -7,6 +7,13 @@ equality where that unit is the busiest. So each launch gives an upper bound on 
 unit of C takes at 100 % (elapsed x lts__throughput x 80 slices / C), and a unit is told by
 the launches that reach the least of these bounds together.
 
+The device field is read the other way (round 17, t1), as ``l2_request_cycles`` and
+``dram_bandwidth_gbps`` are: the highest slot rate a whole launch sustained, i.e. the least
+``1 / slots`` (ns a slot on a slice) over the launches, whatever their ``lts__throughput``
+(``--sustained``). The peak's least bound is no stable figure: the newer leases' spmv_ell
+1024x1 (77.9 % of peak) lowers it from 1.251 to 1.162 ns, where the sustained reading stays
+the random gather's 1.379 (its four launches 1.379-1.387, spmv_ell 256x1 1.409 next).
+
 The counts per launch (ncu names; per slice and ns):
   rq, wq   lts__t_requests_srcunit_tex_op_read / _write
   rh, rm   lts__t_sectors_srcunit_tex_op_read lookup hits / the rest (misses)
@@ -15,7 +22,9 @@ The counts per launch (ncu names; per slice and ns):
   ext      lts__t_sectors less rh + rm + w: the sectors crossing between the partitions
 
 Run: ``python validation/l2_miss_counters.py`` (prints the table; ``--lp`` the linear program
-that shows no single count, nor any non-negative sum of the eight, reaches the gather).
+that shows no single count, nor any non-negative sum of the eight, reaches the gather;
+``--sustained`` the launches with the highest slot rates; ``--all`` adds the CSVs of the
+worst-rows leases, h100-worst*-2026-11-27, to the 113 launches the field was first read on).
 """
 
 from __future__ import annotations
@@ -30,6 +39,9 @@ ROOT = Path(__file__).resolve().parent / "measured"
 DIRS = ("h100-blind-2026-11-27/plain-ncu", "h100-session-2026-11-27b/counters/plain-ncu",
         "h100-session-2026-11-27b/counters/restrict-ncu",
         "h100-session-2026-11-27b/counters/user-ncu")
+NEWER = ("h100-worst-2026-11-27/blind-ncu", "h100-worst-2026-11-27/user-ncu",
+         "h100-worst-2026-11-27/more-ncu", "h100-worst2-2026-11-27/blind-ncu",
+         "h100-worst2-2026-11-27/user-ncu", "h100-worst2-2026-11-27/corpus-ncu")
 SLICES = 80  # device__attribute_l2s_count
 COLS = ("rq", "wq", "rh", "rm", "w", "fill", "wb", "ext")
 
@@ -69,9 +81,10 @@ def counts(row: dict[str, str]) -> tuple[np.ndarray, float] | None:
     return x / (SLICES * t_ns), thr
 
 
-def table() -> tuple[list[str], np.ndarray, np.ndarray]:
+def table(dirs: tuple[str, ...] = DIRS) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Launch names, their eight counts per slice and ns, and lts__throughput, over ``dirs``."""
     names, xs, ys = [], [], []
-    for d in DIRS:
+    for d in dirs:
         for path in sorted((ROOT / d).glob("*.csv")):
             for k, row in enumerate(_launches(path)):
                 c = counts(row)
@@ -90,7 +103,7 @@ def miss_slots(x: np.ndarray) -> np.ndarray:
 
 
 def main(argv: list[str]) -> None:
-    names, x, y = table()
+    names, x, y = table(DIRS + NEWER if "--all" in argv else DIRS)
     slots = miss_slots(x)
     ns = y / np.maximum(slots, 1e-12)  # each launch's upper bound on the ns a slot at 100 %
     k = float(ns.min())
@@ -101,6 +114,12 @@ def main(argv: list[str]) -> None:
     for leave in ("spmv_ell", "gather"):
         keep = [i for i, n in enumerate(names) if leave not in n]
         print(f"  leaving out {leave}: {ns[keep].min():.4f}")
+    if "--sustained" in argv:
+        per_slot = 1 / np.maximum(slots, 1e-12)  # ns a slot delivered over the whole launch
+        print(f"sustained: l2_miss_slot_ns = {per_slot.min():.4f} (the highest slot rate)")
+        for i in np.argsort(per_slot)[:8]:
+            print(f"  {names[i]:44s} {per_slot[i]:.4f} ns a slot at lts__throughput "
+                  f"{y[i] * 100:5.1f} %")
     if "--lp" in argv:
         from scipy.optimize import linprog
         g = next(i for i, n in enumerate(names) if "gather" in n)

@@ -199,6 +199,7 @@ def _l1_config(device: GPUDevice, wt: WarpTrace, block: Block,
         gathers,
         tag_lines=device.l1_tag_lines,
         line_bytes=device.l1_line_bytes,
+        fill_sectors=device.l1_fill_sectors,
     )
 
 

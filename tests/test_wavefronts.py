@@ -154,8 +154,11 @@ def test_a_row_walks_fills_ride_in_its_bank_passes():
 def test_missed_sectors_per_warp_instruction():
     inst = np.array([0, 0, 0, 1, 2, 2])
     missed = np.array([True, False, True, False, True, True])
-    assert missed_sectors(inst, missed, 4).tolist() == [2, 0, 2, 0]
-    assert missed_sectors(inst, missed, 4, sectors_per_unit=4).tolist() == [8, 0, 8, 0]
+    sid = np.array([0, 0, 1, 1])
+    assert missed_sectors(inst, missed, sid).tolist() == [2, 0, 2, 0]
+    assert missed_sectors(inst, missed, sid, sectors_per_unit=4).tolist() == [8, 0, 8, 0]
+    # sid 1 read through the read-only path (restrict's LDG.E.CONSTANT): no fill passes
+    assert missed_sectors(inst, missed, sid, (True, False)).tolist() == [2, 0, 0, 0]
 
 
 def _trmv_t_warp_steps(n: int = 8192, steps: range = range(64)):
@@ -192,3 +195,20 @@ def test_trmv_t_three_passes_a_request_with_its_fills():
         if k % 2 == 0:
             assert len(missed) == 4 and len({m // 4 for m in missed}) == 4
     assert (tag, passes, requests) == (320, 384, 128)
+
+
+def test_read_only_path_loads_of_the_restrict_port_take_no_fills():
+    """kernel/region.coherent_loads by hand: the restrict port reads ``A`` and ``x`` (never
+    stored: LDG.E.CONSTANT, no fill passes) and ``y`` (stored too: LDG.E); the plain port
+    reads every array through the coherent path."""
+    from types import SimpleNamespace as NS
+
+    from cgpredict.kernel.region import coherent_loads
+
+    mem = [NS(kind="load", base="A[i][j]", region=0), NS(kind="load", base="x[j]", region=0),
+           NS(kind="load", base="y[i]", region=0), NS(kind="store", base="y[i]", region=0),
+           NS(kind="store", base="x[j]", region=1)]  # another region's store of x
+    for port, want in (("restrict", (False, False, True, True, True)),
+                       ("plain", (True,) * 5)):
+        trace = NS(header=NS(port=port, mem=mem))
+        assert coherent_loads(trace, 0) == want

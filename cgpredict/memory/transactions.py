@@ -215,6 +215,7 @@ class L1Config:
     tag_lines: int = 0  # 128-B lines the tag stage looks up a cycle (0: no limit), eq. (B2t)
     line_bytes: int = 128
     fill_sectors: int = 0  # missed sectors the data stage writes a pass (0: none), eq. (B2f)
+    coherent: tuple[bool, ...] = ()  # per static instruction: fills pass the LSU (B2f); (): all
 
 
 def l1_hits(
@@ -341,7 +342,7 @@ def _analysis(wt: WarpTrace, ab: np.ndarray, cache: CacheConfig, warps_per_batch
         l1_units = with_load_wavefronts(
             l1_units, wt.addr, wt.inst_start, sid, pattern, ab, is_store, l1.banks,
             l1.bank_bytes, l1.tag_lines, l1.line_bytes, missed_sectors(  # its fills (B2f)
-                inst, ~l1_hit, n, max(unit // max(l1.sector_bytes, 1), 1)), l1.fill_sectors)
+                inst, ~l1_hit, sid, l1.coherent, unit // l1.sector_bytes), l1.fill_sectors)
     counts = (*counts, _fill(wt, pattern, counts[0], n_sids), l1_units)
     l2_inflight = inflight_l2_hits(inst[at], hits[at], ordered, is_load_inst, step, sm,
                                    sid.astype(np.int64), pattern.astype(np.int64), n_sids,

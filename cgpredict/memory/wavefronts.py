@@ -126,10 +126,18 @@ def with_load_wavefronts(lines: np.ndarray, addr: np.ndarray, inst_start: np.nda
 
 
 
-def missed_sectors(inst: np.ndarray, missed: np.ndarray, n_insts: int,
-                   sectors_per_unit: int = 1) -> np.ndarray:
-    """Per warp instruction: the sectors its L1 missed, eq. (B2f)'s m (``inst``: each
-    transaction's warp instruction, ``missed``: True where the L1 did not serve it, a
-    transaction ``sectors_per_unit`` sectors)."""
-    hits = np.asarray(inst, np.int64)[np.asarray(missed, bool)]
-    return np.bincount(hits, minlength=n_insts)[:n_insts] * max(int(sectors_per_unit), 1)
+
+def missed_sectors(inst: np.ndarray, missed: np.ndarray, inst_sid: np.ndarray,
+                   coherent: tuple[bool, ...] = (), sectors_per_unit: int = 1) -> np.ndarray:
+    """Per warp instruction: the sectors its L1 missed whose fills pass the data stage, eq.
+    (B2f)'s m (``inst``: each transaction's warp instruction, ``missed``: True where the L1
+    did not serve it, a transaction ``sectors_per_unit`` sectors; ``coherent`` per static
+    instruction, False for a read-only-path load, whose fills take no pass; (): all)."""
+    n = len(inst_sid)
+    m = np.bincount(np.asarray(inst, np.int64)[np.asarray(missed, bool)], minlength=n)[:n]
+    if len(coherent):
+        sid = np.asarray(inst_sid, np.int64)
+        flags = np.ones(max(int(sid.max()) + 1 if n else 0, len(coherent)), bool)
+        flags[: len(coherent)] = coherent
+        m = np.where(flags[sid], m, 0)
+    return m * max(int(sectors_per_unit), 1)

@@ -105,6 +105,9 @@ class GPUDevice:
     # 128-byte lines the L1's tag stage looks up a cycle: a global warp load holds the L1 for
     # at least ceil(lines / this) cycles, eq. (B2t) (memory/wavefronts.py); 0: no limit
     l1_tag_lines: int = 0
+    # missed sectors the L1 writes into the SRAM a pass as their fills arrive, in the slots of
+    # the lines (B2t) looks up: ceil(missed sectors / this) slots more, eq. (B2f); 0: none
+    l1_fill_sectors: int = 0
     # relative standard deviation of one warp's DRAM round trip under load: the spread of
     # warp timelines a block's retirement waits for (models/retire.py, eq. (R1)); 0: none
     dram_latency_cv: float = 0.0
@@ -379,6 +382,7 @@ FIELD_SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
         "l1_line_cycles": ("float", False),
         "l1_request_cycles": ("float", False),
         "l1_tag_lines": ("int", False),
+        "l1_fill_sectors": ("int0", False),
         "l2_request_cycles": ("float", False),
         "dram_latency_cv": ("float", False),
         "dram_loaded_latency_cycles": ("float", False),

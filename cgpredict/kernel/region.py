@@ -126,7 +126,7 @@ def region_memory(
                             partitions=device.l2_partitions),
         device.l2_sector_bytes,
         _l1_config(device, setup.wt, setup.block, per_l1, _l1_growth(setup), sharers,
-                   l1_gathers, setup.l1_bytes),
+                   l1_gathers, setup.l1_bytes, coherent_loads(setup.trace, setup.region)),
         is_store(setup.trace),
         array_ids(setup.trace),
         device.dram_fill_bytes,
@@ -138,6 +138,16 @@ def array_ids(trace: Trace) -> np.ndarray:
     names = [array_name(m.base) for m in trace.header.mem]
     ids = {n: k for k, n in enumerate(dict.fromkeys(names))}
     return np.array([ids[n] for n in names] or [0], np.int64)
+
+
+def coherent_loads(trace: Trace, region: int) -> tuple[bool, ...]:
+    """Per static memory instruction: False for a load the restrict port reads through the
+    read-only path (an array the region never stores: ``const __restrict__``, sm_90's
+    LDG.E.CONSTANT), whose fills take no pass of the L1's data stage, eq. (B2f)."""
+    h = trace.header
+    stored = {array_name(m.base) for m in h.mem if m.kind == "store" and m.region == region}
+    return tuple(h.port != "restrict" or m.kind == "store" or array_name(m.base) in stored
+                 for m in h.mem)
 
 
 def is_store(trace: Trace) -> np.ndarray:
@@ -167,7 +177,7 @@ def _l1_config(device: GPUDevice, wt: WarpTrace, block: Block,
                blocks_per_sm: int = 1, growth: tuple[LoopGrowth, ...] = (),
                sharers: float = 1.0,
                gathers: tuple[tuple[int, float], ...] = (),
-               l1_bytes: int = 0) -> L1Config | None:
+               l1_bytes: int = 0, coherent: tuple[bool, ...] = ()) -> L1Config | None:
     """The L1 of devices that cache global loads there (device file: l1_caches_global_loads):
     the traced blocks go round robin onto ceil(traced blocks / ``blocks_per_sm``) L1s, at
     most sm_count (_l1_placement: k of a packed 1-D trace, else 1: a traced block an L1
@@ -177,7 +187,7 @@ def _l1_config(device: GPUDevice, wt: WarpTrace, block: Block,
     n streams at one rate holds ~1/n each). ``growth``: how each load's reuse across whole
     loop sweeps grows; ``gathers``: the gathers' reuse, grown by their arrays' growth
     (eq. (LP2)); ``l1_bytes``: the L1 the launch's carve-out leaves (eq. (SC3); 0: the
-    device's l1_bytes)."""
+    device's l1_bytes); ``coherent``: the loads whose fills pass the data stage (B2f)."""
     if not device.l1_caches_global_loads:
         return None
     unit = device.l1_alloc_bytes or device.l1_line_bytes  # what the LRU holds, eq. (L1a)
@@ -199,6 +209,8 @@ def _l1_config(device: GPUDevice, wt: WarpTrace, block: Block,
         gathers,
         tag_lines=device.l1_tag_lines,
         line_bytes=device.l1_line_bytes,
+        fill_sectors=device.l1_fill_sectors,
+        coherent=coherent,
     )
 
 

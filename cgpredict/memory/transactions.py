@@ -27,7 +27,7 @@ from .line_counts import line_counts
 from .lru import CacheConfig, hit_mask, sector_hit_mask
 from .reuse import CacheScale, work_size_hits
 from .store_merge import merged_stores
-from .wavefronts import with_load_wavefronts
+from .wavefronts import missed_sectors, with_load_wavefronts
 
 COAL, UNCOAL, CONST = 0, 1, 2
 PATTERN_NAMES = ("coalesced", "uncoalesced", "constant")
@@ -214,6 +214,8 @@ class L1Config:
     gathers: tuple[tuple[int, float], ...] = ()
     tag_lines: int = 0  # 128-B lines the tag stage looks up a cycle (0: no limit), eq. (B2t)
     line_bytes: int = 128
+    fill_sectors: int = 0  # missed sectors the data stage writes a pass (0: none), eq. (B2f)
+    coherent: tuple[bool, ...] = ()  # per static instruction: fills pass the LSU (B2f); (): all
 
 
 def l1_hits(
@@ -266,17 +268,14 @@ def analyze_memory(
 
     The cache sees the transactions in GPU issue order (SPEC §2.3), analysed exactly (temporal
     conflict sets); ``scale`` corrects the reuse across batches to the work size (scale_hits).
-
     With ``sector_bytes`` smaller than the line (modern GPUs: 32-byte sectors of 128-byte
     lines), a transaction is one sector: tags and LRU stay per line, a sector hits only if it
-    was fetched since its line was allocated.
-
-    ``array_of`` (a dense id of each static instruction's array): with an L1, the stores that
-    merge in its write path (store_merge.py, eq. (SM1)) do not reach the L2. ``fill_bytes``:
-    what an L2 miss fetches from DRAM when more than a sector (dram_fill.py, eq. (F1)).
-
-    The result is kept with ``wt`` under all its arguments (``memo``): the advisor's fixes
-    that leave a launch's global accesses as they were take it as it is.
+    was fetched since its line was allocated. ``array_of`` (a dense id of each static
+    instruction's array): with an L1, the stores that merge in its write path
+    (store_merge.py, eq. (SM1)) do not reach the L2. ``fill_bytes``: what an L2 miss fetches
+    from DRAM when more than a sector (dram_fill.py, eq. (F1)). The result is kept with
+    ``wt`` under all its arguments (``memo``): the advisor's fixes that leave a launch's
+    global accesses as they were take it as it is.
     """
     ab = np.asarray(access_bytes)
     key = ("memory", ab.dtype.str, ab.tobytes(), cache, warps_per_batch, scale, sector_bytes,
@@ -340,9 +339,10 @@ def _analysis(wt: WarpTrace, ab: np.ndarray, cache: CacheConfig, warps_per_batch
     l1_units = counts[6] if per_line == 1 else \
         line_counts(lines, inst, per_line, sid, pattern, n_sids)
     if l1 is not None:  # a load's pass through the L1's data stage: its wavefronts (B2w)
-        l1_units = with_load_wavefronts(l1_units, wt.addr, wt.inst_start, sid, pattern, ab,
-                                        is_store, l1.banks, l1.bank_bytes, l1.tag_lines,
-                                        l1.line_bytes)
+        l1_units = with_load_wavefronts(
+            l1_units, wt.addr, wt.inst_start, sid, pattern, ab, is_store, l1.banks,
+            l1.bank_bytes, l1.tag_lines, l1.line_bytes, missed_sectors(  # its fills (B2f)
+                inst, ~l1_hit, sid, l1.coherent, unit // l1.sector_bytes), l1.fill_sectors)
     counts = (*counts, _fill(wt, pattern, counts[0], n_sids), l1_units)
     l2_inflight = inflight_l2_hits(inst[at], hits[at], ordered, is_load_inst, step, sm,
                                    sid.astype(np.int64), pattern.astype(np.int64), n_sids,

@@ -24,6 +24,17 @@ validation/ubench/l1_wavefronts.cu and l1_banks.cu, L1-resident loads at 32-64 w
 
 cycles: a scattered load with few bank conflicts (a column walk's diagonal, a gather) takes
 about a quarter of its lines, where (B2w) gave its busiest bank. ``tag_lines`` 0: no limit.
+
+The sectors a load misses come back from the L2 and are written into the SRAM by the same
+stage, in the slots its lines take: ``fill_sectors`` missed sectors a pass (4 on the H100), so
+a warp load whose L1 misses m sectors holds the L1 for
+
+    passes = max((B2w), ceil(lines / tag_lines) + ceil(m / fill_sectors))             (B2f)
+
+cycles: a coalesced load that misses its 4 sectors 2 (Nsight Compute 1.93), trmv_t's nine-row
+load with 4 one-sector misses 4, a row walk's 32 one-bank passes still 32 (its fills ride in
+the slots those leave; ncu 33.00 a warp-iteration of 32 lines and a broadcast, 4 fills).
+``fill_sectors`` 0: fills take no pass (docs/models.md).
 """
 
 from __future__ import annotations
@@ -31,31 +42,34 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["wavefront_counts"]
+__all__ = ["missed_sectors", "wavefront_counts"]
 
 
 def wavefront_counts(addr: np.ndarray, inst_start: np.ndarray, inst_sid: np.ndarray,
                      pattern: np.ndarray, access_bytes: np.ndarray, n_sids: int,
                      banks: int = 32, bank_bytes: int = 4, tag_lines: int = 0,
-                     line_bytes: int = 128) -> np.ndarray:
-    """Per (static instruction, pattern): the L1 passes (eqs. (B2w), (B2t)) of its warp
-    instructions, summed (``addr``: every event in instruction order, ``inst_start``: each
-    warp instruction's first event; ``access_bytes`` per static instruction; ``tag_lines``
-    the lines the tag stage looks up a cycle, 0 none)."""
+                     line_bytes: int = 128, missed: np.ndarray | None = None,
+                     fill_sectors: int = 0) -> np.ndarray:
+    """Per (static instruction, pattern): the L1 passes (eqs. (B2w), (B2t), (B2f)) of its
+    warp instructions, summed (``addr``: every event in instruction order, ``inst_start``:
+    each warp instruction's first event; ``access_bytes`` per static instruction;
+    ``tag_lines`` the lines the tag stage looks up a cycle, 0 none; ``missed`` each warp
+    instruction's sectors the L1 missed, ``fill_sectors`` of them a pass, 0 none)."""
     out = np.zeros((n_sids, 3), np.int64)
     if not len(inst_start):
         return out
+    m = np.zeros(len(inst_start), np.int64) if missed is None else np.asarray(missed, np.int64)
     _count(np.asarray(addr, np.uint64), np.asarray(inst_start, np.int64),
            np.asarray(inst_sid, np.int64), np.asarray(pattern, np.int64),
            np.asarray(access_bytes, np.int64), int(banks), int(bank_bytes), int(tag_lines),
-           max(int(line_bytes) // max(int(bank_bytes), 1), 1), out)
+           max(int(line_bytes) // max(int(bank_bytes), 1), 1), m, int(fill_sectors), out)
     return out
 
 
 @njit(cache=True, nogil=True)
 def _count(addr, inst_start, inst_sid, pattern, access_bytes, banks, bank_bytes, tag_lines,
-           line_words, out):  # pragma: no cover - numba
-    """Adds each warp instruction's passes, (B2w) and (B2t), to ``out`` at its (sid,
+           line_words, missed, fill_sectors, out):  # pragma: no cover - numba
+    """Adds each warp instruction's passes, (B2w), (B2t) and (B2f), to ``out`` at its (sid,
     pattern); ``line_words``: the words of a line."""
     n = addr.shape[0]
     n_inst = inst_start.shape[0]
@@ -86,6 +100,8 @@ def _count(addr, inst_start, inst_sid, pattern, access_bytes, banks, bank_bytes,
             if q == 0 or ws[q] // np.uint64(line_words) != ws[q - 1] // np.uint64(line_words):
                 lines += 1  # sorted words: a new line
         tags = (lines + tag_lines - 1) // tag_lines if tag_lines > 0 else 0  # (B2t)
+        if fill_sectors > 0:  # the fills take the lines' slots (B2f)
+            tags += (missed[i] + fill_sectors - 1) // fill_sectors
         out[s, pattern[i]] += max(most, span, tags)
     return out
 
@@ -94,15 +110,34 @@ def with_load_wavefronts(lines: np.ndarray, addr: np.ndarray, inst_start: np.nda
                          inst_sid: np.ndarray, pattern: np.ndarray, access_bytes: np.ndarray,
                          is_store: np.ndarray | None, banks: int,
                          bank_bytes: int, tag_lines: int = 0,
-                         line_bytes: int = 128) -> np.ndarray:
+                         line_bytes: int = 128, missed: np.ndarray | None = None,
+                         fill_sectors: int = 0) -> np.ndarray:
     """``lines`` (per (static instruction, pattern): the L1 lines its warp instructions
-    touch) with every load's row replaced by its L1 passes ((B2w), (B2t)); the stores'
-    rows stay lines."""
+    touch) with every load's row replaced by its L1 passes ((B2w), (B2t), (B2f)); the
+    stores' rows stay lines."""
     wf = wavefront_counts(addr, inst_start, inst_sid, pattern, access_bytes, lines.shape[0],
-                          banks, bank_bytes, tag_lines, line_bytes)
+                          banks, bank_bytes, tag_lines, line_bytes, missed, fill_sectors)
     if is_store is None:
         return wf
     store = np.asarray(is_store, bool)[: lines.shape[0]]
     out = wf.copy()
     out[: len(store)][store] = lines[: len(store)][store]
     return out
+
+
+
+
+def missed_sectors(inst: np.ndarray, missed: np.ndarray, inst_sid: np.ndarray,
+                   coherent: tuple[bool, ...] = (), sectors_per_unit: int = 1) -> np.ndarray:
+    """Per warp instruction: the sectors its L1 missed whose fills pass the data stage, eq.
+    (B2f)'s m (``inst``: each transaction's warp instruction, ``missed``: True where the L1
+    did not serve it, a transaction ``sectors_per_unit`` sectors; ``coherent`` per static
+    instruction, False for a read-only-path load, whose fills take no pass; (): all)."""
+    n = len(inst_sid)
+    m = np.bincount(np.asarray(inst, np.int64)[np.asarray(missed, bool)], minlength=n)[:n]
+    if len(coherent):
+        sid = np.asarray(inst_sid, np.int64)
+        flags = np.ones(max(int(sid.max()) + 1 if n else 0, len(coherent)), bool)
+        flags[: len(coherent)] = coherent
+        m = np.where(flags[sid], m, 0)
+    return m * max(int(sectors_per_unit), 1)

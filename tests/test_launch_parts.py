@@ -103,8 +103,9 @@ def test_traced_xy_is_kept_per_trace():
     """_traced_xy (launch row's mean iterations an entry of its innermost mapped loop, and
     its entries on a 2-D grid) by hand on a toy trace; a second call reads it from
     ``lanes_kept``, and a different trace object is worked afresh, never served the first's."""
-    import numpy as np
     from types import SimpleNamespace
+
+    import numpy as np
 
     from cgpredict.kernel.launch_parts import _traced_xy
 

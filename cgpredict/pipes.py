@@ -91,6 +91,9 @@ class PipeCounts:
         })  # fmt: skip
 
 
+_PIPE_CLASSES: tuple[str, ...] = tuple(f.name for f in fields(PipeCounts))
+
+
 def pipe_cycles(counts: PipeCounts, rates: PipeRates | None,
                 warp_size: int) -> tuple[float, str]:
     """(cycles, class) of the busiest pipe for one warp's ``counts`` (eq. (12p)'s second
@@ -99,10 +102,10 @@ def pipe_cycles(counts: PipeCounts, rates: PipeRates | None,
     if rates is None:
         return 0.0, ""
     best, name = 0.0, ""
-    for f in fields(PipeCounts):
-        rate, n = getattr(rates, f.name), getattr(counts, f.name)
+    for f in _PIPE_CLASSES:  # fields(PipeCounts)' names, found once
+        rate, n = getattr(rates, f), getattr(counts, f)
         if rate and n > 0:
             cycles = n * warp_size / rate
             if cycles > best and math.isfinite(cycles):
-                best, name = cycles, f.name
+                best, name = cycles, f
     return best, name

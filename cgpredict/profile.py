@@ -7,7 +7,7 @@ device, so they can be tested and re-run without the C front end.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from cgpredict.pipes import PipeCounts
 
@@ -290,16 +290,13 @@ class KernelProfile:
     def loads_only(self) -> KernelProfile:
         """This profile with its stores taken out of the memory patterns: what a warp waits
         for. (Stores still issue: they stay in the instruction count via comp_insts.)"""
-        from dataclasses import replace
-
         if self.stores.insts <= 0:
             return self
         kept = self.__dict__.get("_loads_only")  # the model and its bounds both ask
         if kept is not None:
             return kept
         s = self.stores
-        kept = replace(
-            self,
+        kept = self._replaced(
             coal=_without(self.coal, s.coal),
             uncoal=_without(self.uncoal, s.uncoal),
             const=_without(self.const, s.const),
@@ -308,6 +305,15 @@ class KernelProfile:
         )
         object.__setattr__(self, "_loads_only", kept)  # not a field: never compared or saved
         return kept
+
+    def _replaced(self, **changes) -> KernelProfile:
+        """``dataclasses.replace(self, **changes)`` without its per-call field walk (every
+        launch's model asks for loads_only): the fields set as the frozen ``__init__`` sets
+        them (KernelProfile has no ``__post_init__`` and every field is an init field)."""
+        new = object.__new__(KernelProfile)
+        mine = self.__dict__
+        new.__dict__.update({f: mine[f] for f in _PROFILE_FIELDS}, **changes)
+        return new
 
     @property
     def mem_insts(self) -> float:
@@ -322,3 +328,7 @@ class KernelProfile:
     @property
     def threads(self) -> int:
         return self.threads_per_block * self.blocks
+
+
+#: KernelProfile's field names, in order (KernelProfile._replaced)
+_PROFILE_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(KernelProfile))

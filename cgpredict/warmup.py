@@ -2,7 +2,8 @@
 
 A cold ``cgpredict run`` imports numba and the analysis' modules (about 0.6 s of CPU on the
 README's 2-core machine) and initialises numba's CPU target (its registries, LLVM's target
-machine, and numpy's BLAS through scipy: about 0.8 s there) before its first numba call,
+machine: about 0.6 s there, once ``no_blas_probe`` keeps numba from importing scipy's
+linear algebra only to ask whether BLAS is there) before its first numba call,
 and reads each kernel it calls from numba's cache (``numba_preload``: ~0.2 s for 3MM).
 Tracing spends about as long waiting for clang, the link and the traced program (child
 processes), so ``start(imports)`` does both on one thread beside it: ``imports`` first (the
@@ -26,15 +27,35 @@ from __future__ import annotations
 # fork taken while the warm-up thread first imports logging (numba does) holds logging's lock
 # and waits for a thread that waits for it (a deadlock seen in CI when numba's import moved
 # onto the warm-up thread)
+import contextlib
 import logging  # noqa: F401
 import os
+import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
-__all__ = ["join", "start"]
+__all__ = ["join", "no_blas_probe", "start"]
 
 _thread: threading.Thread | None = None
 _lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def no_blas_probe() -> Iterator[None]:
+    """numba's ``arraymath``, imported as its CPU target is set up, asks whether scipy's BLAS
+    is there by importing ``scipy.linalg`` (its ``_HAVE_BLAS``, which only picks how jitted
+    ``np.convolve``/``np.correlate`` take inner products: no cgpredict kernel calls either):
+    0.2-0.35 s of CPU a process where scipy is installed (not a dependency of cgpredict).
+    While this holds, that import fails at once, so the answer is "no BLAS"; nothing is
+    hidden when ``scipy.linalg`` is already imported, and it imports as usual afterwards."""
+    hide = "scipy.linalg" not in sys.modules
+    if hide:
+        sys.modules["scipy.linalg"] = None  # type: ignore[assignment]  # import -> ImportError
+    try:
+        yield
+    finally:
+        if hide and sys.modules.get("scipy.linalg", 0) is None:
+            del sys.modules["scipy.linalg"]
 
 
 def _refresh() -> None:
@@ -42,7 +63,7 @@ def _refresh() -> None:
         from numba.core.compiler_lock import global_compiler_lock
         from numba.core.registry import cpu_target
 
-        with global_compiler_lock:
+        with global_compiler_lock, no_blas_probe():
             cpu_target.target_context.refresh()
     except Exception:  # pragma: no cover - the first numba call initialises it anyway
         pass

@@ -155,3 +155,31 @@ def test_short_launches_behind_a_long_one_never_wait_for_the_host():
 def test_one_launch_is_the_same_with_a_loop_period():
     for up in (False, True):
         assert event_waits([2 * US], LOOP, up) == event_waits([2 * US], DEV, up)
+
+
+def _max_form_waits(works_ms, device, after_upload=False):
+    """eq. (E1)-(E3) as first written, with max(): the reference event_waits' comparisons
+    must reproduce to the last bit (it takes max() out of a loop of tens of thousands of
+    launches)."""
+    extra = device.upload_launch_us * 1e-3 if after_upload else 0.0
+    first = device.launch_call_us * 1e-3 + extra
+    later, period = loop_call_ms(device)
+    h = g = waited = 0.0
+    for i, w in enumerate(works_ms):
+        d = first if i == 0 else later
+        stamp, start = max(h, g), max(h + d, g)
+        waited += start - stamp
+        h, g = h + d + (period - later), start + w
+    upload = extra if works_ms else 0.0
+    return max(waited - upload, 0.0), upload
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_event_waits_equal_the_max_form_to_the_bit(seed):
+    rng = random.Random(seed)
+    dev = dataclasses.replace(DEV, loop_launch_us=rng.choice([0.0, 4.0, 6.5]))
+    works = [rng.choice([0.0, 0.5, 2.0, 2.9, 3.1, 20.0]) * US * rng.random()
+             for _ in range(rng.randint(0, 300))]
+    for up in (False, True):
+        got = event_waits(works, dev, after_upload=up)
+        assert (got.host_ms, got.upload_ms) == _max_form_waits(works, dev, up)

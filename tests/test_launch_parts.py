@@ -97,3 +97,52 @@ def test_kept_parts_equal_fresh_ones(monkeypatch):
                  for k in fresh.kernels], c
         assert prep.memo.rows.keys() == rows.keys()
         assert all(prep.memo.rows[k] is v for k, v in rows.items())
+
+
+def test_traced_xy_is_kept_per_trace():
+    """_traced_xy (launch row's mean iterations an entry of its innermost mapped loop, and
+    its entries on a 2-D grid) by hand on a toy trace; a second call reads it from
+    ``lanes_kept``, and a different trace object is worked afresh, never served the first's."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from cgpredict.kernel.launch_parts import _traced_xy
+
+    def trace(iters):
+        return SimpleNamespace(loop_entries=np.array([[1, 4], [2, 8]]),
+                               loop_iters=np.array([[3, iters], [5, 40]]))
+
+    t1, t2 = trace(12), trace(20)
+    ctx = SimpleNamespace(d1=[0], d2=[1], grid=2, trace=t1, lanes_kept={})
+    assert _traced_xy(ctx, 0) == (3.0, 4.0)  # 12 iterations over 4 entries of loop 1
+    assert len(ctx.lanes_kept) == 1 and _traced_xy(ctx, 0) == (3.0, 4.0)
+    ctx.trace = t2
+    assert _traced_xy(ctx, 0) == (5.0, 4.0)
+    ctx.grid = 1
+    assert _traced_xy(ctx, 1) == (2.5, 1.0)  # loop 0 of row 1: 5 / 2, Y = 1 on a 1-D grid
+
+
+def test_thread_weights_are_kept_per_counts_and_trace(monkeypatch):
+    """_kept_weights works u(t) of eq. (B5) once per (launch counts, trace, records, traced
+    grid): a second block shape asking with the same counts is served the first answer; other
+    counts, or another trace, are worked afresh."""
+    from types import SimpleNamespace
+
+    from cgpredict.kernel import launch_parts
+
+    calls = []
+
+    def fake(ctx, trips, counts, txy, own):
+        calls.append((counts, own))
+        return [len(calls)]
+
+    monkeypatch.setattr(launch_parts, "thread_weights", fake)
+    c1, c2 = SimpleNamespace(), SimpleNamespace()
+    ctx = SimpleNamespace(trace=SimpleNamespace(), lanes_kept={})
+    assert launch_parts._kept_weights(ctx, None, c1, (4, 1), 3) == [1]
+    assert launch_parts._kept_weights(ctx, None, c1, (4, 1), 3) == [1] and len(calls) == 1
+    assert launch_parts._kept_weights(ctx, None, c2, (4, 1), 3) == [2]
+    assert launch_parts._kept_weights(ctx, None, c1, (4, 1), -1) == [3]
+    ctx.trace = SimpleNamespace()
+    assert launch_parts._kept_weights(ctx, None, c1, (4, 1), 3) == [4]

@@ -314,6 +314,29 @@ def test_fresh_sectors_counts_the_distinct_sectors_a_sort_finds():
         assert fresh_sectors(wt, sids, sector) == len(want) / 7
 
 
+def test_distinct_units_bitmap_and_hash_agree_with_a_set():
+    """staging._distinct_units counts by a bitmap over the values' range when it is small
+    and by the growing hash table when it is not (values 2**40 apart); both equal a set of
+    ``addr >> shift`` over the chosen instructions' events, and no event chosen counts 0."""
+    import numpy as np
+
+    from cgpredict.memory.staging import _distinct_hashed, _distinct_units
+
+    rng = np.random.default_rng(11)
+    n_inst = 1500
+    per = rng.integers(1, 33, n_inst)
+    starts = np.r_[0, np.cumsum(per)[:-1]].astype(np.int64)
+    for top in (1 << 20, 1 << 45):  # the bitmap's range, then the hash table's
+        addr = rng.integers(0, top, int(per.sum())).astype(np.uint64)
+        addr[::7] = np.uint64(top - 1)  # repeats
+        take = rng.random(n_inst) < 0.4
+        want = {int(addr[t]) >> 5 for i in range(n_inst) if take[i]
+                for t in range(starts[i], starts[i] + per[i])}
+        assert _distinct_units(addr, starts, take, 5) == len(want)
+        assert _distinct_hashed(addr, starts, take, 5) == len(want)
+    assert _distinct_units(addr, starts, np.zeros(n_inst, np.bool_), 5) == 0
+
+
 def test_tiles_of_one_trip_count_share_the_loop_frame():
     # eq. (S2). Oracle: syr2k_tiled.cu's sm_90 SASS along a one-element path
     # (sass_check.staging_path; python validation/sass_counts.py syr2k_tiled --unroll): the

@@ -88,3 +88,35 @@ def test_a_fork_beside_the_warm_up_does_not_deadlock_on_logging():
                          text=True, timeout=60, cwd=ROOT,
                          env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert res.returncode == 0 and res.stdout.strip() == "done", res.stderr[-2000:]
+
+
+NO_BLAS_PROBE = """
+import importlib.util, sys
+from cgpredict import warmup
+if importlib.util.find_spec("scipy") is None:
+    print("no scipy"); raise SystemExit(0)
+with warmup.no_blas_probe():
+    try:
+        import scipy.linalg.cython_blas  # what numba's arraymath asks at import
+        print("imported")
+    except ImportError:
+        print("refused")
+import scipy.linalg.cython_blas  # afterwards as usual
+print("after", "scipy.linalg" in sys.modules)
+with warmup.no_blas_probe():  # already imported: nothing hidden
+    import scipy.linalg
+    print("kept", sys.modules["scipy.linalg"] is scipy.linalg)
+"""
+
+
+def test_the_blas_probe_is_refused_only_while_numba_sets_up():
+    """numba's import-time BLAS check fails at once inside ``no_blas_probe`` (no 0.2-0.35 s
+    import of scipy's linear algebra), scipy.linalg imports as usual after it, and a
+    scipy.linalg already imported is left alone."""
+    res = subprocess.run([sys.executable, "-c", NO_BLAS_PROBE], capture_output=True,
+                         text=True, timeout=120, cwd=ROOT,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert res.returncode == 0, res.stderr[-2000:]
+    out = res.stdout.split()
+    if out != ["no", "scipy"]:
+        assert res.stdout.splitlines() == ["refused", "after True", "kept True"]

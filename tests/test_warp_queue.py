@@ -102,3 +102,26 @@ def test_launch_bound_takes_the_closed_loop_by_hand():
 def dataclasses_replace(obj, **kw):
     import dataclasses
     return dataclasses.replace(obj, **kw)
+
+
+def _list_form_cycles(path, services, warps):
+    """closed_loop_cycles' iteration over lists of servers, as first written: the one-server
+    path must reproduce it to the last bit."""
+    s = [max(float(x), 0.0) for x in services]
+    if warps <= 1 or path <= 0 or not any(s):
+        return float(path)
+    delay = max(path - sum(s), 0.0)
+    queued, cycle = [0.0] * len(s), float(path)
+    for k in range(1, warps + 1):
+        resid = [si * (1.0 + qi) for si, qi in zip(s, queued)]
+        cycle = delay + sum(resid)
+        queued = [k * r / cycle for r in resid]
+    return cycle
+
+
+@pytest.mark.parametrize("path,service", [(100.0, 1.0), (37.3, 12.9), (8.0, 8.0),
+                                          (5.0, 9.5), (1e6, 3.3e3), (0.1, 0.07)])
+def test_one_server_equals_the_list_form_to_the_bit(path, service):
+    for warps in (1, 2, 3, 7, 16, 64):
+        assert closed_loop_cycles(path, [service], warps) == \
+            _list_form_cycles(path, [service], warps)

@@ -224,9 +224,15 @@ def _traced_xy(ctx, row: int) -> tuple[float, float]:
     mapped loop, Y (a 2-D grid) its entries; (0, 0 or 1) without a mapped loop."""
     inner = ctx.d2 if ctx.grid == 2 else ctx.d1
     tr = ctx.trace
+    key = ("traced xy", ctx.grid, tuple(inner) if inner else (), row)
+    got = ctx.lanes_kept.get(key)  # the trace's alone: kept for its next analyses and
+    if got is not None and got[0] is tr:  # shapes (held with the trace: its id not reused)
+        return got[1]
     entries = float(tr.loop_entries[row, inner].sum()) if inner else 0.0
     tx = float(tr.loop_iters[row, inner].sum()) / entries if entries else 0.0
-    return tx, (entries if ctx.grid == 2 else 1.0)
+    xy = (tx, (entries if ctx.grid == 2 else 1.0))
+    ctx.lanes_kept[key] = (tr, xy)
+    return xy
 
 
 def _own_spans(ctx, trips: RegionTrips) -> dict[int, tuple[LaneSpan, tuple[int, int]]]:
@@ -275,11 +281,26 @@ def sm_share_of(ctx, row: int, counts, work: tuple[float, float], blocks: int,
            slots, dev.sm_count)
     got = ctx._parts_kept.get(key)
     if got is None:
-        u = thread_weights(ctx, by_row[lo:hi] if own >= 0 else by_row, counts, txy, own)
+        u = _kept_weights(ctx, by_row[lo:hi] if own >= 0 else by_row, counts, txy, own)
         got = 1.0 if u is None else schedule_share(  # (B4)
             block_work(u, txy, work, ctx.block), dev.sm_count, slots)
         ctx._parts_kept[key] = got
     return got
+
+
+def _kept_weights(ctx, trips: np.ndarray, counts, txy: tuple[int, int], own: int
+                  ) -> np.ndarray | None:
+    """thread_weights, kept for the trace's next analyses (``ctx.lanes_kept``): u(t) reads
+    the launch's counts (launch.LaunchCounts, which the block shapes share), its trip
+    records and the traced grid, not the block shape (GRAMSCHMIDT's advise asked 5,429
+    times for 513 distinct ones). Held with the counts and the trace so that their ids are
+    not reused; the array is shared and must not be changed."""
+    key = ("thread weights", id(ctx.trace), id(counts), own, txy)
+    got = ctx.lanes_kept.get(key)
+    if got is None or got[0] is not counts or got[1] is not ctx.trace:
+        got = ctx.lanes_kept[key] = (counts, ctx.trace,
+                                     thread_weights(ctx, trips, counts, txy, own))
+    return got[2]
 
 
 def thread_weights(ctx, trips: np.ndarray, counts, txy: tuple[int, int], own: int

@@ -105,8 +105,42 @@ def fresh_sectors(wt: WarpTrace, sids: list[int], sector: int) -> float:
 @njit(cache=True, nogil=True)
 def _distinct_units(addr, inst_start, take, shift):  # pragma: no cover - numba
     """How many distinct ``addr >> shift`` the events of the warp instructions ``take``
-    marks hold, in one pass: a hash table that grows with the distinct values (kept at
-    most half full), no per-event mask, copy or sort."""
+    marks hold: a bitmap over their range when it is small (the staged arrays' sectors: one
+    pass for the range, one to mark, each event an L1 access), else ``_distinct_hashed``."""
+    n, n_inst = addr.shape[0], inst_start.shape[0]
+    sh = np.uint64(shift)
+    lo, hi, m = np.uint64(0), np.uint64(0), 0
+    for i in range(n_inst):
+        if not take[i]:
+            continue
+        for t in range(inst_start[i], inst_start[i + 1] if i + 1 < n_inst else n):
+            v = np.uint64(addr[t]) >> sh
+            if m == 0 or v < lo:
+                lo = v
+            if m == 0 or v > hi:
+                hi = v
+            m += 1
+    if m == 0:
+        return 0
+    if hi - lo >= np.uint64(1 << 26):
+        return _distinct_hashed(addr, inst_start, take, shift)
+    seen = np.zeros(np.int64(hi - lo) + 1, np.bool_)
+    d = 0
+    for i in range(n_inst):
+        if not take[i]:
+            continue
+        for t in range(inst_start[i], inst_start[i + 1] if i + 1 < n_inst else n):
+            k = np.int64((np.uint64(addr[t]) >> sh) - lo)
+            if not seen[k]:
+                seen[k] = True
+                d += 1
+    return d
+
+
+@njit(cache=True, nogil=True)
+def _distinct_hashed(addr, inst_start, take, shift):  # pragma: no cover - numba
+    """_distinct_units by a hash table that grows with the distinct values (kept at most
+    half full), no per-event mask, copy or sort: for values spread too wide for a bitmap."""
     n, n_inst = addr.shape[0], inst_start.shape[0]
     keys, used, down = hash_table(512)
     sh = np.uint64(shift)

@@ -122,12 +122,14 @@ def event_waits(works_ms: Sequence[float], device: GPUDevice,
     later, period = loop_call_ms(device)
     h = g = 0.0
     waited = 0.0
-    for i, w in enumerate(works_ms):
-        d = first if i == 0 else later
-        stamp = max(h, g)
-        start = max(h + d, g)
+    step = period - later
+    for i, w in enumerate(works_ms):  # a launch a step: max() as comparisons (tens of
+        d = first if i == 0 else later  # thousands of launches an analysis), same values
+        stamp = g if g > h else h  # max(h, g)
+        hd = h + d
+        start = g if g > hd else hd  # max(h + d, g)
         waited += start - stamp  # eq. (E2): the pair less the work
-        h, g = h + d + (period - later), start + w  # eq. (E3)
+        h, g = hd + step, start + w  # eq. (E3)
     upload = extra if works_ms else 0.0
     return EventWaits(host_ms=max(waited - upload, 0.0), upload_ms=upload)
 

@@ -44,12 +44,25 @@ def closed_loop_cycles(path: float, services: Sequence[float], warps: int) -> fl
     if warps <= 1 or path <= 0 or not any(s):
         return float(path)
     delay = max(path - sum(s), 0.0)
+    if len(s) == 1:  # one server (the common case), the same steps without the lists
+        return _one_server_cycles(delay, s[0], float(path), warps)
     queued = [0.0] * len(s)
     cycle = float(path)
     for k in range(1, warps + 1):
         resid = [si * (1.0 + qi) for si, qi in zip(s, queued)]  # (LTq2)
         cycle = delay + sum(resid)
         queued = [k * r / cycle for r in resid]
+    return cycle
+
+
+def _one_server_cycles(delay: float, service: float, path: float, warps: int) -> float:
+    """closed_loop_cycles' iteration for one server: its value to the last bit (a sum of
+    one term is that term)."""
+    queued, cycle = 0.0, path
+    for k in range(1, warps + 1):
+        resid = service * (1.0 + queued)  # (LTq2)
+        cycle = delay + resid
+        queued = k * resid / cycle
     return cycle
 
 

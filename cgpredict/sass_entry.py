@@ -147,8 +147,8 @@ def _row_steps(fn, labels: set[str]) -> dict[str, int]:
     """Per IR block of ``labels`` (a 2-D thread's inner mapped blocks), its distinct row
     steps (eq. 12t): ``getelementptr`` instructions over a row type (``[W x T]``) whose
     first index is a run-time value and whose base is a pointer offset by a run-time index
-    (or a later index a run-time value), one per (row type, index) pair: a row the thread's inner index
-    selects, combined with another index, a linear form ``j * W + i`` of its own."""
+    (or a later index a run-time value), one per (row type, index) pair: a row the thread's
+    inner index selects, combined with another index, a linear form ``j * W + i``."""
     seen: set[tuple[str, str]] = set()
     out: dict[str, int] = {}
     offset = {ins.result.lstrip("%") for blk in fn.blocks for ins in blk.instrs

@@ -397,6 +397,13 @@ def integer_insts(block_ops) -> float:
     return sum(_foldable(opcode, ty, detail) * k for opcode, ty, detail, k in block_ops)
 
 
+def branch_insts(block_ops) -> float:
+    """Of integer_insts, the branches of one execution of a block's ops: the loop's back
+    edge and exit, which unrolling folds as the induction's control (eq. (AF2))."""
+    return sum(_foldable(opcode, ty, detail) * k for opcode, ty, detail, k in block_ops
+               if opcode in ("br", "switch"))
+
+
 def kernel_entry_insts(grid_dims: int, arrays: int) -> int:
     """PTX instructions a kernel runs once per thread before its loops: per grid dimension
     ``mov`` of %tid, %ctaid and %ntid, a ``mad`` and the bound's ``setp``; one guard branch;

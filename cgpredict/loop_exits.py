@@ -90,3 +90,63 @@ def _data_exit(ir_text: str, function: str, labels: tuple[str, ...]) -> bool:
     fn = mod.functions[function]
     body = loopbody.loop_body(fn, labels, {})
     return has_data_exit(body, leaving_branches(fn, set(labels)))
+
+
+#: value-preserving steps a trip count is formed by from its loaded bound (sext of
+#: ``row_ptr[i + 1]``, a difference of two loaded bounds)
+_COUNT_STEPS = frozenset(("sext", "zext", "trunc", "add", "sub", "select"))
+#: the intrinsics clang forms a trip count with (``max(n, 1)``), as steps of it
+_COUNT_CALLS = ("@llvm.smax.", "@llvm.umax.", "@llvm.smin.", "@llvm.umin.")
+_NAME = re.compile(r"%([\w.$-]+)")
+
+
+def loaded_bound(trace: Trace, loop: int) -> bool:
+    """Whether loop ``loop`` of ``trace`` exits on a trip count loaded before it (eq. (12y)):
+    a leaving branch compares with a value defined outside the loop that comes, through
+    casts and adds (``_COUNT_STEPS``), from a load (CSR's ``k < row_ptr[i + 1]``). nvcc
+    unrolls such a loop as one of a run-time size, whatever its iterations; False for
+    straight-line code and a loop whose function is not in the IR."""
+    if loop < 0:
+        return False
+    h = trace.header
+    lp = h.loops[loop]
+    labels = (lp.header,) + tuple(h.blocks[b].label for b in lp.blocks
+                                  if h.blocks[b].label != lp.header)
+    return _loaded_bound(h.ir_text, lp.function, labels)
+
+
+@functools.lru_cache(maxsize=256)
+def _loaded_bound(ir_text: str, function: str, labels: tuple[str, ...]) -> bool:
+    """loaded_bound of the loop of blocks ``labels`` of ``function``, once per IR text and
+    loop."""
+    mod = ir_module(ir_text)
+    if function not in mod.functions:
+        return False
+    fn = mod.functions[function]
+    inside = set(labels)
+    defs = {ins.result.lstrip("%"): (b.label, ins) for b in fn.blocks for ins in b.instrs
+            if ins.result}
+    todo: list[str] = []
+    for b in fn.blocks:
+        if b.label not in inside:
+            continue
+        for ins in b.instrs:
+            if ins.opcode == "br" and len(_LABEL.findall(ins.text)) > 1:
+                cond = _NAME.findall(ins.text.split(",")[0].split("i1", 1)[-1])
+                for c in cond:
+                    label, cmp = defs.get(c, ("", None))
+                    if cmp is not None and cmp.opcode == "icmp" and label in inside:
+                        todo += _NAME.findall(cmp.text.split("=", 1)[-1].split(", !")[0])
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        label, ins = defs.get(name, ("", None))
+        if ins is None or name in seen or label in inside:
+            continue
+        seen.add(name)
+        if ins.opcode == "load":
+            return True
+        if ins.opcode in _COUNT_STEPS or (
+                ins.opcode == "call" and any(c in ins.text for c in _COUNT_CALLS)):
+            todo += _NAME.findall(ins.text.split("=", 1)[-1].split(", !")[0])
+    return False

@@ -281,11 +281,13 @@ def _chain(body: loopbody.LoopBody, lat: tuple[float, ...], looped: bool, unroll
     return per
 
 
-def affine_share(body: loopbody.LoopBody) -> float:
+def affine_share(body: loopbody.LoopBody, branches: bool | None = None) -> float:
     """The share of ``body``'s integer and branch ops that follow only its induction
     variables and loop invariants (loop control, the addresses of affine accesses): the ones
     an unrolled loop folds into immediate offsets. A value computed from a load (a gathered
-    index, ``hist[data[i] & 255]``) or another recurrence is work every iteration keeps."""
+    index, ``hist[data[i] & 255]``) or another recurrence is work every iteration keeps.
+    ``branches`` True: of the branches only, False: of the other integer ops only (eq.
+    (AF2): a gather's tainted index does not keep a share of the back edge); None: of both."""
     data: list[bool] = []
     n = affine = 0
     for o in body.ops:
@@ -296,6 +298,8 @@ def affine_share(body: loopbody.LoopBody) -> float:
         )
         data.append(tainted)
         if o.klass in _INTEGER and not o.type.startswith(_FP_TYPES):
+            if branches is not None and (o.klass == "br") != branches:
+                continue
             n += 1  # a float fneg (class logic: a sign flip) is no integer instruction
             affine += not tainted
     return affine / n if n else 0.0
@@ -329,24 +333,30 @@ class ThreadBodies:
     graphs: tuple[loopbody.LoopBody, ...] = ()
     looped: tuple[bool, ...] = ()
     loop_ids: tuple[int, ...] = ()  # each body's loop (-1: straight-line code)
-    affine: tuple[float, ...] = ()  # each body's affine_share (0 for straight-line code)
+    affine: tuple[float, ...] = ()  # each body's affine_share, integer ops (0: straight code)
+    affine_branch: tuple[float, ...] = ()  # and branches (eq. (AF2))
     # body_chain of each (body, latencies of its ops, looped, unroll) found so far: a pure
     # function, asked again by every launch of the kernel with the same load latencies
     chains: dict = field(default_factory=dict, compare=False, repr=False)
 
     def unrolled_savings(
-        self, per_thread: Mapping[int, float], integer_of, unroll_of, kept_of=None
+        self, per_thread: Mapping[int, float], integer_of, unroll_of, kept_of=None,
+        branch_of=None,
     ) -> float:
         """Instructions per thread that unrolling folds away: of each loop body's integer
         and branch instructions (``integer_of(block id)`` an execution), the affine share
         (affine_share) bar one in ``unroll_of(loop id)``; for a loop bounded by a run-time
         size (``kept_of(loop id)``: the instructions per iteration the SASS keeps of its
         control and addresses, runtime_trips.RuntimeTrip; None otherwise) the affine share
-        less those. Nothing for straight-line code."""
+        less those. Nothing for straight-line code. ``branch_of(block id)``: of
+        ``integer_of``'s, the branches, which take the body's branch share (eq. (AF2))."""
         saved = 0.0
-        for (_, blocks), share, lid in zip(self.bodies, self.affine, self.loop_ids):
-            if share > 0:
-                affine = share * sum(per_thread.get(b, 0.0) * integer_of(b) for b in blocks)
+        shares = zip(self.affine, self.affine_branch or self.affine)
+        for (_, blocks), (share, br), lid in zip(self.bodies, shares, self.loop_ids):
+            if share > 0 or br > 0:  # eq. (AF2): the branches of integer_of at their share
+                brs = [branch_of(b) if branch_of else 0.0 for b in blocks]
+                affine = sum(per_thread.get(b, 0.0) * (share * (integer_of(b) - n) + br * n)
+                             for b, n in zip(blocks, brs))
                 kept = kept_of(lid) if kept_of is not None else None
                 if kept is None:
                     saved += affine * (1 - 1.0 / unroll_of(lid))
@@ -471,7 +481,9 @@ def thread_bodies(trace: Trace, region: int, grid: int) -> ThreadBodies:
         graphs=tuple(g for g, _, _, _ in graphs),
         looped=tuple(looped for _, _, looped, _ in graphs),
         loop_ids=tuple(lid for _, _, _, lid in graphs),
-        affine=tuple(affine_share(g) if looped else 0.0 for g, _, looped, _ in graphs),
+        affine=tuple(affine_share(g, False) if looped else 0.0 for g, _, looped, _ in graphs),
+        affine_branch=tuple(affine_share(g, True) if looped else 0.0
+                            for g, _, looped, _ in graphs),
     )
 
 

@@ -2,11 +2,9 @@
 iterations a trip and the control and address instructions the trip keeps, derived from the
 traced loop (its accesses, their strides and invariant offsets, its stores).
 
-The sizes are run-time kernel parameters in the measured PolyBench/GPU kernels and in the
-ports, so nvcc cannot unroll such a loop whole: see the section comment below for what the
-sm_90 SASS keeps of a trip (``validation/results/sass-check.md``). ``kernel.launch`` charges
-the trip (``loop_trip_at``) in place of the affine share of the loop's integer and branch
-instructions (``parallelism.ThreadBodies.unrolled_savings``).
+The ports pass sizes as run-time parameters, so nvcc cannot unroll such a loop whole; what
+the sm_90 SASS keeps of a trip: the section comment below. ``kernel.launch`` charges the trip
+(``loop_trip_at``) in place of the loop's affine share (``ThreadBodies.unrolled_savings``).
 """
 
 from __future__ import annotations
@@ -24,7 +22,7 @@ from .compute import (
 from .frontend.tracefile import Trace
 from .instrument import loopbody
 from .loop_counter import counts_down, counts_up_from_constant
-from .loop_exits import data_exit
+from .loop_exits import data_exit, data_tainted, loaded_bound
 from .machine_code import address_geps, offset_root, own_blocks
 from .parallelism import ir_module
 
@@ -451,12 +449,14 @@ def runtime_trip(trace: Trace, loop) -> RuntimeTrip:
         for ins in blk.instrs if ins.opcode == "getelementptr" and ins.result
     }  # fmt: skip
     defs = {ins.result.lstrip("%"): ins for blk in fn.blocks for ins in blk.instrs if ins.result}
-    inv = loopbody.invariant_ops(body.ops)
+    inv, gather = loopbody.invariant_ops(body.ops), data_tainted(body)  # x[col[k]]: no pointer
     moving: dict[tuple, bool] = {}  # per advancing pointer: moves one element
     offsets: dict[tuple, frozenset] = {}  # per advancing pointer: its invariant offsets
     loads: set[int] = set()  # body ops loading at an advancing address
     for o in body.mem_ops:
-        if o.mem_id >= 0 and o.array and any(not inv[g] for g in address_geps(body.ops, o)):
+        at = address_geps(body.ops, o)
+        if o.mem_id >= 0 and o.array and not any(gather[g] for g in at) and any(
+                not inv[g] for g in at):
             key = pointer_key(body, o, geps)
             moving[key] = moving.get(key, False) or access_moves_one_element(body, o, geps)
             offsets[key] = invariant_offsets(body, o, geps, defs)
@@ -491,10 +491,10 @@ def loop_iterations(trace: Trace, loop: int, ratio: float) -> float:
 
 
 def loop_trip_at(trace: Trace, loop: int, ratio: float = 1.0) -> RuntimeTrip | None:
-    """What ptxas makes of loop ``loop`` of ``trace`` when it is bounded by a size, a
-    run-time parameter of the port (more than UNROLL_WHOLE iterations an entry at the work
-    size: runtime_trips.runtime_trip); None for straight-line code, constant-trip loops and
-    loops with a data-dependent exit (loop_exits, eq. (12x): not unrolled)."""
-    if loop < 0 or loop_iterations(trace, loop, ratio) <= UNROLL_WHOLE or data_exit(trace, loop):
+    """runtime_trip of loop ``loop`` bounded by a run-time size (> UNROLL_WHOLE iterations) or
+    a loaded count (eq. (12y)); None: straight code, constant trips, data exits (12x)."""
+    if loop < 0 or data_exit(trace, loop):
+        return None
+    if loop_iterations(trace, loop, ratio) <= UNROLL_WHOLE and not loaded_bound(trace, loop):
         return None
     return runtime_trip(trace, trace.header.loops[loop])

@@ -19,6 +19,13 @@ deriche_hsum, fdtd_k2/k3, gemver_k1: ``validation/sass_check.py``), ptxas emits 
   shared by every array of the row's stride, where the IR forms a row pointer per array
   once per row (1/W per thread in the trace: fdtd_k2's ``ex[i]`` and ``hz[i]``, one ``LEA``
   in the SASS);
+* for a 2-D thread, one more index instruction (``LEA``/``IMAD``) per distinct linear form
+  whose row is the thread's inner (x) index: an access ``B[j][i]`` of ``B = A^T`` (the user
+  transpose) is ``j * W + i`` where the row index above is ``i * W + j``; the IR splits it into
+  a column offset ``B + i`` formed once per row (a row pointer above) and a row step
+  ``getelementptr [W x T], %col, %j`` in the thread's body, whose PTX-level ``mad`` the
+  address fold (``machine_code.folded_address_insts``: one instruction per base) drops:
+  ``row_steps``, eq. (12t);
 * the addresses the outer mapped loop of a 2-D grid completes itself (``u1[i]`` in
   gemver_k1: the IR computes it once per row, every CUDA thread computes its own ``i`` and
   the address with it: an ``IMAD.WIDE`` per thread);
@@ -66,6 +73,8 @@ from .parallelism import ir_module
 CVTA_INSTS = 1
 #: the row index of a 2-D thread (LEA/SHF of i * W), once per thread
 ROW_INDEX_INSTS = 1
+#: a 2-D thread's second linear form, j * W + i (LEA), per distinct row step (eq. 12t)
+ROW_STEP_INSTS = 1
 #: the IADD3 of a mapped index whose C loop starts at a constant other than 0
 START_OFFSET_INSTS = 1
 #: the IMAD.WIDE forming one pointer a sequential loop advances, per entry
@@ -88,6 +97,8 @@ class EntryShape:
     latches: tuple[tuple[int, int], ...] = ()  # (block id, loop-control instructions)
     rows: tuple[tuple[int, int], ...] = ()  # (block id, row pointers): a 2-D thread's rows
     row_addresses: tuple[tuple[int, int], ...] = ()  # (block id, addresses it completes)
+    # (block id, distinct row steps): rows indexed by the inner mapped index (eq. 12t)
+    row_steps: tuple[tuple[int, int], ...] = ()
     start_offsets: int = 0
     bound_offsets: int = 0  # distinct sizes plus or minus a constant the bounds compare with
     # (block ids using them, address computations): the addresses hoisted before the mapped
@@ -129,6 +140,39 @@ def _row_geps(fn, labels: set[str]) -> dict[str, tuple[int, int]]:
             addrs += bool(used & {"load", "store"})
             rows += bool(used) and used <= {"getelementptr"}
         out[blk.label] = (rows, addrs)
+    return out
+
+
+def _row_steps(fn, labels: set[str]) -> dict[str, int]:
+    """Per IR block of ``labels`` (a 2-D thread's inner mapped blocks), its distinct row
+    steps (eq. 12t): ``getelementptr`` instructions over a row type (``[W x T]``) whose
+    first index is a run-time value and whose base is a pointer offset by a run-time index
+    (or a later index a run-time value), one per (row type, index) pair: a row the thread's
+    inner index selects, combined with another index, a linear form ``j * W + i``."""
+    seen: set[tuple[str, str]] = set()
+    out: dict[str, int] = {}
+    offset = {ins.result.lstrip("%") for blk in fn.blocks for ins in blk.instrs
+              if ins.opcode == "getelementptr" and ins.result
+              and any(i.split()[-1].startswith("%") for i in _gep_key(ins, set())[1])}
+    for blk in fn.blocks:
+        if blk.label not in labels:
+            continue
+        for ins in blk.instrs:
+            if ins.opcode != "getelementptr" or not ins.result:
+                continue
+            ty, idx = _gep_key(ins, set())[:2]
+            ops = ins.text.split("=", 1)[-1].split(", !")[0].split(",")
+            base = ops[1].split()[-1] if len(ops) > 1 else ""
+            moving = [i.split()[-1].startswith("%") for i in idx]
+            # a row the inner index selects, combined with another run-time index: a base
+            # offset by one (the column B + i) or a later index (a row pointer's own
+            # IMAD.WIDE, syr2k's B[j] before its k loop, is no second form)
+            if ty.startswith("[") and moving[:1] == [True] and (
+                    base.lstrip("%") in offset or any(moving[1:])):
+                key = (ty, idx[0].split()[-1])
+                if key not in seen:
+                    seen.add(key)
+                    out[blk.label] = out.get(blk.label, 0) + 1
     return out
 
 
@@ -246,12 +290,18 @@ def entry_shape(trace: Trace, grid: int, mapped: list[int]) -> EntryShape:
     inside = {h.blocks[b].label: b for lp in chain for b in lp.blocks
               if h.blocks[b].function == chain[0].function} if chain else {}
     outer_loops = [lp for lp in chain if lp.id not in mapped]
+    ids = {lp.id for lp in chain}
+    own = inner - {b for lp in h.loops if lp.id not in ids for b in lp.blocks}
+    steps = _row_steps(fn, {h.blocks[b].label for b in own}) if fn is not None and grid >= 2 \
+        else {}
     return EntryShape(
         grid=grid,
         arrays=region_arrays(trace, chain),
         latches=tuple((b, n) for b, n in latches if n),
         rows=tuple((b, r) for b, r, _ in found if r),
         row_addresses=tuple((b, a) for b, _, a in found if a),
+        row_steps=tuple((b, steps[h.blocks[b].label]) for b in sorted(own)
+                        if steps.get(h.blocks[b].label)),
         start_offsets=sum(_starts_off_zero(trace, lp) for lp in chain),
         bound_offsets=len(frozenset().union(*(_bound_offsets(trace, lp) for lp in chain))),
         hoisted=hoisted_addresses(fn, inside) if fn is not None else (),
@@ -266,14 +316,17 @@ def entry_delta(shape: EntryShape, per_thread) -> float:
     (module docstring): no cvta per array and no mapped loop control (``per_thread``: block
     executions per thread), a 2-D thread's row index and the addresses of its row once per
     thread (the trace's row pointers out), the addresses hoisted before the mapped loops
-    (eq. 12h), an add per offset start and a uniform add per bound that is a size plus or
-    minus a constant."""
+    (eq. 12h), a 2-D thread's row steps (eq. 12t), an add per offset start and a uniform add
+    per bound that is a size plus or minus a constant."""
     control = sum(per_thread.get(b, 0.0) * n for b, n in shape.latches)
     rows = sum(per_thread.get(b, 0.0) * n for b, n in shape.rows)
     row = ROW_INDEX_INSTS - rows if shape.rows else 0.0
     addrs = sum(max(1.0 - per_thread.get(b, 0.0), 0.0) * n for b, n in shape.row_addresses)
+    steps = sum(ROW_STEP_INSTS * min(per_thread.get(b, 0.0), 1.0) * n  # (12t)
+                for b, n in shape.row_steps)
+    hoisted = hoisted_address_insts(shape.hoisted, thread_shares(shape, per_thread))
     return float(
-        row + addrs + hoisted_address_insts(shape.hoisted, thread_shares(shape, per_thread))
+        row + addrs + steps + hoisted
         + START_OFFSET_INSTS * shape.start_offsets
         + BOUND_OFFSET_INSTS * shape.bound_offsets - CVTA_INSTS * shape.arrays
         - control

@@ -156,3 +156,64 @@ def test_traced_loop_unroll(tmp_path: Path, counted: bool) -> None:
         else:
             assert loop_unroll_at(tr, lp.id) == 1
             assert loop_trip_at(tr, lp.id) is None
+
+
+# CSR's row loop: k from rowptr[r] to rowptr[r + 1], both loaded before it, and the gather
+# x[col[k]]; a loop bounded by its argument n for contrast
+CSR = """\
+define void @csr(ptr %rowptr, ptr %col, ptr %val, ptr %x, i64 %r, i32 %n) {
+entry:
+  %pr = getelementptr inbounds i32, ptr %rowptr, i64 %r
+  %lo = load i32, ptr %pr
+  %r1 = add nsw i64 %r, 1
+  %pr1 = getelementptr inbounds i32, ptr %rowptr, i64 %r1
+  %hi = load i32, ptr %pr1
+  %lo64 = sext i32 %lo to i64
+  %trip = sext i32 %hi to i64
+  br label %loop
+loop:
+  %k = phi i64 [ %lo64, %entry ], [ %k.next, %loop ]
+  %s = phi float [ 0.000000e+00, %entry ], [ %s.next, %loop ]
+  %pv = getelementptr inbounds float, ptr %val, i64 %k
+  %v = load float, ptr %pv
+  %pc = getelementptr inbounds i32, ptr %col, i64 %k
+  %c = load i32, ptr %pc
+  %c64 = sext i32 %c to i64
+  %px = getelementptr inbounds float, ptr %x, i64 %c64
+  %xv = load float, ptr %px
+  %s.next = call float @llvm.fmuladd.f32(float %v, float %xv, float %s)
+  %k.next = add nsw i64 %k, 1
+  %done = icmp eq i64 %k.next, %trip
+  br i1 %done, label %exit, label %loop
+exit:
+  ret void
+}
+
+define void @sized(ptr %a, i32 %n) {
+entry:
+  %m = add nsw i32 %n, -1
+  br label %loop
+loop:
+  %j = phi i32 [ 0, %entry ], [ %j.next, %loop ]
+  %p = getelementptr inbounds float, ptr %a, i32 %j
+  store float 0.000000e+00, ptr %p
+  %j.next = add nuw nsw i32 %j, 1
+  %c = icmp slt i32 %j.next, %m
+  br i1 %c, label %loop, label %exit
+exit:
+  ret void
+}
+
+declare float @llvm.fmuladd.f32(float, float, float)
+"""
+
+
+def test_a_trip_count_loaded_before_the_loop_is_a_loaded_bound() -> None:
+    """Eq. (12y): CSR's exit compares k with sext(rowptr[r + 1]), a load before the loop;
+    a loop bounded by n - 1 (an argument) has no loaded bound, and its exit no data exit."""
+    from cgpredict.loop_exits import _loaded_bound
+
+    assert _loaded_bound(CSR, "csr", ("loop",))
+    assert not _loaded_bound(CSR, "sized", ("loop",))
+    fn = parse_module(CSR).functions["csr"]
+    assert not has_data_exit(loopbody.loop_body(fn, ["loop"], {}), leaving_branches(fn, {"loop"}))

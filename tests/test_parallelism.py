@@ -539,3 +539,34 @@ def test_a_trips_dram_loads_in_flight_return_a_gap_apart():
     serial = _chain_of(body, ops_lat, True, 4, in_flight=False, op_lat=lat, dram=dram)
     assert serial == pytest.approx(689.1)  # one load at a time: nothing queues
     assert _chain_of(body, ops_lat, False, 4, op_lat=lat, dram=dram) == pytest.approx(689.1)
+
+
+def test_a_gather_keeps_its_index_not_a_share_of_the_back_edge() -> None:
+    """Eq. (AF2) on CSR's loop by hand: integer ops (gep, cast, iadd, icmp) 6, of them the
+    gather's sext and gep tainted by the load of col[k]: 4/6 affine; the one branch follows
+    the counter only: 1/1; one share over both (7 ops) gave 5/7 to either."""
+    from cgpredict.instrument import loopbody
+    from cgpredict.instrument.irtext import parse_module
+    from test_loop_exits import CSR
+
+    from cgpredict.parallelism import affine_share
+
+    fn = parse_module(CSR).functions["csr"]
+    body = loopbody.loop_body(fn, ["loop"], {})
+    assert affine_share(body, False) == pytest.approx(4 / 6)
+    assert affine_share(body, True) == 1.0
+    assert affine_share(body) == pytest.approx(5 / 7)
+
+
+def test_the_fold_takes_integer_ops_and_branches_at_their_own_shares() -> None:
+    """Eq. (AF2) by hand: a loop body run 10 times a thread, 6 integer and branch
+    instructions an execution of which 1 branch, shares 1/2 (integer) and 1 (branch),
+    unrolled 4 times: (0.5 x 5 + 1 x 1) x 10 x (1 - 1/4) = 26.25 folded; without the
+    branches named, every instruction at the integer share: 0.5 x 6 x 10 x 3/4 = 22.5."""
+    from cgpredict.parallelism import ThreadBodies
+
+    tb = ThreadBodies(bodies=((None, (0,)),), loop_ids=(1,), affine=(0.5,),
+                      affine_branch=(1.0,))
+    saved = tb.unrolled_savings({0: 10.0}, lambda b: 6.0, lambda lid: 4, None, lambda b: 1.0)
+    assert saved == pytest.approx(26.25)
+    assert tb.unrolled_savings({0: 10.0}, lambda b: 6.0, lambda lid: 4) == pytest.approx(22.5)

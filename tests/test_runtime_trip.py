@@ -431,6 +431,37 @@ def test_the_trip_of_a_loop_of_our_own(tmp_path: Path, src: str, want: RuntimeTr
     assert unroll == want.depth
 
 
+# CSR's row loop: 8 entries a row (at most 32 iterations an entry, so a loop of a constant
+# trip would be unrolled whole), its bound loaded before it (eq. (12y)): a run-time trip, 16
+# deep (val[k] and col[k] move one element); x[col[k]] is a gather, no pointer: 2 pointers
+CSR = """\
+#define NR 64
+#define NNZ 8
+#pragma cgp trace NR=64
+static int rowptr[NR + 1], col[NR * NNZ];
+static float val[NR * NNZ], x[NR], y[NR];
+int main(void) {
+  for (int r = 0; r <= NR; r++) rowptr[r] = r * NNZ;
+  for (int k = 0; k < NR * NNZ; k++) { col[k] = (k * 7) % NR; val[k] = k; }
+  for (int c = 0; c < NR; c++) x[c] = c;
+#pragma cgp kernel spmv grid=1
+  for (int r = 0; r < NR; r++) {
+    float s = 0.0f;
+    for (int k = rowptr[r]; k < rowptr[r + 1]; k++) s += val[k] * x[col[k]];
+    y[r] = s;
+  }
+  return y[3] != 12345.0f ? 0 : 1;
+}
+"""
+
+
+def test_a_loop_bounded_by_a_loaded_count_is_a_runtime_trip_without_its_gather(
+        tmp_path: Path) -> None:
+    trip, unroll = _trip(tmp_path, CSR)
+    assert trip == RuntimeTrip(depth=16, pointers=2, strided=0, stores=0)
+    assert unroll == 16
+
+
 @pytest.mark.parametrize("port", ["plain", "restrict"])
 def test_an_arrays_own_base_is_no_offset_in_either_port(tmp_path: Path, port: str) -> None:
     """The plain port reaches each array through an opaque pointer (an inline asm), the

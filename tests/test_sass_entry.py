@@ -165,6 +165,62 @@ def test_a_2d_thread_forms_its_row_index_once(tmp_path: Path) -> None:
     assert entry_delta(e, per_thread) == pytest.approx(-3 - 3 / 64)
 
 
+# 2-D transpose, the user kernel's shape: B[j][i] = A[i][j]. sm_90 SASS of
+# validation/cuda/user/transpose.cu: IMAD x2, ISETP + ISETP.OR, LEA i * W + j (A's index),
+# IMAD.WIDE, LEA j * W + i (B's: its row is the inner index j), IMAD.WIDE: 8 integer. The IR
+# forms A[i] and the column B + i once per row (2 row pointers, 2/64 a thread) and steps B's
+# row by j in the body (gep [64 x float], %col, %j): one row step (eq. 12t). Entry delta by
+# hand: row index 1 - 2/64, row step + 1, cvta -2, the two mapped loops' add and icmp
+# -(2 + 2/64): -2 - 4/64.
+TRANSPOSE = """\
+#define N 64
+#pragma cgp trace N=64
+static float A[N][N], B[N][N];
+int main(void) {
+  for (int i = 0; i < N; i++) for (int j = 0; j < N; j++) A[i][j] = i - j;
+#pragma cgp kernel transpose grid=2
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++) B[j][i] = A[i][j];
+  return B[3][3] != 12345.0f ? 0 : 1;
+}
+"""
+
+
+MATMUL = """\
+#define N 64
+#pragma cgp trace N=64
+static float A[N][N], B[N][N], C[N][N];
+int main(void) {
+  for (int i = 0; i < N; i++) for (int j = 0; j < N; j++) { A[i][j] = i - j; B[i][j] = i; }
+#pragma cgp kernel mm grid=2
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++)
+      for (int k = 0; k < N; k++) C[i][j] += A[i][k] * B[k][j];
+  return C[3][3] != 12345.0f ? 0 : 1;
+}
+"""
+
+
+def test_a_2d_thread_forms_a_second_linear_index_for_a_row_of_its_inner_index(
+        tmp_path: Path) -> None:
+    shape, per_thread, _ = _traced(tmp_path, TRANSPOSE, 2)
+    e = shape.entry
+    assert sum(n for _, n in e.row_steps) == 1
+    assert all(per_thread[b] == pytest.approx(1.0) for b, _ in e.row_steps)
+    assert entry_delta(e, per_thread) == pytest.approx(-2 - 4 / 64)
+
+
+def test_rows_of_the_outer_index_or_a_sequential_loop_are_no_row_steps(tmp_path: Path) -> None:
+    """D[i][j] (the row pointer D[i] formed per row: the row index) has none, nor has a
+    sequential loop's B[k][j] (a pointer the k loop advances: machine_code.loop_pointers),
+    nor the row B[j] a thread forms before its k loop (SYR2K's shape: one IMAD.WIDE of j
+    into B's base, that loop's pointer)."""
+    assert _traced(tmp_path, REDUCE, 2)[0].entry.row_steps == ()
+    assert _traced(tmp_path, MATMUL, 2)[0].entry.row_steps == ()
+    syr = MATMUL.replace("C[i][j] += A[i][k] * B[k][j]", "C[i][j] += A[i][k] * B[j][k]")
+    assert _traced(tmp_path, syr, 2)[0].entry.row_steps == ()
+
+
 def test_a_loop_forms_each_pointer_it_advances_at_each_entry(tmp_path: Path) -> None:
     shape, per_thread, entries = _traced(tmp_path, ROWSUM, 1)
     assert [n for _, n in shape.loop_pointers] == [loop_pointer_insts(2)] == [2]

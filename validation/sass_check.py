@@ -25,8 +25,9 @@ models (``--port plain|restrict``), per kernel:
   division and sqrt, expf, integer division) is split as its sm_90 fast path is
   (``sass_model.EXPANSION_CLASSES``, ``sass_ops.py --check-classes``). The
   model's unrolling fold is subtracted as the model does it (``kernel.launch``: ``folded``,
-  ``ThreadBodies.unrolled_savings``): of each innermost loop of the thread, the affine share
-  (``parallelism.affine_share``) of its integer and branch instructions
+  ``ThreadBodies.unrolled_savings``): of each innermost loop of the thread, the affine shares
+  (``parallelism.affine_share``, of its integer ops and of its branches apart, eq. (AF2)) of
+  its integer and branch instructions
   (``compute.integer_insts``) is counted once per unrolled trip
   (``kernel.launch_loops.loop_unroll_at``), or, in a loop bounded by a run-time size, replaced
   by what ptxas's trip keeps (``runtime_trips.loop_trip_at``, ``runtime_trips.RuntimeTrip``:

@@ -121,7 +121,7 @@ def folded_classes(h, bodies, per_thread: dict[int, float], unroll_of, trip_of=N
     a run-time size (``trip_of(loop id)``: runtime_trips.loop_trip_at, None otherwise), the
     instructions of that class its SASS trip keeps. ``per_thread``: executions of each
     block id per thread."""
-    from cgpredict.compute import integer_insts
+    from cgpredict.compute import branch_insts, integer_insts
 
     def kept(cls: str):
         def of(lid: int) -> float | None:
@@ -135,9 +135,12 @@ def folded_classes(h, bodies, per_thread: dict[int, float], unroll_of, trip_of=N
         def of(b: int, cls: str = cls) -> float:
             return sum(integer_insts([op]) * class_share(*op[:3], cls) for op in h.blocks[b].ops)
 
-        out[cls] = bodies.unrolled_savings(per_thread, of, unroll_of, kept(cls))
+        # the branch class is all branches, the others none (eq. (AF2): own shares)
+        out[cls] = bodies.unrolled_savings(per_thread, of, unroll_of, kept(cls),
+                                           of if cls == "branch" else None)
     whole = bodies.unrolled_savings(
-        per_thread, lambda b: integer_insts(h.blocks[b].ops), unroll_of, kept("all")
+        per_thread, lambda b: integer_insts(h.blocks[b].ops), unroll_of, kept("all"),
+        lambda b: branch_insts(h.blocks[b].ops),
     )
     assert abs(sum(out.values()) - whole) <= 1e-9 * max(1.0, abs(whole)), (out, whole)
     return out

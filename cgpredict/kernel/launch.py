@@ -22,7 +22,7 @@ import numpy as np
 
 from ..atomics import AtomicSite, PortShape, as_atomics, port_costs, site_sids, with_shared
 from ..block import Block
-from ..compute import ComputeCounts, compute_counts, integer_insts
+from ..compute import ComputeCounts, branch_insts, compute_counts, integer_insts
 from ..convoy import convoy_step, convoy_warps
 from ..devices import GPUDevice
 from ..energy import predict_energy
@@ -310,7 +310,8 @@ class LaunchContext:
                 extents=self.extents(row),
                 comp=self.instructions(per_thread),
                 folded=self.bodies.unrolled_savings(
-                    per_thread, lambda b: integer_insts(ops[b].ops), self.unroll, self.kept),
+                    per_thread, lambda b: integer_insts(ops[b].ops), self.unroll, self.kept,
+                    lambda b: branch_insts(ops[b].ops)),
                 par=self.bodies.parallelism(per_thread, plain_order(self.trace, self.staged)),
             )
         return got

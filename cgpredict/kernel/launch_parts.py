@@ -19,7 +19,7 @@ from typing import TypeVar
 import numpy as np
 
 from ..block_schedule import block_work, schedule_share, thread_trips
-from ..compute import integer_insts, kernel_entry_insts
+from ..compute import branch_insts, integer_insts, kernel_entry_insts
 from ..frontend.tracefile_format import TRIP_DTYPE
 from ..lane_scale import hurst_exponents, lane_spacing, scale_factors
 from ..lane_trips import (
@@ -139,7 +139,8 @@ def lane_counts(ctx, row: int, counts) -> tuple[object, float]:
     ops = ctx.trace.header.blocks
     warp = per_warp(counts.per_thread, ctx.trace.header.loops, factors)
     folded = ctx.bodies.unrolled_savings(
-        warp, lambda b: integer_insts(ops[b].ops), ctx.unroll, ctx.kept)
+        warp, lambda b: integer_insts(ops[b].ops), ctx.unroll, ctx.kept,
+        lambda b: branch_insts(ops[b].ops))
     return ctx.instructions(warp), folded
 
 

@@ -112,7 +112,7 @@ class GPUDevice:
     # each wave of blocks lasts at least this, eq. (LW) (models/loaded_wave.py); 0: none,
     # the DRAM bound then charges one unloaded round trip a wave
     dram_loaded_latency_cycles: float = 0.0
-    # the same life when the launch's stores stay in the L2 (launched once, its written
+    # the same life when the launch's stores stay in the L2 (the program's one launch, its written
     # bytes within l2_persist_bytes: the DRAM takes its reads alone), eq. (LWl)
     # (models/loaded_wave.py); 0: dram_loaded_latency_cycles always
     dram_light_life_cycles: float = 0.0

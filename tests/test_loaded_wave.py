@@ -79,16 +79,17 @@ def test_dram_bound_is_the_larger_of_bytes_and_loaded_waves():
 
 
 def _stencil(blocks: int, written: float, launches: int = 1) -> KernelProfile:
-    """A one-pass warp that loads one DRAM line and writes back ``written`` sectors."""
-    p = dataclasses.replace(_one_pass(blocks), launches=launches)
+    """A one-pass warp that loads one DRAM line and writes back ``written`` sectors, in a
+    program of ``launches`` launches."""
+    p = dataclasses.replace(_one_pass(blocks), program_launches=launches)
     return dataclasses.replace(p, stores=dataclasses.replace(p.stores,
                                                              write_back_trans=written))
 
 
 def test_light_life_when_the_stores_stay_in_the_l2():
     """Eq. (LWl) by hand: 2048^2 floats stored (16.8 MB, 4 sectors a warp of 131072 warps)
-    fit one 25 MB partition: the light life; 4096^2 (67 MB) does not, nor a kernel launched
-    twice, nor one without stores (the DRAM's load not measured there): the loaded life."""
+    fit one 25 MB partition: the light life; 4096^2 (67 MB) does not, nor a program of two
+    launches, nor one without stores (the DRAM's load not measured there): the loaded life."""
     from cgpredict.models.loaded_wave import loaded_life_cycles, stores_stay_in_l2
     dev = load_device("h100")
     assert dev.persist_bytes == 26214400 and dev.dram_light_life_cycles == 1288.0

@@ -22,14 +22,14 @@ not set by its bytes (the same at 2048² and 4096², though 4096² writes ten ti
 bytes). ``dram_loaded_latency_cycles`` = 0 (every device but the H100) keeps the round trip.
 
 ``L*`` is the life while the DRAM also takes the launch's write-backs. A launch whose
-stores stay in the L2 (launched once, its written bytes within one L2 partition,
+stores stay in the L2 (the program's only launch, its written bytes within one L2 partition,
 ``l2_persist_bytes``) leaves the DRAM its reads alone, and its warps live the shorter
 ``dram_light_life_cycles`` in SM cycles (eq. (LWl)): Nsight Compute writes 1.6-2.6 MB to
 DRAM of the 16.8 MB that sfu_heavy (2^22) and 2DCONV 2048^2 store, and their lives are SM
 cycles (their time scales with the SM clock), where the 4096^2 stencils' write-backs make
 theirs nanoseconds of a loaded DRAM:
 
-    life = dram_light_life_cycles  if the launch stores, once, <= l2_persist_bytes    (LWl)
+    life = dram_light_life_cycles  if the program's one launch stores <= l2_persist_bytes (LWl)
            dram_loaded_latency_cycles otherwise
 """
 
@@ -45,11 +45,12 @@ __all__ = ["loaded_life_cycles", "loaded_wave_cycles", "stores_stay_in_l2"]
 
 
 def stores_stay_in_l2(profile: KernelProfile, device: GPUDevice) -> bool:
-    """Whether one launch's write-backs stay in the L2 past it, eq. (LWl): the kernel is
-    launched once and stores, and its written sectors (every warp's) fit one L2 partition
-    (``l2_persist_bytes``), so none is evicted to DRAM while it runs."""
+    """Whether one launch's write-backs stay in the L2 past it, eq. (LWl): it is the
+    program's only launch (no earlier one left dirty lines to evict) and stores, and its
+    written sectors (every warp's) fit one L2 partition (``l2_persist_bytes``), so none is
+    evicted to DRAM while it runs."""
     written = profile.stores.write_back_trans
-    if profile.launches != 1 or written <= 0:
+    if profile.program_launches != 1 or written <= 0:
         return False
     warps = profile.blocks * math.ceil(profile.threads_per_block / max(device.warp_size, 1))
     return warps * written * device.l2_sector_bytes <= device.persist_bytes

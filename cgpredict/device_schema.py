@@ -115,6 +115,10 @@ class GPUDevice:
     # each wave of blocks lasts at least this, eq. (LW) (models/loaded_wave.py); 0: none,
     # the DRAM bound then charges one unloaded round trip a wave
     dram_loaded_latency_cycles: float = 0.0
+    # the same life when the launch's stores stay in the L2 (the program's one launch, its written
+    # bytes within l2_persist_bytes: the DRAM takes its reads alone), eq. (LWl)
+    # (models/loaded_wave.py); 0: dram_loaded_latency_cycles always
+    dram_light_life_cycles: float = 0.0
     # cycles an SM's memory path is busy per L2 transaction of a warp *store* (stores are
     # not waited for: they cost issue and path occupancy, not a latency; a partly written
     # sector costs twice, read-modify-write); None: dd_l2_cycles
@@ -386,6 +390,7 @@ FIELD_SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
         "l2_request_cycles": ("float", False),
         "dram_latency_cv": ("float", False),
         "dram_loaded_latency_cycles": ("float", False),
+        "dram_light_life_cycles": ("float", False),
         "dd_store_cycles": ("float", False),
         "l1_store_line_cycles": ("float", False),
         "launch_sync_us": ("float", False),

@@ -251,7 +251,8 @@ def _chain(body: loopbody.LoopBody, lat: tuple[float, ...], looped: bool, unroll
     """body_chain from the latency of each op of ``body`` (``_latencies``); without
     ``in_flight`` a loop's iterations share no load's wait: each waits its memory periods one
     after another (_memory_periods), the serial reference of eq. (22m), never below the chain
-    itself (straight-line code and a loop without loads keep theirs: nothing in flight).
+    itself (a loop without loads keeps its own: nothing in flight); straight-line code of
+    two loads or more waits each load alone, one after another (eq. (22t)).
     A loop's trip of ``unroll`` iterations then takes at least ``op_lat``'s loop trip (eq. (LT)):
     per iteration max(loop_trip / unroll, chain + loop_branch / unroll). ``dram``: each op's
     (DRAM share, DRAM sectors a warp instruction) (memory.inflight.chain_dram_sectors); a
@@ -262,6 +263,9 @@ def _chain(body: loopbody.LoopBody, lat: tuple[float, ...], looped: bool, unroll
     loads = sum(o.klass == "load" for o in body.ops)
     overlap = max(min(unroll, LOADS_IN_FLIGHT // max(loads, 1)), 1) if looped else 1
     serial = _memory_periods(body, lat, ordered) if not in_flight and looped and loads else 0.0
+    if not in_flight and not looped and loads > 1:  # (22t): straight-line code, run once
+        waits = [lat[o.index] for o in body.ops if o.klass == "load"]
+        serial = max(within, sum(waits))  # its loads one after another, never below its chain
     if any(o.klass in SLOW_PATH_CLASSES for o in body.ops):
         overlap = 1  # each unrolled copy waits behind the previous one's slow-path test
     rec = memory_recurrence(body, lat, ordered) if looped else 0.0

@@ -286,6 +286,9 @@ class KernelProfile:
     # the thread's phases (PhaseCosts), when its mapped loop holds two loops or more one
     # after another: eq. (PH) sums their bounds (models/bounds.py); () for one
     phases: tuple[PhaseCosts, ...] = ()
+    # the launches of the whole program (every kernel's, in the trace): a program of one
+    # launch leaves its stores in the L2 when they fit, eq. (LWl) (models/loaded_wave.py)
+    program_launches: int = 1
 
     def loads_only(self) -> KernelProfile:
         """This profile with its stores taken out of the memory patterns: what a warp waits

@@ -76,3 +76,37 @@ def test_dram_bound_is_the_larger_of_bytes_and_loaded_waves():
     ob = launch_bounds(p, off, geo)
     assert ob.dram_wave_cycles == pytest.approx(5 * 685.1)
     assert math.isclose(ob.dram_cycles, stream + 5 * 685.1, rel_tol=1e-9)
+
+
+def _stencil(blocks: int, written: float, launches: int = 1) -> KernelProfile:
+    """A one-pass warp that loads one DRAM line and writes back ``written`` sectors, in a
+    program of ``launches`` launches."""
+    p = dataclasses.replace(_one_pass(blocks), program_launches=launches)
+    return dataclasses.replace(p, stores=dataclasses.replace(p.stores,
+                                                             write_back_trans=written))
+
+
+def test_light_life_when_the_stores_stay_in_the_l2():
+    """Eq. (LWl) by hand: 2048^2 floats stored (16.8 MB, 4 sectors a warp of 131072 warps)
+    fit one 25 MB partition: the light life; 4096^2 (67 MB) does not, nor a program of two
+    launches, nor one without stores (the DRAM's load not measured there): the loaded life."""
+    from cgpredict.models.loaded_wave import loaded_life_cycles, stores_stay_in_l2
+    dev = load_device("h100")
+    assert dev.persist_bytes == 26214400 and dev.dram_light_life_cycles == 1288.0
+    small = _stencil(16384, 4.0)  # 16384 blocks x 8 warps x 4 sectors x 32 B = 16.8 MB
+    assert 16384 * 8 * 4 * 32 == 16777216 <= dev.persist_bytes
+    assert stores_stay_in_l2(small, dev)
+    assert loaded_life_cycles(small, dev) == 1288.0
+    tail = retire_cycles(small, dev)
+    assert loaded_wave_cycles(small, dev, 15.515, 1.0) == pytest.approx(16 * 1288.0 + 15 * tail)
+    big = _stencil(65536, 4.0)  # 4096^2: 67.1 MB written, past the partition
+    assert not stores_stay_in_l2(big, dev)
+    assert loaded_life_cycles(big, dev) == 1732.0
+    edge = _stencil(25600, 4.0)  # exactly 26214400 B: still held
+    assert stores_stay_in_l2(edge, dev) and not stores_stay_in_l2(_stencil(25601, 4.0), dev)
+    assert not stores_stay_in_l2(_stencil(16384, 4.0, launches=2), dev)
+    assert not stores_stay_in_l2(_stencil(16384, 0.0), dev)
+    off = dataclasses.replace(dev, dram_light_life_cycles=0.0)
+    assert loaded_life_cycles(small, off) == 1732.0
+    never_longer = dataclasses.replace(dev, dram_light_life_cycles=2000.0)
+    assert loaded_life_cycles(small, never_longer) == 1732.0

@@ -570,3 +570,17 @@ def test_the_fold_takes_integer_ops_and_branches_at_their_own_shares() -> None:
     saved = tb.unrolled_savings({0: 10.0}, lambda b: 6.0, lambda lid: 4, None, lambda b: 1.0)
     assert saved == pytest.approx(26.25)
     assert tb.unrolled_savings({0: 10.0}, lambda b: 6.0, lambda lid: 4) == pytest.approx(22.5)
+def test_straight_line_loads_wait_one_after_another_in_the_serial_reference():
+    """(22t) by hand: three independent loads (100 cycles each) summed by two fadds (4 each),
+    run once: the chain is 100 + 4 + 4 = 108; one load at a time the thread waits 300, so it
+    keeps 300 / 108 of its memory periods in flight. Two chained loads (a pointer chase, 200)
+    wait the same either way: ratio 1; one load keeps its chain (the test above)."""
+    three = _body(("load", ()), ("load", ()), ("load", ()), ("fadd", (0, 1)), ("fadd", (3, 2)))
+    chase = _body(("load", ()), ("load", (0,)), ("fadd", (1,)))
+
+    def both(body):
+        return (body_chain(body, lambda sid: 100.0, 4.0, 1.0, looped=False, in_flight=False),
+                body_chain(body, lambda sid: 100.0, 4.0, 1.0, looped=False))
+
+    assert both(three) == pytest.approx((300.0, 108.0))
+    assert both(chase) == pytest.approx((204.0, 204.0))

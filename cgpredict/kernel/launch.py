@@ -248,6 +248,7 @@ class LaunchContext:
             loads_in_flight=paths.loads_in_flight,
             hoisted_load_cycles=paths.hoisted,
             sm_share=sm_share_of(self, row, counts, (gx, gy), blocks, shared.bytes_per_block),
+            program_launches=len(self.trace.launches),  # (LWl)
             phases=kept_part(self._parts_kept, "phases", mem, mem_counts(h, mem, per_thread),
                              lambda: launch_phases(self, per_thread, mem, skip,
                                                    bytes_per_access)),  # (PH)

@@ -30,17 +30,8 @@ from .instrument import loopbody
 from .instrument.irtext import Module, parse_module
 from .issue_blocks import ordered_far
 
-__all__ = [
-    "LOADS_IN_FLIGHT",
-    "affine_share",
-    "Parallelism",
-    "ThreadBodies",
-    "body_chain",
-    "body_parallelism",
-    "plain_order",
-    "memory_recurrence",
-    "thread_bodies",
-]
+__all__ = ["LOADS_IN_FLIGHT", "affine_share", "Parallelism", "ThreadBodies", "body_chain",
+           "body_parallelism", "plain_order", "memory_recurrence", "thread_bodies"]
 
 #: loads one thread keeps in flight in a loop whose loads do not wait for a loop-carried
 #: value: nvcc unrolls a loop of known trip count and hoists the loads of the unrolled
@@ -53,7 +44,6 @@ _INTEGER = frozenset({"iadd", "imul", "logic", "icmp", "select", "gep", "cast", 
 _FP_TYPES = ("float", "double", "half")
 #: classes that are not instructions of the thread (control flow, SSA joins)
 _NO_LATENCY = frozenset({"phi", "br", "ret", "store"})
-
 _NOT_INSTRUCTIONS = frozenset({"phi", "br", "ret"})
 
 
@@ -263,9 +253,8 @@ def _chain(body: loopbody.LoopBody, lat: tuple[float, ...], looped: bool, unroll
     loads = sum(o.klass == "load" for o in body.ops)
     overlap = max(min(unroll, LOADS_IN_FLIGHT // max(loads, 1)), 1) if looped else 1
     serial = _memory_periods(body, lat, ordered) if not in_flight and looped and loads else 0.0
-    if not in_flight and not looped and loads > 1:  # (22t): straight-line code, run once
-        waits = [lat[o.index] for o in body.ops if o.klass == "load"]
-        serial = max(within, sum(waits))  # its loads one after another, never below its chain
+    if not in_flight and not looped and loads > 1:  # (22t): straight-line loads one by one
+        serial = max(within, sum(lat[o.index] for o in body.ops if o.klass == "load"))
     if any(o.klass in SLOW_PATH_CLASSES for o in body.ops):
         overlap = 1  # each unrolled copy waits behind the previous one's slow-path test
     rec = memory_recurrence(body, lat, ordered) if looped else 0.0

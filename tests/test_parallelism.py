@@ -570,6 +570,8 @@ def test_the_fold_takes_integer_ops_and_branches_at_their_own_shares() -> None:
     saved = tb.unrolled_savings({0: 10.0}, lambda b: 6.0, lambda lid: 4, None, lambda b: 1.0)
     assert saved == pytest.approx(26.25)
     assert tb.unrolled_savings({0: 10.0}, lambda b: 6.0, lambda lid: 4) == pytest.approx(22.5)
+
+
 def test_straight_line_loads_wait_one_after_another_in_the_serial_reference():
     """(22t) by hand: three independent loads (100 cycles each) summed by two fadds (4 each),
     run once: the chain is 100 + 4 + 4 = 108; one load at a time the thread waits 300, so it

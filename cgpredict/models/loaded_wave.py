@@ -70,8 +70,8 @@ def loaded_life_cycles(profile: KernelProfile, device: GPUDevice) -> float:
 def loaded_wave_cycles(profile: KernelProfile, device: GPUDevice, waves: float,
                        dram_loads: float) -> float:
     """Eq. (LW): ``waves`` counted whole (a partial last wave still lives a loaded warp
-    life), each one loaded warp life (eq. (LWl): a light one if the stores stay in the L2), plus (R1) at each handover; 0 without the device field
-    or when no load reaches DRAM."""
+    life), each one loaded warp life (eq. (LWl): a light one if the stores stay in the L2),
+    plus (R1) at each handover; 0 without the device field or when no load reaches DRAM."""
     life = loaded_life_cycles(profile, device)  # (LWl)
     if life <= 0 or dram_loads <= 0:
         return 0.0

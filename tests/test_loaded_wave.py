@@ -110,3 +110,34 @@ def test_light_life_when_the_stores_stay_in_the_l2():
     assert loaded_life_cycles(small, off) == 1732.0
     never_longer = dataclasses.replace(dev, dram_light_life_cycles=2000.0)
     assert loaded_life_cycles(small, never_longer) == 1732.0
+
+
+def _warp_lines(width: int, row_elems: int = 4096, elem: int = 4) -> tuple[int, int]:
+    """Brute force: the distinct 32-B sectors and 128-B lines one warp of a ``width``-wide
+    block touches reading a row-major array of floats (lane l at row l // width)."""
+    addrs = [((lane // width) * row_elems + lane % width) * elem for lane in range(32)]
+    return len({a // 32 for a in addrs}), len({a // 128 for a in addrs})
+
+
+def test_life_by_dram_lines_a_warp():
+    """Eq. (LWn): a 32-wide warp's row is one line (the life stays 1732); a 16x16 block's
+    warp reads two half rows, the same 4 sectors in 2 lines (one line more: + 210); two
+    arrays a 32-wide warp, 2 lines; three, 3 (+ 420); the (LWl) light life adds the same."""
+    from cgpredict.models.loaded_wave import dram_lines_per_warp, loaded_life_cycles
+    dev = load_device("h100")
+    assert dev.dram_line_life_cycles == 210.0
+    for width, lines in ((32, 1), (16, 2), (8, 4)):
+        sectors, brute = _warp_lines(width)
+        assert (sectors, brute) == (4, lines)
+        p = dataclasses.replace(_one_pass(65536), coal=PatternCounts(
+            insts=1, l2_trans_per_warp=sectors, dram_trans_per_warp=sectors,
+            l2_requests_per_warp=brute))
+        assert dram_lines_per_warp(p) == pytest.approx(lines)
+        assert loaded_life_cycles(p, dev) == pytest.approx(1732.0 + (lines - 1) * 210.0)
+    three = dataclasses.replace(_one_pass(65536), coal=PatternCounts(3, 4.0, 4.0))
+    assert dram_lines_per_warp(three) == pytest.approx(3.0)  # no requests: 4 sectors a line
+    assert loaded_life_cycles(three, dev) == pytest.approx(1732.0 + 420.0)
+    light = dataclasses.replace(_stencil(16384, 4.0), coal=PatternCounts(2, 4.0, 4.0))
+    assert loaded_life_cycles(light, dev) == pytest.approx(1288.0 + 210.0)
+    off = dataclasses.replace(dev, dram_line_life_cycles=0.0)
+    assert loaded_life_cycles(three, off) == 1732.0

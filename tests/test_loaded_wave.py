@@ -141,3 +141,16 @@ def test_life_by_dram_lines_a_warp():
     assert loaded_life_cycles(light, dev) == pytest.approx(1288.0 + 210.0)
     off = dataclasses.replace(dev, dram_line_life_cycles=0.0)
     assert loaded_life_cycles(three, off) == 1732.0
+
+
+def test_line_life_only_for_one_pass_warps():
+    """Eq. (LWn) reads lives of warps that issue their loads together: 16 loads a thread
+    (LOADS_IN_FLIGHT) still add their lines, 17 (a row walk's loop) add none."""
+    from cgpredict.models.loaded_wave import loaded_life_cycles
+    from cgpredict.parallelism import LOADS_IN_FLIGHT
+    dev = load_device("h100")
+    assert LOADS_IN_FLIGHT == 16
+    sixteen = dataclasses.replace(_one_pass(65536), coal=PatternCounts(16, 4.0, 4.0))
+    assert loaded_life_cycles(sixteen, dev) == pytest.approx(1732.0 + 15 * 210.0)
+    walk = dataclasses.replace(_one_pass(65536), coal=PatternCounts(17, 4.0, 4.0))
+    assert loaded_life_cycles(walk, dev) == 1732.0

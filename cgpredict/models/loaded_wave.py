@@ -43,12 +43,22 @@ import math
 
 from cgpredict.devices import GPUDevice
 from cgpredict.models.retire import retire_cycles
+from cgpredict.parallelism import LOADS_IN_FLIGHT
 from cgpredict.profile import KernelProfile
 
 __all__ = ["dram_lines_per_warp", "loaded_life_cycles", "loaded_wave_cycles",
            "stores_stay_in_l2"]
 
 SECTORS_PER_LINE = 4  # 128-B lines of 32-B sectors
+
+
+def _one_pass(profile: KernelProfile) -> bool:
+    """Whether a thread's loads can all be in flight together (at most LOADS_IN_FLIGHT
+    of them), the one-pass warps whose lives (LWn) was read from; a loop's further loads
+    wait in (22)'s timeline instead."""
+    loads = profile.loads_only()
+    insts = loads.coal.insts + loads.uncoal.insts + loads.const.insts
+    return insts + profile.shared.load_insts <= LOADS_IN_FLIGHT
 
 
 def dram_lines_per_warp(profile: KernelProfile) -> float:
@@ -88,7 +98,7 @@ def loaded_life_cycles(profile: KernelProfile, device: GPUDevice) -> float:
     light = device.dram_light_life_cycles
     if light > 0 and stores_stay_in_l2(profile, device):
         life = min(light, life)  # (LWl)
-    if life > 0 and device.dram_line_life_cycles > 0:  # (LWn): each further line
+    if life > 0 and device.dram_line_life_cycles > 0 and _one_pass(profile):  # (LWn)
         life += max(dram_lines_per_warp(profile) - 1, 0.0) * device.dram_line_life_cycles
     return life
 

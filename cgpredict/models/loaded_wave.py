@@ -31,10 +31,6 @@ theirs nanoseconds of a loaded DRAM:
 
     life = dram_light_life_cycles  if the program's one launch stores <= l2_persist_bytes (LWl)
            dram_loaded_latency_cycles otherwise
-
-Warps whose loads miss more DRAM lines live longer (ncu: two lines 1696-1944 cycles, three
-2210-2308); each line past the first adds ``dram_line_life_cycles`` (eq. (LWn)), the lines
-counted as the lines the missed sectors fall in (a 16-wide warp's two half rows: two).
 """
 
 from __future__ import annotations
@@ -43,39 +39,9 @@ import math
 
 from cgpredict.devices import GPUDevice
 from cgpredict.models.retire import retire_cycles
-from cgpredict.parallelism import LOADS_IN_FLIGHT
 from cgpredict.profile import KernelProfile
 
-__all__ = ["dram_lines_per_warp", "loaded_life_cycles", "loaded_wave_cycles",
-           "stores_stay_in_l2"]
-
-SECTORS_PER_LINE = 4  # 128-B lines of 32-B sectors
-
-
-def _one_pass(profile: KernelProfile) -> bool:
-    """Whether a thread's loads can all be in flight together (at most LOADS_IN_FLIGHT
-    of them), the one-pass warps whose lives (LWn) was read from; a loop's further loads
-    wait in (22)'s timeline instead."""
-    loads = profile.loads_only()
-    insts = loads.coal.insts + loads.uncoal.insts + loads.const.insts
-    return insts + profile.shared.load_insts <= LOADS_IN_FLIGHT
-
-
-def dram_lines_per_warp(profile: KernelProfile) -> float:
-    """The DRAM lines one warp's loads miss, eq. (LWn): each pattern's missed sectors in the
-    lines its sectors fall in (its L2 requests, one a line, over its L2 sectors), so a
-    16-wide warp row's half line counts a line; the staging loads' misses four a line."""
-    loads = profile.loads_only()
-    lines = profile.shared.load_dram_trans / SECTORS_PER_LINE
-    for p in (loads.coal, loads.uncoal, loads.const):
-        missed = p.insts * (1 - p.l1_hit_fraction) * p.dram_trans_per_warp
-        if missed <= 0:
-            continue
-        per_sector = 1 / SECTORS_PER_LINE
-        if p.l2_requests_per_warp > 0 and p.l2_trans_per_warp > 0:
-            per_sector = min(p.l2_requests_per_warp / p.l2_trans_per_warp, 1.0)
-        lines += missed * per_sector
-    return lines
+__all__ = ["loaded_life_cycles", "loaded_wave_cycles", "stores_stay_in_l2"]
 
 
 def stores_stay_in_l2(profile: KernelProfile, device: GPUDevice) -> bool:
@@ -97,9 +63,7 @@ def loaded_life_cycles(profile: KernelProfile, device: GPUDevice) -> float:
     life = device.dram_loaded_latency_cycles
     light = device.dram_light_life_cycles
     if light > 0 and stores_stay_in_l2(profile, device):
-        life = min(light, life)  # (LWl)
-    if life > 0 and device.dram_line_life_cycles > 0 and _one_pass(profile):  # (LWn)
-        life += max(dram_lines_per_warp(profile) - 1, 0.0) * device.dram_line_life_cycles
+        return min(light, life)  # (LWl)
     return life
 
 

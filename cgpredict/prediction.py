@@ -30,7 +30,9 @@ if TYPE_CHECKING:  # annotations only: these import numba and the models, which 
 #    result.bounds.queue_cycles (the sub-partition's warps in a closed loop, eq. (LTq2));
 #    result.bounds.phase_cycles and profile.phases (a thread's loops one after another, each
 #    at its slowest L1 or L2 path: eq. (PH))
-SCHEMA_VERSION = 9
+# 10: per kernel profile.program_launches (the traced program's launches: eq. (LWl)'s light
+#    life holds only for a program's only launch)
+SCHEMA_VERSION = 10
 DEFAULT_BLOCKS = {1: Block(256, 1), 2: Block(32, 32)}
 #: a kernel's fields that ``Report.to_dict`` leaves out: each distinct launch's profile again
 #: (hundreds of dataclass values for GRAMSCHMIDT's 514 launches), never converted

@@ -76,18 +76,16 @@ def test_validate_output_matches_schema(tmp_path):
 
 
 def test_an_old_run_file_is_refused_at_its_schema_version():
-    """A ``run --json`` of schema 8 (before the bounds' ``queue_cycles`` and ``phase_cycles``
-    and the profile's ``alone_chain_cycles``, eqs. (LTq2), (PH): the golden report made old)
-    is refused at its version, not at the first field it lacks; the golden report itself
-    (``seconds`` put back) matches."""
+    """A ``run --json`` of schema 9 (before the profile's ``program_launches``, eq. (LWl): the
+    golden report made old) is refused at its version, not at the first field it lacks; the
+    golden report itself (``seconds`` put back) matches."""
     d = json.loads((ROOT / "tests" / "golden" / "gemm_64_trace32_tk1.json").read_text())
     d["seconds"] = {}
     s = schema_of("run")
     validate_json(d, s)
-    drop = {"queue_cycles", "phase_cycles"}
-    old = {**d, "schema_version": 8,
-           "kernels": [{**k, "result": {**k["result"], "bounds": {
-               f: v for f, v in k["result"]["bounds"].items() if f not in drop}}}
+    old = {**d, "schema_version": 9,
+           "kernels": [{**k, "profile": {
+               f: v for f, v in k["profile"].items() if f != "program_launches"}}
                        for k in d["kernels"]]}
-    with pytest.raises(SchemaError, match=r"^\$\.schema_version: expected 9, got 8$"):
+    with pytest.raises(SchemaError, match=r"^\$\.schema_version: expected 10, got 9$"):
         validate_json(old, s)

@@ -71,13 +71,16 @@ def has_data_exit(body: loopbody.LoopBody, leaving: list[bool]) -> bool:
 def data_exit(trace: Trace, loop: int) -> bool:
     """Whether loop ``loop`` of ``trace`` has a data-dependent exit (eq. (12x)); False for
     straight-line code (loop < 0) and a loop whose function is not in the IR."""
-    if loop < 0:
-        return False
+    return loop >= 0 and _data_exit(trace.header.ir_text, *_loop_blocks(trace, loop))
+
+
+def _loop_blocks(trace: Trace, loop: int) -> tuple[str, tuple[str, ...]]:
+    """(function, block labels, its header first) of loop ``loop`` of ``trace``: the key of
+    the per-IR caches below."""
     h = trace.header
     lp = h.loops[loop]
-    labels = (lp.header,) + tuple(h.blocks[b].label for b in lp.blocks
-                                  if h.blocks[b].label != lp.header)
-    return _data_exit(h.ir_text, lp.function, labels)
+    return lp.function, (lp.header,) + tuple(h.blocks[b].label for b in lp.blocks
+                                             if h.blocks[b].label != lp.header)
 
 
 @functools.lru_cache(maxsize=256)
@@ -106,13 +109,7 @@ def loaded_bound(trace: Trace, loop: int) -> bool:
     casts and adds (``_COUNT_STEPS``), from a load (CSR's ``k < row_ptr[i + 1]``). nvcc
     unrolls such a loop as one of a run-time size, whatever its iterations; False for
     straight-line code and a loop whose function is not in the IR."""
-    if loop < 0:
-        return False
-    h = trace.header
-    lp = h.loops[loop]
-    labels = (lp.header,) + tuple(h.blocks[b].label for b in lp.blocks
-                                  if h.blocks[b].label != lp.header)
-    return _loaded_bound(h.ir_text, lp.function, labels)
+    return loop >= 0 and _loaded_bound(trace.header.ir_text, *_loop_blocks(trace, loop))
 
 
 @functools.lru_cache(maxsize=256)

@@ -125,8 +125,6 @@ def with_load_wavefronts(lines: np.ndarray, addr: np.ndarray, inst_start: np.nda
     return out
 
 
-
-
 def missed_sectors(inst: np.ndarray, missed: np.ndarray, inst_sid: np.ndarray,
                    coherent: tuple[bool, ...] = (), sectors_per_unit: int = 1) -> np.ndarray:
     """Per warp instruction: the sectors its L1 missed whose fills pass the data stage, eq.

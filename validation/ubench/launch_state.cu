@@ -21,14 +21,9 @@
 // Also: an empty kernel's event pair (the floor of any timed launch), and the SM clock just after
 // an upload and just after a busy kernel (one warp spins 2^18 cycles; clock64 / %globaltimer).
 // Prints one JSON object. Usage: launch_state
-#include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <thread>
-#include <vector>
-#include <cuda_runtime.h>
-#define CK(c) do { cudaError_t e_ = (c); if (e_ != cudaSuccess) { \
-  fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); exit(2); } } while (0)
+#include "event_pair.h"
 
 __global__ void saxpy(int n, float a, const float* x, float* y) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -51,10 +46,6 @@ __global__ void write_all(size_t n, float4* s) {
        i += (size_t)gridDim.x * blockDim.x)
     s[i] = make_float4(1.0f, 2.0f, 3.0f, 4.0f);
 }
-__global__ void spin(long long cycles) {
-  long long c0 = clock64();
-  while (clock64() - c0 < cycles) {}
-}
 __global__ void clock_probe(long long spin, unsigned long long* out) {
   unsigned long long g0, g1;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g0));
@@ -63,23 +54,6 @@ __global__ void clock_probe(long long spin, unsigned long long* out) {
   long long c1 = clock64();
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g1));
   if (threadIdx.x == 0) { out[0] = c1 - c0; out[1] = g1 - g0; }
-}
-
-static cudaEvent_t ev0, ev1;
-
-template <class F> static float timed(F f) {
-  CK(cudaEventRecord(ev0));
-  f();
-  CK(cudaEventRecord(ev1));
-  CK(cudaEventSynchronize(ev1));
-  float ms;
-  CK(cudaEventElapsedTime(&ms, ev0, ev1));
-  return ms;
-}
-
-static float median(std::vector<float> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 struct Scratch { float4* p; size_t n; float* sink; };

@@ -20,13 +20,7 @@
 //   ncu --cache-control none --metrics gpu__time_duration.sum,dram__bytes_write.sum
 // of the port (dram writes over the flushed 60.4 MB: the dirty lines the reset left).
 // Prints one JSON object. Usage: reset_state
-#include <algorithm>
-#include <cstdio>
-#include <cstdlib>
-#include <vector>
-#include <cuda_runtime.h>
-#define CK(c) do { cudaError_t e_ = (c); if (e_ != cudaSuccess) { \
-  fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); exit(2); } } while (0)
+#include "event_pair.h"
 
 __global__ void strided(int n, const float* in, float* out) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -43,28 +37,11 @@ __global__ void read_all(size_t n, const float4* s, float* sink) {
     acc += s[i].x + s[i].w;
   if (acc == 12345.678f) *sink = acc;  // never true: keeps the loads
 }
-__global__ void spin(long long cycles) {
-  long long c0 = clock64();
-  while (clock64() - c0 < cycles) {}
-}
 
-static cudaEvent_t ev0, ev1;
-
-// one launch of f between an event pair; queued: behind a 200-us spin kernel
+// one launch of f between the event pair; queued: behind a 200-us spin kernel
 template <class F> static float timed(F f, bool queued) {
   if (queued) spin<<<1, 32>>>(400000);
-  CK(cudaEventRecord(ev0));
-  f();
-  CK(cudaEventRecord(ev1));
-  CK(cudaEventSynchronize(ev1));
-  float ms;
-  CK(cudaEventElapsedTime(&ms, ev0, ev1));
-  return ms;
-}
-
-static float median(std::vector<float> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
+  return timed(f);
 }
 
 int main() {

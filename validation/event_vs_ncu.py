@@ -72,12 +72,23 @@ def ncu_launches(path: Path) -> dict[str, list[dict[str, float]]]:
     out: dict[str, list[dict[str, float]]] = {}
     for r in body:
         name = r[head.index("Kernel Name")].split("(")[0].strip()
-        vals = {}
+        vals = {"blocks": grid_blocks(r[head.index("Grid Size")]) if "Grid Size" in head else 0.0}
         for m in METRICS:
             if m in head and r[head.index(m)].strip():
                 vals[m] = float(r[head.index(m)].replace(",", ""))
         out.setdefault(name, []).append(vals)
     return out
+
+
+def grid_blocks(text: str) -> float:
+    """The blocks of a launch from ncu's "Grid Size" cell, "(131072, 1, 1)"; 0 if unreadable."""
+    n = 1.0
+    for part in text.strip("() ").split(","):
+        try:
+            n *= float(part)
+        except ValueError:
+            return 0.0
+    return n
 
 
 def port_source(kernel: str) -> str | None:
@@ -126,7 +137,10 @@ def rows_of(folder: Path, busy: float) -> list[dict]:
                                 event_us=k["median_ms"] * 1e3, ncu_us=t_ns * 1e-3,
                                 ghz=ghz, dram=dram, lts=lts, scaled=scaled,
                                 wr_mb=p.get(METRICS[5], 0.0) / 1e6, reset=reset,
-                                late=late, extra=extra, bound=max(dram, lts) >= busy))
+                                late=late, extra=extra, bound=max(dram, lts) >= busy,
+                                blocks=p.get("blocks", 0.0), work=e.get("work_sizes", {}),
+                                port=data.get("port", "plain"),
+                                single=len(res.get("launches", [])) == 1))
     return out
 
 

@@ -1,4 +1,5 @@
-# Shared by the lease scripts that profile ports into one tarball (gpu_worst.sh, gpu_worst2.sh):
+# Shared by the lease scripts that profile ports into one tarball (gpu_worst.sh, gpu_worst2.sh,
+# gpu_shapes.sh):
 #   gpu_begin OUT NAME   checks for a GPU (exit 5 without), makes $work/$NAME and packs it into
 #                        OUT/NAME.tar.gz when the script exits;
 #   m RUN BUDGET ARGS... measure.py with the extended counters (3 reps, 2 profiled launches, no

@@ -18,8 +18,8 @@ gpu_begin "$out" loops
 d=$work/loops
 t() {  # t RUN PORT ARGS...: times only, 7 reps, bounded
     local run=$1 port=$2; shift 2
-    timeout 240 python3 "$here/validation/measure.py" --no-check --no-ncu --reps 7 \
-        --timeout 60 --budget 150 --port "$port" --bin-dir "$work/bin-$run" \
+    timeout 150 python3 "$here/validation/measure.py" --no-check --no-ncu --reps 7 \
+        --timeout 30 --budget 90 --port "$port" --bin-dir "$work/bin-$run" \
         --out "$d/$run.json" "$@" > "$d/$run.log" 2>&1
     echo "$run: rc $? $((SECONDS - start)) s"; tail -n 1 "$d/$run.log"
 }
@@ -62,8 +62,9 @@ if [ -n "$nsys" ]; then
             "$3" --block "$2" --reps 3 > "$d/nsys-$1-$2.log" 2>&1 &&
         timeout 90 "$nsys" stats -r cuda_gpu_trace,cuda_api_trace -f csv \
             -o "$d/nsys-$1-$2" "$d/nsys-$1-$2.nsys-rep" >> "$d/nsys-$1-$2.log" 2>&1
-        rm -f "$d/nsys-$1-$2.nsys-rep" "$d/nsys-$1-$2.sqlite"
-        echo "nsys $1 $2: rc $? $((SECONDS - start)) s"
+        rc=$?
+        rm -f "$d/nsys-$1-$2.nsys-rep" "$d/nsys-$1-$2.sqlite"  # the CSVs are what is kept
+        echo "nsys $1 $2: rc $rc $((SECONDS - start)) s"
     done
 else
     echo "nsys: not installed"

@@ -50,11 +50,11 @@ def test_the_model_pair_of_a_loop_of_short_launches_is_the_host_period():
     d, period = dev.launch_call_us, dev.loop_launch_us
     assert w < period < d + w  # the regime of the hand derivation
     run = {"kernels": [{"name": "heat", "kernel_ms": n * work_us * 1e-3, "launches": n}]}
-    m = ls.model_terms(run, "heat", dev.launch_gap_us, dev)
+    m = ls.model_terms(run, "heat", dev)
     assert m.kernel_us == pytest.approx(work_us)
     assert m.w_us == pytest.approx(w)
     assert m.pair_us == pytest.approx((w + d + (n - 1) * period) / n)
-    assert ls.model_terms({"kernels": []}, "heat", dev.launch_gap_us, dev) is None
+    assert ls.model_terms({"kernels": []}, "heat", dev) is None
 
 
 def test_the_worst_rows_lease_splits_heat1d_into_gpu_time_and_host_gaps(committed):

@@ -35,6 +35,10 @@ import statistics
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cgpredict.device_schema import GPUDevice
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -87,7 +91,7 @@ def host_periods(data: dict) -> dict[tuple[str, str], float]:
     return out
 
 
-def model_terms(run: dict, kernel: str, launch_gap_us: float, device) -> Model | None:
+def model_terms(run: dict, kernel: str, device: GPUDevice) -> Model | None:
     """The model's kernel time, w and event-timed pair a launch of ``kernel`` from one
     ``cgpredict run --json`` output (every kernel of the program enters the recurrence)."""
     from cgpredict.models.event_timing import event_timed_ms
@@ -101,10 +105,10 @@ def model_terms(run: dict, kernel: str, launch_gap_us: float, device) -> Model |
     total, _ = event_timed_ms([(x["kernel_ms"], x["launches"]) for x in ks], device)
     kernel_us = k["kernel_ms"] / n * 1e3
     share = total / sum(x["launches"] for x in ks) * 1e3  # the program's mean pair
-    return Model(kernel_us=kernel_us, w_us=kernel_us + launch_gap_us, pair_us=share)
+    return Model(kernel_us=kernel_us, w_us=kernel_us + device.launch_gap_us, pair_us=share)
 
 
-def load_model(runs: Path | None, row: LoopRow, device) -> Model | None:
+def load_model(runs: Path | None, row: LoopRow, device: GPUDevice) -> Model | None:
     """The model's terms for a row from ``runs/PROGRAM-BLOCK[-r].json``, if present."""
     if runs is None:
         return None
@@ -116,7 +120,7 @@ def load_model(runs: Path | None, row: LoopRow, device) -> Model | None:
         run = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
-    return model_terms(run, row.kernel, device.launch_gap_us, device)
+    return model_terms(run, row.kernel, device)
 
 
 def splits(runs: Path | None, every: bool = False,
@@ -142,6 +146,16 @@ def _f(x: float | None) -> str:
     return "-" if x is None else f"{x:.2f}"
 
 
+def _line(s: Split) -> str:
+    """One Markdown row of the split table."""
+    r, m = s.row, s.model
+    cells = [r.source, r.program, r.kernel, r.block, str(r.launches), f"{r.pair_us:.2f}",
+             f"{r.rep_lo_us:.2f}-{r.rep_hi_us:.2f}", f"{r.min_us:.2f}", _f(s.gpu_us),
+             _f(s.gap_us), _f(s.host_us), _f(m and m.kernel_us), _f(m and m.w_us),
+             _f(m and m.pair_us), _f(s.short_us)]
+    return "| " + " | ".join(cells) + " |"
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=Path, help="folder of cgpredict run --json outputs")
@@ -152,16 +166,13 @@ def main(argv: list[str] | None = None) -> None:
                          "validation/measured: a later lease's gpu_loops.sh output")
     args = ap.parse_args(argv)
     extra = tuple((j, n or None) for j, _, n in (x.partition(":") for x in args.source))
-    print("| source | program | kernel | block | launches | pair us | repetitions | least | ncu gpu "
-          "| gap | host | model kernel | model w | model pair | short |")
+    print("| source | program | kernel | block | launches | pair us | repetitions | least "
+          "| ncu gpu | gap | host | model kernel | model w | model pair | short |")
     print("|---|---|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for s in splits(args.runs, args.all, extra):
-        r, m = s.row, s.model
-        print(f"| {r.source} | {r.program} | {r.kernel} | {r.block} | {r.launches} | {r.pair_us:.2f} | "
-              f"{r.rep_lo_us:.2f}-{r.rep_hi_us:.2f} | {r.min_us:.2f} | {_f(s.gpu_us)} | "
-              f"{_f(s.gap_us)} | {_f(s.host_us)} | {_f(m and m.kernel_us)} | {_f(m and m.w_us)} | "
-              f"{_f(m and m.pair_us)} | {_f(s.short_us)} |")
-    ps = [s.row.pair_us for s in splits(None, False)]
+    rows = splits(args.runs, args.all, extra)
+    for s in rows:
+        print(_line(s))
+    ps = [s.row.pair_us for s in rows if s.row.program in PROGRAMS]
     if ps:
         print(f"\nheat1d and wavefront pairs: median {statistics.median(ps):.2f} us a launch, "
               f"{min(ps):.2f}-{max(ps):.2f} over {len(ps)} runs")

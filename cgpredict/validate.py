@@ -20,7 +20,7 @@ from .block import Block, MappingError
 from .device_schema import GPUDevice
 from .devices import load_device
 from .errors import CGPredictError
-from .models.event_timing import event_timed_ms, upload_is_large
+from .models.event_timing import event_timed_ms, host_paced_share, upload_is_large
 from .models.launches import SYNC_MODES
 from .prediction import RunOptions
 from .prepared import prepare
@@ -55,6 +55,22 @@ def timed_ms(report, timer: str, device: GPUDevice | None = None,
         return sum(k.kernel_ms for k in report.kernels)
     kernels = [(k.kernel_ms, k.launches) for k in report.kernels]
     return event_timed_ms(kernels, device, after_upload)[0]
+
+
+#: an event-timed row whose later launches wait this share of its time or more for the host's
+#: loop period (eq. (E4): the loop's mean launch is shorter than the period, so the pairs
+#: tile at the host's pace) is noted: that share is the host's, not the GPU's
+HOST_PACED_NOTE = 0.01
+
+
+def host_note(report, timer: str, device: GPUDevice, after_upload: bool = False) -> str:
+    """The note of an event-timed row the host's loop period sets (``host pace N % (E4)``,
+    N the share of its predicted time), else ""; host-timed rows never."""
+    if timer != "events" or device is None:
+        return ""
+    share = host_paced_share([(k.kernel_ms, k.launches) for k in report.kernels], device,
+                             after_upload)
+    return f"host pace {100 * share:.0f} % (E4)" if share >= HOST_PACED_NOTE else ""
 
 
 #: the ``timing`` text that validation/measure.py writes: its entries are cudaEvent-timed
@@ -327,7 +343,8 @@ def _rows(
             try:
                 rep = prep.analyze(opts)
                 predicted = timed_ms(rep, timer, dev, upload)
-                note, sizes, report = "", rep.work_sizes, rep
+                note = host_note(rep, timer, dev, upload) if "result" in e else ""
+                sizes, report = rep.work_sizes, rep
             except CGPredictError as exc:
                 predicted, note, sizes, report = None, _failure(exc), work, None
             secs = time.perf_counter() - t1 + (t1 - t0 if not out else 0.0)

@@ -161,6 +161,9 @@ def test_measure_end_to_end_under_emulation(tmp_path: Path) -> None:
     assert set(runs) == {("gemm", "16x16"), ("atax", "256x1")}
     assert runs[("gemm", "16x16")]["work_sizes"] == {"NI": 40, "NJ": 40, "NK": 40}
     assert runs[("atax", "256x1")]["result"]["total_ms"] > 0
+    # the host clock around each repetition's launches (common.cuh, thirteenth round t7)
+    issued = runs[("atax", "256x1")]["result"]["all_host_issue_ms"]
+    assert len(issued) == 1 and issued[0] > 0
 
     from cgpredict.validate import load_measured
 

@@ -12,6 +12,7 @@ from cgpredict.devices import load_device
 from cgpredict.models.event_timing import (
     event_timed_ms,
     event_waits,
+    host_paced_share,
     issue_order,
     loop_call_ms,
     upload_is_large,
@@ -183,3 +184,17 @@ def test_event_waits_equal_the_max_form_to_the_bit(seed):
     for up in (False, True):
         got = event_waits(works, dev, after_upload=up)
         assert (got.host_ms, got.upload_ms) == _max_form_waits(works, dev, up)
+
+
+def test_the_host_paced_share_of_a_loop_of_short_launches_by_hand():
+    """200 launches of 1 us of work (w = 1 + 3-us gap = 4 us), a 4.7-us loop period, a 5-us
+    first call: the first launch waits its call, each later one 4.7 - 4 = 0.7 us (the call
+    d' = min(5, 4.7) = 4.7 and d' + w > P): total 200 x 4 + 5 + 199 x 0.7 = 944.3 us, of
+    which 139.3 is the host's period (the first call not counted). Launches longer than the
+    period, and a single launch, have none."""
+    dev = dataclasses.replace(DEV, loop_launch_us=4.7)
+    assert host_paced_share([(200 * 1.0 * US, 200)], dev) == pytest.approx(139.3 / 944.3)
+    assert host_paced_share([(200 * 70 * US, 200)], dev) == 0.0
+    assert host_paced_share([(1.0 * US, 1)], dev) == 0.0
+    assert host_paced_share([], dev) == 0.0
+    assert host_paced_share([(200 * 1.0 * US, 200)], DEV) == 0.0  # no period: the gap's pace

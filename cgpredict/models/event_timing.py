@@ -60,6 +60,7 @@ __all__ = [
     "EventWaits",
     "event_timed_ms",
     "event_waits",
+    "host_paced_share",
     "issue_order",
     "loop_call_ms",
     "upload_is_large",
@@ -143,3 +144,16 @@ def event_timed_ms(kernels: Sequence[tuple[float, int]], device: GPUDevice,
     per_launch = [(ms / n + gap, n) for ms, n in kernels if n > 0]
     waits = event_waits(issue_order(per_launch), device, after_upload)
     return sum(w * n for w, n in per_launch) + waits.total_ms, waits
+
+
+def host_paced_share(kernels: Sequence[tuple[float, int]], device: GPUDevice,
+                     after_upload: bool = False) -> float:
+    """The share (0-1) of an event-timed run that is later launches waiting for the host's
+    loop period, eq. (E4) (a launch shorter than ``loop_launch_us``): the part set by the
+    host's pace, which varies by a third between runs (docs/validation.md, "Host loops
+    split"), not by the GPU. The first launch's call (one a run) is not counted."""
+    total, waits = event_timed_ms(kernels, device, after_upload)
+    if total <= 0:
+        return 0.0
+    first = device.launch_call_us * 1e-3  # eq. (E2) for h = g = 0: the whole call
+    return max(waits.host_ms - first, 0.0) / total

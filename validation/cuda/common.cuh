@@ -19,7 +19,11 @@
 //      all_ms = that name's time per benchmark run in each repetition (sum of its launches,
 //      scaled by count/timed when a host loop was sampled), run_ms = median of all_ms;
 //      total_ms = the median over repetitions of the whole run's time (sum of all its launches),
-//      i.e. "median of totals"; sum_of_medians_ms = sum of the run_ms values is also reported.
+//      i.e. "median of totals"; sum_of_medians_ms = sum of the run_ms values is also reported;
+//      all_host_issue_ms = the host clock (steady_clock) from the start of each repetition's
+//      launches to the end of its last call, before the synchronisation: the host's own pace
+//      of the timed loop (its period a launch in a host loop of short launches), beside the
+//      event pairs, so a loop row can be read at its run's pace (thirteenth round, t7).
 //   A host loop (FDTD-2D time steps, GRAMSCHMIDT columns, 3DCONV planes) may be sampled with
 //   --sample S: only S evenly spaced host iterations are launched and timed and each name's
 //   per-run time is extrapolated as (sum of timed launches) * count / timed. --check always
@@ -29,6 +33,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -316,9 +321,12 @@ class Recorder {
   void begin_rep() {
     used_ = 0;
     which_.clear();
+    t0_ = std::chrono::steady_clock::now();
   }
 
   void end_rep() {
+    std::chrono::duration<double, std::milli> issued = std::chrono::steady_clock::now() - t0_;
+    host_.push_back(issued.count());
     CGP_CHECK(cudaDeviceSynchronize());
     std::vector<double> sum(stats_.size(), 0.0);
     std::vector<long> timed(stats_.size(), 0);
@@ -383,6 +391,8 @@ class Recorder {
   std::vector<int> which_;
   std::vector<Stat> stats_;
   std::vector<double> totals_;
+  std::vector<double> host_;  // host clock of each repetition's launches, ms (before the sync)
+  std::chrono::steady_clock::time_point t0_;
 };
 
 inline void json_list(FILE* out, const std::vector<double>& v) {
@@ -413,6 +423,8 @@ inline void Recorder::print_json(FILE* out) const {
                median(totals_), sum_of_medians);
   std::fprintf(out, "  \"all_total_ms\": ");
   json_list(out, totals_);
+  std::fprintf(out, ",\n  \"all_host_issue_ms\": ");
+  json_list(out, host_);
   std::fprintf(out, ",\n");
 }
 

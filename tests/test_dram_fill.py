@@ -1,8 +1,10 @@
-"""Tests of cgpredict.memory.dram_fill: the DRAM sectors an L2 miss fetches, eq. (F1).
+"""Tests of cgpredict.memory.dram_fill: the DRAM sectors an L2 miss fetches, eq. (F1), and
+the sector misses that ride an earlier request's fill, eq. (F2).
 
-Oracles: hand-counted streams (a row walk, isolated sectors, a coalesced warp), a brute-force
-LRU of 128-B lines whose 64-B halves are filled whole, the bound's DRAM bytes of a profile
-chosen by hand, and the device file check of the field."""
+Oracles: hand-counted streams (a row walk, isolated sectors, a coalesced warp, trmv_t's
+diagonal load), a brute-force LRU of 128-B lines whose 64-B halves are filled whole, a
+brute force of the rides over random streams, the bound's DRAM bytes of a profile chosen by
+hand, and the device file check of the field."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ import pytest
 
 from cgpredict import devices
 from cgpredict.devices import DeviceError, load_device
-from cgpredict.memory.dram_fill import fetched_sectors, fill_misses
+from cgpredict.memory.dram_fill import fetched_sectors, fill_misses, fill_rides
 from cgpredict.memory.lru import CacheConfig
 from cgpredict.models import launch_bounds, launch_geometry
 from cgpredict.profile import KernelProfile, PatternCounts
@@ -84,6 +86,56 @@ def test_fetched_sectors_counts_loads_only_and_never_below_the_misses():
     got = fetched_sectors(misses, inst, loads, sid, pattern, 3, 2, dram)
     assert got[0, 1] == 4 and got[1, 0] == 5 and got[2, 0] == 1
     assert got.sum() == 10
+
+
+def _rides(sectors, inst, loads=None, cache=CACHE):
+    """fill_rides of one static instruction (sid 0, uncoalesced) over ``sectors`` issued by
+    warp instructions ``inst``, the sector misses from a 32-B analysis of the same cache."""
+    s = np.asarray(sectors, np.uint64)
+    inst = np.asarray(inst, np.int64)
+    n = int(inst.max()) + 1
+    batch = np.zeros(n, np.int64)
+    smiss = np.asarray(fill_misses(s, cache, 32, 32, batch, inst=inst))
+    bmiss = np.asarray(fill_misses(s, cache, 32, 64, batch, inst=inst))
+    loads = np.ones(n, bool) if loads is None else np.asarray(loads)
+    got = fill_rides(smiss, bmiss, s // np.uint64(2), inst, loads, np.zeros(n, np.int64),
+                     np.ones(n, np.int64), 1)
+    return int(got[0, 1])
+
+
+def test_a_diagonal_walks_buddies_ride_the_earlier_fill():
+    # trmv_t's load by hand: instruction 0 misses sector 0 of lines 0..3 (4 rows, 4 fills
+    # of 64 B); instruction 1 reads sector 1 of lines 0 and 1 (their buddies: 2 rides, L2
+    # hits that send nothing to DRAM) and sector 2 of lines 2 and 3 (new pairs: 2 misses)
+    assert _rides([0, 4, 8, 12, 1, 5, 10, 14], [0, 0, 0, 0, 1, 1, 1, 1]) == 2
+
+
+def test_a_coalesced_rows_own_buddies_are_its_fetch():
+    # one warp instruction reading a whole line: 4 sector misses, 2 fills; the 2nd and 4th
+    # sectors find their block fetched by the same request: not rides (colsum, atax_k2)
+    assert _rides([0, 1, 2, 3], [0, 0, 0, 0]) == 0
+    # the same sectors over two instructions: the 2nd's buddies ride the 1st's fills
+    assert _rides([0, 2, 1, 3], [0, 0, 1, 1]) == 2
+    # a store rides nothing (not a load's wait)
+    assert _rides([0, 2, 1, 3], [0, 0, 1, 1], loads=[True, False]) == 0
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_rides_against_brute_force(seed):
+    # a cache that holds everything: a ride is a sector never read before whose 64-B block
+    # an earlier warp instruction read (brute force over the stream)
+    big = CacheConfig(128, 64, 16)
+    rng = np.random.default_rng(seed)
+    sectors = rng.integers(0, 600, 900)
+    inst = np.sort(rng.integers(0, 200, 900))
+    seen_sectors, seen_blocks, want = set(), {}, 0
+    for s, i in zip(sectors.tolist(), inst.tolist()):
+        b = s // 2
+        if s not in seen_sectors and b in seen_blocks and seen_blocks[b] < i:
+            want += 1
+        seen_sectors.add(s)
+        seen_blocks.setdefault(b, i)
+    assert _rides(sectors, inst, cache=big) == want
 
 
 def test_bound_reads_the_fetched_sectors():

@@ -184,3 +184,14 @@ def test_a_loads_dram_sectors_on_the_chain_by_hand():
                                                             pytest.approx(4 / 128))
     own = InstrMemStats(0, (32, 0, 0), (0, 0, 0), (0, 0, 0), l1_served=(32, 0, 0))
     assert chain_dram_sectors(own) == (0.0, 1.0)
+
+
+def test_sectors_that_ride_an_earlier_fill_fetch_nothing_on_the_chain():
+    """(Q1) with (F2): trmv_t's diagonal load misses 4 one-sector rows an instruction in the
+    L1, 2 of them buddies of pairs an earlier instruction fetched (L2 hits on the GPU: ncu's
+    50 % L2 sector hit rate, 2.00 DRAM bytes a missed sector); it still waits on DRAM (share
+    1, the latency's term unchanged) but fetches 2 sectors itself, not 4."""
+    diag = InstrMemStats(0, (0, 32, 0), (0, 128, 0), (0, 128, 0), fill_rides=(0, 64, 0))
+    assert chain_dram_sectors(diag) == (pytest.approx(1.0), pytest.approx(2.0))
+    assert chain_dram_share(diag) == chain_dram_share(
+        InstrMemStats(0, (0, 32, 0), (0, 128, 0), (0, 128, 0)))

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from cgpredict.devices import load_device
-from cgpredict.memory.residency import region_arrays, resident_arrays
-from cgpredict.memory.transactions import InstrMemStats, MemoryAnalysis, warm_start
+from cgpredict.memory.residency import region_arrays, resident_arrays, warm_start
+from cgpredict.memory.transactions import InstrMemStats, MemoryAnalysis
 from cgpredict.prediction import RunOptions
 from cgpredict.prepared import prepare
 

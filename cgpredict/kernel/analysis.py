@@ -30,9 +30,9 @@ from ..memory.footprint import (
     pick_spans,
     size_check,
 )
-from ..memory.residency import Resident
+from ..memory.residency import Resident, warm_start
 from ..memory.shared import array_name
-from ..memory.transactions import MemoryAnalysis, warm_start
+from ..memory.transactions import MemoryAnalysis
 from ..models import kernel_time
 from ..parallelism import thread_bodies
 from ..prediction import DEFAULT_BLOCKS, KernelReport, PredictionError, RunOptions

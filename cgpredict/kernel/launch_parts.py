@@ -96,7 +96,7 @@ def kept_part(kept: dict, part: str, mem: MemoryAnalysis, counts: tuple,
               find: Callable[[], T]) -> T:
     """``find()``, kept in ``kept`` by (``part``, the memory analysis, ``counts``): the
     memory analysis by identity (a launch with data left in the L2 has its own,
-    transactions.warm_start), held with the value so that its id is not reused. The value
+    residency.warm_start), held with the value so that its id is not reused. The value
     is shared by the launches that ask: it must not be changed."""
     key = (part, id(mem), counts)
     got = kept.get(key)

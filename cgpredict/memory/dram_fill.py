@@ -28,7 +28,7 @@ from ..hashing import dense_ids
 from .lru import CacheConfig, sector_hit_mask
 from .reuse import CacheScale, work_size_hits
 
-__all__ = ["fetched_sectors", "fill_misses", "home_partition_hits"]
+__all__ = ["fetched_sectors", "fill_misses", "fill_rides", "home_partition_hits"]
 
 
 def fill_misses(
@@ -71,6 +71,36 @@ def fetched_sectors(
     take = misses & loads[inst]
     np.add.at(out, (sid[inst][take], pattern[inst][take]), per_fill)
     return np.maximum(out, dram)
+
+
+def fill_rides(
+    sector_miss: np.ndarray,
+    block_miss: np.ndarray,
+    blocks: np.ndarray,
+    inst: np.ndarray,
+    loads: np.ndarray,
+    sid: np.ndarray,
+    pattern: np.ndarray,
+    n_sids: int,
+) -> np.ndarray:
+    """Eq. (F2): per (static instruction, pattern) the load transactions that miss their
+    sector yet find its fill block fetched by an earlier warp instruction (the buddy of a
+    pair another request brought in): the L2 serves them as hits (Nsight Compute counts them
+    so) and they send nothing to DRAM. ``sector_miss``, ``block_miss``, ``blocks`` (the
+    fill block of each), ``inst`` per transaction of the L2 stream; ``loads``, ``sid``,
+    ``pattern`` per warp instruction. A block fetched by a transaction of the same warp
+    instruction is that request's own fetch, not a ride (a coalesced row's 4 sectors)."""
+    out = np.zeros((n_sids, 3), np.int64)
+    if not len(blocks):
+        return out
+    bid = dense_ids(blocks)[0]  # 0 .. n - 1: the (instruction, block) key cannot overflow
+    group = dense_ids(inst.astype(np.uint64) * np.uint64(int(bid.max()) + 1)
+                      + bid.astype(np.uint64))[0]
+    fetched_here = np.zeros(int(group.max()) + 1, bool)
+    fetched_here[group[block_miss]] = True  # the instruction fetched this block itself
+    ride = sector_miss & ~block_miss & ~fetched_here[group] & loads[inst]
+    np.add.at(out, (sid[inst][ride], pattern[inst][ride]), 1)
+    return out
 
 
 def home_partition_hits(

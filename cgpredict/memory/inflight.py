@@ -167,8 +167,10 @@ def chain_dram_sectors(s, outgrows_l2: bool = False) -> tuple[float, float]:
     """Static load ``s``'s DRAM share on its thread's chain (chain_dram_share) and the DRAM
     sectors one such waiting warp instruction fetches itself: its traced DRAM sectors per
     warp instruction over the share (a coalesced row of floats 4, one lane 1; an instruction
-    that rides a fetch another warp or SM issued, (C1) and (C2), fetches none). A trip's
-    loads in flight queue by these sectors, eq. (Q1)."""
+    that rides a fetch another warp or SM issued, (C1) and (C2), fetches none; nor does a
+    sector whose fill block an earlier instruction fetched, (F2)). A trip's loads in flight
+    queue by these sectors, eq. (Q1)."""
     share = chain_dram_share(s, outgrows_l2)
-    own = min(sum(s.dram_trans), sum(s.l2_trans)) / max(s.total_warp_insts, 1)
+    own = max(min(sum(s.dram_trans), sum(s.l2_trans)) - sum(s.fill_rides), 0)  # (F2)
+    own = own / max(s.total_warp_insts, 1)
     return share, own / share if share > 0 else 1.0

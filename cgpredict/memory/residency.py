@@ -7,19 +7,21 @@ it, the reads hit. Which arrays survive is decided at the work size, from the ar
 launch touches is still in the L2 when the arrays touched since the last launch that touched
 it, that launch's included, fit in ``GPUDevice.persist_bytes`` (LRU keeps the most recently
 used data; whole arrays, as a streaming kernel touches them). Its first-touch loads then hit
-(``transactions.warm_start``). The timed part of a program is its kernels: data the host copied in
+(``warm_start``). The timed part of a program is its kernels: data the host copied in
 is not counted as resident.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from ..frontend.tracefile import Trace
 from ..scaling import SizeModel
 from .shared import array_name
+from .transactions import InstrMemStats, MemoryAnalysis
 
-__all__ = ["Resident", "region_arrays", "resident_arrays"]
+__all__ = ["Resident", "region_arrays", "resident_arrays", "warm_start"]
 
 
 @dataclass(frozen=True)
@@ -93,3 +95,27 @@ def resident_arrays(
         if total <= capacity:
             out.append(Resident(arr, own, total))
     return tuple(out)
+
+
+def _fewer(counts: tuple, s: InstrMemStats) -> tuple:
+    """``counts`` (a load's fills, (F1), or its rides, (F2)) less the share of its DRAM
+    misses that its cold misses were: what they are once an earlier launch left the data."""
+    return tuple(x * (d - c) // d if d else x for x, d, c in zip(counts, s.dram_trans, s.cold))
+
+
+def warm_start(mem: MemoryAnalysis, warm: frozenset[int]) -> MemoryAnalysis:
+    """The launch with the data of static instructions ``warm`` already in the L2 (left there
+    by an earlier launch): their compulsory load misses become L2 hits."""
+    if not warm:
+        return mem
+    instrs = []
+    hits = mem.l2_hits
+    for s in mem.instrs:
+        if s.sid in warm and any(s.cold):
+            hits += sum(s.cold)
+            s = dataclasses.replace(
+                s, dram_trans=tuple(d - c for d, c in zip(s.dram_trans, s.cold)),
+                cold=(0, 0, 0), fetched=_fewer(s.fetched, s), fill_rides=_fewer(s.fill_rides, s),
+            )  # fmt: skip
+        instrs.append(s)
+    return MemoryAnalysis(tuple(instrs), mem.l2_accesses, hits)

@@ -10,7 +10,6 @@ The cache sees the transactions in the order the GPU would issue them (a batch's
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,7 +18,7 @@ from numba import njit
 from ..hashing import dense_ids
 from ..warps import WarpTrace
 from .derived import memo, moved_mask
-from .dram_fill import fetched_sectors, fill_misses, home_partition_hits
+from .dram_fill import fetched_sectors, fill_misses, fill_rides, home_partition_hits
 from .inflight import inflight_l2_hits, inflight_served
 from .issue import issued
 from .l1scale import LoopGrowth, executions, scale_l1_gathered, scale_l1_hits
@@ -70,6 +69,9 @@ class InstrMemStats:
     # not serve (the L2 looks up a line's sectors of one instruction at once, eq. (B2q);
     # the slices' miss path takes a slot for each that misses, eq. (LM))
     l2_requests: tuple[int, int, int] = (0, 0, 0)
+    # of dram_trans, the sector misses whose fill block an earlier warp instruction fetched:
+    # L2 hits on the GPU, nothing sent to DRAM (dram_fill.py, eq. (F2))
+    fill_rides: tuple[int, int, int] = (0, 0, 0)
 
     @property
     def pattern(self) -> str:
@@ -347,14 +349,17 @@ def _analysis(wt: WarpTrace, ab: np.ndarray, cache: CacheConfig, warps_per_batch
     l2_inflight = inflight_l2_hits(inst[at], hits[at], ordered, is_load_inst, step, sm,
                                    sid.astype(np.int64), pattern.astype(np.int64), n_sids,
                                    unit_ids[0])
-    fetched = counts[2]
+    fetched, rides = counts[2], np.zeros_like(counts[2])
     if sectored and fill_bytes > unit:  # (F1), then the home partitions' hits (LP3)
         fmiss = fill_misses(ordered, cache, unit, fill_bytes, batch, scale, sid, l2_inst)
         fetched = home_partition_hits(fetched_sectors(
             fmiss, l2_inst, is_load_inst, sid, pattern, n_sids, fill_bytes // unit, counts[2]),
             fmiss, l2_inst, is_load_inst, sid, scale)
+        rides = fill_rides(~hits[at], fmiss, ordered // np.uint64(fill_bytes // unit),
+                           l2_inst, is_load_inst, sid, pattern, n_sids)  # (F2)
     requests = line_counts(ordered, l2_inst, per_line, sid, pattern, n_sids)  # (B2q), (LM)
-    return MemoryAnalysis(_instr_stats((*counts, inflight, l2_inflight, fetched, requests),
+    return MemoryAnalysis(_instr_stats((*counts, inflight, l2_inflight, fetched, requests,
+                                        rides),
                                        n_sids, l1 is not None), int(l2_total), int(hits_total))
 
 
@@ -381,7 +386,7 @@ def _fill(wt: WarpTrace, pattern: np.ndarray, warp_insts: np.ndarray,
 def _instr_stats(counts: tuple, n_sids: int, has_l1: bool) -> tuple[InstrMemStats, ...]:
     """One InstrMemStats per static instruction that issued: the tallies' rows as ints."""
     warp_insts, l2, dram, served, written, cold_n, issued_n, fresh, fill, l1_lines, \
-        inflight, l2_inflight, fetched, requests = counts
+        inflight, l2_inflight, fetched, requests, rides = counts
 
     def row(a: np.ndarray, s: int) -> tuple[int, ...]:
         return tuple(int(x) for x in a[s])
@@ -392,7 +397,7 @@ def _instr_stats(counts: tuple, n_sids: int, has_l1: bool) -> tuple[InstrMemStat
             row(served, s) if has_l1 else (0, 0, 0),
             row(written, s), row(cold_n, s), row(issued_n, s), row(fresh, s),
             tuple(float(x) for x in fill[s]), row(l1_lines, s), row(inflight, s),
-            row(l2_inflight, s), row(fetched, s), row(requests, s),
+            row(l2_inflight, s), row(fetched, s), row(requests, s), row(rides, s),
         )  # fmt: skip
         for s in range(n_sids)
         if warp_insts[s].any()
@@ -479,22 +484,3 @@ def _tally(inst, l1_hit, hits, ids, stores, sid, pattern, n_sids):  # pragma: no
             served[s, p] += 1
     return warp_insts, l2, dram, served, written, cold_n, issued, fresh, l2_total, hit_total
 
-
-def warm_start(mem: MemoryAnalysis, warm: frozenset[int]) -> MemoryAnalysis:
-    """The launch with the data of static instructions ``warm`` already in the L2 (left there
-    by an earlier launch): their compulsory load misses become L2 hits."""
-    if not warm:
-        return mem
-    instrs = []
-    hits = mem.l2_hits
-    for s in mem.instrs:
-        if s.sid in warm and any(s.cold):
-            hits += sum(s.cold)
-            s = dataclasses.replace(
-                s, dram_trans=tuple(d - c for d, c in zip(s.dram_trans, s.cold)),
-                cold=(0, 0, 0),  # (F1): the fills the same share fewer
-                fetched=tuple(f * (d - c) // d if d else f
-                              for f, d, c in zip(s.fetched, s.dram_trans, s.cold)),
-            )  # fmt: skip
-        instrs.append(s)
-    return MemoryAnalysis(tuple(instrs), mem.l2_accesses, hits)

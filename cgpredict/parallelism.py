@@ -280,7 +280,9 @@ def affine_share(body: loopbody.LoopBody, branches: bool | None = None) -> float
     an unrolled loop folds into immediate offsets. A value computed from a load (a gathered
     index, ``hist[data[i] & 255]``) or another recurrence is work every iteration keeps.
     ``branches`` True: of the branches only, False: of the other integer ops only (eq.
-    (AF2): a gather's tainted index does not keep a share of the back edge); None: of both."""
+    (AF2): a gather's tainted index does not keep a share of the back edge); None: of both.
+    A cast is no instruction (compute.FREE_OPS): it carries the taint but is in neither
+    count, as in the instructions the share multiplies (eq. (AF2w))."""
     data: list[bool] = []
     n = affine = 0
     for o in body.ops:
@@ -290,6 +292,8 @@ def affine_share(body: loopbody.LoopBody, branches: bool | None = None) -> float
             or any(data[k] for k in o.operands if k < len(data))
         )
         data.append(tainted)
+        if o.klass == "cast":  # (AF2w): no instruction (compute.FREE_OPS), only the taint
+            continue
         if o.klass in _INTEGER and not o.type.startswith(_FP_TYPES):
             if branches is not None and (o.klass == "br") != branches:
                 continue

@@ -542,9 +542,11 @@ def test_a_trips_dram_loads_in_flight_return_a_gap_apart():
 
 
 def test_a_gather_keeps_its_index_not_a_share_of_the_back_edge() -> None:
-    """Eq. (AF2) on CSR's loop by hand: integer ops (gep, cast, iadd, icmp) 6, of them the
-    gather's sext and gep tainted by the load of col[k]: 4/6 affine; the one branch follows
-    the counter only: 1/1; one share over both (7 ops) gave 5/7 to either."""
+    """Eq. (AF2) on CSR's loop by hand: integer instructions (3 gep, iadd, icmp) 5; the
+    gather's sext is no instruction (eq. (AF2w): it only carries the taint), its gep is
+    tainted by the load of col[k]: 4/5 affine, so the 5 integer instructions an iteration
+    keep 1, the gather's IMAD.WIDE (the sm_90 SASS: user spmv_csr's 16-deep trip); the one
+    branch follows the counter only: 1/1; one share over both (6 instructions) 5/6."""
     from cgpredict.instrument import loopbody
     from cgpredict.instrument.irtext import parse_module
     from test_loop_exits import CSR
@@ -553,9 +555,47 @@ def test_a_gather_keeps_its_index_not_a_share_of_the_back_edge() -> None:
 
     fn = parse_module(CSR).functions["csr"]
     body = loopbody.loop_body(fn, ["loop"], {})
-    assert affine_share(body, False) == pytest.approx(4 / 6)
+    assert affine_share(body, False) == pytest.approx(4 / 5)
     assert affine_share(body, True) == 1.0
-    assert affine_share(body) == pytest.approx(5 / 7)
+    assert affine_share(body) == pytest.approx(5 / 6)
+    kept = (1 - affine_share(body, False)) * 5  # integer_insts less the branch: 5
+    assert kept == pytest.approx(1.0)
+
+
+def test_casts_weigh_nothing_in_the_affine_share() -> None:
+    """Eq. (AF2w) by hand: a loop summing a widened loaded value has four integer
+    instructions, the load's address, its counter's add and compare (affine) and the sum's
+    add (tainted by the load); the sext between the load and the add is no instruction
+    (compute.FREE_OPS): 3/4 affine, where counting the cast as an op gave 3/5 and kept 1.6
+    of the 4 instructions an iteration instead of the 1 the sum's add is."""
+    from cgpredict.instrument import loopbody
+    from cgpredict.instrument.irtext import parse_module
+
+    from cgpredict.parallelism import affine_share
+
+    ir = """\
+define void @widen(ptr %a, i64 %n) {
+entry:
+  br label %loop
+loop:
+  %k = phi i64 [ 0, %entry ], [ %k.next, %loop ]
+  %s = phi i64 [ 0, %entry ], [ %s.next, %loop ]
+  %p = getelementptr inbounds i32, ptr %a, i64 %k
+  %v = load i32, ptr %p
+  %w = sext i32 %v to i64
+  %s.next = add nsw i64 %s, %w
+  %k.next = add nsw i64 %k, 1
+  %done = icmp eq i64 %k.next, %n
+  br i1 %done, label %exit, label %loop
+exit:
+  ret void
+}
+"""
+    body = loopbody.loop_body(parse_module(ir).functions["widen"], ["loop"], {})
+    assert [o.klass for o in body.ops].count("cast") == 1
+    # integer ops: gep (affine), iadd s (tainted), iadd k, icmp (affine); the sext skipped
+    assert affine_share(body, False) == pytest.approx(3 / 4)
+    assert affine_share(body, True) == 1.0
 
 
 def test_the_fold_takes_integer_ops_and_branches_at_their_own_shares() -> None:

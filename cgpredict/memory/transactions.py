@@ -21,6 +21,7 @@ from .derived import memo, moved_mask
 from .dram_fill import fetched_sectors, fill_misses, fill_rides, home_partition_hits
 from .inflight import inflight_l2_hits, inflight_served
 from .issue import issued
+from .l1cross import cross_fill_misses
 from .l1scale import LoopGrowth, executions, scale_l1_gathered, scale_l1_hits
 from .line_counts import line_counts
 from .lru import CacheConfig, hit_mask, sector_hit_mask
@@ -229,8 +230,7 @@ def l1_hits(
     l1: L1Config,
 ) -> np.ndarray:
     """Per transaction (in issue order): True when the SM's L1 serves it."""
-    sm_of_inst = (wt.inst_warp // max(l1.warps_per_block, 1)) % max(l1.sms, 1)
-    sm = sm_of_inst[inst_ordered]
+    sm = ((wt.inst_warp // max(l1.warps_per_block, 1)) % max(l1.sms, 1))[inst_ordered]
     loads = is_load_inst[inst_ordered]
     byte_addr = ordered_units * np.uint64(unit)
     # one pass, each SM's L1 its own cache; a line of one sector is a plain LRU line
@@ -246,10 +246,10 @@ def l1_hits(
         n_sids = int(wt.inst_sid.max()) + 1 if wt.n_insts else 1
         ordinal = executions(wt.inst_warp.astype(np.int64), wt.inst_sid.astype(np.int64),
                              int(wt.inst_warp.max()) + 1 if wt.n_insts else 1, n_sids)
-        exact = scale_l1_hits(
-            keys, line_shift, sm, wt.inst_warp[inst_ordered], wt.inst_sid[inst_ordered],
-            ordinal[inst_ordered], loads, exact, capacity, l1.growth,
-        )  # fmt: skip
+        warp, sid = wt.inst_warp[inst_ordered], wt.inst_sid[inst_ordered]
+        exact = scale_l1_hits(keys, line_shift, sm, warp, sid, ordinal[inst_ordered], loads,
+                              exact, capacity, l1.growth)
+        exact = cross_fill_misses(keys, sm, sid, warp, loads, exact, l1.growth)  # (L1x)
     return scale_l1_gathered(keys, line_shift, sm, wt.inst_sid[inst_ordered], loads, exact,
                              capacity, l1.gathers)
 

@@ -307,7 +307,8 @@ def test_fresh_sectors_counts_the_distinct_sectors_a_sort_finds():
     starts = np.r_[0, np.cumsum(per)[:-1]].astype(np.int64)
     addr = rng.integers(0, 1 << 22, int(per.sum())).astype(np.uint64)
     sid = rng.integers(0, 6, n_inst).astype(np.int64)
-    wt = SimpleNamespace(addr=addr, inst_start=starts, inst_sid=sid, n_warps=7)
+    wt = SimpleNamespace(addr=addr, inst_start=starts, inst_sid=sid, n_warps=7,
+                         origin=None, derived={})  # its own event source (RS1)
     for sids, sector in (([1, 4], 32), ([0, 2, 5], 64), ([3], 48), ([9], 32)):
         want = {int(addr[t]) // sector for i in range(n_inst) if sid[i] in sids
                 for t in range(starts[i], starts[i] + per[i])}

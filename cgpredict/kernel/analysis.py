@@ -76,8 +76,10 @@ def _began(trace: Trace, region: int) -> bool:
 
 
 def _spans(trace: Trace, region: int, wt: WarpTrace) -> dict[int, float]:
-    """The gathers' pick spans on the trace (footprint.pick_spans, eq. (LP2u))."""
-    return pick_spans(wt.addr, wt.inst_start, wt.inst_sid, gathered_loads(trace, region))
+    """The gathers' pick spans on the trace (footprint.pick_spans, eq. (LP2u)); without a
+    gather the events are not read (a regrouped trace's stay uncopied: warp_regroup)."""
+    sids = gathered_loads(trace, region)
+    return pick_spans(wt.addr, wt.inst_start, wt.inst_sid, sids) if sids else {}
 
 
 def analyze_region(

@@ -365,17 +365,25 @@ def block_footprints(wt: WarpTrace, sids: dict[str, list[int]], elem_bytes: dict
     A[j][k]) are both in it; a tile larger than the array is not."""
     if not wt.n_events:
         return {}
-    wpb = -(-wt.block.threads // 32)
-    active = _threads_per_block(wt.inst_warp, wt.inst_start, wt.lane, wpb, wt.n_events)
+    return footprints_of(wt.addr, wt.lane, wt.inst_start, wt.inst_warp, wt.inst_sid,
+                         -(-wt.block.threads // 32), sids, elem_bytes)
+
+
+def footprints_of(addr, lane, inst_start, inst_warp, inst_sid, wpb: int,
+                  sids: dict[str, list[int]], elem_bytes: dict[str, int]):
+    """``block_footprints`` of warp instructions given column by column, ``inst_warp`` the
+    warp of each under blocks of ``wpb`` warps (a regrouped trace's footprints read from the
+    events of the trace it came from: memory/staging_reuse.py)."""
+    active = _threads_per_block(inst_warp, inst_start, lane, wpb, len(addr))
     full = np.flatnonzero(active == active.max())
-    bounds = np.r_[wt.inst_start, wt.n_events].astype(np.int64)
-    n_sids = int(wt.inst_sid.max()) + 1
+    bounds = np.r_[inst_start, len(addr)].astype(np.int64)
+    n_sids = int(inst_sid.max()) + 1
     out = {}
     for arr, ids in sids.items():
         mine = np.zeros(n_sids, np.bool_)
         mine[[i for i in ids if 0 <= i < n_sids]] = True
         counts = _block_elements(
-            wt.addr, wt.inst_warp, wt.inst_sid, bounds, mine, wpb,
+            addr, inst_warp, inst_sid, bounds, mine, wpb,
             max(elem_bytes.get(arr, 4), 1), len(active),
         )  # fmt: skip
         if not counts.any():

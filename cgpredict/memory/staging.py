@@ -19,11 +19,11 @@ from ..warps import WarpTrace, mapped_loops
 from .shared import (
     array_layouts,
     array_name,
-    block_footprints,
     param_row_layouts,
     staged_accesses,
 )
 from .staging_code import Copy, StagedTile, copy_sectors, lane_shape
+from .staging_reuse import footprints, reused
 
 __all__ = ["staging_setup"]
 
@@ -90,16 +90,23 @@ def staging_setup(
 def fresh_sectors(wt: WarpTrace, sids: list[int], sector: int) -> float:
     """Distinct sectors per warp the accesses ``sids`` read in the launch ``wt`` (issue 24):
     the staging loads' compulsory DRAM traffic, each staged element read from DRAM at least
-    once. Per warp, it holds at the work size while the arrays grow with the grid."""
+    once. Per warp, it holds at the work size while the arrays grow with the grid. The count
+    is the same for every block shape regrouped from one trace (RS1): found once on it."""
     if not wt.n_warps or not len(wt.inst_start):
         return 0.0
+    n = reused(wt, ("fresh", tuple(sids), sector), lambda w: _distinct_sectors(w, sids, sector))
+    return float(n) / wt.n_warps
+
+
+def _distinct_sectors(wt: WarpTrace, sids: list[int], sector: int) -> int:
+    """Distinct ``sector``-byte sectors the accesses ``sids`` read in ``wt``."""
     take = np.isin(wt.inst_sid, np.asarray(sids, dtype=np.int64))
     starts = wt.inst_start.astype(np.int64, copy=False)
     if sector <= 0 or sector & (sector - 1):  # not a power of two: no shift
         counts = np.diff(np.r_[starts, len(wt.addr)])
         mine = np.repeat(take, counts)
-        return float(np.unique(wt.addr[mine] // np.uint64(sector)).size) / wt.n_warps
-    return float(_distinct_units(wt.addr, starts, take, sector.bit_length() - 1)) / wt.n_warps
+        return int(np.unique(wt.addr[mine] // np.uint64(sector)).size)
+    return int(_distinct_units(wt.addr, starts, take, sector.bit_length() - 1))
 
 
 @njit(cache=True, nogil=True)
@@ -180,7 +187,8 @@ def _tiles(wt: WarpTrace, staged, layouts: dict, per_array: dict[str, int],
     shapes: dict[str, set[str]] = {}
     for a in staged:
         elem = layouts[a.array].elem_bytes if a.array in layouts else 4
-        shapes.setdefault(a.array, set()).add(lane_shape(wt, [a.sid], elem))
+        shapes.setdefault(a.array, set()).add(reused(  # (RS1): per warp instruction
+            wt, ("lanes", a.sid, elem), lambda w, a=a, elem=elem: lane_shape(w, [a.sid], elem)))
     tiles = []
     for arr, n in sorted(per_array.items()):
         kinds = sorted(shapes.get(arr, {"broadcast"}))
@@ -247,16 +255,12 @@ def _staged(h, region: int, info, wt: WarpTrace, device: GPUDevice, hints: tuple
                 f"{info.name}: the row length of {arr} is unknown (not a global array): "
                 f"bank conflicts assume rows of the tile width"
             )
-    return staged_accesses(
-        wt,
-        texts,
-        hints,
-        {**rows, **layouts},
-        device.smem_banks,
-        device.smem_bank_bytes,
-        h.globals,
-        device.smem_phase_bytes,
-    )
+    lay = {**rows, **layouts}
+    args = (texts, hints, lay, device.smem_banks, device.smem_bank_bytes, h.globals,
+            device.smem_phase_bytes)
+    # (RS1): the same accesses for every block shape regrouped from one trace
+    key = ("staged", *(tuple(sorted(x.items())) if isinstance(x, dict) else x for x in args))
+    return reused(wt, key, lambda w: staged_accesses(w, *args))
 
 
 def _tile_loop(h, region: int, info, wt: WarpTrace, staged, warnings: list[str]):
@@ -325,7 +329,7 @@ def _tile_loads(trace: Trace, region: int, wt: WarpTrace, block: Block, staged, 
         sids.setdefault(a.array, []).append(a.sid)
     loads: dict[str, int] = {}
     nbytes = 0
-    for arr, (fp, active) in block_footprints(wt, sids, elem).items():
+    for arr, (fp, active) in footprints(wt, sids, elem).items():  # (RS2)
         per_phase = fp / phases
         loads[arr] = math.ceil(per_phase / active - 1e-9)
         tile = math.ceil(per_phase * block.threads / active - 1e-9)

@@ -18,8 +18,10 @@ from typing import TypeVar
 
 import numpy as np
 
+from ..block import Block
 from ..block_schedule import block_work, schedule_share, thread_trips
 from ..compute import branch_insts, integer_insts, kernel_entry_insts
+from ..devices import GPUDevice
 from ..frontend.tracefile_format import TRIP_DTYPE
 from ..lane_scale import hurst_exponents, lane_spacing, scale_factors
 from ..lane_trips import (
@@ -290,8 +292,8 @@ def sm_share_of(ctx, row: int, counts, work: tuple[float, float], blocks: int,
     return got
 
 
-def _uneven_share(u: np.ndarray, txy: tuple[int, int], work: tuple[float, float], block,
-                  dev, slots: int) -> float:
+def _uneven_share(u: np.ndarray, txy: tuple[int, int], work: tuple[float, float],
+                  block: Block, dev: GPUDevice, slots: int) -> float:
     """The uneven schedule's share from the traced weights ``u``: eq. (B7), the warps on
     their sub-partitions, where the trace resolves the work grid (a pseudo-thread for each
     work thread, so each work warp's slowest lane is traced); else eq. (B4) on the blocks (a

@@ -18,8 +18,10 @@ from typing import TypeVar
 
 import numpy as np
 
+from ..block import Block
 from ..block_schedule import block_work, schedule_share, thread_trips
 from ..compute import branch_insts, integer_insts, kernel_entry_insts
+from ..devices import GPUDevice
 from ..frontend.tracefile_format import TRIP_DTYPE
 from ..lane_scale import hurst_exponents, lane_spacing, scale_factors
 from ..lane_trips import (
@@ -38,6 +40,7 @@ from ..occupancy import occupancy
 from ..parallelism import ThreadBodies
 from ..scaling import SizeModel
 from ..sm_share import launch_sm_share
+from ..smsp_schedule import warp_share, warp_work
 from .memory_profile import memory_profile
 
 __all__ = ["LaunchRow", "RegionTrips", "body_counts", "kept_part", "lane_counts", "launch_rows",
@@ -261,7 +264,8 @@ def sm_share_of(ctx, row: int, counts, work: tuple[float, float], blocks: int,
     """The busiest SM's work over the mean SM's for launch ``row`` of ``ctx`` on the
     ``work`` grid of ``blocks`` blocks: eq. (B1) (sm_share.py) for at most one block an SM;
     with more blocks, the block scheduler's makespan over the equal blocks' (block_schedule,
-    eqs. (B3)-(B5)) where loops below the mapped ones run different trips in different
+    eqs. (B3)-(B5); smsp_schedule's warps on their sub-partitions, (B6)-(B7), where the trace
+    resolves the work grid) where loops below the mapped ones run different trips in different
     threads (the trace's trip records), else 1."""
     dev = ctx.device
     if blocks <= dev.sm_count:
@@ -283,10 +287,22 @@ def sm_share_of(ctx, row: int, counts, work: tuple[float, float], blocks: int,
     got = ctx._parts_kept.get(key)
     if got is None:
         u = _kept_weights(ctx, by_row[lo:hi] if own >= 0 else by_row, counts, txy, own)
-        got = 1.0 if u is None else schedule_share(  # (B4)
-            block_work(u, txy, work, ctx.block), dev.sm_count, slots)
+        got = 1.0 if u is None else _uneven_share(u, txy, work, ctx.block, dev, slots)
         ctx._parts_kept[key] = got
     return got
+
+
+def _uneven_share(u: np.ndarray, txy: tuple[int, int], work: tuple[float, float],
+                  block: Block, dev: GPUDevice, slots: int) -> float:
+    """The uneven schedule's share from the traced weights ``u``: eq. (B7), the warps on
+    their sub-partitions, where the trace resolves the work grid (a pseudo-thread for each
+    work thread, so each work warp's slowest lane is traced); else eq. (B4) on the blocks (a
+    coarser trace holds one pseudo-thread for many lanes and cannot tell a block's warps
+    apart: validation/smsp_balance.py)."""
+    if txy[0] >= work[0] and txy[1] >= max(work[1], 1):
+        warps = warp_work(u, txy, (int(work[0]), int(max(work[1], 1))), block, dev.warp_size)
+        return warp_share(warps, dev.sm_count, slots, dev.schedulers_per_sm)  # (B7)
+    return schedule_share(block_work(u, txy, work, block), dev.sm_count, slots)  # (B4)
 
 
 def _kept_weights(ctx, trips: np.ndarray, counts, txy: tuple[int, int], own: int

@@ -1,0 +1,143 @@
+"""Uneven warps on an SM's sub-partitions: the warp-level makespan (eqs. (B6)-(B7)).
+
+Eq. (B3) (block_schedule.py) lets an SM's resident blocks share the whole SM's issue rate.
+The SM is four sub-partitions (schedulers), each issuing one warp instruction a cycle to the
+warps that sit on it, and a warp stays on its scheduler for life: warp w of the block in slot
+k of an SM sits on scheduler (k x W + w) mod schedulers (W warps a block). A block holds its
+slot until its *last* warp ends, so when a block's warps differ (the blind mandelbrot: one
+warp of a 16x16 block over the set's boundary runs 256 iterations, its neighbours a few) the
+scheduler holding the slow warps sets when slots free, while the other schedulers run out of
+warps; and a scheduler left with few live warps issues below one a cycle, each warp at most
+at its own critical path's rate (``cap``: a warp's instructions over its chain's cycles)::
+
+    scheduler p: its live warps share one issue a cycle equally, each at most cap      (B6)
+    a block leaves when its last warp ends; the next block in index order takes its slot
+    M_w(c) = the time the last warp ends,  c_{b,w} the warp instructions of warp w of block b
+    warp_share = M_w(c) / M_w(mean c, .., mean c)                                        (B7)
+
+With every block resident from the start (one wave) and cap = 1 each scheduler never idles
+while it has warps, so M_w is the largest scheduler's summed warp work: the busiest
+sub-partition, not the mean one, sets the time. With the warps of a block alike and W a
+multiple of the schedulers, each scheduler holds the same share of every block and (B6) is
+(B3) on the block sums (tests/test_smsp_schedule.py checks both).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .block import Block
+
+__all__ = ["warp_makespan", "warp_share", "warp_work"]
+
+
+def warp_makespan(work: np.ndarray, sms: int, slots: int, schedulers: int,
+                  cap: float = 1.0) -> float:
+    """Eq. (B6): the time the last warp ends when the blocks of ``work`` (blocks x warps,
+    in block index order; a warp's instructions) run on ``sms`` SMs of ``slots`` blocks and
+    ``schedulers`` sub-partitions each, a warp issuing at most ``cap`` a cycle (1: no
+    limit but its scheduler's)."""
+    w = np.ascontiguousarray(np.atleast_2d(np.asarray(work, np.float64)))
+    if not w.size:
+        return 0.0
+    return float(_makespan(w, max(int(sms), 1), max(int(slots), 1),
+                           max(int(schedulers), 1), min(max(float(cap), 1e-9), 1.0)))
+
+
+@njit(cache=True, nogil=True)
+def _rate(n, cap):  # pragma: no cover - numba
+    """Each of n live warps' issue rate on one scheduler: an equal share, at most cap."""
+    return min(cap, 1.0 / n) if n > 0 else 0.0
+
+
+@njit(cache=True, nogil=True)
+def _makespan(w, sms, slots, nsp, cap):  # pragma: no cover - numba
+    """warp_makespan's event loop: per scheduler the virtual finishing times of its live
+    warps (the work each live warp has received grows at _rate), the next event the
+    scheduler whose earliest warp ends first; a block's last warp frees its slot."""
+    nb, wpb = w.shape
+    per = (slots * wpb + nsp - 1) // nsp + 1
+    total = sms * nsp
+    vfin = np.full((total, per), np.inf)
+    owner = np.full((total, per), -1)
+    vt, at = np.zeros(total), np.zeros(total)
+    n = np.zeros(total, np.int64)
+    left, home = np.zeros(nb, np.int64), np.zeros(nb, np.int64)
+    due = np.full(total, np.inf)
+    nxt, last = 0, 0.0
+    for k in range(slots):  # the first sms x slots blocks round-robin, as eq. (B3)
+        for s in range(sms):
+            if nxt < nb:
+                _place(w, nxt, s, k, 0.0, nsp, vfin, owner, vt, at, n, due, cap)
+                left[nxt], home[nxt] = wpb, s * slots + k
+                nxt += 1
+    while True:
+        p = np.argmin(due)
+        t = due[p]
+        if t == np.inf:
+            return last
+        vt[p] += (t - at[p]) * _rate(n[p], cap)
+        at[p] = t
+        j = np.argmin(vfin[p])
+        b = owner[p, j]
+        vfin[p, j], owner[p, j] = np.inf, -1
+        n[p] -= 1
+        last = max(last, t)
+        due[p] = at[p] + (vfin[p].min() - vt[p]) / _rate(n[p], cap) if n[p] > 0 else np.inf
+        left[b] -= 1
+        if left[b] == 0 and nxt < nb:  # its slot takes the next block
+            s, k = home[b] // slots, home[b] % slots
+            _place(w, nxt, s, k, t, nsp, vfin, owner, vt, at, n, due, cap)
+            left[nxt], home[nxt] = wpb, home[b]
+            nxt += 1
+
+
+@njit(cache=True, nogil=True)
+def _place(w, b, s, k, t, nsp, vfin, owner, vt, at, n, due, cap):  # pragma: no cover
+    """Block b's warps into slot k of SM s at time t: warp i on scheduler (k W + i) mod
+    nsp of the SM, each scheduler brought to time t first."""
+    wpb = w.shape[1]
+    for i in range(wpb):
+        p = s * nsp + (k * wpb + i) % nsp
+        vt[p] += (t - at[p]) * _rate(n[p], cap)
+        at[p] = t
+        j = np.argmax(owner[p] < 0)
+        vfin[p, j], owner[p, j] = vt[p] + w[b, i], b
+        n[p] += 1
+        due[p] = at[p] + (vfin[p].min() - vt[p]) / _rate(n[p], cap)
+
+
+def warp_share(work: np.ndarray, sms: int, slots: int, schedulers: int,
+               cap: float = 1.0) -> float:
+    """Eq. (B7): (B6)'s makespan of ``work``'s warps over that of as many equal warps of
+    their mean (1 for equal warps, an empty launch or no work)."""
+    w = np.atleast_2d(np.asarray(work, np.float64))
+    if w.size <= 1 or w.sum() <= 0 or np.allclose(w, w.flat[0]):
+        return 1.0
+    even = warp_makespan(np.full(w.shape, w.mean()), sms, slots, schedulers, cap)
+    return max(warp_makespan(w, sms, slots, schedulers, cap) / even, 1.0) if even > 0 else 1.0
+
+
+def warp_work(weights: np.ndarray, grid: tuple[int, int], work: tuple[int, int],
+              block: Block, warp_size: int) -> np.ndarray:
+    """Each work warp's weight (blocks x warps, block index order x fastest, a block's
+    threads x fastest in warps of ``warp_size``): the largest of the ``weights`` (index
+    y * gx + x of the traced ``grid``) at the traced threads that stand for its lanes (each
+    work thread stands at the traced thread of its relative position, eq. (B5)); a lane
+    outside the work grid weighs 0."""
+    gx, gy = max(grid[0], 1), max(grid[1], 1)
+    wx, wy = max(int(work[0]), 1), max(int(work[1]), 1)
+    u = np.asarray(weights, np.float64).reshape(gy, gx)
+    nbx, nby = -(-wx // block.x), -(-wy // block.y)
+    tx = np.arange(nbx * block.x)
+    ty = np.arange(nby * block.y)
+    cx = np.minimum(((tx + 0.5) / wx * gx).astype(np.int64), gx - 1)
+    cy = np.minimum(((ty + 0.5) / wy * gy).astype(np.int64), gy - 1)
+    field = u[cy[:, None], cx[None, :]] * ((ty < wy)[:, None] & (tx < wx)[None, :])
+    per_block = field.reshape(nby, block.y, nbx, block.x).transpose(0, 2, 1, 3)
+    lanes = per_block.reshape(nby * nbx, block.y * block.x)
+    pad = -lanes.shape[1] % warp_size
+    if pad:
+        lanes = np.pad(lanes, ((0, 0), (0, pad)))
+    return lanes.reshape(lanes.shape[0], -1, warp_size).max(axis=2)

@@ -19,6 +19,7 @@ from ..hashing import dense_ids
 from ..warps import WarpTrace
 from .derived import memo, moved_mask
 from .dram_fill import fetched_sectors, fill_misses, fill_rides, home_partition_hits
+from .edge_warps import edge_requests
 from .inflight import inflight_l2_hits, inflight_served
 from .issue import issued
 from .l1cross import cross_fill_misses
@@ -357,7 +358,8 @@ def _analysis(wt: WarpTrace, ab: np.ndarray, cache: CacheConfig, warps_per_batch
             fmiss, l2_inst, is_load_inst, sid, scale)
         rides = fill_rides(~hits[at], fmiss, ordered // np.uint64(fill_bytes // unit),
                            l2_inst, is_load_inst, sid, pattern, n_sids)  # (F2)
-    requests = line_counts(ordered, l2_inst, per_line, sid, pattern, n_sids)  # (B2q), (LM)
+    requests = edge_requests(wt, scale.grid_x, line_counts, ordered, l2_inst, per_line,  # (EW)
+                             pattern, n_sids)  # (B2q), (LM)
     return MemoryAnalysis(_instr_stats((*counts, inflight, l2_inflight, fetched, requests,
                                         rides),
                                        n_sids, l1 is not None), int(l2_total), int(hits_total))

@@ -42,11 +42,14 @@ def alone_cycles(profile: KernelProfile, device: GPUDevice, n: float, comp: floa
     instructions at one a cycle (``comp``: its issue cycles at the SM's rate of
     schedulers_per_sm a cycle). Eq. (22q): with more warps than schedulers, the same path
     shared with the other warps of its sub-partition, the closed loop of (LTq2) around the
-    issue slot and slow pipes (warp_queue.queued_path_cycles), at least the path alone.
-    0 when the chain does not price its loads whole (priced)."""
+    issue slot and slow pipes (warp_queue.queued_path_cycles), at least the path alone,
+    where a warp keeps one trip's loads in flight (loads_in_flight 1: (22m) off). 0 when
+    the chain does not price its loads whole (priced)."""
     if profile.chain_cycles <= 0 or not priced(profile):
         return 0.0
     if n > device.schedulers_per_sm:  # (22q): n / schedulers warps share an issue slot
+        if profile.loads_in_flight > 1:  # (22m)'s trips in flight queue in memory
+            return 0.0
         return max(profile.chain_cycles, queued_path_cycles(profile, device, math.ceil(n)))
     return max(profile.chain_cycles, comp * device.schedulers_per_sm)
 

@@ -1,6 +1,6 @@
 """Tests of cgpredict.issue_blocks and models.alone: one iteration's chain in a warp's issue
-order (slow-path branches, eqs. (IB1)-(IB2)) and a warp with a scheduler to itself (22k), on
-hand-built loop bodies with hand-derived chains."""
+order (slow-path branches, eqs. (IB1)-(IB2)) and a warp with a scheduler to itself (22k) or
+sharing it (22q), on hand-built loop bodies with hand-derived chains."""
 
 from __future__ import annotations
 
@@ -74,13 +74,37 @@ def test_a_body_without_a_slow_path_keeps_its_dataflow_chain():
 
 def test_a_warp_alone_on_its_scheduler_runs_its_chain():
     """(22k): N <= schedulers_per_sm: the critical path, at least the warp's instructions at
-    one a cycle (comp 100 SM cycles at 4 schedulers = 400); more warps than schedulers: 0."""
+    one a cycle (comp 100 SM cycles at 4 schedulers = 400)."""
     dev = SimpleNamespace(schedulers_per_sm=4)
     prof = _profile(1000.0, const=_pattern(100, 0.75, 1.0, 0.0))
     assert alone_cycles(prof, dev, 1, 100.0) == pytest.approx(1000.0)
     assert alone_cycles(prof, dev, 4, 300.0) == pytest.approx(1200.0)
-    assert alone_cycles(prof, dev, 5, 100.0) == 0.0
     assert alone_cycles(_profile(0.0), dev, 1, 100.0) == 0.0
+
+
+def test_22q_two_warps_on_a_scheduler_share_its_issue_slot():
+    """(22q) by hand: N = 5 or 8 warps on 4 schedulers put 2 on a sub-partition; a path of
+    L = 1000 cycles alone that holds the issue slot s = 75 instructions x 4 cycles = 300
+    (one issue a cycle an SM, 4 schedulers). Mean-value analysis: k = 1, R = s, T = L,
+    Q = s / L; k = 2, R = s (1 + s / L), T = L - s + R = L + s^2 / L = 1090. A longer
+    (CV) chain (1200) stays; no priced loads, or several trips' loads in flight: 0."""
+    dev = SimpleNamespace(schedulers_per_sm=4, inst_cycles_per_warp_inst=1.0, pipes=None,
+                          warp_size=32)
+
+    def prof(chain: float, alone: float, const=_pattern(100, 0.75, 1.0, 0.0)):
+        p = _profile(chain, const=const)
+        p.alone_chain_cycles, p.total_insts, p.loads_in_flight = alone, 75.0, 1.0
+        p.shared, p.pipes = SimpleNamespace(transactions=0.0), None
+        return p
+
+    assert alone_cycles(prof(1000.0, 1000.0), dev, 5, 100.0) == pytest.approx(1090.0)
+    assert alone_cycles(prof(1000.0, 1000.0), dev, 8, 100.0) == pytest.approx(1090.0)
+    assert alone_cycles(prof(1200.0, 1000.0), dev, 8, 100.0) == pytest.approx(1200.0)
+    unpriced = prof(1000.0, 1000.0, _pattern(100, 0.0, 4.0, 4.0))
+    assert alone_cycles(unpriced, dev, 8, 100.0) == 0.0
+    hoisted = prof(1000.0, 1000.0)  # an unrolled trip's loads in flight: (22m), not (22q)
+    hoisted.loads_in_flight = 2.0
+    assert alone_cycles(hoisted, dev, 8, 100.0) == 0.0
 
 
 def _pattern(insts: float, l1_hit: float, l2: float, dram: float) -> SimpleNamespace:

@@ -1,4 +1,4 @@
-"""A warp with a scheduler to itself: its own dependence chain, eq. (22k).
+"""A warp with a scheduler to itself or sharing it: its own dependence chain, eqs. (22k), (22q).
 
 §3 (22) reads a warp's timeline when too few warps hide it as its memory periods one after
 another plus its computing (docs/models.md). When an SM holds no more warps than it has
@@ -9,6 +9,12 @@ ptxas block in flight together, each op behind the slow-path branches before it
 H100 (event times, ``nvidia-h100-80gb-hbm3-user-blocks.json``, 1980 MHz): the user kernel
 nbody_f64 runs 435.6 cycles an inner iteration at one warp an SM (32x1) and 446.6 at four
 (128x1), where (22) gave 735 and 487; its critical path with (IB1)-(IB2) is 415 and 414.
+
+With more warps than schedulers (eq. (22q)) the warp shares its scheduler's issue slot and
+slow pipes with the others there: the closed loop of eq. (LTq2) (warp_queue.py) on the same
+path. The f32 nbody_soa at 256x1 (2 warps a sub-partition) measures 270.8 ncu cycles a j
+iteration where (22) charged its four independent loads one after another (302) and (LTq2)
+gives 266.6.
 
 The chain holds each load at one request's latency, so (22k) applies only where that is a
 load's whole wait (priced): no uncoalesced load (its 32 lines leave the L1 one a cycle,
@@ -21,7 +27,10 @@ cycles an iteration, its chain 694).
 
 from __future__ import annotations
 
+import math
+
 from cgpredict.devices import GPUDevice
+from cgpredict.models.warp_queue import queued_path_cycles
 from cgpredict.profile import KernelProfile
 
 __all__ = ["alone_cycles", "priced"]
@@ -31,10 +40,17 @@ def alone_cycles(profile: KernelProfile, device: GPUDevice, n: float, comp: floa
     """Eq. (22k): a warp's timeline when each of the SM's ``n`` warps has a scheduler to
     itself (n <= schedulers_per_sm): its critical path (profile.chain_cycles), at least its
     instructions at one a cycle (``comp``: its issue cycles at the SM's rate of
-    schedulers_per_sm a cycle); 0 when warps share a scheduler or the chain does not price
-    its loads whole (priced)."""
-    if n > device.schedulers_per_sm or profile.chain_cycles <= 0 or not priced(profile):
+    schedulers_per_sm a cycle). Eq. (22q): with more warps than schedulers, the same path
+    shared with the other warps of its sub-partition, the closed loop of (LTq2) around the
+    issue slot and slow pipes (warp_queue.queued_path_cycles), at least the path alone,
+    where a warp keeps one trip's loads in flight (loads_in_flight 1: (22m) off). 0 when
+    the chain does not price its loads whole (priced)."""
+    if profile.chain_cycles <= 0 or not priced(profile):
         return 0.0
+    if n > device.schedulers_per_sm:  # (22q): n / schedulers warps share an issue slot
+        if profile.loads_in_flight > 1:  # (22m)'s trips in flight queue in memory
+            return 0.0
+        return max(profile.chain_cycles, queued_path_cycles(profile, device, math.ceil(n)))
     return max(profile.chain_cycles, comp * device.schedulers_per_sm)
 
 

@@ -105,7 +105,7 @@ from dataclasses import dataclass
 from cgpredict.devices import GPUDevice
 from cgpredict.models.base import LaunchGeometry
 from cgpredict.models.loaded_wave import loaded_wave_cycles
-from cgpredict.models.warp_queue import closed_loop_cycles, pipe_services, sub_partition_warps
+from cgpredict.models.warp_queue import queued_path_cycles
 from cgpredict.pipes import pipe_cycles
 from cgpredict.profile import KernelProfile, PhaseCosts
 
@@ -296,15 +296,7 @@ def warp_queue_cycles(profile: KernelProfile, device: GPUDevice, geo: LaunchGeom
     x schedulers a cycle each) and each pipe slower than that slot (warp_queue.QUEUED_PIPES:
     a warp's instructions of the class x schedulers x warp_size / rate, eq. (12p)). 0 with
     one warp a sub-partition or without a path."""
-    scheds = max(device.schedulers_per_sm, 1)
-    n = sub_partition_warps(geo.n_warps, scheds)
-    path = profile.alone_chain_cycles or profile.chain_cycles
-    if n <= 1 or path <= 0:
-        return 0.0
-    slot = device.inst_cycles_per_warp_inst * scheds
-    services = [(profile.total_insts + profile.shared.transactions) * slot]
-    services += pipe_services(profile.pipes, device.pipes, device.warp_size, scheds, slot)
-    return closed_loop_cycles(path, services, n)  # (LTq2)
+    return queued_path_cycles(profile, device, geo.n_warps)  # (LTq2)
 
 
 def l2_miss_path_cycles(profile: KernelProfile, device: GPUDevice, fetched: float) -> float:

@@ -384,7 +384,7 @@ def _exec_cycles(whole: bool, no_mem_insts: float, mwp: float, cwp: float, n: fl
         elif lockstep > 0:  # (22l): one period in flight, warps in step miss the L1
             # together and their computing (the L1's served lines) cannot fill that wait
             exec_cycles = max(exec_cycles, (n * comp_cycles + lockstep) * batch)
-        if alone > 0:  # (22k): its own dependence chain, never above (22)
+        if alone > 0:  # (22k), (22q): its own dependence chain, never above (22)
             exec_cycles = min(exec_cycles, max(alone, n * lsu) * batch)
     elif no_mem_insts > 0 and cwp >= mwp:
         case = "eq16"

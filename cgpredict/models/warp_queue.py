@@ -24,9 +24,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from cgpredict.devices import GPUDevice
 from cgpredict.pipes import PipeCounts, PipeRates
+from cgpredict.profile import KernelProfile
 
-__all__ = ["QUEUED_PIPES", "closed_loop_cycles", "pipe_services", "sub_partition_warps"]
+__all__ = ["QUEUED_PIPES", "closed_loop_cycles", "pipe_services", "queued_path_cycles",
+           "sub_partition_warps"]
 
 #: the pipe classes (pipes.PipeCounts) that queue as servers of their own where their rate is
 #: below the issue slot's. The integer classes do not: the trace counts integer IR
@@ -87,3 +90,21 @@ def sub_partition_warps(resident_warps: int, schedulers: int) -> int:
     """n of eq. (LTq2): an SM's resident warps over its schedulers, rounded up (warp w sits
     on sub-partition w mod schedulers), at least 1."""
     return max(math.ceil(max(resident_warps, 1) / max(schedulers, 1)), 1)
+
+
+def queued_path_cycles(profile: KernelProfile, device: GPUDevice, resident_warps: int) -> float:
+    """T(n) of eq. (LTq2) for the busiest thread's warp among the n warps of its
+    sub-partition (n = sub_partition_warps of the SM's resident warps): its path alone
+    (``alone_chain_cycles``) around the issue slot (a warp's instructions and shared
+    wavefronts at ``inst_cycles_per_warp_inst`` x schedulers a cycle each) and each pipe
+    slower than that slot (QUEUED_PIPES, eq. (12p)). 0 with one warp a sub-partition or
+    without a path. The chain bound (bounds.warp_queue_cycles) and (22q) read it."""
+    scheds = max(device.schedulers_per_sm, 1)
+    n = sub_partition_warps(resident_warps, scheds)
+    path = profile.alone_chain_cycles or profile.chain_cycles
+    if n <= 1 or path <= 0:
+        return 0.0
+    slot = device.inst_cycles_per_warp_inst * scheds
+    services = [(profile.total_insts + profile.shared.transactions) * slot]
+    services += pipe_services(profile.pipes, device.pipes, device.warp_size, scheds, slot)
+    return closed_loop_cycles(path, services, n)  # (LTq2)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from cgpredict.block import Block
-from cgpredict.memory.l1scale import scale_l1_hits, sweep_growth
+from cgpredict.memory.l1scale import live_room, scale_l1_gathered, scale_l1_hits, sweep_growth
 from cgpredict.memory.lru import CacheConfig, sector_hit_mask
 from cgpredict.prediction import RunOptions
 from cgpredict.prepared import prepare
@@ -221,3 +221,31 @@ def test_grouped_distances_are_the_whole_stream_reuse_distances():
         between = {int(x) for x in lines[p + 1:t]} - {int(lines[t])}
         assert dist[t] == len(between) and units[p] == units[t]
     assert [len(x) for x in _grouped_distances(units[:0], lines[:0], sm_o[:0], 0, 0)] == [0, 0]
+
+
+def test_live_room_is_littles_law_by_hand():
+    """Four units read round robin R = 5 times on one SM: 16 reuses of interval 4 over 20
+    accesses hold 3.2 units on average (4 (R - 1) / R); a second SM's run is its own."""
+    prev = np.array([-1] * 4 + list(range(16)))
+    sm = np.zeros(20, np.int64)
+    room = live_room(prev, np.ones(20, bool), sm)
+    assert np.allclose(room, 3.2)
+    both = live_room(np.r_[prev, np.where(prev >= 0, prev + 20, -1)], np.ones(40, bool), np.r_[sm, sm + 1])
+    assert np.allclose(both, 3.2)
+    assert np.allclose(live_room(prev, np.zeros(20, bool), sm), 0.0)
+
+
+def test_gather_hit_needs_the_room_the_kept_loads_leave():
+    """(LP2v) by hand: sectors 100-103 (load 0, kept) read twice around a gather's sector
+    500 (load 1, growth 2): its reuse sees 4 distinct lines, 8 grown. Capacity 10 keeps it
+    by (LP2) alone; the kept reuses (4 of interval 5 over 10 accesses) hold 2 units, leaving
+    8, so it misses; capacity 11 leaves 9 and keeps it."""
+    keys = np.array([100, 101, 102, 103, 500] * 2, np.uint64)
+    sid = np.array([0, 0, 0, 0, 1] * 2)
+    sm = np.zeros(10, np.int64)
+    loads = np.ones(10, bool)
+    hits = np.array([False] * 5 + [True] * 5)
+    out = scale_l1_gathered(keys, 0, sm, sid, loads, hits, 10, ((1, 2.0),))
+    assert out.tolist() == [False] * 5 + [True] * 4 + [False]
+    out = scale_l1_gathered(keys, 0, sm, sid, loads, hits, 11, ((1, 2.0),))
+    assert out.tolist() == [False] * 5 + [True] * 5

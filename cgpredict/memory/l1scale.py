@@ -18,7 +18,8 @@ from numba import njit
 from ..hashing import dense_ids
 from .reuse import _lines_between, _touch
 
-__all__ = ["LoopGrowth", "executions", "scale_l1_gathered", "scale_l1_hits", "sweep_growth"]
+__all__ = ["LoopGrowth", "executions", "live_room", "scale_l1_gathered", "scale_l1_hits",
+           "sweep_growth"]
 
 
 @dataclass(frozen=True)
@@ -98,10 +99,12 @@ def scale_l1_gathered(
     if the SM's distinct lines since the line's previous use, grown by that growth, still
     fit the L1, the L2's rule (reuse.scale_gathered) on each SM's own stream:
 
-        hit  <=>  distance_SM x growth < L1 lines                                      (LP2)
+        hit  <=>  distance_SM x growth < L1 lines - live                  (LP2), (LP2v)
 
     A random pick reuses a line only when another pick of the same SM chose it first, and
-    the picks between them spread over an array that grows by ``growth``."""
+    the picks between them spread over an array that grows by ``growth``; at the work size
+    the SM's other loads' kept sectors (``live``, live_room) always lie between and hold
+    their room, where the trace's lockstep can put a step's picks side by side."""
     if not gathers or not len(sector_keys):
         return hits
     grow = np.ones(int(max(int(sid.max()), max(s for s, _ in gathers))) + 1)
@@ -110,11 +113,26 @@ def scale_l1_gathered(
     order = _loads_by_sm(sm, loads)
     sm_o = np.ascontiguousarray(sm[order], np.int64)
     units, n_units, lines, n_lines = _sm_ids(sm_o, sector_keys[order], line_shift)
-    _, dist = _grouped_distances(units, lines, sm_o, n_units, n_lines)
+    prev, dist = _grouped_distances(units, lines, sm_o, n_units, n_lines)
     g = grow[sid[order]]
+    room = capacity_lines - live_room(prev, hits[order] & (g <= 1.0), sm_o)  # (LP2v)
     out = hits.copy()
-    out[order] &= (g <= 1.0) | (dist < 0) | (dist * g < capacity_lines)
+    out[order] &= (g <= 1.0) | (dist < 0) | (dist * g < room)
     return out
+
+
+def live_room(prev: np.ndarray, kept: np.ndarray, sm: np.ndarray) -> np.ndarray:
+    """Per access (grouped by SM): the L1 units its SM's ``kept`` reuses hold on average,
+    the sum of their reuse intervals (positions since the unit's previous use) over the SM's
+    accesses (Little's law), eq. (LP2v)."""
+    if not len(sm):
+        return np.zeros(0)
+    pos = np.arange(len(sm), dtype=np.int64)
+    span = np.where(kept & (prev >= 0), pos - prev, 0).astype(np.float64)
+    base = int(sm.min())
+    held = np.bincount(sm - base, weights=span)
+    runs = np.bincount(sm - base).astype(np.float64)
+    return (held / np.maximum(runs, 1.0))[sm - base]
 
 
 _SM_SHIFT = 44  # a key of (SM, sector): the SM above the sector's 44 bits

@@ -20,6 +20,7 @@ from ..warps import WarpTrace
 from .derived import memo, moved_mask
 from .dram_fill import fetched_sectors, fill_misses, fill_rides, home_partition_hits
 from .edge_warps import edge_requests
+from .gather_requests import gather_growth, grown_requests
 from .inflight import inflight_l2_hits, inflight_served
 from .issue import issued
 from .l1cross import cross_fill_misses
@@ -360,6 +361,9 @@ def _analysis(wt: WarpTrace, ab: np.ndarray, cache: CacheConfig, warps_per_batch
                            l2_inst, is_load_inst, sid, pattern, n_sids)  # (F2)
     requests = edge_requests(wt, scale.grid_x, line_counts, ordered, l2_inst, per_line,  # (EW)
                              pattern, n_sids)  # (B2q), (LM)
+    grown = gather_growth(scale.gathers, l1.gathers if l1 is not None else ())
+    if grown:  # a grown gather's lanes share fewer lines at the work size, eq. (GQ)
+        requests = np.rint(grown_requests(requests, counts[1], grown)).astype(np.int64)
     return MemoryAnalysis(_instr_stats((*counts, inflight, l2_inflight, fetched, requests,
                                         rides),
                                        n_sids, l1 is not None), int(l2_total), int(hits_total))

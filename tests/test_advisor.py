@@ -288,10 +288,13 @@ def test_mvt_transposed_copy_per_kernel():
     assert "A[i][j] -> AT[j][i]" in copy.instruction and "mvt_k2 keep reading A" in copy.instruction
     whole = next(f for f in a.fixes if f.title == "store A transposed")
     assert whole.speedup == pytest.approx(1.0, rel=0.02)
-    # the copy is the best single fix; first comes the copy with mvt_k1's sums kept in
-    # registers (their loads then overlap, eq. (22m)), never below the copy alone
-    assert [f for f in a.fixes if f.kind != "combined"][0] is copy
+    # the copy is the best coalescing fix; first comes the copy with mvt_k1's sums kept in
+    # registers (their loads then overlap, eq. (22m)), never below the copy alone. The 32x32
+    # tiles of A may come between: strip-mined, they keep the sums in registers too, and with
+    # two 8-warp blocks each warp runs its own chain (eq. (22q): 0.54 ms, 1.71 ms before it)
+    assert [f for f in a.fixes if f.kind == "coalescing"][0] is copy
     assert a.fixes[0].kind == "combined" and copy.title in a.fixes[0].title
+    assert a.fixes[0].speedup >= max(f.speedup for f in a.fixes[1:])
     assert a.fixes[0].speedup >= copy.speedup
     # only the kernel that gets faster is evidence of the uncoalesced access
     assert [e for e in copy.evidence if "uncoalesced" in e][0].startswith("A[i][j] at mvt.c:")

@@ -230,7 +230,8 @@ def test_live_room_is_littles_law_by_hand():
     sm = np.zeros(20, np.int64)
     room = live_room(prev, np.ones(20, bool), sm)
     assert np.allclose(room, 3.2)
-    both = live_room(np.r_[prev, np.where(prev >= 0, prev + 20, -1)], np.ones(40, bool), np.r_[sm, sm + 1])
+    both = live_room(np.r_[prev, np.where(prev >= 0, prev + 20, -1)], np.ones(40, bool),
+                     np.r_[sm, sm + 1])
     assert np.allclose(both, 3.2)
     assert np.allclose(live_room(prev, np.zeros(20, bool), sm), 0.0)
 

@@ -1,4 +1,5 @@
-"""One kernel's measured times by lease and block shape, beside Nsight Compute's kernel time (round 13, t6).
+"""One kernel's measured times by lease and block shape, beside Nsight Compute's kernel time
+(round 13, t6).
 
 The own-blocks set (`nvidia-h100-80gb-hbm3-blocks.json`, lease of 2026-11-27 09:47) times
 each corpus kernel at two block shapes that the reference lease (2026-11-26) did not; its
@@ -9,7 +10,9 @@ column per block shape (``result.total_ms``, the port's own timer). Then, where 
 Compute profiled the kernel (``*-ncu/<kernel>-<block>.csv``), the median
 ``gpu__time_duration`` by block: the GPU's own time, without the host.
 
-    python validation/lease_drift.py [KERNEL ...]        (default: 2dconv 3dconv fdtd2d jacobi2d mm syrk_transposed)
+    python validation/lease_drift.py [KERNEL ...]
+
+(default: 2dconv 3dconv fdtd2d jacobi2d mm syrk_transposed)
 
 Needs no GPU; prints Markdown.
 """

@@ -306,10 +306,10 @@ def model_kernels(name: str, port: str) -> dict[str, ModelKernel]:
 
     from cgpredict.frontend.summary import region_block_counts
     from cgpredict.kernel.launch_loops import loop_unroll_at
-    from cgpredict.runtime_trips import loop_trip_at
     from cgpredict.parallelism import thread_bodies
     from cgpredict.prediction import RunOptions
     from cgpredict.prepared import prepare
+    from cgpredict.runtime_trips import loop_trip_at
     from cgpredict.warps import mapped_loops
 
     sizes = trace_sizes(name)

@@ -10,7 +10,6 @@ import pytest
 
 from cgpredict.block import Block
 from cgpredict.memory.edge_warps import edge_requests, edge_weighted, x_edge_warps
-from cgpredict.memory.line_counts import line_counts
 from cgpredict.warp_order import blocks_across
 
 
@@ -80,7 +79,7 @@ def test_edge_requests_weights_only_cut_warps_and_is_identity_without_growth() -
     units = np.array([0, 4, 5, 8, 9], np.uint64)
     inst = np.array([0, 0, 0, 1, 1], np.int64)
     pattern = np.zeros(2, np.int64)
-    plain = edge_requests(wt, 1.0, line_counts, units, inst, 4, pattern, 1)
+    plain = edge_requests(wt, 1.0, units, inst, 4, pattern, 1)
     assert plain[0, 0] == 3
-    grown = edge_requests(wt, 65.0, line_counts, units, inst, 4, pattern, 1)
+    grown = edge_requests(wt, 65.0, units, inst, 4, pattern, 1)
     assert grown[0, 0] == round(2 * (65 * 2 + 1) / 66)  # two instructions at 1.985 each

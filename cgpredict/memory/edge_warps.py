@@ -18,12 +18,11 @@ and DRAM counts keep the trace's share of cut warps (docs/models.md)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 
 from ..warp_order import WARP_SIZE, blocks_across
 from ..warps import WarpTrace
+from .line_counts import line_counts
 
 __all__ = ["x_edge_warps", "edge_weighted", "edge_requests"]
 
@@ -58,21 +57,19 @@ def edge_weighted(full: np.ndarray, cut: np.ndarray, n_full: np.ndarray, n_cut: 
     return np.rint(mean * n).astype(np.int64)
 
 
-def edge_requests(wt: WarpTrace, growth: float, counts: Callable[..., np.ndarray],
-                  units: np.ndarray, inst: np.ndarray, per_line: int, pattern: np.ndarray,
-                  n_sids: int) -> np.ndarray:
-    """Eq. (EW) on ``counts(units, inst, per_line, sid, pattern, n_sids)`` (line_counts: the
-    requests of the L2 stream ``units``, ``inst``): unweighted when nothing grows along x
-    or no warp is cut."""
+def edge_requests(wt: WarpTrace, growth: float, units: np.ndarray, inst: np.ndarray,
+                  per_line: int, pattern: np.ndarray, n_sids: int) -> np.ndarray:
+    """Eq. (EW) on line_counts (the requests of the L2 stream ``units``, ``inst``):
+    unweighted when nothing grows along x or no warp is cut."""
     sid = wt.inst_sid
-    whole = counts(units, inst, per_line, sid, pattern, n_sids)
+    whole = line_counts(units, inst, per_line, sid, pattern, n_sids)
     if growth <= 1.0 or not wt.n_insts:
         return whole
     edge = x_edge_warps(wt)[wt.inst_warp]  # per warp instruction
     if not edge.any():
         return whole
     m = edge[inst]
-    cut = counts(units[m], inst[m], per_line, sid, pattern, n_sids)
+    cut = line_counts(units[m], inst[m], per_line, sid, pattern, n_sids)
     n_cut = np.zeros((n_sids, 3), np.int64)
     n_all = np.zeros((n_sids, 3), np.int64)
     np.add.at(n_cut, (sid[edge], pattern[edge]), 1)

@@ -359,8 +359,8 @@ def _analysis(wt: WarpTrace, ab: np.ndarray, cache: CacheConfig, warps_per_batch
             fmiss, l2_inst, is_load_inst, sid, scale)
         rides = fill_rides(~hits[at], fmiss, ordered // np.uint64(fill_bytes // unit),
                            l2_inst, is_load_inst, sid, pattern, n_sids)  # (F2)
-    requests = edge_requests(wt, scale.grid_x, line_counts, ordered, l2_inst, per_line,  # (EW)
-                             pattern, n_sids)  # (B2q), (LM)
+    requests = edge_requests(wt, scale.grid_x, ordered, l2_inst, per_line, pattern,  # (EW)
+                             n_sids)  # (B2q), (LM)
     grown = gather_growth(scale.gathers, l1.gathers if l1 is not None else ())
     if grown:  # a grown gather's lanes share fewer lines at the work size, eq. (GQ)
         requests = np.rint(grown_requests(requests, counts[1], grown)).astype(np.int64)

@@ -144,6 +144,11 @@ class GPUDevice:
     # the host's period of one iteration of an event-timed host loop (event, launch, event;
     # eq. (E3)); 0: a loop's launches come every launch_gap_us (the host never the slower)
     loop_launch_us: float = 0.0
+    # the least and largest host period loop_launch_us stands for, as measured on the hosts
+    # of different leases (loop_probe D; eq. (E4s)): the spread of a host-paced prediction;
+    # 0: not measured (no range is given)
+    loop_launch_lo_us: float = 0.0
+    loop_launch_hi_us: float = 0.0
     upload_launch_us: float = 0.0
     upload_launch_min_bytes: int = 0
     # L2 bytes whose data a launch still finds from earlier launches; None: l2_bytes (an L2 of
@@ -400,6 +405,8 @@ FIELD_SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
         "first_launch_us": ("float", False),
         "launch_call_us": ("float", False),
         "loop_launch_us": ("float", False),
+        "loop_launch_lo_us": ("float", False),
+        "loop_launch_hi_us": ("float", False),
         "upload_launch_us": ("float", False),
         "upload_launch_min_bytes": ("int", False),
         "l2_miss_slot_ns": ("float", False),

@@ -192,6 +192,10 @@ def _cross_check(path: str, d: GPUDevice) -> None:
         fail("schedulers_per_sm", "must divide registers_per_sm")
     if d.staging_issue_rate is not None and d.staging_issue_rate > 1.0:
         fail("staging_issue_rate", "a warp issues at most one instruction a cycle")
+    lo, hi = d.loop_launch_lo_us, d.loop_launch_hi_us
+    if (lo or hi) and not (d.loop_launch_us and lo and hi and lo <= d.loop_launch_us <= hi):
+        fail("loop_launch_lo_us", "loop_launch_lo_us <= loop_launch_us <= loop_launch_hi_us, "
+             "all three given (or neither bound)")
 
 
 #: keys of schema 1 files that later took another name: old -> new

@@ -20,7 +20,12 @@ from .block import Block, MappingError
 from .device_schema import GPUDevice
 from .devices import load_device
 from .errors import CGPredictError
-from .models.event_timing import event_timed_ms, host_paced_share, upload_is_large
+from .models.event_timing import (
+    event_timed_ms,
+    host_paced_range,
+    host_paced_share,
+    upload_is_large,
+)
 from .models.launches import SYNC_MODES
 from .prediction import RunOptions
 from .prepared import prepare
@@ -65,12 +70,24 @@ HOST_PACED_NOTE = 0.01
 
 def host_note(report, timer: str, device: GPUDevice, after_upload: bool = False) -> str:
     """The note of an event-timed row the host's loop period sets (``host pace N % (E4)``,
-    N the share of its predicted time), else ""; host-timed rows never."""
+    N the share of its predicted time, and the run's time at the least and largest host
+    period measured, eq. (E4s)), else ""; host-timed rows never."""
     if timer != "events" or device is None:
         return ""
-    share = host_paced_share([(k.kernel_ms, k.launches) for k in report.kernels], device,
-                             after_upload)
-    return f"host pace {100 * share:.0f} % (E4)" if share >= HOST_PACED_NOTE else ""
+    kernels = [(k.kernel_ms, k.launches) for k in report.kernels]
+    share = host_paced_share(kernels, device, after_upload)
+    if share < HOST_PACED_NOTE:
+        return ""
+    span = host_paced_range(kernels, device, after_upload)  # eq. (E4s)
+    if span is None:
+        return f"host pace {100 * share:.0f} % (E4)"
+    return (f"host pace {100 * share:.0f} % (E4), {_fig(span[0])}-{_fig(span[1])} ms at "
+            f"the leases' hosts (E4s)")
+
+
+def _fig(x: float) -> str:
+    """A range end, 3 significant digits (the spread is tens of per cent)."""
+    return f"{x:.3g}"
 
 
 #: the ``timing`` text that validation/measure.py writes: its entries are cudaEvent-timed

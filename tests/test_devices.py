@@ -249,3 +249,17 @@ def test_schema_doc_puts_l1_ways_in_memory() -> None:
     doc = (BUNDLED / "SCHEMA.md").read_text()
     memory = doc.split("## [memory]")[1].split("## ")[0]
     assert "`l1_ways`" in memory and "l1_ways" in devices.FIELD_SCHEMA["memory"]
+
+
+def test_loop_launch_range_must_hold_the_period(tmp_path: Path) -> None:
+    """eq. (E4s): loop_launch_lo_us <= loop_launch_us <= loop_launch_hi_us, all three given;
+    a bound without the period, or a period outside the bounds, is a one-line error."""
+    ok = _variant(tmp_path, "[timing]", "[timing]\nloop_launch_us = 4.7\n"
+                  "loop_launch_lo_us = 4.3\nloop_launch_hi_us = 6.2", name="ok")
+    d = load_device(str(ok))
+    assert (d.loop_launch_lo_us, d.loop_launch_us, d.loop_launch_hi_us) == (4.3, 4.7, 6.2)
+    outside = _variant(tmp_path, "[timing]", "[timing]\nloop_launch_us = 7.0\n"
+                       "loop_launch_lo_us = 4.3\nloop_launch_hi_us = 6.2", name="outside")
+    _assert_error(outside, "loop_launch_lo_us")
+    alone = _variant(tmp_path, "[timing]", "[timing]\nloop_launch_hi_us = 6.2", name="alone")
+    _assert_error(alone, "loop_launch_lo_us")

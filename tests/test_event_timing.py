@@ -12,6 +12,7 @@ from cgpredict.devices import load_device
 from cgpredict.models.event_timing import (
     event_timed_ms,
     event_waits,
+    host_paced_range,
     host_paced_share,
     issue_order,
     loop_call_ms,
@@ -198,3 +199,17 @@ def test_the_host_paced_share_of_a_loop_of_short_launches_by_hand():
     assert host_paced_share([(1.0 * US, 1)], dev) == 0.0
     assert host_paced_share([], dev) == 0.0
     assert host_paced_share([(200 * 1.0 * US, 200)], DEV) == 0.0  # no period: the gap's pace
+
+
+def test_host_paced_range_is_the_loop_at_the_least_and_largest_period():
+    """eq. (E4s) by hand, d = launch_call_us = 5, gap 3: 10 launches of 1 us of work (w = 4)
+    at P = 4.5 and P = 8 (both above w): the first pair d + w = 9, each later one max(w,
+    min(P, d' + w)) with d' = min(5, P): 4.5 at the least period, 8 at the largest (8 < 5 +
+    4 = 9), so 9 + 9 x 4.5 = 49.5 us and 9 + 9 x 8 = 81 us; no range without both bounds."""
+    dev = dataclasses.replace(DEV, loop_launch_us=6.0, loop_launch_lo_us=4.5,
+                              loop_launch_hi_us=8.0)
+    lo, hi = host_paced_range([(10 * 1.0 * US, 10)], dev)
+    assert (lo, hi) == pytest.approx((49.5 * US, 81.0 * US))
+    assert event_timed_ms([(10 * US, 10)], dev)[0] == pytest.approx((9 + 9 * 6.0) * US)
+    bare = dataclasses.replace(dev, loop_launch_lo_us=0.0, loop_launch_hi_us=0.0)
+    assert host_paced_range([(10 * US, 10)], bare) is None

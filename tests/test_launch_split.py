@@ -91,3 +91,17 @@ def test_the_hosts_period_is_its_issue_clock_over_the_launches():
         {"kernel": "q", "config": "32x1", "result": {"launches": [{"count": 5}]}},
         {"kernel": "r", "config": "32x1", "result": None}]}
     assert ls.host_periods(data) == {("p", "256x1"): pytest.approx(2.75)}
+
+
+def test_the_lease_of_2026_11_28_carries_its_hosts_pace(committed):
+    """gpu_loops.sh on the lease of 2026-11-28: heat1d 256x1 pairs 4.07 us a launch (0.815
+    ms / 200) while the host's clock around the launches reads 5.64 (median repetition);
+    wavefront 256x1 4.69 / 5.50 and 1024x1 5.72 / 6.52: the host's issue time exceeds the
+    pairs by 0.8 us a launch in both, the time between a launch's second event and the next
+    one's first that no pair counts (loop_probe's wavefront: 0.79-0.89)."""
+    rows = {(s.row.program, s.row.block): s for s in committed
+            if s.row.source == "h100-lease-2026-11-28/loops/blind.json"}
+    got = {k: (round(s.row.pair_us, 2), round(s.host_us, 2)) for k, s in rows.items()
+           if k in {("heat1d", "256x1"), ("wavefront", "256x1"), ("wavefront", "1024x1")}}
+    assert got == {("heat1d", "256x1"): (4.07, 5.64), ("wavefront", "256x1"): (4.69, 5.50),
+                   ("wavefront", "1024x1"): (5.72, 6.52)}

@@ -8,6 +8,7 @@ defaults)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -434,8 +435,15 @@ def test_a_row_the_hosts_loop_period_sets_is_noted():
     wait = dev.loop_launch_us - w
     share = 199 * wait / (200 * w + dev.launch_call_us + 199 * wait)
     rep = SimpleNamespace(kernels=[SimpleNamespace(kernel_ms=200 * 0.87e-3, launches=200)])
-    assert host_note(rep, "events", dev) == f"host pace {100 * share:.0f} % (E4)" == \
-        "host pace 16 % (E4)"
+    # eq. (E4s): the same loop at the leases' least and largest host period P (4.34 and 6.24
+    # us, both in w < P < d + w): the first pair d + w, every later one P, by hand
+    lo, hi = (w + dev.launch_call_us + 199 * p for p in (4.34, 6.24))
+    assert (dev.loop_launch_lo_us, dev.loop_launch_hi_us) == (4.34, 6.24)
+    assert host_note(rep, "events", dev) == (
+        f"host pace {100 * share:.0f} % (E4), {lo / 1e3:.3g}-{hi / 1e3:.3g} ms at the leases' "
+        "hosts (E4s)") == "host pace 16 % (E4), 0.872-1.25 ms at the leases' hosts (E4s)"
+    bare = dataclasses.replace(dev, loop_launch_lo_us=0.0, loop_launch_hi_us=0.0)
+    assert host_note(rep, "events", bare) == "host pace 16 % (E4)"
     assert host_note(rep, "host", dev) == ""
     # wavefront 1024x1-like: 1.39 us of work a launch, w = 4.46 us, 0.24 us under the period:
     # 4094 x 0.24 of 4095 x 4.46 + 4.35 + 4094 x 0.24 us, 5 % (by hand)
@@ -443,8 +451,12 @@ def test_a_row_the_hosts_loop_period_sets_is_noted():
     w2 = 1.39 + dev.launch_gap_us
     s2 = 4094 * (dev.loop_launch_us - w2) / (4095 * w2 + dev.launch_call_us
                                             + 4094 * (dev.loop_launch_us - w2))
-    assert host_note(near, "events", dev) == f"host pace {100 * s2:.0f} % (E4)" == \
-        "host pace 5 % (E4)"
+    # at P = 4.34 the GPU is the slower (w2 > P): every later pair w2; at 6.24, P
+    lo2 = dev.launch_call_us + 4095 * w2
+    hi2 = dev.launch_call_us + w2 + 4094 * 6.24
+    assert host_note(near, "events", dev) == (
+        f"host pace {100 * s2:.0f} % (E4), {lo2 / 1e3:.3g}-{hi2 / 1e3:.3g} ms at the leases' "
+        "hosts (E4s)") == "host pace 5 % (E4), 18.3-25.6 ms at the leases' hosts (E4s)"
     long = SimpleNamespace(kernels=[SimpleNamespace(kernel_ms=200 * 0.1, launches=200)])
     one = SimpleNamespace(kernels=[SimpleNamespace(kernel_ms=0.87e-3, launches=1)])
     assert host_note(long, "events", dev) == "" and host_note(one, "events", dev) == ""

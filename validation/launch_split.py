@@ -24,7 +24,8 @@ For every kernel a port launches more than once in a measured run (the sources o
 
 ``python validation/launch_split.py [--runs DIR] [--all] [--source JSON[:NCU_DIR]]``: heat1d and
 wavefront by default, every host loop with ``--all``; ``--source`` adds a later lease's file
-(gpu_loops.sh). Run from the repository root.
+(gpu_loops.sh); the lease of 2026-11-28's loops are read by default. Run from the repository
+root.
 """
 
 from __future__ import annotations
@@ -46,6 +47,10 @@ from loop_launches import MEASURED, SOURCES, LoopRow, loop_rows  # noqa: E402
 
 #: the worst-rows leases (2026-11-27, second pass): heat1d and wavefront at three blocks
 WORST2 = (("h100-worst2-2026-11-27/blind.json", "h100-worst2-2026-11-27/blind-ncu"),)
+#: the lease of 2026-11-28 (fourteenth round): the same loops with the host clock
+#: (``all_host_issue_ms``); its ncu of the middle diagonals is read by loop_leases.py
+LEASE28 = tuple((f"h100-lease-2026-11-28/loops/{f}.json", None)
+                for f in ("blind", "blind-restrict", "corpus"))
 PROGRAMS = ("heat1d", "wavefront")
 
 
@@ -131,7 +136,7 @@ def splits(runs: Path | None, every: bool = False,
 
     device = load_device("h100")
     out = []
-    for source, ncu_dir in SOURCES + WORST2 + extra:
+    for source, ncu_dir in SOURCES + WORST2 + LEASE28 + extra:
         if not (MEASURED / source).exists():
             continue
         hosts = host_periods(json.loads((MEASURED / source).read_text()))

@@ -53,19 +53,34 @@ class LoopRow:
     ncu_us: float | None
 
 
-def ncu_durations(path: Path) -> dict[str, list[float]]:
-    """Kernel name -> gpu__time_duration (us) of each profiled launch in an ncu CSV."""
+def ncu_rows(path: Path) -> list[dict]:
+    """Each profiled launch of an ncu CSV (``--csv --page raw``) as {column: value}: numbers
+    with their thousands separators dropped, text where a cell is not a number."""
     if not path.exists():
-        return {}
+        return []
     lines = [ln for ln in path.read_text().splitlines() if ln.startswith('"')]
     rows = list(csv.reader(io.StringIO("\n".join(lines))))
-    if not rows or "gpu__time_duration.sum" not in rows[0]:
-        return {}
-    hdr = rows[0]
-    t, n = hdr.index("gpu__time_duration.sum"), hdr.index("Kernel Name")
+    if len(rows) < 3:
+        return []
+    out = []
+    for r in rows[2:]:  # rows[1]: the units
+        row: dict = {}
+        for k, v in zip(rows[0], r):
+            try:
+                row[k] = float(v.replace(",", ""))
+            except ValueError:
+                row[k] = v
+        out.append(row)
+    return out
+
+
+def ncu_durations(path: Path) -> dict[str, list[float]]:
+    """Kernel name -> gpu__time_duration (us) of each profiled launch in an ncu CSV."""
     out: dict[str, list[float]] = {}
-    for r in rows[2:]:
-        out.setdefault(r[n].split("(")[0], []).append(float(r[t].replace(",", "")) / 1e3)
+    for r in ncu_rows(path):
+        if "gpu__time_duration.sum" in r:
+            out.setdefault(str(r["Kernel Name"]).split("(")[0], []).append(
+                r["gpu__time_duration.sum"] / 1e3)
     return out
 
 

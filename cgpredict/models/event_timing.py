@@ -51,6 +51,7 @@ the recurrence is kept.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -60,6 +61,7 @@ __all__ = [
     "EventWaits",
     "event_timed_ms",
     "event_waits",
+    "host_paced_range",
     "host_paced_share",
     "issue_order",
     "loop_call_ms",
@@ -157,3 +159,17 @@ def host_paced_share(kernels: Sequence[tuple[float, int]], device: GPUDevice,
         return 0.0
     first = device.launch_call_us * 1e-3  # eq. (E2) for h = g = 0: the whole call
     return max(waits.host_ms - first, 0.0) / total
+
+
+def host_paced_range(kernels: Sequence[tuple[float, int]], device: GPUDevice,
+                     after_upload: bool = False) -> tuple[float, float] | None:
+    """The event-timed run (ms) at the least and largest host period measured over leases'
+    hosts (``loop_launch_lo_us``, ``loop_launch_hi_us``), eq. (E4s): the spread a host-paced
+    prediction carries, since the host's pace is the run's VM, not the device; None where
+    the device gives no range."""
+    lo, hi = device.loop_launch_lo_us, device.loop_launch_hi_us
+    if not (lo and hi and device.loop_launch_us):
+        return None
+    at = [event_timed_ms(kernels, dataclasses.replace(device, loop_launch_us=p),
+                         after_upload)[0] for p in (lo, hi)]  # eq. (E4s)
+    return at[0], at[1]

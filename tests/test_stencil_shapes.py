@@ -75,3 +75,31 @@ def test_bundled_counters_gap_follows_block_shape():
             assert b["gap"] > s["gap"] and b["T_wave"] > s["T_wave"]
             assert b["m"] == pytest.approx(s["m"], rel=0.11)
             assert b["read_MB"] == pytest.approx(s["read_MB"], rel=0.001)
+
+
+def test_newer_ncu_cells():
+    """Newer ncu writes a launch__ figure with its instances ('65,536 (0: 65,536)'): the
+    leading number is the figure, a plain cell reads as before."""
+    assert stencil_shapes._number("65,536 (0: 65,536)") == 65536.0
+    assert stencil_shapes._number("1,024 (0: 1,024)") == 1024.0
+    assert stencil_shapes._number("299,456") == 299456.0
+
+
+def test_bilinear_gap_is_a_whole_wait():
+    """The blind bilinear on the lease of 2026-11-28 (docs/validation.md, round 14, t6): the
+    32x32 wave idles 650 cycles past its warps' mean life and the 32x8 one 474, as the d = 1
+    stencils do, twice (R1) at its d = 0.25 (32 DRAM bytes read a warp); the 32x32 warps also
+    live 16 % longer, where the stencils' lives differ by under 11 %."""
+    folder = ROOT / "validation" / "measured" / "h100-lease-2026-11-28" / "blind" / "plain-ncu"
+    big, small = (stencil_shapes.decompose(
+        stencil_shapes.read_rows(folder / f"bilinear-{shape}.csv")["bilinear"])
+        for shape in ("32x32", "32x8"))
+    assert big["d"] == pytest.approx(0.25, rel=0.01)
+    assert small["d"] == pytest.approx(0.25, rel=0.01)
+    assert big["gap"] == pytest.approx(650, rel=0.01)
+    assert small["gap"] == pytest.approx(474, rel=0.01)
+    assert big["gap"] > 1.9 * big["R1"] and small["gap"] > 2.0 * small["R1"]
+    one_wait = 2.0697 * 0.47 * 685.1  # (R1) at d = 1, W = 32
+    assert big["gap"] == pytest.approx(one_wait, rel=0.03)
+    assert big["m"] / small["m"] == pytest.approx(1.157, rel=0.01)
+    assert big["read_MB"] == pytest.approx(small["read_MB"], rel=0.001)

@@ -66,9 +66,14 @@ def read_rows(path: Path) -> dict[str, dict[str, float]]:
         by_kernel[row[head.index("Kernel Name")].split("(")[0]].append(row)
     out = {}
     for name, rows in by_kernel.items():
-        out[name] = {m: statistics.median(float(r[head.index(m)].replace(",", "")) for r in rows)
+        out[name] = {m: statistics.median(_number(r[head.index(m)]) for r in rows)
                      for m in METRICS}
     return out
+
+
+def _number(cell: str) -> float:
+    """A CSV cell as a number: newer ncu writes launch__ figures as '65,536 (0: 65,536)'."""
+    return float(cell.split(" (")[0].replace(",", ""))
 
 
 def decompose(m: dict[str, float]) -> dict[str, float]:

@@ -165,7 +165,8 @@ def print_launches(folder: Path, kernels: tuple[str, ...]) -> None:
         print(f"| {r['kernel']} | {r['launch']} | {r['block']} | {r['event_us']:.1f} | "
               f"{r['ncu_us']:.1f} | {r['event_us'] - r['ncu_us']:+.1f} | "
               f"{ratio(r['event_ratio'])} | {ratio(r['ncu_ratio'])} | "
-              f"{c.get(LAUNCH_METRICS[2], 0) / 1e6:.2f} | {c.get(LAUNCH_METRICS[3], 0) / 1e6:.3f} | "
+              f"{c.get(LAUNCH_METRICS[2], 0) / 1e6:.2f} | "
+              f"{c.get(LAUNCH_METRICS[3], 0) / 1e6:.3f} | "
               f"{c.get(LAUNCH_METRICS[4], 0) / 1e6:.3f} | {c.get(LAUNCH_METRICS[5], 0):.1f} | "
               f"{c.get(LAUNCH_METRICS[6], 0):.1f} |")
 

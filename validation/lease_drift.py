@@ -11,8 +11,15 @@ Compute profiled the kernel (``*-ncu/<kernel>-<block>.csv``), the median
 ``gpu__time_duration`` by block: the GPU's own time, without the host.
 
     python validation/lease_drift.py [KERNEL ...]
+    python validation/lease_drift.py --lease FOLDER [KERNEL ...]
 
-(default: 2dconv 3dconv fdtd2d jacobi2d mm syrk_transposed)
+(default: 2dconv 3dconv fdtd2d jacobi2d mm syrk_transposed). With ``--lease`` (round 14, t3)
+it reads one lease folder whose entries carry their Nsight Compute CSV (``counters.csv``,
+e.g. ``h100-lease-2026-11-28/shapes``) and sets, per launch and block, the event pair's
+median beside ncu's median ``gpu__time_duration`` of the same lease, each as a ratio to the
+folder's 32x8 row, with the counters that tell the shapes apart (L1 wavefronts, L2 read and
+write requests, ``lts__throughput``): what a shape changes inside the kernel (ncu, caches
+flushed, clock locked) and what it changes only in the timed sequence (the event pair).
 
 Needs no GPU; prints Markdown.
 """
@@ -85,6 +92,85 @@ def ncu_by_block(root: Path, kernel: str) -> dict[str, list[tuple[str, float]]]:
     return out
 
 
+LAUNCH_METRICS = ("gpu__time_duration.sum", "sm__cycles_elapsed.avg",
+                  "l1tex__data_pipe_lsu_wavefronts.sum",
+                  "lts__t_requests_srcunit_tex_op_read.sum",
+                  "lts__t_requests_srcunit_tex_op_write.sum",
+                  "lts__throughput.avg.pct_of_peak_sustained_elapsed",
+                  "dram__throughput.avg.pct_of_peak_sustained_elapsed")
+
+
+def ncu_medians(path: Path) -> dict[str, dict[str, float]]:
+    """Per kernel name (before its argument list): the median of each LAUNCH_METRICS."""
+    lines = [ln for ln in path.read_text(errors="replace").splitlines()
+             if not ln.startswith("==")]
+    rows = list(csv.reader(lines))
+    if len(rows) < 3 or "Kernel Name" not in rows[0]:
+        return {}
+    head = rows[0]
+    got: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for r in rows[2:]:
+        if len(r) != len(head):
+            continue
+        name = r[head.index("Kernel Name")].split("(")[0].strip()
+        for m in LAUNCH_METRICS:
+            if m in head and r[head.index(m)].strip():
+                got[name][m].append(float(r[head.index(m)].replace(",", "")))
+    return {n: {m: statistics.median(v) for m, v in ms.items()} for n, ms in got.items()}
+
+
+def launch_rows(folder: Path, kernels: tuple[str, ...]) -> list[dict]:
+    """One row per (entry, launch name) of ``folder`` with an ncu profile of that launch:
+    the event pair's median (us) beside ncu's medians; ``ref``: the 32x8 row's figures."""
+    out = []
+    for jf in sorted(folder.glob("*.json")):
+        try:
+            data = json.loads(jf.read_text())
+        except (OSError, ValueError):
+            continue
+        for e in data.get("results", []) if isinstance(data, dict) else []:
+            cnt, res = e.get("counters") or {}, e.get("result") or {}
+            if e.get("kernel") not in kernels or not cnt.get("csv"):
+                continue
+            csv_path = folder / cnt["csv"]
+            prof = ncu_medians(csv_path) if csv_path.exists() else {}
+            for launch in res.get("launches", []):
+                name = launch.get("name", "")
+                p = prof.get(name) or prof.get(f"{name}_kernel")  # the port's __global__ name
+                if not p or "gpu__time_duration.sum" not in p:
+                    continue
+                out.append(dict(kernel=e["kernel"], launch=name, block=e.get("config", "?"),
+                                event_us=launch["median_ms"] * 1e3,
+                                ncu_us=p["gpu__time_duration.sum"] / 1e3, counters=p))
+    refs = {(r["kernel"], r["launch"]): r for r in out if r["block"] == "32x8"}
+    for r in out:
+        ref = refs.get((r["kernel"], r["launch"]))
+        r["event_ratio"] = r["event_us"] / ref["event_us"] if ref else None
+        r["ncu_ratio"] = r["ncu_us"] / ref["ncu_us"] if ref else None
+    return out
+
+
+def print_launches(folder: Path, kernels: tuple[str, ...]) -> None:
+    """Print launch_rows as one Markdown table."""
+    print(f"\n**{folder.name}**: event pair and ncu by launch and block (ratios to 32x8)\n")
+    print("| kernel | launch | block | event us | ncu us | event - ncu us | event / 32x8 "
+          "| ncu / 32x8 | L1 wavefronts M | L2 read req M | L2 write req M | lts % | dram % |")
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in launch_rows(folder, kernels):
+        c = r["counters"]
+
+        def ratio(x: float | None) -> str:
+            return "" if x is None else f"{x:.3f}"
+
+        print(f"| {r['kernel']} | {r['launch']} | {r['block']} | {r['event_us']:.1f} | "
+              f"{r['ncu_us']:.1f} | {r['event_us'] - r['ncu_us']:+.1f} | "
+              f"{ratio(r['event_ratio'])} | {ratio(r['ncu_ratio'])} | "
+              f"{c.get(LAUNCH_METRICS[2], 0) / 1e6:.2f} | "
+              f"{c.get(LAUNCH_METRICS[3], 0) / 1e6:.3f} | "
+              f"{c.get(LAUNCH_METRICS[4], 0) / 1e6:.3f} | {c.get(LAUNCH_METRICS[5], 0):.1f} | "
+              f"{c.get(LAUNCH_METRICS[6], 0):.1f} |")
+
+
 def main(kernels: tuple[str, ...]) -> None:
     """Print the two tables for ``kernels``."""
     table = lease_times(MEASURED, kernels)
@@ -109,4 +195,10 @@ def main(kernels: tuple[str, ...]) -> None:
 
 
 if __name__ == "__main__":
-    main(tuple(sys.argv[1:]) or DEFAULT)
+    args = sys.argv[1:]
+    if args[:1] == ["--lease"]:
+        if len(args) < 2 or not Path(args[1]).is_dir():
+            sys.exit("usage: lease_drift.py --lease FOLDER [KERNEL ...] (FOLDER: a lease folder)")
+        print_launches(Path(args[1]), tuple(args[2:]) or DEFAULT)
+    else:
+        main(tuple(args) or DEFAULT)

@@ -26,6 +26,7 @@ from .issue import issued
 from .l1cross import cross_fill_misses
 from .l1scale import LoopGrowth, executions, scale_l1_gathered, scale_l1_hits
 from .line_counts import line_counts
+from .load_passes import pass_groups, widest_owners
 from .lru import CacheConfig, hit_mask, sector_hit_mask
 from .reuse import CacheScale, work_size_hits
 from .store_merge import merged_stores
@@ -359,7 +360,9 @@ def _analysis(wt: WarpTrace, ab: np.ndarray, cache: CacheConfig, warps_per_batch
             fmiss, l2_inst, is_load_inst, sid, scale)
         rides = fill_rides(~hits[at], fmiss, ordered // np.uint64(fill_bytes // unit),
                            l2_inst, is_load_inst, sid, pattern, n_sids)  # (F2)
-    requests = edge_requests(wt, scale.grid_x, ordered, l2_inst, per_line, pattern,  # (EW)
+    charged = l2_inst if to_l2 is None else widest_owners(  # a pass's widest load, (PW)
+        lines, inst, pass_groups(wt.inst_warp, sid, is_load_inst))[to_l2]
+    requests = edge_requests(wt, scale.grid_x, ordered, charged, per_line, pattern,  # (EW)
                              n_sids)  # (B2q), (LM)
     grown = gather_growth(scale.gathers, l1.gathers if l1 is not None else ())
     if grown:  # a grown gather's lanes share fewer lines at the work size, eq. (GQ)

@@ -151,6 +151,13 @@ class GPUDevice:
     loop_launch_hi_us: float = 0.0
     upload_launch_us: float = 0.0
     upload_launch_min_bytes: int = 0
+    # the dirty lines a cudaMemset (or a kernel's stores) leaves in the L2 and the next launch
+    # writes back (models/dirty_l2.py, eq. (E5)): the most dirty bytes the L2 keeps (0: none
+    # modelled), the share of a launch's DRAM read bytes that writes them back, and the DRAM's
+    # rate for those bytes on top of a stream, GB/s (0: dram_bandwidth_gbps)
+    l2_dirty_max_bytes: int = 0
+    l2_dirty_evict_share: float = 0.0
+    l2_writeback_gbps: float = 0.0
     # L2 bytes whose data a launch still finds from earlier launches; None: l2_bytes (an L2 of
     # one partition keeps whatever it holds). Data read by SMs on both sides of a two-partition
     # L2 (A100, H100) is cached in each partition, so there it is one partition's bytes.
@@ -409,6 +416,9 @@ FIELD_SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
         "loop_launch_hi_us": ("float", False),
         "upload_launch_us": ("float", False),
         "upload_launch_min_bytes": ("int", False),
+        "l2_dirty_max_bytes": ("int0", False),
+        "l2_dirty_evict_share": ("float", False),
+        "l2_writeback_gbps": ("float", False),
         "l2_miss_slot_ns": ("float", False),
         "barrier_cycles": ("float", False),
         "staging_issue_rate": ("float", False),

@@ -32,7 +32,9 @@ if TYPE_CHECKING:  # annotations only: these import numba and the models, which 
 #    at its slowest L1 or L2 path: eq. (PH))
 # 10: per kernel profile.program_launches (the traced program's launches: eq. (LWl)'s light
 #    life holds only for a program's only launch)
-SCHEMA_VERSION = 10
+# 11: dirty_writeback_ms (what the first launches take longer after a cudaMemset fills the
+#    L2's dirty lines: eq. (E5), models/dirty_l2.py) and result.bounds.dram_read_bytes
+SCHEMA_VERSION = 11
 DEFAULT_BLOCKS = {1: Block(256, 1), 2: Block(32, 32)}
 #: a kernel's fields that ``Report.to_dict`` leaves out: each distinct launch's profile again
 #: (hundreds of dataclass values for GRAMSCHMIDT's 514 launches), never converted
@@ -196,6 +198,9 @@ class Report:
     # follows a large pageable upload (device field upload_launch_us)
     event_wait_ms: float = 0.0
     upload_launch_ms: float = 0.0
+    # nor: what the first launches take longer writing back the dirty L2 lines a cudaMemset
+    # of at least l2_dirty_max_bytes left before them (eq. (E5), models/dirty_l2.py)
+    dirty_writeback_ms: float = 0.0
 
     @property
     def total_ms(self) -> float:

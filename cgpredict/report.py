@@ -149,6 +149,12 @@ def to_text(report: Report) -> str:
             f"and {report.upload_launch_ms:.4g} ms more when the first launch follows a "
             f"large pageable upload"
         )
+    if report.dirty_writeback_ms:
+        lines.append(
+            f"not in the total: after a cudaMemset that leaves the L2 full of dirty lines, "
+            f"the first launches take {report.dirty_writeback_ms:.4g} ms longer writing "
+            f"them back (eq. (E5))"
+        )
     lines.append(
         f"total predicted time: {report.total_ms:.4f} ms"
         + (

@@ -6,7 +6,8 @@ anyOf), so that tests check every command's output without a jsonschema dependen
 A field typed ``object`` or ``Any`` (a model's own details) is any JSON value, unless
 ``OVERRIDES`` says what it holds. Floats may be null: infinities and NaN are written as null.
 Each output carries a ``schema_version`` (a ``const``), raised when its fields change (run:
-``prediction.SCHEMA_VERSION``, 5 since ``event_wait_ms`` and ``upload_launch_ms``); the validator
+``prediction.SCHEMA_VERSION``, 5 since ``event_wait_ms`` and ``upload_launch_ms``, 11 since
+``dirty_writeback_ms``); the validator
 checks it first, so that a file of another version is refused by it, not by a field it lacks.
 """
 

@@ -20,6 +20,7 @@ from .kernel.analysis import analyze_region
 from .kernel.checks import quiet_block, replaced_block_warning
 from .memory.shared import array_name
 from .models import program_sync_ms
+from .models.dirty_l2 import launch_figures, writeback_ms
 from .models.event_timing import event_timed_ms
 from .prediction import KernelReport, Report, RunOptions
 from .scaling import SizeModel
@@ -187,6 +188,8 @@ def analyze_trace(
         event_wait_ms=event_timed_ms([(k.kernel_ms, k.launches) for k in kernels],
                                      device)[1].host_ms,
         upload_launch_ms=device.upload_launch_us * 1e-3,
+        dirty_writeback_ms=writeback_ms(launch_figures(kernels),
+                                        device, float(device.l2_dirty_max_bytes)),
     )
 
 

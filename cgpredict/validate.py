@@ -20,6 +20,7 @@ from .block import Block, MappingError
 from .device_schema import GPUDevice
 from .devices import load_device
 from .errors import CGPredictError
+from .models.dirty_l2 import launch_figures, reset_dirty_bytes, writeback_ms
 from .models.event_timing import (
     event_timed_ms,
     host_paced_range,
@@ -47,19 +48,25 @@ RESETS = ("upload", "memset", "none")
 
 
 def timed_ms(report, timer: str, device: GPUDevice | None = None,
-             after_upload: bool = False) -> float:
+             after_upload: bool = False, dirty_bytes: float = 0.0,
+             memset_bytes: int | None = None) -> float:
     """What a timer of kind ``timer`` sees of a prediction: everything the host waits for,
     or (a cudaEvent pair around each launch, validation/cuda/common.cuh) each launch's work,
     the GPU's own start of a queued launch (``launch_gap_us``) and the host's launch calls
     the GPU waited for (models/event_timing.py, eq. (E1)-(E3); ``after_upload``: the first
-    follows a large pageable upload): no host round trip, no module load. Without a device,
-    the work alone."""
+    follows a large pageable upload), and the first launches' write-back of the
+    ``dirty_bytes`` the reset's memset of ``memset_bytes`` left in the L2 (models/dirty_l2.py,
+    eq. (E5)): no host round trip, no module load. Without a device, the work alone."""
     if timer == "host":
         return report.total_ms
     if device is None:
         return sum(k.kernel_ms for k in report.kernels)
     kernels = [(k.kernel_ms, k.launches) for k in report.kernels]
-    return event_timed_ms(kernels, device, after_upload)[0]
+    total = event_timed_ms(kernels, device, after_upload)[0]
+    if dirty_bytes > 0:  # eq. (E5)
+        total += writeback_ms(launch_figures(report.kernels), device, dirty_bytes,
+                              memset_bytes)
+    return total
 
 
 #: an event-timed row whose later launches wait this share of its time or more for the host's
@@ -116,6 +123,9 @@ class ValidationRow:
     # (the entry's "reset" and "reset_bytes", validation/port_resets.py): its first launch
     # call is late (upload_launch_us, models/event_timing.py)
     after_upload: bool = False
+    # of an event-timed row's predicted time: its first launches' write-back of the dirty L2
+    # lines its reset's cudaMemset left (the entry's "memset_bytes", eq. (E5))
+    writeback_ms: float = 0.0
 
     @property
     def error_pct(self) -> float | None:
@@ -216,9 +226,10 @@ def _check_entry(where: str, e: dict) -> None:
         raise ValidationError(
             f"{where}.reset: want one of {', '.join(RESETS)}, got {e.get('reset')!r}"
         )
-    nbytes = e.get("reset_bytes", 1)
-    if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes <= 0:
-        raise ValidationError(f"{where}.reset_bytes: want a positive byte count, got {nbytes!r}")
+    for key in ("reset_bytes", "memset_bytes"):
+        nbytes = e.get(key, 1)
+        if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes <= 0:
+            raise ValidationError(f"{where}.{key}: want a positive byte count, got {nbytes!r}")
     if e.get("sync", "each") not in SYNC_MODES:
         raise ValidationError(
             f"{where}.sync: want one of {', '.join(SYNC_MODES)}, got {e.get('sync')!r}"
@@ -357,9 +368,14 @@ def _rows(
                                                                   base.registers_per_thread))
             timer = e.get("timer", "host")
             upload = upload_is_large(dev, e.get("reset", "none"), e.get("reset_bytes"))
+            zeroed = e.get("memset_bytes")
+            dirty = reset_dirty_bytes(dev, e.get("reset", "none"), zeroed)
+            wb = 0.0
             try:
                 rep = prep.analyze(opts)
-                predicted = timed_ms(rep, timer, dev, upload)
+                predicted = timed_ms(rep, timer, dev, upload, dirty, zeroed)
+                if timer == "events" and dirty > 0:  # (E5)
+                    wb = writeback_ms(launch_figures(rep.kernels), dev, dirty, zeroed)
                 note = host_note(rep, timer, dev, upload) if "result" in e else ""
                 sizes, report = rep.work_sizes, rep
             except CGPredictError as exc:
@@ -377,6 +393,7 @@ def _rows(
                     report=report,
                     timer=timer,
                     after_upload=upload,
+                    writeback_ms=wb,
                 )
             )
     return out

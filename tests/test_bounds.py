@@ -48,6 +48,7 @@ def test_bounds_by_hand():
     # of 8 warps on 132 SMs holding 8 blocks each are one wave: one round trip of
     # 369.2 + 315.9 cycles (L2 then DRAM, SPEC eq. (2)) before the bytes stream
     assert b.dram_bytes == pytest.approx(warps * 12 * 32)
+    assert b.dram_read_bytes == pytest.approx(warps * 10 * 32)  # the loads' 10, eq. (E5b)
     assert b.dram_wave_cycles == pytest.approx(369.2 + 315.9)
     assert b.dram_cycles == pytest.approx(b.dram_bytes / 3097e9 * 1980e6 + 685.1)
     # issue: 12 memory + 20 compute instructions per warp, 0.25 cycles each, over 132 SMs

@@ -31,7 +31,7 @@ def test_run_json():
     r = invoke(["run", GEMM, *SMALL_GEMM, "--json"])
     assert r.exit_code == 0, r.stderr
     d = json.loads(r.stdout)
-    assert d["schema_version"] == 10
+    assert d["schema_version"] == 11
     assert [k["name"] for k in d["kernels"]] == ["gemm"]
     assert d["kernels"][0]["registers_from"] == "estimated"
     assert d["work_sizes"] == {"NI": 64, "NJ": 64, "NK": 64}

@@ -102,4 +102,4 @@ def test_report_to_dict_has_no_launch_profiles():
                  kernels=(), warnings=(), seconds={})
     d = rep.to_dict()
     assert list(d)[: len(field_names(Report))] == list(field_names(Report))
-    assert d["kernels"] == [] and d["schema_version"] == 10
+    assert d["kernels"] == [] and d["schema_version"] == 11

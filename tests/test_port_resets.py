@@ -39,10 +39,26 @@ def test_polybench_ports():
         "upload", 4 << 20)
 
 
+@pytest.mark.parametrize("folder, port, sizes, want", [
+    ("blind", "strided", {"N": 1 << 24}, 4 << 24),           # dout.zero(): N floats
+    ("blind", "int_hash", {"N": 1 << 24}, 4 << 24),          # DevBuf<unsigned int> dout(N)
+    ("blind", "conv1d", {"N": 1 << 24}, 4 << 24),            # dout(N) after two uploads
+    ("user", "saxpy", {"N": 1 << 24}, None),                 # two uploads, no zero()
+    ("user", "nbody", {"NP": 1 << 14}, 12 << 14),            # dfx, dfy, dfz: 3 x NP floats
+    ("", "2mm", {"NI": 1024, "NJ": 1024, "NK": 1024, "NL": 1024}, 8 << 20),  # dC, dE
+])
+def test_memset_bytes_sum_every_zero_call(folder, port, sizes, want):
+    """The bytes a reset's zero() calls set (eq. (E5a)), read by hand from the ports."""
+    src = (ROOT / "validation" / "cuda" / folder / f"{port}.cu").read_text()
+    assert port_resets.memset_bytes(src, sizes) == want
+
+
 def test_measured_files_carry_the_resets():
     data = json.loads((ROOT / "validation/measured/nvidia-h100-80gb-hbm3-user.json").read_text())
     got = {(e["kernel"], e.get("reset"), e.get("reset_bytes")) for e in data["results"]}
     assert ("saxpy", "upload", 4 << 24) in got and ("sfu_heavy", "memset", None) in got
+    zeroed = {(e["kernel"], e.get("memset_bytes")) for e in data["results"]}
+    assert ("sfu_heavy", 4 << 22) in zeroed and ("saxpy", None) in zeroed
 
 
 def test_the_device_file_carries_the_measured_launch_calls():

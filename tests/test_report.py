@@ -68,7 +68,7 @@ def test_json_golden(report, compiler):
 
 def test_json_content(report):
     d = json.loads(to_json(report))
-    assert d["schema_version"] == SCHEMA_VERSION == 10  # 10: profile.program_launches (LWl)
+    assert d["schema_version"] == SCHEMA_VERSION == 11  # 11: dirty_writeback_ms (E5)
     assert d["source"] == "gemm.c" and d["device"] == "tk1" and d["model"] == "cgpredict"
     assert d["work_sizes"] == {"NI": 64, "NJ": 64, "NK": 64}
     assert d["trace_sizes"] == {"NI": 32, "NJ": 32, "NK": 32}
@@ -115,7 +115,7 @@ def test_render_empty_report():
                                 "total predicted time: 0.0000 ms",
                                 "warning: loops [3] are odd"]
     d = json.loads(to_json(_empty()))
-    assert d["kernels"] == [] and d["total_ms"] == 0 and d["schema_version"] == 10
+    assert d["kernels"] == [] and d["total_ms"] == 0 and d["schema_version"] == 11
 
 
 def test_jsonable_values():

@@ -76,16 +76,14 @@ def test_validate_output_matches_schema(tmp_path):
 
 
 def test_an_old_run_file_is_refused_at_its_schema_version():
-    """A ``run --json`` of schema 9 (before the profile's ``program_launches``, eq. (LWl): the
-    golden report made old) is refused at its version, not at the first field it lacks; the
-    golden report itself (``seconds`` put back) matches."""
+    """A ``run --json`` of schema 10 (before ``dirty_writeback_ms``, eq. (E5): the golden
+    report made old) is refused at its version, not at the first field it lacks; the golden
+    report itself (``seconds`` put back) matches."""
     d = json.loads((ROOT / "tests" / "golden" / "gemm_64_trace32_tk1.json").read_text())
     d["seconds"] = {}
     s = schema_of("run")
     validate_json(d, s)
-    old = {**d, "schema_version": 9,
-           "kernels": [{**k, "profile": {
-               f: v for f, v in k["profile"].items() if f != "program_launches"}}
-                       for k in d["kernels"]]}
-    with pytest.raises(SchemaError, match=r"^\$\.schema_version: expected 10, got 9$"):
+    old = {f: v for f, v in d.items() if f != "dirty_writeback_ms"}
+    old["schema_version"] = 10
+    with pytest.raises(SchemaError, match=r"^\$\.schema_version: expected 11, got 10$"):
         validate_json(old, s)

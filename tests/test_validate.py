@@ -381,6 +381,34 @@ def test_reset_of_an_entry_is_checked(tmp_path):
     bad = dict(GEMM_RESULTS[0], reset="upload", reset_bytes=0)
     with pytest.raises(ValidationError, match=r"\.reset_bytes: want a positive byte count"):
         load_measured(measurement(tmp_path, [bad]))
+    ok = dict(GEMM_RESULTS[0], reset="memset", memset_bytes=1 << 26)
+    assert load_measured(measurement(tmp_path, [ok]))[1][0]["memset_bytes"] == 1 << 26
+    for nbytes in (0, -4, True, "64 MB", 1.5):
+        bad = dict(GEMM_RESULTS[0], reset="memset", memset_bytes=nbytes)
+        with pytest.raises(ValidationError, match=r"\.memset_bytes: want a positive byte count"):
+            load_measured(measurement(tmp_path, [bad]))
+
+
+def test_event_timed_rows_pay_the_resets_dirty_l2():
+    """Eq. (E5) in timed_ms: one DRAM-bound launch (its cycles its DRAM bound) reading
+    100 MB after a reset that left 24.4 MB dirty writes back all 24.4 MB at
+    l2_writeback_gbps (6.18 us more); a host-timed row and a clean reset pay nothing."""
+    import dataclasses
+    from types import SimpleNamespace as NS
+
+    from cgpredict.devices import load_device
+    from cgpredict.validate import timed_ms
+
+    dev = load_device("h100")
+    bounds = NS(dram_cycles=198_000.0, dram_wave_cycles=0.0, dram_read_bytes=100e6)
+    rep = NS(total_ms=0.2, kernels=(NS(kernel_ms=0.1, launches=1,
+                                       result=NS(cycles=198_000.0, bounds=bounds)),))
+    clean = timed_ms(rep, "events", dev)
+    extra = 24.4e6 / (dev.l2_writeback_gbps * 1e9) * 1e3
+    assert timed_ms(rep, "events", dev, dirty_bytes=24.4e6) == pytest.approx(clean + extra)
+    assert timed_ms(rep, "host", dev, dirty_bytes=24.4e6) == 0.2
+    none = dataclasses.replace(dev, l2_dirty_max_bytes=0)
+    assert timed_ms(rep, "events", none, dirty_bytes=0.0) == pytest.approx(clean)
 
 
 def test_tile_copy_of_an_entry_is_checked(tmp_path):

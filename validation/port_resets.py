@@ -9,6 +9,11 @@ launches. ``cgpredict validate`` charges it (device field ``upload_launch_us``) 
 launch of an entry whose ``"reset"`` is ``"upload"`` and whose ``"reset_bytes"`` (the bytes of
 that last copy) reach ``upload_launch_min_bytes`` (models/event_timing.py).
 
+A ``cudaMemset`` leaves dirty lines in the L2 (at most ``l2_dirty_max_bytes``), which the
+timed launch writes back as it reads (eq. (E5), models/dirty_l2.py): each entry also records
+``"memset_bytes"``, the bytes of every ``zero()`` call of the reset (absent when there is none,
+or when a buffer's size is not followed: ``validate`` then takes a memset reset as large).
+
 For every entry this reads the port's reset lambda, takes its last call, and for an upload
 evaluates the buffer's size (its ``DevBuf<T> name(expr)``, ``expr`` possibly ``v.size()`` of a
 ``std::vector<T> v(expr)``) at the entry's work sizes, the port's ``#define`` defaults for
@@ -27,7 +32,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
-SIZEOF = {"float": 4, "double": 8, "int": 4, "part": 24, "particle": 16}  # the user ports' structs
+SIZEOF = {"float": 4, "double": 8, "int": 4, "unsigned int": 4, "part": 24, "particle": 16}  # the user ports' structs
 _RESET = re.compile(r"auto reset = \[&\] \{(.*?)\};", re.S)
 _CALL = re.compile(r"(\w+)\.(upload|zero)\(")
 
@@ -61,20 +66,40 @@ def _eval(expr: str, src: str, env: dict[str, int]) -> int | None:
         return None
 
 
+def _calls(src: str) -> list[tuple[str, str]]:
+    """(buffer, "upload" or "zero") of every call of the port's reset lambda, in order."""
+    m = _RESET.search(src)
+    return _CALL.findall(m.group(1)) if m else []
+
+
+def _buffer_bytes(src: str, buf: str, sizes: dict[str, int]) -> int | None:
+    """Bytes of the port's ``DevBuf<T> buf(expr)`` at ``sizes``; None when not followed."""
+    d = re.search(rf"DevBuf<(\w+(?: \w+)?)>[^;]*?\b{buf}\(([^()]*(?:\([^()]*\)[^()]*)*)\)", src)
+    if not d or d.group(1) not in SIZEOF:
+        return None
+    n = _eval(d.group(2), src, {**_defaults(src), **sizes})
+    return None if n is None else n * SIZEOF[d.group(1)]
+
+
 def reset_state(src: str, sizes: dict[str, int]) -> tuple[str, int | None]:
     """("upload" or "memset", bytes of the last upload or None) of a port's reset lambda."""
-    m = _RESET.search(src)
-    calls = _CALL.findall(m.group(1)) if m else []
+    calls = _calls(src)
     if not calls:
         return "none", None
     buf, op = calls[-1]
     if op == "zero":
         return "memset", None
-    d = re.search(rf"DevBuf<(\w+)>[^;]*?\b{buf}\(([^()]*(?:\([^()]*\)[^()]*)*)\)", src)
-    if not d or d.group(1) not in SIZEOF:
-        return "upload", None
-    n = _eval(d.group(2), src, {**_defaults(src), **sizes})
-    return "upload", None if n is None else n * SIZEOF[d.group(1)]
+    return "upload", _buffer_bytes(src, buf, sizes)
+
+
+def memset_bytes(src: str, sizes: dict[str, int]) -> int | None:
+    """Bytes the port's reset lambda sets with ``zero()`` (cudaMemset) in all, the dirty
+    lines it can leave in the L2 (eq. (E5)); None when it has none or a size is not
+    followed."""
+    sets = [_buffer_bytes(src, buf, sizes) for buf, op in _calls(src) if op == "zero"]
+    if not sets or None in sets:
+        return None
+    return sum(sets)
 
 
 def main() -> None:
@@ -86,14 +111,17 @@ def main() -> None:
     for e in data["results"]:
         src = (args.src / f"{e['kernel']}.cu").read_text()
         reset, nbytes = reset_state(src, e.get("work_sizes", {}))
+        zeroed = memset_bytes(src, e.get("work_sizes", {}))
         e["reset"] = reset
-        if nbytes is not None:
-            e["reset_bytes"] = nbytes
-        else:
-            e.pop("reset_bytes", None)
-        print(f"{e['kernel']:16s} {e['config']:6s} {reset:7s} {nbytes}")
+        for key, value in (("reset_bytes", nbytes), ("memset_bytes", zeroed)):
+            if value is not None:
+                e[key] = value
+            else:
+                e.pop(key, None)
+        print(f"{e['kernel']:16s} {e['config']:6s} {reset:7s} {nbytes} {zeroed}")
     data["reset_from"] = ("the last call of each port's reset lambda (upload: pageable "
-                          "cudaMemcpy, with its bytes; memset): validation/port_resets.py")
+                          "cudaMemcpy, with its bytes; memset) and the bytes of all its "
+                          "zero() calls (memset_bytes): validation/port_resets.py")
     args.measured.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
 
 

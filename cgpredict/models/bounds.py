@@ -140,6 +140,7 @@ class Bounds:
     l2_requests: float = 0.0  # the loads' L2 requests (lines of missed sectors), eq. (B2q)
     queue_cycles: float = 0.0  # of chain_cycles: the warps' closed loop, eq. (LTq2)
     phase_cycles: float = 0.0  # the thread's phases one after another, eq. (PH); 0: one
+    dram_read_bytes: float = 0.0  # of dram_bytes: what the launch reads (its write-back share, (E5b))
 
     @property
     def cycles(self) -> float:
@@ -187,8 +188,9 @@ def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry
     dram_loads += profile.shared.load_dram_trans  # their L2 misses
     st = profile.stores
     at = profile.atomics
-    dram_bytes = warps * (fetched + st.write_back_trans) * device.l2_sector_bytes
-    dram_bytes += 2 * at.footprint_bytes  # the updated locations: read once, written back once
+    read_bytes = warps * fetched * device.l2_sector_bytes + at.footprint_bytes
+    dram_bytes = read_bytes + warps * st.write_back_trans * device.l2_sector_bytes
+    dram_bytes += at.footprint_bytes  # the updated locations: read once, written back once
     stream = dram_bytes / device.dram_bandwidth_bytes_per_s * device.freq_hz
     if device.dram_loaded_latency_cycles > 0:  # (LW): the waves' loaded lives, if longer
         wave_cycles = max(loaded_wave_cycles(profile, device, geo.waves, dram_loads) - stream,
@@ -236,6 +238,7 @@ def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry
         l2_requests=l2_requests,
         queue_cycles=queue * _whole_waves(geo.waves),
         phase_cycles=phase_cycles(profile, device, warps, sms),  # (PH)
+        dram_read_bytes=read_bytes,
     )
 
 

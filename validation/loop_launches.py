@@ -14,12 +14,12 @@ at the host's period, spread as the host's period is. Run from the repository ro
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
+
+from ncu_csv import read_ncu
 
 MEASURED = Path("validation/measured")
 #: (measured JSON, folder of its ncu CSVs or None), one lease each
@@ -57,15 +57,11 @@ def ncu_durations(path: Path) -> dict[str, list[float]]:
     """Kernel name -> gpu__time_duration (us) of each profiled launch in an ncu CSV."""
     if not path.exists():
         return {}
-    lines = [ln for ln in path.read_text().splitlines() if ln.startswith('"')]
-    rows = list(csv.reader(io.StringIO("\n".join(lines))))
-    if not rows or "gpu__time_duration.sum" not in rows[0]:
-        return {}
-    hdr = rows[0]
-    t, n = hdr.index("gpu__time_duration.sum"), hdr.index("Kernel Name")
     out: dict[str, list[float]] = {}
-    for r in rows[2:]:
-        out.setdefault(r[n].split("(")[0], []).append(float(r[t].replace(",", "")) / 1e3)
+    for launch in read_ncu(path):
+        ns = launch.metrics.get("gpu__time_duration.sum")
+        if ns is not None:
+            out.setdefault(launch.kernel, []).append(ns / 1e3)
     return out
 
 

@@ -20,7 +20,7 @@ from .block import Block, MappingError
 from .device_schema import GPUDevice
 from .devices import load_device
 from .errors import CGPredictError
-from .models.event_timing import event_timed_ms, host_paced_share, upload_is_large
+from .models.event_timing import EventWaits, event_timed_ms, host_paced_share, upload_is_large
 from .models.launches import SYNC_MODES
 from .prediction import RunOptions
 from .prepared import prepare
@@ -43,18 +43,25 @@ RESETS = ("upload", "memset", "none")
 
 def timed_ms(report, timer: str, device: GPUDevice | None = None,
              after_upload: bool = False) -> float:
+    """What a timer of kind ``timer`` sees of a prediction (event_timed's time)."""
+    return event_timed(report, timer, device, after_upload)[0]
+
+
+def event_timed(report, timer: str, device: GPUDevice | None = None,
+                after_upload: bool = False) -> tuple[float, EventWaits | None]:
     """What a timer of kind ``timer`` sees of a prediction: everything the host waits for,
     or (a cudaEvent pair around each launch, validation/cuda/common.cuh) each launch's work,
     the GPU's own start of a queued launch (``launch_gap_us``) and the host's launch calls
     the GPU waited for (models/event_timing.py, eq. (E1)-(E3); ``after_upload``: the first
     follows a large pageable upload): no host round trip, no module load. Without a device,
-    the work alone."""
+    the work alone. With it, the event pairs' host waits (None for a host timer or no
+    device), which host_note reads rather than timing the launches again."""
     if timer == "host":
-        return report.total_ms
+        return report.total_ms, None
     if device is None:
-        return sum(k.kernel_ms for k in report.kernels)
+        return sum(k.kernel_ms for k in report.kernels), None
     kernels = [(k.kernel_ms, k.launches) for k in report.kernels]
-    return event_timed_ms(kernels, device, after_upload)[0]
+    return event_timed_ms(kernels, device, after_upload)
 
 
 #: an event-timed row whose later launches wait this share of its time or more for the host's
@@ -63,13 +70,13 @@ def timed_ms(report, timer: str, device: GPUDevice | None = None,
 HOST_PACED_NOTE = 0.01
 
 
-def host_note(report, timer: str, device: GPUDevice, after_upload: bool = False) -> str:
+def host_note(timed: float, waits: EventWaits | None, device: GPUDevice) -> str:
     """The note of an event-timed row the host's loop period sets (``host pace N % (E4)``,
-    N the share of its predicted time), else ""; host-timed rows never."""
-    if timer != "events" or device is None:
+    N the share of its predicted time), else ""; from the row's predicted time and host
+    waits as event_timed gave them (``waits`` None: host-timed, never noted)."""
+    if waits is None:
         return ""
-    share = host_paced_share([(k.kernel_ms, k.launches) for k in report.kernels], device,
-                             after_upload)
+    share = host_paced_share(timed, waits, device)
     return f"host pace {100 * share:.0f} % (E4)" if share >= HOST_PACED_NOTE else ""
 
 
@@ -342,8 +349,8 @@ def _rows(
             upload = upload_is_large(dev, e.get("reset", "none"), e.get("reset_bytes"))
             try:
                 rep = prep.analyze(opts)
-                predicted = timed_ms(rep, timer, dev, upload)
-                note = host_note(rep, timer, dev, upload) if "result" in e else ""
+                predicted, waits = event_timed(rep, timer, dev, upload)
+                note = host_note(predicted, waits, dev) if "result" in e else ""
                 sizes, report = rep.work_sizes, rep
             except CGPredictError as exc:
                 predicted, note, sizes, report = None, _failure(exc), work, None

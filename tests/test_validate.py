@@ -423,28 +423,33 @@ def test_a_row_the_hosts_loop_period_sets_is_noted():
     """host_note: a heat1d-like loop (200 launches of 0.87 us of work on the H100: w = 0.87 +
     3.07 = 3.94 us under the 4.7-us period) waits 0.76 us a later launch, 199 x 0.76 of the
     200 x 3.94 + 4.35 + 199 x 0.76 us the events count, 16 % (by hand); a host-timed row, a
-    long loop and a single launch get no note (HOST_PACED_NOTE: 1 %)."""
+    long loop and a single launch get no note (HOST_PACED_NOTE: 1 %). The note reads the
+    row's own timing (event_timed): the predicted time it divides by is the row's."""
     from types import SimpleNamespace
 
     from cgpredict.devices import load_device
-    from cgpredict.validate import host_note
+    from cgpredict.validate import event_timed, host_note
+
+    def note(rep, timer):
+        return host_note(*event_timed(rep, timer, dev), dev)
 
     dev = load_device("h100")
     w = 0.87 + dev.launch_gap_us
     wait = dev.loop_launch_us - w
     share = 199 * wait / (200 * w + dev.launch_call_us + 199 * wait)
-    rep = SimpleNamespace(kernels=[SimpleNamespace(kernel_ms=200 * 0.87e-3, launches=200)])
-    assert host_note(rep, "events", dev) == f"host pace {100 * share:.0f} % (E4)" == \
-        "host pace 16 % (E4)"
-    assert host_note(rep, "host", dev) == ""
+    rep = SimpleNamespace(total_ms=1.0,
+                          kernels=[SimpleNamespace(kernel_ms=200 * 0.87e-3, launches=200)])
+    timed, waits = event_timed(rep, "events", dev)
+    assert timed == pytest.approx((200 * w + dev.launch_call_us + 199 * wait) * 1e-3)
+    assert note(rep, "events") == f"host pace {100 * share:.0f} % (E4)" == "host pace 16 % (E4)"
+    assert event_timed(rep, "host", dev) == (1.0, None) and note(rep, "host") == ""
     # wavefront 1024x1-like: 1.39 us of work a launch, w = 4.46 us, 0.24 us under the period:
     # 4094 x 0.24 of 4095 x 4.46 + 4.35 + 4094 x 0.24 us, 5 % (by hand)
     near = SimpleNamespace(kernels=[SimpleNamespace(kernel_ms=4095 * 1.39e-3, launches=4095)])
     w2 = 1.39 + dev.launch_gap_us
     s2 = 4094 * (dev.loop_launch_us - w2) / (4095 * w2 + dev.launch_call_us
                                             + 4094 * (dev.loop_launch_us - w2))
-    assert host_note(near, "events", dev) == f"host pace {100 * s2:.0f} % (E4)" == \
-        "host pace 5 % (E4)"
+    assert note(near, "events") == f"host pace {100 * s2:.0f} % (E4)" == "host pace 5 % (E4)"
     long = SimpleNamespace(kernels=[SimpleNamespace(kernel_ms=200 * 0.1, launches=200)])
     one = SimpleNamespace(kernels=[SimpleNamespace(kernel_ms=0.87e-3, launches=1)])
-    assert host_note(long, "events", dev) == "" and host_note(one, "events", dev) == ""
+    assert note(long, "events") == "" and note(one, "events") == ""

@@ -31,11 +31,11 @@ instructions inside those loops (the rest, the code around them, every thread ru
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from .block import Block
 from .frontend.tracefile_format import TRIP_DTYPE
 from .lane_trips import lane_indices
+from .smsp_schedule import warp_makespan, warp_share
 
 __all__ = ["block_work", "makespan", "schedule_share", "thread_trips"]
 
@@ -43,62 +43,18 @@ __all__ = ["block_work", "makespan", "schedule_share", "thread_trips"]
 def makespan(work: np.ndarray, sms: int, slots: int) -> float:
     """Eq. (B3): the time the last SM finishes when ``work`` (one entry a block, in block
     index order, in units of an SM's work a unit time) is dispatched to ``sms`` SMs of
-    ``slots`` blocks each: the first sms x slots blocks round-robin over the SMs, then each
-    next block to the SM whose block left; an SM's resident blocks share its rate."""
-    w = np.ascontiguousarray(work, np.float64)
-    if not len(w):
-        return 0.0
-    return float(_makespan(w, max(int(sms), 1), max(int(slots), 1)))
-
-
-@njit(cache=True, nogil=True)
-def _makespan(w, sms, slots):  # pragma: no cover - numba (NUMBA_DISABLE_JIT runs it in Python)
-    """makespan's event loop: per SM its resident blocks' finishing virtual times (the work
-    each resident block has received: it grows at 1 / resident blocks), the next event the
-    SM whose earliest block finishes first; O(sms + slots) an event."""
-    inf = np.inf
-    vfin = np.full((sms, slots), inf)
-    n = np.zeros(sms, np.int64)
-    vt = np.zeros(sms)
-    at = np.zeros(sms)
-    nxt = 0
-    for k in range(slots):
-        for s in range(sms):
-            if nxt < len(w):
-                vfin[s, k] = w[nxt]
-                n[s] += 1
-                nxt += 1
-    due = np.full(sms, inf)
-    for s in range(sms):
-        if n[s] > 0:
-            due[s] = vfin[s].min() * n[s]
-    last = 0.0
-    while True:
-        s = int(np.argmin(due))
-        t = due[s]
-        if t == inf:
-            return last
-        vt[s] += (t - at[s]) / n[s]
-        at[s] = t
-        k = int(np.argmin(vfin[s]))
-        last = max(last, t)
-        if nxt < len(w):
-            vfin[s, k] = vt[s] + w[nxt]
-            nxt += 1
-        else:
-            vfin[s, k] = inf
-            n[s] -= 1
-        due[s] = t + (vfin[s].min() - vt[s]) * n[s] if n[s] > 0 else inf
+    ``slots`` blocks each: (B6)'s makespan (smsp_schedule) with one scheduler an SM and one
+    warp a block, so that an SM's resident blocks share its rate and each next block takes
+    the slot of the block that left."""
+    w = np.asarray(work, np.float64).reshape(-1, 1)
+    return warp_makespan(w, sms, slots, 1)  # (B3) = (B6) on blocks of one alike warp
 
 
 def schedule_share(work: np.ndarray, sms: int, slots: int) -> float:
     """Eq. (B4): the makespan of ``work``'s blocks over that of as many equal blocks of
-    their mean work (1 for equal blocks, an empty launch or no work)."""
-    w = np.asarray(work, np.float64)
-    if len(w) <= 1 or w.sum() <= 0 or np.allclose(w, w[0]):
-        return 1.0
-    even = makespan(np.full(len(w), w.mean()), sms, slots)
-    return max(makespan(w, sms, slots) / even, 1.0) if even > 0 else 1.0
+    their mean work (1 for equal blocks, an empty launch or no work): (B7) on blocks of one
+    warp on one scheduler, as makespan is (B6)'s."""
+    return warp_share(np.asarray(work, np.float64).reshape(-1, 1), sms, slots, 1)
 
 
 def block_work(weights: np.ndarray, grid: tuple[int, int], work: tuple[float, float],

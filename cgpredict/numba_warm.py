@@ -69,15 +69,14 @@ def warm(corpus: Path) -> list[str]:
 
 
 def _warm_direct() -> None:
-    """Compile the kernels no warm-up file reaches: the block scheduler's makespan (eq. (B3),
-    called only for uneven blocks on more blocks than SMs, as the blind Mandelbrot's) and
-    the warps' on their sub-partitions (eq. (B6), the same where the trace is the work)."""
+    """Compile the kernel no warm-up file reaches: the warps' makespan on their
+    sub-partitions (eq. (B6); the block scheduler's, eq. (B3), is its case of one warp a block
+    on one scheduler), called only for uneven blocks on more blocks than SMs, as the blind
+    Mandelbrot's."""
     import numpy as np
 
-    from .block_schedule import makespan
     from .smsp_schedule import warp_makespan
 
-    makespan(np.array([3.0, 1.0, 2.0, 1.0]), 2, 1)
     warp_makespan(np.array([[3.0, 1.0], [2.0, 1.0]]), 2, 1, 4)
 
 

@@ -19,7 +19,9 @@ With every block resident from the start (one wave) and cap = 1 each scheduler n
 while it has warps, so M_w is the largest scheduler's summed warp work: the busiest
 sub-partition, not the mean one, sets the time. With the warps of a block alike and W a
 multiple of the schedulers, each scheduler holds the same share of every block and (B6) is
-(B3) on the block sums (tests/test_smsp_schedule.py checks both).
+(B3) on the block sums (tests/test_smsp_schedule.py checks both). block_schedule's (B3)
+and (B4) are this module's (B6) and (B7) on blocks of one warp on one scheduler: one event
+loop serves both schedulers.
 """
 
 from __future__ import annotations
@@ -66,7 +68,7 @@ def _makespan(w, sms, slots, nsp, cap):  # pragma: no cover - numba
     left, home = np.zeros(nb, np.int64), np.zeros(nb, np.int64)
     due = np.full(total, np.inf)
     nxt, last = 0, 0.0
-    for k in range(slots):  # the first sms x slots blocks round-robin, as eq. (B3)
+    for k in range(slots):  # the first sms x slots blocks round-robin (eq. (B3))
         for s in range(sms):
             if nxt < nb:
                 _place(w, nxt, s, k, 0.0, nsp, vfin, owner, vt, at, n, due, cap)

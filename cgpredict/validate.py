@@ -13,6 +13,7 @@ import json
 import math
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from .devices import load_device
 from .errors import CGPredictError
 from .models.dirty_l2 import launch_figures, reset_dirty_bytes, writeback_ms
 from .models.event_timing import (
+    EventWaits,
     event_timed_ms,
     host_paced_range,
     host_paced_share,
@@ -50,23 +52,32 @@ RESETS = ("upload", "memset", "none")
 def timed_ms(report, timer: str, device: GPUDevice | None = None,
              after_upload: bool = False, dirty_bytes: float = 0.0,
              memset_bytes: int | None = None) -> float:
+    """What a timer of kind ``timer`` sees of a prediction (event_timed's time)."""
+    return event_timed(report, timer, device, after_upload, dirty_bytes, memset_bytes)[0]
+
+
+def event_timed(report, timer: str, device: GPUDevice | None = None,
+                after_upload: bool = False, dirty_bytes: float = 0.0,
+                memset_bytes: int | None = None) -> tuple[float, EventWaits | None]:
     """What a timer of kind ``timer`` sees of a prediction: everything the host waits for,
     or (a cudaEvent pair around each launch, validation/cuda/common.cuh) each launch's work,
     the GPU's own start of a queued launch (``launch_gap_us``) and the host's launch calls
     the GPU waited for (models/event_timing.py, eq. (E1)-(E3); ``after_upload``: the first
     follows a large pageable upload), and the first launches' write-back of the
     ``dirty_bytes`` the reset's memset of ``memset_bytes`` left in the L2 (models/dirty_l2.py,
-    eq. (E5)): no host round trip, no module load. Without a device, the work alone."""
+    eq. (E5)): no host round trip, no module load. Without a device, the work alone. With
+    it, the event pairs' host waits (None for a host timer or no device), which host_note
+    reads rather than timing the launches again."""
     if timer == "host":
-        return report.total_ms
+        return report.total_ms, None
     if device is None:
-        return sum(k.kernel_ms for k in report.kernels)
+        return sum(k.kernel_ms for k in report.kernels), None
     kernels = [(k.kernel_ms, k.launches) for k in report.kernels]
-    total = event_timed_ms(kernels, device, after_upload)[0]
+    total, waits = event_timed_ms(kernels, device, after_upload)
     if dirty_bytes > 0:  # eq. (E5)
         total += writeback_ms(launch_figures(report.kernels), device, dirty_bytes,
                               memset_bytes)
-    return total
+    return total, waits
 
 
 #: an event-timed row whose later launches wait this share of its time or more for the host's
@@ -75,17 +86,19 @@ def timed_ms(report, timer: str, device: GPUDevice | None = None,
 HOST_PACED_NOTE = 0.01
 
 
-def host_note(report, timer: str, device: GPUDevice, after_upload: bool = False) -> str:
+def host_note(timed: float, waits: EventWaits | None, device: GPUDevice,
+              kernels: Sequence[tuple[float, int]] = (), after_upload: bool = False) -> str:
     """The note of an event-timed row the host's loop period sets (``host pace N % (E4)``,
     N the share of its predicted time, and the run's time at the least and largest host
-    period measured, eq. (E4s)), else ""; host-timed rows never."""
-    if timer != "events" or device is None:
+    period measured, eq. (E4s)), else ""; from the row's predicted time and host waits as
+    event_timed gave them (``waits`` None: host-timed, never noted) and its ``kernels``
+    ((kernel ms, launches) pairs) for the range."""
+    if waits is None:
         return ""
-    kernels = [(k.kernel_ms, k.launches) for k in report.kernels]
-    share = host_paced_share(kernels, device, after_upload)
+    share = host_paced_share(timed, waits, device)
     if share < HOST_PACED_NOTE:
         return ""
-    span = host_paced_range(kernels, device, after_upload)  # eq. (E4s)
+    span = host_paced_range(kernels, device, after_upload) if kernels else None  # (E4s)
     if span is None:
         return f"host pace {100 * share:.0f} % (E4)"
     return (f"host pace {100 * share:.0f} % (E4), {_fig(span[0])}-{_fig(span[1])} ms at "
@@ -373,10 +386,12 @@ def _rows(
             wb = 0.0
             try:
                 rep = prep.analyze(opts)
-                predicted = timed_ms(rep, timer, dev, upload, dirty, zeroed)
+                predicted, waits = event_timed(rep, timer, dev, upload, dirty, zeroed)
                 if timer == "events" and dirty > 0:  # (E5)
                     wb = writeback_ms(launch_figures(rep.kernels), dev, dirty, zeroed)
-                note = host_note(rep, timer, dev, upload) if "result" in e else ""
+                kernels = [(k.kernel_ms, k.launches) for k in rep.kernels]
+                note = (host_note(predicted, waits, dev, kernels, upload)
+                        if "result" in e else "")
                 sizes, report = rep.work_sizes, rep
             except CGPredictError as exc:
                 predicted, note, sizes, report = None, _failure(exc), work, None

@@ -194,11 +194,17 @@ def test_the_host_paced_share_of_a_loop_of_short_launches_by_hand():
     which 139.3 is the host's period (the first call not counted). Launches longer than the
     period, and a single launch, have none."""
     dev = dataclasses.replace(DEV, loop_launch_us=4.7)
-    assert host_paced_share([(200 * 1.0 * US, 200)], dev) == pytest.approx(139.3 / 944.3)
-    assert host_paced_share([(200 * 70 * US, 200)], dev) == 0.0
-    assert host_paced_share([(1.0 * US, 1)], dev) == 0.0
-    assert host_paced_share([], dev) == 0.0
-    assert host_paced_share([(200 * 1.0 * US, 200)], DEV) == 0.0  # no period: the gap's pace
+
+    def share(kernels, device):
+        return host_paced_share(*event_timed_ms(kernels, device), device)
+
+    total, waits = event_timed_ms([(200 * 1.0 * US, 200)], dev)
+    assert total == pytest.approx(944.3 * US) and waits.host_ms == pytest.approx(144.3 * US)
+    assert share([(200 * 1.0 * US, 200)], dev) == pytest.approx(139.3 / 944.3)
+    assert share([(200 * 70 * US, 200)], dev) == 0.0
+    assert share([(1.0 * US, 1)], dev) == 0.0
+    assert share([], dev) == 0.0
+    assert share([(200 * 1.0 * US, 200)], DEV) == 0.0  # no period: the gap's pace
 
 
 def test_host_paced_range_is_the_loop_at_the_least_and_largest_period():

@@ -20,12 +20,13 @@ def _ratios() -> dict[str, tuple[float, float, float]]:
     """Per case (csv, kernel): wavefronts a request, missed sectors a request, hit passes."""
     out = {}
     for name, kernel, hit in lf.CASES:
-        for row in lf.launches(lf.NCU / name):
-            if row["Kernel Name"].startswith(kernel):
-                req = lf.number(row, "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum")
+        for launch in lf.read_ncu(lf.NCU / name):
+            if launch.kernel.startswith(kernel):
+                m = launch.metrics
+                req = m["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"]
                 out[f"{name} {kernel}"] = (
-                    lf.number(row, "l1tex__data_pipe_lsu_wavefronts.sum") / req,
-                    lf.number(row, "l1tex__m_xbar2l1tex_read_sectors.sum") / req, hit)
+                    m["l1tex__data_pipe_lsu_wavefronts.sum"] / req,
+                    m["l1tex__m_xbar2l1tex_read_sectors.sum"] / req, hit)
     return out
 
 

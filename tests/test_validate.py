@@ -452,27 +452,36 @@ def test_a_row_the_hosts_loop_period_sets_is_noted():
     """host_note: a heat1d-like loop (200 launches of 0.87 us of work on the H100: w = 0.87 +
     3.07 = 3.94 us under the 4.7-us period) waits 0.76 us a later launch, 199 x 0.76 of the
     200 x 3.94 + 4.35 + 199 x 0.76 us the events count, 16 % (by hand); a host-timed row, a
-    long loop and a single launch get no note (HOST_PACED_NOTE: 1 %)."""
+    long loop and a single launch get no note (HOST_PACED_NOTE: 1 %). The note reads the
+    row's own timing (event_timed): the predicted time it divides by is the row's."""
     from types import SimpleNamespace
 
     from cgpredict.devices import load_device
-    from cgpredict.validate import host_note
+    from cgpredict.validate import event_timed, host_note
+
+    def note(rep, timer, device=None):
+        device = device or dev
+        kernels = [(k.kernel_ms, k.launches) for k in rep.kernels]
+        return host_note(*event_timed(rep, timer, device), device, kernels)
 
     dev = load_device("h100")
     w = 0.87 + dev.launch_gap_us
     wait = dev.loop_launch_us - w
     share = 199 * wait / (200 * w + dev.launch_call_us + 199 * wait)
-    rep = SimpleNamespace(kernels=[SimpleNamespace(kernel_ms=200 * 0.87e-3, launches=200)])
+    rep = SimpleNamespace(total_ms=1.0,
+                          kernels=[SimpleNamespace(kernel_ms=200 * 0.87e-3, launches=200)])
+    timed, waits = event_timed(rep, "events", dev)
+    assert timed == pytest.approx((200 * w + dev.launch_call_us + 199 * wait) * 1e-3)
     # eq. (E4s): the same loop at the leases' least and largest host period P (4.34 and 6.24
     # us, both in w < P < d + w): the first pair d + w, every later one P, by hand
     lo, hi = (w + dev.launch_call_us + 199 * p for p in (4.34, 6.24))
     assert (dev.loop_launch_lo_us, dev.loop_launch_hi_us) == (4.34, 6.24)
-    assert host_note(rep, "events", dev) == (
+    assert note(rep, "events") == (
         f"host pace {100 * share:.0f} % (E4), {lo / 1e3:.3g}-{hi / 1e3:.3g} ms at the leases' "
         "hosts (E4s)") == "host pace 16 % (E4), 0.872-1.25 ms at the leases' hosts (E4s)"
     bare = dataclasses.replace(dev, loop_launch_lo_us=0.0, loop_launch_hi_us=0.0)
-    assert host_note(rep, "events", bare) == "host pace 16 % (E4)"
-    assert host_note(rep, "host", dev) == ""
+    assert note(rep, "events", bare) == "host pace 16 % (E4)"
+    assert event_timed(rep, "host", dev) == (1.0, None) and note(rep, "host") == ""
     # wavefront 1024x1-like: 1.39 us of work a launch, w = 4.46 us, 0.24 us under the period:
     # 4094 x 0.24 of 4095 x 4.46 + 4.35 + 4094 x 0.24 us, 5 % (by hand)
     near = SimpleNamespace(kernels=[SimpleNamespace(kernel_ms=4095 * 1.39e-3, launches=4095)])
@@ -482,9 +491,9 @@ def test_a_row_the_hosts_loop_period_sets_is_noted():
     # at P = 4.34 the GPU is the slower (w2 > P): every later pair w2; at 6.24, P
     lo2 = dev.launch_call_us + 4095 * w2
     hi2 = dev.launch_call_us + w2 + 4094 * 6.24
-    assert host_note(near, "events", dev) == (
+    assert note(near, "events") == (
         f"host pace {100 * s2:.0f} % (E4), {lo2 / 1e3:.3g}-{hi2 / 1e3:.3g} ms at the leases' "
         "hosts (E4s)") == "host pace 5 % (E4), 18.3-25.6 ms at the leases' hosts (E4s)"
     long = SimpleNamespace(kernels=[SimpleNamespace(kernel_ms=200 * 0.1, launches=200)])
     one = SimpleNamespace(kernels=[SimpleNamespace(kernel_ms=0.87e-3, launches=1)])
-    assert host_note(long, "events", dev) == "" and host_note(one, "events", dev) == ""
+    assert note(long, "events") == "" and note(one, "events") == ""

@@ -11,10 +11,10 @@ carve-outs ncu recorded (KB) with their launch counts, the model's, and whether 
 from __future__ import annotations
 
 import collections
-import csv
-import io
 import sys
 from pathlib import Path
+
+from ncu_csv import read_ncu_text
 
 from cgpredict.carveout import launch_carveout
 from cgpredict.devices import load_device
@@ -37,13 +37,8 @@ def launches(root: Path) -> list[tuple[int, int, int, int]]:
         text = path.read_text(errors="replace")
         if _FIELDS[0] not in text:
             continue
-        rows = list(csv.reader(io.StringIO(
-            "\n".join(line for line in text.splitlines() if line.startswith('"')))))
-        head = rows[0]
-        for row in rows[1:]:
-            if len(row) != len(head) or not row[0].isdigit():
-                continue
-            m = dict(zip(head, row))
+        for launch in read_ncu_text(text):
+            m = launch.cells
             try:
                 conf, threads, static, dyn, regs = (_number(m[f]) for f in _FIELDS)
             except (KeyError, ValueError):

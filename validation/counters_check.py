@@ -62,13 +62,14 @@ writes the tables: per quantity, model / ncu per launch; the launches beyond 10 
 from __future__ import annotations
 
 import argparse
-import csv
 import dataclasses
 import json
 import math
 import sys
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
+
+import ncu_csv
 
 ROOT = Path(__file__).resolve().parents[1]
 COUNTERS = ROOT / "validation" / "measured" / "h100-session-2026-11-27b" / "counters"
@@ -129,28 +130,12 @@ class LaunchCheck:
 # ---------------------------------------------------------------- ncu side
 
 
-def _number(text: str) -> float:
-    """A CSV cell in ncu's base units ('1,234.5'); '' and 'n/a' are NaN."""
-    try:
-        return float(text.replace(",", ""))
-    except ValueError:
-        return math.nan
-
-
 def read_ncu(path: Path) -> list[tuple[str, dict[str, float]]]:
     """(kernel name, metric -> value) per profiled launch of an ncu ``--page raw --csv``
-    file: the ``==PROF==`` lines and the units row skipped, the name cut at its '('."""
-    lines = [ln for ln in path.read_text().splitlines() if not ln.startswith("==")]
-    rows = list(csv.reader(lines))
-    if len(rows) < 3:
-        return []
-    head = rows[0]
-    out = []
-    for row in rows[2:]:
-        cells = dict(zip(head, row))
-        name = cells.get("Kernel Name", "").split("(")[0].strip()
-        out.append((name, {k: _number(v) for k, v in cells.items() if k != "Kernel Name"}))
-    return out
+    file (ncu_csv.read_ncu): the name cut at its '(', a cell that is no number ('', 'n/a')
+    NaN."""
+    return [(launch.kernel, {k: launch.metrics.get(k, math.nan) for k in launch.cells
+                             if k != "Kernel Name"}) for launch in ncu_csv.read_ncu(path)]
 
 
 def ncu_figures(m: dict[str, float]) -> LaunchFigures:

@@ -29,11 +29,11 @@ Needs no GPU; prints one Markdown table, then the median extra by the reset's la
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import statistics
 from pathlib import Path
 
+from ncu_csv import read_ncu
 from port_resets import reset_state
 
 ROOT = Path(__file__).resolve().parent
@@ -63,20 +63,12 @@ def device_launch() -> dict[str, float]:
 
 def ncu_launches(path: Path) -> dict[str, list[dict[str, float]]]:
     """Per kernel name, each profiled launch's METRICS (base units) from a raw ncu CSV."""
-    lines = [ln for ln in path.read_text(errors="replace").splitlines()
-             if not ln.startswith("==")]
-    rows = list(csv.reader(lines))
-    if len(rows) < 3:
-        return {}
-    head, body = rows[0], rows[2:]
     out: dict[str, list[dict[str, float]]] = {}
-    for r in body:
-        name = r[head.index("Kernel Name")].split("(")[0].strip()
-        vals = {"blocks": grid_blocks(r[head.index("Grid Size")]) if "Grid Size" in head else 0.0}
-        for m in METRICS:
-            if m in head and r[head.index(m)].strip():
-                vals[m] = float(r[head.index(m)].replace(",", ""))
-        out.setdefault(name, []).append(vals)
+    for launch in read_ncu(path):
+        grid = launch.cells.get("Grid Size")
+        vals = {"blocks": grid_blocks(grid) if grid is not None else 0.0}
+        vals.update((m, launch.metrics[m]) for m in METRICS if m in launch.metrics)
+        out.setdefault(launch.kernel, []).append(vals)
     return out
 
 

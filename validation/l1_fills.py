@@ -22,9 +22,9 @@ The hit passes, by hand (docs/models.md, (B2t)):
 
 from __future__ import annotations
 
-import csv
-import io
 from pathlib import Path
+
+from ncu_csv import read_ncu
 
 ROOT = Path(__file__).resolve().parents[1]
 NCU = ROOT / "validation/measured/h100-worst-2026-11-27"
@@ -42,28 +42,17 @@ CASES = (
 )
 
 
-def launches(path: Path) -> list[dict[str, str]]:
-    """The profiled launches of one ncu CSV, each a dict of metric -> value text."""
-    text = [ln for ln in path.read_text().splitlines() if ln.startswith('"')]
-    rows = list(csv.reader(io.StringIO("\n".join(text))))
-    return [dict(zip(rows[0], r)) for r in rows[2:]]
-
-
-def number(row: dict[str, str], key: str) -> float:
-    """A metric's value as a float (ncu writes thousands with commas)."""
-    return float(row[key].replace(",", ""))
-
-
 def main() -> None:
     print("launch                        wf/req  missed/req  hit passes  a missed sector"
           "  (B2f)")
     for name, kernel, hit in CASES:
-        for row in launches(NCU / name):
-            if not row["Kernel Name"].startswith(kernel):
+        for launch in read_ncu(NCU / name):
+            if not launch.kernel.startswith(kernel):
                 continue
-            req = number(row, "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum")
-            wf = number(row, "l1tex__data_pipe_lsu_wavefronts.sum") / req
-            missed = number(row, "l1tex__m_xbar2l1tex_read_sectors.sum") / req
+            m = launch.metrics
+            req = m["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"]
+            wf = m["l1tex__data_pipe_lsu_wavefronts.sum"] / req
+            missed = m["l1tex__m_xbar2l1tex_read_sectors.sum"] / req
             model = hit + missed / FILL_SECTORS
             print(f"{name.split('/')[1][:-4] + ' ' + kernel:29s} {wf:6.3f}  {missed:10.2f}"
                   f"  {hit:10.2f}  {(wf - hit) / missed:15.3f}  {model:5.2f}"

@@ -22,11 +22,11 @@ both fits with each row's error.
 
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from ncu_csv import read_ncu
 
 ROOT = Path(__file__).resolve().parents[1]
 COUNTERS = ROOT / "validation/measured/h100-session-2026-11-27b/counters"
@@ -48,20 +48,12 @@ class L1Row:
     throughput_pct: float
 
 
-def read_ncu(path: Path) -> list[dict[str, str]]:
-    """The launches of one ``ncu --page raw --csv`` file (header, a units row, one row each)."""
-    lines = path.read_text().splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith('"ID"'))
-    table = list(csv.reader(lines[start:]))
-    return [dict(zip(table[0], row)) for row in table[2:]]
-
-
 def load_row(port: str, kernel: str, block: str) -> L1Row:
     """Per-SM (``.avg``) requests, wavefronts, active cycles and miss sectors of one row."""
     launches = read_ncu(COUNTERS / f"{port}-ncu/{kernel}-{block}.csv")
 
     def total(metric: str) -> float:
-        return sum(float(m[metric].replace(",", "")) for m in launches)
+        return sum(m.metrics[metric] for m in launches)
 
     return L1Row(
         name=f"{port} {kernel} {block}",

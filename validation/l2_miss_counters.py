@@ -29,11 +29,11 @@ worst-rows leases, h100-worst*-2026-11-27, to the 113 launches the field was fir
 
 from __future__ import annotations
 
-import csv
 import sys
 from pathlib import Path
 
 import numpy as np
+from ncu_csv import read_ncu
 
 ROOT = Path(__file__).resolve().parent / "measured"
 DIRS = ("h100-blind-2026-11-27/plain-ncu", "h100-session-2026-11-27b/counters/plain-ncu",
@@ -46,30 +46,14 @@ SLICES = 80  # device__attribute_l2s_count
 COLS = ("rq", "wq", "rh", "rm", "w", "fill", "wb", "ext")
 
 
-def _num(text: str) -> float:
-    try:
-        return float(text.replace(",", ""))
-    except ValueError:
-        return 0.0
-
-
-def _launches(path: Path) -> list[dict[str, str]]:
-    lines = path.read_text().splitlines()
-    start = next((k for k, line in enumerate(lines) if line.startswith('"ID"')), None)
-    if start is None:
-        return []
-    rows = list(csv.reader(lines[start:]))
-    head = rows[0]
-    return [dict(zip(head, r)) for r in rows[2:] if len(r) == len(head)]
-
-
-def counts(row: dict[str, str]) -> tuple[np.ndarray, float] | None:
-    """The eight counts per slice and ns, and lts__throughput as a fraction."""
-    thr = _num(row.get("lts__throughput.avg.pct_of_peak_sustained_elapsed", "")) / 100
-    t_ns = _num(row.get("gpu__time_duration.sum", ""))
+def counts(metrics: dict[str, float]) -> tuple[np.ndarray, float] | None:
+    """The eight counts per slice and ns, and lts__throughput as a fraction, from a launch's
+    ``metrics`` (ncu_csv.NcuLaunch; a metric absent or not a number counts 0)."""
+    g = lambda k: metrics.get(k, 0.0)  # noqa: E731
+    thr = g("lts__throughput.avg.pct_of_peak_sustained_elapsed") / 100
+    t_ns = g("gpu__time_duration.sum")
     if thr < 0.05 or t_ns <= 0:
         return None
-    g = lambda k: _num(row.get(k, "0"))  # noqa: E731
     tr, hit = g("lts__t_sectors_srcunit_tex_op_read.sum"), \
         g("lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum")
     w = g("lts__t_sectors_srcunit_tex_op_write.sum") + g("lts__t_sectors_op_red.sum")
@@ -86,8 +70,8 @@ def table(dirs: tuple[str, ...] = DIRS) -> tuple[list[str], np.ndarray, np.ndarr
     names, xs, ys = [], [], []
     for d in dirs:
         for path in sorted((ROOT / d).glob("*.csv")):
-            for k, row in enumerate(_launches(path)):
-                c = counts(row)
+            for k, launch in enumerate(read_ncu(path)):
+                c = counts(launch.metrics)
                 if c is not None:
                     names.append(f"{d.split('/')[-1]}/{path.stem}#{k}")
                     xs.append(c[0])

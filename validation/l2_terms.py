@@ -11,25 +11,20 @@ time only where ncu's busiest-unit time does (docs/validation.md)."""
 
 from __future__ import annotations
 
-import csv
 import json
 import subprocess
 import sys
+
+from ncu_csv import read_ncu
 
 CLOCK_GHZ = 1.98
 
 
 def _ncu(path: str) -> dict[str, dict[str, float]]:
     """Per kernel name (before its argument list): the counters this script reads."""
-    rows = list(csv.reader(line for line in open(path) if not line.startswith("==")))
-    head, out = rows[0], {}
     want = ("lts__t_requests_srcunit_tex_op_read.sum", "gpu__time_duration.sum",
             "lts__throughput.avg.pct_of_peak_sustained_elapsed")
-    for row in rows[2:]:
-        rec = dict(zip(head, row))
-        name = rec["Kernel Name"].split("(")[0]
-        out[name] = {k: float(rec[k].replace(",", "")) for k in want}
-    return out
+    return {launch.kernel: {k: launch.metrics[k] for k in want} for launch in read_ncu(path)}
 
 
 def main(argv: list[str]) -> int:
@@ -37,8 +32,8 @@ def main(argv: list[str]) -> int:
     if len(argv) != 3:
         print("usage: l2_terms.py FILE BLOCK NCU_CSV", file=sys.stderr)
         return 2
-    src, block, ncu_csv = argv
-    ncu = _ncu(ncu_csv)
+    src, block, ncu_path = argv
+    ncu = _ncu(ncu_path)
     run = subprocess.run([sys.executable, "-m", "cgpredict", "run", src, "--device", "h100",
                           "--block", block, "--json"], capture_output=True, text=True,
                          check=True)

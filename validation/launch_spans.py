@@ -14,13 +14,13 @@ launches of one CSV stem (``3dconv-32x8``). Run from the repository root:
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 import statistics
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+
+from ncu_csv import read_ncu
 
 COUNTERS = Path("validation/measured/h100-session-2026-11-27b/counters")
 
@@ -44,32 +44,17 @@ class LaunchSpan:
         return self.elapsed - self.active_max
 
 
-def _num(text: str) -> float:
-    try:
-        return float(text.replace(",", ""))
-    except ValueError:
-        return math.nan
-
-
-def read_rows(path: Path) -> list[dict[str, str]]:
-    """The launch rows of one ncu ``--page raw`` CSV (the units row dropped)."""
-    text = path.read_text()
-    if '"ID"' not in text:
-        return []
-    rows = list(csv.reader(io.StringIO(text[text.index('"ID"'):])))
-    return [dict(zip(rows[0], row)) for row in rows[2:]]
-
-
 def launch_spans() -> list[LaunchSpan]:
     """Every profiled launch of the extended session."""
     out = []
     for path in sorted(COUNTERS.glob("*-ncu/*.csv")):
-        for r in read_rows(path):
+        for launch in read_ncu(path):
+            g = lambda k, m=launch.metrics: m.get(k, math.nan)  # noqa: E731 - NaN: no number
             out.append(LaunchSpan(
-                f"{path.parent.name[:-4]}/{path.stem}", _num(r["launch__grid_size"]),
-                _num(r["launch__waves_per_multiprocessor"]), _num(r["gpu__time_duration.sum"]),
-                _num(r["sm__cycles_elapsed.avg"]), _num(r["sm__cycles_active.max"]),
-                _num(r["dram__bytes_read.sum"]) + _num(r["dram__bytes_write.sum"])))
+                f"{path.parent.name[:-4]}/{path.stem}", g("launch__grid_size"),
+                g("launch__waves_per_multiprocessor"), g("gpu__time_duration.sum"),
+                g("sm__cycles_elapsed.avg"), g("sm__cycles_active.max"),
+                g("dram__bytes_read.sum") + g("dram__bytes_write.sum")))
     return out
 
 
@@ -102,9 +87,10 @@ def stalls(stem: str) -> list[str]:
     """Stall reasons per issue (over 0.05) and instructions per sub-partition, per launch."""
     lines = []
     for path in sorted(COUNTERS.glob(f"*-ncu/{stem}.csv")):
-        for r in read_rows(path):
-            st = {k.split("stalled_")[1].split("_per")[0]: _num(v) for k, v in r.items()
-                  if "issue_stalled" in k and _num(v) > 0.05}
+        for launch in read_ncu(path):
+            r = launch.cells
+            st = {k.split("stalled_")[1].split("_per")[0]: v for k, v in launch.metrics.items()
+                  if "issue_stalled" in k and v > 0.05}
             lines.append(f"{path.parent.name}/{stem} grid {r['launch__grid_size']} active "
                          f"{r['sm__cycles_active.max']} inst/smsp {r['smsp__inst_issued.max']} "
                          + " ".join(f"{k} {v:.2f}" for k, v in st.items()))

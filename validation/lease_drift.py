@@ -26,12 +26,13 @@ Needs no GPU; prints Markdown.
 
 from __future__ import annotations
 
-import csv
 import json
 import statistics
 import sys
 from collections import defaultdict
 from pathlib import Path
+
+from ncu_csv import read_ncu
 
 MEASURED = Path(__file__).resolve().parent / "measured"
 DEFAULT = ("2dconv", "3dconv", "fdtd2d", "jacobi2d", "mm", "syrk_transposed")
@@ -66,16 +67,7 @@ def lease_times(root: Path, kernels: tuple[str, ...]) -> dict[tuple, dict[str, d
 
 def ncu_durations(path: Path) -> list[float]:
     """Every launch's ``gpu__time_duration`` (ns) in one Nsight Compute CSV."""
-    lines = path.read_text().splitlines()
-    start = next((i for i, line in enumerate(lines) if line.startswith('"ID"')), None)
-    if start is None:
-        return []
-    rows = list(csv.reader(lines[start:]))
-    head = rows[0]
-    if DURATION not in head:
-        return []
-    col = head.index(DURATION)
-    return [float(r[col].replace(",", "")) for r in rows[2:] if len(r) == len(head)]
+    return [launch.metrics[DURATION] for launch in read_ncu(path) if DURATION in launch.metrics]
 
 
 def ncu_by_block(root: Path, kernel: str) -> dict[str, list[tuple[str, float]]]:

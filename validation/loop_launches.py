@@ -14,12 +14,12 @@ at the host's period, spread as the host's period is. Run from the repository ro
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
+
+from ncu_csv import read_ncu
 
 MEASURED = Path("validation/measured")
 #: (measured JSON, folder of its ncu CSVs or None), one lease each
@@ -58,29 +58,18 @@ def ncu_rows(path: Path) -> list[dict]:
     with their thousands separators dropped, text where a cell is not a number."""
     if not path.exists():
         return []
-    lines = [ln for ln in path.read_text().splitlines() if ln.startswith('"')]
-    rows = list(csv.reader(io.StringIO("\n".join(lines))))
-    if len(rows) < 3:
-        return []
-    out = []
-    for r in rows[2:]:  # rows[1]: the units
-        row: dict = {}
-        for k, v in zip(rows[0], r):
-            try:
-                row[k] = float(v.replace(",", ""))
-            except ValueError:
-                row[k] = v
-        out.append(row)
-    return out
+    return [{**launch.cells, **launch.metrics} for launch in read_ncu(path)]
 
 
 def ncu_durations(path: Path) -> dict[str, list[float]]:
     """Kernel name -> gpu__time_duration (us) of each profiled launch in an ncu CSV."""
+    if not path.exists():
+        return {}
     out: dict[str, list[float]] = {}
-    for r in ncu_rows(path):
-        if "gpu__time_duration.sum" in r:
-            out.setdefault(str(r["Kernel Name"]).split("(")[0], []).append(
-                r["gpu__time_duration.sum"] / 1e3)
+    for launch in read_ncu(path):
+        ns = launch.metrics.get("gpu__time_duration.sum")
+        if ns is not None:
+            out.setdefault(launch.kernel, []).append(ns / 1e3)
     return out
 
 

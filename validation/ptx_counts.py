@@ -162,7 +162,9 @@ def _instructions(body: str) -> list[tuple[str, str]]:
     return out
 
 
-def _opcode(stmt: str) -> str:
+def opcode(stmt: str) -> str:
+    """The opcode (with modifiers) of a PTX statement or a SASS instruction's text, its
+    predicate guard (``@p``, ``@!P0``) dropped: both listings write it alike."""
     tok = stmt.split()
     if tok and tok[0].startswith("@"):
         tok = tok[1:]
@@ -194,7 +196,7 @@ def parse_kernel(mangled: str, body: str) -> PtxKernel:
             insts.append(text)
     ends: dict[str, int] = {}
     for i, stmt in enumerate(insts):
-        if _opcode(stmt).startswith("bra"):
+        if opcode(stmt).startswith("bra"):
             m = _BRANCH_TARGET.search(stmt)
             if m and m.group(1) in label_at and label_at[m.group(1)] <= i:
                 ends[m.group(1)] = max(ends.get(m.group(1), -1), i)
@@ -203,9 +205,9 @@ def parse_kernel(mangled: str, body: str) -> PtxKernel:
     for i, stmt in enumerate(insts):
         inner = [k for k, lp in enumerate(loops) if lp.start <= i <= lp.end]
         if inner:
-            loops[max(inner, key=lambda k: loops[k].start)].own.add(_opcode(stmt))
+            loops[max(inner, key=lambda k: loops[k].start)].own.add(opcode(stmt))
         else:
-            outside.add(_opcode(stmt))
+            outside.add(opcode(stmt))
     return PtxKernel(mangled, demangle(mangled), loops, outside, len(insts))
 
 

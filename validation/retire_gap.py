@@ -13,9 +13,10 @@ left out (no handover). Run from the repository root: ``python validation/retire
 
 from __future__ import annotations
 
-import csv
 import math
 from pathlib import Path
+
+from ncu_csv import read_ncu
 
 from cgpredict.devices import load_device
 from cgpredict.models.retire import expected_max_normal
@@ -24,22 +25,11 @@ SESSION = Path("validation/measured/h100-session-2026-11-26")
 GLOBS = ("measured-ncu/*.csv", "measured-user-ncu/*.csv", "sizes/*-ncu/*.csv")
 
 
-def _num(text: str) -> float | None:
-    try:
-        return float(text.replace(",", ""))
-    except ValueError:
-        return None
-
-
 def _launches(path: Path):
-    """(kernel, metric -> value) of each launch in an ``ncu --csv --page raw`` file."""
-    rows = [r for r in csv.reader(path.open()) if r and (r[0] == "ID" or r[0].isdigit())]
-    if not rows or rows[0][0] != "ID":
-        return
-    head = rows[0]
-    for row in rows[1:]:
-        values = {name: _num(v) for name, v in zip(head, row)}
-        yield row[head.index("Kernel Name")].split("(")[0], values
+    """(kernel, metric -> value, None where a cell is no number) of each launch in an
+    ``ncu --csv --page raw`` file."""
+    for launch in read_ncu(path):
+        yield launch.kernel, {name: launch.metrics.get(name) for name in launch.cells}
 
 
 def main() -> None:

@@ -13,9 +13,10 @@ nanoseconds gives 1. Stdlib only: ``python validation/row_walks.py``.
 
 from __future__ import annotations
 
-import csv
 import json
 from pathlib import Path
+
+from ncu_csv import read_ncu
 
 ROOT = Path(__file__).resolve().parent / "measured"
 NCU = ROOT / "h100-session-2026-11-27b" / "counters"
@@ -31,18 +32,6 @@ WALKS = [("restrict", "atax", "atax_k1", 4096), ("restrict", "bicg", "bicg_k2", 
 WARPS = 8
 
 
-def ncu_rows(path: Path) -> list[dict[str, str]]:
-    """The launches of one ncu ``--page raw`` CSV (its units row dropped)."""
-    lines = [ln for ln in path.read_text().splitlines() if not ln.startswith("==")]
-    rows = list(csv.DictReader(lines))
-    return rows[1:]
-
-
-def num(text: str) -> float:
-    """A number as ncu prints it (thousands separated by commas)."""
-    return float(text.replace(",", ""))
-
-
 def event_ms(port: str, bench: str, kernel: str) -> float:
     """The median event-timed launch of ``kernel`` in the port's reference file."""
     for row in json.loads(EVENTS[port].read_text())["results"]:
@@ -56,12 +45,13 @@ def event_ms(port: str, bench: str, kernel: str) -> float:
 def walk_figures(port: str, bench: str, kernel: str, iters: int) -> dict[str, float]:
     """Per warp-iteration on the busiest SM: cycles, wavefronts, fills and (C - W) / F;
     and the event time over ncu's at the base clock."""
-    for row in ncu_rows(NCU / f"{port}-ncu" / f"{bench}-256x1.csv"):
-        if not row["Kernel Name"].startswith(kernel):
+    for launch in read_ncu(NCU / f"{port}-ncu" / f"{bench}-256x1.csv"):
+        if not launch.kernel.startswith(kernel):
             continue
-        cyc, wf = num(row["sm__cycles_active.max"]), num(row["l1tex__data_pipe_lsu_wavefronts.max"])
-        fill = num(row["l1tex__m_xbar2l1tex_read_sectors.max"])
-        ncu_ms = num(row["gpu__time_duration.sum"]) / 1e6
+        m = launch.metrics
+        cyc, wf = m["sm__cycles_active.max"], m["l1tex__data_pipe_lsu_wavefronts.max"]
+        fill = m["l1tex__m_xbar2l1tex_read_sectors.max"]
+        ncu_ms = m["gpu__time_duration.sum"] / 1e6
         per = WARPS * iters
         return {"cycles": cyc / per, "wavefronts": wf / per, "fills": fill / per,
                 "per_fill": (cyc - wf) / fill,

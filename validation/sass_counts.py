@@ -191,14 +191,6 @@ class SassKernel:
         return c
 
 
-def _opcode(text: str) -> str:
-    """The opcode (with modifiers) of an instruction text, predicate guard dropped."""
-    tok = text.split()
-    if tok and tok[0].startswith("@"):
-        tok = tok[1:]
-    return tok[0].rstrip(";") if tok else ""
-
-
 def _read_body(lines: list[str]) -> tuple[list[SassInst], dict[str, int], int]:
     """Instructions and label positions of one kernel's listing, padding removed, and the
     number of instructions of the called subroutines after it (left out)."""
@@ -217,8 +209,8 @@ def _read_body(lines: list[str]) -> tuple[list[SassInst], dict[str, int], int]:
             continue
         text = m.group(2).split(";")[0].strip()
         t = _TARGET.search(text)
-        insts.append(SassInst(int(m.group(1), 16), _opcode(text), t.group(1) if t else None,
-                              text.startswith("@")))
+        insts.append(SassInst(int(m.group(1), 16), ptx_counts.opcode(text),
+                              t.group(1) if t else None, text.startswith("@")))
     return _unpadded(insts, label_at), label_at, 0
 
 

@@ -23,11 +23,10 @@ over the mean scheduler's instructions). Needs no GPU; about a minute of CPU.
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 from pathlib import Path
 
 import numpy as np
+from ncu_csv import read_ncu
 
 from cgpredict.block import Block
 from cgpredict.block_schedule import makespan
@@ -61,12 +60,10 @@ def iterations(size: int) -> np.ndarray:
 
 
 def counters(rel: str) -> float:
-    """sm__cycles_elapsed.max over smsp__inst_executed.avg of one committed ncu CSV."""
-    lines = [ln for ln in (ROOT / rel).read_text().splitlines() if not ln.startswith("==")]
-    rows = list(csv.reader(io.StringIO("\n".join(lines))))
-    row = {h.split(" ")[0]: v for h, v in zip(rows[0], rows[-1])}
-    num = lambda k: float(row[k].replace(",", ""))  # noqa: E731 - local reader
-    return num("sm__cycles_elapsed.max") / num("smsp__inst_executed.avg")
+    """sm__cycles_elapsed.max over smsp__inst_executed.avg of one committed ncu CSV (its
+    last launch)."""
+    m = read_ncu(ROOT / rel)[-1].metrics
+    return m["sm__cycles_elapsed.max"] / m["smsp__inst_executed.avg"]
 
 
 def shapes_row(it: np.ndarray, traced: np.ndarray, shape: str, cap: float) -> str:

@@ -23,11 +23,12 @@ waves = blocks / (blocks an SM x SMs), blocks an SM from ncu's occupancy limits.
 
 from __future__ import annotations
 
-import csv
 import statistics
 import sys
 from collections import defaultdict
 from pathlib import Path
+
+from ncu_csv import read_ncu
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -57,18 +58,11 @@ METRICS = ("gpu__time_duration.sum", "dram__bytes_read.sum", "dram__bytes_write.
 
 def read_rows(path: Path) -> dict[str, dict[str, float]]:
     """Median of each metric over a CSV's launches, per kernel name."""
-    lines = path.read_text().splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith('"ID"'))
-    reader = list(csv.reader(lines[start:]))
-    head, data = reader[0], [r for r in reader[2:] if len(r) == len(reader[0])]
-    by_kernel: dict[str, list[list[str]]] = defaultdict(list)
-    for row in data:
-        by_kernel[row[head.index("Kernel Name")].split("(")[0]].append(row)
-    out = {}
-    for name, rows in by_kernel.items():
-        out[name] = {m: statistics.median(_number(r[head.index(m)]) for r in rows)
-                     for m in METRICS}
-    return out
+    by_kernel: dict[str, list[dict[str, float]]] = defaultdict(list)
+    for launch in read_ncu(path):  # the cells' text: _number reads '65,536 (0: 65,536)' too
+        by_kernel[launch.kernel].append({m: _number(launch.cells[m]) for m in METRICS})
+    return {name: {m: statistics.median(r[m] for r in rows) for m in METRICS}
+            for name, rows in by_kernel.items()}
 
 
 def _number(cell: str) -> float:

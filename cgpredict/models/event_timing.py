@@ -148,17 +148,17 @@ def event_timed_ms(kernels: Sequence[tuple[float, int]], device: GPUDevice,
     return sum(w * n for w, n in per_launch) + waits.total_ms, waits
 
 
-def host_paced_share(kernels: Sequence[tuple[float, int]], device: GPUDevice,
-                     after_upload: bool = False) -> float:
+def host_paced_share(total_ms: float, waits: EventWaits, device: GPUDevice) -> float:
     """The share (0-1) of an event-timed run that is later launches waiting for the host's
-    loop period, eq. (E4) (a launch shorter than ``loop_launch_us``): the part set by the
-    host's pace, which varies by a third between runs (docs/validation.md, "Host loops
-    split"), not by the GPU. The first launch's call (one a run) is not counted."""
-    total, waits = event_timed_ms(kernels, device, after_upload)
-    if total <= 0:
+    loop period, eq. (E4) (a launch shorter than ``loop_launch_us``), from the run's time
+    ``total_ms`` and ``waits`` as event_timed_ms gave them (so that a row's note and its
+    predicted time are one computation): the part set by the host's pace, which varies by a
+    third between runs (docs/validation.md, "Host loops split"), not by the GPU. The first
+    launch's call (one a run) is not counted."""
+    if total_ms <= 0:
         return 0.0
     first = device.launch_call_us * 1e-3  # eq. (E2) for h = g = 0: the whole call
-    return max(waits.host_ms - first, 0.0) / total
+    return max(waits.host_ms - first, 0.0) / total_ms
 
 
 def host_paced_range(kernels: Sequence[tuple[float, int]], device: GPUDevice,

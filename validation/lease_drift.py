@@ -94,20 +94,11 @@ LAUNCH_METRICS = ("gpu__time_duration.sum", "sm__cycles_elapsed.avg",
 
 def ncu_medians(path: Path) -> dict[str, dict[str, float]]:
     """Per kernel name (before its argument list): the median of each LAUNCH_METRICS."""
-    lines = [ln for ln in path.read_text(errors="replace").splitlines()
-             if not ln.startswith("==")]
-    rows = list(csv.reader(lines))
-    if len(rows) < 3 or "Kernel Name" not in rows[0]:
-        return {}
-    head = rows[0]
     got: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for r in rows[2:]:
-        if len(r) != len(head):
-            continue
-        name = r[head.index("Kernel Name")].split("(")[0].strip()
+    for launch in read_ncu(path):
         for m in LAUNCH_METRICS:
-            if m in head and r[head.index(m)].strip():
-                got[name][m].append(float(r[head.index(m)].replace(",", "")))
+            if launch.metrics.get(m) is not None:
+                got[launch.kernel.strip()][m].append(launch.metrics[m])
     return {n: {m: statistics.median(v) for m, v in ms.items()} for n, ms in got.items()}
 
 

@@ -32,7 +32,8 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
-SIZEOF = {"float": 4, "double": 8, "int": 4, "unsigned int": 4, "part": 24, "particle": 16}  # the user ports' structs
+# element bytes; "part" and "particle" are the user ports' structs
+SIZEOF = {"float": 4, "double": 8, "int": 4, "unsigned int": 4, "part": 24, "particle": 16}
 _RESET = re.compile(r"auto reset = \[&\] \{(.*?)\};", re.S)
 _CALL = re.compile(r"(\w+)\.(upload|zero)\(")
 

@@ -140,7 +140,7 @@ class Bounds:
     l2_requests: float = 0.0  # the loads' L2 requests (lines of missed sectors), eq. (B2q)
     queue_cycles: float = 0.0  # of chain_cycles: the warps' closed loop, eq. (LTq2)
     phase_cycles: float = 0.0  # the thread's phases one after another, eq. (PH); 0: one
-    dram_read_bytes: float = 0.0  # of dram_bytes: what the launch reads (its write-back share, (E5b))
+    dram_read_bytes: float = 0.0  # of dram_bytes: what the launch reads ((E5b) write-back)
 
     @property
     def cycles(self) -> float:

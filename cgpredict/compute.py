@@ -165,6 +165,12 @@ class OpLatencies:
     loop_branch: float = 0.0
     # how far apart one warp's DRAM sectors in flight together return, cycles a sector (eq. (Q1))
     dram_gap: float = 0.0
+    # eq. (Q1r): the spread of one warp's DRAM returns in flight together (sigma, cycles) and
+    # a loop load's measured one-load trip over the L2 + DRAM latency (lift), each later
+    # load's slot in the round (issue); sigma 0: (Q1) instead
+    dram_sigma: float = 0.0
+    dram_lift: float = 0.0
+    dram_issue: float = 0.0
 
 
 #: a loop body's operator class (instrument/loopbody.op_class) of each expanded operation

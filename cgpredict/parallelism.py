@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from .compute import SLOW_PATH_CLASSES, OpLatencies, body_op_cycles
+from .dram_rounds import dram_queue
 from .frontend.tracefile import Trace
 from .instrument import loopbody
 from .instrument.irtext import Module, parse_module
@@ -248,7 +249,9 @@ def _chain(body: loopbody.LoopBody, lat: tuple[float, ...], looped: bool, unroll
     (DRAM share, DRAM sectors a warp instruction) (memory.inflight.chain_dram_sectors); a
     looped trip holds D = overlap x sum of the loads' shares in flight and S = overlap x sum
     of share x sectors, and each load after the first waits its sectors at ``op_lat.dram_gap``
-    a sector: ``within + dram_gap x (S / D) x max(D - 1, 0)`` (eq. (Q1))."""
+    a sector: ``within + dram_gap x (S / D) x max(D - 1, 0)`` (eq. (Q1)), or with
+    ``op_lat.dram_sigma`` the latest of D returns over the loop load's trip (eq. (Q1r),
+    dram_rounds.dram_queue)."""
     within = max(_ordered_far(body, lat, ordered, False, op_lat), default=0.0)  # (IB1)
     loads = sum(o.klass == "load" for o in body.ops)
     overlap = max(min(unroll, LOADS_IN_FLIGHT // max(loads, 1)), 1) if looped else 1
@@ -263,11 +266,11 @@ def _chain(body: loopbody.LoopBody, lat: tuple[float, ...], looped: bool, unroll
             reach = _ordered_from(body, lat, ordered, o.index)[o.carried]
             rec = max(rec, reach if reach > -math.inf else 0.0)
     queued = 0.0
-    if looped and in_flight and dram and op_lat is not None and op_lat.dram_gap > 0:  # (Q1)
+    if looped and in_flight and dram and op_lat is not None:  # (Q1), (Q1r)
         held = overlap * sum(dram[o.index][0] for o in body.ops if o.klass == "load")
         sect = overlap * sum(dram[o.index][0] * dram[o.index][1]
                              for o in body.ops if o.klass == "load")
-        queued = op_lat.dram_gap * sect / held * (held - 1.0) if held > 1.0 else 0.0
+        queued = dram_queue(held, sect, op_lat)
     per = max(rec, (within + queued) / overlap, serial)
     if looped and op_lat is not None and op_lat.loop_trip > 0:  # eq. (LT)
         per = max(op_lat.loop_trip / unroll, per + op_lat.loop_branch / unroll)

@@ -45,7 +45,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "cgpredict.frontend.summary", "cgpredict.scaling"),
     # pseudo-warps, memory and computation analysis, the analytical models
     ("cgpredict.warp_masked", "cgpredict.warp_order", "cgpredict.warp_regroup", "cgpredict.warps",
-     "cgpredict.memory", "cgpredict.memory.*", "cgpredict.issue_blocks", "cgpredict.parallelism",
+     "cgpredict.memory", "cgpredict.memory.*", "cgpredict.issue_blocks", "cgpredict.dram_rounds",
+     "cgpredict.parallelism",
      "cgpredict.machine_code", "cgpredict.loop_counter", "cgpredict.runtime_trips",
      "cgpredict.loop_exits", "cgpredict.lane_trips", "cgpredict.lane_scale",
      "cgpredict.loop_fold",

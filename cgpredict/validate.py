@@ -319,9 +319,10 @@ def _rows(
             wb = 0.0
             try:
                 rep = prep.analyze(opts)
-                predicted, waits = event_timed(rep, timer, dev, upload, dirty, zeroed)
-                if timer == "events" and dirty > 0:  # (E5)
+                if timer == "events" and dirty > 0:  # (E5), once: the row keeps it apart
                     wb = writeback_ms(launch_figures(rep.kernels), dev, dirty, zeroed)
+                timed, waits = event_timed(rep, timer, dev, upload)
+                predicted = timed + wb
                 kernels = [(k.kernel_ms, k.launches) for k in rep.kernels]
                 note = (host_note(predicted, waits, dev, kernels, upload)
                         if "result" in e else "")

@@ -32,7 +32,7 @@ sys.path.insert(0, str(HERE))
 
 import measure  # noqa: E402  (validation/ is not a package)
 from port_registers import ptxas_registers  # noqa: E402
-from port_resets import memset_bytes, reset_state  # noqa: E402
+from port_resets import reset_fields  # noqa: E402
 
 from cgpredict.validate import predict_entries  # noqa: E402
 
@@ -63,16 +63,12 @@ def plan_entries(run: list[str], nvcc: str) -> list[dict]:
         if port == "restrict":
             defines["CGP_PORT_RESTRICT"] = "1"
         regs = ptxas_registers(p["src"], defines, nvcc)
-        reset, nbytes = reset_state(src, p["work"])
-        zeroed = memset_bytes(src, p["work"])
+        fields = reset_fields(src, p["work"])
         for cfg in p["configs"]:
             e = {"kernel": p["name"], "config": cfg, "grid_dims": p["dims"],
                  "work_sizes": dict(p["work"]), "timer": "events", "registers": regs,
-                 "reset": reset, "port": port}
-            if nbytes is not None:
-                e["reset_bytes"] = nbytes
-            if zeroed is not None:
-                e["memset_bytes"] = zeroed
+                 "reset": fields["reset"], "port": port}
+            e.update(fields)  # reset_bytes, memset_bytes after port, where known
             entries.append(e)
     return entries
 

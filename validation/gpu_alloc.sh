@@ -4,13 +4,8 @@
 # a variant under ncu --cache-control none (the launch's DRAM writes). Usage: gpu_alloc.sh OUTDIR
 set -uo pipefail
 out=${1:?usage: validation/gpu_alloc.sh OUTDIR}
-here=$(cd "$(dirname "$0")/.." && pwd)
-start=$SECONDS
-work=$(mktemp -d)
-mkdir -p "$out"
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv \
-    > "$out/gpu.csv" 2>&1 || { echo "no NVIDIA GPU" >&2; exit 5; }
-ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+. "$(dirname "$0")/gpu_lib.sh"
+gpu_plain "$out"
 nvcc -O3 -arch="${ARCH:-sm_90}" -o "$work/alloc_state" "$here/validation/ubench/alloc_state.cu" \
     > "$out/alloc_state.build.log" 2>&1 || exit 3
 for v in polybench upload_all memset clean; do

@@ -7,13 +7,8 @@
 # Everything lands in OUTDIR. Usage: validation/gpu_dirty.sh OUTDIR
 set -uo pipefail
 out=${1:?usage: validation/gpu_dirty.sh OUTDIR}
-here=$(cd "$(dirname "$0")/.." && pwd)
-start=$SECONDS
-work=$(mktemp -d)
-mkdir -p "$out"
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv \
-    > "$out/gpu.csv" 2>&1 || { echo "no NVIDIA GPU" >&2; exit 5; }
-ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+. "$(dirname "$0")/gpu_lib.sh"
+gpu_plain "$out"
 metrics=gpu__time_duration.sum,dram__bytes_write.sum,dram__bytes_read.sum
 if nvcc -O3 -arch="${ARCH:-sm_90}" -o "$work/dirty_l2" "$here/validation/ubench/dirty_l2.cu" \
     > "$out/dirty_l2.build.log" 2>&1; then

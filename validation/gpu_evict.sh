@@ -4,13 +4,8 @@
 # ncu --cache-control none (3 reps). Usage: validation/gpu_evict.sh OUTDIR
 set -uo pipefail
 out=${1:?usage: validation/gpu_evict.sh OUTDIR}
-here=$(cd "$(dirname "$0")/.." && pwd)
-start=$SECONDS
-work=$(mktemp -d)
-mkdir -p "$out"
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv \
-    > "$out/gpu.csv" 2>&1 || { echo "no NVIDIA GPU" >&2; exit 5; }
-ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+. "$(dirname "$0")/gpu_lib.sh"
+gpu_plain "$out"
 nvcc -O3 -arch="${ARCH:-sm_90}" -o "$work/dirty_evict" "$here/validation/ubench/dirty_evict.cu" \
     > "$out/dirty_evict.build.log" 2>&1 || exit 3
 timeout 60 "$work/dirty_evict" 7 > "$out/dirty_evict.json" 2> "$out/dirty_evict.err"

@@ -7,18 +7,13 @@
 # of k2's step appears only in the event-timed sequence). Usage: validation/gpu_fdtd_seq.sh OUTDIR
 set -uo pipefail
 out=${1:?usage: validation/gpu_fdtd_seq.sh OUTDIR}
-here=$(cd "$(dirname "$0")/.." && pwd)
-start=$SECONDS
-work=$(mktemp -d)
-mkdir -p "$out"
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv \
-    > "$out/gpu.csv" 2>&1 || { echo "no NVIDIA GPU" >&2; exit 5; }
+. "$(dirname "$0")/gpu_lib.sh"
+gpu_plain "$out"
 timeout 120 python3 "$here/validation/measure.py" --no-check --no-ncu --reps 3 --timeout 60 \
     --budget 90 --bin-dir "$work/bin" --out "$out/fdtd2d.json" --only fdtd2d \
     --configs 16x16,32x8 > "$out/fdtd2d.log" 2>&1
 echo "time: rc $? $((SECONDS - start)) s"; tail -n 1 "$out/fdtd2d.log"
 b=$(find "$work/bin" -type f -name fdtd2d -perm -u+x | head -n 1)
-ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 m=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,sm__cycles_active.max
 m+=,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_write.sum
 m+=,lts__t_sector_hit_rate.pct

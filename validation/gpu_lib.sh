@@ -4,6 +4,10 @@
 #                        OUT/NAME.tar.gz when the script exits;
 #   m RUN BUDGET ARGS... measure.py with the extended counters (3 reps, 2 profiled launches, no
 #                        check runs) into $work/$NAME/RUN*, bounded by BUDGET + 60 s.
+#   gpu_plain OUT        checks for a GPU (exit 5 without), writes OUT/gpu.csv, makes a scratch
+#                        $work and sets start and ncu: the lease scripts whose outputs land
+#                        in OUT as they are (gpu_round14.sh, gpu_dirty.sh, gpu_alloc.sh,
+#                        gpu_evict.sh, gpu_fdtd_seq.sh, gpu_spread.sh)
 # Source it after `set -uo pipefail`; it sets here, work, name and start.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 gpu_begin() {
@@ -24,4 +28,12 @@ m() {
         --bin-dir "$work/bin-$run" --out "$work/$name/$run.json" "$@" \
         > "$work/$name/$run.log" 2>&1
     echo "$run: rc $? $((SECONDS - start)) s"; tail -n 1 "$work/$name/$run.log"
+}
+gpu_plain() {
+    local out=$1
+    work=$(mktemp -d) start=$SECONDS
+    ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+    mkdir -p "$out"
+    nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv \
+        > "$out/gpu.csv" 2>&1 || { echo "no NVIDIA GPU" >&2; exit 5; }
 }

@@ -8,17 +8,13 @@
 # Usage: validation/gpu_round14.sh OUTDIR
 set -uo pipefail
 out=${1:?usage: validation/gpu_round14.sh OUTDIR}
-here=$(cd "$(dirname "$0")/.." && pwd)
-start=$SECONDS
-mkdir -p "$out"
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv \
-    > "$out/gpu.csv" 2>&1 || { echo "no NVIDIA GPU" >&2; exit 5; }
-rs=$(mktemp -d)/reset_state
+. "$(dirname "$0")/gpu_lib.sh"
+gpu_plain "$out"
+rs=$work/reset_state
 if nvcc -O3 -arch="${ARCH:-sm_90}" -o "$rs" "$here/validation/ubench/reset_state.cu" \
     > "$out/reset_state.build.log" 2>&1; then
     timeout 90 "$rs" > "$out/reset_state.json" 2> "$out/reset_state.err"
     echo "reset_state: rc $? $((SECONDS - start)) s"; cat "$out/reset_state.json"
-    ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
     timeout 90 "$ncu" --csv --page raw --print-units base --cache-control none \
         --kernel-name strided --launch-count 15 \
         --metrics gpu__time_duration.sum,dram__bytes_write.sum,dram__bytes_read.sum,lts__t_sectors_srcunit_tex_op_write.sum \

@@ -4,11 +4,8 @@
 # dram_inflight.cu again on the same lease for comparison. Usage: validation/gpu_spread.sh OUTDIR
 set -uo pipefail
 out=${1:?usage: validation/gpu_spread.sh OUTDIR}
-here=$(cd "$(dirname "$0")/.." && pwd)
-work=$(mktemp -d)
-mkdir -p "$out"
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv \
-    > "$out/gpu.csv" 2>&1 || { echo "no NVIDIA GPU" >&2; exit 5; }
+. "$(dirname "$0")/gpu_lib.sh"
+gpu_plain "$out"
 for b in dram_spread dram_inflight; do
     nvcc -O3 -arch="${ARCH:-sm_90}" -o "$work/$b" "$here/validation/ubench/$b.cu" \
         > "$out/$b.build.log" 2>&1 && timeout 90 "$work/$b" > "$out/$b.txt" 2> "$out/$b.err"

@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from port_resets import memset_bytes, reset_state  # noqa: E402
+from port_resets import reset_fields  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 MEASURED = ROOT / "validation" / "measured"
@@ -57,14 +57,8 @@ def annotate(raw: dict, src_dir: Path, committed: list[dict[tuple[str, str], dic
     for e in out["results"]:
         if e["kernel"] in regs:
             e["registers"] = regs[e["kernel"]]
-        src = (src_dir / f"{e['kernel']}.cu").read_text()
-        reset, nbytes = reset_state(src, e.get("work_sizes", {}))
-        e["reset"] = reset
-        if nbytes is not None:
-            e["reset_bytes"] = nbytes
-        zeroed = memset_bytes(src, e.get("work_sizes", {}))
-        if zeroed:
-            e["memset_bytes"] = zeroed  # eq. (E5), the reset's dirty L2
+        e.update(reset_fields((src_dir / f"{e['kernel']}.cu").read_text(),
+                              e.get("work_sizes", {})))
     out["registers_from"] = ("the committed set file's count for the same kernel and port "
                              "(ptxas -v, validation/port_registers.py): "
                              "validation/import_lease_loops.py")

@@ -19,7 +19,7 @@ import json
 import sys
 from pathlib import Path
 
-from port_resets import memset_bytes, reset_state  # validation/ is the script's own folder
+from port_resets import reset_fields  # validation/ is the script's own folder
 
 ROOT = Path(__file__).resolve().parent
 
@@ -37,14 +37,8 @@ def annotate(raw: dict, reference: dict, src_dir: Path) -> dict:
         if _key(e) not in regs:
             raise KeyError(f"{_key(e)[0]} ({_key(e)[1]}) has no registers in the reference file")
         e["registers"] = regs[_key(e)]
-        src = (src_dir / f"{e['kernel']}.cu").read_text()
-        reset, nbytes = reset_state(src, e.get("work_sizes", {}))
-        e["reset"] = reset
-        if nbytes is not None:
-            e["reset_bytes"] = nbytes
-        zeroed = memset_bytes(src, e.get("work_sizes", {}))
-        if zeroed:
-            e["memset_bytes"] = zeroed  # eq. (E5), the reset's dirty L2
+        e.update(reset_fields((src_dir / f"{e['kernel']}.cu").read_text(),
+                              e.get("work_sizes", {})))
     raw["registers_from"] = (f"copied from {reference.get('date', '?')}'s file of the same "
                              f"nvcc ({reference.get('registers_from', '?')})")
     raw["reset_from"] = reference.get("reset_from", "validation/port_resets.py")

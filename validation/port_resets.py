@@ -103,6 +103,17 @@ def memset_bytes(src: str, sizes: dict[str, int]) -> int | None:
     return sum(sets)
 
 
+def reset_fields(src: str, sizes: dict[str, int]) -> dict[str, object]:
+    """A measured entry's reset fields from its port's source: ``reset``, and ``reset_bytes``
+    (the last upload's) and ``memset_bytes`` (eq. (E5)) where they are known."""
+    reset, nbytes = reset_state(src, sizes)
+    fields: dict[str, object] = {"reset": reset}
+    for key, value in (("reset_bytes", nbytes), ("memset_bytes", memset_bytes(src, sizes))):
+        if value is not None:
+            fields[key] = value
+    return fields
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("measured", type=Path)
@@ -110,16 +121,13 @@ def main() -> None:
     args = ap.parse_args()
     data = json.loads(args.measured.read_text())
     for e in data["results"]:
-        src = (args.src / f"{e['kernel']}.cu").read_text()
-        reset, nbytes = reset_state(src, e.get("work_sizes", {}))
-        zeroed = memset_bytes(src, e.get("work_sizes", {}))
-        e["reset"] = reset
-        for key, value in (("reset_bytes", nbytes), ("memset_bytes", zeroed)):
-            if value is not None:
-                e[key] = value
-            else:
-                e.pop(key, None)
-        print(f"{e['kernel']:16s} {e['config']:6s} {reset:7s} {nbytes} {zeroed}")
+        fields = reset_fields((args.src / f"{e['kernel']}.cu").read_text(),
+                              e.get("work_sizes", {}))
+        for key in ("reset_bytes", "memset_bytes"):
+            e.pop(key, None)
+        e.update(fields)
+        print(f"{e['kernel']:16s} {e['config']:6s} {fields['reset']:7s} "
+              f"{fields.get('reset_bytes')} {fields.get('memset_bytes')}")
     data["reset_from"] = ("the last call of each port's reset lambda (upload: pageable "
                           "cudaMemcpy, with its bytes; memset) and the bytes of all its "
                           "zero() calls (memset_bytes): validation/port_resets.py")

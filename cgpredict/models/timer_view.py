@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..device_schema import GPUDevice
+from cgpredict.devices import GPUDevice
+
 from .dirty_l2 import launch_figures, writeback_ms
 from .event_timing import EventWaits, event_timed_ms, host_paced_range, host_paced_share
 

@@ -11,22 +11,12 @@
 // modes x sizes x REPS in the printed order). Usage: dirty_l2 [REPS=5]
 #include <string>
 #include "event_pair.h"
+#include "l2_state.h"
 
-__global__ void strided(int n, const float* in, float* out) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) out[i] = in[3 * (size_t)i] + in[3 * (size_t)i + 2];
-}
 __global__ void fill(size_t n, float* p) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
        i += (size_t)gridDim.x * blockDim.x)
     p[i] = 1.0f;
-}
-__global__ void read_all(size_t n, const float4* s, float* sink) {
-  float acc = 0.0f;
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-       i += (size_t)gridDim.x * blockDim.x)
-    acc += s[i].x + s[i].w;
-  if (acc == 12345.678f) *sink = acc;  // never true: keeps the loads
 }
 
 int main(int argc, char** argv) {

@@ -10,6 +10,7 @@
 // Build: nvcc -O3 -arch=sm_90 -o dram_spread dram_spread.cu; run: ./dram_spread (about 5 s).
 #include <cstdio>
 #include <cuda_runtime.h>
+#include "l2_state.h"
 #define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("err %s line %d\n", cudaGetErrorString(e), __LINE__); return 1; } } while (0)
 
 template <int K>
@@ -27,14 +28,6 @@ __global__ void trips(const float* A, float* out, int ntrips, long rowstride, in
     p += K * rowstride + min(__float_as_int(acc), 0);
   }
   out[w * 32 + lane] = acc;
-}
-
-__global__ void read_all(size_t n, const float4* s, float* sink) {
-  float acc = 0.0f;
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-       i += (size_t)gridDim.x * blockDim.x)
-    acc += s[i].x + s[i].w;
-  if (acc == 12345.678f) *sink = acc;  // never true: keeps the loads
 }
 
 template <int K>

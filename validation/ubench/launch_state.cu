@@ -24,6 +24,7 @@
 #include <chrono>
 #include <thread>
 #include "event_pair.h"
+#include "l2_state.h"
 
 __global__ void saxpy(int n, float a, const float* x, float* y) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -34,13 +35,6 @@ __global__ void sfu(int n, const float* x, float* y) {
   if (i < n) y[i] = expf(x[i]) / sqrtf(x[i] + 1.0f);
 }
 __global__ void empty() {}
-__global__ void read_all(size_t n, const float4* s, float* sink) {
-  float acc = 0.0f;
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-       i += (size_t)gridDim.x * blockDim.x)
-    acc += s[i].x + s[i].w;
-  if (acc == 12345.678f) *sink = acc;  // never true: keeps the loads
-}
 __global__ void write_all(size_t n, float4* s) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
        i += (size_t)gridDim.x * blockDim.x)

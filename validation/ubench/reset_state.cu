@@ -21,21 +21,11 @@
 // of the port (dram writes over the flushed 60.4 MB: the dirty lines the reset left).
 // Prints one JSON object. Usage: reset_state
 #include "event_pair.h"
+#include "l2_state.h"
 
-__global__ void strided(int n, const float* in, float* out) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) out[i] = in[3 * (size_t)i] + in[3 * (size_t)i + 2];
-}
 __global__ void zero(int n, float* out) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) out[i] = 0.0f;
-}
-__global__ void read_all(size_t n, const float4* s, float* sink) {
-  float acc = 0.0f;
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-       i += (size_t)gridDim.x * blockDim.x)
-    acc += s[i].x + s[i].w;
-  if (acc == 12345.678f) *sink = acc;  // never true: keeps the loads
 }
 
 // one launch of f between the event pair; queued: behind a 200-us spin kernel

@@ -13,11 +13,9 @@ from dataclasses import dataclass
 
 from .compute import (
     PTXAS_UNROLL,
-    SLOW_PATH_OPS,
     UNROLL_RUNTIME,
     UNROLL_WHOLE,
     runtime_trip_depth,
-    sass_op,
 )
 from .frontend.tracefile import Trace
 from .instrument import loopbody
@@ -25,6 +23,7 @@ from .loop_counter import counts_down, counts_up_from_constant
 from .loop_exits import data_exit, data_tainted, loaded_bound
 from .machine_code import address_geps, offset_root, own_blocks
 from .parallelism import ir_module
+from .trip_constants import runs_slow_path, trip_constant_moves, trip_constants
 
 # --- ptxas's unrolling of a loop bounded by a run-time size (issue 24) ---------------------
 #
@@ -186,6 +185,10 @@ class RuntimeTrip:
     # a 16-deep trip of a loop that does not count up from a constant, its pointers moving
     # one element: uniform bases stepped down, eq. (12d)
     descending: bool = False
+    # eq. (12k): library calls' constant moves a source iteration (their expansions count
+    # them a call) and the moves one trip sets of them (trip_constants; 0 with a slow path)
+    constants: float = 0.0
+    constant_kinds: int = 0
 
     @property
     def rows_only(self) -> bool:
@@ -224,15 +227,17 @@ class RuntimeTrip:
         IMAD.WIDEs add to (each strided access's row base, the induction pointer of two or
         more unit-stride accesses) and of a single unit-stride access's second pointer; in
         another trip, the copies of the pointers ``trip_copies`` names and the constant-bank
-        reloads of the bases ``base_reloads`` names, once per nvcc trip."""
+        reloads of the bases ``base_reloads`` names, once per nvcc trip; less the library
+        calls' constant moves the trip does not repeat (eq. (12k), negative)."""
+        consts = trip_constant_moves(self.depth, self.constants, self.constant_kinds)
         if self.descending:
-            return float(UNIFORM_BASE_COPY_OTHER * self.pointers)
+            return float(UNIFORM_BASE_COPY_OTHER * self.pointers) + consts
         if not self.rebased:
             reloads = BASE_RELOAD_OTHER * self.reloaded * (self.depth // UNROLL_RUNTIME)
-            return float(POINTER_COPY_OTHER * self.copied + reloads)
+            return float(POINTER_COPY_OTHER * self.copied + reloads) + consts
         unit = self.pointers - self.strided
         own = {0: 0, 1: OWN_POINTER_COPY_OTHER}.get(unit, INDUCTION_COPY_OTHER)
-        return float(ROW_BASE_COPY_OTHER * self.strided + own)
+        return float(ROW_BASE_COPY_OTHER * self.strided + own) + consts
 
     def per_iteration(self, cls: str = "all") -> float:
         """Kept instructions per source iteration of class ``cls`` (integer, branch, other,
@@ -420,16 +425,6 @@ def products_of_loads(body: loopbody.LoopBody, loads: set[int]) -> bool:
     return bool(muls) and all(len(o.operands) == 2 and set(o.operands) <= loads for o in muls)
 
 
-def runs_slow_path(trace: Trace, loop) -> bool:
-    """Whether the blocks of ``loop`` (inner loops excluded) run an operation whose SASS
-    calls a slow-path subroutine (compute.SLOW_PATH_OPS: an IEEE division or square root)."""
-    h = trace.header
-    return any(
-        sass_op(opcode, ty, detail) in SLOW_PATH_OPS
-        for b in own_blocks(trace, loop) for opcode, ty, detail, _ in h.blocks[b].ops
-    )
-
-
 def runtime_trip(trace: Trace, loop) -> RuntimeTrip:
     """``RuntimeTrip`` of ``loop`` (a loop of the trace bounded by a run-time size): its
     global accesses at an address that changes every iteration, their distinct address
@@ -462,15 +457,14 @@ def runtime_trip(trace: Trace, loop) -> RuntimeTrip:
             offsets[key] = invariant_offsets(body, o, geps, defs)
             loads |= {o.index} if o.klass == "load" else set()
     stores = sum(o.klass == "store" and o.mem_id >= 0 for o in body.mem_ops)
-    counts_up = counts_up_from_constant(trace, loop)
-    depth = runtime_trip_depth(
-        any(moving.values()), stores, counts_up, slow_path=runs_slow_path(trace, loop),
-    )
+    counts_up, slow = counts_up_from_constant(trace, loop), runs_slow_path(trace, loop)
+    depth = runtime_trip_depth(any(moving.values()), stores, counts_up, slow_path=slow)
     rebased = rebased_trip(depth, offsets.values())
     row_units = sum(bool(offsets[k]) for k, unit in moving.items() if unit)
     chain = products_of_loads(body, loads)
     rows = len(set(offsets.values())) if moving and not any(moving.values()) else 0
     down = descending_trip(depth, counts_down(trace, loop), rebased, list(moving.values()))
+    consts, kinds = (0.0, 0) if slow else trip_constants(trace, loop)  # eq. (12k)
     return RuntimeTrip(
         depth=depth,
         pointers=len(moving),
@@ -481,6 +475,8 @@ def runtime_trip(trace: Trace, loop) -> RuntimeTrip:
         copied=0 if down else trip_copies(depth, rebased, stores, chain, row_units, len(moving)),
         reloaded=base_reloads(rows, len({array for array, _ in moving})),
         descending=down,
+        constants=consts,
+        constant_kinds=kinds,
     )
 
 

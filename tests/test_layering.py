@@ -48,6 +48,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "cgpredict.memory", "cgpredict.memory.*", "cgpredict.issue_blocks", "cgpredict.dram_rounds",
      "cgpredict.parallelism",
      "cgpredict.machine_code", "cgpredict.loop_counter", "cgpredict.runtime_trips",
+     "cgpredict.trip_constants",
      "cgpredict.loop_exits", "cgpredict.lane_trips", "cgpredict.lane_scale",
      "cgpredict.loop_fold",
      "cgpredict.remainder_first",

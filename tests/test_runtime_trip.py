@@ -417,7 +417,8 @@ def _trip(tmp_path: Path, src: str, port: str | None = None):
          RuntimeTrip(depth=4, pointers=2, strided=2, stores=0, row_indices=2, reloaded=2)),
         (DIVISION, RuntimeTrip(depth=4, pointers=1, strided=0, stores=0)),
         (SQRT, RuntimeTrip(depth=4, pointers=1, strided=0, stores=0)),
-        (EXP, RuntimeTrip(depth=16, pointers=1, strided=0, stores=0, copied=1)),
+        (EXP, RuntimeTrip(depth=16, pointers=1, strided=0, stores=0, copied=1,
+                          constants=2.0, constant_kinds=2)),
         (FIELDS, RuntimeTrip(depth=16, pointers=1, strided=0, stores=0)),
     ],
     ids=["three_pointers", "column", "column_down", "row_down", "two_stores", "one_store",
@@ -532,3 +533,39 @@ def test_the_fold_of_a_chain_trip_keeps_its_copies(tmp_path: Path) -> None:
         (k,) = predict_source(path, RunOptions(device="h100", port=port)).kernels
         folded[port] = k.profile.folded_insts
     assert folded["restrict"] - folded["plain"] == pytest.approx(256 * 1 / 16)
+
+
+# eq. (12k): expf's two constants of its range reduction, set once a trip by ptxas; logf's one;
+# a division in the trip calls its slow path, which clobbers them: set again per call
+EXP_LOG = "#include <math.h>\n" + _kernel("s += expf(A[i][j]) + logf(A[i][j]);", "A[N][N], y[N]",
+                                          "A[i][j] = 1 + i + j;")
+EXP_DIV = "#include <math.h>\n" + _kernel("s += expf(A[i][j]) / A[i][j];", "A[N][N], y[N]",
+                                          "A[i][j] = 1 + i + j;")
+
+
+@pytest.mark.parametrize(
+    "src, per_iteration, per_trip",
+    [(EXP, 2.0, 2), (EXP_LOG, 3.0, 3), (EXP_DIV, 0.0, 0)],
+    ids=["exp", "exp_log", "exp_div"],
+)
+def test_a_trip_sets_its_calls_constants_once(tmp_path: Path, src: str, per_iteration: float,
+                                              per_trip: int) -> None:
+    """Eq. (12k) by hand: expf counts 2 constant moves a call, logf 1; a trip of d iterations
+    sets each kind's once: its other class is per_trip - d x per_iteration (+ its copies);
+    a trip that calls a slow path (the division) sets them per call: nothing taken off."""
+    trip, _ = _trip(tmp_path, src)
+    assert (trip.constants, trip.constant_kinds) == (per_iteration, per_trip)
+    copies = trip.copied + trip.reloaded * (trip.depth // UNROLL_RUNTIME)
+    assert trip.other == pytest.approx(copies + per_trip - trip.depth * per_iteration)
+
+
+def test_the_fold_takes_a_trips_repeated_constants_off(tmp_path: Path) -> None:
+    """EXP at the PTX level: per iteration A[i][j]'s index instruction, the induction add, its
+    compare and the branch: 4, all affine. The SASS keeps of a 16-iteration trip 5 integer
+    (count, test, index, the pointer's 64-bit add), 1 branch, 1 copy (trip_copies) and expf's
+    2 constants, where the 16 calls' expansions count 32 (eq. (12k)): 256 x (4 - (5 + 1 + 1 +
+    2 - 32) / 16) folded per thread."""
+    path = tmp_path / "k.c"
+    path.write_text(EXP)
+    (k,) = predict_source(path, RunOptions(device="h100")).kernels
+    assert k.profile.folded_insts == pytest.approx(256 * (4 - (5 + 1 + 1 + 2 - 32) / 16))

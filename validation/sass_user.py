@@ -63,20 +63,21 @@ _CONSTANT_MOVES = (
     "expf's two constants (0x3bbb989d and 0x437c0000, its range reduction's): the SASS of "
     "arith_ops.cu, whence the check splits an expansion into classes "
     "(sass_model.EXPANSION_CLASSES), sets them by HFMA2.MMA and MOV (class other), these "
-    "kernels by IMAD.MOV.U32 (class integer, sass_counts.sass_class): the same two moves an "
-    "expf on either side, in another class (sfu_heavy: integer 7 + 2 = 9 and other 17 - 2 = "
-    "15, the SASS's; softmax: 128 expf a thread, 256 moves)"
+    "kernels mostly by IMAD.MOV.U32 (class integer, sass_counts.sass_class): the same moves "
+    "on either side, in another class, which ptxas picks by its pipes' load, no rule of the "
+    "traced program (sfu_heavy: integer 7 + 2 = 9 and other 17 - 2 = 15, the SASS's; "
+    "softmax: 64 expf a thread in the output row, 2 moves a call, 6 of 8 a trip IMAD.MOV; "
+    "its sum of expf sets them once a trip, eq. (12k): 1.875 an iteration fewer, other "
+    "596.4 -> 476.4)"
 )
 _SECOND_LOOPS = (
-    "softmax's thread runs three loops (maximum, sum of expf, the output row); the "
-    "unrolled estimate corrects the hot one only (the output row), so the maximum and the "
-    "sum stay at their counts without unrolling (7-8 integer, 1 branch an iteration) "
-    "where the model folds all three as ptxas does: a limit of the estimate (the corpus's "
-    "_SECOND_LOOP); and ptxas keeps nvcc's 4 a trip in the sum of expf (10 integer a trip "
-    "in the unrolled SASS, 5 of them expf's: its 4 shifts and a constant's move), which "
-    "cgpredict "
-    "takes for 16 (compute.runtime_trip_depth: a probe summing expf(a[j]) alone gets 16; "
-    "the budget between is not modelled)"
+    "ptxas keeps nvcc's 4 a trip in softmax's sum of expf (integer 2.5, branch 0.25 an "
+    "iteration in the unrolled SASS), which cgpredict takes for 16 (1.31 and 0.06: "
+    "compute.runtime_trip_depth); probes of the budget between, sm_90 SASS of nvcc 13: a "
+    "16-iteration trip of 167 instructions without MUFU is kept (9 FMUL and an FFMA an "
+    "iteration), of ~150 with a MUFU.EX2 an iteration (__expf after 3 FMUL) is not, "
+    "s += expf(a[j]) is (152), s += expf(a[j] - m) is not (~168): no count of "
+    "instructions, PTX or SASS, separates them; not modelled"
 )
 _POINTER_COPIES = (
     "per 16-iteration trip ptxas copies the two advanced 64-bit pointers into the registers "
@@ -179,9 +180,16 @@ FINDINGS: list[str] = [
     "(SASS 224), nbody_soa 188 -> 320 (315), nbody_f64 444 -> 576 (569), jacobi2d 9 -> 10 "
     "(10); the n-body branch class 135 -> 147 (147): the earlier reading (uniform-register "
     "pointers copied per load) was the 4-deep trip's count.",
+    "* Fixed in the model (fifteenth round, t3): a run-time trip sets the constants of its "
+    "library calls once (cgpredict.trip_constants, eq. (12k): expf's 2, logf's 1), not "
+    "once a call as the expansion counts them, unless the trip calls a slow path (whose "
+    "call clobbers them): softmax's sum of expf 1.875 moves an iteration fewer, other "
+    "596.4 -> 476.4 a thread (SASS 414, plus its IMAD.MOV constants in integer); the "
+    "output row (a division's slow path) keeps 2 a call, as its SASS.",
     "* Left: expf's two constants are IMAD.MOV.U32 (integer) in these kernels, HFMA2.MMA "
     "and MOV (other) in arith_ops.cu's SASS the split is read from (sfu_heavy, softmax); "
-    "only the hot loop is corrected for unrolling (softmax's other two loops).",
+    "softmax's sum of expf is 4 a trip in the SASS, 16 in the model (its integer and "
+    "branch classes; no instruction budget separates the probes).",
     "* Fixed in the model (twelfth round, t4): a 2-D thread forms one linear index per "
     "distinct form of its indices (cgpredict.sass_entry.row_steps, eq. (12t)): transpose's "
     "B[j][i] is `LEA R7, R7, R0, 0xd` (j * 8192 + i) beside A's `LEA R5, R0, R7, 0xd` "

@@ -99,7 +99,11 @@ _GATHER_TRIP = (
     "the CSR row loop's 16-iteration trip reloads x's base from the constant bank (LDC.64, "
     "the base its IMAD.WIDEs add to) and copies one pointer back (MOV): 2 other a trip "
     "cgpredict does not count; and the loop whose bound is loaded sits in a reconvergence "
-    "region (BSSY, BSYNC) beside the row bounds' set-up: 13.5 other a thread against 18"
+    "region (BSSY, BSYNC) beside the row bounds' set-up: 13.5 other a thread against 18 "
+    "(the gather's base reload is general: the blind spmv_ell's 4-iteration trip reloads "
+    "x's base too; the unrolled binary brackets the loop nest and its stages with 4 "
+    "BSSY/BSYNC pairs, as dot_gridstride's, where this estimate, built from the unroll-1 "
+    "binary, has one: docs/models.md after eq. (12k))"
 )
 _TOTAL = "the sum of this kernel's class gaps (listed above)"
 

@@ -20,8 +20,8 @@ the SASS and is not run (per thread that leaves, eq. (12g)):
   other).
 
 ```
-left = sum over merged tests of max(0, executions of the test - executions of its entering
-       successor) per thread                                                         (12g)
+left = sum over merged test blocks of max(0, executions of the test - executions of its
+       successors entering a loop) per thread                                        (12g)
 saved = left * (1 branch + arrays + size + descriptor + scalar argument loads)
 ```
 
@@ -50,11 +50,18 @@ class GuardExits:
 
 
 def left_at_guard(entries: tuple[tuple[int, int], ...], per_thread) -> float:
-    """The share of threads that leave at the guard: per merged test (``entries``: its block
-    and its entering successor's, ``machine_code.merged_test_entries``) the executions per
-    thread of the test less those of the side entering the loop (eq. (12g))."""
-    return float(sum(max(per_thread.get(t, 0.0) - per_thread.get(e, 0.0), 0.0)
-                     for t, e in entries))
+    """The share of threads that leave at the guard: per merged test block (``entries``: its
+    block and its entering successor's for each loop it is found to test,
+    ``machine_code.merged_test_entries``) the executions per thread of the test less those
+    of its sides entering a loop (eq. (12g)). A test listed for two loops (softmax's first
+    loop header, whose sides enter the first loop or skip to the second) enters by both."""
+    enters: dict[int, set[int]] = {}
+    for t, e in entries:
+        enters.setdefault(t, set()).add(e)
+    return float(sum(
+        max(per_thread.get(t, 0.0) - sum(per_thread.get(e, 0.0) for e in es), 0.0)
+        for t, es in enters.items()
+    ))
 
 
 def guard_exits(entries: tuple[tuple[int, int], ...], per_thread, after_guard_loads: float

@@ -64,3 +64,10 @@ def test_a_one_lane_kernels_other_threads_leave_at_the_guard(tmp_path: Path) -> 
                             staging_stores=0.0)
     assert extras.guard_exits.branch == pytest.approx(255 / 256)
     assert extras.guard_exits.other == pytest.approx(4 * 255 / 256)
+
+
+def test_a_test_whose_sides_enter_two_loops_leaves_no_thread() -> None:
+    """softmax's first loop header tests n > 0: one side enters the first loop (255 runs a
+    thread: its iterations), the other skips to the second loop's preheader (0): it is found
+    for both loops, and no thread leaves."""
+    assert left_at_guard(((2, 5), (2, 3)), {2: 1.0, 5: 255.0, 3: 0.0}) == 0.0

@@ -279,15 +279,21 @@ def _hoisted_loads(out: dict[str, float], h, loads, bb, threads: float) -> None:
     """The loads the IR hoists out of the mapped loops (``hoisted_loads``, eq. (12L), in the
     model's ``machine_insts``): global loads, every thread its own, where the trace's block
     executions (``_block_classes``) count them once per row or launch."""
-    from cgpredict.hoisted_loads import hoisted_load_insts
-
     if not threads or not loads:
         return
+    n = _hoisted_count(loads, bb, threads)
     per_thread = {b: float(bb[b]) / threads for b in range(len(bb)) if bb[b]}
-    n = hoisted_load_insts(loads, per_thread)
     traced = sum(per_thread.get(h.mem[ld.sid].block, 0.0) for ld in loads)
     out["ld_global"] += n - traced
     out["other"] -= n
+
+
+def _hoisted_count(loads, bb, threads: float) -> float:
+    """The hoisted loads' LDGs per thread (eq. (12L)) with block executions ``bb``."""
+    from cgpredict.hoisted_loads import hoisted_load_insts
+
+    per_thread = {b: float(bb[b]) / threads for b in range(len(bb)) if bb[b]} if threads else {}
+    return hoisted_load_insts(loads, per_thread)
 
 
 def _port_atomics(out: dict[str, float], h, kr, bb, threads: float) -> None:
@@ -413,6 +419,8 @@ def model_kernels(name: str, port: str) -> dict[str, ModelKernel]:
                 _model_classes(tr, kr, bb, threads, bodies, unroll_of, trip_of, r.index,
                                entries),
                 kr.profile.comp_insts,
-                sum(one[c] for c in COMPUTE) + one["st_shared"],
+                sum(one[c] for c in COMPUTE) + one["st_shared"]  # + the hoisted LDGs (12L)
+                + _hoisted_count(ptx_check.region_shape(tr, kr, r.index).entry.hoisted_loads,
+                                 tr.bb_counts[first], n1),
             )
     return out

@@ -358,7 +358,7 @@ def machine_shape(
     return MachineShape(
         loop_setups=loop_setups(trace, region, grid, skip),
         accesses=straight_line_uses(trace, region, grid, mapped, skip),
-        merged_tests=tuple(t for t, _ in merged),
+        merged_tests=tuple(dict.fromkeys(t for t, _ in merged)),  # a test once
         merged_entries=merged,
         entry=entry_shape(trace, grid, mapped),
         loop_pointers=loop_pointers(trace, region, grid, skip),
@@ -460,7 +460,7 @@ def merged_zero_trip_tests(trace: Trace, region: int, grid: int) -> tuple[int, .
     (read from the sm_90 SASS of MVT, GEMVER k3 and Deriche's forward passes; ATAX, GEMM
     and the others store before their loop and keep the test apart). Not when a mapped loop
     around writes (code of the thread's row)."""
-    return tuple(t for t, _ in merged_test_entries(trace, region, grid))
+    return tuple(dict.fromkeys(t for t, _ in merged_test_entries(trace, region, grid)))
 
 
 def merged_test_entries(trace: Trace, region: int, grid: int) -> tuple[tuple[int, int], ...]:

@@ -28,7 +28,10 @@ port (``validation/sass_check.py``, ``validation/results/sass-check.md``):
   the zero-trip test of a thread's first loop merges into the thread's guard (one predicated
   ``EXIT`` for ``i >= n || m < 1``) when the thread writes nothing before the test and nothing
   when the loop does not run (``merged_zero_trip_tests``: MVT, GEMVER k3, Deriche's forward
-  passes; ATAX's ``tmp[i] = 0`` before its loop keeps the two apart).
+  passes; ATAX's ``tmp[i] = 0`` before its loop keeps the two apart);
+* the loads the IR hoists out of the mapped loops (restrict GEMVER k1's ``u1[i]``, Gram-Schmidt
+  k2's ``R[k][k]``), which every thread of the port runs: an ``LDG`` each (``hoisted_loads``,
+  eq. (12L)), counted here because the trace's memory instructions leave them out.
 
 Nothing here needs nvcc: the counts follow from the trace (loops, their header ``phi``
 operations and the arrays their blocks address) and the shared-memory analysis.
@@ -40,6 +43,8 @@ import re
 from dataclasses import dataclass
 
 from .frontend.tracefile import Trace
+from .guard_exits import GuardExits, guard_exits
+from .hoisted_loads import hoisted_load_insts
 from .instrument import loopbody
 from .instrument.memtrace import gep_variable_indices
 from .parallelism import ir_module
@@ -80,6 +85,10 @@ class MachineExtras:
     kept_factors: float = 0.0
     # a tiled kernel's staging loop code (memory.staging_code), by SASS class
     staging_code: StagingCounts = StagingCounts()
+    # LDG of the loads the IR hoists out of the mapped loops, per thread (hoisted_loads,
+    # eq. (12L), class ld_global): an issue slot each, their warp's one address not modelled
+    hoisted_loads: float = 0.0
+    guard_exits: GuardExits = GuardExits()  # not run by threads leaving at the guard (12g)
 
     @property
     def other(self) -> float:
@@ -89,13 +98,13 @@ class MachineExtras:
     @property
     def added(self) -> float:
         """The issue slots the SASS has beyond the PTX count (``KernelProfile.machine_insts``)."""
-        return self.other + self.staging_stores + self.staging_code.total
+        return self.other + self.staging_stores + self.staging_code.total + self.hoisted_loads
 
     @property
     def total(self) -> float:
         """The change to the PTX-level compute count per thread."""
         return (self.added - self.folded_addresses - self.merged_tests + self.entry_code
-                + self.loop_pointers + self.kept_factors)
+                + self.loop_pointers + self.kept_factors - self.guard_exits.total)
 
     @property
     def integer(self) -> float:
@@ -234,6 +243,8 @@ class MachineShape:
     loop_setups: tuple[tuple[int, int], ...] = ()  # (loop id, loop_setup_insts)
     accesses: tuple[AddressUse, ...] = ()
     merged_tests: tuple[int, ...] = ()  # block ids: merged_zero_trip_tests
+    # (test, entering successor) block ids of those tests: merged_test_entries
+    merged_entries: tuple[tuple[int, int], ...] = ()
     entry: EntryShape = EntryShape()  # sass_entry.entry_shape
     loop_pointers: tuple[tuple[int, int], ...] = ()  # (loop id, sass_entry.loop_pointer_insts)
     scalar_args: int = 0  # scalar kernel arguments for folded C file-scope variables
@@ -343,10 +354,12 @@ def machine_shape(
 ) -> MachineShape:
     """The ``MachineShape`` of ``region`` on a ``grid``-D grid (``mapped``: its innermost
     mapped loops; ``skip``: its memory instructions that are not global accesses)."""
+    merged = merged_test_entries(trace, region, grid)
     return MachineShape(
         loop_setups=loop_setups(trace, region, grid, skip),
         accesses=straight_line_uses(trace, region, grid, mapped, skip),
-        merged_tests=merged_zero_trip_tests(trace, region, grid),
+        merged_tests=tuple(dict.fromkeys(t for t, _ in merged)),  # a test once
+        merged_entries=merged,
         entry=entry_shape(trace, grid, mapped),
         loop_pointers=loop_pointers(trace, region, grid, skip),
         scalar_args=scalar_args(trace, region),
@@ -384,7 +397,16 @@ def machine_extras(
         entry_code=entry_delta(shape.entry, per_thread),
         loop_pointers=pointers,
         kept_factors=kept_factor_insts(shape.kept_factors, per_thread),
+        hoisted_loads=hoisted_load_insts(shape.entry.hoisted_loads, per_thread),  # (12L)
+        guard_exits=guard_exits(shape.merged_entries, per_thread,  # (12g)
+                                after_guard_loads(shape, touches_global)),
     )
+
+
+def after_guard_loads(shape: MachineShape, touches_global: bool) -> int:
+    """The constant loads after the guard (eq. (12g)): arrays, sizes, descriptor, scalars."""
+    stack = STACK_POINTER_INSTS  # before the guard
+    return shape.entry.arrays + prologue_insts(touches_global, shape.scalar_args) - stack
 
 
 def _writes(block, upto: int | None = None) -> bool:
@@ -438,6 +460,12 @@ def merged_zero_trip_tests(trace: Trace, region: int, grid: int) -> tuple[int, .
     (read from the sm_90 SASS of MVT, GEMVER k3 and Deriche's forward passes; ATAX, GEMM
     and the others store before their loop and keep the test apart). Not when a mapped loop
     around writes (code of the thread's row)."""
+    return tuple(dict.fromkeys(t for t, _ in merged_test_entries(trace, region, grid)))
+
+
+def merged_test_entries(trace: Trace, region: int, grid: int) -> tuple[tuple[int, int], ...]:
+    """(test, entry) block ids of each ``merged_zero_trip_tests`` test and its successor
+    entering the loop (guard_exits: threads taking the other side leave at the guard)."""
     h = trace.header
     mod = ir_module(h.ir_text)
     out = []
@@ -452,9 +480,13 @@ def merged_zero_trip_tests(trace: Trace, region: int, grid: int) -> tuple[int, .
                for b in own_blocks(trace, q)):
             continue
         own = {h.blocks[b].label: b for b in own_blocks(trace, m)}
+        ids = {blk.label: blk.id for blk in h.blocks if blk.function == m.function}
         inner = {h.blocks[b].label for b in lp.blocks}
-        out += [own[t] for t in sorted(own)
-                if _merges(blocks, t, set(own), inner, m.header, lp.header)]
+        for t in sorted(own):
+            if _merges(blocks, t, set(own), inner, m.header, lp.header):
+                enter = [n for n in blocks[t].successors
+                         if lp.header in _reach(blocks, [n], set(own) | inner, {m.header})]
+                out.append((own[t], ids.get(enter[0], -1) if enter else -1))
     return tuple(out)
 
 

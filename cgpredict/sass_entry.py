@@ -51,7 +51,9 @@ deriche_hsum, fdtd_k2/k3, gemver_k1: ``validation/sass_check.py``), ptxas emits 
   weighed by the share of threads that run a block using it (gs_k1's ``t == 0``: 1/256):
   ``hoisted_address_insts``, eq. (12h); for a block of a 2-D thread's outer mapped loop
   (run once per row in the trace, once by every CUDA thread) that share is its executions
-  per row (``thread_shares``, eq. 12h2: conv3d's plane addresses, 3 a thread).
+  per row (``thread_shares``, eq. 12h2: conv3d's plane addresses, 3 a thread); the address of a
+  load the IR hoists with them (restrict gs_k2's ``R[k][k]``: ``cgpredict.hoisted_loads``,
+  eq. (12L)) counts as used by the blocks that use the loaded value, every thread loading it.
 
 Before a loop a thread runs sequentially ptxas forms each pointer the loop advances as a
 64-bit address (``IMAD.WIDE`` of the index into the array's base: one per array the loop
@@ -66,6 +68,7 @@ from dataclasses import dataclass
 
 from .frontend.loop_bounds import condition_at, offset_size_bounds
 from .frontend.tracefile import Trace
+from .hoisted_loads import HoistedLoad, hoisted_arrays, hoisted_loads
 from .loop_counter import loop_inductions
 from .parallelism import ir_module
 
@@ -108,6 +111,8 @@ class EntryShape:
     # them once per row, every CUDA thread once) and that loop's header (run once per row)
     row_blocks: frozenset[int] = frozenset()
     row_headers: tuple[int, ...] = ()
+    # the loads the IR hoists out of the mapped loops, run by every thread (eq. (12L))
+    hoisted_loads: tuple[HoistedLoad, ...] = ()
 
 
 def _latch_control(ops) -> int:
@@ -227,11 +232,13 @@ def _gep_key(ins, hoisted: set[str]) -> tuple:
     return (ty, tuple(ops[2:]), base if base in hoisted else "")
 
 
-def hoisted_addresses(fn, inside: dict[str, int]) -> tuple[tuple[tuple[int, ...], int], ...]:
+def hoisted_addresses(fn, inside: dict[str, int], loads: tuple[HoistedLoad, ...] = ()
+                      ) -> tuple[tuple[tuple[int, ...], int], ...]:
     """Per group of using blocks, the distinct address computations the IR hoists before
     the mapped loops (module docstring, eq. 12h): the ``getelementptr`` instructions of
     ``fn`` outside the blocks ``inside`` (label -> block id: the mapped loops' blocks) whose
-    results those blocks use, and the hoisted ones those index further."""
+    results those blocks use, and the hoisted ones those index further; the address of a
+    load hoisted with them (``loads``, eq. (12L)) is used by the blocks using its value."""
     defs = {ins.result.lstrip("%"): ins for blk in fn.blocks if blk.label not in inside
             for ins in blk.instrs if ins.result and ins.opcode == "getelementptr"}
     users: dict[str, set[int]] = {}
@@ -241,6 +248,9 @@ def hoisted_addresses(fn, inside: dict[str, int]) -> tuple[tuple[tuple[int, ...]
                 for name in re.findall(r"%([\w.$-]+)", ins.text.split("=", 1)[-1]):
                     if name in defs:
                         users.setdefault(name, set()).add(inside[blk.label])
+    for ld in loads:  # (12L): every thread forms the hoisted load's address itself
+        if ld.address in defs:
+            users.setdefault(ld.address, set()).update(ld.users)
     todo = list(users)
     while todo:  # the hoisted addresses a used one indexes further
         name = todo.pop()
@@ -257,20 +267,23 @@ def hoisted_addresses(fn, inside: dict[str, int]) -> tuple[tuple[tuple[int, ...]
     return tuple(sorted(groups.items()))
 
 
-def region_arrays(trace: Trace, chain: list) -> int:
+def region_arrays(trace: Trace, chain: list, hoisted: frozenset[str] = frozenset()) -> int:
     """Distinct global arrays of ``compute.kernel_entry_insts``'s array parameters (one
     ``cvta`` each in the PTX, none in the SASS): those the mapped loops ``chain`` address and
     those their region stores to after them (a reduction's accumulator, stored once a launch
     after the mapped loop: a pointer parameter of the port, its atomic's address, and one of
     the launch's memory instructions). A load the IR hoists before the mapped loops is not
-    one of them (not assigned to threads: Gram-Schmidt's restrict ``R[k][k]``)."""
+    one of them (not assigned to threads: Gram-Schmidt's restrict ``R[k][k]``), but the arrays
+    of the loads hoisted out of them that every thread runs (``hoisted``, eq. (12L)) are.
+    A load in a 2-D thread's row blocks is one of them either way."""
     from .memory.shared import array_name
 
     h = trace.header
     blocks = {b for lp in chain for b in lp.blocks}
     regions = {lp.region for lp in chain}
-    return len({array_name(m.base) for m in h.mem
-                if m.block in blocks or (m.region in regions and m.kind == "store")} - {""})
+    return len(({array_name(m.base) for m in h.mem
+                 if m.block in blocks or (m.region in regions and m.kind == "store")}
+                | hoisted) - {""})
 
 
 def entry_shape(trace: Trace, grid: int, mapped: list[int]) -> EntryShape:
@@ -294,9 +307,10 @@ def entry_shape(trace: Trace, grid: int, mapped: list[int]) -> EntryShape:
     own = inner - {b for lp in h.loops if lp.id not in ids for b in lp.blocks}
     steps = _row_steps(fn, {h.blocks[b].label for b in own}) if fn is not None and grid >= 2 \
         else {}
+    loads = hoisted_loads(trace, chain[0].region, chain[0].function, inner) if chain else ()
     return EntryShape(
         grid=grid,
-        arrays=region_arrays(trace, chain),
+        arrays=region_arrays(trace, chain, hoisted_arrays(loads)),
         latches=tuple((b, n) for b, n in latches if n),
         rows=tuple((b, r) for b, r, _ in found if r),
         row_addresses=tuple((b, a) for b, _, a in found if a),
@@ -304,10 +318,11 @@ def entry_shape(trace: Trace, grid: int, mapped: list[int]) -> EntryShape:
                         if steps.get(h.blocks[b].label)),
         start_offsets=sum(_starts_off_zero(trace, lp) for lp in chain),
         bound_offsets=len(frozenset().union(*(_bound_offsets(trace, lp) for lp in chain))),
-        hoisted=hoisted_addresses(fn, inside) if fn is not None else (),
+        hoisted=hoisted_addresses(fn, inside, loads) if fn is not None else (),
         row_blocks=frozenset(b for lp in outer_loops for b in lp.blocks) - inner,
         row_headers=tuple(b for lp in outer_loops for b in lp.blocks
                           if h.blocks[b].label == lp.header),
+        hoisted_loads=loads,
     )
 
 

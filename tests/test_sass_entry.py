@@ -148,12 +148,24 @@ def test_a_reduction_accumulator_is_a_pointer_without_cvta(tmp_path: Path) -> No
     assert entry_delta(e, per_thread) == pytest.approx(-3 - 2)
 
 
-def test_a_load_hoisted_before_the_mapped_loop_is_no_array_parameter(tmp_path: Path) -> None:
-    """Restrict: clang hoists R[k][k]'s load before the i loop, once a launch; the launch's
-    memory instructions (not assigned to threads) and so the entry's cvta count leave it
-    out: A and Q only (plain: R[k][k] loaded in the loop, 3)."""
-    assert _traced(tmp_path, COLUMN, 1, "restrict")[0].entry.arrays == 2
+def test_a_load_hoisted_before_the_mapped_loop_is_an_array_parameter(tmp_path: Path) -> None:
+    """Restrict: clang hoists R[k][k]'s load before the i loop, once a launch; every CUDA
+    thread loads it (eq. (12L)), so R is one of the entry's arrays as in the plain port
+    (R[k][k] loaded in the loop): A, Q and R, 3 either way."""
+    assert _traced(tmp_path, COLUMN, 1, "restrict")[0].entry.arrays == 3
     assert _traced(tmp_path, COLUMN, 1, "plain")[0].entry.arrays == 3
+
+
+def test_a_hoisted_loads_address_is_formed_by_every_thread(tmp_path: Path) -> None:
+    """Eq. (12h) with (12L): the IR computes before the mapped loop the columns A + k and
+    Q + k (one index computation, shared: 1) and R[k][k] (the row R[k], then the element: 2
+    getelementptr, the SASS's IMAD k * 0x2001 and IMAD.WIDE). Restrict hoists R[k][k]'s load
+    with them, so the body uses that address through the load: 3 hoisted address
+    instructions a thread all the same, as the plain port, whose body loads it itself."""
+    shape, per_thread, _ = _traced(tmp_path, COLUMN, 1, "restrict")
+    plain = _traced(tmp_path, COLUMN, 1, "plain")[0]
+    assert hoisted_address_insts(shape.entry.hoisted, per_thread) == pytest.approx(3.0)
+    assert hoisted_address_insts(plain.entry.hoisted, per_thread) == pytest.approx(3.0)
 
 
 def test_a_2d_thread_forms_its_row_index_once(tmp_path: Path) -> None:

@@ -151,11 +151,6 @@ _IF_CONVERTED = (
     "clang if-converts `if (stddev[j] <= EPS) stddev[j] = 1` into a select and one store; "
     "nvcc keeps the conditional store (one static store more, executed only when taken)"
 )
-_HOISTED = (
-    "restrict: clang hoists a load that does not depend on the x-mapped loop (gemver_k1: "
-    "u1[i], u2[i]; gs_k2: R[k][k]) out of it, so cgpredict counts it once per row or launch; "
-    "every CUDA thread loads it (PTX loads per thread: gemver_k1 5 vs 3, gs_k2 2 vs 1)"
-)
 _RELOAD_AFTER_LOOP = (
     "the loop's trip count is a run-time parameter: `x[i] += z[i]` after the loop is reached "
     "from the loop's exit and from the zero-trip test, and clang reloads x[i] there (load PRE "
@@ -173,8 +168,6 @@ LDST_KNOWN: dict[tuple[str, str], str] = {
     **{("gemver_k2", p): _RELOAD_AFTER_LOOP for p in ("plain", "restrict")},
     ("corr_std", "plain"): _IF_CONVERTED,
     ("corr_std", "restrict"): _EXIT_STORE_KEPT + "; and " + _IF_CONVERTED,
-    ("gemver_k1", "restrict"): _HOISTED,
-    ("gs_k2", "restrict"): _HOISTED,
 }
 
 # Compute instructions per thread, per kernel:
@@ -200,10 +193,6 @@ _STATIC_GS_K1 = (
     "loops is static, so this check charges every thread with thread 0's code (an artefact "
     "of static counting)"
 )
-_HOISTED_GS_K2 = (
-    "restrict: clang hoists the load of R[k][k] and its address out of the thread's code "
-    "(counted once per launch); every CUDA thread computes and loads it (PTX 19, cgpredict 16)"
-)
 
 
 def compute_known(launch: str, port: str = "plain") -> str | None:
@@ -219,8 +208,6 @@ def compute_known(launch: str, port: str = "plain") -> str | None:
         return _ADDRESS_ONLY
     if launch == "gs_k1":
         return _STATIC_GS_K1
-    if launch == "gs_k2" and port == "restrict":
-        return _HOISTED_GS_K2
     return None
 
 

@@ -134,6 +134,7 @@ def _region_model(tr, region: int, kr) -> _ModelKernel:
 
     from cgpredict.compute import kernel_entry_insts
     from cgpredict.frontend.summary import region_block_counts
+    from cgpredict.hoisted_loads import hoisted_arrays, hoisted_load_insts
     from cgpredict.memory.shared import array_name
     from cgpredict.warps import mapped_loops
 
@@ -170,7 +171,13 @@ def _region_model(tr, region: int, kr) -> _ModelKernel:
         tblocks |= set(loops[i].blocks)
     tblocks = _own_blocks(tblocks, [lp for lp in seq if lp.depth == grid + 1])
     *tc, tcomp = _counts(h, bb, staged, tblocks, threads)
+    hoisted = region_shape(tr, kr, region).entry.hoisted_loads  # (12L): every thread's own
+    if hoisted and threads:
+        per_thread = {b: float(bb[b]) / threads for b in range(len(bb)) if bb[b]}
+        tc[0] += len(hoisted)
+        tc[2] += hoisted_load_insts(hoisted, per_thread)
     arrays = {array_name(m.text) for m in kr.mem} - {""}
+    arrays |= hoisted_arrays(hoisted)
     thread = _ModelLoop(-1, 0, 0, *tc, tcomp + kernel_entry_insts(grid, len(arrays)), 1.0)
     # what the model itself counts per thread, before it folds the loop control that
     # nvcc's unrolling removes: this PTX is built with every loop `unroll 1`
@@ -179,6 +186,7 @@ def _region_model(tr, region: int, kr) -> _ModelKernel:
     p = kr.profile
     total = p.comp_insts + p.folded_insts - p.machine_insts + p.address_folded_insts
     total += _merged_tests(tr, region, grid, rows, inner)
+    total += _guard_exits(tr, kr, region, rows, inner)
     total -= _thread_surplus(h, bb, region, threads)
     total -= sass_entry_insts(region_shape(tr, kr, region), bb, threads, entries)
     return _ModelKernel(grid, thread, mloops, total, kr.profile.shared.load_insts)
@@ -214,6 +222,24 @@ def loop_weighed(pairs, entries, threads: float) -> float:
     """Per thread: the instructions of each (loop id, count) pair times its loop's entries."""
     return sum(float(entries[lid]) / threads * n for lid, n in pairs
                if entries is not None and lid < len(entries))
+
+
+def _guard_exits(tr, kr, region: int, rows, mapped) -> float:
+    """What the model's count (``comp_insts``, its first recorded launch) leaves out for the
+    threads that leave at the guard (``guard_exits``, eq. (12g)): the PTX's static count
+    keeps them."""
+    import numpy as np
+
+    from cgpredict.guard_exits import guard_exits
+    from cgpredict.machine_code import after_guard_loads
+
+    shape = region_shape(tr, kr, region)
+    first = int(np.flatnonzero(rows & (tr.launches["recorded"] == 1))[0])
+    n1 = float(tr.loop_iters[first, mapped].sum()) if len(mapped) else 1.0
+    bb = tr.bb_counts[first]
+    per_thread = {b: float(bb[b]) / n1 for b in range(len(bb)) if bb[b]} if n1 else {}
+    return guard_exits(shape.merged_entries, per_thread,
+                       after_guard_loads(shape, bool(kr.mem))).total
 
 
 def _merged_tests(tr, region: int, grid: int, rows, mapped) -> float:

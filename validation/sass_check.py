@@ -12,9 +12,12 @@ models (``--port plain|restrict``), per kernel:
   matches the PTX loops. A tiled port's cooperative staging loop (``cgp::stage``: global
   loads stored to shared memory, no shared loads) runs one trip per tile with the reference
   32x32 block: it is charged once per trip of its enclosing loop. The counts are static
-  within a trip: code under a condition counts on every trip (the staging bounds checks,
-  gs_k1's ``t == 0``), but for the block that calls an IEEE slow path where a predicated
-  branch skips it (``sass_counts.slow_call_blocks``: ordinary operands take the branch).
+  within a trip: code under a condition counts on every trip (the staging bounds checks),
+  but for the block that calls an IEEE slow path where a predicated branch skips it
+  (``sass_counts.slow_call_blocks``: ordinary operands take the branch). The code outside
+  the loops of a kernel without tiles is weighed by path (``sass_paths``) where its static
+  count contradicts the C's loads, stores and loop entries per thread: fdtd_k1's
+  ``i == 0`` row and other rows, gs_k1's ``t == 0`` merged into the guard.
 * **cgpredict**: the same classes from what the model counts per thread. Global loads and
   stores are its memory instructions (the staging loads of a tiled kernel are loads); shared
   loads are its shared-memory accesses; barriers its ``sync_insts``; the compute
@@ -79,6 +82,7 @@ import ptx_check  # noqa: E402
 import ptx_counts  # noqa: E402
 import sass_counts  # noqa: E402
 import sass_gaps  # noqa: E402
+import sass_paths  # noqa: E402
 from sass_counts import ClassCounts, SassKernel, SassLoop  # noqa: E402
 from sass_model import (  # noqa: E402, F401  (the tests read the model side through the check)
     SASS_TRACE_SIZE,
@@ -129,9 +133,13 @@ def _depths(k: SassKernel) -> list[int]:
     return out
 
 
-def sass_per_thread(k: SassKernel, loops: list[ModelLoop]) -> tuple[ClassCounts | None, str]:
+def sass_per_thread(k: SassKernel, loops: list[ModelLoop], outside: tuple[float, float] = ()
+                    ) -> tuple[ClassCounts | None, str]:
     """Dynamic per-thread SASS counts of ``k`` (no unrolling) with the C loops' iterations
-    per thread; (None, why) when the loop nests cannot be matched."""
+    per thread; (None, why) when the loop nests cannot be matched. With ``outside`` (the C's
+    global loads and stores per thread outside its loops), the code outside the loops of a
+    kernel without tiles is weighed by path where the static count contradicts them
+    (``sass_paths.weighted_outside``)."""
     main = [lp for lp in k.loops if not is_staging(lp)]
     if _depths(k) != [ml.depth for ml in loops]:
         return None, (
@@ -140,6 +148,10 @@ def sass_per_thread(k: SassKernel, loops: list[ModelLoop]) -> tuple[ClassCounts 
         )
     trips = {id(lp): ml.iters_per_thread for lp, ml in zip(main, loops)}
     total = k.outside
+    if outside and len(main) == len(k.loops):  # no staging loop: not a tiled kernel
+        top = [k.loops.index(lp) for lp in main if lp.parent < 0]
+        entries = [ml.entries_per_thread for lp, ml in zip(main, loops) if lp.parent < 0]
+        total = sass_paths.weighted_outside(k, top, [*outside, *entries]) or total
     for lp in k.loops:
         if is_staging(lp):  # one trip per trip of its enclosing loop (32x32 block)
             n = trips.get(id(k.loops[lp.parent]), 1.0) if lp.parent >= 0 else 1.0
@@ -383,7 +395,7 @@ def check_file(name: str, port: str, out_dir: Path, *, unrolled: bool = True) ->
         if launch not in mk:
             continue
         k, m = plain[launch], mk[launch]
-        total, why = sass_per_thread(k, m.loops)
+        total, why = sass_per_thread(k, m.loops, m.outside)
         kc = KernelCheck(name, launch, port, m.classes, None, structure=why)
         kc.model_comp_insts, kc.model_split_sum = m.comp_insts, m.split_sum
         if total is not None:

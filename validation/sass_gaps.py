@@ -29,36 +29,13 @@ def _pairs(spec: str) -> frozenset[tuple[str, str]]:
     return frozenset(out)
 
 
-_STATIC_FDTD_K1 = (
-    "fdtd_k1 branches on j == 0 (ey[i][0] = _fict_[t], else ey[i][j] -= 0.5 (hz[i][j] - "
-    "hz[i-1][j])): the static SASS count charges both paths to every thread (4 loads, 2 "
-    "stores, one branch more), cgpredict counts the path each thread takes"
-)
-_FOLDED_ADDRESS = (
-    "without a loop, the sm_90 SASS's integer code is, per grid dimension, the index's IMAD "
-    "and the guard's ISETP, an IADD3 where the mapped loop starts at a constant other than 0 "
-    "(j = 1 + ...), a UIADD3 per size less a constant the bounds compare with (j < nj - 1), "
-    "one LEA forming a 2-D thread's row index, and one IMAD.WIDE per address base; "
-    "cgpredict counts that (cgpredict.sass_entry: covar_reduce 7, deriche_hsum 8, fdtd_k2 "
-    "8, fdtd_k3 10, gemver_k1 plain 10, exactly; conv2d 12 of 13; conv3d 15 of 16, its "
-    "plane addresses of the host loop's i, which every thread forms (folded into the row "
-    "index's LEA, IADD3 -0x10000 for i - 1), counted once a thread by eq. 12h2, its "
-    "0-based index formed again after the guard not counted); gemver_k1 restrict: clang "
-    "hoists u1[i] and u2[i] with their loads (the ld_global gap)"
-)
-_K_ARGUMENT_INTEGER = (
-    "restrict: gs_k2's k is the host loop's variable in the C, a kernel argument in the "
-    "port: every thread forms the offsets with it (IMAD k * 0x2001 for R[k][k], IMAD i * "
-    "0x2000 + k) and their addresses (IMAD.WIDE), which clang computes once a launch "
-    "before the x-mapped loop; cgpredict counts those the loop's accesses use per thread "
-    "(sass_entry.hoisted_addresses: 7 of 7 in the plain port), but clang also hoists "
-    "R[k][k]'s load (the ld_global gap), whose address then no access of the loop uses: "
-    "5 integer instructions a thread against the SASS's 7"
-)
-_K_ARGUMENT_OTHER = (
-    "restrict: clang hoists R[k][k]'s load out of the x-mapped loop (the ld_global gap), so "
-    "cgpredict counts neither its parameter load (LDC.64) nor k's (LDC, a kernel argument "
-    "in the port): 11 other instructions a thread against the SASS's 13"
+_FDTD_K1_INTEGER = (
+    "fdtd_k1's other rows (i != 0; the SASS's paths weighed by the rows that take them, "
+    "sass_paths) run 10 integer instructions: the guard's 2 IMAD and 2 ISETP, the i == 0 "
+    "test's ISETP, the row index's LEA, IADD3 -0x1000 for row i - 1 with an IMAD.WIDE of its "
+    "own (ptxas does not fold the 32-bit row offset into the LDG) and 2 IMAD.WIDE; "
+    "cgpredict counts 7: the IR tests i == 0 once per row (1/64 a thread) and folds hz[i - 1] "
+    "into hz[i]'s address (machine_code.folded_address_insts)"
 )
 _SETUP_MOVE_SPLIT = (
     "the loop set-up moves (machine_code.loop_setup_insts) are counted half MOV (other), half "
@@ -70,15 +47,6 @@ _OTHER_COEF = (
     "Deriche's coefficients are kernel arguments in the port, file-scope scalars clang folds "
     "in the C: cgpredict counts a ULDC per coefficient a pass reads (scalar_args, eq. (12s): "
     "4), the port's struct loads them in pairs (ULDC.64: 2)"
-)
-_OTHER_HOISTED = (
-    "restrict: clang hoists the loads of u1[i] and u2[i] out of the x-mapped loop (the "
-    "ld_global gap), so cgpredict counts 2 arrays fewer, and their 2 parameter loads (LDC.64)"
-)
-_STATIC_GS_K1 = ptx_check._STATIC_GS_K1.replace("PTX", "SASS") + (
-    "; what compares is the loop, which both sides weigh by its iterations per thread: its "
-    "loads agree and per source iteration the unrolled SASS runs 4 instructions, cgpredict "
-    "3.8 (unrolling table)"
 )
 _TOTAL = "the sum of the class gaps of this kernel (listed above)"
 
@@ -126,10 +94,9 @@ _CONSTANT_TRIP_OTHER = (
     "and by j), whose trip copies the induction pointer its IMAD.WIDEs add to (2 MOV a "
     "16-iteration trip): 24 other per thread where the SASS has 17"
 )
-_IF_CONVERTED = ptx_check.LDST_KNOWN[("corr_std", "plain")]
 _RELOAD_AFTER_LOOP = ptx_check.LDST_KNOWN[("gemver_k2", "plain")]
 _UNSWITCHED = ptx_check.UNSWITCHED
-_TOTAL_UNTILED = _pairs("fdtd_k1:* gemver_k1:restrict gs_k1:* gs_k2:restrict")
+_TOTAL_UNTILED: frozenset[tuple[str, str]] = frozenset()
 _MOVES_AS_MOV = _pairs("atax_k1:restrict bicg_k2:restrict")
 _OTHER16 = _pairs("deriche_hfwd:* deriche_vbwd:*")
 _OTHER4 = _pairs("corr_mean:restrict covar_mean:restrict gesummv:plain")
@@ -145,14 +112,6 @@ def _with(reason: str, launch: str) -> str:
 
 def _untiled_memory(launch: str, port: str, cls: str) -> str | None:
     """Known differences of the global loads and stores of a kernel without tiles."""
-    if launch == "fdtd_k1" and cls in ("ld_global", "st_global"):
-        return _STATIC_FDTD_K1
-    if cls == "ld_global" and port == "restrict" and launch in ("gemver_k1", "gs_k2"):
-        return ptx_check.LDST_KNOWN[(launch, port)]
-    if cls == "st_global" and launch == "gs_k1":
-        return _STATIC_GS_K1
-    if (cls, launch, port) == ("st_global", "corr_std", "plain"):
-        return _IF_CONVERTED
     if (cls, launch) == ("ld_global", "gemver_k2"):
         return _RELOAD_AFTER_LOOP
     if cls == "st_global" and port == "restrict" and launch in (
@@ -183,12 +142,6 @@ def _div_sqrt_gap(launch: str, port: str, cls: str) -> str | None:
     """Known differences of a kernel with an IEEE division or sqrtf (_DIV_SQRT_KERNELS): the
     expansion itself agrees in every class (sass_model.EXPANSION_CLASSES, the skipped
     slow-path call left out of the SASS: sass_counts.slow_call_blocks)."""
-    if launch == "gs_k1":
-        return _STATIC_GS_K1
-    if (launch, port, cls) == ("gs_k2", "restrict", "integer"):
-        return _K_ARGUMENT_INTEGER
-    if (launch, port, cls) == ("gs_k2", "restrict", "other"):
-        return _K_ARGUMENT_OTHER
     if (launch, port, cls) == ("corr_std", "plain", "other"):
         return _RUNTIME_OTHER_4  # 1 LDC.64 a 4-iteration trip: 16 of the 17.5 apart
     return None
@@ -202,14 +155,10 @@ def _untiled_compute(launch: str, port: str, cls: str) -> str | None:
     if launch == "gs_k3":
         return None  # its trips' base reloads: runtime_trips.base_reloads
     if launch == "fdtd_k1":
-        return _STATIC_FDTD_K1 if cls in ("integer", "branch", "other") else None
+        return _FDTD_K1_INTEGER if cls == "integer" else None
     if cls == "fp32":
         return None  # deriche_hsum/vsum's c1, c2: scalar_args.kept_factor_insts
     if launch in _NO_LOOP:
-        if cls == "integer" and (launch, port) == ("gemver_k1", "restrict"):
-            return _FOLDED_ADDRESS
-        if (cls, launch, port) == ("other", "gemver_k1", "restrict"):
-            return _OTHER_HOISTED
         return None
     return _untiled_loop(launch, port, cls)
 

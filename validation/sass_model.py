@@ -100,6 +100,7 @@ class ModelLoop:
     depth: int
     iters_per_thread: float
     per_iter: dict[str, float] = field(default_factory=dict)  # own blocks, one iteration
+    entries_per_thread: float = 0.0
 
 
 @dataclass
@@ -111,6 +112,16 @@ class ModelKernel:
     classes: dict[str, float]
     comp_insts: float  # the model's own compute count per thread (its first launch)
     split_sum: float = 0.0  # the compute classes summed for that launch: comp_insts again
+
+    @property
+    def outside(self) -> tuple[float, float]:
+        """Global loads and stores per thread outside its sequential loops (the trace's,
+        with eq. (12L)'s hoisted loads): what sass_paths weighs the SASS's paths by."""
+        return tuple(
+            max(self.classes[c] - sum(lp.per_iter.get(c, 0.0) * lp.iters_per_thread
+                                      for lp in self.loops), 0.0)
+            for c in ("ld_global", "st_global")
+        )
 
 
 def folded_classes(h, bodies, per_thread: dict[int, float], unroll_of, trip_of=None):
@@ -213,6 +224,7 @@ def _model_classes(
     operations (less the unrolling fold) and memory instructions, staging loads, barriers,
     entry code and the zero-trip tests merged into the guard."""
     from cgpredict.compute import kernel_entry_insts
+    from cgpredict.hoisted_loads import hoisted_arrays
     from cgpredict.machine_code import merged_zero_trip_tests
     from cgpredict.memory.shared import array_name
 
@@ -223,7 +235,10 @@ def _model_classes(
         out["ld_shared"] = kr.profile.shared.accesses
     out["ld_global"] += kr.profile.shared.load_insts
     out["barrier"] = kr.profile.sync_insts
-    arrays = len({array_name(m.text) for m in kr.mem} - {""})
+    shape = ptx_check.region_shape(tr, kr, region)
+    _hoisted_loads(out, tr.header, shape.entry.hoisted_loads, bb, threads)
+    arrays = len(({array_name(m.text) for m in kr.mem}
+                  | hoisted_arrays(shape.entry.hoisted_loads)) - {""})
     entry = entry_classes(kr.grid_dims, arrays)
     assert kernel_entry_insts(kr.grid_dims, arrays) == sum(entry.values())
     for cls, n in entry.items():
@@ -240,9 +255,45 @@ def _model_classes(
     out["fp32"] += kept  # machine_code.MachineExtras.kept_factors: FMUL by a unit scalar
     for b in merged_zero_trip_tests(tr, region, kr.grid_dims):  # machine_code.MachineExtras
         out["branch"] -= float(bb[b]) / threads if b < len(bb) and threads else 0.0
+    left = _guard_exits(shape, kr, bb, threads)  # eq. (12g): the threads leaving at the guard
+    out["branch"] -= left.branch
+    out["other"] -= left.other
     _add_staging_code(out, staging)
     out["total"] = sum(out[k] for k in SUMMARY if k != "total")
     return out
+
+
+def _guard_exits(shape, kr, bb, threads: float):
+    """What the threads that leave at the guard do not run, per thread (``guard_exits``, eq.
+    (12g), in the model's ``comp_insts``): their final branch and constant loads."""
+    from cgpredict.guard_exits import GuardExits, guard_exits
+    from cgpredict.machine_code import after_guard_loads
+
+    if not threads:
+        return GuardExits()
+    per_thread = {b: float(bb[b]) / threads for b in range(len(bb)) if bb[b]}
+    return guard_exits(shape.merged_entries, per_thread, after_guard_loads(shape, bool(kr.mem)))
+
+
+def _hoisted_loads(out: dict[str, float], h, loads, bb, threads: float) -> None:
+    """The loads the IR hoists out of the mapped loops (``hoisted_loads``, eq. (12L), in the
+    model's ``machine_insts``): global loads, every thread its own, where the trace's block
+    executions (``_block_classes``) count them once per row or launch."""
+    if not threads or not loads:
+        return
+    n = _hoisted_count(loads, bb, threads)
+    per_thread = {b: float(bb[b]) / threads for b in range(len(bb)) if bb[b]}
+    traced = sum(per_thread.get(h.mem[ld.sid].block, 0.0) for ld in loads)
+    out["ld_global"] += n - traced
+    out["other"] -= n
+
+
+def _hoisted_count(loads, bb, threads: float) -> float:
+    """The hoisted loads' LDGs per thread (eq. (12L)) with block executions ``bb``."""
+    from cgpredict.hoisted_loads import hoisted_load_insts
+
+    per_thread = {b: float(bb[b]) / threads for b in range(len(bb)) if bb[b]} if threads else {}
+    return hoisted_load_insts(loads, per_thread)
 
 
 def _port_atomics(out: dict[str, float], h, kr, bb, threads: float) -> None:
@@ -353,7 +404,8 @@ def model_kernels(name: str, port: str) -> dict[str, ModelKernel]:
                     if n
                     else {}
                 )
-                loops.append(ModelLoop(lp.line, lp.depth - grid, n / threads, per_iter))
+                loops.append(ModelLoop(lp.line, lp.depth - grid, n / threads, per_iter,
+                                       float(entries[lp.id]) / threads))
             # the launch the report's profile is of (kernel.analysis: the first recorded one)
             first = int(np.flatnonzero(rows & (tr.launches["recorded"] == 1))[0])
             n1 = float(tr.loop_iters[first, mapped].sum()) if mapped else 1.0
@@ -367,6 +419,8 @@ def model_kernels(name: str, port: str) -> dict[str, ModelKernel]:
                 _model_classes(tr, kr, bb, threads, bodies, unroll_of, trip_of, r.index,
                                entries),
                 kr.profile.comp_insts,
-                sum(one[c] for c in COMPUTE) + one["st_shared"],
+                sum(one[c] for c in COMPUTE) + one["st_shared"]  # + the hoisted LDGs (12L)
+                + _hoisted_count(ptx_check.region_shape(tr, kr, r.index).entry.hoisted_loads,
+                                 tr.bb_counts[first], n1),
             )
     return out

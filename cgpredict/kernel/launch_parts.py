@@ -23,6 +23,7 @@ from ..block_schedule import block_work, schedule_share, thread_trips
 from ..compute import branch_insts, integer_insts, kernel_entry_insts
 from ..devices import GPUDevice
 from ..frontend.tracefile_format import TRIP_DTYPE
+from ..hoisted_loads import hoisted_arrays
 from ..lane_scale import hurst_exponents, lane_spacing, scale_factors
 from ..lane_trips import (
     LaneRecords,
@@ -126,6 +127,7 @@ def memory_part(ctx, per_thread: Mapping[int, float], mem: MemoryAnalysis, skip:
     executed = sum(w for w, _ in weights)
     bytes_per_access = round(sum(w * b for w, b in weights) / executed) if executed else 4
     arrays = {array_name(h.mem[s.sid].base) for s in mem.instrs}
+    arrays |= hoisted_arrays(ctx.machine_shape.entry.hoisted_loads)  # eq. (12L)
     entry = kernel_entry_insts(ctx.grid, len(arrays - {""}))
     return tuple(reports), tuple(patterns), stores, bytes_per_access, entry
 

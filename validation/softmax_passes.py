@@ -8,7 +8,8 @@ the worst-rows lease's counters (``h100-worst-2026-11-27/user-ncu``) and the eve
 the user sets: the SMs in use and the warps on each, the L1 wavefronts an SM and their share
 of ncu's elapsed cycles, ncu's time (its SM clock locked near 1.59 GHz) against the event
 median (1.98 GHz), the L2's busy time (``lts__throughput`` x duration), and what is left for
-the two read passes once the write pass is given the L2's busy time. Stdlib only:
+the two read passes once the write pass is given the L2's busy time (where the L1's data
+stage is busy less than 80 % of the cycles; above, the launch is L1-bound). Stdlib only:
 
     python validation/softmax_passes.py
 
@@ -66,10 +67,11 @@ def main() -> None:
           "L2 busy us  left/read pass us  L2 read req M  DRAM MB")
     for config in SHAPES:
         f = figures(config)
-        left = (f["event_us"] - f["lts_busy_us"]) / 2
+        left = (f["event_us"] - f["lts_busy_us"]) / 2  # the write pass given the L2's time
+        shown = f"{left:18.1f}" if f["l1_share"] < 0.8 else f"{'(L1-bound)':>18s}"
         print(f"{config:6s} {f['sms']:4d} {f['warps_sm']:7.2f} {f['wavefronts_sm']:13.0f} "
               f"{f['l1_share']:5.2f} {f['ncu_us']:7.1f} {f['event_us']:9.1f} "
-              f"{f['l1_us_198']:11.1f} {f['lts_busy_us']:11.1f} {left:18.1f} "
+              f"{f['l1_us_198']:11.1f} {f['lts_busy_us']:11.1f} {shown} "
               f"{f['l2_read_req_M']:14.2f} {f['dram_read_MB']:8.1f}")
 
 

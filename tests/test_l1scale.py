@@ -132,8 +132,10 @@ def test_column_swept_twice_end_to_end(tmp_path, work, hit) -> None:
 
 def test_keep_matches_a_brute_force_search():
     """_keep (the CSR of each (warp, load)'s accesses, by a counting sort): per reuse, the
-    gap in executions since the reusing load's last access at or before the previous use,
-    its growth and the capacity test, as a scan over all accesses finds them."""
+    gap in executions since the reusing load's last access at or before the previous use
+    (plus, eq. (L1g), the previous user's executions after it where that is the same warp's
+    other load and the reusing load had not run), its growth and the capacity test, as a
+    scan over all accesses finds them."""
     from cgpredict.memory.l1scale import _keep
 
     rng = np.random.default_rng(11)
@@ -151,6 +153,10 @@ def test_keep_matches_a_brute_force_search():
             continue
         mine = [s for s in range(prev[t] + 1) if warp[s] == warp[t] and sid[s] == sid[t]]
         gap = ordinal[t] - (ordinal[mine[-1]] if mine else -1)
+        p = prev[t]
+        if not mine and warp[p] == warp[t] and sid[p] != sid[t]:  # (L1g): the rest of p's walk
+            theirs = [s for s in range(t) if warp[s] == warp[p] and sid[s] == sid[p]]
+            gap += ordinal[theirs[-1]] - ordinal[p]
         g = 1.0
         for i in range(thr.shape[1]):
             if gap >= thr[sid[t], i]:
@@ -250,3 +256,45 @@ def test_gather_hit_needs_the_room_the_kept_loads_leave():
     assert out.tolist() == [False] * 5 + [True] * 4 + [False]
     out = scale_l1_gathered(keys, 0, sm, sid, loads, hits, 11, ((1, 2.0),))
     assert out.tolist() == [False] * 5 + [True] * 5
+
+
+def _two_passes(elems: int = 256):
+    """One lane walks its row of ``elems`` 4-B floats (32 B a sector: 8 reads each) with
+    load 0, then walks it again with load 1 (softmax's max pass, then its sum pass)."""
+    a = np.array([4 * j for j in range(elems)] * 2, np.uint64)
+    s = np.array([0] * elems + [1] * elems, np.int64)
+    ordinal = np.array(list(range(elems)) * 2, np.int64)
+    return a, s, ordinal
+
+
+@pytest.mark.parametrize(("work", "kept"), [(256 * 8, 256), (256 * 32, 256 - 32)])
+def test_second_pass_of_another_load_grows_with_the_row(work, kept):
+    """(L1g), (L1u) by hand: a 1-KB row (8 lines, 32 sectors) fits the 128-line L1 at the
+    trace size, so pass 2 hits all 256 reads. Its first read of a sector reuses pass 1's last
+    read of it, 249 executions of the two loads later (the 248 - 8 m reads pass 1 made after
+    it and pass 2's 8 m + 1) against the sweep of 256 less the 8 reads a sector lasts
+    (unit_runs), so that reuse spans the sweep and grows by the row's ratio: about 7 lines
+    in between, 56 at 8x (kept), 224 at 32x (more than 128: each of the 32 sectors' first
+    read misses; the 7 reads after it hit pass 2's own fill)."""
+    a, s, o = _two_passes()
+    growth = tuple(sweep_growth(i, ((256.0, float(work)),)) for i in (0, 1))
+    exact, out = _scaled(a, s, o, growth)
+    assert exact[256:].all() and exact[:256].sum() == 256 - 32
+    assert out[256:].sum() == kept
+    if kept < 256:
+        assert not out[256::8].any() and out[256:].reshape(32, 8)[:, 1:].all()
+
+
+def test_unit_runs_count_the_reads_a_unit_lasts():
+    """unit_runs by hand: a lane walking 4-B floats stays 8 reads on a 32-B sector; a warp
+    whose 32 lanes read one 128-B line an execution (4 new sectors each time) 1; a load
+    read once or not at all 1."""
+    from cgpredict.memory.l1scale import unit_runs
+
+    lane = np.array([4 * j for j in range(64)], np.uint64) >> np.uint64(5)
+    coal = np.repeat(np.arange(16, dtype=np.uint64) * 4, 4) + np.tile(np.arange(4, dtype=np.uint64), 16)
+    keys = np.r_[lane, coal, np.array([999], np.uint64)]
+    sid = np.r_[np.zeros(64, np.int64), np.ones(64, np.int64), [2]]
+    warp = np.zeros(len(keys), np.int64)
+    loads = np.ones(len(keys), bool)
+    assert unit_runs(keys, warp, sid, loads, 4).tolist() == [8, 1, 1, 1]

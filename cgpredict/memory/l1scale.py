@@ -19,7 +19,7 @@ from ..hashing import dense_ids
 from .reuse import _lines_between, _touch
 
 __all__ = ["LoopGrowth", "executions", "live_room", "scale_l1_gathered", "scale_l1_hits",
-           "sweep_growth"]
+           "sweep_growth", "unit_runs"]
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,8 @@ def scale_l1_hits(
     """Hits at the work size of the per-SM L1 (transactions in issue order): a load's hit on
     a sector the same warp's same load used ``ordinal`` executions before stays one only if
     the SM's distinct lines in between, times the growth of the sweeps it spans
-    (LoopGrowth), still fit ``capacity_lines``."""
+    (LoopGrowth), still fit ``capacity_lines``; a sweep counts as spanned from its trip less
+    the executions a unit lasts (unit_runs, eq. (L1u))."""
     if not growth or not len(sector_keys) or not any(g.steps and g.steps[-1][1] > 1.0
                                                      for g in growth):
         return hits
@@ -77,10 +78,42 @@ def scale_l1_hits(
     sm_o = np.ascontiguousarray(sm[order], np.int64)
     units, n_units, lines, n_lines = _sm_ids(sm_o, sector_keys[order], line_shift)
     prev, dist = _grouped_distances(units, lines, sm_o, n_units, n_lines)
+    runs = unit_runs(sector_keys, warp, sid, loads, n_sids)  # (L1u)
+    thr = np.where(thr == np.iinfo(np.int64).max, thr,
+                   np.maximum(thr - np.minimum(runs[:, None], thr // 2) + 1, 1))
     keep = _keep(prev, dist, *(np.asarray(a[order], np.int64) for a in (warp, sid, ordinal)),
                  thr, grow, capacity_lines)  # one copy each (the gather), not two
     out = hits.copy()
     out[order] &= keep
+    return out
+
+
+def unit_runs(sector_keys: np.ndarray, warp: np.ndarray, sid: np.ndarray, loads: np.ndarray,
+              n_sids: int) -> np.ndarray:
+    """Per static load: the executions a warp reads one L1 unit for (its transactions over
+    its distinct (warp, unit) pairs, at least 1), eq. (L1u): a lane walking its own row of
+    4-B floats stays 8 executions on a 32-B sector, a coalesced walk 1, so a reuse one sweep
+    later lies that many executions short of a whole sweep."""
+    out = np.ones(n_sids, np.int64)
+    if not loads.any():
+        return out
+    s = sid[loads].astype(np.int64)
+    who = s.astype(np.uint64) << np.uint64(32) | warp[loads].astype(np.uint64)
+    k = np.asarray(sector_keys, np.uint64)[loads]
+    k = k - k.min()
+    bits = int(k.max()).bit_length()
+    if bits + int(who.max()).bit_length() <= 64:  # one word a pair: a 1-D sort
+        pair = np.sort(who << np.uint64(bits) | k)  # a sort, not np.unique's hash table
+        first = pair[np.r_[True, pair[1:] != pair[:-1]]] >> np.uint64(bits)
+    else:
+        o = np.lexsort((k, who))
+        w, kk = who[o], k[o]
+        new = np.r_[True, (w[1:] != w[:-1]) | (kk[1:] != kk[:-1])]
+        first = w[new]
+    n_pairs = np.bincount((first >> np.uint64(32)).astype(np.int64), minlength=n_sids)
+    n_tr = np.bincount(s, minlength=n_sids)
+    have = n_pairs > 0
+    out[have] = np.maximum(n_tr[have] // n_pairs[have], 1)
     return out
 
 
@@ -258,7 +291,9 @@ def _keep(prev, dist, warp, sid, ordinal, thr, grow, capacity):  # pragma: no co
     """Per access: False where a reuse's distance, grown by the sweeps the reusing warp's load
     ran through since the previous use (its executions in between), no longer fits the
     capacity. Whoever used the sector before (this load, another, another warp of the SM):
-    what counts is how much of its loops the reusing load swept meanwhile."""
+    what counts is how much of its loops the reusing load swept meanwhile, and, where the
+    same warp's other load used it before the reusing load ran at all, also that load's
+    executions after the use (the rest of its walk, eq. (L1g))."""
     n = prev.shape[0]
     n_sids = thr.shape[0]
     out = np.ones(n, np.bool_)
@@ -282,6 +317,10 @@ def _keep(prev, dist, warp, sid, ordinal, thr, grow, capacity):  # pragma: no co
         lo, hi = start[key[t]], start[key[t] + 1]
         j = np.searchsorted(order[lo:hi], p, side="right")  # its accesses at or before p
         gap = ordinal[t] - (ordinal[order[lo + j - 1]] if j > 0 else -1)
+        if j == 0 and warp[p] == warp[t] and sid[p] != sid[t]:  # (L1g): another load's walk
+            lo_p = start[key[p]]
+            k = np.searchsorted(order[lo_p:start[key[p] + 1]], t)  # its accesses before t
+            gap += ordinal[order[lo_p + k - 1]] - ordinal[p]
         g = 1.0
         for i in range(thr.shape[1]):
             if gap >= thr[sid[t], i]:

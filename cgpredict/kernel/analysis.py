@@ -59,6 +59,7 @@ from .launch_parts import launch_rows
 from .layouts import halo_staged, reg_blocked, remapped, row_warped
 from .region import RegionSetup, is_store, region_memory, setup_region, with_registers
 from .reloads import launch_reloads
+from .standing import standing_launch
 
 
 def function_line(ir_text: str, name: str) -> int:
@@ -233,11 +234,13 @@ def _bodies(trace: Trace, region: int, grid: int, memo: AnalysisMemo | None):
 
 
 def _first_launch(trace: Trace, region: int, info) -> int:
-    """The first launch of ``region`` whose events were recorded; one line saying why when
-    the kernel never ran (or began and never ended)."""
+    """The recorded launch of ``region`` whose pseudo-warps stand for all of them: the first
+    that fills a warp, else the first (eq. (RL), standing.py); one line saying why when the
+    kernel never ran (or began and never ended)."""
     rows = np.flatnonzero((trace.launches["region"] == region) & (trace.launches["recorded"] == 1))
     if len(rows):
-        return int(rows[0])
+        standing = standing_launch(trace, region)  # (RL)
+        return int(rows[0]) if standing is None else standing
     if info.line == 0:
         how = f"did not run: the program never called the function {info.function}"
     elif _began(trace, region):

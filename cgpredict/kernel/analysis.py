@@ -1,10 +1,11 @@
 """Analysis of one kernel (region) of a trace: warps, memory, computation, shared memory,
 scaling to the work size, and the model, launch by launch (SPEC §2.2-2.6).
 
-``analyze_region`` runs the steps in turn: the first recorded launch (``_first_launch``), its
-pseudo-warps (``_region_warps``), the tiles, resident warps and growth to the work size
-(``setup_region`` -> ``RegionSetup``), the memory analysis (``region_memory``), every launch
-modelled (``_model_launches``, ``LaunchContext.model``) and the report (``_kernel_report``).
+``analyze_region`` runs the steps in turn: the recorded launch that stands for the others
+(``_first_launch``, eq. (RL)), its pseudo-warps (``_region_warps``), the tiles, resident
+warps and growth to the work size (``setup_region`` -> ``RegionSetup``), the memory analysis
+(``region_memory``), every launch modelled (``_model_launches``, ``LaunchContext.model``)
+and the report (``_kernel_report``).
 """
 
 from __future__ import annotations
@@ -369,8 +370,9 @@ def _kernel_report(
     setup: RegionSetup, ctx: LaunchContext, ls: _Launches, check: SizeCheck,
     warnings: list[str], figures: _Figures = (None, None),
 ) -> KernelReport:
-    """The region's report: the first launch's model, and every launch at the work size
-    (each distinct launch's time and energy weighted by the launches it stands for)."""
+    """The region's report: the standing launch's model (eq. (RL)), and every launch at the
+    work size (each distinct launch's time and energy weighted by the launches it stands
+    for)."""
     h, device, info = setup.trace.header, ctx.device, setup.trace.header.region(setup.region)
     per_trace_launch = ls.work_launches / max(ls.rows, 1)
     launch_profiles = tuple(

@@ -269,8 +269,8 @@ def prepare(
             tsizes = {n: min(v * 2, work[n]) for n, v in tsizes.items()}
             step(progress, f"tracing at {tsizes}")
             trace = run(tsizes, "trace.cgptrace")
+        trace, first = _with_full_warp(trace, source, opts, Path(tmp), tsizes, progress)  # (RL)
         t1 = time.perf_counter()
-        first = (tsizes, Path(tmp) / "trace.cgptrace")
         secs = {"trace": t1 - t0, "probes": 0.0}
         probe_runs = None
         if work != tsizes and tsizes:
@@ -334,6 +334,23 @@ def _trace(source: Path, opts: RunOptions, tmp: Path, sizes: dict[str, int], nam
         typed=typed_sizes(opts),
     )
     return trace_program(source, tmp / name, o)
+
+
+def _with_full_warp(trace: Trace, source: Path, opts: RunOptions, tmp: Path,
+                    tsizes: dict[str, int], progress) -> tuple[Trace, tuple[dict, Path]]:
+    """``trace`` and (``tsizes``, its file); or, where a host loop's first recorded launches
+    are all narrower than a warp and a later one is not, the program traced again recording
+    more launches a region, so that eq. (RL) has a launch whose pseudo-warps show the lanes'
+    pattern (kernel/standing.py: wavefront's first anti-diagonals are 1 and 2 threads)."""
+    from .kernel.standing import launches_to_record
+
+    more = launches_to_record(trace, opts.max_launches, opts.max_events)
+    if not more:
+        return trace, (tsizes, tmp / "trace.cgptrace")
+    step(progress, f"tracing again, {more} launches a kernel recorded (a full warp)")
+    wider = dataclasses.replace(opts, max_launches=more)
+    return (_trace(source, wider, tmp, tsizes, "trace-wide.cgptrace"),
+            (tsizes, tmp / "trace-wide.cgptrace"))
 
 
 def _borrowed_probes(other: Prepared | None, trace: Trace, tsizes: dict[str, int]):

@@ -29,7 +29,8 @@ __all__ = ["block_share", "busiest_share", "busiest_sm_share", "launch_sm_share"
 
 def block_share(events: np.ndarray, grid: tuple[int, int], work: tuple[float, float],
                 block: Block) -> float:
-    """The busiest work block's work over the mean block's (eq. (B1)): ``events``, the
+    """The busiest work block's work over a whole block of the mean thread's (eqs. (B1),
+    (B1w)); the mean block's where every block is whole: ``events``, the
     memory events of each traced pseudo-thread (``grid`` (gx, gy), index y * gx + x),
     stand for the work threads at the same relative position of the ``work`` grid (x, y
     threads) cut into ``block``s. A block no traced thread falls in takes the mean thread's
@@ -50,7 +51,11 @@ def block_share(events: np.ndarray, grid: tuple[int, int], work: tuple[float, fl
     inside_x = np.minimum(wx - np.arange(nbx) * block.x, block.x)  # threads inside the grid
     inside_y = np.minimum(wy - np.arange(nby) * block.y, block.y)
     work_b = per_thread * (inside_y[:, None] * inside_x[None, :]).ravel()
-    return max(float(work_b.max() / work_b.mean()), 1.0) if work_b.mean() > 0 else 1.0
+    # over a whole block of mean threads, the block the bounds price (their warps count a
+    # partial last block whole): a launch of 1030 equal threads in blocks of 1024 is 1, not
+    # 1024 / 515 (its busiest SM holds one block's warps), eq. (B1w)
+    full = work_b.sum() / (wx * wy) * block.x * block.y
+    return max(float(work_b.max() / full), 1.0) if full > 0 else 1.0
 
 
 def busiest_sm_share(wt: WarpTrace, work: tuple[float, float], block: Block,

@@ -32,10 +32,21 @@ def test_triangle_over_four_blocks_by_hand():
 
 
 def test_a_partial_last_block_counts_its_threads_inside_the_grid():
-    """1023 threads (corr_corr at M=1024): the last block holds 255 of its 256 threads."""
+    """1023 threads (corr_corr at M=1024): the last block holds 255 of its 256 threads; the
+    busiest block over a whole block of the mean thread's work (eq. (B1w))."""
     got = block_share(TRIANGLE, (128, 1), (1023, 1), Block(256))
     work = np.array([112.5 * 256, 80.5 * 256, 48.5 * 256, 16.5 * 255])
-    assert got == pytest.approx(work.max() / work.mean())
+    assert got == pytest.approx(work.max() / (work.sum() / 1023 * 256))
+
+
+@pytest.mark.parametrize("threads", [1025, 1030, 1100, 1536, 2047, 2048])
+def test_equal_threads_with_a_short_last_block_share_one(threads):
+    """Eq. (B1w): wavefront's anti-diagonal of 1025-2048 equal cells in blocks of 1024 puts
+    one block on each of two SMs; the bounds count both blocks whole (64 warps over 2 SMs),
+    so the busiest SM's 32 warps are a share of 1 whatever the second block holds (the
+    mean block's work gave 2048 / threads: 1.99 at 1030)."""
+    assert block_share(np.full(128, 5), (128, 1), (threads, 1), Block(1024)) == \
+        pytest.approx(1.0)
 
 
 def test_equal_threads_share_one():

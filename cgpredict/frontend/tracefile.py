@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import TraceFormatError
+from ..errors import OutputPathError, TraceFormatError
 from .tracefile_checks import _check_events, _check_header, _check_sections, _layout
 from .tracefile_format import (  # noqa: F401  (re-exported: callers import them from here)
     ADDRESS_MASK,
@@ -77,13 +77,18 @@ def write_trace(
         ("trips", np.zeros(0, TRIP_DTYPE) if trips is None else trips.astype(TRIP_DTYPE)),
     ]
     meta = _to_json(header)
-    # Section offsets depend on the header length; iterate until stable.
+    # Section offsets depend on the header length; iterate until stable. The data start only
+    # grows from one try to the next (the header padded up to it), so the offsets' digits
+    # cannot go back and forth across an alignment boundary: three tries were not always
+    # enough, and the file then held a table one try stale (its sections 64 B off)
     sections: dict[str, dict] = {}
     events_crc = _file_crc(events_file, n_events * 8)
-    for _ in range(3):
+    start = 0
+    for _ in range(16):
         meta["sections"] = sections
         blob = json.dumps(meta, separators=(",", ":")).encode()
-        off = PREFIX.size + len(blob) + _pad(PREFIX.size + len(blob))
+        start = max(start, PREFIX.size + len(blob) + _pad(PREFIX.size + len(blob)))
+        off = start
         new = {"events": {"offset": off, "dtype": "<u8", "shape": [n_events],
                           "crc32": events_crc}}
         off += n_events * 8 + _pad(n_events * 8)
@@ -98,11 +103,13 @@ def write_trace(
         if new == sections:
             break
         sections = new
+    else:
+        raise OutputPathError(f"cannot write trace {path}: its section table did not settle")
     fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
     os.close(fd)
     tmp = Path(name)  # a fresh name: a user's own ``X.part`` is never touched
     try:
-        _write_file(tmp, blob, events_file, n_events, arrays)
+        _write_file(tmp, blob, start, events_file, n_events, arrays)
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
@@ -128,12 +135,15 @@ def _file_crc(path: Path, nbytes: int) -> int:
     return crc
 
 
-def _write_file(tmp: Path, blob: bytes, events_file: Path, n_events: int, arrays) -> None:
+def _write_file(tmp: Path, blob: bytes, start: int, events_file: Path, n_events: int,
+                arrays) -> None:
+    """The trace file: the prefix, the header ``blob`` padded with zeros up to ``start`` (the
+    events' offset), then the events and the arrays, each padded to the alignment."""
     with open(tmp, "wb") as f:
         f.write(
             PREFIX.pack(MAGIC, VERSION, len(blob), zlib.crc32(blob), 0)
             + blob
-            + b"\0" * _pad(PREFIX.size + len(blob))
+            + b"\0" * (start - PREFIX.size - len(blob))
         )
         with open(events_file, "rb") as ev:
             _copy(ev, f, n_events * 8)

@@ -1,10 +1,11 @@
 """Analysis of one kernel (region) of a trace: warps, memory, computation, shared memory,
 scaling to the work size, and the model, launch by launch (SPEC §2.2-2.6).
 
-``analyze_region`` runs the steps in turn: the first recorded launch (``_first_launch``), its
-pseudo-warps (``_region_warps``), the tiles, resident warps and growth to the work size
-(``setup_region`` -> ``RegionSetup``), the memory analysis (``region_memory``), every launch
-modelled (``_model_launches``, ``LaunchContext.model``) and the report (``_kernel_report``).
+``analyze_region`` runs the steps in turn: the recorded launch that stands for the others
+(``_first_launch``, eq. (RL)), its pseudo-warps (``_region_warps``), the tiles, resident
+warps and growth to the work size (``setup_region`` -> ``RegionSetup``), the memory analysis
+(``region_memory``), every launch modelled (``_model_launches``, ``LaunchContext.model``)
+and the report (``_kernel_report``).
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ from .launch_parts import launch_rows
 from .layouts import halo_staged, reg_blocked, remapped, row_warped
 from .region import RegionSetup, is_store, region_memory, setup_region, with_registers
 from .reloads import launch_reloads
+from .standing import standing_launch
 
 
 def function_line(ir_text: str, name: str) -> int:
@@ -233,11 +235,13 @@ def _bodies(trace: Trace, region: int, grid: int, memo: AnalysisMemo | None):
 
 
 def _first_launch(trace: Trace, region: int, info) -> int:
-    """The first launch of ``region`` whose events were recorded; one line saying why when
-    the kernel never ran (or began and never ended)."""
+    """The recorded launch of ``region`` whose pseudo-warps stand for all of them: the first
+    that fills a warp, else the first (eq. (RL), standing.py); one line saying why when the
+    kernel never ran (or began and never ended)."""
     rows = np.flatnonzero((trace.launches["region"] == region) & (trace.launches["recorded"] == 1))
     if len(rows):
-        return int(rows[0])
+        standing = standing_launch(trace, region)  # (RL)
+        return int(rows[0]) if standing is None else standing
     if info.line == 0:
         how = f"did not run: the program never called the function {info.function}"
     elif _began(trace, region):
@@ -366,8 +370,9 @@ def _kernel_report(
     setup: RegionSetup, ctx: LaunchContext, ls: _Launches, check: SizeCheck,
     warnings: list[str], figures: _Figures = (None, None),
 ) -> KernelReport:
-    """The region's report: the first launch's model, and every launch at the work size
-    (each distinct launch's time and energy weighted by the launches it stands for)."""
+    """The region's report: the standing launch's model (eq. (RL)), and every launch at the
+    work size (each distinct launch's time and energy weighted by the launches it stands
+    for)."""
     h, device, info = setup.trace.header, ctx.device, setup.trace.header.region(setup.region)
     per_trace_launch = ls.work_launches / max(ls.rows, 1)
     launch_profiles = tuple(

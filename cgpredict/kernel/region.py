@@ -38,7 +38,7 @@ class RegionSetup:
 
     trace: Trace
     region: int
-    launch: int  # the first recorded launch: its pseudo-warps stand for every launch
+    launch: int  # the recorded launch whose pseudo-warps stand for every launch, eq. (RL)
     wt: WarpTrace
     d1: list  # the loops mapped to x (1-D) or y (2-D), and to x (2-D) (warps.mapped_loops)
     d2: list

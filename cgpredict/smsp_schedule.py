@@ -34,7 +34,7 @@ from numba import njit
 
 from .block import Block
 
-__all__ = ["even_makespan", "warp_makespan", "warp_share", "warp_work"]
+__all__ = ["even_makespan", "warp_makespan", "warp_residency", "warp_share", "warp_work"]
 
 
 def warp_makespan(work: np.ndarray, sms: int, slots: int, schedulers: int,
@@ -43,11 +43,22 @@ def warp_makespan(work: np.ndarray, sms: int, slots: int, schedulers: int,
     in block index order; a warp's instructions) run on ``sms`` SMs of ``slots`` blocks and
     ``schedulers`` sub-partitions each, a warp issuing at most ``cap`` a cycle (1: no
     limit but its scheduler's)."""
+    return warp_residency(work, sms, slots, schedulers, cap)[0]
+
+
+def warp_residency(work: np.ndarray, sms: int, slots: int, schedulers: int,
+                   cap: float = 1.0) -> tuple[float, float]:
+    """Eq. (B6)'s makespan of ``work`` (as warp_makespan) and the live warps a scheduler
+    holds, averaged over the time it holds any (Nsight Compute's
+    ``smsp__warps_active.avg.per_cycle_active``, the check of (B8) on the counters)."""
     w = np.ascontiguousarray(np.atleast_2d(np.asarray(work, np.float64)))
     if not w.size:
-        return 0.0
-    return float(_makespan(w, max(int(sms), 1), max(int(slots), 1),
-                           max(int(schedulers), 1), min(max(float(cap), 1e-9), 1.0)))
+        return 0.0, 0.0
+    nsp, nsm = max(int(schedulers), 1), max(int(sms), 1)
+    live = np.zeros((2, nsm * nsp))
+    got = float(_makespan(w, nsm, max(int(slots), 1), nsp, min(max(float(cap), 1e-9), 1.0),
+                          live))
+    return got, float(live[0].sum() / live[1].sum()) if live[1].sum() > 0 else 0.0
 
 
 @njit(cache=True, nogil=True)
@@ -57,7 +68,15 @@ def _rate(n, cap):  # pragma: no cover - numba
 
 
 @njit(cache=True, nogil=True)
-def _makespan(w, sms, slots, nsp, cap):  # pragma: no cover - numba
+def _held(live, p, n, dt):  # pragma: no cover - numba
+    """Scheduler p held n live warps for dt: live[0, p] sums n x dt, live[1, p] the time
+    it held any (its active time)."""
+    live[0, p] += n * dt
+    live[1, p] += dt if n > 0 else 0.0
+
+
+@njit(cache=True, nogil=True)
+def _makespan(w, sms, slots, nsp, cap, live):  # pragma: no cover - numba
     """warp_makespan's event loop: per scheduler the virtual finishing times of its live
     warps (the work each live warp has received grows at _rate), the next event the
     scheduler whose earliest warp ends first; a block's last warp frees its slot, and the
@@ -75,7 +94,7 @@ def _makespan(w, sms, slots, nsp, cap):  # pragma: no cover - numba
     for k in range(slots):  # the first sms x slots blocks round-robin (eq. (B3))
         for s in range(sms):
             if nxt < nb:
-                _place(w, nxt, s, k, 0.0, nsp, vfin, owner, vt, at, n, due, cap)
+                _place(w, nxt, s, k, 0.0, nsp, vfin, owner, vt, at, n, due, cap, live)
                 left[nxt], home[nxt] = wpb, s * slots + k
                 nxt += 1
     freed, nf, tf = np.zeros(sms * slots, np.int64), 0, 0.0
@@ -89,7 +108,7 @@ def _makespan(w, sms, slots, nsp, cap):  # pragma: no cover - numba
                 h = freed[order[i]]
                 if nxt < nb:
                     _place(w, nxt, h // slots, h % slots, tf, nsp, vfin, owner, vt, at, n,
-                           due, cap)
+                           due, cap, live)
                     left[nxt], home[nxt] = wpb, h
                     nxt += 1
             nf = 0
@@ -97,6 +116,7 @@ def _makespan(w, sms, slots, nsp, cap):  # pragma: no cover - numba
         if t == np.inf:
             return last
         vt[p] += (t - at[p]) * _rate(n[p], cap)
+        _held(live, p, n[p], t - at[p])
         at[p] = t
         j = np.argmin(vfin[p])
         b = owner[p, j]
@@ -126,13 +146,14 @@ def _in_turn(freed, sms, slots):  # pragma: no cover - numba
 
 
 @njit(cache=True, nogil=True)
-def _place(w, b, s, k, t, nsp, vfin, owner, vt, at, n, due, cap):  # pragma: no cover
+def _place(w, b, s, k, t, nsp, vfin, owner, vt, at, n, due, cap, live):  # pragma: no cover
     """Block b's warps into slot k of SM s at time t: warp i on scheduler (k W + i) mod
     nsp of the SM, each scheduler brought to time t first."""
     wpb = w.shape[1]
     for i in range(wpb):
         p = s * nsp + (k * wpb + i) % nsp
         vt[p] += (t - at[p]) * _rate(n[p], cap)
+        _held(live, p, n[p], t - at[p])
         at[p] = t
         j = np.argmax(owner[p] < 0)
         vfin[p, j], owner[p, j] = vt[p] + w[b, i], b

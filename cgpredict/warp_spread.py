@@ -60,24 +60,79 @@ def spread_work(weights: np.ndarray, grid: tuple[int, int], work: tuple[int, int
     """Eq. (B8): each work warp's weight (blocks x warps, block index order x fastest) as a
     stratified draw from its lanes' local distribution of the traced ``weights`` (index
     y * gx + x of ``grid``); a warp with no lane inside the ``work`` grid weighs 0. Taken
-    in runs of blocks, so that a 2048 x 2048 launch's lanes are not all held at once."""
+    in runs of blocks, so that a 2048 x 2048 launch's lanes are not all held at once; a
+    warp whose lanes are a rectangle of the block (a row's run of ``warp_size``, or whole
+    rows) pools its x and y tents apart (``_spread_rect``), any other lane by lane."""
     gx, gy = max(grid[0], 1), max(grid[1], 1)
     wx, wy = max(int(work[0]), 1), max(int(work[1]), 1)
     u = np.asarray(weights, np.float64).reshape(gy * gx)
     nbx, nby = -(-wx // block.x), -(-wy // block.y)
     wpb = -(-block.threads // warp_size)
+    rect = block.threads % warp_size == 0 and (block.x % warp_size == 0
+                                               or warp_size % block.x == 0)
     run = max(1, (1 << 16) // (wpb * warp_size))
-    parts = [_spread_run(u, (gx, gy), (wx, wy), block, warp_size, np.arange(b, min(b + run,
-                                                                              nbx * nby)))
-             for b in range(0, nbx * nby, run)]
+    fn = _spread_rect if rect else _spread_lanes
+    parts = [fn(u, (gx, gy), (wx, wy), block, warp_size,
+                np.arange(b, min(b + run, nbx * nby))) for b in range(0, nbx * nby, run)]
     return np.concatenate(parts) if parts else np.zeros((0, wpb))
 
 
-def _spread_run(u: np.ndarray, grid: tuple[int, int], work: tuple[int, int], block: Block,
-                warp_size: int, blocks: np.ndarray) -> np.ndarray:
-    """spread_work for the work ``blocks`` (indices in block index order): their lanes' tent
-    weights over the four traced threads around each, pooled per warp, sorted by weight,
-    and each warp's quantile r of eq. (B8) read off the cumulative shares."""
+def _draw(vals: np.ndarray, share: np.ndarray, blocks: np.ndarray) -> np.ndarray:
+    """Eq. (B8)'s quantiles: ``vals`` and ``share`` (blocks x warps x the traced threads
+    each warp pools) sorted by weight per warp, and each warp's quantile r read off the
+    cumulative shares (a warp with no share weighs 0)."""
+    wpb = vals.shape[1]
+    lanes = share.sum(axis=2)
+    order = np.argsort(vals, axis=2, kind="stable")
+    vals = np.take_along_axis(vals, order, 2)
+    cum = np.cumsum(np.take_along_axis(share, order, 2), axis=2)
+    r = ((np.arange(wpb)[None, :] + 0.5) / wpb + PHI * blocks[:, None]) % 1.0
+    k = np.minimum((cum < (r * lanes)[..., None] - 1e-12).sum(axis=2), vals.shape[2] - 1)
+    got = np.take_along_axis(vals, k[..., None], 2)[..., 0]
+    return np.where(lanes > 0, got, 0.0)  # (B8)
+
+
+def _pooled(lanes: np.ndarray, work: int, traced: int) -> tuple[np.ndarray, np.ndarray]:
+    """One dimension's tents pooled per warp: ``lanes`` (warps x the warp's coordinates
+    in this dimension, increasing) -> the traced indices each warp touches (warps x K, the
+    first its lowest) and the summed tent weights on them (lanes past the work weigh 0)."""
+    lo, hi, a = tent(lanes, work, traced)
+    inside = lanes < work
+    base = lo[:, :1]
+    width = int((hi - base).max()) + 1
+    share = np.zeros((lanes.shape[0], width))
+    for j in range(width):
+        share[:, j] = (((lo - base) == j) * (1 - a) * inside
+                       + ((hi - base) == j) * a * inside).sum(axis=1)
+    return np.minimum(base + np.arange(width)[None, :], traced - 1), share
+
+
+def _spread_rect(u: np.ndarray, grid: tuple[int, int], work: tuple[int, int], block: Block,
+                 warp_size: int, blocks: np.ndarray) -> np.ndarray:
+    """spread_work for ``blocks`` whose warps are rectangles of lanes: a warp's pooled
+    weights are its x tents' times its y tents' (the lanes are every pair of its x and y)."""
+    (gx, gy), (wx, wy) = grid, work
+    nbx, wpb = -(-wx // block.x), block.threads // warp_size
+    k = np.arange(wpb)
+    if block.x >= warp_size:  # a warp: warp_size lanes of one row
+        xs = (k * warp_size % block.x)[:, None] + np.arange(warp_size)[None, :]
+        ys = (k * warp_size // block.x)[:, None]
+    else:  # a warp: warp_size / block.x whole rows
+        xs = np.broadcast_to(np.arange(block.x), (wpb, block.x))
+        ys = (k * (warp_size // block.x))[:, None] + np.arange(warp_size // block.x)[None, :]
+    bx = ((blocks % nbx) * block.x)[:, None, None] + xs[None]
+    by = ((blocks // nbx) * block.y)[:, None, None] + ys[None]
+    ix, px = _pooled(bx.reshape(-1, bx.shape[2]), wx, gx)
+    iy, py = _pooled(by.reshape(-1, by.shape[2]), wy, gy)
+    vals = u[iy[:, :, None] * gx + ix[:, None, :]].reshape(len(blocks), wpb, -1)
+    share = (py[:, :, None] * px[:, None, :]).reshape(len(blocks), wpb, -1) / warp_size
+    return _draw(vals, share, blocks)
+
+
+def _spread_lanes(u: np.ndarray, grid: tuple[int, int], work: tuple[int, int], block: Block,
+                  warp_size: int, blocks: np.ndarray) -> np.ndarray:
+    """spread_work for ``blocks`` (indices in block index order) lane by lane: each lane's
+    tent weights over the four traced threads around it, pooled per warp."""
     (gx, gy), (wx, wy) = grid, work
     nbx = -(-wx // block.x)
     lx, ly = np.arange(block.threads) % block.x, np.arange(block.threads) // block.x
@@ -94,12 +149,5 @@ def _spread_run(u: np.ndarray, grid: tuple[int, int], work: tuple[int, int], blo
         share = np.pad(share, ((0, 0), (0, pad), (0, 0)))
     wpb = (block.threads + pad) // warp_size
     vals = vals.reshape(len(blocks), wpb, warp_size * 4)
-    share = share.reshape(len(blocks), wpb, warp_size * 4)
-    lanes = share.sum(axis=2)
-    order = np.argsort(vals, axis=2, kind="stable")
-    vals = np.take_along_axis(vals, order, 2)
-    cum = np.cumsum(np.take_along_axis(share, order, 2), axis=2)
-    r = ((np.arange(wpb)[None, :] + 0.5) / wpb + PHI * blocks[:, None]) % 1.0
-    k = np.minimum((cum < (r * lanes)[..., None] - 1e-12).sum(axis=2), vals.shape[2] - 1)
-    got = np.take_along_axis(vals, k[..., None], 2)[..., 0]
-    return np.where(lanes > 0, got, 0.0)  # (B8)
+    share = share.reshape(len(blocks), wpb, warp_size * 4) / warp_size
+    return _draw(vals, share, blocks)

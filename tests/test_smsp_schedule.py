@@ -11,7 +11,8 @@ import pytest
 
 from cgpredict.block import Block
 from cgpredict.block_schedule import makespan
-from cgpredict.smsp_schedule import even_makespan, warp_makespan, warp_share, warp_work
+from cgpredict.smsp_schedule import (even_makespan, warp_makespan, warp_residency, warp_share,
+                                     warp_work)
 
 
 def test_hand_derived_schedules():
@@ -101,6 +102,14 @@ def test_makespan_matches_a_time_stepped_reference(seed, cap):
     dt = 1.0 / 64
     ref = _stepped(work, 2, 2, 2, cap, dt)
     assert warp_makespan(work, 2, 2, 2, cap) == pytest.approx(ref, abs=work.size * dt / cap)
+
+
+def test_live_warps_a_scheduler_by_hand():
+    """One SM of one slot: a block of warps [1, 2, 3, 4] on 4 schedulers holds one warp on
+    each while it is busy: 1.0. Warps [1, 3] on one scheduler: 2 warps for 2, then 1 for 2:
+    (2 x 2 + 1 x 2) / 4 = 1.5, the makespan 4 as warp_makespan's."""
+    assert warp_residency(np.array([[1.0, 2.0, 3.0, 4.0]]), 1, 1, 4) == pytest.approx((4.0, 1.0))
+    assert warp_residency(np.array([[1.0, 3.0]]), 1, 1, 1) == pytest.approx((4.0, 1.5))
 
 
 def test_slots_freed_at_one_instant_are_dealt_in_turn_over_the_sms():

@@ -10,6 +10,7 @@ import pytest
 
 from cgpredict.block import Block
 from cgpredict.smsp_schedule import warp_share, warp_work
+from cgpredict import warp_spread
 from cgpredict.warp_spread import PHI, spread_work, tent
 
 
@@ -101,3 +102,26 @@ def test_quantiles_match_a_brute_force():
                     pick = v
                     break
             assert got[b, k] == pytest.approx(pick if pick is not None else max(pool))
+
+
+@pytest.mark.parametrize("grid, work, block, warp", [
+    ((8, 8), (128, 128), Block(16, 16), 32), ((16, 4), (256, 64), Block(32, 8), 32),
+    ((100, 1), (3000, 1), Block(128, 1), 32), ((33, 7), (1000, 333), Block(32, 32), 32),
+    ((5, 3), (40, 12), Block(4, 4), 8)])
+def test_rectangular_warps_pool_their_tents_as_the_lanes_do(grid, work, block, warp):
+    """A warp of whole rows or of one row's run pools its x and y tents apart; lane by lane
+    (every lane's four traced neighbours) gives the same draws, grid edges included."""
+    u = np.random.default_rng(3).random(grid[0] * grid[1])
+    blocks = np.arange(-(-work[0] // block.x) * -(-work[1] // block.y))
+    got = warp_spread._spread_rect(u, grid, work, block, warp, blocks)
+    assert np.array_equal(got, warp_spread._spread_lanes(u, grid, work, block, warp, blocks))
+
+
+def test_a_warp_across_rows_of_a_block_is_drawn_lane_by_lane():
+    """Blocks of 48 threads: warp 1 holds the row's last 16 lanes and the next row's first
+    16 (not a rectangle), so spread_work pools it lane by lane; a field alike in y gives it
+    the draws of its lanes' x tents alone."""
+    u = np.tile(np.array([0.0, 8.0]), 2)  # 2 x 2 traced, alike in y
+    got = spread_work(u, (2, 2), (48, 4), Block(48, 2), 32)
+    want = warp_spread._spread_lanes(u, (2, 2), (48, 4), Block(48, 2), 32, np.arange(2))
+    assert np.array_equal(got, want) and got.shape == (2, 3)

@@ -11,8 +11,13 @@ import pytest
 
 from cgpredict.block import Block
 from cgpredict.block_schedule import makespan
-from cgpredict.smsp_schedule import (even_makespan, warp_makespan, warp_residency, warp_share,
-                                     warp_work)
+from cgpredict.smsp_schedule import (
+    even_makespan,
+    warp_makespan,
+    warp_residency,
+    warp_share,
+    warp_work,
+)
 
 
 def test_hand_derived_schedules():

@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from cgpredict import warp_spread
 from cgpredict.block import Block
 from cgpredict.smsp_schedule import warp_share, warp_work
-from cgpredict import warp_spread
 from cgpredict.warp_spread import PHI, spread_work, tent
 
 

@@ -264,10 +264,10 @@ def sm_share_of(ctx, row: int, counts, work: tuple[float, float], blocks: int,
                 shared_bytes: int) -> float:
     """The busiest SM's work over the mean SM's for launch ``row`` of ``ctx`` on the
     ``work`` grid of ``blocks`` blocks: eq. (B1) (sm_share.py) for at most one block an SM;
-    with more blocks, the block scheduler's makespan over the equal blocks' (block_schedule,
-    eqs. (B3)-(B5); smsp_schedule's warps on their sub-partitions, (B6)-(B7), where the trace
-    resolves the work grid) where loops below the mapped ones run different trips in different
-    threads (the trace's trip records), else 1."""
+    with more blocks, the schedule of the warps on their sub-partitions over the equal
+    warps' (smsp_schedule, eqs. (B6)-(B7); a trace coarser than the work's warps drawn by
+    (B8), warp_spread.py) where loops below the mapped ones run different trips in
+    different threads (the trace's trip records, (B5)'s weights), else 1."""
     dev = ctx.device
     if blocks <= dev.sm_count:
         return launch_sm_share(ctx.warps, work, ctx.block, dev.sm_count)

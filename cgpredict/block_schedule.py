@@ -26,6 +26,10 @@ blocks), the traced thread at its centre, times its threads inside the grid::
 where T(t) is the pseudo-thread's iterations of the loops whose trips differ between threads
 (the trace's trip records, lane_trips.py) and f the mean thread's share of its compute
 instructions inside those loops (the rest, the code around them, every thread runs alike).
+
+Since the fifteenth round a launch's share is (B7) on its warps (smsp_schedule.py, a coarse
+trace's warps drawn by warp_spread.py's (B8)); (B3)-(B5) stay as the block-level case of
+that schedule, which validation/smsp_balance.py and the tests compare with it.
 """
 
 from __future__ import annotations

@@ -21,7 +21,10 @@ sub-partition, not the mean one, sets the time. With the warps of a block alike 
 multiple of the schedulers, each scheduler holds the same share of every block and (B6) is
 (B3) on the block sums (tests/test_smsp_schedule.py checks both). block_schedule's (B3)
 and (B4) are this module's (B6) and (B7) on blocks of one warp on one scheduler: one event
-loop serves both schedulers.
+loop serves both schedulers. Slots freed at one instant take the next blocks in turn over
+the SMs, as the first blocks were dealt (B6t); (B7)'s equal warps are counted in closed
+form, wave by wave on the busiest SM's ceil(blocks / sms) blocks (B7e). A coarse trace's
+warps come from warp_spread.py, eq. (B8).
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from numba import njit
 
 from .block import Block
 
-__all__ = ["warp_makespan", "warp_share", "warp_work"]
+__all__ = ["even_makespan", "warp_makespan", "warp_residency", "warp_share", "warp_work"]
 
 
 def warp_makespan(work: np.ndarray, sms: int, slots: int, schedulers: int,
@@ -40,11 +43,22 @@ def warp_makespan(work: np.ndarray, sms: int, slots: int, schedulers: int,
     in block index order; a warp's instructions) run on ``sms`` SMs of ``slots`` blocks and
     ``schedulers`` sub-partitions each, a warp issuing at most ``cap`` a cycle (1: no
     limit but its scheduler's)."""
+    return warp_residency(work, sms, slots, schedulers, cap)[0]
+
+
+def warp_residency(work: np.ndarray, sms: int, slots: int, schedulers: int,
+                   cap: float = 1.0) -> tuple[float, float]:
+    """Eq. (B6)'s makespan of ``work`` (as warp_makespan) and the live warps a scheduler
+    holds, averaged over the time it holds any (Nsight Compute's
+    ``smsp__warps_active.avg.per_cycle_active``, the check of (B8) on the counters)."""
     w = np.ascontiguousarray(np.atleast_2d(np.asarray(work, np.float64)))
     if not w.size:
-        return 0.0
-    return float(_makespan(w, max(int(sms), 1), max(int(slots), 1),
-                           max(int(schedulers), 1), min(max(float(cap), 1e-9), 1.0)))
+        return 0.0, 0.0
+    nsp, nsm = max(int(schedulers), 1), max(int(sms), 1)
+    live = np.zeros((2, nsm * nsp))
+    got = float(_makespan(w, nsm, max(int(slots), 1), nsp, min(max(float(cap), 1e-9), 1.0),
+                          live))
+    return got, float(live[0].sum() / live[1].sum()) if live[1].sum() > 0 else 0.0
 
 
 @njit(cache=True, nogil=True)
@@ -54,10 +68,19 @@ def _rate(n, cap):  # pragma: no cover - numba
 
 
 @njit(cache=True, nogil=True)
-def _makespan(w, sms, slots, nsp, cap):  # pragma: no cover - numba
+def _held(live, p, n, dt):  # pragma: no cover - numba
+    """Scheduler p held n live warps for dt: live[0, p] sums n x dt, live[1, p] the time
+    it held any (its active time)."""
+    live[0, p] += n * dt
+    live[1, p] += dt if n > 0 else 0.0
+
+
+@njit(cache=True, nogil=True)
+def _makespan(w, sms, slots, nsp, cap, live):  # pragma: no cover - numba
     """warp_makespan's event loop: per scheduler the virtual finishing times of its live
     warps (the work each live warp has received grows at _rate), the next event the
-    scheduler whose earliest warp ends first; a block's last warp frees its slot."""
+    scheduler whose earliest warp ends first; a block's last warp frees its slot, and the
+    slots freed at one instant take the next blocks in turn over the SMs (B6t)."""
     nb, wpb = w.shape
     per = (slots * wpb + nsp - 1) // nsp + 1
     total = sms * nsp
@@ -71,15 +94,29 @@ def _makespan(w, sms, slots, nsp, cap):  # pragma: no cover - numba
     for k in range(slots):  # the first sms x slots blocks round-robin (eq. (B3))
         for s in range(sms):
             if nxt < nb:
-                _place(w, nxt, s, k, 0.0, nsp, vfin, owner, vt, at, n, due, cap)
+                _place(w, nxt, s, k, 0.0, nsp, vfin, owner, vt, at, n, due, cap, live)
                 left[nxt], home[nxt] = wpb, s * slots + k
                 nxt += 1
+    freed, nf, tf = np.zeros(sms * slots, np.int64), 0, 0.0
     while True:
         p = np.argmin(due)
         t = due[p]
+        if nf > 0 and (t == np.inf or t > tf + 1e-9 * max(tf, 1.0)):
+            # the slots freed at one instant take the next blocks in turn over the SMs (B6t)
+            order = _in_turn(freed[:nf], sms, slots)
+            for i in range(nf):
+                h = freed[order[i]]
+                if nxt < nb:
+                    _place(w, nxt, h // slots, h % slots, tf, nsp, vfin, owner, vt, at, n,
+                           due, cap, live)
+                    left[nxt], home[nxt] = wpb, h
+                    nxt += 1
+            nf = 0
+            continue
         if t == np.inf:
             return last
         vt[p] += (t - at[p]) * _rate(n[p], cap)
+        _held(live, p, n[p], t - at[p])
         at[p] = t
         j = np.argmin(vfin[p])
         b = owner[p, j]
@@ -89,20 +126,34 @@ def _makespan(w, sms, slots, nsp, cap):  # pragma: no cover - numba
         due[p] = at[p] + (vfin[p].min() - vt[p]) / _rate(n[p], cap) if n[p] > 0 else np.inf
         left[b] -= 1
         if left[b] == 0 and nxt < nb:  # its slot takes the next block
-            s, k = home[b] // slots, home[b] % slots
-            _place(w, nxt, s, k, t, nsp, vfin, owner, vt, at, n, due, cap)
-            left[nxt], home[nxt] = wpb, home[b]
-            nxt += 1
+            if nf == 0:
+                tf = t
+            freed[nf] = home[b]
+            nf += 1
 
 
 @njit(cache=True, nogil=True)
-def _place(w, b, s, k, t, nsp, vfin, owner, vt, at, n, due, cap):  # pragma: no cover
+def _in_turn(freed, sms, slots):  # pragma: no cover - numba
+    """The order in which the slots ``freed`` (s x slots + k) at one instant take the next
+    blocks: the first freed slot of each SM in SM order, then each SM's second, and so on
+    (slots of an SM by k), as the first blocks were dealt (B6t)."""
+    by_sm = np.argsort(freed)  # SM, then slot
+    rank = np.zeros(len(freed), np.int64)
+    for i in range(1, len(by_sm)):
+        same = freed[by_sm[i]] // slots == freed[by_sm[i - 1]] // slots
+        rank[by_sm[i]] = rank[by_sm[i - 1]] + 1 if same else 0
+    return np.argsort(rank * sms + freed // slots)
+
+
+@njit(cache=True, nogil=True)
+def _place(w, b, s, k, t, nsp, vfin, owner, vt, at, n, due, cap, live):  # pragma: no cover
     """Block b's warps into slot k of SM s at time t: warp i on scheduler (k W + i) mod
     nsp of the SM, each scheduler brought to time t first."""
     wpb = w.shape[1]
     for i in range(wpb):
         p = s * nsp + (k * wpb + i) % nsp
         vt[p] += (t - at[p]) * _rate(n[p], cap)
+        _held(live, p, n[p], t - at[p])
         at[p] = t
         j = np.argmax(owner[p] < 0)
         vfin[p, j], owner[p, j] = vt[p] + w[b, i], b
@@ -113,12 +164,34 @@ def _place(w, b, s, k, t, nsp, vfin, owner, vt, at, n, due, cap):  # pragma: no 
 def warp_share(work: np.ndarray, sms: int, slots: int, schedulers: int,
                cap: float = 1.0) -> float:
     """Eq. (B7): (B6)'s makespan of ``work``'s warps over that of as many equal warps of
-    their mean (1 for equal warps, an empty launch or no work)."""
+    their mean dealt to the SMs in turn, eq. (B7e) (1 for equal warps, an empty launch or
+    no work)."""
     w = np.atleast_2d(np.asarray(work, np.float64))
     if w.size <= 1 or w.sum() <= 0 or np.allclose(w, w.flat[0]):
         return 1.0
-    even = warp_makespan(np.full(w.shape, w.mean()), sms, slots, schedulers, cap)
+    even = even_makespan(w.shape[0], w.shape[1], w.mean(), sms, slots, schedulers, cap)
     return max(warp_makespan(w, sms, slots, schedulers, cap) / even, 1.0) if even > 0 else 1.0
+
+
+def even_makespan(blocks: int, warps: int, work: float, sms: int, slots: int,
+                  schedulers: int, cap: float = 1.0) -> float:
+    """Eq. (B7e): (B6)'s makespan of ``blocks`` equal blocks of ``warps`` warps of ``work``
+    each, the block scheduler dealing them to the SMs in turn (the busiest SM holds
+    ceil(blocks / sms)), in waves of ``slots`` blocks: a wave lasts as long as its fullest
+    scheduler, k warps sharing it, each at most ``cap``: max(k, 1 / cap) x work. (B6)'s
+    event loop on equal warps would hand every block freed at one instant to the first SM
+    (a tie), a last wave on half the SMs that no launch shows (16,384 blocks of 8 slots:
+    16 waves, 1.031, against 125 / 124.12 = 1.007 blocks)."""
+    nsp, b = max(int(schedulers), 1), max(int(slots), 1)
+    per_sm = -(-max(int(blocks), 0) // max(int(sms), 1))
+    lone = 1.0 / min(max(float(cap), 1e-9), 1.0)
+
+    def wave(n: int) -> float:
+        """A wave of n blocks: slot k's warp w on scheduler (k W + w) mod nsp."""
+        return max(int(np.bincount(np.arange(n * warps) % nsp, minlength=nsp).max()), lone)
+
+    full, rest = divmod(per_sm, b)
+    return (full * wave(b) + (wave(rest) if rest else 0.0)) * work
 
 
 def warp_work(weights: np.ndarray, grid: tuple[int, int], work: tuple[int, int],

@@ -27,8 +27,9 @@ def test_hand_derived_schedules():
 
 def _stepped(work: np.ndarray, sms: int, slots: int, dt: float) -> float:
     """A time-stepped reference of eq. (B3): each step every SM's resident blocks get dt
-    over their number of work; a block done frees its slot for the next, round-robin at
-    the start."""
+    over their number of work; the blocks done in a step free their slots for the next
+    blocks, dealt in turn over the SMs (the first of each SM's, then the second, ...),
+    as the first blocks are at the start."""
     left = [[] for _ in range(sms)]  # per SM: [block, remaining]
     nxt = 0
     for _ in range(slots):
@@ -39,16 +40,18 @@ def _stepped(work: np.ndarray, sms: int, slots: int, dt: float) -> float:
     t = 0.0
     while any(left):
         t += dt
+        done = [0] * sms
         for s in range(sms):
             if left[s]:
                 share = dt / len(left[s])
                 left[s] = [r - share for r in left[s]]
-                done = sum(r <= 1e-12 for r in left[s])
+                done[s] = sum(r <= 1e-12 for r in left[s])
                 left[s] = [r for r in left[s] if r > 1e-12]
-                for _ in range(done):
-                    if nxt < len(work):
-                        left[s].append(float(work[nxt]))
-                        nxt += 1
+        for turn in range(slots):  # the slots freed in a step: in turn over the SMs (B6t)
+            for s in range(sms):
+                if done[s] > turn and nxt < len(work):
+                    left[s].append(float(work[nxt]))
+                    nxt += 1
     return t
 
 

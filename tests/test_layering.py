@@ -57,7 +57,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "cgpredict.energy",
      "cgpredict.models", "cgpredict.models.*", "cgpredict.numba_cache", "cgpredict.atomics",
      "cgpredict.soa", "cgpredict.tile_exchange", "cgpredict.halo", "cgpredict.sm_share",
-     "cgpredict.block_schedule", "cgpredict.smsp_schedule",
+     "cgpredict.block_schedule", "cgpredict.smsp_schedule", "cgpredict.warp_spread",
      "cgpredict.row_warps", "cgpredict.register_block", "cgpredict.registers",
      "cgpredict.convoy"),
     # what a prediction hands back, and its rendering as text and JSON

@@ -1,7 +1,8 @@
 """Tests of cgpredict.smsp_schedule (uneven warps on an SM's sub-partitions, eqs. (B6)-(B7)):
 hand-derived schedules, the busiest scheduler's sum by brute force over the warp placement,
-(B3) as the special case of alike warps, a time-stepped reference with the chain cap, and the
-mapping of traced pseudo-threads onto work warps."""
+(B3) as the special case of alike warps, a time-stepped reference with the chain cap, the
+slots freed at one instant dealt in turn (B6t), the equal warps' waves (B7e) against the event
+loop, and the mapping of traced pseudo-threads onto work warps."""
 
 from __future__ import annotations
 
@@ -10,7 +11,13 @@ import pytest
 
 from cgpredict.block import Block
 from cgpredict.block_schedule import makespan
-from cgpredict.smsp_schedule import warp_makespan, warp_share, warp_work
+from cgpredict.smsp_schedule import (
+    even_makespan,
+    warp_makespan,
+    warp_residency,
+    warp_share,
+    warp_work,
+)
 
 
 def test_hand_derived_schedules():
@@ -100,6 +107,38 @@ def test_makespan_matches_a_time_stepped_reference(seed, cap):
     dt = 1.0 / 64
     ref = _stepped(work, 2, 2, 2, cap, dt)
     assert warp_makespan(work, 2, 2, 2, cap) == pytest.approx(ref, abs=work.size * dt / cap)
+
+
+def test_live_warps_a_scheduler_by_hand():
+    """One SM of one slot: a block of warps [1, 2, 3, 4] on 4 schedulers holds one warp on
+    each while it is busy: 1.0. Warps [1, 3] on one scheduler: 2 warps for 2, then 1 for 2:
+    (2 x 2 + 1 x 2) / 4 = 1.5, the makespan 4 as warp_makespan's."""
+    assert warp_residency(np.array([[1.0, 2.0, 3.0, 4.0]]), 1, 1, 4) == pytest.approx((4.0, 1.0))
+    assert warp_residency(np.array([[1.0, 3.0]]), 1, 1, 1) == pytest.approx((4.0, 1.5))
+
+
+def test_slots_freed_at_one_instant_are_dealt_in_turn_over_the_sms():
+    """(B6t) by hand: 2 SMs of 2 slots, six blocks of one warp of 1 on one scheduler. Blocks
+    0-3 share the SMs two by two and all end at 2; blocks 4 and 5 go one to each SM (in
+    turn, as the first four were dealt), alone at the SM's rate: 3. Handing both to the
+    first SM, whose event comes first, would end at 4."""
+    assert warp_makespan(np.ones((6, 1)), 2, 2, 1) == pytest.approx(3.0)
+    assert makespan(np.ones(6), 2, 2) == pytest.approx(3.0)
+
+
+@pytest.mark.parametrize("blocks, warps, slots, schedulers, cap", [
+    (16384, 8, 8, 4, 1.0), (4096, 32, 2, 4, 1.0), (1000, 3, 3, 4, 1.0), (1000, 3, 3, 4, 0.3),
+    (264, 4, 2, 4, 0.3), (500, 1, 7, 1, 1.0), (131, 6, 5, 4, 0.5)])
+def test_the_even_makespan_is_the_event_loop_on_equal_warps(blocks, warps, slots,
+                                                           schedulers, cap):
+    """(B7e)'s waves against (B6)'s event loop on equal warps of 2.5 (132 SMs); the dealt
+    last wave by hand: 16,384 blocks of 8 warps at 8 slots are 125 blocks on the busiest
+    SM, 15 waves of 16 warps a scheduler and one of 10: 250 warps of 2.5."""
+    got = even_makespan(blocks, warps, 2.5, 132, slots, schedulers, cap)
+    assert got == pytest.approx(warp_makespan(np.full((blocks, warps), 2.5), 132, slots,
+                                              schedulers, cap))
+    if (blocks, slots, cap) == (16384, 8, 1.0):
+        assert got == pytest.approx(250 * 2.5)
 
 
 def test_share_is_one_for_equal_warps_and_charges_a_scheduler_of_heavy_warps():

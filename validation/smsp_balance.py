@@ -18,6 +18,12 @@ figure is ``sm__cycles_elapsed.max`` over ``smsp__inst_executed.avg`` (the launc
 over the mean scheduler's instructions). Needs no GPU; about a minute of CPU.
 
     python validation/smsp_balance.py [--cap 0.42]
+
+``--spread`` (fifteenth round, t5) prints (B7)'s share, over the equal warps' waves (B7e),
+three ways: every pixel's warps, the trace's pixels read at each lane's nearest traced one
+(``warp_work``), and the trace's warps drawn as a block's order statistics, eq. (B8)
+(``warp_spread.spread_work``); and (B6)'s live warps a scheduler over its active time each
+way, against the counters' ``smsp__warps_active.avg.per_cycle_active``.
 """
 
 from __future__ import annotations
@@ -30,7 +36,8 @@ from ncu_csv import read_ncu
 
 from cgpredict.block import Block
 from cgpredict.block_schedule import makespan
-from cgpredict.smsp_schedule import warp_makespan, warp_work
+from cgpredict.smsp_schedule import warp_makespan, warp_residency, warp_share, warp_work
+from cgpredict.warp_spread import spread_work
 
 ROOT = Path(__file__).resolve().parent / "measured"
 NCU = {"16x16": "h100-worst2-2026-11-27/blind-ncu/mandelbrot-16x16.csv",
@@ -84,14 +91,45 @@ def shapes_row(it: np.ndarray, traced: np.ndarray, shape: str, cap: float) -> st
     return "| " + " | ".join(out) + " |"
 
 
+def spread_row(it: np.ndarray, traced: np.ndarray, shape: str) -> str:
+    """One Markdown row of (B7)'s share (over (B7e), cap 1) and (B6)'s live warps a
+    scheduler over its active time, three ways: every pixel's warps, the trace's nearest
+    pixels, and the trace's warps drawn by (B8) (warp_spread.py); then the counters' live
+    warps (``smsp__warps_active.avg.per_cycle_active``)."""
+    bx, by = (int(v) for v in shape.split("x"))
+    block = Block(bx, by)
+    slots = min(WARPS_SM // (bx * by // 32), 32)
+    shares, lives = [], []
+    for iters in (warp_work(it.astype(np.float64).ravel(), (SIZE, SIZE), (SIZE, SIZE), block, 32),
+                  warp_work(traced.astype(np.float64).ravel(), (TRACE, TRACE), (SIZE, SIZE),
+                            block, 32),
+                  spread_work(traced.astype(np.float64).ravel(), (TRACE, TRACE), (SIZE, SIZE),
+                              block, 32)):
+        cost = 35.0 + 11.0 * iters
+        shares.append(f"{warp_share(cost, SMS, slots, SCHED):.3f}")
+        lives.append(f"{warp_residency(cost, SMS, slots, SCHED)[1]:.2f}")
+    m = read_ncu(ROOT / NCU[shape])[-1].metrics
+    return "| " + " | ".join([shape, *shares, *lives,
+                              f"{m['smsp__warps_active.avg.per_cycle_active']:.2f}"]) + " |"
+
+
 def main() -> None:
-    """Print the table."""
+    """Print the table (and, with --spread, the shares of eq. (B8))."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cap", type=float, default=0.42, help="a lone warp's issues a cycle")
+    ap.add_argument("--spread", action="store_true",
+                    help="only (B7)'s shares: every pixel, the trace's, (B8)'s draws")
     args = ap.parse_args()
     it = iterations(SIZE)
     step = SIZE // TRACE
     traced = it[::step, ::step]  # the trace's pixel i is the work's pixel step x i
+    if args.spread:
+        print("| block | share: every pixel | the trace's, nearest | (B8) | live warps: every "
+              "pixel | the trace's, nearest | (B8) | counters |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|")
+        for shape in NCU:
+            print(spread_row(it, traced, shape))
+        return
     print(f"Blind mandelbrot {SIZE}^2 on {SMS} SMs x {SCHED} schedulers; ratios to the mean "
           f"scheduler's warp instructions; cap {args.cap}\n")
     print("| block | counters | (B3) work | (B6) work | (B6) work, cap | (B3) trace | "

@@ -19,7 +19,7 @@ from typing import TypeVar
 import numpy as np
 
 from ..block import Block
-from ..block_schedule import block_work, schedule_share, thread_trips
+from ..block_schedule import thread_trips
 from ..compute import branch_insts, integer_insts, kernel_entry_insts
 from ..devices import GPUDevice
 from ..frontend.tracefile_format import TRIP_DTYPE
@@ -42,6 +42,7 @@ from ..parallelism import ThreadBodies
 from ..scaling import SizeModel
 from ..sm_share import launch_sm_share
 from ..smsp_schedule import warp_share, warp_work
+from ..warp_spread import spread_work
 from .memory_profile import memory_profile
 
 __all__ = ["LaunchRow", "RegionTrips", "body_counts", "kept_part", "lane_counts", "launch_rows",
@@ -265,10 +266,10 @@ def sm_share_of(ctx, row: int, counts, work: tuple[float, float], blocks: int,
                 shared_bytes: int) -> float:
     """The busiest SM's work over the mean SM's for launch ``row`` of ``ctx`` on the
     ``work`` grid of ``blocks`` blocks: eq. (B1) (sm_share.py) for at most one block an SM;
-    with more blocks, the block scheduler's makespan over the equal blocks' (block_schedule,
-    eqs. (B3)-(B5); smsp_schedule's warps on their sub-partitions, (B6)-(B7), where the trace
-    resolves the work grid) where loops below the mapped ones run different trips in different
-    threads (the trace's trip records), else 1."""
+    with more blocks, the schedule of the warps on their sub-partitions over the equal
+    warps' (smsp_schedule, eqs. (B6)-(B7); a trace coarser than the work's warps drawn by
+    (B8), warp_spread.py) where loops below the mapped ones run different trips in
+    different threads (the trace's trip records, (B5)'s weights), else 1."""
     dev = ctx.device
     if blocks <= dev.sm_count:
         return launch_sm_share(ctx.warps, work, ctx.block, dev.sm_count)
@@ -297,14 +298,16 @@ def sm_share_of(ctx, row: int, counts, work: tuple[float, float], blocks: int,
 def _uneven_share(u: np.ndarray, txy: tuple[int, int], work: tuple[float, float],
                   block: Block, dev: GPUDevice, slots: int) -> float:
     """The uneven schedule's share from the traced weights ``u``: eq. (B7), the warps on
-    their sub-partitions, where the trace resolves the work grid (a pseudo-thread for each
-    work thread, so each work warp's slowest lane is traced); else eq. (B4) on the blocks (a
-    coarser trace holds one pseudo-thread for many lanes and cannot tell a block's warps
-    apart: validation/smsp_balance.py)."""
+    their sub-partitions, each warp its slowest lane where the trace resolves the work grid
+    (a pseudo-thread for each work thread), else a stratified draw from the traced threads
+    around its lanes, eq. (B8) (warp_spread.py: a coarser trace cannot tell a block's warps
+    apart, and a block holds its slot until its slowest warp ends)."""
+    grid = (int(work[0]), int(max(work[1], 1)))
     if txy[0] >= work[0] and txy[1] >= max(work[1], 1):
-        warps = warp_work(u, txy, (int(work[0]), int(max(work[1], 1))), block, dev.warp_size)
-        return warp_share(warps, dev.sm_count, slots, dev.schedulers_per_sm)  # (B7)
-    return schedule_share(block_work(u, txy, work, block), dev.sm_count, slots)  # (B4)
+        warps = warp_work(u, txy, grid, block, dev.warp_size)
+    else:  # the block's warps below the trace's lane spacing: their order statistics
+        warps = spread_work(u, txy, grid, block, dev.warp_size)  # (B8)
+    return warp_share(warps, dev.sm_count, slots, dev.schedulers_per_sm)  # (B7)
 
 
 def _kept_weights(ctx, trips: np.ndarray, counts, txy: tuple[int, int], own: int

@@ -31,21 +31,6 @@ theirs nanoseconds of a loaded DRAM:
 
     life = dram_light_life_cycles  if the program's one launch stores <= l2_persist_bytes (LWl)
            dram_loaded_latency_cycles otherwise
-
-A loaded warp waits for the latest of its load requests that miss the L2 (a warp
-instruction's sectors of one line, each its own DRAM round trip), not for one of them: with
-``k`` such requests a warp and the round trip's spread under load ``cv x (l2_latency +
-dram_latency)`` (eq. (R1)'s sigma), the loaded life is
-
-    life = dram_loaded_latency_cycles + z(k) x cv x (l2_latency + dram_latency)       (LWk)
-
-z(k) the expected maximum of k standard normals (z(1) = 0; a fractional k, a mean over
-warps, is a mix of warps with floor(k) and ceil(k) requests). A 16-wide block's warp reads
-two half rows, so the same bytes come in twice the requests: FDTD-2D k1 k = 1.99 at 32x8,
-3.96 at 16x16 (ncu's L2 read requests 1.105 and 2.161 M). ``dram_loaded_latency_cycles``
-is then the life of a warp with one request, read from the same counters as before less
-each kernel's z(k) sigma (docs/models.md, (LWk)). The light life (LWl) keeps no spread term:
-it was read in SM cycles on launches whose DRAM takes its reads alone, and cv under load.
 """
 
 from __future__ import annotations
@@ -53,11 +38,10 @@ from __future__ import annotations
 import math
 
 from cgpredict.devices import GPUDevice
-from cgpredict.models.retire import expected_max_normal, retire_cycles
+from cgpredict.models.retire import retire_cycles
 from cgpredict.profile import KernelProfile
 
-__all__ = ["dram_requests_per_warp", "expected_max_mixed", "loaded_life_cycles",
-           "loaded_wave_cycles", "request_spread_cycles", "stores_stay_in_l2"]
+__all__ = ["loaded_life_cycles", "loaded_wave_cycles", "stores_stay_in_l2"]
 
 
 def stores_stay_in_l2(profile: KernelProfile, device: GPUDevice) -> bool:
@@ -72,58 +56,15 @@ def stores_stay_in_l2(profile: KernelProfile, device: GPUDevice) -> bool:
     return warps * written * device.l2_sector_bytes <= device.persist_bytes
 
 
-def dram_requests_per_warp(profile: KernelProfile, device: GPUDevice) -> float:
-    """k of eq. (LWk): a warp's load requests that miss the L2, each its own DRAM round trip
-    (the count eq. (LM) gives a miss slot each): per load pattern, its instructions past the
-    L1 x their DRAM sectors x requests a sector (``l2_requests_per_warp`` over
-    ``l2_trans_per_warp``; untraced: a coalesced load's sectors packed into lines, an
-    uncoalesced one's a request each, a broadcast one request)."""
-    per_line = max(device.l2_line_bytes // max(device.l2_sector_bytes, 1), 1)
-    loads = profile.loads_only()
-    total = 0.0
-    for kind, p in enumerate((loads.coal, loads.uncoal, loads.const)):
-        if p.insts <= 1e-12 or p.dram_trans_per_warp <= 0:
-            continue
-        sectors = max(p.l2_trans_per_warp, 1.0)
-        guess = (math.ceil(sectors / per_line - 1e-9), sectors, 1.0)[kind]
-        lines = p.l2_requests_per_warp if p.l2_requests_per_warp > 0 else guess
-        total += p.insts * (1 - p.l1_hit_fraction) * p.dram_trans_per_warp * min(
-            lines / sectors, 1.0)
-    return total
-
-
-def expected_max_mixed(k: float) -> float:
-    """z(k) of eq. (LWk) for a mean of k requests a warp: warps with floor(k) and ceil(k)
-    requests in the proportions that give the mean, so z linear between the integers
-    (z(1) = 0, z(2) = 1/sqrt(pi)); 0 for k <= 1."""
-    if k <= 1.0:
-        return 0.0
-    low = math.floor(k)
-    frac = k - low
-    return (1 - frac) * expected_max_normal(low) + frac * expected_max_normal(low + 1)
-
-
-def request_spread_cycles(profile: KernelProfile, device: GPUDevice) -> float:
-    """Eq. (LWk): cycles a loaded warp's latest DRAM request lies past its mean round trip,
-    z(k) x cv x (l2_latency + dram_latency); 0 without ``dram_latency_cv``."""
-    cv = device.dram_latency_cv
-    if cv <= 0:
-        return 0.0
-    round_trip = device.l2_latency_cycles + device.dram_latency_cycles  # SPEC (2)
-    return expected_max_mixed(dram_requests_per_warp(profile, device)) * cv * round_trip
-
-
 def loaded_life_cycles(profile: KernelProfile, device: GPUDevice) -> float:
     """A one-pass warp's life in (LW): ``dram_light_life_cycles`` when the launch's stores
-    stay in the L2 (the DRAM takes its reads alone), eq. (LWl), never above the loaded
-    life; else ``dram_loaded_latency_cycles`` plus its requests' spread, eq. (LWk)."""
+    stay in the L2 (the DRAM takes its reads alone), else ``dram_loaded_latency_cycles``,
+    eq. (LWl); never above the loaded life."""
     life = device.dram_loaded_latency_cycles
     light = device.dram_light_life_cycles
     if light > 0 and stores_stay_in_l2(profile, device):
         return min(light, life)  # (LWl)
-    if life <= 0:
-        return 0.0
-    return life + request_spread_cycles(profile, device)  # (LWk)
+    return life
 
 
 def loaded_wave_cycles(profile: KernelProfile, device: GPUDevice, waves: float,

@@ -46,6 +46,12 @@ def test_by_hand():
     assert loaded_wave_cycles(p, dev, 4.5, 0.0, 64) == 0.0  # no load reaches DRAM
     off = dataclasses.replace(dev, dram_loaded_latency_cycles=0.0)
     assert loaded_wave_cycles(p, off, 4.5, 1.0, 64) == 0.0
+    # a compute-heavy warp (201 instructions): the wave's issue, 3216 cycles, exceeds the
+    # wait (945) and counts only up to it; the issue bound takes the rest
+    from cgpredict.models.loaded_wave import loaded_life_cycles
+    heavy = _one_pass(4752, comp=200)
+    assert loaded_life_cycles(heavy, dev, 64) == pytest.approx(945.0 + 945.0)
+    assert loaded_life_cycles(heavy, dev, 8) == pytest.approx(945.0 + 8 * 201 * 0.25)
 
 
 @pytest.mark.parametrize("warps", [8, 32])
@@ -161,6 +167,13 @@ def test_request_spread_by_hand():
     no_line = dataclasses.replace(dev, dram_line_life_cycles=0.0)
     assert loaded_life_cycles(wide, dev, 64) - loaded_life_cycles(wide, no_line, 64) == \
         pytest.approx(213.0)
+    # a row walk (20 load instructions a thread, 20 lines): its lines overlap in its loop,
+    # no line term; the floor, its issue and the spread of its 20 requests remain
+    from cgpredict.models.loaded_wave import one_pass
+    walk = _rows(20, 1.0)
+    assert one_pass(wide) and one_pass(_rows(16, 1.0)) and not one_pass(walk)
+    assert loaded_life_cycles(walk, dev, 64) == pytest.approx(
+        945.0 + 64 * 30 * 0.25 + expected_max_mixed(20.0) * sigma, rel=1e-9)
     # a mean of 1.5 requests: half the warps wait on 1, half on 2
     assert expected_max_mixed(1.5) == pytest.approx(0.5 * z2)
     assert expected_max_mixed(1.0) == 0.0 and expected_max_mixed(0.3) == 0.0

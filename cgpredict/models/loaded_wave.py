@@ -35,23 +35,28 @@ theirs nanoseconds of a loaded DRAM:
 A loaded one-pass warp's life has four parts (eq. (LWk), fifteenth round): a floor, the
 issue of its wave (its SM's n warps share the SM's schedulers, and round-robin issue brings
 each warp's last instruction near the end of them all), each DRAM line past the first
-(``dram_line_life_cycles``), and the latest of its load requests that miss the L2 (each its
-own round trip under load, spread as (R1)'s sigma):
+(``dram_line_life_cycles``; one-pass warps only, ``one_pass``), and the latest of its load
+requests that miss the L2 (each its own round trip under load, spread as (R1)'s sigma):
 
-    life = dram_loaded_latency_cycles + n x insts x inst_cycles_per_warp_inst
-           + dram_line_life_cycles x max(d - 1, 0) + z(k) x cv x (l2_latency + dram_latency)
-                                                                                        (LWk)
+    wait = dram_loaded_latency_cycles + dram_line_life_cycles x max(d - 1, 0)
+           + z(k) x cv x (l2_latency + dram_latency)
+    life = wait + min(n x insts x inst_cycles_per_warp_inst, wait)                    (LWk)
+
+(the wave's issue counts as far as the wait can hold it: a warp whose SM's issue of the
+wave exceeds its wait overlaps the next wave's wait, and the issue bound takes the launch:
+blackscholes and int_hash, 256x1, went +22 and +11 points with the issue added whole)
 
 d the warp's DRAM lines (eq. (R1)'s), k its missed requests, z(k) the expected maximum of k
 standard normals (z(1) = 0; a fractional k, a mean over warps, is warps with floor(k) and
 ceil(k) requests). Nsight Compute's warp lives of the 2-D stencils give the parts: 2DCONV and
 Jacobi-2D (one line, 1.6 requests) differ by their instructions (44 and 34 a warp: 176
 cycles of a wave's issue, their lives 173 apart at 32x8); FDTD-2D k1 and k2 (two lines)
-live 124-287 cycles more than the floor, issue and spread give; a 16-wide block's warp
+live 83-287 cycles more than the floor, issue and spread give; a 16-wide block's warp
 reads each row as two half lines, twice the requests for the same bytes (FDTD-2D k1 k =
 1.99 at 32x8, 3.96 at 16x16), and lives longer by about z(k)'s step. The floor and the line
-are read from those counters (docs/models.md, (LWk)). The light life (LWl) keeps no such
-terms: it was read in SM cycles on launches whose DRAM serves their reads alone.
+are read from those counters (docs/models.md, (LWk)). The light life (LWl) takes none of
+this (it was read in SM cycles on launches whose DRAM serves their reads alone) and stays
+never above the loaded life.
 """
 
 from __future__ import annotations
@@ -60,10 +65,11 @@ import math
 
 from cgpredict.devices import GPUDevice
 from cgpredict.models.retire import dram_waits_per_warp, expected_max_normal, retire_cycles
+from cgpredict.parallelism import LOADS_IN_FLIGHT
 from cgpredict.profile import KernelProfile
 
 __all__ = ["dram_requests_per_warp", "expected_max_mixed", "loaded_life_cycles",
-           "loaded_wave_cycles", "request_spread_cycles", "stores_stay_in_l2"]
+           "loaded_wave_cycles", "one_pass", "request_spread_cycles", "stores_stay_in_l2"]
 
 
 def stores_stay_in_l2(profile: KernelProfile, device: GPUDevice) -> bool:
@@ -76,6 +82,14 @@ def stores_stay_in_l2(profile: KernelProfile, device: GPUDevice) -> bool:
         return False
     warps = profile.blocks * math.ceil(profile.threads_per_block / max(device.warp_size, 1))
     return warps * written * device.l2_sector_bytes <= device.persist_bytes
+
+
+def one_pass(profile: KernelProfile) -> bool:
+    """Whether a warp's loads are all in flight at once (at most LOADS_IN_FLIGHT load
+    instructions a thread: a stencil's, SAXPY's), the warps (LWk)'s line term was read on; a
+    row walk's thousands of lines overlap each other in its loop and take no line term."""
+    loads = profile.loads_only()
+    return sum(p.insts for p in (loads.coal, loads.uncoal, loads.const)) <= LOADS_IN_FLIGHT
 
 
 def dram_requests_per_warp(profile: KernelProfile, device: GPUDevice) -> float:
@@ -127,9 +141,14 @@ def loaded_life_cycles(profile: KernelProfile, device: GPUDevice, n_warps: float
     floor = device.dram_loaded_latency_cycles
     if floor <= 0:
         return 0.0
+    lines = 0.0
+    if one_pass(profile):  # the lines were read on one-pass warps: 1-3 lines, 3-9 loads
+        lines = device.dram_line_life_cycles * max(dram_waits_per_warp(profile, device) - 1, 0.0)
+    wait = floor + lines + request_spread_cycles(profile, device)
+    # the wave's issue, as far as the next wave's wait cannot hide it (beyond, the SM's
+    # issue bound takes the launch)
     issue = n_warps * profile.total_insts * device.inst_cycles_per_warp_inst
-    lines = device.dram_line_life_cycles * max(dram_waits_per_warp(profile, device) - 1, 0.0)
-    life = floor + issue + lines + request_spread_cycles(profile, device)  # (LWk)
+    life = wait + min(issue, wait)  # (LWk)
     light = device.dram_light_life_cycles
     if light > 0 and stores_stay_in_l2(profile, device):
         return min(light, life)  # (LWl)

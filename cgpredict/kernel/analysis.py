@@ -22,6 +22,7 @@ from ..devices import GPUDevice
 from ..frontend.port import restoring_stores
 from ..frontend.tracefile import TAG_BEGIN, Trace
 from ..halo import HaloFigures, HaloSpec, halo_figures, halo_note
+from ..memory.carryover import carry_capacity
 from ..memory.footprint import (
     SizeCheck,
     check_lines,
@@ -30,7 +31,6 @@ from ..memory.footprint import (
     pick_spans,
     size_check,
 )
-from ..memory.carryover import carry_capacity
 from ..memory.residency import Resident, warm_share, warm_start
 from ..memory.shared import array_name
 from ..memory.transactions import MemoryAnalysis

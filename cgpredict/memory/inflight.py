@@ -24,7 +24,8 @@ from ..devices import GPUDevice
 from ..hashing import dense_ids
 
 __all__ = [
-    "chain_dram_sectors", "chain_dram_share", "own_fetch_share", "chain_load_latency", "inflight_l2_hits",
+    "chain_dram_sectors", "chain_dram_share", "chain_load_latency", "inflight_l2_hits",
+    "own_fetch_share",
     "inflight_served",
 ]
 

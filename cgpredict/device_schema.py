@@ -223,6 +223,12 @@ class GPUDevice:
     # how far apart one warp's DRAM loads in flight together come back, cycles (eq. (Q1));
     # None: 0, all at once
     dram_sector_gap_cycles: float | None = None
+    # eq. (Q1r): one warp's round of DRAM loads waits for the latest of its returns: their
+    # spread (sigma), a loop load's one-load trip over the L2 + DRAM latency (lift) and each
+    # later load's slot in the round (issue), cycles; None: (Q1) instead
+    dram_round_sigma_cycles: float | None = None
+    dram_round_lift_cycles: float | None = None
+    dram_round_issue_cycles: float | None = None
     registers_per_block_max: int | None = None
     shared_mem_alloc_unit_bytes: int = 256
     shared_mem_reserved_per_block_bytes: int = 0
@@ -261,6 +267,9 @@ class GPUDevice:
             measured=tuple((k, v) for k, v in _ieee_keys(self) if v is not None),
             loop_trip=self.loop_trip_cycles or 0.0, loop_branch=self.loop_branch_cycles or 0.0,
             dram_gap=self.dram_sector_gap_cycles or 0.0,
+            dram_sigma=self.dram_round_sigma_cycles or 0.0,
+            dram_lift=self.dram_round_lift_cycles or 0.0,
+            dram_issue=self.dram_round_issue_cycles or 0.0,
         )  # fmt: skip
 
     @property
@@ -437,6 +446,9 @@ FIELD_SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
         "loop_trip_cycles": ("float", False),
         "loop_branch_cycles": ("float", False),
         "dram_sector_gap_cycles": ("float", False),
+        "dram_round_sigma_cycles": ("float", False),
+        "dram_round_lift_cycles": ("float", False),
+        "dram_round_issue_cycles": ("float", False),
     },
     "energy": {f.name: ("float", False) for f in fields(EnergyTable)},
     "pipes": {f.name: ("float", False) for f in fields(PipeRates)},

@@ -14,7 +14,12 @@ import pytest
 from fake_traces import make_wt, strided
 
 from cgpredict.devices import load_device
-from cgpredict.memory.inflight import chain_dram_sectors, chain_dram_share, chain_load_latency
+from cgpredict.memory.inflight import (
+    chain_dram_sectors,
+    chain_dram_share,
+    chain_load_latency,
+    own_fetch_share,
+)
 from cgpredict.memory.lru import CacheConfig
 from cgpredict.memory.transactions import InstrMemStats, L1Config, analyze_memory
 
@@ -195,3 +200,22 @@ def test_sectors_that_ride_an_earlier_fill_fetch_nothing_on_the_chain():
     assert chain_dram_sectors(diag) == (pytest.approx(1.0), pytest.approx(2.0))
     assert chain_dram_share(diag) == chain_dram_share(
         InstrMemStats(0, (0, 32, 0), (0, 128, 0), (0, 128, 0)))
+
+
+def test_a_round_counts_only_its_own_fetches():
+    """(Q1o): the column broadcast above (128 warp instructions, 124 riding the 4 misses'
+    fetches in the L1, (C1)) counts 4 / 128 = 1/32 of a load in a (Q1r) round, where the
+    chain's share counts the riders as DRAM waits (1); with the (C2) hits of an array that
+    outgrows the L2, still its own 4 / 128 of the 16 L2 sectors' 4 misses: (1 - 124/128) x
+    4/16 = 1/128. trmv_t's diagonal, 2 of whose 4 sectors ride a pair's fill ((F2)), keeps
+    its share 1: the rides are part of its own fetch. A load with nothing from DRAM: 0."""
+    col = InstrMemStats(0, (128, 0, 0), (4, 0, 0), (4, 0, 0), l1_served=(124, 0, 0),
+                        l1_inflight=(124, 0, 0))
+    assert own_fetch_share(col) == pytest.approx(1 / 32)
+    assert chain_dram_sectors(col, own_only=True)[0] == pytest.approx(1 / 32)
+    shared = InstrMemStats(0, (128, 0, 0), (16, 0, 0), (4, 0, 0), l1_served=(124, 0, 0),
+                           l1_inflight=(124, 0, 0), l2_inflight=(12, 0, 0))
+    assert own_fetch_share(shared) == pytest.approx(1 / 128)
+    diag = InstrMemStats(0, (0, 32, 0), (0, 128, 0), (0, 128, 0), fill_rides=(0, 64, 0))
+    assert own_fetch_share(diag) == pytest.approx(1.0)
+    assert own_fetch_share(InstrMemStats(0, (32, 0, 0), (4, 0, 0), (0, 0, 0))) == 0.0

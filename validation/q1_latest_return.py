@@ -132,7 +132,7 @@ def patch(sigma: float, lift: float, issue: float) -> None:
 
     def op_latencies(self):  # noqa: ANN001, ANN202
         lat = base(self)
-        if not lat.dram_gap:  # only a device that (Q1) calibrated (the H100) gets the form
+        if not (lat.dram_gap or lat.dram_sigma):  # only a device with (Q1) or (Q1r): the H100
             return lat
         return dataclasses.replace(lat, dram_gap=0.0, dram_sigma=sigma, dram_lift=lift,
                                    dram_issue=issue)

@@ -23,6 +23,7 @@ from ..devices import GPUDevice
 from ..frontend.port import restoring_stores
 from ..frontend.tracefile import TAG_BEGIN, Trace
 from ..halo import HaloFigures, HaloSpec, halo_figures, halo_note
+from ..memory.carryover import carry_capacity
 from ..memory.footprint import (
     SizeCheck,
     check_lines,
@@ -31,7 +32,7 @@ from ..memory.footprint import (
     pick_spans,
     size_check,
 )
-from ..memory.residency import Resident, warm_start
+from ..memory.residency import Resident, warm_share, warm_start
 from ..memory.shared import array_name
 from ..memory.transactions import MemoryAnalysis
 from ..models import kernel_time
@@ -324,7 +325,8 @@ def _model_launches(setup: RegionSetup, ctx: LaunchContext) -> _Launches:
     trace, region, sizes, wsz, device = setup.trace, setup.region, setup.sizes, setup.wsz, \
         ctx.device
     h = trace.header
-    rows = launch_rows(trace, region, sizes, wsz, device.persist_bytes, ctx.rows_kept)
+    rows = launch_rows(trace, region, sizes, wsz, device.persist_bytes, ctx.rows_kept, ctx.tsz,
+                       carry_capacity(device))
     launches_work = (
         max(int(round(trip(sizes.launches[region], wsz))), 1)
         if region in sizes.launches
@@ -337,17 +339,21 @@ def _model_launches(setup: RegionSetup, ctx: LaunchContext) -> _Launches:
     resident: dict[str, Resident] = {}
     # per set of arrays left in the L2: their static instructions as bytes, and the memory
     # analysis with them warm
-    warm_of: dict[frozenset[str], tuple[bytes, MemoryAnalysis]] = {}
+    warm_of: dict[tuple, tuple[bytes, MemoryAnalysis]] = {}
     for lr in rows:
         res, row = lr.resident, lr.row
         names = frozenset(r.array for r in res)
-        if names not in warm_of:
+        if (names, lr.carried) not in warm_of:
             warm = frozenset(
                 s.sid for s in ctx.mem.instrs if array_name(h.mem[s.sid].base) in names
             )
-            warm_of[names] = (np.array(sorted(warm), np.int64).tobytes(),
-                              warm_start(ctx.mem, warm))
-        warm_key, warm_mem = warm_of[names]
+            part = dict(lr.carried)  # eq. (CO1): a share of a partly left array
+            shares = {s.sid: part[a] for s in ctx.mem.instrs
+                      if (a := array_name(h.mem[s.sid].base)) in part}
+            warm_of[(names, lr.carried)] = (
+                np.array(sorted(warm), np.int64).tobytes() + repr(sorted(shares.items())).encode(),
+                warm_share(warm_start(ctx.mem, warm), shares))
+        warm_key, warm_mem = warm_of[(names, lr.carried)]
         key = keys[row] = lr.counts_key + warm_key
         if key not in models:
             models[key] = ctx.model(row, warm_mem)[0]

@@ -396,7 +396,8 @@ class LaunchContext:
         big, mems = self.outgrown_arrays, self.trace.header.mem
         lat = {s.sid: chain_load_latency(s, dev, array_name(mems[s.sid].base) in big)
                for s in mem.instrs}
-        far = {s.sid: chain_dram_sectors(s, array_name(mems[s.sid].base) in big)
+        own = dev.op_latencies.dram_sigma > 0  # (Q1o): a (Q1r) round counts its own fetches
+        far = {s.sid: chain_dram_sectors(s, array_name(mems[s.sid].base) in big, own)
                for s in mem.instrs if queue and s.sid not in staged | set(self.reloads)}
         reload = dev.l1_latency_cycles if dev.l1_caches_global_loads else dev.l2_latency_cycles
         lat.update({**dict.fromkeys(self.reloads, reload),

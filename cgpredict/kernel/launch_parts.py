@@ -34,6 +34,7 @@ from ..lane_trips import (
     warp_span,
     warp_trip_factors,
 )
+from ..memory.carryover import carried_share, carry_facts
 from ..memory.residency import Resident, region_arrays, resident_arrays
 from ..memory.shared import array_name
 from ..memory.transactions import MemoryAnalysis
@@ -60,28 +61,53 @@ class LaunchRow:
     row: int
     resident: tuple[Resident, ...]
     counts_key: bytes
+    # (array, share of its sectors found in the L2) of a partly left array, eq. (CO1)
+    carried: tuple[tuple[str, float], ...] = ()
 
 
 def launch_rows(trace, region: int, sizes: SizeModel, wsz: dict[str, int], capacity: float,
-                kept: dict) -> tuple[LaunchRow, ...]:
+                kept: dict, tsz: dict[str, int] | None = None, carry_bytes: float = 0.0
+                ) -> tuple[LaunchRow, ...]:
     """The LaunchRow of every launch of ``region`` in ``trace``, the work sizes ``wsz`` and an
-    L2 keeping ``capacity`` bytes: a function of the trace, so kept in ``kept`` (the trace's
-    AnalysisMemo.rows) for its next analyses (GRAMSCHMIDT: 1536 launches in each)."""
-    key = (region, tuple(sorted(wsz.items())), capacity)
+    L2 keeping ``capacity`` bytes of whole arrays and ``carry_bytes`` of a sweep (eq. (CO1);
+    0 or no trace sizes ``tsz``: none): a function of the trace, so kept in ``kept`` (the
+    trace's AnalysisMemo.rows) for its next analyses (GRAMSCHMIDT: 1536 launches in each)."""
+    carry = carry_bytes if tsz is not None else 0.0
+    key = (region, tuple(sorted(wsz.items())), capacity, carry)
     got = kept.get(key)
     if got is None:
         touched, loaded = region_arrays(trace), region_arrays(trace, "load")
         bytes_of: dict[str, float | None] = {}
+        rows = np.flatnonzero(trace.launches["region"] == region)
+        res = {int(row): resident_arrays(trace, int(row), sizes, wsz, capacity, touched, loaded,
+                                         bytes_of) for row in rows}  # fmt: skip
+        carried = _carried(trace, rows, res, sizes, tsz, wsz, carry, touched, loaded, bytes_of)
         got = kept[key] = tuple(
             LaunchRow(
                 row=int(row),
-                resident=resident_arrays(trace, int(row), sizes, wsz, capacity, touched,
-                                         loaded, bytes_of),
+                resident=res[int(row)],
                 counts_key=trace.bb_counts[row].tobytes() + trace.loop_iters[row].tobytes(),
+                carried=carried.get(int(row), ()),
             )
-            for row in np.flatnonzero(trace.launches["region"] == region)
+            for row in rows
         )
     return got
+
+
+def _carried(trace, rows, res, sizes: SizeModel, tsz, wsz, carry: float, touched, loaded,
+             bytes_of: dict) -> dict[int, tuple[tuple[str, float], ...]]:
+    """Eq. (CO1) for each launch ``rows`` of a region: the arrays it loads that are not
+    found whole (``res``) and the share of them an earlier launch left in ``carry`` bytes."""
+    if carry <= 0 or not len(rows):
+        return {}
+    facts = carry_facts(trace, sizes, tsz, wsz, touched)
+    size = {a: bytes_of.get(a) if a in bytes_of else sizes.array_bytes(a, wsz)
+            for (_, a) in facts.traced}
+    mine = loaded.get(int(trace.launches["region"][rows[0]]), frozenset())
+    feet: dict[int, dict[str, float]] = {}
+    return {int(row): carried_share(trace, int(row), facts, carry, touched,
+                                    mine - {r.array for r in res[int(row)]}, size, feet)
+            for row in rows}
 
 
 def mem_counts(header, mem: MemoryAnalysis, per_thread: Mapping[int, float]) -> tuple:

@@ -25,6 +25,7 @@ from ..hashing import dense_ids
 
 __all__ = [
     "chain_dram_sectors", "chain_dram_share", "chain_load_latency", "inflight_l2_hits",
+    "own_fetch_share",
     "inflight_served",
 ]
 
@@ -163,14 +164,26 @@ def chain_dram_share(s, outgrows_l2: bool = False) -> float:
     return (1 - l1) * min(missed / l2 if l2 else 0.0, 1.0)
 
 
-def chain_dram_sectors(s, outgrows_l2: bool = False) -> tuple[float, float]:
+def own_fetch_share(s) -> float:
+    """The share of static load ``s``'s warp instructions that wait on a DRAM fetch of their
+    own: chain_dram_share less the riders, those served on a line another warp of the SM
+    missed ((C1), ``l1_inflight``) or by another SM's miss in flight ((C2)). A round of eq.
+    (Q1r) counts these in D (eq. (Q1o)); a sector riding its pair's fill block ((F2)) is
+    still the instruction's own fetch."""
+    total = max(s.total_warp_insts, 1)
+    l2 = sum(s.l2_trans)
+    return (1 - sum(s.l1_served) / total) * min(sum(s.dram_trans) / l2 if l2 else 0.0, 1.0)
+
+
+def chain_dram_sectors(s, outgrows_l2: bool = False,
+                       own_only: bool = False) -> tuple[float, float]:
     """Static load ``s``'s DRAM share on its thread's chain (chain_dram_share) and the DRAM
     sectors one such waiting warp instruction fetches itself: its traced DRAM sectors per
     warp instruction over the share (a coalesced row of floats 4, one lane 1; an instruction
     that rides a fetch another warp or SM issued, (C1) and (C2), fetches none; nor does a
     sector whose fill block an earlier instruction fetched, (F2)). A trip's loads in flight
-    queue by these sectors, eq. (Q1)."""
-    share = chain_dram_share(s, outgrows_l2)
+    queue by these sectors, eq. (Q1). ``own_only``: the share is own_fetch_share's (Q1o)."""
+    share = own_fetch_share(s) if own_only else chain_dram_share(s, outgrows_l2)  # (Q1o)
     own = max(min(sum(s.dram_trans), sum(s.l2_trans)) - sum(s.fill_rides), 0)  # (F2)
     own = own / max(s.total_warp_insts, 1)
     return share, own / share if share > 0 else 1.0

@@ -21,7 +21,7 @@ from ..scaling import SizeModel
 from .shared import array_name
 from .transactions import InstrMemStats, MemoryAnalysis
 
-__all__ = ["Resident", "region_arrays", "resident_arrays", "warm_start"]
+__all__ = ["Resident", "region_arrays", "resident_arrays", "warm_share", "warm_start"]
 
 
 @dataclass(frozen=True)
@@ -97,10 +97,12 @@ def resident_arrays(
     return tuple(out)
 
 
-def _fewer(counts: tuple, s: InstrMemStats) -> tuple:
+def _fewer(counts: tuple, s: InstrMemStats, cold: tuple | None = None) -> tuple:
     """``counts`` (a load's fills, (F1), or its rides, (F2)) less the share of its DRAM
-    misses that its cold misses were: what they are once an earlier launch left the data."""
-    return tuple(x * (d - c) // d if d else x for x, d, c in zip(counts, s.dram_trans, s.cold))
+    misses that its cold misses (or ``cold``, a part of them) were: what they are once an
+    earlier launch left the data."""
+    cold = s.cold if cold is None else cold
+    return tuple(x * (d - c) // d if d else x for x, d, c in zip(counts, s.dram_trans, cold))
 
 
 def warm_start(mem: MemoryAnalysis, warm: frozenset[int]) -> MemoryAnalysis:
@@ -116,6 +118,28 @@ def warm_start(mem: MemoryAnalysis, warm: frozenset[int]) -> MemoryAnalysis:
             s = dataclasses.replace(
                 s, dram_trans=tuple(d - c for d, c in zip(s.dram_trans, s.cold)),
                 cold=(0, 0, 0), fetched=_fewer(s.fetched, s), fill_rides=_fewer(s.fill_rides, s),
+            )  # fmt: skip
+        instrs.append(s)
+    return MemoryAnalysis(tuple(instrs), mem.l2_accesses, hits)
+
+
+def warm_share(mem: MemoryAnalysis, shares: dict[int, float]) -> MemoryAnalysis:
+    """The launch with the share ``shares[sid]`` of static instruction sid's compulsory
+    load misses found in the L2 (left there by an earlier launch, eq. (CO1)): that part of
+    them becomes L2 hits; a share of 1 is warm_start's."""
+    if not shares:
+        return mem
+    instrs = []
+    hits = mem.l2_hits
+    for s in mem.instrs:
+        f = shares.get(s.sid, 0.0)
+        if f > 0 and any(s.cold):
+            part = tuple(int(round(c * min(f, 1.0))) for c in s.cold)
+            hits += sum(part)
+            s = dataclasses.replace(
+                s, dram_trans=tuple(d - c for d, c in zip(s.dram_trans, part)),
+                cold=tuple(c - p for c, p in zip(s.cold, part)),
+                fetched=_fewer(s.fetched, s, part), fill_rides=_fewer(s.fill_rides, s, part),
             )  # fmt: skip
         instrs.append(s)
     return MemoryAnalysis(tuple(instrs), mem.l2_accesses, hits)

@@ -26,7 +26,7 @@ the SMs, as the first blocks were dealt (B6t); (B7)'s equal warps are counted in
 form, wave by wave on the busiest SM's ceil(blocks / sms) blocks (B7e). A coarse trace's
 warps come from warp_spread.py, eq. (B8). The event loop finds its next scheduler at the
 root of a tournament tree (np.argmin's choice in log2 steps: 65,536 blocks of 32 warps on
-132 SMs in 0.3 s where scanning every scheduler took 2.6 s; docs/models.md, (B8)'s cost).
+132 SMs in 0.2-0.3 s where scanning every scheduler took 1.4-2.9 s; docs/models.md, (B8)'s cost).
 """
 
 from __future__ import annotations

@@ -69,15 +69,19 @@ def warm(corpus: Path) -> list[str]:
 
 
 def _warm_direct() -> None:
-    """Compile the kernel no warm-up file reaches: the warps' makespan on their
+    """Compile the kernels no warm-up file reaches: the warps' makespan on their
     sub-partitions (eq. (B6); the block scheduler's, eq. (B3), is its case of one warp a block
-    on one scheduler), called only for uneven blocks on more blocks than SMs, as the blind
+    on one scheduler) and the draws of a block's warps below the trace's lane spacing (eq.
+    (B8)), called only for uneven blocks on more blocks than SMs, as the blind
     Mandelbrot's."""
     import numpy as np
 
+    from .block import Block
     from .smsp_schedule import warp_makespan
+    from .warp_spread import spread_work
 
     warp_makespan(np.array([[3.0, 1.0], [2.0, 1.0]]), 2, 1, 4)
+    spread_work(np.array([1.0, 3.0]), (2, 1), (64, 1), Block(32, 1), 32)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -24,7 +24,9 @@ and (B4) are this module's (B6) and (B7) on blocks of one warp on one scheduler:
 loop serves both schedulers. Slots freed at one instant take the next blocks in turn over
 the SMs, as the first blocks were dealt (B6t); (B7)'s equal warps are counted in closed
 form, wave by wave on the busiest SM's ceil(blocks / sms) blocks (B7e). A coarse trace's
-warps come from warp_spread.py, eq. (B8).
+warps come from warp_spread.py, eq. (B8). The event loop finds its next scheduler at the
+root of a tournament tree (np.argmin's choice in log2 steps: 65,536 blocks of 32 warps on
+132 SMs in 0.2-0.3 s where scanning every scheduler took 1.4-2.9 s; docs/models.md, (B8)'s cost).
 """
 
 from __future__ import annotations
@@ -84,22 +86,31 @@ def _makespan(w, sms, slots, nsp, cap, live):  # pragma: no cover - numba
     nb, wpb = w.shape
     per = (slots * wpb + nsp - 1) // nsp + 1
     total = sms * nsp
+    size = 1
+    while size < total:
+        size *= 2
+    due = np.full(size, np.inf)  # padded to the tournament tree's leaves
+    tree = np.zeros(2 * size, np.int64)
+    tree[size:] = np.arange(size)
+    for i in range(size - 1, 0, -1):
+        tree[i] = tree[2 * i]
     vfin = np.full((total, per), np.inf)
     owner = np.full((total, per), -1)
+    first = np.zeros(total, np.int64)  # np.argmin(vfin[p]), kept as warps come and go
     vt, at = np.zeros(total), np.zeros(total)
     n = np.zeros(total, np.int64)
     left, home = np.zeros(nb, np.int64), np.zeros(nb, np.int64)
-    due = np.full(total, np.inf)
     nxt, last = 0, 0.0
     for k in range(slots):  # the first sms x slots blocks round-robin (eq. (B3))
         for s in range(sms):
             if nxt < nb:
-                _place(w, nxt, s, k, 0.0, nsp, vfin, owner, vt, at, n, due, cap, live)
+                _place(w, nxt, s, k, 0.0, nsp, vfin, owner, first, vt, at, n, due, tree,
+                       cap, live)
                 left[nxt], home[nxt] = wpb, s * slots + k
                 nxt += 1
     freed, nf, tf = np.zeros(sms * slots, np.int64), 0, 0.0
     while True:
-        p = np.argmin(due)
+        p = tree[1]  # np.argmin(due): the lowest index on a tie
         t = due[p]
         if nf > 0 and (t == np.inf or t > tf + 1e-9 * max(tf, 1.0)):
             # the slots freed at one instant take the next blocks in turn over the SMs (B6t)
@@ -107,8 +118,8 @@ def _makespan(w, sms, slots, nsp, cap, live):  # pragma: no cover - numba
             for i in range(nf):
                 h = freed[order[i]]
                 if nxt < nb:
-                    _place(w, nxt, h // slots, h % slots, tf, nsp, vfin, owner, vt, at, n,
-                           due, cap, live)
+                    _place(w, nxt, h // slots, h % slots, tf, nsp, vfin, owner, first, vt,
+                           at, n, due, tree, cap, live)
                     left[nxt], home[nxt] = wpb, h
                     nxt += 1
             nf = 0
@@ -118,18 +129,34 @@ def _makespan(w, sms, slots, nsp, cap, live):  # pragma: no cover - numba
         vt[p] += (t - at[p]) * _rate(n[p], cap)
         _held(live, p, n[p], t - at[p])
         at[p] = t
-        j = np.argmin(vfin[p])
+        j = first[p]
         b = owner[p, j]
         vfin[p, j], owner[p, j] = np.inf, -1
         n[p] -= 1
         last = max(last, t)
-        due[p] = at[p] + (vfin[p].min() - vt[p]) / _rate(n[p], cap) if n[p] > 0 else np.inf
+        first[p] = np.argmin(vfin[p])
+        _due(due, tree, p, at[p] + (vfin[p, first[p]] - vt[p]) / _rate(n[p], cap) if n[p] > 0
+             else np.inf)
         left[b] -= 1
         if left[b] == 0 and nxt < nb:  # its slot takes the next block
             if nf == 0:
                 tf = t
             freed[nf] = home[b]
             nf += 1
+
+
+@njit(cache=True, nogil=True)
+def _due(due, tree, p, v):  # pragma: no cover - numba
+    """Scheduler p's next event at v, and the tournament tree over ``due`` updated on the
+    path above leaf p: each node holds the index of its leaves' earliest event, the left
+    (lower) one on a tie, so the root is np.argmin(due) in log2(schedulers) steps where the
+    argmin scanned all of them at every event (B6t's order of ties kept)."""
+    due[p] = v
+    i = (p + len(due)) >> 1
+    while i >= 1:
+        a, b = tree[2 * i], tree[2 * i + 1]
+        tree[i] = a if due[a] <= due[b] else b
+        i >>= 1
 
 
 @njit(cache=True, nogil=True)
@@ -146,19 +173,32 @@ def _in_turn(freed, sms, slots):  # pragma: no cover - numba
 
 
 @njit(cache=True, nogil=True)
-def _place(w, b, s, k, t, nsp, vfin, owner, vt, at, n, due, cap, live):  # pragma: no cover
+def _place(w, b, s, k, t, nsp, vfin, owner, first, vt, at, n, due, tree, cap,
+           live):  # pragma: no cover - numba
     """Block b's warps into slot k of SM s at time t: warp i on scheduler (k W + i) mod
-    nsp of the SM, each scheduler brought to time t first."""
+    nsp of the SM, each scheduler brought to time t first, and each scheduler's next event
+    found once its warps are placed (bringing it to t again, or finding its event after
+    each warp, changes nothing: a step of 0, an event overwritten before it is read)."""
     wpb = w.shape[1]
-    for i in range(wpb):
+    for i in range(min(wpb, nsp)):
         p = s * nsp + (k * wpb + i) % nsp
         vt[p] += (t - at[p]) * _rate(n[p], cap)
         _held(live, p, n[p], t - at[p])
         at[p] = t
-        j = np.argmax(owner[p] < 0)
-        vfin[p, j], owner[p, j] = vt[p] + w[b, i], b
+    for i in range(wpb):
+        p = s * nsp + (k * wpb + i) % nsp
+        j = 0
+        while owner[p, j] >= 0:  # the first free place (np.argmax(owner[p] < 0), unallocated)
+            j += 1
+        x = vt[p] + w[b, i]
+        vfin[p, j], owner[p, j] = x, b
+        f = vfin[p, first[p]]
+        if n[p] == 0 or x < f or (x == f and j < first[p]):  # np.argmin's first minimum
+            first[p] = j
         n[p] += 1
-        due[p] = at[p] + (vfin[p].min() - vt[p]) / _rate(n[p], cap)
+    for i in range(min(wpb, nsp)):
+        p = s * nsp + (k * wpb + i) % nsp
+        _due(due, tree, p, at[p] + (vfin[p, first[p]] - vt[p]) / _rate(n[p], cap))
 
 
 def warp_share(work: np.ndarray, sms: int, slots: int, schedulers: int,

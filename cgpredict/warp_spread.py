@@ -28,12 +28,16 @@ smallest, and their mean the local distribution's mean. A field that is the same
 block gives its warps that weight (no spread); a field that differs gives the spread of its
 traced neighbours (the escape-time boundary, a triangular loop's rows: the latter's traced
 neighbours differ by one lane spacing's trips, a small spread). Where the trace resolves the
-work grid, (B7)'s slowest lane is kept (``warp_work``).
+work grid, (B7)'s slowest lane is kept (``warp_work``). A warp's x tents depend on its
+block's column alone and its y tents on its row, so they are pooled once a column (row) of
+blocks, and each warp's few pooled weights are sorted in one compiled loop: the draws of
+numpy's sort, to the last bit (docs/models.md, (B8)'s cost).
 """
 
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from .block import Block
 
@@ -71,9 +75,11 @@ def spread_work(weights: np.ndarray, grid: tuple[int, int], work: tuple[int, int
     rect = block.threads % warp_size == 0 and (block.x % warp_size == 0
                                                or warp_size % block.x == 0)
     run = max(1, (1 << 16) // (wpb * warp_size))
-    fn = _spread_rect if rect else _spread_lanes
-    parts = [fn(u, (gx, gy), (wx, wy), block, warp_size,
-                np.arange(b, min(b + run, nbx * nby))) for b in range(0, nbx * nby, run)]
+    runs = [np.arange(b, min(b + run, nbx * nby)) for b in range(0, nbx * nby, run)]
+    if rect:
+        parts = _spread_rect(u, (gx, gy), (wx, wy), block, warp_size, runs)
+    else:
+        parts = [_spread_lanes(u, (gx, gy), (wx, wy), block, warp_size, b) for b in runs]
     return np.concatenate(parts) if parts else np.zeros((0, wpb))
 
 
@@ -83,36 +89,64 @@ def _draw(vals: np.ndarray, share: np.ndarray, blocks: np.ndarray) -> np.ndarray
     cumulative shares (a warp with no share weighs 0)."""
     wpb = vals.shape[1]
     lanes = share.sum(axis=2)
-    order = np.argsort(vals, axis=2, kind="stable")
-    vals = np.take_along_axis(vals, order, 2)
-    cum = np.cumsum(np.take_along_axis(share, order, 2), axis=2)
     r = ((np.arange(wpb)[None, :] + 0.5) / wpb + PHI * blocks[:, None]) % 1.0
-    k = np.minimum((cum < (r * lanes)[..., None] - 1e-12).sum(axis=2), vals.shape[2] - 1)
-    got = np.take_along_axis(vals, k[..., None], 2)[..., 0]
+    got = _pick(np.ascontiguousarray(vals, np.float64), np.ascontiguousarray(share, np.float64),
+                r * lanes - 1e-12)
     return np.where(lanes > 0, got, 0.0)  # (B8)
 
 
-def _pooled(lanes: np.ndarray, work: int, traced: int) -> tuple[np.ndarray, np.ndarray]:
+@njit(cache=True, nogil=True)
+def _pick(vals, share, thr):  # pragma: no cover - numba
+    """Each warp's pooled weights sorted (an insertion sort, stable as np.argsort's
+    "stable"), their shares summed in that order (np.cumsum's order), and the weight at the
+    first cumulative share that reaches ``thr``, the last if none does: the numpy sort and
+    count of the traced threads the warp pools, without a sort call for every warp."""
+    n, wpb, k = vals.shape
+    out = np.empty((n, wpb))
+    v, s = np.empty(k), np.empty(k)
+    for b in range(n):
+        for w in range(wpb):
+            for i in range(k):
+                x, y, j = vals[b, w, i], share[b, w, i], i
+                while j > 0 and v[j - 1] > x:
+                    v[j], s[j] = v[j - 1], s[j - 1]
+                    j -= 1
+                v[j], s[j] = x, y
+            cum, cnt = 0.0, 0
+            for i in range(k):
+                cum = cum + s[i] if i else s[i]
+                cnt += cum < thr[b, w]
+            out[b, w] = v[min(cnt, k - 1)]
+    return out
+
+
+def _pooled(lanes: np.ndarray, work: int, traced: int
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One dimension's tents pooled per warp: ``lanes`` (warps x the warp's coordinates
     in this dimension, increasing) -> the traced indices each warp touches (warps x K, the
-    first its lowest) and the summed tent weights on them (lanes past the work weigh 0)."""
+    first its lowest), the summed tent weights on them (lanes past the work weigh 0) and
+    each warp's own K (a run of warps reads the first max K columns, as if pooled alone)."""
     lo, hi, a = tent(lanes, work, traced)
     inside = lanes < work
     base = lo[:, :1]
-    width = int((hi - base).max()) + 1
+    own = (hi - base).max(axis=1) + 1
+    width = int(own.max()) if len(own) else 1
     share = np.zeros((lanes.shape[0], width))
+    dl, dh, wl, wh = lo - base, hi - base, (1 - a) * inside, a * inside  # x 1 or 0: exact
     for j in range(width):
-        share[:, j] = (((lo - base) == j) * (1 - a) * inside
-                       + ((hi - base) == j) * a * inside).sum(axis=1)
-    return np.minimum(base + np.arange(width)[None, :], traced - 1), share
+        share[:, j] = ((dl == j) * wl + (dh == j) * wh).sum(axis=1)
+    return np.minimum(base + np.arange(width)[None, :], traced - 1), share, own
 
 
 def _spread_rect(u: np.ndarray, grid: tuple[int, int], work: tuple[int, int], block: Block,
-                 warp_size: int, blocks: np.ndarray) -> np.ndarray:
-    """spread_work for ``blocks`` whose warps are rectangles of lanes: a warp's pooled
-    weights are its x tents' times its y tents' (the lanes are every pair of its x and y)."""
+                 warp_size: int, runs: list[np.ndarray]) -> list[np.ndarray]:
+    """spread_work for the ``runs`` of blocks whose warps are rectangles of lanes: a warp's
+    pooled weights are its x tents' times its y tents' (the lanes are every pair of its x
+    and y). A warp's x tents depend on its block's column alone and its y tents on its
+    row, so each is pooled once for every column (row) of blocks and each run reads its
+    own (the launch's blocks share nbx columns: 8192 x 8192 of 32x32 blocks, 256)."""
     (gx, gy), (wx, wy) = grid, work
-    nbx, wpb = -(-wx // block.x), block.threads // warp_size
+    nbx, nby, wpb = -(-wx // block.x), -(-wy // block.y), block.threads // warp_size
     k = np.arange(wpb)
     if block.x >= warp_size:  # a warp: warp_size lanes of one row
         xs = (k * warp_size % block.x)[:, None] + np.arange(warp_size)[None, :]
@@ -120,13 +154,29 @@ def _spread_rect(u: np.ndarray, grid: tuple[int, int], work: tuple[int, int], bl
     else:  # a warp: warp_size / block.x whole rows
         xs = np.broadcast_to(np.arange(block.x), (wpb, block.x))
         ys = (k * (warp_size // block.x))[:, None] + np.arange(warp_size // block.x)[None, :]
-    bx = ((blocks % nbx) * block.x)[:, None, None] + xs[None]
-    by = ((blocks // nbx) * block.y)[:, None, None] + ys[None]
-    ix, px = _pooled(bx.reshape(-1, bx.shape[2]), wx, gx)
-    iy, py = _pooled(by.reshape(-1, by.shape[2]), wy, gy)
-    vals = u[iy[:, :, None] * gx + ix[:, None, :]].reshape(len(blocks), wpb, -1)
-    share = (py[:, :, None] * px[:, None, :]).reshape(len(blocks), wpb, -1) / warp_size
-    return _draw(vals, share, blocks)
+    def lanes(first: np.ndarray, step: int, at: np.ndarray) -> np.ndarray:
+        """The coordinates of every warp (rows: ``first`` x warps) in one dimension."""
+        return ((first * step)[:, None, None] + at[None]).reshape(-1, at.shape[1])
+
+    whole = nby > 1  # the columns repeat over the rows: each pooled once (a 1-D grid: none)
+    if whole:
+        ix, px, kx = _pooled(lanes(np.arange(nbx), block.x, xs), wx, gx)
+    iy, py, ky = _pooled(lanes(np.arange(nby), block.y, ys), wy, gy)
+    out = []
+    for blocks in runs:
+        cy = ((blocks // nbx)[:, None] * wpb + k[None, :]).reshape(-1)
+        my = int(ky[cy].max())  # the run's own width, as if pooled alone
+        jy, sy = iy[cy, :my], py[cy, :my]
+        if whole:
+            cx = ((blocks % nbx)[:, None] * wpb + k[None, :]).reshape(-1)
+            mx = int(kx[cx].max())
+            jx, sx = ix[cx, :mx], px[cx, :mx]
+        else:
+            jx, sx, _ = _pooled(lanes(blocks % nbx, block.x, xs), wx, gx)
+        vals = u[jy[:, :, None] * gx + jx[:, None, :]].reshape(len(blocks), wpb, -1)
+        share = (sy[:, :, None] * sx[:, None, :]).reshape(len(blocks), wpb, -1) / warp_size
+        out.append(_draw(vals, share, blocks))
+    return out
 
 
 def _spread_lanes(u: np.ndarray, grid: tuple[int, int], work: tuple[int, int], block: Block,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from cgpredict import smsp_schedule
 from cgpredict.block import Block
 from cgpredict.block_schedule import makespan
 from cgpredict.smsp_schedule import (
@@ -107,6 +108,36 @@ def test_makespan_matches_a_time_stepped_reference(seed, cap):
     dt = 1.0 / 64
     ref = _stepped(work, 2, 2, 2, cap, dt)
     assert warp_makespan(work, 2, 2, 2, cap) == pytest.approx(ref, abs=work.size * dt / cap)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_tournament_tree_is_the_argmin_of_the_due_events(seed):
+    """The event loop finds its next scheduler at the tree's root, updated on one leaf's
+    path at each change: after every change of random due times, many of them equal or
+    infinite, the root is np.argmin's choice (the lowest index on a tie), so the schedule
+    is the one the scan over every scheduler gave, event for event."""
+    rng = np.random.default_rng(seed)
+    total = int(rng.integers(1, 40))
+    size = 1 << max(total - 1, 0).bit_length()
+    due, tree = np.full(size, np.inf), np.zeros(2 * size, np.int64)
+    tree[size:] = np.arange(size)
+    for i in range(size - 1, 0, -1):
+        tree[i] = tree[2 * i]
+    for _ in range(300):
+        p = int(rng.integers(total))
+        v = np.inf if rng.random() < 0.2 else float(rng.integers(0, 6))
+        smsp_schedule._due(due, tree, p, v)
+        assert tree[1] == np.argmin(due[:total])
+
+
+def test_the_scheduled_warps_at_scale_by_hand():
+    """2,048 blocks of 8 warps on 4 SMs of 2 slots and 4 schedulers, block warp w of work
+    w + 1: slot k's warp w sits on scheduler (8 k + w) mod 4 = w mod 4, so scheduler p
+    holds warps p and p + 4 of every block, (p + 1) + (p + 5) = 2 p + 6 a block. Scheduler
+    3, 12 a block, always holds warps of both slots and never idles, so the launch ends
+    with its 512 blocks' 6,144; the tree's event loop finds it exactly."""
+    work = np.tile(np.arange(1.0, 9.0), (2048, 1))
+    assert warp_makespan(work, 4, 2, 4) == 512 * 12.0
 
 
 def test_live_warps_a_scheduler_by_hand():

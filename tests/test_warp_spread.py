@@ -113,8 +113,26 @@ def test_rectangular_warps_pool_their_tents_as_the_lanes_do(grid, work, block, w
     (every lane's four traced neighbours) gives the same draws, grid edges included."""
     u = np.random.default_rng(3).random(grid[0] * grid[1])
     blocks = np.arange(-(-work[0] // block.x) * -(-work[1] // block.y))
-    got = warp_spread._spread_rect(u, grid, work, block, warp, blocks)
+    got = warp_spread._spread_rect(u, grid, work, block, warp, [blocks])[0]
     assert np.array_equal(got, warp_spread._spread_lanes(u, grid, work, block, warp, blocks))
+
+
+@pytest.mark.parametrize("grid, work, block", [
+    ((32, 16), (512, 256), Block(16, 16)), ((20, 3), (1280, 180), Block(64, 2)),
+    ((1024, 1), (1 << 18, 1), Block(256, 1))])
+def test_columns_pooled_once_draw_as_every_run_lane_by_lane(grid, work, block):
+    """spread_work pools a column's (row's) x (y) tents once for every block in it and
+    each run of blocks reads its own width of them; drawing every run lane by lane, each
+    lane's four traced neighbours, gives the same warps to the last bit (runs of 65,536
+    lanes: several here)."""
+    u = np.random.default_rng(7).integers(1, 9, grid[0] * grid[1]).astype(np.float64)
+    got = spread_work(u, grid, work, block, 32)
+    nb = -(-work[0] // block.x) * -(-work[1] // block.y)
+    run = (1 << 16) // block.threads
+    want = np.concatenate([warp_spread._spread_lanes(u, grid, work, block, 32,
+                                                     np.arange(b, min(b + run, nb)))
+                           for b in range(0, nb, run)])
+    assert nb > run and np.array_equal(got, want)
 
 
 def test_a_warp_across_rows_of_a_block_is_drawn_lane_by_lane():

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from test_sass_entry import DOT
 
 from cgpredict.hoisted_loads import HoistedLoad, hoisted_arrays, hoisted_load_insts
 from cgpredict.machine_code import machine_extras, machine_shape
@@ -96,18 +97,8 @@ def test_the_weight_is_the_share_of_threads_using_the_value() -> None:
     assert hoisted_arrays(loads) == {"R", "S"}
 
 
-# dot_reduce's shape: s += x[i] * y[i]; s is loaded before the loop and stored after it
-DOT = """\
-#define N 64
-#pragma cgp trace N=64
-static float x[N], y[N], s;
-int main(void) {
-  for (int i = 0; i < N; i++) { x[i] = i; y[i] = 1; }
-#pragma cgp kernel dot grid=1
-  for (int i = 0; i < N; i++) s += x[i] * y[i];
-  return s != 12345.0f ? 0 : 1;
-}
-"""
+# DOT: dot_reduce's shape (s += x[i] * y[i]; s loaded before the loop, stored after it),
+# the source test_sass_entry checks the same kernel's entry with.
 
 
 def test_a_reductions_start_is_no_hoisted_load(tmp_path: Path) -> None:

@@ -292,7 +292,8 @@ def test_unit_runs_count_the_reads_a_unit_lasts():
     from cgpredict.memory.l1scale import unit_runs
 
     lane = np.array([4 * j for j in range(64)], np.uint64) >> np.uint64(5)
-    coal = np.repeat(np.arange(16, dtype=np.uint64) * 4, 4) + np.tile(np.arange(4, dtype=np.uint64), 16)
+    coal = (np.repeat(np.arange(16, dtype=np.uint64) * 4, 4)
+            + np.tile(np.arange(4, dtype=np.uint64), 16))
     keys = np.r_[lane, coal, np.array([999], np.uint64)]
     sid = np.r_[np.zeros(64, np.int64), np.ones(64, np.int64), [2]]
     warp = np.zeros(len(keys), np.int64)

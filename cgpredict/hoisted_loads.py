@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from .frontend.tracefile import Trace
 from .memory.shared import array_name
 from .parallelism import ir_module
+from .scalar_args import hoisted_scalars
 
 #: the LDG of a load the IR hoists out of the mapped loops, per thread that uses its value
 HOISTED_LOAD_INSTS = 1
@@ -82,13 +83,17 @@ def hoisted_loads(trace: Trace, region: int, function: str,
                   inner: set[int]) -> tuple[HoistedLoad, ...]:
     """The loads of ``region`` in ``function`` outside the blocks ``inner`` (the innermost
     mapped loops' blocks) whose values ``inner``'s blocks use (module docstring). The k-th
-    load or store of a block is its k-th memory instruction (``loopbody.mem_by_label``)."""
+    load or store of a block is its k-th memory instruction (``loopbody.mem_by_label``).
+    A file-scope scalar read only before the loops is not one: the port passes it as a
+    kernel argument (``scalar_args.hoisted_scalars``, eq. (12s)), as a function-form
+    kernel's coefficients (Deriche's) show."""
     h = trace.header
     fn = ir_module(h.ir_text).functions.get(function)
     if fn is None:
         return ()
     labels = {h.blocks[b].label: b for b in inner if h.blocks[b].function == function}
     used = _used_in(fn, labels)
+    args = hoisted_scalars(h, region)
     mem: dict[str, list] = {}
     for m in h.mem:
         blk = h.blocks[m.block]
@@ -102,7 +107,8 @@ def hoisted_loads(trace: Trace, region: int, function: str,
             continue
         for ins, m in zip(ops, ids):
             name = (ins.result or "").lstrip("%")
-            if ins.opcode == "load" and m.kind == "load" and name in used:
+            if ins.opcode == "load" and m.kind == "load" and name in used \
+                    and m.base not in args:
                 out.append(HoistedLoad(sid=m.id, array=array_name(m.base), value=name,
                                        address=_pointer(ins), users=tuple(sorted(used[name]))))
     return tuple(out)

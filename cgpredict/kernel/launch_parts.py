@@ -81,7 +81,8 @@ def launch_rows(trace, region: int, sizes: SizeModel, wsz: dict[str, int], capac
         rows = np.flatnonzero(trace.launches["region"] == region)
         res = {int(row): resident_arrays(trace, int(row), sizes, wsz, capacity, touched, loaded,
                                          bytes_of) for row in rows}  # fmt: skip
-        carried = _carried(trace, rows, res, sizes, tsz, wsz, carry, touched, loaded, bytes_of)
+        carried = _carried(trace, rows, res, sizes, tsz, wsz, carry, touched, loaded, bytes_of,
+                           kept)
         got = kept[key] = tuple(
             LaunchRow(
                 row=int(row),
@@ -95,12 +96,17 @@ def launch_rows(trace, region: int, sizes: SizeModel, wsz: dict[str, int], capac
 
 
 def _carried(trace, rows, res, sizes: SizeModel, tsz, wsz, carry: float, touched, loaded,
-             bytes_of: dict) -> dict[int, tuple[tuple[str, float], ...]]:
+             bytes_of: dict, kept: dict) -> dict[int, tuple[tuple[str, float], ...]]:
     """Eq. (CO1) for each launch ``rows`` of a region: the arrays it loads that are not
-    found whole (``res``) and the share of them an earlier launch left in ``carry`` bytes."""
+    found whole (``res``) and the share of them an earlier launch left in ``carry`` bytes.
+    The trace's CarryFacts (every recorded launch's sectors) are found once for all its
+    regions and kept in ``kept``."""
     if carry <= 0 or not len(rows):
         return {}
-    facts = carry_facts(trace, sizes, tsz, wsz, touched)
+    fkey = ("carry_facts", tuple(sorted(tsz.items())), tuple(sorted(wsz.items())))
+    facts = kept.get(fkey)
+    if facts is None:
+        facts = kept[fkey] = carry_facts(trace, sizes, tsz, wsz, touched)
     size = {a: bytes_of.get(a) if a in bytes_of else sizes.array_bytes(a, wsz)
             for (_, a) in facts.traced}
     mine = loaded.get(int(trace.launches["region"][rows[0]]), frozenset())

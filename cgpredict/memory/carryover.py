@@ -62,21 +62,27 @@ class CarryFacts:
 
 
 def _sectors(trace: Trace, row: int) -> dict[str, np.ndarray]:
-    """The distinct 32-B sectors each array's accesses touch in recorded launch ``row``."""
+    """The distinct 32-B sectors each array's accesses touch in recorded launch ``row``:
+    one sort of the launch's (array, sector) keys, split by array (a lookup of each event's
+    memory instruction's array, not a membership test per array)."""
     ev = np.asarray(trace.launch_events(row), dtype=np.uint64)
-    tag = (ev >> np.uint64(48)).astype(np.int64)
-    mem = tag < TAG_MARKERS
-    sid, addr = tag[mem], ev[mem] & np.uint64((1 << 48) - 1)
-    sids_of: dict[str, list[int]] = {}
+    names = sorted({array_name(m.base) for m in trace.header.mem} - {""})
+    none = len(names)  # the key's array field of a marker or of a load of no array
+    which = np.full(1 << 16, none, np.uint64)  # memory instruction id (an event's tag) -> array
     for m in trace.header.mem:
-        if array_name(m.base):
-            sids_of.setdefault(array_name(m.base), []).append(m.id)
-    out: dict[str, np.ndarray] = {}
-    for a, ids in sids_of.items():
-        pick = np.isin(sid, ids)
-        if pick.any():
-            out[a] = np.unique(addr[pick] // np.uint64(SECTOR))
-    return out
+        if array_name(m.base) and m.id < TAG_MARKERS:
+            which[m.id] = names.index(array_name(m.base))
+    key = which[ev >> np.uint64(48)]
+    key <<= np.uint64(43)
+    sector = ev & np.uint64((1 << 48) - 1)
+    sector //= np.uint64(SECTOR)  # < 2**43
+    key |= sector
+    del sector
+    keys = np.unique(key)
+    cuts = np.searchsorted(keys, np.arange(none + 1, dtype=np.uint64) << np.uint64(43))
+    low = np.uint64((1 << 43) - 1)
+    return {a: keys[cuts[i]:cuts[i + 1]] & low
+            for i, a in enumerate(names) if cuts[i + 1] > cuts[i]}
 
 
 def _growth(trace: Trace, sizes: SizeModel, tsz: dict, wsz: dict) -> dict[int, float]:

@@ -12,8 +12,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import numpy as np
-
 from . import warmup
 from .diskcache import DiskCache
 from .errors import RegionError
@@ -109,23 +107,16 @@ def _check_size_names(source_text: str, work: dict[str, int], trace: dict[str, i
 
 
 def min_threads(trace: Trace) -> int:
-    """Pseudo-threads of the smallest kernel launch in a trace: the iterations of the depth-2
-    loop for a kernel that can be a 2-D grid (grid hint, or perfectly nested), else of the
-    depth-1 loop."""
+    """Pseudo-threads of the smallest kernel launch in a trace: each region's first recorded
+    launch's, counted as eq. (RL) counts them (kernel.standing.launch_threads: the depth-2
+    loop's iterations for a kernel that can be a 2-D grid, else the depth-1 loop's)."""
     warmup.join()  # numba and the pseudo-warps are imported on the warm-up thread
-    from .warps import mapped_loops, perfectly_nested
+    from .kernel.standing import launch_threads
 
-    is_store = np.array([m.kind == "store" for m in trace.header.mem] or [False])
     out = []
     for r in trace.header.regions:
-        rows = np.flatnonzero(
-            (trace.launches["region"] == r.index) & (trace.launches["recorded"] == 1)
-        )
-        d1, d2 = mapped_loops(trace, r.index)
-        if not len(rows) or not d1:
-            continue
-        two_d = r.grid == 2 or (
-            r.grid == 0 and perfectly_nested(trace, r.index, int(rows[0]), is_store)
-        )
-        out.append(int(trace.loop_iters[rows[0], d2 if two_d and d2 else d1].sum()))
+        rows, threads = launch_threads(trace, r.index)
+        rec = trace.launches["recorded"][rows] == 1
+        if rec.any():
+            out.append(int(threads[rec][0]))
     return min(out, default=0)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_sass_entry import DOT
+from test_sass_entry import COLUMN, DOT
 
 from cgpredict.hoisted_loads import HoistedLoad, hoisted_arrays, hoisted_load_insts
 from cgpredict.machine_code import machine_extras, machine_shape
@@ -20,20 +20,8 @@ from cgpredict.prediction import RunOptions
 from cgpredict.prepared import prepare
 from cgpredict.warps import mapped_loops
 
-# Gram-Schmidt k2's shape: Q[i][k] = A[i][k] / R[k][k] over i, k a host loop's variable
-COLUMN = """\
-#define N 64
-#pragma cgp trace N=64
-static float A[N][N], Q[N][N], R[N][N];
-int main(void) {
-  for (int i = 0; i < N; i++) for (int j = 0; j < N; j++) { A[i][j] = i - j; R[i][j] = 1 + i; }
-  for (int k = 0; k < 2; k++) {
-#pragma cgp kernel column grid=1
-    for (int i = 0; i < N; i++) Q[i][k] = A[i][k] / R[k][k];
-  }
-  return Q[3][1] != 12345.0f ? 0 : 1;
-}
-"""
+# COLUMN (Gram-Schmidt k2's shape: Q[i][k] = A[i][k] / R[k][k] over i, k a host loop's
+# variable) and DOT come from test_sass_entry, which checks the same kernels' entries.
 
 # GEMVER k1's shape on a 2-D grid: A[i][j] += u[i] * v[j]; u[i] is the row's (i -> y)
 RANK1 = """\
@@ -97,8 +85,7 @@ def test_the_weight_is_the_share_of_threads_using_the_value() -> None:
     assert hoisted_arrays(loads) == {"R", "S"}
 
 
-# DOT: dot_reduce's shape (s += x[i] * y[i]; s loaded before the loop, stored after it),
-# the source test_sass_entry checks the same kernel's entry with.
+# DOT: dot_reduce's shape (s += x[i] * y[i]; s loaded before the loop, stored after it).
 
 
 def test_a_reductions_start_is_no_hoisted_load(tmp_path: Path) -> None:

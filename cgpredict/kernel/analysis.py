@@ -32,7 +32,7 @@ from ..memory.footprint import (
     pick_spans,
     size_check,
 )
-from ..memory.residency import Resident, warm_share, warm_start
+from ..memory.residency import Resident, warm_share
 from ..memory.shared import array_name
 from ..memory.transactions import MemoryAnalysis
 from ..models import kernel_time
@@ -352,7 +352,7 @@ def _model_launches(setup: RegionSetup, ctx: LaunchContext) -> _Launches:
                       if (a := array_name(h.mem[s.sid].base)) in part}
             warm_of[(names, lr.carried)] = (
                 np.array(sorted(warm), np.int64).tobytes() + repr(sorted(shares.items())).encode(),
-                warm_share(warm_start(ctx.mem, warm), shares))
+                warm_share(ctx.mem, {**dict.fromkeys(warm, 1.0), **shares}))
         warm_key, warm_mem = warm_of[(names, lr.carried)]
         key = keys[row] = lr.counts_key + warm_key
         if key not in models:

@@ -31,7 +31,8 @@ WARP = 32  # lanes a pseudo-warp must have for its lane pattern to be a warp's
 def launch_threads(trace: Trace, region: int) -> tuple[np.ndarray, np.ndarray]:
     """(rows, threads): every launch row of ``region`` in the trace, recorded or not, and its
     pseudo-threads (the iterations of the depth-2 loop of a 2-D region, else of the depth-1
-    loop, as trace_sizes.min_threads counts them); empty without a mapped loop."""
+    loop; trace_sizes.min_threads counts a trace's smallest launch by it); empty without a
+    mapped loop."""
     rows = np.flatnonzero(trace.launches["region"] == region)
     d1, d2 = mapped_loops(trace, region)
     recorded = rows[trace.launches["recorded"][rows] == 1]

@@ -107,26 +107,14 @@ def _fewer(counts: tuple, s: InstrMemStats, cold: tuple | None = None) -> tuple:
 
 def warm_start(mem: MemoryAnalysis, warm: frozenset[int]) -> MemoryAnalysis:
     """The launch with the data of static instructions ``warm`` already in the L2 (left there
-    by an earlier launch): their compulsory load misses become L2 hits."""
-    if not warm:
-        return mem
-    instrs = []
-    hits = mem.l2_hits
-    for s in mem.instrs:
-        if s.sid in warm and any(s.cold):
-            hits += sum(s.cold)
-            s = dataclasses.replace(
-                s, dram_trans=tuple(d - c for d, c in zip(s.dram_trans, s.cold)),
-                cold=(0, 0, 0), fetched=_fewer(s.fetched, s), fill_rides=_fewer(s.fill_rides, s),
-            )  # fmt: skip
-        instrs.append(s)
-    return MemoryAnalysis(tuple(instrs), mem.l2_accesses, hits)
+    by an earlier launch): their compulsory load misses become L2 hits (warm_share at 1)."""
+    return warm_share(mem, dict.fromkeys(warm, 1.0))
 
 
 def warm_share(mem: MemoryAnalysis, shares: dict[int, float]) -> MemoryAnalysis:
     """The launch with the share ``shares[sid]`` of static instruction sid's compulsory
     load misses found in the L2 (left there by an earlier launch, eq. (CO1)): that part of
-    them becomes L2 hits; a share of 1 is warm_start's."""
+    them becomes L2 hits (all of them at a share of 1)."""
     if not shares:
         return mem
     instrs = []

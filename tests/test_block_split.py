@@ -57,3 +57,23 @@ def test_slope():
     b, a = block_split.slope([0.0, 1.0, 2.0], [1.0, 3.0, 5.0])
     assert (b, a) == pytest.approx((2.0, 1.0))
     assert block_split.slope([4.0, 4.0], [1.0, 3.0]) == (0.0, 2.0)
+
+
+def test_particles_launches_split():
+    # particles at 1024x1 on the worst lease (h100-worst-2026-11-27/more): two launches a run.
+    # The first (step_soa) follows the reset's 100 MB pageable upload: the model charges it
+    # launch_gap_us + launch_call_us + upload_launch_us = 3.07 + 4.35 + 14.97 = 22.39 us; the
+    # second (step_aos) is queued behind it: launch_gap_us alone. Event medians 86.08 and
+    # 67.776 us, ncu 54.592 and 69.952 us (DRAM at 74.1 and 76.8 %: as is at --busy 70).
+    rows = block_split.launch_split(70.0, {"1024x1"}, {"particles"})
+    soa = next(r for r in rows if r["name"] == "step_soa" and r["where"].endswith("/more"))
+    aos = next(r for r in rows if r["name"] == "step_aos" and r["where"].endswith("/more"))
+    assert (soa["index"], aos["index"]) == (0, 1)
+    assert soa["costs"] == pytest.approx(3.07 + 4.35 + 14.97)
+    assert aos["costs"] == pytest.approx(3.07)
+    assert soa["scaled"] == "" and soa["ncu"] == pytest.approx(54.592, abs=1e-3)
+    assert soa["outside"] == pytest.approx(86.08 - 54.592, abs=1e-3)
+    assert soa["unexplained"] == pytest.approx(86.08 - 54.592 - 22.39, abs=1e-3)
+    assert aos["outside"] == pytest.approx(67.776 - 69.952, abs=1e-3)
+    # a run of one launch is block_split.split's, not this table's
+    assert not block_split.launch_split(70.0, {"1024x1"}, {"strided"})

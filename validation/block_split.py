@@ -20,6 +20,7 @@ fit the outside part against the launch's block count (ns a block): a cost per b
 ncu's window does not hold would show as a slope.
 
     python validation/block_split.py [--busy 75] [--blocks 128x1] [--kernel NAME ...]
+    python validation/block_split.py --launches [--blocks 1024x1]   (runs of several launches)
 
 Needs no GPU and no cgpredict run; prints Markdown.
 """
@@ -121,6 +122,39 @@ def split(busy: float, blocks: set[str], kernels: set[str]) -> list[dict]:
     return out
 
 
+def launch_split(busy: float, blocks: set[str], kernels: set[str]) -> list[dict]:
+    """One line per launch of each profiled run of several launches (particles: a step_soa
+    then a step_aos): the launch's event median, ncu's time read as ``ncu_at_events`` does,
+    what the event pair holds beyond it (``outside`` = event - ncu) and the part of that the
+    model charges (``costs``: eqs. (E1)-(E3), the first launch's call and late upload, a
+    later one's queued gap); the tables hold a program's total only, so the model's kernel
+    time of one launch is not split here."""
+    folders = sorted({j.parent for j in MEASURED.rglob("*.json")})
+    out = []
+    for f in folders:
+        for r in rows_of(f, busy, every=True):
+            if r["single"] or r["port"] != "plain":
+                continue
+            if (blocks and r["block"] not in blocks) or (kernels and r["kernel"] not in kernels):
+                continue
+            ncu, mark = ncu_at_events(r)
+            outside = r["event_us"] - ncu
+            out.append(dict(r, ncu=ncu, scaled=mark, outside=outside,
+                            unexplained=outside - r["costs"]))
+    return out
+
+
+def print_launches(rows: list[dict]) -> None:
+    """The launch_split table, Markdown."""
+    print("| lease/file | kernel | launch | block | event us | ncu us | outside us |"
+          " model's launch costs us | left us |")
+    print("|---|---|---|---|---:|---:|---:|---:|---:|")
+    for r in rows:
+        print(f"| {r['where']} | {r['kernel']} | {r['index']}: {r['name']} | {r['block']} |"
+              f" {r['event_us']:.1f} | {r['ncu']:.1f}{r['scaled']} | {r['outside']:+.1f} |"
+              f" {r['costs']:.2f} | {r['unexplained']:+.1f} |")
+
+
 def slope(xs: list[float], ys: list[float]) -> tuple[float, float]:
     """Least-squares slope and intercept of ys on xs (0, mean when xs do not vary)."""
     mx, my = statistics.fmean(xs), statistics.fmean(ys)
@@ -137,7 +171,12 @@ def main() -> None:
                     help="dram or lts throughput (%%) above which ncu's time is clock-free")
     ap.add_argument("--blocks", action="append", default=[], help="only this block shape")
     ap.add_argument("--kernel", action="append", default=[], help="only this kernel (file stem)")
+    ap.add_argument("--launches", action="store_true",
+                    help="each launch of the profiled runs of several launches instead")
     args = ap.parse_args()
+    if args.launches:
+        print_launches(launch_split(args.busy, set(args.blocks), set(args.kernel)))
+        return
     rows = split(args.busy, set(args.blocks), set(args.kernel))
     print("| set | kernel | block | measured us | predicted us | error % | model kernel us |"
           " ncu us | in-kernel us | outside us | lease | lease event us | lease outside us |")

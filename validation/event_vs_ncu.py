@@ -92,9 +92,11 @@ def port_source(kernel: str) -> str | None:
     return None
 
 
-def rows_of(folder: Path, busy: float) -> list[dict]:
+def rows_of(folder: Path, busy: float, every: bool = False) -> list[dict]:
     """One row per file entry of ``folder`` whose run's first launch (a kernel launched once
-    a run) has an ncu profile there."""
+    a run) has an ncu profile there; with ``every``, one per launch of the run that has one
+    (``index`` > 0: a later launch, queued behind the one before it, whose event pair the
+    model charges ``launch_gap_us`` alone, eq. (E2))."""
     dev = device_launch()
     gap, call = dev["launch_gap_us"], dev["launch_call_us"]
     out = []
@@ -110,7 +112,9 @@ def rows_of(folder: Path, busy: float) -> list[dict]:
             prof = ncu_launches(folder / cnt["csv"])
             src = port_source(e.get("kernel", ""))
             reset, nbytes = reset_state(src, e.get("work_sizes", {})) if src else ("?", None)
-            for k in res.get("launches", [])[:1]:  # the run's first launch: an idle GPU
+            launches = res.get("launches", [])
+            for index, k in enumerate(launches if every else launches[:1]):
+                # the run's first launch: an idle GPU; a later one is queued (gap alone)
                 if k.get("count") != 1 or k["name"] not in prof:
                     continue
                 p = prof[k["name"]][0]
@@ -121,7 +125,8 @@ def rows_of(folder: Path, busy: float) -> list[dict]:
                 lts = p.get(METRICS[3], 0.0)
                 large = nbytes is None or nbytes >= dev["upload_launch_min_bytes"]
                 late = dev["upload_launch_us"] if reset == "upload" and large else 0.0
-                extra = k["median_ms"] * 1e3 - gap - call - late - t_ns * 1e-3
+                late, first_call = (late, call) if index == 0 else (0.0, 0.0)
+                extra = k["median_ms"] * 1e3 - gap - first_call - late - t_ns * 1e-3
                 ghz = p.get(METRICS[1], 0.0) / t_ns
                 scaled = extra + t_ns * 1e-3 * (1 - ghz / CLOCK_GHZ) if ghz else extra
                 out.append(dict(where=f"{folder.name}/{jf.stem}", kernel=e["kernel"],
@@ -131,8 +136,9 @@ def rows_of(folder: Path, busy: float) -> list[dict]:
                                 wr_mb=p.get(METRICS[5], 0.0) / 1e6, reset=reset,
                                 late=late, extra=extra, bound=max(dram, lts) >= busy,
                                 blocks=p.get("blocks", 0.0), work=e.get("work_sizes", {}),
-                                port=data.get("port", "plain"),
-                                single=len(res.get("launches", [])) == 1))
+                                port=data.get("port", "plain"), index=index,
+                                costs=gap + first_call + late,
+                                single=len(launches) == 1))
     return out
 
 

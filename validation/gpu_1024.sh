@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The 1024x1 streaming rows' event pairs against the kernel in the state the reset leaves
+# (sixteenth round, t2; about 2 min on an H100): Nsight Compute's extended counters with
+# --cache-control none (the reset's dirty L2 lines and its uploads' L2 contents kept, as the
+# event-timed launch sees them) on the blind spmv_ell, strided and conv1d and the user
+# particles, dot_gridstride and saxpy at 256x1 and 1024x1, 3 timed reps each. Read with
+# validation/block_split.py (--launches for particles) against the committed flushed profiles
+# (docs/validation.md, "The 1024x1 streaming rows"): does spmv_ell's 5 us more of event pair
+# at 1024x1 sit inside the kernel once ncu keeps the reset's state?
+# Everything lands in OUTDIR/r1024.tar.gz. Usage: validation/gpu_1024.sh OUTDIR [BLIND_S USER_S]
+set -uo pipefail
+out=${1:?usage: validation/gpu_1024.sh OUTDIR [BLIND_S USER_S]}
+blind_s=${2:-60} user_s=${3:-60}
+. "$(dirname "$0")/gpu_lib.sh"
+gpu_begin "$out" r1024
+m blind "$blind_s" --set blind --only spmv_ell,strided,conv1d --configs-1d 256x1,1024x1 \
+    --ncu-cache-control none
+m user "$user_s" --set user --only particles,dot_gridstride,saxpy --configs-1d 256x1,1024x1 \
+    --ncu-cache-control none

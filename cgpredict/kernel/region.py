@@ -192,7 +192,9 @@ def _gather_waits(setup: RegionSetup, device: GPUDevice,
     home = {m.id: lid for m in h.mem for lid, lp in inner.items() if m.block in lp.blocks}
     units = (setup.l1_bytes or device.l1_bytes) // (device.l1_alloc_bytes
                                                     or device.l1_line_bytes)
-    per_sm = setup.warps_per_batch // max(device.sm_count, 1)
+    blk = setup.block  # the SM's warps at the work size: its blocks (blocks_per_sm)
+    per_sm = blocks_per_sm(_work_threads(setup), blk.threads, setup.warps_per_batch,
+                           device.sm_count) * max(math.ceil(blk.threads / 32), 1)
     out = []
     for lid in sorted({home[s] for s in grown if s in home}):
         lp = inner[lid]

@@ -15,6 +15,7 @@ from ..block import Block
 from ..carveout import launch_carveout
 from ..devices import GPUDevice
 from ..frontend.tracefile import Trace
+from ..memory.gather_wait import queue_turns_l1
 from ..memory.l1scale import LoopGrowth, sweep_growth
 from ..memory.l1share import block_lines, partners, shared_blocks, sharers_given
 from ..memory.lru import CacheConfig
@@ -117,6 +118,10 @@ def region_memory(
     the ``l1_gathers``' L1 reuse grown by their arrays' growth (footprint.py, (LP1)-(LP2))."""
     h = setup.trace.header
     per_l1, sharers = _l1_placement(setup, device)
+    l1 = _l1_config(device, setup.wt, setup.block, per_l1, _l1_growth(setup), sharers,
+                    l1_gathers, setup.l1_bytes, coherent_loads(setup.trace, setup.region))
+    if l1 is not None:
+        l1 = dataclasses.replace(l1, gather_waits=_gather_waits(setup, device, l1_gathers))
     return analyze_memory(
         setup.wt,
         np.array([m.bytes for m in h.mem] or [4]),
@@ -125,8 +130,7 @@ def region_memory(
         dataclasses.replace(_cache_scale(setup), gathers=gathers,
                             partitions=device.l2_partitions),
         device.l2_sector_bytes,
-        _l1_config(device, setup.wt, setup.block, per_l1, _l1_growth(setup), sharers,
-                   l1_gathers, setup.l1_bytes, coherent_loads(setup.trace, setup.region)),
+        l1,
         is_store(setup.trace),
         array_ids(setup.trace),
         device.dram_fill_bytes,
@@ -170,6 +174,40 @@ def _l1_growth(setup: RegionSetup) -> tuple[LoopGrowth, ...]:
                        trip(setup.sizes.trips[lp.id], setup.wsz)) for lp in loops)
         if trips:
             out.append(sweep_growth(m.id, trips))
+    return tuple(out)
+
+
+def _gather_waits(setup: RegionSetup, device: GPUDevice,
+                  l1_gathers: tuple[tuple[int, float], ...]) -> tuple[tuple[int, int], ...]:
+    """The region's streamed loads that share an innermost loop with a gather grown past the
+    L1, with the pass depth the SASS unrolls that loop to (launch_loops.loop_unroll_at),
+    where the SM's other warps' gathers of a pass outlast its L1 (gather_wait, eq. (GW))."""
+    h = setup.trace.header
+    grown = {s for s, g in l1_gathers if g > 1.0}
+    if not grown:
+        return ()
+    parents = {lp.parent for lp in h.loops}
+    inner = {lp.id: lp for lp in h.loops
+             if lp.region == setup.region and lp.depth > setup.grid and lp.id not in parents}
+    home = {m.id: lid for m in h.mem for lid, lp in inner.items() if m.block in lp.blocks}
+    units = (setup.l1_bytes or device.l1_bytes) // (device.l1_alloc_bytes
+                                                    or device.l1_line_bytes)
+    blk = setup.block  # the SM's warps at the work size: its blocks (blocks_per_sm)
+    per_sm = blocks_per_sm(_work_threads(setup), blk.threads, setup.warps_per_batch,
+                           device.sm_count) * max(math.ceil(blk.threads / 32), 1)
+    out = []
+    for lid in sorted({home[s] for s in grown if s in home}):
+        lp = inner[lid]
+        ratio = 1.0
+        if lid in setup.sizes.trips:
+            t = trip(setup.sizes.trips[lid], setup.tsz)
+            ratio = trip(setup.sizes.trips[lid], setup.wsz) / t if t > 0 else 1.0
+        depth = loop_unroll_at(setup.trace, lid, ratio)
+        gathers = sum(home.get(s) == lid for s in grown)
+        if not queue_turns_l1(per_sm, depth, gathers, units):
+            continue
+        out += [(m.id, depth) for m in h.mem if m.kind == "load" and home.get(m.id) == lid
+                and m.id not in grown and m.region == lp.region]
     return tuple(out)
 
 

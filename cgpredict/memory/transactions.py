@@ -21,10 +21,11 @@ from .derived import memo, moved_mask
 from .dram_fill import fetched_sectors, fill_misses, fill_rides, home_partition_hits
 from .edge_warps import edge_requests
 from .gather_requests import gather_growth, grown_requests
+from .gather_wait import refetch_misses
 from .inflight import inflight_l2_hits, inflight_served
 from .issue import issued
 from .l1cross import cross_fill_misses
-from .l1scale import LoopGrowth, executions, scale_l1_gathered, scale_l1_hits
+from .l1scale import LoopGrowth, executions, scale_l1_gathered, scale_l1_hits, unit_runs
 from .line_counts import line_counts
 from .load_passes import pass_groups, widest_owners
 from .lru import CacheConfig, hit_mask, sector_hit_mask
@@ -222,6 +223,8 @@ class L1Config:
     line_bytes: int = 128
     fill_sectors: int = 0  # missed sectors the data stage writes a pass (0: none), eq. (B2f)
     coherent: tuple[bool, ...] = ()  # per static instruction: fills pass the LSU (B2f); (): all
+    # streamed loads re-read across a grown gather's wait: (static load, pass depth), eq. (GW)
+    gather_waits: tuple[tuple[int, int], ...] = ()
 
 
 def l1_hits(
@@ -245,16 +248,17 @@ def l1_hits(
     keys = byte_addr >> np.uint64(shift)
     line_shift = (l1.cache.line_bytes // sector).bit_length() - 1
     capacity = l1.cache.sets * l1.cache.ways
+    warp, sid = wt.inst_warp[inst_ordered], wt.inst_sid[inst_ordered]
+    n_sids = int(wt.inst_sid.max()) + 1 if wt.n_insts else 1
+    ordinal = executions(wt.inst_warp.astype(np.int64), wt.inst_sid.astype(np.int64),
+                         int(wt.inst_warp.max()) + 1 if wt.n_insts else 1, n_sids)[inst_ordered]
     if l1.growth:
-        n_sids = int(wt.inst_sid.max()) + 1 if wt.n_insts else 1
-        ordinal = executions(wt.inst_warp.astype(np.int64), wt.inst_sid.astype(np.int64),
-                             int(wt.inst_warp.max()) + 1 if wt.n_insts else 1, n_sids)
-        warp, sid = wt.inst_warp[inst_ordered], wt.inst_sid[inst_ordered]
-        exact = scale_l1_hits(keys, line_shift, sm, warp, sid, ordinal[inst_ordered], loads,
+        exact = scale_l1_hits(keys, line_shift, sm, warp, sid, ordinal, loads,
                               exact, capacity, l1.growth)
         exact = cross_fill_misses(keys, sm, sid, warp, loads, exact, l1.growth)  # (L1x)
-    return scale_l1_gathered(keys, line_shift, sm, wt.inst_sid[inst_ordered], loads, exact,
-                             capacity, l1.gathers)
+    exact = scale_l1_gathered(keys, line_shift, sm, sid, loads, exact, capacity, l1.gathers)
+    runs = unit_runs(keys, warp, sid, loads, n_sids) if l1.gather_waits else np.ones(0)
+    return refetch_misses(sid, ordinal, loads, exact, l1.gather_waits, runs)  # (GW)
 
 
 def analyze_memory(

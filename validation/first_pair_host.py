@@ -18,7 +18,10 @@ Three readings of the committed leases, no GPU:
    come out far off either way).
 3. ``--reset``: reset_state.cu (h100-lease-2026-11-28/reset/): the blind strided launch after
    the port's reset with a pageable and with a pinned copy (both then memset ``out``), idle
-   and queued behind a spin kernel: the pageable copy's late call that the memset leaves.
+   and queued behind a spin kernel: the pageable copy's late call that the memset leaves;
+   and dirty_evict.cu (evict/): the same kernel at n = 2^18..2^24 after a clean L2, its
+   event pair against ncu's duration: does the pair's overhead grow with the footprint
+   (2 to 128 pages of 2 MB)?
 
     python validation/first_pair_host.py [--host] [--ncu] [--reset]   (all three by default)
 """
@@ -31,6 +34,7 @@ import statistics
 
 import numpy as np
 from event_vs_ncu import MEASURED, device_launch, port_source, rows_of
+from ncu_csv import read_ncu
 from port_resets import _buffer_bytes, _calls
 
 LEASE = MEASURED / "h100-lease-2026-11-28"
@@ -131,6 +135,17 @@ def report_reset() -> None:
           f"pageable copy alone {alone:+.2f} over none (upload_launch_us on this host)")
     dev = device_launch()
     print(f"device file: upload_launch_us {dev['upload_launch_us']}")
+    ev = json.loads((LEASE / "evict" / "dirty_evict.json").read_text())
+    by: dict[str, list[float]] = {}
+    for launch in list(read_ncu(LEASE / "evict" / "dirty_evict_ncu.csv"))[1:]:  # 0: warm-up
+        by.setdefault(launch.cells.get("Grid Size", "?"), []).append(
+            launch.metrics["gpu__time_duration.sum"] * 1e-3)
+    print("\n## dirty_evict.cu after a clean L2 (strided, 128x1): the pair over ncu by footprint\n")
+    print("| n | footprint MB | event pair us | ncu us (3 launches) | pair - ncu |")
+    print("|---|---:|---:|---:|---:|")
+    for lg, ts in zip(range(18, 25), by.values()):
+        pair, ncu = ev[f"n{lg}_s0_ms"] * 1e3, statistics.median(ts[:3])  # the clean three
+        print(f"| 2^{lg} | {16 * 2**lg / 1e6:.0f} | {pair:.2f} | {ncu:.2f} | {pair - ncu:+.2f} |")
 
 
 def main() -> None:

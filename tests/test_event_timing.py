@@ -122,6 +122,11 @@ def test_first_call_late_us_by_the_resets_copies_and_last_call():
     assert first_call_late_us(bare, "memset", None, 192 << 20) == 0.0
 
 
+def test_the_former_flag_is_refused():
+    with pytest.raises(TypeError, match="microseconds"):
+        event_waits([70 * US], DEV, True)
+
+
 def test_the_late_first_call_through_a_memset_adds_to_the_first_pair_only():
     """Eq. (E6) in the stream, against the command-by-command simulation: the strided port's
     one launch (90 us of work) pays 5 + 4 us of calls; a host loop of 50 launches of 1 us

@@ -140,6 +140,8 @@ def event_waits(works_ms: Sequence[float], device: GPUDevice,
     """The host launch waits that event pairs count over ``works_ms`` (each launch's work in
     issue order, ``launch_gap_us`` included), eq. (E1)-(E3); ``late_us``: what the first
     launch call takes more after the reset's pageable upload (first_call_late_us, (E6))."""
+    if isinstance(late_us, bool):  # the former after_upload flag: refuse, not 1 us
+        raise TypeError("late_us is microseconds (first_call_late_us), not a flag")
     extra = late_us * 1e-3
     first = device.launch_call_us * 1e-3 + extra
     later, period = loop_call_ms(device)

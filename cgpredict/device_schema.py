@@ -151,6 +151,9 @@ class GPUDevice:
     loop_launch_hi_us: float = 0.0
     upload_launch_us: float = 0.0
     upload_launch_min_bytes: int = 0
+    # the part of that late first call a cudaMemset after the copies leaves (the ports'
+    # re-upload: copies, then memsets), microseconds, eq. (E6); 0: none modelled
+    upload_memset_launch_us: float = 0.0
     # the dirty lines a cudaMemset (or a kernel's stores) leaves in the L2 and the next launch
     # writes back (models/dirty_l2.py, eq. (E5)): the most dirty bytes the L2 keeps (0: none
     # modelled), the share of a launch's DRAM read bytes that writes them back, and the DRAM's
@@ -425,6 +428,7 @@ FIELD_SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
         "loop_launch_hi_us": ("float", False),
         "upload_launch_us": ("float", False),
         "upload_launch_min_bytes": ("int", False),
+        "upload_memset_launch_us": ("float", False),
         "l2_dirty_max_bytes": ("int0", False),
         "l2_dirty_evict_share": ("float", False),
         "l2_writeback_gbps": ("float", False),

@@ -90,8 +90,9 @@ def _row_from(work: tuple, row: ValidationRow, device: GPUDevice) -> float:
     parts = [kernel_time(list(w), device, sync) for w in work]
     if row.timer == "events":  # work, queued starts, host launch waits: eq. (E1)-(E3)
         kernels = [(p.kernel_ms, round(sum(n for _, n in w))) for p, w in zip(parts, work)]
-        # the reset's dirty L2 write-back, eq. (E5), as validate predicted it
-        return event_timed_ms(kernels, device, row.after_upload)[0] + row.writeback_ms
+        # the first call's late part after the reset's upload, eq. (E6), and the reset's
+        # dirty L2 write-back, eq. (E5), as validate predicted them
+        return event_timed_ms(kernels, device, row.late_us)[0] + row.writeback_ms
     launched = sum(k.launches for k in row.report.kernels)
     once = program_sync_ms(device, sync, launched)
     return sum(p.kernel_ms + p.launch_ms for p in parts) + module_load_ms(parts) + once

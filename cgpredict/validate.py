@@ -21,7 +21,7 @@ from .device_schema import GPUDevice
 from .devices import load_device
 from .errors import CGPredictError
 from .models.dirty_l2 import launch_figures, reset_dirty_bytes, writeback_ms
-from .models.event_timing import upload_is_large
+from .models.event_timing import first_call_late_us, upload_is_large
 from .models.launches import SYNC_MODES
 from .models.timer_view import event_timed, host_note
 from .prediction import RunOptions
@@ -69,6 +69,9 @@ class ValidationRow:
     # (the entry's "reset" and "reset_bytes", validation/port_resets.py): its first launch
     # call is late (upload_launch_us, models/event_timing.py)
     after_upload: bool = False
+    # what its first launch call takes more after the reset's pageable upload, us (the
+    # entry's "reset", "reset_bytes" and "upload_bytes"; eq. (E6), models/event_timing.py)
+    late_us: float = 0.0
     # of an event-timed row's predicted time: its first launches' write-back of the dirty L2
     # lines its reset's cudaMemset left (the entry's "memset_bytes", eq. (E5))
     writeback_ms: float = 0.0
@@ -172,7 +175,7 @@ def _check_entry(where: str, e: dict) -> None:
         raise ValidationError(
             f"{where}.reset: want one of {', '.join(RESETS)}, got {e.get('reset')!r}"
         )
-    for key in ("reset_bytes", "memset_bytes"):
+    for key in ("reset_bytes", "memset_bytes", "upload_bytes"):
         nbytes = e.get(key, 1)
         if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes <= 0:
             raise ValidationError(f"{where}.{key}: want a positive byte count, got {nbytes!r}")
@@ -314,6 +317,8 @@ def _rows(
                                                                   base.registers_per_thread))
             timer = e.get("timer", "host")
             upload = upload_is_large(dev, e.get("reset", "none"), e.get("reset_bytes"))
+            late = first_call_late_us(dev, e.get("reset", "none"), e.get("reset_bytes"),
+                                      e.get("upload_bytes"))  # (E6)
             zeroed = e.get("memset_bytes")
             dirty = reset_dirty_bytes(dev, e.get("reset", "none"), zeroed)
             wb = 0.0
@@ -321,10 +326,10 @@ def _rows(
                 rep = prep.analyze(opts)
                 if timer == "events" and dirty > 0:  # (E5), once: the row keeps it apart
                     wb = writeback_ms(launch_figures(rep.kernels), dev, dirty, zeroed)
-                timed, waits = event_timed(rep, timer, dev, upload)
+                timed, waits = event_timed(rep, timer, dev, late)
                 predicted = timed + wb
                 kernels = [(k.kernel_ms, k.launches) for k in rep.kernels]
-                note = (host_note(predicted, waits, dev, kernels, upload)
+                note = (host_note(predicted, waits, dev, kernels, late)
                         if "result" in e else "")
                 sizes, report = rep.work_sizes, rep
             except CGPredictError as exc:
@@ -342,6 +347,7 @@ def _rows(
                     report=report,
                     timer=timer,
                     after_upload=upload,
+                    late_us=late,
                     writeback_ms=wb,
                 )
             )

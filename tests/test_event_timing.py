@@ -12,6 +12,7 @@ from cgpredict.devices import load_device
 from cgpredict.models.event_timing import (
     event_timed_ms,
     event_waits,
+    first_call_late_us,
     host_paced_range,
     host_paced_share,
     issue_order,
@@ -51,7 +52,7 @@ def test_one_launch_on_an_idle_gpu_counts_the_call():
     """One launch: the GPU waits the whole call (5 us), and after an upload 15 us more."""
     w = event_waits([70 * US], DEV)
     assert w.host_ms == pytest.approx(5 * US) and w.upload_ms == 0.0
-    w = event_waits([70 * US], DEV, after_upload=True)
+    w = event_waits([70 * US], DEV, late_us=DEV.upload_launch_us)
     assert w.host_ms == pytest.approx(5 * US) and w.upload_ms == pytest.approx(15 * US)
 
 
@@ -80,13 +81,13 @@ def test_recurrence_matches_the_simulated_stream(seed):
     rng = random.Random(seed)
     works = [rng.choice([0.5, 2.0, 2.9, 3.1, 20.0, 300.0]) * US for _ in range(rng.randint(1, 30))]
     for up in (False, True):
-        got = event_waits(works, DEV, after_upload=up).total_ms
+        got = event_waits(works, DEV, late_us=15.0 if up else 0.0).total_ms
         assert got == pytest.approx(brute_force(works, (20 if up else 5) * US, 3 * US))
 
 
 def test_event_timed_ms_adds_work_gaps_and_waits():
     """SAXPY-like: 72 us of work, one launch, after a large upload: 72 + 3 + 5 + 15 us."""
-    total, waits = event_timed_ms([(72 * US, 1)], DEV, after_upload=True)
+    total, waits = event_timed_ms([(72 * US, 1)], DEV, late_us=15.0)
     assert total == pytest.approx(95 * US) and waits.total_ms == pytest.approx(20 * US)
     assert event_timed_ms([], DEV)[0] == 0.0
 
@@ -103,6 +104,42 @@ def test_upload_is_large_only_for_a_large_last_copy():
     assert not upload_is_large(DEV, "upload", 4096)
     assert not upload_is_large(DEV, "memset", None)
     assert not upload_is_large(dataclasses.replace(DEV, upload_launch_us=0.0), "upload", None)
+
+
+def test_first_call_late_us_by_the_resets_copies_and_last_call():
+    """Eq. (E6) by hand (DEV: 15 us after a large last copy, 64 MiB the least, and 4 us left
+    when a memset follows the copies): the copies' bytes decide, the last call picks the
+    figure; a reset without copies, or with less than 64 MiB of them, leaves none."""
+    dev = dataclasses.replace(DEV, upload_memset_launch_us=4.0)
+    assert first_call_late_us(dev, "upload", 64 << 20, 64 << 20) == 15.0
+    assert first_call_late_us(dev, "upload", 4096, 192 << 20) == 0.0  # the last copy is small
+    assert first_call_late_us(dev, "memset", None, 192 << 20) == 4.0  # strided: 192 MiB, memset
+    assert first_call_late_us(dev, "memset", None, 64 << 20) == 4.0  # the least that counts
+    assert first_call_late_us(dev, "memset", None, (64 << 20) - 1) == 0.0
+    assert first_call_late_us(dev, "memset", None, None) == 0.0  # mandelbrot: no copy
+    assert first_call_late_us(dev, "none", None, 192 << 20) == 0.0
+    bare = dataclasses.replace(DEV, upload_memset_launch_us=0.0)  # not measured: nothing
+    assert first_call_late_us(bare, "memset", None, 192 << 20) == 0.0
+
+
+def test_the_former_flag_is_refused():
+    with pytest.raises(TypeError, match="microseconds"):
+        event_waits([70 * US], DEV, True)
+
+
+def test_the_late_first_call_through_a_memset_adds_to_the_first_pair_only():
+    """Eq. (E6) in the stream, against the command-by-command simulation: the strided port's
+    one launch (90 us of work) pays 5 + 4 us of calls; a host loop of 50 launches of 1 us
+    (host-paced) and one of 50 launches of 300 us (GPU-paced) each pay the 4 us once, on the
+    first pair, whatever the later launches wait."""
+    for works in ([90 * US], [1 * US] * 50, [300 * US] * 50):
+        for dev in (DEV, LOOP):
+            period = None if dev is DEV else 6 * US
+            plain = event_waits(works, dev).total_ms
+            late = event_waits(works, dev, late_us=4.0).total_ms
+            assert late - plain == pytest.approx(4 * US)
+            assert late == pytest.approx(brute_force(works, 9 * US, 5 * US if period else 3 * US,
+                                                     period))
 
 
 LOOP = dataclasses.replace(DEV, loop_launch_us=6.0)  # d' = launch_call_us = 5, P = 6
@@ -142,7 +179,7 @@ def test_recurrence_with_a_loop_period_matches_the_simulated_stream(seed):
     rng = random.Random(100 + seed)
     works = [rng.choice([0.5, 2.0, 3.9, 5.5, 7.0, 300.0]) * US for _ in range(rng.randint(1, 30))]
     for up in (False, True):
-        got = event_waits(works, LOOP, after_upload=up).total_ms
+        got = event_waits(works, LOOP, late_us=15.0 if up else 0.0).total_ms
         assert got == pytest.approx(brute_force(works, (20 if up else 5) * US, 5 * US, 6 * US))
 
 
@@ -155,15 +192,15 @@ def test_short_launches_behind_a_long_one_never_wait_for_the_host():
 
 
 def test_one_launch_is_the_same_with_a_loop_period():
-    for up in (False, True):
-        assert event_waits([2 * US], LOOP, up) == event_waits([2 * US], DEV, up)
+    for late in (0.0, 15.0):
+        assert event_waits([2 * US], LOOP, late) == event_waits([2 * US], DEV, late)
 
 
-def _max_form_waits(works_ms, device, after_upload=False):
+def _max_form_waits(works_ms, device, late_us=0.0):
     """eq. (E1)-(E3) as first written, with max(): the reference event_waits' comparisons
     must reproduce to the last bit (it takes max() out of a loop of tens of thousands of
     launches)."""
-    extra = device.upload_launch_us * 1e-3 if after_upload else 0.0
+    extra = late_us * 1e-3
     first = device.launch_call_us * 1e-3 + extra
     later, period = loop_call_ms(device)
     h = g = waited = 0.0
@@ -182,9 +219,9 @@ def test_event_waits_equal_the_max_form_to_the_bit(seed):
     dev = dataclasses.replace(DEV, loop_launch_us=rng.choice([0.0, 4.0, 6.5]))
     works = [rng.choice([0.0, 0.5, 2.0, 2.9, 3.1, 20.0]) * US * rng.random()
              for _ in range(rng.randint(0, 300))]
-    for up in (False, True):
-        got = event_waits(works, dev, after_upload=up)
-        assert (got.host_ms, got.upload_ms) == _max_form_waits(works, dev, up)
+    for late in (0.0, 4.06, 15.0):
+        got = event_waits(works, dev, late_us=late)
+        assert (got.host_ms, got.upload_ms) == _max_form_waits(works, dev, late)
 
 
 def test_the_host_paced_share_of_a_loop_of_short_launches_by_hand():

@@ -74,3 +74,44 @@ def test_the_device_file_carries_the_measured_launch_calls():
     page = 1e3 * (split["pageable"]["events_ms"] - split["pageable"]["behind_spin_ms"])
     assert dev["upload_launch_us"] == pytest.approx(page - dev["launch_call_us"], abs=0.01)
     assert dev["upload_launch_min_bytes"] == 4 << 24  # x alone, 2^24 floats, caused it
+
+
+@pytest.mark.parametrize("folder, port, sizes, want", [
+    ("blind", "strided", {"N": 1 << 24}, 12 << 24),          # din(3 * N) floats
+    ("blind", "gather", {"N": 1 << 24}, 12 << 24),           # dw, dx, didx: 3 x N of 4 B
+    ("blind", "trmv_t", {"N": 8192}, 4 * 8192 * 8192 + 4 * 8192),  # L((size_t)N * N, 0.0f), x
+    ("blind", "mandelbrot", {"H": 2048, "W": 2048}, None),   # dimg.zero() only
+    ("user", "sfu_heavy", {"N": 1 << 22}, 4 << 22),          # dx(N): 16 MiB, under 64 MiB
+    ("user", "saxpy", {"N": 1 << 24}, 8 << 24),              # dx, dy
+])
+def test_upload_bytes_sum_every_upload_call(folder, port, sizes, want):
+    """The bytes a reset's upload() calls copy from pageable memory (eq. (E6)), read by hand
+    from the ports; a vector's second constructor argument (its fill value) is not its
+    size."""
+    src = (ROOT / "validation" / "cuda" / folder / f"{port}.cu").read_text()
+    assert port_resets.upload_bytes(src, sizes) == want
+
+
+def test_first_arg_keeps_commas_inside_parentheses():
+    assert port_resets._first_arg("(size_t)N * N, 0.0f") == "(size_t)N * N"
+    assert port_resets._first_arg("f(a, b) * 2") == "f(a, b) * 2"
+
+
+def test_the_reset_state_benchmark_gives_upload_memset_launch_us():
+    """upload_memset_launch_us (eq. (E6)): reset_state.cu's strided launch after the port's
+    reset with a pageable copy less the same with a pinned one, both then the memset, idle;
+    queued behind a spin kernel the two are within 0.1 us (the GPU's time the same)."""
+    lease = ROOT / "validation" / "measured" / "h100-lease-2026-11-28" / "reset"
+    got = json.loads((lease / "reset_state.json").read_text())
+    idle, queued = got["idle"], got["queued"]
+    dev = tomllib.loads((ROOT / "cgpredict/devices/h100.toml").read_text())["timing"]
+    late = (idle["port_ms"] - idle["pinned_ms"]) * 1e3
+    assert dev["upload_memset_launch_us"] == pytest.approx(late, abs=0.005)
+    assert abs(queued["port_ms"] - queued["pinned_ms"]) * 1e3 < 0.1
+    assert late < (idle["upload_only_ms"] - idle["none_ms"]) * 1e3  # the memset takes part
+
+
+def test_measured_files_carry_the_upload_bytes():
+    data = json.loads((ROOT / "validation/measured/nvidia-h100-80gb-hbm3-blind.json").read_text())
+    got = {(e["kernel"], e.get("upload_bytes")) for e in data["results"]}
+    assert ("strided", 12 << 24) in got and ("mandelbrot", None) in got

@@ -365,6 +365,12 @@ def test_reset_of_an_entry_is_checked(tmp_path):
         bad = dict(GEMM_RESULTS[0], reset="memset", memset_bytes=nbytes)
         with pytest.raises(ValidationError, match=r"\.memset_bytes: want a positive byte count"):
             load_measured(measurement(tmp_path, [bad]))
+    ok = dict(GEMM_RESULTS[0], reset="memset", upload_bytes=3 << 26)  # eq. (E6)
+    assert load_measured(measurement(tmp_path, [ok]))[1][0]["upload_bytes"] == 3 << 26
+    for nbytes in (0, True, "192 MiB"):
+        bad = dict(GEMM_RESULTS[0], reset="memset", upload_bytes=nbytes)
+        with pytest.raises(ValidationError, match=r"\.upload_bytes: want a positive byte count"):
+            load_measured(measurement(tmp_path, [bad]))
 
 
 def test_tile_copy_of_an_entry_is_checked(tmp_path):

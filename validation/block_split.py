@@ -62,6 +62,8 @@ def table_rows() -> list[dict]:
                 continue
             out.append(dict(set=rel.split("/h100-")[0], kernel=r["kernel"], block=r["block"],
                             pred_us=r["predicted_ms"] * 1e3, meas_us=r["measured_ms"] * 1e3,
+                            # the first call's late part, eq. (E6) (older tables: the flag)
+                            late_us=r.get("late_us", 0.0) or 0.0,
                             after_upload=bool(r.get("after_upload")),
                             writeback_us=r.get("writeback_ms", 0.0) * 1e3,  # eq. (E5)
                             work=r.get("work_sizes", {})))
@@ -107,8 +109,8 @@ def split(busy: float, blocks: set[str], kernels: set[str]) -> list[dict]:
     for t in table_rows():
         if (blocks and t["block"] not in blocks) or (kernels and t["kernel"] not in kernels):
             continue
-        model_k = (t["pred_us"] - costs - t["writeback_us"]
-                   - (dev["upload_launch_us"] if t["after_upload"] else 0.0))
+        late = t["late_us"] or (dev["upload_launch_us"] if t["after_upload"] else 0.0)
+        model_k = t["pred_us"] - costs - t["writeback_us"] - late
         for p in prof.get((t["kernel"], t["block"]), []):
             if not p["single"] or p["port"] != "plain" or p["work"] != t["work"]:
                 continue  # another program, port or size: not the row's kernel alone

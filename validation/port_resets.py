@@ -12,7 +12,10 @@ that last copy) reach ``upload_launch_min_bytes`` (models/event_timing.py).
 A ``cudaMemset`` leaves dirty lines in the L2 (at most ``l2_dirty_max_bytes``), which the
 timed launch writes back as it reads (eq. (E5), models/dirty_l2.py): each entry also records
 ``"memset_bytes"``, the bytes of every ``zero()`` call of the reset (absent when there is none,
-or when a buffer's size is not followed: ``validate`` then takes a memset reset as large).
+or when a buffer's size is not followed: ``validate`` then takes a memset reset as large),
+and ``"upload_bytes"``, the bytes of every ``upload()`` call: copies of at least
+``upload_launch_min_bytes`` in all still leave the first launch call late by
+``upload_memset_launch_us`` when a memset follows them (eq. (E6), models/event_timing.py).
 
 For every entry this reads the port's reset lambda, takes its last call, and for an upload
 evaluates the buffer's size (its ``DevBuf<T> name(expr)``, ``expr`` possibly ``v.size()`` of a
@@ -49,6 +52,17 @@ def _defaults(src: str) -> dict[str, int]:
     return out
 
 
+def _first_arg(args: str) -> str:
+    """The first of a constructor's comma-separated arguments (commas inside parentheses
+    kept): ``std::vector<float> L((size_t)N * N, 0.0f)`` has the size ``(size_t)N * N``."""
+    depth = 0
+    for i, ch in enumerate(args):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            return args[:i]
+    return args
+
+
 def _eval(expr: str, src: str, env: dict[str, int]) -> int | None:
     """Elements of a buffer's size expression: ``(size_t)`` casts dropped, ``v.size()``
     replaced by the ``std::vector`` ``v``'s own size expression."""
@@ -57,7 +71,7 @@ def _eval(expr: str, src: str, env: dict[str, int]) -> int | None:
         m = re.search(rf"std::vector<\w+>[^;]*?\b{v}\(([^()]*(?:\([^()]*\)[^()]*)*)\)", src)
         if not m:
             return None
-        inner = _eval(m.group(1), src, env)
+        inner = _eval(_first_arg(m.group(1)), src, env)  # (n, value): the size n
         if inner is None:
             return None
         expr = expr.replace(f"{v}.size()", str(inner))
@@ -103,12 +117,24 @@ def memset_bytes(src: str, sizes: dict[str, int]) -> int | None:
     return sum(sets)
 
 
+def upload_bytes(src: str, sizes: dict[str, int]) -> int | None:
+    """Bytes the port's reset lambda copies with ``upload()`` (pageable cudaMemcpy) in all:
+    what makes the next launch call late, partly through a memset after them (eq. (E6));
+    None when it has none or a size is not followed."""
+    ups = [_buffer_bytes(src, buf, sizes) for buf, op in _calls(src) if op == "upload"]
+    if not ups or None in ups:
+        return None
+    return sum(ups)
+
+
 def reset_fields(src: str, sizes: dict[str, int]) -> dict[str, object]:
     """A measured entry's reset fields from its port's source: ``reset``, and ``reset_bytes``
-    (the last upload's) and ``memset_bytes`` (eq. (E5)) where they are known."""
+    (the last upload's), ``memset_bytes`` (eq. (E5)) and ``upload_bytes`` (eq. (E6)) where
+    they are known."""
     reset, nbytes = reset_state(src, sizes)
     fields: dict[str, object] = {"reset": reset}
-    for key, value in (("reset_bytes", nbytes), ("memset_bytes", memset_bytes(src, sizes))):
+    for key, value in (("reset_bytes", nbytes), ("memset_bytes", memset_bytes(src, sizes)),
+                       ("upload_bytes", upload_bytes(src, sizes))):
         if value is not None:
             fields[key] = value
     return fields
@@ -123,14 +149,16 @@ def main() -> None:
     for e in data["results"]:
         fields = reset_fields((args.src / f"{e['kernel']}.cu").read_text(),
                               e.get("work_sizes", {}))
-        for key in ("reset_bytes", "memset_bytes"):
+        for key in ("reset_bytes", "memset_bytes", "upload_bytes"):
             e.pop(key, None)
         e.update(fields)
         print(f"{e['kernel']:16s} {e['config']:6s} {fields['reset']:7s} "
-              f"{fields.get('reset_bytes')} {fields.get('memset_bytes')}")
+              f"{fields.get('reset_bytes')} {fields.get('memset_bytes')} "
+              f"{fields.get('upload_bytes')}")
     data["reset_from"] = ("the last call of each port's reset lambda (upload: pageable "
-                          "cudaMemcpy, with its bytes; memset) and the bytes of all its "
-                          "zero() calls (memset_bytes): validation/port_resets.py")
+                          "cudaMemcpy, with its bytes; memset), the bytes of all its "
+                          "zero() calls (memset_bytes) and of all its upload() calls "
+                          "(upload_bytes): validation/port_resets.py")
     args.measured.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
 
 

@@ -13,7 +13,9 @@ launches. An event is time-stamped when the GPU reaches it in the stream. So:
   queued launch, ``launch_gap_us``, and the work alone;
 * the first launch call after a pageable ``cudaMemcpy`` of a large array returns late
   (``upload_launch_us`` more; measured with a host clock around the call). A run whose
-  repetition ends its re-upload with such a copy pays it on its first launch.
+  repetition ends its re-upload with such a copy pays it on its first launch; one whose
+  re-upload makes such a copy and then a ``cudaMemset`` pays the part the memset leaves,
+  ``upload_memset_launch_us`` (eq. (E6), ``first_call_late_us``).
 
 The stream is a recurrence over the launches in issue order (eq. (E1)-(E3), docs/models.md):
 with ``h`` the host time at which a launch's first event reaches the GPU, ``d`` the host's
@@ -26,7 +28,8 @@ launch before,
 
 ``d``: for the first launch of a repetition, the host's launch call after a synchronisation
 (``launch_call_us``, what an idle GPU's event pair counts over a queued one, plus
-``upload_launch_us`` after a large pageable upload); for a later launch ``d'``, the call in a
+``upload_launch_us`` after a large pageable upload, ``upload_memset_launch_us`` when a memset
+followed it: eq. (E6)); for a later launch ``d'``, the call in a
 running loop. ``P``: the host's period of one iteration of the timed loop (event, launch,
 event), ``loop_launch_us``; the host spends ``P - d'`` between a launch call and the next
 launch's first event. Without ``loop_launch_us`` a later launch comes every
@@ -61,6 +64,7 @@ __all__ = [
     "EventWaits",
     "event_timed_ms",
     "event_waits",
+    "first_call_late_us",
     "host_paced_range",
     "host_paced_share",
     "issue_order",
@@ -73,7 +77,7 @@ __all__ = [
 class EventWaits:
     """What the event pairs of one run count of the host's launch calls, in ms: the calls
     the GPU waited for (``host_ms``, eq. (E2) summed over the launches) and, of those, the
-    first call's extra after a large pageable upload (``upload_ms``)."""
+    first call's extra after the reset's pageable upload (``upload_ms``, eq. (E6))."""
 
     host_ms: float
     upload_ms: float
@@ -104,6 +108,22 @@ def upload_is_large(device: GPUDevice, reset: str, reset_bytes: int | None) -> b
     return reset_bytes is None or reset_bytes >= device.upload_launch_min_bytes
 
 
+def first_call_late_us(device: GPUDevice, reset: str, reset_bytes: int | None,
+                       upload_bytes: int | None = None) -> float:
+    """What a repetition's first launch call takes more after its re-upload, in us, eq. (E6):
+    ``upload_launch_us`` when the re-upload ends with a large pageable copy; when it makes
+    pageable copies of at least ``upload_launch_min_bytes`` in all (``upload_bytes``) and
+    then a ``cudaMemset`` (``reset == "memset"``), the part of that late call the memset
+    leaves, ``upload_memset_launch_us``; else nothing."""
+    if upload_is_large(device, reset, reset_bytes):
+        return device.upload_launch_us
+    if reset != "memset" or not upload_bytes:
+        return 0.0
+    if upload_bytes < device.upload_launch_min_bytes:
+        return 0.0
+    return device.upload_memset_launch_us  # (E6)
+
+
 def loop_call_ms(device: GPUDevice) -> tuple[float, float]:
     """(``d'``, ``P``) of eq. (E3) in ms: a running loop's launch call and the host's period
     of one timed iteration (``loop_launch_us``, the call at most that); without it, both
@@ -116,11 +136,13 @@ def loop_call_ms(device: GPUDevice) -> tuple[float, float]:
 
 
 def event_waits(works_ms: Sequence[float], device: GPUDevice,
-                after_upload: bool = False) -> EventWaits:
+                late_us: float = 0.0) -> EventWaits:
     """The host launch waits that event pairs count over ``works_ms`` (each launch's work in
-    issue order, ``launch_gap_us`` included), eq. (E1)-(E3); ``after_upload``: the first
-    launch follows a large pageable upload."""
-    extra = device.upload_launch_us * 1e-3 if after_upload else 0.0
+    issue order, ``launch_gap_us`` included), eq. (E1)-(E3); ``late_us``: what the first
+    launch call takes more after the reset's pageable upload (first_call_late_us, (E6))."""
+    if isinstance(late_us, bool):  # the former after_upload flag: refuse, not 1 us
+        raise TypeError("late_us is microseconds (first_call_late_us), not a flag")
+    extra = late_us * 1e-3
     first = device.launch_call_us * 1e-3 + extra
     later, period = loop_call_ms(device)
     h = g = 0.0
@@ -138,13 +160,13 @@ def event_waits(works_ms: Sequence[float], device: GPUDevice,
 
 
 def event_timed_ms(kernels: Sequence[tuple[float, int]], device: GPUDevice,
-                   after_upload: bool = False) -> tuple[float, EventWaits]:
+                   late_us: float = 0.0) -> tuple[float, EventWaits]:
     """What the ports' event pairs sum to over one run, from (GPU work of every launch of the
     kernel in ms, launches) per kernel in program order: each launch's work and queued start
     (``launch_gap_us``) plus the host launch waits of eq. (E1)-(E3); and those waits."""
     gap = device.launch_gap_us * 1e-3
     per_launch = [(ms / n + gap, n) for ms, n in kernels if n > 0]
-    waits = event_waits(issue_order(per_launch), device, after_upload)
+    waits = event_waits(issue_order(per_launch), device, late_us)
     return sum(w * n for w, n in per_launch) + waits.total_ms, waits
 
 
@@ -162,7 +184,7 @@ def host_paced_share(total_ms: float, waits: EventWaits, device: GPUDevice) -> f
 
 
 def host_paced_range(kernels: Sequence[tuple[float, int]], device: GPUDevice,
-                     after_upload: bool = False) -> tuple[float, float] | None:
+                     late_us: float = 0.0) -> tuple[float, float] | None:
     """The event-timed run (ms) at the least and largest host period measured over leases'
     hosts (``loop_launch_lo_us``, ``loop_launch_hi_us``), eq. (E4s): the spread a host-paced
     prediction carries, since the host's pace is the run's VM, not the device; None where
@@ -171,5 +193,5 @@ def host_paced_range(kernels: Sequence[tuple[float, int]], device: GPUDevice,
     if not (lo and hi and device.loop_launch_us):
         return None
     at = [event_timed_ms(kernels, dataclasses.replace(device, loop_launch_us=p),
-                         after_upload)[0] for p in (lo, hi)]  # eq. (E4s)
+                         late_us)[0] for p in (lo, hi)]  # eq. (E4s)
     return at[0], at[1]

@@ -16,30 +16,30 @@ from .event_timing import EventWaits, event_timed_ms, host_paced_range, host_pac
 
 
 def timed_ms(report, timer: str, device: GPUDevice | None = None,
-             after_upload: bool = False, dirty_bytes: float = 0.0,
+             late_us: float = 0.0, dirty_bytes: float = 0.0,
              memset_bytes: int | None = None) -> float:
     """What a timer of kind ``timer`` sees of a prediction (event_timed's time)."""
-    return event_timed(report, timer, device, after_upload, dirty_bytes, memset_bytes)[0]
+    return event_timed(report, timer, device, late_us, dirty_bytes, memset_bytes)[0]
 
 
 def event_timed(report, timer: str, device: GPUDevice | None = None,
-                after_upload: bool = False, dirty_bytes: float = 0.0,
+                late_us: float = 0.0, dirty_bytes: float = 0.0,
                 memset_bytes: int | None = None) -> tuple[float, EventWaits | None]:
     """What a timer of kind ``timer`` sees of a prediction: everything the host waits for,
     or (a cudaEvent pair around each launch, validation/cuda/common.cuh) each launch's work,
     the GPU's own start of a queued launch (``launch_gap_us``) and the host's launch calls
-    the GPU waited for (models/event_timing.py, eq. (E1)-(E3); ``after_upload``: the first
-    follows a large pageable upload), and the first launches' write-back of the
-    ``dirty_bytes`` the reset's memset of ``memset_bytes`` left in the L2 (models/dirty_l2.py,
-    eq. (E5)): no host round trip, no module load. Without a device, the work alone. With
-    it, the event pairs' host waits (None for a host timer or no device), which host_note
-    reads rather than timing the launches again."""
+    the GPU waited for (models/event_timing.py, eq. (E1)-(E3); ``late_us``: what the first
+    call takes more after the reset's pageable upload, eq. (E6)), and the first launches'
+    write-back of the ``dirty_bytes`` the reset's memset of ``memset_bytes`` left in the L2
+    (models/dirty_l2.py, eq. (E5)): no host round trip, no module load. Without a device,
+    the work alone. With it, the event pairs' host waits (None for a host timer or no
+    device), which host_note reads rather than timing the launches again."""
     if timer == "host":
         return report.total_ms, None
     if device is None:
         return sum(k.kernel_ms for k in report.kernels), None
     kernels = [(k.kernel_ms, k.launches) for k in report.kernels]
-    total, waits = event_timed_ms(kernels, device, after_upload)
+    total, waits = event_timed_ms(kernels, device, late_us)
     if dirty_bytes > 0:  # eq. (E5)
         total += writeback_ms(launch_figures(report.kernels), device, dirty_bytes,
                               memset_bytes)
@@ -53,7 +53,7 @@ HOST_PACED_NOTE = 0.01
 
 
 def host_note(timed: float, waits: EventWaits | None, device: GPUDevice,
-              kernels: Sequence[tuple[float, int]] = (), after_upload: bool = False) -> str:
+              kernels: Sequence[tuple[float, int]] = (), late_us: float = 0.0) -> str:
     """The note of an event-timed row the host's loop period sets (``host pace N % (E4)``,
     N the share of its predicted time, and the run's time at the least and largest host
     period measured, eq. (E4s)), else ""; from the row's predicted time and host waits as
@@ -64,7 +64,7 @@ def host_note(timed: float, waits: EventWaits | None, device: GPUDevice,
     share = host_paced_share(timed, waits, device)
     if share < HOST_PACED_NOTE:
         return ""
-    span = host_paced_range(kernels, device, after_upload) if kernels else None  # (E4s)
+    span = host_paced_range(kernels, device, late_us) if kernels else None  # (E4s)
     if span is None:
         return f"host pace {100 * share:.0f} % (E4)"
     return (f"host pace {100 * share:.0f} % (E4), {_fig(span[0])}-{_fig(span[1])} ms at "

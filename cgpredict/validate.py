@@ -412,11 +412,18 @@ def to_json(v: Validation) -> str:
     return json.dumps(d, indent=2, sort_keys=True)
 
 
+def device_stem(device: str) -> str:
+    """A device's name for a file stem: a device file's path gives its name without `.toml`,
+    so that `--device /path/x.toml` writes into the output folder, not beside the file."""
+    name = Path(device).name
+    return name[: -len(".toml")] if name.endswith(".toml") else name
+
+
 def write_results(v: Validation, out_dir: Path) -> tuple[Path, ...]:
     """The JSON and Markdown tables (and a predicted-vs-measured plot when matplotlib is
     installed) in ``out_dir``. A validation where a prediction failed never replaces an
     existing table: it raises instead, naming the failures."""
-    stem = f"{v.device}-{v.model}"
+    stem = f"{device_stem(v.device)}-{v.model}"
     js, md = out_dir / f"{stem}.json", out_dir / f"{stem}.md"
     failed = [f"{r.kernel} {r.block}" for r in v.rows if r.predicted_ms is None]
     if failed and (js.exists() or md.exists()):

@@ -22,6 +22,7 @@ from cgpredict.validate import (
     ValidationRow,
     _sizes,
     default_measured,
+    device_stem,
     load_measured,
     to_json,
     to_markdown,
@@ -200,6 +201,17 @@ def test_markdown_and_files(validation, tmp_path):
     assert d["schema_version"] == 1 and d["mape"] == pytest.approx(v.mape)
     assert [r["error_pct"] for r in d["rows"]] == [r.error_pct for r in v.rows]
     assert json.loads(to_json(v)) == d
+
+
+def test_device_file_path_writes_into_out_dir(validation, tmp_path):
+    """`--device /path/x.toml` names the tables after the file and writes them in out_dir."""
+    import dataclasses
+
+    v, _ = validation
+    assert device_stem("h100") == "h100" and device_stem("/a/b/x.toml") == "x"
+    elsewhere = dataclasses.replace(v, device=str(tmp_path / "devs" / "x.toml"))
+    js, md, *_ = write_results(elsewhere, tmp_path / "out")
+    assert js == tmp_path / "out" / "x-cgpredict.json" and md.parent == tmp_path / "out"
 
 
 def test_only_and_no_measurements(corpus):

@@ -119,10 +119,6 @@ class GPUDevice:
     # bytes within l2_persist_bytes: the DRAM takes its reads alone), eq. (LWl)
     # (models/loaded_wave.py); 0: dram_loaded_latency_cycles always
     dram_light_life_cycles: float = 0.0
-    # cycles each DRAM line past the first that a one-pass warp's loads miss (at most
-    # LOADS_IN_FLIGHT load instructions a thread) adds to its loaded life, eq. (LWk)
-    # (models/loaded_wave.py); 0: none
-    dram_line_life_cycles: float = 0.0
     # cycles an SM's memory path is busy per L2 transaction of a warp *store* (stores are
     # not waited for: they cost issue and path occupancy, not a latency; a partly written
     # sector costs twice, read-modify-write); None: dd_l2_cycles
@@ -416,7 +412,6 @@ FIELD_SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
         "dram_latency_cv": ("float", False),
         "dram_loaded_latency_cycles": ("float", False),
         "dram_light_life_cycles": ("float", False),
-        "dram_line_life_cycles": ("float", False),
         "dd_store_cycles": ("float", False),
         "l1_store_line_cycles": ("float", False),
         "launch_sync_us": ("float", False),

@@ -10,8 +10,7 @@ import pytest
 
 from cgpredict.devices import load_device
 from cgpredict.models import predict_cgpredict
-from cgpredict.models.retire import (dram_wait_share, dram_waits_per_warp, drain_waits_per_warp,
-                                     expected_max_normal, retire_cycles)
+from cgpredict.models.retire import dram_waits_per_warp, expected_max_normal, retire_cycles
 from cgpredict.profile import KernelProfile, PatternCounts
 
 
@@ -108,41 +107,3 @@ def test_retirement_charged_whatever_case(case: str, profile: KernelProfile) -> 
     assert with_r.retire_cycles == pytest.approx(retire_cycles(profile, h100))
     assert with_r.exec_cycles - without.exec_cycles == pytest.approx(
         with_r.retire_cycles * (with_r.batch - 1), rel=1e-9)
-
-
-def _upsample(miss: float = 0.5) -> KernelProfile:
-    """A bilinear-like thread: four coalesced taps of half a line (2 sectors, one L2 request
-    a warp instruction), three of four served by the L1 (rides on its neighbours' lines),
-    ``miss`` of the sectors that reach the L2 fetched from DRAM; 8 warps a block."""
-    return KernelProfile(
-        name="upsample", threads_per_block=256, blocks=65536,
-        coal=PatternCounts(insts=4, l2_trans_per_warp=2, dram_trans_per_warp=2 * miss,
-                           l1_hit_fraction=0.75, l2_requests_per_warp=1),
-        comp_insts=30,
-    )
-
-
-def test_sub_line_warp_waits_a_whole_round_trip() -> None:
-    """Eq. (R1s) by hand: d = 4 x 0.25 x 1 x 32 / 128 = 0.25 lines a warp, but each of its
-    4 requests' lines comes from DRAM with m = 1 / 2, so it waits for at least one DRAM
-    return with p = 1 - (1/2)^4 = 15/16, checked by enumerating the 16 outcomes."""
-    h100 = load_device("h100")
-    p = _upsample()
-    assert dram_waits_per_warp(p, h100) == pytest.approx(0.25)
-    outcomes = [[(bits >> i) & 1 for i in range(4)] for bits in range(16)]
-    brute = sum(0.5 ** 4 for o in outcomes if any(o))  # each outcome has probability 1/16
-    assert dram_wait_share(p, h100) == pytest.approx(brute) == pytest.approx(15 / 16)
-    assert drain_waits_per_warp(p, h100) == pytest.approx(15 / 16)
-    rt = h100.l2_latency_cycles + h100.dram_latency_cycles
-    assert retire_cycles(p, h100) == pytest.approx(
-        1.4236 * 0.47 * rt * math.sqrt(15 / 16), rel=1e-4)
-
-
-def test_whole_wait_leaves_full_and_cached_warps() -> None:
-    """(R1s) changes nothing for a warp that owns a line (d >= 1) and little for one whose
-    lines the L2 keeps (m = 1 %: p = 1 - 0.99^4 = 0.0394), and nothing without DRAM."""
-    h100 = load_device("h100")
-    assert drain_waits_per_warp(_stencil(), h100) == pytest.approx(1.0)
-    cached = _upsample(miss=0.01)
-    assert drain_waits_per_warp(cached, h100) == pytest.approx(1 - 0.99 ** 4)
-    assert retire_cycles(_upsample(miss=0.0), h100) == 0.0

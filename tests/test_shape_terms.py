@@ -1,7 +1,7 @@
 """validation/shape_terms.py: the 2-D stencils' model terms beside their ncu counters.
 
-Oracles: a report kernel built by hand (its warp's two DRAM rows as half lines: 4 missed
-requests, counted on paper as in tests/test_loaded_wave.py), and the committed counters
+Oracles: a profile whose missed requests are counted on paper (a warp's DRAM row as one
+128-B line or as two half lines), a report kernel built by hand, and the committed counters
 of 2DCONV at 16x16 and 32x8, whose figures docs/validation.md quotes (13.3 M wavefronts over
 132 SMs, 1.791 M read requests, a warp life of 1918 cycles)."""
 
@@ -26,6 +26,21 @@ def _rows(requests: float, hit: float = 0.0, insts: float = 2.0) -> KernelProfil
     load = PatternCounts(insts=insts, l2_trans_per_warp=4.0, dram_trans_per_warp=4.0,
                          l1_hit_fraction=hit, l2_requests_per_warp=requests)
     return KernelProfile("rows", threads_per_block=256, blocks=8, coal=load, comp_insts=10)
+
+
+def test_missed_requests_by_hand():
+    """Two DRAM rows a warp: 2 requests as whole lines, 4 as a 16-wide block's half lines;
+    half the instructions served by the L1 halve them; untraced, a coalesced load's 4
+    sectors are one line and an uncoalesced one's four."""
+    assert shape_terms.missed_requests(_rows(1.0)) == pytest.approx(2 * 4 * 1 / 4)
+    assert shape_terms.missed_requests(_rows(2.0)) == pytest.approx(2 * 4 * 2 / 4)
+    assert shape_terms.missed_requests(_rows(1.0, hit=0.5, insts=4.0)) == pytest.approx(2.0)
+    untraced = PatternCounts(insts=1, l2_trans_per_warp=4.0, dram_trans_per_warp=4.0)
+    p = KernelProfile("u", threads_per_block=32, blocks=1, coal=untraced, comp_insts=1)
+    assert shape_terms.missed_requests(p) == pytest.approx(1.0)
+    scattered = KernelProfile("s", threads_per_block=32, blocks=1, uncoal=untraced,
+                              comp_insts=1)
+    assert shape_terms.missed_requests(scattered) == pytest.approx(4.0)
 
 
 def test_model_terms_of_a_report_kernel():

@@ -71,17 +71,30 @@ def ncu_terms(path: Path, kernel: str) -> dict[str, float]:
     return out
 
 
+def missed_requests(profile: Any, line_sectors: int = 4) -> float:
+    """k: a warp's load requests that miss the L2 (eq. (LM)'s count): per load pattern, its
+    instructions past the L1 x DRAM sectors x requests a sector (untraced: a coalesced
+    load's sectors packed ``line_sectors`` a line, an uncoalesced one's one each)."""
+    loads = profile.loads_only()
+    total = 0.0
+    for kind, p in enumerate((loads.coal, loads.uncoal, loads.const)):
+        if p.insts <= 1e-12 or p.dram_trans_per_warp <= 0:
+            continue
+        sectors = max(p.l2_trans_per_warp, 1.0)
+        guess = (-(-sectors // line_sectors), sectors, 1.0)[kind]
+        lines = p.l2_requests_per_warp if p.l2_requests_per_warp > 0 else guess
+        total += p.insts * (1 - p.l1_hit_fraction) * p.dram_trans_per_warp * min(
+            lines / sectors, 1.0)
+    return total
+
+
 def model_terms(kernel: Any) -> dict[str, Any]:
     """A report kernel's terms: its bounds' L1, L2, DRAM cycles and (LW) part, its L2 read
     requests, the binding bound and k."""
-    from cgpredict.devices import load_device
-    from cgpredict.models.loaded_wave import dram_requests_per_warp
-
     b = kernel.result.bounds
-    k = dram_requests_per_warp(kernel.profile, load_device("h100"))  # (LWk)
     return {"l1": b.l1_cycles, "l2": b.l2_cycles, "dram": b.dram_cycles,
             "wave": b.dram_wave_cycles, "requests": b.l2_requests,
-            "binding": kernel.result.binding, "k": k}
+            "binding": kernel.result.binding, "k": missed_requests(kernel.profile)}
 
 
 def main(with_model: bool = True) -> None:

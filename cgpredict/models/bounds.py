@@ -193,8 +193,8 @@ def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry
     dram_bytes += at.footprint_bytes  # the updated locations: read once, written back once
     stream = dram_bytes / device.dram_bandwidth_bytes_per_s * device.freq_hz
     if device.dram_loaded_latency_cycles > 0:  # (LW): the waves' loaded lives, if longer
-        loaded = loaded_wave_cycles(profile, device, geo.waves, dram_loads, geo.n_warps)
-        wave_cycles = max(loaded - stream, 0.0)  # (LW), (LWk)
+        wave_cycles = max(loaded_wave_cycles(profile, device, geo.waves, dram_loads) - stream,
+                          0.0)
     else:
         wave_cycles = dram_wave_cycles(device, geo.waves, dram_loads)
     dram_cycles = stream + wave_cycles

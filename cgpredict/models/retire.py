@@ -15,18 +15,6 @@ by sigma = cv x round trip x sqrt(d), and the expected maximum of W such timelin
 beyond the mean, z(W) the expected maximum of W independent standard normal variables
 (z(1) = 0, z(2) = 1/sqrt(pi), z(8) = 1.4236, z(32) = 2.0697). A block of 32x32 threads
 (W = 32) therefore holds its slots longer past its mean warp than one of 32x8 (W = 8).
-
-A wait is whole (eq. (R1s), sixteenth round): a warp that fetches less than a line (bilinear's
-2x2 taps, a quarter line a warp) still waits for the returns of the lines its requests touch,
-its own misses and the lines other warps of its wave opened (the L1 and L2 "hits" that ride
-on a miss in flight), each a whole round trip. With probability ``p`` that at least one of
-its requests touches a line the DRAM returns, its timeline's variance is ``p x sigma^2``, so
-
-    d_R1 = max(d, p),  p = 1 - prod over load patterns (1 - m)^(insts x requests)     (R1s)
-
-with ``m`` a pattern's DRAM sectors over its L2 sectors (the share of the lines it touches
-that come from DRAM) and ``requests`` its lines a warp instruction. A warp of a stencil or
-a loop owns a line or more (d >= 1: unchanged); a warp whose lines the L2 keeps has small m.
 The cost is the next wave's wait for those slots, so the model charges it at each of a
 launch's batch - 1 handovers (waves - 1), in every case (eq. (R1w)): it was measured there
 (the gap between a wave's length and its warps' mean life, multi-wave launches of the 2-D
@@ -45,8 +33,7 @@ import numpy as np
 from cgpredict.devices import GPUDevice
 from cgpredict.profile import KernelProfile
 
-__all__ = ["dram_wait_share", "dram_waits_per_warp", "drain_waits_per_warp",
-           "expected_max_normal", "retire_cycles"]
+__all__ = ["dram_waits_per_warp", "expected_max_normal", "retire_cycles"]
 
 
 @lru_cache(maxsize=256)
@@ -71,39 +58,11 @@ def dram_waits_per_warp(profile: KernelProfile, device: GPUDevice) -> float:
     return max(sectors, 0.0) * device.l2_sector_bytes / warp_load
 
 
-def dram_wait_share(profile: KernelProfile, device: GPUDevice) -> float:
-    """p of eq. (R1s): the chance that a warp's load requests touch at least one line the
-    DRAM returns (its own miss or another warp's it rides on): each of a pattern's
-    ``insts x requests`` lines a warp comes from DRAM with the pattern's miss share ``m``
-    (DRAM sectors over L2 sectors), independently."""
-    per_line = max(device.l2_line_bytes // max(device.l2_sector_bytes, 1), 1)
-    loads = profile.loads_only()
-    log_none = 0.0
-    for p in (loads.coal, loads.uncoal, loads.const):
-        if p.insts <= 1e-12 or p.l2_trans_per_warp <= 0 or p.dram_trans_per_warp <= 0:
-            continue
-        miss = min(p.dram_trans_per_warp / p.l2_trans_per_warp, 1.0)
-        if miss >= 1.0:
-            return 1.0
-        lines = p.l2_requests_per_warp or math.ceil(p.l2_trans_per_warp / per_line - 1e-9)
-        log_none += p.insts * max(lines, 1.0) * math.log1p(-miss)
-    return 1.0 - math.exp(log_none)
-
-
-def drain_waits_per_warp(profile: KernelProfile, device: GPUDevice) -> float:
-    """d_R1 of eq. (R1s): a warp's DRAM waits for its block's drain, its own lines d but a
-    whole wait (with the chance p) when it fetches less than a line."""
-    waits = dram_waits_per_warp(profile, device)
-    if waits >= 1.0:
-        return waits
-    return max(waits, dram_wait_share(profile, device))  # (R1s)
-
-
 def retire_cycles(profile: KernelProfile, device: GPUDevice) -> float:
     """Eq. (R1): cycles a wave's blocks outlast their mean warp timeline (0 without a
     ``dram_latency_cv`` or without DRAM loads)."""
     cv = device.dram_latency_cv
-    waits = drain_waits_per_warp(profile, device)  # (R1s)
+    waits = dram_waits_per_warp(profile, device)
     if cv <= 0 or waits <= 0:
         return 0.0
     warps = math.ceil(profile.threads_per_block / device.warp_size)

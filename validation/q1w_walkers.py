@@ -38,12 +38,18 @@ def run_lift(trip: dict[int, float], issue: float, sigma: float) -> float:
 
 def main(argv: list[str]) -> None:
     """Print the lone figures, the loaded lift and the table of runs."""
-    channels = float(argv[argv.index("--channels") + 1]) if "--channels" in argv else 10.0
+    try:
+        channels = float(argv[argv.index("--channels") + 1]) if "--channels" in argv else 10.0
+    except (IndexError, ValueError):
+        raise SystemExit("q1w_walkers: --channels takes a number") from None
     runs = spread_trips()
     sigma, lone, issue = derive_spread(runs[(32, 1)])
     loaded = statistics.fmean(run_lift(runs[(32, w)], issue, sigma) for w in SATURATED)
     print(f"lone warp (32 lanes, W = 1): issue {issue:.2f}, sigma {sigma:.2f}, lift {lone:.2f}")
-    print(f"loaded lift (32 lanes, W = {', '.join(map(str, SATURATED))}): {loaded:.2f}")
+    lone_mean = run_lift(runs[(32, 1)], issue, sigma)
+    print(f"loaded lift (32 lanes, W = {', '.join(map(str, SATURATED))}): {loaded:.2f}, "
+          f"{loaded - lone_mean:.2f} above the lone run's {lone_mean:.2f} read the same way; "
+          f"the device's: {lone:.2f} + {loaded - lone_mean:.2f} = {lone + loaded - lone_mean:.2f}")
     print("| lanes | W | lift | share of the rise | 1 - (1 - 1/C)^(W - 1) "
           "| rms lone | rms (Q1w) |")
     print("|---|---|---|---|---|---|---|")

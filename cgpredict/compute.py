@@ -171,6 +171,12 @@ class OpLatencies:
     dram_sigma: float = 0.0
     dram_lift: float = 0.0
     dram_issue: float = 0.0
+    # eq. (Q1w): the lift with many warps walking at once (0: the lone lift always), the
+    # DRAM's memory controllers (C), and the launch's walking warps W (set per launch,
+    # dram_rounds.with_walkers; 1: a lone warp)
+    dram_lift_loaded: float = 0.0
+    dram_channels: float = 0.0
+    dram_walkers: float = 1.0
 
 
 #: a loop body's operator class (instrument/loopbody.op_class) of each expanded operation

@@ -232,6 +232,10 @@ class GPUDevice:
     dram_round_sigma_cycles: float | None = None
     dram_round_lift_cycles: float | None = None
     dram_round_issue_cycles: float | None = None
+    # eq. (Q1w): the lift with many warps walking DRAM rounds at once, cycles, and the DRAM's
+    # memory controllers the other walkers' rounds land on; None: the lone lift always
+    dram_round_loaded_lift_cycles: float | None = None
+    dram_memory_controllers: int | None = None
     registers_per_block_max: int | None = None
     shared_mem_alloc_unit_bytes: int = 256
     shared_mem_reserved_per_block_bytes: int = 0
@@ -273,6 +277,8 @@ class GPUDevice:
             dram_sigma=self.dram_round_sigma_cycles or 0.0,
             dram_lift=self.dram_round_lift_cycles or 0.0,
             dram_issue=self.dram_round_issue_cycles or 0.0,
+            dram_lift_loaded=self.dram_round_loaded_lift_cycles or 0.0,
+            dram_channels=float(self.dram_memory_controllers or 0),
         )  # fmt: skip
 
     @property
@@ -453,6 +459,8 @@ FIELD_SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
         "dram_round_sigma_cycles": ("float", False),
         "dram_round_lift_cycles": ("float", False),
         "dram_round_issue_cycles": ("float", False),
+        "dram_round_loaded_lift_cycles": ("float", False),
+        "dram_memory_controllers": ("int", False),
     },
     "energy": {f.name: ("float", False) for f in fields(EnergyTable)},
     "pipes": {f.name: ("float", False) for f in fields(PipeRates)},

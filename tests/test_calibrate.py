@@ -425,3 +425,19 @@ def test_program_printing_nan_is_a_calibration_error(tmp_path):
     exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
     with pytest.raises(CalibrationError, match="unreadable result"):
         toolchain.run_program(exe, [], 10)
+
+
+def test_the_renderer_keeps_the_walkers_lift(tmp_path):
+    """A device file rendered on the H100 base keeps eq. (Q1w)'s two fields (the loaded lift
+    54.0 and the 10 memory controllers) and gives the same OpLatencies back."""
+    from cgpredict.calibration.analysis import Analysis
+    from cgpredict.calibration.devicefile import base_doc, render_device_toml
+    from cgpredict.devices import load_device_file
+
+    doc, _ = base_doc("h100")
+    text = render_device_toml(doc, Analysis(values={}), "X", "2026-11-28", "h100")
+    assert "dram_round_loaded_lift_cycles = 54.0" in text
+    assert "dram_memory_controllers = 10" in text
+    path = tmp_path / "x.toml"
+    path.write_text(text)
+    assert load_device_file(path).op_latencies == load_device("h100").op_latencies

@@ -25,6 +25,7 @@ from ..block import Block
 from ..compute import ComputeCounts, branch_insts, compute_counts, integer_insts
 from ..convoy import convoy_step, convoy_warps
 from ..devices import GPUDevice
+from ..dram_rounds import walking_warps, with_walkers
 from ..energy import predict_energy
 from ..frontend.tracefile import Trace
 from ..halo import HaloSpec
@@ -278,13 +279,15 @@ class LaunchContext:
         bodies = body_counts(self.bodies, per_thread)
         n = convoy_warps(self.device, self.block.threads, self.opts.registers_per_thread,
                          shared_bytes, blocks)
+        w = walking_warps(self.device, self.block.threads, self.opts.registers_per_thread,
+                          shared_bytes, blocks, self.busiest)  # (Q1w)
         chain, serial, hoisted, flat, alone = kept_part(
-            self._parts_kept, "chain", mem, (bodies, n), lambda: (
-                self.chain_cycles(per_thread, mem, warps=n),
+            self._parts_kept, "chain", mem, (bodies, n, w), lambda: (
+                self.chain_cycles(per_thread, mem, warps=n, walkers=w),
                 self.chain_cycles(per_thread, mem, False),  # a trip's loads one at a time
                 self.chain_cycles(per_thread, mem, None),  # the hoisted loads' periods, (22h)
                 self.chain_cycles(per_thread, mem, queue=False),  # no (Q1) queue
-                self.chain_cycles(per_thread, mem) if n > 1 else None,  # alone, (LTq2)
+                self.chain_cycles(per_thread, mem, walkers=w) if n > 1 else None,  # (LTq2)
             ))
         compute = kept_part(
             self._parts_kept, "compute chain", mem, bodies,
@@ -379,7 +382,7 @@ class LaunchContext:
         return result, (est.total_mj if est else None), geometry
 
     def chain_cycles(self, per_thread: dict, mem: MemoryAnalysis, in_flight: bool | None = True,
-                     queue: bool = True, warps: int = 1) -> float:
+                     queue: bool = True, warps: int = 1, walkers: float = 1.0) -> float:
         """The critical path of the launch's busiest thread (models/bounds.py): the mean
         thread's body executions times ``busiest``, each iteration its chain
         (parallelism.body_chain) with every load at its own mean latency (an L1 or L2 hit
@@ -391,7 +394,9 @@ class LaunchContext:
         register-blocked thread's R outputs are independent (``__restrict__``): one output's
         path. ``in_flight`` False: each iteration's chain on its own; None: the mean thread's
         periods of the loads ptxas hoists above the stores (ThreadBodies.hoisted_cycles, (22h)).
-        ``queue``: DRAM loads in flight queue ((Q1)); ``warps``: a sub-partition's (CV)."""
+        ``queue``: DRAM loads in flight queue ((Q1)); ``warps``: a sub-partition's (CV);
+        ``walkers``: the launch's warps walking DRAM rounds at once, which load a round's
+        trip (eq. (Q1w), dram_rounds.walking_warps)."""
         dev, staged = self.device, {a.sid for a in self.staged}
         big, mems = self.outgrown_arrays, self.trace.header.mem
         lat = {s.sid: chain_load_latency(s, dev, array_name(mems[s.sid].base) in big)
@@ -412,7 +417,8 @@ class LaunchContext:
         busiest = {b: n * self.busiest / self.rows for b, n in per_thread.items()}
         return self.bodies.chain_cycles(
             busiest, load_cycles, dev.fp_latency_cycles, dev.inst_latency_cycles, self.unroll,
-            ordered, dev.op_latencies, in_flight, lambda sid: far.get(sid, (0.0, 1.0)),
+            ordered, with_walkers(dev.op_latencies, walkers), in_flight,
+            lambda sid: far.get(sid, (0.0, 1.0)),
             convoy_step(dev, warps, mem.instrs, staged | set(self.reloads)))
 
     @functools.cached_property

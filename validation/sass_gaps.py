@@ -29,14 +29,6 @@ def _pairs(spec: str) -> frozenset[tuple[str, str]]:
     return frozenset(out)
 
 
-_FDTD_K1_INTEGER = (
-    "fdtd_k1's other rows (i != 0; the SASS's paths weighed by the rows that take them, "
-    "sass_paths) run 10 integer instructions: the guard's 2 IMAD and 2 ISETP, the i == 0 "
-    "test's ISETP, the row index's LEA, IADD3 -0x1000 for row i - 1 with an IMAD.WIDE of its "
-    "own (ptxas does not fold the 32-bit row offset into the LDG) and 2 IMAD.WIDE; "
-    "cgpredict counts 7: the IR tests i == 0 once per row (1/64 a thread) and folds hz[i - 1] "
-    "into hz[i]'s address (machine_code.folded_address_insts)"
-)
 _SETUP_MOVE_SPLIT = (
     "the loop set-up moves (machine_code.loop_setup_insts) are counted half MOV (other), half "
     "IMAD.MOV (integer), as ptxas alternates them in MM and Deriche's row pass "
@@ -114,10 +106,6 @@ def _untiled_memory(launch: str, port: str, cls: str) -> str | None:
     """Known differences of the global loads and stores of a kernel without tiles."""
     if (cls, launch) == ("ld_global", "gemver_k2"):
         return _RELOAD_AFTER_LOOP
-    if cls == "st_global" and port == "restrict" and launch in (
-        "corr_mean", "covar_mean", "corr_std", "gesummv"
-    ):
-        return ptx_check.LDST_KNOWN[(launch, port)]
     return None
 
 
@@ -154,8 +142,6 @@ def _untiled_compute(launch: str, port: str, cls: str) -> str | None:
         return _div_sqrt_gap(launch, port, cls)
     if launch == "gs_k3":
         return None  # its trips' base reloads: runtime_trips.base_reloads
-    if launch == "fdtd_k1":
-        return _FDTD_K1_INTEGER if cls == "integer" else None
     if cls == "fp32":
         return None  # deriche_hsum/vsum's c1, c2: scalar_args.kept_factor_insts
     if launch in _NO_LOOP:

@@ -5,27 +5,31 @@ ptxas folds the constant offsets of one array's accesses there (``folded_address
 the accesses: ``machine_code.straight_line_uses``) into one 64-bit address (``LDG
 [R4.64+0x4000]``): the PTX computes ``sext(idx + c)`` as ``sext(idx) + c``, which holds
 when the 32-bit add cannot wrap (``nsw``). The port's index of a 2-D access is one 32-bit
-linear form, ``(i - 1) * NY + j``: LLVM reassociates it to
-``i * NY + j - NY`` and keeps no ``nsw`` on that last add when the constant is negative, so
-the access gets an index of its own (``IADD3 R, R_idx, -0x1000``) and a 64-bit address of its
-own (``IMAD.WIDE``); a positive one keeps ``nsw`` and folds. Read from the sm_90 SASS (nvcc 13,
+linear form, ``(i - 1) * NY + j``; an array's one access below the thread's own element gets
+an index of its own (``IADD3 R, R_idx, -0x1000``) and a 64-bit address of its own
+(``IMAD.WIDE``), one above folds (presumably the reassociated ``i * NY + j - NY`` keeps no
+``nsw``; the PTX was not read for it). Read from the sm_90 SASS (nvcc 13,
 ``-O3 -arch=sm_90``) of fdtd_k1 (``hz[(i - 1) * NY + j]`` beside ``hz[i * NY + j]``: IADD3 +
 IMAD.WIDE more than fdtd_k3's ``hz[(i + 1) * NY + j]``, folded as ``+0x4000``) and of probes,
 one thread each: ``a[i*N+j] - a[(i-1)*N+j]`` (IADD3 -0x1000, 2 IMAD.WIDE), ``a[i*N+j] -
 a[i*N+(j-1)]`` (IADD3 -0x1, 2 IMAD.WIDE), ``a[(i-1)*N+j] + a[(i+1)*N+j]`` (IADD3 -0x1000, one
 IMAD.WIDE, the other access at ``+0x8000`` from it), ``a[i*N+j] - a[(i+1)*N+j]`` (one
 IMAD.WIDE, ``+0x4000``), and the 1-D ``a[i] - a[i - 1]`` (one IMAD.WIDE, ``-0x4``: a single
-index keeps ``nsw``). The offset is from the thread's own element as the port indexes it: a
-mapped loop starting at 1 (``for (j = 1; ...)``, the port's ``j = 1 + ...``) makes
+index keeps ``nsw``). With two or more distinct offsets below (``a[i*N+j] + a[(i-1)*N+j] +
+a[(i-2)*N+j]``, ``a[(i-1)*N+j] + a[(i-2)*N+j]``) every access folds onto the thread's index
+(``-0x4000``, ``-0x8000``; which of NVVM's passes tells the two cases apart was not read),
+and two arrays at one offset below share its index (``a`` and ``c`` at ``(i-1)*N+j`` and
+``i*N+j``: one IADD3, 4 IMAD.WIDE). The offset is from the thread's own element as the port
+indexes it: a mapped loop starting at 1 (``for (j = 1; ...)``, the port's ``j = 1 + ...``) makes
 ``A[i][j - 1]`` offset 0 (conv2d, fdtd_k2, jacobi2d fold every access). Per array, with
 ``neg`` its distinct negative offsets of a 2-D index and ``own`` whether it has an access
 at offset 0::
 
-    unfolded(array) = indices + addresses,  indices = |neg| (IADD3, those not an IR add),
-                      addresses = |neg| - 1 + own        (|neg| >= 1; else 0)      (12n)
+    unfolded = sum over arrays with |neg| = 1 of own             (IMAD.WIDE)
+             + distinct offsets below of those arrays, not an IR add  (IADD3)      (12n)
 
-(the accesses at offsets of at least 0 share one address, formed from the thread's index
-where one is at 0, else folded onto the lowest address formed).
+(with ``own`` the accesses at and above 0 share one address, the one below has its own;
+without, those above fold onto the one below: ``+0x8000``).
 """
 
 from __future__ import annotations
@@ -167,16 +171,18 @@ def unfolded_insts(accesses, per_thread) -> float:
     arrays: dict[str, list[tuple[int, Offset]]] = {}
     for block, array, off in accesses:
         arrays.setdefault(array, []).append((block, off))
+    indices: dict[int, float] = {}  # per offset below: its index's weight (shared by arrays)
     total = 0.0
     for uses in arrays.values():
         neg = {o.bytes: (b, o) for b, o in uses if o.terms >= 2 and o.bytes < 0}
-        if not neg:
-            continue
-        own = any(o.bytes == 0 for _, o in uses)
-        weight = max(per_thread.get(b, 0.0) for b, _ in uses)
-        indices = sum(min(per_thread.get(b, 0.0), 1.0) for b, o in neg.values() if not o.by_add)
-        total += indices + min(weight, 1.0) * (len(neg) - 1 + own)
-    return float(total)
+        if len(neg) != 1:
+            continue  # none, or two or more: every access folds (module docstring)
+        (b, o), = neg.values()
+        n = min(per_thread.get(b, 0.0), 1.0)
+        if not o.by_add:
+            indices[o.bytes] = max(indices.get(o.bytes, 0.0), n)
+        total += n * any(u.bytes == 0 for _, u in uses)  # its own IMAD.WIDE beside the 0's
+    return float(total + sum(indices.values()))
 
 
 def folded_address_insts(uses, per_thread) -> float:

@@ -6,7 +6,9 @@ sm_90 SASS of the probes the module docstring lists (nvcc 13, ``-O3 -arch=sm_90`
 thread each): ``a[i*N+j] - a[(i-1)*N+j]`` has IADD3 -0x1000 and two IMAD.WIDE for ``a``
 where the fold counts one (2 more); ``a[(i-1)*N+j] + a[(i+1)*N+j]`` IADD3 and one IMAD.WIDE
 (1 more); ``a[i*N+j] - a[i*N+(j-1)]`` with the IR's own ``add -1`` (its IADD3 counted) one
-IMAD.WIDE more; ``a[i*N+j] - a[(i+1)*N+j]`` and the 1-D ``a[i] - a[i-1]`` none.
+IMAD.WIDE more; ``a[i*N+j] - a[(i+1)*N+j]``, the 1-D ``a[i] - a[i-1]`` and two rows below
+(``-0x4000``, ``-0x8000`` folded) none; ``a`` and ``c`` each at ``(i-1)*N+j`` and ``i*N+j``
+one IADD3 and 2 IMAD.WIDE more.
 """
 
 from __future__ import annotations
@@ -97,6 +99,12 @@ def test_an_index_starting_at_1_puts_j_minus_1_at_the_threads_element() -> None:
     ([("a", Offset(0, 2)), ("a", Offset(256, 2))], 0.0),
     # 1-D a[i] - a[i-1]: folded (-0x4)
     ([("a", Offset(0, 1)), ("a", Offset(-4, 1))], 0.0),
+    # a[i*N+j] + a[(i-1)*N+j] + a[(i-2)*N+j], and without the first: all folded
+    ([("a", Offset(0, 2)), ("a", Offset(-256, 2)), ("a", Offset(-512, 2))], 0.0),
+    ([("a", Offset(-256, 2)), ("a", Offset(-512, 2)), ("b", Offset(0, 2))], 0.0),
+    # a and c at (i-1)*N+j and i*N+j: one IADD3 shared, an IMAD.WIDE more for each
+    ([("a", Offset(0, 2)), ("a", Offset(-256, 2)), ("c", Offset(-256, 2)),
+      ("c", Offset(0, 2)), ("b", Offset(0, 2))], 3.0),
 ])
 def test_unfolded_instructions_of_the_probes(uses, extra: float) -> None:
     accesses = [(7, array, off) for array, off in uses]

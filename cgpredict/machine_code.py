@@ -42,6 +42,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .address_offsets import Offset, folded_address_insts, induction_starts, pointer_offset
 from .frontend.tracefile import Trace
 from .guard_exits import GuardExits, guard_exits
 from .hoisted_loads import hoisted_load_insts
@@ -232,6 +233,7 @@ class AddressUse:
     block: int
     geps: tuple[tuple[int, int], ...]  # (gep op index in the body, its instructions)
     base: tuple
+    offset: Offset | None = None  # from the thread's own element (address_offsets, (12n))
 
 
 @dataclass(frozen=True)
@@ -274,6 +276,8 @@ def straight_line_uses(
     }
     body = loopbody.loop_body(fn, labels, loopbody.mem_by_label(h, region))
     bases = address_bases(body, skip)
+    defs = {ins.result.lstrip("%"): ins for blk in fn.blocks for ins in blk.instrs if ins.result}
+    starts = induction_starts(fn)
     out = []
     for o in body.mem_ops:
         if o.mem_id in bases:
@@ -281,22 +285,9 @@ def straight_line_uses(
                 (g, cost.get(body.ops[g].name.lstrip("%"), 0)) for g in address_geps(body.ops, o)
             )
             if any(c for _, c in geps):
-                out.append(AddressUse(h.mem[o.mem_id].block, geps, bases[o.mem_id]))
+                off = pointer_offset(defs, body.ops[geps[0][0]].name.lstrip("%"), starts)
+                out.append(AddressUse(h.mem[o.mem_id].block, geps, bases[o.mem_id], off))
     return tuple(out)
-
-
-def folded_address_insts(uses: tuple[AddressUse, ...], per_thread) -> float:
-    """Address instructions per thread the PTX-level count has and the SASS folds away:
-    of the index instructions of the accesses ``uses`` (each gep once, at its most frequent
-    use), all but one per address base; ``per_thread``: block executions per thread."""
-    counted: dict[int, float] = {}  # per gep op: its instructions x executions per thread
-    weight: dict[tuple, float] = {}  # per address base: its executions per thread
-    for u in uses:
-        n = per_thread.get(u.block, 0.0)
-        for g, c in u.geps:
-            counted[g] = max(counted.get(g, 0.0), n * c)
-        weight[u.base] = max(weight.get(u.base, 0.0), n)
-    return float(max(sum(counted.values()) - sum(weight.values()), 0.0))
 
 
 def _sequential(trace: Trace, region: int, grid: int) -> list:

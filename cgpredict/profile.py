@@ -263,7 +263,7 @@ class KernelProfile:
     # constant loads, loop set-up moves, staging stores), already included in comp_insts
     machine_insts: float = 0.0
     # PTX address instructions of the code a thread runs once that ptxas folds into one base
-    # per array (machine_code.folded_address_insts), already taken out of comp_insts
+    # per array (address_offsets.folded_address_insts), already taken out of comp_insts
     address_folded_insts: float = 0.0
     # a tiled kernel's staging code (memory.staging_code), included in machine_insts
     staging_code: StagingCounts = field(default_factory=StagingCounts)

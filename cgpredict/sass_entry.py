@@ -24,13 +24,13 @@ deriche_hsum, fdtd_k2/k3, gemver_k1: ``validation/sass_check.py``), ptxas emits 
   transpose) is ``j * W + i`` where the row index above is ``i * W + j``; the IR splits it into
   a column offset ``B + i`` formed once per row (a row pointer above) and a row step
   ``getelementptr [W x T], %col, %j`` in the thread's body, whose PTX-level ``mad`` the
-  address fold (``machine_code.folded_address_insts``: one instruction per base) drops:
+  address fold (``address_offsets.folded_address_insts``: one instruction per base) drops:
   ``row_steps``, eq. (12t);
 * the addresses the outer mapped loop of a 2-D grid completes itself (``u1[i]`` in
   gemver_k1: the IR computes it once per row, every CUDA thread computes its own ``i`` and
   the address with it: an ``IMAD.WIDE`` per thread);
 * the 64-bit address per array base, as the PTX's ``mad.wide`` the model counts already
-  (``machine_code.folded_address_insts`` keeps one per base).
+  (``address_offsets.folded_address_insts`` keeps one per base).
 
 * a ``UIADD3`` per distinct size plus or minus a constant that the mapped loops' C bounds
   compare with (``for (i = 1; i < NI - 1; i++)``: conv2d and conv3d 2, fdtd_k3 2; the user
@@ -40,6 +40,12 @@ deriche_hsum, fdtd_k2/k3, gemver_k1: ``validation/sass_check.py``), ptxas emits 
   URZ``), once for both guards that compare with it, before the guard. The IR has folded
   the macro (``i < 63``), so the bound is read from the loop's ``for`` header in the traced
   source (``frontend.loop_bounds.offset_size_bounds``; the sizes are the trace's macros).
+
+* for a 2-D thread, the compares the IR hoists out of its inner mapped loop into the row
+  (the outer mapped loop's blocks, run once per row in the trace) that the thread's own
+  blocks then branch or select on (fdtd_k1's ``if (i == 0)``: ``icmp eq i, 0`` once per row,
+  an ``ISETP.NE`` after the guard in every thread of the SASS): each counts once per thread
+  (``row_tests``, eq. (12v)), as ``thread_shares`` weighs a row block;
 
 * the addresses the IR computes once per launch before the mapped loops, from values every
   thread shares (the host loop's ``k`` of Gram-Schmidt: ``&R[k][k]``, the column ``A + k``
@@ -86,6 +92,8 @@ LOOP_POINTER_INSTS = 1
 BOUND_OFFSET_INSTS = 1
 #: per distinct address computation the IR hoists before the mapped loops (IMAD/IMAD.WIDE)
 HOISTED_ADDRESS_INSTS = 1
+#: the ISETP of a compare the IR hoists into a 2-D thread's row, per thread (eq. (12v))
+ROW_TEST_INSTS = 1
 
 
 @dataclass(frozen=True)
@@ -113,6 +121,8 @@ class EntryShape:
     row_headers: tuple[int, ...] = ()
     # the loads the IR hoists out of the mapped loops, run by every thread (eq. (12L))
     hoisted_loads: tuple[HoistedLoad, ...] = ()
+    # (block id, compares): a 2-D thread's row compares its inner blocks test (eq. (12v))
+    row_tests: tuple[tuple[int, int], ...] = ()
 
 
 def _latch_control(ops) -> int:
@@ -178,6 +188,25 @@ def _row_steps(fn, labels: set[str]) -> dict[str, int]:
                 if key not in seen:
                     seen.add(key)
                     out[blk.label] = out.get(blk.label, 0) + 1
+    return out
+
+
+def _row_tests(fn, rows: set[str], inner: set[str]) -> dict[str, int]:
+    """Per IR block of ``rows`` (a 2-D thread's row blocks), its integer compares whose
+    result an instruction of the blocks ``inner`` (the thread's own) uses: a test the IR
+    hoisted out of the inner mapped loop, which every CUDA thread makes (eq. (12v))."""
+    used: set[str] = set()
+    for blk in fn.blocks:
+        if blk.label in inner:
+            for ins in blk.instrs:
+                used.update(re.findall(r"%([\w.$-]+)", ins.text.split("=", 1)[-1]))
+    out: dict[str, int] = {}
+    for blk in fn.blocks:
+        if blk.label in rows:
+            n = sum(1 for ins in blk.instrs if ins.opcode == "icmp" and ins.result
+                    and ins.result.lstrip("%") in used)
+            if n:
+                out[blk.label] = n
     return out
 
 
@@ -308,6 +337,9 @@ def entry_shape(trace: Trace, grid: int, mapped: list[int]) -> EntryShape:
     steps = _row_steps(fn, {h.blocks[b].label for b in own}) if fn is not None and grid >= 2 \
         else {}
     loads = hoisted_loads(trace, chain[0].region, chain[0].function, inner) if chain else ()
+    row_blocks = frozenset(b for lp in outer_loops for b in lp.blocks) - inner
+    tests = _row_tests(fn, {h.blocks[b].label for b in row_blocks},
+                       {h.blocks[b].label for b in inner}) if fn is not None else {}
     return EntryShape(
         grid=grid,
         arrays=region_arrays(trace, chain, hoisted_arrays(loads)),
@@ -319,10 +351,12 @@ def entry_shape(trace: Trace, grid: int, mapped: list[int]) -> EntryShape:
         start_offsets=sum(_starts_off_zero(trace, lp) for lp in chain),
         bound_offsets=len(frozenset().union(*(_bound_offsets(trace, lp) for lp in chain))),
         hoisted=hoisted_addresses(fn, inside, loads) if fn is not None else (),
-        row_blocks=frozenset(b for lp in outer_loops for b in lp.blocks) - inner,
+        row_blocks=row_blocks,
         row_headers=tuple(b for lp in outer_loops for b in lp.blocks
                           if h.blocks[b].label == lp.header),
         hoisted_loads=loads,
+        row_tests=tuple((b, tests[h.blocks[b].label]) for b in sorted(row_blocks)
+                        if tests.get(h.blocks[b].label)),
     )
 
 
@@ -332,16 +366,19 @@ def entry_delta(shape: EntryShape, per_thread) -> float:
     executions per thread), a 2-D thread's row index and the addresses of its row once per
     thread (the trace's row pointers out), the addresses hoisted before the mapped loops
     (eq. 12h), a 2-D thread's row steps (eq. 12t), an add per offset start and a uniform add
-    per bound that is a size plus or minus a constant."""
+    per bound that is a size plus or minus a constant, and a 2-D thread's row compares once
+    per thread (eq. (12v))."""
     control = sum(per_thread.get(b, 0.0) * n for b, n in shape.latches)
     rows = sum(per_thread.get(b, 0.0) * n for b, n in shape.rows)
     row = ROW_INDEX_INSTS - rows if shape.rows else 0.0
     addrs = sum(max(1.0 - per_thread.get(b, 0.0), 0.0) * n for b, n in shape.row_addresses)
     steps = sum(ROW_STEP_INSTS * min(per_thread.get(b, 0.0), 1.0) * n  # (12t)
                 for b, n in shape.row_steps)
-    hoisted = hoisted_address_insts(shape.hoisted, thread_shares(shape, per_thread))
+    shares = thread_shares(shape, per_thread)
+    hoisted = hoisted_address_insts(shape.hoisted, shares)
+    tests = row_test_insts(shape.row_tests, per_thread, shares)  # (12v)
     return float(
-        row + addrs + steps + hoisted
+        row + addrs + steps + hoisted + tests
         + START_OFFSET_INSTS * shape.start_offsets
         + BOUND_OFFSET_INSTS * shape.bound_offsets - CVTA_INSTS * shape.arrays
         - control
@@ -357,6 +394,16 @@ def thread_shares(shape: EntryShape, per_thread) -> dict[int, float]:
     if not rows:
         return dict(per_thread)
     return {b: n / rows if b in shape.row_blocks else n for b, n in per_thread.items()}
+
+
+def row_test_insts(tests, per_thread, shares) -> float:
+    """Eq. (12v): the compares of a 2-D thread's row blocks (``EntryShape.row_tests``) that
+    every thread makes (an ISETP at its block's ``thread_shares`` weight, at most 1) less
+    those the PTX-level count has (once per row: ``per_thread``)."""
+    return float(sum(
+        ROW_TEST_INSTS * n * max(min(shares.get(b, 0.0), 1.0) - per_thread.get(b, 0.0), 0.0)
+        for b, n in tests
+    ))
 
 
 def hoisted_address_insts(hoisted, per_thread) -> float:

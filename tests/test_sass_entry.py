@@ -23,6 +23,7 @@ from cgpredict.sass_entry import (
     entry_delta,
     hoisted_address_insts,
     loop_pointer_insts,
+    row_test_insts,
     thread_shares,
 )
 from cgpredict.warps import mapped_loops
@@ -30,7 +31,7 @@ from cgpredict.warps import mapped_loops
 # 1-D, i from 1 to N - 1: B[i] = A[i - 1] + A[i + 1]. SASS integer: IMAD, ISETP, IADD3
 # (1 + ...), UIADD3 (n - 1, the port's size a run-time parameter), IMAD.WIDE of A and of B
 # = 6. PTX-level count: mad, setp, 2 cvta, the loop's add and icmp, 2 address geps (A[i - 1]
-# and A[i + 1] fold into one: machine_code.folded_address_insts) = 8 before the fold.
+# and A[i + 1] fold into one: address_offsets.folded_address_insts) = 8 before the fold.
 # Entry delta: +1 (start) + 1 (bound) - 2 (cvta) - 2 (add, icmp) = -2.
 SHIFT = """\
 #define N 64
@@ -345,3 +346,47 @@ def test_the_bound_is_read_from_the_for_header_on_the_loops_line() -> None:
     text = "int f(void) {\n  for (int i = 1; i < NI - 1; i++)\n    g(i);\n}\n"
     assert condition_at(text, 2) == " i < NI - 1"
     assert condition_at(text, 3) is None
+
+
+# 2-D, fdtd_k1's shape: row 0 takes fict[t], the others a difference of two rows. The IR
+# tests i == 0 once per row (LICM hoists the invariant compare out of the j loop into the
+# outer loop's header, the row: 1/64 a thread in the trace); the port's every thread tests
+# its own i (the sm_90 SASS of fdtd_k1: ISETP.NE after the guard): eq. (12v), one compare
+# a thread, of which the PTX-level count has 1/64.
+FIRST_ROW = """\
+#define N 64
+#pragma cgp trace N=64
+static float E[N][N], H[N][N], f[4];
+int main(void) {
+  for (int i = 0; i < N; i++) for (int j = 0; j < N; j++) { E[i][j] = i; H[i][j] = j; }
+#pragma cgp kernel first_row grid=2
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++) {
+      if (i == 0)
+        E[i][j] = f[1];
+      else
+        E[i][j] = E[i][j] - 0.5f * (H[i][j] - H[i - 1][j]);
+    }
+  return E[3][3] != 12345.0f ? 0 : 1;
+}
+"""
+
+
+def test_a_compare_hoisted_into_the_row_is_made_by_every_thread(tmp_path: Path) -> None:
+    shape, per_thread, _ = _traced(tmp_path, FIRST_ROW, 2)
+    e = shape.entry
+    (block, n), = e.row_tests
+    assert n == 1 and block in e.row_blocks
+    assert per_thread[block] == pytest.approx(1 / 64)  # once per row in the trace
+    assert row_test_insts(e.row_tests, per_thread, thread_shares(e, per_thread)) == \
+        pytest.approx(1 - 1 / 64)
+
+
+def test_a_row_block_without_a_test_of_the_thread_adds_nothing(tmp_path: Path) -> None:
+    """covar_reduce's shape: the row blocks hold row pointers and the outer loop's own exit
+    test (used by its latch, not by the thread's blocks): no row test."""
+    shape, _, _ = _traced(tmp_path, REDUCE, 2)
+    assert shape.entry.row_tests == ()
+    e = EntryShape(grid=2, row_blocks=frozenset({1}), row_headers=(1,), row_tests=((1, 2),))
+    assert row_test_insts(e.row_tests, {1: 1 / 32}, thread_shares(e, {1: 1 / 32})) == \
+        pytest.approx(2 * (1 - 1 / 32))

@@ -140,13 +140,6 @@ class KernelCheck:
 # --- known differences, from reading the PTX (tests/test_port_ptx.py marks them xfail) -----
 # Loads and stores per loop iteration, per (kernel, port):
 
-_EXIT_STORE_KEPT = (
-    "restrict: nvcc keeps the register-promoted sum's store after the loop although a later "
-    "store to the same element overwrites it (mean[j] /= FLOAT_N, stddev[j] = sqrtf(...), "
-    "y[i] = alpha * tmp[i] + beta * y[i]: the PTX stores the element at the loop's exit and "
-    "again after it); clang -O1 deletes that store and, the element being stored on every "
-    "path after the loop, the one before it: 1-2 stores per thread fewer in cgpredict"
-)
 _IF_CONVERTED = (
     "clang if-converts `if (stddev[j] <= EPS) stddev[j] = 1` into a select and one store; "
     "nvcc keeps the conditional store (one static store more, executed only when taken)"
@@ -163,11 +156,9 @@ UNSWITCHED = (
     "n <= 0, which this check cannot match to the C loops (and the program never runs)"
 )
 LDST_KNOWN: dict[tuple[str, str], str] = {
-    **{(k, "restrict"): _EXIT_STORE_KEPT for k in ("corr_mean", "covar_mean", "gesummv")},
     **{(k, p): UNSWITCHED for k in ("corr_corr", "covar_covar") for p in ("plain", "restrict")},
     **{("gemver_k2", p): _RELOAD_AFTER_LOOP for p in ("plain", "restrict")},
-    ("corr_std", "plain"): _IF_CONVERTED,
-    ("corr_std", "restrict"): _EXIT_STORE_KEPT + "; and " + _IF_CONVERTED,
+    **{("corr_std", p): _IF_CONVERTED for p in ("plain", "restrict")},
 }
 
 # Compute instructions per thread, per kernel:

@@ -29,14 +29,6 @@ def _pairs(spec: str) -> frozenset[tuple[str, str]]:
     return frozenset(out)
 
 
-_FDTD_K1_INTEGER = (
-    "fdtd_k1's other rows (i != 0; the SASS's paths weighed by the rows that take them, "
-    "sass_paths) run 10 integer instructions: the guard's 2 IMAD and 2 ISETP, the i == 0 "
-    "test's ISETP, the row index's LEA, IADD3 -0x1000 for row i - 1 with an IMAD.WIDE of its "
-    "own (ptxas does not fold the 32-bit row offset into the LDG) and 2 IMAD.WIDE; "
-    "cgpredict counts 7: the IR tests i == 0 once per row (1/64 a thread) and folds hz[i - 1] "
-    "into hz[i]'s address (machine_code.folded_address_insts)"
-)
 _SETUP_MOVE_SPLIT = (
     "the loop set-up moves (machine_code.loop_setup_insts) are counted half MOV (other), half "
     "IMAD.MOV (integer), as ptxas alternates them in MM and Deriche's row pass "
@@ -85,7 +77,11 @@ _CONSTANT_TRIP = (
     "so ptxas unrolls it 8 times without a remainder (1.8 integer instructions and 1/8 "
     "branch per source iteration); cgpredict takes a loop bounded by a size for a run-time "
     "one, as every other measured kernel's, at ptxas's 16 a trip (its accesses move one "
-    "element per iteration: compute.runtime_trip_depth), 0.4 and 1/16"
+    "element per iteration: compute.runtime_trip_depth), 0.4 and 1/16. Nothing in the C tells "
+    "the port's compile-time bound from the others' run-time ones, and the depth of a "
+    "compile-time trip follows its body (one-thread probes, a trip count of 1024: s += "
+    "A[k][i] 64 a trip, s += A[i][k] * x[k] and GEMM's A[i][k] * B[k][j] 16, SYR2K's body 8: "
+    "32 to 64 loads a trip), which no rule of the model reads yet"
 )
 _CONSTANT_TRIP_OTHER = (
     "port as measured: PolyBench-ACC's syr2k_kernel bounds its k loop by the compile-time NJ, "
@@ -114,10 +110,6 @@ def _untiled_memory(launch: str, port: str, cls: str) -> str | None:
     """Known differences of the global loads and stores of a kernel without tiles."""
     if (cls, launch) == ("ld_global", "gemver_k2"):
         return _RELOAD_AFTER_LOOP
-    if cls == "st_global" and port == "restrict" and launch in (
-        "corr_mean", "covar_mean", "corr_std", "gesummv"
-    ):
-        return ptx_check.LDST_KNOWN[(launch, port)]
     return None
 
 
@@ -154,8 +146,6 @@ def _untiled_compute(launch: str, port: str, cls: str) -> str | None:
         return _div_sqrt_gap(launch, port, cls)
     if launch == "gs_k3":
         return None  # its trips' base reloads: runtime_trips.base_reloads
-    if launch == "fdtd_k1":
-        return _FDTD_K1_INTEGER if cls == "integer" else None
     if cls == "fp32":
         return None  # deriche_hsum/vsum's c1, c2: scalar_args.kept_factor_insts
     if launch in _NO_LOOP:
@@ -180,7 +170,13 @@ _TILED_SYRK_INTEGER = (
     "loop, so a thread's path through a one-element tile is 30 code instructions where "
     "GEMM's A tile is 34 (syrk_tiled.plain.unroll.sass, sass_check.staging_path: 35 integer "
     "a strip for the two tiles, of different shapes: no shared frame, eq. (S2)); cgpredict "
-    "counts every tile with GEMM's table (memory.staging_code, eq. (S1)): 44"
+    "counts every tile with GEMM's table (memory.staging_code, eq. (S1)): 44. One-thread "
+    "probes of cgp::stage (restrict, integer a strip along the one-element path): one "
+    "32-column tile 18 (the table: 22), two of different rows 35 (SYRK: 44), two of one "
+    "shape 34 ((S2): 40), three 56 ((S2): 62), a 32-column and a run-time-column tile 65 "
+    "(GEMM: 65, as the table), SYR2K's four 80 ((S2): 80): ptxas hoists some of the index "
+    "code when no tile divides by the run-time width, less as tiles are added; no count of "
+    "tiles or shapes orders the savings (4, 9, 6, 6, 0)"
 )
 _TILED = {("syrk_tiled", "integer"): _TILED_SYRK_INTEGER}
 

@@ -18,11 +18,11 @@ size (what cgpredict's trace counts: ``sass_model.ModelKernel.outside``). That i
 the program's run, not of the model's instruction rules, and it changes the SASS side only
 where the static count contradicts it and some weighing of the paths meets it
 (``weighted_outside``): elsewhere the static count stays, and where no weighing meets it the
-SASS runs other memory instructions than the C on every path (nvcc keeps the stores clang's
--O1 deletes in CORR's restrict means: a gap of the model, ``sass_gaps``), not a split of the
-threads. It also counts CORR's plain standard deviation's conditional store
-``if (stddev[j] <= EPS) stddev[j] = 1`` (clang if-converts it into one store) as the
-threads that skip it run.
+SASS runs other memory instructions than the C on every path (a gap of the model,
+``sass_gaps``; the stores nvcc keeps across blocks, CORR's restrict means, agree since
+eq. (12w)), not a split of the threads. It also counts CORR's standard deviation's
+conditional store ``if (stddev[j] <= EPS) stddev[j] = 1`` (clang if-converts it into one
+store) as the threads that skip it run.
 """
 
 from __future__ import annotations
@@ -106,9 +106,8 @@ def path_weights(paths: list[SassPath], loops: list[int], target: list[float]
     """Non-negative weights of ``paths``, summing to 1, whose loads, stores and entries of
     ``loops`` are ``target`` (least squares; the sum held by a heavy row), None when no such
     weights come within TOLERANCE of it (the SASS runs other memory instructions than the C
-    on every path: nvcc keeps a store clang deletes, CORR's restrict means; not a split of
-    the threads). Paths of one signature share their weight equally (nothing tells them
-    apart)."""
+    on every path: a gap of the model, not a split of the threads). Paths of one signature
+    share their weight equally (nothing tells them apart)."""
     from scipy.optimize import nnls
 
     sigs = [tuple(_signature(p, loops)) for p in paths]

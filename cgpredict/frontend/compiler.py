@@ -22,6 +22,14 @@ from pathlib import Path
 
 from ..errors import CompileError, ToolchainError
 
+#: Dead-store elimination within a block only, as NVVM's keeps the stores of the ports
+#: (eq. (12w), docs/models.md): clang's MemorySSA DSE walks to other blocks at a cost of 5 in
+#: a budget of 90 (``-dse-memoryssa-walklimit``); at 1000 a block it never leaves the store's
+#: own. So a register-promoted sum keeps its store at the loop's exit and the store before the
+#: loop (``mean[j] = 0; for (...) mean[j] += ...; mean[j] /= n``: 3 stores, as the sm_90 SASS
+#: of the restrict CORR and COVAR means; clang's default deletes both: 1).
+DSE_FLAGS = ("-mllvm", "-dse-memoryssa-otherbb-cost=1000")
+
 #: Flags that keep one IR loop iteration equal to one source iteration (SPEC §2.1).
 IR_FLAGS = (
     "-O1",
@@ -37,6 +45,8 @@ IR_FLAGS = (
     # no load PRE: it would carry a loaded value from one pseudo-thread to the next
     "-mllvm",
     "-enable-load-pre=false",
+    # dead stores deleted within their block only, as NVVM does (eq. (12w))
+    *DSE_FLAGS,
 )
 
 _DEFINE = re.compile(r"^define\b[^@]*@(\"[^\"]+\"|[\w.$-]+)\(")

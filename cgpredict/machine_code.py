@@ -50,6 +50,7 @@ from .instrument import loopbody
 from .instrument.memtrace import gep_variable_indices
 from .parallelism import ir_module
 from .profile import StagingCounts
+from .reconvergence import loop_reconvergence
 from .sass_entry import EntryShape, entry_delta, entry_shape, loop_pointer_insts
 from .scalar_args import (
     factor_uses,
@@ -76,6 +77,7 @@ class MachineExtras:
 
     prologue: float = 0.0  # stack pointer and memory descriptor loads (class other)
     loop_setup: float = 0.0  # initial values and pointer copies before loops (class other)
+    reconvergence: float = 0.0  # BSSY, BSYNC around divergent loops (class other, eq. (12rv))
     staging_stores: float = 0.0  # STS of a tiled kernel's staging (class st_shared)
     folded_addresses: float = 0.0  # PTX address instructions ptxas folds (class integer)
     merged_tests: float = 0.0  # zero-trip tests merged into the guard (class branch)
@@ -94,7 +96,7 @@ class MachineExtras:
     @property
     def other(self) -> float:
         """The moves and constant loads among them (SASS class ``other``)."""
-        return self.prologue + self.loop_setup
+        return self.prologue + self.loop_setup + self.reconvergence
 
     @property
     def added(self) -> float:
@@ -243,6 +245,7 @@ class MachineShape:
     the code it runs once (``machine_extras`` weighs them per launch)."""
 
     loop_setups: tuple[tuple[int, int], ...] = ()  # (loop id, loop_setup_insts)
+    reconvergence: tuple[tuple[int, int], ...] = ()  # (loop id, BSSY + BSYNC): eq. (12rv)
     accesses: tuple[AddressUse, ...] = ()
     merged_tests: tuple[int, ...] = ()  # block ids: merged_zero_trip_tests
     # (test, entering successor) block ids of those tests: merged_test_entries
@@ -310,9 +313,7 @@ def loop_setups(trace: Trace, region: int, grid: int, skip: set[int]) -> tuple:
     calls it); ``skip`` as for ``loop_arrays``."""
     return tuple(
         (lp.id, loop_setup_insts(carried_values(trace, lp), loop_arrays(trace, lp, skip)))
-        for lp in trace.header.loops
-        if (lp.region == region and lp.depth > grid) or lp.region == -1
-    )
+        for lp in _sequential(trace, region, grid))
 
 
 def kept_factors(trace: Trace, region: int) -> tuple[tuple[tuple[int, ...], int], ...]:
@@ -348,6 +349,7 @@ def machine_shape(
     merged = merged_test_entries(trace, region, grid)
     return MachineShape(
         loop_setups=loop_setups(trace, region, grid, skip),
+        reconvergence=loop_reconvergence(trace, _sequential(trace, region, grid), grid),
         accesses=straight_line_uses(trace, region, grid, mapped, skip),
         merged_tests=tuple(dict.fromkeys(t for t, _ in merged)),  # a test once
         merged_entries=merged,
@@ -371,22 +373,19 @@ def machine_extras(
     weighed by each loop's entries per thread (``entries_per_thread(loop id)``) and each
     block's executions per thread (``per_thread``); ``staging_code``: a tiled kernel's
     staging loop code (memory.staging_code)."""
-    setup = pointers = 0.0
-    for lid, insts in shape.loop_setups:
-        n = entries_per_thread(lid)
-        setup += n * insts if n else 0.0
-    for lid, insts in shape.loop_pointers:
-        n = entries_per_thread(lid)
-        pointers += n * insts if n else 0.0
+    def weighed(per_loop) -> float:
+        return sum(n * insts for lid, insts in per_loop if (n := entries_per_thread(lid)))
+
     return MachineExtras(
         prologue=float(prologue_insts(touches_global, shape.scalar_args)),
-        loop_setup=setup,
+        loop_setup=weighed(shape.loop_setups),
+        reconvergence=weighed(shape.reconvergence),  # eq. (12rv)
         staging_stores=staging_stores,
         staging_code=staging_code,
         folded_addresses=folded_address_insts(shape.accesses, per_thread),
         merged_tests=float(sum(per_thread.get(b, 0.0) for b in shape.merged_tests)),
         entry_code=entry_delta(shape.entry, per_thread),
-        loop_pointers=pointers,
+        loop_pointers=weighed(shape.loop_pointers),
         kept_factors=kept_factor_insts(shape.kept_factors, per_thread),
         hoisted_loads=hoisted_load_insts(shape.entry.hoisted_loads, per_thread),  # (12L)
         guard_exits=guard_exits(shape.merged_entries, per_thread,  # (12g)

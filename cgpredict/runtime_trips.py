@@ -18,6 +18,7 @@ from .compute import (
     runtime_trip_depth,
 )
 from .frontend.tracefile import Trace
+from .gep_text import gep_index_types, split_top
 from .instrument import loopbody
 from .loop_counter import counts_down, counts_up_from_constant
 from .loop_exits import data_exit, data_tainted, loaded_bound
@@ -117,6 +118,16 @@ from .trip_constants import runs_slow_path, trip_constant_moves, trip_constants
 # rule of the traced program read so far separates (a store in the trip: 1 of 5 reload,
 # none: 4 of 5): not counted.
 #
+# --- a gather's base, reloaded every trip (``RuntimeTrip.gathered``, eq. (12gb)) ----------
+#
+# A gathered access (``x[col[k]]``: an address from a value the loop loads) advances no
+# pointer: each iteration forms its address from the array's base, a kernel parameter, and
+# the loaded index (IMAD.WIDE Rd, R_index, 4, R_base). ptxas gives the trip's last such
+# address the base's own register pair and loads the base again from the constant bank at
+# the top of the next trip: one LDC.64 (class other) per gathered array and SASS trip, read
+# from the sm_90 SASS of both gathers in run-time loops: the user spmv_csr (16 a trip) and
+# the blind spmv_ell (4 a trip), both ports.
+
 # Which registers the allocator gives an add is its own choice: the two rules are what the
 # 16-deep trips of the corpus show, all of them but Deriche's (its row passes copy 2-4
 # registers a trip where the rule says none) and GEMM restrict's (4 where MM's rule says 3).
@@ -153,6 +164,8 @@ OWN_POINTER_COPY_OTHER = 2
 POINTER_COPY_OTHER = 1
 #: rows-only trip with two or more row indices: per array and nvcc trip, the LDC.64 of its base
 BASE_RELOAD_OTHER = 1
+#: per gathered array and SASS trip: the LDC.64 reloading its base (eq. (12gb))
+GATHER_RELOAD_OTHER = 1
 #: branch instructions per trip: the back edge
 TRIP_BRANCHES = 1
 #: descending trip, per pointer: the uniform base's 64-bit step (UIADD3 + UIADD3.X)
@@ -161,9 +174,6 @@ UNIFORM_BASE_ADD_INTEGER = 2
 BASE_ADDRESS_INTEGER = 1
 #: descending trip, per pointer: the uniform base copied into a vector pair (2 MOV)
 UNIFORM_BASE_COPY_OTHER = 2
-
-_GEP_FLAGS = frozenset(("getelementptr", "inbounds", "nuw", "nusw"))
-
 
 @dataclass(frozen=True)
 class RuntimeTrip:
@@ -189,6 +199,8 @@ class RuntimeTrip:
     # them a call) and the moves one trip sets of them (trip_constants; 0 with a slow path)
     constants: float = 0.0
     constant_kinds: int = 0
+    # eq. (12gb): the arrays the trip gathers from (x[col[k]]), whose bases it reloads
+    gathered: int = 0
 
     @property
     def rows_only(self) -> bool:
@@ -227,9 +239,11 @@ class RuntimeTrip:
         IMAD.WIDEs add to (each strided access's row base, the induction pointer of two or
         more unit-stride accesses) and of a single unit-stride access's second pointer; in
         another trip, the copies of the pointers ``trip_copies`` names and the constant-bank
-        reloads of the bases ``base_reloads`` names, once per nvcc trip; less the library
-        calls' constant moves the trip does not repeat (eq. (12k), negative)."""
+        reloads of the bases ``base_reloads`` names, once per nvcc trip; in any trip, the
+        reload of each gathered array's base (eq. (12gb)), less the library calls' constant
+        moves the trip does not repeat (eq. (12k), negative)."""
         consts = trip_constant_moves(self.depth, self.constants, self.constant_kinds)
+        consts += GATHER_RELOAD_OTHER * self.gathered  # eq. (12gb): LDC.64 of a gather's base
         if self.descending:
             return float(UNIFORM_BASE_COPY_OTHER * self.pointers) + consts
         if not self.rebased:
@@ -245,39 +259,6 @@ class RuntimeTrip:
         n = {"integer": self.integer, "branch": self.branch, "other": self.other,
              "all": self.integer + self.branch + self.other}.get(cls, 0.0)
         return n / self.depth
-
-
-def _split_top(text: str) -> list[str]:
-    """``text`` split at the commas outside brackets (an IR operand list)."""
-    out, depth, cur = [], 0, ""
-    for ch in text:
-        depth += ch in "[{<("
-        depth -= ch in "]}>)"
-        if ch == "," and depth == 0:
-            out.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    return out + [cur.strip()] if cur.strip() else out
-
-
-def _element(ty: str) -> str:
-    """The element type of an array or vector type (``[64 x float]`` -> ``float``)."""
-    inner = ty.strip()[1:-1]
-    return inner.split(" x ", 1)[1].strip() if " x " in inner else inner
-
-
-def gep_index_types(text: str) -> list[tuple[str, str]]:
-    """(index operand, the type it steps over) of a ``getelementptr`` instruction text: the
-    first index steps over the source element type, each next one over its element."""
-    parts = _split_top(text.split("=", 1)[-1].split(", !")[0])
-    ty = " ".join(w for w in parts[0].split() if w not in _GEP_FLAGS)
-    out = []
-    for k, idx in enumerate(parts[2:]):
-        if k:
-            ty = _element(ty)
-        out.append((idx.split()[-1], ty))
-    return out
 
 
 def _unit_step(body: loopbody.LoopBody, k: int) -> bool:
@@ -330,7 +311,7 @@ def pointer_key(body: loopbody.LoopBody, o, geps: dict[str, str]) -> tuple:
 def _gep_base(text: str) -> list[str]:
     """The base pointer operand of a ``getelementptr`` instruction text, as a list (empty
     when the text is not one)."""
-    parts = _split_top(text.split("=", 1)[-1].split(", !")[0])
+    parts = split_top(text.split("=", 1)[-1].split(", !")[0])
     return [parts[1].split()[-1]] if len(parts) > 1 else []
 
 
@@ -448,8 +429,11 @@ def runtime_trip(trace: Trace, loop) -> RuntimeTrip:
     moving: dict[tuple, bool] = {}  # per advancing pointer: moves one element
     offsets: dict[tuple, frozenset] = {}  # per advancing pointer: its invariant offsets
     loads: set[int] = set()  # body ops loading at an advancing address
+    gathered: set[str] = set()  # arrays addressed from a loaded index: eq. (12gb)
     for o in body.mem_ops:
         at = address_geps(body.ops, o)
+        if o.mem_id >= 0 and o.array and any(gather[g] for g in at):
+            gathered.add(o.array)
         if o.mem_id >= 0 and o.array and not any(gather[g] for g in at) and any(
                 not inv[g] for g in at):
             key = pointer_key(body, o, geps)
@@ -477,6 +461,7 @@ def runtime_trip(trace: Trace, loop) -> RuntimeTrip:
         descending=down,
         constants=consts,
         constant_kinds=kinds,
+        gathered=len(gathered),
     )
 
 

@@ -21,6 +21,19 @@ branch to their slow path's loop inside the trip: neither is in the table. Per S
 
 (C_k = TRIP_CONSTANTS; the second term is what the expansion counts: its moves a call). The
 difference is negative: the moves (class other) that the trip does not repeat.
+
+Which move ptxas issues a constant with (eq. (12cm), ``fma_pipe_constant_moves``): in the
+straight-line code of a kernel that runs an IEEE fp32 division or a ``sinf``/``cosf``, both
+of ``expf``'s constants and ``logf``'s one are IMAD.MOV.U32 (the FMA pipe: class integer of
+the SASS check); in a kernel without, HFMA2.MMA and MOV (class other). Read from the sm_90
+SASS (nvcc 13, ``-O3 -arch=sm_90``) of 25 one-line probe kernels: the 13 with such an
+operation (``expf(a) / b``, ``b / expf(a)``, ``expf(a) + b / c``, ``logf(a) / b``,
+``expf(a) * cosf(b)``, ``sinf(b) + logf(a)``, guarded and not) and the user sfu_heavy
+(``expf(x) / sqrtf(x + 1)``) all IMAD.MOV.U32; the 12 without (``expf(a) + b``, ``expf(a)``,
+``expf(a) * sqrtf(b)``, ``sqrtf(expf(a))``, ``logf(a) + sqrtf(b)``, ...) all HFMA2.MMA and
+MOV, a square root's slow-path call notwithstanding. Inside a loop ptxas mixes the two (the
+user softmax: 5 of 8 a trip of its output row, 1 of 2 in its sum): not counted there, nor
+after an FP64 division (one probe: one of each).
 """
 
 from __future__ import annotations
@@ -68,3 +81,25 @@ def trip_constant_moves(depth: int, per_iteration: float, per_trip: int) -> floa
     less those the calls' expansions count (``per_iteration`` of them a source iteration):
     ``per_trip`` - depth x per_iteration, 0 without such a call."""
     return float(per_trip) - depth * per_iteration if per_iteration > 0 else 0.0
+
+
+#: eq. (12cm): the operations whose presence in a kernel makes ptxas move the library calls'
+#: constants of its straight-line code by IMAD.MOV.U32 (compute.SASS_EXPANSION keys)
+FMA_PIPE_MOVE_OPS = frozenset(("fdiv_f32", "sin_f32", "cos_f32"))
+
+
+def fma_pipe_constant_moves(trace: Trace, region: int, grid: int,
+                            per_thread: dict[int, float]) -> float:
+    """Eq. (12cm): the constant moves per thread (TRIP_CONSTANTS a call) of the library
+    calls in the straight-line code of ``region`` (outside its loops below the ``grid``
+    mapped ones and outside helpers' loops) that ptxas issues as IMAD.MOV.U32, where the
+    kernel runs an operation of FMA_PIPE_MOVE_OPS (``per_thread``: executions of each block
+    id per thread); 0 otherwise."""
+    h = trace.header
+    ran = [(b, op) for b, n in per_thread.items() if n > 0 for op in h.blocks[b].ops]
+    if not any(sass_op(*op[:3]) in FMA_PIPE_MOVE_OPS for _, op in ran):
+        return 0.0
+    inner = {b for lp in h.loops if (lp.region == region and lp.depth > grid)
+             or lp.region == -1 for b in lp.blocks}
+    return sum(TRIP_CONSTANTS[key] * op[3] * per_thread[b] for b, op in ran
+               if b not in inner and (key := sass_op(*op[:3])) in TRIP_CONSTANTS)

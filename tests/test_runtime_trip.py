@@ -459,8 +459,22 @@ int main(void) {
 def test_a_loop_bounded_by_a_loaded_count_is_a_runtime_trip_without_its_gather(
         tmp_path: Path) -> None:
     trip, unroll = _trip(tmp_path, CSR)
-    assert trip == RuntimeTrip(depth=16, pointers=2, strided=0, stores=0)
+    assert trip == RuntimeTrip(depth=16, pointers=2, strided=0, stores=0, gathered=1)
     assert unroll == 16
+
+
+def test_a_gather_reloads_its_base_once_a_trip() -> None:
+    """Eq. (12gb): CSR's 16-deep trip copies no pointer and reloads x's base once (the LDC.64
+    at the top of spmv_csr's SASS trip): other 1 a trip, 1/16 a source iteration; the same
+    trip with two gathered arrays and 4 deep (an ELL row walk gathering x and z): 2 a trip,
+    2/4 an iteration; no gather, no reload."""
+    csr = RuntimeTrip(depth=16, pointers=2, strided=0, stores=0, gathered=1)
+    assert csr.other == 1.0
+    assert csr.per_iteration("other") == pytest.approx(1 / 16)
+    two = RuntimeTrip(depth=4, pointers=2, strided=2, stores=0, row_indices=1, gathered=2)
+    assert two.other == 2.0
+    assert two.per_iteration("other") == pytest.approx(0.5)
+    assert RuntimeTrip(depth=16, pointers=2, strided=0, stores=0).other == 0.0
 
 
 @pytest.mark.parametrize("port", ["plain", "restrict"])

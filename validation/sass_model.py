@@ -227,6 +227,7 @@ def _model_classes(
     from cgpredict.hoisted_loads import hoisted_arrays
     from cgpredict.machine_code import merged_zero_trip_tests
     from cgpredict.memory.shared import array_name
+    from cgpredict.trip_constants import fma_pipe_constant_moves
 
     staged = {m.id for m in kr.mem if m.pattern == "shared"}
     out = _block_classes(tr.header, bb, staged, None, threads, bodies, unroll_of, trip_of)
@@ -255,6 +256,11 @@ def _model_classes(
     out["fp32"] += kept  # machine_code.MachineExtras.kept_factors: FMUL by a unit scalar
     for b in merged_zero_trip_tests(tr, region, kr.grid_dims):  # machine_code.MachineExtras
         out["branch"] -= float(bb[b]) / threads if b < len(bb) and threads else 0.0
+    # eq. (12cm): library constants moved by IMAD.MOV.U32 (integer) in a dividing kernel
+    per_thread = {b: float(bb[b]) / threads for b in range(len(bb)) if bb[b]} if threads else {}
+    moves = fma_pipe_constant_moves(tr, region, kr.grid_dims, per_thread)
+    out["integer"] += moves
+    out["other"] -= moves
     left = _guard_exits(shape, kr, bb, threads)  # eq. (12g): the threads leaving at the guard
     out["branch"] -= left.branch
     out["other"] -= left.other

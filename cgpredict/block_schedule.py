@@ -15,7 +15,8 @@ and the launch lasts as long as the last one::
 
 The share is the uneven schedule's makespan over that of equal blocks of the same launch:
 the equal schedule's own granularity (an SM holding one block more than another) is the same
-for every kernel of a block count, and is not what this charges (1 for equal blocks).
+for every kernel of a block count, and is not what this charges (1 for equal blocks): the
+bounds charge it apart, eq. (B1g) (models/bounds.whole_block_share).
 
 A block's work comes from the trace's pseudo-threads: each work block takes the mean weight
 of the traced threads inside it, or, when none falls inside (the trace is coarser than the

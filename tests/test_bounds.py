@@ -380,3 +380,34 @@ def test_l2_miss_path_by_hand():
     # a device without the figure (the TK1, one L2 partition) has no such bound
     assert l2_miss_path_cycles(p, load_device("tk1"), fetched) == 0.0
     assert l2_miss_path_cycles(p, dataclasses.replace(dev, l2_miss_slot_ns=None), fetched) == 0
+
+
+def test_whole_block_share_is_the_equal_schedule_by_brute_force():
+    """Eq. (B1g): equal blocks dispatched whole leave the busiest SM ceil(n / S) of them. The
+    reference is (B3)'s block scheduler itself (block_schedule.makespan: each block one unit
+    of an SM's work, the SM's resident blocks sharing its rate, the next block taking a
+    freed slot), whose makespan over the fluid n / S is the share."""
+    import numpy as np
+
+    from cgpredict.block_schedule import makespan
+    from cgpredict.models.bounds import whole_block_share
+
+    for n, sms, slots in ((4096, 132, 8), (1024, 132, 2), (16384, 132, 8), (300, 132, 4),
+                          (1056, 132, 8), (64, 132, 8), (133, 132, 1)):
+        brute = makespan(np.ones(n), sms, slots) / (n / min(sms, n))
+        assert whole_block_share(n, min(sms, n)) == pytest.approx(brute), (n, sms, slots)
+    # by hand: 4096 blocks on 132 SMs, 31.03 a SM, the busiest 32; a whole wave, 1
+    assert whole_block_share(4096, 132) == pytest.approx(32 / (4096 / 132))
+    assert whole_block_share(1056, 132) == 1.0 and whole_block_share(64, 64) == 1.0
+
+
+def test_whole_blocks_price_the_busiest_sm_on_the_store_path():
+    """Eq. (B1g) on a launch: 4096 blocks of the hand profile on 132 SMs take the store path
+    (chip-wide) and the issue (per SM) bounds 32 / 31.03 times those of 4096 / 132 blocks."""
+    dev = dataclasses.replace(load_device("h100"), dd_store_cycles=2.0)
+    p = dataclasses.replace(_profile(), blocks=4096)
+    b = launch_bounds(p, dev, launch_geometry(p, dev))
+    warps = 4096 * 8
+    whole = 32 / (4096 / 132)
+    assert b.l2_cycles == pytest.approx(warps * (36 + 32) * 2.0 / 132 * whole)
+    assert b.issue_cycles == pytest.approx(warps * 32 * 0.25 / 132 * whole)

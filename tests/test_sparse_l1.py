@@ -16,6 +16,7 @@ from cgpredict.block import Block
 from cgpredict.devices import load_device
 from cgpredict.memory.lru import CacheConfig, sector_hit_mask
 from cgpredict.models import launch_bounds, launch_geometry
+from cgpredict.models.bounds import whole_block_share
 from cgpredict.profile import KernelProfile, PatternCounts, StoreCounts
 
 
@@ -119,8 +120,10 @@ def test_request_stage_off_leaves_the_sectors():
     b = launch_bounds(p, dev, launch_geometry(p, dev))
     loads = p.loads_only().uncoal
     reaching = loads.insts * (1 - loads.l1_hit_fraction)
+    # the loads' side is per SM: the busiest SM's 32 whole blocks of 31.03, eq. (B1g)
     assert b.l2_cycles == pytest.approx(4096 * 8 * reaching * loads.l2_trans_per_warp
-                                        * dev.dd_l2_cycles / 132 * p.sm_share)
+                                        * dev.dd_l2_cycles / 132 * p.sm_share
+                                        * whole_block_share(4096, 132))
 
 
 def test_pick_spans_by_hand():

@@ -90,7 +90,10 @@ path (``KernelProfile.phases``, kernel/launch_phases.py), never less than the L1
 The issue, pipe, L1 and L2 (loads' side) bounds are per SM: they spread the launch's warps
 evenly over the SMs it uses, times ``KernelProfile.sm_share`` (sm_share.py, eq. (B1)): a
 launch of at most one block an SM whose blocks work unequally (a triangular loop's threads)
-lasts as long as its busiest SM, not the mean one.
+lasts as long as its busiest SM, not the mean one. Equal blocks that outnumber the SMs leave
+the busiest SM ceil(blocks / SMs) whole blocks (eq. (B1g), whole_block_share): that share
+multiplies these bounds and the L2's store side too (ncu: the SMs do not hand their share of
+the L2 to the busiest one at a launch's end).
 
 Stores are the reason the L2 bound matters: a warp does not wait for its stores (write-back
 L2 on Kepler, write-through L1 on later GPUs), so the latency models see only the loads, and
@@ -110,7 +113,7 @@ from cgpredict.pipes import pipe_cycles
 from cgpredict.profile import KernelProfile, PhaseCosts
 
 __all__ = ["BOUND_NAMES", "Bounds", "l2_miss_path_cycles", "l2_parts", "launch_bounds",
-           "phase_costs", "phase_cycles"]
+           "phase_costs", "phase_cycles", "whole_block_share"]
 
 BOUND_NAMES = ("dram", "issue", "l2", "chain", "atomic", "pipe", "l1", "dispatch", "phases")
 
@@ -165,6 +168,17 @@ def _whole_waves(waves: float) -> int:
     return max(math.ceil(waves - 1e-9), 1)
 
 
+def whole_block_share(blocks: float, sms: int) -> float:
+    """The busiest SM's blocks over the mean SM's when equal blocks outnumber the SMs, eq.
+    (B1g): the block scheduler hands each SM whole blocks, so ``blocks`` over ``sms`` SMs
+    leave one SM ceil(blocks / sms) of them (4096 blocks on 132 SMs: 32 against 31.03);
+    1 with at most one block an SM (eq. (B1) prices those)."""
+    if sms <= 0 or blocks <= sms:
+        return 1.0
+    mean = blocks / sms
+    return math.ceil(mean - 1e-9) / mean
+
+
 def dram_wave_cycles(device: GPUDevice, waves: float, dram_loads: float) -> float:
     """One DRAM round trip, SPEC eq. (2), per wave whose loads reach DRAM (0 when none do)."""
     if dram_loads <= 0:
@@ -199,7 +213,9 @@ def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry
         wave_cycles = dram_wave_cycles(device, geo.waves, dram_loads)
     dram_cycles = stream + wave_cycles
     warp_insts = warps * (profile.total_insts + profile.shared.transactions)
-    share = profile.sm_share  # the busiest SM's work over the mean SM's, eq. (B1)
+    # the busiest SM's work over the mean SM's, eq. (B1), with its whole blocks (B1g)
+    whole = whole_block_share(profile.blocks, sms)
+    share = profile.sm_share * whole
     issue_cycles = warp_insts * device.inst_cycles_per_warp_inst / sms * share
     pipe_warp, pipe = pipe_cycles(profile.pipes, device.pipes, device.warp_size)  # (12p)
     queue = warp_queue_cycles(profile, device, geo)  # (LTq2)
@@ -213,7 +229,7 @@ def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry
     # the loads' replies per SM; the stores at the L2, whose slices serve the whole chip: a
     # launch on few SMs does not slow them, its SMs' own store cost is the L1 path's (B2)
     l2_cycles = max(warps * l2_loads * device.dd_l2_cycles / sms * share,
-                    warps * store_cycles / max(device.sm_count, sms),
+                    warps * store_cycles / max(device.sm_count, sms) * whole,  # (B1g)
                     warps * l2_miss_path_cycles(profile, device, fetched),  # (LM)
                     l2_requests * device.l2_request_cycles / max(device.sm_count, sms))  # (B2q)
     return Bounds(
@@ -237,7 +253,7 @@ def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry
         dispatch_cycles=blocks * device.block_dispatch_cycles,  # (BD)
         l2_requests=l2_requests,
         queue_cycles=queue * _whole_waves(geo.waves),
-        phase_cycles=phase_cycles(profile, device, warps, sms),  # (PH)
+        phase_cycles=phase_cycles(profile, device, warps, sms) * whole,  # (PH), (B1g)
         dram_read_bytes=read_bytes,
     )
 

@@ -421,14 +421,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--user", action="store_true",
                     help="the ports of the user kernels (validation/cuda/user, examples/user) "
                          f"instead of the corpus; default --out {USER_RESULTS.name}")
+    ap.add_argument("--blind", action="store_true",
+                    help="the ports of the blind kernels (validation/cuda/blind, "
+                         "examples/blind); give --out (the lead writes validation/results)")
     a = ap.parse_args(argv)
-    if a.user:
+    if a.blind:
+        names = [f"blind/{n}" for n in a.names] or ptx_counts.blind_port_names()
+        out = a.out
+    elif a.user:
         names = [f"user/{n}" for n in a.names] or ptx_counts.user_port_names()
         out = USER_RESULTS if a.out == RESULTS else a.out
     else:
         names, out = a.names or ptx_counts.port_names(), a.out
     checks = ptx_counts.check_ports(names, check_file, a.keep, "cgp-sass-")
-    ptx_counts.write_result(out, render(checks, user=a.user))
+    ptx_counts.write_result(out, render(checks, user=a.user, blind=a.blind))
     return 0
 
 

@@ -11,6 +11,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import ptx_check  # noqa: E402
+import sass_blind  # noqa: E402
 import sass_user  # noqa: E402
 
 C_DIR = ptx_check.C_DIR
@@ -259,8 +260,24 @@ def _model_classes(
     out["branch"] -= left.branch
     out["other"] -= left.other
     _add_staging_code(out, staging)
+    _row_work(out, shape, bb, threads)  # eq. (12w): MachineExtras.row_work by class
     out["total"] = sum(out[k] for k in SUMMARY if k != "total")
     return out
+
+
+def _row_work(out: dict[str, float], shape, bb, threads: float) -> None:
+    """A 2-D thread's row work (``cgpredict.row_work``, eq. (12w), in the model's
+    ``comp_insts``), each operation in its comparison class (``model_op_classes``)."""
+    from cgpredict.row_work import row_work_weights
+
+    if not threads or not shape.row_ops:
+        return
+    per_thread = {b: float(bb[b]) / threads for b in range(len(bb)) if bb[b]}
+    w = row_work_weights(shape.entry, per_thread)
+    for b, ops in shape.row_ops:
+        for opcode, ty, detail, k in ops:
+            for cls, cost in model_op_classes(opcode, ty, detail):
+                out[cls] += w.get(b, 0.0) * cost * k
 
 
 def _guard_exits(shape, kr, bb, threads: float):
@@ -339,6 +356,8 @@ def c_source(name: str) -> Path:
     port ``user/NAME``."""
     if name.startswith("user/"):
         return sass_user.USER_C_DIR / f"{name[5:]}.c"
+    if name.startswith("blind/"):
+        return sass_blind.BLIND_C_DIR / f"{name[6:]}.c"
     return C_DIR / f"{name}.c"
 
 
@@ -347,6 +366,8 @@ def trace_sizes(name: str) -> dict[str, int]:
     user port's, ``sass_user.TRACE_SIZES``."""
     if name.startswith("user/"):
         return dict(sass_user.TRACE_SIZES[name[5:]])
+    if name.startswith("blind/"):
+        return dict(sass_blind.TRACE_SIZES[name[6:]])
     sizes = ptx_check.trace_sizes(name)
     return {n: (v if n == "TMAX" else SASS_TRACE_SIZE) for n, v in sizes.items()}
 

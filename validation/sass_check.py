@@ -345,6 +345,14 @@ def unrolled_estimate(sass: dict[str, float] | None, h: HotLoop | None, others=(
     return {c: out[c] for c in SUMMARY}
 
 
+def whole_unrolled(unrolled: SassKernel, model: dict[str, float]) -> dict[str, float]:
+    """What the GPU runs of a kernel whose every loop ptxas unrolled whole (blind conv1d's 17
+    taps: no loop left to correct at): the unrolled build's straight-line code, its paths
+    weighed to the C's global loads and stores per thread (``sass_paths.weighted_outside``)."""
+    target = [model["ld_global"], model["st_global"]]
+    return summary(sass_paths.weighted_outside(unrolled, [], target) or unrolled.outside)
+
+
 @dataclass
 class KernelCheck:
     """One kernel (launch name) of one port and pointer model: SASS and cgpredict classes.
@@ -409,6 +417,8 @@ def check_file(name: str, port: str, out_dir: Path, *, unrolled: bool = True) ->
                 st = staging_correction(k, unr[launch], m.loops)
                 kc.others += [st] if st is not None else []
             kc.sass = unrolled_estimate(kc.sass1, kc.hot, kc.others)
+            if k.loops and launch in unr and not unr[launch].loops:  # unrolled whole
+                kc.sass = whole_unrolled(unr[launch], m.classes)
         out.append(kc)
     return out
 

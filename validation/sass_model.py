@@ -261,8 +261,25 @@ def _model_classes(
     out["other"] -= left.other
     _add_staging_code(out, staging)
     _row_work(out, shape, bb, threads)  # eq. (12w): MachineExtras.row_work by class
+    _loop_folds(out, tr, bodies, unroll_of, bb, threads)  # eq. (12f)
     out["total"] = sum(out[k] for k in SUMMARY if k != "total")
     return out
+
+
+def _loop_folds(out: dict[str, float], tr, bodies, unroll_of, bb, threads: float) -> None:
+    """What the model folds across the iterations of the loops nvcc unrolls whole
+    (``cgpredict.loop_fold``, eq. (12f), in ``comp_insts``: int_hash's cancelled
+    ``h ^= h >> 16`` pairs), by class: its FP32 operations fp32, SFU other, the rest integer."""
+    from cgpredict.loop_fold import loop_folds
+
+    if not threads or bodies is None or unroll_of is None:
+        return
+    per_thread = {b: float(bb[b]) / threads for b in range(len(bb)) if bb[b]}
+    saved = loop_folds(tr, bodies.loop_ids, unroll_of).saving(per_thread)
+    fp64 = saved.pipes.fp64
+    out["fp32"] -= saved.fp - fp64
+    out["other"] -= saved.sfu + fp64
+    out["integer"] -= saved.total - saved.fp - saved.sfu
 
 
 def _row_work(out: dict[str, float], shape, bb, threads: float) -> None:

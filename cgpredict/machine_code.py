@@ -52,6 +52,7 @@ from .instrument import loopbody
 from .instrument.memtrace import gep_variable_indices
 from .parallelism import ir_module
 from .profile import StagingCounts
+from .row_forms import body_rows
 from .row_work import RowWork, row_ops, row_work
 from .sass_entry import EntryShape, entry_delta, entry_shape, loop_pointer_insts
 from .scalar_args import (
@@ -280,15 +281,15 @@ def straight_line_uses(
         if ins.opcode == "getelementptr" and ins.result
     }
     body = loopbody.loop_body(fn, labels, loopbody.mem_by_label(h, region))
-    bases = address_bases(body, skip)
+    bases, rows = address_bases(body, skip), body_rows(fn, labels)  # (12q): a row apart
     out = []
     for o in body.mem_ops:
         if o.mem_id in bases:
-            geps = tuple(
-                (g, cost.get(body.ops[g].name.lstrip("%"), 0)) for g in address_geps(body.ops, o)
-            )
+            names = [body.ops[g].name.lstrip("%") for g in address_geps(body.ops, o)]
+            geps = tuple((g, cost.get(n, 0)) for g, n in zip(address_geps(body.ops, o), names))
+            row = frozenset(rows[n][0] for n in names if n in rows)
             if any(c for _, c in geps):
-                out.append(AddressUse(h.mem[o.mem_id].block, geps, bases[o.mem_id]))
+                out.append(AddressUse(h.mem[o.mem_id].block, geps, (*bases[o.mem_id], row)))
     return tuple(out)
 
 

@@ -53,7 +53,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "cgpredict.loop_fold",
      "cgpredict.remainder_first",
      "cgpredict.sass_entry", "cgpredict.hoisted_loads", "cgpredict.guard_exits",
-     "cgpredict.row_work",
+     "cgpredict.row_work", "cgpredict.row_forms",
      "cgpredict.scalar_args",
      "cgpredict.energy",
      "cgpredict.models", "cgpredict.models.*", "cgpredict.numba_cache", "cgpredict.atomics",

@@ -35,6 +35,7 @@ without, those above fold onto the one below: ``+0x8000``).
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 #: bytes of the scalar types a ``getelementptr`` steps over
@@ -198,6 +199,9 @@ def folded_address_insts(uses, per_thread) -> float:
         for g, c in u.geps:
             counted[g] = max(counted.get(g, 0.0), n * c)
         weight[u.base] = max(weight.get(u.base, 0.0), n)
-    kept = unfolded_insts([(u.block, u.base[0], u.offset) for u in uses if u.offset is not None],
-                          per_thread)
+    # (12n) keeps only what the fold would take: accesses whose base another access shares
+    # (a clamped row, eq. (12q), is a base of its own and was never folded)
+    shared = Counter(u.base for u in uses)
+    kept = unfolded_insts([(u.block, u.base[0], u.offset) for u in uses
+                           if u.offset is not None and shared[u.base] > 1], per_thread)
     return float(max(sum(counted.values()) - sum(weight.values()), 0.0) - kept)

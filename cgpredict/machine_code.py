@@ -31,10 +31,13 @@ port (``validation/sass_check.py``, ``validation/results/sass-check.md``):
   passes; ATAX's ``tmp[i] = 0`` before its loop keeps the two apart);
 * the loads the IR hoists out of the mapped loops (restrict GEMVER k1's ``u1[i]``, Gram-Schmidt
   k2's ``R[k][k]``), which every thread of the port runs: an ``LDG`` each (``hoisted_loads``,
-  eq. (12L)), counted here because the trace's memory instructions leave them out.
+  eq. (12L)), counted here because the trace's memory instructions leave them out;
+* the arithmetic the IR hoists into a 2-D thread's row block, which every thread runs
+  (``row_work``, eq. (12rw): bilinear's ``floorf(sy)`` and ``(int)fy``).
 
 Nothing here needs nvcc: the counts follow from the trace (loops, their header ``phi``
 operations and the arrays their blocks address) and the shared-memory analysis.
+Over 500 lines: one dataclass of every extra and the shape each is weighed from, found together.
 """
 
 from __future__ import annotations
@@ -51,6 +54,8 @@ from .instrument.memtrace import gep_variable_indices
 from .parallelism import ir_module
 from .profile import StagingCounts
 from .reconvergence import loop_reconvergence
+from .row_forms import body_rows
+from .row_work import RowWork, row_ops, row_work
 from .sass_entry import EntryShape, entry_delta, entry_shape, loop_pointer_insts
 from .scalar_args import (
     factor_uses,
@@ -92,6 +97,7 @@ class MachineExtras:
     # eq. (12L), class ld_global): an issue slot each, their warp's one address not modelled
     hoisted_loads: float = 0.0
     guard_exits: GuardExits = GuardExits()  # not run by threads leaving at the guard (12g)
+    row_work: RowWork = RowWork()  # a 2-D thread's row work, once per row traced (12rw)
 
     @property
     def other(self) -> float:
@@ -107,7 +113,8 @@ class MachineExtras:
     def total(self) -> float:
         """The change to the PTX-level compute count per thread."""
         return (self.added - self.folded_addresses - self.merged_tests + self.entry_code
-                + self.loop_pointers + self.kept_factors - self.guard_exits.total)
+                + self.loop_pointers + self.kept_factors - self.guard_exits.total
+                + self.row_work.insts)
 
     @property
     def integer(self) -> float:
@@ -255,6 +262,7 @@ class MachineShape:
     scalar_args: int = 0  # scalar kernel arguments for folded C file-scope variables
     # (block ids holding the line, uses): unit scalars used as factors (kept_factors)
     kept_factors: tuple[tuple[tuple[int, ...], int], ...] = ()
+    row_ops: tuple[tuple[int, tuple], ...] = ()  # (block, ops): row_work.row_ops (12rw)
 
 
 def straight_line_uses(
@@ -278,18 +286,19 @@ def straight_line_uses(
         if ins.opcode == "getelementptr" and ins.result
     }
     body = loopbody.loop_body(fn, labels, loopbody.mem_by_label(h, region))
-    bases = address_bases(body, skip)
+    bases, rows = address_bases(body, skip), body_rows(fn, labels)  # (12q): a row apart
     defs = {ins.result.lstrip("%"): ins for blk in fn.blocks for ins in blk.instrs if ins.result}
     starts = induction_starts(fn)
     out = []
     for o in body.mem_ops:
         if o.mem_id in bases:
-            geps = tuple(
-                (g, cost.get(body.ops[g].name.lstrip("%"), 0)) for g in address_geps(body.ops, o)
-            )
+            names = [body.ops[g].name.lstrip("%") for g in address_geps(body.ops, o)]
+            geps = tuple((g, cost.get(n, 0)) for g, n in zip(address_geps(body.ops, o), names))
+            row = frozenset(rows[n][0] for n in names if n in rows)
             if any(c for _, c in geps):
                 off = pointer_offset(defs, body.ops[geps[0][0]].name.lstrip("%"), starts)
-                out.append(AddressUse(h.mem[o.mem_id].block, geps, bases[o.mem_id], off))
+                base = (*bases[o.mem_id], row)
+                out.append(AddressUse(h.mem[o.mem_id].block, geps, base, off))
     return tuple(out)
 
 
@@ -346,17 +355,18 @@ def machine_shape(
 ) -> MachineShape:
     """The ``MachineShape`` of ``region`` on a ``grid``-D grid (``mapped``: its innermost
     mapped loops; ``skip``: its memory instructions that are not global accesses)."""
-    merged = merged_test_entries(trace, region, grid)
+    merged, entry = merged_test_entries(trace, region, grid), entry_shape(trace, grid, mapped)
     return MachineShape(
         loop_setups=loop_setups(trace, region, grid, skip),
         reconvergence=loop_reconvergence(trace, _sequential(trace, region, grid), grid),
         accesses=straight_line_uses(trace, region, grid, mapped, skip),
         merged_tests=tuple(dict.fromkeys(t for t, _ in merged)),  # a test once
         merged_entries=merged,
-        entry=entry_shape(trace, grid, mapped),
+        entry=entry,
         loop_pointers=loop_pointers(trace, region, grid, skip),
         scalar_args=scalar_args(trace, region),
         kept_factors=kept_factors(trace, region),
+        row_ops=row_ops(trace.header, entry),  # (12rw)
     )
 
 
@@ -390,6 +400,7 @@ def machine_extras(
         hoisted_loads=hoisted_load_insts(shape.entry.hoisted_loads, per_thread),  # (12L)
         guard_exits=guard_exits(shape.merged_entries, per_thread,  # (12g)
                                 after_guard_loads(shape, touches_global)),
+        row_work=row_work(shape.row_ops, shape.entry, per_thread),  # (12rw)
     )
 
 

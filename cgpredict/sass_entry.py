@@ -77,6 +77,7 @@ from .frontend.tracefile import Trace
 from .hoisted_loads import HoistedLoad, hoisted_arrays, hoisted_loads
 from .loop_counter import loop_inductions
 from .parallelism import ir_module
+from .row_forms import row_forms
 
 #: the PTX's cvta.to.global per array parameter (compute.kernel_entry_insts); none in SASS
 CVTA_INSTS = 1
@@ -123,6 +124,8 @@ class EntryShape:
     hoisted_loads: tuple[HoistedLoad, ...] = ()
     # (block id, compares): a 2-D thread's row compares its inner blocks test (eq. (12v))
     row_tests: tuple[tuple[int, int], ...] = ()
+    # (block id, distinct row forms past the first): rows of unrelated indices (eq. (12q))
+    row_forms: tuple[tuple[int, int], ...] = ()
 
 
 def _latch_control(ops) -> int:
@@ -336,6 +339,8 @@ def entry_shape(trace: Trace, grid: int, mapped: list[int]) -> EntryShape:
     own = inner - {b for lp in h.loops if lp.id not in ids for b in lp.blocks}
     steps = _row_steps(fn, {h.blocks[b].label for b in own}) if fn is not None and grid >= 2 \
         else {}
+    forms = row_forms(fn, {h.blocks[b].label for b in own}) if fn is not None and grid >= 2 \
+        else {}
     loads = hoisted_loads(trace, chain[0].region, chain[0].function, inner) if chain else ()
     row_blocks = frozenset(b for lp in outer_loops for b in lp.blocks) - inner
     tests = _row_tests(fn, {h.blocks[b].label for b in row_blocks},
@@ -357,6 +362,8 @@ def entry_shape(trace: Trace, grid: int, mapped: list[int]) -> EntryShape:
         hoisted_loads=loads,
         row_tests=tuple((b, tests[h.blocks[b].label]) for b in sorted(row_blocks)
                         if tests.get(h.blocks[b].label)),
+        row_forms=tuple((b, forms[h.blocks[b].label]) for b in sorted(own)
+                        if forms.get(h.blocks[b].label)),
     )
 
 
@@ -372,8 +379,8 @@ def entry_delta(shape: EntryShape, per_thread) -> float:
     rows = sum(per_thread.get(b, 0.0) * n for b, n in shape.rows)
     row = ROW_INDEX_INSTS - rows if shape.rows else 0.0
     addrs = sum(max(1.0 - per_thread.get(b, 0.0), 0.0) * n for b, n in shape.row_addresses)
-    steps = sum(ROW_STEP_INSTS * min(per_thread.get(b, 0.0), 1.0) * n  # (12t)
-                for b, n in shape.row_steps)
+    steps = sum(ROW_STEP_INSTS * min(per_thread.get(b, 0.0), 1.0) * n  # (12t), (12q)
+                for b, n in (*shape.row_steps, *shape.row_forms))
     shares = thread_shares(shape, per_thread)
     hoisted = hoisted_address_insts(shape.hoisted, shares)
     tests = row_test_insts(shape.row_tests, per_thread, shares)  # (12v)

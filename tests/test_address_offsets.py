@@ -135,8 +135,9 @@ int main(void) {
 def test_fdtd_k1s_row_before_keeps_its_index_and_address(tmp_path: Path) -> None:
     """The else branch (63 of 64 rows): E and H at the thread's element, H a row below;
     the row-0 branch (1 of 64): E[0][j]. PTX-level geps: E[0][j] 1/64, E, H, H[i-1] 63/64
-    each; the fold keeps one per base (E, H: 63/64 each): 1 folded; (12n) keeps H[i-1]'s
-    IADD3 and IMAD.WIDE: folded = 1/64 + 3 x 63/64 - 2 x 63/64 - 2 x 63/64 = -62/64."""
+    each; the fold keeps one per base, a base being an array and its row (eq. (12q): E's row
+    0 and row i are two: 1/64 and 63/64; H: 63/64); (12n) keeps H[i-1]'s IADD3 and
+    IMAD.WIDE: folded = 1/64 + 3 x 63/64 - (1/64 + 2 x 63/64) - 2 x 63/64 = -63/64."""
     path = tmp_path / "k.c"
     path.write_text(FIRST_ROW)
     with prepare(path, RunOptions(device="h100", port="restrict")) as prep:
@@ -147,4 +148,4 @@ def test_fdtd_k1s_row_before_keeps_its_index_and_address(tmp_path: Path) -> None
         per_thread = {b: float(n) / threads for b, n in enumerate(tr.bb_counts.sum(axis=0)) if n}
     offsets = sorted(u.offset.bytes for u in shape.accesses if u.base[0] == "H")
     assert offsets == [-256, 0]
-    assert folded_address_insts(shape.accesses, per_thread) == pytest.approx(-62 / 64)
+    assert folded_address_insts(shape.accesses, per_thread) == pytest.approx(-63 / 64)

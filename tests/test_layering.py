@@ -55,6 +55,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "cgpredict.remainder_first",
      "cgpredict.sass_entry", "cgpredict.hoisted_loads", "cgpredict.guard_exits",
      "cgpredict.address_offsets",
+     "cgpredict.row_work", "cgpredict.row_forms",
      "cgpredict.scalar_args",
      "cgpredict.energy",
      "cgpredict.models", "cgpredict.models.*", "cgpredict.numba_cache", "cgpredict.atomics",

@@ -116,3 +116,36 @@ def test_no_weighing_where_every_path_stores_more_than_the_c() -> None:
     stays."""
     (k,) = sass_counts.parse_sass(_SPLIT)
     assert sass_paths.weighted_outside(k, [], [2.0, 0.0]) is None
+
+
+# conv1d with its taps unrolled whole (3 of them here): no loop left, the offsets immediates
+_WHOLE = """
+\t.section\t.text._Z6conv1dv,"ax",@progbits
+_Z6conv1dv:
+        /*0000*/                   S2R R0, SR_CTAID.X ;
+        /*0010*/                   IMAD R0, R0, UR4, R1 ;
+        /*0020*/                   ISETP.GE.AND P0, PT, R0, UR6, PT ;
+        /*0030*/               @P0 EXIT ;
+        /*0040*/                   IMAD.WIDE R2, R0, 0x4, R2 ;
+        /*0050*/                   LDG.E R5, desc[UR4][R2.64] ;
+        /*0060*/                   LDG.E R6, desc[UR4][R2.64+0x4] ;
+        /*0070*/                   LDG.E R7, desc[UR4][R2.64+0x8] ;
+        /*0080*/                   FMUL R5, R5, 0.5 ;
+        /*0090*/                   FFMA R5, R6, 0.25, R5 ;
+        /*00a0*/                   FFMA R5, R7, 0.25, R5 ;
+        /*00b0*/                   STG.E desc[UR4][R2.64], R5 ;
+        /*00c0*/                   EXIT ;
+.L_x_1:
+        /*00d0*/                   BRA `(.L_x_1);
+"""
+
+
+def test_a_kernel_unrolled_whole_is_its_straight_line_code() -> None:
+    """Counted by hand: the static count (each instruction once) meets the C's 3 loads and 1
+    store a thread, so nothing is weighed: 3 LDG, 1 STG, 3 FP32, 3 integer (IMAD, ISETP,
+    IMAD.WIDE), the S2R (other) and both EXITs (branch: the guard's predicated one too)."""
+    (k,) = sass_counts.parse_sass(_WHOLE)
+    assert k.loops == []
+    got = sass_check.whole_unrolled(k, {"ld_global": 3.0, "st_global": 1.0})
+    assert (got["ld_global"], got["st_global"], got["fp32"], got["integer"]) == (3, 1, 3, 3)
+    assert (got["other"], got["branch"], got["total"]) == (1, 2, 13)

@@ -239,7 +239,8 @@ def nounroll_sources(name: str, out_dir: Path) -> Path:
     that ``#include "../common.cuh"`` still resolves); returns the port's copy."""
     src_dir = out_dir / "src-nounroll"
     port = CUDA_DIR / f"{name}.cu"
-    for f in (CUDA_DIR / "common.cuh", *sorted(port.parent.glob("*.cuh")), port):
+    heads = {*port.parent.glob("*.cuh"), *USER_DIR.glob("*.cuh")}  # blind: ../user/user.cuh
+    for f in (CUDA_DIR / "common.cuh", *sorted(heads), port):
         dest = src_dir / f.relative_to(CUDA_DIR)
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_text(no_unroll_source(f.read_text()))
@@ -336,6 +337,16 @@ USER_DIR = CUDA_DIR / "user"
 def user_port_names() -> list[str]:
     """Every port of validation/cuda/user, as ``user/NAME``."""
     return sorted(f"user/{p.stem}" for p in USER_DIR.glob("*.cu"))
+
+
+#: the ports of the blind kernels (examples/blind/NAME.c): validation/cuda/blind/NAME.cu,
+#: named ``blind/NAME``
+BLIND_DIR = CUDA_DIR / "blind"
+
+
+def blind_port_names() -> list[str]:
+    """Every port of validation/cuda/blind, as ``blind/NAME``."""
+    return sorted(f"blind/{p.stem}" for p in BLIND_DIR.glob("*.cu"))
 
 
 def check_ports(names: list[str], check, folder: Path, prefix: str) -> list:

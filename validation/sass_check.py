@@ -348,6 +348,14 @@ def unrolled_estimate(sass: dict[str, float] | None, h: HotLoop | None, others=(
     return {c: out[c] for c in SUMMARY}
 
 
+def whole_unrolled(unrolled: SassKernel, model: dict[str, float]) -> dict[str, float]:
+    """What the GPU runs of a kernel whose every loop ptxas unrolled whole (blind conv1d's 17
+    taps: no loop left to correct at): the unrolled build's straight-line code, its paths
+    weighed to the C's global loads and stores per thread (``sass_paths.weighted_outside``)."""
+    target = [model["ld_global"], model["st_global"]]
+    return summary(sass_paths.weighted_outside(unrolled, [], target) or unrolled.outside)
+
+
 @dataclass
 class KernelCheck:
     """One kernel (launch name) of one port and pointer model: SASS and cgpredict classes.
@@ -412,6 +420,8 @@ def check_file(name: str, port: str, out_dir: Path, *, unrolled: bool = True) ->
                 st = staging_correction(k, unr[launch], m.loops)
                 kc.others += [st] if st is not None else []
             kc.sass = unrolled_estimate(kc.sass1, kc.hot, kc.others)
+            if k.loops and launch in unr and not unr[launch].loops:  # unrolled whole
+                kc.sass = whole_unrolled(unr[launch], m.classes)
         out.append(kc)
     return out
 
@@ -424,14 +434,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--user", action="store_true",
                     help="the ports of the user kernels (validation/cuda/user, examples/user) "
                          f"instead of the corpus; default --out {USER_RESULTS.name}")
+    ap.add_argument("--blind", action="store_true",
+                    help="the ports of the blind kernels (validation/cuda/blind, "
+                         "examples/blind); give --out (the lead writes validation/results)")
     a = ap.parse_args(argv)
-    if a.user:
+    if a.blind:
+        names = [f"blind/{n}" for n in a.names] or ptx_counts.blind_port_names()
+        out = a.out
+    elif a.user:
         names = [f"user/{n}" for n in a.names] or ptx_counts.user_port_names()
         out = USER_RESULTS if a.out == RESULTS else a.out
     else:
         names, out = a.names or ptx_counts.port_names(), a.out
     checks = ptx_counts.check_ports(names, check_file, a.keep, "cgp-sass-")
-    ptx_counts.write_result(out, render(checks, user=a.user))
+    ptx_counts.write_result(out, render(checks, user=a.user, blind=a.blind))
     return 0
 
 

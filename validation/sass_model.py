@@ -11,6 +11,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import ptx_check  # noqa: E402
+import sass_blind  # noqa: E402
 import sass_user  # noqa: E402
 
 C_DIR = ptx_check.C_DIR
@@ -265,8 +266,41 @@ def _model_classes(
     out["branch"] -= left.branch
     out["other"] -= left.other
     _add_staging_code(out, staging)
+    _row_work(out, shape, bb, threads)  # eq. (12rw): MachineExtras.row_work by class
+    _loop_folds(out, tr, bodies, unroll_of, bb, threads)  # eq. (12f)
     out["total"] = sum(out[k] for k in SUMMARY if k != "total")
     return out
+
+
+def _loop_folds(out: dict[str, float], tr, bodies, unroll_of, bb, threads: float) -> None:
+    """What the model folds across the iterations of the loops nvcc unrolls whole
+    (``cgpredict.loop_fold``, eq. (12f), in ``comp_insts``: int_hash's cancelled
+    ``h ^= h >> 16`` pairs), by class: its FP32 operations fp32, SFU other, the rest integer."""
+    from cgpredict.loop_fold import loop_folds
+
+    if not threads or bodies is None or unroll_of is None:
+        return
+    per_thread = {b: float(bb[b]) / threads for b in range(len(bb)) if bb[b]}
+    saved = loop_folds(tr, bodies.loop_ids, unroll_of).saving(per_thread)
+    fp64 = saved.pipes.fp64
+    out["fp32"] -= saved.fp - fp64
+    out["other"] -= saved.sfu + fp64
+    out["integer"] -= saved.total - saved.fp - saved.sfu
+
+
+def _row_work(out: dict[str, float], shape, bb, threads: float) -> None:
+    """A 2-D thread's row work (``cgpredict.row_work``, eq. (12rw), in the model's
+    ``comp_insts``), each operation in its comparison class (``model_op_classes``)."""
+    from cgpredict.row_work import row_work_weights
+
+    if not threads or not shape.row_ops:
+        return
+    per_thread = {b: float(bb[b]) / threads for b in range(len(bb)) if bb[b]}
+    w = row_work_weights(shape.entry, per_thread)
+    for b, ops in shape.row_ops:
+        for opcode, ty, detail, k in ops:
+            for cls, cost in model_op_classes(opcode, ty, detail):
+                out[cls] += w.get(b, 0.0) * cost * k
 
 
 def _guard_exits(shape, kr, bb, threads: float):
@@ -345,6 +379,8 @@ def c_source(name: str) -> Path:
     port ``user/NAME``."""
     if name.startswith("user/"):
         return sass_user.USER_C_DIR / f"{name[5:]}.c"
+    if name.startswith("blind/"):
+        return sass_blind.BLIND_C_DIR / f"{name[6:]}.c"
     return C_DIR / f"{name}.c"
 
 
@@ -353,6 +389,8 @@ def trace_sizes(name: str) -> dict[str, int]:
     user port's, ``sass_user.TRACE_SIZES``."""
     if name.startswith("user/"):
         return dict(sass_user.TRACE_SIZES[name[5:]])
+    if name.startswith("blind/"):
+        return dict(sass_blind.TRACE_SIZES[name[6:]])
     sizes = ptx_check.trace_sizes(name)
     return {n: (v if n == "TMAX" else SASS_TRACE_SIZE) for n, v in sizes.items()}
 

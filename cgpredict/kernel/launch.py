@@ -245,7 +245,8 @@ class LaunchContext:
             machine_insts=sass.added,
             address_folded_insts=sass.folded_addresses,
             staging_code=sass.staging_code,
-            pipes=comp.pipes.less_integer(folded, comp.foldable),
+            # (12rw): the row work every thread runs, by pipe
+            pipes=comp.pipes.less_integer(folded, comp.foldable).plus(sass.row_work.pipes),
             loads_in_flight=paths.loads_in_flight,
             hoisted_load_cycles=paths.hoisted,
             sm_share=sm_share_of(self, row, counts, (gx, gy), blocks, shared.bytes_per_block),

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from cgpredict.instrument.irtext import parse_module
+from test_sass_entry import FIRST_ROW
 
 from cgpredict.address_offsets import (
     Offset,
@@ -113,23 +114,8 @@ def test_unfolded_instructions_of_the_probes(uses, extra: float) -> None:
     assert unfolded_insts(accesses, {7: 63 / 64}) == pytest.approx(extra * 63 / 64)
 
 
-FIRST_ROW = """\
-#define N 64
-#pragma cgp trace N=64
-static float E[N][N], H[N][N], f[4];
-int main(void) {
-  for (int i = 0; i < N; i++) for (int j = 0; j < N; j++) { E[i][j] = i; H[i][j] = j; }
-#pragma cgp kernel first_row grid=2
-  for (int i = 0; i < N; i++)
-    for (int j = 0; j < N; j++) {
-      if (i == 0)
-        E[i][j] = f[1];
-      else
-        E[i][j] = E[i][j] - 0.5f * (H[i][j] - H[i - 1][j]);
-    }
-  return E[3][3] != 12345.0f ? 0 : 1;
-}
-"""
+# FIRST_ROW (fdtd_k1's shape: row 0 takes f[1], the others a difference of two rows) comes
+# from test_sass_entry, which checks the same kernel's row compare (12v).
 
 
 def test_fdtd_k1s_row_before_keeps_its_index_and_address(tmp_path: Path) -> None:

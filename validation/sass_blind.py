@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from sass_user import lookup_gap
+
 ROOT = Path(__file__).resolve().parents[1]
 BLIND_C_DIR = ROOT / "examples" / "blind"
 
@@ -114,8 +116,4 @@ FINDINGS: list[str] = [
 def known_gap(file: str, launch: str, port: str, cls: str) -> str | None:
     """Why cgpredict's count of ``cls`` for ``launch`` of blind file ``file`` is known to
     differ from the unrolled SASS (None when it is expected to hold)."""
-    for key in ((file, launch, port), (file, launch)):
-        why = _GAPS.get(key, {}).get(cls)
-        if why is not None:
-            return why
-    return None
+    return lookup_gap(_GAPS, file, launch, port, cls)

@@ -208,11 +208,17 @@ FINDINGS: list[str] = [
 ]
 
 
-def known_gap(file: str, launch: str, port: str, cls: str) -> str | None:
-    """Why cgpredict's count of ``cls`` for ``launch`` of user file ``file`` is known to
-    differ from the unrolled SASS (None when it is expected to hold)."""
+def lookup_gap(gaps: dict[tuple[str, ...], dict[str, str]], file: str, launch: str, port: str,
+               cls: str) -> str | None:
+    """The reason ``gaps`` gives for ``cls`` of ``launch`` of ``file``, by port first."""
     for key in ((file, launch, port), (file, launch)):
-        why = _GAPS.get(key, {}).get(cls)
+        why = gaps.get(key, {}).get(cls)
         if why is not None:
             return why
     return None
+
+
+def known_gap(file: str, launch: str, port: str, cls: str) -> str | None:
+    """Why cgpredict's count of ``cls`` for ``launch`` of user file ``file`` is known to
+    differ from the unrolled SASS (None when it is expected to hold)."""
+    return lookup_gap(_GAPS, file, launch, port, cls)

@@ -104,6 +104,7 @@ from sass_report import TOL, class_summary, gap_of, render  # noqa: E402, F401  
 
 RESULTS = HERE / "results" / "sass-check.md"
 USER_RESULTS = HERE / "results" / "sass-check-user.md"  # --user: the user kernels' ports
+BLIND_RESULTS = HERE / "results" / "sass-check-blind.md"  # --blind: the blind kernels' ports
 C_DIR = ptx_check.C_DIR
 
 
@@ -436,11 +437,12 @@ def main(argv: list[str] | None = None) -> int:
                          f"instead of the corpus; default --out {USER_RESULTS.name}")
     ap.add_argument("--blind", action="store_true",
                     help="the ports of the blind kernels (validation/cuda/blind, "
-                         "examples/blind); give --out (the lead writes validation/results)")
+                         "examples/blind) instead of the corpus; default --out "
+                         f"{BLIND_RESULTS.name}")
     a = ap.parse_args(argv)
     if a.blind:
         names = [f"blind/{n}" for n in a.names] or ptx_counts.blind_port_names()
-        out = a.out
+        out = BLIND_RESULTS if a.out == RESULTS else a.out
     elif a.user:
         names = [f"user/{n}" for n in a.names] or ptx_counts.user_port_names()
         out = USER_RESULTS if a.out == RESULTS else a.out

@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from port_resets import reset_fields  # noqa: E402
+from port_resets import RESET_FROM, reset_fields  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 MEASURED = ROOT / "validation" / "measured"
@@ -62,8 +62,7 @@ def annotate(raw: dict, src_dir: Path, committed: list[dict[tuple[str, str], dic
     out["registers_from"] = ("the committed set file's count for the same kernel and port "
                              "(ptxas -v, validation/port_registers.py): "
                              "validation/import_lease_loops.py")
-    out["reset_from"] = ("the last call of each port's reset lambda: validation/port_resets.py, "
-                         "by validation/import_lease_loops.py")
+    out["reset_from"] = RESET_FROM
     return out
 
 

@@ -127,6 +127,12 @@ def upload_bytes(src: str, sizes: dict[str, int]) -> int | None:
     return sum(ups)
 
 
+#: what a measured file's ``reset_from`` says of its entries' reset fields
+RESET_FROM = ("the last call of each port's reset lambda (upload: pageable cudaMemcpy, with its "
+              "bytes; memset), the bytes of all its zero() calls (memset_bytes) and of all its "
+              "upload() calls (upload_bytes): validation/port_resets.py")
+
+
 def reset_fields(src: str, sizes: dict[str, int]) -> dict[str, object]:
     """A measured entry's reset fields from its port's source: ``reset``, and ``reset_bytes``
     (the last upload's), ``memset_bytes`` (eq. (E5)) and ``upload_bytes`` (eq. (E6)) where
@@ -155,10 +161,7 @@ def main() -> None:
         print(f"{e['kernel']:16s} {e['config']:6s} {fields['reset']:7s} "
               f"{fields.get('reset_bytes')} {fields.get('memset_bytes')} "
               f"{fields.get('upload_bytes')}")
-    data["reset_from"] = ("the last call of each port's reset lambda (upload: pageable "
-                          "cudaMemcpy, with its bytes; memset), the bytes of all its "
-                          "zero() calls (memset_bytes) and of all its upload() calls "
-                          "(upload_bytes): validation/port_resets.py")
+    data["reset_from"] = RESET_FROM
     args.measured.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from cgpredict.instrument.irtext import parse_module
-from test_sass_entry import FIRST_ROW
+from test_sass_entry import FIRST_ROW, _traced
 
 from cgpredict.address_offsets import (
     Offset,
@@ -27,10 +27,6 @@ from cgpredict.address_offsets import (
     type_bytes,
     unfolded_insts,
 )
-from cgpredict.machine_code import machine_shape
-from cgpredict.prediction import RunOptions
-from cgpredict.prepared import prepare
-from cgpredict.warps import mapped_loops
 
 # fdtd_k1's else branch as clang -O1 writes it: hz[i] and the row before it (-256 bytes) are
 # formed in the row block, the column j in the body; the mapped i and j start at 0, and a
@@ -124,14 +120,7 @@ def test_fdtd_k1s_row_before_keeps_its_index_and_address(tmp_path: Path) -> None
     each; the fold keeps one per base, a base being an array and its row (eq. (12q): E's row
     0 and row i are two: 1/64 and 63/64; H: 63/64); (12n) keeps H[i-1]'s IADD3 and
     IMAD.WIDE: folded = 1/64 + 3 x 63/64 - (1/64 + 2 x 63/64) - 2 x 63/64 = -63/64."""
-    path = tmp_path / "k.c"
-    path.write_text(FIRST_ROW)
-    with prepare(path, RunOptions(device="h100", port="restrict")) as prep:
-        tr = prep.trace
-        _, d2 = mapped_loops(tr, 0)
-        shape = machine_shape(tr, 0, 2, d2, set())
-        threads = float(sum(tr.loop_iters[:, i].sum() for i in d2))
-        per_thread = {b: float(n) / threads for b, n in enumerate(tr.bb_counts.sum(axis=0)) if n}
+    shape, per_thread, _ = _traced(tmp_path, FIRST_ROW, 2, port="restrict")
     offsets = sorted(u.offset.bytes for u in shape.accesses if u.base[0] == "H")
     assert offsets == [-256, 0]
     assert folded_address_insts(shape.accesses, per_thread) == pytest.approx(-63 / 64)

@@ -11,12 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from test_sass_entry import _traced
 
 from cgpredict.guard_exits import GuardExits, guard_exits, left_at_guard
-from cgpredict.machine_code import after_guard_loads, machine_extras, machine_shape
-from cgpredict.prediction import RunOptions
-from cgpredict.prepared import prepare
-from cgpredict.warps import mapped_loops
+from cgpredict.machine_code import after_guard_loads, machine_extras
 
 ONE_LANE = """\
 #define N 64
@@ -48,14 +46,7 @@ def test_the_share_leaving_is_the_tests_runs_less_its_entering_sides() -> None:
 
 
 def test_a_one_lane_kernels_other_threads_leave_at_the_guard(tmp_path: Path) -> None:
-    path = tmp_path / "k.c"
-    path.write_text(ONE_LANE)
-    with prepare(path, RunOptions(device="h100")) as prep:
-        tr = prep.trace
-        d1, _ = mapped_loops(tr, 0)
-        shape = machine_shape(tr, 0, 1, d1, set())
-        threads = float(sum(tr.loop_iters[:, i].sum() for i in d1))
-        per_thread = {b: float(n) / threads for b, n in enumerate(tr.bb_counts.sum(axis=0)) if n}
+    shape, per_thread, _ = _traced(tmp_path, ONE_LANE, 1)
     assert len(shape.merged_entries) == 1
     assert left_at_guard(shape.merged_entries, per_thread) == pytest.approx(255 / 256)
     # A and R, the size and the memory descriptor: 4 constant loads after the guard

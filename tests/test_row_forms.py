@@ -7,11 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 from types import SimpleNamespace
 
-from cgpredict.machine_code import folded_address_insts, machine_shape
-from cgpredict.prediction import RunOptions
-from cgpredict.prepared import prepare
+from test_sass_entry import _traced
+
+from cgpredict.machine_code import folded_address_insts
 from cgpredict.row_forms import gep_parts, row_key
-from cgpredict.warps import mapped_loops
 
 # rows y - 1 and y + 1 clamped to the image: y0 = max(y - 1, 0), y1 = min(y + 1, N - 1), no
 # constant offset of each other or of y. The port forms in[y0][x], in[y1][x] and out[y][x]
@@ -51,14 +50,8 @@ int main(void) {
 
 def _shape(tmp_path: Path, src: str):
     """(MachineShape, block executions per thread) of the file's 2-D kernel."""
-    path = tmp_path / "k.c"
-    path.write_text(src)
-    with prepare(path, RunOptions(device="h100")) as prep:
-        tr = prep.trace
-        _, d2 = mapped_loops(tr, 0)
-        threads = float(sum(tr.loop_iters[:, i].sum() for i in d2))
-        per_thread = {b: float(n) / threads for b, n in enumerate(tr.bb_counts.sum(axis=0)) if n}
-        return machine_shape(tr, 0, 2, d2, set()), per_thread
+    shape, per_thread, _ = _traced(tmp_path, src, 2)
+    return shape, per_thread
 
 
 def test_clamped_rows_are_forms_of_their_own(tmp_path: Path) -> None:

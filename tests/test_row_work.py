@@ -8,10 +8,9 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from test_sass_entry import _traced
 
-from cgpredict.machine_code import MachineExtras, machine_shape
-from cgpredict.prediction import RunOptions
-from cgpredict.prepared import prepare
+from cgpredict.machine_code import MachineExtras
 from cgpredict.row_work import (
     RowWork,
     is_row_work,
@@ -20,7 +19,6 @@ from cgpredict.row_work import (
     row_work_weights,
 )
 from cgpredict.sass_entry import EntryShape
-from cgpredict.warps import mapped_loops
 
 # 2-D, bilinear's row half: out[y][x] = in[y][x] * (float)y * 0.5f. clang hoists
 # (float)y * 0.5f out of the x loop into the row block: a uitofp (I2FP: y >= 0) and an fmul,
@@ -41,14 +39,7 @@ int main(void) {
 
 
 def test_the_row_blocks_arithmetic_runs_in_every_thread(tmp_path: Path) -> None:
-    path = tmp_path / "k.c"
-    path.write_text(ROWSCALE)
-    with prepare(path, RunOptions(device="h100")) as prep:
-        tr = prep.trace
-        _, d2 = mapped_loops(tr, 0)
-        shape = machine_shape(tr, 0, 2, d2, set())
-        threads = float(sum(tr.loop_iters[:, i].sum() for i in d2))
-        per_thread = {b: float(n) / threads for b, n in enumerate(tr.bb_counts.sum(axis=0)) if n}
+    shape, per_thread, _ = _traced(tmp_path, ROWSCALE, 2)
     ops = {op[0] for _, block_ops in shape.row_ops for op in block_ops}
     assert {"uitofp", "fmul"} <= ops and "getelementptr" not in ops and "br" not in ops
     assert row_work_insts(shape.row_ops, shape.entry, per_thread) == pytest.approx(2 * 63 / 64)

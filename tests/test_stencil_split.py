@@ -75,6 +75,9 @@ def test_launch_rows_without_the_model():
     conv = [v for (k, _), v in outside.items() if k == "2DCONV"]
     assert 0.6 < min(jacobi) and max(jacobi) < 2.4
     assert 11.6 < min(conv) and max(conv) < 20.3
+    sectors = {(r["launch"], r["shape"]): r["ncu_l2_sectors"] for r in rows}
+    assert sectors[("2DCONV", "16x16")] == pytest.approx(3.522e6, rel=1e-3)
+    assert sectors[("2DCONV", "32x8")] == pytest.approx(3.247e6, rel=1e-3)
 
 
 def test_row_split_by_hand():

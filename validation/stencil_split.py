@@ -10,6 +10,7 @@ sixth call profiled FDTD-2D's launches in sequence with ``--cache-control none``
     ncu      gpu__time_duration with the caches flushed (about 1.57 GHz)
     seq      ncu in sequence, the caches left as the previous launch left them (FDTD-2D)
     model    the model's kernel time a launch (``--model``: cgpredict.predict at work size)
+    L2       the L2 read sectors from the L1, the model's (``bounds.l2_load_trans``) and ncu's
 
 so that a row's miss splits into the kernel's (model - ncu) and the event pair's outside
 (events - ncu), and each shape's step over 32x8 into the same two parts. The second table is
@@ -80,12 +81,21 @@ def seq_launch(shape: str, kernel: str, cache: str = "none") -> float | None:
     return statistics.median(times) / 1e3 if times else None
 
 
-def model_launch_us(source: str, sizes: dict[str, int], shape: str, kernel: str) -> float:
-    """The model's kernel time of one launch of ``kernel`` (its kernel_ms over its launches)."""
+def model_launch(source: str, sizes: dict[str, int], shape: str, kernel: str
+                 ) -> dict[str, float]:
+    """The model's kernel time of one launch of ``kernel`` (its kernel_ms over its launches,
+    us) and its L2 load sectors (``bounds.l2_load_trans``, to set beside ncu's read sectors)."""
     import cgpredict
     rep = cgpredict.predict(ROOT / source, block=shape, device="h100", sizes=sizes)
     k = next(k for k in rep.kernels if k.name == kernel)
-    return k.kernel_ms * 1e3 / max(k.launches, 1)
+    return {"us": k.kernel_ms * 1e3 / max(k.launches, 1),
+            "l2_sectors": k.result.bounds.l2_load_trans}
+
+
+def ncu_read_sectors(path: Path, kernel: str) -> float:
+    """ncu's L2 read sectors from the L1 (``lts__t_sectors_srcunit_tex_op_read``), median."""
+    mine = [x for x in read_ncu(path) if x.kernel in (kernel, f"{kernel}_kernel")]
+    return statistics.median(x.metrics["lts__t_sectors_srcunit_tex_op_read.sum"] for x in mine)
 
 
 def launch_rows(with_model: bool = False) -> list[dict[str, Any]]:
@@ -96,11 +106,12 @@ def launch_rows(with_model: bool = False) -> list[dict[str, Any]]:
         for shape in SHAPES:
             n = ncu_terms(LEASE / f"{stem}-{shape}.csv", kernel)
             e = event_launch(events, kernel, shape)
+            m = model_launch(source, sizes, shape, kernel) if with_model else {}
             row = {"launch": label, "shape": shape, "events": e["median"],
                    "events_min": e["min"], "ncu": n["t_us"],
                    "seq": seq_launch(shape, kernel) if "fdtd" in stem else None,
-                   "model": model_launch_us(source, sizes, shape, kernel) if with_model
-                   else None}
+                   "model": m.get("us"), "model_l2_sectors": m.get("l2_sectors"),
+                   "ncu_l2_sectors": ncu_read_sectors(LEASE / f"{stem}-{shape}.csv", kernel)}
             rows.append(row)
     return rows
 
@@ -154,14 +165,16 @@ def main(with_model: bool = False) -> None:
     """Print the two tables of docs/validation.md."""
     rows = launch_rows(with_model)
     print("| launch | shape | events median (fastest) | ncu | ncu in sequence | model | "
-          "events - ncu | model - ncu |")
-    print("|---|---|" + "---:|" * 6)
+          "events - ncu | model - ncu | L2 read sectors, M: model / ncu |")
+    print("|---|---|" + "---:|" * 7)
     for r in rows:
-        model = r["model"]
+        model, sectors = r["model"], r["model_l2_sectors"]
         print(f"| {r['launch']} | {r['shape']} | {r['events']:.1f} ({r['events_min']:.1f}) | "
               f"{r['ncu']:.1f} | {_fmt(r['seq'])} | {_fmt(model)} | "
               f"{r['events'] - r['ncu']:+.1f} | "
-              f"{_fmt(None if model is None else model - r['ncu'], '+.1f')} |")
+              f"{_fmt(None if model is None else model - r['ncu'], '+.1f')} | "
+              f"{_fmt(None if sectors is None else sectors / 1e6, '.3f')} / "
+              f"{r['ncu_l2_sectors'] / 1e6:.3f} |")
     if with_model:
         print("\n| program | shape | error % | kernel (model - ncu), points | outside, points |")
         print("|---|---|---:|---:|---:|")

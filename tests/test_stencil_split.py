@@ -11,6 +11,7 @@ import json
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -96,3 +97,32 @@ def test_row_split_by_hand():
     assert conv["kernel"] + conv["outside"] == pytest.approx(conv["error"])
     fdtd = split[("FDTD-2D", "16x16")]
     assert fdtd["kernel"] == 0.0 and fdtd["outside"] == pytest.approx(fdtd["error"])
+
+
+def test_life_terms_of_2dconv_by_hand():
+    """2DCONV 4096² at 32x8: 524,288 warps each read their 32 floats (one 128-B line) from
+    DRAM once, issue the 45 instructions of its SASS (docs/models.md), and send 4.46 L2
+    requests (1.295 M read and 1.044 M write requests over the warps)."""
+    path = stencil_split.LEASE / "corpus-ncu/2dconv-32x8.csv"
+    one, requests, insts, lines = stencil_split.life_terms(path, "conv2d")
+    assert one == 1.0
+    assert lines == pytest.approx(4096 * 4096 * 4 / (4096 * 4096 / 32) / 128, rel=0.005)
+    assert insts == pytest.approx(45.0, abs=0.02)  # the edge warps exit early
+    assert requests == pytest.approx((1.295e6 + 1.044e6) / (4096 * 4096 / 32), rel=0.002)
+
+
+def test_life_fit_of_the_fifteen_launches():
+    """Fifteen lives (five launches at 32x8, 16x16, 64x4) within 2.5 % of a floor plus 36.7
+    cycles a request, 18.9 an instruction, 333 a DRAM line; each kernel left out, its own
+    rows within 5 %. The fit's residuals are orthogonal to its terms (least squares)."""
+    f = stencil_split.life_fit()
+    assert len(f["rows"]) == 15
+    assert f["coef"] == pytest.approx([465, 36.7, 18.9, 333], abs=1.0)
+    assert max(abs(e) for e in f["errors"]) < 2.6
+    assert all(abs(e) < 5.0 for errs in f["loko"].values() for e in errs)
+    x = np.array([r[2] for r in f["rows"]])
+    y = np.array([r[3] for r in f["rows"]])
+    assert x.T @ (y - x @ np.array(f["coef"])) == pytest.approx(np.zeros(4), abs=1e-6)
+    # out of the fit: the blind bilinear's quarter-line warps issue 62 instructions
+    fit, life = f["bilinear"]["32x8"]
+    assert life == pytest.approx(1503, abs=1) and fit == pytest.approx(1823, abs=5)

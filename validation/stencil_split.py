@@ -20,7 +20,13 @@ time on its host issue time, common to the four shapes, and an intercept a shape
 
     total_ms = a_shape + b x host_issue_ms                                          (3DCONV split)
 
-so that the shapes compare at one host pace (``a_shape + b x`` the median host time). With
+so that the shapes compare at one host pace (``a_shape + b x`` the median host time). A
+third fits ncu's warp life ``m`` (stencil_shapes.py) of the fifteen 8-warp launches to a
+warp's own work, read from the same counters (not a model term; docs/validation.md):
+
+    m = m_0 + c_req x L2 requests + c_inst x instructions + c_line x DRAM lines  (life fit)
+
+With
 the model, a third table splits each program row of the lease's committed tables
 (``validation/results/h100-lease-2026-11-28/{shapes,user-shapes}``) into the points of its
 error that are the kernel's (model - ncu, over the run's launches) and the rest. Usage:
@@ -42,6 +48,7 @@ import numpy as np
 
 from ncu_csv import read_ncu
 from shape_terms import LAUNCHES, LEASE, SHAPES, ncu_terms
+from stencil_shapes import decompose, read_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -52,6 +59,7 @@ EVENTS = {"polybench_c": MEASURED / "nvidia-h100-80gb-hbm3-shapes.json",
           "examples": MEASURED / "nvidia-h100-80gb-hbm3-user-shapes.json"}
 SEQ = LEASE.parent / "fdtd-seq"
 LOOPS = LEASE.parent / "loops" / "corpus.json"
+BILINEAR = LEASE.parent / "blind" / "plain-ncu"
 RESULTS = ROOT / "validation" / "results" / "h100-lease-2026-11-28"
 # a program's row: its table, kernel stem, launches a run of each of its launch labels
 PROGRAMS = (("2DCONV", "shapes", "2dconv", {"2DCONV": 1}),
@@ -157,6 +165,49 @@ def row_split(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def life_terms(path: Path, kernel: str) -> list[float]:
+    """One launch's per-warp terms for eq. (life fit): 1, L2 read and write requests, warp
+    instructions executed, DRAM read bytes in 128-B lines (medians over its launches)."""
+    mine = [x for x in read_ncu(path) if x.kernel in (kernel, f"{kernel}_kernel")]
+
+    def med(metric: str) -> float:
+        return statistics.median(x.metrics[metric] for x in mine)
+
+    def size(cell: str) -> int:
+        return int(np.prod([int(v) for v in cell.strip("()").split(",")]))
+
+    warps = size(mine[0].cells["Grid Size"]) * size(mine[0].cells["Block Size"]) / 32
+    requests = (med("lts__t_requests_srcunit_tex_op_read.sum")
+                + med("lts__t_requests_srcunit_tex_op_write.sum"))
+    return [1.0, requests / warps, med("smsp__inst_executed.sum") / warps,
+            med("dram__bytes_read.sum") / warps / 128]
+
+
+def life_fit(shapes: tuple[str, ...] = ("32x8", "16x16", "64x4")) -> dict[str, Any]:
+    """Eq. (life fit): ncu's warp life ``m`` of each 8-warp launch as a floor plus a cost a
+    request, an instruction and a DRAM line (least squares over the five launches at
+    ``shapes``), and each kernel left out in turn (its rows' errors at the others' fit)."""
+    rows = [(label, shape, life_terms(LEASE / f"{stem}-{shape}.csv", kernel),
+             ncu_terms(LEASE / f"{stem}-{shape}.csv", kernel)["m"])
+            for label, _, _, stem, kernel in LAUNCHES for shape in shapes]
+    x = np.array([r[2] for r in rows])
+    y = np.array([r[3] for r in rows])
+    coef, *_ = np.linalg.lstsq(x, y, rcond=None)
+    loko = {}
+    for label in dict.fromkeys(r[0] for r in rows):
+        keep = np.array([r[0] != label for r in rows])
+        c, *_ = np.linalg.lstsq(x[keep], y[keep], rcond=None)
+        loko[label] = [float(100 * (x[i] @ c - y[i]) / y[i]) for i in np.flatnonzero(~keep)]
+    outside = {}  # the blind bilinear (a quarter line a warp), not in the fit
+    for shape in ("32x8", "32x32"):
+        path = BILINEAR / f"bilinear-{shape}.csv"
+        life = decompose(read_rows(path)["bilinear"])["m"]
+        outside[shape] = (float(np.array(life_terms(path, "bilinear")) @ coef), life)
+    return {"coef": [float(v) for v in coef], "rows": rows, "loko": loko,
+            "errors": [float(100 * (p - m) / m) for p, m in zip(x @ coef, y)],
+            "bilinear": outside}
+
+
 def _fmt(x: float | None, spec: str = ".1f") -> str:
     return "-" if x is None else format(x, spec)
 
@@ -181,6 +232,15 @@ def main(with_model: bool = False) -> None:
         for r in row_split(rows):
             print(f"| {r['program']} | {r['shape']} | {r['error']:+.1f} | {r['kernel']:+.1f} | "
                   f"{r['outside']:+.1f} |")
+    f = life_fit()
+    c = f["coef"]
+    print(f"\nlife fit: m = {c[0]:.0f} + {c[1]:.1f} x requests + {c[2]:.1f} x instructions + "
+          f"{c[3]:.0f} x DRAM lines (a warp); fit errors "
+          f"{min(f['errors']):+.1f}..{max(f['errors']):+.1f} %; each kernel left out:")
+    for label, errs in f["loko"].items():
+        print(f"  {label}: " + " / ".join(f"{e:+.1f}" for e in errs) + " % (32x8 / 16x16 / 64x4)")
+    for shape, (fit, life) in f["bilinear"].items():
+        print(f"  blind bilinear {shape} (not fitted): {fit:.0f} against ncu's {life:.0f}")
     s = host_split()
     print(f"\n3DCONV: slope {s['slope']:.3f} ms of run a ms of host issue, rms "
           f"{s['rms'] * 1e3:.0f} us; at the median host time {s['host_ms']:.3f} ms:")

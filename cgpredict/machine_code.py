@@ -46,6 +46,7 @@ import re
 from dataclasses import dataclass
 
 from .address_offsets import Offset, folded_address_insts, induction_starts, pointer_offset
+from .constant_trips import constant_bound
 from .frontend.tracefile import Trace
 from .guard_exits import GuardExits, guard_exits
 from .hoisted_loads import hoisted_load_insts
@@ -434,6 +435,18 @@ def _reach(blocks: dict, start: list[str], within: set[str], stop: set[str]) -> 
     return seen
 
 
+def _zero_trip_test(blocks: dict, test: str, own: set[str], inner: set[str], head: str,
+                    loop_head: str) -> bool:
+    """Whether block ``test`` of a mapped loop's body (``own``, header ``head``) branches
+    into its inner loop (``inner``, header ``loop_head``) or past it: its zero-trip test,
+    which a compile-time trip count of the port does not have (eq. (12ct): SYR2K)."""
+    succ = blocks[test].successors
+    if len(succ) != 2:
+        return False
+    enters = [loop_head in _reach(blocks, [n], own | inner, {head}) for n in succ]
+    return sorted(enters) == [False, True]
+
+
 def _merges(blocks: dict, test: str, own: set[str], inner: set[str], head: str, loop_head: str):
     """Whether block ``test`` of a mapped loop's body (``own``, header ``head``) is the
     zero-trip test of its inner loop (``inner``, header ``loop_head``) that ptxas merges into
@@ -477,14 +490,16 @@ def merged_test_entries(trace: Trace, region: int, grid: int) -> tuple[tuple[int
         if m.function not in mod.functions:
             continue
         blocks = {b.label: b for b in mod.functions[m.function].blocks}
-        if any(_writes(blocks[h.blocks[b].label]) for q in _mapped_above(h, m)
-               for b in own_blocks(trace, q)):
+        known = constant_bound(trace, lp)  # eq. (12ct): a compile-time trip has no such test
+        if not known and any(_writes(blocks[h.blocks[b].label]) for q in _mapped_above(h, m)
+                             for b in own_blocks(trace, q)):
             continue
         own = {h.blocks[b].label: b for b in own_blocks(trace, m)}
         ids = {blk.label: blk.id for blk in h.blocks if blk.function == m.function}
         inner = {h.blocks[b].label for b in lp.blocks}
         for t in sorted(own):
-            if _merges(blocks, t, set(own), inner, m.header, lp.header):
+            if (_zero_trip_test(blocks, t, set(own), inner, m.header, lp.header) if known
+                    else _merges(blocks, t, set(own), inner, m.header, lp.header)):
                 enter = [n for n in blocks[t].successors
                          if lp.header in _reach(blocks, [n], set(own) | inner, {m.header})]
                 out.append((own[t], ids.get(enter[0], -1) if enter else -1))

@@ -15,8 +15,10 @@ from .compute import (
     PTXAS_UNROLL,
     UNROLL_RUNTIME,
     UNROLL_WHOLE,
+    ptx_cost,
     runtime_trip_depth,
 )
+from .constant_trips import constant_bound, constant_trip_depth, loop_body_cost
 from .frontend.tracefile import Trace
 from .gep_text import gep_index_types, split_top
 from .instrument import loopbody
@@ -201,6 +203,10 @@ class RuntimeTrip:
     constant_kinds: int = 0
     # eq. (12gb): the arrays the trip gathers from (x[col[k]]), whose bases it reloads
     gathered: int = 0
+    # eq. (12ct): a compile-time count: no remainder stage (no index kept), no copy
+    constant: bool = False
+    # a re-based trip: the arrays of its unit-stride accesses, one induction pointer each
+    unit_arrays: int = 1
 
     @property
     def rows_only(self) -> bool:
@@ -221,12 +227,14 @@ class RuntimeTrip:
             per = UNIFORM_BASE_ADD_INTEGER + BASE_ADDRESS_INTEGER
             return float(TRIP_CONTROL_INTEGER + per * self.pointers)
         if self.rebased:
-            units = (REBASED_INDUCTION_INTEGER + REBASED_UNIT_ADDRESSES * unit) if unit else 0
+            induction = REBASED_INDUCTION_INTEGER * max(self.unit_arrays, 1)
+            units = (induction + REBASED_UNIT_ADDRESSES * unit) if unit else 0
             per_row = POINTER_ADD_INTEGER + STRIDED_BASE_INTEGER + ROW_BASE_COPY_INTEGER
             rows = per_row * self.strided
         else:
             units, rows = POINTER_ADD_INTEGER * unit, POINTER_ADD_INTEGER * self.strided
-        return float(TRIP_CONTROL_INTEGER + TRIP_INDEX_INTEGER + units + rows)
+        index = 0 if self.constant else TRIP_INDEX_INTEGER  # eq. (12ct): no remainder stage
+        return float(TRIP_CONTROL_INTEGER + index + units + rows)
 
     @property
     def branch(self) -> float:
@@ -251,6 +259,8 @@ class RuntimeTrip:
             return float(POINTER_COPY_OTHER * self.copied + reloads) + consts
         unit = self.pointers - self.strided
         own = {0: 0, 1: OWN_POINTER_COPY_OTHER}.get(unit, INDUCTION_COPY_OTHER)
+        if self.constant:  # eq. (12ct): SYR2K's 8-deep trip copies no register
+            return consts
         return float(ROW_BASE_COPY_OTHER * self.strided + own) + consts
 
     def per_iteration(self, cls: str = "all") -> float:
@@ -362,10 +372,10 @@ def invariant_offsets(body: loopbody.LoopBody, o, geps: dict[str, str], defs: di
 
 
 def rebased_trip(depth: int, offsets) -> bool:
-    """Whether a trip of ``depth`` source iterations is re-based (see RuntimeTrip): 16 deep,
-    its advancing addresses offset by two or more different sets of loop-invariant values
-    (``offsets``: one set per pointer)."""
-    return depth == UNROLL_RUNTIME * PTXAS_UNROLL and len({f for f in offsets if f}) >= 2
+    """Whether a trip of ``depth`` source iterations is re-based (see RuntimeTrip): deeper
+    than nvcc's 4 (ptxas's 16, a compile-time 8 or more: eq. (12ct)), its advancing addresses
+    offset by two or more different sets of loop-invariant values (one set a pointer)."""
+    return depth > UNROLL_RUNTIME and len({f for f in offsets if f}) >= 2
 
 
 def trip_copies(depth: int, rebased: bool, stores: int, chain: bool, row_offset_units: int,
@@ -406,12 +416,12 @@ def products_of_loads(body: loopbody.LoopBody, loads: set[int]) -> bool:
     return bool(muls) and all(len(o.operands) == 2 and set(o.operands) <= loads for o in muls)
 
 
-def runtime_trip(trace: Trace, loop) -> RuntimeTrip:
-    """``RuntimeTrip`` of ``loop`` (a loop of the trace bounded by a run-time size): its
-    global accesses at an address that changes every iteration, their distinct address
-    bases (``pointer_key``: the pointers ptxas advances), which of them move by more than
-    an element, and its stores per iteration decide the depth
-    (compute.runtime_trip_depth); their invariant offsets whether it is re-based."""
+def runtime_trip(trace: Trace, loop, trip: int = 0) -> RuntimeTrip:
+    """``RuntimeTrip`` of ``loop`` (a loop of the trace bounded by a run-time size): its global
+    accesses at an address that changes every iteration, their distinct address bases
+    (``pointer_key``: the pointers ptxas advances), which of them move by more than an element
+    and its stores an iteration decide the depth (compute.runtime_trip_depth; a compile-time
+    ``trip`` > 0 and the body's size: eq. (12ct)); their invariant offsets if it is re-based."""
     h = trace.header
     mod = ir_module(h.ir_text)
     if loop.function not in mod.functions:
@@ -443,6 +453,9 @@ def runtime_trip(trace: Trace, loop) -> RuntimeTrip:
     stores = sum(o.klass == "store" and o.mem_id >= 0 for o in body.mem_ops)
     counts_up, slow = counts_up_from_constant(trace, loop), runs_slow_path(trace, loop)
     depth = runtime_trip_depth(any(moving.values()), stores, counts_up, slow_path=slow)
+    if trip > 0:  # eq. (12ct): nvcc knows the count
+        blocks = [h.blocks[b] for b in own_blocks(trace, loop)]
+        depth = constant_trip_depth(loop_body_cost(blocks, ptx_cost), trip)
     rebased = rebased_trip(depth, offsets.values())
     row_units = sum(bool(offsets[k]) for k, unit in moving.items() if unit)
     chain = products_of_loads(body, loads)
@@ -456,12 +469,15 @@ def runtime_trip(trace: Trace, loop) -> RuntimeTrip:
         stores=stores,
         rebased=rebased,
         row_indices=rows,
-        copied=0 if down else trip_copies(depth, rebased, stores, chain, row_units, len(moving)),
+        copied=0 if down or trip > 0 else trip_copies(depth, rebased, stores, chain, row_units,
+                                                      len(moving)),
         reloaded=base_reloads(rows, len({array for array, _ in moving})),
         descending=down,
         constants=consts,
         constant_kinds=kinds,
         gathered=len(gathered),
+        constant=trip > 0,
+        unit_arrays=max(len({a for (a, _), unit in moving.items() if unit}), 1) if rebased else 1,
     )
 
 
@@ -472,10 +488,13 @@ def loop_iterations(trace: Trace, loop: int, ratio: float) -> float:
 
 
 def loop_trip_at(trace: Trace, loop: int, ratio: float = 1.0) -> RuntimeTrip | None:
-    """runtime_trip of loop ``loop`` bounded by a run-time size (> UNROLL_WHOLE iterations) or
-    a loaded count (eq. (12y)); None: straight code, constant trips, data exits (12x)."""
+    """runtime_trip of loop ``loop`` bounded by a run-time size (> UNROLL_WHOLE iterations), a
+    loaded count (eq. (12y)) or its port's constant (12ct); None: straight code, data exits."""
     if loop < 0 or data_exit(trace, loop):
         return None
-    if loop_iterations(trace, loop, ratio) <= UNROLL_WHOLE and not loaded_bound(trace, loop):
+    n = loop_iterations(trace, loop, ratio)
+    if n <= UNROLL_WHOLE and not loaded_bound(trace, loop):
         return None
-    return runtime_trip(trace, trace.header.loops[loop])
+    lp = trace.header.loops[loop]
+    known = constant_bound(trace, lp) and not loaded_bound(trace, loop)  # eq. (12ct)
+    return runtime_trip(trace, lp, int(round(n)) if known else 0)

@@ -37,7 +37,7 @@ int main(void)
     for (int j = 0; j < NI; j++)
       C[i][j] = (float)((i * j + 3) % NI) / NI;
 
-#pragma cgp kernel syr2k grid=2
+#pragma cgp kernel syr2k grid=2 bounds=constant
   for (int i = 0; i < NI; i++) {
     for (int j = 0; j < NI; j++) {
       C[i][j] *= beta;

@@ -49,7 +49,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "cgpredict.parallelism",
      "cgpredict.machine_code", "cgpredict.reconvergence", "cgpredict.loop_counter",
      "cgpredict.runtime_trips", "cgpredict.gep_text",
-     "cgpredict.trip_constants",
+     "cgpredict.trip_constants", "cgpredict.constant_trips",
      "cgpredict.loop_exits", "cgpredict.lane_trips", "cgpredict.lane_scale",
      "cgpredict.loop_fold",
      "cgpredict.remainder_first",

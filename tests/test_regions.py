@@ -189,6 +189,22 @@ def test_kernel_name_and_grid(args, name, grid):
     assert [(r.name, r.grid) for r in m.regions] == [(name, grid)]
 
 
+@pytest.mark.parametrize("args, bounds", [
+    ("mm", "runtime"), ("mm bounds=runtime", "runtime"), ("mm grid=2 bounds=constant", "constant"),
+])
+def test_kernel_loop_bounds(args, bounds):
+    m = mark_regions(src("void f(int *a) {", f"#pragma cgp kernel {args}",
+                         "  for (int i = 0; i < 4; i++) a[i] = 0;", "}"))
+    assert [r.bounds for r in m.regions] == [bounds]
+
+
+def test_unknown_loop_bounds_are_one_line_errors():
+    with pytest.raises(RegionError, match=r"^line 2: want bounds=runtime or bounds=constant, "
+                                          r"got 'bounds=fixed'$"):
+        mark_regions(src("void f(int *a) {", "#pragma cgp kernel mm bounds=fixed",
+                         "  for (int i = 0; i < 4; i++) a[i] = 0;", "}"))
+
+
 def test_two_kernel_names_are_rejected():
     with pytest.raises(RegionError):
         mark_regions(src("void f(int *a) {", "#pragma cgp kernel two words",

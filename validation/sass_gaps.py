@@ -72,24 +72,6 @@ _RUNTIME_OTHER_4 = (
     "those that copy and reload nothing: the plain means, CORR's restrict standard "
     "deviation, Deriche's forward column pass)"
 )
-_CONSTANT_TRIP = (
-    "port as measured: PolyBench-ACC's syr2k_kernel bounds its k loop by the compile-time NJ, "
-    "so ptxas unrolls it 8 times without a remainder (1.8 integer instructions and 1/8 "
-    "branch per source iteration); cgpredict takes a loop bounded by a size for a run-time "
-    "one, as every other measured kernel's, at ptxas's 16 a trip (its accesses move one "
-    "element per iteration: compute.runtime_trip_depth), 0.4 and 1/16. Nothing in the C tells "
-    "the port's compile-time bound from the others' run-time ones, and the depth of a "
-    "compile-time trip follows its body (one-thread probes, a trip count of 1024: s += "
-    "A[k][i] 64 a trip, s += A[i][k] * x[k] and GEMM's A[i][k] * B[k][j] 16, SYR2K's body 8: "
-    "32 to 64 loads a trip), which no rule of the model reads yet"
-)
-_CONSTANT_TRIP_OTHER = (
-    "port as measured: PolyBench-ACC's syr2k_kernel bounds its k loop by the compile-time NJ, "
-    "so ptxas unrolls it 8 times without a remainder and copies no register a trip; "
-    "cgpredict takes the loop for a run-time one, re-based (its four accesses are offset by i "
-    "and by j), whose trip copies the induction pointer its IMAD.WIDEs add to (2 MOV a "
-    "16-iteration trip): 24 other per thread where the SASS has 17"
-)
 _RELOAD_AFTER_LOOP = ptx_check.LDST_KNOWN[("gemver_k2", "plain")]
 _UNSWITCHED = ptx_check.UNSWITCHED
 _TOTAL_UNTILED: frozenset[tuple[str, str]] = frozenset()
@@ -125,8 +107,6 @@ def _untiled_loop(launch: str, port: str, cls: str) -> str | None:
         return _with(_RUNTIME_OTHER_4, launch)
     if cls == "other" and pair in _MOVES_AS_MOV:
         return _with(_SETUP_MOVE_SPLIT, launch)
-    if launch == "syr2k":
-        return _CONSTANT_TRIP_OTHER if cls == "other" else _CONSTANT_TRIP if cls != "fp32" else None
     return None
 
 

@@ -77,7 +77,12 @@ _POINTER_COPIES = (
     "integer), which runtime_trips.RuntimeTrip does not count (the corpus's register "
     "copies, _RUNTIME_OTHER_16; runtime_trips.py is left to the corpus SASS work); the "
     "grid-stride loop itself is what the model says: a run-time trip of 16 iterations with "
-    "immediate offsets (total 249 against 265)"
+    "immediate offsets (total 249 against 265); probes (seventeenth round, nvcc 13, one "
+    "thread a start t, k += NT or k++): the copies follow the register allocation, not the "
+    "body (two double loads 4 moves a trip, three 1, one 0, float bodies 0), and a loop "
+    "starting at the thread's index runs its remainder first, so the trip keeps the index "
+    "and its test but no count (2 control instructions where runtime_trips counts 3): "
+    "counting that alone would take dot's integer 36 -> 32 (SASS 45), not adopted"
 )
 _ACCUMULATOR_LOAD = (
     "the C loads the accumulator s once a launch before the mapped loop (1/threads a "

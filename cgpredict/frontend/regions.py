@@ -1,7 +1,9 @@
 """Kernel regions marked in C source with ``#pragma cgp`` lines (SPEC §2.1).
 
-``#pragma cgp kernel [name] [grid=1|2]`` before a ``for`` statement marks that loop nest as one
-GPU kernel (``grid=`` fixes how many outer loops map to threads, as the CUDA port does).
+``#pragma cgp kernel [name] [grid=1|2] [bounds=runtime|constant]`` before a ``for`` statement
+marks that loop nest as one GPU kernel (``grid=`` fixes how many outer loops map to threads, as
+the CUDA port does; ``bounds=constant`` says the port bounds its loops by the size macros
+themselves, so that nvcc knows their trip counts: eq. (12ct), ``runtime_trips``).
 ``#pragma cgp shared ARRAY tile TYxTX`` (between the kernel pragma and its loop) names an array
 that a block stages in shared memory (SPEC §2.6). ``#pragma cgp trace NAME=V ...`` declares the
 file's reference trace size.
@@ -59,6 +61,7 @@ class RegionSpec:
     shared: tuple[SharedHint, ...] = ()
     function: str | None = None  # set for regions given by --function
     grid: int = 0  # 0: choose automatically
+    bounds: str = "runtime"  # "constant": the port's loop bounds are compile-time (eq. (12ct))
 
 
 @dataclass(frozen=True)
@@ -96,21 +99,27 @@ def read_source(path) -> str:
         raise RegionError(f"{path}: not a UTF-8 text file") from None
 
 
-def _parse_kernel(args: str, lineno: int, index: int) -> tuple[str, int]:
-    """Name and grid hint of a ``#pragma cgp kernel [name] [grid=1|2]`` line."""
-    grid = 0
+def _parse_kernel(args: str, lineno: int, index: int) -> tuple[str, int, str]:
+    """Name, grid hint and loop bounds of a ``#pragma cgp kernel [name] [grid=1|2]
+    [bounds=runtime|constant]`` line."""
+    grid, bounds = 0, "runtime"
     words = []
     for item in args.split():
         if item.startswith("grid="):
             if item not in ("grid=1", "grid=2"):
                 raise RegionError(f"line {lineno}: want grid=1 or grid=2, got {item!r}")
             grid = int(item[5:])
+        elif item.startswith("bounds="):
+            if item not in ("bounds=runtime", "bounds=constant"):
+                raise RegionError(
+                    f"line {lineno}: want bounds=runtime or bounds=constant, got {item!r}")
+            bounds = item[7:]
         else:
             words.append(item)
     name = " ".join(words) or f"kernel{index}"
     if not IDENT.fullmatch(name):
         raise RegionError(f"line {lineno}: kernel name {name!r} is not an identifier")
-    return name, grid
+    return name, grid, bounds
 
 
 def _parse_sizes(args: str, lineno: int) -> dict[str, int]:
@@ -147,7 +156,7 @@ def mark_regions(
     offsets = _line_offsets(lines)
     regions: list[RegionSpec] = []
     trace_sizes: dict[str, int] = {}
-    pending: tuple[int, str, int] | None = None
+    pending: tuple[int, str, int, str] | None = None
     shared: list[SharedHint] = []
     edits: dict[int, str] = {}  # line index -> replacement text
     ends: list[tuple[int, str]] = []  # (char offset just after the region, text put there)
@@ -176,8 +185,8 @@ def mark_regions(
                 raise RegionError(
                     f"line {lineno}: kernel pragma follows another with no loop between"
                 )
-            name, grid = _parse_kernel(args, lineno, len(regions))
-            pending = (idx, name, grid)
+            name, grid, bounds = _parse_kernel(args, lineno, len(regions))
+            pending = (idx, name, grid, bounds)
             edits[idx] = ""
         elif verb == "shared":
             owner = next((n for n, (a, b) in bodies.items() if a <= offsets[idx] < b), None)
@@ -330,7 +339,9 @@ def _close_region(source, offsets, idx, pending, shared, index) -> tuple[RegionS
         )
     end = statement_end(source, start)
     end_line = source.count("\n", 0, end - 1) + 1
-    return RegionSpec(index, pending[1], idx + 1, end_line, tuple(shared), grid=pending[2]), end
+    spec = RegionSpec(index, pending[1], idx + 1, end_line, tuple(shared), grid=pending[2],
+                      bounds=pending[3])
+    return spec, end
 
 
 def _apply(lines, offsets, edits: dict[int, str], ends: list[tuple[int, str]]) -> str:

@@ -79,6 +79,7 @@ class RegionInfo:
     end_line: int
     shared: tuple[tuple[str, int, int], ...] = ()
     grid: int = 0  # grid hint of the pragma; 0 = automatic
+    bounds: str = "runtime"  # the pragma's loop bounds: "constant" in the port (eq. (12ct))
 
 
 @dataclass(frozen=True)

@@ -293,6 +293,7 @@ def _region_infos(inst, marked, fn_regions: dict[str, int]) -> tuple[RegionInfo,
             r.end_line,
             tuple((s.array, s.tile_rows, s.tile_cols) for s in r.shared),
             r.grid,
+            r.bounds,
         )
         for r in marked.regions
     ]

@@ -74,6 +74,7 @@ from cgpredict.models.alone import alone_cycles
 from cgpredict.models.base import Bound, LaunchGeometry, launch_geometry
 from cgpredict.models.memlat import MemoryLatency, dram_share, memory_latency
 from cgpredict.models.retire import retire_cycles
+from cgpredict.models.staging_pipe import hidden_staging_pipe_cycles
 from cgpredict.pipes import pipe_cycles
 from cgpredict.profile import KernelProfile
 
@@ -256,16 +257,14 @@ def drift_cycles(profile: KernelProfile, device: GPUDevice, staging: float, rest
 
 def _comp_cycles(profile: KernelProfile, device: GPUDevice,
                  smem_cost: str, b: int = 1) -> tuple[float, float, float, float]:
-    """(staging cycles, shared-access cycles, L1-served cycles, computing cycles) of one
-    warp: eqs. (12), (19), (20) and (22), read as ``smem_cost`` says; ``b`` resident blocks
-    (eq. (22d))."""
+    """(staging, shared-access, L1-served, computing cycles) of one warp: eqs. (12), (19),
+    (20), (22), read as ``smem_cost`` says; ``b`` resident blocks ((22d), (22e))."""
     dispatch, pipe = _issue_parts(profile, device)
     issue_cycles = max(dispatch, pipe)  # (12), (12p)
     sh = profile.shared
     smem_load_cycles = sh.load_insts * device.smem_load_cycles  # (19)
-    per_access = (
-        device.shared_latency_cycles if smem_cost == "latency" else device.smem_issue_cycles
-    )
+    per_access = (device.shared_latency_cycles if smem_cost == "latency"
+                  else device.smem_issue_cycles)
     smem_cycles = per_access * sh.transactions  # (20)
     l1_cycles = _l1_cycles(profile, device)  # L1 hits occupy the load/store pipe as shared do
     if smem_cost == "latency":
@@ -279,7 +278,8 @@ def _comp_cycles(profile: KernelProfile, device: GPUDevice,
         rest = max(dispatch - in_issue, pipe)  # max(issue - in_issue, pipe) alike
         lsu = smem_cycles + l1_cycles
         comp_cycles = staging + lsu_issue_cycles(rest, lsu, device)
-        comp_cycles -= drift_cycles(profile, device, staging, rest, lsu, b)  # (22d)
+        hidden = drift_cycles(profile, device, staging, rest, lsu, b)  # (22d), then (22e):
+        comp_cycles += hidden_staging_pipe_cycles(profile, device, staging, hidden) - hidden
     return smem_load_cycles, smem_cycles, l1_cycles, comp_cycles
 
 

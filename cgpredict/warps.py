@@ -190,7 +190,8 @@ def marked_loop_gone(trace: Trace, region: int) -> int | None:
     info = trace.header.region(region)
     span = header_span(trace.header.source_text, info.line) if info.line else None
     lines = [lp.line for lp in trace.header.loops if lp.region == region]
-    if span is None or not lines or min(lines) <= span[1]:
+    # a line outside the region's text is an inlined function's: no evidence either way
+    if span is None or not lines or min(lines) <= span[1] or max(lines) > info.end_line:
         return None
     return min(lines)
 

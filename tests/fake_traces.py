@@ -25,7 +25,8 @@ class Header:
     region_line: int = 1  # the line of the marked ``for``
 
     def region(self, index: int) -> SimpleNamespace:
-        return SimpleNamespace(line=0 if self.function_kernel else self.region_line)
+        return SimpleNamespace(line=0 if self.function_kernel else self.region_line,
+                               end_line=0 if self.function_kernel else 10**6)
 
 
 @dataclass(frozen=True)

@@ -687,3 +687,14 @@ def test_a_kept_marked_loop_is_mapped():
     assert marked_loop_gone(_serial_trace(5), 0) is None
     wt = form_warps(_serial_trace(5), 0, 0, 1, Block(256, 1), IS_STORE)
     assert (wt.grid_dims, wt.grid_x) == (1, 4)
+
+
+def test_a_loop_line_from_an_inlined_function_is_no_evidence():
+    """A loop whose least header line lies past the region's text (an inlined helper defined
+    after it: blackscholes's cnd inlined into its loop gives line 34 for a loop marked on
+    52) proves nothing: the region is mapped, not refused (eq. (MG0))."""
+    tr = _serial_trace(6)
+    region = tr.header.region(0)
+    far = dataclasses.replace(tr.header.loops[0], line=10**6 + 1)
+    tr = FakeTrace(dataclasses.replace(tr.header, loops=(far,)), tr.events)
+    assert region.end_line < far.line and marked_loop_gone(tr, 0) is None

@@ -246,7 +246,8 @@ def launch_counts(trace: Trace) -> dict[int, int]:
 
 def fit(points: list[tuple[dict[str, int], float]]) -> TripModel:
     """The affine model in one macro (else in a ratio of two) through all points, exact only
-    when at least one point the line did not need confirms it (see the module docstring)."""
+    when at least one point the line did not need confirms it (see the module docstring); the
+    first point is the trace's, whose value an unconfirmed model that is no line keeps."""
     ys = [y for _, y in points]
     if max(ys) - min(ys) < 1e-9:
         return TripModel(None, ys[0], 0.0)
@@ -262,7 +263,21 @@ def fit(points: list[tuple[dict[str, int], float]]) -> TripModel:
             return dataclasses.replace(model, alpha=alpha, beta=beta)
     if single is None:
         return TripModel(None, float(np.mean(ys)), 0.0, exact=False)
+    if _line_misses(points, single[0]):  # eq. (TX1): a line that misses is not extrapolated
+        return TripModel(None, ys[0], 0.0, exact=False)
     return dataclasses.replace(single[0], exact=False)
+
+
+#: an unconfirmed line farther than this from one of its points, relative, is no trend (TX1)
+LINE_MISS = 0.10
+
+
+def _line_misses(points, model: "TripModel") -> bool:
+    """True when the best line misses one of the points by over LINE_MISS of its value, eq.
+    (TX1): a trip count that is no line in the sizes (a data-dependent ``while``, Collatz's
+    steps grow as log N) is then held at the first point's, the trace's, value, not carried
+    along a line 64 times past the largest size it was fitted on."""
+    return any(abs(model(s) - y) > LINE_MISS * max(abs(y), 1.0) for s, y in points)
 
 
 def _best_line(points, features, scale: float) -> tuple[TripModel, float, int] | None:

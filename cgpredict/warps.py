@@ -18,6 +18,7 @@ import numpy as np
 from numba import njit
 
 from .block import Block, MappingError
+from .frontend.loop_bounds import header_span
 from .frontend.tracefile import ADDRESS_MASK, TAG_EXIT, TAG_LOOP, TAG_MARKERS, Trace
 from .hashing import appended, grown_ids, hash_slot, hash_table
 from .remainder_first import remainder_shifts
@@ -180,6 +181,19 @@ def single_thread(trace: Trace, region: int) -> bool:
     predicted as one GPU thread running the whole call."""
     info = trace.header.region(region)
     return info.line == 0 and not mapped_loops(trace, region)[0]
+
+
+def marked_loop_gone(trace: Trace, region: int) -> int | None:
+    """The line of the loop that a pragma region would map in place of its marked ``for``
+    when the compiler removed that one (a loop of one trip, ``for (i = 0; i < 1; i++)``),
+    else None: an inner loop is then no grid of threads (eq. (MG0), docs/models.md)."""
+    info = trace.header.region(region)
+    span = header_span(trace.header.source_text, info.line) if info.line else None
+    lines = [lp.line for lp in trace.header.loops if lp.region == region]
+    # a line outside the region's text is an inlined function's: no evidence either way
+    if span is None or not lines or min(lines) <= span[1] or max(lines) > info.end_line:
+        return None
+    return min(lines)
 
 
 def carries(trace: Trace, region: int, depth: int) -> bool:
@@ -380,6 +394,13 @@ def _map_events(trace: Trace, region: int, launch: int, grid_dims: int):
     without a loop); independent of the block shape."""
     ev = np.asarray(trace.launch_events(launch))
     d1, d2 = mapped_loops(trace, region)
+    gone = marked_loop_gone(trace, region)  # eq. (MG0)
+    if gone is not None:
+        raise MappingError(
+            f"the compiler removed the loop marked at line {trace.header.region(region).line} "
+            f"(it runs at most once): the loop at line {gone} would be mapped to threads in "
+            f"its place, a serial loop is no grid; mark a loop whose iterations are threads"
+        )
     if not d1 and single_thread(trace, region):
         grid_dims, d2 = 1, []
     elif not d1:

@@ -21,9 +21,12 @@ class Header:
     loops: tuple
     function_kernel: bool = False  # a kernel given by --function (RegionInfo.line == 0)
     ir_text: str = ""  # no IR: no loop counts as one whose remainder runs first
+    source_text: str = ""  # no source: the marked loop is not looked for (warps.marked_loop_gone)
+    region_line: int = 1  # the line of the marked ``for``
 
     def region(self, index: int) -> SimpleNamespace:
-        return SimpleNamespace(line=0 if self.function_kernel else 1)
+        return SimpleNamespace(line=0 if self.function_kernel else self.region_line,
+                               end_line=0 if self.function_kernel else 10**6)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from cgpredict.frontend.loop_bounds import bound_sites, function_spans, opaque_bounds
+from cgpredict.frontend.loop_bounds import (
+    bound_sites,
+    function_spans,
+    header_span,
+    opaque_bounds,
+)
 from cgpredict.pipeline import predict_source
 from cgpredict.prediction import RunOptions
 
@@ -96,3 +101,11 @@ def test_the_store_before_a_loop_of_run_time_trips_stays(
     (k,) = predict_source(path, RunOptions(device="h100", port=port)).kernels
     st = sum(m.per_thread for m in k.mem if m.kind == "store")
     assert st == pytest.approx(stores)
+
+
+def test_header_span_of_a_for_over_lines():
+    """By hand: the header ``for (int i = 0;\n i < N;\n i++)`` starts on line 2 and closes on
+    line 4; a line with no ``for`` has no span (eq. (MG0))."""
+    text = "int x;\nfor (int i = 0;\n     i < N;\n     i++)\n  a[i] = 0;\n"
+    assert header_span(text, 2) == (2, 4)
+    assert header_span(text, 5) is None

@@ -8,6 +8,8 @@ event among its thread's events in program order."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from fake_traces import (
@@ -29,6 +31,7 @@ from cgpredict.warps import (
     WARP_SIZE,
     form_warps,
     form_warps_auto,
+    marked_loop_gone,
     perfectly_nested,
 )
 
@@ -642,3 +645,56 @@ def test_a_store_outside_the_x_loop_is_found_as_the_mapped_events_miss_it(seed):
     stores = int(is_store[(ev[(ev >> 48) < 4] >> 48).astype(np.int64)].sum())
     mapped = int(is_store[sid.astype(np.int64)].sum())
     assert _store_outside_depth2(ev, in_d1, in_d2, is_store) == (mapped < stores)
+
+
+# eq. (MG0): a marked loop of one trip that the compiler removed -------------------------------
+
+SERIAL_C = """int main(void)
+{
+  float x = 1.0f;
+#pragma cgp kernel chain grid=1
+  for (int i = 0; i < 1; i++) {
+    for (int k = 0; k < 4; k++)
+      x = x * 0.5f + 1.0f;
+    out[i] = x;
+  }
+}
+"""
+
+
+def _serial_trace(loop_line: int) -> FakeTrace:
+    """The region of SERIAL_C (marked ``for`` on line 5) with one depth-1 loop on
+    ``loop_line`` running 4 iterations, one store after it."""
+    lp = dataclasses.replace(loop_info(0, 1, -1), line=loop_line)
+    ev = [(TAG_BEGIN << 48)] + [mark(0, k) for k in range(4)] + [loop_exit(0)]
+    ev += [mem_event(1, B_BASE), (TAG_END << 48)]
+    return FakeTrace(Header((lp,), source_text=SERIAL_C, region_line=5),
+                     np.array(ev, np.uint64))
+
+
+def test_a_removed_marked_loop_is_refused_not_mapped():
+    """By hand: the only loop left is the k loop on line 6, after the marked header (line 5),
+    so the compiler removed the one-trip i loop; mapping k would make 4 threads of a serial
+    recurrence: a one-line MappingError naming both lines instead (eq. (MG0))."""
+    assert marked_loop_gone(_serial_trace(6), 0) == 6
+    with pytest.raises(MappingError, match=r"loop marked at line 5 .* loop at line 6"):
+        form_warps(_serial_trace(6), 0, 0, 1, Block(256, 1), IS_STORE)
+
+
+def test_a_kept_marked_loop_is_mapped():
+    """The same region whose loop sits on the marked header's line is the grid: 4 threads
+    wide (the store after the loop belongs to none of them)."""
+    assert marked_loop_gone(_serial_trace(5), 0) is None
+    wt = form_warps(_serial_trace(5), 0, 0, 1, Block(256, 1), IS_STORE)
+    assert (wt.grid_dims, wt.grid_x) == (1, 4)
+
+
+def test_a_loop_line_from_an_inlined_function_is_no_evidence():
+    """A loop whose least header line lies past the region's text (an inlined helper defined
+    after it: blackscholes's cnd inlined into its loop gives line 34 for a loop marked on
+    52) proves nothing: the region is mapped, not refused (eq. (MG0))."""
+    tr = _serial_trace(6)
+    region = tr.header.region(0)
+    far = dataclasses.replace(tr.header.loops[0], line=10**6 + 1)
+    tr = FakeTrace(dataclasses.replace(tr.header, loops=(far,)), tr.events)
+    assert region.end_line < far.line and marked_loop_gone(tr, 0) is None

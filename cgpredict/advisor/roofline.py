@@ -29,6 +29,9 @@ class KernelRoofline:
     ratio: float  # predicted time over the nearest bound (1.0: at it; 0.0: every bound 0)
     overhead_ms: float = 0.0  # launches and module load: no fix here changes them
     atomic_ms: float = 0.0  # the atomic bound (eqs. (A1), (A2)): 0 without atomics
+    # of dram_ms, the bytes at the DRAM bandwidth alone (the rest: the waves' round trips,
+    # (LW), which more loads in flight a thread shortens); None: all of it
+    dram_stream_ms: float | None = None
 
 
 @dataclass(frozen=True)
@@ -43,11 +46,12 @@ class KindFloor:
 def kernel_roofline(k, device: GPUDevice) -> KernelRoofline:
     """The bounds of every launch of kernel report ``k``, summed over its launches."""
     parts = k.launch_profiles or ((k.profile, float(k.launches)),)
-    dram = l2 = issue = issue_all = dram_bytes = atomic = 0.0
+    dram = l2 = issue = issue_all = dram_bytes = atomic = stream = 0.0
     for profile, n in parts:
         geo = launch_geometry(profile, device)
         b = launch_bounds(profile, device, geo)
         dram += n * b.dram_cycles
+        stream += n * (b.dram_cycles - b.dram_wave_cycles)
         l2 += n * b.l2_cycles
         # the issue roof: the dispatch, or the busiest pipe when slower (eq. (12p))
         issue_cycles = max(b.issue_cycles, b.pipe_cycles)
@@ -73,6 +77,7 @@ def kernel_roofline(k, device: GPUDevice) -> KernelRoofline:
         ratio=gpu_ms / named[nearest] if named[nearest] > 0 else 0.0,  # 0: no bound
         overhead_ms=max(k.total_ms - (k.kernel_ms or k.total_ms), 0.0),
         atomic_ms=ms(atomic),
+        dram_stream_ms=ms(stream),
     )
 
 
@@ -109,9 +114,23 @@ def roofline_text(x: KernelRoofline) -> str:
             f"({x.dram_mb:.4g} MB), L2 {x.l2_ms:.4g} ms, issue {x.issue_ms:.4g} ms "
             f"({x.issue_all_sms_ms:.4g} ms on every SM); {at} the nearest, the "
             f"{x.nearest} bound"
-            + ("; no fix can beat the DRAM bound without reducing DRAM traffic (reuse from "
-               "shared memory or registers, fewer passes over the data)"
-               if at_dram_bound(x) else ""))
+            + _dram_clause(x))
+
+
+def _dram_clause(x: KernelRoofline) -> str:
+    """What a kernel at its DRAM bound can still gain: nothing without less traffic when the
+    bound is the bytes at the bandwidth; the waves' round trips when those are part of it
+    (a copy of one float a thread: 0.35 ms of bytes, 0.55 ms bound), as more loads in flight
+    shorten them, never below the bytes at the bandwidth."""
+    if not at_dram_bound(x):
+        return ""
+    stream = x.dram_ms if x.dram_stream_ms is None else x.dram_stream_ms
+    if stream >= x.dram_ms * (1 - AT_BOUND):
+        return ("; no fix can beat the DRAM bound without reducing DRAM traffic (reuse from "
+                "shared memory or registers, fewer passes over the data)")
+    return (f"; of it {stream:.4g} ms is the bytes at the DRAM bandwidth, which no fix beats "
+            f"without reducing DRAM traffic, the rest the waves' round trips, which more loads "
+            f"in flight a thread (several elements each) can shorten")
 
 
 def floor_text(f: KindFloor) -> str:

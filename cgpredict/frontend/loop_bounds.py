@@ -114,6 +114,14 @@ def condition_at(text: str, line: int) -> str | None:
     return None
 
 
+def header_span(text: str, line: int) -> tuple[int, int] | None:
+    """(first, last) source lines (1-based) of the first ``for`` header starting on ``line``,
+    or None where none starts there: a loop the compiler kept has its header on them."""
+    for _, close in _headers(text, line, line)[:1]:
+        return line, _position(text, close)[0]
+    return None
+
+
 def offset_size_bounds(condition: str, sizes: Iterable[str]) -> frozenset[tuple[str, int]]:
     """The values ``condition`` compares with (parts joined by ``&&``/``||``) that are a size
     plus or minus an integer constant (``i < NI - 1``: ``("NI", -1)``): what the port

@@ -471,11 +471,14 @@ def loop_iterations(trace: Trace, loop: int, ratio: float) -> float:
     return (float(trace.loop_iters[:, loop].sum()) / entries if entries else 0.0) * ratio
 
 
-def loop_trip_at(trace: Trace, loop: int, ratio: float = 1.0) -> RuntimeTrip | None:
-    """runtime_trip of loop ``loop`` bounded by a run-time size (> UNROLL_WHOLE iterations) or
-    a loaded count (eq. (12y)); None: straight code, constant trips, data exits (12x)."""
+def loop_trip_at(trace: Trace, loop: int, ratio: float = 1.0,
+                 sized: bool = False) -> RuntimeTrip | None:
+    """runtime_trip of loop ``loop`` bounded by a run-time size (> UNROLL_WHOLE iterations, or
+    ``sized``: its trip count grows with a size macro, eq. (12sz)) or a loaded count (eq.
+    (12y)); None: straight code, constant trips, data exits (12x)."""
     if loop < 0 or data_exit(trace, loop):
         return None
-    if loop_iterations(trace, loop, ratio) <= UNROLL_WHOLE and not loaded_bound(trace, loop):
+    short = loop_iterations(trace, loop, ratio) <= UNROLL_WHOLE
+    if short and not sized and not loaded_bound(trace, loop):  # eq. (12sz): sized is a trip
         return None
     return runtime_trip(trace, trace.header.loops[loop])

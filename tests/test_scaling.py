@@ -327,3 +327,12 @@ def test_a_loop_folded_at_the_small_probes_is_fitted_near_the_trace_size(tmp_pat
     per = {m.text: m.per_thread for m in rep.kernels[0].mem}
     assert per["a[k]"] == pytest.approx((1 << 20) / 256)
     assert not any("do not confirm" in w for w in rep.warnings)
+
+
+def test_a_trip_model_is_sized_when_it_grows_with_a_macro():
+    """Eq. (12sz): a loop whose trips follow a size macro is bounded by a kernel parameter in
+    the port (a run-time trip however few its iterations); a constant one is not."""
+    assert TripModel("K", 0.0, 1.0).sized
+    assert TripModel("N", 0.0, 1.0, per="NT").sized
+    assert not TripModel(None, 16.0, 0.0).sized
+    assert not TripModel("K", 16.0, 0.0).sized

@@ -259,6 +259,7 @@ def _model_classes(
     staging = kr.profile.staging_code
     out["other"] += kr.profile.machine_insts - kr.profile.shared.load_insts - staging.total
     out["integer"] -= kr.profile.address_folded_insts
+    out["other"] += _setup_correction(tr, kr, region, whole, entries, threads)
     entry, moves, kept = _entry_integer(tr, kr, bb, threads, region, entries, whole)
     out["integer"] += entry + moves
     out["other"] -= moves
@@ -310,6 +311,25 @@ def _row_work(out: dict[str, float], shape, bb, threads: float) -> None:
         for opcode, ty, detail, k in ops:
             for cls, cost in model_op_classes(opcode, ty, detail):
                 out[cls] += w.get(b, 0.0) * cost * k
+
+
+def _setup_correction(tr, kr, region: int, whole: frozenset[int], entries,
+                      threads: float) -> float:
+    """The loop set-up moves of the loops the check finds unrolled whole (``whole``, with
+    eq. (12sz)'s sized loops left out) less those of the loops the report's launch took for
+    whole: it ran at the check's sizes without probes, so a loop bounded by a size of at most
+    UNROLL_WHOLE iterations (spmv_ell's K) was a constant one there (eq. (12wu))."""
+    from cgpredict.kernel.launch_loops import unrolled_whole
+
+    if not threads or entries is None:
+        return 0.0
+    plain = frozenset(lp.id for lp in tr.header.loops if unrolled_whole(tr, lp.id))
+    if plain == whole:
+        return 0.0
+    ours = ptx_check.region_shape(tr, kr, region, whole).loop_setups
+    theirs = ptx_check.region_shape(tr, kr, region, plain).loop_setups
+    return (ptx_check.loop_weighed(ours, entries, threads)
+            - ptx_check.loop_weighed(theirs, entries, threads))
 
 
 def _exit_tests(out: dict[str, float], shape, per_thread: dict[int, float]) -> None:

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from test_shared_products import ESCAPE
+
 from cgpredict.machine_code import MachineShape, machine_extras
 from cgpredict.merged_exits import merged_exits
 from cgpredict.prediction import RunOptions
 from cgpredict.prepared import prepare
-from test_shared_products import ESCAPE
 
 #: one exit test an iteration (a counted loop): nothing to merge
 COUNTED = ESCAPE.replace("while (it < N && zr * zr + zi * zi <= 4.0f) {",

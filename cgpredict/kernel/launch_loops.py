@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
+from ..compute import UNROLL_WHOLE, loop_unroll
 from ..frontend.tracefile import Trace
 from ..memory.shared import StagedAccess
-from ..compute import UNROLL_WHOLE, loop_unroll
 from ..runtime_trips import RuntimeTrip, data_exit, loop_iterations, loop_trip_at
 from ..scaling import TripModel
 

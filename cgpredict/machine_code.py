@@ -52,6 +52,7 @@ from .guard_exits import GuardExits, guard_exits
 from .hoisted_loads import hoisted_load_insts
 from .instrument import loopbody
 from .instrument.memtrace import gep_variable_indices
+from .merged_exits import merged_exits
 from .parallelism import ir_module
 from .profile import StagingCounts
 from .reconvergence import loop_reconvergence
@@ -67,6 +68,7 @@ from .scalar_args import (
     scalar_args,
     unit_scalars,
 )
+from .shared_products import shared_product_insts, shared_products
 
 #: LDC of the stack pointer, in every kernel's SASS
 STACK_POINTER_INSTS = 1
@@ -99,6 +101,8 @@ class MachineExtras:
     hoisted_loads: float = 0.0
     guard_exits: GuardExits = GuardExits()  # not run by threads leaving at the guard (12g)
     row_work: RowWork = RowWork()  # a 2-D thread's row work, once per row traced (12rw)
+    shared_products: float = 0.0  # FMUL of a product multiply-adds share (class fp32, (12fm))
+    merged_exits: float = 0.0  # exit tests branched on with the header's (class branch, (12xb))
 
     @property
     def other(self) -> float:
@@ -115,7 +119,7 @@ class MachineExtras:
         """The change to the PTX-level compute count per thread."""
         return (self.added - self.folded_addresses - self.merged_tests + self.entry_code
                 + self.loop_pointers + self.kept_factors - self.guard_exits.total
-                + self.row_work.insts)
+                + self.row_work.insts + self.shared_products - self.merged_exits)
 
     @property
     def integer(self) -> float:
@@ -264,6 +268,8 @@ class MachineShape:
     # (block ids holding the line, uses): unit scalars used as factors (kept_factors)
     kept_factors: tuple[tuple[tuple[int, ...], int], ...] = ()
     row_ops: tuple[tuple[int, tuple], ...] = ()  # (block, ops): row_work.row_ops (12rw)
+    shared_products: tuple[tuple[int, ...], ...] = ()  # shared_products.shared_products (12fm)
+    merged_exits: tuple[int, ...] = ()  # latch block ids: merged_exits.merged_exits (12xb)
 
 
 def straight_line_uses(
@@ -368,6 +374,8 @@ def machine_shape(
         scalar_args=scalar_args(trace, region),
         kept_factors=kept_factors(trace, region),
         row_ops=row_ops(trace.header, entry),  # (12rw)
+        shared_products=shared_products(trace, region),  # (12fm)
+        merged_exits=merged_exits(trace, region, grid),  # (12xb)
     )
 
 
@@ -402,6 +410,8 @@ def machine_extras(
         guard_exits=guard_exits(shape.merged_entries, per_thread,  # (12g)
                                 after_guard_loads(shape, touches_global)),
         row_work=row_work(shape.row_ops, shape.entry, per_thread),  # (12rw)
+        shared_products=shared_product_insts(shape.shared_products, per_thread),  # (12fm)
+        merged_exits=float(sum(per_thread.get(b, 0.0) for b in shape.merged_exits)),  # (12xb)
     )
 
 

@@ -36,6 +36,7 @@ import functools
 import re
 
 from .frontend.tracefile import Trace
+from .loop_exits import data_exit
 from .parallelism import ir_module
 
 #: IR operations that write memory: what makes the code after a loop need its threads together
@@ -48,6 +49,11 @@ _NAME = re.compile(r"%([\w.$\"-]+)")
 _FOLLOW = frozenset((
     "add", "sub", "mul", "shl", "lshr", "ashr", "and", "or", "xor", "sdiv", "udiv", "srem",
     "urem", "sext", "zext", "trunc", "select", "phi", "load", "getelementptr", "icmp", "call",
+))  # fmt: skip
+#: and, for a data exit's test (eq. (12x): mandelbrot's |z|^2 <= 4), the floating-point ones
+_FOLLOW_DATA = _FOLLOW | frozenset((
+    "fadd", "fsub", "fmul", "fdiv", "fneg", "fcmp", "sitofp", "uitofp", "fptosi", "fptoui",
+    "fpext", "fptrunc",
 ))  # fmt: skip
 
 
@@ -67,8 +73,9 @@ def divergent_loop(trace: Trace, loop, grid: int) -> bool:
         outer, q = h.loops[q], h.loops[q].parent
     labels = tuple(sorted(h.blocks[b].label for b in loop.blocks))
     thread = tuple(sorted(h.blocks[b].label for b in outer.blocks))
+    exits = data_exit(trace, loop.id)  # its exit tests too: the thread's data ends it
     return bool(mapped) and _divergent(h.ir_text, loop.function, loop.header, labels,
-                                       mapped, tuple(sorted(around)), thread)
+                                       mapped, tuple(sorted(around)), thread, exits)
 
 
 def reconvergence_insts(divergent: bool) -> int:
@@ -103,11 +110,12 @@ def zero_trip_tests(fn, header: str, inside: set[str], around: set[str]) -> list
 @functools.lru_cache(maxsize=256)
 def _divergent(ir_text: str, function: str, header: str, labels: tuple[str, ...],
                mapped: tuple[str, ...], around: tuple[str, ...],
-               thread: tuple[str, ...] = ()) -> bool:
+               thread: tuple[str, ...] = (), exits: bool = False) -> bool:
     """divergent_loop of the loop of header ``header`` and blocks ``labels`` of ``function``
     (``mapped``: the header labels of its region's mapped loops; ``around``: those of the
-    loops enclosing it; ``thread``: the blocks of the outermost of them), once per IR text
-    and loop."""
+    loops enclosing it; ``thread``: the blocks of the outermost of them; ``exits``: a loop
+    with a data-dependent exit, eq. (12x), whose exit tests are followed too), once per IR
+    text and loop."""
     mod = ir_module(ir_text)
     if function not in mod.functions:
         return False
@@ -118,13 +126,18 @@ def _divergent(ir_text: str, function: str, header: str, labels: tuple[str, ...]
     todo: list[str] = []
     if not writes_after(fn, set(labels), set(around), set(thread)):
         return False  # the threads that skip or leave the loop have nothing left to run
-    for br in zero_trip_tests(fn, header, set(labels), set(around)):
+    tests = zero_trip_tests(fn, header, set(labels), set(around))
+    if exits:  # eq. (12rv): a data exit on the thread's values ends it at its own trip
+        tests += [ins for b in fn.blocks if b.label in labels for ins in b.instrs
+                  if ins.opcode == "br" and " label " in ins.text.split(", label", 1)[-1]
+                  and ins.text.startswith("br i1")]
+    for br in tests:
         todo += _NAME.findall(br.text.split(", label")[0])
-    seen, heads = set(), set(mapped)
+    seen, heads, follow = set(), set(mapped), _FOLLOW_DATA if exits else _FOLLOW
     while todo:
         name = todo.pop()
         ins = defs.get(name)
-        if ins is None or name in seen or ins.opcode not in _FOLLOW:
+        if ins is None or name in seen or ins.opcode not in follow:
             continue
         seen.add(name)
         if ins.opcode == "phi" and where[name] in heads:

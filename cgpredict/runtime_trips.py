@@ -487,14 +487,18 @@ def loop_iterations(trace: Trace, loop: int, ratio: float) -> float:
     return (float(trace.loop_iters[:, loop].sum()) / entries if entries else 0.0) * ratio
 
 
-def loop_trip_at(trace: Trace, loop: int, ratio: float = 1.0) -> RuntimeTrip | None:
-    """runtime_trip of loop ``loop`` bounded by a run-time size (> UNROLL_WHOLE iterations), a
+def loop_trip_at(trace: Trace, loop: int, ratio: float = 1.0,
+                 sized: bool = False) -> RuntimeTrip | None:
+    """runtime_trip of loop ``loop`` bounded by a run-time size (> UNROLL_WHOLE iterations, or
+    ``sized``: its trip grows with a size macro the port passes at run time, eq. (12sz)), a
     loaded count (eq. (12y)) or its port's constant (12ct); None: straight code, data exits."""
     if loop < 0 or data_exit(trace, loop):
         return None
-    n = loop_iterations(trace, loop, ratio)
-    if n <= UNROLL_WHOLE and not loaded_bound(trace, loop):
-        return None
     lp = trace.header.loops[loop]
-    known = constant_bound(trace, lp) and not loaded_bound(trace, loop)  # eq. (12ct)
+    loaded = loaded_bound(trace, loop)
+    known = constant_bound(trace, lp) and not loaded  # eq. (12ct)
+    n = loop_iterations(trace, loop, ratio)
+    run_time_size = sized and not known  # eq. (12sz): a size passed at run time is a trip
+    if n <= UNROLL_WHOLE and not run_time_size and not loaded:
+        return None
     return runtime_trip(trace, lp, int(round(n)) if known else 0)

@@ -199,6 +199,12 @@ class TripModel:
         """The size macros this model reads."""
         return tuple(n for n in (self.macro, self.per) if n)
 
+    @property
+    def sized(self) -> bool:
+        """Whether the trip count grows with a size macro: the port passes that size as a
+        kernel parameter, so ptxas cannot unroll the loop whole however few its trips (12sz)."""
+        return self.macro is not None and self.beta != 0.0
+
 
 def _feature(sizes: dict[str, int], macro: str, per: str | None) -> float:
     """The model's variable at ``sizes``: one macro, or the ratio of two."""

@@ -87,3 +87,28 @@ def test_a_divergent_loop_runs_a_bssy_and_a_bsync_per_entry() -> None:
                             staging_stores=0.0)
     assert extras.reconvergence == pytest.approx(5.0)
     assert extras.other == pytest.approx(extras.prologue + 5.0)
+
+
+#: a data exit on the thread's values (mandelbrot's escape test, eq. (12x)): its zero-trip
+#: test is uniform, but threads leave it at their own iterations
+ESCAPE = _kernel("float z = 0.0f; int it = 0;\n"
+                 "    while (it < N && z * z <= 4.0f) { z = z * z + 0.01f * i; it++; }\n"
+                 "    s = it;")
+#: a data exit on a file-scope scalar's value: the same for every thread
+ESCAPE_UNIFORM = _kernel("float z = 0.0f; int it = 0;\n"
+                         "    while (it < N && z * z <= 4.0f) { z = z * z + c; it++; }\n"
+                         "    s = it;", "static float c;").replace(
+    "#pragma cgp kernel", "  c = 0.3f;\n#pragma cgp kernel")
+
+
+@pytest.mark.parametrize("src, want", [(ESCAPE, True), (ESCAPE_UNIFORM, False)],
+                         ids=["escape", "escape_uniform"])
+def test_a_data_exit_on_the_threads_values_is_divergent(tmp_path: Path, src: str,
+                                                        want: bool) -> None:
+    """Eq. (12rv) with a data exit: the exit test follows the thread's index through the
+    floating-point update (z = z * z + 0.01 i): a region (BSSY, BSYNC: the blind mandelbrot's
+    SASS); on a value every thread shares (c), none."""
+    with _prepared(tmp_path, src) as prep:
+        tr = prep.trace
+        (lp,) = [lp for lp in tr.header.loops if lp.region == 0 and lp.depth == 2]
+        assert divergent_loop(tr, lp, 1) is want

@@ -583,3 +583,45 @@ def test_the_fold_takes_a_trips_repeated_constants_off(tmp_path: Path) -> None:
     path.write_text(EXP)
     (k,) = predict_source(path, RunOptions(device="h100")).kernels
     assert k.profile.folded_insts == pytest.approx(256 * (4 - (5 + 1 + 1 + 2 - 32) / 16))
+
+
+SIZED = """\
+#ifndef N
+#define N 256
+#endif
+#ifndef K
+#define K 8
+#endif
+#pragma cgp trace N=256 K=8
+static float val[K][N], y[N];
+int main(void) {
+  for (int k = 0; k < K; k++) for (int r = 0; r < N; r++) val[k][r] = k + r;
+#pragma cgp kernel k grid=1
+  for (int r = 0; r < N; r++) {
+    float s = 0;
+    for (int k = 0; k < K; k++) s += val[k][r];
+    y[r] = s;
+  }
+  return y[3] != 12345.0f ? 0 : 1;
+}
+"""
+
+
+def test_a_loop_bounded_by_a_size_is_a_trip_however_short(tmp_path: Path) -> None:
+    """Eq. (12sz): K's loop runs 8 iterations (at most UNROLL_WHOLE), but K is a size macro
+    (the probes at other K find its trips follow K), which the port passes as a kernel
+    parameter: nvcc cannot unroll it whole; it is a run-time trip (rows only: val[k][r] moves
+    by a row, one row index: 4 a trip), where the same loop read as a constant is none."""
+    path = tmp_path / "sized.c"
+    path.write_text(SIZED)
+    opts = RunOptions(device="h100", work_sizes={"N": 512, "K": 8})
+    with prepare(path, opts) as prep:
+        tr = prep.trace
+        (lp,) = [lp for lp in tr.header.loops if lp.region == 0 and lp.depth == 2]
+        assert prep.sizes.trips[lp.id].sized
+        assert loop_trip_at(tr, lp.id) is None  # 8 iterations: a constant loop
+        trip = loop_trip_at(tr, lp.id, sized=True)
+        assert trip == runtime_trip(tr, lp)
+        assert (trip.depth, trip.pointers, trip.strided, trip.row_indices) == (4, 1, 1, 1)
+        assert loop_unroll_at(tr, lp.id, sized=True) == 4
+        assert loop_unroll_at(tr, lp.id) == 8

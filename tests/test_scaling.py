@@ -358,3 +358,12 @@ def test_fit_extrapolates_an_unconfirmed_line_that_fits_its_points():
     m = fit(pts)
     assert not m.exact and m.macro == "N"
     assert m({"N": 1 << 20}) == pytest.approx(4096, rel=0.02)
+
+
+def test_a_trip_model_is_sized_when_it_grows_with_a_macro():
+    """Eq. (12sz): a loop whose trips follow a size macro is bounded by a kernel parameter in
+    the port (a run-time trip however few its iterations); a constant one is not."""
+    assert TripModel("K", 0.0, 1.0).sized
+    assert TripModel("N", 0.0, 1.0, per="NT").sized
+    assert not TripModel(None, 16.0, 0.0).sized
+    assert not TripModel("K", 16.0, 0.0).sized

@@ -192,14 +192,17 @@ def _region_model(tr, region: int, kr) -> _ModelKernel:
     return _ModelKernel(grid, thread, mloops, total, kr.profile.shared.load_insts)
 
 
-def region_shape(tr, kr, region: int):
-    """``machine_code.MachineShape`` of ``region`` as the model forms it for report ``kr``."""
+def region_shape(tr, kr, region: int, whole: frozenset[int] = frozenset()):
+    """``machine_code.MachineShape`` of ``region`` as the model forms it for report ``kr``;
+    ``whole``: the loops unrolled whole (eq. (12wu), whole_loops.whole_shape)."""
     from cgpredict.machine_code import machine_shape
     from cgpredict.warps import mapped_loops
+    from cgpredict.whole_loops import whole_shape
 
     d1, d2 = mapped_loops(tr, region)
     skip = {m.id for m in kr.mem if m.pattern == "shared"}
-    return machine_shape(tr, region, kr.grid_dims, d2 if kr.grid_dims == 2 else d1, skip)
+    shape = machine_shape(tr, region, kr.grid_dims, d2 if kr.grid_dims == 2 else d1, skip)
+    return whole_shape(shape, tr, whole, skip)
 
 
 def sass_entry_insts(shape, bb, threads: float, entries) -> float:

@@ -3,6 +3,7 @@ check's classes (``sass_check.py`` compares them with the SASS; split out of it 
 
 from __future__ import annotations
 
+import functools
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -125,18 +126,22 @@ class ModelKernel:
         )
 
 
-def folded_classes(h, bodies, per_thread: dict[int, float], unroll_of, trip_of=None):
+def folded_classes(h, bodies, per_thread: dict[int, float], unroll_of, trip_of=None,
+                   whole_of=None):
     """What the model subtracts for unrolling (``kernel.launch``: ``folded``, of
     ``ThreadBodies.unrolled_savings`` with ``compute.integer_insts``), split by comparison
     class: the same call with each class's share of every block's integer and branch
     operations (integer; branch; other: conversions to integers) and, for a loop bounded by
     a run-time size (``trip_of(loop id)``: runtime_trips.loop_trip_at, None otherwise), the
-    instructions of that class its SASS trip keeps. ``per_thread``: executions of each
-    block id per thread."""
+    instructions of that class its SASS trip keeps; for a loop unrolled whole
+    (``whole_of(loop id)``: launch_loops.unrolled_whole, eq. (12wu)) none. ``per_thread``:
+    executions of each block id per thread."""
     from cgpredict.compute import branch_insts, integer_insts
 
     def kept(cls: str):
         def of(lid: int) -> float | None:
+            if whole_of is not None and whole_of(lid):  # eq. (12wu): nothing kept
+                return 0.0
             trip = trip_of(lid) if trip_of is not None else None
             return None if trip is None else trip.per_iteration(cls)
         return of
@@ -160,7 +165,7 @@ def folded_classes(h, bodies, per_thread: dict[int, float], unroll_of, trip_of=N
 
 def _block_classes(
     h, bb, staged: set[int], blocks: set[int] | None, per: float, bodies=None, unroll_of=None,
-    trip_of=None,
+    trip_of=None, whole_of=None,
 ) -> dict:
     """cgpredict's executed memory instructions and compute operations by comparison class
     in ``blocks`` (every block when None) of block executions ``bb``, divided by ``per``;
@@ -180,7 +185,8 @@ def _block_classes(
                 for cls, cost in model_op_classes(opcode, ty, detail):
                     out[cls] += cost * k * n / per
     if bodies is not None:
-        for cls, n in folded_classes(h, bodies, per_thread, unroll_of, trip_of).items():
+        for cls, n in folded_classes(h, bodies, per_thread, unroll_of, trip_of,
+                                     whole_of).items():
             out[cls] -= n
     out["total"] = sum(out[k] for k in SUMMARY if k != "total")
     return out
@@ -196,7 +202,7 @@ SETUP_MOVES_ON_FMA_PIPE = 0.5
 
 
 def _entry_integer(
-    tr, kr, bb, threads: float, region: int, entries
+    tr, kr, bb, threads: float, region: int, entries, whole: frozenset[int] = frozenset()
 ) -> tuple[float, float, float]:
     """The model's SASS entry code less its PTX-level one and the pointers formed before
     each sequential loop (``machine_code.MachineExtras.entry_code`` and ``loop_pointers``,
@@ -208,7 +214,7 @@ def _entry_integer(
 
     if not threads:
         return 0.0, 0.0, 0.0
-    shape = ptx_check.region_shape(tr, kr, region)
+    shape = ptx_check.region_shape(tr, kr, region, whole)  # (12wu): ``whole`` unrolled whole
     setups = ptx_check.loop_weighed(shape.loop_setups, entries, threads)
     entry = ptx_check.sass_entry_insts(shape, bb, threads, entries)
     per_thread = {b: float(bb[b]) / threads for b in range(len(bb)) if bb[b]}
@@ -218,7 +224,7 @@ def _entry_integer(
 
 def _model_classes(
     tr, kr, bb, threads: float, bodies, unroll_of=None, trip_of=None, region: int = 0,
-    entries=None,
+    entries=None, whole_of=None,
 ) -> dict[str, float]:
     """cgpredict's per-thread counts by comparison class for the kernel of report ``kr``
     (trace region ``region``) with block executions ``bb`` over ``threads`` threads: its
@@ -231,13 +237,15 @@ def _model_classes(
     from cgpredict.trip_constants import fma_pipe_constant_moves
 
     staged = {m.id for m in kr.mem if m.pattern == "shared"}
-    out = _block_classes(tr.header, bb, staged, None, threads, bodies, unroll_of, trip_of)
+    out = _block_classes(tr.header, bb, staged, None, threads, bodies, unroll_of, trip_of,
+                         whole_of)
     _port_atomics(out, tr.header, kr, bb, threads)
     if staged:  # the model's shared loads: vectors of the elements a thread reads
         out["ld_shared"] = kr.profile.shared.accesses
     out["ld_global"] += kr.profile.shared.load_insts
     out["barrier"] = kr.profile.sync_insts
-    shape = ptx_check.region_shape(tr, kr, region)
+    whole = frozenset(lp.id for lp in tr.header.loops if whole_of is not None and whole_of(lp.id))
+    shape = ptx_check.region_shape(tr, kr, region, whole)
     _hoisted_loads(out, tr.header, shape.entry.hoisted_loads, bb, threads)
     arrays = len(({array_name(m.text) for m in kr.mem}
                   | hoisted_arrays(shape.entry.hoisted_loads)) - {""})
@@ -251,7 +259,8 @@ def _model_classes(
     staging = kr.profile.staging_code
     out["other"] += kr.profile.machine_insts - kr.profile.shared.load_insts - staging.total
     out["integer"] -= kr.profile.address_folded_insts
-    entry, moves, kept = _entry_integer(tr, kr, bb, threads, region, entries)
+    out["other"] += _setup_correction(tr, kr, region, whole, entries, threads)
+    entry, moves, kept = _entry_integer(tr, kr, bb, threads, region, entries, whole)
     out["integer"] += entry + moves
     out["other"] -= moves
     out["fp32"] += kept  # machine_code.MachineExtras.kept_factors: FMUL by a unit scalar
@@ -267,6 +276,7 @@ def _model_classes(
     out["other"] -= left.other
     _add_staging_code(out, staging)
     _row_work(out, shape, bb, threads)  # eq. (12rw): MachineExtras.row_work by class
+    _exit_tests(out, shape, per_thread)  # eqs. (12fm), (12xb)
     _loop_folds(out, tr, bodies, unroll_of, bb, threads)  # eq. (12f)
     out["total"] = sum(out[k] for k in SUMMARY if k != "total")
     return out
@@ -301,6 +311,35 @@ def _row_work(out: dict[str, float], shape, bb, threads: float) -> None:
         for opcode, ty, detail, k in ops:
             for cls, cost in model_op_classes(opcode, ty, detail):
                 out[cls] += w.get(b, 0.0) * cost * k
+
+
+def _setup_correction(tr, kr, region: int, whole: frozenset[int], entries,
+                      threads: float) -> float:
+    """The loop set-up moves of the loops the check finds unrolled whole (``whole``, with
+    eq. (12sz)'s sized loops left out) less those of the loops the report's launch took for
+    whole: it ran at the check's sizes without probes, so a loop bounded by a size of at most
+    UNROLL_WHOLE iterations (spmv_ell's K) was a constant one there (eq. (12wu))."""
+    from cgpredict.kernel.launch_loops import unrolled_whole
+
+    if not threads or entries is None:
+        return 0.0
+    plain = frozenset(lp.id for lp in tr.header.loops if unrolled_whole(tr, lp.id))
+    if plain == whole:
+        return 0.0
+    ours = ptx_check.region_shape(tr, kr, region, whole).loop_setups
+    theirs = ptx_check.region_shape(tr, kr, region, plain).loop_setups
+    return (ptx_check.loop_weighed(ours, entries, threads)
+            - ptx_check.loop_weighed(theirs, entries, threads))
+
+
+def _exit_tests(out: dict[str, float], shape, per_thread: dict[int, float]) -> None:
+    """The FMUL of a product multiply-adds share (``MachineExtras.shared_products``, eq.
+    (12fm), class fp32) and the exit tests branched on with the header's
+    (``merged_exits``, eq. (12xb), class branch), per thread."""
+    from cgpredict.shared_products import shared_product_insts
+
+    out["fp32"] += shared_product_insts(shape.shared_products, per_thread)
+    out["branch"] -= sum(per_thread.get(b, 0.0) for b in shape.merged_exits)
 
 
 def _guard_exits(shape, kr, bb, threads: float):
@@ -395,16 +434,34 @@ def trace_sizes(name: str) -> dict[str, int]:
     return {n: (v if n == "TMAX" else SASS_TRACE_SIZE) for n, v in sizes.items()}
 
 
+@functools.lru_cache(maxsize=None)
+def sized_keys(name: str) -> frozenset[tuple[int, int, int]]:
+    """The loops of ``name``.c (scaling.loop_keys: region, line, n) whose trip count grows
+    with a size macro (eq. (12sz)), from the probes of a run at twice the check's sizes (the
+    check traces at its work sizes, where no probe runs and every trip model is a constant)."""
+    from cgpredict.prediction import RunOptions
+    from cgpredict.prepared import prepare
+    from cgpredict.scaling import loop_keys
+
+    sizes = trace_sizes(name)
+    opts = RunOptions(port="plain", work_sizes={n: 2 * v for n, v in sizes.items()},
+                      trace_sizes=sizes)
+    with prepare(c_source(name), opts) as prep:
+        keys = loop_keys(prep.trace)
+        return frozenset(keys[lid] for lid, m in prep.sizes.trips.items() if m.sized)
+
+
 def model_kernels(name: str, port: str) -> dict[str, ModelKernel]:
     """cgpredict's per-thread classes and sequential loops for every kernel of ``name``.c."""
     import numpy as np
 
     from cgpredict.frontend.summary import region_block_counts
-    from cgpredict.kernel.launch_loops import loop_unroll_at
+    from cgpredict.kernel.launch_loops import loop_unroll_at, unrolled_whole
     from cgpredict.parallelism import thread_bodies
     from cgpredict.prediction import RunOptions
     from cgpredict.prepared import prepare
     from cgpredict.runtime_trips import loop_trip_at
+    from cgpredict.scaling import loop_keys
     from cgpredict.warps import mapped_loops
 
     sizes = trace_sizes(name)
@@ -424,11 +481,17 @@ def model_kernels(name: str, port: str) -> dict[str, ModelKernel]:
             threads = float(sum(iters[i] for i in mapped))
             bodies = thread_bodies(tr, r.index, grid)
 
+            keys = loop_keys(tr)  # eq. (12sz): the loops bounded by a size macro
+            sized = {lid for lid, k in keys.items() if k in sized_keys(name)}
+
             def unroll_of(lid: int, tr=tr) -> int:  # the model's (kernel.launch), traced size
-                return loop_unroll_at(tr, lid)
+                return loop_unroll_at(tr, lid, sized=lid in sized)
 
             def trip_of(lid: int, tr=tr):  # the model's run-time loop trips, traced size
-                return loop_trip_at(tr, lid)
+                return loop_trip_at(tr, lid, sized=lid in sized)
+
+            def whole_of(lid: int, tr=tr) -> bool:  # eq. (12wu): unrolled whole
+                return unrolled_whole(tr, lid, sized=lid in sized)
 
             seq = sorted(
                 (lp for lp in tr.header.loops if lp.region == r.index and lp.depth > grid),
@@ -444,7 +507,8 @@ def model_kernels(name: str, port: str) -> dict[str, ModelKernel]:
                     if c.parent == lp.id:
                         own -= set(c.blocks)
                 per_iter = (
-                    _block_classes(tr.header, bb, staged, own, n, bodies, unroll_of, trip_of)
+                    _block_classes(tr.header, bb, staged, own, n, bodies, unroll_of, trip_of,
+                                   whole_of)
                     if n
                     else {}
                 )
@@ -455,13 +519,13 @@ def model_kernels(name: str, port: str) -> dict[str, ModelKernel]:
             n1 = float(tr.loop_iters[first, mapped].sum()) if mapped else 1.0
             one = _model_classes(
                 tr, kr, tr.bb_counts[first], n1, bodies, unroll_of, trip_of, r.index,
-                tr.loop_entries[first].astype(np.float64),
+                tr.loop_entries[first].astype(np.float64), whole_of,
             )
             out[r.name] = ModelKernel(
                 grid,
                 loops,
                 _model_classes(tr, kr, bb, threads, bodies, unroll_of, trip_of, r.index,
-                               entries),
+                               entries, whole_of),
                 kr.profile.comp_insts,
                 sum(one[c] for c in COMPUTE) + one["st_shared"]  # + the hoisted LDGs (12L)
                 + _hoisted_count(ptx_check.region_shape(tr, kr, r.index).entry.hoisted_loads,

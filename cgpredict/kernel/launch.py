@@ -43,7 +43,8 @@ from ..profile import KernelProfile
 from ..register_block import RegisterBlock, grid_rows
 from ..scaling import SizeModel
 from ..warps import WarpTrace
-from .launch_loops import RegionLoops, region_loops, strip_unroll, trip
+from ..whole_loops import whole_shape
+from .launch_loops import RegionLoops, region_loops, sized_loops, strip_unroll, trip
 from .launch_parts import (
     body_counts,
     kept_part,
@@ -434,7 +435,8 @@ class LaunchContext:
         """The region's machine_code.MachineShape, found once (its launches share it)."""
         inner = self.d2 if self.grid == 2 else self.d1
         skip = {a.sid for a in self.staged}
-        return machine_shape(self.trace, self.region, self.grid, inner, skip)
+        shape = machine_shape(self.trace, self.region, self.grid, inner, skip)
+        return whole_shape(shape, self.trace, self.loops.whole, skip)  # eq. (12wu)
 
     def entries_per_thread(self, row: int, loop: int, threads: float) -> float:
         """Entries of ``loop`` per thread in trace launch ``row``, at the work size (they
@@ -461,7 +463,8 @@ class LaunchContext:
         """How the port's code runs the loops of the region's thread bodies (launch_loops):
         found once for the region (the trace's loop counts over all launches)."""
         return region_loops(self.trace, self.bodies.loop_ids, self.ratio,
-                            strip_unroll(self.shared_spec, self.staged, self.halo))
+                            strip_unroll(self.shared_spec, self.staged, self.halo),
+                            sized_loops(self.sizes.trips))  # eq. (12sz)
 
     def unroll(self, loop: int) -> int:
         """How many iterations nvcc unrolls loop ``loop`` into one trip (loop_unroll_at)."""

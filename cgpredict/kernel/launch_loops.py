@@ -12,13 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from ..compute import loop_unroll
+from ..compute import UNROLL_WHOLE, loop_unroll
 from ..frontend.tracefile import Trace
 from ..memory.shared import StagedAccess
 from ..runtime_trips import RuntimeTrip, data_exit, loop_iterations, loop_trip_at
 from ..scaling import TripModel
 
-__all__ = ["RegionLoops", "loop_unroll_at", "region_loops", "strip_unroll", "trip"]
+__all__ = ["RegionLoops", "loop_unroll_at", "region_loops", "sized_loops", "strip_unroll", "trip",
+           "unrolled_whole"]
 
 
 def trip(model: TripModel, sizes: dict[str, int]) -> float:
@@ -30,16 +31,23 @@ def trip(model: TripModel, sizes: dict[str, int]) -> float:
         return model.alpha
 
 
-def loop_unroll_at(trace: Trace, loop: int, ratio: float = 1.0) -> int:
+def sized_loops(trips: Mapping[int, TripModel]) -> frozenset[int]:
+    """The loops whose trip count grows with a size macro (TripModel.sized): run-time trips in
+    the port whatever their count at the work size (eq. (12sz))."""
+    return frozenset(lid for lid, m in trips.items() if m.sized)
+
+
+def loop_unroll_at(trace: Trace, loop: int, ratio: float = 1.0, sized: bool = False) -> int:
     """How many source iterations the SASS of loop ``loop`` of ``trace`` runs a trip, its
     iterations an entry grown by ``ratio`` to the work size: a loop of at most UNROLL_WHOLE
     iterations an entry (a strip-mined tile loop) is one of constant trip count in the port's
     code, unrolled whole (compute.loop_unroll); a longer one is bounded by a size, a run-time
     parameter of the port, and unrolled 16 or 4 times (loop_trip_at). 1 for straight-line
-    code (loop -1) and a loop with a data-dependent exit (loop_exits, eq. (12x))."""
+    code (loop -1) and a loop with a data-dependent exit (loop_exits, eq. (12x)). ``sized``:
+    the loop's trip count grows with a size macro, a run-time trip however short (12sz)."""
     if loop < 0 or data_exit(trace, loop):
         return 1
-    bounded = loop_trip_at(trace, loop, ratio)
+    bounded = loop_trip_at(trace, loop, ratio, sized)
     if bounded is not None:
         return bounded.depth
     return loop_unroll(loop_iterations(trace, loop, ratio))
@@ -58,6 +66,17 @@ def strip_unroll(shared_spec: tuple | None, staged: tuple[StagedAccess, ...], ha
     return {tile_loop: loop_unroll(divisor)} if divisor > 1 else {}
 
 
+def unrolled_whole(trace: Trace, loop: int, ratio: float = 1.0, sized: bool = False) -> bool:
+    """Whether nvcc unrolls loop ``loop`` whole (eq. (12wu)): a constant trip count (not
+    ``sized``, no loaded bound, no data exit) of at most UNROLL_WHOLE iterations an entry,
+    the same at every entry (a whole number on average): its copies name the induction as
+    an immediate, so the SASS keeps no control and no index arithmetic of it."""
+    if loop < 0 or sized or data_exit(trace, loop) or loop_trip_at(trace, loop, ratio) is not None:
+        return False
+    n = loop_iterations(trace, loop, ratio)
+    return 1 <= n <= UNROLL_WHOLE and abs(n - round(n)) < 1e-9
+
+
 @dataclass(frozen=True)
 class RegionLoops:
     """The loops a region's thread bodies run: each one's unroll (``unrolls``; 1 where
@@ -66,6 +85,7 @@ class RegionLoops:
 
     unrolls: Mapping[int, int]
     trips: Mapping[int, RuntimeTrip | None]
+    whole: frozenset[int] = frozenset()  # loops unrolled whole (unrolled_whole, (12wu))
 
     def unroll(self, loop: int) -> int:
         """How many iterations nvcc unrolls loop ``loop`` into one trip (loop_unroll_at)."""
@@ -74,17 +94,24 @@ class RegionLoops:
     def kept(self, loop: int, cls: str = "all") -> float | None:
         """Instructions of class ``cls`` per source iteration the SASS keeps of loop
         ``loop``'s control and addresses (runtime_trips.RuntimeTrip), None when the loop is
-        not bounded by a run-time size (its affine share is folded per unrolled trip)."""
+        not bounded by a run-time size (its affine share is folded per unrolled trip); 0 for
+        a loop unrolled whole, whose control and index the SASS does not keep (12wu)."""
+        if loop in self.whole:
+            return 0.0
         bounded = self.trips.get(loop)
         return None if bounded is None else bounded.per_iteration(cls)
 
 
 def region_loops(trace: Trace, loop_ids: Iterable[int], ratio: Callable[[int], float],
-                 strips: Mapping[int, int]) -> RegionLoops:
+                 strips: Mapping[int, int], sized: frozenset[int] = frozenset()) -> RegionLoops:
     """The RegionLoops of the loops ``loop_ids`` (-1, straight-line code, skipped), each grown
     by ``ratio(loop)`` to the work size; ``strips``: the strip-mined loops' unrolls
-    (strip_unroll), which replace theirs."""
+    (strip_unroll), which replace theirs; ``sized``: the loops bounded by a size (sized_loops,
+    eq. (12sz))."""
     ids = [lid for lid in loop_ids if lid >= 0]
-    unrolls = {lid: loop_unroll_at(trace, lid, ratio(lid)) for lid in ids}
-    trips = {lid: None if lid in strips else loop_trip_at(trace, lid, ratio(lid)) for lid in ids}
-    return RegionLoops(unrolls | dict(strips), trips)
+    unrolls = {lid: loop_unroll_at(trace, lid, ratio(lid), lid in sized) for lid in ids}
+    trips = {lid: None if lid in strips else loop_trip_at(trace, lid, ratio(lid), lid in sized)
+             for lid in ids}
+    whole = frozenset(lid for lid in ids if lid not in strips
+                      and unrolled_whole(trace, lid, ratio(lid), lid in sized))  # (12wu)
+    return RegionLoops(unrolls | dict(strips), trips, whole)

@@ -202,7 +202,8 @@ def _gather_waits(setup: RegionSetup, device: GPUDevice,
         if lid in setup.sizes.trips:
             t = trip(setup.sizes.trips[lid], setup.tsz)
             ratio = trip(setup.sizes.trips[lid], setup.wsz) / t if t > 0 else 1.0
-        depth = loop_unroll_at(setup.trace, lid, ratio)
+        sized = lid in setup.sizes.trips and setup.sizes.trips[lid].sized  # eq. (12sz)
+        depth = loop_unroll_at(setup.trace, lid, ratio, sized)
         gathers = sum(home.get(s) == lid for s in grown)
         if not queue_turns_l1(per_sm, depth, gathers, units):
             continue
@@ -425,7 +426,8 @@ def with_registers(trace: Trace, region: int, grid: int, opts: RunOptions, devic
         if lp.region == region and lp.depth > grid:
             m = sizes.trips.get(lp.id)
             t = trip(m, tsz) if m is not None else 0.0
-            unroll[lp.id] = loop_unroll_at(trace, lp.id, trip(m, wsz) / t if t > 0 else 1.0)
+            unroll[lp.id] = loop_unroll_at(trace, lp.id, trip(m, wsz) / t if t > 0 else 1.0,
+                                           m is not None and m.sized)  # eq. (12sz)
     est = estimate_registers(trace, region, grid, unroll, opts.port == "restrict",
                              full_occupancy_registers(device))
     regs = est.registers if est is not None else FALLBACK_REGISTERS

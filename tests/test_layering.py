@@ -48,7 +48,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "cgpredict.memory", "cgpredict.memory.*", "cgpredict.issue_blocks", "cgpredict.dram_rounds",
      "cgpredict.parallelism",
      "cgpredict.machine_code", "cgpredict.reconvergence", "cgpredict.loop_counter",
-     "cgpredict.runtime_trips", "cgpredict.gep_text",
+     "cgpredict.runtime_trips", "cgpredict.store_copies", "cgpredict.gep_text",
      "cgpredict.trip_constants",
      "cgpredict.loop_exits", "cgpredict.lane_trips", "cgpredict.lane_scale",
      "cgpredict.loop_fold",

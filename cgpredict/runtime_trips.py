@@ -26,6 +26,7 @@ from .loop_counter import counts_down, counts_up_from_constant
 from .loop_exits import data_exit, data_tainted, loaded_bound
 from .machine_code import address_geps, offset_root, own_blocks
 from .parallelism import ir_module
+from .store_copies import STORE_COPY_WORDS, plain_port, store_copies, store_copy_words
 from .trip_constants import runs_slow_path, trip_constant_moves, trip_constants
 
 # --- ptxas's unrolling of a loop bounded by a run-time size (issue 24) ---------------------
@@ -131,8 +132,9 @@ from .trip_constants import runs_slow_path, trip_constant_moves, trip_constants
 # the blind spmv_ell (4 a trip), both ports.
 
 # Which registers the allocator gives an add is its own choice: the two rules are what the
-# 16-deep trips of the corpus show, all of them but Deriche's (its row passes copy 2-4
-# registers a trip where the rule says none) and GEMM restrict's (4 where MM's rule says 3).
+# 16-deep trips of the corpus show, with the copies behind a trip's stores (eq. (12sc),
+# ``store_copies``: Deriche's forward row pass), all of them but Deriche's backward column
+# pass (rows only) and GEMM restrict's (4 where MM's rule says 3).
 # Where a pointer's high word is copied too, ptxas issues that copy on the FMA pipe
 # (IMAD.MOV, class integer: one a trip in the plain ATAX, BICG, MVT, DCT1D): not counted.
 
@@ -207,6 +209,10 @@ class RuntimeTrip:
     constant: bool = False
     # a re-based trip: the arrays of its unit-stride accesses, one induction pointer each
     unit_arrays: int = 1
+    # eq. (12sc): the pointers copied back behind the trip's stores (store_copies) and the
+    # MOVs each copy takes (store_copy_words)
+    store_copied: int = 0
+    copy_words: int = STORE_COPY_WORDS
 
     @property
     def rows_only(self) -> bool:
@@ -246,8 +252,9 @@ class RuntimeTrip:
         """Moves per trip (class other): a re-based trip's copies of the bases its
         IMAD.WIDEs add to (each strided access's row base, the induction pointer of two or
         more unit-stride accesses) and of a single unit-stride access's second pointer; in
-        another trip, the copies of the pointers ``trip_copies`` names and the constant-bank
-        reloads of the bases ``base_reloads`` names, once per nvcc trip; in any trip, the
+        another trip, the copies of the pointers ``trip_copies`` and ``store_copies`` (eq.
+        (12sc)) name and the constant-bank reloads of the bases ``base_reloads`` names, once
+        per nvcc trip; in any trip, the
         reload of each gathered array's base (eq. (12gb)), less the library calls' constant
         moves the trip does not repeat (eq. (12k), negative)."""
         consts = trip_constant_moves(self.depth, self.constants, self.constant_kinds)
@@ -256,7 +263,8 @@ class RuntimeTrip:
             return float(UNIFORM_BASE_COPY_OTHER * self.pointers) + consts
         if not self.rebased:
             reloads = BASE_RELOAD_OTHER * self.reloaded * (self.depth // UNROLL_RUNTIME)
-            return float(POINTER_COPY_OTHER * self.copied + reloads) + consts
+            stored = self.copy_words * self.store_copied  # eq. (12sc)
+            return float(POINTER_COPY_OTHER * self.copied + reloads + stored) + consts
         unit = self.pointers - self.strided
         own = {0: 0, 1: OWN_POINTER_COPY_OTHER}.get(unit, INDUCTION_COPY_OTHER)
         if self.constant:  # eq. (12ct): SYR2K's 8-deep trip copies no register
@@ -439,6 +447,7 @@ def runtime_trip(trace: Trace, loop, trip: int = 0) -> RuntimeTrip:
     moving: dict[tuple, bool] = {}  # per advancing pointer: moves one element
     offsets: dict[tuple, frozenset] = {}  # per advancing pointer: its invariant offsets
     loads: set[int] = set()  # body ops loading at an advancing address
+    stored: set[tuple] = set()  # advancing pointers a store addresses: eq. (12sc)
     gathered: set[str] = set()  # arrays addressed from a loaded index: eq. (12gb)
     for o in body.mem_ops:
         at = address_geps(body.ops, o)
@@ -450,6 +459,7 @@ def runtime_trip(trace: Trace, loop, trip: int = 0) -> RuntimeTrip:
             moving[key] = moving.get(key, False) or access_moves_one_element(body, o, geps)
             offsets[key] = invariant_offsets(body, o, geps, defs)
             loads |= {o.index} if o.klass == "load" else set()
+            stored |= {key} if o.klass == "store" else set()
     stores = sum(o.klass == "store" and o.mem_id >= 0 for o in body.mem_ops)
     counts_up, slow = counts_up_from_constant(trace, loop), runs_slow_path(trace, loop)
     depth = runtime_trip_depth(any(moving.values()), stores, counts_up, slow_path=slow)
@@ -462,6 +472,9 @@ def runtime_trip(trace: Trace, loop, trip: int = 0) -> RuntimeTrip:
     rows = len(set(offsets.values())) if moving and not any(moving.values()) else 0
     down = descending_trip(depth, counts_down(trace, loop), rebased, list(moving.values()))
     consts, kinds = (0.0, 0) if slow else trip_constants(trace, loop)  # eq. (12k)
+    behind = 0 if down or rows else store_copies(  # eq. (12sc): not a rows-only trip
+        depth, rebased, chain, len(stored), len(moving) - len(stored),
+        plain_port(h.ir_text, loop.function))
     return RuntimeTrip(
         depth=depth,
         pointers=len(moving),
@@ -478,6 +491,8 @@ def runtime_trip(trace: Trace, loop, trip: int = 0) -> RuntimeTrip:
         gathered=len(gathered),
         constant=trip > 0,
         unit_arrays=max(len({a for (a, _), unit in moving.items() if unit}), 1) if rebased else 1,
+        store_copied=0 if trip > 0 else behind,  # eq. (12ct) copies no register
+        copy_words=store_copy_words(body) if behind else STORE_COPY_WORDS,
     )
 
 

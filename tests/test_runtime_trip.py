@@ -403,7 +403,8 @@ def _trip(tmp_path: Path, src: str, port: str | None = None):
         (ROW_DOWN,
          RuntimeTrip(depth=16, pointers=2, strided=0, stores=1, descending=True)),
         (TWO_STORES, RuntimeTrip(depth=4, pointers=3, strided=0, stores=2)),
-        (ONE_STORE, RuntimeTrip(depth=16, pointers=2, strided=0, stores=1)),
+        # eq. (12sc): the plain port copies B's pointer (stored) and A's (loaded, may alias)
+        (ONE_STORE, RuntimeTrip(depth=16, pointers=2, strided=0, stores=1, store_copied=2)),
         (ONE_ARRAY_TWO_POINTERS,
          RuntimeTrip(depth=16, pointers=2, strided=1, stores=0, copied=1)),
         (GEMM_LIKE, RuntimeTrip(depth=16, pointers=2, strided=1, stores=0, rebased=True)),

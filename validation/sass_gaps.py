@@ -47,14 +47,13 @@ _TOTAL = "the sum of the class gaps of this kernel (listed above)"
 
 #: integer class off at 16 a trip, the trip agreeing: the instructions apart lie outside it
 _RUNTIME_OTHER_16 = (
-    "ptxas copies registers in Deriche's 16-iteration trips that cgpredict's rule does not "
-    "count (runtime_trips.trip_copies: a MOV per pointer of a chain trip, one whose products "
-    "multiply two loaded values, and per row-offset unit-stride pointer of a trip without a "
-    "store): the row passes' products scale a load by a coefficient, yet the forward pass "
-    "copies both pointers back (4 MOV a trip plain, 2 restrict); the backward column pass "
-    "(rows only, counting down) copies registers too: 14.5 other instructions a thread more "
-    "in the SASS restrict, 6.5 plain (4 trips of 16; the backward row pass's copies of its "
-    "uniform bases are counted: runtime_trips, eq. 12d)"
+    "ptxas copies registers in Deriche's backward column pass (rows only, counting down: "
+    "16-iteration trips) that cgpredict does not count: its addresses are formed from row "
+    "indices, so neither runtime_trips.trip_copies nor the copies behind a trip's stores "
+    "(store_copies, eq. (12sc), which count the forward row pass's: 4 MOV a trip plain, 2 "
+    "restrict) apply: 14.5 other instructions a thread more in the SASS restrict, 6.5 plain "
+    "(4 trips of 16; the backward row pass's copies of its uniform bases are counted: "
+    "runtime_trips, eq. 12d)"
 )
 _RUNTIME_OTHER_GEMM = (
     "GEMM restrict's 16-iteration trip copies B's uniform row base into a vector pair by 2 MOV "
@@ -76,7 +75,7 @@ _RELOAD_AFTER_LOOP = ptx_check.LDST_KNOWN[("gemver_k2", "plain")]
 _UNSWITCHED = ptx_check.UNSWITCHED
 _TOTAL_UNTILED: frozenset[tuple[str, str]] = frozenset()
 _MOVES_AS_MOV = _pairs("atax_k1:restrict bicg_k2:restrict")
-_OTHER16 = _pairs("deriche_hfwd:* deriche_vbwd:*")
+_OTHER16 = _pairs("deriche_vbwd:*")
 _OTHER4 = _pairs("corr_mean:restrict covar_mean:restrict gesummv:plain")
 _DIV_SQRT_NO_LOOP = frozenset(("corr_reduce", "gs_k2"))
 

@@ -2,7 +2,8 @@
 ``CGPREDICT_NO_CACHE=1``, cwd /tmp), the trees alternating within every pass so that the
 machine's load falls on both alike. Prints per file and command the median wall and CPU
 seconds (the process and the compilers and traced programs it waits for) of each tree, their
-ratios, and whether the two trees printed the same JSON. Asserts nothing.
+ratios, and whether the two trees printed the same JSON. Asserts nothing. ``--min``: the
+minimum of the runs instead of the median (a machine loaded by others).
 
     python bench/bench_side.py /tmp/old-tree . --files 3mm,gramschmidt --cmds run,advise
 """
@@ -41,7 +42,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--files", default="3mm", help="corpus stems, comma separated")
     ap.add_argument("--cmds", default="run", help="run and/or advise, comma separated")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--min", action="store_true",
+                    help="the minimum of the runs, not the median (a loaded machine)")
     a = ap.parse_args(argv)
+    stat = min if a.min else statistics.median
     trees = {"old": a.old.resolve(), "new": a.new.resolve()}
     for tree in trees.values():  # each tree's numba cache filled before anything is timed
         one(tree, "run", "gemm")
@@ -58,8 +62,8 @@ def main(argv: list[str] | None = None) -> int:
         if name != "old":
             continue
         o, n = runs, got[(stem, cmd, "new")]
-        ow, nw = (statistics.median(x[0] for x in v) for v in (o, n))
-        oc, nc = (statistics.median(x[1] for x in v) for v in (o, n))
+        ow, nw = (stat(x[0] for x in v) for v in (o, n))
+        oc, nc = (stat(x[1] for x in v) for v in (o, n))
         same = "identical" if o[0][2] == n[0][2] else "DIFFERENT"
         print(f"| {stem} | {cmd} | {ow:.2f} | {nw:.2f} | {nw / ow:.2f} | {oc:.2f} | {nc:.2f} "
               f"| {nc / oc:.2f} | {same} |")

@@ -73,15 +73,21 @@ def _warm_direct() -> None:
     sub-partitions (eq. (B6); the block scheduler's, eq. (B3), is its case of one warp a block
     on one scheduler) and the draws of a block's warps below the trace's lane spacing (eq.
     (B8)), called only for uneven blocks on more blocks than SMs, as the blind
-    Mandelbrot's."""
+    Mandelbrot's; and the sectors a host loop's recorded launches touch (eq. (CO1)),
+    called only where a launch loads an array an earlier launch left partly in the L2 (3MM,
+    GRAMSCHMIDT; the warm-up files' arrays fit it whole)."""
     import numpy as np
 
     from .block import Block
+    from .memory.carryover import SECTOR, _sector_tables
     from .smsp_schedule import warp_makespan
     from .warp_spread import spread_work
 
     warp_makespan(np.array([[3.0, 1.0], [2.0, 1.0]]), 2, 1, 4)
     spread_work(np.array([1.0, 3.0]), (2, 1), (64, 1), Block(32, 1), 32)
+    events = np.array([(1 << 48) | 64], np.uint64)
+    events.flags.writeable = False  # as a trace's events are (a read-only mapping)
+    _sector_tables(events, np.zeros(1 << 16, np.int64), 1, SECTOR)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -137,3 +137,50 @@ def test_the_column_finds_the_sweeps_tail(host_loop):
                and i > 0)
     got = carried_share(tr, row, facts, 1 << 20, touched, frozenset({"A"}), size, {})
     assert got == (("A", 8 / 32),)
+
+
+def _toy_trace(events: list[int], mem: list[tuple[int, str]]):
+    """A trace of one recorded launch: ``events`` (tag << 48 | address) and its memory
+    instructions (id, base)."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    ev = np.array(events, np.uint64)
+    header = SimpleNamespace(mem=[SimpleNamespace(id=i, base=b) for i, b in mem])
+    return SimpleNamespace(header=header, launch_events=lambda row: ev)
+
+
+def test_sectors_against_a_set_per_array():
+    """carryover._sectors (a table over each array's span, or a sorted list where the span is
+    wide) against Python sets of address // 32 per array, on events of three arrays by
+    hand: A dense (addresses 0..4095 in steps of 4, twice: 128 sectors), B two far-apart
+    sectors (a span of 2**30 sectors: the listed path), C never touched, markers (tag
+    0xF001) and a load of no array left out."""
+    import random
+
+    import numpy as np
+
+    from cgpredict.memory import carryover
+    from cgpredict.memory.shared import array_name
+
+    mem = [(1, "A"), (2, "B"), (3, "C"), (4, "")]
+    rnd = random.Random(7)
+    addrs_a = [0x1000 + 4 * i for i in range(1024)] * 2
+    rnd.shuffle(addrs_a)
+    addrs_b = [0x10, 0x10 + 32 * 2**30, 0x18]
+    events = ([(1 << 48) | a for a in addrs_a] + [(2 << 48) | a for a in addrs_b]
+              + [(0xF001 << 48) | 5, (4 << 48) | 0x99999])
+    rnd.shuffle(events)
+    got = carryover._sectors(_toy_trace(events, mem), 0)
+    want: dict[str, set[int]] = {}
+    for e in events:
+        tag, addr = e >> 48, e & ((1 << 48) - 1)
+        name = dict(mem).get(tag)
+        if name and array_name(name):
+            want.setdefault(array_name(name), set()).add(addr // 32)
+    assert list(got) == sorted(want)  # A, B: C touched nothing
+    for a, sec in got.items():
+        assert sec.dtype == np.uint64
+        assert sec.tolist() == sorted(want[a])
+    assert len(got["A"]) == 128 and got["B"].tolist() == [0, 2**30]

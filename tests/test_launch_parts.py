@@ -146,3 +146,47 @@ def test_thread_weights_are_kept_per_counts_and_trace(monkeypatch):
     assert launch_parts._kept_weights(ctx, None, c1, (4, 1), -1) == [3]
     ctx.trace = SimpleNamespace()
     assert launch_parts._kept_weights(ctx, None, c1, (4, 1), 3) == [4]
+
+
+def test_may_carry_against_a_scan_of_earlier_launches():
+    """launch_parts._may_carry (the first launch of each array's touchers) against the scan
+    carried_share does (a launch before ``row`` whose region touched the array), on random
+    host loops of three regions over arrays A, B, C, and by hand: launches of regions
+    0, 1, 0 with 0 touching A and 1 touching B; region 0's second launch (row 2) loads A,
+    which row 0 touched; region 1's one launch (row 1) loads B, which none before touched;
+    and row 2 finds nothing to carry once A is found whole in the L2 (``res``)."""
+    import random
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from cgpredict.kernel.launch_parts import _may_carry
+
+    def trace_of(regions):
+        return SimpleNamespace(launches={"region": np.array(regions, np.int32)})
+
+    def res_of(rows, whole=()):
+        return {r: tuple(SimpleNamespace(array=a) for a in whole) for r in rows}
+
+    touched = {0: frozenset({"A"}), 1: frozenset({"B"})}
+    tr = trace_of([0, 1, 0])
+    assert _may_carry(tr, np.array([0, 2]), res_of([0, 2]), touched, frozenset({"A"}))
+    assert not _may_carry(tr, np.array([1]), res_of([1]), touched, frozenset({"B"}))
+    assert not _may_carry(tr, np.array([0, 2]), res_of([0, 2], "A"), touched,
+                          frozenset({"A"}))
+    rnd = random.Random(3)
+    for _ in range(300):
+        regions = [rnd.randrange(3) for _ in range(rnd.randrange(1, 7))]
+        touched = {r: frozenset(a for a in "ABC" if rnd.random() < 0.4) for r in range(3)}
+        region = rnd.randrange(3)
+        rows = np.flatnonzero(np.array(regions) == region)
+        if not len(rows):
+            continue
+        mine = frozenset(a for a in touched[region] if rnd.random() < 0.7)
+        res = {int(r): tuple(SimpleNamespace(array=a) for a in mine if rnd.random() < 0.3)
+               for r in rows}
+        want = any(
+            any(a in touched[regions[p]] for p in range(int(row)))
+            for row in rows for a in mine - {x.array for x in res[int(row)]}
+        )
+        assert _may_carry(trace_of(regions), rows, res, touched, mine) == want

@@ -103,17 +103,32 @@ def _carried(trace, rows, res, sizes: SizeModel, tsz, wsz, carry: float, touched
     regions and kept in ``kept``."""
     if carry <= 0 or not len(rows):
         return {}
+    mine = loaded.get(int(trace.launches["region"][rows[0]]), frozenset())
+    if not _may_carry(trace, rows, res, touched, mine):
+        return {}  # no launch loads an array an earlier launch touched: every share is 0
     fkey = ("carry_facts", tuple(sorted(tsz.items())), tuple(sorted(wsz.items())))
     facts = kept.get(fkey)
     if facts is None:
         facts = kept[fkey] = carry_facts(trace, sizes, tsz, wsz, touched)
     size = {a: bytes_of.get(a) if a in bytes_of else sizes.array_bytes(a, wsz)
             for (_, a) in facts.traced}
-    mine = loaded.get(int(trace.launches["region"][rows[0]]), frozenset())
     feet: dict[int, dict[str, float]] = {}
     return {int(row): carried_share(trace, int(row), facts, carry, touched,
                                     mine - {r.array for r in res[int(row)]}, size, feet)
             for row in rows}
+
+
+def _may_carry(trace, rows, res, touched, mine: frozenset[str]) -> bool:
+    """Whether any launch ``rows`` loads an array not found whole (``res``) that an earlier
+    launch touched: else eq. (CO1) gives every launch nothing (``carried_share`` finds no
+    earlier toucher), and the trace's CarryFacts (every recorded launch's sectors) are not
+    needed (GEMM, SYR2K: one launch)."""
+    regions = trace.launches["region"]
+    first_of = {int(r): int(i) for r, i in zip(*np.unique(regions, return_index=True))}
+    first = {a: min((i for r, i in first_of.items() if a in touched.get(r, ())),
+                    default=len(regions)) for a in mine}  # fmt: skip
+    return any(int(row) > first[a] for row in rows
+               for a in mine - {x.array for x in res[int(row)]})
 
 
 def mem_counts(header, mem: MemoryAnalysis, per_thread: Mapping[int, float]) -> tuple:

@@ -402,12 +402,53 @@ def test_whole_block_share_is_the_equal_schedule_by_brute_force():
 
 
 def test_whole_blocks_price_the_busiest_sm_on_the_store_path():
-    """Eq. (B1g) on a launch: 4096 blocks of the hand profile on 132 SMs take the store path
-    (chip-wide) and the issue (per SM) bounds 32 / 31.03 times those of 4096 / 132 blocks."""
+    """Eq. (B1g) on a launch: 4096 blocks of the hand profile on 132 SMs take the issue (per
+    SM) bound 32 / 31.03 times that of 4096 / 132 blocks; the store path (chip-wide) takes
+    (B1g) within one wave (300 blocks: 3 on the busiest SM of 2.27) and (B1t) beyond it."""
     dev = dataclasses.replace(load_device("h100"), dd_store_cycles=2.0)
     p = dataclasses.replace(_profile(), blocks=4096)
     b = launch_bounds(p, dev, launch_geometry(p, dev))
     warps = 4096 * 8
     whole = 32 / (4096 / 132)
-    assert b.l2_cycles == pytest.approx(warps * (36 + 32) * 2.0 / 132 * whole)
     assert b.issue_cycles == pytest.approx(warps * 32 * 0.25 / 132 * whole)
+    # 3.88 waves; the hand profile has no chain: its blocks would end at once alone, the
+    # L2 hands them every freed slot's share and the end is the fluid one, eq. (B1t)
+    assert b.l2_cycles == pytest.approx(warps * (36 + 32) * 2.0 / 132)
+    p = dataclasses.replace(_profile(), blocks=300)
+    b = launch_bounds(p, dev, launch_geometry(p, dev))
+    assert b.l2_cycles == pytest.approx(300 * 8 * (36 + 32) * 2.0 / 132 * 3 / (300 / 132))
+
+
+def _brute_ragged_end(slots: int, life: float, alone: float) -> float:
+    """The end of ``slots`` blocks left a uniform fraction (i + 0.5) / slots to run when the
+    supply stops, event by event: the L2 serves slots / life blocks a cycle among the busy
+    slots, none faster than 1 / alone; returns the end past the fluid one (their work at the
+    full rate)."""
+    left = sorted((i + 0.5) / slots for i in range(slots))
+    rate = slots / life
+    t = done = 0.0
+    for k, r in enumerate(left):
+        busy = slots - k
+        speed = min(1.0 / alone, rate / busy)
+        t += (r - done) / speed
+        done = r
+    return t - sum(left) / rate
+
+
+def test_ragged_end_is_a_brute_force_tail():
+    """Eq. (B1t): out-of-phase slots ending at the L2's rate, each capped at its own pace
+    alone, end rho^2 / 2 of a block life past the fluid time, against the event-by-event
+    schedule; 0 within one wave, half a life when the blocks are as slow alone (rho 1)."""
+    from cgpredict.models.bounds import ragged_end_cycles
+
+    life, waves = 590_000.0, 3.88
+    for rho in (0.2, 0.5, 0.69, 0.9, 1.0):
+        brute = _brute_ragged_end(4000, life, rho * life)
+        got = ragged_end_cycles(life * waves, rho * life, waves)
+        assert got == pytest.approx(brute, rel=2e-3, abs=life * 1e-3), rho
+        assert got == pytest.approx(rho * rho * life / 2)
+    # GEMM 1024 at 32x8 by hand: alone 407,014 of a 589,866-cycle life: 0.238 of a life
+    assert ragged_end_cycles(2_288_000, 407_014, 3.878788) / (2_288_000 / 3.878788) == \
+        pytest.approx(0.5 * (407_014 / (2_288_000 / 3.878788)) ** 2)
+    assert ragged_end_cycles(1e6, 2e6, 4.0) == pytest.approx(1e6 / 4 / 2)  # rho at most 1
+    assert ragged_end_cycles(1e6, 5e5, 1.0) == 0.0 and ragged_end_cycles(0.0, 5e5, 3.0) == 0.0

@@ -92,8 +92,9 @@ evenly over the SMs it uses, times ``KernelProfile.sm_share`` (sm_share.py, eq. 
 launch of at most one block an SM whose blocks work unequally (a triangular loop's threads)
 lasts as long as its busiest SM, not the mean one. Equal blocks that outnumber the SMs leave
 the busiest SM ceil(blocks / SMs) whole blocks (eq. (B1g), whole_block_share): that share
-multiplies these bounds and the L2's store side too (ncu: the SMs do not hand their share of
-the L2 to the busiest one at a launch's end).
+multiplies these bounds, and the L2's store side within one wave. Beyond one wave the slots
+are out of phase and the store side ends raggedly instead, eq. (B1t) (ragged_end_cycles):
+the L2 hands an emptied slot's share to the busy ones, none faster than its path alone.
 
 Stores are the reason the L2 bound matters: a warp does not wait for its stores (write-back
 L2 on Kepler, write-through L1 on later GPUs), so the latency models see only the loads, and
@@ -113,7 +114,7 @@ from cgpredict.pipes import pipe_cycles
 from cgpredict.profile import KernelProfile, PhaseCosts
 
 __all__ = ["BOUND_NAMES", "Bounds", "l2_miss_path_cycles", "l2_parts", "launch_bounds",
-           "phase_costs", "phase_cycles", "whole_block_share"]
+           "phase_costs", "phase_cycles", "ragged_end_cycles", "whole_block_share"]
 
 BOUND_NAMES = ("dram", "issue", "l2", "chain", "atomic", "pipe", "l1", "dispatch", "phases")
 
@@ -179,6 +180,20 @@ def whole_block_share(blocks: float, sms: int) -> float:
     return math.ceil(mean - 1e-9) / mean
 
 
+def ragged_end_cycles(fluid: float, alone: float, waves: float) -> float:
+    """Cycles the chip-wide store side runs past its fluid time at a launch's ragged end, eq.
+    (B1t): beyond one wave the slots' blocks are out of phase, so when the blocks run out
+    each slot is a uniform fraction through its last one; the L2 hands the slots that
+    empty their share, but a block goes no faster than its own path alone (``alone``, a
+    wave's chain), so the end stretches by rho^2 / 2 of a block's loaded life
+    (``fluid / waves``), rho = alone / that life (at most 1); 0 within one wave."""
+    if waves <= 1.0 or fluid <= 0.0:
+        return 0.0
+    life = fluid / waves  # a block's life while every slot shares the L2's store side
+    rho = min(max(alone, 0.0) / life, 1.0)
+    return rho * rho * life / 2.0  # (B1t)
+
+
 def dram_wave_cycles(device: GPUDevice, waves: float, dram_loads: float) -> float:
     """One DRAM round trip, SPEC eq. (2), per wave whose loads reach DRAM (0 when none do)."""
     if dram_loads <= 0:
@@ -228,8 +243,14 @@ def launch_bounds(profile: KernelProfile, device: GPUDevice, geo: LaunchGeometry
     slice_cycles = requests * at.slice_share * (device.atomic_slice_cycles or 0.0)  # (A2)
     # the loads' replies per SM; the stores at the L2, whose slices serve the whole chip: a
     # launch on few SMs does not slow them, its SMs' own store cost is the L1 path's (B2)
+    store_side = warps * store_cycles / max(device.sm_count, sms)
+    if geo.waves > 1.0:  # out-of-phase slots: the ragged end in place of (B1g), eq. (B1t)
+        store_side += ragged_end_cycles(store_side, max(profile.chain_cycles, queue),
+                                        geo.waves)
+    else:  # one wave: the busiest SM's whole blocks, eq. (B1g)
+        store_side *= whole
     l2_cycles = max(warps * l2_loads * device.dd_l2_cycles / sms * share,
-                    warps * store_cycles / max(device.sm_count, sms) * whole,  # (B1g)
+                    store_side,  # (B1g), (B1t)
                     warps * l2_miss_path_cycles(profile, device, fetched),  # (LM)
                     l2_requests * device.l2_request_cycles / max(device.sm_count, sms))  # (B2q)
     return Bounds(

@@ -1,7 +1,7 @@
 """Threads that leave at the guard: what a test merged into the thread's guard saves the
 threads that fail it (issue 24, SPEC §2.4, eq. (12g)).
 
-``machine_code.merged_zero_trip_tests`` finds the tests of a thread's body that ptxas merges
+``zero_trip_tests.merged_zero_trip_tests`` finds the tests of a thread's body that ptxas merges
 into the guard (one predicate, one predicated ``EXIT``): a test before which the thread
 writes nothing and after whose skipping side it writes nothing. The model already counts
 such a test's branch as none (``MachineExtras.merged_tests``). Where the test's skipping side
@@ -52,7 +52,7 @@ class GuardExits:
 def left_at_guard(entries: tuple[tuple[int, int], ...], per_thread) -> float:
     """The share of threads that leave at the guard: per merged test block (``entries``: its
     block and its entering successor's for each loop it is found to test,
-    ``machine_code.merged_test_entries``) the executions per thread of the test less those
+    ``zero_trip_tests.merged_test_entries``) the executions per thread of the test less those
     of its sides entering a loop (eq. (12g)). A test listed for two loops (softmax's first
     loop header, whose sides enter the first loop or skip to the second) enters by both."""
     enters: dict[int, set[int]] = {}

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from .compute import SLOW_PATH_OPS, sass_op
 from .frontend.tracefile import Trace
-from .machine_code import own_blocks
+from .loop_blocks import own_blocks
 
 #: per SASS_EXPANSION key, the moves of constants its fast path reads that ptxas sets once per
 #: trip of a run-time loop without a slow-path call (the probes of the module docstring)

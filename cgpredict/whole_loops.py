@@ -17,9 +17,10 @@ import dataclasses
 
 from .frontend.tracefile import Trace
 from .instrument import loopbody
-from .machine_code import MachineShape, address_geps, own_blocks
+from .loop_blocks import own_blocks
+from .machine_code import MachineShape, address_geps
 from .parallelism import ir_module
-from .runtime_trips import invariant_offsets
+from .trip_accesses import invariant_offsets
 
 #: IMAD.WIDE per array a whole-unrolled loop addresses with a thread's offset
 OFFSET_POINTER_INSTS = 1
@@ -27,7 +28,7 @@ OFFSET_POINTER_INSTS = 1
 
 def offset_arrays(trace: Trace, loop, skip: set[int]) -> int:
     """Arrays the blocks of ``loop`` address at a changing address that a loop-invariant
-    value offsets (runtime_trips.invariant_offsets: ``in[i + k]``), not the induction alone
+    value offsets (trip_accesses.invariant_offsets: ``in[i + k]``), not the induction alone
     (``c[k]``); ``skip``: memory instructions that are not global accesses."""
     h = trace.header
     mod = ir_module(h.ir_text)

@@ -22,10 +22,10 @@ from cgpredict.constant_trips import (
     constant_trip_depth,
     loop_body_cost,
 )
-from cgpredict.machine_code import merged_zero_trip_tests
 from cgpredict.prediction import RunOptions
 from cgpredict.prepared import prepare
 from cgpredict.runtime_trips import RuntimeTrip, loop_trip_at
+from cgpredict.zero_trip_tests import merged_zero_trip_tests
 
 
 @pytest.mark.parametrize("cost, trip, depth", [

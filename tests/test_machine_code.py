@@ -21,12 +21,12 @@ from cgpredict.machine_code import (
     MachineShape,
     loop_setup_insts,
     machine_extras,
-    merged_zero_trip_tests,
     prologue_insts,
 )
 from cgpredict.pipeline import predict_source
 from cgpredict.prediction import RunOptions
 from cgpredict.prepared import prepare
+from cgpredict.zero_trip_tests import merged_zero_trip_tests
 
 STRAIGHT = """\
 #define N 256

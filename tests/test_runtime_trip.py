@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from cgpredict.compute import PTXAS_UNROLL, UNROLL_RUNTIME, runtime_trip_depth
+from cgpredict.gep_text import gep_index_types
 from cgpredict.kernel.launch_loops import loop_unroll_at
 from cgpredict.pipeline import predict_source
 from cgpredict.prediction import RunOptions
@@ -34,7 +35,6 @@ from cgpredict.prepared import prepare
 from cgpredict.runtime_trips import (
     RuntimeTrip,
     base_reloads,
-    gep_index_types,
     loop_trip_at,
     rebased_trip,
     runtime_trip,

@@ -248,10 +248,10 @@ def _guard_exits(tr, kr, region: int, rows, mapped) -> float:
 def _merged_tests(tr, region: int, grid: int, rows, mapped) -> float:
     """The zero-trip tests per thread that the model's count (``comp_insts``, its first
     recorded launch) leaves out as merged into the guard in the SASS
-    (``machine_code.merged_zero_trip_tests``): the PTX keeps them."""
+    (``zero_trip_tests.merged_zero_trip_tests``): the PTX keeps them."""
     import numpy as np
 
-    from cgpredict.machine_code import merged_zero_trip_tests
+    from cgpredict.zero_trip_tests import merged_zero_trip_tests
 
     first = int(np.flatnonzero(rows & (tr.launches["recorded"] == 1))[0])
     n1 = float(tr.loop_iters[first, mapped].sum()) if len(mapped) else 1.0

@@ -49,7 +49,7 @@ models (``--port plain|restrict``), per kernel:
   stores and its staging loop code (``memory.staging_code``, ``KernelProfile.staging_code``)
   goes to the integer, branch and other classes as the model splits it, the address
   instructions ptxas folds come off the integer class and the zero-trip tests merged into
-  the guard (``machine_code.merged_zero_trip_tests``) off the branch class; the
+  the guard (``zero_trip_tests.merged_zero_trip_tests``) off the branch class; the
   reconvergence pair of a loop some threads skip (eq. (12rv), ``MachineExtras.reconvergence``)
   is other, and the library calls' constant moves that ptxas issues as IMAD.MOV.U32 in a
   dividing kernel's straight-line code (eq. (12cm), ``trip_constants``) integer. Check of the

@@ -232,9 +232,9 @@ def _model_classes(
     entry code and the zero-trip tests merged into the guard."""
     from cgpredict.compute import kernel_entry_insts
     from cgpredict.hoisted_loads import hoisted_arrays
-    from cgpredict.machine_code import merged_zero_trip_tests
     from cgpredict.memory.shared import array_name
     from cgpredict.trip_constants import fma_pipe_constant_moves
+    from cgpredict.zero_trip_tests import merged_zero_trip_tests
 
     staged = {m.id for m in kr.mem if m.pattern == "shared"}
     out = _block_classes(tr.header, bb, staged, None, threads, bodies, unroll_of, trip_of,

@@ -162,7 +162,7 @@ FINDINGS: list[str] = [
     "an IEEE division or square root (a slow-path CALL: compute.SLOW_PATH_OPS, "
     "runtime_trip_depth), where cgpredict took 16: the n-body j loops (f32 and f64) and "
     "softmax's output row; (2) a constant field offset (p[j].y: gep i8, %p_j, i64 4) is no "
-    "pointer of its own (runtime_trips.pointer_key took the constant 4 for the body's "
+    "pointer of its own (trip_accesses.pointer_key took the constant 4 for the body's "
     "unnamed value %4: 2-3 pointers for nbody_aos's one); (3) the UIADD3 of a size less a "
     "constant the mapped bounds compare with, once per distinct one (cgpredict.sass_entry: "
     "jacobi2d's n - 1 for both guards). Integer: nbody_aos 165.6 -> 217.6 a thread plain "

@@ -181,10 +181,12 @@ INT_HASH = Path(__file__).resolve().parents[1] / "examples" / "blind" / "int_has
 @pytest.mark.usefixtures("compiler")
 def test_int_hash_counts_as_its_sass() -> None:
     """The blind int_hash: 148 compute instructions a thread before (eq. (12f)), 73 with the
-    fold: 128 - 53 = 75 fewer, its 53 round instructions as its sm_90 SASS's."""
+    fold: 128 - 53 = 75 fewer, its 53 round instructions as its sm_90 SASS's; 68 with eq.
+    (12wu): the 16 rounds, unrolled whole, keep none of the loop's control (3 integer and a
+    branch a thread) and no set-up move (one), as the SASS (integer 58, branch 2, other 8)."""
     import cgpredict
 
     rep = cgpredict.predict(INT_HASH, block="256x1", device="h100",
                             sizes={"N": 65536}, trace_sizes={"N": 4096})
     p = rep.kernels[0].profile
-    assert p.comp_insts == pytest.approx(73.0)
+    assert p.comp_insts == pytest.approx(68.0)

@@ -514,12 +514,18 @@ def model_kernels(name: str, port: str) -> dict[str, ModelKernel]:
                 )
                 loops.append(ModelLoop(lp.line, lp.depth - grid, n / threads, per_iter,
                                        float(entries[lp.id]) / threads))
-            # the launch the report's profile is of (kernel.analysis: the first recorded one)
+            # the launch the report's profile is of (kernel.analysis: the first recorded one),
+            # split as the report counted it: at the check's sizes, without probes, it takes a
+            # loop bounded by a size of at most UNROLL_WHOLE iterations for a constant one
+            # (eq. (12sz)'s sized loops are the check's view, not the report's)
             first = int(np.flatnonzero(rows & (tr.launches["recorded"] == 1))[0])
             n1 = float(tr.loop_iters[first, mapped].sum()) if mapped else 1.0
             one = _model_classes(
-                tr, kr, tr.bb_counts[first], n1, bodies, unroll_of, trip_of, r.index,
-                tr.loop_entries[first].astype(np.float64), whole_of,
+                tr, kr, tr.bb_counts[first], n1, bodies,
+                lambda lid, tr=tr: loop_unroll_at(tr, lid),
+                lambda lid, tr=tr: loop_trip_at(tr, lid), r.index,
+                tr.loop_entries[first].astype(np.float64),
+                lambda lid, tr=tr: unrolled_whole(tr, lid),
             )
             out[r.name] = ModelKernel(
                 grid,

@@ -25,11 +25,11 @@ from .loop_blocks import own_blocks
 from .loop_counter import counts_down, counts_up_from_constant
 from .loop_exits import data_exit, data_tainted, loaded_bound
 from .machine_code import address_geps
-from .parallelism import ir_module
 from .store_copies import STORE_COPY_WORDS, plain_port, store_copies, store_copy_words
 from .trip_accesses import (
     access_moves_one_element,
     invariant_offsets,
+    loop_ir,
     pointer_key,
     products_of_loads,
 )
@@ -329,18 +329,10 @@ def runtime_trip(trace: Trace, loop, trip: int = 0) -> RuntimeTrip:
     and its stores an iteration decide the depth (compute.runtime_trip_depth; a compile-time
     ``trip`` > 0 and the body's size: eq. (12ct)); their invariant offsets if it is re-based."""
     h = trace.header
-    mod = ir_module(h.ir_text)
-    if loop.function not in mod.functions:
+    ir = loop_ir(trace, loop)
+    if ir is None:
         return RuntimeTrip(depth=runtime_trip_depth(False, 0))
-    fn = mod.functions[loop.function]
-    labels = {h.blocks[b].label for b in own_blocks(trace, loop)}
-    body = loopbody.loop_body(fn, labels, loopbody.mem_by_label(h, loop.region))
-    geps = {
-        ins.result.lstrip("%"): ins.text
-        for blk in fn.blocks if blk.label in labels
-        for ins in blk.instrs if ins.opcode == "getelementptr" and ins.result
-    }  # fmt: skip
-    defs = {ins.result.lstrip("%"): ins for blk in fn.blocks for ins in blk.instrs if ins.result}
+    body, geps, defs = ir.body, ir.geps, ir.defs
     inv, gather = loopbody.invariant_ops(body.ops), data_tainted(body)  # x[col[k]]: no pointer
     moving: dict[tuple, bool] = {}  # per advancing pointer: moves one element
     offsets: dict[tuple, frozenset] = {}  # per advancing pointer: its invariant offsets
@@ -370,7 +362,8 @@ def runtime_trip(trace: Trace, loop, trip: int = 0) -> RuntimeTrip:
     rows = len(set(offsets.values())) if moving and not any(moving.values()) else 0
     down = descending_trip(depth, counts_down(trace, loop), rebased, list(moving.values()))
     consts, kinds = (0.0, 0) if slow else trip_constants(trace, loop)  # eq. (12k)
-    behind = 0 if down or rows else store_copies(  # eq. (12sc): not a rows-only trip
+    # eq. (12sc): not a rows-only trip, and a compile-time one copies no register (12ct)
+    behind = 0 if down or rows or trip > 0 else store_copies(
         depth, rebased, chain, len(stored), len(moving) - len(stored),
         plain_port(h.ir_text, loop.function))
     return RuntimeTrip(
@@ -389,7 +382,7 @@ def runtime_trip(trace: Trace, loop, trip: int = 0) -> RuntimeTrip:
         gathered=len(gathered),
         constant=trip > 0,
         unit_arrays=max(len({a for (a, _), unit in moving.items() if unit}), 1) if rebased else 1,
-        store_copied=0 if trip > 0 else behind,  # eq. (12ct) copies no register
+        store_copied=behind,
         copy_words=store_copy_words(body) if behind else STORE_COPY_WORDS,
     )
 

@@ -6,9 +6,43 @@ address is offset by, and whether the loop multiplies only loaded pairs. ``runti
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from .frontend.tracefile import Trace
 from .gep_text import gep_index_types, split_top
 from .instrument import loopbody
+from .loop_blocks import own_blocks
 from .machine_code import address_geps, offset_root
+from .parallelism import ir_module
+
+
+@dataclass(frozen=True)
+class LoopIR:
+    """A traced loop's own blocks as IR: its body (``loopbody.LoopBody``), the text of its
+    ``getelementptr`` instructions and its function's instructions, each by result name."""
+
+    body: loopbody.LoopBody
+    geps: dict[str, str]
+    defs: dict
+
+
+def loop_ir(trace: Trace, loop) -> LoopIR | None:
+    """The ``LoopIR`` of ``loop`` (a ``LoopInfo`` of ``trace``), None when its function is not
+    in the trace's IR: what ``runtime_trips`` and ``whole_loops`` read its accesses from."""
+    h = trace.header
+    mod = ir_module(h.ir_text)
+    if loop.function not in mod.functions:
+        return None
+    fn = mod.functions[loop.function]
+    labels = {h.blocks[b].label for b in own_blocks(trace, loop)}
+    body = loopbody.loop_body(fn, labels, loopbody.mem_by_label(h, loop.region))
+    geps = {
+        ins.result.lstrip("%"): ins.text
+        for blk in fn.blocks if blk.label in labels
+        for ins in blk.instrs if ins.opcode == "getelementptr" and ins.result
+    }  # fmt: skip
+    defs = {ins.result.lstrip("%"): ins for blk in fn.blocks for ins in blk.instrs if ins.result}
+    return LoopIR(body=body, geps=geps, defs=defs)
 
 
 def _unit_step(body: loopbody.LoopBody, k: int) -> bool:

@@ -17,10 +17,8 @@ import dataclasses
 
 from .frontend.tracefile import Trace
 from .instrument import loopbody
-from .loop_blocks import own_blocks
 from .machine_code import MachineShape, address_geps
-from .parallelism import ir_module
-from .trip_accesses import invariant_offsets
+from .trip_accesses import invariant_offsets, loop_ir
 
 #: IMAD.WIDE per array a whole-unrolled loop addresses with a thread's offset
 OFFSET_POINTER_INSTS = 1
@@ -30,21 +28,14 @@ def offset_arrays(trace: Trace, loop, skip: set[int]) -> int:
     """Arrays the blocks of ``loop`` address at a changing address that a loop-invariant
     value offsets (trip_accesses.invariant_offsets: ``in[i + k]``), not the induction alone
     (``c[k]``); ``skip``: memory instructions that are not global accesses."""
-    h = trace.header
-    mod = ir_module(h.ir_text)
-    if loop.function not in mod.functions:
+    ir = loop_ir(trace, loop)
+    if ir is None:
         return 0
-    fn = mod.functions[loop.function]
-    labels = {h.blocks[b].label for b in own_blocks(trace, loop)}
-    body = loopbody.loop_body(fn, labels, loopbody.mem_by_label(h, loop.region))
-    geps = {ins.result.lstrip("%"): ins.text for blk in fn.blocks if blk.label in labels
-            for ins in blk.instrs if ins.opcode == "getelementptr" and ins.result}
-    defs = {ins.result.lstrip("%"): ins for blk in fn.blocks for ins in blk.instrs if ins.result}
-    inv = loopbody.invariant_ops(body.ops)
-    names = {o.array for o in body.mem_ops
+    inv = loopbody.invariant_ops(ir.body.ops)
+    names = {o.array for o in ir.body.mem_ops
              if o.mem_id not in skip and o.array
-             and any(not inv[g] for g in address_geps(body.ops, o))
-             and invariant_offsets(body, o, geps, defs)}
+             and any(not inv[g] for g in address_geps(ir.body.ops, o))
+             and invariant_offsets(ir.body, o, ir.geps, ir.defs)}
     return len(names)
 
 

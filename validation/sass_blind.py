@@ -84,7 +84,6 @@ _GAPS: dict[tuple[str, ...], dict[str, str]] = {
     ("colsum", "colsum"): {"other": _TRIP_MOVES},
     ("conv1d", "conv1d"): {"integer": _WHOLE_LOOP},
     ("heat1d", "heat"): {"fp32": _SMALL},
-
     ("mandelbrot", "mandelbrot"): {"other": _MANDEL},
     ("spmv_ell", "spmv_ell"): {"integer": _ELL, "other": _ELL, "total": _ELL},
     ("trmv_t", "trmv_t"): {"other": _SMALL},

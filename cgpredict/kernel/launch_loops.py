@@ -47,7 +47,11 @@ def loop_unroll_at(trace: Trace, loop: int, ratio: float = 1.0, sized: bool = Fa
     the loop's trip count grows with a size macro, a run-time trip however short (12sz)."""
     if loop < 0 or data_exit(trace, loop):
         return 1
-    bounded = loop_trip_at(trace, loop, ratio, sized)
+    return _unroll(trace, loop, ratio, loop_trip_at(trace, loop, ratio, sized))
+
+
+def _unroll(trace: Trace, loop: int, ratio: float, bounded: RuntimeTrip | None) -> int:
+    """loop_unroll_at of a loop without a data exit whose loop_trip_at is ``bounded``."""
     if bounded is not None:
         return bounded.depth
     return loop_unroll(loop_iterations(trace, loop, ratio))
@@ -71,7 +75,15 @@ def unrolled_whole(trace: Trace, loop: int, ratio: float = 1.0, sized: bool = Fa
     ``sized``, no loaded bound, no data exit) of at most UNROLL_WHOLE iterations an entry,
     the same at every entry (a whole number on average): its copies name the induction as
     an immediate, so the SASS keeps no control and no index arithmetic of it."""
-    if loop < 0 or sized or data_exit(trace, loop) or loop_trip_at(trace, loop, ratio) is not None:
+    if loop < 0 or sized or data_exit(trace, loop):
+        return False
+    return _whole(trace, loop, ratio, loop_trip_at(trace, loop, ratio))
+
+
+def _whole(trace: Trace, loop: int, ratio: float, bounded: RuntimeTrip | None) -> bool:
+    """unrolled_whole of a loop, not sized and without a data exit, whose loop_trip_at is
+    ``bounded``: none, and a whole number of at most UNROLL_WHOLE iterations an entry."""
+    if bounded is not None:
         return False
     n = loop_iterations(trace, loop, ratio)
     return 1 <= n <= UNROLL_WHOLE and abs(n - round(n)) < 1e-9
@@ -109,9 +121,13 @@ def region_loops(trace: Trace, loop_ids: Iterable[int], ratio: Callable[[int], f
     (strip_unroll), which replace theirs; ``sized``: the loops bounded by a size (sized_loops,
     eq. (12sz))."""
     ids = [lid for lid in loop_ids if lid >= 0]
-    unrolls = {lid: loop_unroll_at(trace, lid, ratio(lid), lid in sized) for lid in ids}
-    trips = {lid: None if lid in strips else loop_trip_at(trace, lid, ratio(lid), lid in sized)
-             for lid in ids}
-    whole = frozenset(lid for lid in ids if lid not in strips
-                      and unrolled_whole(trace, lid, ratio(lid), lid in sized))  # (12wu)
+    exits = {lid for lid in ids if data_exit(trace, lid)}
+    # each loop's trip found once (loop_trip_at: None for a data exit), its unroll and
+    # whether it is unrolled whole (12wu) read from it
+    bounded = {lid: loop_trip_at(trace, lid, ratio(lid), lid in sized) for lid in ids}
+    unrolls = {lid: 1 if lid in exits else _unroll(trace, lid, ratio(lid), bounded[lid])
+               for lid in ids}
+    trips = {lid: None if lid in strips else bounded[lid] for lid in ids}
+    whole = frozenset(lid for lid in ids if lid not in strips and lid not in sized
+                      and lid not in exits and _whole(trace, lid, ratio(lid), bounded[lid]))
     return RegionLoops(unrolls | dict(strips), trips, whole)
